@@ -1,0 +1,227 @@
+"""The `nmt` command line: one command per verb; each parses, calls the library, prints.
+
+Errors users can fix (`NmtError`) become one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from nmt.config import Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict, save_recipe
+from nmt.errors import NmtError
+
+app = typer.Typer(
+    help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → score.",
+    no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+)
+err = Console(stderr=True)
+
+RecipeArg = Annotated[Path, typer.Argument(help="YAML recipe (see recipes/).")]
+SetOpt = Annotated[Optional[list[str]], typer.Option(
+    "--set", "-s", help="Override one recipe key, e.g. --set train.max_steps=100 (repeatable).")]
+
+
+def friendly_errors(command):
+    """Turn NmtError into `error: ...` on one line with exit code 2."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except NmtError as e:
+            err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130) from None
+    return wrapper
+
+
+def _recipe(path: Path, overrides: list[str] | None) -> Recipe:
+    return load_recipe(path, overrides)
+
+
+@app.command()
+@friendly_errors
+def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
+    """Train the sentencepiece model(s) on the recipe's training text."""
+    from nmt.data.tokenizer import train_tokenizer
+
+    r = _recipe(recipe, set_)
+    summary = train_tokenizer(r.data, r.tokenizer, r.out)
+    if summary["skipped"]:
+        err.print(f"tokenizer up to date: {summary['models'][0]}")
+    else:
+        err.print(f"trained {', '.join(sorted(set(summary['models'])))}")
+    for side in ("src", "tgt"):
+        s = summary[side]
+        err.print(f"  {side}: vocabulary {s['vocab_size']}, {s['dev_pieces_per_sentence']} pieces per dev "
+                  f"sentence, unknown rate {s['dev_unknown_rate']}")
+
+
+@app.command()
+@friendly_errors
+def prepare(recipe: RecipeArg, set_: SetOpt = None,
+            threads: Annotated[int, typer.Option(help="Encoding threads; 0 = all cores.")] = 0):
+    """Read, clean, encode and binarize the train/valid/test splits."""
+    from nmt.data.prepare import data_dir, prepare as run_prepare
+
+    r = _recipe(recipe, set_)
+    report = run_prepare(r.data, r.tokenizer, r.out, threads)
+    if report["skipped"]:
+        err.print(f"data up to date: {data_dir(r.out)}")
+    for split, s in report["splits"].items():
+        dropped = ", ".join(f"{n} {why}" for why, n in s["dropped"].items()) or "none"
+        err.print(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
+
+
+@app.command()
+@friendly_errors
+def train(recipe: RecipeArg, set_: SetOpt = None,
+          progress: Annotated[bool, typer.Option(help="Show a progress bar (else log lines).")] = True):
+    """Train the Transformer; resumes from OUTPUT_DIR/checkpoints/last.pt if it exists."""
+    from nmt.train.trainer import train as run_train
+
+    r = _recipe(recipe, set_)
+    r.out.mkdir(parents=True, exist_ok=True)
+    save_recipe(r, r.out / "recipe.yaml")
+    result = run_train(r, err, show_progress=progress and err.is_terminal)
+    if result.stopped_because.startswith("signal"):
+        err.print(f"checkpoint saved at step {result.step}; run the same command again to resume")
+        raise typer.Exit(130)
+
+
+@app.command()
+@friendly_errors
+def translate(
+    checkpoint: Annotated[list[Path], typer.Option("--checkpoint", "-c", help="Checkpoint; several are averaged.")],
+    input: Annotated[str, typer.Option("--input", "-i", help="Source text file, or - for stdin.")] = "-",
+    output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
+    beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
+    length_penalty: Annotated[Optional[float], typer.Option(help="GNMT length penalty alpha.")] = None,
+    nbest: Annotated[Optional[int], typer.Option(help="Hypotheses per sentence (jsonl output).")] = None,
+    batch_tokens: Annotated[Optional[int], typer.Option(help="Source tokens per batch.")] = None,
+    output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
+    threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
+    set_: SetOpt = None,
+):
+    """Translate text line by line: one output line per input line, empty lines included."""
+    import torch
+
+    from nmt.decode.translate import load_translator, translate_stream
+
+    if output_format not in ("plain", "jsonl"):
+        raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
+    if threads:
+        torch.set_num_threads(threads)
+    translator = load_translator(checkpoint, device)
+    raw = recipe_to_dict(translator.recipe)
+    for key, value in (("beam_size", beam_size), ("length_penalty", length_penalty),
+                       ("nbest", nbest), ("batch_tokens", batch_tokens)):
+        if value is not None:
+            raw["decode"][key] = value
+    for assignment in set_ or []:
+        apply_override(raw, assignment)
+    cfg = recipe_from_dict(raw, "--set").decode
+    if cfg.nbest > 1 and output_format == "plain":
+        raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
+
+    from nmt.data.corpus import read_lines
+
+    lines = (line.rstrip("\r\n") for line in sys.stdin) if input == "-" else read_lines(Path(input))
+    warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False)  # noqa: E731
+    target = sys.stdout if output == "-" else None
+    if output != "-":
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(output).with_name(f".{Path(output).name}.tmp")
+        target = open(tmp, "w", encoding="utf-8")
+    try:
+        for line in translate_stream(translator, lines, cfg, output_format, warn):
+            target.write(line + "\n")
+            if output == "-":
+                target.flush()
+    finally:
+        if output != "-":
+            target.close()
+    if output != "-":
+        tmp.replace(output)  # the output appears only when complete
+
+
+@app.command()
+@friendly_errors
+def score(
+    hypotheses: Annotated[list[Path], typer.Argument(help="Hypothesis file(s); with several, the first is the baseline of a paired test.")],
+    reference: Annotated[list[Path], typer.Option("--reference", "-r", help="Reference file (repeat for several).")],
+    metrics: Annotated[list[str], typer.Option("--metrics", "-m", help="bleu, chrf, ter (repeatable).")] = ["bleu"],
+    tokenize: Annotated[Optional[str], typer.Option(help="BLEU tokenizer (sacrebleu's, default 13a).")] = None,
+    lowercase: Annotated[bool, typer.Option(help="Case-insensitive BLEU.")] = False,
+    paired_test: Annotated[str, typer.Option(help="With several systems: bs (paired bootstrap) or ar.")] = "bs",
+    samples: Annotated[int, typer.Option(help="Resamples/trials of the paired test; 0 = sacrebleu's default.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+):
+    """Score hypotheses against references with sacrebleu (BLEU, chrF, TER and their signatures)."""
+    from nmt.score import compare_systems, score_file
+
+    metrics = [m.lower() for group in metrics for m in group.split(",") if m]
+    if len(hypotheses) == 1:
+        results = score_file(hypotheses[0], reference, metrics, tokenize, lowercase)
+        if as_json:
+            typer.echo(json.dumps(results if len(results) > 1 else results[0], indent=1))
+        else:
+            for r in results:
+                typer.echo(f"{r['verbose_score']}  ({r['signature']})")
+        return
+    if paired_test not in ("bs", "ar"):
+        raise NmtError(f"--paired-test {paired_test}: choose bs or ar")
+    rows = compare_systems(hypotheses, reference, metrics, tokenize, lowercase, paired_test, samples)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    for row in rows:
+        parts = []
+        for name, r in row.items():
+            if isinstance(r, dict):
+                p = "" if r["p_value"] is None else f" p={r['p_value']:.4f}"
+                ci = "" if r["ci95"] is None else f" ({r['mean']:.2f} ± {r['ci95']:.2f})"
+                parts.append(f"{name} {r['score']:.2f}{ci}{p}")
+        typer.echo(f"{'baseline ' if row['baseline'] else ''}{row['system']}: " + "  ".join(parts))
+
+
+@app.command()
+@friendly_errors
+def average(
+    checkpoints: Annotated[Optional[list[Path]], typer.Argument(help="Checkpoints to average.")] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Averaged checkpoint to write.")] = Path("averaged.pt"),
+    last: Annotated[int, typer.Option(help="Instead of listing files: the last N step checkpoints of --dir.")] = 0,
+    dir: Annotated[Optional[Path], typer.Option(help="Checkpoint folder for --last.")] = None,
+):
+    """Average the weights of several checkpoints (e.g. the last 5) into one."""
+    from nmt.train.checkpoint import average_checkpoints, save_checkpoint, step_checkpoints
+
+    paths = list(checkpoints or [])
+    if last:
+        if dir is None:
+            raise NmtError("--last needs --dir (the checkpoints folder)")
+        found = step_checkpoints(dir)
+        if len(found) < last:
+            raise NmtError(f"{dir}: {len(found)} step checkpoints, {last} asked for")
+        paths += found[-last:]
+    if output.resolve() in {p.resolve() for p in paths}:
+        raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")
+    save_checkpoint(average_checkpoints(paths), output)
+    err.print(f"averaged {len(paths)} checkpoints -> {output}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

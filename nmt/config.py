@@ -1,0 +1,180 @@
+"""Recipes: typed sections loaded from YAML (safe_load), with dotted `--set` overrides.
+
+Every section forbids unknown keys, so a mistyped key fails at load time with its path
+(`model.d_modle: unknown key`). The resolved recipe is a plain dict inside every checkpoint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from nmt.errors import NmtError
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class DataConfig(Section):
+    """Where the parallel text is. A split is a path prefix: `{prefix}.{lang}` or `{prefix}.{lang}.gz`."""
+
+    src_lang: str
+    tgt_lang: str
+    train: str
+    valid: str
+    test: str | None = None
+    # Cleaning of the training split (valid and test are never filtered).
+    max_tokens_per_sentence: int = 250  # in subword pieces, per side
+    max_length_ratio: float = 3.0  # longer/shorter side, in pieces
+    remove_duplicates: bool = True
+    normalize_nfkc: bool = False
+
+
+class TokenizerConfig(Section):
+    """A sentencepiece model trained on the training text."""
+
+    model_type: Literal["bpe", "unigram"] = "bpe"
+    vocab_size: int = 8000
+    joint: bool = True  # one vocabulary for both languages (needed to share embeddings)
+    character_coverage: float = 1.0
+    input_sentence_size: int = 2_000_000  # sentences sampled to train on; 0 = all
+    num_threads: int = 2
+    seed: int = 1
+
+
+class ModelConfig(Section):
+    """The Transformer of "Attention Is All You Need" (base: 6+6 layers, 512, 8 heads, 2048)."""
+
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    d_model: int = 512
+    heads: int = 8
+    d_ff: int = 2048
+    dropout: float = 0.1  # sublayer outputs and embeddings+positions (paper, section 5.4)
+    attention_dropout: float = 0.0  # on attention weights
+    activation_dropout: float = 0.0  # inside the feed-forward, after the ReLU
+    norm: Literal["post", "pre"] = "post"  # post-LN is the paper's
+    share_embeddings: bool = True  # source, target and output share one matrix (joint vocabulary)
+    tie_output: bool = True  # target embedding doubles as the output projection
+    max_positions: int = 1024
+
+    @model_validator(mode="after")
+    def _heads_divide_d_model(self) -> "ModelConfig":
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        return self
+
+
+class TrainConfig(Section):
+    max_tokens: int = 4096  # per batch, counting padding, per device
+    update_freq: int = 1  # batches accumulated into one update
+    max_steps: int = 100_000  # updates
+    max_epochs: int = 0  # 0 = no limit
+    lr_schedule: Literal["noam", "inverse_sqrt"] = "noam"
+    lr: float = 1.0  # noam: the factor in front of d_model^-0.5; inverse_sqrt: the peak rate
+    warmup_steps: int = 4000
+    adam_betas: tuple[float, float] = (0.9, 0.98)
+    adam_eps: float = 1e-9
+    weight_decay: float = 0.0
+    label_smoothing: float = 0.1
+    clip_norm: float = 0.0  # 0 = no clipping
+    seed: int = 1
+    log_every: int = 100
+    valid_every: int = 1000
+    valid_bleu_sentences: int = 500  # greedy-decoded for BLEU at each validation; 0 = loss only
+    best_metric: Literal["bleu", "loss"] = "bleu"
+    patience: int = 0  # validations without improvement before stopping; 0 = never stop early
+    keep_last: int = 5  # step checkpoints kept besides last.pt and best.pt
+    threads: int = 0  # torch CPU threads; 0 = leave torch's default
+    device: str = "auto"  # auto, cpu, cuda, cuda:1, ...
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    compile: bool = False
+
+
+class DecodeConfig(Section):
+    beam_size: int = 4
+    length_penalty: float = 0.6  # GNMT alpha; 0 = raw log-probability
+    max_len_a: float = 1.5  # output length limit = a * source length + b
+    max_len_b: int = 10
+    batch_tokens: int = 4096  # source tokens per translation batch
+    nbest: int = 1
+
+
+class Recipe(Section):
+    output_dir: str
+    data: DataConfig
+    tokenizer: TokenizerConfig = TokenizerConfig()
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
+    decode: DecodeConfig = DecodeConfig()
+
+    @model_validator(mode="after")
+    def _shared_embeddings_need_joint_vocab(self) -> "Recipe":
+        if self.model.share_embeddings and not self.tokenizer.joint:
+            raise ValueError("model.share_embeddings needs tokenizer.joint: true")
+        return self
+
+    @property
+    def out(self) -> Path:
+        return Path(self.output_dir)
+
+
+def apply_override(raw: dict, assignment: str) -> None:
+    """Set `section.key=value` in a raw recipe dict; the value is parsed as YAML (so 100 is an int)."""
+    key, sep, value = assignment.partition("=")
+    if not sep or not key:
+        raise NmtError(f"override '{assignment}': expected KEY=VALUE, e.g. train.max_steps=100")
+    *parents, leaf = key.strip().split(".")
+    node = raw
+    for i, part in enumerate(parents):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise NmtError(f"override '{assignment}': {'.'.join(parents[: i + 1])} is not a section")
+        node = child
+    node[leaf] = yaml.safe_load(value) if value.strip() else None
+
+
+def _describe(error: dict) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "recipe"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown key"
+    if error["type"] == "missing":
+        return f"{where}: missing required key"
+    return f"{where}: {error['msg']} (got {error.get('input')!r})"
+
+
+def recipe_from_dict(raw: dict, source: str = "recipe") -> Recipe:
+    try:
+        return Recipe.model_validate(raw)
+    except ValidationError as e:
+        problems = "; ".join(_describe(err) for err in e.errors())
+        raise NmtError(f"{source}: {problems}") from None
+
+
+def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
+    path = Path(path)
+    if not path.is_file():
+        raise NmtError(f"{path}: recipe file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        raise NmtError(f"{path}:{line} invalid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(raw, dict):
+        raise NmtError(f"{path}: a recipe must be a mapping of sections")
+    for assignment in overrides or []:
+        apply_override(raw, assignment)
+    return recipe_from_dict(raw, str(path))
+
+
+def recipe_to_dict(recipe: Recipe) -> dict[str, Any]:
+    return recipe.model_dump(mode="json")
+
+
+def save_recipe(recipe: Recipe, path: Path) -> None:
+    path.write_text(yaml.safe_dump(recipe_to_dict(recipe), sort_keys=False), encoding="utf-8")

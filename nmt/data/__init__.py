@@ -1,0 +1,1 @@
+"""Data: corpus reading, sentencepiece tokenizer, cleaning, binarized shards, token batching."""

@@ -1,0 +1,84 @@
+"""Token-based batching: length-bucketed batches of at most `max_tokens` (padding included).
+
+The batches of an epoch are a pure function of (seed, epoch), so resuming needs only the epoch
+and the position inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from nmt.data.shards import ParallelShards
+from nmt.data.tokenizer import BOS, EOS, PAD
+
+
+@dataclass
+class Batch:
+    src: torch.Tensor  # (B, S) source ids + EOS, right-padded with PAD
+    tgt_in: torch.Tensor  # (B, T) BOS + target ids
+    tgt_out: torch.Tensor  # (B, T) target ids + EOS
+    n_tgt_tokens: int  # non-padding target tokens
+
+    def to(self, device: torch.device) -> "Batch":
+        return Batch(self.src.to(device, non_blocking=True), self.tgt_in.to(device, non_blocking=True),
+                     self.tgt_out.to(device, non_blocking=True), self.n_tgt_tokens)
+
+
+def pack_by_tokens(order: np.ndarray, sizes: np.ndarray, max_tokens: int) -> list[np.ndarray]:
+    """Cut `order` (indices sorted by size) into runs whose len × max size stays within max_tokens.
+
+    A single example longer than max_tokens gets a batch of its own rather than being lost.
+    """
+    batches, start, longest = [], 0, 0
+    for pos, idx in enumerate(order):
+        size = int(sizes[idx])
+        if pos > start and max(longest, size) * (pos - start + 1) > max_tokens:
+            batches.append(order[start:pos])
+            start, longest = pos, 0
+        longest = max(longest, size)
+    if start < len(order):
+        batches.append(order[start:])
+    return batches
+
+
+def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int,
+                  shuffle: bool = True) -> list[np.ndarray]:
+    """The batches of one epoch, in the order they are trained on."""
+    src_len, tgt_len = data.src.lengths + 1, data.tgt.lengths + 1  # + EOS / BOS
+    if not shuffle:
+        order = np.lexsort((src_len, tgt_len))
+        return pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)
+    rng = np.random.default_rng([seed, epoch])
+    perm = rng.permutation(len(data))
+    # Sort by target then source length; the random permutation breaks ties differently each epoch.
+    order = perm[np.lexsort((src_len[perm], tgt_len[perm]))]
+    batches = pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None) -> torch.Tensor:
+    extra = (prefix is not None) + (suffix is not None)
+    out = np.full((len(rows), max(len(r) for r in rows) + extra), PAD, dtype=np.int64)
+    for i, row in enumerate(rows):
+        start = 0
+        if prefix is not None:
+            out[i, 0] = prefix
+            start = 1
+        out[i, start:start + len(row)] = row
+        if suffix is not None:
+            out[i, start + len(row)] = suffix
+    return torch.from_numpy(out)
+
+
+def collate(data: ParallelShards, indices: np.ndarray) -> Batch:
+    src = [data.src[i] for i in indices]
+    tgt = [data.tgt[i] for i in indices]
+    return Batch(
+        src=_pad(src, None, EOS),
+        tgt_in=_pad(tgt, BOS, None),
+        tgt_out=_pad(tgt, None, EOS),
+        n_tgt_tokens=int(sum(len(t) for t in tgt) + len(tgt)),
+    )

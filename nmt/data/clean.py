@@ -1,0 +1,51 @@
+"""Filters for training pairs, each with a reason so the report can count what was dropped."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+
+from nmt.config import DataConfig
+
+# C0/C1 control characters other than tab: a sign of binary junk or broken encodings.
+_INVALID_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def normalize(text: str, nfkc: bool) -> str:
+    text = text.strip()
+    return unicodedata.normalize("NFKC", text) if nfkc else text
+
+
+class PairFilter:
+    """Decides, pair by pair, whether a training pair is kept; counts the reasons it is not."""
+
+    def __init__(self, cfg: DataConfig):
+        self.cfg = cfg
+        self.dropped: Counter[str] = Counter()
+        self._seen: set[bytes] = set()
+
+    def text_reason(self, src: str, tgt: str) -> str | None:
+        """Reasons visible before tokenization."""
+        if not src or not tgt:
+            return "empty side"
+        if _INVALID_CHARS.search(src) or _INVALID_CHARS.search(tgt):
+            return "invalid characters"
+        if self.cfg.remove_duplicates:
+            key = hashlib.blake2b(f"{src}\t{tgt}".encode(), digest_size=12).digest()
+            if key in self._seen:
+                return "duplicate"
+            self._seen.add(key)
+        return None
+
+    def length_reason(self, n_src: int, n_tgt: int) -> str | None:
+        """Reasons visible after tokenization, in subword pieces."""
+        if max(n_src, n_tgt) > self.cfg.max_tokens_per_sentence:
+            return "too long"
+        if max(n_src, n_tgt) > self.cfg.max_length_ratio * max(min(n_src, n_tgt), 1):
+            return "length ratio"
+        return None
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] += 1

@@ -1,0 +1,106 @@
+"""`nmt prepare`: read, clean and encode each split, and write binarized shards plus a report."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from itertools import islice
+from pathlib import Path
+
+from nmt.config import DataConfig, TokenizerConfig
+from nmt.data.clean import PairFilter, normalize
+from nmt.data.corpus import read_parallel, split_file
+from nmt.data.shards import ShardWriter
+from nmt.data.tokenizer import load_processor, tokenizer_paths
+
+CHUNK = 20_000  # pairs encoded at once; bounds memory whatever the corpus size
+
+
+def data_dir(out: Path) -> Path:
+    return out / "data"
+
+
+def _fingerprint(path: Path) -> dict:
+    stat = path.stat()
+    return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _chunks(pairs: Iterator[tuple[str, str]], size: int) -> Iterator[list[tuple[str, str]]]:
+    while chunk := list(islice(pairs, size)):
+        yield chunk
+
+
+def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
+            on_progress: Callable[[str, int], None] | None = None) -> dict:
+    """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date."""
+    src_model, tgt_model = tokenizer_paths(out, tok.joint)
+    sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
+    splits = {"train": data.train, "valid": data.valid} | ({"test": data.test} if data.test else {})
+    files = {split: (split_file(prefix, data.src_lang), split_file(prefix, data.tgt_lang))
+             for split, prefix in splits.items()}
+
+    target = data_dir(out)
+    target.mkdir(parents=True, exist_ok=True)
+    report_path = target / "report.json"
+    inputs = {
+        "data": data.model_dump(mode="json"),
+        "files": {s: [_fingerprint(p) for p in pair] for s, pair in files.items()},
+        "tokenizers": [_sha256(src_model), _sha256(tgt_model)],
+    }
+    if report_path.is_file():
+        previous = json.loads(report_path.read_text())
+        if previous.get("inputs") == inputs:
+            return previous | {"skipped": True}
+
+    started = time.perf_counter()
+    report: dict = {"inputs": inputs, "splits": {}}
+    for split, (src_path, tgt_path) in files.items():
+        pair_filter = PairFilter(data) if split == "train" else None
+        src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
+        tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
+        read = 0
+        for chunk in _chunks(read_parallel(src_path, tgt_path), CHUNK):
+            read += len(chunk)
+            chunk = [(normalize(s, data.normalize_nfkc), normalize(t, data.normalize_nfkc)) for s, t in chunk]
+            if pair_filter:
+                kept = []
+                for s, t in chunk:
+                    reason = pair_filter.text_reason(s, t)
+                    if reason:
+                        pair_filter.drop(reason)
+                    else:
+                        kept.append((s, t))
+                chunk = kept
+            src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
+            tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
+            if pair_filter:
+                keep = []
+                for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
+                    reason = pair_filter.length_reason(len(a), len(b))
+                    if reason:
+                        pair_filter.drop(reason)
+                    else:
+                        keep.append(i)
+                src_ids = [src_ids[i] for i in keep]
+                tgt_ids = [tgt_ids[i] for i in keep]
+            src_writer.add(src_ids)
+            tgt_writer.add(tgt_ids)
+            if on_progress:
+                on_progress(split, read)
+        kept = src_writer.close()
+        tgt_writer.close()
+        report["splits"][split] = {
+            "source": str(src_path), "target": str(tgt_path), "read": read, "kept": kept,
+            "dropped": dict(pair_filter.dropped) if pair_filter else {},
+        }
+    report["seconds"] = round(time.perf_counter() - started, 2)
+    tmp = report_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=2))
+    tmp.replace(report_path)
+    return report | {"skipped": False}

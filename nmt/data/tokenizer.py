@@ -1,0 +1,122 @@
+"""Sentencepiece: training a model on the recipe's text, and the fixed special-token ids."""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from pathlib import Path
+
+import sentencepiece as spm
+
+from nmt.config import DataConfig, TokenizerConfig
+from nmt.data.corpus import read_lines, split_file
+from nmt.errors import NmtError
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+
+
+def tokenizer_paths(out: Path, joint: bool) -> tuple[Path, Path]:
+    """(source model, target model): the same file when the vocabulary is joint."""
+    if joint:
+        return out / "spm.model", out / "spm.model"
+    return out / "spm.src.model", out / "spm.tgt.model"
+
+
+def load_processor(path: Path | None = None, model_proto: bytes | None = None) -> spm.SentencePieceProcessor:
+    processor = spm.SentencePieceProcessor()
+    try:
+        if model_proto is not None:
+            processor.LoadFromSerializedProto(model_proto)
+        else:
+            if not Path(path).is_file():
+                raise NmtError(f"{path}: tokenizer model not found (run `nmt tokenizer` first)")
+            processor.Load(str(path))
+    except (OSError, RuntimeError) as e:
+        raise NmtError(f"{path or 'checkpoint'}: not a sentencepiece model ({e})") from None
+    return processor
+
+
+def _write_sample(paths: list[Path], handle, limit: int, seed: int) -> int:
+    """Copy training sentences to `handle`, reservoir-sampling `limit` of them when limit > 0."""
+    rng = random.Random(seed)
+    sample: list[str] = []
+    seen = 0
+    for path in paths:
+        for line in read_lines(path):
+            if not line.strip():
+                continue
+            seen += 1
+            if limit <= 0 or len(sample) < limit:
+                sample.append(line)
+            else:
+                j = rng.randrange(seen)
+                if j < limit:
+                    sample[j] = line
+    handle.write("\n".join(sample) + "\n")
+    return len(sample)
+
+
+def _train_one(paths: list[Path], model_path: Path, cfg: TokenizerConfig) -> None:
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as text:
+        n = _write_sample(paths, text, cfg.input_sentence_size, cfg.seed)
+    if n == 0:
+        raise NmtError(f"{paths[0]}: no text to train the tokenizer on")
+    prefix = model_path.with_suffix("")
+    try:
+        spm.SentencePieceTrainer.Train(
+            input=text.name,
+            model_prefix=str(prefix),
+            model_type=cfg.model_type,
+            vocab_size=cfg.vocab_size,
+            character_coverage=cfg.character_coverage,
+            num_threads=cfg.num_threads,
+            pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
+            minloglevel=2,
+        )
+    except RuntimeError as e:
+        raise NmtError(f"sentencepiece training failed: {str(e).splitlines()[-1]}") from None
+    finally:
+        Path(text.name).unlink(missing_ok=True)
+
+
+def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path) -> dict:
+    """Train the model(s) into `out`, skip if already trained with the same settings; return a summary."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary_path = out / "tokenizer.json"
+    settings = {"data": {"train": data.train, "src": data.src_lang, "tgt": data.tgt_lang},
+                "tokenizer": cfg.model_dump(mode="json")}
+    src_model, tgt_model = tokenizer_paths(out, cfg.joint)
+    if summary_path.is_file() and src_model.is_file() and tgt_model.is_file():
+        previous = json.loads(summary_path.read_text())
+        if previous.get("settings") == settings:
+            return previous | {"skipped": True}
+
+    src_file, tgt_file = split_file(data.train, data.src_lang), split_file(data.train, data.tgt_lang)
+    if cfg.joint:
+        _train_one([src_file, tgt_file], src_model, cfg)
+    else:
+        _train_one([src_file], src_model, cfg)
+        _train_one([tgt_file], tgt_model, cfg)
+
+    summary = {"settings": settings, "models": [str(src_model), str(tgt_model)]}
+    summary.update(_measure(data, src_model, tgt_model))
+    summary_path.write_text(json.dumps(summary, indent=2))
+    return summary | {"skipped": False}
+
+
+def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:
+    """Vocabulary size, pieces per sentence and unknown-piece rate on the dev set."""
+    stats = {}
+    for side, lang, model in (("src", data.src_lang, src_model), ("tgt", data.tgt_lang, tgt_model)):
+        sp = load_processor(model)
+        lines = list(read_lines(split_file(data.valid, lang)))
+        ids = sp.encode(lines)
+        pieces = sum(len(x) for x in ids)
+        unknown = sum(x.count(UNK) for x in ids)
+        stats[side] = {
+            "vocab_size": sp.get_piece_size(),
+            "dev_pieces_per_sentence": round(pieces / max(len(lines), 1), 2),
+            "dev_unknown_rate": round(unknown / max(pieces, 1), 5),
+        }
+    return stats

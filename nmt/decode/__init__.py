@@ -1,0 +1,1 @@
+"""Decoding: search algorithms and line-by-line translation."""

@@ -1,0 +1,143 @@
+"""Search over the model's outputs: greedy and batched beam search, both incremental (cached).
+
+Sentences whose search is over leave the active batch, so late steps only pay for the
+sentences still being decoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.model.transformer import Transformer
+
+NEG_INF = float("-inf")
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # without BOS and EOS
+    score: float  # log-probability divided by the length penalty
+    log_prob: float  # including the EOS step
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT (Wu et al., 2016): ((5 + |Y|) / 6)^alpha, |Y| counting the EOS."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int) -> Tensor:
+    """Per sentence: a · (source length without padding) + b, within the model's positions."""
+    src_len = (src != PAD).sum(dim=1)
+    return (a * src_len + b).long().clamp(min=1, max=model.cfg.max_positions - 1)  # (B,)
+
+
+def _forbid_specials(log_probs: Tensor) -> None:
+    log_probs[:, PAD] = NEG_INF
+    log_probs[:, BOS] = NEG_INF
+
+
+def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
+    """Rows at their length limit may only end."""
+    eos = log_probs[rows, EOS]
+    log_probs[rows] = NEG_INF
+    log_probs[rows, EOS] = eos
+
+
+@torch.inference_mode()
+def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10) -> list[Hypothesis]:
+    """The most probable next token at each step, for a batch of sources (B, S)."""
+    batch = src.size(0)
+    limits = max_output_lengths(src, model, max_len_a, max_len_b)
+    memory, src_mask = model.encode(src)
+    state = model.start_decoding(memory, src_mask)
+    alive = torch.arange(batch, device=src.device)  # sentence of each active row
+    tokens = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
+    outputs = torch.full((batch, int(limits.max()) + 1), PAD, dtype=torch.long, device=src.device)
+    log_prob = torch.zeros(batch, device=src.device)
+    for t in range(int(limits.max()) + 1):
+        log_probs = model.decode_step(tokens, state)  # (n, V)
+        _forbid_specials(log_probs)
+        _force_eos(log_probs, (limits[alive] <= t).nonzero().squeeze(1))
+        best, tokens = log_probs.max(dim=-1)
+        outputs[alive, t] = tokens
+        log_prob[alive] += best
+        running = tokens != EOS
+        if not running.any():
+            break
+        if not running.all():
+            keep = running.nonzero().squeeze(1)
+            state, alive, tokens = state.select(keep), alive[keep], tokens[keep]
+    hypotheses = []
+    for row, score in zip(outputs.tolist(), log_prob.tolist()):
+        seq = row[: row.index(EOS)] if EOS in row else [t for t in row if t != PAD]
+        hypotheses.append(Hypothesis(seq, score, score))
+    return hypotheses
+
+
+@torch.inference_mode()
+def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty_alpha: float = 0.6,
+                max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1) -> list[list[Hypothesis]]:
+    """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
+
+    Each step scores all K·V extensions of the K beams, keeps the 2K best, files those ending in
+    EOS among the top K as finished (normalized by the length penalty), and continues with the
+    K best that did not end. A sentence stops when it has K finished hypotheses, reaches its
+    length limit, or has no live beam left.
+    """
+    k = beam_size
+    batch, device = src.size(0), src.device
+    limits = max_output_lengths(src, model, max_len_a, max_len_b)
+    memory, src_mask = model.encode(src)
+    state = model.start_decoding(memory, src_mask, rows=torch.arange(batch, device=device).repeat_interleave(k))
+
+    sentence = torch.arange(batch, device=device)  # (b,) sentence of each active batch entry
+    scores = torch.full((batch, k), NEG_INF, device=device)  # (b, K) log-probabilities of the beams
+    scores[:, 0] = 0.0  # all beams start identical: expand only the first
+    history = torch.empty((batch * k, 0), dtype=torch.long, device=device)  # (b·K, t)
+    last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+
+    for t in range(int(limits.max()) + 1):
+        b = sentence.numel()
+        log_probs = model.decode_step(last, state)  # (b·K, V)
+        vocab = log_probs.size(1)
+        _forbid_specials(log_probs)
+        at_limit = limits[sentence] <= t  # (b,)
+        _force_eos(log_probs, at_limit.repeat_interleave(k).nonzero().squeeze(1))
+
+        candidates = (scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
+        top_scores, top_index = candidates.topk(2 * k, dim=1)  # (b, 2K), best first
+        top_beam, top_token = top_index // vocab, top_index % vocab
+        ends = top_token == EOS
+
+        # File the EOS candidates ranked in the top K as finished hypotheses.
+        newly_finished = (ends[:, :k] & (top_scores[:, :k] > NEG_INF)).nonzero().tolist()
+        for i, j in newly_finished:
+            hyps = finished[int(sentence[i])]
+            if len(hyps) < k:
+                row = i * k + int(top_beam[i, j])
+                log_prob = float(top_scores[i, j])
+                hyps.append(Hypothesis(history[row].tolist(), log_prob / length_penalty(t + 1, length_penalty_alpha), log_prob))
+
+        # Continue with the K best candidates that did not end (each beam has only one EOS
+        # extension, so at least K of the 2K did not end).
+        rank = torch.arange(2 * k, device=device).expand(b, 2 * k) + ends * (2 * k)
+        keep = rank.topk(k, dim=1, largest=False).indices  # (b, K) in score order
+        scores = top_scores.gather(1, keep)
+        next_beam, next_token = top_beam.gather(1, keep), top_token.gather(1, keep)
+
+        full = torch.tensor([len(finished[int(s)]) >= k for s in sentence.tolist()], device=device)
+        active = ~(full | at_limit | (scores[:, 0] == NEG_INF))
+        if not active.any():
+            break
+        rows = (torch.arange(b, device=device).unsqueeze(1) * k + next_beam)[active].view(-1)  # (b'·K,)
+        last = next_token[active].view(-1)
+        history = torch.cat([history.index_select(0, rows), last.unsqueeze(1)], dim=1)
+        state = state.select(rows)
+        scores, sentence = scores[active], sentence[active]
+
+    return [sorted(hyps, key=lambda h: -h.score)[:nbest] for hyps in finished]

@@ -1,0 +1,107 @@
+"""Translation of text lines: load a model from checkpoints, batch by tokens, restore the order.
+
+One output per input line, always: an empty line translates to an empty line, and a line longer
+than the model's positions is truncated (with a warning), never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.data.batching import pack_by_tokens
+from nmt.data.tokenizer import EOS, PAD, load_processor
+from nmt.decode.search import Hypothesis, beam_search, greedy_search
+from nmt.model.transformer import Transformer
+from nmt.train.checkpoint import average_checkpoints, load_checkpoint
+
+CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
+
+
+@dataclass
+class Translator:
+    model: Transformer
+    recipe: Recipe
+    src_tokenizer: object
+    tgt_tokenizer: object
+    device: torch.device
+
+
+def load_translator(checkpoints: list[Path], device: str = "cpu") -> Translator:
+    """One checkpoint, or several averaged on the fly."""
+    payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
+    recipe = recipe_from_dict(payload["recipe"], str(checkpoints[0]))
+    src_sp = load_processor(model_proto=payload["tokenizer"]["src"].numpy().tobytes())
+    tgt_sp = load_processor(model_proto=payload["tokenizer"]["tgt"].numpy().tobytes())
+    model = Transformer(recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
+    model.load_state_dict(payload["model"])
+    target = torch.device(device)
+    return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
+
+
+def _encode(translator: Translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
+    limit = translator.model.cfg.max_positions - 1  # room for EOS
+    encoded = []
+    for number, ids in enumerate(translator.src_tokenizer.encode(lines), start=first_line):
+        if len(ids) > limit:
+            warn(f"line {number}: {len(ids)} tokens, truncated to {limit} (model.max_positions)")
+            ids = ids[:limit]
+        encoded.append(ids)
+    return encoded
+
+
+def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
+    """Token-id sources (non-empty) -> n-best hypotheses each, in the same order."""
+    width = max(len(s) for s in sources) + 1
+    src = torch.full((len(sources), width), PAD, dtype=torch.long)
+    for i, ids in enumerate(sources):
+        src[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        src[i, len(ids)] = EOS
+    src = src.to(translator.device)
+    if cfg.beam_size <= 1:
+        return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b)]
+    return beam_search(translator.model, src, cfg.beam_size, cfg.length_penalty,
+                       cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest)
+
+
+def translate_lines(translator: Translator, lines: list[str], cfg: DecodeConfig,
+                    warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[list[Hypothesis]]:
+    """Translate in length-sorted token batches and return results in input order."""
+    encoded = _encode(translator, lines, warn, first_line)
+    results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
+    nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
+    if len(nonempty):
+        lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
+        order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
+        for batch in pack_by_tokens(order, lengths, cfg.batch_tokens):
+            for i, hyps in zip(batch.tolist(), translate_batch(translator, [encoded[i] for i in batch], cfg)):
+                results[i] = hyps
+    return results
+
+
+def format_result(translator: Translator, hyps: list[Hypothesis], output_format: str) -> str:
+    detok = translator.tgt_tokenizer.decode
+    if output_format == "jsonl":
+        return json.dumps({"hypotheses": [
+            {"text": detok(h.tokens), "score": round(h.score, 4), "log_prob": round(h.log_prob, 4),
+             "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]} for h in hyps
+        ]}, ensure_ascii=False)
+    return detok(hyps[0].tokens)
+
+
+def translate_stream(translator: Translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
+                     warn: Callable[[str], None] = lambda _: None) -> Iterator[str]:
+    """Lines in, translated lines out (same count and order), a chunk of lines at a time."""
+    iterator = iter(lines)
+    first_line = 1
+    while chunk := list(islice(iterator, CHUNK_LINES)):
+        for hyps in translate_lines(translator, chunk, cfg, warn, first_line):
+            yield format_result(translator, hyps, output_format)
+        first_line += len(chunk)

@@ -1,0 +1,274 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), module by module.
+
+Section references are to the paper. Shapes: B batch, S source length, T target length,
+D d_model, h heads, dh = D / h, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from nmt.config import ModelConfig
+from nmt.data.tokenizer import PAD
+
+
+class PositionalEncoding(nn.Module):
+    """Sinusoidal positions (3.5): PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...)."""
+
+    def __init__(self, d_model: int, max_positions: int):
+        super().__init__()
+        position = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)
+        inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+        table = torch.zeros(max_positions, d_model, dtype=torch.float64)
+        table[:, 0::2] = torch.sin(position * inv_freq)
+        table[:, 1::2] = torch.cos(position * inv_freq)
+        self.register_buffer("table", table.float(), persistent=False)  # (max_positions, D)
+
+    def forward(self, length: int, offset: int = 0) -> Tensor:
+        if offset + length > self.table.size(0):
+            raise ValueError(f"sequence of {offset + length} positions exceeds max_positions {self.table.size(0)}")
+        return self.table[offset:offset + length]  # (length, D)
+
+
+class Embeddings(nn.Module):
+    """Token embeddings scaled by sqrt(D), plus positions, then dropout (3.4, 3.5, 5.4)."""
+
+    def __init__(self, tokens: nn.Embedding, positions: PositionalEncoding, dropout: float):
+        super().__init__()
+        self.tokens = tokens
+        self.positions = positions
+        self.scale = math.sqrt(tokens.embedding_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, ids: Tensor, offset: int = 0) -> Tensor:  # (B, L) -> (B, L, D)
+        return self.dropout(self.tokens(ids) * self.scale + self.positions(ids.size(1), offset))
+
+
+def _split_heads(x: Tensor, heads: int) -> Tensor:  # (B, L, D) -> (B, h, L, dh)
+    b, length, d = x.shape
+    return x.view(b, length, heads, d // heads).transpose(1, 2)
+
+
+def _merge_heads(x: Tensor) -> Tensor:  # (B, h, L, dh) -> (B, L, D)
+    b, h, length, dh = x.shape
+    return x.transpose(1, 2).reshape(b, length, h * dh)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head scaled dot-product attention (3.2). Self-attention projects q, k, v in one matmul;
+    encoder-decoder attention projects q from the decoder and k, v from the encoder output."""
+
+    def __init__(self, d_model: int, heads: int, attention_dropout: float, self_attention: bool):
+        super().__init__()
+        self.heads = heads
+        self.attention_dropout = attention_dropout
+        self.self_attention = self_attention
+        if self_attention:
+            self.qkv_proj = nn.Linear(d_model, 3 * d_model)
+        else:
+            self.q_proj = nn.Linear(d_model, d_model)
+            self.kv_proj = nn.Linear(d_model, 2 * d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def project_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Encoder-side keys and values, (B, h, S, dh) each: computed once per sentence."""
+        k, v = self.kv_proj(memory).chunk(2, dim=-1)
+        return _split_heads(k, self.heads), _split_heads(v, self.heads)
+
+    def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool) -> Tensor:
+        dropout = self.attention_dropout if self.training else 0.0
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal)
+        return self.out_proj(_merge_heads(out))
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, causal: bool = False,
+                kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
+        """x: (B, L, D). mask: (B, 1, 1, S) True where a key may be attended. kv: cross-attention keys/values."""
+        if self.self_attention:
+            q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
+        else:
+            q = _split_heads(self.q_proj(x), self.heads)
+            k, v = kv
+        return self._attend(q, k, v, mask, causal)
+
+    def step(self, x: Tensor, cache: dict[str, Tensor]) -> Tensor:
+        """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`."""
+        q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
+        if "k" in cache:
+            k = torch.cat([cache["k"], k], dim=2)  # (N, h, t+1, dh)
+            v = torch.cat([cache["v"], v], dim=2)
+        cache["k"], cache["v"] = k, v
+        return self._attend(q, k, v, None, False)  # the cache holds only the past: no mask needed
+
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (3.3)."""
+
+    def __init__(self, d_model: int, d_ff: int, activation_dropout: float):
+        super().__init__()
+        self.w1 = nn.Linear(d_model, d_ff)
+        self.w2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(activation_dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.w2(self.dropout(F.relu(self.w1(x))))
+
+
+class SublayerConnection(nn.Module):
+    """Residual connection around a sublayer with LayerNorm (3.1) and dropout on its output (5.4).
+    post-LN (paper): LayerNorm(x + Dropout(f(x))); pre-LN: x + Dropout(f(LayerNorm(x)))."""
+
+    def __init__(self, d_model: int, dropout: float, pre_norm: bool):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.pre_norm = pre_norm
+
+    def forward(self, x: Tensor, sublayer) -> Tensor:
+        if self.pre_norm:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        pre = cfg.norm == "pre"
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
+        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout)
+        self.attn_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+        self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+
+    def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
+        x = self.attn_sublayer(x, lambda y: self.self_attn(y, mask=src_mask))
+        return self.ff_sublayer(x, self.feed_forward)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        pre = cfg.norm == "pre"
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=False)
+        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout)
+        self.self_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+        self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+        self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+
+    def forward(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor,
+                cache: dict[str, Tensor] | None = None) -> Tensor:
+        if cache is None:  # whole target at once: the causal mask hides the future (3.2.3)
+            x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
+        else:  # one position, attending to the cached past
+            x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache))
+        x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
+        return self.ff_sublayer(x, self.feed_forward)
+
+
+@dataclass
+class DecoderState:
+    """What incremental decoding carries between steps, for N rows (sentences × beams)."""
+
+    memory_kv: list[tuple[Tensor, Tensor]]  # per decoder layer: encoder keys, values (N, h, S, dh)
+    src_mask: Tensor  # (N, 1, 1, S)
+    self_cache: list[dict[str, Tensor]]  # per decoder layer: past keys/values (N, h, t, dh)
+    length: int = 0  # positions decoded so far
+
+    def select(self, rows: Tensor) -> "DecoderState":
+        """Keep (and reorder, repeat) rows: beam reordering and dropping finished sentences."""
+        return DecoderState(
+            memory_kv=[(k.index_select(0, rows), v.index_select(0, rows)) for k, v in self.memory_kv],
+            src_mask=self.src_mask.index_select(0, rows),
+            self_cache=[{name: t.index_select(0, rows) for name, t in c.items()} for c in self.self_cache],
+            length=self.length,
+        )
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int):
+        super().__init__()
+        if cfg.share_embeddings and src_vocab_size != tgt_vocab_size:
+            raise ValueError("shared embeddings need one joint vocabulary")
+        self.cfg = cfg
+        positions = PositionalEncoding(cfg.d_model, cfg.max_positions)
+        tgt_tokens = nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD)
+        src_tokens = tgt_tokens if cfg.share_embeddings else nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD)
+        self.src_embed = Embeddings(src_tokens, positions, cfg.dropout)
+        self.tgt_embed = Embeddings(tgt_tokens, positions, cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.decoder_layers))
+        # pre-LN leaves the last residual stream un-normalized: one final LayerNorm on each side
+        self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
+        self._init_weights()
+
+    def _init_weights(self) -> None:
+        """Xavier-uniform linear weights (per d×d block for fused projections), zero biases,
+        N(0, D^-0.5) embeddings so that embedding × sqrt(D) has unit scale; the PAD row is zero."""
+        d = self.cfg.d_model
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_uniform_(module.weight)
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, mean=0.0, std=d ** -0.5)
+                with torch.no_grad():
+                    module.weight[PAD].zero_()
+        for module in self.modules():  # fused q/k/v projections: as if each were its own d×d matrix
+            if isinstance(module, MultiHeadAttention):
+                fused = module.qkv_proj if module.self_attention else module.kv_proj
+                for block in fused.weight.data.split(d, dim=0):
+                    nn.init.xavier_uniform_(block)
+        if self.output_proj is not None:
+            nn.init.normal_(self.output_proj.weight, mean=0.0, std=d ** -0.5)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
+
+    # --- encoder --------------------------------------------------------------------------
+    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        """src (B, S) -> memory (B, S, D), src_mask (B, 1, 1, S) True at real tokens."""
+        src_mask = (src != PAD)[:, None, None, :]
+        x = self.src_embed(src)
+        for layer in self.encoder_layers:
+            x = layer(x, src_mask)
+        return self.encoder_norm(x), src_mask
+
+    # --- decoder, whole target (training, scoring) ------------------------------------------
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
+        """tgt_in (B, T) -> hidden states (B, T, D)."""
+        x = self.tgt_embed(tgt_in)
+        for layer in self.decoder_layers:
+            x = layer(x, layer.cross_attn.project_kv(memory), src_mask)
+        return self.decoder_norm(x)
+
+    def output_logits(self, hidden: Tensor) -> Tensor:  # (..., D) -> (..., V)
+        if self.output_proj is None:
+            return F.linear(hidden, self.tgt_embed.tokens.weight)
+        return self.output_proj(hidden)
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        memory, src_mask = self.encode(src)
+        return self.output_logits(self.decode(tgt_in, memory, src_mask))  # (B, T, V)
+
+    # --- decoder, one position at a time (translation) ----------------------------------------
+    def start_decoding(self, memory: Tensor, src_mask: Tensor, rows: Tensor | None = None) -> DecoderState:
+        """State for incremental decoding; `rows` repeats sentences (e.g. once per beam) after
+        the encoder-side keys/values are projected, so that projection runs once per sentence."""
+        memory_kv = [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
+        state = DecoderState(memory_kv, src_mask, [{} for _ in self.decoder_layers])
+        return state.select(rows) if rows is not None else state
+
+    def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
+        """tokens (N,) at position state.length -> log-probabilities (N, V); advances the state."""
+        x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
+        for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
+            x = layer(x, kv, state.src_mask, cache=cache)
+        state.length += 1
+        return F.log_softmax(self.output_logits(self.decoder_norm(x[:, 0])).float(), dim=-1)

@@ -1,0 +1,91 @@
+"""`nmt score`: sacrebleu's BLEU, chrF and TER with their signatures, and its paired significance tests.
+
+Options mean what they mean on the sacrebleu command line (`--tokenize` and `--lowercase` apply
+to BLEU), so the numbers are the same as `sacrebleu REF -i HYP -m ...`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sacrebleu.metrics import BLEU, CHRF, TER
+from sacrebleu.metrics.base import Metric
+from sacrebleu.significance import PairedTest
+
+from nmt.data.corpus import read_lines
+from nmt.errors import NmtError
+
+METRICS = ("bleu", "chrf", "ter")
+
+
+def build_metric(name: str, tokenize: str | None = None, lowercase: bool = False) -> Metric:
+    if name == "bleu":
+        return BLEU(tokenize=tokenize, lowercase=lowercase)
+    if name == "chrf":
+        return CHRF()
+    if name == "ter":
+        return TER()
+    raise NmtError(f"unknown metric '{name}' (choose from {', '.join(METRICS)})")
+
+
+def read_system(path: Path) -> list[str]:
+    lines = list(read_lines(Path(path)))
+    if not lines:
+        raise NmtError(f"{path}: empty file")
+    return lines
+
+
+def read_references(hypothesis_path: Path, n_lines: int, reference_paths: list[Path]) -> list[list[str]]:
+    if not reference_paths:
+        raise NmtError("no reference file given")
+    references = []
+    for path in reference_paths:
+        lines = read_system(path)
+        if len(lines) != n_lines:
+            raise NmtError(f"{hypothesis_path} has {n_lines} lines but {path} has {len(lines)}: "
+                           "hypotheses and references must align line by line")
+        references.append(lines)
+    return references
+
+
+def score_file(hypothesis_path: Path, reference_paths: list[Path], metrics: list[str] = ["bleu"],
+               tokenize: str | None = None, lowercase: bool = False) -> list[dict]:
+    """One result per metric: name, score, signature and sacrebleu's verbose line."""
+    hypotheses = read_system(hypothesis_path)
+    references = read_references(hypothesis_path, len(hypotheses), reference_paths)
+    results = []
+    for name in metrics:
+        metric = build_metric(name, tokenize, lowercase)
+        score = metric.corpus_score(hypotheses, references)
+        results.append({"name": score.name, "score": round(score.score, 4),
+                        "signature": str(metric.get_signature()), "verbose_score": str(score)})
+    return results
+
+
+def compare_systems(system_paths: list[Path], reference_paths: list[Path], metrics: list[str] = ["bleu"],
+                    tokenize: str | None = None, lowercase: bool = False, test: str = "bs",
+                    samples: int = 0) -> list[dict]:
+    """sacrebleu's paired test (bootstrap `bs` or approximate randomization `ar`), the first
+    system being the baseline. One row per system with score, p-value and 95% interval."""
+    if len(system_paths) < 2:
+        raise NmtError("a paired test needs a baseline and at least one other system")
+    systems = [(str(p), read_system(p)) for p in system_paths]
+    for path, lines in systems[1:]:
+        if len(lines) != len(systems[0][1]):
+            raise NmtError(f"{systems[0][0]} has {len(systems[0][1])} lines but {path} has {len(lines)}")
+    references = read_references(system_paths[0], len(systems[0][1]), reference_paths)
+    named_metrics = {name: build_metric(name, tokenize, lowercase) for name in metrics}
+    signatures, scores = PairedTest(systems, named_metrics, references, test_type=test, n_samples=samples)()
+    rows = []
+    for i, system in enumerate(scores["System"]):
+        row = {"system": system, "baseline": i == 0}
+        for metric_name, results in scores.items():
+            if metric_name == "System":
+                continue
+            r = results[i]
+            row[metric_name] = {"score": round(r.score, 4), "p_value": r.p_value,
+                                "mean": None if r.mean is None else round(float(r.mean), 4),
+                                "ci95": None if r.ci is None else round(float(r.ci), 4),
+                                "signature": str(signatures[metric_name])}
+        rows.append(row)
+    return rows

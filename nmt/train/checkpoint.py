@@ -1,0 +1,88 @@
+"""Checkpoints: one file with everything needed to resume or translate, written atomically,
+read with `torch.load(weights_only=True)` so that no pickled code is ever run."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import torch
+
+from nmt.errors import NmtError
+
+FORMAT = "nmt-checkpoint-1"
+_STEP_FILE = re.compile(r"step_(\d+)\.pt$")
+
+
+def save_checkpoint(payload: dict, path: Path) -> None:
+    """Write to a temporary file in the same folder, flush to disk, then rename over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as f:
+        torch.save({"format": FORMAT} | payload, f)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def link_checkpoint(source: Path, path: Path) -> None:
+    """Make `path` the same checkpoint as `source` (hard link, else copy), atomically."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    tmp.replace(path)
+
+
+def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise NmtError(f"{path}: checkpoint not found")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # torch raises many types for truncated or foreign files
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise NmtError(f"{path}: not a readable nmt checkpoint (corrupt or truncated?): {first_line}") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
+    return payload
+
+
+def step_checkpoints(directory: Path) -> list[Path]:
+    """`step_*.pt` files in update order."""
+    found = [(int(m.group(1)), p) for p in directory.glob("step_*.pt") if (m := _STEP_FILE.search(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def prune(directory: Path, keep_last: int) -> None:
+    for old in step_checkpoints(directory)[:-keep_last] if keep_last > 0 else []:
+        old.unlink(missing_ok=True)
+
+
+def average_checkpoints(paths: list[Path]) -> dict:
+    """A checkpoint whose model weights are the mean of `paths`' weights (optimizer state dropped)."""
+    if not paths:
+        raise NmtError("no checkpoints to average")
+    payloads = [load_checkpoint(p) for p in paths]
+    first = payloads[0]
+    for path, payload in zip(paths[1:], payloads[1:]):
+        if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != first["model"].keys():
+            raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
+    averaged = {}
+    for name, tensor in first["model"].items():
+        if tensor.is_floating_point():
+            total = torch.zeros_like(tensor, dtype=torch.float64)
+            for payload in payloads:
+                total += payload["model"][name].double()
+            averaged[name] = (total / len(payloads)).to(tensor.dtype)
+        else:
+            averaged[name] = tensor
+    last = payloads[-1]
+    return {
+        "recipe": last["recipe"], "model": averaged, "tokenizer": last["tokenizer"],
+        "progress": last["progress"], "averaged_from": [str(p) for p in paths],
+    }

@@ -1,0 +1,310 @@
+"""`nmt train`: build → loop → checkpoint. Resumes from `checkpoints/last.pt` when it exists.
+
+Resume is exact: the batches of an epoch depend only on (seed, epoch), and a checkpoint holds
+the position inside the epoch, the optimizer, the schedule and the RNG states.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from nmt.config import Recipe, recipe_to_dict
+from nmt.data.batching import Batch, collate, epoch_batches
+from nmt.data.corpus import read_lines, split_file
+from nmt.data.prepare import data_dir
+from nmt.data.shards import ParallelShards
+from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
+from nmt.errors import NmtError
+from nmt.model.transformer import Transformer
+from nmt.train.checkpoint import link_checkpoint, load_checkpoint, prune, save_checkpoint
+from nmt.train.loss import label_smoothed_loss
+from nmt.train.metrics import MetricsLog
+from nmt.train.schedule import build_scheduler
+from nmt.train.validate import dev_bleu, dev_loss
+
+
+@dataclass
+class TrainingState:
+    """Where training stands; saved in every checkpoint."""
+
+    step: int = 0  # updates done
+    epoch: int = 0
+    batch_in_epoch: int = 0  # batches of `epoch` already trained on
+    best_score: float | None = None
+    best_step: int = 0
+    bad_validations: int = 0  # since the last improvement
+
+
+@dataclass
+class TrainResult:
+    step: int
+    stopped_because: str
+    best_score: float | None
+    checkpoint: Path
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise NmtError(f"train.device={name}: CUDA is not available on this machine")
+    return torch.device(name)
+
+
+class StopSignal:
+    """SIGINT/SIGTERM end training after the current update, with a checkpoint."""
+
+    def __init__(self):
+        self.received: str | None = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, _frame):
+        self.received = signal.Signals(signum).name
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+class Trainer:
+    def __init__(self, recipe: Recipe, console: Console | None = None):
+        self.recipe = recipe
+        self.cfg = recipe.train
+        self.console = console or Console(stderr=True)
+        self.ckpt_dir = recipe.out / "checkpoints"
+        if self.cfg.threads:
+            torch.set_num_threads(self.cfg.threads)
+        self.device = resolve_device(self.cfg.device)
+        torch.manual_seed(self.cfg.seed)
+
+        src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
+        self.src_tokenizer, self.tgt_tokenizer = load_processor(src_model), load_processor(tgt_model)
+        self.tokenizer_protos = {
+            "src": torch.frombuffer(bytearray(src_model.read_bytes()), dtype=torch.uint8),
+            "tgt": torch.frombuffer(bytearray(tgt_model.read_bytes()), dtype=torch.uint8),
+        }
+        shards = data_dir(recipe.out)
+        if not (shards / "train.src.idx").is_file():
+            raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
+        self.train_data = ParallelShards(shards, "train")
+        self.valid_data = ParallelShards(shards, "valid")
+        if len(self.train_data) == 0:
+            raise NmtError(f"{shards}: the training split is empty after cleaning")
+        n_refs = min(self.cfg.valid_bleu_sentences, len(self.valid_data))
+        ref_lines = read_lines(split_file(recipe.data.valid, recipe.data.tgt_lang))
+        self.valid_refs = [line for _, line in zip(range(n_refs), ref_lines)]
+
+        self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
+                                 self.tgt_tokenizer.get_piece_size()).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=self.cfg.adam_betas,
+                                          eps=self.cfg.adam_eps, weight_decay=self.cfg.weight_decay)
+        self.scheduler = build_scheduler(self.optimizer, self.cfg, recipe.model.d_model)
+        use_fp16 = self.cfg.precision == "fp16" and self.device.type == "cuda"
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=use_fp16)
+        self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.cfg.precision)
+        self.batch_loss = torch.compile(self._batch_loss) if self.cfg.compile else self._batch_loss
+        self.progress = TrainingState()
+        self.metrics = MetricsLog(recipe.out / "metrics.jsonl")
+
+    # --- checkpoints ---------------------------------------------------------------------------
+    def _payload(self) -> dict:
+        rng = {"torch": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            rng["cuda"] = torch.cuda.get_rng_state(self.device)
+        return {
+            "recipe": recipe_to_dict(self.recipe),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "progress": asdict(self.progress),
+            "rng": rng,
+            "tokenizer": self.tokenizer_protos,
+        }
+
+    def save(self, best: bool = False) -> Path:
+        path = self.ckpt_dir / f"step_{self.progress.step:07d}.pt"
+        save_checkpoint(self._payload(), path)
+        link_checkpoint(path, self.ckpt_dir / "last.pt")
+        if best:
+            link_checkpoint(path, self.ckpt_dir / "best.pt")
+        prune(self.ckpt_dir, self.cfg.keep_last)
+        return path
+
+    def resume(self) -> bool:
+        path = self.ckpt_dir / "last.pt"
+        if not path.is_file():
+            return False
+        payload = load_checkpoint(path, map_location=self.device)
+        saved_model = payload["recipe"]["model"]
+        wanted = recipe_to_dict(self.recipe)["model"]
+        changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
+        if changed:
+            raise NmtError(f"{path}: recipe's model differs from the checkpoint's ({'; '.join(changed)}); "
+                           "use another output_dir or the checkpoint's settings")
+        try:
+            self.model.load_state_dict(payload["model"])
+        except RuntimeError as e:
+            raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.scheduler.load_state_dict(payload["scheduler"])
+        self.scaler.load_state_dict(payload["scaler"])
+        self.progress = TrainingState(**payload["progress"])
+        torch.set_rng_state(payload["rng"]["torch"].cpu())
+        if "cuda" in payload["rng"] and self.device.type == "cuda":
+            torch.cuda.set_rng_state(payload["rng"]["cuda"].cpu(), self.device)
+        return True
+
+    # --- one update ------------------------------------------------------------------------------
+    def _autocast(self):
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def _batch_loss(self, batch: Batch) -> torch.Tensor:
+        """Label-smoothed loss summed over the batch's target tokens."""
+        with self._autocast():
+            memory, src_mask = self.model.encode(batch.src)
+            hidden = self.model.decode(batch.tgt_in, memory, src_mask)  # (B, T, D)
+            # Project only real target positions: padding never reaches the (big) output layer.
+            real = batch.tgt_out != PAD
+            logits = self.model.output_logits(hidden[real])  # (tokens, V)
+            return label_smoothed_loss(logits, batch.tgt_out[real], self.cfg.label_smoothing)
+
+    def train_step(self, batches: list[Batch]) -> torch.Tensor:
+        """One update from `batches` (gradient accumulation); returns the loss per target token."""
+        self.model.train()
+        total_tokens = sum(b.n_tgt_tokens for b in batches)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss_sum = torch.zeros((), device=self.device)
+        for batch in batches:
+            loss = self.batch_loss(batch.to(self.device))
+            self.scaler.scale(loss / total_tokens).backward()
+            loss_sum += loss.detach()
+        if self.cfg.clip_norm > 0:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        return loss_sum / total_tokens
+
+    # --- validation --------------------------------------------------------------------------------
+    def validate(self) -> dict:
+        self.model.eval()
+        result = dev_loss(self.model, self.valid_data, self.cfg.max_tokens, self.device)
+        if self.valid_refs:
+            decode = self.recipe.decode
+            result["bleu"] = dev_bleu(self.model, self.valid_data, self.valid_refs, self.tgt_tokenizer,
+                                      self.cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
+        self.model.train()
+        return result
+
+    def _improved(self, result: dict) -> bool:
+        score = result["bleu"] if self.cfg.best_metric == "bleu" and "bleu" in result else -result["nll"]
+        best = self.progress.best_score
+        if best is None or score > best:
+            self.progress.best_score, self.progress.best_step, self.progress.bad_validations = score, self.progress.step, 0
+            return True
+        self.progress.bad_validations += 1
+        return False
+
+    # --- the loop --------------------------------------------------------------------------------------
+    def _finished(self) -> str | None:
+        cfg, p = self.cfg, self.progress
+        if p.step >= cfg.max_steps:
+            return "max_steps"
+        if cfg.max_epochs and p.epoch >= cfg.max_epochs:
+            return "max_epochs"
+        if cfg.patience and p.bad_validations >= cfg.patience:
+            return "patience"
+        return None
+
+    def run(self, show_progress: bool = True) -> TrainResult:
+        resumed = self.resume()
+        cfg, p = self.cfg, self.progress
+        n_params = self.model.num_parameters()
+        self.console.print(f"[bold]nmt train[/] {self.recipe.output_dir}: {n_params:,} parameters, "
+                           f"{len(self.train_data):,} training pairs, device {self.device}"
+                           + (f", resumed at step {p.step}" if resumed else ""))
+        if (reason := self._finished()) is not None:
+            self.console.print(f"nothing to do: already stopped by {reason} at step {p.step}")
+            return TrainResult(p.step, reason, p.best_score, self.ckpt_dir / "last.pt")
+
+        columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
+        window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
+        stop_reason = None
+        with StopSignal() as stop, Progress(*columns, console=self.console, disable=not show_progress) as bar:
+            task = bar.add_task("training", total=cfg.max_steps, completed=p.step, status="")
+            while stop_reason is None:
+                batches = epoch_batches(self.train_data, cfg.max_tokens, cfg.seed, p.epoch)
+                while p.batch_in_epoch < len(batches):
+                    group = [collate(self.train_data, idx)
+                             for idx in batches[p.batch_in_epoch:p.batch_in_epoch + cfg.update_freq]]
+                    loss = self.train_step(group)
+                    p.batch_in_epoch += len(group)
+                    p.step += 1
+                    tokens = sum(b.n_tgt_tokens for b in group)
+                    window_loss = window_loss + loss * tokens  # a tensor: no host sync per update
+                    window_tokens += tokens
+                    bar.update(task, completed=p.step)
+
+                    if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
+                        elapsed = time.perf_counter() - window_start
+                        stats = {"loss": float(window_loss) / window_tokens, "lr": self.scheduler.get_last_lr()[0],
+                                 "tgt_tokens_per_s": window_tokens / elapsed, "epoch": p.epoch}
+                        self.metrics.write("train", p.step, **stats)
+                        status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
+                        bar.update(task, status=status)
+                        if not show_progress:
+                            self.console.print(f"step {p.step}: {status}")
+                        window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
+
+                    validate_now = p.step % cfg.valid_every == 0 or p.step == cfg.max_steps
+                    if validate_now:
+                        result = self.validate()
+                        best = self._improved(result)
+                        self.metrics.write("valid", p.step, **result)
+                        path = self.save(best=best)
+                        shown = ", ".join(f"{k} {v:.3f}" for k, v in result.items())
+                        self.console.print(f"step {p.step} valid: {shown}{' (best)' if best else ''} -> {path.name}")
+                        window_start = time.perf_counter()  # validation time is not training speed
+                    stop_reason = self._finished() or (f"signal {stop.received}" if stop.received else None)
+                    if stop_reason:
+                        if not validate_now:
+                            self.save()
+                        break
+                else:
+                    p.epoch += 1
+                    p.batch_in_epoch = 0
+                    stop_reason = self._finished()
+                    if stop_reason == "max_epochs":
+                        self.validate_and_save_final()
+        self.metrics.close()
+        self.console.print(f"stopped by {stop_reason} at step {p.step}; best {cfg.best_metric} "
+                           f"{p.best_score if p.best_score is None else round(abs(p.best_score), 3)} at step {p.best_step}")
+        return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
+
+    def validate_and_save_final(self) -> None:
+        result = self.validate()
+        best = self._improved(result)
+        self.metrics.write("valid", self.progress.step, **result)
+        self.save(best=best)
+
+
+def train(recipe: Recipe, console: Console | None = None, show_progress: bool = True) -> TrainResult:
+    return Trainer(recipe, console).run(show_progress)
