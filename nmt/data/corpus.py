@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 from collections.abc import Iterator
+from itertools import zip_longest
 from pathlib import Path
 
 from nmt.errors import NmtError
@@ -46,13 +47,14 @@ def read_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:
     """Yield (source, target) pairs; the two files must have the same number of lines."""
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)
     count = 0
-    for count, (src, tgt) in enumerate(zip(src_lines, tgt_lines), start=1):
+    for src, tgt in zip_longest(src_lines, tgt_lines):
+        if src is None or tgt is None:
+            longer_is_src = tgt is None
+            rest = 1 + sum(1 for _ in (src_lines if longer_is_src else tgt_lines))
+            n_src, n_tgt = (count + rest, count) if longer_is_src else (count, count + rest)
+            raise NmtError(f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}: "
+                           "parallel files must have the same number of lines")
+        count += 1
         yield src, tgt
-    extra_src, extra_tgt = sum(1 for _ in src_lines), sum(1 for _ in tgt_lines)
-    if extra_src or extra_tgt:
-        raise NmtError(
-            f"{src_path} has {count + extra_src} lines but {tgt_path} has {count + extra_tgt}: "
-            "parallel files must have the same number of lines"
-        )
     if count == 0:
         raise NmtError(f"{src_path}: empty file (no sentence pairs)")

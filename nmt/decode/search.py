@@ -24,7 +24,7 @@ class Hypothesis:
     log_prob: float  # including the EOS step
 
 
-def length_penalty(length: int, alpha: float) -> float:
+def length_penalty(length, alpha: float):
     """GNMT (Wu et al., 2016): ((5 + |Y|) / 6)^alpha, |Y| counting the EOS."""
     return ((5.0 + length) / 6.0) ** alpha
 
@@ -85,8 +85,11 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
 
     Each step scores all K·V extensions of the K beams, keeps the 2K best, files those ending in
     EOS among the top K as finished (normalized by the length penalty), and continues with the
-    K best that did not end. A sentence stops when it has K finished hypotheses, reaches its
-    length limit, or has no live beam left.
+    K best that did not end. A sentence stops at its length limit, when no live beam is left, or
+    when its n-th best finished score is at least the best score a live beam could still reach
+    (log-probabilities only fall, so that is its score now, normalized at the longest length).
+    Stopping after K finished hypotheses instead (as fairseq does) can return a poor early
+    hypothesis while a far better one is still in the beam.
     """
     k = beam_size
     batch, device = src.size(0), src.device
@@ -117,11 +120,13 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         # File the EOS candidates ranked in the top K as finished hypotheses.
         newly_finished = (ends[:, :k] & (top_scores[:, :k] > NEG_INF)).nonzero().tolist()
         for i, j in newly_finished:
+            row = i * k + int(top_beam[i, j])
+            log_prob = float(top_scores[i, j])
+            hyp = Hypothesis(history[row].tolist(), log_prob / length_penalty(t + 1, length_penalty_alpha), log_prob)
             hyps = finished[int(sentence[i])]
-            if len(hyps) < k:
-                row = i * k + int(top_beam[i, j])
-                log_prob = float(top_scores[i, j])
-                hyps.append(Hypothesis(history[row].tolist(), log_prob / length_penalty(t + 1, length_penalty_alpha), log_prob))
+            hyps.append(hyp)
+            hyps.sort(key=lambda h: -h.score)
+            del hyps[max(nbest, k):]
 
         # Continue with the K best candidates that did not end (each beam has only one EOS
         # extension, so at least K of the 2K did not end).
@@ -130,8 +135,10 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         scores = top_scores.gather(1, keep)
         next_beam, next_token = top_beam.gather(1, keep), top_token.gather(1, keep)
 
-        full = torch.tensor([len(finished[int(s)]) >= k for s in sentence.tolist()], device=device)
-        active = ~(full | at_limit | (scores[:, 0] == NEG_INF))
+        nth_best = torch.tensor([hyps[nbest - 1].score if len(hyps) >= nbest else NEG_INF
+                                 for hyps in (finished[s] for s in sentence.tolist())], device=device)
+        reachable = scores[:, 0] / length_penalty(limits[sentence] + 1, length_penalty_alpha)
+        active = ~(at_limit | (scores[:, 0] == NEG_INF) | (nth_best >= reachable))
         if not active.any():
             break
         rows = (torch.arange(b, device=device).unsqueeze(1) * k + next_beam)[active].view(-1)  # (b'·K,)
@@ -140,4 +147,4 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         state = state.select(rows)
         scores, sentence = scores[active], sentence[active]
 
-    return [sorted(hyps, key=lambda h: -h.score)[:nbest] for hyps in finished]
+    return [hyps[:nbest] for hyps in finished]

@@ -1,0 +1,58 @@
+# nmt: the two set-up commands of the README are `make demo` and `make test`.
+# Every pipeline step is re-runnable: tokenizer, prepare and train skip themselves when their
+# output is up to date (train resumes), and translate/score rerun only when the model changed.
+
+PYTHON ?= python3
+VENV   ?= .venv
+TORCH  ?= torch==2.13.0
+BIN    := $(VENV)/bin
+NMT    := $(BIN)/nmt
+
+.PHONY: install demo test bench multi30k wmt14-base wmt14-big clean
+
+install: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet "$(TORCH)"
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python -m bench.run
+
+# $(call pipeline,RECIPE,OUTPUT_DIR,TEST_PREFIX,SRC,TGT,EXTRA_SET_FLAGS,CHECKPOINT)
+define pipeline
+	$(NMT) tokenizer $(1) $(6)
+	$(NMT) prepare $(1) $(6)
+	$(NMT) train $(1) $(6)
+	$(MAKE) --no-print-directory $(2)/test.$(5).hyp NMT_CKPT=$(7) NMT_SRC=$(3).$(4).gz
+	$(NMT) score $(2)/test.$(5).hyp -r $(3).$(5).gz -m bleu -m chrf --json > $(2)/test.score.json
+	$(NMT) score $(2)/test.$(5).hyp -r $(3).$(5).gz -m bleu -m chrf
+endef
+
+# Translation reruns only when the checkpoint is newer than the output.
+%.hyp: $(NMT_CKPT)
+	$(NMT) translate -c $(NMT_CKPT) -i $(NMT_SRC) -o $@
+
+DEMO_STEPS ?= 1500
+DEMO_SET = --set output_dir=runs/demo --set train.max_steps=$(DEMO_STEPS) --set train.valid_every=500 --set train.valid_bleu_sentences=300
+demo: install
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
+	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
+
+multi30k: install
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/multi30k_en_de,data/multi30k/test_2016_flickr,en,de,,runs/multi30k_en_de/checkpoints/best.pt)
+
+# WMT14 needs its data first: `make data/wmt14` exports it from Hugging Face `datasets` (network).
+data/wmt14/train.en.gz:
+	$(BIN)/python -m nmt.data.export_hf wmt14 de-en data/wmt14 --src en --tgt de
+wmt14-base: install data/wmt14/train.en.gz
+	$(call pipeline,recipes/wmt14_en_de_base.yaml,runs/wmt14_en_de_base,data/wmt14/test,en,de,,runs/wmt14_en_de_base/checkpoints/best.pt)
+wmt14-big: install data/wmt14/train.en.gz
+	$(call pipeline,recipes/wmt14_en_de_big.yaml,runs/wmt14_en_de_big,data/wmt14/test,en,de,,runs/wmt14_en_de_big/checkpoints/best.pt)
+
+clean:
+	rm -rf runs

@@ -1,0 +1,42 @@
+"""Shared fixtures: the tiny recipe pointed at a temporary folder, and one tiny trained model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from nmt.config import Recipe, load_recipe
+from nmt.data.prepare import prepare
+from nmt.data.tokenizer import train_tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "recipes" / "tiny.yaml"
+TINY_DATA = ROOT / "tests" / "data" / "tiny"
+
+torch.set_num_threads(1)  # CI has 2 cores; one thread each keeps timings steady
+
+
+def tiny_recipe(out: Path, *overrides: str) -> Recipe:
+    return load_recipe(TINY, [
+        f"output_dir={out}", f"data.train={TINY_DATA / 'train'}", f"data.valid={TINY_DATA / 'valid'}",
+        f"data.test={TINY_DATA / 'valid'}", *overrides,
+    ])
+
+
+def prepared_tiny(out: Path, *overrides: str) -> Recipe:
+    recipe = tiny_recipe(out, *overrides)
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    prepare(recipe.data, recipe.tokenizer, recipe.out)
+    return recipe
+
+
+@pytest.fixture(scope="session")
+def trained_tiny(tmp_path_factory) -> Recipe:
+    """The tiny recipe trained to its end (a few seconds); tests must not modify it."""
+    from nmt.train.trainer import train
+
+    recipe = prepared_tiny(tmp_path_factory.mktemp("tiny"))
+    train(recipe, show_progress=False)
+    return recipe

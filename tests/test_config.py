@@ -1,0 +1,67 @@
+import pytest
+import yaml
+
+from nmt.config import load_recipe, recipe_to_dict, save_recipe
+from nmt.errors import NmtError
+from tests.conftest import ROOT, TINY
+
+
+@pytest.mark.parametrize("name", ["tiny", "multi30k_en_de", "wmt14_en_de_base", "wmt14_en_de_big"])
+def test_every_shipped_recipe_loads_and_round_trips(tmp_path, name):
+    recipe = load_recipe(ROOT / "recipes" / f"{name}.yaml")
+    save_recipe(recipe, tmp_path / "again.yaml")
+    assert load_recipe(tmp_path / "again.yaml") == recipe
+
+
+def test_base_recipe_is_the_papers_base_model():
+    r = load_recipe(ROOT / "recipes" / "wmt14_en_de_base.yaml")
+    m, t = r.model, r.train
+    assert (m.encoder_layers, m.decoder_layers, m.d_model, m.heads, m.d_ff) == (6, 6, 512, 8, 2048)
+    assert (m.dropout, m.norm, m.share_embeddings, t.label_smoothing) == (0.1, "post", True, 0.1)
+    assert (t.lr_schedule, t.warmup_steps, t.adam_betas, t.adam_eps) == ("noam", 4000, (0.9, 0.98), 1e-9)
+    assert t.max_tokens * t.update_freq >= 25_000 and r.tokenizer.joint and r.tokenizer.vocab_size == 37000
+    assert (r.decode.beam_size, r.decode.length_penalty) == (4, 0.6)
+
+
+def test_overrides_are_typed_and_change_only_their_key():
+    base = load_recipe(TINY)
+    changed = load_recipe(TINY, ["train.max_steps=7", "model.norm=pre", "train.adam_betas=[0.9, 0.99]"])
+    assert changed.train.max_steps == 7 and changed.model.norm == "pre" and changed.train.adam_betas == (0.9, 0.99)
+    a, b = recipe_to_dict(base), recipe_to_dict(changed)
+    a["train"].update(max_steps=7, adam_betas=[0.9, 0.99])
+    a["model"]["norm"] = "pre"
+    assert a == b
+
+
+@pytest.mark.parametrize("override, message", [
+    ("model.d_modle=3", "model.d_modle: unknown key"),
+    ("trian.max_steps=3", "trian: unknown key"),
+    ("train.max_steps=lots", "train.max_steps: Input should be a valid integer"),
+    ("model.norm=middle", "model.norm: Input should be 'post' or 'pre'"),
+    ("model.heads=5", "d_model (64) must be divisible by heads (5)"),
+    ("train.max_steps", "expected KEY=VALUE"),
+])
+def test_bad_overrides_name_the_key(override, message):
+    with pytest.raises(NmtError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_recipe(TINY, [override])
+
+
+def test_unknown_key_in_file_and_missing_section(tmp_path):
+    raw = yaml.safe_load(TINY.read_text())
+    raw["decode"]["beam_sise"] = 5
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(NmtError, match=r"bad.yaml: decode.beam_sise: unknown key"):
+        load_recipe(path)
+    del raw["data"]
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(NmtError, match="data: missing required key"):
+        load_recipe(path)
+
+
+def test_missing_recipe_and_invalid_yaml(tmp_path):
+    with pytest.raises(NmtError, match="recipe file not found"):
+        load_recipe(tmp_path / "nope.yaml")
+    (tmp_path / "broken.yaml").write_text("model: [1, 2\n")
+    with pytest.raises(NmtError, match="broken.yaml: line .* invalid YAML"):
+        load_recipe(tmp_path / "broken.yaml")

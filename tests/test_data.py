@@ -1,0 +1,118 @@
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from nmt.data.batching import collate, epoch_batches, pack_by_tokens
+from nmt.data.corpus import read_lines, read_parallel
+from nmt.data.prepare import prepare
+from nmt.data.shards import ParallelShards, Shard, ShardWriter
+from nmt.data.tokenizer import BOS, EOS, PAD, load_processor, tokenizer_paths, train_tokenizer
+from nmt.errors import NmtError
+from tests.conftest import prepared_tiny, tiny_recipe
+
+
+def test_read_lines_handles_bom_crlf_and_gzip(tmp_path):
+    plain = tmp_path / "a.txt"
+    plain.write_bytes("\ufeffeins\r\nzwei\r\n\r\ndrei".encode())
+    assert list(read_lines(plain)) == ["eins", "zwei", "", "drei"]
+    packed = tmp_path / "a.txt.gz"
+    with gzip.open(packed, "wb") as f:
+        f.write(plain.read_bytes())
+    assert list(read_lines(packed)) == ["eins", "zwei", "", "drei"]
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.de"
+    bad.write_bytes(b"gut\nauch gut\nschlecht \xff\xfe\n")
+    with pytest.raises(NmtError, match=r"bad.de:3: invalid UTF-8"):
+        list(read_lines(bad))
+
+
+def test_parallel_files_with_different_line_counts(tmp_path):
+    (tmp_path / "c.en").write_text("a\nb\nc\n")
+    (tmp_path / "c.de").write_text("a\nb\n")
+    with pytest.raises(NmtError, match=r"c.en has 3 lines but .*c.de has 2"):
+        list(read_parallel(tmp_path / "c.en", tmp_path / "c.de"))
+    (tmp_path / "e.en").write_text("")
+    (tmp_path / "e.de").write_text("")
+    with pytest.raises(NmtError, match="empty file"):
+        list(read_parallel(tmp_path / "e.en", tmp_path / "e.de"))
+
+
+def test_shards_round_trip(tmp_path):
+    sentences = [[5, 6, 7], [], [70000, 1], [9]]
+    writer = ShardWriter(tmp_path / "x.src", vocab_size=80000)
+    writer.add(sentences[:2])
+    writer.add(sentences[2:])
+    assert writer.close() == 4
+    shard = Shard(tmp_path / "x.src")
+    assert [shard[i].tolist() for i in range(len(shard))] == sentences
+    assert shard.lengths.tolist() == [3, 0, 2, 1]
+
+
+def test_token_batches_respect_the_budget_and_cover_every_pair_once():
+    sizes = np.array([3, 9, 4, 4, 12, 1, 7, 30])
+    order = np.argsort(sizes, kind="stable")
+    batches = pack_by_tokens(order, sizes, max_tokens=16)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(8))
+    for batch in batches:
+        assert len(batch) == 1 or sizes[batch].max() * len(batch) <= 16  # 30 > 16 gets its own batch
+
+
+def test_epochs_are_reproducible_and_differ(tmp_path):
+    recipe = prepared_tiny(tmp_path)
+    data = ParallelShards(recipe.out / "data", "train")
+    first = epoch_batches(data, 256, seed=3, epoch=0)
+    assert [b.tolist() for b in first] == [b.tolist() for b in epoch_batches(data, 256, seed=3, epoch=0)]
+    assert [b.tolist() for b in first] != [b.tolist() for b in epoch_batches(data, 256, seed=3, epoch=1)]
+    assert sorted(np.concatenate(first).tolist()) == list(range(len(data)))
+
+
+def test_collate_adds_bos_eos_and_padding(tmp_path):
+    recipe = prepared_tiny(tmp_path)
+    data = ParallelShards(recipe.out / "data", "train")
+    batch = collate(data, np.array([0, 1]))
+    for row in range(2):
+        src, tgt = data.src[row].tolist(), data.tgt[row].tolist()
+        assert batch.src[row, : len(src) + 1].tolist() == src + [EOS]
+        assert batch.tgt_in[row, : len(tgt) + 1].tolist() == [BOS] + tgt
+        assert batch.tgt_out[row, : len(tgt) + 1].tolist() == tgt + [EOS]
+        assert (batch.tgt_out[row, len(tgt) + 1:] == PAD).all()
+    assert batch.n_tgt_tokens == len(data.tgt[0]) + len(data.tgt[1]) + 2
+
+
+def test_tokenizer_round_trips_text_and_is_skipped_when_up_to_date(tmp_path):
+    recipe = prepared_tiny(tmp_path)
+    sp = load_processor(tokenizer_paths(recipe.out, True)[0])
+    text = "Ein schwarzer Hund springt über einen Baumstamm."
+    assert sp.decode(sp.encode(text)) == text
+    assert train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
+
+
+def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):
+    src = ["A dog runs.", "", "A dog runs.", "Two cats sleep.", "word " * 300, "Hi\x07 there", "ok"]
+    tgt = ["Ein Hund rennt.", "Leer", "Ein Hund rennt.", "Zwei Katzen schlafen.", "Wort", "Hallo", "ok " * 40]
+    for lang, lines in (("en", src), ("de", tgt)):
+        (tmp_path / f"c.{lang}").write_text("\n".join(lines) + "\n")
+    recipe = tiny_recipe(tmp_path / "out", f"data.train={tmp_path / 'c'}", "data.max_tokens_per_sentence=200",
+                         "data.max_length_ratio=3")
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    report = prepare(recipe.data, recipe.tokenizer, recipe.out)
+    train = report["splits"]["train"]
+    assert train["read"] == 7 and train["kept"] == 2
+    assert train["dropped"] == {"empty side": 1, "duplicate": 1, "too long": 1, "invalid characters": 1,
+                                "length ratio": 1}
+    assert prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
+    (tmp_path / "c.en").write_text("\n".join(src[:-1] + ["okay"]) + "\n")
+    assert not prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
+    saved = json.loads((recipe.out / "data" / "report.json").read_text())
+    assert saved["splits"]["valid"]["kept"] == 8
+
+
+def test_prepare_names_missing_files(tmp_path):
+    recipe = prepared_tiny(tmp_path)
+    broken = tiny_recipe(tmp_path, f"data.valid={tmp_path / 'nowhere'}")
+    with pytest.raises(NmtError, match=r"nowhere.en: file not found"):
+        prepare(broken.data, broken.tokenizer, recipe.out)

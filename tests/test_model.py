@@ -1,0 +1,100 @@
+import math
+
+import pytest
+import torch
+
+from nmt.config import ModelConfig
+from nmt.data.tokenizer import PAD
+from nmt.model.transformer import MultiHeadAttention, PositionalEncoding, Transformer
+
+
+def small(**changes) -> ModelConfig:
+    cfg = dict(encoder_layers=2, decoder_layers=2, d_model=32, heads=4, d_ff=64, dropout=0.0, max_positions=64)
+    return ModelConfig(**(cfg | changes))
+
+
+def test_sinusoidal_positions_by_hand():
+    pe = PositionalEncoding(d_model=8, max_positions=10)(10)
+    assert pe[0].tolist() == [0, 1] * 4
+    assert pe[3, 0].item() == pytest.approx(math.sin(3))
+    assert pe[3, 1].item() == pytest.approx(math.cos(3))
+    assert pe[5, 4].item() == pytest.approx(math.sin(5 / 10000 ** (4 / 8)))
+    assert pe[5, 7].item() == pytest.approx(math.cos(5 / 10000 ** (6 / 8)))
+
+
+def test_embeddings_are_scaled_by_sqrt_d_model_and_share_one_matrix():
+    model = Transformer(small(), 50, 50)
+    ids = torch.tensor([[4, 9, 7]])
+    expected = model.src_embed.tokens.weight[ids] * math.sqrt(32) + model.src_embed.positions(3)
+    assert torch.allclose(model.src_embed(ids), expected)
+    assert model.src_embed.tokens is model.tgt_embed.tokens
+    hidden = torch.randn(2, 32)
+    assert torch.allclose(model.output_logits(hidden), hidden @ model.tgt_embed.tokens.weight.T)
+
+
+def test_separate_vocabularies_get_separate_embeddings():
+    model = Transformer(small(share_embeddings=False), 40, 60)
+    assert model.src_embed.tokens.weight.shape == (40, 32) and model.tgt_embed.tokens.weight.shape == (60, 32)
+    assert model(torch.tensor([[5, 6, 3]]), torch.tensor([[2, 7]])).shape == (1, 2, 60)
+
+
+def test_attention_is_softmax_of_scaled_dot_products_by_hand():
+    torch.manual_seed(0)
+    attention = MultiHeadAttention(d_model=8, heads=2, attention_dropout=0.0, self_attention=True).eval()
+    x = torch.randn(1, 3, 8)
+    mask = torch.tensor([True, True, False])[None, None, None, :]  # third key is padding
+    q, k, v = attention.qkv_proj(x).chunk(3, dim=-1)
+    heads = []
+    for h in range(2):
+        cols = slice(4 * h, 4 * h + 4)
+        scores = q[0, :, cols] @ k[0, :, cols].T / math.sqrt(4)
+        scores[:, 2] = float("-inf")
+        heads.append(torch.softmax(scores, dim=-1) @ v[0, :, cols])
+    expected = attention.out_proj(torch.cat(heads, dim=-1))
+    assert torch.allclose(attention(x, mask=mask)[0], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_padding_and_future_tokens_do_not_leak(norm):
+    torch.manual_seed(0)
+    model = Transformer(small(norm=norm), 30, 30).eval()
+    src = torch.tensor([[5, 6, 7, 3]])
+    tgt = torch.tensor([[2, 8, 9, 10]])
+    out = model(src, tgt)
+    padded = model(torch.tensor([[5, 6, 7, 3, PAD, PAD]]), tgt)
+    assert torch.allclose(out, padded, atol=1e-5)
+    changed_future = model(src, torch.tensor([[2, 8, 11, 12]]))
+    assert torch.allclose(out[:, :2], changed_future[:, :2], atol=1e-5)
+    assert not torch.allclose(out[:, 2:], changed_future[:, 2:])
+
+
+def test_post_ln_normalizes_each_sublayer_and_pre_ln_adds_final_norms():
+    post, pre = Transformer(small(), 30, 30), Transformer(small(norm="pre"), 30, 30)
+    x = torch.randn(2, 5, 32) * 3 + 1
+    y = post.encoder_layers[0](x, torch.ones(2, 1, 1, 5, dtype=torch.bool))
+    assert torch.allclose(y.mean(-1), torch.zeros(2, 5), atol=1e-5)
+    assert isinstance(post.encoder_norm, torch.nn.Identity) and isinstance(pre.encoder_norm, torch.nn.LayerNorm)
+
+
+def test_base_model_parameter_count():
+    """Base model, shared 37k vocabulary: counted by hand from the paper's shapes."""
+    d, ff, n, vocab = 512, 2048, 6, 37000
+    attention = 4 * (d * d + d)
+    feed_forward = d * ff + ff + ff * d + d
+    norm = 2 * d
+    encoder = n * (attention + feed_forward + 2 * norm)
+    decoder = n * (2 * attention + feed_forward + 3 * norm)
+    expected = vocab * d + encoder + decoder  # one embedding matrix, also the output projection
+    model = Transformer(ModelConfig(), vocab, vocab)
+    assert model.num_parameters() == expected == 63_082_496
+
+
+def test_initialization_scales():
+    model = Transformer(ModelConfig(d_model=512), 1000, 1000)
+    emb = model.src_embed.tokens.weight
+    assert emb[PAD].abs().sum() == 0
+    assert emb[1:].std().item() == pytest.approx(512 ** -0.5, rel=0.05)
+    w1 = model.encoder_layers[0].feed_forward.w1.weight
+    assert w1.abs().max().item() <= math.sqrt(6 / (512 + 2048)) + 1e-6
+    qkv = model.encoder_layers[0].self_attn.qkv_proj.weight
+    assert qkv.abs().max().item() == pytest.approx(math.sqrt(6 / (512 + 512)), rel=0.01)

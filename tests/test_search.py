@@ -1,0 +1,105 @@
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nmt.config import ModelConfig
+from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode.search import beam_search, greedy_search, length_penalty
+from nmt.model.transformer import Transformer
+
+
+def toy_model(vocab: int = 40, seed: int = 0, **changes) -> Transformer:
+    torch.manual_seed(seed)
+    cfg = dict(encoder_layers=2, decoder_layers=2, d_model=32, heads=4, d_ff=64, dropout=0.0, max_positions=64)
+    model = Transformer(ModelConfig(**(cfg | changes)), vocab, vocab).eval()
+    with torch.no_grad():  # sharper distributions make search decisions meaningful
+        model.tgt_embed.tokens.weight.mul_(4)
+    return model
+
+
+def sources() -> torch.Tensor:
+    rows = [[5, 9, 12, 7, EOS], [8, 6, EOS], [30, 31, 32, 33, 34, 35, EOS], [11, EOS]]
+    out = torch.full((len(rows), 7), PAD)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = torch.tensor(r)
+    return out
+
+
+def sequence_log_prob(model, src_row: torch.Tensor, tokens: list[int]) -> float:
+    """Full recomputation: teacher-forced log-probability of tokens + EOS, with PAD/BOS forbidden."""
+    src = src_row[src_row != PAD].unsqueeze(0)
+    tgt_in = torch.tensor([[BOS] + tokens])
+    logp = F.log_softmax(model(src, tgt_in)[0].float(), dim=-1)
+    logp[:, PAD] = float("-inf")
+    logp[:, BOS] = float("-inf")
+    return sum(logp[t, tok].item() for t, tok in enumerate(tokens + [EOS]))
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_incremental_decoding_equals_full_recomputation(norm):
+    model = toy_model(norm=norm)
+    src = sources()
+    tgt = torch.randint(4, 40, (4, 9))
+    tgt[:, 0] = BOS
+    full = F.log_softmax(model(src, tgt).float(), dim=-1)  # (B, T, V)
+    memory, src_mask = model.encode(src)
+    state = model.start_decoding(memory, src_mask)
+    for t in range(tgt.size(1)):
+        step = model.decode_step(tgt[:, t], state)
+        assert torch.allclose(step, full[:, t], atol=1e-4), f"position {t}"
+
+
+def test_beam_size_one_equals_greedy():
+    model = toy_model()
+    greedy = greedy_search(model, sources(), max_len_a=1.0, max_len_b=6)
+    beam = beam_search(model, sources(), beam_size=1, length_penalty_alpha=0.6, max_len_a=1.0, max_len_b=6)
+    assert [g.tokens for g in greedy] == [b[0].tokens for b in beam]
+    for g, b in zip(greedy, beam):
+        assert g.log_prob == pytest.approx(b[0].log_prob, abs=1e-4)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+def test_large_beam_finds_the_exhaustive_best(alpha):
+    vocab, limit = 7, 3  # real tokens 1 (UNK), 4, 5, 6 and EOS; outputs of at most 3 tokens
+    model = toy_model(vocab=vocab, seed=1)
+    src = torch.tensor([[4, 5, 6, EOS]])
+    choices = [1, 4, 5, 6]
+    candidates = [list(seq) for n in range(limit + 1) for seq in itertools.product(choices, repeat=n)]
+    scored = [(sequence_log_prob(model, src[0], c) / length_penalty(len(c) + 1, alpha), c) for c in candidates]
+    best_score, best = max(scored)
+    found = beam_search(model, src, beam_size=len(candidates), length_penalty_alpha=alpha,
+                        max_len_a=0.0, max_len_b=limit)[0][0]
+    assert found.tokens == best
+    assert found.score == pytest.approx(best_score, abs=1e-4)
+
+
+def test_beam_scores_are_the_models_sequence_probabilities():
+    model = toy_model()
+    src = sources()
+    for i, hyps in enumerate(beam_search(model, src, beam_size=4, length_penalty_alpha=0.6, nbest=4)):
+        assert len(hyps) == 4 and [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+        for h in hyps:
+            assert h.log_prob == pytest.approx(sequence_log_prob(model, src[i], h.tokens), abs=1e-3)
+            assert h.score == pytest.approx(h.log_prob / length_penalty(len(h.tokens) + 1, 0.6), abs=1e-6)
+
+
+def test_batched_search_equals_one_sentence_at_a_time():
+    model = toy_model()
+    src = sources()
+    batched = beam_search(model, src, beam_size=4, nbest=2)
+    greedy = greedy_search(model, src)
+    for i in range(src.size(0)):
+        alone = src[i : i + 1, : int((src[i] != PAD).sum())]
+        single = beam_search(model, alone, beam_size=4, nbest=2)[0]
+        assert [h.tokens for h in single] == [h.tokens for h in batched[i]]
+        assert [h.score for h in single] == pytest.approx([h.score for h in batched[i]], abs=1e-4)
+        assert greedy_search(model, alone)[0].tokens == greedy[i].tokens
+
+
+def test_output_length_limit_is_respected():
+    model = toy_model()
+    for hyps in beam_search(model, sources(), beam_size=3, max_len_a=0.0, max_len_b=2, nbest=3):
+        assert all(len(h.tokens) <= 2 for h in hyps)
+    assert all(len(h.tokens) <= 2 for h in greedy_search(model, sources(), max_len_a=0.0, max_len_b=2))

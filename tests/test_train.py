@@ -1,0 +1,139 @@
+import math
+
+import pytest
+import torch
+
+from nmt.config import TrainConfig
+from nmt.data.tokenizer import PAD
+from nmt.decode.translate import load_translator, translate_lines
+from nmt.errors import NmtError
+from nmt.train.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
+from nmt.train.loss import label_smoothed_loss
+from nmt.train.metrics import read_metrics
+from nmt.train.schedule import build_scheduler, inverse_sqrt_rate, noam_rate
+from nmt.train.trainer import Trainer, train
+from tests.conftest import TINY_DATA, prepared_tiny
+
+
+def test_label_smoothed_loss_by_hand():
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0], [0.5, 0.5, 3.0, 0.0], [1.0, 2.0, 3.0, 4.0]])
+    target = torch.tensor([1, 2, PAD])  # the PAD position is ignored
+    eps = 0.1
+    expected = 0.0
+    for row, t in ((0, 1), (1, 2)):
+        z = logits[row].tolist()
+        log_norm = math.log(sum(math.exp(v) for v in z))
+        nll = log_norm - z[t]
+        uniform = sum(log_norm - v for v in z) / 4
+        expected += (1 - eps) * nll + eps * uniform
+    assert label_smoothed_loss(logits, target, eps).item() == pytest.approx(expected, rel=1e-6)
+    assert label_smoothed_loss(logits, target, 0.0).item() == pytest.approx(
+        sum(math.log(sum(math.exp(v) for v in logits[r].tolist())) - logits[r, t].item() for r, t in ((0, 1), (1, 2))))
+
+
+def test_noam_schedule_by_hand():
+    d, warmup = 512, 4000
+    assert noam_rate(1, d, warmup) == pytest.approx(512 ** -0.5 * 4000 ** -1.5)
+    assert noam_rate(4000, d, warmup) == pytest.approx(512 ** -0.5 * 4000 ** -0.5)  # the peak, ~7e-4
+    assert noam_rate(16000, d, warmup) == pytest.approx(noam_rate(4000, d, warmup) / 2)
+    assert noam_rate(2000, d, warmup) == pytest.approx(noam_rate(4000, d, warmup) / 2)
+    assert inverse_sqrt_rate(50, 1e-3, 100) == pytest.approx(5e-4)
+    assert inverse_sqrt_rate(400, 1e-3, 100) == pytest.approx(5e-4)
+
+
+def test_scheduler_gives_update_n_the_rate_of_step_n():
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.Adam([param], lr=1.0)
+    scheduler = build_scheduler(optimizer, TrainConfig(warmup_steps=10), d_model=64)
+    for n in range(1, 30):
+        assert optimizer.param_groups[0]["lr"] == pytest.approx(noam_rate(n, 64, 10))
+        optimizer.step()
+        scheduler.step()
+
+
+def test_checkpoints_are_atomic_and_damaged_files_are_clear_errors(tmp_path):
+    path = tmp_path / "c.pt"
+    save_checkpoint({"model": {"w": torch.ones(3)}, "recipe": {}}, path)
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+    assert torch.equal(load_checkpoint(path)["model"]["w"], torch.ones(3))
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(NmtError, match="c.pt: not a readable nmt checkpoint"):
+        load_checkpoint(path)
+    torch.save({"something": torch.zeros(1)}, tmp_path / "other.pt")
+    with pytest.raises(NmtError, match="other.pt: not an nmt checkpoint"):
+        load_checkpoint(tmp_path / "other.pt")
+
+
+class Unsafe:
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+def test_checkpoints_never_unpickle_code(tmp_path):
+    torch.save({"format": "nmt-checkpoint-1", "payload": Unsafe()}, tmp_path / "evil.pt")
+    with pytest.raises(NmtError, match="not a readable nmt checkpoint"):
+        load_checkpoint(tmp_path / "evil.pt")
+
+
+def test_average_of_toy_checkpoints(tmp_path):
+    recipe = {"model": {"d_model": 2}}
+    for i, values in enumerate(([1.0, 2.0], [3.0, 6.0], [5.0, 1.0])):
+        save_checkpoint({"model": {"w": torch.tensor(values), "n": torch.tensor([7])}, "recipe": recipe,
+                         "tokenizer": {}, "progress": {"step": i}}, tmp_path / f"{i}.pt")
+    averaged = average_checkpoints([tmp_path / f"{i}.pt" for i in range(3)])
+    assert averaged["model"]["w"].tolist() == [3.0, 3.0]
+    assert averaged["model"]["n"].tolist() == [7]
+    save_checkpoint({"model": {"w": torch.zeros(2)}, "recipe": {"model": {"d_model": 3}}}, tmp_path / "x.pt")
+    with pytest.raises(NmtError, match="model shape differs"):
+        average_checkpoints([tmp_path / "0.pt", tmp_path / "x.pt"])
+
+
+def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny):
+    log = read_metrics(trained_tiny.out / "metrics.jsonl")
+    losses = [r["loss"] for r in log if r["kind"] == "train"]
+    assert losses[-1] < 0.2 * losses[0], losses
+    translator = load_translator([trained_tiny.out / "checkpoints" / "best.pt"])
+    sources = (TINY_DATA / "train.en").read_text().splitlines()[:6]
+    references = (TINY_DATA / "train.de").read_text().splitlines()[:6]
+    hyps = translate_lines(translator, sources, trained_tiny.decode)
+    assert [translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps] == references
+    valid = [r for r in log if r["kind"] == "valid"]
+    assert valid[-1]["bleu"] == pytest.approx(100.0)
+
+
+def test_resumed_training_equals_uninterrupted_training(tmp_path):
+    settings = ("model.dropout=0.1", "model.attention_dropout=0.1", "train.max_tokens=128", "train.update_freq=2",
+                "train.valid_every=1000", "train.valid_bleu_sentences=0", "train.log_every=1000")
+    straight = prepared_tiny(tmp_path / "straight", "train.max_steps=14", *settings)
+    train(straight, show_progress=False)
+    stopped = prepared_tiny(tmp_path / "stopped", "train.max_steps=5", *settings)
+    train(stopped, show_progress=False)
+    resumed = prepared_tiny(tmp_path / "stopped", "train.max_steps=14", *settings)
+    assert train(resumed, show_progress=False).step == 14
+    a = load_checkpoint(straight.out / "checkpoints" / "last.pt")
+    b = load_checkpoint(resumed.out / "checkpoints" / "last.pt")
+    assert a["progress"] == b["progress"]
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name  # bitwise
+    assert a["optimizer"]["state"][0]["exp_avg_sq"].equal(b["optimizer"]["state"][0]["exp_avg_sq"])
+
+
+def test_finished_run_does_nothing_and_a_changed_model_is_refused(trained_tiny, tmp_path):
+    last = trained_tiny.out / "checkpoints" / "last.pt"
+    before = last.stat().st_mtime_ns
+    assert train(trained_tiny, show_progress=False).stopped_because == "max_steps"
+    assert last.stat().st_mtime_ns == before
+    changed = trained_tiny.model_copy(update={"model": trained_tiny.model.model_copy(update={"d_model": 32})})
+    with pytest.raises(NmtError, match=r"last.pt: recipe's model differs from the checkpoint's \(d_model: 64 -> 32\)"):
+        Trainer(changed).resume()
+    assert last.stat().st_mtime_ns == before
+
+
+def test_missing_prepared_data_is_a_clear_error(tmp_path):
+    from tests.conftest import tiny_recipe
+    from nmt.data.tokenizer import train_tokenizer
+
+    recipe = tiny_recipe(tmp_path)
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    with pytest.raises(NmtError, match="no prepared data"):
+        Trainer(recipe)
