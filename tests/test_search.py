@@ -103,3 +103,10 @@ def test_output_length_limit_is_respected():
     for hyps in beam_search(model, sources(), beam_size=3, max_len_a=0.0, max_len_b=2, nbest=3):
         assert all(len(h.tokens) <= 2 for h in hyps)
     assert all(len(h.tokens) <= 2 for h in greedy_search(model, sources(), max_len_a=0.0, max_len_b=2))
+
+
+def test_min_length_forces_exact_lengths_when_it_equals_the_limit():
+    model = toy_model()
+    for hyps in beam_search(model, sources(), beam_size=3, max_len_a=0.0, max_len_b=5, min_len=5, nbest=2):
+        assert [len(h.tokens) for h in hyps] == [5, 5]
+    assert all(len(h.tokens) == 5 for h in greedy_search(model, sources(), max_len_a=0.0, max_len_b=5, min_len=5))

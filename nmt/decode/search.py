@@ -35,9 +35,11 @@ def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int) -> Ten
     return (a * src_len + b).long().clamp(min=1, max=model.cfg.max_positions - 1)  # (B,)
 
 
-def _forbid_specials(log_probs: Tensor) -> None:
+def _forbid_specials(log_probs: Tensor, end_allowed: bool = True) -> None:
     log_probs[:, PAD] = NEG_INF
     log_probs[:, BOS] = NEG_INF
+    if not end_allowed:  # shorter than min_len
+        log_probs[:, EOS] = NEG_INF
 
 
 def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
@@ -48,7 +50,8 @@ def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
 
 
 @torch.inference_mode()
-def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10) -> list[Hypothesis]:
+def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
+                  min_len: int = 0) -> list[Hypothesis]:
     """The most probable next token at each step, for a batch of sources (B, S)."""
     batch = src.size(0)
     limits = max_output_lengths(src, model, max_len_a, max_len_b)
@@ -60,7 +63,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     log_prob = torch.zeros(batch, device=src.device)
     for t in range(int(limits.max()) + 1):
         log_probs = model.decode_step(tokens, state)  # (n, V)
-        _forbid_specials(log_probs)
+        _forbid_specials(log_probs, end_allowed=t >= min_len)
         _force_eos(log_probs, (limits[alive] <= t).nonzero().squeeze(1))
         best, tokens = log_probs.max(dim=-1)
         outputs[alive, t] = tokens
@@ -80,7 +83,8 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
 
 @torch.inference_mode()
 def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty_alpha: float = 0.6,
-                max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1) -> list[list[Hypothesis]]:
+                max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
+                min_len: int = 0) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
 
     Each step scores all K·V extensions of the K beams, keeps the 2K best, files those ending in
@@ -108,7 +112,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         b = sentence.numel()
         log_probs = model.decode_step(last, state)  # (b·K, V)
         vocab = log_probs.size(1)
-        _forbid_specials(log_probs)
+        _forbid_specials(log_probs, end_allowed=t >= min_len)
         at_limit = limits[sentence] <= t  # (b,)
         _force_eos(log_probs, at_limit.repeat_interleave(k).nonzero().squeeze(1))
 

@@ -1,0 +1,1 @@
+"""Benchmarks: speed and memory figures written as JSON to bench/results/."""

@@ -1,0 +1,117 @@
+"""The command line, through Typer's CliRunner and (for the console script) a subprocess."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from tests.conftest import TINY, TINY_DATA
+
+runner = CliRunner()
+SACREBLEU = Path(sys.executable).parent / "sacrebleu"
+
+
+def nmt(*args, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+def test_help_lists_every_verb():
+    result = nmt("--help")
+    assert result.exit_code == 0
+    for verb in ("tokenizer", "prepare", "train", "translate", "score", "average"):
+        assert verb in result.output
+    assert "--beam-size" in nmt("translate", "--help").output
+
+
+def test_console_script_and_module_run():
+    for command in ([str(Path(sys.executable).parent / "nmt"), "--help"], [sys.executable, "-m", "nmt", "--help"]):
+        assert "translate" in subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+def test_translate_keeps_one_line_per_input_line(trained_tiny, tmp_path):
+    lines = ["Asian man sweeping the walkway.", "", "A black dog leaps over a log.", "   ", "", "Two young toddlers outside on the grass."]
+    source = tmp_path / "in.en"
+    source.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.de"
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    result = nmt("translate", "-c", ckpt, "-i", source, "-o", out)
+    assert result.exit_code == 0, result.output
+    translated = out.read_text().split("\n")[:-1]
+    assert len(translated) == len(lines)
+    assert [bool(t) for t in translated] == [True, False, True, False, False, True]
+    assert translated[0] == "Ein asiatischer Mann kehrt den Gehweg."
+    streamed = nmt("translate", "-c", ckpt, input="\n".join(lines) + "\n")
+    assert streamed.exit_code == 0 and streamed.stdout.split("\n")[:-1] == translated
+
+
+def test_translate_nbest_jsonl_and_overrides(trained_tiny):
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    result = nmt("translate", "-c", ckpt, "--nbest", "3", "--output-format", "jsonl", "--set", "decode.beam_size=5",
+                 input="A black dog leaps over a log.\n")
+    assert result.exit_code == 0, result.output
+    hyps = json.loads(result.stdout)["hypotheses"]
+    assert len(hyps) == 3 and hyps[0]["score"] >= hyps[1]["score"] >= hyps[2]["score"]
+    assert "".join(hyps[0]["tokens"]).replace("▁", " ").strip() == hyps[0]["text"]
+    bad = nmt("translate", "-c", ckpt, "--set", "decode.beam=5", input="x\n")
+    assert bad.exit_code == 2 and "decode.beam: unknown key" in bad.output
+
+
+def test_nmt_score_equals_sacrebleu_command_line(tmp_path):
+    hyp, ref = tmp_path / "hyp.de", TINY_DATA / "valid.de"
+    refs = ref.read_text().splitlines()
+    hyp.write_text("\n".join(r.replace("Ein", "Der").replace("dem", "einem") for r in refs) + "\n")
+    ours = json.loads(nmt("score", hyp, "-r", ref, "-m", "bleu", "-m", "chrf", "-m", "ter", "--json").stdout)
+    theirs = json.loads(subprocess.run([SACREBLEU, ref, "-i", hyp, "-m", "bleu", "chrf", "ter", "-w", "4"],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert 0 < ours[0]["score"] < 100
+    for a, b in zip(ours, theirs):
+        assert (a["name"], a["score"], a["signature"]) == (b["name"], b["score"], b["signature"])
+    lowercase = json.loads(nmt("score", hyp, "-r", ref, "--lowercase", "--tokenize", "intl", "--json").stdout)
+    theirs = json.loads(subprocess.run([SACREBLEU, ref, "-i", hyp, "-lc", "-tok", "intl", "-w", "4"],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert (lowercase["score"], lowercase["signature"]) == (theirs["score"], theirs["signature"])
+
+
+def test_paired_bootstrap_between_two_systems(tmp_path):
+    ref = TINY_DATA / "train.de"
+    refs = ref.read_text().splitlines()
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.write_text("\n".join(refs) + "\n")
+    bad.write_text("\n".join(" ".join(r.split()[::-1]) for r in refs) + "\n")
+    result = nmt("score", bad, good, "-r", ref, "--samples", "200", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows[0]["baseline"] and rows[1]["BLEU"]["score"] == 100.0
+    assert rows[1]["BLEU"]["p_value"] < 0.05
+
+
+@pytest.mark.parametrize("args, message", [
+    (["score", "{tmp}/none.de", "-r", str(TINY_DATA / "valid.de")], "none.de: file not found"),
+    (["score", str(TINY_DATA / "train.de"), "-r", str(TINY_DATA / "valid.de")], "train.de has 48 lines but"),
+    (["score", "{tmp}/empty.de", "-r", str(TINY_DATA / "valid.de")], "empty.de: empty file"),
+    (["translate", "-c", "{tmp}/none.pt"], "none.pt: checkpoint not found"),
+    (["train", str(TINY), "--set", "train.max_stepz=1"], "train.max_stepz: unknown key"),
+    (["tokenizer", str(TINY), "--set", "output_dir={tmp}/o", "--set", "data.train={tmp}/missing"], "missing.en: file not found"),
+    (["average", "--last", "3", "--dir", "{tmp}"], "0 step checkpoints, 3 asked for"),
+])
+def test_errors_are_one_line_with_exit_code_2(tmp_path, args, message):
+    (tmp_path / "empty.de").write_text("")
+    result = nmt(*[a.replace("{tmp}", str(tmp_path)) for a in args], input="")
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
+    ckpts = trained_tiny.out / "checkpoints"
+    out = tmp_path / "avg.pt"
+    result = nmt("average", ckpts / "best.pt", ckpts / "last.pt", "-o", out)
+    assert result.exit_code == 0, result.output
+    translated = nmt("translate", "-c", out, input="Asian man sweeping the walkway.\n")
+    assert translated.stdout.strip() == "Ein asiatischer Mann kehrt den Gehweg."
+    refused = nmt("average", ckpts / "best.pt", "-o", ckpts / "best.pt")
+    assert refused.exit_code == 2 and "would overwrite" in refused.output
