@@ -107,6 +107,10 @@ def translate(
     length_penalty: Annotated[Optional[float], typer.Option(help="GNMT length penalty alpha.")] = None,
     nbest: Annotated[Optional[int], typer.Option(help="Hypotheses per sentence (jsonl output).")] = None,
     batch_tokens: Annotated[Optional[int], typer.Option(help="Source tokens per batch.")] = None,
+    sampling: Annotated[Optional[bool], typer.Option("--sampling", help="Sample instead of beam search.")] = None,
+    temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature.")] = None,
+    top_k: Annotated[Optional[int], typer.Option(help="Sample among the k most probable tokens (0 = all).")] = None,
+    top_p: Annotated[Optional[float], typer.Option(help="Nucleus sampling mass (1.0 = all).")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
     threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
@@ -124,7 +128,8 @@ def translate(
     translator = load_translator(checkpoint, device)
     raw = recipe_to_dict(translator.recipe)
     for key, value in (("beam_size", beam_size), ("length_penalty", length_penalty),
-                       ("nbest", nbest), ("batch_tokens", batch_tokens)):
+                       ("nbest", nbest), ("batch_tokens", batch_tokens), ("sampling", sampling),
+                       ("temperature", temperature), ("top_k", top_k), ("top_p", top_p)):
         if value is not None:
             raw["decode"][key] = value
     for assignment in set_ or []:

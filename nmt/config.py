@@ -102,6 +102,12 @@ class DecodeConfig(Section):
     max_len_b: int = 10
     batch_tokens: int = 4096  # source tokens per translation batch
     nbest: int = 1
+    # Sampling instead of search (for back-translation, diverse outputs): beam_size is then ignored.
+    sampling: bool = False
+    temperature: float = 1.0
+    top_k: int = 0  # 0 = no top-k truncation
+    top_p: float = 1.0  # 1.0 = no nucleus truncation
+    seed: int = 1
 
 
 class Recipe(Section):

@@ -115,3 +115,46 @@ def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
     assert translated.stdout.strip() == "Ein asiatischer Mann kehrt den Gehweg."
     refused = nmt("average", ckpts / "best.pt", "-o", ckpts / "best.pt")
     assert refused.exit_code == 2 and "would overwrite" in refused.output
+
+
+def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
+    import signal
+    import time
+
+    from nmt.train.checkpoint import load_checkpoint
+    from tests.conftest import prepared_tiny
+
+    recipe = prepared_tiny(tmp_path, "train.max_steps=100000", "train.valid_every=100000")
+    sets = [f"--set=output_dir={tmp_path}", f"--set=data.train={TINY_DATA / 'train'}",
+            f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
+            "--set=train.valid_every=100000", "--set=train.log_every=1"]
+    command = [str(Path(sys.executable).parent / "nmt"), "train", str(TINY), "--no-progress"]
+    process = subprocess.Popen(command + sets + ["--set=train.max_steps=100000"],
+                               stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:  # wait until it is really training
+        if line.startswith("step 3:"):
+            break
+    process.send_signal(signal.SIGINT)
+    rest = process.communicate(timeout=60)[1]
+    assert process.returncode == 130, rest
+    assert "run the same command again to resume" in rest and "Traceback" not in rest
+    stopped_at = load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"]
+    assert stopped_at >= 3
+    resumed = subprocess.run(command + sets + [f"--set=train.max_steps={stopped_at + 2}"],
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed at step {stopped_at}" in resumed.stderr
+    assert load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"] == stopped_at + 2
+
+
+def test_very_long_input_is_truncated_with_a_warning_and_checkpoints_average_on_the_fly(trained_tiny, tmp_path):
+    ckpts = trained_tiny.out / "checkpoints"
+    source = tmp_path / "long.en"
+    source.write_text("A dog runs.\n" + "dog " * 400 + "\nTwo young toddlers outside on the grass.\n")
+    out = tmp_path / "out.de"
+    result = nmt("translate", "-c", ckpts / "best.pt", "-c", ckpts / "last.pt", "-i", source, "-o", out,
+                 "--beam-size", "2")
+    assert result.exit_code == 0, result.output
+    assert "line 2:" in result.output and "truncated to 127" in result.output
+    lines = out.read_text().split("\n")[:-1]
+    assert len(lines) == 3 and lines[2] == "Zwei Kleinkinder im Freien auf dem Gras."

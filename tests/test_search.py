@@ -110,3 +110,18 @@ def test_min_length_forces_exact_lengths_when_it_equals_the_limit():
     for hyps in beam_search(model, sources(), beam_size=3, max_len_a=0.0, max_len_b=5, min_len=5, nbest=2):
         assert [len(h.tokens) for h in hyps] == [5, 5]
     assert all(len(h.tokens) == 5 for h in greedy_search(model, sources(), max_len_a=0.0, max_len_b=5, min_len=5))
+
+
+def test_sampling_follows_top_k_top_p_and_is_reproducible():
+    model = toy_model()
+    src = sources()
+    gen = lambda: torch.Generator().manual_seed(5)  # noqa: E731
+    one = greedy_search(model, src, sample=dict(temperature=1.0, top_k=0, top_p=1.0, generator=gen()))
+    two = greedy_search(model, src, sample=dict(temperature=1.0, top_k=0, top_p=1.0, generator=gen()))
+    assert [h.tokens for h in one] == [h.tokens for h in two]
+    top1 = greedy_search(model, src, sample=dict(temperature=1.0, top_k=1, top_p=1.0, generator=gen()))
+    assert [h.tokens for h in top1] == [h.tokens for h in greedy_search(model, src)]
+    nucleus = greedy_search(model, src, sample=dict(temperature=1.0, top_k=0, top_p=1e-6, generator=gen()))
+    assert [h.tokens for h in nucleus] == [h.tokens for h in greedy_search(model, src)]
+    for h in one:
+        assert h.log_prob == pytest.approx(sequence_log_prob(model, src[one.index(h)], h.tokens), abs=1e-3)

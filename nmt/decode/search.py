@@ -1,4 +1,4 @@
-"""Search over the model's outputs: greedy and batched beam search, both incremental (cached).
+"""Search over the model's outputs: greedy, sampling and batched beam search, all incremental (cached).
 
 Sentences whose search is over leave the active batch, so late steps only pay for the
 sentences still being decoded.
@@ -49,10 +49,30 @@ def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
     log_probs[rows, EOS] = eos
 
 
+def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Generator | None):
+    """Draw one token per row from the (temperature-scaled, top-k/top-p truncated) distribution."""
+    def pick(log_probs: Tensor) -> Tensor:
+        logits = log_probs / temperature
+        if top_k > 0:
+            kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, NEG_INF)
+        if top_p < 1.0:  # keep the smallest set of most probable tokens whose mass reaches top_p
+            sorted_logits, order = logits.sort(dim=-1, descending=True)
+            mass_before = sorted_logits.softmax(-1).cumsum(-1) - sorted_logits.softmax(-1)
+            sorted_logits = sorted_logits.masked_fill(mass_before >= top_p, NEG_INF)
+            logits = torch.full_like(logits, NEG_INF).scatter(1, order, sorted_logits)
+        return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(1)
+    return pick
+
+
 @torch.inference_mode()
 def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
-                  min_len: int = 0) -> list[Hypothesis]:
-    """The most probable next token at each step, for a batch of sources (B, S)."""
+                  min_len: int = 0, sample: dict | None = None) -> list[Hypothesis]:
+    """The most probable next token at each step, for a batch of sources (B, S).
+
+    With `sample` (temperature, top_k, top_p, generator), the next token is drawn at random instead.
+    """
+    pick = _sampler(**sample) if sample else None
     batch = src.size(0)
     limits = max_output_lengths(src, model, max_len_a, max_len_b)
     memory, src_mask = model.encode(src)
@@ -65,7 +85,11 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
         log_probs = model.decode_step(tokens, state)  # (n, V)
         _forbid_specials(log_probs, end_allowed=t >= min_len)
         _force_eos(log_probs, (limits[alive] <= t).nonzero().squeeze(1))
-        best, tokens = log_probs.max(dim=-1)
+        if pick is None:
+            best, tokens = log_probs.max(dim=-1)
+        else:
+            tokens = pick(log_probs)
+            best = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
         outputs[alive, t] = tokens
         log_prob[alive] += best
         running = tokens != EOS
