@@ -224,6 +224,21 @@ def average(
     err.print(f"averaged {len(paths)} checkpoints -> {output}")
 
 
+@app.command()
+@friendly_errors
+def plot(
+    metrics: Annotated[Path, typer.Argument(help="metrics.jsonl written by nmt train (or its output_dir).")],
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="PNG to write.")] = None,
+):
+    """Draw the learning curves (training loss, dev loss and BLEU) to a PNG."""
+    from nmt.train.plot import plot_learning_curve
+
+    if metrics.is_dir():
+        metrics = metrics / "metrics.jsonl"
+    written = plot_learning_curve(metrics, output or metrics.with_name("learning_curve.png"))
+    err.print(f"wrote {written}")
+
+
 def main() -> None:
     app()
 

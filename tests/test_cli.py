@@ -158,3 +158,12 @@ def test_very_long_input_is_truncated_with_a_warning_and_checkpoints_average_on_
     assert "line 2:" in result.output and "truncated to 127" in result.output
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == 3 and lines[2] == "Zwei Kleinkinder im Freien auf dem Gras."
+
+
+def test_plot_draws_the_learning_curve(trained_tiny, tmp_path):
+    out = tmp_path / "curve.png"
+    result = nmt("plot", trained_tiny.out, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    missing = nmt("plot", tmp_path / "nothing.jsonl")
+    assert missing.exit_code == 2 and "metrics log not found" in missing.output

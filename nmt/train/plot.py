@@ -1,0 +1,42 @@
+"""Learning curves from `metrics.jsonl`: training loss and dev loss/BLEU against updates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nmt.errors import NmtError
+from nmt.train.metrics import read_metrics
+
+
+def plot_learning_curve(metrics_path: Path, output: Path) -> Path:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise NmtError("nmt plot needs matplotlib: pip install 'nmt[plot]'") from None
+    if not metrics_path.is_file():
+        raise NmtError(f"{metrics_path}: metrics log not found (written by nmt train)")
+    records = read_metrics(metrics_path)
+    train = [r for r in records if r["kind"] == "train"]
+    valid = [r for r in records if r["kind"] == "valid"]
+    if not train and not valid:
+        raise NmtError(f"{metrics_path}: no metrics yet")
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.plot([r["step"] for r in train], [r["loss"] for r in train], label="train (label-smoothed)")
+    left.plot([r["step"] for r in valid], [r["nll"] for r in valid], "o-", label="dev (NLL)")
+    left.set(xlabel="update", ylabel="loss per target token", title="Loss")
+    left.legend()
+    with_bleu = [r for r in valid if "bleu" in r]
+    right.plot([r["step"] for r in with_bleu], [r["bleu"] for r in with_bleu], "o-", color="tab:green")
+    right.set(xlabel="update", ylabel="BLEU", title="Dev BLEU (greedy)")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    fig.suptitle(str(metrics_path.parent))
+    fig.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=100)
+    plt.close(fig)
+    return output
