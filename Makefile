@@ -37,8 +37,8 @@ endef
 %.hyp: $(NMT_CKPT)
 	$(NMT) translate -c $(NMT_CKPT) -i $(NMT_SRC) -o $@
 
-DEMO_STEPS ?= 1500
-DEMO_SET = --set output_dir=runs/demo --set train.max_steps=$(DEMO_STEPS) --set train.valid_every=500 --set train.valid_bleu_sentences=300
+DEMO_STEPS ?= 700
+DEMO_SET = --set output_dir=runs/demo --set train.max_steps=$(DEMO_STEPS) --set train.valid_every=350 --set train.valid_bleu_sentences=300
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
