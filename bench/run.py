@@ -21,7 +21,7 @@ import torch
 
 from bench.flops import decoder_flops_per_target_token, training_flops
 from nmt.config import load_recipe
-from nmt.data.batching import collate, epoch_batches
+from nmt.data.batching import epoch_batches
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import EOS, PAD, train_tokenizer
@@ -53,14 +53,11 @@ def bench_training(trainer: Trainer, steps: int, warmup: int = 3) -> dict:
     data = trainer.train_data
     batches = epoch_batches(data, trainer.cfg.max_tokens, seed=1, epoch=0)
     for indices in batches[:warmup]:
-        trainer.train_step([collate(data, indices)])
-    src_tokens = tgt_tokens = 0
+        trainer.train_step([indices])
+    timed = batches[warmup:warmup + steps]
+    src_tokens = sum(int(data.src.lengths[idx].sum()) + len(idx) for idx in timed)
     start = time.perf_counter()
-    for indices in batches[warmup:warmup + steps]:
-        batch = collate(data, indices)
-        trainer.train_step([batch])
-        src_tokens += int((batch.src != PAD).sum())
-        tgt_tokens += batch.n_tgt_tokens
+    tgt_tokens = sum(trainer.train_step([indices])[1] for indices in timed)
     seconds = time.perf_counter() - start
     flops = training_flops(trainer.recipe.model, trainer.tgt_tokenizer.get_piece_size(), src_tokens, tgt_tokens)
     return {"updates": steps, "seconds": round(seconds, 2),
@@ -99,7 +96,7 @@ def profile_training(trainer: Trainer, steps: int = 3) -> str:
     batches = epoch_batches(data, trainer.cfg.max_tokens, seed=1, epoch=0)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for indices in batches[:steps]:
-            trainer.train_step([collate(data, indices)])
+            trainer.train_step([indices])
     return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -21,7 +22,7 @@ app = typer.Typer(
     help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → score.",
     no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
 )
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # log lines stay whole in files and CI logs
 
 RecipeArg = Annotated[Path, typer.Argument(help="YAML recipe (see recipes/).")]
 SetOpt = Annotated[Optional[list[str]], typer.Option(
@@ -84,13 +85,32 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
 @app.command()
 @friendly_errors
 def train(recipe: RecipeArg, set_: SetOpt = None,
-          progress: Annotated[bool, typer.Option(help="Show a progress bar (else log lines).")] = True):
-    """Train the Transformer; resumes from OUTPUT_DIR/checkpoints/last.pt if it exists."""
+          progress: Annotated[bool, typer.Option(help="Show a progress bar (else log lines).")] = True,
+          nproc: Annotated[int, typer.Option(help="Processes (GPUs) on this machine: runs itself under torchrun.")] = 1):
+    """Train the Transformer; resumes from OUTPUT_DIR/checkpoints/last.pt if it exists.
+
+    Several GPUs or machines: `torchrun --nproc-per-node K -m nmt train RECIPE` (or --nproc K).
+    """
     from nmt.train.trainer import train as run_train
 
     r = _recipe(recipe, set_)
+    if nproc > 1:
+        import subprocess
+
+        if "WORLD_SIZE" in os.environ:
+            raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
+        args, skip = [], False
+        for arg in sys.argv[1:]:  # this command line without --nproc K
+            if skip or arg.startswith("--nproc"):
+                skip = arg == "--nproc" and not skip
+                continue
+            args.append(arg)
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+                   "-m", "nmt", *args]
+        raise typer.Exit(subprocess.call(command))
     r.out.mkdir(parents=True, exist_ok=True)
-    save_recipe(r, r.out / "recipe.yaml")
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, one process writes
+        save_recipe(r, r.out / "recipe.yaml")
     result = run_train(r, err, show_progress=progress and err.is_terminal)
     if result.stopped_because.startswith("signal"):
         err.print(f"checkpoint saved at step {result.step}; run the same command again to resume")

@@ -172,7 +172,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         rows = (torch.arange(b, device=device).unsqueeze(1) * k + next_beam)[active].view(-1)  # (b'·K,)
         last = next_token[active].view(-1)
         history = torch.cat([history.index_select(0, rows), last.unsqueeze(1)], dim=1)
-        state = state.select(rows)
+        state = state.select(rows, same_sentences=bool(active.all()))
         scores, sentence = scores[active], sentence[active]
 
     return [hyps[:nbest] for hyps in finished]

@@ -178,11 +178,16 @@ class DecoderState:
     self_cache: list[dict[str, Tensor]]  # per decoder layer: past keys/values (N, h, t, dh)
     length: int = 0  # positions decoded so far
 
-    def select(self, rows: Tensor) -> "DecoderState":
-        """Keep (and reorder, repeat) rows: beam reordering and dropping finished sentences."""
+    def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
+        """Keep (and reorder, repeat) rows: beam reordering and dropping finished sentences.
+
+        same_sentences: every row stays within its sentence's block (beams reordered, none
+        dropped), so the encoder side, identical for a sentence's beams, needs no copying.
+        """
         return DecoderState(
-            memory_kv=[(k.index_select(0, rows), v.index_select(0, rows)) for k, v in self.memory_kv],
-            src_mask=self.src_mask.index_select(0, rows),
+            memory_kv=self.memory_kv if same_sentences else
+            [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in self.memory_kv],
+            src_mask=self.src_mask if same_sentences else self.src_mask.index_select(0, rows),
             self_cache=[{name: t.index_select(0, rows) for name, t in c.items()} for c in self.self_cache],
             length=self.length,
         )
@@ -253,9 +258,14 @@ class Transformer(nn.Module):
             return F.linear(hidden, self.tgt_embed.tokens.weight)
         return self.output_proj(hidden)
 
-    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+    def forward(self, src: Tensor, tgt_in: Tensor, output_mask: Tensor | None = None) -> Tensor:
+        """Logits (B, T, V); with output_mask (B, T), only at its True positions: (N, V).
+
+        Training passes the non-padding positions, so padding never reaches the (large) output layer.
+        """
         memory, src_mask = self.encode(src)
-        return self.output_logits(self.decode(tgt_in, memory, src_mask))  # (B, T, V)
+        hidden = self.decode(tgt_in, memory, src_mask)
+        return self.output_logits(hidden if output_mask is None else hidden[output_mask])
 
     # --- decoder, one position at a time (translation) ----------------------------------------
     def start_decoding(self, memory: Tensor, src_mask: Tensor, rows: Tensor | None = None) -> DecoderState:

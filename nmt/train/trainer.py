@@ -2,19 +2,25 @@
 
 Resume is exact: the batches of an epoch depend only on (seed, epoch), and a checkpoint holds
 the position inside the epoch, the optimizer, the schedule and the RNG states.
+
+Under torchrun each update's `update_freq` batches are dealt out to the ranks (rank r takes
+every K-th), so K processes make the same update as one process with the same recipe.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from torch.nn.parallel import DistributedDataParallel
 
 from nmt.config import Recipe, recipe_to_dict
 from nmt.data.batching import Batch, collate, epoch_batches
@@ -25,6 +31,7 @@ from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.checkpoint import link_checkpoint, load_checkpoint, prune, save_checkpoint
+from nmt.train.distributed import World, join_world
 from nmt.train.loss import label_smoothed_loss
 from nmt.train.metrics import MetricsLog
 from nmt.train.schedule import build_scheduler
@@ -37,7 +44,7 @@ class TrainingState:
 
     step: int = 0  # updates done
     epoch: int = 0
-    batch_in_epoch: int = 0  # batches of `epoch` already trained on
+    batch_in_epoch: int = 0  # batches of `epoch` already trained on (by all ranks together)
     best_score: float | None = None
     best_step: int = 0
     bad_validations: int = 0  # since the last improvement
@@ -83,12 +90,13 @@ class Trainer:
     def __init__(self, recipe: Recipe, console: Console | None = None):
         self.recipe = recipe
         self.cfg = recipe.train
-        self.console = console or Console(stderr=True)
+        self.console = console or Console(stderr=True, soft_wrap=True)
         self.ckpt_dir = recipe.out / "checkpoints"
         if self.cfg.threads:
             torch.set_num_threads(self.cfg.threads)
-        self.device = resolve_device(self.cfg.device)
-        torch.manual_seed(self.cfg.seed)
+        self.world, device_name = join_world(self.cfg.device)
+        self.device = resolve_device(device_name)
+        torch.manual_seed(self.cfg.seed + self.world.rank)  # each rank its own dropout masks
 
         src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
         self.src_tokenizer, self.tgt_tokenizer = load_processor(src_model), load_processor(tgt_model)
@@ -107,6 +115,10 @@ class Trainer:
         ref_lines = read_lines(split_file(recipe.data.valid, recipe.data.tgt_lang))
         self.valid_refs = [line for _, line in zip(range(n_refs), ref_lines)]
 
+        # Batches per update on each rank; the recipe's update_freq counts them over all ranks.
+        self.batches_per_rank = math.ceil(self.cfg.update_freq / self.world.size)
+        self.batches_per_update = self.batches_per_rank * self.world.size
+
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=self.cfg.adam_betas,
@@ -115,15 +127,25 @@ class Trainer:
         use_fp16 = self.cfg.precision == "fp16" and self.device.type == "cuda"
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=use_fp16)
         self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.cfg.precision)
-        self.batch_loss = torch.compile(self._batch_loss) if self.cfg.compile else self._batch_loss
+        forward = self.model
+        if self.world.distributed:
+            forward = DistributedDataParallel(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+        self.forward = torch.compile(forward) if self.cfg.compile else forward
         self.progress = TrainingState()
-        self.metrics = MetricsLog(recipe.out / "metrics.jsonl")
+        self.metrics = MetricsLog(recipe.out / "metrics.jsonl") if self.world.is_main else None
+
+    def log(self, message: str) -> None:
+        if self.world.is_main:
+            self.console.print(message, highlight=False)
 
     # --- checkpoints ---------------------------------------------------------------------------
-    def _payload(self) -> dict:
+    def _rng_state(self) -> dict:
         rng = {"torch": torch.get_rng_state()}
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
+        return rng
+
+    def _payload(self, rng_by_rank: list[dict]) -> dict:
         return {
             "recipe": recipe_to_dict(self.recipe),
             "model": self.model.state_dict(),
@@ -131,17 +153,21 @@ class Trainer:
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
             "progress": asdict(self.progress),
-            "rng": rng,
+            "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
             "tokenizer": self.tokenizer_protos,
         }
 
     def save(self, best: bool = False) -> Path:
+        """Rank 0 writes; every rank takes part (their RNG states are saved too) and waits for it."""
+        rng_by_rank = self.world.gather_objects(self._rng_state())
         path = self.ckpt_dir / f"step_{self.progress.step:07d}.pt"
-        save_checkpoint(self._payload(), path)
-        link_checkpoint(path, self.ckpt_dir / "last.pt")
-        if best:
-            link_checkpoint(path, self.ckpt_dir / "best.pt")
-        prune(self.ckpt_dir, self.cfg.keep_last)
+        if self.world.is_main:
+            save_checkpoint(self._payload(rng_by_rank), path)
+            link_checkpoint(path, self.ckpt_dir / "last.pt")
+            if best:
+                link_checkpoint(path, self.ckpt_dir / "best.pt")
+            prune(self.ckpt_dir, self.cfg.keep_last)
+        self.world.barrier()
         return path
 
     def resume(self) -> bool:
@@ -163,9 +189,14 @@ class Trainer:
         self.scheduler.load_state_dict(payload["scheduler"])
         self.scaler.load_state_dict(payload["scaler"])
         self.progress = TrainingState(**payload["progress"])
-        torch.set_rng_state(payload["rng"]["torch"].cpu())
-        if "cuda" in payload["rng"] and self.device.type == "cuda":
-            torch.cuda.set_rng_state(payload["rng"]["cuda"].cpu(), self.device)
+        ranks = payload["rng"].get("ranks", [payload["rng"]])
+        if len(ranks) == self.world.size:  # same number of processes: continue each RNG exactly
+            rng = ranks[self.world.rank]
+            torch.set_rng_state(rng["torch"].cpu())
+            if "cuda" in rng and self.device.type == "cuda":
+                torch.cuda.set_rng_state(rng["cuda"].cpu(), self.device)
+        else:  # another number of processes: fresh, but still reproducible, dropout masks
+            torch.manual_seed(self.cfg.seed + 1000 * self.progress.step + self.world.rank)
         return True
 
     # --- one update ------------------------------------------------------------------------------
@@ -174,25 +205,33 @@ class Trainer:
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=self.autocast_dtype)
 
-    def _batch_loss(self, batch: Batch) -> torch.Tensor:
-        """Label-smoothed loss summed over the batch's target tokens."""
-        with self._autocast():
-            memory, src_mask = self.model.encode(batch.src)
-            hidden = self.model.decode(batch.tgt_in, memory, src_mask)  # (B, T, D)
-            # Project only real target positions: padding never reaches the (big) output layer.
-            real = batch.tgt_out != PAD
-            logits = self.model.output_logits(hidden[real])  # (tokens, V)
-            return label_smoothed_loss(logits, batch.tgt_out[real], self.cfg.label_smoothing)
+    def _target_tokens(self, group: list[np.ndarray]) -> int:
+        """Non-padding target tokens (+ EOS) of a group of batches, from the lengths alone."""
+        return sum(int(self.train_data.tgt.lengths[idx].sum()) + len(idx) for idx in group)
 
-    def train_step(self, batches: list[Batch]) -> torch.Tensor:
-        """One update from `batches` (gradient accumulation); returns the loss per target token."""
+    def train_step(self, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
+        """One update from a group of batches (dealt out to the ranks; gradient accumulation
+        within a rank). Returns this rank's summed loss and the group's target tokens."""
         self.model.train()
-        total_tokens = sum(b.n_tgt_tokens for b in batches)
+        total_tokens = self._target_tokens(group)  # the same on every rank: no communication
+        mine = group[self.world.rank::self.world.size]
+        # A rank left without a batch (end of an epoch) still takes part, with zero weight.
+        weights = [1.0] * len(mine) if mine else [0.0]
+        mine = mine or group[:1]
+        # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
+        scale = self.world.size / total_tokens
         self.optimizer.zero_grad(set_to_none=True)
         loss_sum = torch.zeros((), device=self.device)
-        for batch in batches:
-            loss = self.batch_loss(batch.to(self.device))
-            self.scaler.scale(loss / total_tokens).backward()
+        for i, (indices, weight) in enumerate(zip(mine, weights)):
+            batch = collate(self.train_data, indices).to(self.device)
+            last = i == len(mine) - 1
+            sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
+            with sync:
+                with self._autocast():
+                    real = batch.tgt_out != PAD
+                    logits = self.forward(batch.src, batch.tgt_in, real)  # (tokens, V)
+                    loss = label_smoothed_loss(logits, batch.tgt_out[real], self.cfg.label_smoothing) * weight
+                self.scaler.scale(loss * scale).backward()
             loss_sum += loss.detach()
         if self.cfg.clip_norm > 0:
             self.scaler.unscale_(self.optimizer)
@@ -200,18 +239,20 @@ class Trainer:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
-        return loss_sum / total_tokens
+        return loss_sum, total_tokens
 
-    # --- validation --------------------------------------------------------------------------------
-    def validate(self) -> dict:
-        self.model.eval()
-        result = dev_loss(self.model, self.valid_data, self.cfg.max_tokens, self.device)
-        if self.valid_refs:
-            decode = self.recipe.decode
-            result["bleu"] = dev_bleu(self.model, self.valid_data, self.valid_refs, self.tgt_tokenizer,
-                                      self.cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
-        self.model.train()
-        return result
+    # --- validation (rank 0; the result is shared) -----------------------------------------------
+    def validate(self) -> dict | None:
+        result = None
+        if self.world.is_main:
+            self.model.eval()
+            result = dev_loss(self.model, self.valid_data, self.cfg.max_tokens, self.device)
+            if self.valid_refs:
+                decode = self.recipe.decode
+                result["bleu"] = dev_bleu(self.model, self.valid_data, self.valid_refs, self.tgt_tokenizer,
+                                          self.cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
+            self.model.train()
+        return self.world.share_from_main(result)
 
     def _improved(self, result: dict) -> bool:
         score = result["bleu"] if self.cfg.best_metric == "bleu" and "bleu" in result else -result["nll"]
@@ -221,6 +262,16 @@ class Trainer:
             return True
         self.progress.bad_validations += 1
         return False
+
+    def validate_and_save(self) -> Path:
+        result = self.validate()
+        best = self._improved(result)
+        if self.metrics:
+            self.metrics.write("valid", self.progress.step, **result)
+        path = self.save(best=best)
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in result.items())
+        self.log(f"step {self.progress.step} valid: {shown}{' (best)' if best else ''} -> {path.name}")
+        return path
 
     # --- the loop --------------------------------------------------------------------------------------
     def _finished(self) -> str | None:
@@ -234,58 +285,66 @@ class Trainer:
         return None
 
     def run(self, show_progress: bool = True) -> TrainResult:
+        try:
+            return self._run(show_progress and self.world.is_main)
+        finally:
+            if self.metrics:
+                self.metrics.close()
+            self.world.close()
+
+    def _run(self, show_progress: bool) -> TrainResult:
         resumed = self.resume()
         cfg, p = self.cfg, self.progress
-        n_params = self.model.num_parameters()
-        self.console.print(f"[bold]nmt train[/] {self.recipe.output_dir}: {n_params:,} parameters, "
-                           f"{len(self.train_data):,} training pairs, device {self.device}"
-                           + (f", resumed at step {p.step}" if resumed else ""))
+        effective = f"{self.batches_per_update} × {cfg.max_tokens} tokens per update"
+        if self.world.distributed:
+            effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
+        self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
+                 f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
+                 + (f", resumed at step {p.step}" if resumed else ""))
         if (reason := self._finished()) is not None:
-            self.console.print(f"nothing to do: already stopped by {reason} at step {p.step}")
+            self.log(f"nothing to do: already stopped by {reason} at step {p.step}")
             return TrainResult(p.step, reason, p.best_score, self.ckpt_dir / "last.pt")
 
         columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
-        window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
+        window = torch.zeros(2, dtype=torch.float64, device=self.device)  # (loss sum, target tokens) since last log
+        window_start = time.perf_counter()
         stop_reason = None
         with StopSignal() as stop, Progress(*columns, console=self.console, disable=not show_progress) as bar:
             task = bar.add_task("training", total=cfg.max_steps, completed=p.step, status="")
             while stop_reason is None:
                 batches = epoch_batches(self.train_data, cfg.max_tokens, cfg.seed, p.epoch)
                 while p.batch_in_epoch < len(batches):
-                    group = [collate(self.train_data, idx)
-                             for idx in batches[p.batch_in_epoch:p.batch_in_epoch + cfg.update_freq]]
-                    loss = self.train_step(group)
+                    group = batches[p.batch_in_epoch:p.batch_in_epoch + self.batches_per_update]
+                    loss_sum, tokens = self.train_step(group)
+                    window[0] += loss_sum  # stays on the device: no host sync per update
+                    window[1] += tokens / self.world.size  # summed over ranks below
                     p.batch_in_epoch += len(group)
                     p.step += 1
-                    tokens = sum(b.n_tgt_tokens for b in group)
-                    window_loss = window_loss + loss * tokens  # a tensor: no host sync per update
-                    window_tokens += tokens
                     bar.update(task, completed=p.step)
 
                     if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
+                        loss_sum, tokens = self.world.sum(window.clone()).tolist()
                         elapsed = time.perf_counter() - window_start
-                        stats = {"loss": float(window_loss) / window_tokens, "lr": self.scheduler.get_last_lr()[0],
-                                 "tgt_tokens_per_s": window_tokens / elapsed, "epoch": p.epoch}
-                        self.metrics.write("train", p.step, **stats)
+                        stats = {"loss": loss_sum / tokens, "lr": self.scheduler.get_last_lr()[0],
+                                 "tgt_tokens_per_s": tokens / elapsed, "epoch": p.epoch}
+                        if self.metrics:
+                            self.metrics.write("train", p.step, **stats)
                         status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
                         bar.update(task, status=status)
                         if not show_progress:
-                            self.console.print(f"step {p.step}: {status}")
-                        window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
+                            self.log(f"step {p.step}: {status}")
+                        window.zero_()
+                        window_start = time.perf_counter()
 
-                    validate_now = p.step % cfg.valid_every == 0 or p.step == cfg.max_steps
-                    if validate_now:
-                        result = self.validate()
-                        best = self._improved(result)
-                        self.metrics.write("valid", p.step, **result)
-                        path = self.save(best=best)
-                        shown = ", ".join(f"{k} {v:.3f}" for k, v in result.items())
-                        self.console.print(f"step {p.step} valid: {shown}{' (best)' if best else ''} -> {path.name}")
+                    validated = p.step % cfg.valid_every == 0 or p.step == cfg.max_steps
+                    if validated:
+                        self.validate_and_save()
                         window_start = time.perf_counter()  # validation time is not training speed
-                    stop_reason = self._finished() or (f"signal {stop.received}" if stop.received else None)
+                    signalled = self.world.any(stop.received is not None, self.device)
+                    stop_reason = self._finished() or (f"signal {stop.received or 'on another rank'}" if signalled else None)
                     if stop_reason:
-                        if not validate_now:
+                        if not validated:
                             self.save()
                         break
                 else:
@@ -293,17 +352,10 @@ class Trainer:
                     p.batch_in_epoch = 0
                     stop_reason = self._finished()
                     if stop_reason == "max_epochs":
-                        self.validate_and_save_final()
-        self.metrics.close()
-        self.console.print(f"stopped by {stop_reason} at step {p.step}; best {cfg.best_metric} "
-                           f"{p.best_score if p.best_score is None else round(abs(p.best_score), 3)} at step {p.best_step}")
+                        self.validate_and_save()
+        best = "none" if p.best_score is None else f"{abs(p.best_score):.3f}"
+        self.log(f"stopped by {stop_reason} at step {p.step}; best {cfg.best_metric} {best} at step {p.best_step}")
         return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
-
-    def validate_and_save_final(self) -> None:
-        result = self.validate()
-        best = self._improved(result)
-        self.metrics.write("valid", self.progress.step, **result)
-        self.save(best=best)
 
 
 def train(recipe: Recipe, console: Console | None = None, show_progress: bool = True) -> TrainResult:

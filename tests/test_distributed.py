@@ -1,0 +1,62 @@
+"""Training under torchrun with 2 gloo processes on CPU equals training in 1 process."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from nmt.train.checkpoint import load_checkpoint
+from tests.conftest import TINY, TINY_DATA, prepared_tiny
+
+NMT = str(Path(sys.executable).parent / "nmt")
+SETTINGS = ["train.update_freq=2", "train.max_tokens=96", "model.dropout=0.0", "train.valid_every=1000",
+            "train.valid_bleu_sentences=0", "train.log_every=2", "train.threads=1"]
+
+
+def run_nmt_train(out: Path, steps: int, nproc: int) -> subprocess.CompletedProcess:
+    sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
+            f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
+            f"--set=train.max_steps={steps}", *[f"--set={s}" for s in SETTINGS]]
+    command = [NMT, "train", str(TINY), "--no-progress", *sets]
+    if nproc > 1:
+        command.append(f"--nproc={nproc}")
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def model_of(out: Path) -> dict:
+    return load_checkpoint(out / "checkpoints" / "last.pt")["model"]
+
+
+def first_moments(out: Path) -> list[torch.Tensor]:
+    """Adam's running mean of gradients: unlike the parameters, proportional to the gradients' scale."""
+    state = load_checkpoint(out / "checkpoints" / "last.pt")["optimizer"]["state"]
+    return [state[i]["exp_avg"] for i in sorted(state)]
+
+
+def assert_same_parameters(a: dict, b: dict) -> None:
+    for name, tensor in a.items():
+        assert torch.allclose(tensor, b[name], atol=2e-5, rtol=1e-4), name
+
+
+def test_two_processes_reach_the_parameters_of_one(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    prepared_tiny(one, *SETTINGS)
+    prepared_tiny(two, *SETTINGS)
+    single = run_nmt_train(one, 6, nproc=1)
+    assert single.returncode == 0, single.stderr
+    double = run_nmt_train(two, 6, nproc=2)
+    assert double.returncode == 0, double.stderr
+    assert "2 processes × 1 batches" in double.stderr
+    assert double.stderr.count("nmt train") == 1  # only rank 0 speaks
+    assert_same_parameters(model_of(one), model_of(two))
+    for m1, m2 in zip(first_moments(one), first_moments(two)):
+        assert torch.allclose(m1, m2, atol=1e-6, rtol=1e-3)
+    log_one = [line for line in single.stderr.splitlines() if line.startswith("step 6:")]
+    log_two = [line for line in double.stderr.splitlines() if line.startswith("step 6:")]
+    assert log_one[0].split()[3] == log_two[0].split()[3]  # the same logged loss, summed over ranks
+
+    # Each run resumes in the other's world size and they still agree.
+    assert run_nmt_train(one, 9, nproc=2).returncode == 0
+    assert run_nmt_train(two, 9, nproc=1).returncode == 0
+    assert_same_parameters(model_of(one), model_of(two))
