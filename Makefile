@@ -22,6 +22,7 @@ test: install
 
 bench: install
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.prepare
 
 # $(call pipeline,RECIPE,OUTPUT_DIR,TEST_PREFIX,SRC,TGT,EXTRA_SET_FLAGS,CHECKPOINT)
 define pipeline

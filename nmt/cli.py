@@ -73,8 +73,20 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
     """Read, clean, encode and binarize the train/valid/test splits."""
     from nmt.data.prepare import data_dir, prepare as run_prepare
 
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     r = _recipe(recipe, set_)
-    report = run_prepare(r.data, r.tokenizer, r.out, threads)
+    columns = [SpinnerColumn(), TextColumn("preparing {task.fields[split]}: {task.completed:,} pairs read"),
+               TimeElapsedColumn()]
+    with Progress(*columns, console=err, disable=not err.is_terminal) as bar:
+        tasks = {}
+
+        def on_progress(split: str, read: int) -> None:
+            if split not in tasks:
+                tasks[split] = bar.add_task("", total=None, split=split)
+            bar.update(tasks[split], completed=read)
+
+        report = run_prepare(r.data, r.tokenizer, r.out, threads, on_progress)
     if report["skipped"]:
         err.print(f"data up to date: {data_dir(r.out)}")
     for split, s in report["splits"].items():

@@ -10,7 +10,7 @@ from nmt.data.prepare import prepare
 from nmt.data.shards import ParallelShards, Shard, ShardWriter
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor, tokenizer_paths, train_tokenizer
 from nmt.errors import NmtError
-from tests.conftest import prepared_tiny, tiny_recipe
+from tests.conftest import TINY_DATA as TINY_DATA_DIR, prepared_tiny, tiny_recipe
 
 
 def test_read_lines_handles_bom_crlf_and_gzip(tmp_path):
@@ -116,3 +116,51 @@ def test_prepare_names_missing_files(tmp_path):
     broken = tiny_recipe(tmp_path, f"data.valid={tmp_path / 'nowhere'}")
     with pytest.raises(NmtError, match=r"nowhere.en: file not found"):
         prepare(broken.data, broken.tokenizer, recipe.out)
+
+
+def _tiny_pairs():
+    en = (TINY_DATA_DIR / "train.en").read_text().splitlines()
+    de = (TINY_DATA_DIR / "train.de").read_text().splitlines()
+    return en, de
+
+
+def _shard_contents(out):
+    data = ParallelShards(out / "data", "train")
+    return [data.src[i].tolist() for i in range(len(data))], [data.tgt[i].tolist() for i in range(len(data))]
+
+
+def test_tsv_and_hugging_face_corpora_prepare_like_text_files(tmp_path):
+    import datasets
+
+    en, de = _tiny_pairs()
+    text = prepared_tiny(tmp_path / "text")
+
+    tsv = tmp_path / "train.tsv"
+    tsv.write_text("".join(f"{a}\t{b}\n" for a, b in zip(en, de)))
+    from_tsv = prepared_tiny(tmp_path / "tsv", f"data.train={tsv}")
+
+    folder = tmp_path / "hf"
+    rows = {"translation": [{"en": a, "de": b} for a, b in zip(en, de)]}
+    datasets.DatasetDict({"train": datasets.Dataset.from_dict(rows)}).save_to_disk(str(folder))
+    from_hf = prepared_tiny(tmp_path / "hfout", f"data.train=hf:{folder}:train")
+
+    expected = _shard_contents(text.out)
+    assert _shard_contents(from_tsv.out) == expected
+    assert _shard_contents(from_hf.out) == expected
+    assert prepare(from_hf.data, from_hf.tokenizer, from_hf.out)["skipped"]
+
+
+def test_bad_tsv_and_hugging_face_specs_are_clear_errors(tmp_path):
+    from nmt.data.corpus import open_corpus
+
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("one\tein\ntwo without a tab\n")
+    with pytest.raises(NmtError, match=r"bad.tsv:2: expected source<TAB>target"):
+        list(open_corpus(str(bad), "en", "de").pairs())
+    with pytest.raises(NmtError, match="expected hf:NAME"):
+        open_corpus("hf:onlyname", "en", "de")
+    import datasets
+
+    datasets.Dataset.from_dict({"en": ["a"], "fr": ["b"]}).save_to_disk(str(tmp_path / "ds"))
+    with pytest.raises(NmtError, match=r"no 'translation' column nor columns 'en', 'de'"):
+        open_corpus(f"hf:{tmp_path / 'ds'}:train", "en", "de")

@@ -1,4 +1,14 @@
-"""Reading parallel text: plain or gzip files, UTF-8 (BOM and CRLF tolerated), with clear errors."""
+"""Reading parallel text, with clear errors. A split in a recipe is one of:
+
+- a path prefix: `{prefix}.{src_lang}` and `{prefix}.{tgt_lang}`, each plain or `.gz`;
+- a TSV file (`*.tsv` or `*.tsv.gz`): source in the first column, target in the second;
+- a Hugging Face dataset: `hf:NAME[:CONFIG]:SPLIT` (e.g. `hf:wmt14:de-en:train`, loaded with
+  `datasets.load_dataset`), or `hf:FOLDER:SPLIT` for one written by `save_to_disk`. Rows hold
+  a `translation` mapping {lang: text}, or one column per language.
+
+Files are UTF-8 (a BOM and Windows line endings are tolerated); an invalid byte is an error that
+names the file and line.
+"""
 
 from __future__ import annotations
 
@@ -58,3 +68,112 @@ def read_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:
         yield src, tgt
     if count == 0:
         raise NmtError(f"{src_path}: empty file (no sentence pairs)")
+
+
+class Corpus:
+    """One split of a parallel corpus, whatever its storage."""
+
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        raise NotImplementedError
+
+    def side(self, which: str) -> Iterator[str]:
+        """The lines of one side, "src" or "tgt"."""
+        index = 0 if which == "src" else 1
+        return (pair[index] for pair in self.pairs())
+
+    def fingerprint(self) -> dict:
+        """What identifies the content, to decide whether prepared data is up to date."""
+        raise NotImplementedError
+
+
+def _file_fingerprint(path: Path) -> dict:
+    stat = path.stat()
+    return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+class TextPair(Corpus):
+    def __init__(self, prefix: str, src_lang: str, tgt_lang: str):
+        self.src_path, self.tgt_path = split_file(prefix, src_lang), split_file(prefix, tgt_lang)
+
+    def pairs(self):
+        return read_parallel(self.src_path, self.tgt_path)
+
+    def side(self, which: str):
+        return read_lines(self.src_path if which == "src" else self.tgt_path)
+
+    def fingerprint(self):
+        return {"files": [_file_fingerprint(self.src_path), _file_fingerprint(self.tgt_path)]}
+
+    def __str__(self):
+        return f"{self.src_path} + {self.tgt_path}"
+
+
+class Tsv(Corpus):
+    def __init__(self, path: str):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise NmtError(f"{path}: file not found")
+
+    def pairs(self):
+        count = 0
+        for count, line in enumerate(read_lines(self.path), start=1):
+            columns = line.split("\t")
+            if len(columns) < 2:
+                raise NmtError(f"{self.path}:{count}: expected source<TAB>target, found {len(columns)} column")
+            yield columns[0], columns[1]
+        if count == 0:
+            raise NmtError(f"{self.path}: empty file (no sentence pairs)")
+
+    def fingerprint(self):
+        return {"files": [_file_fingerprint(self.path)]}
+
+    def __str__(self):
+        return str(self.path)
+
+
+class HuggingFace(Corpus):
+    def __init__(self, spec: str, src_lang: str, tgt_lang: str):
+        parts = spec[len("hf:"):].split(":")
+        if len(parts) not in (2, 3):
+            raise NmtError(f"{spec}: expected hf:NAME[:CONFIG]:SPLIT")
+        name, config, split = (parts[0], None, parts[1]) if len(parts) == 2 else parts
+        self.spec, self.src_lang, self.tgt_lang = spec, src_lang, tgt_lang
+        import datasets
+
+        try:
+            if Path(name).is_dir():
+                loaded = datasets.load_from_disk(name)
+                self.dataset = loaded[split] if isinstance(loaded, datasets.DatasetDict) else loaded
+            else:
+                self.dataset = datasets.load_dataset(name, config, split=split)
+        except Exception as e:  # datasets raises many types (missing split, no network, bad name)
+            raise NmtError(f"{spec}: cannot load the dataset: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        columns = self.dataset.column_names
+        if "translation" not in columns and not {src_lang, tgt_lang} <= set(columns):
+            raise NmtError(f"{spec}: no 'translation' column nor columns {src_lang!r}, {tgt_lang!r} (has {columns})")
+
+    def pairs(self):
+        if len(self.dataset) == 0:
+            raise NmtError(f"{self.spec}: empty split")
+        nested = "translation" in self.dataset.column_names
+        for number, row in enumerate(self.dataset, start=1):
+            texts = row["translation"] if nested else row
+            try:
+                yield texts[self.src_lang], texts[self.tgt_lang]
+            except KeyError as e:
+                raise NmtError(f"{self.spec}: row {number} has no {e.args[0]!r} text") from None
+
+    def fingerprint(self):
+        return {"dataset": self.spec, "fingerprint": getattr(self.dataset, "_fingerprint", None),
+                "rows": len(self.dataset)}
+
+    def __str__(self):
+        return self.spec
+
+
+def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
+    if spec.startswith("hf:"):
+        return HuggingFace(spec, src_lang, tgt_lang)
+    if spec.endswith((".tsv", ".tsv.gz")):
+        return Tsv(spec)
+    return TextPair(spec, src_lang, tgt_lang)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.clean import PairFilter, normalize
-from nmt.data.corpus import read_parallel, split_file
+from nmt.data.corpus import open_corpus
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 
@@ -20,11 +20,6 @@ CHUNK = 20_000  # pairs encoded at once; bounds memory whatever the corpus size
 
 def data_dir(out: Path) -> Path:
     return out / "data"
-
-
-def _fingerprint(path: Path) -> dict:
-    stat = path.stat()
-    return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
 def _sha256(path: Path) -> str:
@@ -42,15 +37,14 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
     splits = {"train": data.train, "valid": data.valid} | ({"test": data.test} if data.test else {})
-    files = {split: (split_file(prefix, data.src_lang), split_file(prefix, data.tgt_lang))
-             for split, prefix in splits.items()}
+    corpora = {split: open_corpus(spec, data.src_lang, data.tgt_lang) for split, spec in splits.items()}
 
     target = data_dir(out)
     target.mkdir(parents=True, exist_ok=True)
     report_path = target / "report.json"
     inputs = {
         "data": data.model_dump(mode="json"),
-        "files": {s: [_fingerprint(p) for p in pair] for s, pair in files.items()},
+        "corpora": {split: corpus.fingerprint() for split, corpus in corpora.items()},
         "tokenizers": [_sha256(src_model), _sha256(tgt_model)],
     }
     if report_path.is_file():
@@ -60,12 +54,12 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
 
     started = time.perf_counter()
     report: dict = {"inputs": inputs, "splits": {}}
-    for split, (src_path, tgt_path) in files.items():
+    for split, corpus in corpora.items():
         pair_filter = PairFilter(data) if split == "train" else None
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
         read = 0
-        for chunk in _chunks(read_parallel(src_path, tgt_path), CHUNK):
+        for chunk in _chunks(corpus.pairs(), CHUNK):
             read += len(chunk)
             chunk = [(normalize(s, data.normalize_nfkc), normalize(t, data.normalize_nfkc)) for s, t in chunk]
             if pair_filter:
@@ -96,7 +90,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         kept = src_writer.close()
         tgt_writer.close()
         report["splits"][split] = {
-            "source": str(src_path), "target": str(tgt_path), "read": read, "kept": kept,
+            "corpus": str(corpus), "read": read, "kept": kept,
             "dropped": dict(pair_filter.dropped) if pair_filter else {},
         }
     report["seconds"] = round(time.perf_counter() - started, 2)

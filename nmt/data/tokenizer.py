@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 
 import sentencepiece as spm
 
 from nmt.config import DataConfig, TokenizerConfig
-from nmt.data.corpus import read_lines, split_file
+from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
@@ -37,31 +39,30 @@ def load_processor(path: Path | None = None, model_proto: bytes | None = None) -
     return processor
 
 
-def _write_sample(paths: list[Path], handle, limit: int, seed: int) -> int:
+def _write_sample(lines: Iterable[str], handle, limit: int, seed: int) -> int:
     """Copy training sentences to `handle`, reservoir-sampling `limit` of them when limit > 0."""
     rng = random.Random(seed)
     sample: list[str] = []
     seen = 0
-    for path in paths:
-        for line in read_lines(path):
-            if not line.strip():
-                continue
-            seen += 1
-            if limit <= 0 or len(sample) < limit:
-                sample.append(line)
-            else:
-                j = rng.randrange(seen)
-                if j < limit:
-                    sample[j] = line
+    for line in lines:
+        if not line.strip():
+            continue
+        seen += 1
+        if limit <= 0 or len(sample) < limit:
+            sample.append(line)
+        else:
+            j = rng.randrange(seen)
+            if j < limit:
+                sample[j] = line
     handle.write("\n".join(sample) + "\n")
     return len(sample)
 
 
-def _train_one(paths: list[Path], model_path: Path, cfg: TokenizerConfig) -> None:
+def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: TokenizerConfig) -> None:
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as text:
-        n = _write_sample(paths, text, cfg.input_sentence_size, cfg.seed)
+        n = _write_sample(lines, text, cfg.input_sentence_size, cfg.seed)
     if n == 0:
-        raise NmtError(f"{paths[0]}: no text to train the tokenizer on")
+        raise NmtError(f"{source}: no text to train the tokenizer on")
     prefix = model_path.with_suffix("")
     try:
         spm.SentencePieceTrainer.Train(
@@ -92,12 +93,12 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path) -> dict:
         if previous.get("settings") == settings:
             return previous | {"skipped": True}
 
-    src_file, tgt_file = split_file(data.train, data.src_lang), split_file(data.train, data.tgt_lang)
+    corpus = open_corpus(data.train, data.src_lang, data.tgt_lang)
     if cfg.joint:
-        _train_one([src_file, tgt_file], src_model, cfg)
+        _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg)
     else:
-        _train_one([src_file], src_model, cfg)
-        _train_one([tgt_file], tgt_model, cfg)
+        _train_one(corpus.side("src"), str(corpus), src_model, cfg)
+        _train_one(corpus.side("tgt"), str(corpus), tgt_model, cfg)
 
     summary = {"settings": settings, "models": [str(src_model), str(tgt_model)]}
     summary.update(_measure(data, src_model, tgt_model))
@@ -108,9 +109,10 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path) -> dict:
 def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:
     """Vocabulary size, pieces per sentence and unknown-piece rate on the dev set."""
     stats = {}
-    for side, lang, model in (("src", data.src_lang, src_model), ("tgt", data.tgt_lang, tgt_model)):
+    dev = open_corpus(data.valid, data.src_lang, data.tgt_lang)
+    for side, model in (("src", src_model), ("tgt", tgt_model)):
         sp = load_processor(model)
-        lines = list(read_lines(split_file(data.valid, lang)))
+        lines = list(dev.side(side))
         ids = sp.encode(lines)
         pieces = sum(len(x) for x in ids)
         unknown = sum(x.count(UNK) for x in ids)

@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from nmt.config import Recipe, recipe_to_dict
 from nmt.data.batching import Batch, collate, epoch_batches
-from nmt.data.corpus import read_lines, split_file
+from nmt.data.corpus import open_corpus
 from nmt.data.prepare import data_dir
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
@@ -112,7 +112,7 @@ class Trainer:
         if len(self.train_data) == 0:
             raise NmtError(f"{shards}: the training split is empty after cleaning")
         n_refs = min(self.cfg.valid_bleu_sentences, len(self.valid_data))
-        ref_lines = read_lines(split_file(recipe.data.valid, recipe.data.tgt_lang))
+        ref_lines = open_corpus(recipe.data.valid, recipe.data.src_lang, recipe.data.tgt_lang).side("tgt")
         self.valid_refs = [line for _, line in zip(range(n_refs), ref_lines)]
 
         # Batches per update on each rank; the recipe's update_freq counts them over all ranks.

@@ -1,0 +1,87 @@
+"""`nmt prepare` throughput and peak memory: full Multi30k train, and a synthetic 1M-pair corpus.
+
+The synthetic corpus is Multi30k repeated with a running number appended to each pair (so that
+duplicate removal keeps it). Each measurement runs in its own process so that its peak memory is
+its own. Writes bench/results/prepare.json.
+
+    python -m bench.prepare [--pairs 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "runs" / "bench_prepare"
+
+
+def synthetic_corpus(prefix: Path, pairs: int) -> None:
+    en = gzip.open(ROOT / "data/multi30k/train.en.gz", "rt", encoding="utf-8").read().splitlines()
+    de = gzip.open(ROOT / "data/multi30k/train.de.gz", "rt", encoding="utf-8").read().splitlines()
+    with gzip.open(f"{prefix}.en.gz", "wt", encoding="utf-8", compresslevel=1) as fe, \
+         gzip.open(f"{prefix}.de.gz", "wt", encoding="utf-8", compresslevel=1) as fd:
+        for i in range(pairs):
+            fe.write(f"{en[i % len(en)]} {i}\n")
+            fd.write(f"{de[i % len(de)]} {i}\n")
+
+
+def measure_one(train_prefix: str) -> dict:
+    """Runs in a child process: tokenizer from Multi30k (shared), then prepare of `train_prefix`."""
+    from nmt.config import load_recipe
+    from nmt.data.prepare import prepare
+    from nmt.data.tokenizer import train_tokenizer
+
+    out = WORK / Path(train_prefix).name
+    base = load_recipe(ROOT / "recipes/multi30k_en_de.yaml", [f"output_dir={WORK / 'tokenizer'}"])
+    train_tokenizer(base.data, base.tokenizer, base.out)
+    recipe = load_recipe(ROOT / "recipes/multi30k_en_de.yaml", [f"output_dir={out}", f"data.train={train_prefix}"])
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("spm.model", "spm.vocab"):
+        (out / name).write_bytes((base.out / name).read_bytes())
+    (out / "data" / "report.json").unlink(missing_ok=True)
+    raw_bytes = sum(len(line.encode()) + 1 for lang in ("en", "de")
+                    for line in gzip.open(f"{train_prefix}.{lang}.gz", "rt", encoding="utf-8"))
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    report = prepare(recipe.data, recipe.tokenizer, recipe.out)
+    seconds = time.perf_counter() - start
+    pairs = report["splits"]["train"]["read"]
+    return {"corpus": train_prefix, "pairs": pairs, "kept": report["splits"]["train"]["kept"],
+            "seconds": round(seconds, 2), "pairs_per_s": round(pairs / seconds),
+            "mb_per_s": round(raw_bytes / seconds / 1e6, 2),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "rss_before_prepare_mb": round(rss_before / 1024)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=1_000_000)
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure_one(args.one)))
+        return
+    WORK.mkdir(parents=True, exist_ok=True)
+    synthetic = WORK / f"synthetic_{args.pairs}"
+    if not Path(f"{synthetic}.de.gz").is_file():
+        synthetic_corpus(synthetic, args.pairs)
+    results = []
+    for prefix in (str(ROOT / "data/multi30k/train"), str(synthetic)):
+        out = subprocess.run([sys.executable, "-m", "bench.prepare", "--one", prefix],
+                             capture_output=True, text=True, check=True, cwd=ROOT)
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    report = {"benchmark": "nmt prepare (read, clean, encode with 2 threads, binarize)", "runs": results}
+    (ROOT / "bench/results").mkdir(parents=True, exist_ok=True)
+    (ROOT / "bench/results/prepare.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
