@@ -298,6 +298,9 @@ class Trainer:
         effective = f"{self.batches_per_update} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:
             effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
+        if self.device.type == "cpu" and cfg.precision != "fp32":
+            self.log(f"warning: train.precision={cfg.precision} on a CPU: most CPUs lack fast {cfg.precision} "
+                     "matmuls (seen 500x slower than fp32); use fp32 unless you have measured otherwise")
         self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
                  f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
                  + (f", resumed at step {p.step}" if resumed else ""))
