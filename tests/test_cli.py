@@ -119,7 +119,6 @@ def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
 
 def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     import signal
-    import time
 
     from nmt.train.checkpoint import load_checkpoint
     from tests.conftest import prepared_tiny

@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from torch.nn.parallel import DistributedDataParallel
 
 from nmt.config import Recipe, recipe_to_dict
-from nmt.data.batching import Batch, collate, epoch_batches
+from nmt.data.batching import collate, epoch_batches
 from nmt.data.corpus import open_corpus
 from nmt.data.prepare import data_dir
 from nmt.data.shards import ParallelShards
@@ -31,7 +31,7 @@ from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.checkpoint import link_checkpoint, load_checkpoint, prune, save_checkpoint
-from nmt.train.distributed import World, join_world
+from nmt.train.distributed import join_world
 from nmt.train.loss import label_smoothed_loss
 from nmt.train.metrics import MetricsLog
 from nmt.train.schedule import build_scheduler
