@@ -146,12 +146,15 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         ends = top_token == EOS
 
         # File the EOS candidates ranked in the top K as finished hypotheses.
+        sentence_ids = sentence.tolist()
         newly_finished = (ends[:, :k] & (top_scores[:, :k] > NEG_INF)).nonzero().tolist()
+        if newly_finished:  # read the few values needed in one go rather than element by element
+            beams, log_probs_top = top_beam[:, :k].tolist(), top_scores[:, :k].tolist()
         for i, j in newly_finished:
-            row = i * k + int(top_beam[i, j])
-            log_prob = float(top_scores[i, j])
+            row = i * k + beams[i][j]
+            log_prob = log_probs_top[i][j]
             hyp = Hypothesis(history[row].tolist(), log_prob / length_penalty(t + 1, length_penalty_alpha), log_prob)
-            hyps = finished[int(sentence[i])]
+            hyps = finished[sentence_ids[i]]
             hyps.append(hyp)
             hyps.sort(key=lambda h: -h.score)
             del hyps[max(nbest, k):]
@@ -164,7 +167,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         next_beam, next_token = top_beam.gather(1, keep), top_token.gather(1, keep)
 
         nth_best = torch.tensor([hyps[nbest - 1].score if len(hyps) >= nbest else NEG_INF
-                                 for hyps in (finished[s] for s in sentence.tolist())], device=device)
+                                 for hyps in (finished[s] for s in sentence_ids)], device=device)
         reachable = scores[:, 0] / length_penalty(limits[sentence] + 1, length_penalty_alpha)
         active = ~(at_limit | (scores[:, 0] == NEG_INF) | (nth_best >= reachable))
         if not active.any():

@@ -310,7 +310,8 @@ class Trainer:
 
         columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
-        window = torch.zeros(2, dtype=torch.float64, device=self.device)  # (loss sum, target tokens) since last log
+        window_loss = torch.zeros((), dtype=torch.float64, device=self.device)  # this rank's, since the last log
+        window_tokens = 0  # all ranks' target tokens since the last log (every rank knows them)
         window_start = time.perf_counter()
         stop_reason = None
         with StopSignal() as stop, Progress(*columns, console=self.console, disable=not show_progress) as bar:
@@ -320,24 +321,25 @@ class Trainer:
                 while p.batch_in_epoch < len(batches):
                     group = batches[p.batch_in_epoch:p.batch_in_epoch + self.batches_per_update]
                     loss_sum, tokens = self.train_step(group)
-                    window[0] += loss_sum  # stays on the device: no host sync per update
-                    window[1] += tokens / self.world.size  # summed over ranks below
+                    window_loss += loss_sum  # stays on the device: no host sync per update
+                    window_tokens += tokens
                     p.batch_in_epoch += len(group)
                     p.step += 1
                     bar.update(task, completed=p.step)
 
                     if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
-                        loss_sum, tokens = self.world.sum(window.clone()).tolist()
+                        loss_sum = float(self.world.sum(window_loss.clone()))
                         elapsed = time.perf_counter() - window_start
-                        stats = {"loss": loss_sum / tokens, "lr": self.scheduler.get_last_lr()[0],
-                                 "tgt_tokens_per_s": tokens / elapsed, "epoch": p.epoch}
+                        stats = {"loss": loss_sum / window_tokens, "lr": self.scheduler.get_last_lr()[0],
+                                 "tgt_tokens_per_s": window_tokens / elapsed, "epoch": p.epoch}
                         if self.metrics:
                             self.metrics.write("train", p.step, **stats)
                         status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
                         bar.update(task, status=status)
                         if not show_progress:
                             self.log(f"step {p.step}: {status}")
-                        window.zero_()
+                        window_loss.zero_()
+                        window_tokens = 0
                         window_start = time.perf_counter()
 
                     validated = p.step % cfg.valid_every == 0 or p.step == cfg.max_steps
