@@ -1,7 +1,7 @@
 """`nmt prepare` throughput and peak memory: full Multi30k train, and a synthetic 1M-pair corpus.
 
 The synthetic corpus is Multi30k repeated with a running number appended to each pair (so that
-duplicate removal keeps it). Each measurement runs in its own process so that its peak memory is
+duplicate removal keeps it, and has a million distinct pairs to track). Each measurement runs in its own process so that its peak memory is
 its own. Writes bench/results/prepare.json.
 
     python -m bench.prepare [--pairs 1000000]

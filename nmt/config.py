@@ -74,6 +74,7 @@ class TrainConfig(Section):
     update_freq: int = 1  # batches accumulated into one update
     max_steps: int = 100_000  # updates
     max_epochs: int = 0  # 0 = no limit
+    max_minutes: float = 0  # training wall time (validation included, summed over resumes); 0 = no limit
     lr_schedule: Literal["noam", "inverse_sqrt"] = "noam"
     lr: float = 1.0  # noam: the factor in front of d_model^-0.5; inverse_sqrt: the peak rate
     warmup_steps: int = 4000

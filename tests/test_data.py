@@ -6,6 +6,7 @@ import pytest
 
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
 from nmt.data.corpus import read_lines, read_parallel
+from nmt.data import dedup
 from nmt.data.prepare import prepare
 from nmt.data.shards import ParallelShards, Shard, ShardWriter
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor, tokenizer_paths, train_tokenizer
@@ -89,6 +90,21 @@ def test_tokenizer_round_trips_text_and_is_skipped_when_up_to_date(tmp_path):
     text = "Ein schwarzer Hund springt über einen Baumstamm."
     assert sp.decode(sp.encode(text)) == text
     assert train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
+
+
+def test_duplicates_found_on_disk_equal_a_set_in_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(dedup, "_CHUNK", 97)  # many chunks, so repeats cross chunk boundaries
+    rng = np.random.default_rng(0)
+    words = ["a", "b", "c", "ab", "a b", ""]
+    pairs = [(words[i], words[j]) for i, j in rng.integers(0, len(words), size=(1000, 2))]
+    pairs += [("x", "y"), ("x", "y "), ("x\ty", ""), ("x", "y\t")]  # near-misses and the tab joining the sides
+    seen, expected = set(), set()
+    for line, pair in enumerate(pairs):
+        (expected.add(line) if pair in seen else seen.add(pair))
+    found = dedup.find_duplicates(iter(pairs), tmp_path)
+    assert {line for line in range(len(pairs)) if line in found} == expected
+    assert len(found) == len(expected) == len(pairs) - len(set(pairs)) and len(pairs) not in found
+    assert list(tmp_path.iterdir()) == []  # bucket files removed
 
 
 def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):

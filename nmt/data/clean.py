@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections import Counter
 
 from nmt.config import DataConfig
+from nmt.data.dedup import DuplicateLines
 
 # C0/C1 control characters other than tab: a sign of binary junk or broken encodings.
 _INVALID_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -21,22 +21,20 @@ def normalize(text: str, nfkc: bool) -> str:
 class PairFilter:
     """Decides, pair by pair, whether a training pair is kept; counts the reasons it is not."""
 
-    def __init__(self, cfg: DataConfig):
+    def __init__(self, cfg: DataConfig, duplicates: DuplicateLines | None = None):
+        """`duplicates`: the lines that repeat an earlier pair (see nmt.data.dedup), if they are to go."""
         self.cfg = cfg
+        self.duplicates = duplicates
         self.dropped: Counter[str] = Counter()
-        self._seen: set[bytes] = set()
 
-    def text_reason(self, src: str, tgt: str) -> str | None:
-        """Reasons visible before tokenization."""
+    def text_reason(self, line: int, src: str, tgt: str) -> str | None:
+        """Reasons visible before tokenization; `line` counts the corpus's pairs from 0."""
         if not src or not tgt:
             return "empty side"
         if _INVALID_CHARS.search(src) or _INVALID_CHARS.search(tgt):
             return "invalid characters"
-        if self.cfg.remove_duplicates:
-            key = hashlib.blake2b(f"{src}\t{tgt}".encode(), digest_size=12).digest()
-            if key in self._seen:
-                return "duplicate"
-            self._seen.add(key)
+        if self.duplicates is not None and line in self.duplicates:
+            return "duplicate"
         return None
 
     def length_reason(self, n_src: int, n_tgt: int) -> str | None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.clean import PairFilter, normalize
-from nmt.data.corpus import open_corpus
+from nmt.data.corpus import Corpus, open_corpus
+from nmt.data.dedup import find_duplicates
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 
@@ -29,6 +30,26 @@ def _sha256(path: Path) -> str:
 def _chunks(pairs: Iterator[tuple[str, str]], size: int) -> Iterator[list[tuple[str, str]]]:
     while chunk := list(islice(pairs, size)):
         yield chunk
+
+
+def _normalized_pairs(corpus: Corpus, nfkc: bool) -> Iterator[tuple[str, str]]:
+    for s, t in corpus.pairs():
+        yield normalize(s, nfkc), normalize(t, nfkc)
+
+
+def _train_filter(data: DataConfig, corpus: Corpus, workdir: Path,
+                  on_progress: Callable[[str, int], None] | None) -> PairFilter:
+    if not data.remove_duplicates:
+        return PairFilter(data)
+
+    def counted(pairs: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        for n, pair in enumerate(pairs, 1):
+            if on_progress and n % CHUNK == 0:
+                on_progress("train (finding duplicates)", n)
+            yield pair
+
+    # A pass of its own, so that memory does not grow with the corpus (see nmt.data.dedup).
+    return PairFilter(data, find_duplicates(counted(_normalized_pairs(corpus, data.normalize_nfkc)), workdir))
 
 
 def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
@@ -55,17 +76,17 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     started = time.perf_counter()
     report: dict = {"inputs": inputs, "splits": {}}
     for split, corpus in corpora.items():
-        pair_filter = PairFilter(data) if split == "train" else None
+        pair_filter = _train_filter(data, corpus, target, on_progress) if split == "train" else None
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
         read = 0
-        for chunk in _chunks(corpus.pairs(), CHUNK):
+        for chunk in _chunks(_normalized_pairs(corpus, data.normalize_nfkc), CHUNK):
+            first_line = read
             read += len(chunk)
-            chunk = [(normalize(s, data.normalize_nfkc), normalize(t, data.normalize_nfkc)) for s, t in chunk]
             if pair_filter:
                 kept = []
-                for s, t in chunk:
-                    reason = pair_filter.text_reason(s, t)
+                for line, (s, t) in enumerate(chunk, first_line):
+                    reason = pair_filter.text_reason(line, s, t)
                     if reason:
                         pair_filter.drop(reason)
                     else:

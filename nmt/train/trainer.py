@@ -48,6 +48,7 @@ class TrainingState:
     best_score: float | None = None
     best_step: int = 0
     bad_validations: int = 0  # since the last improvement
+    elapsed_seconds: float = 0.0  # wall time spent training (validation included), summed over resumes
 
 
 @dataclass
@@ -284,6 +285,9 @@ class Trainer:
             return "patience"
         return None
 
+    def _out_of_time(self) -> bool:
+        return self.cfg.max_minutes > 0 and self.progress.elapsed_seconds >= 60 * self.cfg.max_minutes
+
     def run(self, show_progress: bool = True) -> TrainResult:
         try:
             return self._run(show_progress and self.world.is_main)
@@ -304,7 +308,7 @@ class Trainer:
         self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
                  f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
                  + (f", resumed at step {p.step}" if resumed else ""))
-        if (reason := self._finished()) is not None:
+        if (reason := self._finished() or ("max_minutes" if self._out_of_time() else None)) is not None:
             self.log(f"nothing to do: already stopped by {reason} at step {p.step}")
             return TrainResult(p.step, reason, p.best_score, self.ckpt_dir / "last.pt")
 
@@ -313,6 +317,7 @@ class Trainer:
         window_loss = torch.zeros((), dtype=torch.float64, device=self.device)  # this rank's, since the last log
         window_tokens = 0  # all ranks' target tokens since the last log (every rank knows them)
         window_start = time.perf_counter()
+        clock = time.perf_counter()  # elapsed_seconds is advanced from this after each update
         stop_reason = None
         with StopSignal() as stop, Progress(*columns, console=self.console, disable=not show_progress) as bar:
             task = bar.add_task("training", total=cfg.max_steps, completed=p.step, status="")
@@ -346,10 +351,18 @@ class Trainer:
                     if validated:
                         self.validate_and_save()
                         window_start = time.perf_counter()  # validation time is not training speed
+                    now = time.perf_counter()
+                    p.elapsed_seconds += now - clock
+                    clock = now
+                    # Ranks' clocks differ: any rank out of time (or signalled) stops them all together.
+                    out_of_time = self.world.any(self._out_of_time(), self.device)
                     signalled = self.world.any(stop.received is not None, self.device)
-                    stop_reason = self._finished() or (f"signal {stop.received or 'on another rank'}" if signalled else None)
+                    stop_reason = self._finished() or ("max_minutes" if out_of_time else None) \
+                        or (f"signal {stop.received or 'on another rank'}" if signalled else None)
                     if stop_reason:
-                        if not validated:
+                        if stop_reason == "max_minutes" and not validated:
+                            self.validate_and_save()  # the final model competes for best.pt
+                        elif not validated:
                             self.save()
                         break
                 else:

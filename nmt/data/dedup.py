@@ -1,0 +1,76 @@
+"""Exact-duplicate detection for corpora too large to keep a hash set in memory.
+
+A first pass hashes every pair (16-byte blake2b) and appends (hash, line) records to one of 256
+bucket files on disk, chosen by the hash's first byte. Each bucket is then sorted on its own:
+equal hashes become neighbours, and every line after the first of a run repeats an earlier pair.
+Memory is one bucket (24 B × pairs / 256) plus one bit per line, not a set entry (~100 B) per pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import tempfile
+from collections.abc import Iterable
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+BUCKETS = 256
+_CHUNK = 50_000
+
+
+def pair_digests(pairs: list[tuple[str, str]]) -> np.ndarray:
+    """(n, 2) uint64: a 128-bit hash per pair, first column the high half. The source's length
+    leads, so that no split of the same characters between the sides hashes alike."""
+    joined = b"".join(hashlib.blake2b(f"{len(s)}:{s}{t}".encode(), digest_size=16).digest() for s, t in pairs)
+    return np.frombuffer(joined, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+
+
+class DuplicateLines:
+    """The set of line numbers that repeat an earlier line's pair, one bit per line."""
+
+    def __init__(self, lines: int):
+        self.lines = lines
+        self._bits = np.zeros((lines + 7) // 8, dtype=np.uint8)
+
+    def mark(self, line_numbers: np.ndarray) -> None:
+        np.bitwise_or.at(self._bits, line_numbers >> 3, (1 << (line_numbers & 7)).astype(np.uint8))
+
+    def __contains__(self, line: int) -> bool:
+        return line < self.lines and bool(self._bits[line >> 3] >> (line & 7) & 1)
+
+    def __len__(self) -> int:
+        return int(np.unpackbits(self._bits).sum())
+
+
+def find_duplicates(pairs: Iterable[tuple[str, str]], workdir: Path) -> DuplicateLines:
+    """Which lines of `pairs` (numbered from 0) repeat an earlier pair exactly. Bucket files live
+    in a temporary folder under `workdir` and are removed afterwards."""
+    with tempfile.TemporaryDirectory(dir=workdir, prefix="dedup.") as tmp:
+        buckets = [Path(tmp) / f"{b:03d}.u64" for b in range(BUCKETS)]
+        with contextlib.ExitStack() as stack:
+            handles = [stack.enter_context(open(path, "wb")) for path in buckets]
+            lines = 0
+            iterator = iter(pairs)
+            while chunk := list(islice(iterator, _CHUNK)):
+                records = np.empty((len(chunk), 3), dtype=np.uint64)
+                records[:, :2] = pair_digests(chunk)
+                records[:, 2] = np.arange(lines, lines + len(chunk), dtype=np.uint64)
+                lines += len(chunk)
+                bucket_of = (records[:, 0] >> np.uint64(56)).astype(np.intp)
+                order = np.argsort(bucket_of, kind="stable")
+                starts = np.searchsorted(bucket_of[order], np.arange(BUCKETS + 1))
+                for b in np.flatnonzero(np.diff(starts)):
+                    handles[b].write(records[order[starts[b]:starts[b + 1]]].tobytes())
+
+        duplicates = DuplicateLines(lines)
+        for path in buckets:
+            records = np.fromfile(path, dtype=np.uint64).reshape(-1, 3)
+            if len(records) < 2:
+                continue
+            records = records[np.lexsort((records[:, 2], records[:, 1], records[:, 0]))]  # by hash, then line
+            repeats = (records[1:, 0] == records[:-1, 0]) & (records[1:, 1] == records[:-1, 1])
+            duplicates.mark(records[1:, 2][repeats].astype(np.int64))
+        return duplicates
