@@ -101,6 +101,19 @@ def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny)
     assert valid[-1]["bleu"] == pytest.approx(100.0)
 
 
+def test_tensorboard_events_mirror_the_json_lines(trained_tiny):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    log = read_metrics(trained_tiny.out / "metrics.jsonl")
+    board = EventAccumulator(str(trained_tiny.out / "tensorboard"))
+    board.Reload()
+    for kind, name in [("train", "loss"), ("valid", "bleu")]:
+        expected = [(r["step"], r[name]) for r in log if r["kind"] == kind]
+        events = [(e.step, e.value) for e in board.Scalars(f"{kind}/{name}")]
+        assert [step for step, _ in events] == [step for step, _ in expected] and expected
+        assert [v for _, v in events] == pytest.approx([v for _, v in expected], rel=1e-5, abs=1e-6)  # JSON keeps 6 decimals
+
+
 def test_resumed_training_equals_uninterrupted_training(tmp_path):
     settings = ("model.dropout=0.1", "model.attention_dropout=0.1", "train.max_tokens=128", "train.update_freq=2",
                 "train.valid_every=1000", "train.valid_bleu_sentences=0", "train.log_every=1000")

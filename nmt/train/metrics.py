@@ -1,4 +1,5 @@
-"""Metrics as JSON lines (one object per event), the file a learning curve is plotted from."""
+"""Metrics as JSON lines (one object per event), the file a learning curve is plotted from;
+mirrored to TensorBoard event files when the `tensorboard` package is installed."""
 
 from __future__ import annotations
 
@@ -7,19 +8,36 @@ import time
 from pathlib import Path
 
 
+def _tensorboard_writer(folder: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard not installed: JSON lines only
+        return None
+    return SummaryWriter(str(folder))
+
+
 class MetricsLog:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, tensorboard_dir: Path | None = None):
+        """`tensorboard_dir`: where event files go (`tensorboard --logdir` it), if tensorboard is installed."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "a", encoding="utf-8")
+        self._board = _tensorboard_writer(tensorboard_dir) if tensorboard_dir else None
 
     def write(self, kind: str, step: int, **values) -> None:
         record = {"kind": kind, "step": step, "time": round(time.time(), 3)}
         record.update({k: (round(v, 6) if isinstance(v, float) else v) for k, v in values.items()})
         self._file.write(json.dumps(record) + "\n")
         self._file.flush()
+        if self._board:
+            for name, value in values.items():
+                if isinstance(value, (int, float)):
+                    self._board.add_scalar(f"{kind}/{name}", value, step)
+            self._board.flush()
 
     def close(self) -> None:
         self._file.close()
+        if self._board:
+            self._board.close()
 
 
 def read_metrics(path: Path) -> list[dict]:

@@ -133,7 +133,7 @@ class Trainer:
             forward = DistributedDataParallel(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
         self.forward = torch.compile(forward) if self.cfg.compile else forward
         self.progress = TrainingState()
-        self.metrics = MetricsLog(recipe.out / "metrics.jsonl") if self.world.is_main else None
+        self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
 
     def log(self, message: str) -> None:
         if self.world.is_main:
