@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo test bench multi30k wmt14-base wmt14-big clean
+.PHONY: install demo test bench multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -29,6 +29,7 @@ define pipeline
 	$(NMT) tokenizer $(1) $(6)
 	$(NMT) prepare $(1) $(6)
 	$(NMT) train $(1) $(6)
+	$(MAKE) --no-print-directory $(7)
 	$(MAKE) --no-print-directory $(2)/test.$(5).hyp NMT_CKPT=$(7) NMT_SRC=$(3).$(4).gz
 	$(NMT) score $(2)/test.$(5).hyp -r $(3).$(5).gz -m bleu -m chrf --json > $(2)/test.score.json
 	$(NMT) score $(2)/test.$(5).hyp -r $(3).$(5).gz -m bleu -m chrf
@@ -38,14 +39,30 @@ endef
 %.hyp: $(NMT_CKPT)
 	$(NMT) translate -c $(NMT_CKPT) -i $(NMT_SRC) -o $@
 
-DEMO_STEPS ?= 700
-DEMO_SET = --set output_dir=runs/demo --set train.max_steps=$(DEMO_STEPS) --set train.valid_every=350 --set train.valid_bleu_sentences=300
+# The mean of the last $(AVERAGE_LAST) step checkpoints, redone when training went on.
+AVERAGE_LAST ?= 5
+%/checkpoints/averaged.pt: %/checkpoints/last.pt
+	$(NMT) average --last $(AVERAGE_LAST) --dir $(dir $@) -o $@
+
+# The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores.
+DEMO_MINUTES ?= 9
+DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set train.valid_every=250 --set train.valid_bleu_sentences=300
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
 
+# The full recipes (about 90 minutes each on 2 cores): test scores, run summary and learning
+# curve go to results/. $(call multi30k_run,SRC,TGT,EXTRA_SET_FLAGS)
+define multi30k_run
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/multi30k_$(1)_$(2),data/multi30k/test_2016_flickr,$(1),$(2),$(3),runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt)
+	$(BIN)/python -m nmt.results runs/multi30k_$(1)_$(2) runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt \
+	    runs/multi30k_$(1)_$(2)/test.$(2).hyp data/multi30k/test_2016_flickr.$(2).gz results/multi30k_$(1)_$(2).json
+	$(NMT) plot runs/multi30k_$(1)_$(2) -o results/multi30k_$(1)_$(2).png
+endef
 multi30k: install
-	$(call pipeline,recipes/multi30k_en_de.yaml,runs/multi30k_en_de,data/multi30k/test_2016_flickr,en,de,,runs/multi30k_en_de/checkpoints/best.pt)
+	$(call multi30k_run,en,de,)
+multi30k-de-en: install
+	$(call multi30k_run,de,en,--set data.src_lang=de --set data.tgt_lang=en --set output_dir=runs/multi30k_de_en)
 
 # WMT14 needs its data first: `make data/wmt14` exports it from Hugging Face `datasets` (network).
 data/wmt14/train.en.gz:

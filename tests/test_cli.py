@@ -166,3 +166,23 @@ def test_plot_draws_the_learning_curve(trained_tiny, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
     missing = nmt("plot", tmp_path / "nothing.jsonl")
     assert missing.exit_code == 2 and "metrics log not found" in missing.output
+
+
+def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path):
+    from nmt.model.transformer import Transformer
+    from nmt.results import summarize
+    from nmt.score import score_file
+    from nmt.train.checkpoint import load_checkpoint
+
+    best = trained_tiny.out / "checkpoints" / "best.pt"
+    hyp, ref = tmp_path / "valid.hyp", TINY_DATA / "valid.de"
+    assert nmt("translate", "-c", str(best), "-i", str(TINY_DATA / "valid.en"), "-o", str(hyp)).exit_code == 0
+    summary = summarize(trained_tiny.out, best, hyp, ref)
+    assert summary["bleu"] == score_file(hyp, [ref])[0]["score"]
+    assert summary["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+    assert summary["direction"] == "en-de" and summary["decode"]["beam_size"] == trained_tiny.decode.beam_size
+    assert summary["parameters"] == Transformer(trained_tiny.model, 160, 160).num_parameters()
+    progress = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")["progress"]
+    assert summary["training"]["updates"] == progress["step"] == trained_tiny.train.max_steps
+    assert [p["step"] for p in summary["dev_bleu_greedy"]] == list(
+        range(trained_tiny.train.valid_every, trained_tiny.train.max_steps + 1, trained_tiny.train.valid_every))
