@@ -40,7 +40,7 @@ endef
 	$(NMT) translate -c $(NMT_CKPT) -i $(NMT_SRC) -o $@
 
 # The mean of the last $(AVERAGE_LAST) step checkpoints, redone when training went on.
-AVERAGE_LAST ?= 5
+AVERAGE_LAST ?= 3
 %/checkpoints/averaged.pt: %/checkpoints/last.pt
 	$(NMT) average --last $(AVERAGE_LAST) --dir $(dir $@) -o $@
 
