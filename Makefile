@@ -30,14 +30,14 @@ define pipeline
 	$(NMT) prepare $(1) $(6)
 	$(NMT) train $(1) $(6)
 	$(MAKE) --no-print-directory $(7)
-	$(MAKE) --no-print-directory $(2)/test.$(5).hyp NMT_CKPT=$(7) NMT_SRC=$(3).$(4).gz
+	$(MAKE) --no-print-directory $(2)/test.$(5).hyp NMT_CKPT=$(7) NMT_SRC=$(3).$(4).gz NMT_RECIPE=$(1)
 	$(NMT) score $(2)/test.$(5).hyp -r $(3).$(5).gz -m bleu -m chrf --json > $(2)/test.score.json
 	$(NMT) score $(2)/test.$(5).hyp -r $(3).$(5).gz -m bleu -m chrf
 endef
 
-# Translation reruns only when the checkpoint is newer than the output.
-%.hyp: $(NMT_CKPT)
-	$(NMT) translate -c $(NMT_CKPT) -i $(NMT_SRC) -o $@
+# Translation reruns only when the checkpoint or the recipe (its decode settings) is newer than the output.
+%.hyp: $(NMT_CKPT) $(NMT_RECIPE)
+	$(NMT) translate -c $(NMT_CKPT) --decode-from $(NMT_RECIPE) -i $(NMT_SRC) -o $@
 
 # The mean of the last $(AVERAGE_LAST) step checkpoints, redone when training went on.
 AVERAGE_LAST ?= 3
@@ -45,7 +45,7 @@ AVERAGE_LAST ?= 3
 	$(NMT) average --last $(AVERAGE_LAST) --dir $(dir $@) -o $@
 
 # The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores.
-DEMO_MINUTES ?= 9
+DEMO_MINUTES ?= 12
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set train.valid_every=250 --set train.valid_bleu_sentences=300
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
@@ -56,7 +56,8 @@ demo: install
 define multi30k_run
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/multi30k_$(1)_$(2),data/multi30k/test_2016_flickr,$(1),$(2),$(3),runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt)
 	$(BIN)/python -m nmt.results runs/multi30k_$(1)_$(2) runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt \
-	    runs/multi30k_$(1)_$(2)/test.$(2).hyp data/multi30k/test_2016_flickr.$(2).gz results/multi30k_$(1)_$(2).json
+	    runs/multi30k_$(1)_$(2)/test.$(2).hyp data/multi30k/test_2016_flickr.$(2).gz results/multi30k_$(1)_$(2).json \
+	    recipes/multi30k_en_de.yaml
 	$(NMT) plot runs/multi30k_$(1)_$(2) -o results/multi30k_$(1)_$(2).png
 endef
 multi30k: install

@@ -146,6 +146,8 @@ def translate(
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
     threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
+    decode_from: Annotated[Optional[Path], typer.Option(
+        help="Recipe whose decode section replaces the checkpoint's (settings tuned after training).")] = None,
     set_: SetOpt = None,
 ):
     """Translate text line by line: one output line per input line, empty lines included."""
@@ -159,6 +161,8 @@ def translate(
         torch.set_num_threads(threads)
     translator = load_translator(checkpoint, device)
     raw = recipe_to_dict(translator.recipe)
+    if decode_from is not None:
+        raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
     for key, value in (("beam_size", beam_size), ("length_penalty", length_penalty),
                        ("nbest", nbest), ("batch_tokens", batch_tokens), ("sampling", sampling),
                        ("temperature", temperature), ("top_k", top_k), ("top_p", top_p)):

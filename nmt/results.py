@@ -1,6 +1,8 @@
 """Summarize a finished recipe run into one JSON file (used by `make multi30k`).
 
-    python -m nmt.results RUN_DIR CHECKPOINT HYPOTHESES REFERENCE OUTPUT.json
+    python -m nmt.results RUN_DIR CHECKPOINT HYPOTHESES REFERENCE OUTPUT.json [DECODE_RECIPE]
+
+DECODE_RECIPE: the recipe given to `nmt translate --decode-from`, if the hypotheses were made so.
 
 The file names the test scores with their sacrebleu signatures, the checkpoint translated with,
 the decoding settings, how long training ran and on what, and the dev BLEU curve.
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.config import recipe_from_dict
+from nmt.config import DecodeConfig, load_recipe, recipe_from_dict
 from nmt.score import score_file
 from nmt.train.checkpoint import load_checkpoint
 from nmt.train.metrics import read_metrics
@@ -33,7 +35,9 @@ def count_parameters(state: dict[str, torch.Tensor]) -> int:
     return total
 
 
-def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path) -> dict:
+def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path,
+              decode: DecodeConfig | None = None) -> dict:
+    """`decode`: the settings the hypotheses were translated with, if not the checkpoint's."""
     last = load_checkpoint(run_dir / "checkpoints" / "last.pt")
     recipe = recipe_from_dict(last["recipe"])  # as trained, overrides included
     used = load_checkpoint(checkpoint)
@@ -51,7 +55,7 @@ def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path
         "chrf_signature": scores["chrF2"]["signature"],
         "checkpoint": str(checkpoint),
         "averaged_from": used.get("averaged_from"),
-        "decode": recipe.decode.model_dump(mode="json"),
+        "decode": (decode or recipe.decode).model_dump(mode="json"),
         "parameters": count_parameters(used["model"]),
         "training": {
             "updates": progress["step"],
@@ -71,7 +75,8 @@ def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path
 
 if __name__ == "__main__":
     run_dir, checkpoint, hypotheses, reference, output = map(Path, sys.argv[1:6])
-    summary = summarize(run_dir, checkpoint, hypotheses, reference)
+    decode = load_recipe(Path(sys.argv[6])).decode if len(sys.argv) > 6 else None
+    summary = summarize(run_dir, checkpoint, hypotheses, reference, decode)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {output}: BLEU {summary['bleu']:.2f} ({summary['bleu_signature']})")

@@ -186,3 +186,17 @@ def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path
     assert summary["training"]["updates"] == progress["step"] == trained_tiny.train.max_steps
     assert [p["step"] for p in summary["dev_bleu_greedy"]] == list(
         range(trained_tiny.train.valid_every, trained_tiny.train.max_steps + 1, trained_tiny.train.valid_every))
+
+
+def test_decode_settings_from_another_recipe(trained_tiny, tmp_path):
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text(TINY.read_text().replace("  beam_size: 4\n", "  beam_size: 4\n  nbest: 3\n"))
+    source = "Asian man sweeping the walkway.\n"
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    plain = nmt("translate", "-c", ckpt, "--output-format", "jsonl", input=source)
+    tuned_run = nmt("translate", "-c", ckpt, "--decode-from", str(tuned), "--output-format", "jsonl", input=source)
+    assert plain.exit_code == 0 and tuned_run.exit_code == 0, tuned_run.output
+    assert len(json.loads(plain.stdout)["hypotheses"]) == 1
+    assert len(json.loads(tuned_run.stdout)["hypotheses"]) == 3  # the tuned recipe's nbest
+    missing = nmt("translate", "-c", ckpt, "--decode-from", str(tmp_path / "nope.yaml"), input=source)
+    assert missing.exit_code == 2 and "nope.yaml" in missing.output
