@@ -45,7 +45,7 @@ AVERAGE_LAST ?= 3
 	$(NMT) average --last $(AVERAGE_LAST) --dir $(dir $@) -o $@
 
 # The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores.
-DEMO_MINUTES ?= 12
+DEMO_MINUTES ?= 9
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set train.valid_every=250 --set train.valid_bleu_sentences=300
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
