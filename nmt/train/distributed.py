@@ -46,13 +46,14 @@ class World:
         dist.all_gather_object(out, value)
         return out
 
-    def any(self, flag: bool, device: torch.device) -> bool:
-        """True on every rank if it is true on any rank (e.g. a stop signal seen by one of them)."""
+    def any(self, flags: list[bool], device: torch.device) -> list[bool]:
+        """Each flag true on every rank if it is true on any rank (e.g. a stop signal seen by one
+        of them); several flags share one all-reduce."""
         if not self.distributed:
-            return flag
-        t = torch.tensor([int(flag)], device=device)
+            return list(flags)
+        t = torch.tensor([int(f) for f in flags], device=device)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return bool(t.item())
+        return [bool(v) for v in t.tolist()]
 
     def sum(self, values: torch.Tensor) -> torch.Tensor:
         if self.distributed:

@@ -355,8 +355,7 @@ class Trainer:
                     p.elapsed_seconds += now - clock
                     clock = now
                     # Ranks' clocks differ: any rank out of time (or signalled) stops them all together.
-                    out_of_time = self.world.any(self._out_of_time(), self.device)
-                    signalled = self.world.any(stop.received is not None, self.device)
+                    out_of_time, signalled = self.world.any([self._out_of_time(), stop.received is not None], self.device)
                     stop_reason = self._finished() or ("max_minutes" if out_of_time else None) \
                         or (f"signal {stop.received or 'on another rank'}" if signalled else None)
                     if stop_reason:
