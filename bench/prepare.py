@@ -1,10 +1,10 @@
-"""`nmt prepare` throughput and peak memory: full Multi30k train, and a synthetic 1M-pair corpus.
+"""`nmt prepare` throughput and peak memory: full Multi30k train, and synthetic 250k- and 1M-pair corpora.
 
 The synthetic corpus is Multi30k repeated with a running number appended to each pair (so that
 duplicate removal keeps it, and has a million distinct pairs to track). Each measurement runs in its own process so that its peak memory is
 its own. Writes bench/results/prepare.json.
 
-    python -m bench.prepare [--pairs 1000000]
+    python -m bench.prepare [--pairs 250000 1000000]
 """
 
 from __future__ import annotations
@@ -62,18 +62,22 @@ def measure_one(train_prefix: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--pairs", type=int, default=1_000_000)
+    parser.add_argument("--pairs", type=int, nargs="+", default=[250_000, 1_000_000],
+                        help="sizes of synthetic corpora; peak memory should not grow from one to the next")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure_one(args.one)))
         return
     WORK.mkdir(parents=True, exist_ok=True)
-    synthetic = WORK / f"synthetic_{args.pairs}"
-    if not Path(f"{synthetic}.de.gz").is_file():
-        synthetic_corpus(synthetic, args.pairs)
+    prefixes = [str(ROOT / "data/multi30k/train")]
+    for pairs in args.pairs:
+        synthetic = WORK / f"synthetic_{pairs}"
+        if not Path(f"{synthetic}.de.gz").is_file():
+            synthetic_corpus(synthetic, pairs)
+        prefixes.append(str(synthetic))
     results = []
-    for prefix in (str(ROOT / "data/multi30k/train"), str(synthetic)):
+    for prefix in prefixes:
         out = subprocess.run([sys.executable, "-m", "bench.prepare", "--one", prefix],
                              capture_output=True, text=True, check=True, cwd=ROOT)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))

@@ -8,6 +8,7 @@ from nmt.data.batching import collate, epoch_batches, pack_by_tokens
 from nmt.data.corpus import read_lines, read_parallel
 from nmt.data import dedup
 from nmt.data.prepare import prepare
+from nmt.data import shards
 from nmt.data.shards import ParallelShards, Shard, ShardWriter
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor, tokenizer_paths, train_tokenizer
 from nmt.errors import NmtError
@@ -51,6 +52,31 @@ def test_shards_round_trip(tmp_path):
     shard = Shard(tmp_path / "x.src")
     assert [shard[i].tolist() for i in range(len(shard))] == sentences
     assert shard.lengths.tolist() == [3, 0, 2, 1]
+
+
+def test_shards_stream_offsets_in_slices_and_keep_the_npy_layout(tmp_path, monkeypatch):
+    monkeypatch.setattr(shards, "_SLICE", 3)  # close() and the reader work across slice boundaries
+    rng = np.random.default_rng(0)
+    sentences = [rng.integers(0, 8000, size=rng.integers(0, 6)).tolist() for _ in range(11)]
+    writer = ShardWriter(tmp_path / "x.tgt", vocab_size=8000)
+    for start in range(0, 11, 4):
+        writer.add(sentences[start:start + 4])
+    assert writer.close() == 11
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.tgt.bin", "x.tgt.idx"]  # no temp files left
+    with open(tmp_path / "x.tgt.idx", "rb") as f:  # two plain .npy arrays: offsets, then dtype
+        offsets, dtype = np.load(f), np.load(f)
+    assert offsets.tolist() == [0, *np.cumsum([len(s) for s in sentences]).tolist()]
+    assert dtype.tolist() == ["<u2"]
+    shard = Shard(tmp_path / "x.tgt")
+    assert [shard[i].tolist() for i in range(len(shard))] == sentences
+    assert shard.lengths.tolist() == [len(s) for s in sentences]
+
+
+def test_an_empty_shard_reads_back_empty(tmp_path):
+    writer = ShardWriter(tmp_path / "e.src", vocab_size=8000)
+    assert writer.close() == 0
+    shard = Shard(tmp_path / "e.src")
+    assert len(shard) == 0 and shard.lengths.tolist() == []
 
 
 def test_token_batches_respect_the_budget_and_cover_every_pair_once():

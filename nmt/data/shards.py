@@ -1,6 +1,8 @@
 """Binarized, memory-mapped token shards: `{name}.bin` (token ids) + `{name}.idx` (offsets).
 
-Memory stays flat however large the corpus: writers append chunk by chunk, readers map the files.
+`.idx` holds two .npy arrays back to back: the int64 offsets (n + 1), then the token dtype.
+Memory stays flat however large the corpus: the writer streams tokens and lengths to disk chunk
+by chunk and turns the lengths into offsets in slices; the reader maps both files.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+_SLICE = 1 << 16  # sentences whose offsets are computed at a time (close) or lengths (reader)
 
 
 def _file(path_stem: Path, extension: str) -> Path:
@@ -24,8 +28,10 @@ class ShardWriter:
         self.path_stem = path_stem
         self.dtype = token_dtype(vocab_size)
         self._tmp_bin = _file(path_stem, ".bin.tmp")
+        self._tmp_lengths = _file(path_stem, ".len.tmp")
         self._bin = open(self._tmp_bin, "wb")
-        self._lengths: list[np.ndarray] = []
+        self._lengths = open(self._tmp_lengths, "wb")
+        self.sentences = 0
 
     def add(self, sentences: list[list[int]]) -> None:
         if not sentences:
@@ -33,34 +39,60 @@ class ShardWriter:
         lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
         flat = np.fromiter((t for s in sentences for t in s), dtype=self.dtype, count=int(lengths.sum()))
         self._bin.write(flat.tobytes())
-        self._lengths.append(lengths)
+        self._lengths.write(lengths.tobytes())
+        self.sentences += len(sentences)
 
     def close(self) -> int:
         """Finish both files atomically; return the number of sentences."""
         self._bin.close()
-        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        self._lengths.close()
         tmp_idx = _file(self.path_stem, ".idx.tmp")
         with open(tmp_idx, "wb") as f:
-            np.save(f, offsets)
+            np.lib.format.write_array_header_1_0(
+                f, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int64)), "fortran_order": False,
+                    "shape": (self.sentences + 1,)})
+            f.write(np.zeros(1, dtype=np.int64).tobytes())
+            total = 0
+            with open(self._tmp_lengths, "rb") as lengths:  # read, not mapped: mapped pages count as RSS
+                while (piece := np.fromfile(lengths, dtype=np.int64, count=_SLICE)).size:
+                    offsets = np.cumsum(piece) + total
+                    f.write(offsets.tobytes())
+                    total = int(offsets[-1])
             np.save(f, np.array([self.dtype.str]))
+        self._tmp_lengths.unlink()
         self._tmp_bin.replace(_file(self.path_stem, ".bin"))
         tmp_idx.replace(_file(self.path_stem, ".idx"))
-        return len(lengths)
+        return self.sentences
+
+
+def _map_offsets(path: Path) -> tuple[np.ndarray, np.dtype]:
+    """The offsets array of an `.idx` file, memory-mapped, and the token dtype stored after it."""
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(f)
+        start = f.tell()
+        f.seek(start + shape[0] * dtype.itemsize)
+        token = np.dtype(str(np.load(f, allow_pickle=False)[0]))
+    return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape), token
 
 
 class Shard:
-    """Read-only view of one side of a split: shard[i] is the token ids of sentence i."""
+    """Read-only view of one side of a split: shard[i] is the token ids of sentence i.
+
+    Only `lengths` (4 bytes a sentence, for batching) is held in memory; tokens and offsets are
+    read from the mapped files when indexed."""
 
     def __init__(self, path_stem: Path):
-        with open(_file(path_stem, ".idx"), "rb") as f:
-            self.offsets = np.load(f, allow_pickle=False)
-            dtype = np.dtype(str(np.load(f, allow_pickle=False)[0]))
+        self.offsets, dtype = _map_offsets(_file(path_stem, ".idx"))
         size = int(self.offsets[-1])
         self.tokens = (np.memmap(_file(path_stem, ".bin"), dtype=dtype, mode="r", shape=(size,))
                        if size else np.zeros(0, dtype=dtype))
-        self.lengths = np.diff(self.offsets)
+        self.lengths = np.empty(len(self.offsets) - 1, dtype=np.int32)
+        for start in range(0, len(self.lengths), _SLICE):
+            window = self.offsets[start:start + _SLICE + 1]
+            self.lengths[start:start + len(window) - 1] = np.diff(window)
 
     def __len__(self) -> int:
         return len(self.lengths)
