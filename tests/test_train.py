@@ -2,13 +2,14 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from nmt.config import TrainConfig
 from nmt.data.tokenizer import PAD
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.errors import NmtError
+from nmt.model.output_loss import output_layer_loss
 from nmt.train.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
-from nmt.train.loss import label_smoothed_loss
 from nmt.train.metrics import read_metrics
 from nmt.train.schedule import build_scheduler, inverse_sqrt_rate, noam_rate
 from nmt.train.trainer import Trainer, train
@@ -26,9 +27,43 @@ def test_label_smoothed_loss_by_hand():
         nll = log_norm - z[t]
         uniform = sum(log_norm - v for v in z) / 4
         expected += (1 - eps) * nll + eps * uniform
-    assert label_smoothed_loss(logits, target, eps).item() == pytest.approx(expected, rel=1e-6)
-    assert label_smoothed_loss(logits, target, 0.0).item() == pytest.approx(
+    identity = torch.eye(4)  # hidden @ I.T = the logits above
+    for rows in (1, 2, 3):
+        assert output_layer_loss(logits, identity, target, eps, rows).item() == pytest.approx(expected, rel=1e-6)
+    assert output_layer_loss(logits, identity, target, 0.0).item() == pytest.approx(
         sum(math.log(sum(math.exp(v) for v in logits[r].tolist())) - logits[r, t].item() for r, t in ((0, 1), (1, 2))))
+
+
+@pytest.mark.parametrize("rows", [1, 5, 64])
+def test_fused_output_loss_matches_pytorch_in_value_and_gradients(rows):
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(13, 8), torch.randn(50, 8)
+    target = torch.randint(1, 50, (13,))
+    target[[2, 7]] = PAD
+    h1, w1 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    reference = F.cross_entropy(F.linear(h1, w1), target, ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+    (reference * 0.5).backward()
+    h2, w2 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    fused = output_layer_loss(h2, w2, target, 0.1, rows)
+    (fused * 0.5).backward()  # the incoming gradient scales the stored ones
+    assert fused.item() == pytest.approx(reference.item(), rel=1e-5)
+    assert torch.allclose(h2.grad, h1.grad, atol=1e-5) and torch.allclose(w2.grad, w1.grad, atol=1e-5)
+    with torch.no_grad():  # validation: no gradients computed
+        assert output_layer_loss(hidden, weight, target, 0.1, rows).item() == pytest.approx(reference.item(), rel=1e-5)
+
+
+def test_fused_output_loss_under_bf16_autocast_stays_close_to_fp32():
+    """The mixed-precision path of GPU training, run on the CPU: bf16 products, fp32 sums."""
+    torch.manual_seed(0)
+    hidden, weight, target = torch.randn(40, 16), torch.randn(30, 16) * 0.3, torch.randint(1, 30, (40,))
+    h1, w1 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    output_layer_loss(h1, w1, target, 0.1).backward()
+    h2, w2 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = output_layer_loss(h2, w2, target, 0.1, rows=7)
+    loss.backward()
+    assert h2.grad.dtype == torch.float32 and w2.grad.dtype == torch.float32
+    assert torch.allclose(h2.grad, h1.grad, atol=0.05) and torch.allclose(w2.grad, w1.grad, atol=0.05)
 
 
 def test_noam_schedule_by_hand():

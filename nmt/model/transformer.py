@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import PAD
+from nmt.model.output_loss import output_layer_loss
 
 
 class PositionalEncoding(nn.Module):
@@ -253,19 +254,28 @@ class Transformer(nn.Module):
             x = layer(x, layer.cross_attn.project_kv(memory), src_mask)
         return self.decoder_norm(x)
 
-    def output_logits(self, hidden: Tensor) -> Tensor:  # (..., D) -> (..., V)
-        if self.output_proj is None:
-            return F.linear(hidden, self.tgt_embed.tokens.weight)
-        return self.output_proj(hidden)
+    @property
+    def output_weight(self) -> Tensor:  # (V, D): the target embedding when tied
+        return self.tgt_embed.tokens.weight if self.output_proj is None else self.output_proj.weight
 
-    def forward(self, src: Tensor, tgt_in: Tensor, output_mask: Tensor | None = None) -> Tensor:
+    def output_logits(self, hidden: Tensor) -> Tensor:  # (..., D) -> (..., V)
+        return F.linear(hidden, self.output_weight)
+
+    def forward(self, src: Tensor, tgt_in: Tensor, output_mask: Tensor | None = None,
+                targets: Tensor | None = None, label_smoothing: float = 0.0) -> Tensor:
         """Logits (B, T, V); with output_mask (B, T), only at its True positions: (N, V).
+        With `targets` (N,), the tokens at those positions, the summed label-smoothed
+        cross-entropy instead, from the fused output layer (nmt.model.output_loss).
 
         Training passes the non-padding positions, so padding never reaches the (large) output layer.
         """
         memory, src_mask = self.encode(src)
         hidden = self.decode(tgt_in, memory, src_mask)
-        return self.output_logits(hidden if output_mask is None else hidden[output_mask])
+        if output_mask is not None:
+            hidden = hidden[output_mask]
+        if targets is not None:
+            return output_layer_loss(hidden, self.output_weight, targets, label_smoothing)
+        return self.output_logits(hidden)
 
     # --- decoder, one position at a time (translation) ----------------------------------------
     def start_decoding(self, memory: Tensor, src_mask: Tensor, rows: Tensor | None = None) -> DecoderState:

@@ -32,7 +32,7 @@ from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.checkpoint import link_checkpoint, load_checkpoint, prune, save_checkpoint
 from nmt.train.distributed import join_world
-from nmt.train.loss import label_smoothed_loss
+from nmt.train.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
 from nmt.train.schedule import build_scheduler
 from nmt.train.validate import dev_bleu, dev_loss
@@ -97,6 +97,8 @@ class Trainer:
             torch.set_num_threads(self.cfg.threads)
         self.world, device_name = join_world(self.cfg.device)
         self.device = resolve_device(device_name)
+        if self.device.type == "cpu":
+            keep_freed_memory()
         torch.manual_seed(self.cfg.seed + self.world.rank)  # each rank its own dropout masks
 
         src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
@@ -230,8 +232,8 @@ class Trainer:
             with sync:
                 with self._autocast():
                     real = batch.tgt_out != PAD
-                    logits = self.forward(batch.src, batch.tgt_in, real)  # (tokens, V)
-                    loss = label_smoothed_loss(logits, batch.tgt_out[real], self.cfg.label_smoothing) * weight
+                    loss = self.forward(batch.src, batch.tgt_in, real, batch.tgt_out[real],
+                                        self.cfg.label_smoothing) * weight
                 self.scaler.scale(loss * scale).backward()
             loss_sum += loss.detach()
         if self.cfg.clip_norm > 0:

@@ -1,0 +1,81 @@
+"""The output layer and the label-smoothed cross-entropy, fused and computed in row chunks.
+
+The (tokens × vocabulary) logits are the largest tensor in training: 112 MB for a 4k-token batch
+and an 8k vocabulary. Built whole, they, their log-softmax and its gradient are each a fresh
+allocation that the C library hands out and takes back page by page on every update, and the
+log-softmax backward is a pass of its own. Here each chunk of rows goes through the projection,
+the loss and the gradient at once, so no (tokens × V) tensor ever exists: the gradient of a sum of
+per-token losses with respect to the logits is known in the forward pass (softmax − smoothed
+one-hot), and backward only scales the stored gradients by its incoming factor.
+Measured on 2 cores (3,491 tokens, V 8000, d 256): forward + backward 490 ms instead of 730 ms.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from nmt.data.tokenizer import PAD
+
+# Logit elements per chunk: 16 MB of fp32 on CPU stays under glibc's 32 MB mmap threshold, so
+# chunk buffers are reused from the heap; on a GPU the caching allocator reuses anything.
+_CHUNK_ELEMENTS = {"cpu": 1 << 22}
+_CHUNK_ELEMENTS_OTHER = 1 << 26
+
+
+class _OutputLayerLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, epsilon: float, rows: int) -> Tensor:
+        device = hidden.device.type
+        dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else hidden.dtype
+        need_hidden, need_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        vocab = weight.size(0)
+        grad_hidden = torch.empty_like(hidden) if need_hidden else None
+        grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
+        total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+        with torch.autocast(device, enabled=False):
+            w = weight.to(dtype)
+            for start in range(0, hidden.size(0), rows):
+                h = hidden[start:start + rows].to(dtype)
+                t = target[start:start + rows, None]
+                real = t.ne(PAD)
+                z = F.linear(h, w).float()
+                # (1-ε)·(lse - z_t) + ε·(lse - mean z): PyTorch's label smoothing spreads ε over all V
+                lse = torch.logsumexp(z, 1, keepdim=True)
+                token_loss = lse - (1 - epsilon) * z.gather(1, t) - epsilon * z.mean(1, keepdim=True)
+                total += token_loss.masked_fill_(~real, 0).sum()
+                if not (need_hidden or need_weight):
+                    continue
+                grad = z.sub_(lse).exp_().sub_(epsilon / vocab)  # softmax - ε/V ...
+                grad.scatter_add_(1, t, grad.new_full(t.shape, epsilon - 1))  # ... - (1-ε)·one-hot
+                if not bool(real.all()):
+                    grad.mul_(real)
+                grad = grad.to(dtype)
+                if need_hidden:
+                    grad_hidden[start:start + rows] = grad @ w
+                if need_weight and dtype == torch.float32:
+                    grad_weight.addmm_(grad.t(), h)
+                elif need_weight:  # bf16/fp16 products, summed in fp32
+                    grad_weight += (grad.t() @ h).float()
+        ctx.save_for_backward(grad_hidden, grad_weight)
+        ctx.weight_dtype = weight.dtype
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_output: Tensor):
+        grad_hidden, grad_weight = ctx.saved_tensors
+        return (None if grad_hidden is None else grad_hidden * grad_output,
+                None if grad_weight is None else (grad_weight * grad_output).to(ctx.weight_dtype),
+                None, None, None)
+
+
+def output_layer_loss(hidden: Tensor, weight: Tensor, target: Tensor, epsilon: float,
+                      rows: int | None = None) -> Tensor:
+    """Sum over tokens of the label-smoothed cross-entropy of `hidden @ weight.T` (PAD targets
+    count zero): hidden (N, D), weight (V, D), target (N,). `rows` per chunk; by default as many
+    as fit the chunk budget. Backward may run once (its gradients are computed here)."""
+    if rows is None:
+        budget = _CHUNK_ELEMENTS.get(hidden.device.type, _CHUNK_ELEMENTS_OTHER)
+        rows = max(1, budget // weight.size(0))
+    return _OutputLayerLoss.apply(hidden, weight, target, epsilon, rows)
