@@ -5,6 +5,7 @@ import torch
 
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import PAD
+from nmt.model.dropout import Dropout, dropout, dropped_levels
 from nmt.model.transformer import MultiHeadAttention, PositionalEncoding, Transformer
 
 
@@ -98,3 +99,32 @@ def test_initialization_scales():
     assert w1.abs().max().item() <= math.sqrt(6 / (512 + 2048)) + 1e-6
     qkv = model.encoder_layers[0].self_attn.qkv_proj.weight
     assert qkv.abs().max().item() == pytest.approx(math.sqrt(6 / (512 + 512)), rel=0.01)
+
+
+def test_cpu_dropout_drops_p_of_the_elements_and_rescales_the_rest():
+    torch.manual_seed(0)
+    x = torch.ones(1_000_000, requires_grad=True)
+    for p in (0.1, 0.3):
+        y = dropout(x, p, training=True)
+        dropped = (y == 0).float().mean().item()
+        assert abs(dropped - p) < 0.002  # binomial sd 0.0005 at p = 0.3
+        p_rounded = dropped_levels(p) / 65536
+        assert abs(p_rounded - p) < 1e-5
+        assert torch.allclose(y[y != 0], torch.full_like(y[y != 0], 1 / (1 - p_rounded)))
+        assert abs(y.mean().item() - 1.0) < 0.004  # unbiased
+        x.grad = None
+        (y * 3).sum().backward()
+        assert torch.equal(x.grad, 3 * y.detach())  # gradient: the same mask and scale
+
+
+def test_cpu_dropout_is_the_identity_in_eval_or_at_zero_and_follows_the_seed():
+    x = torch.randn(1000)
+    assert torch.equal(dropout(x, 0.1, training=False), x)
+    assert torch.equal(dropout(x, 0.0, training=True), x)
+    assert torch.equal(dropout(x, 1.0, training=True), torch.zeros_like(x))
+    torch.manual_seed(3)
+    a = dropout(x, 0.2, training=True)
+    torch.manual_seed(3)
+    assert torch.equal(dropout(x, 0.2, training=True), a)
+    layer = Dropout(0.2).eval()
+    assert torch.equal(layer(x), x)

@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import PAD
+from nmt.model.dropout import Dropout
 from nmt.model.output_loss import output_layer_loss
 
 
@@ -44,7 +45,7 @@ class Embeddings(nn.Module):
         self.tokens = tokens
         self.positions = positions
         self.scale = math.sqrt(tokens.embedding_dim)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, ids: Tensor, offset: int = 0) -> Tensor:  # (B, L) -> (B, L, D)
         return self.dropout(self.tokens(ids) * self.scale + self.positions(ids.size(1), offset))
@@ -113,7 +114,7 @@ class PositionwiseFeedForward(nn.Module):
         super().__init__()
         self.w1 = nn.Linear(d_model, d_ff)
         self.w2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(activation_dropout)
+        self.dropout = Dropout(activation_dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.w2(self.dropout(F.relu(self.w1(x))))
@@ -126,7 +127,7 @@ class SublayerConnection(nn.Module):
     def __init__(self, d_model: int, dropout: float, pre_norm: bool):
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
 
     def forward(self, x: Tensor, sublayer) -> Tensor:
