@@ -20,8 +20,8 @@ from nmt.data.tokenizer import PAD
 
 # Logit elements per chunk: 16 MB of fp32 on CPU stays under glibc's 32 MB mmap threshold, so
 # chunk buffers are reused from the heap; on a GPU the caching allocator reuses anything.
-_CHUNK_ELEMENTS = {"cpu": 1 << 22}
-_CHUNK_ELEMENTS_OTHER = 1 << 26
+_CPU_CHUNK_ELEMENTS = 1 << 22
+_GPU_CHUNK_ELEMENTS = 1 << 26
 
 
 class _OutputLayerLoss(torch.autograd.Function):
@@ -34,6 +34,7 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_hidden = torch.empty_like(hidden) if need_hidden else None
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+        any_pad = bool(target.eq(PAD).any())  # one host sync per call, not one per chunk
         with torch.autocast(device, enabled=False):
             w = weight.to(dtype)
             for start in range(0, hidden.size(0), rows):
@@ -49,7 +50,7 @@ class _OutputLayerLoss(torch.autograd.Function):
                     continue
                 grad = z.sub_(lse).exp_().sub_(epsilon / vocab)  # softmax - ε/V ...
                 grad.scatter_add_(1, t, grad.new_full(t.shape, epsilon - 1))  # ... - (1-ε)·one-hot
-                if not bool(real.all()):
+                if any_pad:
                     grad.mul_(real)
                 grad = grad.to(dtype)
                 if need_hidden:
@@ -76,6 +77,6 @@ def output_layer_loss(hidden: Tensor, weight: Tensor, target: Tensor, epsilon: f
     count zero): hidden (N, D), weight (V, D), target (N,). `rows` per chunk; by default as many
     as fit the chunk budget. Backward may run once (its gradients are computed here)."""
     if rows is None:
-        budget = _CHUNK_ELEMENTS.get(hidden.device.type, _CHUNK_ELEMENTS_OTHER)
+        budget = _CPU_CHUNK_ELEMENTS if hidden.device.type == "cpu" else _GPU_CHUNK_ELEMENTS
         rows = max(1, budget // weight.size(0))
     return _OutputLayerLoss.apply(hidden, weight, target, epsilon, rows)

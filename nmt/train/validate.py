@@ -21,9 +21,8 @@ def dev_loss(model: Transformer, data: ParallelShards, max_tokens: int, device: 
     total_nll, total_tokens = 0.0, 0
     for indices in epoch_batches(data, max_tokens, seed=0, epoch=0, shuffle=False):
         batch = collate(data, indices).to(device)
-        logits = model(batch.src, batch.tgt_in)
-        total_nll += torch.nn.functional.cross_entropy(
-            logits.flatten(0, 1).float(), batch.tgt_out.flatten(), ignore_index=PAD, reduction="sum").item()
+        real = batch.tgt_out != PAD
+        total_nll += model(batch.src, batch.tgt_in, real, batch.tgt_out[real], label_smoothing=0.0).item()
         total_tokens += batch.n_tgt_tokens
     nll = total_nll / max(total_tokens, 1)
     return {"nll": nll, "ppl": math.exp(min(nll, 100.0))}
