@@ -9,6 +9,7 @@ from nmt.data.tokenizer import PAD
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.errors import NmtError
 from nmt.model.output_loss import output_layer_loss
+from nmt.results import count_parameters
 from nmt.train.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
 from nmt.train.schedule import build_scheduler, inverse_sqrt_rate, noam_rate
@@ -121,6 +122,23 @@ def test_average_of_toy_checkpoints(tmp_path):
     save_checkpoint({"model": {"w": torch.zeros(2)}, "recipe": {"model": {"d_model": 3}}}, tmp_path / "x.pt")
     with pytest.raises(NmtError, match="model shape differs"):
         average_checkpoints([tmp_path / "0.pt", tmp_path / "x.pt"])
+
+
+def test_average_keeps_tied_weights_tied(tmp_path):
+    """Tied embeddings are one tensor under several names; the average must stay one tensor
+    (else the saved file holds it twice and the parameter count doubles it)."""
+    for i in range(2):
+        shared = torch.full((3, 2), float(i))
+        save_checkpoint({"model": {"embed": shared, "output": shared, "other": torch.full((2,), 2.0 * i)},
+                         "recipe": {"model": {}}, "tokenizer": {}, "progress": {"step": i}}, tmp_path / f"{i}.pt")
+    averaged = average_checkpoints([tmp_path / "0.pt", tmp_path / "1.pt"])
+    assert averaged["model"]["embed"] is averaged["model"]["output"]
+    assert averaged["model"]["embed"].tolist() == [[0.5, 0.5]] * 3
+    assert averaged["model"]["other"].tolist() == [1.0, 1.0]
+    save_checkpoint(averaged, tmp_path / "avg.pt")
+    reloaded = load_checkpoint(tmp_path / "avg.pt")["model"]
+    assert reloaded["embed"].data_ptr() == reloaded["output"].data_ptr()
+    assert count_parameters(reloaded) == 3 * 2 + 2
 
 
 def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny):

@@ -64,24 +64,32 @@ def prune(directory: Path, keep_last: int) -> None:
 
 
 def average_checkpoints(paths: list[Path]) -> dict:
-    """A checkpoint whose model weights are the mean of `paths`' weights (optimizer state dropped)."""
+    """A checkpoint whose model weights are the mean of `paths`' weights (optimizer state dropped).
+
+    Checkpoints are read one at a time (a running float64 sum), so memory stays at about three
+    models however many are averaged. Tensors shared under several names (tied embeddings) stay
+    shared in the result.
+    """
     if not paths:
         raise NmtError("no checkpoints to average")
-    payloads = [load_checkpoint(p) for p in paths]
-    first = payloads[0]
-    for path, payload in zip(paths[1:], payloads[1:]):
-        if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != first["model"].keys():
-            raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
-    averaged = {}
+    first = load_checkpoint(paths[0])
+    names_of_storage: dict[tuple, list[str]] = {}  # one sum per shared tensor, not per name
     for name, tensor in first["model"].items():
         if tensor.is_floating_point():
-            total = torch.zeros_like(tensor, dtype=torch.float64)
-            for payload in payloads:
-                total += payload["model"][name].double()
-            averaged[name] = (total / len(payloads)).to(tensor.dtype)
-        else:
-            averaged[name] = tensor
-    last = payloads[-1]
+            names_of_storage.setdefault((tensor.data_ptr(), tensor.shape), []).append(name)
+    sums = {names[0]: first["model"][names[0]].double() for names in names_of_storage.values()}
+    last = first
+    for path in paths[1:]:
+        payload = load_checkpoint(path)
+        if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != first["model"].keys():
+            raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
+        for name, total in sums.items():
+            total += payload["model"][name].double()
+        last = payload
+    averaged = dict(first["model"])  # integer buffers are kept from the first
+    for names in names_of_storage.values():
+        mean = (sums[names[0]] / len(paths)).to(first["model"][names[0]].dtype)
+        averaged.update(dict.fromkeys(names, mean))
     return {
         "recipe": last["recipe"], "model": averaged, "tokenizer": last["tokenizer"],
         "progress": last["progress"], "averaged_from": [str(p) for p in paths],
