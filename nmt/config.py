@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from nmt.errors import NmtError
 
@@ -78,6 +78,10 @@ class TrainConfig(Section):
     lr_schedule: Literal["noam", "inverse_sqrt"] = "noam"
     lr: float = 1.0  # noam: the factor in front of d_model^-0.5; inverse_sqrt: the peak rate
     warmup_steps: int = 4000
+    # The last `cooldown` fraction of the budget (whichever of max_steps, max_minutes and max_epochs
+    # runs out first) takes the rate linearly down to 0: a time-budgeted run ends on a settled
+    # model instead of one still taking large steps. 0 = no cool-down (the paper's schedule).
+    cooldown: float = Field(0.0, ge=0.0, le=1.0)
     adam_betas: tuple[float, float] = (0.9, 0.98)
     adam_eps: float = 1e-9
     weight_decay: float = 0.0

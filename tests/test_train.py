@@ -12,7 +12,7 @@ from nmt.model.output_loss import output_layer_loss
 from nmt.results import count_parameters
 from nmt.train.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
-from nmt.train.schedule import build_scheduler, inverse_sqrt_rate, noam_rate
+from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate, noam_rate
 from nmt.train.trainer import Trainer, train
 from tests.conftest import TINY_DATA, prepared_tiny
 
@@ -85,6 +85,36 @@ def test_scheduler_gives_update_n_the_rate_of_step_n():
         assert optimizer.param_groups[0]["lr"] == pytest.approx(noam_rate(n, 64, 10))
         optimizer.step()
         scheduler.step()
+
+
+def test_cooldown_takes_the_rate_linearly_to_zero_over_the_end_of_the_step_budget():
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.Adam([param], lr=1.0)
+    cfg = TrainConfig(lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=2, max_steps=10, cooldown=0.4)
+    scheduler = build_scheduler(optimizer, cfg, d_model=64)
+    # Update n runs after n-1 of 10 updates: factor 1 until 6/10 of the budget is used,
+    # then (1 - used) / 0.4: 1.0 at n=7, 0.75, 0.5, 0.25 at n=10 (never 0: no wasted update).
+    factors = [1.0] * 7 + [0.75, 0.5, 0.25]
+    for n, factor in enumerate(factors, start=1):
+        assert optimizer.param_groups[0]["lr"] == pytest.approx(inverse_sqrt_rate(n, 1e-3, 2) * factor)
+        optimizer.step()
+        scheduler.step()
+    assert cooldown_factor(0.95, 0.0) == 1.0 and cooldown_factor(1.2, 0.5) == 0.0
+
+
+def test_cooldown_follows_the_time_budget_when_it_runs_out_first(tmp_path):
+    settings = ("train.max_steps=8", "train.valid_every=100000", "train.valid_bleu_sentences=0",
+                "train.lr_schedule=inverse_sqrt", "train.lr=1e-3", "train.warmup_steps=1", "train.log_every=1")
+    recipe = prepared_tiny(tmp_path, "train.max_minutes=100", "train.cooldown=0.5", *settings)
+    trainer = Trainer(recipe)
+    trainer.progress.elapsed_seconds = 4500.0  # 3/4 of the time: half-way down the cool-down
+    assert trainer._budget_used(2) == pytest.approx(0.75)  # time, not the 2/8 of the steps
+    trainer.run(show_progress=False)
+    lrs = [row["lr"] for row in read_metrics(recipe.out / "metrics.jsonl") if row["kind"] == "train"]
+    factors = [lr / inverse_sqrt_rate(step + 1, 1e-3, 1) for step, lr in enumerate(lrs, start=1)]
+    # After update n the next rate uses max(time 0.75, steps n/8): time rules until steps pass it.
+    expected = [cooldown_factor(max(0.75, n / 8), 0.5) for n in range(1, 9)]  # 0.5 ×6, 0.25, 0
+    assert factors == pytest.approx(expected, abs=0.01)
 
 
 def test_checkpoints_are_atomic_and_damaged_files_are_clear_errors(tmp_path):

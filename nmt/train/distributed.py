@@ -46,14 +46,14 @@ class World:
         dist.all_gather_object(out, value)
         return out
 
-    def any(self, flags: list[bool], device: torch.device) -> list[bool]:
-        """Each flag true on every rank if it is true on any rank (e.g. a stop signal seen by one
-        of them); several flags share one all-reduce."""
+    def max(self, values: list[float], device: torch.device) -> list[float]:
+        """Each value's maximum over the ranks (e.g. the slowest clock, or a stop flag seen by one
+        of them); several values share one all-reduce."""
         if not self.distributed:
-            return list(flags)
-        t = torch.tensor([int(f) for f in flags], device=device)
+            return list(values)
+        t = torch.tensor(values, dtype=torch.float64, device=device)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return [bool(v) for v in t.tolist()]
+        return t.tolist()
 
     def sum(self, values: torch.Tensor) -> torch.Tensor:
         if self.distributed:

@@ -126,7 +126,9 @@ class Trainer:
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=self.cfg.adam_betas,
                                           eps=self.cfg.adam_eps, weight_decay=self.cfg.weight_decay)
-        self.scheduler = build_scheduler(self.optimizer, self.cfg, recipe.model.d_model)
+        self.progress = TrainingState()
+        self.batches_this_epoch = 0  # known once the epoch's batches are built
+        self.scheduler = build_scheduler(self.optimizer, self.cfg, recipe.model.d_model, self._budget_used)
         use_fp16 = self.cfg.precision == "fp16" and self.device.type == "cuda"
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=use_fp16)
         self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.cfg.precision)
@@ -134,7 +136,6 @@ class Trainer:
         if self.world.distributed:
             forward = DistributedDataParallel(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
         self.forward = torch.compile(forward) if self.cfg.compile else forward
-        self.progress = TrainingState()
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
 
     def log(self, message: str) -> None:
@@ -287,6 +288,16 @@ class Trainer:
             return "patience"
         return None
 
+    def _budget_used(self, completed_updates: int) -> float:
+        """The fraction of the training budget spent: the largest of steps, wall time and epochs."""
+        cfg, p = self.cfg, self.progress
+        used = completed_updates / cfg.max_steps
+        if cfg.max_minutes > 0:
+            used = max(used, p.elapsed_seconds / (60 * cfg.max_minutes))
+        if cfg.max_epochs and self.batches_this_epoch:
+            used = max(used, (p.epoch + p.batch_in_epoch / self.batches_this_epoch) / cfg.max_epochs)
+        return used
+
     def _out_of_time(self) -> bool:
         return self.cfg.max_minutes > 0 and self.progress.elapsed_seconds >= 60 * self.cfg.max_minutes
 
@@ -325,6 +336,7 @@ class Trainer:
             task = bar.add_task("training", total=cfg.max_steps, completed=p.step, status="")
             while stop_reason is None:
                 batches = epoch_batches(self.train_data, cfg.max_tokens, cfg.seed, p.epoch)
+                self.batches_this_epoch = len(batches)
                 while p.batch_in_epoch < len(batches):
                     group = batches[p.batch_in_epoch:p.batch_in_epoch + self.batches_per_update]
                     loss_sum, tokens = self.train_step(group)
@@ -356,8 +368,11 @@ class Trainer:
                     now = time.perf_counter()
                     p.elapsed_seconds += now - clock
                     clock = now
-                    # Ranks' clocks differ: any rank out of time (or signalled) stops them all together.
-                    out_of_time, signalled = self.world.any([self._out_of_time(), stop.received is not None], self.device)
+                    # Ranks' clocks differ: all take the slowest one's time (so they agree on the
+                    # cool-down rate and stop together), and a signal seen by one stops them all.
+                    p.elapsed_seconds, signalled = self.world.max(
+                        [p.elapsed_seconds, float(stop.received is not None)], self.device)
+                    out_of_time = self._out_of_time()
                     stop_reason = self._finished() or ("max_minutes" if out_of_time else None) \
                         or (f"signal {stop.received or 'on another rank'}" if signalled else None)
                     if stop_reason:
