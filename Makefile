@@ -47,9 +47,12 @@ AVERAGE_LAST ?= 3
 # The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores.
 # Dropout 0.1, not the recipe's 0.2: a run of a few epochs gains more from fitting than from
 # regularization (dev BLEU 25.9 vs 20.5 greedy after 600 and 500 updates; see README).
+# Batches of 1,024 tokens, not 2,048 (warmup kept at the same number of tokens): this early,
+# twice the updates learn more from the same tokens (dev 27.3 vs 22.8 greedy after 1M tokens).
 DEMO_MINUTES ?= 12
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set model.dropout=0.1 \
-	--set train.valid_every=250 --set train.valid_bleu_sentences=300
+	--set train.max_tokens=1024 --set train.warmup_steps=400 \
+	--set train.valid_every=500 --set train.valid_bleu_sentences=300
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3

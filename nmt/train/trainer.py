@@ -388,7 +388,8 @@ class Trainer:
                     if stop_reason == "max_epochs":
                         self.validate_and_save()
         best = "none" if p.best_score is None else f"{abs(p.best_score):.3f}"
-        self.log(f"stopped by {stop_reason} at step {p.step}; best {cfg.best_metric} {best} at step {p.best_step}")
+        metric = "bleu" if cfg.best_metric == "bleu" and self.valid_refs else "dev nll"  # see _improved
+        self.log(f"stopped by {stop_reason} at step {p.step}; best {metric} {best} at step {p.best_step}")
         return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
 
 
