@@ -49,9 +49,10 @@ AVERAGE_LAST ?= 3
 # regularization (dev BLEU 25.9 vs 20.5 greedy after 600 and 500 updates; see README).
 # Batches of 1,024 tokens, not 2,048 (warmup kept at the same number of tokens): this early,
 # twice the updates learn more from the same tokens (dev 27.3 vs 22.8 greedy after 1M tokens).
+# The last 30 % of the budget cools the rate down to 0 (final dev 31.5 vs 28.0-29.0 without).
 DEMO_MINUTES ?= 12
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set model.dropout=0.1 \
-	--set train.max_tokens=1024 --set train.warmup_steps=400 \
+	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
 	--set train.valid_every=500 --set train.valid_bleu_sentences=300
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
