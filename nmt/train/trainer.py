@@ -258,8 +258,13 @@ class Trainer:
             self.model.train()
         return self.world.share_from_main(result)
 
+    @property
+    def _selection_metric(self) -> str:
+        """What picks best.pt: dev BLEU when asked for and computed, else dev nll."""
+        return "bleu" if self.cfg.best_metric == "bleu" and self.valid_refs else "nll"
+
     def _improved(self, result: dict) -> bool:
-        score = result["bleu"] if self.cfg.best_metric == "bleu" and "bleu" in result else -result["nll"]
+        score = result["bleu"] if self._selection_metric == "bleu" else -result["nll"]
         best = self.progress.best_score
         if best is None or score > best:
             self.progress.best_score, self.progress.best_step, self.progress.bad_validations = score, self.progress.step, 0
@@ -388,8 +393,7 @@ class Trainer:
                     if stop_reason == "max_epochs":
                         self.validate_and_save()
         best = "none" if p.best_score is None else f"{abs(p.best_score):.3f}"
-        metric = "bleu" if cfg.best_metric == "bleu" and self.valid_refs else "dev nll"  # see _improved
-        self.log(f"stopped by {stop_reason} at step {p.step}; best {metric} {best} at step {p.best_step}")
+        self.log(f"stopped by {stop_reason} at step {p.step}; best dev {self._selection_metric} {best} at step {p.best_step}")
         return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
 
 
