@@ -78,12 +78,16 @@ def compare_systems(system_paths: list[Path], reference_paths: list[Path], metri
     signatures, scores = PairedTest(systems, named_metrics, references, test_type=test, n_samples=samples)()
     rows = []
     for i, system in enumerate(scores["System"]):
-        row = {"system": system, "baseline": i == 0}
+        # sacrebleu counts only resamples whose difference strictly exceeds the observed one, so a
+        # copy of the baseline (difference 0 everywhere) would get the smallest p-value; it is 1.
+        identical = i > 0 and systems[i][1] == systems[0][1]
+        row = {"system": system, "baseline": i == 0, "identical_to_baseline": identical}
         for metric_name, results in scores.items():
             if metric_name == "System":
                 continue
             r = results[i]
-            row[metric_name] = {"score": round(r.score, 4), "p_value": r.p_value,
+            p_value = 1.0 if identical else r.p_value
+            row[metric_name] = {"score": round(r.score, 4), "p_value": p_value,
                                 "mean": None if r.mean is None else round(float(r.mean), 4),
                                 "ci95": None if r.ci is None else round(float(r.ci), 4),
                                 "signature": str(signatures[metric_name])}

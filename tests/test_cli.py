@@ -87,6 +87,20 @@ def test_paired_bootstrap_between_two_systems(tmp_path):
     rows = json.loads(result.stdout)
     assert rows[0]["baseline"] and rows[1]["BLEU"]["score"] == 100.0
     assert rows[1]["BLEU"]["p_value"] < 0.05
+    assert not rows[1]["identical_to_baseline"]
+
+
+def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
+    ref = TINY_DATA / "train.de"
+    hyp, copy = tmp_path / "hyp", tmp_path / "copy"
+    hyp.write_text("\n".join(" ".join(r.split()[::-1]) for r in ref.read_text().splitlines()) + "\n")
+    copy.write_text(hyp.read_text())
+    for test in ("bs", "ar"):
+        rows = json.loads(nmt("score", hyp, copy, "-r", ref, "--paired-test", test, "--samples", "100",
+                              "-m", "bleu", "-m", "chrf", "--json").stdout)
+        assert rows[1]["identical_to_baseline"]
+        assert rows[1]["BLEU"]["p_value"] == rows[1]["chrF2"]["p_value"] == 1.0
+    assert "(identical to the baseline)" in nmt("score", hyp, copy, "-r", ref, "--samples", "100").stdout
 
 
 @pytest.mark.parametrize("args, message", [
