@@ -60,8 +60,12 @@ class World:
             dist.all_reduce(values)
         return values
 
-    def close(self) -> None:
+    def close(self, together: bool = True) -> None:
+        """Leave the process group. `together`: after a normal end, wait until every rank is done with
+        it; after an error, the other ranks may be stuck elsewhere, so leave at once."""
         if self.distributed and dist.is_initialized():
+            if together:
+                dist.barrier()
             dist.destroy_process_group()
 
 

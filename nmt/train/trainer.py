@@ -10,6 +10,7 @@ every K-th), so K processes make the same update as one process with the same re
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import signal
 import time
@@ -307,12 +308,19 @@ class Trainer:
         return self.cfg.max_minutes > 0 and self.progress.elapsed_seconds >= 60 * self.cfg.max_minutes
 
     def run(self, show_progress: bool = True) -> TrainResult:
+        finished = False
         try:
-            return self._run(show_progress and self.world.is_main)
+            result = self._run(show_progress and self.world.is_main)
+            finished = True
+            return result
         finally:
             if self.metrics:
                 self.metrics.close()
-            self.world.close()
+            # The DDP wrapper holds the process group: left alive until the interpreter shuts down, its
+            # gloo threads were torn down too late and aborted the process (1 run in 10).
+            self.forward = self.model
+            gc.collect()
+            self.world.close(together=finished)
 
     def _run(self, show_progress: bool) -> TrainResult:
         resumed = self.resume()
