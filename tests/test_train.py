@@ -249,3 +249,36 @@ def test_missing_prepared_data_is_a_clear_error(tmp_path):
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     with pytest.raises(NmtError, match="no prepared data"):
         Trainer(recipe)
+
+
+def test_a_damaged_last_checkpoint_falls_back_to_the_newest_intact_one(tmp_path):
+    from nmt.train.checkpoint import step_checkpoints
+
+    settings = ("train.max_tokens=128", "train.valid_every=2", "train.valid_bleu_sentences=0", "train.log_every=1000")
+    straight = prepared_tiny(tmp_path / "straight", "train.max_steps=6", *settings)
+    train(straight, show_progress=False)
+    crashed = prepared_tiny(tmp_path / "crashed", "train.max_steps=4", *settings)
+    train(crashed, show_progress=False)
+    ckpts = crashed.out / "checkpoints"
+    assert [p.name for p in step_checkpoints(ckpts)] == ["step_0000002.pt", "step_0000004.pt"]
+    # last.pt is a hard link to step_0000004.pt: cutting it short damages both.
+    last = ckpts / "last.pt"
+    last.write_bytes(last.read_bytes()[:1000])
+    messages = []
+    trainer = Trainer(prepared_tiny(tmp_path / "crashed", "train.max_steps=6", *settings))
+    trainer.log = messages.append
+    assert trainer.run(show_progress=False).step == 6
+    warning = next(m for m in messages if "warning" in m)
+    assert "resuming from" in warning and "step_0000002.pt" in warning and "last.pt" in warning
+    a, b = load_checkpoint(straight.out / "checkpoints" / "last.pt"), load_checkpoint(last)
+    for name, tensor in a["model"].items():  # resumed from step 2, it still ends where the straight run did
+        assert torch.equal(tensor, b["model"][name]), name
+
+
+def test_no_readable_checkpoint_to_resume_from_is_a_clear_error(tmp_path):
+    recipe = prepared_tiny(tmp_path, "train.max_steps=2", "train.valid_every=2", "train.valid_bleu_sentences=0")
+    train(recipe, show_progress=False)
+    for path in (recipe.out / "checkpoints").glob("*.pt"):
+        path.write_bytes(b"not a checkpoint")
+    with pytest.raises(NmtError, match="no checkpoint can be read to resume from"):
+        Trainer(recipe).resume()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -56,6 +57,30 @@ def step_checkpoints(directory: Path) -> list[Path]:
     """`step_*.pt` files in update order."""
     found = [(int(m.group(1)), p) for p in directory.glob("step_*.pt") if (m := _STEP_FILE.search(p.name))]
     return [p for _, p in sorted(found)]
+
+
+def load_latest(directory: Path, map_location: str | torch.device = "cpu",
+                warn: Callable[[str], None] = lambda message: None) -> tuple[Path, dict] | None:
+    """The checkpoint to resume from: `last.pt`, or, when it is missing or damaged (a crash while
+    copying, a full disk), the newest step checkpoint that loads, with a warning naming both files.
+    None when the folder holds no checkpoint at all; an error when none of them loads."""
+    last = directory / "last.pt"
+    candidates = ([last] if last.is_file() else []) + step_checkpoints(directory)[::-1]
+    if not candidates:
+        return None
+    problems = []
+    for path in candidates:
+        try:
+            payload = load_checkpoint(path, map_location)
+        except NmtError as e:
+            problems.append(str(e))
+            continue
+        if path != last:
+            why = problems[0] if last.is_file() else f"{last}: missing"
+            warn(f"resuming from {path} instead of {last} ({why})")
+        return path, payload
+    raise NmtError(f"{directory}: no checkpoint can be read to resume from ({problems[0]}; "
+                   f"{len(problems) - 1} more damaged); move the folder away to start anew")
 
 
 def prune(directory: Path, keep_last: int) -> None:

@@ -1,4 +1,5 @@
-"""`nmt train`: build → loop → checkpoint. Resumes from `checkpoints/last.pt` when it exists.
+"""`nmt train`: build → loop → checkpoint. Resumes from `checkpoints/last.pt` when it exists (or
+from the newest intact step checkpoint when `last.pt` is damaged).
 
 Resume is exact: the batches of an epoch depend only on (seed, epoch), and a checkpoint holds
 the position inside the epoch, the optimizer, the schedule and the RNG states.
@@ -31,7 +32,7 @@ from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
-from nmt.train.checkpoint import link_checkpoint, load_checkpoint, prune, save_checkpoint
+from nmt.train.checkpoint import link_checkpoint, load_latest, prune, save_checkpoint
 from nmt.train.distributed import join_world
 from nmt.train.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
@@ -176,10 +177,10 @@ class Trainer:
         return path
 
     def resume(self) -> bool:
-        path = self.ckpt_dir / "last.pt"
-        if not path.is_file():
+        found = load_latest(self.ckpt_dir, self.device, lambda message: self.log(f"[yellow]warning:[/] {message}"))
+        if found is None:
             return False
-        payload = load_checkpoint(path, map_location=self.device)
+        path, payload = found
         saved_model = payload["recipe"]["model"]
         wanted = recipe_to_dict(self.recipe)["model"]
         changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
