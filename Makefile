@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo test bench multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo test bench bench-gpu bench-wmt14-scale multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -23,6 +23,14 @@ test: install
 bench: install
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.prepare
+
+# Training speed and MFU of the base and big shapes on a GPU (the tiny shape on a CPU without one).
+bench-gpu: install
+	$(BIN)/python -m bench.gpu
+
+# The base recipe through every step on a 4.5M-pair stand-in for WMT14 (about an hour on 2 cores).
+bench-wmt14-scale: install
+	$(BIN)/python -m bench.wmt14_scale
 
 # $(call pipeline,RECIPE,OUTPUT_DIR,TEST_PREFIX,SRC,TGT,EXTRA_SET_FLAGS,CHECKPOINT)
 define pipeline
@@ -77,9 +85,13 @@ multi30k: install
 multi30k-de-en: install
 	$(call multi30k_run,de,en,--set data.src_lang=de --set data.tgt_lang=en --set output_dir=runs/multi30k_de_en)
 
-# WMT14 needs its data first: `make data/wmt14` exports it from Hugging Face `datasets` (network).
+# WMT14 needs its data first: `make data/wmt14` exports it from the Hugging Face Hub (network).
+# WMT14=FOLDER exports a dataset saved with `save_to_disk` instead (e.g. bench/wmt14_standin.py's).
+# The export is atomic: train.en.gz, the up-to-date marker, appears only when every file is complete.
+WMT14 ?= wmt/wmt14
+data/wmt14: data/wmt14/train.en.gz
 data/wmt14/train.en.gz:
-	$(BIN)/python -m nmt.data.export_hf wmt14 de-en data/wmt14 --src en --tgt de
+	$(BIN)/python -m nmt.data.export_hf $(WMT14) $(if $(filter wmt/wmt14,$(WMT14)),de-en) data/wmt14 --src en --tgt de
 wmt14-base: install data/wmt14/train.en.gz
 	$(call pipeline,recipes/wmt14_en_de_base.yaml,runs/wmt14_en_de_base,data/wmt14/test,en,de,,runs/wmt14_en_de_base/checkpoints/best.pt)
 wmt14-big: install data/wmt14/train.en.gz
