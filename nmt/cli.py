@@ -55,9 +55,11 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
     from nmt.data.tokenizer import train_tokenizer
 
     r = _recipe(recipe, set_)
-    summary = train_tokenizer(r.data, r.tokenizer, r.out)
+    summary = train_tokenizer(r.data, r.tokenizer, r.out, r.train.init_from)
     if summary["skipped"]:
         err.print(f"tokenizer up to date: {summary['models'][0]}")
+    elif r.train.init_from:
+        err.print(f"copied the tokenizer of {r.train.init_from} to {', '.join(sorted(set(summary['models'])))}")
     else:
         err.print(f"trained {', '.join(sorted(set(summary['models'])))}")
     for side in ("src", "tgt"):
@@ -97,6 +99,8 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
 @app.command()
 @friendly_errors
 def train(recipe: RecipeArg, set_: SetOpt = None,
+          init_from: Annotated[Optional[Path], typer.Option(
+              help="Fine-tune: start from this checkpoint's weights (same as --set train.init_from=CKPT).")] = None,
           progress: Annotated[bool, typer.Option(help="Show a progress bar (else log lines).")] = True,
           nproc: Annotated[int, typer.Option(help="Processes (GPUs) on this machine: runs itself under torchrun.")] = 1):
     """Train the Transformer; resumes from OUTPUT_DIR/checkpoints/last.pt if it exists.
@@ -105,7 +109,7 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
     """
     from nmt.train.trainer import train as run_train
 
-    r = _recipe(recipe, set_)
+    r = _recipe(recipe, [*(set_ or []), *([f"train.init_from={init_from}"] if init_from else [])])
     if nproc > 1:
         import subprocess
 
@@ -259,6 +263,19 @@ def average(
         raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")
     save_checkpoint(average_checkpoints(paths), output)
     err.print(f"averaged {len(paths)} checkpoints -> {output}")
+
+
+@app.command()
+@friendly_errors
+def info(
+    checkpoint: Annotated[Path, typer.Argument(help="A checkpoint written by nmt train or nmt average.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the whole recipe included).")] = False,
+):
+    """Describe a checkpoint: progress, model shape, vocabularies, best dev score, recipe, versions."""
+    from nmt.info import checkpoint_info, describe
+
+    found = checkpoint_info(checkpoint)
+    typer.echo(json.dumps(found, indent=1) if as_json else "\n".join(describe(found)))
 
 
 @app.command()

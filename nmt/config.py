@@ -69,6 +69,11 @@ class ModelConfig(Section):
         return self
 
 
+# What fixes a model's weights' shapes (dropout and the rest may change when fine-tuning).
+MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm",
+                    "share_embeddings", "tie_output", "max_positions")
+
+
 class TrainConfig(Section):
     max_tokens: int = 4096  # per batch, counting padding, per device
     update_freq: int = 1  # batches accumulated into one update
@@ -98,6 +103,9 @@ class TrainConfig(Section):
     device: str = "auto"  # auto, cpu, cuda, cuda:1, ...
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     compile: bool = False
+    # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
+    # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
+    init_from: str | None = None
 
 
 class DecodeConfig(Section):

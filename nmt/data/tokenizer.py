@@ -81,29 +81,55 @@ def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: Tokeniz
         Path(text.name).unlink(missing_ok=True)
 
 
-def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path) -> dict:
-    """Train the model(s) into `out`, skip if already trained with the same settings; return a summary."""
+def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from: str | None = None) -> dict:
+    """Train the model(s) into `out`, skip if already trained with the same settings; return a summary.
+
+    With `init_from` (fine-tuning), the parent checkpoint's tokenizer is copied instead, byte for byte.
+    """
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "tokenizer.json"
     settings = {"data": {"train": data.train, "src": data.src_lang, "tgt": data.tgt_lang},
                 "tokenizer": cfg.model_dump(mode="json")}
+    if init_from:
+        settings = {"init_from": init_from, "tokenizer": {"joint": cfg.joint, "vocab_size": cfg.vocab_size}}
     src_model, tgt_model = tokenizer_paths(out, cfg.joint)
     if summary_path.is_file() and src_model.is_file() and tgt_model.is_file():
         previous = json.loads(summary_path.read_text())
         if previous.get("settings") == settings:
             return previous | {"skipped": True}
 
+    if init_from:
+        _copy_parent_tokenizer(Path(init_from), cfg, src_model, tgt_model)
+    else:
+        _train_from_corpus(data, cfg, src_model, tgt_model)
+    summary = {"settings": settings, "models": [str(src_model), str(tgt_model)]}
+    summary.update(_measure(data, src_model, tgt_model))
+    summary_path.write_text(json.dumps(summary, indent=2))
+    return summary | {"skipped": False}
+
+
+def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
+    from nmt.train.checkpoint import load_checkpoint
+
+    payload = load_checkpoint(parent)
+    theirs = payload["recipe"]["tokenizer"]
+    for key in ("joint", "vocab_size"):
+        if theirs.get(key) != getattr(cfg, key):
+            raise NmtError(f"tokenizer.{key}: the recipe has {getattr(cfg, key)}, but {parent} was trained "
+                           f"with {theirs.get(key)}; fine-tuning keeps the parent's vocabulary")
+    for path, side in ((src_model, "src"), (tgt_model, "tgt")):
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(payload["tokenizer"][side].numpy().tobytes())
+        tmp.replace(path)
+
+
+def _train_from_corpus(data: DataConfig, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
     corpus = open_corpus(data.train, data.src_lang, data.tgt_lang)
     if cfg.joint:
         _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg)
     else:
         _train_one(corpus.side("src"), str(corpus), src_model, cfg)
         _train_one(corpus.side("tgt"), str(corpus), tgt_model, cfg)
-
-    summary = {"settings": settings, "models": [str(src_model), str(tgt_model)]}
-    summary.update(_measure(data, src_model, tgt_model))
-    summary_path.write_text(json.dumps(summary, indent=2))
-    return summary | {"skipped": False}
 
 
 def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:

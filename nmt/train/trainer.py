@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from torch.nn.parallel import DistributedDataParallel
 
-from nmt.config import Recipe, recipe_to_dict
+import nmt
+from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.data.batching import collate, epoch_batches
 from nmt.data.corpus import open_corpus
 from nmt.data.prepare import data_dir
@@ -32,7 +33,7 @@ from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
-from nmt.train.checkpoint import link_checkpoint, load_latest, prune, save_checkpoint
+from nmt.train.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
 from nmt.train.distributed import join_world
 from nmt.train.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
@@ -161,6 +162,7 @@ class Trainer:
             "progress": asdict(self.progress),
             "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
             "tokenizer": self.tokenizer_protos,
+            "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__)},  # plain str: weights_only loads it
         }
 
     def save(self, best: bool = False) -> Path:
@@ -204,6 +206,22 @@ class Trainer:
         else:  # another number of processes: fresh, but still reproducible, dropout masks
             torch.manual_seed(self.cfg.seed + 1000 * self.progress.step + self.world.rank)
         return True
+
+    def init_from_parent(self) -> Path:
+        """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh."""
+        parent = Path(self.cfg.init_from)
+        payload = load_checkpoint(parent, map_location=self.device)
+        theirs, ours = payload["recipe"]["model"], recipe_to_dict(self.recipe)["model"]
+        for key in MODEL_SHAPE_KEYS:
+            if theirs.get(key) != ours[key]:
+                raise NmtError(f"model.{key}: the recipe has {ours[key]}, but {parent} has {theirs.get(key)}; "
+                               "fine-tuning needs the parent's model shape")
+        for side, proto in self.tokenizer_protos.items():
+            if not torch.equal(proto, payload["tokenizer"][side]):
+                raise NmtError(f"{self.recipe.out}: its tokenizer is not the one of {parent} "
+                               "(run `nmt tokenizer` and `nmt prepare` with train.init_from set)")
+        self.model.load_state_dict(payload["model"])
+        return parent
 
     # --- one update ------------------------------------------------------------------------------
     def _autocast(self):
@@ -324,7 +342,12 @@ class Trainer:
             self.world.close(together=finished)
 
     def _run(self, show_progress: bool) -> TrainResult:
+        if self.cfg.init_from and Path(self.cfg.init_from).resolve().parent == self.ckpt_dir.resolve():
+            raise NmtError(f"train.init_from={self.cfg.init_from} lies in this run's own checkpoints; "
+                           "fine-tune into another output_dir, so that the parent run is kept as it is")
         resumed = self.resume()
+        if not resumed and self.cfg.init_from:
+            self.log(f"fine-tuning from {self.init_from_parent()}")
         cfg, p = self.cfg, self.progress
         effective = f"{self.batches_per_update} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:

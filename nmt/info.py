@@ -1,0 +1,63 @@
+"""`nmt info`: what a checkpoint is — its progress, shape, vocabularies, recipe and provenance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
+from nmt.data.tokenizer import load_processor
+from nmt.results import count_parameters
+from nmt.train.checkpoint import load_checkpoint
+
+
+def checkpoint_info(path: Path) -> dict:
+    payload = load_checkpoint(path)
+    recipe = recipe_from_dict(payload["recipe"], str(path))
+    progress = payload.get("progress", {})
+    vocab = {side: load_processor(model_proto=payload["tokenizer"][side].numpy().tobytes()).get_piece_size()
+             for side in ("src", "tgt")}
+    best = progress.get("best_score")
+    # best.pt is picked on dev BLEU, or on dev nll (stored negated, so that larger is better).
+    metric = "bleu" if recipe.train.best_metric == "bleu" and recipe.train.valid_bleu_sentences else "nll"
+    return {
+        "checkpoint": str(path),
+        "step": progress.get("step"),
+        "epoch": progress.get("epoch"),
+        "training_minutes": round(progress.get("elapsed_seconds", 0.0) / 60, 1),
+        "parameters": count_parameters(payload["model"]),
+        "model": {k: getattr(recipe.model, k) for k in MODEL_SHAPE_KEYS},
+        "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
+        "vocabulary": {"joint": recipe.tokenizer.joint, "src": vocab["src"], "tgt": vocab["tgt"]},
+        "best_dev": None if best is None else
+            {"metric": metric, "score": round(abs(best), 4), "step": progress.get("best_step")},
+        "averaged_from": payload.get("averaged_from"),
+        "init_from": recipe.train.init_from,
+        "versions": payload.get("versions", {"torch": "unknown", "nmt": "unknown"}),
+        "recipe": payload["recipe"],
+    }
+
+
+def describe(info: dict) -> list[str]:
+    """The lines `nmt info` prints for a person."""
+    m = info["model"]
+    lines = [
+        f"checkpoint   {info['checkpoint']}",
+        f"direction    {info['direction']}",
+        f"progress     step {info['step']:,}, epoch {info['epoch']}, {info['training_minutes']} min of training",
+        f"model        {info['parameters']:,} parameters: {m['encoder_layers']}+{m['decoder_layers']} layers, "
+        f"d_model {m['d_model']}, {m['heads']} heads, d_ff {m['d_ff']}, {m['norm']}-LN"
+        + (", shared embeddings" if m["share_embeddings"] else ""),
+        f"vocabulary   {'joint ' if info['vocabulary']['joint'] else ''}{info['vocabulary']['src']:,} source, "
+        f"{info['vocabulary']['tgt']:,} target pieces",
+    ]
+    if info["best_dev"]:
+        b = info["best_dev"]
+        lines.append(f"best dev     {b['metric']} {b['score']} at step {b['step']:,}")
+    if info["averaged_from"]:
+        lines.append(f"averaged     {len(info['averaged_from'])} checkpoints: {', '.join(info['averaged_from'])}")
+    if info["init_from"]:
+        lines.append(f"fine-tuned   from {info['init_from']}")
+    v = info["versions"]
+    lines.append(f"versions     nmt {v['nmt']}, torch {v['torch']}")
+    lines.append(f"recipe       `nmt info {info['checkpoint']} --json` prints it whole")
+    return lines

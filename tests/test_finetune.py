@@ -1,0 +1,96 @@
+"""Fine-tuning (`train.init_from`) and `nmt info`."""
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.data.prepare import prepare
+from nmt.data.shards import ParallelShards
+from nmt.data.tokenizer import train_tokenizer
+from nmt.errors import NmtError
+from nmt.info import checkpoint_info
+from nmt.model.transformer import Transformer
+from nmt.train.checkpoint import load_checkpoint
+from nmt.train.trainer import Trainer, train
+from nmt.train.validate import dev_loss
+from tests.conftest import TINY_DATA, tiny_recipe
+
+
+def child_recipe(parent_recipe, out, *overrides):
+    """The tiny recipe fine-tuned on a second corpus (the tiny valid pairs, unseen in training)."""
+    return tiny_recipe(out, f"data.train={TINY_DATA / 'valid'}", f"data.valid={TINY_DATA / 'valid'}",
+                       f"train.init_from={parent_recipe.out / 'checkpoints' / 'last.pt'}",
+                       "train.max_steps=40", "train.warmup_steps=5", "train.valid_every=40",
+                       "train.valid_bleu_sentences=0", *overrides)
+
+
+def test_fine_tuning_keeps_the_tokenizer_and_lowers_the_loss_on_the_new_data(trained_tiny, tmp_path):
+    parent = trained_tiny.out / "checkpoints" / "last.pt"
+    parent_bytes = parent.read_bytes()
+    child = child_recipe(trained_tiny, tmp_path / "child")
+    train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
+    assert (child.out / "spm.model").read_bytes() == (trained_tiny.out / "spm.model").read_bytes()
+    prepare(child.data, child.tokenizer, child.out)
+    new_data = ParallelShards(child.out / "data", "valid")
+
+    before = Transformer(trained_tiny.model, 160, 160)
+    before.load_state_dict(load_checkpoint(parent)["model"])
+    loss_before = dev_loss(before.eval(), new_data, 512, torch.device("cpu"))["nll"]
+    starting = Trainer(child)
+    starting.init_from_parent()
+    for name, tensor in before.state_dict().items():  # the run starts from the parent's weights
+        assert torch.equal(starting.model.state_dict()[name], tensor), name
+    result = train(child, show_progress=False)
+    saved = load_checkpoint(child.out / "checkpoints" / "last.pt")
+    assert result.step == 40 and saved["progress"]["step"] == 40  # a fresh step count, not the parent's 300
+    after = Transformer(trained_tiny.model, 160, 160)
+    after.load_state_dict(saved["model"])
+    assert dev_loss(after.eval(), new_data, 512, torch.device("cpu"))["nll"] < 0.7 * loss_before
+    assert torch.equal(saved["tokenizer"]["src"], load_checkpoint(parent)["tokenizer"]["src"])
+    assert parent.read_bytes() == parent_bytes  # the parent is never written to
+    assert checkpoint_info(child.out / "checkpoints" / "last.pt")["init_from"] == str(parent)
+
+
+def test_fine_tuning_refuses_another_vocabulary_or_shape(trained_tiny, tmp_path):
+    vocab = child_recipe(trained_tiny, tmp_path / "vocab", "tokenizer.vocab_size=200")
+    with pytest.raises(NmtError, match=r"tokenizer.vocab_size: the recipe has 200, but .*last.pt was trained with 160"):
+        train_tokenizer(vocab.data, vocab.tokenizer, vocab.out, vocab.train.init_from)
+    shape = child_recipe(trained_tiny, tmp_path / "shape", "model.d_ff=256")
+    train_tokenizer(shape.data, shape.tokenizer, shape.out, shape.train.init_from)
+    prepare(shape.data, shape.tokenizer, shape.out)
+    with pytest.raises(NmtError, match=r"model.d_ff: the recipe has 256, but .*last.pt has 128"):
+        Trainer(shape).run(show_progress=False)
+    assert not (tmp_path / "shape" / "checkpoints" / "last.pt").exists()
+
+
+def test_fine_tuning_errors_on_the_command_line_are_one_line(trained_tiny, tmp_path):
+    runner = CliRunner()
+    missing = child_recipe(trained_tiny, tmp_path / "missing")
+    recipe_file = tmp_path / "child.yaml"
+    recipe_file.write_text(json.dumps(missing.model_dump(mode="json") | {}), encoding="utf-8")  # JSON is YAML
+    result = runner.invoke(app, ["tokenizer", str(recipe_file), "--set", f"train.init_from={tmp_path / 'none.pt'}"])
+    assert result.exit_code == 2 and "none.pt: checkpoint not found" in result.output
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"\x80\x02 not a checkpoint")
+    result = runner.invoke(app, ["tokenizer", str(recipe_file), "--set", f"train.init_from={corrupt}"])
+    assert result.exit_code == 2 and "corrupt.pt: not a readable nmt checkpoint" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_info_describes_a_checkpoint(trained_tiny):
+    last = trained_tiny.out / "checkpoints" / "last.pt"
+    result = CliRunner().invoke(app, ["info", str(last), "--json"])
+    assert result.exit_code == 0
+    info = json.loads(result.output)
+    assert info["step"] == 300 and info["vocabulary"] == {"joint": True, "src": 160, "tgt": 160}
+    assert info["model"]["d_model"] == 64 and info["recipe"]["train"]["max_steps"] == 300
+    assert info["parameters"] == Transformer(trained_tiny.model, 160, 160).num_parameters()
+    assert info["best_dev"]["metric"] == "bleu" and info["best_dev"]["step"] == 300
+    assert info["versions"]["torch"] == torch.__version__
+    text = CliRunner().invoke(app, ["info", str(last)]).output
+    assert "step 300" in text and f"{info['parameters']:,} parameters" in text
+    bad = CliRunner().invoke(app, ["info", str(trained_tiny.out / "nothing.pt")])
+    assert bad.exit_code == 2 and "nothing.pt: checkpoint not found" in bad.output
