@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo test bench bench-gpu bench-wmt14-scale multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo test bench bench-gpu bench-wmt14-scale bench-finetune multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -31,6 +31,10 @@ bench-gpu: install
 # The base recipe through every step on a 4.5M-pair stand-in for WMT14 (about an hour on 2 cores).
 bench-wmt14-scale: install
 	$(BIN)/python -m bench.wmt14_scale
+
+# Fine-tuning on real data: a model trained without Multi30k's sports pairs, tuned on half of them.
+bench-finetune: install
+	$(BIN)/python -m bench.finetune_domain
 
 # $(call pipeline,RECIPE,OUTPUT_DIR,TEST_PREFIX,SRC,TGT,EXTRA_SET_FLAGS,CHECKPOINT)
 define pipeline

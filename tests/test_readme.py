@@ -1,0 +1,54 @@
+"""The README's "Train on your own data" commands, run exactly as printed, on a tiny corpus."""
+
+import re
+import shlex
+import shutil
+
+import yaml
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from tests.conftest import ROOT, TINY_DATA
+
+
+def readme_blocks(heading: str) -> list[list[str]]:
+    """The commands of each ```bash block under `heading`, continuation lines joined."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    return [[line for line in block.replace("\\\n", " ").splitlines() if line.strip()] for block in blocks]
+
+
+def test_the_own_data_commands_run_as_printed(tmp_path, monkeypatch):
+    corpus = tmp_path / "my_corpus"
+    corpus.mkdir()
+    for lang in ("en", "de"):
+        shutil.copy(TINY_DATA / f"train.{lang}", corpus / f"train.{lang}")
+        for split in ("dev", "test", "domain"):
+            shutil.copy(TINY_DATA / f"valid.{lang}", corpus / f"{split}.{lang}")
+    # The shipped template, shrunk to the tiny corpus: its data paths are what the README describes.
+    recipe = yaml.safe_load((ROOT / "recipes" / "my_data.yaml").read_text(encoding="utf-8"))
+    assert recipe["output_dir"] == "runs/my_data"
+    assert (recipe["data"]["train"], recipe["data"]["valid"], recipe["data"]["test"]) == \
+        ("my_corpus/train", "my_corpus/dev", "my_corpus/test")
+    recipe["tokenizer"]["vocab_size"] = 160
+    recipe["model"].update(encoder_layers=1, decoder_layers=1, d_model=32, heads=2, d_ff=64, max_positions=128)
+    recipe["train"].update(max_steps=30, valid_every=10, valid_bleu_sentences=4, max_tokens=512, warmup_steps=5)
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "my_data.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    own_data, fine_tuning = readme_blocks("Train on your own data")
+    runner = CliRunner()
+    for command in own_data + fine_tuning:
+        args = shlex.split(command)
+        assert args[0] == "nmt"
+        result = runner.invoke(app, args[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+        if args[1] == "score":
+            assert "BLEU" in result.output and "chrF2" in result.output
+    test_lines = (corpus / "test.en").read_text(encoding="utf-8").splitlines()
+    assert len((tmp_path / "runs/my_data/test.de").read_text(encoding="utf-8").splitlines()) == len(test_lines)
+    tuned = tmp_path / "runs/my_domain"
+    assert (tuned / "spm.model").read_bytes() == (tmp_path / "runs/my_data/spm.model").read_bytes()
+    assert (tuned / "checkpoints" / "last.pt").is_file()
