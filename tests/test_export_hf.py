@@ -75,6 +75,18 @@ def test_an_interrupted_export_leaves_no_marker_and_a_rerun_starts_anew(tmp_path
     assert not (out / ".export.partial").exists()
 
 
+def test_ctrl_c_during_an_export_is_one_line(tmp_path, monkeypatch, capsys):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(export_hf, "export", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        export_hf.main(["some/corpus", str(tmp_path / "out"), "--src", "en", "--tgt", "de"])
+    assert stop.value.code == 130
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"interrupted: nothing was moved into {tmp_path / 'out'}; run again to export anew"]
+
+
 def test_the_wmt14_standin_has_the_hub_schema_and_distinct_rows(tmp_path):
     summary = build(ROOT / "data" / "multi30k", tmp_path / "standin",
                     {"train": 40_000, "validation": 300, "test": 303})

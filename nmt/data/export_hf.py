@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     except NmtError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        print(f"interrupted: nothing was moved into {args.out}; run again to export anew", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":
