@@ -152,12 +152,14 @@ def translate(
     threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
     decode_from: Annotated[Optional[Path], typer.Option(
         help="Recipe whose decode section replaces the checkpoint's (settings tuned after training).")] = None,
+    interactive: Annotated[bool, typer.Option(
+        help="Answer each input line at once (the default when standard input is a terminal).")] = False,
     set_: SetOpt = None,
 ):
     """Translate text line by line: one output line per input line, empty lines included."""
     import torch
 
-    from nmt.decode.translate import load_translator, translate_stream
+    from nmt.decode.translate import CHUNK_LINES, load_translator, translate_stream
 
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
@@ -178,9 +180,13 @@ def translate(
     if cfg.nbest > 1 and output_format == "plain":
         raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
 
-    from nmt.data.corpus import read_lines
+    from nmt.data.corpus import decode_lines, read_lines
 
-    lines = (line.rstrip("\r\n") for line in sys.stdin) if input == "-" else read_lines(Path(input))
+    if input == "-":
+        lines = decode_lines(sys.stdin.buffer, "<stdin>")
+        interactive = interactive or sys.stdin.isatty()
+    else:
+        lines = read_lines(Path(input))
     warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False)  # noqa: E731
     target = sys.stdout if output == "-" else None
     if output != "-":
@@ -188,7 +194,7 @@ def translate(
         tmp = Path(output).with_name(f".{Path(output).name}.tmp")
         target = open(tmp, "w", encoding="utf-8")
     try:
-        for line in translate_stream(translator, lines, cfg, output_format, warn):
+        for line in translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES):
             target.write(line + "\n")
             if output == "-":
                 target.flush()

@@ -33,20 +33,24 @@ def _open_binary(path: Path):
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
+def decode_lines(stream, name: str) -> Iterator[str]:
+    """Lines of a binary stream without their line ending, one at a time (so a terminal gets an
+    answer per line); invalid UTF-8 is an error naming `name` and the line."""
+    for number, data in enumerate(stream, start=1):
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise NmtError(f"{name}:{number}: invalid UTF-8 at byte {e.start} of the line") from None
+        if number == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        yield line.rstrip("\r\n")
+
+
 def read_lines(path: Path) -> Iterator[str]:
     """Yield lines without their line ending; names file and line on invalid UTF-8."""
     try:
         with _open_binary(path) as raw:
-            for number, data in enumerate(io.BufferedReader(raw), start=1):
-                try:
-                    line = data.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise NmtError(
-                        f"{path}:{number}: invalid UTF-8 at byte {e.start} of the line"
-                    ) from None
-                if number == 1 and line.startswith("\ufeff"):
-                    line = line[1:]
-                yield line.rstrip("\r\n")
+            yield from decode_lines(io.BufferedReader(raw), str(path))
     except (OSError, EOFError) as e:
         if isinstance(e, FileNotFoundError):
             raise NmtError(f"{path}: file not found") from None

@@ -101,11 +101,12 @@ def format_result(translator: Translator, hyps: list[Hypothesis], output_format:
 
 
 def translate_stream(translator: Translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
-                     warn: Callable[[str], None] = lambda _: None) -> Iterator[str]:
-    """Lines in, translated lines out (same count and order), a chunk of lines at a time."""
+                     warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES) -> Iterator[str]:
+    """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
+    (1 for interactive use: each line is answered before the next is read)."""
     iterator = iter(lines)
     first_line = 1
-    while chunk := list(islice(iterator, CHUNK_LINES)):
+    while chunk := list(islice(iterator, chunk_lines)):
         for hyps in translate_lines(translator, chunk, cfg, warn, first_line):
             yield format_result(translator, hyps, output_format)
         first_line += len(chunk)
