@@ -115,6 +115,7 @@ class DecodeConfig(Section):
     max_len_b: int = 10
     batch_tokens: int = 4096  # source tokens per translation batch
     nbest: int = 1
+    no_repeat_ngram_size: int = 0  # > 0: no n-gram of this size appears twice in an output (0 = off)
     # Sampling instead of search (for back-translation, diverse outputs): beam_size is then ignored.
     sampling: bool = False
     temperature: float = 1.0

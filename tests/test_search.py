@@ -125,3 +125,50 @@ def test_sampling_follows_top_k_top_p_and_is_reproducible():
     assert [h.tokens for h in nucleus] == [h.tokens for h in greedy_search(model, src)]
     for h in one:
         assert h.log_prob == pytest.approx(sequence_log_prob(model, src[one.index(h)], h.tokens), abs=1e-3)
+
+
+def test_forbid_repeated_ngrams_by_hand():
+    from nmt.decode.search import forbid_repeated_ngrams
+
+    history = torch.tensor([[5, 6, 7, 5, 6], [8, 9, 8, 9, 8]])
+    expected = {3: [{7}, {9}], 2: [{7}, {9}], 1: [{5, 6, 7}, {8, 9}], 6: [set(), set()]}
+    for n, banned in expected.items():
+        log_probs = torch.zeros(2, 12)
+        forbid_repeated_ngrams(log_probs, history, n)
+        assert [set((row == float("-inf")).nonzero().flatten().tolist()) for row in log_probs] == banned, n
+
+
+def constrained_greedy_by_recomputation(model, src_row, n: int, limit: int) -> list[int]:
+    """Greedy search spelled out: full recomputation at every step, n-grams kept in a Python set."""
+    src = src_row[src_row != PAD].unsqueeze(0)
+    tokens: list[int] = []
+    while True:
+        logp = F.log_softmax(model(src, torch.tensor([[BOS] + tokens]))[0, -1].float(), dim=-1)
+        logp[PAD] = logp[BOS] = float("-inf")
+        seen = {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+        for w in range(logp.numel()):
+            if len(tokens) >= n - 1 and tuple(tokens[len(tokens) - n + 1:] + [w]) in seen:
+                logp[w] = float("-inf")
+        if len(tokens) >= limit:
+            return tokens
+        best = int(logp.argmax())
+        if best == EOS:
+            return tokens
+        tokens.append(best)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_no_repeat_ngram_size_in_greedy_and_beam_search(n):
+    model = toy_model(vocab=12, seed=3)  # a small vocabulary repeats itself without the constraint
+    src = torch.tensor([[5, 9, 10, 7, EOS], [8, 6, EOS, PAD, PAD], [11, 4, 5, 6, EOS], [10, EOS, PAD, PAD, PAD]])
+    limits = (src != PAD).sum(1) * 2 + 2
+    greedy = greedy_search(model, src, max_len_a=2.0, max_len_b=2, no_repeat_ngram_size=n)
+    for row, hyp, limit in zip(src, greedy, limits.tolist()):
+        assert hyp.tokens == constrained_greedy_by_recomputation(model, row, n, limit)
+    plain = greedy_search(model, src, max_len_a=2.0, max_len_b=2)
+    assert any(h.tokens != p.tokens for h, p in zip(greedy, plain))  # the constraint changed something
+    beams = beam_search(model, src, beam_size=4, max_len_a=2.0, max_len_b=2, nbest=4, no_repeat_ngram_size=n)
+    for hyps in beams:
+        for hyp in hyps:
+            grams = [tuple(hyp.tokens[i:i + n]) for i in range(len(hyp.tokens) - n + 1)]
+            assert len(grams) == len(set(grams)), hyp.tokens

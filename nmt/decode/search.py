@@ -49,6 +49,20 @@ def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
     log_probs[rows, EOS] = eos
 
 
+def forbid_repeated_ngrams(log_probs: Tensor, history: Tensor, n: int) -> None:
+    """Forbid each row the tokens that would repeat one of its n-grams (fairseq's
+    `--no-repeat-ngram-size`): where the row's last n-1 tokens occurred before, the token that
+    followed them then. history: (rows, t) tokens so far, BOS excluded; log_probs: (rows, V)."""
+    t = history.size(1)
+    if n <= 0 or t < n:
+        return
+    grams = history.unfold(1, n, 1)  # (rows, t-n+1, n): every n-gram so far
+    prefix = history[:, t - n + 1:]  # (rows, n-1): the n-gram the next token would complete
+    seen = (grams[:, :, : n - 1] == prefix.unsqueeze(1)).all(dim=2)  # (rows, t-n+1)
+    rows, positions = seen.nonzero(as_tuple=True)
+    log_probs[rows, grams[rows, positions, n - 1]] = NEG_INF
+
+
 def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Generator | None):
     """Draw one token per row from the (temperature-scaled, top-k/top-p truncated) distribution."""
     def pick(log_probs: Tensor) -> Tensor:
@@ -67,7 +81,7 @@ def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Gene
 
 @torch.inference_mode()
 def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
-                  min_len: int = 0, sample: dict | None = None) -> list[Hypothesis]:
+                  min_len: int = 0, sample: dict | None = None, no_repeat_ngram_size: int = 0) -> list[Hypothesis]:
     """The most probable next token at each step, for a batch of sources (B, S).
 
     With `sample` (temperature, top_k, top_p, generator), the next token is drawn at random instead.
@@ -84,6 +98,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     for t in range(int(limits.max()) + 1):
         log_probs = model.decode_step(tokens, state)  # (n, V)
         _forbid_specials(log_probs, end_allowed=t >= min_len)
+        forbid_repeated_ngrams(log_probs, outputs[alive, :t], no_repeat_ngram_size)
         _force_eos(log_probs, (limits[alive] <= t).nonzero().squeeze(1))
         if pick is None:
             best, tokens = log_probs.max(dim=-1)
@@ -108,7 +123,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
 @torch.inference_mode()
 def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty_alpha: float = 0.6,
                 max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
-                min_len: int = 0) -> list[list[Hypothesis]]:
+                min_len: int = 0, no_repeat_ngram_size: int = 0) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
 
     Each step scores all K·V extensions of the K beams, keeps the 2K best, files those ending in
@@ -137,6 +152,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         log_probs = model.decode_step(last, state)  # (b·K, V)
         vocab = log_probs.size(1)
         _forbid_specials(log_probs, end_allowed=t >= min_len)
+        forbid_repeated_ngrams(log_probs, history, no_repeat_ngram_size)
         at_limit = limits[sentence] <= t  # (b,)
         _force_eos(log_probs, at_limit.repeat_interleave(k).nonzero().squeeze(1))
 
