@@ -35,6 +35,7 @@ from bench.flops import model_flops_per_update
 from nmt.config import ModelConfig, load_recipe
 from nmt.data.batching import pack_by_tokens
 from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.model.transformer import Transformer
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -136,14 +137,15 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
     spec = shape(name)
     cfg, freq = spec["model"], spec["update_freq"]
     torch.manual_seed(seed)
-    from nmt.model.transformer import Transformer
-
     model = Transformer(cfg, spec["vocab"], spec["vocab"]).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9,
                                  fused=device.type == "cuda")
     batches = synthetic_batches(spec["max_tokens"], spec["vocab"], (warmup + steps) * freq, seed)
+    pairs = [real_lengths(b) for b in batches]  # counted on the host, before the timed loop
     batches = [tuple(t.to(device) for t in b) for b in batches]
     updates = [batches[i * freq:(i + 1) * freq] for i in range(warmup + steps)]
+    tokens_of_update = [sum(t for lengths in pairs[i * freq:(i + 1) * freq] for _, t in lengths)
+                        for i in range(warmup + steps)]
     group = one_process_group(device) if ddp else contextlib.nullcontext()
     with group:
         forward = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None) \
@@ -153,8 +155,7 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
         autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if precision == "bf16" \
             else contextlib.nullcontext
 
-        def update(group_of_batches) -> torch.Tensor:
-            tokens = sum(int(b[2].ne(PAD).sum()) for b in group_of_batches)
+        def update(group_of_batches, tokens: int) -> torch.Tensor:
             optimizer.zero_grad(set_to_none=True)
             total = torch.zeros((), device=device)
             for i, (src, tgt_in, tgt_out) in enumerate(group_of_batches):
@@ -169,20 +170,20 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
             return total / tokens
 
         start = time.perf_counter()
-        for group_of_batches in updates[:warmup]:
-            update(group_of_batches)
+        for group_of_batches, tokens in zip(updates[:warmup], tokens_of_update):
+            update(group_of_batches, tokens)
         _synchronize(device)
         warmup_seconds = time.perf_counter() - start
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         start = time.perf_counter()
-        losses = [update(g) for g in updates[warmup:]]
+        losses = [update(g, n) for g, n in zip(updates[warmup:], tokens_of_update[warmup:])]
         _synchronize(device)
         seconds = time.perf_counter() - start
     timed = [b for g in updates[warmup:] for b in g]
-    tgt_tokens = sum(int(b[2].ne(PAD).sum()) for b in timed)
+    tgt_tokens = sum(tokens_of_update[warmup:])
     padded_tokens = sum(b[2].numel() for b in timed)
-    flops = model_flops_per_update(cfg, spec["vocab"], [p for b in timed for p in real_lengths(b)])
+    flops = model_flops_per_update(cfg, spec["vocab"], [p for lengths in pairs[warmup * freq:] for p in lengths])
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     return {

@@ -71,6 +71,7 @@ def training_figures(ceiling_gflops: float) -> dict:
     from nmt.data.batching import epoch_batches
     from nmt.data.shards import ParallelShards
     from nmt.data.tokenizer import load_processor
+    from nmt.model.transformer import Transformer
 
     recipe = load_recipe(ROOT / RECIPE, recipe_overrides(2)[1::2])
     out = ROOT / RUN
@@ -98,7 +99,7 @@ def training_figures(ceiling_gflops: float) -> dict:
     return {"updates": updates, "seconds_per_update_after_the_first": round(mean_seconds, 1),
             "matmul_gflop_per_s_after_the_first": round(mean_gflops, 1),
             "fraction_of_matmul_ceiling": round(mean_gflops / ceiling_gflops, 3),
-            "parameters": sum(p.numel() for p in _model_parameters(recipe, vocab))}
+            "parameters": Transformer(recipe.model, vocab, vocab).num_parameters()}
 
 
 def decoding_figures(hypotheses: Path, seconds: float, ceiling_gflops: float, beam: int = 4) -> dict:
@@ -115,16 +116,6 @@ def decoding_figures(hypotheses: Path, seconds: float, ceiling_gflops: float, be
     gflops = beam * pieces * decoder_flops_per_target_token(recipe.model, sp.get_piece_size()) / seconds / 1e9
     return {"output_pieces": pieces, "beam_tokens_per_s": round(beam * pieces / seconds),
             "approx_matmul_gflop_per_s": round(gflops, 1), "approx_fraction_of_matmul_ceiling": round(gflops / ceiling_gflops, 3)}
-
-
-def _model_parameters(recipe, vocab):
-    from nmt.model.transformer import Transformer
-
-    model = Transformer(recipe.model, vocab, vocab)
-    seen = {}
-    for p in model.parameters():  # tied weights once
-        seen[id(p)] = p
-    return seen.values()
 
 
 def main() -> None:

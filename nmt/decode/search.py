@@ -98,7 +98,8 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     for t in range(int(limits.max()) + 1):
         log_probs = model.decode_step(tokens, state)  # (n, V)
         _forbid_specials(log_probs, end_allowed=t >= min_len)
-        forbid_repeated_ngrams(log_probs, outputs[alive, :t], no_repeat_ngram_size)
+        if no_repeat_ngram_size:  # outputs[alive] is a copy: made only when asked for
+            forbid_repeated_ngrams(log_probs, outputs[alive, :t], no_repeat_ngram_size)
         _force_eos(log_probs, (limits[alive] <= t).nonzero().squeeze(1))
         if pick is None:
             best, tokens = log_probs.max(dim=-1)

@@ -65,13 +65,12 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
         src[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
         src[i, len(ids)] = EOS
     src = src.to(translator.device)
-    if cfg.sampling:
-        generator = torch.Generator(translator.device).manual_seed(cfg.seed)
-        sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
+    if cfg.sampling or cfg.beam_size <= 1:
+        sample = None
+        if cfg.sampling:
+            generator = torch.Generator(translator.device).manual_seed(cfg.seed)
+            sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
         return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, sample=sample,
-                                           no_repeat_ngram_size=cfg.no_repeat_ngram_size)]
-    if cfg.beam_size <= 1:
-        return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b,
                                            no_repeat_ngram_size=cfg.no_repeat_ngram_size)]
     return beam_search(translator.model, src, cfg.beam_size, cfg.length_penalty,
                        cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, no_repeat_ngram_size=cfg.no_repeat_ngram_size)
