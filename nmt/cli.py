@@ -136,7 +136,8 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 @app.command()
 @friendly_errors
 def translate(
-    checkpoint: Annotated[list[Path], typer.Option("--checkpoint", "-c", help="Checkpoint; several are averaged.")],
+    checkpoint: Annotated[list[Path], typer.Option(
+        "--checkpoint", "-c", help="Checkpoint (several are averaged), or a directory from `nmt export`.")],
     input: Annotated[str, typer.Option("--input", "-i", help="Source text file, or - for stdin.")] = "-",
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
     beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
@@ -154,6 +155,11 @@ def translate(
         help="Recipe whose decode section replaces the checkpoint's (settings tuned after training).")] = None,
     interactive: Annotated[bool, typer.Option(
         help="Answer each input line at once (the default when standard input is a terminal).")] = False,
+    engine: Annotated[str, typer.Option(
+        help="torch (nmt's own search) or ctranslate2 (checkpoints are converted on the fly; "
+             "an exported directory always uses it).")] = "torch",
+    compute_type: Annotated[str, typer.Option(
+        help="CTranslate2 only: default (as exported), int8, float32, float16, ...")] = "default",
     set_: SetOpt = None,
 ):
     """Translate text line by line: one output line per input line, empty lines included."""
@@ -165,7 +171,7 @@ def translate(
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if threads:
         torch.set_num_threads(threads)
-    translator = load_translator(checkpoint, device)
+    translator = load_translator(checkpoint, device, engine, compute_type, threads)
     raw = recipe_to_dict(translator.recipe)
     if decode_from is not None:
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
@@ -203,6 +209,56 @@ def translate(
             target.close()
     if output != "-":
         tmp.replace(output)  # the output appears only when complete
+
+
+@app.command()
+@friendly_errors
+def export(
+    checkpoint: Annotated[Path, typer.Argument(help="Checkpoint to export (e.g. an averaged one).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to create.")],
+    format_: Annotated[str, typer.Option("--format", help="Target format: ctranslate2.")] = "ctranslate2",
+    quantization: Annotated[Optional[str], typer.Option(
+        help="Weight type: int8, int8_float16, float16, ... (default float32).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
+):
+    """Export a checkpoint for another inference engine (CTranslate2), with its tokenizers and decode settings."""
+    from nmt.export import export_checkpoint
+
+    summary = export_checkpoint(checkpoint, output, format_, quantization, force)
+    err.print(f"exported {checkpoint} ({summary['direction']}, {summary['quantization']}) to "
+              f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; translate with "
+              f"`nmt translate -c {summary['directory']}`", highlight=False)
+
+
+@app.command()
+@friendly_errors
+def serve(
+    checkpoint: Annotated[list[Path], typer.Argument(help="Checkpoint(s) (averaged), or a directory from `nmt export`.")],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    engine: Annotated[str, typer.Option(help="torch or ctranslate2 (an exported directory always uses it).")] = "torch",
+    compute_type: Annotated[str, typer.Option(help="CTranslate2 only: default, int8, float32, ...")] = "default",
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
+    threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
+    max_lines: Annotated[int, typer.Option(help="Lines per request at most.")] = 64,
+    max_chars: Annotated[int, typer.Option(help="Characters per line at most.")] = 2000,
+    batch_wait_ms: Annotated[float, typer.Option(
+        help="How long the first waiting request waits for others to share its model call.")] = 5.0,
+    batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 256,
+):
+    """Serve translations over HTTP: POST /translate, GET /health, and a page at / to try the model."""
+    import torch
+
+    from nmt.decode.translate import load_translator
+    from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
+
+    require_fastapi()
+    if threads:
+        torch.set_num_threads(threads)
+    translator = load_translator(checkpoint, device, engine, compute_type, threads)
+    name = ", ".join(str(c) for c in checkpoint)
+    err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False)
+    run_server(translator, host, port, ServeLimits(max_lines, max_chars), batch_wait_ms, batch_max_lines, name)
 
 
 @app.command()

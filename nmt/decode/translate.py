@@ -1,5 +1,7 @@
-"""Translation of text lines: load a model from checkpoints, batch by tokens, restore the order.
+"""Translation of text lines: load a model, batch by tokens, restore the order.
 
+Two engines share everything but the search itself: nmt's own (torch, from checkpoints) and
+CTranslate2 (from a directory written by `nmt export`, see nmt.decode.ctranslate2_engine).
 One output per input line, always: an empty line translates to an empty line, and a line longer
 than the model's positions is truncated (with a warning), never dropped.
 """
@@ -19,6 +21,7 @@ from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.tokenizer import EOS, PAD, load_processor
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
+from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.checkpoint import average_checkpoints, load_checkpoint
 
@@ -27,15 +30,42 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 
 @dataclass
 class Translator:
+    """nmt's own engine. Every engine has `recipe`, both tokenizers, `max_positions` and `translate_batch`."""
+
     model: Transformer
     recipe: Recipe
     src_tokenizer: object
     tgt_tokenizer: object
     device: torch.device
 
+    @property
+    def max_positions(self) -> int:
+        return self.model.cfg.max_positions
 
-def load_translator(checkpoints: list[Path], device: str = "cpu") -> Translator:
-    """One checkpoint, or several averaged on the fly."""
+    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
+        return translate_batch(self, sources, cfg)
+
+
+def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
+                    compute_type: str = "default", threads: int = 0):
+    """One checkpoint, or several averaged on the fly; or a CTranslate2 export directory.
+
+    engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
+    """
+    from nmt.decode import ctranslate2_engine
+
+    if engine not in ("torch", "ctranslate2"):
+        raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
+    exports = [c for c in checkpoints if ctranslate2_engine.is_export_dir(c)]
+    if exports:
+        if len(checkpoints) > 1:
+            raise NmtError(f"{exports[0]}: an exported model is translated on its own (one -c)")
+        return ctranslate2_engine.load(exports[0], device, compute_type, threads)
+    for path in checkpoints:
+        if Path(path).is_dir():
+            raise NmtError(f"{path}: a directory, but not one written by `nmt export` (no nmt_export.json)")
+    if engine == "ctranslate2":
+        return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads)
     payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
     recipe = recipe_from_dict(payload["recipe"], str(checkpoints[0]))
     src_sp = load_processor(model_proto=payload["tokenizer"]["src"].numpy().tobytes())
@@ -46,8 +76,8 @@ def load_translator(checkpoints: list[Path], device: str = "cpu") -> Translator:
     return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
 
 
-def _encode(translator: Translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
-    limit = translator.model.cfg.max_positions - 1  # room for EOS
+def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
+    limit = translator.max_positions - 1  # room for EOS
     encoded = []
     for number, ids in enumerate(translator.src_tokenizer.encode(lines), start=first_line):
         if len(ids) > limit:
@@ -76,7 +106,7 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
                        cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, no_repeat_ngram_size=cfg.no_repeat_ngram_size)
 
 
-def translate_lines(translator: Translator, lines: list[str], cfg: DecodeConfig,
+def translate_lines(translator, lines: list[str], cfg: DecodeConfig,
                     warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order."""
     encoded = _encode(translator, lines, warn, first_line)
@@ -86,12 +116,12 @@ def translate_lines(translator: Translator, lines: list[str], cfg: DecodeConfig,
         lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
         order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
         for batch in pack_by_tokens(order, lengths, cfg.batch_tokens):
-            for i, hyps in zip(batch.tolist(), translate_batch(translator, [encoded[i] for i in batch], cfg)):
+            for i, hyps in zip(batch.tolist(), translator.translate_batch([encoded[i] for i in batch], cfg)):
                 results[i] = hyps
     return results
 
 
-def format_result(translator: Translator, hyps: list[Hypothesis], output_format: str) -> str:
+def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
     detok = translator.tgt_tokenizer.decode
     if output_format == "jsonl":
         return json.dumps({"hypotheses": [
@@ -101,7 +131,7 @@ def format_result(translator: Translator, hyps: list[Hypothesis], output_format:
     return detok(hyps[0].tokens)
 
 
-def translate_stream(translator: Translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
+def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
                      warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read)."""

@@ -1,0 +1,93 @@
+"""Translation through CTranslate2, from a directory written by `nmt export --format ctranslate2`.
+
+The engine plugs into nmt.decode.translate: the same tokenization, truncation, length-sorted token
+batches, one output per input line, n-best and jsonl. What differs from nmt's own search:
+- length_penalty is CTranslate2's: the log-probability divided by |Y|^alpha (nmt divides by the
+  GNMT ((5 + |Y|) / 6)^alpha); with alpha = 0 both rank by log-probability and give the same output;
+- the length limit a·|source| + b holds per batch (for its longest source), not per sentence:
+  batches are sorted by length, so the sentences of a batch have nearly the same limit;
+- sampling draws from CTranslate2's random generator (seeded with decode.seed).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.data.tokenizer import load_processor
+from nmt.decode.search import Hypothesis
+from nmt.errors import NmtError
+from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, is_export_dir,  # noqa: F401
+                                    read_export_info, require_ctranslate2)
+from nmt.train.checkpoint import average_checkpoints, load_checkpoint
+
+
+@dataclass
+class CTranslate2Translator:
+    translator: object  # ctranslate2.Translator
+    recipe: Recipe
+    src_tokenizer: object
+    tgt_tokenizer: object
+    quantization: str
+
+    @property
+    def max_positions(self) -> int:
+        return self.recipe.model.max_positions
+
+    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
+        """Token-id sources (non-empty) -> n-best hypotheses each, in the same order."""
+        piece = self.src_tokenizer.id_to_piece
+        longest = max(len(ids) for ids in sources) + 1  # + EOS, as nmt's own search counts it
+        limit = max(1, min(int(cfg.max_len_a * longest + cfg.max_len_b), self.max_positions - 1))
+        options = dict(max_decoding_length=limit, min_decoding_length=0, max_input_length=0,
+                       no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True)
+        if cfg.sampling:
+            import ctranslate2
+
+            ctranslate2.set_random_seed(cfg.seed)
+            options |= dict(beam_size=1, sampling_topk=cfg.top_k, sampling_topp=cfg.top_p,
+                            sampling_temperature=cfg.temperature, length_penalty=0.0)
+        else:
+            options |= dict(beam_size=cfg.beam_size, num_hypotheses=max(cfg.nbest, 1),
+                            length_penalty=cfg.length_penalty)
+        results = self.translator.translate_batch([[piece(i) for i in ids] for ids in sources], **options)
+        to_id = self.tgt_tokenizer.piece_to_id
+        alpha = options["length_penalty"]
+        return [[_hypothesis([to_id(p) for p in tokens], score, alpha)
+                 for tokens, score in zip(result.hypotheses, result.scores)] for result in results]
+
+
+def _hypothesis(tokens: list[int], score: float, alpha: float) -> Hypothesis:
+    """CTranslate2 reports log-probability / |Y|^alpha; undo the division for log_prob."""
+    log_prob = score * len(tokens) ** alpha if tokens and alpha else score
+    return Hypothesis(tokens, score, log_prob)
+
+
+def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0) -> CTranslate2Translator:
+    ctranslate2 = require_ctranslate2()
+    directory = Path(directory)
+    info = read_export_info(directory)
+    recipe = recipe_from_dict(info["recipe"], str(directory))
+    kind, _, index = device.partition(":")
+    try:
+        translator = ctranslate2.Translator(str(directory), device=kind, device_index=int(index or 0),
+                                            compute_type=compute_type, inter_threads=1,
+                                            intra_threads=threads or torch.get_num_threads())
+    except (RuntimeError, ValueError) as e:
+        raise NmtError(f"{directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
+    return CTranslate2Translator(translator, recipe, load_processor(directory / SOURCE_SPM),
+                                 load_processor(directory / TARGET_SPM), info["quantization"])
+
+
+def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
+                          threads: int = 0) -> CTranslate2Translator:
+    """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
+    payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
+    with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
+        out = Path(scratch) / "model"
+        export_payload(payload, str(checkpoints[0]), out)
+        return load(out, device, compute_type, threads)  # the weights are in memory from here on

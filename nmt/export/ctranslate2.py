@@ -1,0 +1,162 @@
+"""A checkpoint as a CTranslate2 model directory.
+
+nmt's Transformer maps one to one onto CTranslate2's `TransformerSpec` (the spec OpenNMT models
+convert to): fused q/k/v and k/v projections in the same order, post-LN or pre-LN with a final
+LayerNorm, embeddings scaled by sqrt(d_model). Two things are written out explicitly rather than
+left to CTranslate2's defaults: the position table (nmt interleaves sin and cos, CTranslate2's
+own table concatenates them) and the LayerNorm epsilon (torch's 1e-5).
+
+The directory holds the CTranslate2 model, both sentencepiece models, and `nmt_export.json`
+with the recipe (its decode section gives the engine's defaults) and where the model came from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+import nmt
+from nmt.config import recipe_from_dict
+from nmt.data.tokenizer import BOS, PAD, load_processor
+from nmt.errors import NmtError
+from nmt.export import write_directory_atomically
+from nmt.model.transformer import PositionalEncoding
+from nmt.train.checkpoint import load_checkpoint
+
+EXPORT_INFO = "nmt_export.json"
+EXPORT_FORMAT = "nmt-ctranslate2-1"
+SOURCE_SPM, TARGET_SPM = "source.spm.model", "target.spm.model"
+QUANTIZATIONS = ("int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16", "bfloat16", "float32")
+# nmt never predicts padding or BOS; the projection's bias says so to CTranslate2 (exp(-1e4) is 0
+# in every precision, and -1e4 stays finite in float16).
+FORBIDDEN_LOGIT = -1e4
+
+
+def require_ctranslate2():
+    try:
+        import ctranslate2
+    except ImportError:
+        raise NmtError("CTranslate2 is not installed: pip install 'nmt[ctranslate2]'") from None
+    return ctranslate2
+
+
+def is_export_dir(path: Path) -> bool:
+    return Path(path).is_dir() and (Path(path) / EXPORT_INFO).is_file()
+
+
+def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
+    """The CTranslate2 TransformerSpec holding the checkpoint's weights (float32)."""
+    from ctranslate2.specs import transformer_spec
+
+    cfg = recipe_from_dict(payload["recipe"]).model
+    weights = {name: t.float().numpy() for name, t in payload["model"].items()}
+
+    spec = transformer_spec.TransformerSpec.from_config(
+        (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre")
+    spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
+    spec.config.add_source_eos = True  # nmt's sources end with EOS
+    positions = PositionalEncoding(cfg.d_model, cfg.max_positions).table.numpy()
+
+    def linear(target, prefix: str, bias: bool = True) -> None:
+        target.weight = weights[f"{prefix}.weight"]
+        if bias:
+            target.bias = weights[f"{prefix}.bias"]
+
+    def norm(target, prefix: str) -> None:
+        target.gamma, target.beta = weights[f"{prefix}.weight"], weights[f"{prefix}.bias"]
+
+    encoder, decoder = spec.encoder, spec.decoder
+    encoder.embeddings[0].weight = weights["src_embed.tokens.weight"]
+    decoder.embeddings.weight = weights["tgt_embed.tokens.weight"]
+    encoder.position_encodings.encodings = positions
+    decoder.position_encodings.encodings = positions
+    if cfg.norm == "pre":
+        norm(encoder.layer_norm, "encoder_norm")
+        norm(decoder.layer_norm, "decoder_norm")
+
+    for i, layer in enumerate(encoder.layer):
+        p = f"encoder_layers.{i}"
+        linear(layer.self_attention.linear[0], f"{p}.self_attn.qkv_proj")
+        linear(layer.self_attention.linear[1], f"{p}.self_attn.out_proj")
+        norm(layer.self_attention.layer_norm, f"{p}.attn_sublayer.norm")
+        linear(layer.ffn.linear_0, f"{p}.feed_forward.w1")
+        linear(layer.ffn.linear_1, f"{p}.feed_forward.w2")
+        norm(layer.ffn.layer_norm, f"{p}.ff_sublayer.norm")
+
+    for i, layer in enumerate(decoder.layer):
+        p = f"decoder_layers.{i}"
+        linear(layer.self_attention.linear[0], f"{p}.self_attn.qkv_proj")
+        linear(layer.self_attention.linear[1], f"{p}.self_attn.out_proj")
+        norm(layer.self_attention.layer_norm, f"{p}.self_sublayer.norm")
+        linear(layer.attention.linear[0], f"{p}.cross_attn.q_proj")
+        linear(layer.attention.linear[1], f"{p}.cross_attn.kv_proj")
+        linear(layer.attention.linear[2], f"{p}.cross_attn.out_proj")
+        norm(layer.attention.layer_norm, f"{p}.cross_sublayer.norm")
+        linear(layer.ffn.linear_0, f"{p}.feed_forward.w1")
+        linear(layer.ffn.linear_1, f"{p}.feed_forward.w2")
+        norm(layer.ffn.layer_norm, f"{p}.ff_sublayer.norm")
+
+    output = weights["tgt_embed.tokens.weight"] if cfg.tie_output else weights["output_proj.weight"]
+    decoder.projection.weight = output
+    bias = np.zeros(output.shape[0], dtype=np.float32)
+    bias[[PAD, BOS]] = FORBIDDEN_LOGIT
+    decoder.projection.bias = bias
+
+    spec.register_source_vocabulary(src_pieces)
+    spec.register_target_vocabulary(tgt_pieces)
+    return spec
+
+
+def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = None, force: bool = False) -> dict:
+    return export_payload(load_checkpoint(checkpoint), str(checkpoint), Path(out), quantization, force)
+
+
+def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str | None = None,
+                   force: bool = False) -> dict:
+    """Export a loaded checkpoint (or an average of several) to `out`."""
+    ctranslate2 = require_ctranslate2()
+    if quantization is not None and quantization not in QUANTIZATIONS:
+        raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
+    recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
+    protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+    pieces = {}
+    for side, proto in protos.items():
+        sp = load_processor(model_proto=proto)
+        pieces[side] = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+
+    spec = build_spec(payload, pieces["src"], pieces["tgt"])
+    spec.validate()
+    spec.optimize(quantization=quantization)
+    info = {
+        "format": EXPORT_FORMAT,
+        "engine": "ctranslate2",
+        "quantization": quantization or "float32",
+        "checkpoint": str(checkpoint),
+        "progress": {k: payload.get("progress", {}).get(k) for k in ("step", "epoch")},
+        "versions": {"nmt": nmt.__version__, "ctranslate2": ctranslate2.__version__},
+        "recipe": payload["recipe"],
+    }
+
+    def fill(directory: Path) -> None:
+        spec.save(str(directory))
+        (directory / SOURCE_SPM).write_bytes(protos["src"])
+        (directory / TARGET_SPM).write_bytes(protos["tgt"])
+        (directory / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+
+    write_directory_atomically(out, fill, force)
+    return {"directory": str(out), "quantization": info["quantization"],
+            "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
+            "bytes": sum(f.stat().st_size for f in Path(out).iterdir())}
+
+
+def read_export_info(directory: Path) -> dict:
+    path = Path(directory) / EXPORT_INFO
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise NmtError(f"{path}: not a readable export description ({e})") from None
+    if info.get("format") != EXPORT_FORMAT:
+        raise NmtError(f"{path}: not an nmt CTranslate2 export (format {EXPORT_FORMAT} expected)")
+    return info

@@ -1,0 +1,135 @@
+"""`nmt serve`: a trained model behind HTTP.
+
+  POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false}
+                   -> {"translations": ["...", ...]} (+ "scores", + "nbest" when asked)
+  GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
+  GET  /           a page to try the model in a browser
+
+One output per input line, empty lines included. Limits on lines per request and characters per
+line answer 413 with a JSON error naming the limit; malformed JSON or wrong types answer 422.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from nmt.errors import NmtError
+from nmt.serve.batcher import Batcher
+
+STATIC = Path(__file__).with_name("static")
+
+
+@dataclass
+class ServeLimits:
+    max_lines: int = 64  # lines per request
+    max_chars: int = 2000  # characters per line
+    max_beam: int = 16
+
+
+class TranslateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: list[StrictStr]
+    beam_size: int | None = Field(default=None, ge=1)
+    nbest: int | None = Field(default=None, ge=1)
+    length_penalty: float | None = Field(default=None, ge=0.0)
+    scores: StrictBool = False
+
+
+def require_fastapi():
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise NmtError("the server is not installed: pip install 'nmt[serve]'") from None
+
+
+def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: float = 5.0,
+               batch_max_lines: int = 256, model_name: str = ""):
+    """The ASGI app for one loaded translator (nmt.decode.translate.load_translator)."""
+    require_fastapi()
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import FileResponse, JSONResponse
+
+    batcher: Batcher | None = None
+
+    @asynccontextmanager
+    async def lifespan(app):
+        nonlocal batcher
+        batcher = Batcher(translator, batch_wait_ms, batch_max_lines)
+        app.state.batcher = batcher
+        yield
+        batcher.close()
+
+    app = FastAPI(title="nmt", lifespan=lifespan, docs_url=None, redoc_url=None)
+    engine = "ctranslate2" if hasattr(translator, "quantization") else "torch"
+    data = translator.recipe.data
+    defaults = translator.recipe.decode
+
+    def error(status: int, message: str, **extra) -> JSONResponse:
+        return JSONResponse({"error": message, **extra}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
+        return error(422, f"{where}: {first.get('msg', 'invalid request')}")
+
+    @app.get("/health")
+    async def health() -> dict:
+        s = batcher.stats
+        return {"status": "ok", "engine": engine, "model": model_name,
+                "direction": f"{data.src_lang}-{data.tgt_lang}",
+                "served": {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
+                           "busy_seconds": round(s.busy_seconds, 3)}}
+
+    @app.get("/")
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    @app.post("/translate")
+    async def translate(body: TranslateRequest):
+        if len(body.text) > limits.max_lines:
+            return error(413, f"{len(body.text)} lines: at most {limits.max_lines} per request (max_lines)",
+                         limit="max_lines", value=limits.max_lines)
+        for number, line in enumerate(body.text, start=1):
+            if len(line) > limits.max_chars:
+                return error(413, f"line {number}: {len(line)} characters, at most {limits.max_chars} (max_chars)",
+                             limit="max_chars", value=limits.max_chars)
+            if "\n" in line or "\r" in line:
+                return error(422, f"text.{number - 1}: a line may not contain a line break")
+        beam = body.beam_size or defaults.beam_size
+        if beam > limits.max_beam:
+            return error(413, f"beam_size {beam}: at most {limits.max_beam} (max_beam)",
+                         limit="max_beam", value=limits.max_beam)
+        nbest = body.nbest or 1
+        if nbest > max(beam, 1):
+            return error(422, f"nbest {nbest}: at most beam_size ({beam})")
+        cfg = defaults.model_copy(update={
+            "beam_size": beam, "nbest": nbest, "sampling": False,
+            "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
+        results = await batcher.translate(body.text, cfg) if body.text else []
+        detok = translator.tgt_tokenizer.decode
+        reply: dict = {"translations": [detok(hyps[0].tokens) for hyps in results]}
+        if body.scores:
+            reply["scores"] = [round(hyps[0].score, 4) for hyps in results]
+        if nbest > 1:
+            reply["nbest"] = [[{"text": detok(h.tokens), "score": round(h.score, 4)} for h in hyps]
+                              for hyps in results]
+        return reply
+
+    return app
+
+
+def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,
+          model_name: str, log_level: str = "info") -> None:
+    """Run the app under uvicorn until SIGINT/SIGTERM (requests in flight are answered first)."""
+    import uvicorn
+
+    app = create_app(translator, limits, batch_wait_ms, batch_max_lines, model_name)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)

@@ -1,0 +1,114 @@
+"""Requests that arrive together become one model call.
+
+One worker thread owns the model. It takes the first waiting request, waits up to `wait_ms`
+for more (until `max_lines` lines are gathered), groups what it has by decode settings, and
+translates each group in one call: the length-sorted token batching inside then packs lines
+from several requests together. Callers await a future; the event loop never blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+from nmt.config import DecodeConfig
+from nmt.decode.search import Hypothesis
+from nmt.decode.translate import translate_lines
+
+
+@dataclass
+class _Request:
+    lines: list[str]
+    cfg: DecodeConfig
+    future: asyncio.Future
+    loop: asyncio.AbstractEventLoop
+
+
+@dataclass
+class BatcherStats:
+    calls: int = 0  # model calls
+    requests: int = 0
+    lines: int = 0
+    busy_seconds: float = 0.0
+    largest_call_lines: int = 0
+
+
+class Batcher:
+    def __init__(self, translator, wait_ms: float = 5.0, max_lines: int = 256):
+        self.translator = translator
+        self.wait = wait_ms / 1000
+        self.max_lines = max_lines
+        self.stats = BatcherStats()
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._run, name="nmt-batcher", daemon=True)
+        self._worker.start()
+
+    async def translate(self, lines: list[str], cfg: DecodeConfig) -> list[list[Hypothesis]]:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.put(_Request(lines, cfg, future, loop))
+        return await future
+
+    def close(self) -> None:
+        """Finish what was queued, then stop the worker."""
+        self._queue.put(None)
+        self._worker.join()
+
+    def _gather(self, first: _Request) -> tuple[list[_Request], bool]:
+        """The first request and those arriving within the wait; True when told to stop."""
+        batch, lines = [first], len(first.lines)
+        deadline = time.monotonic() + self.wait
+        while lines < self.max_lines:
+            try:
+                item = self._queue.get(timeout=max(deadline - time.monotonic(), 0))
+            except queue.Empty:
+                break
+            if item is None:
+                return batch, True
+            batch.append(item)
+            lines += len(item.lines)
+        return batch, False
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is None:
+                break
+            batch, stopping = self._gather(first)
+            groups: dict[str, list[_Request]] = {}
+            for request in batch:
+                groups.setdefault(request.cfg.model_dump_json(), []).append(request)
+            for requests in groups.values():
+                self._call(requests)
+
+    def _call(self, requests: list[_Request]) -> None:
+        lines = [line for r in requests for line in r.lines]
+        start = time.perf_counter()
+        try:
+            results = translate_lines(self.translator, lines, requests[0].cfg)
+        except Exception as e:  # a failed call fails its requests, never the worker
+            for r in requests:
+                r.loop.call_soon_threadsafe(_set_exception, r.future, e)
+            return
+        s = self.stats
+        s.calls, s.requests, s.lines = s.calls + 1, s.requests + len(requests), s.lines + len(lines)
+        s.busy_seconds += time.perf_counter() - start
+        s.largest_call_lines = max(s.largest_call_lines, len(lines))
+        offset = 0
+        for r in requests:
+            r.loop.call_soon_threadsafe(_set_result, r.future, results[offset:offset + len(r.lines)])
+            offset += len(r.lines)
+
+
+def _set_result(future: asyncio.Future, value) -> None:
+    if not future.done():  # the client may have gone away
+        future.set_result(value)
+
+
+def _set_exception(future: asyncio.Future, error: Exception) -> None:
+    if not future.done():
+        future.set_exception(error)
