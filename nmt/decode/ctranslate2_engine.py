@@ -4,8 +4,8 @@ The engine plugs into nmt.decode.translate: the same tokenization, truncation, l
 batches, one output per input line, n-best and jsonl. What differs from nmt's own search:
 - length_penalty is CTranslate2's: the log-probability divided by |Y|^alpha (nmt divides by the
   GNMT ((5 + |Y|) / 6)^alpha); with alpha = 0 both rank by log-probability and give the same output;
-- the length limit a·|source| + b holds per batch (for its longest source), not per sentence:
-  batches are sorted by length, so the sentences of a batch have nearly the same limit;
+- at the length limit a·|source| + b, nmt ends every beam with EOS and ranks them with its
+  probability; CTranslate2 stops them without it (greedy search gives the same tokens either way);
 - sampling draws from CTranslate2's random generator (seeded with decode.seed).
 """
 
@@ -39,10 +39,29 @@ class CTranslate2Translator:
         return self.recipe.model.max_positions
 
     def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
-        """Token-id sources (non-empty) -> n-best hypotheses each, in the same order."""
+        """Token-id sources (non-empty) -> n-best hypotheses each, in the same order.
+
+        CTranslate2 takes one length limit per call: the batch is decoded with its longest
+        source's limit, then the few sentences whose output reached their own limit are decoded
+        again with it (grouped by limit), so that every sentence gets exactly its own.
+        """
+        limits = [self._limit(len(ids), cfg) for ids in sources]
+        results = self._call(sources, max(limits), cfg)
+        redo: dict[int, list[int]] = {}
+        for i, (hyps, limit) in enumerate(zip(results, limits)):
+            if limit < max(limits) and max(len(h.tokens) for h in hyps) >= limit:
+                redo.setdefault(limit, []).append(i)
+        for limit, rows in redo.items():
+            for i, hyps in zip(rows, self._call([sources[i] for i in rows], limit, cfg)):
+                results[i] = hyps
+        return results
+
+    def _limit(self, source_length: int, cfg: DecodeConfig) -> int:
+        """nmt's limit a·|source| + b, the source counted with its EOS (as nmt.decode.search does)."""
+        return max(1, min(int(cfg.max_len_a * (source_length + 1) + cfg.max_len_b), self.max_positions - 1))
+
+    def _call(self, sources: list[list[int]], limit: int, cfg: DecodeConfig) -> list[list[Hypothesis]]:
         piece = self.src_tokenizer.id_to_piece
-        longest = max(len(ids) for ids in sources) + 1  # + EOS, as nmt's own search counts it
-        limit = max(1, min(int(cfg.max_len_a * longest + cfg.max_len_b), self.max_positions - 1))
         options = dict(max_decoding_length=limit, min_decoding_length=0, max_input_length=0,
                        no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True)
         if cfg.sampling:

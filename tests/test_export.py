@@ -1,0 +1,162 @@
+"""`nmt export --format ctranslate2`: the exported model searches exactly like nmt's own decoder;
+export failures are one-line errors that leave nothing half written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import TINY_DATA, prepared_tiny
+from nmt.cli import app
+from nmt.decode.translate import load_translator, translate_lines
+from nmt.errors import NmtError
+from nmt.export import export_checkpoint
+
+runner = CliRunner()
+
+# Memorized training sentences, unseen ones (where the model is unsure) and an empty line.
+LINES = ([line.rstrip("\n") for name in ("valid.en", "train.en") for line in open(TINY_DATA / name, encoding="utf-8")]
+         + ["", "A dog runs on the beach.", "Two men are talking while a woman looks at a small red car.",
+            "Kids", "The the the the the."])
+
+VARIANTS = {
+    "post-LN, shared vocabulary": (),
+    "pre-LN, shared vocabulary": ("model.norm=pre",),
+    "post-LN, separate vocabularies and output layer": (
+        "tokenizer.joint=false", "model.share_embeddings=false", "model.tie_output=false"),
+}
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def exported(request, trained_tiny, tmp_path_factory):
+    """(checkpoint, export directory) for each model variant."""
+    overrides = VARIANTS[request.param]
+    if overrides:
+        from nmt.train.trainer import train
+
+        recipe = prepared_tiny(tmp_path_factory.mktemp("variant"), "train.max_steps=150", *overrides)
+        train(recipe, show_progress=False)
+    else:
+        recipe = trained_tiny
+    ckpt = recipe.out / "checkpoints" / "best.pt"
+    out = tmp_path_factory.mktemp("export") / "ct2"
+    export_checkpoint(ckpt, out)
+    return ckpt, out
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_ctranslate2_gives_the_same_tokens_as_nmts_own_search(exported, beam_size):
+    ckpt, out = exported
+    own, ct2 = load_translator([ckpt]), load_translator([out])
+    assert type(ct2).__name__ == "CTranslate2Translator"
+    # length_penalty 0: both rank by log-probability (their length penalties differ in form).
+    cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "length_penalty": 0.0})
+    theirs, ours = translate_lines(ct2, LINES, cfg), translate_lines(own, LINES, cfg)
+    limits = [ct2._limit(len(own.src_tokenizer.encode(line)), cfg) for line in LINES]
+    ended = [len(h[0].tokens) < limit for h, limit in zip(ours, limits)]
+    assert sum(ended) >= len(LINES) - 4 and sum(len(h[0].tokens) for h in ours) > 5 * len(LINES)
+    for a, b, natural_end in zip(theirs, ours, ended):
+        # At the length limit nmt ends every beam with EOS and ranks them with its probability,
+        # CTranslate2 stops them without: only greedy search must agree there too.
+        if natural_end or beam_size == 1:
+            assert a[0].tokens == b[0].tokens
+        # Same weights: the log-probabilities agree up to float rounding and the padding/BOS
+        # mass that CTranslate2 removes before the softmax (nmt removes it after).
+        if natural_end:
+            assert a[0].log_prob == pytest.approx(b[0].log_prob, abs=0.1)
+
+
+def test_translate_cli_with_an_export_dir_keeps_every_line(exported, tmp_path):
+    ckpt, out = exported
+    source = tmp_path / "in.en"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    results = {}
+    for name, args in {"own": ["-c", str(ckpt)], "export": ["-c", str(out)],
+                       "engine": ["-c", str(ckpt), "--engine", "ctranslate2"]}.items():
+        hyp = tmp_path / f"{name}.de"
+        result = runner.invoke(app, ["translate", *args, "-i", str(source), "-o", str(hyp), "--beam-size", "1"])
+        assert result.exit_code == 0, result.output
+        results[name] = hyp.read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(results["own"]) == len(LINES)
+    assert results["export"] == results["own"] == results["engine"]
+    assert results["own"][LINES.index("")] == ""
+
+
+def test_jsonl_nbest_and_scores_through_ctranslate2(exported):
+    _, out = exported
+    result = runner.invoke(app, ["translate", "-c", str(out), "--output-format", "jsonl", "--nbest", "3",
+                                 "--beam-size", "4"], input="A dog runs on the beach.\n\n")
+    assert result.exit_code == 0, result.output
+    first, empty = (json.loads(line) for line in result.stdout.splitlines())
+    scores = [h["score"] for h in first["hypotheses"]]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+    assert empty["hypotheses"][0]["text"] == ""
+
+
+def test_export_keeps_tokenizers_and_decode_settings(trained_tiny, tmp_path):
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    result = runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "m"), "--quantization", "int8"])
+    assert result.exit_code == 0, result.output
+    names = {p.name for p in (tmp_path / "m").iterdir()}
+    assert {"model.bin", "config.json", "source.spm.model", "target.spm.model", "nmt_export.json"} <= names
+    info = json.loads((tmp_path / "m" / "nmt_export.json").read_text())
+    assert info["quantization"] == "int8" and info["recipe"]["decode"]["beam_size"] == trained_tiny.decode.beam_size
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no scratch folder left
+    translated = runner.invoke(app, ["translate", "-c", str(tmp_path / "m")], input="A dog.\n\nTwo men.\n")
+    assert translated.exit_code == 0 and len(translated.stdout.split("\n")) == 4  # 3 lines + final newline
+
+
+def one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    for fragment in fragments:
+        assert fragment in result.output
+
+
+def test_missing_or_corrupt_checkpoints_are_one_line_errors(trained_tiny, tmp_path):
+    one_line_error(runner.invoke(app, ["export", str(tmp_path / "nope.pt"), "-o", str(tmp_path / "m")]),
+                   "nope.pt", "not found")
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes((trained_tiny.out / "checkpoints" / "best.pt").read_bytes()[:5000])
+    one_line_error(runner.invoke(app, ["export", str(broken), "-o", str(tmp_path / "m")]), "broken.pt", "truncated")
+    assert not (tmp_path / "m").exists()
+    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"), "nmt export")
+
+
+def test_unwritable_or_existing_output_is_an_error_and_nothing_is_lost(trained_tiny, tmp_path):
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me")
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(a_file / "model")]), "cannot write")
+    assert a_file.read_text() == "keep me"
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    (existing / "mine.txt").write_text("mine")
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(existing)]), "already exists", "--force")
+    assert (existing / "mine.txt").read_text() == "mine"
+    assert runner.invoke(app, ["export", ckpt, "-o", str(existing), "--force"]).exit_code == 0
+    assert (existing / "model.bin").is_file() and not (existing / "mine.txt").exists()
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "q"), "--quantization", "int3"]),
+                   "int3")
+
+
+def test_a_failed_export_leaves_no_directory(trained_tiny, tmp_path, monkeypatch):
+    from ctranslate2.specs import model_spec
+
+    def fail(self, path):
+        Path(path, "model.bin").write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(model_spec.ModelSpec, "save", fail)
+    with pytest.raises(NmtError, match="No space left"):
+        export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "m")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctranslate2_input_gets_the_same_bad_utf8_error(exported):
+    _, out = exported
+    result = runner.invoke(app, ["translate", "-c", str(out)], input=b"A dog.\nA \xff cat.\n")
+    one_line_error(result, "<stdin>:2: invalid UTF-8")
