@@ -11,6 +11,7 @@ line answer 413 with a JSON error naming the limit; malformed JSON or wrong type
 
 from __future__ import annotations
 
+import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +130,13 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
 def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,
           model_name: str, log_level: str = "info") -> None:
     """Run the app under uvicorn until SIGINT/SIGTERM (requests in flight are answered first)."""
+    import signal
+
     import uvicorn
+
+    # uvicorn shuts down gracefully, then re-raises the signal it caught: SIGTERM then ends the
+    # process with exit code 0 (a requested stop), Ctrl-C with 130 (through the CLI).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
     app = create_app(translator, limits, batch_wait_ms, batch_max_lines, model_name)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)

@@ -1,0 +1,143 @@
+"""`nmt serve`: the real server on 127.0.0.1, spoken to over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, *args: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen([sys.executable, "-m", "nmt", "serve", *args, "--port", str(self.port)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ | {"PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.process.stdout.read().decode()
+            try:
+                if self.get("/health")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("server did not start within 60 s")
+
+    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes, str]:
+        req = urllib.request.Request(self.url + path, data=body, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as response:
+                return response.status, response.read(), response.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers.get("Content-Type", "")
+
+    def get(self, path: str) -> tuple[int, dict]:
+        status, body, _ = self.request("GET", path)
+        return status, json.loads(body)
+
+    def post(self, payload) -> tuple[int, dict]:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        status, reply, content_type = self.request("POST", "/translate", body)
+        assert content_type.startswith("application/json"), content_type
+        return status, json.loads(reply)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=30)
+        finally:
+            self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def server(trained_tiny):
+    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--max-lines", "8", "--max-chars", "200",
+               "--batch-wait-ms", "300")
+    yield s
+    assert s.stop() == 0
+
+
+def test_translate_health_and_page(server):
+    status, health = server.get("/health")
+    assert status == 200 and health["status"] == "ok" and health["direction"] == "en-de"
+    status, reply = server.post({"text": ["A black dog leaps over a log.", "", "Asian man sweeping the walkway."],
+                                 "beam_size": 2, "scores": True})
+    assert status == 200
+    first, empty, third = reply["translations"]
+    assert first and third and empty == ""  # an empty string is kept as an empty line
+    assert len(reply["scores"]) == 3 and reply["scores"][0] < 0
+    status, page, content_type = server.request("GET", "/")
+    assert status == 200 and content_type.startswith("text/html") and b"<textarea" in page
+
+
+def test_nbest_is_sorted(server):
+    status, reply = server.post({"text": ["Two dogs play in the snow."], "beam_size": 4, "nbest": 3})
+    assert status == 200
+    scores = [h["score"] for h in reply["nbest"][0]]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+    assert reply["nbest"][0][0]["text"] == reply["translations"][0]
+
+
+def test_bad_requests_are_4xx_json_naming_the_problem(server):
+    assert server.post(b"{not json") [0] == 422
+    status, reply = server.post({"text": [1, 2]})
+    assert status == 422 and reply["error"].startswith("text.0")
+    status, reply = server.post({"text": "one string"})
+    assert status == 422 and reply["error"].startswith("text")
+    status, reply = server.post({"text": ["a"], "beam_size": "wide"})
+    assert status == 422 and "beam_size" in reply["error"]
+    status, reply = server.post({"text": ["a"], "colour": "red"})
+    assert status == 422 and "colour" in reply["error"]
+    status, reply = server.post({"text": ["a"] * 9})
+    assert status == 413 and reply["limit"] == "max_lines" and "max_lines" in reply["error"]
+    status, reply = server.post({"text": ["ok", "x" * 201]})
+    assert status == 413 and reply["limit"] == "max_chars" and "line 2" in reply["error"]
+    assert server.post({"text": []}) == (200, {"translations": []})
+    assert server.get("/health")[0] == 200  # still serving
+
+
+def test_requests_arriving_together_share_a_model_call(server):
+    before = server.get("/health")[1]["served"]
+    sentences = ["A man rides a bike.", "Two dogs play in the snow.", "A woman is singing.", "Kids play soccer."]
+    replies = [None] * 8
+
+    def client(i: int) -> None:
+        replies[i] = server.post({"text": [sentences[i % 4]]})
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(status == 200 and len(reply["translations"]) == 1 for status, reply in replies)
+    assert replies[0][1] == replies[4][1]  # the same sentence gets the same answer in any company
+    after = server.get("/health")[1]["served"]
+    assert after["requests"] - before["requests"] == 8
+    assert after["model_calls"] - before["model_calls"] < 8
+
+
+def test_sigterm_answers_the_request_in_flight_then_exits(trained_tiny):
+    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "1500")
+    reply = {}
+    client = threading.Thread(target=lambda: reply.update(zip(("status", "body"), s.post({"text": ["A dog."]}))))
+    client.start()
+    time.sleep(0.5)  # the request now waits in the batching window
+    assert s.stop() == 0
+    client.join(timeout=30)
+    assert reply["status"] == 200 and len(reply["body"]["translations"]) == 1
