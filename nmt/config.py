@@ -113,6 +113,7 @@ class DecodeConfig(Section):
     length_penalty: float = 0.6  # GNMT alpha; 0 = raw log-probability
     max_len_a: float = 1.5  # output length limit = a * source length + b
     max_len_b: int = 10
+    min_len: int = 0  # outputs have at least this many tokens (EOS not counted)
     batch_tokens: int = 4096  # source tokens per translation batch
     nbest: int = 1
     no_repeat_ngram_size: int = 0  # > 0: no n-gram of this size appears twice in an output (0 = off)

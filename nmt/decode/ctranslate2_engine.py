@@ -6,6 +6,8 @@ batches, one output per input line, n-best and jsonl. What differs from nmt's ow
   GNMT ((5 + |Y|) / 6)^alpha); with alpha = 0 both rank by log-probability and give the same output;
 - at the length limit a·|source| + b, nmt ends every beam with EOS and ranks them with its
   probability; CTranslate2 stops them without it (greedy search gives the same tokens either way);
+- tokens forbidden by min_len or no_repeat_ngram_size are removed before the softmax (the rest
+  renormalized), in nmt after it: greedy search picks the same tokens, beam search may rank differently;
 - sampling draws from CTranslate2's random generator (seeded with decode.seed).
 """
 
@@ -62,7 +64,7 @@ class CTranslate2Translator:
 
     def _call(self, sources: list[list[int]], limit: int, cfg: DecodeConfig) -> list[list[Hypothesis]]:
         piece = self.src_tokenizer.id_to_piece
-        options = dict(max_decoding_length=limit, min_decoding_length=0, max_input_length=0,
+        options = dict(max_decoding_length=limit, min_decoding_length=min(cfg.min_len, limit), max_input_length=0,
                        no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True)
         if cfg.sampling:
             import ctranslate2

@@ -139,7 +139,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     batch, device = src.size(0), src.device
     limits = max_output_lengths(src, model, max_len_a, max_len_b)
     memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask, rows=torch.arange(batch, device=device).repeat_interleave(k))
+    state = model.start_decoding(memory, src_mask, beams=k)
 
     sentence = torch.arange(batch, device=device)  # (b,) sentence of each active batch entry
     scores = torch.full((batch, k), NEG_INF, device=device)  # (b, K) log-probabilities of the beams

@@ -100,10 +100,11 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
         if cfg.sampling:
             generator = torch.Generator(translator.device).manual_seed(cfg.seed)
             sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
-        return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, sample=sample,
+        return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
                                            no_repeat_ngram_size=cfg.no_repeat_ngram_size)]
     return beam_search(translator.model, src, cfg.beam_size, cfg.length_penalty,
-                       cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, no_repeat_ngram_size=cfg.no_repeat_ngram_size)
+                       cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
+                       no_repeat_ngram_size=cfg.no_repeat_ngram_size)
 
 
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig,

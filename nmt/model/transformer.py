@@ -82,6 +82,11 @@ class MultiHeadAttention(nn.Module):
         k, v = self.kv_proj(memory).chunk(2, dim=-1)
         return _split_heads(k, self.heads), _split_heads(v, self.heads)
 
+    def step_memory(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """project_kv laid out for step_cross: keys (B, h, dh, S) and values, contiguous."""
+        k, v = self.project_kv(memory)
+        return k.transpose(-1, -2).contiguous(), v.contiguous()
+
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool) -> Tensor:
         dropout = self.attention_dropout if self.training else 0.0
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal)
@@ -96,6 +101,22 @@ class MultiHeadAttention(nn.Module):
             q = _split_heads(self.q_proj(x), self.heads)
             k, v = kv
         return self._attend(q, k, v, mask, causal)
+
+    def step_cross(self, x: Tensor, kv: tuple[Tensor, Tensor], bias: Tensor) -> Tensor:
+        """Encoder-decoder attention for one new position of each of K beams per sentence.
+
+        x: (B·K, 1, D), the K beams of a sentence in consecutive rows; kv: keys transposed
+        (B, h, dh, S) and values (B, h, S, dh), contiguous, once per sentence (`step_memory`);
+        bias: (B, 1, 1, S), 0 at real source tokens and -inf at padding. A sentence's beams share
+        its encoder keys and values, so its K queries attend in one (K × S) matmul instead of K
+        separate ones over K copies: K times less memory traffic per step.
+        """
+        k_t, v = kv
+        sentences, heads, dh, _ = k_t.shape
+        q = self.q_proj(x).view(sentences, -1, heads, dh).transpose(1, 2)  # (B, h, K, dh)
+        scores = torch.matmul(q, k_t).mul_(dh ** -0.5).add_(bias)  # (B, h, K, S)
+        out = torch.matmul(scores.softmax(dim=-1), v)  # (B, h, K, dh)
+        return self.out_proj(out.transpose(1, 2).reshape(x.shape))
 
     def step(self, x: Tensor, cache: dict[str, Tensor]) -> Tensor:
         """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`."""
@@ -165,33 +186,40 @@ class DecoderLayer(nn.Module):
                 cache: dict[str, Tensor] | None = None) -> Tensor:
         if cache is None:  # whole target at once: the causal mask hides the future (3.2.3)
             x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
-        else:  # one position, attending to the cached past
+            x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
+        else:  # one position, attending to the cached past; src_mask is then an additive bias
             x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache))
-        x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
+            x = self.cross_sublayer(x, lambda y: self.cross_attn.step_cross(y, kv, src_mask))
         return self.ff_sublayer(x, self.feed_forward)
 
 
 @dataclass
 class DecoderState:
-    """What incremental decoding carries between steps, for N rows (sentences × beams)."""
+    """What incremental decoding carries between steps, for N = B·K rows (K beams per sentence,
+    in consecutive rows). The encoder side is kept once per sentence, shared by its beams."""
 
-    memory_kv: list[tuple[Tensor, Tensor]]  # per decoder layer: encoder keys, values (N, h, S, dh)
-    src_mask: Tensor  # (N, 1, 1, S)
+    memory_kv: list[tuple[Tensor, Tensor]]  # per decoder layer: encoder keys (B, h, dh, S), values (B, h, S, dh)
+    src_bias: Tensor  # (B, 1, 1, S): 0 at real source tokens, -inf at padding
     self_cache: list[dict[str, Tensor]]  # per decoder layer: past keys/values (N, h, t, dh)
+    beams: int = 1  # rows per sentence
     length: int = 0  # positions decoded so far
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
-        """Keep (and reorder, repeat) rows: beam reordering and dropping finished sentences.
+        """Keep (and reorder) rows: beam reordering and dropping finished sentences. `rows` comes
+        in blocks of `beams`, each block the beams of one sentence.
 
-        same_sentences: every row stays within its sentence's block (beams reordered, none
-        dropped), so the encoder side, identical for a sentence's beams, needs no copying.
+        same_sentences: every sentence stays (beams reordered within it), so the encoder side
+        needs no change.
         """
+        memory_kv, src_bias = self.memory_kv, self.src_bias
+        if not same_sentences:
+            sentences = rows.view(-1, self.beams)[:, 0] // self.beams
+            memory_kv = [(k.index_select(0, sentences), v.index_select(0, sentences)) for k, v in memory_kv]
+            src_bias = src_bias.index_select(0, sentences)
         return DecoderState(
-            memory_kv=self.memory_kv if same_sentences else
-            [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in self.memory_kv],
-            src_mask=self.src_mask if same_sentences else self.src_mask.index_select(0, rows),
+            memory_kv=memory_kv, src_bias=src_bias,
             self_cache=[{name: t.index_select(0, rows) for name, t in c.items()} for c in self.self_cache],
-            length=self.length,
+            beams=self.beams, length=self.length,
         )
 
 
@@ -279,17 +307,18 @@ class Transformer(nn.Module):
         return self.output_logits(hidden)
 
     # --- decoder, one position at a time (translation) ----------------------------------------
-    def start_decoding(self, memory: Tensor, src_mask: Tensor, rows: Tensor | None = None) -> DecoderState:
-        """State for incremental decoding; `rows` repeats sentences (e.g. once per beam) after
-        the encoder-side keys/values are projected, so that projection runs once per sentence."""
-        memory_kv = [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
-        state = DecoderState(memory_kv, src_mask, [{} for _ in self.decoder_layers])
-        return state.select(rows) if rows is not None else state
+    def start_decoding(self, memory: Tensor, src_mask: Tensor, beams: int = 1) -> DecoderState:
+        """State for incremental decoding of `beams` rows per sentence; the encoder-side keys and
+        values are projected and kept once per sentence."""
+        memory_kv = [layer.cross_attn.step_memory(memory) for layer in self.decoder_layers]
+        src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
+        src_bias.masked_fill_(~src_mask, float("-inf"))
+        return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams)
 
     def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
-            x = layer(x, kv, state.src_mask, cache=cache)
+            x = layer(x, kv, state.src_bias, cache=cache)
         state.length += 1
         return F.log_softmax(self.output_logits(self.decoder_norm(x[:, 0])).float(), dim=-1)

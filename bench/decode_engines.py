@@ -1,0 +1,139 @@
+"""Decoding speed of nmt's own search beside CTranslate2, on the bench-small shape (part of `make bench`).
+
+The peers' decoding task: the first 100 sentences of test_2016_flickr, beam 4, every output
+exactly 20 tokens (min = max length), so every engine does the same work. Measured, each the
+best of several alternating rounds (a shared host drifts):
+- nmt (torch fp32): beam_search on one batch of the 100 sentences, as `make bench` times it;
+- nmt translate_lines: the same through nmt's text interface (tokenize, sort, batch, detokenize);
+- CTranslate2 called directly (fp32, int8) on the exported model, tokens prepared beforehand;
+- nmt's CTranslate2 engine (fp32, int8): translate_lines through nmt, as `nmt translate -c EXPORT` runs.
+The wrapper overhead is nmt-through-CTranslate2 over CTranslate2 called directly.
+Writes bench/results/decode_engines.json.
+
+    python -m bench.decode_engines [--threads 2] [--rounds 5] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from bench.flops import decoder_flops_per_target_token
+from bench.run import BENCH_SMALL, matmul_ceiling
+from nmt.config import load_recipe, recipe_to_dict
+from nmt.data.corpus import read_lines
+from nmt.data.prepare import prepare
+from nmt.data.tokenizer import EOS, PAD, train_tokenizer
+from nmt.decode import ctranslate2_engine
+from nmt.decode.search import beam_search
+from nmt.decode.translate import Translator, translate_lines
+from nmt.export.ctranslate2 import export_payload
+from nmt.model.transformer import Transformer
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+N, LENGTH, BEAM, ALPHA = 100, 20, 4, 0.6
+
+
+def bench_model(threads: int):
+    """The bench-small model (seeded initial weights: forced-length decoding costs the same
+    whatever the weights) as a checkpoint payload, and nmt's own translator for it."""
+    recipe = load_recipe(ROOT / "recipes" / "multi30k_en_de.yaml", BENCH_SMALL)
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    prepare(recipe.data, recipe.tokenizer, recipe.out)
+    from nmt.data.tokenizer import load_processor, tokenizer_paths
+
+    src_path, tgt_path = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
+    sp = load_processor(src_path)
+    torch.manual_seed(1)
+    model = Transformer(recipe.model, sp.get_piece_size(), sp.get_piece_size()).eval()
+    proto = torch.frombuffer(bytearray(src_path.read_bytes()), dtype=torch.uint8)
+    payload = {"recipe": recipe_to_dict(recipe), "model": model.state_dict(), "tokenizer": {"src": proto, "tgt": proto}}
+    return recipe, payload, Translator(model, recipe, sp, load_processor(tgt_path), torch.device("cpu"))
+
+
+def best_of(rounds: int, runs: dict) -> dict[str, float]:
+    """Each function timed `rounds` times, the functions alternating; the best time of each."""
+    best = {name: float("inf") for name in runs}
+    for fn in runs.values():  # warm-up
+        fn()
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    recipe, payload, own = bench_model(args.threads)
+    lines = [line for _, line in zip(range(N), read_lines(Path(f"{recipe.data.test}.en.gz")))]
+    cfg = recipe.decode.model_copy(update={"beam_size": BEAM, "length_penalty": ALPHA, "max_len_a": 0.0,
+                                           "max_len_b": LENGTH, "min_len": LENGTH, "batch_tokens": 2048})
+
+    ids = sorted((own.src_tokenizer.encode(line) + [EOS] for line in lines), key=len)
+    src = torch.full((len(ids), max(map(len, ids))), PAD)
+    for i, row in enumerate(ids):
+        src[i, : len(row)] = torch.tensor(row)
+
+    exports, engines = {}, {}
+    for quantization in ("float32", "int8"):
+        exports[quantization] = recipe.out / f"ctranslate2_{quantization}"
+        export_payload(payload, "bench-small", exports[quantization], quantization, force=True)
+        engines[quantization] = ctranslate2_engine.load(exports[quantization], threads=args.threads)
+    pieces = [[own.src_tokenizer.id_to_piece(i) for i in row[:-1]] for row in ids]  # the export adds EOS
+
+    def raw(quantization: str):
+        return lambda: engines[quantization].translator.translate_batch(
+            pieces, beam_size=BEAM, length_penalty=ALPHA, min_decoding_length=LENGTH, max_decoding_length=LENGTH,
+            max_batch_size=2048, batch_type="tokens")
+
+    runs = {
+        "nmt_torch_fp32": lambda: beam_search(own.model, src, BEAM, ALPHA, 0.0, LENGTH, min_len=LENGTH),
+        "nmt_torch_fp32_translate_lines": lambda: translate_lines(own, lines, cfg),
+        "ctranslate2_fp32_direct": raw("float32"),
+        "nmt_ctranslate2_fp32": lambda: translate_lines(engines["float32"], lines, cfg),
+        "ctranslate2_int8_direct": raw("int8"),
+        "nmt_ctranslate2_int8": lambda: translate_lines(engines["int8"], lines, cfg),
+    }
+    ceiling_before = matmul_ceiling()
+    seconds = best_of(args.rounds, runs)
+    ceiling = (ceiling_before + matmul_ceiling()) / 2
+    dec = decoder_flops_per_target_token(recipe.model, own.tgt_tokenizer.get_piece_size())
+    gflop = N * BEAM * (LENGTH + 1) * dec / 1e9
+    report = {
+        "config": "bench-small", "task": f"{N} sentences, beam {BEAM}, exactly {LENGTH} tokens each",
+        "torch": torch.__version__, "ctranslate2": __import__("ctranslate2").__version__,
+        "threads": args.threads, "machine": platform.machine(), "rounds": args.rounds,
+        "matmul_ceiling_gflop_per_s": round(ceiling, 1), "decoder_matmul_gflop": round(gflop, 1),
+        "seconds": {name: round(s, 3) for name, s in seconds.items()},
+        "nmt_fp32_speed_vs_ctranslate2_fp32": round(seconds["ctranslate2_fp32_direct"] / seconds["nmt_torch_fp32"], 3),
+        "nmt_fp32_fraction_of_matmul_ceiling": round(gflop / seconds["nmt_torch_fp32"] / ceiling, 3),
+        "wrapper_overhead": {q: round(seconds[f"nmt_ctranslate2_{q}"] / seconds[f"ctranslate2_{q}_direct"] - 1, 3)
+                             for q in ("fp32", "int8")},
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "decode_engines.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report, indent=1))
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            runs["nmt_torch_fp32"]()
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+
+
+if __name__ == "__main__":
+    main()

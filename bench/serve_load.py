@@ -1,0 +1,142 @@
+"""A bounded load run against `nmt serve` on 127.0.0.1 (`make bench-serve`).
+
+Starts the real server on a free loopback port and sends single-sentence requests (the first
+sentences of test_2016_flickr, in turn) for a fixed time in three settings:
+- one client at a time (each request waits for the previous answer);
+- N concurrent clients, batching off (--batch-max-lines 1: one model call per request);
+- N concurrent clients, batching on (requests arriving together share a model call).
+Reports requests/s, sentences/s, p50/p99 latency and errors for each, in
+bench/results/serve_load.json. Traffic goes to 127.0.0.1 only; every loop stops on time.
+
+    python -m bench.serve_load -c runs/demo/checkpoints/best.pt [--clients 32] [--seconds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from nmt.data.corpus import read_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model: str, extra: list[str], threads: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "nmt", "serve", model, "--port", str(port),
+                                "--threads", str(threads), *extra],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/health", timeout=5).read()
+            return process, url
+        except OSError:
+            if process.poll() is not None:
+                raise SystemExit(f"the server exited with {process.returncode}")
+            time.sleep(0.3)
+    process.kill()
+    raise SystemExit("the server did not start within 120 s")
+
+
+def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def client(offset: int) -> None:
+        i = offset
+        while time.monotonic() < stop_at:
+            body = json.dumps({"text": [sentences[i % len(sentences)]]}).encode()
+            request = urllib.request.Request(url + "/translate", data=body,
+                                             headers={"Content-Type": "application/json"})
+            start = time.perf_counter()
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    ok = response.status == 200 and len(json.loads(response.read())["translations"]) == 1
+                    problem = None if ok else f"status {response.status}"
+            except (OSError, ValueError) as e:
+                problem = type(e).__name__
+            with lock:
+                (errors.append(problem) if problem else latencies.append(time.perf_counter() - start))
+            i += clients
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+    latencies.sort()
+
+    def percentile(q: float) -> float:
+        return round(1000 * latencies[min(int(q * len(latencies)), len(latencies) - 1)], 1) if latencies else None
+
+    return {"clients": clients, "seconds": round(elapsed, 1), "requests": len(latencies),
+            "requests_per_s": round(len(latencies) / elapsed, 1), "sentences_per_s": round(len(latencies) / elapsed, 1),
+            "latency_ms_p50": percentile(0.5), "latency_ms_p99": percentile(0.99), "errors": len(errors)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt",
+                        help="Checkpoint or export directory to serve.")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--engine", default="torch")
+    parser.add_argument("--test", default="data/multi30k/test_2016_flickr.en.gz")
+    args = parser.parse_args()
+    if not Path(args.checkpoint).exists():
+        raise SystemExit(f"{args.checkpoint}: not found (run `make demo` first, or pass -c)")
+    sentences = [line for _, line in zip(range(500), read_lines(Path(args.test)))]
+
+    settings = {
+        "one_client_at_a_time": (1, ["--batch-max-lines", "1"]),
+        f"{args.clients}_clients_batching_off": (args.clients, ["--batch-max-lines", "1"]),
+        f"{args.clients}_clients_batching_on": (args.clients, ["--batch-wait-ms", "5", "--batch-max-lines", "256"]),
+    }
+    report = {"model": args.checkpoint, "engine": args.engine, "threads": args.threads,
+              "request": "one sentence of test_2016_flickr, beam as the recipe", "runs": {}}
+    for name, (clients, extra) in settings.items():
+        process, url = start_server(args.checkpoint, ["--engine", args.engine, *extra], args.threads)
+        try:
+            result = load(url, sentences, clients, args.seconds)
+            served = json.loads(urllib.request.urlopen(url + "/health", timeout=10).read())["served"]
+            result["lines_per_model_call"] = round(served["lines"] / max(served["model_calls"], 1), 1)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            result["server_exit_code"] = process.wait(timeout=60)
+        report["runs"][name] = result
+        print(name, json.dumps(result), flush=True)
+    on, off = (report["runs"][f"{args.clients}_clients_batching_{s}"]["sentences_per_s"] for s in ("on", "off"))
+    report["batching_speedup"] = round(on / off, 2) if off else None
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"serve_load_{args.engine}.json"
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
