@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo test bench bench-gpu bench-wmt14-scale bench-finetune multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo test bench bench-gpu bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -22,7 +22,18 @@ test: install
 
 bench: install
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.decode_engines
 	$(BIN)/python -m bench.prepare
+
+# On the demo model (run `make demo` first): BLEU of its CTranslate2 exports beside nmt's own
+# decoder; a 30 s load run of `nmt serve` with each engine; the page at / in headless Chromium.
+bench-export: install
+	$(BIN)/python -m bench.export_quality
+bench-serve: install
+	$(BIN)/python -m bench.serve_load --engine torch
+	$(BIN)/python -m bench.serve_load --engine ctranslate2
+bench-page: install
+	$(BIN)/python -m bench.page_screenshot
 
 # Training speed and MFU of the base and big shapes on a GPU (the tiny shape on a CPU without one).
 bench-gpu: install

@@ -1,0 +1,71 @@
+"""BLEU of an exported model beside nmt's own decoder (`make bench-export`).
+
+Translates test_2016_flickr with the demo model (or -c CKPT) through nmt's own search and through
+its CTranslate2 exports (float32 and int8), with the recipe's decode settings and with
+length_penalty 0 (where both engines rank by log-probability), and scores each with sacreBLEU.
+Writes bench/results/export_quality.json.
+
+    python -m bench.export_quality [-c runs/demo/checkpoints/best.pt] [--recipe recipes/multi30k_en_de.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import sacrebleu
+import torch
+
+from nmt.config import load_recipe
+from nmt.data.corpus import read_lines
+from nmt.decode.translate import load_translator, translate_lines
+from nmt.export import export_checkpoint
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt")
+    parser.add_argument("--recipe", default="recipes/multi30k_en_de.yaml", help="Decode settings to use.")
+    parser.add_argument("--test", default="data/multi30k/test_2016_flickr")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    ckpt = Path(args.checkpoint)
+    if not ckpt.is_file():
+        raise SystemExit(f"{ckpt}: not found (run `make demo` first, or pass -c)")
+    sources = list(read_lines(Path(f"{args.test}.en.gz")))
+    references = list(read_lines(Path(f"{args.test}.de.gz")))
+    decode = load_recipe(Path(args.recipe)).decode
+
+    engines = {"nmt": load_translator([ckpt])}
+    for quantization in ("float32", "int8"):
+        out = ckpt.parent.parent / f"ctranslate2_{quantization}"
+        export_checkpoint(ckpt, out, quantization=quantization, force=True)
+        engines[f"ctranslate2_{quantization}"] = load_translator([out], threads=args.threads)
+
+    report = {"checkpoint": str(ckpt), "test": args.test, "threads": args.threads,
+              "decode": decode.model_dump(), "runs": {}}
+    for setting, cfg in (("recipe", decode), ("length_penalty_0", decode.model_copy(update={"length_penalty": 0.0}))):
+        outputs = {}
+        for name, engine in engines.items():
+            start = time.perf_counter()
+            hyps = translate_lines(engine, sources, cfg)
+            seconds = time.perf_counter() - start
+            outputs[name] = [engine.tgt_tokenizer.decode(h[0].tokens) for h in hyps]
+            bleu = sacrebleu.corpus_bleu(outputs[name], [references])
+            report["runs"][f"{name}/{setting}"] = {
+                "bleu": round(bleu.score, 2), "length_ratio": round(bleu.sys_len / bleu.ref_len, 3),
+                "seconds": round(seconds, 2),
+                "identical_lines_to_nmt": sum(a == b for a, b in zip(outputs[name], outputs["nmt"]))}
+            print(setting, name, json.dumps(report["runs"][f"{name}/{setting}"]), flush=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "export_quality.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
