@@ -34,6 +34,7 @@ from nmt.decode.search import beam_search
 from nmt.decode.translate import Translator, translate_lines
 from nmt.export.ctranslate2 import export_payload
 from nmt.model.transformer import Transformer
+from nmt.train.host_memory import keep_freed_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -50,6 +51,7 @@ def bench_model(threads: int):
 
     src_path, tgt_path = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
     sp = load_processor(src_path)
+    keep_freed_memory()  # as load_translator does for `nmt translate`
     torch.manual_seed(1)
     model = Transformer(recipe.model, sp.get_piece_size(), sp.get_piece_size()).eval()
     proto = torch.frombuffer(bytearray(src_path.read_bytes()), dtype=torch.uint8)

@@ -24,6 +24,7 @@ from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.checkpoint import average_checkpoints, load_checkpoint
+from nmt.train.host_memory import keep_freed_memory
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 
@@ -68,6 +69,7 @@ def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = 
         return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads)
     payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
     recipe = recipe_from_dict(payload["recipe"], str(checkpoints[0]))
+    keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
     src_sp = load_processor(model_proto=payload["tokenizer"]["src"].numpy().tobytes())
     tgt_sp = load_processor(model_proto=payload["tokenizer"]["tgt"].numpy().tobytes())
     model = Transformer(recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())

@@ -6,7 +6,8 @@ what it allocated (activations, gradients), so the next step takes the same memo
 the kernel page by page: 36,000-54,000 page faults per update on the bench-small shape, about
 9 % of the step time on 2 cores. Serving every block up to 32 MB (glibc's maximum) from the heap
 and never trimming it brings that to about zero. The cost is that the process keeps its peak
-memory until it exits, which suits a training run. (Blocks above 32 MB still come from mmap;
+memory until it exits, which suits a training run and a translation process alike (beam search
+frees and re-allocates its logits every step). (Blocks above 32 MB still come from mmap;
 the largest, the output layer's logits, are never built whole: see nmt.model.output_loss.)
 jemalloc or tcmalloc preloaded with LD_PRELOAD do the same; with them this changes nothing.
 """
