@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo test bench bench-gpu bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 multi30k-seed2 ensemble test bench bench-gpu bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -99,6 +99,29 @@ multi30k: install
 	$(call multi30k_run,en,de,)
 multi30k-de-en: install
 	$(call multi30k_run,de,en,--set data.src_lang=de --set data.tgt_lang=en --set output_dir=runs/multi30k_de_en)
+
+# Ensembles: a second run of a recipe with another seed (its tokenizer copied from the first, so
+# that the two share their vocabulary), then both decoding together (`nmt translate --ensemble`),
+# scored against each run alone with paired bootstrap. After `make multi30k`:
+#   make multi30k-seed2 && make ensemble
+# and for the demo's 12-minute runs: make demo demo-seed2 && make ensemble RUN=runs/demo CKPT=best.pt
+RUN ?= runs/multi30k_en_de
+CKPT ?= checkpoints/averaged.pt
+ENSEMBLE_RECIPE ?= recipes/multi30k_en_de.yaml
+define second_seed
+	mkdir -p $(2) && cp -n $(1)/spm.model $(1)/tokenizer.json $(2)/
+	$(call pipeline,recipes/multi30k_en_de.yaml,$(2),data/multi30k/test_2016_flickr,en,de,$(3) --set output_dir=$(2) --set train.seed=2 $(SET),$(2)/$(4))
+endef
+multi30k-seed2: install
+	$(call second_seed,runs/multi30k_en_de,runs/multi30k_en_de_seed2,,checkpoints/averaged.pt)
+demo-seed2: install
+	$(call second_seed,runs/demo,runs/demo_seed2,$(DEMO_SET),checkpoints/best.pt)
+ensemble: install
+	mkdir -p $(RUN)_ensemble
+	$(NMT) translate --ensemble -c $(RUN)/$(CKPT) -c $(RUN)_seed2/$(CKPT) --decode-from $(ENSEMBLE_RECIPE) \
+	    -i data/multi30k/test_2016_flickr.en.gz -o $(RUN)_ensemble/test.de.hyp
+	$(NMT) score $(RUN)/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
+	$(NMT) score $(RUN)_seed2/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
 
 # WMT14 needs its data first: `make data/wmt14` exports it from the Hugging Face Hub (network).
 # WMT14=FOLDER exports a dataset saved with `save_to_disk` instead (e.g. bench/wmt14_standin.py's).

@@ -137,7 +137,7 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 @friendly_errors
 def translate(
     checkpoint: Annotated[list[Path], typer.Option(
-        "--checkpoint", "-c", help="Checkpoint (several are averaged), or a directory from `nmt export`.")],
+        "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")],
     input: Annotated[str, typer.Option("--input", "-i", help="Source text file, or - for stdin.")] = "-",
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
     beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
@@ -160,6 +160,9 @@ def translate(
              "an exported directory always uses it).")] = "torch",
     compute_type: Annotated[str, typer.Option(
         help="CTranslate2 only: default (as exported), int8, float32, float16, ...")] = "default",
+    ensemble: Annotated[bool, typer.Option(
+        help="With several -c: decode with all the models together (mean of their next-token "
+             "probabilities) instead of averaging their weights.")] = False,
     set_: SetOpt = None,
 ):
     """Translate text line by line: one output line per input line, empty lines included."""
@@ -171,7 +174,7 @@ def translate(
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if threads:
         torch.set_num_threads(threads)
-    translator = load_translator(checkpoint, device, engine, compute_type, threads)
+    translator = load_translator(checkpoint, device, engine, compute_type, threads, ensemble)
     raw = recipe_to_dict(translator.recipe)
     if decode_from is not None:
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]

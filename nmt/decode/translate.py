@@ -33,14 +33,14 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 class Translator:
     """nmt's own engine. Every engine has `recipe`, both tokenizers, `max_positions` and `translate_batch`."""
 
-    model: Transformer
+    model: Transformer  # or nmt.decode.ensemble.Ensemble, which decodes like one
     recipe: Recipe
     src_tokenizer: object
     tgt_tokenizer: object
     device: torch.device
 
     @property
-    def max_positions(self) -> int:
+    def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
         return self.model.cfg.max_positions
 
     def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
@@ -48,8 +48,9 @@ class Translator:
 
 
 def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
-                    compute_type: str = "default", threads: int = 0):
-    """One checkpoint, or several averaged on the fly; or a CTranslate2 export directory.
+                    compute_type: str = "default", threads: int = 0, ensemble: bool = False):
+    """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
+    or a CTranslate2 export directory.
 
     engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
     """
@@ -65,17 +66,45 @@ def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = 
     for path in checkpoints:
         if Path(path).is_dir():
             raise NmtError(f"{path}: a directory, but not one written by `nmt export` (no nmt_export.json)")
+    if ensemble and engine == "ctranslate2":
+        raise NmtError("--ensemble runs on the torch engine only")
     if engine == "ctranslate2":
         return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads)
-    payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
-    recipe = recipe_from_dict(payload["recipe"], str(checkpoints[0]))
     keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
+    target = torch.device(device)
+    if ensemble:
+        return _load_ensemble(checkpoints, target)
+    payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
+    model, recipe, src_sp, tgt_sp = _model_from_payload(payload, checkpoints[0])
+    return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
+
+
+def _model_from_payload(payload: dict, path: Path):
+    recipe = recipe_from_dict(payload["recipe"], str(path))
     src_sp = load_processor(model_proto=payload["tokenizer"]["src"].numpy().tobytes())
     tgt_sp = load_processor(model_proto=payload["tokenizer"]["tgt"].numpy().tobytes())
     model = Transformer(recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
     model.load_state_dict(payload["model"])
-    target = torch.device(device)
-    return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
+    return model, recipe, src_sp, tgt_sp
+
+
+def _load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
+    """Each checkpoint a member; all must have the first one's tokenizers (its ids, both sides)."""
+    from nmt.decode.ensemble import Ensemble
+
+    models, first = [], None
+    for path in checkpoints:
+        payload = load_checkpoint(path)
+        protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+        for side, name in (("tgt", "target"), ("src", "source")):
+            if first is not None and protos[side] != first[1][side]:
+                raise NmtError(f"{path}: its {name} vocabulary differs from {first[0]}'s; "
+                               "ensemble members need the same tokenizers")
+        model, recipe, src_sp, tgt_sp = _model_from_payload(payload, path)
+        first = first or (path, protos, recipe, src_sp, tgt_sp)
+        models.append(model.to(device).eval())
+    _, _, recipe, src_sp, tgt_sp = first
+    return Translator(Ensemble(models), recipe, src_sp, tgt_sp, device)
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
