@@ -301,6 +301,8 @@ def score(
                 p = "" if r["p_value"] is None else f" p={r['p_value']:.4f}"
                 ci = "" if r["ci95"] is None else f" ({r['mean']:.2f} ± {r['ci95']:.2f})"
                 parts.append(f"{name} {r['score']:.2f}{ci}{p}")
+        if "length_ratio" in row:
+            parts.append(f"length ratio {row['length_ratio']:.3f}")
         note = "  (identical to the baseline)" if row["identical_to_baseline"] else ""
         typer.echo(f"{'baseline ' if row['baseline'] else ''}{row['system']}: " + "  ".join(parts) + note)
 

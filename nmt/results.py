@@ -51,6 +51,7 @@ def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path
         "bleu": scores["BLEU"]["score"],
         "bleu_signature": scores["BLEU"]["signature"],
         "bleu_verbose": scores["BLEU"]["verbose_score"],
+        "length_ratio": scores["BLEU"]["length_ratio"],
         "chrf": scores["chrF2"]["score"],
         "chrf_signature": scores["chrF2"]["signature"],
         "checkpoint": str(checkpoint),

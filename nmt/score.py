@@ -57,9 +57,17 @@ def score_file(hypothesis_path: Path, reference_paths: list[Path], metrics: list
     for name in metrics:
         metric = build_metric(name, tokenize, lowercase)
         score = metric.corpus_score(hypotheses, references)
-        results.append({"name": score.name, "score": round(score.score, 4),
-                        "signature": str(metric.get_signature()), "verbose_score": str(score)})
+        result = {"name": score.name, "score": round(score.score, 4),
+                  "signature": str(metric.get_signature()), "verbose_score": str(score)}
+        if name == "bleu":
+            result["length_ratio"] = length_ratio(score)
+        results.append(result)
     return results
+
+
+def length_ratio(bleu_score) -> float:
+    """Output length over reference length, as sacreBLEU counts them (its `ratio`)."""
+    return round(bleu_score.sys_len / bleu_score.ref_len, 4) if bleu_score.ref_len else 0.0
 
 
 def compare_systems(system_paths: list[Path], reference_paths: list[Path], metrics: list[str] = ["bleu"],
@@ -91,5 +99,7 @@ def compare_systems(system_paths: list[Path], reference_paths: list[Path], metri
                                 "mean": None if r.mean is None else round(float(r.mean), 4),
                                 "ci95": None if r.ci is None else round(float(r.ci), 4),
                                 "signature": str(signatures[metric_name])}
+        if "bleu" in named_metrics:
+            row["length_ratio"] = length_ratio(named_metrics["bleu"].corpus_score(systems[i][1], references))
         rows.append(row)
     return rows

@@ -76,6 +76,17 @@ def test_nmt_score_equals_sacrebleu_command_line(tmp_path):
     assert (lowercase["score"], lowercase["signature"]) == (theirs["score"], theirs["signature"])
 
 
+def test_bleu_reports_the_length_ratio(tmp_path):
+    ref, hyp, short = tmp_path / "ref", tmp_path / "hyp", tmp_path / "short"
+    ref.write_text("a b c d\ne f g h\n")
+    hyp.write_text("a b c d\ne f\n")  # 6 words for 8: ratio 0.75 (13a leaves these words alone)
+    short.write_text("a b\ne f\n")  # 4 for 8
+    assert json.loads(nmt("score", hyp, "-r", ref, "--json").stdout)["length_ratio"] == 0.75
+    rows = json.loads(nmt("score", hyp, short, "-r", ref, "--samples", "100", "--json").stdout)
+    assert [row["length_ratio"] for row in rows] == [0.75, 0.5]
+    assert "length ratio 0.500" in nmt("score", hyp, short, "-r", ref, "--samples", "100").stdout
+
+
 def test_paired_bootstrap_between_two_systems(tmp_path):
     ref = TINY_DATA / "train.de"
     refs = ref.read_text().splitlines()
@@ -193,6 +204,7 @@ def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path
     assert nmt("translate", "-c", str(best), "-i", str(TINY_DATA / "valid.en"), "-o", str(hyp)).exit_code == 0
     summary = summarize(trained_tiny.out, best, hyp, ref)
     assert summary["bleu"] == score_file(hyp, [ref])[0]["score"]
+    assert summary["length_ratio"] == score_file(hyp, [ref])[0]["length_ratio"] > 0
     assert summary["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
     assert summary["direction"] == "en-de" and summary["decode"]["beam_size"] == trained_tiny.decode.beam_size
     assert summary["parameters"] == Transformer(trained_tiny.model, 160, 160).num_parameters()
