@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from nmt.config import Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict, save_recipe
 from nmt.errors import NmtError
@@ -36,7 +37,7 @@ def friendly_errors(command):
         try:
             return command(*args, **kwargs)
         except NmtError as e:
-            err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
             err.print("interrupted")
@@ -57,11 +58,11 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
     r = _recipe(recipe, set_)
     summary = train_tokenizer(r.data, r.tokenizer, r.out, r.train.init_from)
     if summary["skipped"]:
-        err.print(f"tokenizer up to date: {summary['models'][0]}")
+        err.print(f"tokenizer up to date: {summary['models'][0]}", markup=False)
     elif r.train.init_from:
-        err.print(f"copied the tokenizer of {r.train.init_from} to {', '.join(sorted(set(summary['models'])))}")
+        err.print(f"copied the tokenizer of {r.train.init_from} to {', '.join(sorted(set(summary['models'])))}", markup=False)
     else:
-        err.print(f"trained {', '.join(sorted(set(summary['models'])))}")
+        err.print(f"trained {', '.join(sorted(set(summary['models'])))}", markup=False)
     for side in ("src", "tgt"):
         s = summary[side]
         err.print(f"  {side}: vocabulary {s['vocab_size']}, {s['dev_pieces_per_sentence']} pieces per dev "
@@ -90,7 +91,7 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
 
         report = run_prepare(r.data, r.tokenizer, r.out, threads, on_progress)
     if report["skipped"]:
-        err.print(f"data up to date: {data_dir(r.out)}")
+        err.print(f"data up to date: {data_dir(r.out)}", markup=False)
     for split, s in report["splits"].items():
         dropped = ", ".join(f"{n} {why}" for why, n in s["dropped"].items()) or "none"
         err.print(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
@@ -196,7 +197,7 @@ def translate(
         interactive = interactive or sys.stdin.isatty()
     else:
         lines = read_lines(Path(input))
-    warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False)  # noqa: E731
+    warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False, markup=False)  # noqa: E731
     target = sys.stdout if output == "-" else None
     if output != "-":
         Path(output).parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +231,7 @@ def export(
     summary = export_checkpoint(checkpoint, output, format_, quantization, force)
     err.print(f"exported {checkpoint} ({summary['direction']}, {summary['quantization']}) to "
               f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; translate with "
-              f"`nmt translate -c {summary['directory']}`", highlight=False)
+              f"`nmt translate -c {summary['directory']}`", highlight=False, markup=False)
 
 
 @app.command()
@@ -260,7 +261,7 @@ def serve(
         torch.set_num_threads(threads)
     translator = load_translator(checkpoint, device, engine, compute_type, threads)
     name = ", ".join(str(c) for c in checkpoint)
-    err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False)
+    err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
     run_server(translator, host, port, ServeLimits(max_lines, max_chars), batch_wait_ms, batch_max_lines, name)
 
 
@@ -329,7 +330,7 @@ def average(
     if output.resolve() in {p.resolve() for p in paths}:
         raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")
     save_checkpoint(average_checkpoints(paths), output)
-    err.print(f"averaged {len(paths)} checkpoints -> {output}")
+    err.print(f"averaged {len(paths)} checkpoints -> {output}", markup=False)
 
 
 @app.command()
@@ -357,7 +358,7 @@ def plot(
     if metrics.is_dir():
         metrics = metrics / "metrics.jsonl"
     written = plot_learning_curve(metrics, output or metrics.with_name("learning_curve.png"))
-    err.print(f"wrote {written}")
+    err.print(f"wrote {written}", markup=False)
 
 
 def main() -> None:

@@ -1,9 +1,11 @@
-"""`nmt export --format ctranslate2`: the exported model searches exactly like nmt's own decoder;
+"""`nmt export --format ctranslate2`: the exported model searches like nmt's own decoder
+wherever their rules agree (docs/serving.md);
 export failures are one-line errors that leave nothing half written."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +180,13 @@ def test_min_length_and_no_repeat_ngram_size_carry_over(exported, beam_size):
         # after it (as fairseq does): the most probable token is the same, so greedy search agrees.
         if beam_size == 1:
             assert a[0].tokens == b[0].tokens
+
+
+def test_a_missing_extra_is_named(trained_tiny, tmp_path, monkeypatch):
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import ctranslate2 now raises ImportError
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "m")]), "pip install 'nmt[ctranslate2]'")
+    one_line_error(runner.invoke(app, ["translate", "-c", ckpt, "--engine", "ctranslate2"], input="A dog.\n"),
+                   "nmt[ctranslate2]")
+    monkeypatch.setitem(sys.modules, "fastapi", None)
+    one_line_error(runner.invoke(app, ["serve", ckpt]), "pip install 'nmt[serve]'")

@@ -141,3 +141,17 @@ def test_sigterm_answers_the_request_in_flight_then_exits(trained_tiny):
     assert s.stop() == 0
     client.join(timeout=30)
     assert reply["status"] == 200 and len(reply["body"]["translations"]) == 1
+
+
+def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path):
+    from nmt.export import export_checkpoint
+
+    export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "ct2", quantization="int8")
+    s = Server(str(tmp_path / "ct2"))
+    try:
+        assert s.get("/health")[1]["engine"] == "ctranslate2"
+        status, reply = s.post({"text": ["A black dog leaps over a log.", ""], "nbest": 2, "beam_size": 2})
+        assert status == 200 and reply["translations"][0] and reply["translations"][1] == ""
+        assert len(reply["nbest"][0]) == 2
+    finally:
+        assert s.stop() == 0
