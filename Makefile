@@ -120,6 +120,8 @@ ensemble: install
 	mkdir -p $(RUN)_ensemble
 	$(NMT) translate --ensemble -c $(RUN)/$(CKPT) -c $(RUN)_seed2/$(CKPT) --decode-from $(ENSEMBLE_RECIPE) \
 	    -i data/multi30k/test_2016_flickr.en.gz -o $(RUN)_ensemble/test.de.hyp
+	$(NMT) score $(RUN)/test.de.hyp $(RUN)_seed2/test.de.hyp $(RUN)_ensemble/test.de.hyp \
+	    -r data/multi30k/test_2016_flickr.de.gz -m bleu -m chrf --json > $(RUN)_ensemble/paired.json
 	$(NMT) score $(RUN)/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
 	$(NMT) score $(RUN)_seed2/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
 
