@@ -60,7 +60,7 @@ endef
 
 # Translation reruns only when the checkpoint or the recipe (its decode settings) is newer than the output.
 %.hyp: $(NMT_CKPT) $(NMT_RECIPE)
-	$(NMT) translate -c $(NMT_CKPT) --decode-from $(NMT_RECIPE) -i $(NMT_SRC) -o $@
+	$(NMT) translate -c $(NMT_CKPT) --decode-from $(NMT_RECIPE) $(NMT_DECODE_SET) -i $(NMT_SRC) -o $@
 
 # The mean of the last $(AVERAGE_LAST) step checkpoints, redone when training went on.
 AVERAGE_LAST ?= 3
@@ -79,6 +79,9 @@ DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --
 	--set tokenizer.vocab_size=8000 \
 	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
 	--set train.valid_every=500 --set train.valid_bleu_sentences=300
+# The demo's outputs never repeat a 3-gram: on val, three 12-minute models gained 0.07, 0.88
+# and 0.12 BLEU with it, and long sentences no longer trail off into repetitions (see README).
+demo: export NMT_DECODE_SET = --set decode.no_repeat_ngram_size=3
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
