@@ -32,6 +32,12 @@ class DataConfig(Section):
     max_length_ratio: float = 3.0  # longer/shorter side, in pieces
     remove_duplicates: bool = True
     normalize_nfkc: bool = False
+    # Subword regularization (Kudo 2018; BPE-dropout, Provilkov et al. 2020): `nmt prepare` also
+    # writes `subword_samples` segmentations of the training split sampled with this alpha (BPE:
+    # the probability of dropping a merge; unigram: the smoothing exponent), and training epoch e
+    # reads sample e mod subword_samples. 0 = off: one deterministic segmentation.
+    subword_sampling_alpha: float = Field(default=0.0, ge=0.0, lt=1.0)
+    subword_samples: int = Field(default=4, ge=1)
 
 
 class TokenizerConfig(Section):

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
 
+import sentencepiece as spm
+
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.clean import PairFilter, normalize
 from nmt.data.corpus import Corpus, open_corpus
@@ -52,6 +54,36 @@ def _train_filter(data: DataConfig, corpus: Corpus, workdir: Path,
     return PairFilter(data, find_duplicates(counted(_normalized_pairs(corpus, data.normalize_nfkc)), workdir))
 
 
+class SubwordSampler:
+    """Writes `data.subword_samples` sampled segmentations of the kept training pairs, as shards
+    `train.s{k}.src` / `train.s{k}.tgt` aligned with `train.src` / `train.tgt`. A sampled
+    encoding longer than data.max_tokens_per_sentence falls back to the deterministic one.
+    Single-threaded encoding from a fixed seed: the same inputs give the same samples."""
+
+    def __init__(self, data: DataConfig, sp_src, sp_tgt, target: Path, seed: int):
+        self.alpha, self.limit = data.subword_sampling_alpha, data.max_tokens_per_sentence
+        self.processors = (sp_src, sp_tgt)
+        self.writers = [] if self.alpha <= 0 else [
+            (ShardWriter(target / f"train.s{k}.src", sp_src.get_piece_size()),
+             ShardWriter(target / f"train.s{k}.tgt", sp_tgt.get_piece_size())) for k in range(data.subword_samples)]
+        spm.set_random_generator_seed(seed)
+
+    def _sample(self, side: int, texts: list[str], fallback: list[list[int]]) -> list[list[int]]:
+        sampled = self.processors[side].encode(texts, enable_sampling=True, alpha=self.alpha, nbest_size=-1,
+                                               num_threads=1)
+        return [ids if len(ids) <= self.limit else default for ids, default in zip(sampled, fallback)]
+
+    def add(self, pairs: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]]) -> None:
+        for src_writer, tgt_writer in self.writers:
+            src_writer.add(self._sample(0, [s for s, _ in pairs], src_ids))
+            tgt_writer.add(self._sample(1, [t for _, t in pairs], tgt_ids))
+
+    def close(self) -> None:
+        for src_writer, tgt_writer in self.writers:
+            src_writer.close()
+            tgt_writer.close()
+
+
 def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             on_progress: Callable[[str, int], None] | None = None) -> dict:
     """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date."""
@@ -75,10 +107,13 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
 
     started = time.perf_counter()
     report: dict = {"inputs": inputs, "splits": {}}
+    for stale in target.glob("train.s[0-9]*.*"):  # samples of an earlier subword_sampling_alpha
+        stale.unlink()
     for split, corpus in corpora.items():
         pair_filter = _train_filter(data, corpus, target, on_progress) if split == "train" else None
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
+        sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
         read = 0
         for chunk in _chunks(_normalized_pairs(corpus, data.normalize_nfkc), CHUNK):
             first_line = read
@@ -104,12 +139,17 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                         keep.append(i)
                 src_ids = [src_ids[i] for i in keep]
                 tgt_ids = [tgt_ids[i] for i in keep]
+                chunk = [chunk[i] for i in keep]
             src_writer.add(src_ids)
             tgt_writer.add(tgt_ids)
+            if sampler:
+                sampler.add(chunk, src_ids, tgt_ids)
             if on_progress:
                 on_progress(split, read)
         kept = src_writer.close()
         tgt_writer.close()
+        if sampler:
+            sampler.close()
         report["splits"][split] = {
             "corpus": str(corpus), "read": read, "kept": kept,
             "dropped": dict(pair_filter.dropped) if pair_filter else {},

@@ -115,6 +115,13 @@ class Trainer:
             raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
         self.train_data = ParallelShards(shards, "train")
         self.valid_data = ParallelShards(shards, "valid")
+        self.train_samples = []  # subword regularization: one sampled segmentation per epoch, in turn
+        if recipe.data.subword_sampling_alpha > 0:
+            names = [f"train.s{k}" for k in range(recipe.data.subword_samples)]
+            if not all((shards / f"{name}.src.idx").is_file() for name in names):
+                raise NmtError(f"{shards}: no sampled segmentations for data.subword_sampling_alpha "
+                               "(run `nmt prepare` again)")
+            self.train_samples = [ParallelShards(shards, name) for name in names]
         if len(self.train_data) == 0:
             raise NmtError(f"{shards}: the training split is empty after cleaning")
         n_refs = min(self.cfg.valid_bleu_sentences, len(self.valid_data))
@@ -372,6 +379,8 @@ class Trainer:
         with StopSignal() as stop, Progress(*columns, console=self.console, disable=not show_progress) as bar:
             task = bar.add_task("training", total=cfg.max_steps, completed=p.step, status="")
             while stop_reason is None:
+                if self.train_samples:
+                    self.train_data = self.train_samples[p.epoch % len(self.train_samples)]
                 batches = epoch_batches(self.train_data, cfg.max_tokens, cfg.seed, p.epoch)
                 self.batches_this_epoch = len(batches)
                 while p.batch_in_epoch < len(batches):
