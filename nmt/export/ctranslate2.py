@@ -76,27 +76,27 @@ def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
         norm(encoder.layer_norm, "encoder_norm")
         norm(decoder.layer_norm, "decoder_norm")
 
-    for i, layer in enumerate(encoder.layer):
-        p = f"encoder_layers.{i}"
-        linear(layer.self_attention.linear[0], f"{p}.self_attn.qkv_proj")
-        linear(layer.self_attention.linear[1], f"{p}.self_attn.out_proj")
-        norm(layer.self_attention.layer_norm, f"{p}.attn_sublayer.norm")
-        linear(layer.ffn.linear_0, f"{p}.feed_forward.w1")
-        linear(layer.ffn.linear_1, f"{p}.feed_forward.w2")
-        norm(layer.ffn.layer_norm, f"{p}.ff_sublayer.norm")
+    def self_attention(target, prefix: str, sublayer: str) -> None:
+        linear(target.linear[0], f"{prefix}.self_attn.qkv_proj")
+        linear(target.linear[1], f"{prefix}.self_attn.out_proj")
+        norm(target.layer_norm, f"{prefix}.{sublayer}.norm")
 
+    def feed_forward(target, prefix: str) -> None:
+        linear(target.linear_0, f"{prefix}.feed_forward.w1")
+        linear(target.linear_1, f"{prefix}.feed_forward.w2")
+        norm(target.layer_norm, f"{prefix}.ff_sublayer.norm")
+
+    for i, layer in enumerate(encoder.layer):
+        self_attention(layer.self_attention, f"encoder_layers.{i}", "attn_sublayer")
+        feed_forward(layer.ffn, f"encoder_layers.{i}")
     for i, layer in enumerate(decoder.layer):
         p = f"decoder_layers.{i}"
-        linear(layer.self_attention.linear[0], f"{p}.self_attn.qkv_proj")
-        linear(layer.self_attention.linear[1], f"{p}.self_attn.out_proj")
-        norm(layer.self_attention.layer_norm, f"{p}.self_sublayer.norm")
+        self_attention(layer.self_attention, p, "self_sublayer")
         linear(layer.attention.linear[0], f"{p}.cross_attn.q_proj")
-        linear(layer.attention.linear[1], f"{p}.cross_attn.kv_proj")
+        linear(layer.attention.linear[1], f"{p}.cross_attn.kv_proj")  # keys and values, fused in this order
         linear(layer.attention.linear[2], f"{p}.cross_attn.out_proj")
         norm(layer.attention.layer_norm, f"{p}.cross_sublayer.norm")
-        linear(layer.ffn.linear_0, f"{p}.feed_forward.w1")
-        linear(layer.ffn.linear_1, f"{p}.feed_forward.w2")
-        norm(layer.ffn.layer_norm, f"{p}.ff_sublayer.norm")
+        feed_forward(layer.ffn, p)
 
     output = weights["tgt_embed.tokens.weight"] if cfg.tie_output else weights["output_proj.weight"]
     decoder.projection.weight = output
