@@ -25,7 +25,6 @@ from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, is_export_dir,  # noqa: F401
                                     read_export_info, require_ctranslate2)
-from nmt.train.checkpoint import average_checkpoints, load_checkpoint
 
 
 @dataclass
@@ -107,7 +106,9 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
                           threads: int = 0) -> CTranslate2Translator:
     """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
-    payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
+    from nmt.decode.translate import load_payload
+
+    payload = load_payload(checkpoints)
     with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
         out = Path(scratch) / "model"
         export_payload(payload, str(checkpoints[0]), out)

@@ -74,9 +74,13 @@ def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = 
     target = torch.device(device)
     if ensemble:
         return _load_ensemble(checkpoints, target)
-    payload = average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
-    model, recipe, src_sp, tgt_sp = _model_from_payload(payload, checkpoints[0])
+    model, recipe, src_sp, tgt_sp = _model_from_payload(load_payload(checkpoints), checkpoints[0])
     return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
+
+
+def load_payload(checkpoints: list[Path]) -> dict:
+    """One checkpoint's contents, or the mean of several checkpoints' weights."""
+    return average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
 
 
 def _model_from_payload(payload: dict, path: Path):
