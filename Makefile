@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 multi30k-seed2 ensemble test bench bench-gpu bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble test bench bench-gpu bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -59,8 +59,9 @@ define pipeline
 endef
 
 # Translation reruns only when the checkpoint or the recipe (its decode settings) is newer than the output.
+# Several checkpoints in NMT_CKPT decode as an ensemble.
 %.hyp: $(NMT_CKPT) $(NMT_RECIPE)
-	$(NMT) translate -c $(NMT_CKPT) --decode-from $(NMT_RECIPE) $(NMT_DECODE_SET) -i $(NMT_SRC) -o $@
+	$(NMT) translate $(foreach c,$(NMT_CKPT),-c $(c)) $(if $(word 2,$(NMT_CKPT)),--ensemble) --decode-from $(NMT_RECIPE) -i $(NMT_SRC) -o $@
 
 # The mean of the last $(AVERAGE_LAST) step checkpoints, redone when training went on.
 AVERAGE_LAST ?= 3
@@ -79,23 +80,43 @@ DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --
 	--set tokenizer.vocab_size=8000 \
 	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
 	--set train.valid_every=500 --set train.valid_bleu_sentences=300
-# The demo's outputs never repeat a 3-gram: on val, three 12-minute models gained 0.07, 0.88
-# and 0.12 BLEU with it, and long sentences no longer trail off into repetitions (see README).
-demo: export NMT_DECODE_SET = --set decode.no_repeat_ngram_size=3
+# The recipe's outputs never repeat a 3-gram (decode.no_repeat_ngram_size): on val, three 12-minute
+# demo models gained 0.07, 0.88 and 0.12 BLEU with it, and long sentences no longer trail off into
+# repetitions (see docs/multi30k.md).
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
 
-# The full recipes (about 90 minutes each on 2 cores): test scores, run summary and learning
-# curve go to results/; the mean of the last 3 checkpoints is translated (chosen on val, see
-# README). $(call multi30k_run,SRC,TGT,EXTRA_SET_FLAGS)
+# The full recipes (about 90 minutes each on 2 cores) train two models side by side, one CPU core
+# each (seeds 1 and 2; together the CPU time of one model on both cores), and translate with their
+# ensemble. Each member is the mean of its last 3 checkpoints (chosen on val, see docs/multi30k.md).
+# Test scores of both members and of the ensemble (paired bootstrap), the run summary and the
+# learning curve go to results/. $(call multi30k_run,SRC,TGT,EXTRA_SET_FLAGS)
 # SET adds overrides, e.g. `make multi30k-de-en SET="--set train.max_minutes=45"`.
 SET ?=
+MULTI30K_RECIPE = recipes/multi30k_en_de.yaml
 define multi30k_run
-	$(call pipeline,recipes/multi30k_en_de.yaml,runs/multi30k_$(1)_$(2),data/multi30k/test_2016_flickr,$(1),$(2),$(3) $(SET),runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt)
-	$(BIN)/python -m nmt.results runs/multi30k_$(1)_$(2) runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt \
-	    runs/multi30k_$(1)_$(2)/test.$(2).hyp data/multi30k/test_2016_flickr.$(2).gz results/multi30k_$(1)_$(2).json \
-	    recipes/multi30k_en_de.yaml
+	$(NMT) tokenizer $(MULTI30K_RECIPE) $(3) $(SET)
+	$(NMT) prepare $(MULTI30K_RECIPE) $(3) $(SET)
+	mkdir -p runs/multi30k_$(1)_$(2)_seed2
+	cp -p runs/multi30k_$(1)_$(2)/spm.model runs/multi30k_$(1)_$(2)/spm.vocab runs/multi30k_$(1)_$(2)/tokenizer.json runs/multi30k_$(1)_$(2)_seed2/
+	$(NMT) prepare $(MULTI30K_RECIPE) $(3) --set output_dir=runs/multi30k_$(1)_$(2)_seed2 $(SET)
+	@echo "training seed 1 here and seed 2 beside it (its log: runs/multi30k_$(1)_$(2)_seed2/train.log)"
+	$(NMT) train $(MULTI30K_RECIPE) $(3) --set output_dir=runs/multi30k_$(1)_$(2)_seed2 --set train.seed=2 \
+	    --set train.threads=1 $(SET) > runs/multi30k_$(1)_$(2)_seed2/train.log 2>&1 & seed2=$$!; \
+	  $(NMT) train $(MULTI30K_RECIPE) $(3) --set train.threads=1 $(SET); one=$$?; wait $$seed2; two=$$?; \
+	  [ $$two -eq 0 ] || tail -n 1 runs/multi30k_$(1)_$(2)_seed2/train.log; [ $$one -eq 0 ] && [ $$two -eq 0 ]
+	$(MAKE) --no-print-directory runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt runs/multi30k_$(1)_$(2)_seed2/checkpoints/averaged.pt
+	$(MAKE) --no-print-directory runs/multi30k_$(1)_$(2)/test.$(2).hyp NMT_CKPT=runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt \
+	    NMT_SRC=data/multi30k/test_2016_flickr.$(1).gz NMT_RECIPE=$(MULTI30K_RECIPE)
+	$(MAKE) --no-print-directory runs/multi30k_$(1)_$(2)_seed2/test.$(2).hyp NMT_CKPT=runs/multi30k_$(1)_$(2)_seed2/checkpoints/averaged.pt \
+	    NMT_SRC=data/multi30k/test_2016_flickr.$(1).gz NMT_RECIPE=$(MULTI30K_RECIPE)
+	mkdir -p runs/multi30k_$(1)_$(2)_ensemble
+	$(MAKE) --no-print-directory runs/multi30k_$(1)_$(2)_ensemble/test.$(2).hyp NMT_SRC=data/multi30k/test_2016_flickr.$(1).gz NMT_RECIPE=$(MULTI30K_RECIPE) \
+	    NMT_CKPT="runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt runs/multi30k_$(1)_$(2)_seed2/checkpoints/averaged.pt"
+	$(BIN)/python -m nmt.results runs/multi30k_$(1)_$(2) runs/multi30k_$(1)_$(2)_seed2 \
+	    --checkpoint checkpoints/averaged.pt --hypotheses test.$(2).hyp --ensemble runs/multi30k_$(1)_$(2)_ensemble/test.$(2).hyp \
+	    --reference data/multi30k/test_2016_flickr.$(2).gz --recipe $(MULTI30K_RECIPE) -o results/multi30k_$(1)_$(2).json
 	$(NMT) plot runs/multi30k_$(1)_$(2) -o results/multi30k_$(1)_$(2).png
 endef
 multi30k: install
@@ -103,22 +124,17 @@ multi30k: install
 multi30k-de-en: install
 	$(call multi30k_run,de,en,--set data.src_lang=de --set data.tgt_lang=en --set output_dir=runs/multi30k_de_en)
 
-# Ensembles: a second run of a recipe with another seed (its tokenizer copied from the first, so
-# that the two share their vocabulary), then both decoding together (`nmt translate --ensemble`),
-# scored against each run alone with paired bootstrap. After `make multi30k`:
-#   make multi30k-seed2 && make ensemble
-# and for the demo's 12-minute runs: make demo demo-seed2 && make ensemble RUN=runs/demo CKPT=best.pt
-RUN ?= runs/multi30k_en_de
-CKPT ?= checkpoints/averaged.pt
+# Ensembles of the demo: a second 12-minute run with another seed (its tokenizer copied from the
+# first, so that the two share their vocabulary), then both decoding together (`nmt translate
+# --ensemble`), scored against each run alone with paired bootstrap:
+#   make demo demo-seed2 && make ensemble
+# (`make multi30k` trains and ensembles its two seeds itself.)
+RUN ?= runs/demo
+CKPT ?= checkpoints/best.pt
 ENSEMBLE_RECIPE ?= recipes/multi30k_en_de.yaml
-define second_seed
-	mkdir -p $(2) && cp -n $(1)/spm.model $(1)/tokenizer.json $(2)/
-	$(call pipeline,recipes/multi30k_en_de.yaml,$(2),data/multi30k/test_2016_flickr,en,de,$(3) --set output_dir=$(2) --set train.seed=2 $(SET),$(2)/$(4))
-endef
-multi30k-seed2: install
-	$(call second_seed,runs/multi30k_en_de,runs/multi30k_en_de_seed2,,checkpoints/averaged.pt)
 demo-seed2: install
-	$(call second_seed,runs/demo,runs/demo_seed2,$(DEMO_SET),checkpoints/best.pt)
+	mkdir -p runs/demo_seed2 && cp -p runs/demo/spm.model runs/demo/spm.vocab runs/demo/tokenizer.json runs/demo_seed2/
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_seed2,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_seed2 --set train.seed=2 $(SET),runs/demo_seed2/checkpoints/best.pt)
 ensemble: install
 	mkdir -p $(RUN)_ensemble
 	$(NMT) translate --ensemble -c $(RUN)/$(CKPT) -c $(RUN)_seed2/$(CKPT) --decode-from $(ENSEMBLE_RECIPE) \

@@ -214,6 +214,38 @@ def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path
         range(trained_tiny.train.valid_every, trained_tiny.train.max_steps + 1, trained_tiny.train.valid_every))
 
 
+def test_ensemble_summary_scores_members_ensemble_and_paired_bootstrap(trained_tiny, tmp_path):
+    from nmt.results import main as write_results
+    from nmt.score import score_file
+
+    best = trained_tiny.out / "checkpoints" / "best.pt"
+    last = trained_tiny.out / "checkpoints" / "last.pt"
+    src, ref = TINY_DATA / "valid.en", TINY_DATA / "valid.de"
+    member_hyp, ensemble_hyp = trained_tiny.out / "valid.member.hyp", tmp_path / "ensemble.hyp"
+    assert nmt("translate", "-c", str(best), "-i", str(src), "-o", str(member_hyp)).exit_code == 0
+    ensembled = nmt("translate", "--ensemble", "-c", str(best), "-c", str(last), "-i", str(src), "-o", str(ensemble_hyp))
+    assert ensembled.exit_code == 0, ensembled.output
+    out = tmp_path / "results" / "summary.json"
+    # The same run twice stands in for two seeds: both members translate identically.
+    write_results([str(trained_tiny.out), str(trained_tiny.out), "--checkpoint", "checkpoints/best.pt",
+                   "--hypotheses", "valid.member.hyp", "--reference", str(ref), "--ensemble", str(ensemble_hyp),
+                   "-o", str(out)])
+    summary = json.loads(out.read_text())
+    cased, = score_file(ensemble_hyp, [ref])
+    lowercased, = score_file(ensemble_hyp, [ref], lowercase=True)
+    assert summary["bleu"] == cased["score"] and summary["length_ratio"] == cased["length_ratio"]
+    assert summary["bleu_lowercased"] == lowercased["score"]
+    assert "case:lc" in summary["bleu_lowercased_signature"] and "case:mixed" in summary["bleu_signature"]
+    member_bleu = score_file(member_hyp, [ref])[0]["score"]
+    assert [m["bleu"] for m in summary["members"]] == [member_bleu, member_bleu]
+    assert summary["members_bleu_mean"] == round(member_bleu, 2)
+    assert summary["members_bleu_range"] == [member_bleu, member_bleu]
+    assert len(summary["paired_bootstrap"]) == 2
+    for pair in summary["paired_bootstrap"]:
+        assert pair["baseline_bleu"] == round(member_bleu, 4) and pair["ensemble_bleu"] == summary["bleu"]
+        assert 0 < pair["p_value"] <= 1
+
+
 def test_decode_settings_from_another_recipe(trained_tiny, tmp_path):
     tuned = tmp_path / "tuned.yaml"
     tuned.write_text(TINY.read_text().replace("  beam_size: 4\n", "  beam_size: 4\n  nbest: 3\n"))
