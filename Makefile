@@ -94,12 +94,16 @@ demo: install
 # learning curve go to results/. $(call multi30k_run,SRC,TGT,EXTRA_SET_FLAGS)
 # SET adds overrides, e.g. `make multi30k-de-en SET="--set train.max_minutes=45"`.
 SET ?=
+# A second seed shares the first run's tokenizer (so that the two can decode as an ensemble);
+# copied with its time stamps, so that it counts as up to date. $(call copy_tokenizer,FROM,TO)
+define copy_tokenizer
+	mkdir -p $(2) && cp -p $(1)/spm.model $(1)/spm.vocab $(1)/tokenizer.json $(2)/
+endef
 MULTI30K_RECIPE = recipes/multi30k_en_de.yaml
 define multi30k_run
 	$(NMT) tokenizer $(MULTI30K_RECIPE) $(3) $(SET)
 	$(NMT) prepare $(MULTI30K_RECIPE) $(3) $(SET)
-	mkdir -p runs/multi30k_$(1)_$(2)_seed2
-	cp -p runs/multi30k_$(1)_$(2)/spm.model runs/multi30k_$(1)_$(2)/spm.vocab runs/multi30k_$(1)_$(2)/tokenizer.json runs/multi30k_$(1)_$(2)_seed2/
+	$(call copy_tokenizer,runs/multi30k_$(1)_$(2),runs/multi30k_$(1)_$(2)_seed2)
 	$(NMT) prepare $(MULTI30K_RECIPE) $(3) --set output_dir=runs/multi30k_$(1)_$(2)_seed2 $(SET)
 	@echo "training seed 1 here and seed 2 beside it (its log: runs/multi30k_$(1)_$(2)_seed2/train.log)"
 	$(NMT) train $(MULTI30K_RECIPE) $(3) --set output_dir=runs/multi30k_$(1)_$(2)_seed2 --set train.seed=2 \
@@ -133,7 +137,7 @@ RUN ?= runs/demo
 CKPT ?= checkpoints/best.pt
 ENSEMBLE_RECIPE ?= recipes/multi30k_en_de.yaml
 demo-seed2: install
-	mkdir -p runs/demo_seed2 && cp -p runs/demo/spm.model runs/demo/spm.vocab runs/demo/tokenizer.json runs/demo_seed2/
+	$(call copy_tokenizer,runs/demo,runs/demo_seed2)
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_seed2,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_seed2 --set train.seed=2 $(SET),runs/demo_seed2/checkpoints/best.pt)
 ensemble: install
 	mkdir -p $(RUN)_ensemble

@@ -51,7 +51,7 @@ def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path
     return {
         "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
         "test_set": recipe.data.test,
-        **test_scores(hypotheses, reference),
+        **score_test_set(hypotheses, reference),
         "checkpoint": str(checkpoint),
         "averaged_from": used.get("averaged_from"),
         "decode": (decode or recipe.decode).model_dump(mode="json"),
@@ -72,7 +72,7 @@ def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path
     }
 
 
-def test_scores(hypotheses: Path, reference: Path) -> dict:
+def score_test_set(hypotheses: Path, reference: Path) -> dict:
     """Cased BLEU (sacreBLEU's default), lowercased BLEU (to set beside papers that report it),
     chrF2 and the output/reference length ratio."""
     scores = {s["name"]: s for s in score_file(hypotheses, [reference], ["bleu", "chrf"])}
@@ -105,7 +105,7 @@ def summarize_ensemble(members: list[dict], ensemble_hypotheses: Path, member_hy
         "direction": first["direction"],
         "test_set": first["test_set"],
         "system": f"ensemble of {len(members)} (mean of next-token probabilities)",
-        **test_scores(ensemble_hypotheses, reference),
+        **score_test_set(ensemble_hypotheses, reference),
         "decode": decode.model_dump(mode="json") if decode else first["decode"],
         "members_bleu_mean": round(sum(bleus) / len(bleus), 2),
         "members_bleu_range": [min(bleus), max(bleus)],
