@@ -75,12 +75,11 @@ AVERAGE_LAST ?= 3
 # twice the updates learn more from the same tokens (dev 27.3 vs 22.8 greedy after 1M tokens).
 # The last 30 % of the budget cools the rate down to 0 (final dev 31.5 vs 28.0-29.0 without).
 DEMO_MINUTES ?= 12
-# The 8,000-piece vocabulary and the 3+3-layer, 256-wide model (peak rate 2e-3) the demo was
-# measured with; the full recipe's 6,000 pieces and smaller, longer-trained model are not tried at 12 minutes.
-DEMO_SHAPE = --set model.encoder_layers=3 --set model.decoder_layers=3 --set model.d_model=256 \
-	--set model.d_ff=1024 --set train.lr=0.002
+# The 8,000-piece vocabulary the demo was measured with (the full recipe's 6,000 is not tried at 12 minutes).
+# The recipe's 4+4-layer, 128-wide model: one run each on one host, dev greedy BLEU 37.0 after 5,513
+# updates against 35.9 after 2,366 for the former 3+3-layer, 256-wide model (test 36.84 against 36.03).
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set model.dropout=0.1 \
-	--set tokenizer.vocab_size=8000 $(DEMO_SHAPE) \
+	--set tokenizer.vocab_size=8000 \
 	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
 	--set train.valid_every=500 --set train.valid_bleu_sentences=300
 # The recipe's outputs never repeat a 3-gram (decode.no_repeat_ngram_size): on val, three 12-minute
