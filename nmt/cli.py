@@ -114,8 +114,11 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
     if nproc > 1:
         import subprocess
 
+        from nmt.train.distributed import batches_per_rank
+
         if "WORLD_SIZE" in os.environ:
             raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
+        batches_per_rank(r.train.update_freq, r.train.max_tokens, nproc)  # the recipe's batch, or an error
         args, skip = [], False
         for arg in sys.argv[1:]:  # this command line without --nproc K
             if skip or arg.startswith("--nproc"):

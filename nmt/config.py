@@ -107,8 +107,9 @@ class TrainConfig(Section):
     keep_last: int = 5  # step checkpoints kept besides last.pt and best.pt
     threads: int = 0  # torch CPU threads; 0 = leave torch's default
     device: str = "auto"  # auto, cpu, cuda, cuda:1, ...
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
-    compile: bool = False
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"  # bf16/fp16: autocast (fp16 with loss scaling)
+    tf32: bool = True  # CUDA only: fp32 matmuls on tensor cores (TF32); ignored on a CPU
+    compile: bool = False  # torch.compile (inductor) with dynamic shapes; pays off on GPUs
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None
@@ -129,6 +130,8 @@ class DecodeConfig(Section):
     top_k: int = 0  # 0 = no top-k truncation
     top_p: float = 1.0  # 1.0 = no nucleus truncation
     seed: int = 1
+    # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
 
 
 class Recipe(Section):

@@ -2,21 +2,23 @@
 
 import json
 
-from bench.gpu import main, real_lengths, synthetic_batches
+import numpy as np
+
+from bench.gpu import main, synthetic_shards
+from nmt.data.batching import collate
 from nmt.data.tokenizer import BOS, EOS, PAD
 
 
-def test_synthetic_batches_are_well_formed_token_batches():
-    batches = synthetic_batches(max_tokens=1024, vocab=1000, n_batches=6)
-    assert len(batches) == 6
-    for src, tgt_in, tgt_out in batches:
-        assert src.numel() <= 1024 + src.shape[1] and tgt_in.shape == tgt_out.shape
-        assert (tgt_in[:, 0] == BOS).all()
-        lengths = real_lengths((src, tgt_in, tgt_out))
-        for row, (n_src, n_tgt) in enumerate(lengths):
-            assert src[row, n_src - 1] == EOS and tgt_out[row, n_tgt - 1] == EOS
-            assert (tgt_in[row, 1:n_tgt] == tgt_out[row, :n_tgt - 1]).all()  # shifted by one
-            assert (src[row, n_src:] == PAD).all()
+def test_synthetic_shards_collate_into_well_formed_batches(tmp_path):
+    data = synthetic_shards(tmp_path, vocab=1000, pairs=300)
+    assert len(data) == 300 and data.src.lengths.min() >= 1
+    assert 15 < data.src.lengths.mean() < 45  # a news-like mix around 30 pieces
+    batch = collate(data, np.arange(5))
+    for row in range(5):
+        n_src, n_tgt = int(data.src.lengths[row]) + 1, int(data.tgt.lengths[row]) + 1
+        assert batch.src[row, n_src - 1] == EOS and (batch.src[row, n_src:] == PAD).all()
+        assert batch.tgt_in[row, 0] == BOS and batch.tgt_out[row, n_tgt - 1] == EOS
+        assert (batch.tgt_out[row, :n_tgt] >= 4).sum() == n_tgt - 1  # random ids, no special tokens
 
 
 def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path):

@@ -21,10 +21,22 @@ class Batch:
     tgt_in: torch.Tensor  # (B, T) BOS + target ids
     tgt_out: torch.Tensor  # (B, T) target ids + EOS
     n_tgt_tokens: int  # non-padding target tokens
+    # The N = n_tgt_tokens real target positions, as indices into the flattened (B·T) target, and
+    # their tokens. Built on the host from the lengths: the model selects its output positions
+    # with them instead of a boolean mask, whose data-dependent size would need a host read on a
+    # GPU and break a compiled graph.
+    out_positions: torch.Tensor  # (N,) int64
+    out_targets: torch.Tensor  # (N,) int64, never PAD
 
     def to(self, device: torch.device) -> "Batch":
-        return Batch(self.src.to(device, non_blocking=True), self.tgt_in.to(device, non_blocking=True),
-                     self.tgt_out.to(device, non_blocking=True), self.n_tgt_tokens)
+        """On a GPU: copied from pinned (page-locked) memory without blocking the host, so the next
+        batch is collated while the device still computes."""
+        if device.type == "cpu":
+            return self
+        tensors = [t.pin_memory() if device.type == "cuda" else t
+                   for t in (self.src, self.tgt_in, self.tgt_out, self.out_positions, self.out_targets)]
+        src, tgt_in, tgt_out, positions, targets = (t.to(device, non_blocking=True) for t in tensors)
+        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets)
 
 
 def pack_by_tokens(order: np.ndarray, sizes: np.ndarray, max_tokens: int) -> list[np.ndarray]:
@@ -73,12 +85,24 @@ def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None) -> torc
     return torch.from_numpy(out)
 
 
+def real_positions(lengths: np.ndarray, width: int) -> np.ndarray:
+    """Flat indices, row by row, of the first lengths[i] positions of each row of a (B, width) array."""
+    rows = np.repeat(np.arange(len(lengths), dtype=np.int64) * width, lengths)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return rows + np.arange(int(lengths.sum()), dtype=np.int64) - starts
+
+
 def collate(data: ParallelShards, indices: np.ndarray) -> Batch:
     src = [data.src[i] for i in indices]
     tgt = [data.tgt[i] for i in indices]
+    tgt_out = _pad(tgt, None, EOS)
+    positions = real_positions(np.array([len(t) + 1 for t in tgt], dtype=np.int64), tgt_out.size(1))
+    positions = torch.from_numpy(positions)
     return Batch(
         src=_pad(src, None, EOS),
         tgt_in=_pad(tgt, BOS, None),
-        tgt_out=_pad(tgt, None, EOS),
-        n_tgt_tokens=int(sum(len(t) for t in tgt) + len(tgt)),
+        tgt_out=tgt_out,
+        n_tgt_tokens=len(positions),
+        out_positions=positions,
+        out_targets=tgt_out.view(-1)[positions],
     )

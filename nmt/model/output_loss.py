@@ -8,6 +8,10 @@ the loss and the gradient at once, so no (tokens × V) tensor ever exists: the g
 per-token losses with respect to the logits is known in the forward pass (softmax − smoothed
 one-hot), and backward only scales the stored gradients by its incoming factor.
 Measured on 2 cores (3,491 tokens, V 8000, d 256): forward + backward 490 ms instead of 730 ms.
+
+Under `torch.compile` the plain formula is traced instead (projection, then cross-entropy): the
+chunk loop would make the graph depend on the number of tokens, and the compiler fuses the
+softmax and its gradient itself.
 """
 
 from __future__ import annotations
@@ -34,13 +38,12 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_hidden = torch.empty_like(hidden) if need_hidden else None
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
-        any_pad = bool(target.eq(PAD).any())  # one host sync per call, not one per chunk
         with torch.autocast(device, enabled=False):
             w = weight.to(dtype)
             for start in range(0, hidden.size(0), rows):
                 h = hidden[start:start + rows].to(dtype)
                 t = target[start:start + rows, None]
-                real = t.ne(PAD)
+                real = t.ne(PAD)  # (rows, 1); PAD rows are masked in the small (rows × D) products
                 z = F.linear(h, w).float()
                 # (1-ε)·(lse - z_t) + ε·(lse - mean z): PyTorch's label smoothing spreads ε over all V
                 lse = torch.logsumexp(z, 1, keepdim=True)
@@ -50,11 +53,11 @@ class _OutputLayerLoss(torch.autograd.Function):
                     continue
                 grad = z.sub_(lse).exp_().sub_(epsilon / vocab)  # softmax - ε/V ...
                 grad.scatter_add_(1, t, grad.new_full(t.shape, epsilon - 1))  # ... - (1-ε)·one-hot
-                if any_pad:
-                    grad.mul_(real)
                 grad = grad.to(dtype)
                 if need_hidden:
-                    grad_hidden[start:start + rows] = grad @ w
+                    grad_hidden[start:start + rows] = (grad @ w).mul_(real)
+                if need_weight:
+                    h = h * real
                 if need_weight and dtype == torch.float32:
                     grad_weight.addmm_(grad.t(), h)
                 elif need_weight:  # bf16/fp16 products, summed in fp32
@@ -76,6 +79,9 @@ def output_layer_loss(hidden: Tensor, weight: Tensor, target: Tensor, epsilon: f
     """Sum over tokens of the label-smoothed cross-entropy of `hidden @ weight.T` (PAD targets
     count zero): hidden (N, D), weight (V, D), target (N,). `rows` per chunk; by default as many
     as fit the chunk budget. Backward may run once (its gradients are computed here)."""
+    if torch.compiler.is_compiling():
+        logits = F.linear(hidden, weight).float()  # (N, V)
+        return F.cross_entropy(logits, target, ignore_index=PAD, label_smoothing=epsilon, reduction="sum")
     if rows is None:
         budget = _CPU_CHUNK_ELEMENTS if hidden.device.type == "cpu" else _GPU_CHUNK_ELEMENTS
         rows = max(1, budget // weight.size(0))

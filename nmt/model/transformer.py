@@ -290,18 +290,20 @@ class Transformer(nn.Module):
     def output_logits(self, hidden: Tensor) -> Tensor:  # (..., D) -> (..., V)
         return F.linear(hidden, self.output_weight)
 
-    def forward(self, src: Tensor, tgt_in: Tensor, output_mask: Tensor | None = None,
+    def forward(self, src: Tensor, tgt_in: Tensor, output_positions: Tensor | None = None,
                 targets: Tensor | None = None, label_smoothing: float = 0.0) -> Tensor:
-        """Logits (B, T, V); with output_mask (B, T), only at its True positions: (N, V).
-        With `targets` (N,), the tokens at those positions, the summed label-smoothed
-        cross-entropy instead, from the fused output layer (nmt.model.output_loss).
+        """Logits (B, T, V); with output_positions (N,), indices into the flattened (B·T) target
+        positions, only there: (N, V). With `targets` (N,), the tokens at those positions, the
+        summed label-smoothed cross-entropy instead, from the fused output layer (nmt.model.output_loss).
 
-        Training passes the non-padding positions, so padding never reaches the (large) output layer.
+        Training passes the non-padding positions (`Batch.out_positions`, built on the host), so
+        padding never reaches the (large) output layer, and nothing here depends on tensor values:
+        no host sync, and one compiled graph for every batch shape.
         """
         memory, src_mask = self.encode(src)
         hidden = self.decode(tgt_in, memory, src_mask)
-        if output_mask is not None:
-            hidden = hidden[output_mask]
+        if output_positions is not None:
+            hidden = hidden.flatten(0, 1).index_select(0, output_positions)  # (N, D)
         if targets is not None:
             return output_layer_loss(hidden, self.output_weight, targets, label_smoothing)
         return self.output_logits(hidden)

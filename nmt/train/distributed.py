@@ -1,7 +1,8 @@
 """Several processes under `torchrun`: the process group, and who does what.
 
 torchrun sets RANK, LOCAL_RANK and WORLD_SIZE; without them training runs as one process and
-nothing here communicates. NCCL on GPUs, gloo on CPU.
+nothing here communicates. NCCL on GPUs, gloo on CPU. Small host-side values (clocks, stop flags)
+travel over a gloo group of their own, so that agreeing on them never waits for the GPU.
 """
 
 from __future__ import annotations
@@ -12,12 +13,30 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from nmt.errors import NmtError
+
+
+def batches_per_rank(update_freq: int, max_tokens: int, world_size: int) -> int:
+    """Each of K processes takes update_freq / K of an update's batches, so the update is
+    update_freq × max_tokens tokens whatever K is. K must divide update_freq: otherwise an error
+    that names the settings keeping the recipe's batch."""
+    if update_freq % world_size == 0:
+        return update_freq // world_size
+    per_process = -(-update_freq // world_size)  # the fewest batches per process that keep every process busy
+    freq = per_process * world_size
+    tokens = update_freq * max_tokens
+    raise NmtError(
+        f"train.update_freq={update_freq} batches cannot be shared by {world_size} processes; to keep the "
+        f"recipe's {update_freq} × {max_tokens:,} = {tokens:,} tokens per update on {world_size} processes, "
+        f"add --set train.update_freq={freq} --set train.max_tokens={round(tokens / freq)}")
+
 
 @dataclass
 class World:
     rank: int = 0
     local_rank: int = 0
     size: int = 1
+    host_group: object = None  # gloo group for host values (None: the default group is gloo already)
 
     @property
     def is_main(self) -> bool:
@@ -46,13 +65,13 @@ class World:
         dist.all_gather_object(out, value)
         return out
 
-    def max(self, values: list[float], device: torch.device) -> list[float]:
+    def max(self, values: list[float]) -> list[float]:
         """Each value's maximum over the ranks (e.g. the slowest clock, or a stop flag seen by one
-        of them); several values share one all-reduce."""
+        of them); several values share one all-reduce, on the host."""
         if not self.distributed:
             return list(values)
-        t = torch.tensor(values, dtype=torch.float64, device=device)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        t = torch.tensor(values, dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.host_group)
         return t.tolist()
 
     def sum(self, values: torch.Tensor) -> torch.Tensor:
@@ -80,4 +99,6 @@ def join_world(device_name: str) -> tuple[World, str]:
         torch.cuda.set_device(world.local_rank)
     if not dist.is_initialized():
         dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+    if dist.get_backend() != "gloo":
+        world.host_group = dist.new_group(backend="gloo")
     return world, (f"cuda:{world.local_rank}" if use_cuda else "cpu" if device_name == "auto" else device_name)

@@ -5,14 +5,13 @@ Resume is exact: the batches of an epoch depend only on (seed, epoch), and a che
 the position inside the epoch, the optimizer, the schedule and the RNG states.
 
 Under torchrun each update's `update_freq` batches are dealt out to the ranks (rank r takes
-every K-th), so K processes make the same update as one process with the same recipe.
+every K-th; K must divide update_freq), so K processes make the same update as one process with
+the same recipe. One update itself is `nmt.train.step.TrainStep`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import math
 import signal
 import time
 from dataclasses import asdict, dataclass
@@ -22,11 +21,10 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from torch.nn.parallel import DistributedDataParallel
 
 import nmt
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
-from nmt.data.batching import collate, epoch_batches
+from nmt.data.batching import epoch_batches
 from nmt.data.corpus import open_corpus
 from nmt.data.prepare import data_dir
 from nmt.data.shards import ParallelShards
@@ -34,10 +32,10 @@ from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
-from nmt.train.distributed import join_world
+from nmt.train.distributed import batches_per_rank, join_world
 from nmt.train.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
-from nmt.train.schedule import build_scheduler
+from nmt.train.step import TrainStep
 from nmt.train.validate import dev_bleu, dev_loss
 
 
@@ -128,24 +126,15 @@ class Trainer:
         ref_lines = open_corpus(recipe.data.valid, recipe.data.src_lang, recipe.data.tgt_lang).side("tgt")
         self.valid_refs = [line for _, line in zip(range(n_refs), ref_lines)]
 
-        # Batches per update on each rank; the recipe's update_freq counts them over all ranks.
-        self.batches_per_rank = math.ceil(self.cfg.update_freq / self.world.size)
-        self.batches_per_update = self.batches_per_rank * self.world.size
+        # The recipe's update_freq counts batches over all ranks: each takes its share.
+        self.batches_per_rank = batches_per_rank(self.cfg.update_freq, self.cfg.max_tokens, self.world.size)
+        self.batches_per_update = self.cfg.update_freq
 
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=self.cfg.adam_betas,
-                                          eps=self.cfg.adam_eps, weight_decay=self.cfg.weight_decay)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
-        self.scheduler = build_scheduler(self.optimizer, self.cfg, recipe.model.d_model, self._budget_used)
-        use_fp16 = self.cfg.precision == "fp16" and self.device.type == "cuda"
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=use_fp16)
-        self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.cfg.precision)
-        forward = self.model
-        if self.world.distributed:
-            forward = DistributedDataParallel(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
-        self.forward = torch.compile(forward) if self.cfg.compile else forward
+        self.step = TrainStep(self.model, self.cfg, self.device, self.world, self._budget_used)
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
 
     def log(self, message: str) -> None:
@@ -163,9 +152,7 @@ class Trainer:
         return {
             "recipe": recipe_to_dict(self.recipe),
             "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict(),
+            **self.step.state_dict(),  # optimizer, scheduler, scaler
             "progress": asdict(self.progress),
             "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
             "tokenizer": self.tokenizer_protos,
@@ -200,9 +187,8 @@ class Trainer:
             self.model.load_state_dict(payload["model"])
         except RuntimeError as e:
             raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
-        self.optimizer.load_state_dict(payload["optimizer"])
-        self.scheduler.load_state_dict(payload["scheduler"])
-        self.scaler.load_state_dict(payload["scaler"])
+        for note in self.step.load_state_dict(payload):
+            self.log(f"[yellow]note:[/] {path}: {note}")
         self.progress = TrainingState(**payload["progress"])
         ranks = payload["rng"].get("ranks", [payload["rng"]])
         if len(ranks) == self.world.size:  # same number of processes: continue each RNG exactly
@@ -217,7 +203,8 @@ class Trainer:
     def init_from_parent(self) -> Path:
         """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh."""
         parent = Path(self.cfg.init_from)
-        payload = load_checkpoint(parent, map_location=self.device)
+        # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
+        payload = load_checkpoint(parent, map_location="cpu")
         theirs, ours = payload["recipe"]["model"], recipe_to_dict(self.recipe)["model"]
         for key in MODEL_SHAPE_KEYS:
             if theirs.get(key) != ours[key]:
@@ -231,46 +218,9 @@ class Trainer:
         return parent
 
     # --- one update ------------------------------------------------------------------------------
-    def _autocast(self):
-        if self.autocast_dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
-
-    def _target_tokens(self, group: list[np.ndarray]) -> int:
-        """Non-padding target tokens (+ EOS) of a group of batches, from the lengths alone."""
-        return sum(int(self.train_data.tgt.lengths[idx].sum()) + len(idx) for idx in group)
-
     def train_step(self, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
-        """One update from a group of batches (dealt out to the ranks; gradient accumulation
-        within a rank). Returns this rank's summed loss and the group's target tokens."""
-        self.model.train()
-        total_tokens = self._target_tokens(group)  # the same on every rank: no communication
-        mine = group[self.world.rank::self.world.size]
-        # A rank left without a batch (end of an epoch) still takes part, with zero weight.
-        weights = [1.0] * len(mine) if mine else [0.0]
-        mine = mine or group[:1]
-        # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
-        scale = self.world.size / total_tokens
-        self.optimizer.zero_grad(set_to_none=True)
-        loss_sum = torch.zeros((), device=self.device)
-        for i, (indices, weight) in enumerate(zip(mine, weights)):
-            batch = collate(self.train_data, indices).to(self.device)
-            last = i == len(mine) - 1
-            sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
-            with sync:
-                with self._autocast():
-                    real = batch.tgt_out != PAD
-                    loss = self.forward(batch.src, batch.tgt_in, real, batch.tgt_out[real],
-                                        self.cfg.label_smoothing) * weight
-                self.scaler.scale(loss * scale).backward()
-            loss_sum += loss.detach()
-        if self.cfg.clip_norm > 0:
-            self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm)
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        self.scheduler.step()
-        return loss_sum, total_tokens
+        """One update from a group of batches; returns this rank's summed loss and the group's target tokens."""
+        return self.step(self.train_data, group)
 
     # --- validation (rank 0; the result is shared) -----------------------------------------------
     def validate(self) -> dict | None:
@@ -344,7 +294,7 @@ class Trainer:
                 self.metrics.close()
             # The DDP wrapper holds the process group and sits in a reference cycle: left to interpreter
             # shutdown, gloo's threads were torn down too late and aborted the process (3 runs in 85).
-            self.forward = self.model
+            self.step.forward = self.model
             gc.collect()
             self.world.close(together=finished)
 
@@ -395,7 +345,7 @@ class Trainer:
                     if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
                         loss_sum = float(self.world.sum(window_loss.clone()))
                         elapsed = time.perf_counter() - window_start
-                        stats = {"loss": loss_sum / window_tokens, "lr": self.scheduler.get_last_lr()[0],
+                        stats = {"loss": loss_sum / window_tokens, "lr": self.step.scheduler.get_last_lr()[0],
                                  "tgt_tokens_per_s": window_tokens / elapsed, "epoch": p.epoch}
                         if self.metrics:
                             self.metrics.write("train", p.step, **stats)
@@ -417,7 +367,7 @@ class Trainer:
                     # Ranks' clocks differ: all take the slowest one's time (so they agree on the
                     # cool-down rate and stop together), and a signal seen by one stops them all.
                     p.elapsed_seconds, signalled = self.world.max(
-                        [p.elapsed_seconds, float(stop.received is not None)], self.device)
+                        [p.elapsed_seconds, float(stop.received is not None)])
                     out_of_time = self._out_of_time()
                     stop_reason = self._finished() or ("max_minutes" if out_of_time else None) \
                         or (f"signal {stop.received or 'on another rank'}" if signalled else None)

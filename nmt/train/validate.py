@@ -10,7 +10,6 @@ import torch
 
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
 from nmt.data.shards import ParallelShards
-from nmt.data.tokenizer import PAD
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer
 
@@ -21,8 +20,7 @@ def dev_loss(model: Transformer, data: ParallelShards, max_tokens: int, device: 
     total_nll, total_tokens = 0.0, 0
     for indices in epoch_batches(data, max_tokens, seed=0, epoch=0, shuffle=False):
         batch = collate(data, indices).to(device)
-        real = batch.tgt_out != PAD
-        total_nll += model(batch.src, batch.tgt_in, real, batch.tgt_out[real], label_smoothing=0.0).item()
+        total_nll += model(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, label_smoothing=0.0).item()
         total_tokens += batch.n_tgt_tokens
     nll = total_nll / max(total_tokens, 1)
     return {"nll": nll, "ppl": math.exp(min(nll, 100.0))}

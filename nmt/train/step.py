@@ -1,0 +1,132 @@
+"""One training update: micro-batches dealt out to the ranks, mixed precision, gradient
+accumulation, clipping, the optimizer and the schedule. `nmt train` and `bench/gpu.py` both
+run this class, so the benchmark times the code users run.
+
+Nothing in an update reads a device value on the host (no `.item()`, no boolean-mask indexing,
+no data-dependent shapes): on a GPU the host queues update n+1, collating its batches, while
+the device still computes update n. The one exception is fp16's overflow check when the
+optimizer is not fused (on a CPU): `GradScaler.step` reads one flag per update.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from nmt.config import TrainConfig
+from nmt.data.batching import collate
+from nmt.data.shards import ParallelShards
+from nmt.model.transformer import Transformer
+from nmt.train.distributed import World
+from nmt.train.schedule import build_scheduler
+
+AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def use_device_settings(cfg: TrainConfig, device: torch.device) -> None:
+    """TF32 for fp32 matmuls on CUDA (train.tf32): tensor-core speed, fp32 range, a 10-bit mantissa."""
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = cfg.tf32
+        torch.backends.cudnn.allow_tf32 = cfg.tf32
+
+
+def compile_model(forward: torch.nn.Module) -> torch.nn.Module:
+    """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
+    batch shapes share one graph instead of recompiling for each (see docs/gpu.md)."""
+    return torch.compile(forward, dynamic=True)
+
+
+def fused_adam(device: torch.device) -> bool:
+    """Fused Adam on CUDA: one kernel for all parameters, its step counts on the device, and it
+    takes the GradScaler's overflow flag on the device instead of reading it on the host. On a
+    CPU the default (foreach) Adam, with which every CPU figure was measured."""
+    return device.type == "cuda"
+
+
+def _no_buffer_broadcast() -> dict:
+    """DDP options that skip re-broadcasting buffers before every forward: the positional table
+    is the only buffer and never changes. torch 2.13 renamed the option."""
+    if "forward_sync_buffers" in inspect.signature(DistributedDataParallel.__init__).parameters:
+        return {"forward_sync_buffers": False}
+    return {"broadcast_buffers": False}
+
+
+class TrainStep:
+    def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
+                 budget_used: Callable[[int], float] | None = None):
+        self.model, self.cfg, self.device, self.world = model, cfg, device, world
+        use_device_settings(cfg, device)
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
+                                          weight_decay=cfg.weight_decay, fused=fused_adam(device))
+        budget_used = budget_used or (lambda updates: updates / cfg.max_steps)
+        self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
+        # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
+        self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
+        self.autocast_dtype = AUTOCAST_DTYPES.get(cfg.precision)
+        forward = model
+        if world.distributed:
+            forward = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                              **_no_buffer_broadcast())
+        self.forward = compile_model(forward) if cfg.compile else forward
+
+    def autocast(self):
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def __call__(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
+        """One update from a group of batches (index arrays into `data`): rank r takes every K-th,
+        accumulating gradients over its share. Returns this rank's summed loss (on the device)
+        and the group's target tokens."""
+        self.model.train()
+        # The same on every rank, from the lengths alone: no communication.
+        total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) for idx in group)
+        mine = group[self.world.rank::self.world.size]
+        # A rank left without a batch (end of an epoch) still takes part, with zero weight.
+        weights = [1.0] * len(mine) if mine else [0.0]
+        mine = mine or group[:1]
+        batches = [collate(data, indices).to(self.device) for indices in mine]
+        # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
+        scale = self.world.size / total_tokens
+        self.optimizer.zero_grad(set_to_none=True)
+        loss_sum = torch.zeros((), device=self.device)
+        for i, (batch, weight) in enumerate(zip(batches, weights)):
+            last = i == len(batches) - 1
+            sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
+            with sync:
+                with self.autocast():
+                    loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
+                                        self.cfg.label_smoothing) * weight
+                self.scaler.scale(loss * scale).backward()
+            loss_sum += loss.detach()
+        if self.cfg.clip_norm > 0:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        return loss_sum, total_tokens
+
+    # --- checkpointed state ---------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                "scaler": self.scaler.state_dict()}
+
+    def load_state_dict(self, state: dict) -> list[str]:
+        """Restore the optimizer, schedule and loss scale; returns notes on what could not carry
+        over (a run resumed in another precision)."""
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        notes = []
+        if self.scaler.is_enabled() and not state.get("scaler"):
+            # Written by a bf16/fp32 run (a disabled scaler saves {}): start from the default scale.
+            notes.append(f"no loss scale in the checkpoint (trained in another precision): "
+                         f"fp16 starts from scale {self.scaler.get_scale():g}")
+        elif self.scaler.is_enabled():
+            self.scaler.load_state_dict(state["scaler"])
+        return notes

@@ -1,0 +1,189 @@
+"""The GPU-only branches of a training update, run on the CPU: bf16 and fp16 autocast with the
+loss scaler on, the compiled step, the host-sync budget, resuming across precisions, and
+fine-tuning from a parent loaded to another device."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from nmt.data.batching import collate, epoch_batches
+from nmt.train import step as step_module
+from nmt.train import trainer as trainer_module
+from nmt.train.checkpoint import load_checkpoint
+from nmt.train.trainer import Trainer, train
+from nmt.data.prepare import prepare
+from nmt.data.tokenizer import train_tokenizer
+from tests.conftest import prepared_tiny, tiny_recipe
+from tests.host_syncs import HostSyncCounter
+
+QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
+
+
+def groups_of(trainer: Trainer, n: int) -> list:
+    """The first n updates' groups of batches, over as many epochs as that takes."""
+    batches, epoch = [], 0
+    while len(batches) < n * trainer.batches_per_update:
+        batches += epoch_batches(trainer.train_data, trainer.cfg.max_tokens, trainer.cfg.seed, epoch)
+        epoch += 1
+    freq = trainer.batches_per_update
+    return [batches[i * freq:(i + 1) * freq] for i in range(n)]
+
+
+def weights(trainer: Trainer) -> dict:
+    return {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_trainer_runs_end_to_end_in_mixed_precision(tmp_path, precision):
+    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", "train.max_steps=40", *QUIET)
+    result = train(recipe, show_progress=False)
+    assert result.step == 40
+    payload = load_checkpoint(result.checkpoint)
+    assert all(torch.isfinite(t).all() for t in payload["model"].values())
+    losses = [line for line in (tmp_path / "metrics.jsonl").read_text().splitlines() if '"train"' in line]
+    first, last = (float(line.split('"loss": ')[1].split(",")[0]) for line in (losses[0], losses[-1]))
+    assert last < first  # it learns
+    if precision == "fp16":  # the scaler runs on the CPU too, and its state is checkpointed
+        assert payload["scaler"]["scale"] > 0 and payload["scaler"]["growth_interval"] == 2000
+    else:
+        assert payload["scaler"] == {}
+
+
+def test_fp16_scaler_skips_an_overflowing_update_and_halves_its_scale(tmp_path):
+    recipe = prepared_tiny(tmp_path, "train.precision=fp16", "train.clip_norm=1.0", *QUIET)
+    trainer = Trainer(recipe)
+    assert trainer.step.scaler.is_enabled()
+    first, second, third = groups_of(trainer, 3)
+    trainer.train_step(first)
+    before, scale = weights(trainer), trainer.step.scaler.get_scale()
+
+    # An inf in one gradient: the whole update is skipped and the scale halves.
+    parameter = next(trainer.model.parameters())
+    hook = parameter.register_hook(lambda grad: torch.full_like(grad, math.inf))
+    trainer.train_step(second)
+    hook.remove()
+    after = weights(trainer)
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert trainer.step.scaler.get_scale() == scale / 2
+
+    # Clipping sees the unscaled gradients (their norm, not the norm times the loss scale).
+    seen = []
+    original = torch.nn.utils.clip_grad_norm_
+
+    def recording_clip(parameters, max_norm, *args, **kwargs):
+        norm = original(parameters, max_norm, *args, **kwargs)
+        seen.append(float(norm))
+        return norm
+
+    torch.nn.utils.clip_grad_norm_ = recording_clip
+    try:
+        trainer.train_step(third)
+    finally:
+        torch.nn.utils.clip_grad_norm_ = original
+    assert 0 < seen[0] < 100 < scale / 2  # unscaled: the scale is 32768
+    assert not all(torch.equal(after[k], v) for k, v in weights(trainer).items())  # this update happened
+
+    trainer.save()
+    assert load_checkpoint(trainer.ckpt_dir / "last.pt")["scaler"]["scale"] == scale / 2
+
+
+def test_resume_across_precisions(tmp_path):
+    base = [*QUIET, "train.valid_every=4"]
+    steps = {"fp16": 4, "bf16": 8, "fp32": 12}
+    for precision, until in steps.items():
+        recipe = prepared_tiny(tmp_path, f"train.precision={precision}", f"train.max_steps={until}", *base)
+        assert train(recipe, show_progress=False).step == until
+    # And back to fp16 from an fp32 checkpoint (an empty scaler state): a fresh scale, with a note.
+    recipe = prepared_tiny(tmp_path, "train.precision=fp16", "train.max_steps=16", *base)
+    trainer = Trainer(recipe)
+    notes = []
+    trainer.log = notes.append
+    assert trainer.run(show_progress=False).step == 16
+    assert any("no loss scale in the checkpoint" in n for n in notes)
+    assert load_checkpoint(tmp_path / "checkpoints" / "last.pt")["scaler"]["scale"] > 0
+
+
+def test_fine_tuning_loads_the_parent_to_the_cpu(tmp_path, monkeypatch):
+    """On a GPU the model lives on CUDA while the tokenizers are compared on the host: the parent
+    must be read to the CPU (it was read to the model's device, and torch.equal then raised)."""
+    parent = prepared_tiny(tmp_path / "parent", "train.max_steps=2", *QUIET)
+    train(parent, show_progress=False)
+    locations = []
+    real_load = load_checkpoint
+
+    def load_and_record(path, map_location="cpu"):
+        locations.append(str(map_location))
+        return real_load(path, map_location)
+
+    monkeypatch.setattr(trainer_module, "load_checkpoint", load_and_record)
+    child = tiny_recipe(tmp_path / "child", f"train.init_from={parent.out / 'checkpoints' / 'last.pt'}",
+                        "train.max_steps=2", *QUIET)
+    train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)  # the parent's tokenizer
+    prepare(child.data, child.tokenizer, child.out)
+    trainer = Trainer(child)
+    monkeypatch.setattr(trainer, "device", torch.device("meta"))  # where a GPU run's model would be
+    trainer.init_from_parent()
+    assert locations == ["cpu"]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_training_update_reads_nothing_back_from_the_device(tmp_path, monkeypatch, precision, fused):
+    """No host sync in an update with the optimizer CUDA runs (fused Adam; the loss is read every
+    log_every updates, outside the update). With the CPU's foreach Adam, whose step counts live on
+    the host on every device, only those host values are read, and fp16's overflow flag once."""
+    monkeypatch.setattr(step_module, "fused_adam", lambda device: fused)
+    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", "train.update_freq=2", "train.clip_norm=1.0", *QUIET)
+    trainer = Trainer(recipe)
+    first, second = groups_of(trainer, 2)
+    trainer.train_step(first)  # the first update creates Adam's state
+    with HostSyncCounter() as syncs:
+        trainer.train_step(second)
+    if fused:
+        assert syncs.ops == []
+    else:
+        adam_steps = len(list(trainer.model.parameters()))  # `step.item()` on host tensors, once per parameter
+        scaler = 1 if precision == "fp16" else 0
+        assert syncs.ops == ["aten._local_scalar_dense.default"] * (adam_steps + scaler)
+
+
+def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_path):
+    from torch._dynamo.utils import counters
+
+    settings = ["train.compile=true", "train.max_tokens=256", *QUIET]
+    recipe = prepared_tiny(tmp_path, *settings)
+    eager = Trainer(prepared_tiny(tmp_path / "eager", *settings[1:]))
+    compiled = Trainer(recipe)
+    compiled.model.load_state_dict(eager.model.state_dict())
+    rng = np.random.default_rng(0)  # 12 batches of 2 to 13 random sentences: 12 different shapes
+    groups = [[rng.choice(len(compiled.train_data), size, replace=False)] for size in range(2, 14)]
+    batch = groups[0][0]
+
+    explanation = torch._dynamo.explain(compiled.model)(
+        *_inputs(compiled, batch), compiled.cfg.label_smoothing)
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+
+    torch._dynamo.reset()
+    counters.clear()
+    shapes = set()
+    for group in groups:  # 12 updates, batches of different shapes
+        b = collate(compiled.train_data, group[0])
+        shapes.add((tuple(b.src.shape), tuple(b.tgt_in.shape)))
+        loss_compiled, tokens = compiled.train_step(group)
+        loss_eager, _ = eager.train_step(group)
+        assert loss_compiled.item() / tokens == pytest.approx(loss_eager.item() / tokens, rel=2e-3)
+    assert len(shapes) == 12
+    assert counters["stats"]["unique_graphs"] == 1  # one graph for every shape: no recompilation
+    # Each update's loss agreeing with eager's, on weights both steps updated, checks the gradients
+    # and the optimizer too. (Weights are not compared element by element: the key biases have a
+    # zero gradient in exact arithmetic, and Adam turns their rounding noise into full-size steps.)
+
+
+def _inputs(trainer: Trainer, indices) -> tuple:
+    b = collate(trainer.train_data, indices)
+    return b.src, b.tgt_in, b.out_positions, b.out_targets
