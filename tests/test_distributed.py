@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from nmt.train.checkpoint import load_checkpoint
@@ -60,3 +61,26 @@ def test_two_processes_reach_the_parameters_of_one(tmp_path):
     assert run_nmt_train(one, 9, nproc=2).returncode == 0
     assert run_nmt_train(two, 9, nproc=1).returncode == 0
     assert_same_parameters(model_of(one), model_of(two))
+
+
+def test_k_processes_share_the_recipes_batches_or_say_which_settings_keep_it():
+    from nmt.errors import NmtError
+    from nmt.train.distributed import batches_per_rank
+
+    assert batches_per_rank(8, 3125, 8) == 1 and batches_per_rank(2, 12500, 2) == 1 and batches_per_rank(4, 100, 2) == 2
+    with pytest.raises(NmtError) as e:  # the base recipe on 8 GPUs as written
+        batches_per_rank(2, 12500, 8)
+    assert "--set train.update_freq=8 --set train.max_tokens=3125" in str(e.value)
+    with pytest.raises(NmtError) as e:
+        batches_per_rank(4, 6250, 3)
+    assert "--set train.update_freq=6 --set train.max_tokens=4167" in str(e.value)
+
+
+def test_nproc_that_does_not_divide_update_freq_is_a_one_line_error_before_any_process_starts(tmp_path):
+    out = tmp_path / "run"
+    prepared_tiny(out, *SETTINGS)
+    result = run_nmt_train(out, 6, nproc=3)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: train.update_freq=2 batches cannot be shared by 3 processes; to keep the recipe's 2 × 96 = 192 "
+        "tokens per update on 3 processes, add --set train.update_freq=3 --set train.max_tokens=64"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -88,6 +89,23 @@ class World:
             dist.destroy_process_group()
 
 
+def _attempt_store(world_size: int) -> dist.Store | None:
+    """The store the process group meets in, with keys of this attempt only.
+
+    torchrun's agent store outlives worker restarts (`--max-restarts`), and the process group keys
+    its addresses by rank alone: the workers of a restarted run could read the addresses of the
+    ones they replace, and fail to connect (seen in 1 of 2 runs of the node-failure test). Every
+    worker bumps a counter once when it starts, so attempt a is the a-th group of `world_size`
+    arrivals, and each attempt meets under a prefix of its own. None outside torchrun: env://.
+    """
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return None
+    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                          timeout=timedelta(minutes=10))
+    attempt = (store.add("nmt/workers_started", 1) - 1) // world_size
+    return dist.PrefixStore(f"nmt/attempt_{attempt}", store)
+
+
 def join_world(device_name: str) -> tuple[World, str]:
     """Join the process group torchrun describes (if any); return the world and this rank's device."""
     size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -98,7 +116,8 @@ def join_world(device_name: str) -> tuple[World, str]:
     if use_cuda:
         torch.cuda.set_device(world.local_rank)
     if not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+        dist.init_process_group(backend="nccl" if use_cuda else "gloo", store=_attempt_store(size),
+                                rank=world.rank, world_size=size)
     if dist.get_backend() != "gloo":
         world.host_group = dist.new_group(backend="gloo")
     return world, (f"cuda:{world.local_rank}" if use_cuda else "cpu" if device_name == "auto" else device_name)

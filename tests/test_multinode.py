@@ -1,0 +1,101 @@
+"""Two machines, run as two torchrun agents on this one (`--nnodes 2`, c10d rendezvous on
+127.0.0.1, gloo, one worker each): they train to the weights of one process, and when one
+node's worker is killed mid-run, torchrun restarts both and the run resumes from its last
+checkpoint to the weights of an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from nmt.train.checkpoint import load_checkpoint
+from tests.conftest import TINY, TINY_DATA, prepared_tiny
+from tests.test_distributed import SETTINGS, run_nmt_train
+
+NODE_SETTINGS = [*SETTINGS, "train.valid_every=10"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_node(out: Path, steps: int, port: int, node_rank: int, max_restarts: int = 0) -> subprocess.Popen:
+    sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
+            f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
+            f"--set=train.max_steps={steps}", *[f"--set={s}" for s in NODE_SETTINGS]]
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=1",
+               f"--node-rank={node_rank}", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}",
+               f"--rdzv-id=nmt-test-{port}", f"--max-restarts={max_restarts}", "--monitor-interval=0.1",
+               "-m", "nmt", "train", str(TINY), "--no-progress", *sets]
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+def run_two_nodes(out: Path, steps: int, kill_after_checkpoint: str | None = None) -> list[str]:
+    """Both nodes' output; with `kill_after_checkpoint`, node 1's worker gets SIGKILL as soon as that
+    checkpoint file appears (torchrun may then restart once)."""
+    port = free_port()
+    restarts = 1 if kill_after_checkpoint else 0
+    nodes = [start_node(out, steps, port, rank, restarts) for rank in (0, 1)]
+    killed = None
+    if kill_after_checkpoint:
+        target = out / "checkpoints" / kill_after_checkpoint
+        deadline = time.monotonic() + 120
+        while not target.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        workers = children(nodes[1].pid)
+        if workers:
+            killed = workers[0]
+            os.kill(killed, signal.SIGKILL)
+    outputs = [node.communicate(timeout=300)[0] for node in nodes]
+    for node, output in zip(nodes, outputs):
+        assert node.returncode == 0, output[-3000:]
+    if kill_after_checkpoint:
+        assert killed is not None, "node 1 had no worker to kill"
+    return outputs
+
+
+def children(pid: int) -> list[int]:
+    """The processes `pid` started (its torchrun workers)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def model_of(out: Path) -> dict:
+    return load_checkpoint(out / "checkpoints" / "last.pt")["model"]
+
+
+def max_difference(a: dict, b: dict) -> float:
+    return max(float((a[k] - b[k]).abs().max()) for k in a)
+
+
+def test_two_nodes_train_to_the_weights_of_one_process(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    prepared_tiny(one, *NODE_SETTINGS)
+    prepared_tiny(two, *NODE_SETTINGS)
+    assert run_nmt_train(one, 12, nproc=1).returncode == 0
+    outputs = run_two_nodes(two, 12)
+    assert sum("2 processes × 1 batches" in o for o in outputs) == 1  # one rank speaks
+    assert max_difference(model_of(one), model_of(two)) <= 2e-5
+
+
+def test_a_killed_node_restarts_and_the_run_ends_as_if_uninterrupted(tmp_path):
+    clean, faulty = tmp_path / "clean", tmp_path / "faulty"
+    prepared_tiny(clean, *NODE_SETTINGS)
+    prepared_tiny(faulty, *NODE_SETTINGS)
+    run_two_nodes(clean, 120)
+    outputs = run_two_nodes(faulty, 120, kill_after_checkpoint="step_0000010.pt")
+    log = "\n".join(outputs)
+    assert "resumed at step" in log, log[-3000:]
+    assert load_checkpoint(faulty / "checkpoints" / "last.pt")["progress"]["step"] == 120
+    clean_model, faulty_model = model_of(clean), model_of(faulty)
+    assert all(torch.equal(clean_model[k], faulty_model[k]) for k in clean_model)
