@@ -172,3 +172,32 @@ def test_no_repeat_ngram_size_in_greedy_and_beam_search(n):
         for hyp in hyps:
             grams = [tuple(hyp.tokens[i:i + n]) for i in range(len(hyp.tokens) - n + 1)]
             assert len(grams) == len(set(grams)), hyp.tokens
+
+
+@pytest.mark.parametrize("no_repeat", [0, 3])
+def test_beam_search_reads_the_device_once_per_step(no_repeat):
+    """On a GPU each read of a device value makes the host wait: the search reads the length
+    limits once, then one packed tensor per step (counted here on the CPU, as a GPU would have them)."""
+    from tests.host_syncs import HostSyncCounter
+
+    model, steps = toy_model(), 7
+    with HostSyncCounter() as syncs:  # every output exactly steps - 1 tokens: the search runs `steps` steps
+        beam_search(model, sources(), 4, 0.6, 0.0, steps - 1, min_len=steps - 1, no_repeat_ngram_size=no_repeat)
+    assert syncs.ops == ["tolist"] * (1 + steps)
+
+
+def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(trained_tiny):
+    from nmt.decode.translate import decode_autocast, load_translator, translate_lines
+
+    assert not isinstance(decode_autocast(torch.device("cpu"), "auto"), torch.autocast)
+    cuda_auto = decode_autocast(torch.device("cuda"), "auto")
+    assert isinstance(cuda_auto, torch.autocast) and cuda_auto.fast_dtype == torch.bfloat16
+    translator = load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+    lines = (trained_tiny.data.train + ".en").strip()
+    source = [line.strip() for line in open(lines, encoding="utf-8")][:8]
+    fp32 = translate_lines(translator, source, trained_tiny.decode)
+    bf16 = translate_lines(translator, source, trained_tiny.decode.model_copy(update={"precision": "bf16"}))
+    assert len(bf16) == len(source)
+    same = sum(a[0].tokens == b[0].tokens for a, b in zip(fp32, bf16))
+    assert same >= 6, same  # bf16 rounding may change a close call, not the model's translations
+    assert any(abs(a[0].log_prob - b[0].log_prob) > 1e-6 for a, b in zip(fp32, bf16))  # autocast did run

@@ -52,15 +52,16 @@ def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
 def forbid_repeated_ngrams(log_probs: Tensor, history: Tensor, n: int) -> None:
     """Forbid each row the tokens that would repeat one of its n-grams (fairseq's
     `--no-repeat-ngram-size`): where the row's last n-1 tokens occurred before, the token that
-    followed them then. history: (rows, t) tokens so far, BOS excluded; log_probs: (rows, V)."""
+    followed them then. history: (rows, t) tokens so far, BOS excluded; log_probs: (rows, V).
+    Written without a data-dependent shape (no `nonzero`), so a GPU never waits on it."""
     t = history.size(1)
     if n <= 0 or t < n:
         return
     grams = history.unfold(1, n, 1)  # (rows, t-n+1, n): every n-gram so far
     prefix = history[:, t - n + 1:]  # (rows, n-1): the n-gram the next token would complete
     seen = (grams[:, :, : n - 1] == prefix.unsqueeze(1)).all(dim=2)  # (rows, t-n+1)
-    rows, positions = seen.nonzero(as_tuple=True)
-    log_probs[rows, grams[rows, positions, n - 1]] = NEG_INF
+    penalty = torch.zeros(seen.shape, dtype=log_probs.dtype, device=log_probs.device).masked_fill_(seen, NEG_INF)
+    log_probs.scatter_add_(1, grams[:, :, n - 1], penalty)  # -inf where forbidden, +0 elsewhere
 
 
 def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Generator | None):
@@ -121,6 +122,12 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     return hypotheses
 
 
+def _index_tensor(values: list[int], device: torch.device) -> Tensor:
+    """Host-built indices on the device; from pinned memory on a GPU, so the copy does not wait."""
+    t = torch.tensor(values, dtype=torch.long)
+    return t.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else t.to(device)
+
+
 @torch.inference_mode()
 def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty_alpha: float = 0.6,
                 max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
@@ -134,65 +141,82 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     (log-probabilities only fall, so that is its score now, normalized at the longest length).
     Stopping after K finished hypotheses instead (as fairseq does) can return a poor early
     hypothesis while a far better one is still in the beam.
+
+    The bookkeeping (finished hypotheses, which sentences go on, each beam's tokens) lives on the
+    host, and the device sends it what it needs in one read per step (the top candidates, their
+    beams and tokens): on a GPU, one host sync per step. Indices go back as host-built tensors.
     """
     k = beam_size
     batch, device = src.size(0), src.device
-    limits = max_output_lengths(src, model, max_len_a, max_len_b)
+    limits = max_output_lengths(src, model, max_len_a, max_len_b).tolist()  # (B,) on the host
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask, beams=k)
 
-    sentence = torch.arange(batch, device=device)  # (b,) sentence of each active batch entry
+    sentence = list(range(batch))  # sentence of each active batch entry
     scores = torch.full((batch, k), NEG_INF, device=device)  # (b, K) log-probabilities of the beams
     scores[:, 0] = 0.0  # all beams start identical: expand only the first
-    history = torch.empty((batch * k, 0), dtype=torch.long, device=device)  # (b·K, t)
+    history: list[list[int]] = [[] for _ in range(batch * k)]  # tokens of each of the b·K rows
+    # The same on the device, for the n-gram blocking only.
+    history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
     last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
 
-    for t in range(int(limits.max()) + 1):
-        b = sentence.numel()
+    for t in range(max(limits) + 1):
+        b = len(sentence)
         log_probs = model.decode_step(last, state)  # (b·K, V)
         vocab = log_probs.size(1)
         _forbid_specials(log_probs, end_allowed=t >= min_len)
-        forbid_repeated_ngrams(log_probs, history, no_repeat_ngram_size)
-        at_limit = limits[sentence] <= t  # (b,)
-        _force_eos(log_probs, at_limit.repeat_interleave(k).nonzero().squeeze(1))
+        if history_device is not None:
+            forbid_repeated_ngrams(log_probs, history_device, no_repeat_ngram_size)
+        at_limit = [limits[s] <= t for s in sentence]
+        if any(at_limit):
+            _force_eos(log_probs, _index_tensor([i * k + j for i in range(b) if at_limit[i] for j in range(k)], device))
 
         candidates = (scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
         top_scores, top_index = candidates.topk(2 * k, dim=1)  # (b, 2K), best first
         top_beam, top_token = top_index // vocab, top_index % vocab
-        ends = top_token == EOS
-
-        # File the EOS candidates ranked in the top K as finished hypotheses.
-        sentence_ids = sentence.tolist()
-        newly_finished = (ends[:, :k] & (top_scores[:, :k] > NEG_INF)).nonzero().tolist()
-        if newly_finished:  # read the few values needed in one go rather than element by element
-            beams, log_probs_top = top_beam[:, :k].tolist(), top_scores[:, :k].tolist()
-        for i, j in newly_finished:
-            row = i * k + beams[i][j]
-            log_prob = log_probs_top[i][j]
-            hyp = Hypothesis(history[row].tolist(), log_prob / length_penalty(t + 1, length_penalty_alpha), log_prob)
-            hyps = finished[sentence_ids[i]]
-            hyps.append(hyp)
-            hyps.sort(key=lambda h: -h.score)
-            del hyps[max(nbest, k):]
-
         # Continue with the K best candidates that did not end (each beam has only one EOS
         # extension, so at least K of the 2K did not end).
+        ends = top_token == EOS
         rank = torch.arange(2 * k, device=device).expand(b, 2 * k) + ends * (2 * k)
         keep = rank.topk(k, dim=1, largest=False).indices  # (b, K) in score order
         scores = top_scores.gather(1, keep)
         next_beam, next_token = top_beam.gather(1, keep), top_token.gather(1, keep)
 
-        nth_best = torch.tensor([hyps[nbest - 1].score if len(hyps) >= nbest else NEG_INF
-                                 for hyps in (finished[s] for s in sentence_ids)], device=device)
-        reachable = scores[:, 0] / length_penalty(limits[sentence] + 1, length_penalty_alpha)
-        active = ~(at_limit | (scores[:, 0] == NEG_INF) | (nth_best >= reachable))
-        if not active.any():
+        # The one read of the step: per entry, the top K candidates (score, beam, token), the K
+        # that go on (beam, token) and the best live score. float64 holds each exactly.
+        step = torch.cat([top_scores[:, :k], top_beam[:, :k], top_token[:, :k], next_beam, next_token,
+                          scores[:, :1]], dim=1).double().tolist()
+
+        active, rows, tokens = [], [], []
+        for i, row in enumerate(step):
+            top, beams, ends_here = row[:k], row[k:2 * k], row[2 * k:3 * k]
+            hyps = finished[sentence[i]]
+            for j in range(k):  # file the EOS candidates ranked in the top K as finished hypotheses
+                if ends_here[j] == EOS and top[j] > NEG_INF:
+                    tokens_so_far = history[i * k + int(beams[j])]
+                    hyps.append(Hypothesis(list(tokens_so_far), top[j] / length_penalty(t + 1, length_penalty_alpha), top[j]))
+            if len(hyps) > 1:
+                hyps.sort(key=lambda h: -h.score)
+                del hyps[max(nbest, k):]
+            best = row[5 * k]
+            nth_best = hyps[nbest - 1].score if len(hyps) >= nbest else NEG_INF
+            reachable = best / length_penalty(limits[sentence[i]] + 1, length_penalty_alpha)
+            if at_limit[i] or best == NEG_INF or nth_best >= reachable:
+                continue
+            active.append(i)
+            rows += [i * k + int(beam) for beam in row[3 * k:4 * k]]
+            tokens += [int(token) for token in row[4 * k:5 * k]]
+        if not active:
             break
-        rows = (torch.arange(b, device=device).unsqueeze(1) * k + next_beam)[active].view(-1)  # (b'·K,)
-        last = next_token[active].view(-1)
-        history = torch.cat([history.index_select(0, rows), last.unsqueeze(1)], dim=1)
-        state = state.select(rows, same_sentences=bool(active.all()))
-        scores, sentence = scores[active], sentence[active]
+        history = [history[r] + [token] for r, token in zip(rows, tokens)]
+        rows_device = _index_tensor(rows, device)  # (b'·K,)
+        last = _index_tensor(tokens, device)
+        if history_device is not None:
+            history_device = torch.cat([history_device.index_select(0, rows_device), last.unsqueeze(1)], dim=1)
+        state = state.select(rows_device, same_sentences=len(active) == b)
+        if len(active) < b:
+            scores = scores.index_select(0, _index_tensor(active, device))
+            sentence = [sentence[i] for i in active]
 
     return [hyps[:nbest] for hyps in finished]

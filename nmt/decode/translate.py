@@ -8,6 +8,7 @@ than the model's positions is truncated (with a warning), never dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -122,8 +123,23 @@ def _encode(translator, lines: list[str], warn: Callable[[str], None], first_lin
     return encoded
 
 
+def decode_autocast(device: torch.device, precision: str):
+    """decode.precision: auto is bf16 on CUDA (tensor cores; the scores are summed in fp32) and
+    fp32 elsewhere (most CPUs lack fast bf16 matmuls)."""
+    if precision == "auto":
+        precision = "bf16" if device.type == "cuda" else "fp32"
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
+
+
 def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
     """Token-id sources (non-empty) -> n-best hypotheses each, in the same order."""
+    with decode_autocast(translator.device, cfg.precision):
+        return _search(translator, sources, cfg)
+
+
+def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
     width = max(len(s) for s in sources) + 1
     src = torch.full((len(sources), width), PAD, dtype=torch.long)
     for i, ids in enumerate(sources):
