@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble test bench bench-gpu bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble test bench bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -38,6 +38,16 @@ bench-page: install
 # Training speed and MFU of the base and big shapes on a GPU (the tiny shape on a CPU without one).
 bench-gpu: install
 	$(BIN)/python -m bench.gpu
+
+# The day a GPU is lent: every check of the GPU path in about 8 minutes on one H100, with the
+# machine's own PyTorch (no venv, no index there). `make gpu-wheels` first, on a machine with an
+# index: it downloads what nmt needs beyond that machine's packages into bench/wheels/.
+GPU_PYTHON ?= python3
+gpu-wheels:
+	bash bench/gpu_wheels.sh
+gpu-check:
+	@if [ -d bench/wheels ]; then $(GPU_PYTHON) -m pip install --quiet --no-index --find-links bench/wheels pydantic pytest; fi
+	$(GPU_PYTHON) -m bench.gpu_check
 
 # The base recipe through every step on a 4.5M-pair stand-in for WMT14 (about an hour on 2 cores).
 bench-wmt14-scale: install

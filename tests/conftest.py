@@ -18,6 +18,16 @@ TINY_DATA = ROOT / "tests" / "data" / "tiny"
 torch.set_num_threads(1)  # CI has 2 cores; one thread each keeps timings steady
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `cuda` need a CUDA device: skipped without one (CI has none)."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (make gpu-check runs it where one is lent)")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
+
+
 def tiny_recipe(out: Path, *overrides: str) -> Recipe:
     return load_recipe(TINY, [
         f"output_dir={out}", f"data.train={TINY_DATA / 'train'}", f"data.valid={TINY_DATA / 'valid'}",

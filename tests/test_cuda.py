@@ -1,0 +1,62 @@
+"""CUDA-only checks (`pytest -m cuda`; `make gpu-check` runs them on a lent GPU). Skipped where
+no CUDA device is visible: their logic runs on the CPU in test_train_step.py and test_search.py."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+
+from nmt.data.batching import epoch_batches
+from nmt.decode.translate import load_translator, translate_lines
+from nmt.train.checkpoint import load_checkpoint
+from nmt.train.trainer import Trainer, train
+from tests.conftest import prepared_tiny
+
+pytestmark = pytest.mark.cuda
+ON_CUDA = ["train.device=cuda", "train.valid_bleu_sentences=0", "train.valid_every=1000", "train.log_every=5"]
+
+
+@contextlib.contextmanager
+def host_syncs_are_errors():
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_training_update_on_cuda_never_waits_for_the_device(tmp_path, precision, compiled):
+    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", f"train.compile={str(compiled).lower()}",
+                           "train.update_freq=2", "train.clip_norm=1.0", *ON_CUDA)
+    trainer = Trainer(recipe)
+    assert trainer.device.type == "cuda"
+    batches = epoch_batches(trainer.train_data, trainer.cfg.max_tokens, 1, 0)
+    trainer.train_step(batches[:2])  # compiles, creates Adam's state
+    with host_syncs_are_errors():
+        loss, tokens = trainer.train_step(batches[2:4])
+    assert torch.isfinite(loss) and tokens > 0
+
+
+def test_fine_tuning_and_resuming_on_cuda_across_precisions(tmp_path):
+    parent = prepared_tiny(tmp_path / "parent", "train.max_steps=5", "train.device=cpu", "train.valid_bleu_sentences=0")
+    train(parent, show_progress=False)
+    child = [f"train.init_from={parent.out / 'checkpoints' / 'last.pt'}", *ON_CUDA, "train.valid_every=4"]
+    for precision, steps in (("fp16", 4), ("bf16", 8), ("fp32", 12), ("fp16", 16)):
+        recipe = prepared_tiny(tmp_path / "child", *child, f"train.precision={precision}", f"train.max_steps={steps}")
+        assert train(recipe, show_progress=False).step == steps
+    assert load_checkpoint(tmp_path / "child" / "checkpoints" / "last.pt")["scaler"]["scale"] > 0
+
+
+def test_translation_on_cuda_equals_the_cpu_in_fp32_and_runs_in_bf16(trained_tiny):
+    checkpoint = trained_tiny.out / "checkpoints" / "last.pt"
+    lines = [line.strip() for line in open(trained_tiny.data.valid + ".en", encoding="utf-8")]
+    fp32 = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    on_cpu = translate_lines(load_translator([checkpoint], device="cpu"), lines, fp32)
+    on_cuda = translate_lines(load_translator([checkpoint], device="cuda"), lines, fp32)
+    assert [h[0].tokens for h in on_cuda] == [h[0].tokens for h in on_cpu]
+    bf16 = translate_lines(load_translator([checkpoint], device="cuda"), lines, trained_tiny.decode)  # auto: bf16
+    assert len(bf16) == len(lines)
