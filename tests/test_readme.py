@@ -52,3 +52,23 @@ def test_the_own_data_commands_run_as_printed(tmp_path, monkeypatch):
     tuned = tmp_path / "runs/my_domain"
     assert (tuned / "spm.model").read_bytes() == (tmp_path / "runs/my_data/spm.model").read_bytes()
     assert (tuned / "checkpoints" / "last.pt").is_file()
+
+
+def test_the_multi_gpu_commands_keep_the_recipes_batch():
+    """Every torchrun line of the GPU section passes the K-divides-update_freq rule and keeps the
+    base recipe's 2 × 12,500 tokens per update (to within rounding)."""
+    from nmt.config import load_recipe
+    from nmt.train.distributed import batches_per_rank
+
+    recipe = load_recipe(ROOT / "recipes" / "wmt14_en_de_base.yaml")
+    commands = [c for block in readme_blocks("On a GPU, and on several") for c in block if c.startswith("torchrun")]
+    assert len(commands) == 2
+    for command in commands:
+        words = shlex.split(command.split("#")[0])
+        value = lambda flag, default: next((w.split("=")[1] for w in words if w.startswith(flag)), default)  # noqa: E731
+        option = lambda flag: int(words[words.index(flag) + 1]) if flag in words else 1  # noqa: E731
+        processes = option("--nproc-per-node") * option("--nnodes")
+        freq = int(value("train.update_freq=", recipe.train.update_freq))
+        tokens = int(value("train.max_tokens=", recipe.train.max_tokens))
+        assert batches_per_rank(freq, tokens, processes) == 1
+        assert abs(freq * tokens - recipe.train.update_freq * recipe.train.max_tokens) <= processes
