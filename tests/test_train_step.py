@@ -187,3 +187,22 @@ def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_
 def _inputs(trainer: Trainer, indices) -> tuple:
     b = collate(trainer.train_data, indices)
     return b.src, b.tgt_in, b.out_positions, b.out_targets
+
+
+def test_cuda_settings_tf32_and_fused_adam():
+    """What a CUDA device gets, set without one: TF32 for fp32 matmuls unless train.tf32=false,
+    and fused Adam; a CPU keeps the defaults."""
+    from nmt.config import TrainConfig
+
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        step_module.use_device_settings(TrainConfig(), torch.device("cpu"))
+        assert not torch.backends.cuda.matmul.allow_tf32
+        step_module.use_device_settings(TrainConfig(), torch.device("cuda"))
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        step_module.use_device_settings(TrainConfig(tf32=False), torch.device("cuda"))
+        assert not torch.backends.cuda.matmul.allow_tf32
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    assert step_module.fused_adam(torch.device("cuda")) and not step_module.fused_adam(torch.device("cpu"))
