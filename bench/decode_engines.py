@@ -34,7 +34,7 @@ from nmt.decode.search import beam_search
 from nmt.decode.translate import Translator, translate_lines
 from nmt.export.ctranslate2 import export_payload
 from nmt.model.transformer import Transformer
-from nmt.train.host_memory import keep_freed_memory
+from nmt.host_memory import keep_freed_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"

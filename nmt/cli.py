@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from nmt.config import Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict, save_recipe
+from nmt.config import Recipe, load_recipe, save_recipe
 from nmt.errors import NmtError
 
 app = typer.Typer(
@@ -74,9 +74,10 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
 def prepare(recipe: RecipeArg, set_: SetOpt = None,
             threads: Annotated[int, typer.Option(help="Encoding threads; 0 = all cores.")] = 0):
     """Read, clean, encode and binarize the train/valid/test splits."""
-    from nmt.data.prepare import data_dir, prepare as run_prepare
-
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from nmt.data.prepare import data_dir
+    from nmt.data.prepare import prepare as run_prepare
 
     r = _recipe(recipe, set_)
     columns = [SpinnerColumn(), TextColumn("preparing {task.fields[split]}: {task.completed:,} pairs read"),
@@ -112,22 +113,9 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 
     r = _recipe(recipe, [*(set_ or []), *([f"train.init_from={init_from}"] if init_from else [])])
     if nproc > 1:
-        import subprocess
+        from nmt.train.distributed import relaunch_under_torchrun
 
-        from nmt.train.distributed import batches_per_rank
-
-        if "WORLD_SIZE" in os.environ:
-            raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
-        batches_per_rank(r.train.update_freq, r.train.max_tokens, nproc)  # the recipe's batch, or an error
-        args, skip = [], False
-        for arg in sys.argv[1:]:  # this command line without --nproc K
-            if skip or arg.startswith("--nproc"):
-                skip = arg == "--nproc" and not skip
-                continue
-            args.append(arg)
-        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-                   "-m", "nmt", *args]
-        raise typer.Exit(subprocess.call(command))
+        raise typer.Exit(relaunch_under_torchrun(nproc, sys.argv[1:], r.train))
     r.out.mkdir(parents=True, exist_ok=True)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one process writes
         save_recipe(r, r.out / "recipe.yaml")
@@ -169,53 +157,23 @@ def translate(
              "probabilities) instead of averaging their weights.")] = False,
     set_: SetOpt = None,
 ):
-    """Translate text line by line: one output line per input line, empty lines included."""
+    """Translate text line by line: one output line per input line, empty lines included.
+
+    --beam-size, --length-penalty, --nbest, --batch-tokens, --sampling, --temperature, --top-k and
+    --top-p are shortcuts for --set decode.KEY=VALUE.
+    """
     import torch
 
-    from nmt.decode.translate import CHUNK_LINES, load_translator, translate_stream
+    from nmt.decode.translate import decode_settings, load_translator, translate_file
 
-    if output_format not in ("plain", "jsonl"):
-        raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if threads:
         torch.set_num_threads(threads)
     translator = load_translator(checkpoint, device, engine, compute_type, threads, ensemble)
-    raw = recipe_to_dict(translator.recipe)
-    if decode_from is not None:
-        raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
-    for key, value in (("beam_size", beam_size), ("length_penalty", length_penalty),
-                       ("nbest", nbest), ("batch_tokens", batch_tokens), ("sampling", sampling),
-                       ("temperature", temperature), ("top_k", top_k), ("top_p", top_p)):
-        if value is not None:
-            raw["decode"][key] = value
-    for assignment in set_ or []:
-        apply_override(raw, assignment)
-    cfg = recipe_from_dict(raw, "--set").decode
-    if cfg.nbest > 1 and output_format == "plain":
-        raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
-
-    from nmt.data.corpus import decode_lines, read_lines
-
-    if input == "-":
-        lines = decode_lines(sys.stdin.buffer, "<stdin>")
-        interactive = interactive or sys.stdin.isatty()
-    else:
-        lines = read_lines(Path(input))
+    shortcuts = {"beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "batch_tokens": batch_tokens,
+                 "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}
+    cfg = decode_settings(translator.recipe, decode_from, shortcuts, set_ or [])
     warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False, markup=False)  # noqa: E731
-    target = sys.stdout if output == "-" else None
-    if output != "-":
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(output).with_name(f".{Path(output).name}.tmp")
-        target = open(tmp, "w", encoding="utf-8")
-    try:
-        for line in translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES):
-            target.write(line + "\n")
-            if output == "-":
-                target.flush()
-    finally:
-        if output != "-":
-            target.close()
-    if output != "-":
-        tmp.replace(output)  # the output appears only when complete
+    translate_file(translator, input, output, cfg, output_format, interactive, warn)
 
 
 @app.command()
@@ -257,7 +215,8 @@ def serve(
     import torch
 
     from nmt.decode.translate import load_translator
-    from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
+    from nmt.serve.app import ServeLimits, require_fastapi
+    from nmt.serve.app import serve as run_server
 
     require_fastapi()
     if threads:
@@ -320,7 +279,7 @@ def average(
     dir: Annotated[Optional[Path], typer.Option(help="Checkpoint folder for --last.")] = None,
 ):
     """Average the weights of several checkpoints (e.g. the last 5) into one."""
-    from nmt.train.checkpoint import average_checkpoints, save_checkpoint, step_checkpoints
+    from nmt.checkpoint import average_checkpoints, save_checkpoint, step_checkpoints
 
     paths = list(checkpoints or [])
     if last:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
 from nmt.data.tokenizer import load_processor
-from nmt.results import count_parameters
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import count_parameters, load_checkpoint
 
 
 def checkpoint_info(path: Path) -> dict:

@@ -25,18 +25,8 @@ import torch
 
 from nmt.config import DecodeConfig, load_recipe, recipe_from_dict
 from nmt.score import compare_systems, score_file
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import count_parameters, load_checkpoint
 from nmt.train.metrics import read_metrics
-
-
-def count_parameters(state: dict[str, torch.Tensor]) -> int:
-    """Distinct parameters: tied embeddings appear under several names but count once."""
-    seen, total = set(), 0
-    for tensor in state.values():
-        if tensor.is_floating_point() and tensor.data_ptr() not in seen:
-            seen.add(tensor.data_ptr())
-            total += tensor.numel()
-    return total
 
 
 def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path,

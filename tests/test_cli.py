@@ -145,7 +145,7 @@ def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
 def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     import signal
 
-    from nmt.train.checkpoint import load_checkpoint
+    from nmt.checkpoint import load_checkpoint
     from tests.conftest import prepared_tiny
 
     recipe = prepared_tiny(tmp_path, "train.max_steps=100000", "train.valid_every=100000")
@@ -197,7 +197,7 @@ def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path
     from nmt.model.transformer import Transformer
     from nmt.results import summarize
     from nmt.score import score_file
-    from nmt.train.checkpoint import load_checkpoint
+    from nmt.checkpoint import load_checkpoint
 
     best = trained_tiny.out / "checkpoints" / "best.pt"
     hyp, ref = tmp_path / "valid.hyp", TINY_DATA / "valid.de"

@@ -10,7 +10,7 @@ import torch
 
 from nmt.data.batching import epoch_batches
 from nmt.decode.translate import load_translator, translate_lines
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from tests.conftest import prepared_tiny
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint
 from tests.conftest import TINY, TINY_DATA, prepared_tiny
 
 NMT = str(Path(sys.executable).parent / "nmt")

@@ -13,7 +13,7 @@ from nmt.data.tokenizer import train_tokenizer
 from nmt.errors import NmtError
 from nmt.info import checkpoint_info
 from nmt.model.transformer import Transformer
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from nmt.train.validate import dev_loss
 from tests.conftest import TINY_DATA, tiny_recipe

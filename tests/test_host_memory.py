@@ -6,7 +6,7 @@ import pytest
 
 ALLOCATE_FREE_ALLOCATE = """
 import resource, sys, torch
-from nmt.train.host_memory import keep_freed_memory
+from nmt.host_memory import keep_freed_memory
 if sys.argv[1] == "keep":
     assert keep_freed_memory()
 def resident_mb(): return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint
 from tests.conftest import TINY, TINY_DATA, prepared_tiny
 from tests.test_distributed import SETTINGS, run_nmt_train
 

@@ -9,8 +9,8 @@ from nmt.data.tokenizer import PAD
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.errors import NmtError
 from nmt.model.output_loss import output_layer_loss
-from nmt.results import count_parameters
-from nmt.train.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
+from nmt.checkpoint import count_parameters
+from nmt.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
 from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate, noam_rate
 from nmt.train.trainer import Trainer, train
@@ -252,7 +252,7 @@ def test_missing_prepared_data_is_a_clear_error(tmp_path):
 
 
 def test_a_damaged_last_checkpoint_falls_back_to_the_newest_intact_one(tmp_path):
-    from nmt.train.checkpoint import step_checkpoints
+    from nmt.checkpoint import step_checkpoints
 
     settings = ("train.max_tokens=128", "train.valid_every=2", "train.valid_bleu_sentences=0", "train.log_every=1000")
     straight = prepared_tiny(tmp_path / "straight", "train.max_steps=6", *settings)

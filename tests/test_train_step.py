@@ -13,7 +13,7 @@ import torch
 from nmt.data.batching import collate, epoch_batches
 from nmt.train import step as step_module
 from nmt.train import trainer as trainer_module
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer

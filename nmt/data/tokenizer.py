@@ -109,7 +109,7 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
 
 
 def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
-    from nmt.train.checkpoint import load_checkpoint
+    from nmt.checkpoint import load_checkpoint
 
     payload = load_checkpoint(parent)
     theirs = payload["recipe"]["tokenizer"]

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import torch
 
+from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.tokenizer import load_processor
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
-from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, is_export_dir,  # noqa: F401
-                                    read_export_info, require_ctranslate2)
+from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, read_export_info,
+                                    require_ctranslate2)
 
 
 @dataclass
@@ -106,8 +107,6 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
                           threads: int = 0) -> CTranslate2Translator:
     """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
-    from nmt.decode.translate import load_payload
-
     payload = load_payload(checkpoints)
     with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
         out = Path(scratch) / "model"

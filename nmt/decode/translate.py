@@ -18,14 +18,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.checkpoint import load_checkpoint, load_payload
+from nmt.config import (
+    DecodeConfig,
+    Recipe,
+    apply_override,
+    load_recipe,
+    recipe_from_dict,
+    recipe_to_dict,
+)
 from nmt.data.batching import pack_by_tokens
 from nmt.data.tokenizer import EOS, PAD, load_processor
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.errors import NmtError
+from nmt.export.ctranslate2 import is_export_dir
+from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
-from nmt.train.checkpoint import average_checkpoints, load_checkpoint
-from nmt.train.host_memory import keep_freed_memory
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 
@@ -59,7 +67,7 @@ def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = 
 
     if engine not in ("torch", "ctranslate2"):
         raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
-    exports = [c for c in checkpoints if ctranslate2_engine.is_export_dir(c)]
+    exports = [c for c in checkpoints if is_export_dir(c)]
     if exports:
         if len(checkpoints) > 1:
             raise NmtError(f"{exports[0]}: an exported model is translated on its own (one -c)")
@@ -77,11 +85,6 @@ def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = 
         return _load_ensemble(checkpoints, target)
     model, recipe, src_sp, tgt_sp = _model_from_payload(load_payload(checkpoints), checkpoints[0])
     return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
-
-
-def load_payload(checkpoints: list[Path]) -> dict:
-    """One checkpoint's contents, or the mean of several checkpoints' weights."""
-    return average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
 
 
 def _model_from_payload(payload: dict, path: Path):
@@ -193,3 +196,50 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
         for hyps in translate_lines(translator, chunk, cfg, warn, first_line):
             yield format_result(translator, hyps, output_format)
         first_line += len(chunk)
+
+
+def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: dict | None = None,
+                    overrides: list[str] = ()) -> DecodeConfig:
+    """The settings a translation runs with, resolved in one place, each step over the one before:
+    the checkpoint's recipe, the decode section of another recipe (`--decode-from`), the CLI's
+    shortcut flags (`--beam-size 5` is `--set decode.beam_size=5`; None: not given), `--set`."""
+    raw = recipe_to_dict(recipe)
+    if decode_from is not None:
+        raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
+    raw["decode"].update({key: value for key, value in (shortcuts or {}).items() if value is not None})
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    return recipe_from_dict(raw, "--set").decode
+
+
+def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
+                   interactive: bool = False, warn: Callable[[str], None] = lambda _: None) -> None:
+    """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
+    for each line. A file appears only when complete; at a terminal (or `interactive`) each line
+    is answered as soon as it is read."""
+    import sys
+
+    from nmt.data.corpus import decode_lines, read_lines
+
+    if output_format not in ("plain", "jsonl"):
+        raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
+    if cfg.nbest > 1 and output_format == "plain":
+        raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
+    if source == "-":
+        lines = decode_lines(sys.stdin.buffer, "<stdin>")
+        interactive = interactive or sys.stdin.isatty()
+    else:
+        lines = read_lines(Path(source))
+    translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES)
+    if output == "-":
+        for line in translated:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        return
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for line in translated:
+            f.write(line + "\n")
+    tmp.replace(path)

@@ -21,9 +21,9 @@ import nmt
 from nmt.config import recipe_from_dict
 from nmt.data.tokenizer import BOS, PAD, load_processor
 from nmt.errors import NmtError
-from nmt.export import write_directory_atomically
+from nmt.export.directory import write_directory_atomically
 from nmt.model.transformer import PositionalEncoding
-from nmt.train.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint
 
 EXPORT_INFO = "nmt_export.json"
 EXPORT_FORMAT = "nmt-ctranslate2-1"

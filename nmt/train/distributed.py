@@ -121,3 +121,26 @@ def join_world(device_name: str) -> tuple[World, str]:
     if dist.get_backend() != "gloo":
         world.host_group = dist.new_group(backend="gloo")
     return world, (f"cuda:{world.local_rank}" if use_cuda else "cpu" if device_name == "auto" else device_name)
+
+
+def relaunch_under_torchrun(nproc: int, argv: list[str], cfg) -> int:
+    """`nmt train ... --nproc K`: the same command line, without --nproc, under torchrun with K
+    processes on this machine; returns torchrun's exit code. `cfg`: the recipe's train section,
+    checked first so that a batch K processes cannot share stops before anything starts."""
+    import subprocess
+    import sys
+
+    if "WORLD_SIZE" in os.environ:
+        raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
+    batches_per_rank(cfg.update_freq, cfg.max_tokens, nproc)
+    args, skip_value = [], False
+    for arg in argv:
+        if skip_value:
+            skip_value = False
+        elif arg == "--nproc":
+            skip_value = True
+        elif not arg.startswith("--nproc="):
+            args.append(arg)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+               "-m", "nmt", *args]
+    return subprocess.call(command)

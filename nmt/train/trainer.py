@@ -28,12 +28,12 @@ from nmt.data.batching import epoch_batches
 from nmt.data.corpus import open_corpus
 from nmt.data.prepare import data_dir
 from nmt.data.shards import ParallelShards
-from nmt.data.tokenizer import PAD, load_processor, tokenizer_paths
+from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
-from nmt.train.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
+from nmt.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
 from nmt.train.distributed import batches_per_rank, join_world
-from nmt.train.host_memory import keep_freed_memory
+from nmt.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
 from nmt.train.step import TrainStep
 from nmt.train.validate import dev_bleu, dev_loss
@@ -299,93 +299,148 @@ class Trainer:
             self.world.close(together=finished)
 
     def _run(self, show_progress: bool) -> TrainResult:
-        if self.cfg.init_from and Path(self.cfg.init_from).resolve().parent == self.ckpt_dir.resolve():
-            raise NmtError(f"train.init_from={self.cfg.init_from} lies in this run's own checkpoints; "
+        """Epochs of updates until a budget, a signal or patience ends the run."""
+        self._start()
+        p = self.progress
+        if (stop_reason := self._stop_reason()) is not None:
+            self.log(f"nothing to do: already stopped by {stop_reason} at step {p.step}")
+            return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
+        with StopSignal() as self.stop, self._progress_bar(show_progress) as self.bar:
+            self.window = LossWindow(self.device)
+            self.clock = time.perf_counter()  # elapsed_seconds is advanced from this after each update
+            while stop_reason is None:
+                batches = self._epoch_batches()
+                while stop_reason is None and p.batch_in_epoch < len(batches):
+                    group = batches[p.batch_in_epoch:p.batch_in_epoch + self.batches_per_update]
+                    loss_sum, tokens = self.train_step(group)
+                    p.batch_in_epoch += len(group)
+                    p.step += 1
+                    stop_reason = self._after_update(loss_sum, tokens)
+                if stop_reason is None:
+                    stop_reason = self._after_epoch()
+        best = "none" if p.best_score is None else f"{abs(p.best_score):.3f}"
+        self.log(f"stopped by {stop_reason} at step {p.step}; best dev {self._selection_metric} {best} at step {p.best_step}")
+        return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
+
+    def _start(self) -> None:
+        """Resume, or start from a parent (fine-tuning) or from scratch; say which, and with what batch."""
+        cfg = self.cfg
+        if cfg.init_from and Path(cfg.init_from).resolve().parent == self.ckpt_dir.resolve():
+            raise NmtError(f"train.init_from={cfg.init_from} lies in this run's own checkpoints; "
                            "fine-tune into another output_dir, so that the parent run is kept as it is")
         resumed = self.resume()
-        if not resumed and self.cfg.init_from:
+        if not resumed and cfg.init_from:
             self.log(f"fine-tuning from {self.init_from_parent()}")
-        cfg, p = self.cfg, self.progress
         effective = f"{self.batches_per_update} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:
             effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
         if self.device.type == "cpu" and cfg.precision != "fp32":
             self.log(f"warning: train.precision={cfg.precision} on a CPU: most CPUs lack fast {cfg.precision} "
-                     "matmuls (seen 500x slower than fp32); use fp32 unless you have measured otherwise")
+                     "matmuls; use fp32 unless you have measured otherwise")
         self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
                  f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
-                 + (f", resumed at step {p.step}" if resumed else ""))
-        if (reason := self._finished() or ("max_minutes" if self._out_of_time() else None)) is not None:
-            self.log(f"nothing to do: already stopped by {reason} at step {p.step}")
-            return TrainResult(p.step, reason, p.best_score, self.ckpt_dir / "last.pt")
+                 + (f", resumed at step {self.progress.step}" if resumed else ""))
 
+    def _progress_bar(self, show: bool) -> Progress:
         columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
-        window_loss = torch.zeros((), dtype=torch.float64, device=self.device)  # this rank's, since the last log
-        window_tokens = 0  # all ranks' target tokens since the last log (every rank knows them)
-        window_start = time.perf_counter()
-        clock = time.perf_counter()  # elapsed_seconds is advanced from this after each update
-        stop_reason = None
-        with StopSignal() as stop, Progress(*columns, console=self.console, disable=not show_progress) as bar:
-            task = bar.add_task("training", total=cfg.max_steps, completed=p.step, status="")
-            while stop_reason is None:
-                if self.train_samples:
-                    self.train_data = self.train_samples[p.epoch % len(self.train_samples)]
-                batches = epoch_batches(self.train_data, cfg.max_tokens, cfg.seed, p.epoch)
-                self.batches_this_epoch = len(batches)
-                while p.batch_in_epoch < len(batches):
-                    group = batches[p.batch_in_epoch:p.batch_in_epoch + self.batches_per_update]
-                    loss_sum, tokens = self.train_step(group)
-                    window_loss += loss_sum  # stays on the device: no host sync per update
-                    window_tokens += tokens
-                    p.batch_in_epoch += len(group)
-                    p.step += 1
-                    bar.update(task, completed=p.step)
+        bar = Progress(*columns, console=self.console, disable=not show)
+        self.task = bar.add_task("training", total=self.cfg.max_steps, completed=self.progress.step, status="")
+        self.show_progress = show
+        return bar
 
-                    if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
-                        loss_sum = float(self.world.sum(window_loss.clone()))
-                        elapsed = time.perf_counter() - window_start
-                        stats = {"loss": loss_sum / window_tokens, "lr": self.step.scheduler.get_last_lr()[0],
-                                 "tgt_tokens_per_s": window_tokens / elapsed, "epoch": p.epoch}
-                        if self.metrics:
-                            self.metrics.write("train", p.step, **stats)
-                        status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
-                        bar.update(task, status=status)
-                        if not show_progress:
-                            self.log(f"step {p.step}: {status}")
-                        window_loss.zero_()
-                        window_tokens = 0
-                        window_start = time.perf_counter()
+    def _epoch_batches(self) -> list[np.ndarray]:
+        """This epoch's batches (a pure function of seed and epoch), from its segmentation sample."""
+        p = self.progress
+        if self.train_samples:
+            self.train_data = self.train_samples[p.epoch % len(self.train_samples)]
+        batches = epoch_batches(self.train_data, self.cfg.max_tokens, self.cfg.seed, p.epoch)
+        self.batches_this_epoch = len(batches)
+        return batches
 
-                    validated = p.step % cfg.valid_every == 0 or p.step == cfg.max_steps
-                    if validated:
-                        self.validate_and_save()
-                        window_start = time.perf_counter()  # validation time is not training speed
-                    now = time.perf_counter()
-                    p.elapsed_seconds += now - clock
-                    clock = now
-                    # Ranks' clocks differ: all take the slowest one's time (so they agree on the
-                    # cool-down rate and stop together), and a signal seen by one stops them all.
-                    p.elapsed_seconds, signalled = self.world.max(
-                        [p.elapsed_seconds, float(stop.received is not None)])
-                    out_of_time = self._out_of_time()
-                    stop_reason = self._finished() or ("max_minutes" if out_of_time else None) \
-                        or (f"signal {stop.received or 'on another rank'}" if signalled else None)
-                    if stop_reason:
-                        if stop_reason == "max_minutes" and not validated:
-                            self.validate_and_save()  # the final model competes for best.pt
-                        elif not validated:
-                            self.save()
-                        break
-                else:
-                    p.epoch += 1
-                    p.batch_in_epoch = 0
-                    stop_reason = self._finished()
-                    if stop_reason == "max_epochs":
-                        self.validate_and_save()
-        best = "none" if p.best_score is None else f"{abs(p.best_score):.3f}"
-        self.log(f"stopped by {stop_reason} at step {p.step}; best dev {self._selection_metric} {best} at step {p.best_step}")
-        return TrainResult(p.step, stop_reason, p.best_score, self.ckpt_dir / "last.pt")
+    def _after_update(self, loss_sum: torch.Tensor, tokens: int) -> str | None:
+        """Between two updates: logging, validation and checkpoints, the clock; why to stop, if so."""
+        cfg, p = self.cfg, self.progress
+        self.bar.update(self.task, completed=p.step)
+        self.window.add(loss_sum, tokens)
+        if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
+            self._log_training()
+        validated = p.step % cfg.valid_every == 0 or p.step == cfg.max_steps
+        if validated:
+            self.validate_and_save()
+            self.window.restart()  # validation time is not training speed
+        signalled = self._advance_clock()
+        stop_reason = self._stop_reason(signalled)
+        if stop_reason == "max_minutes" and not validated:
+            self.validate_and_save()  # the final model competes for best.pt
+        elif stop_reason and not validated:
+            self.save()
+        return stop_reason
+
+    def _after_epoch(self) -> str | None:
+        p = self.progress
+        p.epoch += 1
+        p.batch_in_epoch = 0
+        stop_reason = self._finished()
+        if stop_reason == "max_epochs":
+            self.validate_and_save()
+        return stop_reason
+
+    def _log_training(self) -> None:
+        p = self.progress
+        loss_sum, tokens, seconds = self.window.read(self.world)
+        stats = {"loss": loss_sum / tokens, "lr": self.step.scheduler.get_last_lr()[0],
+                 "tgt_tokens_per_s": tokens / seconds, "epoch": p.epoch}
+        if self.metrics:
+            self.metrics.write("train", p.step, **stats)
+        status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
+        self.bar.update(self.task, status=status)
+        if not self.show_progress:
+            self.log(f"step {p.step}: {status}")
+
+    def _advance_clock(self) -> bool:
+        """Add this update's wall time. Ranks' clocks differ: all take the slowest one's time (so they
+        agree on the cool-down rate and stop together), and a signal seen by one stops them all."""
+        p = self.progress
+        now = time.perf_counter()
+        p.elapsed_seconds += now - self.clock
+        self.clock = now
+        p.elapsed_seconds, signalled = self.world.max([p.elapsed_seconds, float(self.stop.received is not None)])
+        return bool(signalled)
+
+    def _stop_reason(self, signalled: bool = False) -> str | None:
+        if (reason := self._finished()) is not None:
+            return reason
+        if self._out_of_time():
+            return "max_minutes"
+        if signalled:
+            return f"signal {self.stop.received or 'on another rank'}"
+        return None
+
+
+class LossWindow:
+    """The training loss and target tokens since the last log line. The loss stays on the device
+    until it is read, so that updates in between never wait for it."""
+
+    def __init__(self, device: torch.device):
+        self.loss = torch.zeros((), dtype=torch.float64, device=device)  # this rank's
+        self.tokens = 0  # all ranks' (every rank knows them)
+        self.start = time.perf_counter()
+
+    def add(self, loss: torch.Tensor, tokens: int) -> None:
+        self.loss += loss
+        self.tokens += tokens
+
+    def restart(self) -> None:
+        self.start = time.perf_counter()
+
+    def read(self, world) -> tuple[float, int, float]:
+        """(loss summed over ranks, tokens, seconds) since the last read; starts a new window."""
+        result = float(world.sum(self.loss.clone())), self.tokens, time.perf_counter() - self.start
+        self.loss.zero_()
+        self.tokens = 0
+        self.restart()
+        return result
 
 
 def train(recipe: Recipe, console: Console | None = None, show_progress: bool = True) -> TrainResult:

@@ -1,5 +1,8 @@
 """Checkpoints: one file with everything needed to resume or translate, written atomically,
-read with `torch.load(weights_only=True)` so that no pickled code is ever run."""
+read with `torch.load(weights_only=True)` so that no pickled code is ever run.
+
+Training writes them; decoding, export, `nmt info` and fine-tuning's tokenizer copy read them:
+this module sits below all of them and imports nothing of theirs."""
 
 from __future__ import annotations
 
@@ -119,3 +122,18 @@ def average_checkpoints(paths: list[Path]) -> dict:
         "recipe": last["recipe"], "model": averaged, "tokenizer": last["tokenizer"],
         "progress": last["progress"], "averaged_from": [str(p) for p in paths],
     }
+
+
+def load_payload(checkpoints: list[Path]) -> dict:
+    """One checkpoint's contents, or the mean of several checkpoints' weights."""
+    return average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
+
+
+def count_parameters(state: dict[str, torch.Tensor]) -> int:
+    """Distinct parameters of a state dict: tied embeddings appear under several names but count once."""
+    seen, total = set(), 0
+    for tensor in state.values():
+        if tensor.is_floating_point() and tensor.data_ptr() not in seen:
+            seen.add(tensor.data_ptr())
+            total += tensor.numel()
+    return total
