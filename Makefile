@@ -78,24 +78,19 @@ AVERAGE_LAST ?= 3
 %/checkpoints/averaged.pt: %/checkpoints/last.pt
 	$(NMT) average --last $(AVERAGE_LAST) --dir $(dir $@) -o $@
 
-# The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores.
-# Dropout 0.1, not the recipe's 0.3: a run of a few epochs gains more from fitting than from
-# regularization (dev BLEU 25.9 vs 20.5 greedy after 600 and 500 updates against 0.2, with the
-# former 3+3 x 256 model; see docs/multi30k.md).
-# Batches of 1,024 tokens, not 2,048 (warmup kept at the same number of tokens): this early,
-# twice the updates learn more from the same tokens (dev 27.3 vs 22.8 greedy after 1M tokens).
-# The last 30 % of the budget cools the rate down to 0 (final dev 31.5 vs 28.0-29.0 without).
+# The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores, with
+# settings for a short run (each chosen on val; docs/multi30k.md, "The demo"): dropout 0.1, not
+# the recipe's 0.3, since a few epochs gain more from fitting than from regularization; batches
+# of 1,024 tokens, since this early more updates learn more from the same tokens (warm-up kept
+# at the same number of tokens); the last 30 % of the budget cools the rate down to 0; the
+# 8,000-piece vocabulary (the recipe's 6,000 is untried at this length).
 DEMO_MINUTES ?= 12
-# The 8,000-piece vocabulary the demo was measured with (the full recipe's 6,000 is not tried at 12 minutes).
-# The recipe's 4+4-layer, 128-wide model: one run each on one host, dev greedy BLEU 37.0 after 5,513
-# updates against 35.9 after 2,366 for the former 3+3-layer, 256-wide model (test 36.84 against 36.03).
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set model.dropout=0.1 \
 	--set tokenizer.vocab_size=8000 \
 	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
 	--set train.valid_every=500 --set train.valid_bleu_sentences=300
-# The recipe's outputs never repeat a 3-gram (decode.no_repeat_ngram_size): on val, three 12-minute
-# demo models gained 0.07, 0.88 and 0.12 BLEU with it, and long sentences no longer trail off into
-# repetitions (see docs/multi30k.md).
+# The recipe's outputs never repeat a 3-gram (decode.no_repeat_ngram_size), so long sentences do
+# not trail off into repetitions (docs/multi30k.md, "Repetitions").
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3

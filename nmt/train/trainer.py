@@ -293,7 +293,7 @@ class Trainer:
             if self.metrics:
                 self.metrics.close()
             # The DDP wrapper holds the process group and sits in a reference cycle: left to interpreter
-            # shutdown, gloo's threads were torn down too late and aborted the process (3 runs in 85).
+            # shutdown, gloo's threads can be torn down too late and abort the process.
             self.step.forward = self.model
             gc.collect()
             self.world.close(together=finished)
