@@ -83,7 +83,7 @@ def main() -> None:
     recipe, payload, own = bench_model(args.threads)
     lines = [line for _, line in zip(range(N), read_lines(Path(f"{recipe.data.test}.en.gz")))]
     cfg = recipe.decode.model_copy(update={"beam_size": BEAM, "length_penalty": ALPHA, "max_len_a": 0.0,
-                                           "max_len_b": LENGTH, "min_len": LENGTH, "batch_tokens": 2048})
+                                           "max_len_b": LENGTH, "min_len": LENGTH, "max_tokens": 2048})
 
     ids = sorted((own.src_tokenizer.encode(line) + [EOS] for line in lines), key=len)
     src = torch.full((len(ids), max(map(len, ids))), PAD)

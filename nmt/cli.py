@@ -135,7 +135,8 @@ def translate(
     beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
     length_penalty: Annotated[Optional[float], typer.Option(help="GNMT length penalty alpha.")] = None,
     nbest: Annotated[Optional[int], typer.Option(help="Hypotheses per sentence (jsonl output).")] = None,
-    batch_tokens: Annotated[Optional[int], typer.Option(help="Source tokens per batch.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(
+        "--max-tokens", "--batch-tokens", help="Source tokens per batch, padding included.")] = None,
     sampling: Annotated[Optional[bool], typer.Option("--sampling", help="Sample instead of beam search.")] = None,
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature.")] = None,
     top_k: Annotated[Optional[int], typer.Option(help="Sample among the k most probable tokens (0 = all).")] = None,
@@ -159,8 +160,8 @@ def translate(
 ):
     """Translate text line by line: one output line per input line, empty lines included.
 
-    --beam-size, --length-penalty, --nbest, --batch-tokens, --sampling, --temperature, --top-k and
-    --top-p are shortcuts for --set decode.KEY=VALUE.
+    --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k and
+    --top-p are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name of --max-tokens).
     """
     import torch
 
@@ -169,7 +170,7 @@ def translate(
     if threads:
         torch.set_num_threads(threads)
     translator = load_translator(checkpoint, device, engine, compute_type, threads, ensemble)
-    shortcuts = {"beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "batch_tokens": batch_tokens,
+    shortcuts = {"beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
                  "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}
     cfg = decode_settings(translator.recipe, decode_from, shortcuts, set_ or [])
     warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False, markup=False)  # noqa: E731

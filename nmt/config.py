@@ -6,6 +6,7 @@ Every section forbids unknown keys, so a mistyped key fails at load time with it
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,7 +122,7 @@ class DecodeConfig(Section):
     max_len_a: float = 1.5  # output length limit = a * source length + b
     max_len_b: int = 10
     min_len: int = 0  # outputs have at least this many tokens (EOS not counted)
-    batch_tokens: int = 4096  # source tokens per translation batch
+    max_tokens: int = 4096  # source tokens per translation batch, padding included (as train.max_tokens)
     nbest: int = 1
     no_repeat_ngram_size: int = 0  # > 0: no n-gram of this size appears twice in an output (0 = off)
     # Sampling instead of search (for back-translation, diverse outputs): beam_size is then ignored.
@@ -177,7 +178,29 @@ def _describe(error: dict) -> str:
     return f"{where}: {error['msg']} (got {error.get('input')!r})"
 
 
-def recipe_from_dict(raw: dict, source: str = "recipe") -> Recipe:
+# Keys renamed, old -> new: recipes (and checkpoints) that use the old name still load.
+RENAMED_KEYS = {"decode.batch_tokens": "decode.max_tokens"}
+
+
+def _rename_old_keys(raw: dict) -> list[str]:
+    """Move values from renamed keys to their new names (the old name wins: it was set later, by
+    `--set`); returns a note for each."""
+    notes = []
+    for old, new in RENAMED_KEYS.items():
+        (old_section, old_key), (new_section, new_key) = old.split("."), new.split(".")
+        section = raw.get(old_section)
+        if isinstance(section, dict) and old_key in section:
+            raw.setdefault(new_section, {})[new_key] = section.pop(old_key)
+            notes.append(f"{old} is now called {new} (the old name still works)")
+    return notes
+
+
+def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
+    """A validated recipe from its dict; `say(note)` hears of renamed keys (a checkpoint's recipe
+    is read silently)."""
+    for note in _rename_old_keys(raw):
+        if say:
+            say(f"note: {source}: {note}")
     try:
         return Recipe.model_validate(raw)
     except ValidationError as e:
@@ -199,7 +222,7 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
         raise NmtError(f"{path}: a recipe must be a mapping of sections")
     for assignment in overrides or []:
         apply_override(raw, assignment)
-    return recipe_from_dict(raw, str(path))
+    return recipe_from_dict(raw, str(path), say=lambda note: print(note, file=sys.stderr))
 
 
 def recipe_to_dict(recipe: Recipe) -> dict[str, Any]:

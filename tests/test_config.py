@@ -65,3 +65,20 @@ def test_missing_recipe_and_invalid_yaml(tmp_path):
     (tmp_path / "broken.yaml").write_text("model: [1, 2\n")
     with pytest.raises(NmtError, match="broken.yaml: line .* invalid YAML"):
         load_recipe(tmp_path / "broken.yaml")
+
+
+def test_a_renamed_key_still_loads_with_a_note(tmp_path, capsys):
+    from nmt.config import load_recipe, recipe_from_dict
+
+    recipe = tmp_path / "old.yaml"
+    recipe.write_text("output_dir: runs/x\ndata: {src_lang: en, tgt_lang: de, train: t, valid: v}\n"
+                      "decode: {batch_tokens: 1234}\n")
+    assert load_recipe(recipe).decode.max_tokens == 1234
+    assert capsys.readouterr().err.strip() == (f"note: {recipe}: decode.batch_tokens is now called decode.max_tokens "
+                                               "(the old name still works)")
+    assert load_recipe(recipe, ["decode.batch_tokens=99"]).decode.max_tokens == 99
+    capsys.readouterr()
+    old_checkpoint_recipe = {"output_dir": "x", "data": {"src_lang": "en", "tgt_lang": "de", "train": "t", "valid": "v"},
+                             "decode": {"batch_tokens": 77}}
+    assert recipe_from_dict(old_checkpoint_recipe).decode.max_tokens == 77
+    assert capsys.readouterr().err == ""  # a checkpoint's recipe is read silently

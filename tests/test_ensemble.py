@@ -14,7 +14,7 @@ from conftest import TINY_DATA
 from nmt.cli import app
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.decode.ensemble import Ensemble
-from nmt.decode.search import beam_search, greedy_search, length_penalty
+from nmt.decode.search import beam_search, gnmt_length_penalty, greedy_search
 from test_search import sources, toy_model
 
 runner = CliRunner()
@@ -71,14 +71,14 @@ def test_a_large_beam_finds_the_ensembles_exhaustive_best(alpha):
     models = [toy_model(vocab=vocab, seed=1), toy_model(vocab=vocab, seed=5, d_model=16, heads=2)]
     src = torch.tensor([[4, 5, 6, EOS]])
     candidates = [list(seq) for n in range(limit + 1) for seq in itertools.product([1, 4, 5, 6], repeat=n)]
-    scored = [(ensemble_sequence_log_prob(models, src[0], c) / length_penalty(len(c) + 1, alpha), c)
+    scored = [(ensemble_sequence_log_prob(models, src[0], c) / gnmt_length_penalty(len(c) + 1, alpha), c)
               for c in candidates]
     best_score, best = max(scored)
     # The ensemble's best is not simply one member's: the mixing decides here.
-    members_best = [max((ensemble_sequence_log_prob([m], src[0], c) / length_penalty(len(c) + 1, alpha), c)
+    members_best = [max((ensemble_sequence_log_prob([m], src[0], c) / gnmt_length_penalty(len(c) + 1, alpha), c)
                         for c in candidates)[1] for m in models]
     assert members_best[0] != members_best[1]
-    found = beam_search(Ensemble(models), src, beam_size=len(candidates), length_penalty_alpha=alpha,
+    found = beam_search(Ensemble(models), src, beam_size=len(candidates), length_penalty=alpha,
                         max_len_a=0.0, max_len_b=limit)[0][0]
     assert found.tokens == best
     assert found.score == pytest.approx(best_score, abs=1e-4)

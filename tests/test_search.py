@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.decode.search import beam_search, greedy_search, length_penalty
+from nmt.decode.search import beam_search, gnmt_length_penalty, greedy_search
 from nmt.model.transformer import Transformer
 
 
@@ -54,7 +54,7 @@ def test_incremental_decoding_equals_full_recomputation(norm):
 def test_beam_size_one_equals_greedy():
     model = toy_model()
     greedy = greedy_search(model, sources(), max_len_a=1.0, max_len_b=6)
-    beam = beam_search(model, sources(), beam_size=1, length_penalty_alpha=0.6, max_len_a=1.0, max_len_b=6)
+    beam = beam_search(model, sources(), beam_size=1, length_penalty=0.6, max_len_a=1.0, max_len_b=6)
     assert [g.tokens for g in greedy] == [b[0].tokens for b in beam]
     for g, b in zip(greedy, beam):
         assert g.log_prob == pytest.approx(b[0].log_prob, abs=1e-4)
@@ -67,9 +67,9 @@ def test_large_beam_finds_the_exhaustive_best(alpha):
     src = torch.tensor([[4, 5, 6, EOS]])
     choices = [1, 4, 5, 6]
     candidates = [list(seq) for n in range(limit + 1) for seq in itertools.product(choices, repeat=n)]
-    scored = [(sequence_log_prob(model, src[0], c) / length_penalty(len(c) + 1, alpha), c) for c in candidates]
+    scored = [(sequence_log_prob(model, src[0], c) / gnmt_length_penalty(len(c) + 1, alpha), c) for c in candidates]
     best_score, best = max(scored)
-    found = beam_search(model, src, beam_size=len(candidates), length_penalty_alpha=alpha,
+    found = beam_search(model, src, beam_size=len(candidates), length_penalty=alpha,
                         max_len_a=0.0, max_len_b=limit)[0][0]
     assert found.tokens == best
     assert found.score == pytest.approx(best_score, abs=1e-4)
@@ -78,11 +78,11 @@ def test_large_beam_finds_the_exhaustive_best(alpha):
 def test_beam_scores_are_the_models_sequence_probabilities():
     model = toy_model()
     src = sources()
-    for i, hyps in enumerate(beam_search(model, src, beam_size=4, length_penalty_alpha=0.6, nbest=4)):
+    for i, hyps in enumerate(beam_search(model, src, beam_size=4, length_penalty=0.6, nbest=4)):
         assert len(hyps) == 4 and [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
         for h in hyps:
             assert h.log_prob == pytest.approx(sequence_log_prob(model, src[i], h.tokens), abs=1e-3)
-            assert h.score == pytest.approx(h.log_prob / length_penalty(len(h.tokens) + 1, 0.6), abs=1e-6)
+            assert h.score == pytest.approx(h.log_prob / gnmt_length_penalty(len(h.tokens) + 1, 0.6), abs=1e-6)
 
 
 def test_batched_search_equals_one_sentence_at_a_time():

@@ -24,7 +24,7 @@ class Hypothesis:
     log_prob: float  # including the EOS step
 
 
-def length_penalty(length, alpha: float):
+def gnmt_length_penalty(length, alpha: float):
     """GNMT (Wu et al., 2016): ((5 + |Y|) / 6)^alpha, |Y| counting the EOS."""
     return ((5.0 + length) / 6.0) ** alpha
 
@@ -129,7 +129,7 @@ def _index_tensor(values: list[int], device: torch.device) -> Tensor:
 
 
 @torch.inference_mode()
-def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty_alpha: float = 0.6,
+def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty: float = 0.6,
                 max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
                 min_len: int = 0, no_repeat_ngram_size: int = 0) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
@@ -195,13 +195,13 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
             for j in range(k):  # file the EOS candidates ranked in the top K as finished hypotheses
                 if ends_here[j] == EOS and top[j] > NEG_INF:
                     tokens_so_far = history[i * k + int(beams[j])]
-                    hyps.append(Hypothesis(list(tokens_so_far), top[j] / length_penalty(t + 1, length_penalty_alpha), top[j]))
+                    hyps.append(Hypothesis(list(tokens_so_far), top[j] / gnmt_length_penalty(t + 1, length_penalty), top[j]))
             if len(hyps) > 1:
                 hyps.sort(key=lambda h: -h.score)
                 del hyps[max(nbest, k):]
             best = row[5 * k]
             nth_best = hyps[nbest - 1].score if len(hyps) >= nbest else NEG_INF
-            reachable = best / length_penalty(limits[sentence[i]] + 1, length_penalty_alpha)
+            reachable = best / gnmt_length_penalty(limits[sentence[i]] + 1, length_penalty)
             if at_limit[i] or best == NEG_INF or nth_best >= reachable:
                 continue
             active.append(i)

@@ -170,7 +170,7 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig,
     if len(nonempty):
         lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
         order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
-        for batch in pack_by_tokens(order, lengths, cfg.batch_tokens):
+        for batch in pack_by_tokens(order, lengths, cfg.max_tokens):
             for i, hyps in zip(batch.tolist(), translator.translate_batch([encoded[i] for i in batch], cfg)):
                 results[i] = hyps
     return results
@@ -203,13 +203,15 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
     """The settings a translation runs with, resolved in one place, each step over the one before:
     the checkpoint's recipe, the decode section of another recipe (`--decode-from`), the CLI's
     shortcut flags (`--beam-size 5` is `--set decode.beam_size=5`; None: not given), `--set`."""
+    import sys
+
     raw = recipe_to_dict(recipe)
     if decode_from is not None:
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
     raw["decode"].update({key: value for key, value in (shortcuts or {}).items() if value is not None})
     for assignment in overrides:
         apply_override(raw, assignment)
-    return recipe_from_dict(raw, "--set").decode
+    return recipe_from_dict(raw, "--set", say=lambda note: print(note, file=sys.stderr)).decode
 
 
 def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
