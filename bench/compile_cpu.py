@@ -42,7 +42,7 @@ def run(recipe, compiled: bool, steps: int, warmup: int, repeat_one_batch: bool 
     trainer = Trainer(recipe.model_copy(update={"train": recipe.train.model_copy(update={"compile": compiled})}))
     if compiled and dynamic is not None:  # static graphs: compile without dynamic shapes
         trainer.step.forward = torch.compile(trainer.model, dynamic=dynamic)
-    batches = epoch_batches(trainer.train_data, trainer.cfg.max_tokens, seed=1, epoch=0)
+    batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, seed=1, epoch=0)
     if repeat_one_batch:
         batches = [batches[0]] * (warmup + steps)
     start = time.perf_counter()

@@ -55,7 +55,7 @@ def matmul_ceiling(size: int = 2048, repeats: int = 3, trials: int = 5) -> float
 
 def bench_training(trainer: Trainer, steps: int, warmup: int = 3) -> dict:
     data = trainer.train_data
-    batches = epoch_batches(data, trainer.cfg.max_tokens, seed=1, epoch=0)
+    batches = epoch_batches(data, trainer.train_cfg.max_tokens, seed=1, epoch=0)
     for indices in batches[:warmup]:
         trainer.train_step([indices])
     timed = batches[warmup:warmup + steps]
@@ -97,7 +97,7 @@ def profile_training(trainer: Trainer, steps: int = 3) -> str:
     from torch.profiler import ProfilerActivity, profile
 
     data = trainer.train_data
-    batches = epoch_batches(data, trainer.cfg.max_tokens, seed=1, epoch=0)
+    batches = epoch_batches(data, trainer.train_cfg.max_tokens, seed=1, epoch=0)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for indices in batches[:steps]:
             trainer.train_step([indices])

@@ -34,7 +34,7 @@ def test_a_training_update_on_cuda_never_waits_for_the_device(tmp_path, precisio
                            "train.update_freq=2", "train.clip_norm=1.0", *ON_CUDA)
     trainer = Trainer(recipe)
     assert trainer.device.type == "cuda"
-    batches = epoch_batches(trainer.train_data, trainer.cfg.max_tokens, 1, 0)
+    batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, 1, 0)
     trainer.train_step(batches[:2])  # compiles, creates Adam's state
     with host_syncs_are_errors():
         loss, tokens = trainer.train_step(batches[2:4])

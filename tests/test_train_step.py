@@ -27,7 +27,7 @@ def groups_of(trainer: Trainer, n: int) -> list:
     """The first n updates' groups of batches, over as many epochs as that takes."""
     batches, epoch = [], 0
     while len(batches) < n * trainer.batches_per_update:
-        batches += epoch_batches(trainer.train_data, trainer.cfg.max_tokens, trainer.cfg.seed, epoch)
+        batches += epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, trainer.train_cfg.seed, epoch)
         epoch += 1
     freq = trainer.batches_per_update
     return [batches[i * freq:(i + 1) * freq] for i in range(n)]
@@ -164,7 +164,7 @@ def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_
     batch = groups[0][0]
 
     explanation = torch._dynamo.explain(compiled.model)(
-        *_inputs(compiled, batch), compiled.cfg.label_smoothing)
+        *_inputs(compiled, batch), compiled.train_cfg.label_smoothing)
     assert explanation.graph_break_count == 0, explanation.break_reasons
     assert explanation.graph_count == 1
 

@@ -59,7 +59,7 @@ def _no_buffer_broadcast() -> dict:
 class TrainStep:
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
                  budget_used: Callable[[int], float] | None = None):
-        self.model, self.cfg, self.device, self.world = model, cfg, device, world
+        self.model, self.train_cfg, self.device, self.world = model, cfg, device, world
         use_device_settings(cfg, device)
         self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device))
@@ -101,12 +101,12 @@ class TrainStep:
             with sync:
                 with self.autocast():
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
-                                        self.cfg.label_smoothing) * weight
+                                        self.train_cfg.label_smoothing) * weight
                 self.scaler.scale(loss * scale).backward()
             loss_sum += loss.detach()
-        if self.cfg.clip_norm > 0:
+        if self.train_cfg.clip_norm > 0:
             self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train_cfg.clip_norm)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()

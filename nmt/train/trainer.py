@@ -91,16 +91,16 @@ class StopSignal:
 class Trainer:
     def __init__(self, recipe: Recipe, console: Console | None = None):
         self.recipe = recipe
-        self.cfg = recipe.train
+        self.train_cfg = recipe.train
         self.console = console or Console(stderr=True, soft_wrap=True)
         self.ckpt_dir = recipe.out / "checkpoints"
-        if self.cfg.threads:
-            torch.set_num_threads(self.cfg.threads)
-        self.world, device_name = join_world(self.cfg.device)
+        if self.train_cfg.threads:
+            torch.set_num_threads(self.train_cfg.threads)
+        self.world, device_name = join_world(self.train_cfg.device)
         self.device = resolve_device(device_name)
         if self.device.type == "cpu":
             keep_freed_memory()
-        torch.manual_seed(self.cfg.seed + self.world.rank)  # each rank its own dropout masks
+        torch.manual_seed(self.train_cfg.seed + self.world.rank)  # each rank its own dropout masks
 
         src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
         self.src_tokenizer, self.tgt_tokenizer = load_processor(src_model), load_processor(tgt_model)
@@ -122,19 +122,19 @@ class Trainer:
             self.train_samples = [ParallelShards(shards, name) for name in names]
         if len(self.train_data) == 0:
             raise NmtError(f"{shards}: the training split is empty after cleaning")
-        n_refs = min(self.cfg.valid_bleu_sentences, len(self.valid_data))
+        n_refs = min(self.train_cfg.valid_bleu_sentences, len(self.valid_data))
         ref_lines = open_corpus(recipe.data.valid, recipe.data.src_lang, recipe.data.tgt_lang).side("tgt")
         self.valid_refs = [line for _, line in zip(range(n_refs), ref_lines)]
 
         # The recipe's update_freq counts batches over all ranks: each takes its share.
-        self.batches_per_rank = batches_per_rank(self.cfg.update_freq, self.cfg.max_tokens, self.world.size)
-        self.batches_per_update = self.cfg.update_freq
+        self.batches_per_rank = batches_per_rank(self.train_cfg.update_freq, self.train_cfg.max_tokens, self.world.size)
+        self.batches_per_update = self.train_cfg.update_freq
 
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
-        self.step = TrainStep(self.model, self.cfg, self.device, self.world, self._budget_used)
+        self.step = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used)
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
 
     def log(self, message: str) -> None:
@@ -168,7 +168,7 @@ class Trainer:
             link_checkpoint(path, self.ckpt_dir / "last.pt")
             if best:
                 link_checkpoint(path, self.ckpt_dir / "best.pt")
-            prune(self.ckpt_dir, self.cfg.keep_last)
+            prune(self.ckpt_dir, self.train_cfg.keep_last)
         self.world.barrier()
         return path
 
@@ -197,12 +197,12 @@ class Trainer:
             if "cuda" in rng and self.device.type == "cuda":
                 torch.cuda.set_rng_state(rng["cuda"].cpu(), self.device)
         else:  # another number of processes: fresh, but still reproducible, dropout masks
-            torch.manual_seed(self.cfg.seed + 1000 * self.progress.step + self.world.rank)
+            torch.manual_seed(self.train_cfg.seed + 1000 * self.progress.step + self.world.rank)
         return True
 
     def init_from_parent(self) -> Path:
         """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh."""
-        parent = Path(self.cfg.init_from)
+        parent = Path(self.train_cfg.init_from)
         # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
         payload = load_checkpoint(parent, map_location="cpu")
         theirs, ours = payload["recipe"]["model"], recipe_to_dict(self.recipe)["model"]
@@ -227,18 +227,18 @@ class Trainer:
         result = None
         if self.world.is_main:
             self.model.eval()
-            result = dev_loss(self.model, self.valid_data, self.cfg.max_tokens, self.device)
+            result = dev_loss(self.model, self.valid_data, self.train_cfg.max_tokens, self.device)
             if self.valid_refs:
                 decode = self.recipe.decode
                 result["bleu"] = dev_bleu(self.model, self.valid_data, self.valid_refs, self.tgt_tokenizer,
-                                          self.cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
+                                          self.train_cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
             self.model.train()
         return self.world.share_from_main(result)
 
     @property
     def _selection_metric(self) -> str:
         """What picks best.pt: dev BLEU when asked for and computed, else dev nll."""
-        return "bleu" if self.cfg.best_metric == "bleu" and self.valid_refs else "nll"
+        return "bleu" if self.train_cfg.best_metric == "bleu" and self.valid_refs else "nll"
 
     def _improved(self, result: dict) -> bool:
         score = result["bleu"] if self._selection_metric == "bleu" else -result["nll"]
@@ -261,7 +261,7 @@ class Trainer:
 
     # --- the loop --------------------------------------------------------------------------------------
     def _finished(self) -> str | None:
-        cfg, p = self.cfg, self.progress
+        cfg, p = self.train_cfg, self.progress
         if p.step >= cfg.max_steps:
             return "max_steps"
         if cfg.max_epochs and p.epoch >= cfg.max_epochs:
@@ -272,7 +272,7 @@ class Trainer:
 
     def _budget_used(self, completed_updates: int) -> float:
         """The fraction of the training budget spent: the largest of steps, wall time and epochs."""
-        cfg, p = self.cfg, self.progress
+        cfg, p = self.train_cfg, self.progress
         used = completed_updates / cfg.max_steps
         if cfg.max_minutes > 0:
             used = max(used, p.elapsed_seconds / (60 * cfg.max_minutes))
@@ -281,7 +281,7 @@ class Trainer:
         return used
 
     def _out_of_time(self) -> bool:
-        return self.cfg.max_minutes > 0 and self.progress.elapsed_seconds >= 60 * self.cfg.max_minutes
+        return self.train_cfg.max_minutes > 0 and self.progress.elapsed_seconds >= 60 * self.train_cfg.max_minutes
 
     def run(self, show_progress: bool = True) -> TrainResult:
         finished = False
@@ -324,7 +324,7 @@ class Trainer:
 
     def _start(self) -> None:
         """Resume, or start from a parent (fine-tuning) or from scratch; say which, and with what batch."""
-        cfg = self.cfg
+        cfg = self.train_cfg
         if cfg.init_from and Path(cfg.init_from).resolve().parent == self.ckpt_dir.resolve():
             raise NmtError(f"train.init_from={cfg.init_from} lies in this run's own checkpoints; "
                            "fine-tune into another output_dir, so that the parent run is kept as it is")
@@ -345,7 +345,7 @@ class Trainer:
         columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
         bar = Progress(*columns, console=self.console, disable=not show)
-        self.task = bar.add_task("training", total=self.cfg.max_steps, completed=self.progress.step, status="")
+        self.task = bar.add_task("training", total=self.train_cfg.max_steps, completed=self.progress.step, status="")
         self.show_progress = show
         return bar
 
@@ -354,13 +354,13 @@ class Trainer:
         p = self.progress
         if self.train_samples:
             self.train_data = self.train_samples[p.epoch % len(self.train_samples)]
-        batches = epoch_batches(self.train_data, self.cfg.max_tokens, self.cfg.seed, p.epoch)
+        batches = epoch_batches(self.train_data, self.train_cfg.max_tokens, self.train_cfg.seed, p.epoch)
         self.batches_this_epoch = len(batches)
         return batches
 
     def _after_update(self, loss_sum: torch.Tensor, tokens: int) -> str | None:
         """Between two updates: logging, validation and checkpoints, the clock; why to stop, if so."""
-        cfg, p = self.cfg, self.progress
+        cfg, p = self.train_cfg, self.progress
         self.bar.update(self.task, completed=p.step)
         self.window.add(loss_sum, tokens)
         if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
