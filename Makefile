@@ -85,6 +85,7 @@ AVERAGE_LAST ?= 3
 # at the same number of tokens); the last 30 % of the budget cools the rate down to 0; the
 # 8,000-piece vocabulary (the recipe's 6,000 is untried at this length).
 DEMO_MINUTES ?= 12
+DEMO_RESULT ?= results/demo.json
 DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --set model.dropout=0.1 \
 	--set tokenizer.vocab_size=8000 \
 	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
@@ -93,6 +94,8 @@ DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --
 # not trail off into repetitions (docs/multi30k.md, "Repetitions").
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
+	$(BIN)/python -m nmt.results runs/demo --checkpoint checkpoints/best.pt --hypotheses test.de.hyp \
+	    --reference data/multi30k/test_2016_flickr.de.gz --recipe recipes/multi30k_en_de.yaml -o $(DEMO_RESULT)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
 
 # The full recipes (about 90 minutes each on 2 cores) train two models side by side, one CPU core
@@ -144,6 +147,7 @@ multi30k-de-en: install
 RUN ?= runs/demo
 CKPT ?= checkpoints/best.pt
 ENSEMBLE_RECIPE ?= recipes/multi30k_en_de.yaml
+ENSEMBLE_RESULT ?= results/demo_ensemble.json
 demo-seed2: install
 	$(call copy_tokenizer,runs/demo,runs/demo_seed2)
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_seed2,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_seed2 --set train.seed=2 $(SET),runs/demo_seed2/checkpoints/best.pt)
@@ -151,8 +155,9 @@ ensemble: install
 	mkdir -p $(RUN)_ensemble
 	$(NMT) translate --ensemble -c $(RUN)/$(CKPT) -c $(RUN)_seed2/$(CKPT) --decode-from $(ENSEMBLE_RECIPE) \
 	    -i data/multi30k/test_2016_flickr.en.gz -o $(RUN)_ensemble/test.de.hyp
-	$(NMT) score $(RUN)/test.de.hyp $(RUN)_seed2/test.de.hyp $(RUN)_ensemble/test.de.hyp \
-	    -r data/multi30k/test_2016_flickr.de.gz -m bleu -m chrf --json > $(RUN)_ensemble/paired.json
+	$(BIN)/python -m nmt.results $(RUN) $(RUN)_seed2 --checkpoint $(CKPT) --hypotheses test.de.hyp \
+	    --ensemble $(RUN)_ensemble/test.de.hyp --reference data/multi30k/test_2016_flickr.de.gz \
+	    --recipe $(ENSEMBLE_RECIPE) -o $(ENSEMBLE_RESULT)
 	$(NMT) score $(RUN)/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
 	$(NMT) score $(RUN)_seed2/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
 
