@@ -39,7 +39,7 @@ bench-page: install
 bench-gpu: install
 	$(BIN)/python -m bench.gpu
 
-# The day a GPU is lent: every check of the GPU path in about 8 minutes on one H100, with the
+# On a GPU machine: every check of the GPU path (sized for 9 minutes on one H100), with the
 # machine's own PyTorch (no venv, no index there). `make gpu-wheels` first, on a machine with an
 # index: it downloads what nmt needs beyond that machine's packages into bench/wheels/.
 GPU_PYTHON ?= python3

@@ -42,14 +42,14 @@ def main() -> None:
     references = list(read_lines(Path(f"{args.test}.de.gz")))
     decode = load_recipe(Path(args.recipe)).decode
 
-    engines = {"nmt": load_translator([ckpt])}
+    engines, export_mb = {"nmt": load_translator([ckpt])}, {}
     for quantization in ("float32", "int8"):
         out = ckpt.parent.parent / f"ctranslate2_{quantization}"
-        export_checkpoint(ckpt, out, quantization=quantization, force=True)
+        export_mb[quantization] = round(export_checkpoint(ckpt, out, quantization=quantization, force=True)["bytes"] / 1e6, 1)
         engines[f"ctranslate2_{quantization}"] = load_translator([out], threads=args.threads)
 
     report = {"checkpoint": str(ckpt), "test": args.test, "threads": args.threads,
-              "decode": decode.model_dump(), "runs": {}}
+              "decode": decode.model_dump(), "export_mb": export_mb, "runs": {}}
     for setting, cfg in (("recipe", decode), ("length_penalty_0", decode.model_copy(update={"length_penalty": 0.0}))):
         outputs = {}
         for name, engine in engines.items():

@@ -1,4 +1,4 @@
-"""`make gpu-check`: everything to check, in one command, the day a GPU is lent (about 8 minutes
+"""`make gpu-check`: every check of the GPU path in one command, on a GPU machine (sized for 9 minutes
 on one H100). Each check's result goes to bench/results/gpu_check.json as soon as it is known.
 
     python -m bench.gpu_check [--tiny] [--minutes 2] [--out PATH]

@@ -87,7 +87,7 @@ def bench_decoding(trainer: Trainer, recipe_test_prefix: str, n: int = 100) -> d
         seconds = time.perf_counter() - start
         results[name] = {"seconds": round(seconds, 3), "sentences_per_s": round(n / seconds, 1),
                          "target_tokens_per_s": round(n * 20 / seconds)}
-    # Matmul work of beam 4: 4 beams × 20 steps × decoder FLOPs per token (encoder and cross-k/v are small).
+    # Matmul work of beam 4: 4 beams × 21 steps (20 tokens and EOS) × decoder FLOPs per token (encoder and cross-k/v are small).
     dec = decoder_flops_per_target_token(trainer.recipe.model, trainer.tgt_tokenizer.get_piece_size())
     results["beam4"]["matmul_gflop_per_s"] = round(n * 4 * 21 * dec / results["beam4"]["seconds"] / 1e9, 1)
     return results

@@ -22,7 +22,7 @@ def pytest_collection_modifyitems(config, items):
     """Tests marked `cuda` need a CUDA device: skipped without one (CI has none)."""
     if torch.cuda.is_available():
         return
-    skip = pytest.mark.skip(reason="needs a CUDA device (make gpu-check runs it where one is lent)")
+    skip = pytest.mark.skip(reason="needs a CUDA device (make gpu-check runs it on a GPU machine)")
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)

@@ -1,4 +1,4 @@
-"""CUDA-only checks (`pytest -m cuda`; `make gpu-check` runs them on a lent GPU). Skipped where
+"""CUDA-only checks (`pytest -m cuda`; `make gpu-check` runs them on a GPU machine). Skipped where
 no CUDA device is visible: their logic runs on the CPU in test_train_step.py and test_search.py."""
 
 from __future__ import annotations
