@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble test bench bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -24,6 +24,11 @@ bench: install
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.decode_engines
 	$(BIN)/python -m bench.prepare
+
+# nmt beside eole (with CTranslate2) and JoeyNMT on the same data and shape, in one run: each peer
+# installs itself into its own environment under PEERS_HOME (package index needed); about 15 minutes.
+bench-peers: install
+	$(BIN)/python -m bench.peers
 
 # On the demo model (run `make demo` first): BLEU of its CTranslate2 exports beside nmt's own
 # decoder; a 30 s load run of `nmt serve` with each engine; the page at / in headless Chromium.
