@@ -11,21 +11,9 @@
 # identical outputs on the same weights.
 set -euo pipefail
 steps=${1:-30}
-here=$(cd "$(dirname "$0")" && pwd)
-home=${PEERS_HOME:-$HOME/.cache/nmt-peers}
-venv=$home/eole-venv
-work=$home/eole-bench
-
-if [ ! -f "$venv/.ok" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q torch==2.13.0
-  # eole 0.6.4 imports aiohttp without declaring it; ctranslate2 comes with it
-  "$venv/bin/pip" install -q eole==0.6.4 aiohttp ctranslate2==4.8.5
-  touch "$venv/.ok"
-fi
-
-mkdir -p "$work" && cd "$work"
-PY=$venv/bin/python source "$here/prepare_data.sh"
+peer=eole
+packages="eole==0.6.4 aiohttp ctranslate2==4.8.5"  # eole 0.6.4 imports aiohttp without declaring it
+source "$(dirname "$0")/setup.sh"
 sed "s/STEPS/$steps/" "$here/eole_bench_small.yaml" > bench_small.yaml
 export PYTHONWARNINGS=ignore
 [ -s run/vocab.shared ] || "$venv/bin/eole" build_vocab -config bench_small.yaml -n_sample -1 > vocab.log 2>&1 \

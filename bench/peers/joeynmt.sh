@@ -12,22 +12,11 @@
 # JoeyNMT's "Tokens per Sec" counts non-padding target tokens.
 set -euo pipefail
 steps=${1:-30}
-here=$(cd "$(dirname "$0")" && pwd)
-home=${PEERS_HOME:-$HOME/.cache/nmt-peers}
-venv=$home/joeynmt-venv
-work=$home/joeynmt-bench
-
-if [ ! -f "$venv/.ok" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q torch==2.13.0
-  # joeynmt 2.3.0 needs importlib_metadata (undeclared) and calls SetVocabulary, which
-  # sentencepiece 0.2.3 no longer has.
-  "$venv/bin/pip" install -q joeynmt==2.3.0 importlib_metadata sentencepiece==0.2.0
-  touch "$venv/.ok"
-fi
-
-mkdir -p "$work" && cd "$work"
-PY=$venv/bin/python source "$here/prepare_data.sh"
+peer=joeynmt
+# joeynmt 2.3.0 needs importlib_metadata (undeclared) and calls SetVocabulary, which
+# sentencepiece 0.2.3 no longer has.
+packages="joeynmt==2.3.0 importlib_metadata sentencepiece==0.2.0"
+source "$(dirname "$0")/setup.sh"
 [ -s sp8k.joey.vocab ] || cut -f1 sp8k.vocab > sp8k.joey.vocab
 sed "s/STEPS/$steps/" "$here/joeynmt_bench_small.yaml" > bench_small.yaml
 rm -rf model
