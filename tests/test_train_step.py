@@ -206,3 +206,11 @@ def test_cuda_settings_tf32_and_fused_adam():
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     assert step_module.fused_adam(torch.device("cuda")) and not step_module.fused_adam(torch.device("cpu"))
+
+
+def test_ddp_device_ids_name_one_gpu_even_for_plain_cuda(monkeypatch):
+    """`cuda` without an index (bench/gpu.py's device) must not reach DDP as device_ids=[None]."""
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    assert step_module._device_ids(torch.device("cuda")) == [3]
+    assert step_module._device_ids(torch.device("cuda:1")) == [1]
+    assert step_module._device_ids(torch.device("cpu")) is None

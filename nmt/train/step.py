@@ -48,6 +48,13 @@ def fused_adam(device: torch.device) -> bool:
     return device.type == "cuda"
 
 
+def _device_ids(device: torch.device) -> list[int] | None:
+    """DDP's device_ids: this process's one GPU (`cuda` alone means the current one), none on a CPU."""
+    if device.type != "cuda":
+        return None
+    return [device.index if device.index is not None else torch.cuda.current_device()]
+
+
 def _no_buffer_broadcast() -> dict:
     """DDP options that skip re-broadcasting buffers before every forward: the positional table
     is the only buffer and never changes. torch 2.13 renamed the option."""
@@ -70,8 +77,7 @@ class TrainStep:
         self.autocast_dtype = AUTOCAST_DTYPES.get(cfg.precision)
         forward = model
         if world.distributed:
-            forward = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
-                                              **_no_buffer_broadcast())
+            forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
         self.forward = compile_model(forward) if cfg.compile else forward
 
     def autocast(self):
