@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import time
 from pathlib import Path
 
 import torch
 
+from bench.report import write_json
 from bench.run import BENCH_SMALL, ROOT, matmul_ceiling
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches
@@ -81,10 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
     rows = [run(recipe, steps=args.steps, warmup=args.warmup, **modes[mode]) for mode in args.modes.split(",")]
     report = {"config": "bench-small", "torch": torch.__version__, "threads": args.threads,
               "machine": platform.machine(), "matmul_ceiling_gflop_per_s": round(ceiling, 1), "runs": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.tmp")
-    tmp.write_text(json.dumps(report, indent=1) + "\n")
-    os.replace(tmp, args.out)
+    write_json(args.out, report)
     print(json.dumps(report, indent=1))
     return report
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import platform
 import resource
 import socket
@@ -34,6 +33,7 @@ import torch
 import torch.distributed as dist
 
 from bench.flops import model_flops_per_update
+from bench.report import write_json
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import epoch_batches
 from nmt.data.shards import ParallelShards, ShardWriter
@@ -226,10 +226,7 @@ def main(argv: list[str] | None = None) -> dict:
     scratch.cleanup()
     report["runs"] = runs
     out = args.out or RESULTS / ("gpu.json" if on_gpu else "cpu_tiny.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(report, indent=1) + "\n")
-    os.replace(tmp, out)
+    write_json(out, report)
     return report
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -33,8 +32,9 @@ from pathlib import Path
 import torch
 
 from bench import gpu as bench_gpu
+from bench.report import write_json
 from nmt.config import load_recipe
-from nmt.data.batching import epoch_batches
+from nmt.data.batching import collate, epoch_batches
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
 from nmt.model.transformer import Transformer
@@ -57,10 +57,7 @@ class Report:
         self.write()
 
     def write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text(json.dumps(self.data, indent=1) + "\n")
-        os.replace(tmp, self.path)
+        write_json(self.path, self.data)
 
 
 def timed(check):
@@ -114,8 +111,6 @@ def compiled_vs_eager(shape_name: str, device: torch.device, data) -> dict:
     torch.manual_seed(1)
     model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).to(device).eval()
     indices = epoch_batches(data, spec["train"].max_tokens, 1, 0)[0]
-    from nmt.data.batching import collate
-
     batch = collate(data, indices).to(device)
     inputs = (batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, 0.1)
     compiled = torch.compile(model, dynamic=True)

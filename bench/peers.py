@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.report import write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "bench" / "peers"
 RESULTS = ROOT / "bench" / "results"
@@ -89,10 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
         joeynmt = run_peer("joeynmt.sh", args.steps)
         print(json.dumps({"joeynmt": joeynmt}), flush=True)
     report |= {"nmt": nmt, "eole": eole_runs, "joeynmt": joeynmt, "ratios": ratios(nmt, eole_runs, joeynmt)}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS / ".peers.json.tmp"
-    tmp.write_text(json.dumps(report, indent=1) + "\n")
-    os.replace(tmp, RESULTS / "peers.json")
+    write_json(RESULTS / "peers.json", report)
     print(json.dumps({"ratios": report["ratios"]}, indent=1))
     return report
 

@@ -74,10 +74,9 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
 def prepare(recipe: RecipeArg, set_: SetOpt = None,
             threads: Annotated[int, typer.Option(help="Encoding threads; 0 = all cores.")] = 0):
     """Read, clean, encode and binarize the train/valid/test splits."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from nmt.data.prepare import data_dir, prepare as run_prepare
 
-    from nmt.data.prepare import data_dir
-    from nmt.data.prepare import prepare as run_prepare
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     r = _recipe(recipe, set_)
     columns = [SpinnerColumn(), TextColumn("preparing {task.fields[split]}: {task.completed:,} pairs read"),
@@ -216,8 +215,7 @@ def serve(
     import torch
 
     from nmt.decode.translate import load_translator
-    from nmt.serve.app import ServeLimits, require_fastapi
-    from nmt.serve.app import serve as run_server
+    from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
 
     require_fastapi()
     if threads:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nmt.checkpoint import count_parameters, load_checkpoint
 from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
 from nmt.data.tokenizer import load_processor
-from nmt.checkpoint import count_parameters, load_checkpoint
 
 
 def checkpoint_info(path: Path) -> dict:

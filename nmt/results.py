@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
+from nmt.checkpoint import count_parameters, load_checkpoint
 from nmt.config import DecodeConfig, load_recipe, recipe_from_dict
 from nmt.score import compare_systems, score_file
-from nmt.checkpoint import count_parameters, load_checkpoint
 from nmt.train.metrics import read_metrics
 
 

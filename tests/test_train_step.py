@@ -26,10 +26,10 @@ QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every
 def groups_of(trainer: Trainer, n: int) -> list:
     """The first n updates' groups of batches, over as many epochs as that takes."""
     batches, epoch = [], 0
-    while len(batches) < n * trainer.batches_per_update:
+    while len(batches) < n * trainer.train_cfg.update_freq:
         batches += epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, trainer.train_cfg.seed, epoch)
         epoch += 1
-    freq = trainer.batches_per_update
+    freq = trainer.train_cfg.update_freq
     return [batches[i * freq:(i + 1) * freq] for i in range(n)]
 
 

@@ -29,14 +29,19 @@ class Batch:
     out_targets: torch.Tensor  # (N,) int64, never PAD
 
     def to(self, device: torch.device) -> "Batch":
-        """On a GPU: copied from pinned (page-locked) memory without blocking the host, so the next
-        batch is collated while the device still computes."""
         if device.type == "cpu":
             return self
-        tensors = [t.pin_memory() if device.type == "cuda" else t
-                   for t in (self.src, self.tgt_in, self.tgt_out, self.out_positions, self.out_targets)]
-        src, tgt_in, tgt_out, positions, targets = (t.to(device, non_blocking=True) for t in tensors)
+        src, tgt_in, tgt_out, positions, targets = (to_device(t, device) for t in (
+            self.src, self.tgt_in, self.tgt_out, self.out_positions, self.out_targets))
         return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets)
+
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host tensor on `device`. On a GPU it is copied from pinned (page-locked) memory without
+    blocking the host, which goes on preparing the next work while the device computes."""
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 def pack_by_tokens(order: np.ndarray, sizes: np.ndarray, max_tokens: int) -> list[np.ndarray]:

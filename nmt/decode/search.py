@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from nmt.data.batching import to_device
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.model.transformer import Transformer
 
@@ -123,9 +124,8 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
 
 
 def _index_tensor(values: list[int], device: torch.device) -> Tensor:
-    """Host-built indices on the device; from pinned memory on a GPU, so the copy does not wait."""
-    t = torch.tensor(values, dtype=torch.long)
-    return t.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else t.to(device)
+    """Host-built indices on the device, copied without making the host wait."""
+    return to_device(torch.tensor(values, dtype=torch.long), device)
 
 
 @torch.inference_mode()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -19,14 +20,7 @@ import numpy as np
 import torch
 
 from nmt.checkpoint import load_checkpoint, load_payload
-from nmt.config import (
-    DecodeConfig,
-    Recipe,
-    apply_override,
-    load_recipe,
-    recipe_from_dict,
-    recipe_to_dict,
-)
+from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.tokenizer import EOS, PAD, load_processor
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
@@ -203,8 +197,6 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
     """The settings a translation runs with, resolved in one place, each step over the one before:
     the checkpoint's recipe, the decode section of another recipe (`--decode-from`), the CLI's
     shortcut flags (`--beam-size 5` is `--set decode.beam_size=5`; None: not given), `--set`."""
-    import sys
-
     raw = recipe_to_dict(recipe)
     if decode_from is not None:
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
@@ -219,8 +211,6 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read."""
-    import sys
-
     from nmt.data.corpus import decode_lines, read_lines
 
     if output_format not in ("plain", "jsonl"):

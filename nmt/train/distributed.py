@@ -8,6 +8,8 @@ travel over a gloo group of their own, so that agreeing on them never waits for 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -94,7 +96,7 @@ def _attempt_store(world_size: int) -> dist.Store | None:
 
     torchrun's agent store outlives worker restarts (`--max-restarts`), and the process group keys
     its addresses by rank alone: the workers of a restarted run could read the addresses of the
-    ones they replace, and fail to connect (seen in 1 of 2 runs of the node-failure test). Every
+    ones they replace, and fail to connect. Every
     worker bumps a counter once when it starts, so attempt a is the a-th group of `world_size`
     arrivals, and each attempt meets under a prefix of its own. None outside torchrun: env://.
     """
@@ -127,9 +129,6 @@ def relaunch_under_torchrun(nproc: int, argv: list[str], cfg) -> int:
     """`nmt train ... --nproc K`: the same command line, without --nproc, under torchrun with K
     processes on this machine; returns torchrun's exit code. `cfg`: the recipe's train section,
     checked first so that a batch K processes cannot share stops before anything starts."""
-    import subprocess
-    import sys
-
     if "WORLD_SIZE" in os.environ:
         raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
     batches_per_rank(cfg.update_freq, cfg.max_tokens, nproc)

@@ -44,7 +44,7 @@ def compile_model(forward: torch.nn.Module) -> torch.nn.Module:
 def fused_adam(device: torch.device) -> bool:
     """Fused Adam on CUDA: one kernel for all parameters, its step counts on the device, and it
     takes the GradScaler's overflow flag on the device instead of reading it on the host. On a
-    CPU the default (foreach) Adam, with which every CPU figure was measured."""
+    CPU the default (foreach) Adam."""
     return device.type == "cuda"
 
 

@@ -128,7 +128,6 @@ class Trainer:
 
         # The recipe's update_freq counts batches over all ranks: each takes its share.
         self.batches_per_rank = batches_per_rank(self.train_cfg.update_freq, self.train_cfg.max_tokens, self.world.size)
-        self.batches_per_update = self.train_cfg.update_freq
 
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
@@ -311,7 +310,7 @@ class Trainer:
             while stop_reason is None:
                 batches = self._epoch_batches()
                 while stop_reason is None and p.batch_in_epoch < len(batches):
-                    group = batches[p.batch_in_epoch:p.batch_in_epoch + self.batches_per_update]
+                    group = batches[p.batch_in_epoch:p.batch_in_epoch + self.train_cfg.update_freq]
                     loss_sum, tokens = self.train_step(group)
                     p.batch_in_epoch += len(group)
                     p.step += 1
@@ -331,7 +330,7 @@ class Trainer:
         resumed = self.resume()
         if not resumed and cfg.init_from:
             self.log(f"fine-tuning from {self.init_from_parent()}")
-        effective = f"{self.batches_per_update} × {cfg.max_tokens} tokens per update"
+        effective = f"{self.train_cfg.update_freq} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:
             effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
         if self.device.type == "cpu" and cfg.precision != "fp32":
