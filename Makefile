@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -34,6 +34,9 @@ bench-peers: install
 # decoder; a 30 s load run of `nmt serve` with each engine; the page at / in headless Chromium.
 bench-export: install
 	$(BIN)/python -m bench.export_quality
+# The demo model's val BLEU for each length penalty and patience (the recipe's are the best).
+bench-length-penalty: install
+	$(BIN)/python -m bench.length_penalty
 bench-serve: install
 	$(BIN)/python -m bench.serve_load --engine torch
 	$(BIN)/python -m bench.serve_load --engine ctranslate2

@@ -114,7 +114,7 @@ def main() -> None:
     seconds = best_of(args.rounds, runs)
     ceiling = (ceiling_before + matmul_ceiling()) / 2
     dec = decoder_flops_per_target_token(recipe.model, own.tgt_tokenizer.get_piece_size())
-    gflop = N * BEAM * (LENGTH + 1) * dec / 1e9
+    gflop = N * BEAM * LENGTH * dec / 1e9  # LENGTH steps: the last files the beams without EOS
     report = {
         "config": "bench-small", "task": f"{N} sentences, beam {BEAM}, exactly {LENGTH} tokens each",
         "torch": torch.__version__, "ctranslate2": __import__("ctranslate2").__version__,

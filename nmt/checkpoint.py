@@ -53,7 +53,16 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dic
         raise NmtError(f"{path}: not a readable nmt checkpoint (corrupt or truncated?): {first_line}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
+    _keep_stored_meaning(payload.get("recipe"))
     return payload
+
+
+def _keep_stored_meaning(recipe) -> None:
+    """A recipe stored before decode.length_penalty_form existed meant GNMT's length penalty
+    (the only one then): say so, so that its model decodes as it did."""
+    decode = recipe.get("decode") if isinstance(recipe, dict) else None
+    if isinstance(decode, dict) and "length_penalty" in decode and "length_penalty_form" not in decode:
+        decode["length_penalty_form"] = "gnmt"
 
 
 def step_checkpoints(directory: Path) -> list[Path]:

@@ -132,7 +132,7 @@ def translate(
     input: Annotated[str, typer.Option("--input", "-i", help="Source text file, or - for stdin.")] = "-",
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
     beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
-    length_penalty: Annotated[Optional[float], typer.Option(help="GNMT length penalty alpha.")] = None,
+    length_penalty: Annotated[Optional[float], typer.Option(help="Length penalty alpha (decode.length_penalty).")] = None,
     nbest: Annotated[Optional[int], typer.Option(help="Hypotheses per sentence (jsonl output).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(
         "--max-tokens", "--batch-tokens", help="Source tokens per batch, padding included.")] = None,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nmt.errors import NmtError
 
@@ -87,8 +87,11 @@ class TrainConfig(Section):
     max_steps: int = 100_000  # updates
     max_epochs: int = 0  # 0 = no limit
     max_minutes: float = 0  # training wall time (validation included, summed over resumes); 0 = no limit
-    lr_schedule: Literal["noam", "inverse_sqrt"] = "noam"
-    lr: float = 1.0  # noam: the factor in front of d_model^-0.5; inverse_sqrt: the peak rate
+    # Linear warm-up to the peak rate train.lr over warmup_steps, then decay with 1/sqrt(step): the
+    # paper's schedule (5.3) and fairseq's inverse_sqrt. lr: None = the paper's peak,
+    # d_model^-0.5 · warmup_steps^-0.5 (7.0e-4 for the base model).
+    lr_schedule: Literal["inverse_sqrt"] = "inverse_sqrt"
+    lr: float | None = Field(None, gt=0.0)
     warmup_steps: int = 4000
     # The last `cooldown` fraction of the budget (whichever of max_steps, max_minutes and max_epochs
     # runs out first) takes the rate linearly down to 0: a time-budgeted run ends on a settled
@@ -115,10 +118,24 @@ class TrainConfig(Section):
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None
 
+    @field_validator("lr")
+    @classmethod
+    def _lr_is_a_peak_rate(cls, lr: float | None) -> float | None:
+        if lr is not None and lr >= 0.1:
+            raise ValueError("the peak learning rate must be below 0.1 (a factor in front of d_model^-0.5, "
+                             "as noam's lr was, is the peak factor · d_model^-0.5 · warmup_steps^-0.5)")
+        return lr
+
 
 class DecodeConfig(Section):
     beam_size: int = 4
-    length_penalty: float = 0.6  # GNMT alpha; 0 = raw log-probability
+    # alpha: a finished output is ranked by its log-probability / |Y|^alpha (|Y|: its tokens, EOS not
+    # counted), as in CTranslate2; 0 = by log-probability. gnmt: / ((5 + |Y|) / 6)^alpha instead.
+    length_penalty: float = 0.6
+    length_penalty_form: Literal["power", "gnmt"] = "power"
+    # Beam search stops once beam_size · patience outputs have ended (Kasai et al., 2022), as in
+    # CTranslate2; more patience: a longer search.
+    patience: float = Field(default=1.0, ge=1.0)
     max_len_a: float = 1.5  # output length limit = a * source length + b
     max_len_b: int = 10
     min_len: int = 0  # outputs have at least this many tokens (EOS not counted)
@@ -133,6 +150,12 @@ class DecodeConfig(Section):
     seed: int = 1
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+
+    @model_validator(mode="after")
+    def _nbest_within_the_beam(self) -> "DecodeConfig":
+        if not self.sampling and self.beam_size > 1 and self.nbest > self.beam_size:
+            raise ValueError(f"nbest ({self.nbest}) must not exceed beam_size ({self.beam_size})")
+        return self
 
 
 class Recipe(Section):
@@ -195,10 +218,26 @@ def _rename_old_keys(raw: dict) -> list[str]:
     return notes
 
 
+def _noam_as_peak_rate(raw: dict) -> list[str]:
+    """`lr_schedule: noam` with `lr: f` (the factor in front of d_model^-0.5) is the inverse_sqrt
+    schedule with the peak rate f · d_model^-0.5 · warmup_steps^-0.5: rewrite it so."""
+    train = raw.get("train")
+    if not isinstance(train, dict) or train.get("lr_schedule") != "noam":
+        return []
+    model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
+    factor = train.get("lr", 1.0)
+    d_model, warmup = model.get("d_model", ModelConfig().d_model), train.get("warmup_steps", TrainConfig().warmup_steps)
+    if not all(isinstance(v, (int, float)) and v > 0 for v in (factor, d_model, warmup)):
+        return []  # left to validation, which names the bad value
+    train["lr_schedule"], train["lr"] = "inverse_sqrt", factor * (d_model * warmup) ** -0.5
+    return [f"train.lr_schedule: noam with lr {factor} is now written train.lr_schedule: inverse_sqrt, "
+            f"train.lr: {train['lr']:.4g} (train.lr is the peak rate under every schedule)"]
+
+
 def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
     """A validated recipe from its dict; `say(note)` hears of renamed keys (a checkpoint's recipe
     is read silently)."""
-    for note in _rename_old_keys(raw):
+    for note in _rename_old_keys(raw) + _noam_as_peak_rate(raw):
         if say:
             say(f"note: {source}: {note}")
     try:

@@ -18,7 +18,7 @@ def test_base_recipe_is_the_papers_base_model():
     m, t = r.model, r.train
     assert (m.encoder_layers, m.decoder_layers, m.d_model, m.heads, m.d_ff) == (6, 6, 512, 8, 2048)
     assert (m.dropout, m.norm, m.share_embeddings, t.label_smoothing) == (0.1, "post", True, 0.1)
-    assert (t.lr_schedule, t.warmup_steps, t.adam_betas, t.adam_eps) == ("noam", 4000, (0.9, 0.98), 1e-9)
+    assert (t.lr_schedule, t.lr, t.warmup_steps, t.adam_betas, t.adam_eps) == ("inverse_sqrt", None, 4000, (0.9, 0.98), 1e-9)
     assert t.max_tokens * t.update_freq >= 25_000 and r.tokenizer.joint and r.tokenizer.vocab_size == 37000
     assert (r.decode.beam_size, r.decode.length_penalty) == (4, 0.6)
 

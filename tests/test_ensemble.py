@@ -14,21 +14,25 @@ from conftest import TINY_DATA
 from nmt.cli import app
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.decode.ensemble import Ensemble
-from nmt.decode.search import beam_search, gnmt_length_penalty, greedy_search
+from nmt.decode.search import beam_search, greedy_search, max_output_lengths, normalized_score
 from test_search import sources, toy_model
 
 runner = CliRunner()
 
 
-def ensemble_sequence_log_prob(models, src_row: torch.Tensor, tokens: list[int]) -> float:
+def member_probs(model, src, tgt_in) -> torch.Tensor:
+    logits = model(src, tgt_in)[0].float()
+    logits[:, [PAD, BOS]] = float("-inf")  # never predicted: each member takes them out before its softmax
+    return F.softmax(logits, dim=-1)
+
+
+def ensemble_sequence_log_prob(models, src_row: torch.Tensor, tokens: list[int], ended: bool = True) -> float:
     """Independent of incremental decoding: each model's teacher-forced probabilities, averaged
-    per position, with PAD and BOS forbidden after the mixing."""
+    per position; EOS counted when the output `ended` before its length limit."""
     src = src_row[src_row != PAD].unsqueeze(0)
     tgt_in = torch.tensor([[BOS] + tokens])
-    probs = torch.stack([F.softmax(m(src, tgt_in)[0].float(), dim=-1) for m in models]).mean(0)
-    logp = probs.log()
-    logp[:, [PAD, BOS]] = float("-inf")
-    return sum(logp[t, tok].item() for t, tok in enumerate(tokens + [EOS]))
+    logp = torch.stack([member_probs(m, src, tgt_in) for m in models]).mean(0).log()
+    return sum(logp[t, tok].item() for t, tok in enumerate(tokens + [EOS] if ended else tokens))
 
 
 def searches(model):
@@ -60,9 +64,11 @@ def test_ensemble_steps_are_the_mean_of_the_members_probabilities():
     # Members of different shapes: only the vocabulary must be shared.
     models = [toy_model(seed=1), toy_model(seed=2, d_model=48, heads=6, decoder_layers=1, norm="pre")]
     ensemble = Ensemble(models)
+    limits = max_output_lengths(sources(), models[0], 1.5, 10).tolist()
     for i, hyps in enumerate(beam_search(ensemble, sources(), beam_size=4, nbest=4)):
         for h in hyps:
-            assert h.log_prob == pytest.approx(ensemble_sequence_log_prob(models, sources()[i], h.tokens), abs=1e-3)
+            expected = ensemble_sequence_log_prob(models, sources()[i], h.tokens, len(h.tokens) < limits[i])
+            assert h.log_prob == pytest.approx(expected, abs=1e-3)
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0])
@@ -71,12 +77,14 @@ def test_a_large_beam_finds_the_ensembles_exhaustive_best(alpha):
     models = [toy_model(vocab=vocab, seed=1), toy_model(vocab=vocab, seed=5, d_model=16, heads=2)]
     src = torch.tensor([[4, 5, 6, EOS]])
     candidates = [list(seq) for n in range(limit + 1) for seq in itertools.product([1, 4, 5, 6], repeat=n)]
-    scored = [(ensemble_sequence_log_prob(models, src[0], c) / gnmt_length_penalty(len(c) + 1, alpha), c)
-              for c in candidates]
-    best_score, best = max(scored)
+
+    def score(members, c):  # an output of `limit` tokens was cut there: no EOS
+        ended = len(c) < limit
+        return normalized_score(ensemble_sequence_log_prob(members, src[0], c, ended), len(c) + ended, alpha)
+
+    best_score, best = max((score(models, c), c) for c in candidates)
     # The ensemble's best is not simply one member's: the mixing decides here.
-    members_best = [max((ensemble_sequence_log_prob([m], src[0], c) / gnmt_length_penalty(len(c) + 1, alpha), c)
-                        for c in candidates)[1] for m in models]
+    members_best = [max((score([m], c), c) for c in candidates)[1] for m in models]
     assert members_best[0] != members_best[1]
     found = beam_search(Ensemble(models), src, beam_size=len(candidates), length_penalty=alpha,
                         max_len_a=0.0, max_len_b=limit)[0][0]

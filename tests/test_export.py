@@ -1,5 +1,5 @@
-"""`nmt export --format ctranslate2`: the exported model searches like nmt's own decoder
-wherever their rules agree (docs/serving.md);
+"""`nmt export --format ctranslate2`: the exported model translates every line as nmt's own
+search does (the same search rules; docs/serving.md);
 export failures are one-line errors that leave nothing half written."""
 
 from __future__ import annotations
@@ -49,26 +49,38 @@ def exported(request, trained_tiny, tmp_path_factory):
     return ckpt, out
 
 
-@pytest.mark.parametrize("beam_size", [1, 4])
-def test_ctranslate2_gives_the_same_tokens_as_nmts_own_search(exported, beam_size):
+SETTINGS = {
+    "the recipe's own": {},
+    "greedy": {"beam_size": 1},
+    "length penalty 0, 3-best": {"length_penalty": 0.0, "nbest": 3},
+    "length penalty 1.5, beam 6": {"length_penalty": 1.5, "beam_size": 6},
+    "short outputs, cut at the limit": {"max_len_a": 0.5, "max_len_b": 1},
+}
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_ctranslate2_translates_every_line_like_nmts_own_search(exported, setting):
     ckpt, out = exported
     own, ct2 = load_translator([ckpt]), load_translator([out])
     assert type(ct2).__name__ == "CTranslate2Translator"
-    # length_penalty 0: both rank by log-probability (their length penalties differ in form).
-    cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "length_penalty": 0.0})
+    cfg = own.recipe.decode.model_copy(update=SETTINGS[setting])
     theirs, ours = translate_lines(ct2, LINES, cfg), translate_lines(own, LINES, cfg)
-    limits = [ct2._limit(len(own.src_tokenizer.encode(line)), cfg) for line in LINES]
-    ended = [len(h[0].tokens) < limit for h, limit in zip(ours, limits)]
-    assert sum(ended) >= len(LINES) - 4 and sum(len(h[0].tokens) for h in ours) > 5 * len(LINES)
-    for a, b, natural_end in zip(theirs, ours, ended):
-        # At the length limit nmt ends every beam with EOS and ranks them with its probability,
-        # CTranslate2 stops them without: only greedy search must agree there too.
-        if natural_end or beam_size == 1:
-            assert a[0].tokens == b[0].tokens
-        # Same weights: the log-probabilities agree up to float rounding and the padding/BOS
-        # mass that CTranslate2 removes before the softmax (nmt removes it after).
-        if natural_end:
-            assert a[0].log_prob == pytest.approx(b[0].log_prob, abs=0.1)
+    assert sum(len(h[0].tokens) for h in ours) > 2 * len(LINES)
+    for a, b in zip(theirs, ours):
+        assert [h.tokens for h in a] == [h.tokens for h in b]
+        # Same weights, same distributions: the scores agree up to float rounding.
+        assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-3)
+
+
+def test_gnmt_length_penalty_is_refused_by_ctranslate2_and_changes_nmts_ranking(exported):
+    ckpt, out = exported
+    own, ct2 = load_translator([ckpt]), load_translator([out])
+    cfg = own.recipe.decode.model_copy(update={"length_penalty_form": "gnmt", "length_penalty": 1.0, "nbest": 4})
+    with pytest.raises(NmtError, match="length_penalty_form=gnmt: CTranslate2 divides by"):
+        translate_lines(ct2, LINES[:2], cfg)
+    gnmt = translate_lines(own, LINES, cfg)
+    power = translate_lines(own, LINES, cfg.model_copy(update={"length_penalty_form": "power"}))
+    assert [[h.score for h in hyps] for hyps in gnmt] != [[h.score for h in hyps] for hyps in power]
 
 
 def test_translate_cli_with_an_export_dir_keeps_every_line(exported, tmp_path):
@@ -168,18 +180,17 @@ def test_ctranslate2_input_gets_the_same_bad_utf8_error(exported):
 def test_min_length_and_no_repeat_ngram_size_carry_over(exported, beam_size):
     ckpt, out = exported
     own, ct2 = load_translator([ckpt]), load_translator([out])
-    cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "length_penalty": 0.0, "min_len": 12,
+    cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "min_len": 12,
                                                "max_len_b": 40, "no_repeat_ngram_size": 2})
     lines = [line for line in LINES if line]
     theirs, ours = translate_lines(ct2, lines, cfg), translate_lines(own, lines, cfg)
-    for a, b, line in zip(theirs, ours, lines):
+    for a, b in zip(theirs, ours):
         for tokens in (a[0].tokens, b[0].tokens):
             assert len(tokens) >= 12
             assert len(set(zip(tokens, tokens[1:]))) == len(tokens) - 1  # no bigram twice
-        # CTranslate2 removes forbidden tokens before the softmax (renormalizing the rest), nmt
-        # after it (as fairseq does): the most probable token is the same, so greedy search agrees.
-        if beam_size == 1:
-            assert a[0].tokens == b[0].tokens
+        # Both take the forbidden tokens out before the softmax: the same outputs and scores.
+        assert a[0].tokens == b[0].tokens
+        assert a[0].score == pytest.approx(b[0].score, abs=1e-3)
 
 
 def test_a_missing_extra_is_named(trained_tiny, tmp_path, monkeypatch):

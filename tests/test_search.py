@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.decode.search import beam_search, gnmt_length_penalty, greedy_search
+from nmt.decode.search import beam_search, greedy_search, max_output_lengths, normalized_score
 from nmt.model.transformer import Transformer
 
 
@@ -27,14 +27,16 @@ def sources() -> torch.Tensor:
     return out
 
 
-def sequence_log_prob(model, src_row: torch.Tensor, tokens: list[int]) -> float:
-    """Full recomputation: teacher-forced log-probability of tokens + EOS, with PAD/BOS forbidden."""
+def sequence_log_prob(model, src_row: torch.Tensor, tokens: list[int], ended: bool = True, min_len: int = 0) -> float:
+    """Full recomputation: teacher-forced log-probability of tokens (+ EOS when `ended`: an output
+    cut at its length limit has none), PAD and BOS taken out before the softmax, and EOS too below
+    min_len."""
     src = src_row[src_row != PAD].unsqueeze(0)
-    tgt_in = torch.tensor([[BOS] + tokens])
-    logp = F.log_softmax(model(src, tgt_in)[0].float(), dim=-1)
-    logp[:, PAD] = float("-inf")
-    logp[:, BOS] = float("-inf")
-    return sum(logp[t, tok].item() for t, tok in enumerate(tokens + [EOS]))
+    logits = model(src, torch.tensor([[BOS] + tokens]))[0].float()
+    logits[:, [PAD, BOS]] = float("-inf")
+    logits[:min_len, EOS] = float("-inf")
+    logp = F.log_softmax(logits, dim=-1)
+    return sum(logp[t, tok].item() for t, tok in enumerate(tokens + [EOS] if ended else tokens))
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
@@ -43,7 +45,9 @@ def test_incremental_decoding_equals_full_recomputation(norm):
     src = sources()
     tgt = torch.randint(4, 40, (4, 9))
     tgt[:, 0] = BOS
-    full = F.log_softmax(model(src, tgt).float(), dim=-1)  # (B, T, V)
+    logits = model(src, tgt).float()  # (B, T, V)
+    logits[:, :, [PAD, BOS]] = float("-inf")  # never predicted: decode_step takes them out before the softmax
+    full = F.log_softmax(logits, dim=-1)
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask)
     for t in range(tgt.size(1)):
@@ -53,36 +57,51 @@ def test_incremental_decoding_equals_full_recomputation(norm):
 
 def test_beam_size_one_equals_greedy():
     model = toy_model()
-    greedy = greedy_search(model, sources(), max_len_a=1.0, max_len_b=6)
+    greedy = greedy_search(model, sources(), max_len_a=1.0, max_len_b=6, length_penalty=0.6)
     beam = beam_search(model, sources(), beam_size=1, length_penalty=0.6, max_len_a=1.0, max_len_b=6)
     assert [g.tokens for g in greedy] == [b[0].tokens for b in beam]
     for g, b in zip(greedy, beam):
         assert g.log_prob == pytest.approx(b[0].log_prob, abs=1e-4)
+        assert g.score == pytest.approx(b[0].score, abs=1e-4)
 
 
-@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
-def test_large_beam_finds_the_exhaustive_best(alpha):
+@pytest.mark.parametrize("alpha, form", [(0.0, "power"), (0.6, "power"), (1.0, "power"), (1.0, "gnmt")])
+def test_large_beam_finds_the_exhaustive_best(alpha, form):
     vocab, limit = 7, 3  # real tokens 1 (UNK), 4, 5, 6 and EOS; outputs of at most 3 tokens
     model = toy_model(vocab=vocab, seed=1)
     src = torch.tensor([[4, 5, 6, EOS]])
     choices = [1, 4, 5, 6]
     candidates = [list(seq) for n in range(limit + 1) for seq in itertools.product(choices, repeat=n)]
-    scored = [(sequence_log_prob(model, src[0], c) / gnmt_length_penalty(len(c) + 1, alpha), c) for c in candidates]
+    scored = [(normalized_score(sequence_log_prob(model, src[0], c, ended=len(c) < limit), len(c) + (len(c) < limit), alpha, form), c)
+              for c in candidates]
     best_score, best = max(scored)
     found = beam_search(model, src, beam_size=len(candidates), length_penalty=alpha,
-                        max_len_a=0.0, max_len_b=limit)[0][0]
+                        max_len_a=0.0, max_len_b=limit, length_penalty_form=form)[0][0]
     assert found.tokens == best
     assert found.score == pytest.approx(best_score, abs=1e-4)
+
+
+def test_length_penalties_by_hand():
+    assert normalized_score(-6.0, 4, 0.5) == pytest.approx(-3.0)  # / 4^0.5
+    assert normalized_score(-6.0, 7, 1.0, "gnmt") == pytest.approx(-3.0)  # / ((5 + 7) / 6)^1
+    assert normalized_score(-6.0, 4, 0.0) == -6.0
 
 
 def test_beam_scores_are_the_models_sequence_probabilities():
     model = toy_model()
     src = sources()
-    for i, hyps in enumerate(beam_search(model, src, beam_size=4, length_penalty=0.6, nbest=4)):
-        assert len(hyps) == 4 and [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
-        for h in hyps:
-            assert h.log_prob == pytest.approx(sequence_log_prob(model, src[i], h.tokens), abs=1e-3)
-            assert h.score == pytest.approx(h.log_prob / gnmt_length_penalty(len(h.tokens) + 1, 0.6), abs=1e-6)
+    limits = max_output_lengths(src, model, 0.5, 2).tolist()  # short: some outputs are cut at their limit
+    cut = 0
+    for form in ("power", "gnmt"):
+        for i, hyps in enumerate(beam_search(model, src, beam_size=4, length_penalty=0.6, nbest=4, max_len_a=0.5,
+                                             max_len_b=2, min_len=1, length_penalty_form=form)):
+            assert len(hyps) == 4 and [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+            for h in hyps:
+                ended = len(h.tokens) < limits[i]
+                cut += not ended
+                assert h.log_prob == pytest.approx(sequence_log_prob(model, src[i], h.tokens, ended, min_len=1), abs=1e-3)
+                assert h.score == pytest.approx(normalized_score(h.log_prob, len(h.tokens) + ended, 0.6, form), abs=1e-6)
+    assert cut > 0
 
 
 def test_batched_search_equals_one_sentence_at_a_time():
@@ -123,8 +142,10 @@ def test_sampling_follows_top_k_top_p_and_is_reproducible():
     assert [h.tokens for h in top1] == [h.tokens for h in greedy_search(model, src)]
     nucleus = greedy_search(model, src, sample=dict(temperature=1.0, top_k=0, top_p=1e-6, generator=gen()))
     assert [h.tokens for h in nucleus] == [h.tokens for h in greedy_search(model, src)]
-    for h in one:
-        assert h.log_prob == pytest.approx(sequence_log_prob(model, src[one.index(h)], h.tokens), abs=1e-3)
+    limits = max_output_lengths(src, model, 1.5, 10).tolist()
+    for i, h in enumerate(one):
+        ended = len(h.tokens) < limits[i]
+        assert h.log_prob == pytest.approx(sequence_log_prob(model, src[i], h.tokens, ended), abs=1e-3)
 
 
 def test_forbid_repeated_ngrams_by_hand():
@@ -181,8 +202,8 @@ def test_beam_search_reads_the_device_once_per_step(no_repeat):
     from tests.host_syncs import HostSyncCounter
 
     model, steps = toy_model(), 7
-    with HostSyncCounter() as syncs:  # every output exactly steps - 1 tokens: the search runs `steps` steps
-        beam_search(model, sources(), 4, 0.6, 0.0, steps - 1, min_len=steps - 1, no_repeat_ngram_size=no_repeat)
+    with HostSyncCounter() as syncs:  # every output exactly `steps` tokens: the search runs `steps` steps
+        beam_search(model, sources(), 4, 0.6, 0.0, steps, min_len=steps, no_repeat_ngram_size=no_repeat)
     assert syncs.ops == ["tolist"] * (1 + steps)
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.config import TrainConfig
+from nmt.config import TrainConfig, recipe_from_dict
 from nmt.data.tokenizer import PAD
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.errors import NmtError
@@ -12,7 +12,7 @@ from nmt.model.output_loss import output_layer_loss
 from nmt.checkpoint import count_parameters
 from nmt.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
-from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate, noam_rate
+from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate
 from nmt.train.trainer import Trainer, train
 from tests.conftest import TINY_DATA, prepared_tiny
 
@@ -67,24 +67,50 @@ def test_fused_output_loss_under_bf16_autocast_stays_close_to_fp32():
     assert torch.allclose(h2.grad, h1.grad, atol=0.05) and torch.allclose(w2.grad, w1.grad, atol=0.05)
 
 
-def test_noam_schedule_by_hand():
-    d, warmup = 512, 4000
-    assert noam_rate(1, d, warmup) == pytest.approx(512 ** -0.5 * 4000 ** -1.5)
-    assert noam_rate(4000, d, warmup) == pytest.approx(512 ** -0.5 * 4000 ** -0.5)  # the peak, ~7e-4
-    assert noam_rate(16000, d, warmup) == pytest.approx(noam_rate(4000, d, warmup) / 2)
-    assert noam_rate(2000, d, warmup) == pytest.approx(noam_rate(4000, d, warmup) / 2)
+def paper_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    """The paper's formula (5.3), written out."""
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def test_the_schedule_by_hand_is_the_papers_with_its_peak_as_lr():
+    assert paper_rate(4000, 512, 4000) == pytest.approx(6.99e-4, abs=1e-6)  # the base model's peak
+    for step in (1, 2000, 4000, 16000):
+        assert inverse_sqrt_rate(step, 512 ** -0.5 * 4000 ** -0.5, 4000) == pytest.approx(paper_rate(step, 512, 4000))
     assert inverse_sqrt_rate(50, 1e-3, 100) == pytest.approx(5e-4)
     assert inverse_sqrt_rate(400, 1e-3, 100) == pytest.approx(5e-4)
 
 
-def test_scheduler_gives_update_n_the_rate_of_step_n():
+def test_scheduler_gives_update_n_the_rate_of_step_n_and_no_lr_is_the_papers():
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
     scheduler = build_scheduler(optimizer, TrainConfig(warmup_steps=10), d_model=64)
     for n in range(1, 30):
-        assert optimizer.param_groups[0]["lr"] == pytest.approx(noam_rate(n, 64, 10))
+        assert optimizer.param_groups[0]["lr"] == pytest.approx(paper_rate(n, 64, 10))
         optimizer.step()
         scheduler.step()
+
+
+def test_a_noam_recipe_becomes_its_peak_rate_with_a_note_and_trains_at_the_same_rates():
+    notes = []
+    raw = {"output_dir": "x", "data": {"src_lang": "en", "tgt_lang": "de", "train": "t", "valid": "v"}, "model": {"d_model": 64},
+           "train": {"lr_schedule": "noam", "lr": 2.0, "warmup_steps": 10}}
+    recipe = recipe_from_dict(raw, "old.yaml", say=notes.append)
+    assert recipe.train.lr_schedule == "inverse_sqrt" and recipe.train.lr == pytest.approx(2.0 * (64 * 10) ** -0.5)
+    assert notes == [f"note: old.yaml: train.lr_schedule: noam with lr 2.0 is now written train.lr_schedule: "
+                     f"inverse_sqrt, train.lr: {recipe.train.lr:.4g} (train.lr is the peak rate under every schedule)"]
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.Adam([param], lr=1.0)
+    scheduler = build_scheduler(optimizer, recipe.train, d_model=64)
+    for n in range(1, 30):
+        assert optimizer.param_groups[0]["lr"] == pytest.approx(paper_rate(n, 64, 10, factor=2.0))
+        optimizer.step()
+        scheduler.step()
+
+
+def test_a_factor_given_as_lr_is_an_error_that_says_what_lr_means():
+    raw = {"output_dir": "x", "data": {"src_lang": "en", "tgt_lang": "de", "train": "t", "valid": "v"}, "train": {"lr": 2.0}}
+    with pytest.raises(NmtError, match=r"my.yaml: train.lr: Value error, the peak learning rate must be below 0.1"):
+        recipe_from_dict(raw, "my.yaml")
 
 
 def test_cooldown_takes_the_rate_linearly_to_zero_over_the_end_of_the_step_budget():
@@ -169,6 +195,14 @@ def test_average_keeps_tied_weights_tied(tmp_path):
     reloaded = load_checkpoint(tmp_path / "avg.pt")["model"]
     assert reloaded["embed"].data_ptr() == reloaded["output"].data_ptr()
     assert count_parameters(reloaded) == 3 * 2 + 2
+
+
+def test_a_checkpoint_from_before_length_penalty_forms_decodes_with_gnmts(trained_tiny, tmp_path):
+    payload = load_checkpoint(trained_tiny.out / "checkpoints" / "best.pt")
+    assert payload["recipe"]["decode"]["length_penalty_form"] == "power"
+    del payload["recipe"]["decode"]["length_penalty_form"]
+    save_checkpoint(payload, tmp_path / "old.pt")
+    assert load_translator([tmp_path / "old.pt"]).recipe.decode.length_penalty_form == "gnmt"
 
 
 def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny):

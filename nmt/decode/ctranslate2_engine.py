@@ -1,13 +1,11 @@
 """Translation through CTranslate2, from a directory written by `nmt export --format ctranslate2`.
 
 The engine plugs into nmt.decode.translate: the same tokenization, truncation, length-sorted token
-batches, one output per input line, n-best and jsonl. What differs from nmt's own search:
-- length_penalty is CTranslate2's: the log-probability divided by |Y|^alpha (nmt divides by the
-  GNMT ((5 + |Y|) / 6)^alpha); with alpha = 0 both rank by log-probability and give the same output;
-- at the length limit a·|source| + b, nmt ends every beam with EOS and ranks them with its
-  probability; CTranslate2 stops them without it (greedy search gives the same tokens either way);
-- tokens forbidden by min_len or no_repeat_ngram_size are removed before the softmax (the rest
-  renormalized), in nmt after it: greedy search picks the same tokens, beam search may rank differently;
+batches, one output per input line, n-best and jsonl. nmt's own search follows CTranslate2's
+(the length penalty |Y|^alpha, the stopping rule, what happens at the length limit, min_len and
+n-gram blocking before the softmax), so both give the same outputs up to float rounding. What
+differs:
+- decode.length_penalty_form gnmt exists in nmt's engine only (an error here);
 - sampling draws from CTranslate2's random generator (seeded with decode.seed).
 """
 
@@ -43,26 +41,45 @@ class CTranslate2Translator:
     def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
         """Token-id sources (non-empty) -> n-best hypotheses each, in the same order.
 
-        CTranslate2 takes one length limit per call: the batch is decoded with its longest
-        source's limit, then the few sentences whose output reached their own limit are decoded
-        again with it (grouped by limit), so that every sentence gets exactly its own.
+        CTranslate2 takes one length limit per call, and a search that reaches a sentence's own
+        limit ends there, so the batch is decoded under its longest limit and the sentences whose
+        search may have reached their own are decoded again with it (grouped by limit):
+        - greedy: an output as long as the limit;
+        - beam, length_penalty > 0: asked for its round(K · patience) best (the number that stops
+          the search), a hypothesis filed at the limit's last step or later, i.e. one of at least
+          limit - 1 tokens: a search that went on past that step had fewer than K · patience
+          hypotheses before it, so one filed later is among them;
+        - beam, length_penalty 0: the search stops early on the n-best it was asked for, so
+          nothing tells; every limit is decoded on its own.
         """
+        if cfg.length_penalty_form != "power" and cfg.length_penalty and not cfg.sampling:
+            raise NmtError(f"decode.length_penalty_form={cfg.length_penalty_form}: CTranslate2 divides by "
+                           "|Y|^alpha only; use decode.length_penalty_form=power, or translate with the checkpoint")
+        nbest = max(cfg.nbest, 1)
         limits = [self._limit(len(ids), cfg) for ids in sources]
-        results = self._call(sources, max(limits), cfg)
-        redo: dict[int, list[int]] = {}
-        for i, (hyps, limit) in enumerate(zip(results, limits)):
-            if limit < max(limits) and max(len(h.tokens) for h in hyps) >= limit:
-                redo.setdefault(limit, []).append(i)
-        for limit, rows in redo.items():
-            for i, hyps in zip(rows, self._call([sources[i] for i in rows], limit, cfg)):
+        beam = not cfg.sampling and cfg.beam_size > 1
+        if beam and cfg.length_penalty == 0:
+            results: list[list[Hypothesis] | None] = [None] * len(sources)
+            redo = list(range(len(sources)))
+        else:
+            wanted = max(nbest, int(cfg.beam_size * cfg.patience + 0.5)) if beam else nbest
+            results = self._call(sources, max(limits), cfg, wanted)
+            reach = 1 if beam else 0  # tokens short of the limit that tell the search reached it
+            redo = [i for i, hyps in enumerate(results)
+                    if limits[i] < max(limits) and max(len(h.tokens) for h in hyps) >= limits[i] - reach]
+        groups: dict[int, list[int]] = {}
+        for i in redo:
+            groups.setdefault(limits[i], []).append(i)
+        for limit, rows in groups.items():
+            for i, hyps in zip(rows, self._call([sources[i] for i in rows], limit, cfg, nbest)):
                 results[i] = hyps
-        return results
+        return [hyps[:nbest] for hyps in results]
 
     def _limit(self, source_length: int, cfg: DecodeConfig) -> int:
         """nmt's limit a·|source| + b, the source counted with its EOS (as nmt.decode.search does)."""
         return max(1, min(int(cfg.max_len_a * (source_length + 1) + cfg.max_len_b), self.max_positions - 1))
 
-    def _call(self, sources: list[list[int]], limit: int, cfg: DecodeConfig) -> list[list[Hypothesis]]:
+    def _call(self, sources: list[list[int]], limit: int, cfg: DecodeConfig, hypotheses: int) -> list[list[Hypothesis]]:
         piece = self.src_tokenizer.id_to_piece
         options = dict(max_decoding_length=limit, min_decoding_length=min(cfg.min_len, limit), max_input_length=0,
                        no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True)
@@ -73,19 +90,20 @@ class CTranslate2Translator:
             options |= dict(beam_size=1, sampling_topk=cfg.top_k, sampling_topp=cfg.top_p,
                             sampling_temperature=cfg.temperature, length_penalty=0.0)
         else:
-            options |= dict(beam_size=cfg.beam_size, num_hypotheses=max(cfg.nbest, 1),
-                            length_penalty=cfg.length_penalty)
+            options |= dict(beam_size=cfg.beam_size, num_hypotheses=hypotheses,
+                            length_penalty=cfg.length_penalty, patience=cfg.patience)
         results = self.translator.translate_batch([[piece(i) for i in ids] for ids in sources], **options)
         to_id = self.tgt_tokenizer.piece_to_id
         alpha = options["length_penalty"]
-        return [[_hypothesis([to_id(p) for p in tokens], score, alpha)
+        # An output shorter than the limit ended with EOS; one of the limit's length was cut there.
+        return [[_hypothesis([to_id(p) for p in tokens], score, alpha, len(tokens) < limit)
                  for tokens, score in zip(result.hypotheses, result.scores)] for result in results]
 
 
-def _hypothesis(tokens: list[int], score: float, alpha: float) -> Hypothesis:
-    """CTranslate2 reports log-probability / |Y|^alpha; undo the division for log_prob."""
-    log_prob = score * len(tokens) ** alpha if tokens and alpha else score
-    return Hypothesis(tokens, score, log_prob)
+def _hypothesis(tokens: list[int], score: float, alpha: float, ended: bool) -> Hypothesis:
+    """CTranslate2 reports log-probability / |Y|^alpha (|Y| counting the EOS, if any); undo the
+    division for log_prob."""
+    return Hypothesis(tokens, score, score * (len(tokens) + ended) ** alpha)
 
 
 def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0) -> CTranslate2Translator:

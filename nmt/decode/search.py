@@ -25,9 +25,21 @@ class Hypothesis:
     log_prob: float  # including the EOS step
 
 
-def gnmt_length_penalty(length, alpha: float):
-    """GNMT (Wu et al., 2016): ((5 + |Y|) / 6)^alpha, |Y| counting the EOS."""
-    return ((5.0 + length) / 6.0) ** alpha
+LENGTH_PENALTY_FORMS = ("power", "gnmt")
+
+
+def length_penalty(length: int, alpha: float, form: str = "power") -> float:
+    """What a finished output's log-probability is divided by. |Y| = `length`: its tokens, its
+    EOS included (an output cut at its length limit has none), as CTranslate2, fairseq and Marian
+    count. power: |Y|^alpha, as they divide; gnmt: ((5 + |Y|) / 6)^alpha (Wu et al., 2016).
+    alpha = 0: rank by log-probability."""
+    if form == "gnmt":
+        return ((5.0 + length) / 6.0) ** alpha
+    return float(length) ** alpha
+
+
+def normalized_score(log_prob: float, length: int, alpha: float, form: str = "power") -> float:
+    return log_prob / length_penalty(length, alpha, form)
 
 
 def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int) -> Tensor:
@@ -36,18 +48,19 @@ def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int) -> Ten
     return (a * src_len + b).long().clamp(min=1, max=model.cfg.max_positions - 1)  # (B,)
 
 
-def _forbid_specials(log_probs: Tensor, end_allowed: bool = True) -> None:
-    log_probs[:, PAD] = NEG_INF
-    log_probs[:, BOS] = NEG_INF
-    if not end_allowed:  # shorter than min_len
+def _next_token_log_probs(log_probs: Tensor, end_allowed: bool, history: Tensor | None,
+                          no_repeat_ngram_size: int) -> Tensor:
+    """The step's log-probabilities without what may not come next (EOS below min_len, tokens
+    repeating an n-gram), taken out before the softmax and the rest renormalized, as CTranslate2
+    does, so both engines rank alike. (The model has already taken out PAD and BOS.)"""
+    if end_allowed and history is None:
+        return log_probs
+    if not end_allowed:
         log_probs[:, EOS] = NEG_INF
-
-
-def _force_eos(log_probs: Tensor, rows: Tensor) -> None:
-    """Rows at their length limit may only end."""
-    eos = log_probs[rows, EOS]
-    log_probs[rows] = NEG_INF
-    log_probs[rows, EOS] = eos
+    if history is not None:
+        forbid_repeated_ngrams(log_probs, history, no_repeat_ngram_size)
+    # A row with nothing left (a toy vocabulary's n-grams all used) stays at -inf, not NaN.
+    return log_probs.log_softmax(dim=-1).nan_to_num_(nan=NEG_INF, neginf=NEG_INF)
 
 
 def forbid_repeated_ngrams(log_probs: Tensor, history: Tensor, n: int) -> None:
@@ -83,8 +96,11 @@ def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Gene
 
 @torch.inference_mode()
 def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
-                  min_len: int = 0, sample: dict | None = None, no_repeat_ngram_size: int = 0) -> list[Hypothesis]:
-    """The most probable next token at each step, for a batch of sources (B, S).
+                  min_len: int = 0, sample: dict | None = None, no_repeat_ngram_size: int = 0,
+                  length_penalty: float = 0.0, length_penalty_form: str = "power") -> list[Hypothesis]:
+    """The most probable next token at each step, for a batch of sources (B, S). An output ends
+    with EOS or at its length limit (then without EOS, as in beam search); its score is divided
+    by the length penalty as beam search's are.
 
     With `sample` (temperature, top_k, top_p, generator), the next token is drawn at random instead.
     """
@@ -95,14 +111,12 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     state = model.start_decoding(memory, src_mask)
     alive = torch.arange(batch, device=src.device)  # sentence of each active row
     tokens = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
-    outputs = torch.full((batch, int(limits.max()) + 1), PAD, dtype=torch.long, device=src.device)
+    outputs = torch.full((batch, int(limits.max())), PAD, dtype=torch.long, device=src.device)
     log_prob = torch.zeros(batch, device=src.device)
-    for t in range(int(limits.max()) + 1):
-        log_probs = model.decode_step(tokens, state)  # (n, V)
-        _forbid_specials(log_probs, end_allowed=t >= min_len)
-        if no_repeat_ngram_size:  # outputs[alive] is a copy: made only when asked for
-            forbid_repeated_ngrams(log_probs, outputs[alive, :t], no_repeat_ngram_size)
-        _force_eos(log_probs, (limits[alive] <= t).nonzero().squeeze(1))
+    for t in range(int(limits.max())):
+        history = outputs[alive, :t] if no_repeat_ngram_size else None  # a copy: made only when asked for
+        log_probs = _next_token_log_probs(model.decode_step(tokens, state), t >= min_len, history,
+                                          no_repeat_ngram_size)  # (n, V)
         if pick is None:
             best, tokens = log_probs.max(dim=-1)
         else:
@@ -110,16 +124,18 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
             best = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
         outputs[alive, t] = tokens
         log_prob[alive] += best
-        running = tokens != EOS
+        running = (tokens != EOS) & (limits[alive] > t + 1)
         if not running.any():
             break
         if not running.all():
             keep = running.nonzero().squeeze(1)
             state, alive, tokens = state.select(keep), alive[keep], tokens[keep]
     hypotheses = []
-    for row, score in zip(outputs.tolist(), log_prob.tolist()):
-        seq = row[: row.index(EOS)] if EOS in row else [t for t in row if t != PAD]
-        hypotheses.append(Hypothesis(seq, score, score))
+    for row, total in zip(outputs.tolist(), log_prob.tolist()):
+        ended = EOS in row
+        seq = row[: row.index(EOS)] if ended else [t for t in row if t != PAD]
+        hypotheses.append(Hypothesis(seq, normalized_score(total, len(seq) + ended, length_penalty,
+                                                           length_penalty_form), total))
     return hypotheses
 
 
@@ -131,22 +147,27 @@ def _index_tensor(values: list[int], device: torch.device) -> Tensor:
 @torch.inference_mode()
 def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty: float = 0.6,
                 max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
-                min_len: int = 0, no_repeat_ngram_size: int = 0) -> list[list[Hypothesis]]:
+                min_len: int = 0, no_repeat_ngram_size: int = 0,
+                length_penalty_form: str = "power", patience: float = 1.0) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
 
-    Each step scores all K·V extensions of the K beams, keeps the 2K best, files those ending in
-    EOS among the top K as finished (normalized by the length penalty), and continues with the
-    K best that did not end. A sentence stops at its length limit, when no live beam is left, or
-    when its n-th best finished score is at least the best score a live beam could still reach
-    (log-probabilities only fall, so that is its score now, normalized at the longest length).
-    Stopping after K finished hypotheses instead (as fairseq does) can return a poor early
-    hypothesis while a far better one is still in the beam.
+    Each step scores all K·V extensions of the K beams and keeps the 2K best. Those among the top
+    K that end in EOS are filed as finished, and the search goes on with the K best that did not
+    end. At a sentence's last step (its length limit) every top-K candidate is filed, ended or
+    not. A sentence stops there, or once round(K · patience) hypotheses are filed (Kasai et al.,
+    2022); with length_penalty 0, once the step's best candidate has ended and `nbest` are filed
+    (no later hypothesis can beat it). Each filed hypothesis is ranked by its log-probability
+    divided by the length penalty. This is CTranslate2's beam search, so a model and its export
+    translate alike.
 
     The bookkeeping (finished hypotheses, which sentences go on, each beam's tokens) lives on the
     host, and the device sends it what it needs in one read per step (the top candidates, their
     beams and tokens): on a GPU, one host sync per step. Indices go back as host-built tensors.
     """
+    if length_penalty_form not in LENGTH_PENALTY_FORMS:
+        raise ValueError(f"length_penalty_form {length_penalty_form!r}: choose one of {LENGTH_PENALTY_FORMS}")
     k = beam_size
+    enough_filed = max(1, int(k * patience + 0.5))  # rounded half up, as CTranslate2 rounds
     batch, device = src.size(0), src.device
     limits = max_output_lengths(src, model, max_len_a, max_len_b).tolist()  # (B,) on the host
     memory, src_mask = model.encode(src)
@@ -160,18 +181,13 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
     last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    best_has_ended = [False] * batch  # a step's best candidate was EOS (for length_penalty 0)
 
-    for t in range(max(limits) + 1):
+    for t in range(max(limits)):
         b = len(sentence)
-        log_probs = model.decode_step(last, state)  # (b·K, V)
+        log_probs = _next_token_log_probs(model.decode_step(last, state), t >= min_len, history_device,
+                                          no_repeat_ngram_size)  # (b·K, V)
         vocab = log_probs.size(1)
-        _forbid_specials(log_probs, end_allowed=t >= min_len)
-        if history_device is not None:
-            forbid_repeated_ngrams(log_probs, history_device, no_repeat_ngram_size)
-        at_limit = [limits[s] <= t for s in sentence]
-        if any(at_limit):
-            _force_eos(log_probs, _index_tensor([i * k + j for i in range(b) if at_limit[i] for j in range(k)], device))
-
         candidates = (scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
         top_scores, top_index = candidates.topk(2 * k, dim=1)  # (b, 2K), best first
         top_beam, top_token = top_index // vocab, top_index % vocab
@@ -190,19 +206,20 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
 
         active, rows, tokens = [], [], []
         for i, row in enumerate(step):
-            top, beams, ends_here = row[:k], row[k:2 * k], row[2 * k:3 * k]
-            hyps = finished[sentence[i]]
-            for j in range(k):  # file the EOS candidates ranked in the top K as finished hypotheses
-                if ends_here[j] == EOS and top[j] > NEG_INF:
-                    tokens_so_far = history[i * k + int(beams[j])]
-                    hyps.append(Hypothesis(list(tokens_so_far), top[j] / gnmt_length_penalty(t + 1, length_penalty), top[j]))
-            if len(hyps) > 1:
-                hyps.sort(key=lambda h: -h.score)
-                del hyps[max(nbest, k):]
-            best = row[5 * k]
-            nth_best = hyps[nbest - 1].score if len(hyps) >= nbest else NEG_INF
-            reachable = best / gnmt_length_penalty(limits[sentence[i]] + 1, length_penalty)
-            if at_limit[i] or best == NEG_INF or nth_best >= reachable:
+            top, beams, words = row[:k], row[k:2 * k], row[2 * k:3 * k]
+            s = sentence[i]
+            last_step = t == limits[s] - 1
+            hyps = finished[s]
+            for j in range(k):  # file the top K candidates that end (all of them at the last step)
+                if top[j] == NEG_INF or not (words[j] == EOS or last_step):
+                    continue
+                ended = words[j] == EOS
+                output = history[i * k + int(beams[j])] + ([] if ended else [int(words[j])])
+                hyps.append(Hypothesis(output, normalized_score(top[j], len(output) + ended, length_penalty,
+                                                                length_penalty_form), top[j]))
+                best_has_ended[s] = best_has_ended[s] or j == 0
+            enough = best_has_ended[s] and len(hyps) >= nbest if length_penalty == 0 else len(hyps) >= enough_filed
+            if last_step or enough or row[5 * k] == NEG_INF:
                 continue
             active.append(i)
             rows += [i * k + int(beam) for beam in row[3 * k:4 * k]]
@@ -219,4 +236,4 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
             scores = scores.index_select(0, _index_tensor(active, device))
             sentence = [sentence[i] for i in active]
 
-    return [hyps[:nbest] for hyps in finished]
+    return [sorted(hyps, key=lambda h: -h.score)[:nbest] for hyps in finished]

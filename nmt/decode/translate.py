@@ -148,11 +148,14 @@ def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig)
         if cfg.sampling:
             generator = torch.Generator(translator.device).manual_seed(cfg.seed)
             sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
+        alpha = 0.0 if cfg.sampling else cfg.length_penalty
         return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
-                                           no_repeat_ngram_size=cfg.no_repeat_ngram_size)]
+                                           no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
+                                           length_penalty_form=cfg.length_penalty_form)]
     return beam_search(translator.model, src, cfg.beam_size, cfg.length_penalty,
                        cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
-                       no_repeat_ngram_size=cfg.no_repeat_ngram_size)
+                       no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
+                       patience=cfg.patience)
 
 
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig,

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig
-from nmt.data.tokenizer import PAD
+from nmt.data.tokenizer import BOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.output_loss import output_layer_loss
 
@@ -318,9 +318,14 @@ class Transformer(nn.Module):
         return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams)
 
     def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
-        """tokens (N,) at position state.length -> log-probabilities (N, V); advances the state."""
+        """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token;
+        advances the state. PAD and BOS never come next: they are taken out before the softmax
+        (-inf), as the CTranslate2 export's output bias does, so both engines score alike."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
             x = layer(x, kv, state.src_bias, cache=cache)
         state.length += 1
-        return F.log_softmax(self.output_logits(self.decoder_norm(x[:, 0])).float(), dim=-1)
+        logits = self.output_logits(self.decoder_norm(x[:, 0])).float()
+        logits[:, PAD] = float("-inf")
+        logits[:, BOS] = float("-inf")
+        return F.log_softmax(logits, dim=-1)

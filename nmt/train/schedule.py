@@ -11,14 +11,13 @@ from torch.optim.lr_scheduler import LambdaLR
 from nmt.config import TrainConfig
 
 
-def noam_rate(step: int, d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
-    """The paper's rate (5.3): factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
-    step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+def paper_peak_rate(d_model: int, warmup_steps: int) -> float:
+    """The peak of the paper's rate d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) (5.3), at step = warmup."""
+    return (d_model * max(warmup_steps, 1)) ** -0.5
 
 
 def inverse_sqrt_rate(step: int, peak_lr: float, warmup_steps: int) -> float:
-    """Linear warmup to `peak_lr`, then decay with 1/sqrt(step) (fairseq's inverse_sqrt)."""
+    """Linear warmup to `peak_lr`, then decay with 1/sqrt(step) (the paper's shape; fairseq's inverse_sqrt)."""
     step = max(step, 1)
     if warmup_steps <= 0:
         return peak_lr / step ** 0.5
@@ -26,9 +25,8 @@ def inverse_sqrt_rate(step: int, peak_lr: float, warmup_steps: int) -> float:
 
 
 def rate_function(cfg: TrainConfig, d_model: int):
-    if cfg.lr_schedule == "noam":
-        return lambda step: noam_rate(step, d_model, cfg.warmup_steps, cfg.lr)
-    return lambda step: inverse_sqrt_rate(step, cfg.lr, cfg.warmup_steps)
+    peak = cfg.lr if cfg.lr is not None else paper_peak_rate(d_model, cfg.warmup_steps)
+    return lambda step: inverse_sqrt_rate(step, peak, cfg.warmup_steps)
 
 
 def cooldown_factor(budget_used: float, cooldown: float) -> float:
