@@ -141,6 +141,8 @@ def translate(
     top_k: Annotated[Optional[int], typer.Option(help="Sample among the k most probable tokens (0 = all).")] = None,
     top_p: Annotated[Optional[float], typer.Option(help="Nucleus sampling mass (1.0 = all).")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
+    input_format: Annotated[str, typer.Option(
+        help='plain (one sentence a line) or jsonl ({"text": ..., "prefix": ...} a line: the output starts with the prefix).')] = "plain",
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
     threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
     decode_from: Annotated[Optional[Path], typer.Option(
@@ -173,7 +175,50 @@ def translate(
                  "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}
     cfg = decode_settings(translator.recipe, decode_from, shortcuts, set_ or [])
     warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False, markup=False)  # noqa: E731
-    translate_file(translator, input, output, cfg, output_format, interactive, warn)
+    report = translate_file(translator, input, output, cfg, output_format, interactive, warn, input_format)
+    if report.failed:
+        err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
+                  "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+@friendly_errors
+def likelihood(
+    checkpoint: Annotated[list[Path], typer.Option(
+        "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")],
+    source: Annotated[Path, typer.Option("--source", "-s", help="Source text file.")],
+    target: Annotated[Path, typer.Option("--target", "-t", help="Target text file: the translations to score, line by line.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
+    output_format: Annotated[str, typer.Option(
+        help="text (the total log-probability) or jsonl (also per token).")] = "text",
+    max_tokens: Annotated[Optional[int], typer.Option(
+        "--max-tokens", help="Tokens per batch, padding included (default: the recipe's decode.max_tokens).")] = None,
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
+    threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
+    engine: Annotated[str, typer.Option(help="torch or ctranslate2 (an exported directory always uses it).")] = "torch",
+    compute_type: Annotated[str, typer.Option(help="CTranslate2 only: default (as exported), int8, ...")] = "default",
+    ensemble: Annotated[bool, typer.Option(
+        help="With several -c: score with the models together (mean of their probabilities).")] = False,
+):
+    """Score given translations (forced decoding): for each pair of lines, the natural-log
+    probability of the target's pieces and EOS given the source; one output line per pair."""
+    import torch
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from nmt.decode.likelihood import likelihood_file
+    from nmt.decode.translate import load_translator
+
+    if threads:
+        torch.set_num_threads(threads)
+    scorer = load_translator(checkpoint, device, engine, compute_type, threads, ensemble)
+    decode = scorer.recipe.decode
+    warn = lambda message: err.print(f"warning: {source}: {message}", highlight=False, markup=False)  # noqa: E731
+    columns = [SpinnerColumn(), TextColumn("scoring: {task.completed:,} pairs"), TimeElapsedColumn()]
+    with Progress(*columns, console=err, disable=not err.is_terminal or output == "-") as bar:
+        task = bar.add_task("", total=None)
+        likelihood_file(scorer, source, target, output, max_tokens or decode.max_tokens, output_format,
+                        decode.precision, warn, done=lambda n: bar.advance(task, n))
 
 
 @app.command()

@@ -258,3 +258,27 @@ def test_decode_settings_from_another_recipe(trained_tiny, tmp_path):
     assert len(json.loads(tuned_run.stdout)["hypotheses"]) == 3  # the tuned recipe's nbest
     missing = nmt("translate", "-c", ckpt, "--decode-from", str(tmp_path / "nope.yaml"), input=source)
     assert missing.exit_code == 2 and "nope.yaml" in missing.output
+
+
+def test_jsonl_input_forces_prefixes_and_a_bad_line_fails_alone(trained_tiny, tmp_path):
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    requests = [{"text": "A dog runs on the beach.", "prefix": "Zwei Katzen"}, {"text": "A dog runs on the beach."},
+                "not json", {"prefix": "Ein"}, {"text": "A dog.", "constraints": ["Hund"]}, {"text": 3},
+                {"text": "A dog.", "colour": "red"}, [1, 2], {"text": ""}]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in requests))
+    out = tmp_path / "out.de"
+    result = nmt("translate", "-c", ckpt, "-i", source, "-o", out, "--input-format", "jsonl")
+    assert result.exit_code == 1
+    for fragment in ("line 3: not JSON", "line 4: text: missing", "line 5: constraints: lexical constraints are not "
+                     "supported yet", "line 6: text: a string is expected", "line 7: colour: unknown field",
+                     "line 8: a JSON object is expected", "6 line(s) could not be translated"):
+        assert fragment in result.output
+    assert "Traceback" not in result.output
+    lines = out.read_text().split("\n")[:-1]
+    assert len(lines) == len(requests)
+    assert lines[0].startswith("Zwei Katzen") and lines[1] == "Ein Hund rennt am Strand."
+    assert lines[2:] == [""] * 7
+    jsonl = nmt("translate", "-c", ckpt, "-i", source, "--input-format", "jsonl", "--output-format", "jsonl")
+    rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    assert rows[3] == {"error": "line 4: text: missing"} and rows[0]["hypotheses"][0]["text"].startswith("Zwei Katzen")

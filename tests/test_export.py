@@ -201,3 +201,35 @@ def test_a_missing_extra_is_named(trained_tiny, tmp_path, monkeypatch):
                    "nmt[ctranslate2]")
     monkeypatch.setitem(sys.modules, "fastapi", None)
     one_line_error(runner.invoke(app, ["serve", ckpt]), "pip install 'nmt[serve]'")
+
+
+def test_ctranslate2_likelihood_matches_nmts(exported):
+    from nmt.decode.likelihood import score_pairs
+
+    ckpt, out = exported
+    own, ct2 = load_translator([ckpt]), load_translator([out])
+    references = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
+    pairs = list(zip(LINES, references + ["Ein Hund."] * len(LINES))) + [("", ""), ("A dog.", "")]
+    ours, theirs = score_pairs(own, pairs, 4096), score_pairs(ct2, pairs, 4096)
+    for a, b in zip(ours, theirs):
+        assert a.tokens == b.tokens
+        assert a.token_log_probs == pytest.approx(b.token_log_probs, abs=2e-3)
+
+
+@pytest.mark.parametrize("setting", ["the recipe's own", "greedy", "length penalty 0, 3-best"])
+def test_a_prefix_gives_the_same_lines_in_both_engines(exported, setting):
+    ckpt, out = exported
+    own, ct2 = load_translator([ckpt]), load_translator([out])
+    cfg = own.recipe.decode.model_copy(update=SETTINGS[setting])
+    references = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
+    lines = [line for line in LINES if line]
+    # Prefixes: a reference's first words, words the model would not choose, none, a long one.
+    prefixes = ([" ".join(r.split()[:2]) for r in references] + ["Drei Katzen", "", "Ein Hund " * 12]
+                + [""] * len(lines))[: len(lines)]
+    theirs, ours = translate_lines(ct2, lines, cfg, prefixes=prefixes), translate_lines(own, lines, cfg, prefixes=prefixes)
+    for a, b, prefix in zip(theirs, ours, prefixes):
+        assert [h.tokens for h in a] == [h.tokens for h in b]
+        assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-3)
+        pieces = own.tgt_tokenizer.encode(prefix)
+        assert all(h.tokens[: len(pieces)] == pieces for h in b)
+        assert own.tgt_tokenizer.decode(b[0].tokens).startswith(prefix.strip())

@@ -222,3 +222,35 @@ def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(t
     same = sum(a[0].tokens == b[0].tokens for a, b in zip(fp32, bf16))
     assert same >= 6, same  # bf16 rounding may change a close call, not the model's translations
     assert any(abs(a[0].log_prob - b[0].log_prob) > 1e-6 for a, b in zip(fp32, bf16))  # autocast did run
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_a_prefix_is_forced_and_its_probability_not_counted(beam_size):
+    model = toy_model()
+    src = sources()
+    prefixes = [[7, 8], [], [30], [12, 12, 12]]
+    def search(prefixes):
+        if beam_size == 1:
+            return greedy_search(model, src, prefixes=prefixes)
+        return [h[0] for h in beam_search(model, src, beam_size=beam_size, length_penalty=0.0, prefixes=prefixes)]
+
+    hyps = search(prefixes)
+    limits = max_output_lengths(src, model, 1.5, 10).tolist()
+    for i, (h, prefix) in enumerate(zip(hyps, prefixes)):
+        assert h.tokens[: len(prefix)] == prefix and len(h.tokens) > len(prefix)
+        ended = len(h.tokens) < limits[i]
+        given = sequence_log_prob(model, src[i], prefix, ended=False)
+        assert h.log_prob == pytest.approx(sequence_log_prob(model, src[i], h.tokens, ended) - given, abs=1e-3)
+    assert hyps[1].tokens == search(None)[1].tokens  # no prefix: the same search
+    if beam_size == 1:  # greedy with a prefix is beam search of one beam with it
+        beam = beam_search(model, src, beam_size=1, length_penalty=0.0, prefixes=prefixes)
+        assert [h.tokens for h in hyps] == [b[0].tokens for b in beam]
+
+
+def test_a_prefix_longer_than_the_limit_still_gets_a_token_after_it():
+    model = toy_model()
+    src = sources()[:1]
+    prefix = [9] * 8
+    for hyp in (greedy_search(model, src, max_len_a=0.0, max_len_b=3, prefixes=[prefix])[0],
+                beam_search(model, src, beam_size=3, max_len_a=0.0, max_len_b=3, prefixes=[prefix])[0][0]):
+        assert hyp.tokens[:8] == prefix and len(hyp.tokens) <= 9

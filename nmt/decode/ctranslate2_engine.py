@@ -38,7 +38,8 @@ class CTranslate2Translator:
     def max_positions(self) -> int:
         return self.recipe.model.max_positions
 
-    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
+    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig,
+                        prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
         """Token-id sources (non-empty) -> n-best hypotheses each, in the same order.
 
         CTranslate2 takes one length limit per call, and a search that reaches a sentence's own
@@ -56,14 +57,15 @@ class CTranslate2Translator:
             raise NmtError(f"decode.length_penalty_form={cfg.length_penalty_form}: CTranslate2 divides by "
                            "|Y|^alpha only; use decode.length_penalty_form=power, or translate with the checkpoint")
         nbest = max(cfg.nbest, 1)
-        limits = [self._limit(len(ids), cfg) for ids in sources]
+        prefixes = prefixes or [[] for _ in sources]
+        limits = [self._limit(len(ids), cfg, len(prefix)) for ids, prefix in zip(sources, prefixes)]
         beam = not cfg.sampling and cfg.beam_size > 1
         if beam and cfg.length_penalty == 0:
             results: list[list[Hypothesis] | None] = [None] * len(sources)
             redo = list(range(len(sources)))
         else:
             wanted = max(nbest, int(cfg.beam_size * cfg.patience + 0.5)) if beam else nbest
-            results = self._call(sources, max(limits), cfg, wanted)
+            results = self._call(sources, prefixes, max(limits), cfg, wanted)
             reach = 1 if beam else 0  # tokens short of the limit that tell the search reached it
             redo = [i for i, hyps in enumerate(results)
                     if limits[i] < max(limits) and max(len(h.tokens) for h in hyps) >= limits[i] - reach]
@@ -71,16 +73,27 @@ class CTranslate2Translator:
         for i in redo:
             groups.setdefault(limits[i], []).append(i)
         for limit, rows in groups.items():
-            for i, hyps in zip(rows, self._call([sources[i] for i in rows], limit, cfg, nbest)):
+            for i, hyps in zip(rows, self._call([sources[i] for i in rows], [prefixes[i] for i in rows], limit, cfg, nbest)):
                 results[i] = hyps
         return [hyps[:nbest] for hyps in results]
 
-    def _limit(self, source_length: int, cfg: DecodeConfig) -> int:
-        """nmt's limit a·|source| + b, the source counted with its EOS (as nmt.decode.search does)."""
-        return max(1, min(int(cfg.max_len_a * (source_length + 1) + cfg.max_len_b), self.max_positions - 1))
+    def score_batch(self, sources: list[list[int]], targets: list[list[int]], precision: str = "auto") -> list[list[float]]:
+        """Forced decoding (CTranslate2's score_batch): per pair, the log-probability of each
+        target token and then of EOS. `precision` is nmt's engine's; the export's weights decide here."""
+        src_piece, tgt_piece = self.src_tokenizer.id_to_piece, self.tgt_tokenizer.id_to_piece
+        results = self.translator.score_batch([[src_piece(i) for i in ids] for ids in sources],
+                                              [[tgt_piece(i) for i in ids] for ids in targets], max_input_length=0)
+        return [list(result.log_probs) for result in results]
 
-    def _call(self, sources: list[list[int]], limit: int, cfg: DecodeConfig, hypotheses: int) -> list[list[Hypothesis]]:
-        piece = self.src_tokenizer.id_to_piece
+    def _limit(self, source_length: int, cfg: DecodeConfig, prefix_length: int = 0) -> int:
+        """nmt's limit a·|source| + b, the source counted with its EOS, at least one token past the
+        prefix (as nmt.decode.search.max_output_lengths)."""
+        limit = max(int(cfg.max_len_a * (source_length + 1) + cfg.max_len_b), prefix_length + 1)
+        return max(1, min(limit, self.max_positions - 1))
+
+    def _call(self, sources: list[list[int]], prefixes: list[list[int]], limit: int, cfg: DecodeConfig,
+              hypotheses: int) -> list[list[Hypothesis]]:
+        piece, tgt_piece = self.src_tokenizer.id_to_piece, self.tgt_tokenizer.id_to_piece
         options = dict(max_decoding_length=limit, min_decoding_length=min(cfg.min_len, limit), max_input_length=0,
                        no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True)
         if cfg.sampling:
@@ -92,6 +105,8 @@ class CTranslate2Translator:
         else:
             options |= dict(beam_size=cfg.beam_size, num_hypotheses=hypotheses,
                             length_penalty=cfg.length_penalty, patience=cfg.patience)
+        if any(prefixes):
+            options["target_prefix"] = [[tgt_piece(i) for i in prefix] or None for prefix in prefixes]
         results = self.translator.translate_batch([[piece(i) for i in ids] for ids in sources], **options)
         to_id = self.tgt_tokenizer.piece_to_id
         alpha = options["length_penalty"]

@@ -52,3 +52,10 @@ class Ensemble:
         if len(log_probs) == 1:
             return log_probs[0]
         return torch.logsumexp(torch.stack(log_probs), dim=0) - math.log(len(log_probs))
+
+    def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """(B, T, V): log of the mean of the models' next-token probabilities at every position."""
+        log_probs = [m.teacher_forced_log_probs(src, tgt_in) for m in self.models]
+        if len(log_probs) == 1:
+            return log_probs[0]
+        return torch.logsumexp(torch.stack(log_probs), dim=0) - math.log(len(log_probs))

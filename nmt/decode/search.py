@@ -42,10 +42,25 @@ def normalized_score(log_prob: float, length: int, alpha: float, form: str = "po
     return log_prob / length_penalty(length, alpha, form)
 
 
-def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int) -> Tensor:
-    """Per sentence: a · (source length without padding) + b, within the model's positions."""
+def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int,
+                       prefix_lengths: Tensor | None = None) -> Tensor:
+    """Per sentence: a · (source length without padding) + b, within the model's positions, and
+    at least one token beyond its forced prefix, if any."""
     src_len = (src != PAD).sum(dim=1)
-    return (a * src_len + b).long().clamp(min=1, max=model.cfg.max_positions - 1)  # (B,)
+    limits = (a * src_len + b).long()
+    if prefix_lengths is not None:
+        limits = torch.maximum(limits, prefix_lengths + 1)
+    return limits.clamp(min=1, max=model.cfg.max_positions - 1)  # (B,)
+
+
+def _prefix_table(prefixes: list[list[int]] | None, batch: int, device) -> Tensor | None:
+    """(B, longest prefix) of forced tokens, -1 past each sentence's prefix; None without any."""
+    if not prefixes or not any(prefixes):
+        return None
+    table = torch.full((batch, max(len(p) for p in prefixes)), -1, dtype=torch.long)
+    for i, prefix in enumerate(prefixes):
+        table[i, : len(prefix)] = torch.tensor(prefix, dtype=torch.long)
+    return to_device(table, device)
 
 
 def _next_token_log_probs(log_probs: Tensor, end_allowed: bool, history: Tensor | None,
@@ -97,16 +112,20 @@ def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Gene
 @torch.inference_mode()
 def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
                   min_len: int = 0, sample: dict | None = None, no_repeat_ngram_size: int = 0,
-                  length_penalty: float = 0.0, length_penalty_form: str = "power") -> list[Hypothesis]:
+                  length_penalty: float = 0.0, length_penalty_form: str = "power",
+                  prefixes: list[list[int]] | None = None) -> list[Hypothesis]:
     """The most probable next token at each step, for a batch of sources (B, S). An output ends
     with EOS or at its length limit (then without EOS, as in beam search); its score is divided
-    by the length penalty as beam search's are.
+    by the length penalty as beam search's are. An output with a prefix (token ids) starts with
+    it; its probability is not counted (it is given, not chosen), as in CTranslate2.
 
     With `sample` (temperature, top_k, top_p, generator), the next token is drawn at random instead.
     """
     pick = _sampler(**sample) if sample else None
     batch = src.size(0)
-    limits = max_output_lengths(src, model, max_len_a, max_len_b)
+    forced = _prefix_table(prefixes, batch, src.device)
+    prefix_lengths = None if forced is None else (forced >= 0).sum(dim=1)
+    limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths)
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask)
     alive = torch.arange(batch, device=src.device)  # sentence of each active row
@@ -122,6 +141,10 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
         else:
             tokens = pick(log_probs)
             best = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
+        if forced is not None and t < forced.size(1):
+            given = forced[alive, t]
+            tokens = torch.where(given >= 0, given, tokens)
+            best = best.masked_fill(given >= 0, 0.0)
         outputs[alive, t] = tokens
         log_prob[alive] += best
         running = (tokens != EOS) & (limits[alive] > t + 1)
@@ -139,6 +162,10 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     return hypotheses
 
 
+def _first_beam_only(k: int, device: torch.device) -> Tensor:
+    return to_device(torch.tensor([0.0] + [NEG_INF] * (k - 1)), device)
+
+
 def _index_tensor(values: list[int], device: torch.device) -> Tensor:
     """Host-built indices on the device, copied without making the host wait."""
     return to_device(torch.tensor(values, dtype=torch.long), device)
@@ -148,7 +175,8 @@ def _index_tensor(values: list[int], device: torch.device) -> Tensor:
 def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty: float = 0.6,
                 max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
                 min_len: int = 0, no_repeat_ngram_size: int = 0,
-                length_penalty_form: str = "power", patience: float = 1.0) -> list[list[Hypothesis]]:
+                length_penalty_form: str = "power", patience: float = 1.0,
+                prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
 
     Each step scores all K·V extensions of the K beams and keeps the 2K best. Those among the top
@@ -160,6 +188,11 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     divided by the length penalty. This is CTranslate2's beam search, so a model and its export
     translate alike.
 
+    A sentence with a prefix (token ids) is forced through it on one beam, its probability not
+    counted (it is given, not chosen); at the first free step an EOS that is not the best
+    candidate is not filed and its beam is left empty (CTranslate2's guard against outputs that
+    stop right after the prefix).
+
     The bookkeeping (finished hypotheses, which sentences go on, each beam's tokens) lives on the
     host, and the device sends it what it needs in one read per step (the top candidates, their
     beams and tokens): on a GPU, one host sync per step. Indices go back as host-built tensors.
@@ -169,7 +202,9 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     k = beam_size
     enough_filed = max(1, int(k * patience + 0.5))  # rounded half up, as CTranslate2 rounds
     batch, device = src.size(0), src.device
-    limits = max_output_lengths(src, model, max_len_a, max_len_b).tolist()  # (B,) on the host
+    prefixes = prefixes or [[] for _ in range(batch)]
+    prefix_lengths = torch.tensor([len(p) for p in prefixes], device=device)
+    limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths).tolist()  # (B,) on the host
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask, beams=k)
 
@@ -204,14 +239,23 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
         step = torch.cat([top_scores[:, :k], top_beam[:, :k], top_token[:, :k], next_beam, next_token,
                           scores[:, :1]], dim=1).double().tolist()
 
-        active, rows, tokens = [], [], []
+        active, rows, tokens, forced_entries, emptied_entries = [], [], [], [], []
         for i, row in enumerate(step):
             top, beams, words = row[:k], row[k:2 * k], row[2 * k:3 * k]
             s = sentence[i]
+            if t < len(prefixes[s]):  # the prefix's next token, on the first beam, at no cost
+                active.append(i)
+                forced_entries.append(i)
+                rows += [i * k] * k
+                tokens += [prefixes[s][t]] * k
+                continue
+            after_prefix = t == len(prefixes[s]) > 0
+            if after_prefix and EOS in words[1:]:
+                emptied_entries.append(i)
             last_step = t == limits[s] - 1
             hyps = finished[s]
             for j in range(k):  # file the top K candidates that end (all of them at the last step)
-                if top[j] == NEG_INF or not (words[j] == EOS or last_step):
+                if top[j] == NEG_INF or not (words[j] == EOS or last_step) or (after_prefix and j and words[j] == EOS):
                     continue
                 ended = words[j] == EOS
                 output = history[i * k + int(beams[j])] + ([] if ended else [int(words[j])])
@@ -226,6 +270,10 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
             tokens += [int(token) for token in row[4 * k:5 * k]]
         if not active:
             break
+        if forced_entries:  # the forced beams: the first at 0, the others empty
+            scores[_index_tensor(forced_entries, device)] = _first_beam_only(k, device)
+        if emptied_entries:  # where an EOS was not filed, CTranslate2 keeps one live beam fewer
+            scores[_index_tensor(emptied_entries, device), k - 1] = NEG_INF
         history = [history[r] + [token] for r, token in zip(rows, tokens)]
         rows_device = _index_tensor(rows, device)  # (b'·K,)
         last = _index_tensor(tokens, device)

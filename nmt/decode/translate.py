@@ -22,7 +22,7 @@ import torch
 from nmt.checkpoint import load_checkpoint, load_payload
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
-from nmt.data.tokenizer import EOS, PAD, load_processor
+from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
@@ -46,8 +46,12 @@ class Translator:
     def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
         return self.model.cfg.max_positions
 
-    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
-        return translate_batch(self, sources, cfg)
+    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig,
+                        prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+        return translate_batch(self, sources, cfg, prefixes)
+
+    def score_batch(self, sources: list[list[int]], targets: list[list[int]], precision: str = "auto") -> list[list[float]]:
+        return score_batch(self, sources, targets, precision)
 
 
 def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
@@ -130,19 +134,41 @@ def decode_autocast(device: torch.device, precision: str):
     return torch.autocast(device.type, dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
 
 
-def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
-    """Token-id sources (non-empty) -> n-best hypotheses each, in the same order."""
+def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
+                    prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+    """Token-id sources (non-empty) -> n-best hypotheses each, in the same order; each output
+    starts with its prefix (target token ids), if any."""
     with decode_autocast(translator.device, cfg.precision):
-        return _search(translator, sources, cfg)
+        return _search(translator, sources, cfg, prefixes)
 
 
-def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig) -> list[list[Hypothesis]]:
-    width = max(len(s) for s in sources) + 1
-    src = torch.full((len(sources), width), PAD, dtype=torch.long)
-    for i, ids in enumerate(sources):
-        src[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-        src[i, len(ids)] = EOS
-    src = src.to(translator.device)
+def _padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
+    """Token rows (B, longest + the extra tokens), each with `first` before and `last` after it, PAD-filled."""
+    extra = (first is not None) + (last is not None)
+    out = torch.full((len(rows), max(len(r) for r in rows) + extra), PAD, dtype=torch.long)
+    for i, ids in enumerate(rows):
+        row = ([first] if first is not None else []) + ids + ([last] if last is not None else [])
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return out
+
+
+@torch.inference_mode()
+def score_batch(translator: Translator, sources: list[list[int]], targets: list[list[int]],
+                precision: str = "auto") -> list[list[float]]:
+    """Forced decoding: per pair, the log-probability of each target token and then of EOS given
+    the source and the tokens before it (teacher forcing, all positions in one pass)."""
+    src = _padded(sources, last=EOS).to(translator.device)
+    tgt_in = _padded(targets, first=BOS).to(translator.device)
+    tgt_out = _padded(targets, last=EOS).to(translator.device)
+    with decode_autocast(translator.device, precision):
+        log_probs = translator.model.teacher_forced_log_probs(src, tgt_in)
+    picked = log_probs.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1).cpu()  # (B, T)
+    return [picked[i, : len(ids) + 1].tolist() for i, ids in enumerate(targets)]
+
+
+def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
+            prefixes: list[list[int]] | None) -> list[list[Hypothesis]]:
+    src = _padded(sources, last=EOS).to(translator.device)
     if cfg.sampling or cfg.beam_size <= 1:
         sample = None
         if cfg.sampling:
@@ -151,24 +177,39 @@ def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig)
         alpha = 0.0 if cfg.sampling else cfg.length_penalty
         return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
                                            no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
-                                           length_penalty_form=cfg.length_penalty_form)]
+                                           length_penalty_form=cfg.length_penalty_form, prefixes=prefixes)]
     return beam_search(translator.model, src, cfg.beam_size, cfg.length_penalty,
                        cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
                        no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
-                       patience=cfg.patience)
+                       patience=cfg.patience, prefixes=prefixes)
 
 
-def translate_lines(translator, lines: list[str], cfg: DecodeConfig,
-                    warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[list[Hypothesis]]:
-    """Translate in length-sorted token batches and return results in input order."""
+def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
+    limit = translator.max_positions - 2  # room for one more token and EOS
+    encoded = []
+    for number, ids in enumerate(translator.tgt_tokenizer.encode(prefixes), start=first_line):
+        if len(ids) > limit:
+            warn(f"line {number}: prefix of {len(ids)} tokens, truncated to {limit} (model.max_positions)")
+            ids = ids[:limit]
+        encoded.append(ids)
+    return encoded
+
+
+def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
+                    first_line: int = 1, prefixes: list[str] | None = None) -> list[list[Hypothesis]]:
+    """Translate in length-sorted token batches and return results in input order; with
+    `prefixes` (text, "" for none), each output starts with its line's prefix."""
     encoded = _encode(translator, lines, warn, first_line)
+    prefix_ids = _encode_prefixes(translator, prefixes, warn, first_line) if prefixes and any(prefixes) else None
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
     if len(nonempty):
         lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
         order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
         for batch in pack_by_tokens(order, lengths, cfg.max_tokens):
-            for i, hyps in zip(batch.tolist(), translator.translate_batch([encoded[i] for i in batch], cfg)):
+            rows = batch.tolist()
+            batch_prefixes = [prefix_ids[i] for i in rows] if prefix_ids else None
+            for i, hyps in zip(rows, translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes)):
                 results[i] = hyps
     return results
 
@@ -183,15 +224,65 @@ def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str
     return detok(hyps[0].tokens)
 
 
+INPUT_FIELDS = ("text", "prefix")
+
+
+def parse_request(line: str, number: int) -> tuple[str, str]:
+    """One line of `--input-format jsonl`: {"text": "...", "prefix": "..."} (prefix optional) ->
+    (text, prefix); anything else an NmtError naming the line and the field."""
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise NmtError(f"line {number}: not JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(request, dict):
+        raise NmtError(f"line {number}: a JSON object is expected, with a \"text\" field")
+    if "constraints" in request:
+        raise NmtError(f"line {number}: constraints: lexical constraints are not supported yet")
+    unknown = sorted(set(request) - set(INPUT_FIELDS))
+    if unknown:
+        raise NmtError(f"line {number}: {unknown[0]}: unknown field (known: {', '.join(INPUT_FIELDS)})")
+    for field in INPUT_FIELDS:
+        if field in request and not isinstance(request[field], str):
+            raise NmtError(f"line {number}: {field}: a string is expected")
+    if "text" not in request:
+        raise NmtError(f"line {number}: text: missing")
+    return request["text"], request.get("prefix", "")
+
+
+@dataclass
+class StreamReport:
+    failed: int = 0  # input lines that could not be translated (each warned, its output empty)
+
+
 def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
-                     warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES) -> Iterator[str]:
+                     warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES,
+                     input_format: str = "plain", report: StreamReport | None = None) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
-    (1 for interactive use: each line is answered before the next is read)."""
+    (1 for interactive use: each line is answered before the next is read). With input_format
+    jsonl, a line that is not a valid request is warned about and answered with an empty line
+    (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated."""
+    report = report if report is not None else StreamReport()
     iterator = iter(lines)
     first_line = 1
     while chunk := list(islice(iterator, chunk_lines)):
-        for hyps in translate_lines(translator, chunk, cfg, warn, first_line):
-            yield format_result(translator, hyps, output_format)
+        texts, prefixes, errors = list(chunk), None, {}
+        if input_format == "jsonl":
+            texts, prefixes = [], []
+            for number, line in enumerate(chunk, start=first_line):
+                try:
+                    text, prefix = parse_request(line, number)
+                except NmtError as e:
+                    warn(str(e))
+                    errors[number - first_line] = str(e)
+                    text, prefix = "", ""
+                texts.append(text)
+                prefixes.append(prefix)
+        report.failed += len(errors)
+        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes)):
+            if i in errors:
+                yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
+            else:
+                yield format_result(translator, hyps, output_format)
         first_line += len(chunk)
 
 
@@ -210,14 +301,17 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
 
 
 def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
-                   interactive: bool = False, warn: Callable[[str], None] = lambda _: None) -> None:
+                   interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
+                   input_format: str = "plain") -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
-    is answered as soon as it is read."""
+    is answered as soon as it is read. Returns how many input lines failed (jsonl input)."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
+    if input_format not in ("plain", "jsonl"):
+        raise NmtError(f"--input-format {input_format}: choose plain or jsonl")
     if cfg.nbest > 1 and output_format == "plain":
         raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
     if source == "-":
@@ -225,12 +319,14 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         interactive = interactive or sys.stdin.isatty()
     else:
         lines = read_lines(Path(source))
-    translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES)
+    report = StreamReport()
+    translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
+                                  input_format, report)
     if output == "-":
         for line in translated:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
-        return
+        return report
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -238,3 +334,4 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         for line in translated:
             f.write(line + "\n")
     tmp.replace(path)
+    return report

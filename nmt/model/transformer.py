@@ -223,6 +223,15 @@ class DecoderState:
         )
 
 
+def next_token_log_probs(logits: Tensor) -> Tensor:
+    """Logits (..., V) -> log-probabilities in fp32, PAD and BOS (never predicted) taken out
+    before the softmax, as the CTranslate2 export's output bias does, so both engines score alike."""
+    logits = logits.float()
+    logits[..., PAD] = float("-inf")
+    logits[..., BOS] = float("-inf")
+    return F.log_softmax(logits, dim=-1)
+
+
 class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int):
         super().__init__()
@@ -318,14 +327,15 @@ class Transformer(nn.Module):
         return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams)
 
     def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
-        """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token;
-        advances the state. PAD and BOS never come next: they are taken out before the softmax
-        (-inf), as the CTranslate2 export's output bias does, so both engines score alike."""
+        """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
+        (next_token_log_probs); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
             x = layer(x, kv, state.src_bias, cache=cache)
         state.length += 1
-        logits = self.output_logits(self.decoder_norm(x[:, 0])).float()
-        logits[:, PAD] = float("-inf")
-        logits[:, BOS] = float("-inf")
-        return F.log_softmax(logits, dim=-1)
+        return next_token_log_probs(self.output_logits(self.decoder_norm(x[:, 0])))
+
+    def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """Log-probabilities (B, T, V) of the token after each position of tgt_in (B, T), as
+        decode_step gives them one position at a time: forced decoding, in one pass."""
+        return next_token_log_probs(self(src, tgt_in))

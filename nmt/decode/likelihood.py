@@ -1,0 +1,117 @@
+"""Forced decoding: how likely a model finds given translations (`nmt likelihood`).
+
+For each sentence pair, the natural-log probability of each target piece and then of EOS, given
+the source and the pieces before it, computed as the search computes them (PAD and BOS taken
+out before the softmax): the log_prob `nmt translate` reports for a greedy output is that
+output's likelihood. Pairs go in length-sorted token batches; scores come out in input order, one
+per pair, empty lines included (an empty target is scored as EOS alone).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+from nmt.data.batching import pack_by_tokens
+from nmt.data.corpus import read_parallel
+from nmt.data.tokenizer import EOS
+from nmt.errors import NmtError
+
+CHUNK_PAIRS = 5000  # pairs read, sorted and scored together
+OUTPUT_FORMATS = ("text", "jsonl")
+
+
+@dataclass
+class PairScore:
+    tokens: list[str]  # the target's pieces, then the EOS piece
+    token_log_probs: list[float]  # one per token
+
+    @property
+    def log_prob(self) -> float:
+        return sum(self.token_log_probs)
+
+    @property
+    def log_prob_per_token(self) -> float:
+        return self.log_prob / len(self.token_log_probs)
+
+
+def _truncated(ids: list[int], limit: int, what: str, number: int, warn: Callable[[str], None]) -> list[int]:
+    if len(ids) > limit:
+        warn(f"line {number}: {what} of {len(ids)} tokens, truncated to {limit} (model.max_positions)")
+        return ids[:limit]
+    return ids
+
+
+def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision: str = "auto",
+                warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[PairScore]:
+    """(source, target) text pairs -> their scores, in order. `scorer`: a loaded engine
+    (nmt.decode.translate.load_translator), whose score_batch does the forced decoding."""
+    if not pairs:
+        return []
+    limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)
+    src_ids = scorer.src_tokenizer.encode([src for src, _ in pairs])
+    tgt_ids = scorer.tgt_tokenizer.encode([tgt for _, tgt in pairs])
+    for i in range(len(pairs)):
+        src_ids[i] = _truncated(src_ids[i], limit, "source", first_line + i, warn)
+        tgt_ids[i] = _truncated(tgt_ids[i], limit, "target", first_line + i, warn)
+    sizes = np.array([max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids)])
+    log_probs: list[list[float]] = [[] for _ in pairs]
+    for batch in pack_by_tokens(np.argsort(sizes, kind="stable"), sizes, max_tokens):
+        rows = batch.tolist()
+        for i, scores in zip(rows, scorer.score_batch([src_ids[i] for i in rows], [tgt_ids[i] for i in rows], precision)):
+            log_probs[i] = scores
+    piece, end = scorer.tgt_tokenizer.id_to_piece, scorer.tgt_tokenizer.id_to_piece(EOS)
+    return [PairScore([piece(t) for t in ids] + [end], scores) for ids, scores in zip(tgt_ids, log_probs)]
+
+
+def format_score(score: PairScore, output_format: str) -> str:
+    if output_format == "jsonl":
+        return json.dumps({"log_prob": round(score.log_prob, 4), "log_prob_per_token": round(score.log_prob_per_token, 4),
+                           "tokens": score.tokens, "token_log_probs": [round(p, 4) for p in score.token_log_probs]},
+                          ensure_ascii=False)
+    return f"{score.log_prob:.4f}"
+
+
+def score_stream(scorer, pairs: Iterable[tuple[str, str]], max_tokens: int, output_format: str = "text",
+                 precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
+                 done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
+    """Pairs in, formatted scores out (same count and order), CHUNK_PAIRS pairs at a time;
+    `done(n)` hears of each chunk of n pairs scored."""
+    iterator, first_line = iter(pairs), 1
+    while chunk := list(islice(iterator, CHUNK_PAIRS)):
+        for score in score_pairs(scorer, chunk, max_tokens, precision, warn, first_line):
+            yield format_score(score, output_format)
+        first_line += len(chunk)
+        done(len(chunk))
+
+
+def likelihood_file(scorer, source: Path, target: Path, output: str, max_tokens: int, output_format: str = "text",
+                    precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
+                    done: Callable[[int], None] = lambda _: None) -> None:
+    """`nmt likelihood`: one line per pair of lines of `source` and `target` (which must have as
+    many lines), to a file (which appears only when complete) or "-", standard output."""
+    if output_format not in OUTPUT_FORMATS:
+        raise NmtError(f"--output-format {output_format}: choose text or jsonl")
+    lines = score_stream(scorer, read_parallel(source, target), max_tokens, output_format, precision, warn, done)
+    if output == "-":
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        return
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(line + "\n")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    tmp.replace(path)

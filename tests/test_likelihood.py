@@ -1,0 +1,134 @@
+"""`nmt likelihood`: forced-decoding scores of given translations, against independent truths
+(a plain full forward, the scores the search reports for its own outputs, an ensemble's mixing)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode.ensemble import Ensemble
+from nmt.decode.likelihood import score_pairs
+from nmt.decode.translate import Translator, load_translator, score_batch, translate_lines
+from tests.conftest import TINY_DATA
+from tests.test_search import toy_model
+
+runner = CliRunner()
+SOURCES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="utf-8")]
+
+
+def full_forward_log_probs(model, src: list[int], tgt: list[int]) -> list[float]:
+    """Independent of nmt's scoring code: one plain forward pass, softmax written out."""
+    logits = model(torch.tensor([src + [EOS]]), torch.tensor([[BOS] + tgt]))[0].float()
+    logits[:, [PAD, BOS]] = float("-inf")
+    logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+    return [logp[t, tok].item() for t, tok in enumerate(tgt + [EOS])]
+
+
+def toy_translator(model) -> Translator:
+    return Translator(model, None, None, None, torch.device("cpu"))
+
+
+def test_scores_are_the_per_step_log_probs_of_a_full_forward_batched_or_alone():
+    model = toy_model()
+    pairs = [([5, 9, 12, 7], [6, 6, 30, 11, 4]), ([8, 6], []), ([30, 31, 32, 33, 34, 35], [9]), ([], [12, 13])]
+    batched = score_batch(toy_translator(model), [s for s, _ in pairs], [t for _, t in pairs])
+    for (src, tgt), scores in zip(pairs, batched):
+        expected = full_forward_log_probs(model, src, tgt)
+        assert len(scores) == len(tgt) + 1
+        assert scores == pytest.approx(expected, abs=1e-5)
+        assert score_batch(toy_translator(model), [src], [tgt])[0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_an_ensemble_scores_with_the_mean_of_its_members_probabilities():
+    models = [toy_model(seed=1), toy_model(seed=2, d_model=48, heads=6, decoder_layers=1)]
+    src, tgt = [5, 9, 12, 7], [6, 30, 11]
+    members = [torch.tensor(full_forward_log_probs(m, src, tgt)).exp() for m in models]
+    expected = torch.stack(members).mean(0).log().tolist()
+    assert score_batch(toy_translator(Ensemble(models)), [src], [tgt])[0] == pytest.approx(expected, abs=1e-5)
+    one = score_batch(toy_translator(Ensemble([models[0]])), [src], [tgt])[0]
+    assert one == score_batch(toy_translator(models[0]), [src], [tgt])[0]
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_the_search_reports_the_likelihood_of_its_own_outputs(trained_tiny, beam_size):
+    translator = load_translator([trained_tiny.out / "checkpoints" / "best.pt"])
+    cfg = translator.recipe.decode.model_copy(update={"beam_size": beam_size, "nbest": 1, "max_len_a": 1.0, "max_len_b": 2})
+    lines = SOURCES + ["A dog runs on the beach.", "Kids"]
+    hyps = [h[0] for h in translate_lines(translator, lines, cfg)]
+    src_ids = translator.src_tokenizer.encode(lines)
+    forced = translator.score_batch(src_ids, [h.tokens for h in hyps])
+    limits = [int(cfg.max_len_a * (len(s) + 1) + cfg.max_len_b) for s in src_ids]
+    ended = [len(h.tokens) < limit for h, limit in zip(hyps, limits)]
+    assert sum(ended) >= 4 and not all(ended)  # the limit is short enough to cut some outputs
+    for h, scores, end in zip(hyps, forced, ended):
+        # An output cut at its limit has no EOS: its log_prob stops before it.
+        assert h.log_prob == pytest.approx(sum(scores if end else scores[:-1]), abs=1e-4)
+
+
+def test_text_pairs_are_scored_in_order_with_eos_and_truncation_warned(trained_tiny):
+    translator = load_translator([trained_tiny.out / "checkpoints" / "best.pt"])
+    long = " ".join(["dog"] * 300)
+    pairs = [(SOURCES[0], "Ein Mann."), ("", ""), (SOURCES[1], long), (SOURCES[2], "")]
+    warnings = []
+    scores = score_pairs(translator, pairs, max_tokens=64, warn=warnings.append, first_line=10)
+    assert [s.tokens[-1] for s in scores] == ["</s>"] * 4 and scores[1].tokens == ["</s>"]
+    assert len(scores[2].tokens) == translator.max_positions  # truncated pieces and EOS
+    assert warnings == [f"line 12: target of {len(translator.tgt_tokenizer.encode(long))} tokens, "
+                        f"truncated to {translator.max_positions - 1} (model.max_positions)"]
+    alone = score_pairs(translator, pairs[:1], max_tokens=4096)[0]
+    assert scores[0].token_log_probs == pytest.approx(alone.token_log_probs, abs=1e-5)
+    assert scores[0].log_prob == pytest.approx(sum(alone.token_log_probs))
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_cli_text_and_jsonl_keep_one_line_per_pair(trained_tiny, tmp_path):
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    refs = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
+    src = write(tmp_path / "s.en", SOURCES + [""])
+    tgt = write(tmp_path / "t.de", refs + [""])
+    out = tmp_path / "scores.txt"
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(tgt), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = [float(x) for x in out.read_text().split("\n")[:-1]]
+    assert len(text) == len(SOURCES) + 1 and all(x < 0 for x in text)
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(tgt), "--output-format", "jsonl"])
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["log_prob"] for r in rows] == pytest.approx(text, abs=1e-3)
+    for r in rows:
+        assert len(r["tokens"]) == len(r["token_log_probs"]) and r["tokens"][-1] == "</s>"
+        assert r["log_prob_per_token"] == pytest.approx(r["log_prob"] / len(r["tokens"]), abs=1e-3)
+    # Shuffled targets are less likely than the references.
+    shuffled = write(tmp_path / "shuffled.de", refs[1:] + refs[:1] + [""])
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(shuffled)])
+    assert sum(float(x) for x in result.stdout.split()) < sum(text) - 10
+
+
+def one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    for fragment in fragments:
+        assert fragment in result.output
+
+
+def test_bad_input_is_a_one_line_error_and_writes_nothing(trained_tiny, tmp_path):
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    src = write(tmp_path / "s.en", ["A dog.", "A cat."])
+    out = tmp_path / "out.txt"
+    args = ["likelihood", "-c", ckpt, "-s", str(src), "-o", str(out)]
+    one_line_error(runner.invoke(app, [*args, "-t", str(write(tmp_path / "short.de", ["Ein Hund."]))]),
+                   "s.en has 2 lines but", "short.de has 1")
+    one_line_error(runner.invoke(app, [*args, "-t", str(tmp_path / "missing.de")]), "missing.de: file not found")
+    bad = tmp_path / "bad.de"
+    bad.write_bytes(b"Ein Hund.\nEine \xff Katze.\n")
+    one_line_error(runner.invoke(app, [*args, "-t", str(bad)]), "bad.de:2: invalid UTF-8")
+    one_line_error(runner.invoke(app, [*args, "-t", str(src), "--output-format", "xml"]), "choose text or jsonl")
+    assert not out.exists() and not list(tmp_path.glob(".out.txt*"))
