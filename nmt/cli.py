@@ -143,6 +143,10 @@ def translate(
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[str, typer.Option(
         help='plain (one sentence a line) or jsonl ({"text": ..., "prefix": ...} a line: the output starts with the prefix).')] = "plain",
+    token_scores: Annotated[bool, typer.Option(
+        help="jsonl output: each token's log-probability (teacher-forced).")] = False,
+    alignments: Annotated[bool, typer.Option(
+        help="jsonl output: a word alignment to the source, from cross-attention (nmt's own engine).")] = False,
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
     threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
     decode_from: Annotated[Optional[Path], typer.Option(
@@ -175,7 +179,8 @@ def translate(
                  "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}
     cfg = decode_settings(translator.recipe, decode_from, shortcuts, set_ or [])
     warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False, markup=False)  # noqa: E731
-    report = translate_file(translator, input, output, cfg, output_format, interactive, warn, input_format)
+    extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
+    report = translate_file(translator, input, output, cfg, output_format, interactive, warn, input_format, extras)
     if report.failed:
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
                   "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)

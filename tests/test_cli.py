@@ -282,3 +282,21 @@ def test_jsonl_input_forces_prefixes_and_a_bad_line_fails_alone(trained_tiny, tm
     jsonl = nmt("translate", "-c", ckpt, "-i", source, "--input-format", "jsonl", "--output-format", "jsonl")
     rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
     assert rows[3] == {"error": "line 4: text: missing"} and rows[0]["hypotheses"][0]["text"].startswith("Zwei Katzen")
+
+
+def test_token_scores_and_alignments_in_jsonl(trained_tiny, tmp_path):
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    lines = "A black dog leaps over a log.\n\nTwo young toddlers outside on the grass.\n"
+    result = nmt("translate", "-c", ckpt, "--output-format", "jsonl", "--token-scores", "--alignments",
+                 "--beam-size", "1", input=lines)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line)["hypotheses"][0] for line in result.stdout.splitlines()]
+    assert len(rows) == 3 and rows[1]["tokens"] == [] and rows[1].get("alignment", "") == ""
+    for row, source in zip(rows[::2], lines.split("\n")[::2]):
+        assert len(row["token_log_probs"]) == len(row["tokens"])
+        assert sum(row["token_log_probs"]) >= row["log_prob"] - 1e-3  # the log_prob adds the EOS step
+        pairs = [tuple(map(int, p.split("-"))) for p in row["alignment"].split()]
+        assert [t for _, t in pairs] == list(range(len(row["text"].split())))
+        assert all(0 <= s < len(source.split()) for s, _ in pairs)
+    plain = nmt("translate", "-c", ckpt, "--alignments", input=lines)
+    assert plain.exit_code == 2 and "--token-scores and --alignments need --output-format jsonl" in plain.output

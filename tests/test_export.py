@@ -233,3 +233,15 @@ def test_a_prefix_gives_the_same_lines_in_both_engines(exported, setting):
         pieces = own.tgt_tokenizer.encode(prefix)
         assert all(h.tokens[: len(pieces)] == pieces for h in b)
         assert own.tgt_tokenizer.decode(b[0].tokens).startswith(prefix.strip())
+
+
+def test_token_scores_agree_and_alignments_need_nmts_engine(exported):
+    ckpt, out = exported
+    own, ct2 = load_translator([ckpt]), load_translator([out])
+    cfg = own.recipe.decode
+    ours = translate_lines(own, LINES[:4], cfg, extras=["token_scores"])
+    theirs = translate_lines(ct2, LINES[:4], cfg, extras=["token_scores"])
+    for a, b in zip(ours, theirs):
+        assert a[0].token_log_probs == pytest.approx(b[0].token_log_probs, abs=2e-3)
+    with pytest.raises(NmtError, match="alignments come from nmt's own engine"):
+        translate_lines(ct2, LINES[:2], cfg, extras=["alignments"])

@@ -112,6 +112,24 @@ def test_bad_requests_are_4xx_json_naming_the_problem(server):
     assert server.get("/health")[0] == 200  # still serving
 
 
+def test_prefixes_token_scores_and_alignments_per_line(server):
+    text = ["A black dog leaps over a log.", "A black dog leaps over a log.", ""]
+    status, reply = server.post({"text": text, "prefix": ["Zwei Katzen", "", "Ein"], "token_scores": True,
+                                 "alignments": True, "beam_size": 2})
+    assert status == 200, reply
+    first, second, empty = reply["translations"]
+    assert first.startswith("Zwei Katzen") and not second.startswith("Zwei") and empty == ""
+    assert [len(s) > 0 for s in reply["token_log_probs"]] == [True, True, False]
+    assert all(p <= 0 for p in reply["token_log_probs"][0])
+    assert reply["alignments"][1].split()[0].endswith("-0") and reply["alignments"][2] == ""
+    status, reply = server.post({"text": text, "prefix": ["Ein"]})
+    assert status == 422 and reply["error"].startswith("prefix: 1 entries for 3 lines")
+    status, reply = server.post({"text": ["a"], "prefix": ["x" * 201]})
+    assert status == 413 and reply["limit"] == "max_chars" and "prefix 1" in reply["error"]
+    status, reply = server.post({"text": ["a"], "constraints": [["Hund"]]})
+    assert status == 422 and "constraints" in reply["error"]
+
+
 def test_requests_arriving_together_share_a_model_call(server):
     before = server.get("/health")[1]["served"]
     sentences = ["A man rides a bike.", "Two dogs play in the snow.", "A woman is singing.", "Kids play soccer."]
@@ -153,5 +171,9 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         status, reply = s.post({"text": ["A black dog leaps over a log.", ""], "nbest": 2, "beam_size": 2})
         assert status == 200 and reply["translations"][0] and reply["translations"][1] == ""
         assert len(reply["nbest"][0]) == 2
+        status, reply = s.post({"text": ["A black dog leaps over a log."], "prefix": ["Zwei Katzen"], "token_scores": True})
+        assert status == 200 and reply["translations"][0].startswith("Zwei Katzen") and reply["token_log_probs"][0]
+        status, reply = s.post({"text": ["A dog."], "alignments": True})
+        assert status == 422 and reply["error"].startswith("alignments: come from nmt's own engine")
     finally:
         assert s.stop() == 0

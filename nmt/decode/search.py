@@ -23,6 +23,8 @@ class Hypothesis:
     tokens: list[int]  # without BOS and EOS
     score: float  # log-probability divided by the length penalty
     log_prob: float  # including the EOS step
+    token_log_probs: list[float] | None = None  # each token's, under teacher forcing (on request)
+    alignment: str | None = None  # Pharaoh word alignment to the source (on request)
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

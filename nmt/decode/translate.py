@@ -195,10 +195,16 @@ def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None
     return encoded
 
 
+EXTRAS = ("token_scores", "alignments")
+
+
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
-                    first_line: int = 1, prefixes: list[str] | None = None) -> list[list[Hypothesis]]:
+                    first_line: int = 1, prefixes: list[str] | None = None,
+                    extras: Iterable[str] = ()) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order; with
-    `prefixes` (text, "" for none), each output starts with its line's prefix."""
+    `prefixes` (text, "" for none), each output starts with its line's prefix. `extras` adds
+    to each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
+    ("alignments", nmt.decode.alignment)."""
     encoded = _encode(translator, lines, warn, first_line)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, first_line) if prefixes and any(prefixes) else None
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
@@ -211,17 +217,47 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             batch_prefixes = [prefix_ids[i] for i in rows] if prefix_ids else None
             for i, hyps in zip(rows, translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes)):
                 results[i] = hyps
+    if extras:
+        _annotate(translator, encoded, results, set(extras))
     return results
 
 
+def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesis]], extras: set[str],
+              batch_size: int = 64) -> None:
+    """Fill in the hypotheses' token_log_probs and/or alignment, in batches of hypotheses."""
+    from nmt.decode.alignment import align_batch
+
+    if "alignments" in extras and not hasattr(translator, "model"):
+        raise NmtError("alignments come from nmt's own engine: translate with the checkpoint, not a CTranslate2 export")
+    pairs = [(i, h) for i, hyps in enumerate(results) for h in hyps if sources[i]]
+    src_piece, tgt_piece = translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start:start + batch_size]
+        srcs, outs = [sources[i] for i, _ in chunk], [h.tokens for _, h in chunk]
+        if "token_scores" in extras:
+            for (_, h), scores in zip(chunk, translator.score_batch(srcs, outs)):
+                h.token_log_probs = scores[: len(h.tokens)]
+        if "alignments" in extras:
+            lines = align_batch(translator.model, srcs, outs, [[src_piece(t) for t in s] for s in srcs],
+                                [[tgt_piece(t) for t in o] for o in outs])
+            for (_, h), line in zip(chunk, lines):
+                h.alignment = line
+
+
+def hypothesis_json(translator, h: Hypothesis) -> dict:
+    out = {"text": translator.tgt_tokenizer.decode(h.tokens), "score": round(h.score, 4),
+           "log_prob": round(h.log_prob, 4), "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]}
+    if h.token_log_probs is not None:
+        out["token_log_probs"] = [round(p, 4) for p in h.token_log_probs]
+    if h.alignment is not None:
+        out["alignment"] = h.alignment
+    return out
+
+
 def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
-    detok = translator.tgt_tokenizer.decode
     if output_format == "jsonl":
-        return json.dumps({"hypotheses": [
-            {"text": detok(h.tokens), "score": round(h.score, 4), "log_prob": round(h.log_prob, 4),
-             "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]} for h in hyps
-        ]}, ensure_ascii=False)
-    return detok(hyps[0].tokens)
+        return json.dumps({"hypotheses": [hypothesis_json(translator, h) for h in hyps]}, ensure_ascii=False)
+    return translator.tgt_tokenizer.decode(hyps[0].tokens)
 
 
 INPUT_FIELDS = ("text", "prefix")
@@ -256,7 +292,8 @@ class StreamReport:
 
 def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
                      warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES,
-                     input_format: str = "plain", report: StreamReport | None = None) -> Iterator[str]:
+                     input_format: str = "plain", report: StreamReport | None = None,
+                     extras: Iterable[str] = ()) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
     jsonl, a line that is not a valid request is warned about and answered with an empty line
@@ -278,7 +315,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 texts.append(text)
                 prefixes.append(prefix)
         report.failed += len(errors)
-        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes)):
+        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras)):
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
@@ -302,7 +339,7 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
 
 def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
                    interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
-                   input_format: str = "plain") -> StreamReport:
+                   input_format: str = "plain", extras: Iterable[str] = ()) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input)."""
@@ -312,6 +349,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in ("plain", "jsonl"):
         raise NmtError(f"--input-format {input_format}: choose plain or jsonl")
+    if extras and output_format != "jsonl":
+        raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
         raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
     if source == "-":
@@ -321,7 +360,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         lines = read_lines(Path(source))
     report = StreamReport()
     translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
-                                  input_format, report)
+                                  input_format, report, extras)
     if output == "-":
         for line in translated:
             sys.stdout.write(line + "\n")

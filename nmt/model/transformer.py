@@ -118,6 +118,13 @@ class MultiHeadAttention(nn.Module):
         out = torch.matmul(scores.softmax(dim=-1), v)  # (B, h, K, dh)
         return self.out_proj(out.transpose(1, 2).reshape(x.shape))
 
+    def weights(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor) -> Tensor:
+        """Encoder-decoder attention probabilities (B, h, T, S), written out (SDPA returns none)."""
+        q = _split_heads(self.q_proj(x), self.heads)
+        k, _ = kv
+        scores = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
+        return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+
     def step(self, x: Tensor, cache: dict[str, Tensor]) -> Tensor:
         """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`."""
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
@@ -191,6 +198,11 @@ class DecoderLayer(nn.Module):
             x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache))
             x = self.cross_sublayer(x, lambda y: self.cross_attn.step_cross(y, kv, src_mask))
         return self.ff_sublayer(x, self.feed_forward)
+
+    def cross_attention_weights(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor) -> Tensor:
+        """The layer's encoder-decoder attention probabilities (B, h, T, S) for its input x (B, T, D)."""
+        x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
+        return self.cross_attn.weights(self.cross_sublayer.norm(x) if self.cross_sublayer.pre_norm else x, kv, src_mask)
 
 
 @dataclass
@@ -334,6 +346,18 @@ class Transformer(nn.Module):
             x = layer(x, kv, state.src_bias, cache=cache)
         state.length += 1
         return next_token_log_probs(self.output_logits(self.decoder_norm(x[:, 0])))
+
+    def cross_attention(self, src: Tensor, tgt_in: Tensor, layer: int) -> Tensor:
+        """Decoder layer `layer`'s encoder-decoder attention probabilities (B, h, T, S) under
+        teacher forcing: row t attends for the token predicted after tgt_in[:, t]."""
+        memory, src_mask = self.encode(src)
+        x = self.tgt_embed(tgt_in)
+        for index, decoder_layer in enumerate(self.decoder_layers):
+            kv = decoder_layer.cross_attn.project_kv(memory)
+            if index == layer:
+                return decoder_layer.cross_attention_weights(x, kv, src_mask)
+            x = decoder_layer(x, kv, src_mask)
+        raise IndexError(f"decoder layer {layer} of {len(self.decoder_layers)}")
 
     def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """Log-probabilities (B, T, V) of the token after each position of tgt_in (B, T), as

@@ -1,7 +1,9 @@
 """`nmt serve`: a trained model behind HTTP.
 
-  POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false}
-                   -> {"translations": ["...", ...]} (+ "scores", + "nbest" when asked)
+  POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false,
+                    "prefix": ["...", ...], "token_scores": false, "alignments": false}
+                   -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
+                      "alignments" when asked)
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
   GET  /           a page to try the model in a browser
 
@@ -39,6 +41,9 @@ class TranslateRequest(BaseModel):
     nbest: int | None = Field(default=None, ge=1)
     length_penalty: float | None = Field(default=None, ge=0.0)
     scores: StrictBool = False
+    prefix: list[StrictStr] | None = None  # per line, "" for none: the translation starts with it
+    token_scores: StrictBool = False
+    alignments: StrictBool = False
 
 
 def require_fastapi():
@@ -104,6 +109,15 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
                              limit="max_chars", value=limits.max_chars)
             if "\n" in line or "\r" in line:
                 return error(422, f"text.{number - 1}: a line may not contain a line break")
+        if body.prefix is not None:
+            if len(body.prefix) != len(body.text):
+                return error(422, f"prefix: {len(body.prefix)} entries for {len(body.text)} lines (one per line, \"\" for none)")
+            for number, prefix in enumerate(body.prefix, start=1):
+                if len(prefix) > limits.max_chars:
+                    return error(413, f"prefix {number}: {len(prefix)} characters, at most {limits.max_chars} (max_chars)",
+                                 limit="max_chars", value=limits.max_chars)
+        if body.alignments and engine != "torch":
+            return error(422, "alignments: come from nmt's own engine; this server runs a CTranslate2 export")
         beam = body.beam_size or defaults.beam_size
         if beam > limits.max_beam:
             return error(413, f"beam_size {beam}: at most {limits.max_beam} (max_beam)",
@@ -114,11 +128,17 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         cfg = defaults.model_copy(update={
             "beam_size": beam, "nbest": nbest, "sampling": False,
             "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
-        results = await batcher.translate(body.text, cfg) if body.text else []
+        extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
+                       if wanted)
+        results = await batcher.translate(body.text, cfg, body.prefix, extras) if body.text else []
         detok = translator.tgt_tokenizer.decode
         reply: dict = {"translations": [detok(hyps[0].tokens) for hyps in results]}
         if body.scores:
             reply["scores"] = [round(hyps[0].score, 4) for hyps in results]
+        if body.token_scores:
+            reply["token_log_probs"] = [[round(p, 4) for p in hyps[0].token_log_probs or []] for hyps in results]
+        if body.alignments:
+            reply["alignments"] = [hyps[0].alignment or "" for hyps in results]
         if nbest > 1:
             reply["nbest"] = [[{"text": detok(h.tokens), "score": round(h.score, 4)} for h in hyps]
                               for hyps in results]

@@ -23,6 +23,8 @@ from nmt.decode.translate import translate_lines
 class _Request:
     lines: list[str]
     cfg: DecodeConfig
+    prefixes: list[str] | None
+    extras: tuple[str, ...]
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
 
@@ -46,10 +48,11 @@ class Batcher:
         self._worker = threading.Thread(target=self._run, name="nmt-batcher", daemon=True)
         self._worker.start()
 
-    async def translate(self, lines: list[str], cfg: DecodeConfig) -> list[list[Hypothesis]]:
+    async def translate(self, lines: list[str], cfg: DecodeConfig, prefixes: list[str] | None = None,
+                        extras: tuple[str, ...] = ()) -> list[list[Hypothesis]]:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(_Request(lines, cfg, future, loop))
+        self._queue.put(_Request(lines, cfg, prefixes, extras, future, loop))
         return await future
 
     def close(self) -> None:
@@ -81,15 +84,19 @@ class Batcher:
             batch, stopping = self._gather(first)
             groups: dict[str, list[_Request]] = {}
             for request in batch:
-                groups.setdefault(request.cfg.model_dump_json(), []).append(request)
+                groups.setdefault(request.cfg.model_dump_json() + repr(request.extras), []).append(request)
             for requests in groups.values():
                 self._call(requests)
 
     def _call(self, requests: list[_Request]) -> None:
         lines = [line for r in requests for line in r.lines]
+        prefixes = None
+        if any(r.prefixes for r in requests):
+            prefixes = [prefix for r in requests for prefix in (r.prefixes or [""] * len(r.lines))]
         start = time.perf_counter()
         try:
-            results = translate_lines(self.translator, lines, requests[0].cfg)
+            results = translate_lines(self.translator, lines, requests[0].cfg, prefixes=prefixes,
+                                      extras=requests[0].extras)
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)

@@ -1,0 +1,73 @@
+"""Word alignments of translations, from the model's encoder-decoder attention.
+
+Each output word is aligned to the source word it attends to most: the attention probabilities
+of the penultimate decoder layer, averaged over its heads, under teacher forcing of the output.
+Garg et al. (2019, "Jointly Learning to Align and Translate with Transformer Models") found the
+penultimate layer's attention the best aligned of a Transformer's layers (the last one's spreads
+over context the output layer needs). A decoder of one or two layers uses its last: the first
+of two attends before it knows which token comes next.
+Pieces are grouped into words by sentencepiece's word-start mark (▁): a word's attention is its
+pieces' attention summed over the source word's pieces and averaged over the output word's. The
+source EOS takes no alignment (its attention is left out and the rest renormalized).
+Pharaoh format: "source-target" word indices from 0, in target order.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from nmt.data.tokenizer import BOS, EOS, PAD
+
+WORD_START = "\u2581"
+
+
+def alignment_layer(decoder_layers: int) -> int:
+    return decoder_layers - 2 if decoder_layers >= 3 else decoder_layers - 1
+
+
+def word_index(pieces: list[str]) -> list[int]:
+    """The word of each piece: a piece that starts with ▁ starts a new word (the first piece
+    always belongs to word 0)."""
+    words, current = [], -1
+    for i, piece in enumerate(pieces):
+        if i == 0 or piece.startswith(WORD_START):
+            current += 1
+        words.append(current)
+    return words
+
+
+def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int]) -> str:
+    """attention (T, S) over pieces, rows summing to 1 -> "s-t s-t ..." over words."""
+    if not src_words or not tgt_words:
+        return ""
+    src_map = torch.zeros(len(src_words), max(src_words) + 1)
+    src_map[torch.arange(len(src_words)), torch.tensor(src_words)] = 1.0
+    tgt_map = torch.zeros(max(tgt_words) + 1, len(tgt_words))
+    tgt_map[torch.tensor(tgt_words), torch.arange(len(tgt_words))] = 1.0
+    tgt_map = tgt_map / tgt_map.sum(dim=1, keepdim=True)
+    words = tgt_map @ attention @ src_map  # (target words, source words)
+    return " ".join(f"{s}-{t}" for t, s in enumerate(words.argmax(dim=1).tolist()))
+
+
+@torch.inference_mode()
+def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_pieces: list[list[str]],
+                tgt_pieces: list[list[str]]) -> list[str]:
+    """Source and output token ids (and their pieces) -> one Pharaoh line per pair. `model`: a
+    Transformer (an ensemble aligns with its first member)."""
+    model = getattr(model, "models", [model])[0]
+    device = next(model.parameters()).device
+    width_s, width_t = max(len(s) for s in sources) + 1, max(len(o) for o in outputs) + 1
+    src = torch.full((len(sources), width_s), PAD, dtype=torch.long)
+    tgt_in = torch.full((len(outputs), width_t), PAD, dtype=torch.long)
+    for i, (s, o) in enumerate(zip(sources, outputs)):
+        src[i, : len(s) + 1] = torch.tensor(s + [EOS])
+        tgt_in[i, : len(o) + 1] = torch.tensor([BOS] + o)
+    layer = alignment_layer(len(model.decoder_layers))
+    attention = model.cross_attention(src.to(device), tgt_in.to(device), layer).float().mean(dim=1).cpu()  # (B, T, S)
+    lines = []
+    for i, (s, o) in enumerate(zip(sources, outputs)):
+        # Row t predicts output token t; the source EOS (column len(s)) and padding are left out.
+        rows = attention[i, : len(o), : len(s)]
+        rows = rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
+        lines.append(pharaoh(rows, word_index(src_pieces[i]), word_index(tgt_pieces[i])))
+    return lines

@@ -1,0 +1,80 @@
+"""Word alignments from cross-attention (nmt.decode.alignment): the attention weights written
+out agree with the layer's own computation, pieces group into words, and a model trained to copy
+aligns each word with itself."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nmt.config import ModelConfig
+from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode.alignment import align_batch, alignment_layer, pharaoh, word_index
+from nmt.decode.search import greedy_search
+from nmt.model.transformer import Transformer, _merge_heads
+from tests.test_search import sources, toy_model
+
+
+def test_layer_choice_and_words_by_hand():
+    assert [alignment_layer(n) for n in (1, 2, 3, 6)] == [0, 1, 1, 4]
+    assert word_index(["▁Ein", "▁Hund", "e", "s", "▁", "ü", "."]) == [0, 1, 1, 1, 2, 2, 2]
+    assert word_index(["s", "▁a"]) == [0, 1]
+    # Target pieces 0, 1 form word 0 and attend to source word 1 (pieces 1, 2); piece 2 to word 0.
+    attention = torch.tensor([[0.1, 0.5, 0.4], [0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])
+    assert pharaoh(attention, [0, 1, 1], [0, 0, 1]) == "1-0 0-1"
+    assert pharaoh(attention, [], [0]) == ""
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_written_out_weights_give_the_layers_attention_output(norm):
+    model = toy_model(norm=norm)
+    src = sources()
+    tgt_in = torch.randint(4, 40, (4, 6))
+    tgt_in[:, 0] = BOS
+    memory, src_mask = model.encode(src)
+    layer = model.decoder_layers[1]
+    x = model.decoder_layers[0](model.tgt_embed(tgt_in), model.decoder_layers[0].cross_attn.project_kv(memory), src_mask)
+    kv = layer.cross_attn.project_kv(memory)
+    weights = model.cross_attention(src, tgt_in, 1)
+    assert torch.allclose(weights.sum(-1), torch.ones(4, 4, 6), atol=1e-5)
+    assert (weights.masked_select(~src_mask) == 0).all()  # nothing on padding
+    y = layer.self_sublayer(x, lambda z: layer.self_attn(z, causal=True))
+    y = layer.cross_sublayer.norm(y) if norm == "pre" else y
+    expected = layer.cross_attn(y, mask=src_mask, kv=kv)
+    assert torch.allclose(layer.cross_attn.out_proj(_merge_heads(weights @ kv[1])), expected, atol=1e-5)
+
+
+def test_a_model_trained_to_copy_aligns_each_word_with_itself():
+    torch.manual_seed(0)
+    vocab = 24
+    model = Transformer(ModelConfig(encoder_layers=2, decoder_layers=2, d_model=64, heads=4, d_ff=128, dropout=0.0,
+                                    max_positions=32), vocab, vocab)
+    optimizer = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.9, 0.98))
+
+    def batch(n):
+        src, tgt_in, tgt_out = (torch.full((n, 9), PAD) for _ in range(3))
+        for i, length in enumerate(torch.randint(3, 9, (n,)).tolist()):
+            x = torch.randint(4, vocab, (length,))
+            src[i, :length], src[i, length] = x, EOS
+            tgt_in[i, 0], tgt_in[i, 1:length + 1] = BOS, x
+            tgt_out[i, :length], tgt_out[i, length] = x, EOS
+        return src, tgt_in, tgt_out
+
+    for _ in range(300):
+        src, tgt_in, tgt_out = batch(64)
+        loss = F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt_out.flatten(), ignore_index=PAD)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    src = batch(40)[0]
+    words = [[t for t in row.tolist() if t not in (PAD, EOS)] for row in src]
+    outputs = [h.tokens for h in greedy_search(model, src)]
+    copied = [i for i, (w, o) in enumerate(zip(words, outputs)) if w == o]
+    assert len(copied) >= 35
+    pieces = [[f"▁{t}" for t in w] for w in words]  # one piece per word
+    lines = align_batch(model, [words[i] for i in copied], [outputs[i] for i in copied],
+                        [pieces[i] for i in copied], [pieces[i] for i in copied])
+    diagonal = [" ".join(f"{j}-{j}" for j in range(len(words[i]))) for i in copied]
+    assert sum(a == d for a, d in zip(lines, diagonal)) >= 0.9 * len(copied), lines
