@@ -263,15 +263,14 @@ def test_decode_settings_from_another_recipe(trained_tiny, tmp_path):
 def test_jsonl_input_forces_prefixes_and_a_bad_line_fails_alone(trained_tiny, tmp_path):
     ckpt = trained_tiny.out / "checkpoints" / "best.pt"
     requests = [{"text": "A dog runs on the beach.", "prefix": "Zwei Katzen"}, {"text": "A dog runs on the beach."},
-                "not json", {"prefix": "Ein"}, {"text": "A dog.", "constraints": ["Hund"]}, {"text": 3},
+                "not json", {"prefix": "Ein"}, {"text": "A dog.", "constraints": ["Hund", ""]}, {"text": 3},
                 {"text": "A dog.", "colour": "red"}, [1, 2], {"text": ""}]
     source = tmp_path / "in.jsonl"
     source.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in requests))
     out = tmp_path / "out.de"
     result = nmt("translate", "-c", ckpt, "-i", source, "-o", out, "--input-format", "jsonl")
     assert result.exit_code == 1
-    for fragment in ("line 3: not JSON", "line 4: text: missing", "line 5: constraints: lexical constraints are not "
-                     "supported yet", "line 6: text: a string is expected", "line 7: colour: unknown field",
+    for fragment in ("line 3: not JSON", "line 4: text: missing", "line 5: constraints: an empty constraint", "line 6: text: a string is expected", "line 7: colour: unknown field",
                      "line 8: a JSON object is expected", "6 line(s) could not be translated"):
         assert fragment in result.output
     assert "Traceback" not in result.output
@@ -300,3 +299,23 @@ def test_token_scores_and_alignments_in_jsonl(trained_tiny, tmp_path):
         assert all(0 <= s < len(source.split()) for s, _ in pairs)
     plain = nmt("translate", "-c", ckpt, "--alignments", input=lines)
     assert plain.exit_code == 2 and "--token-scores and --alignments need --output-format jsonl" in plain.output
+
+
+def test_jsonl_constraints_are_placed_and_a_misfit_is_a_warning(trained_tiny, tmp_path):
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    requests = [{"text": "A black dog leaps over a log.", "constraints": ["Katze"]},
+                {"text": "A black dog leaps over a log.", "constraints": ["weißer Hund", "springt"]},
+                {"text": "A dog.", "constraints": ["sehr " * 30]}, {"text": "A dog."}]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in requests), encoding="utf-8")
+    result = nmt("translate", "-c", ckpt, "-i", source, "--input-format", "jsonl")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n")[:-1]
+    assert "Katze" in lines[0] and "weißer Hund" in lines[1] and "springt" in lines[1]
+    assert "line 3: constraints:" in result.output and "more than the output limit" in result.output
+    assert lines[2] and lines[3]
+    export = tmp_path / "ct2"
+    assert nmt("export", ckpt, "-o", export).exit_code == 0
+    result = nmt("translate", "-c", export, "-i", source, "--input-format", "jsonl")
+    assert result.exit_code == 1 and "line 1: constraints: CTranslate2 has no lexical constraints" in result.output
+    assert result.stdout.split("\n")[3]  # the line without constraints is translated

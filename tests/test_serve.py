@@ -126,8 +126,14 @@ def test_prefixes_token_scores_and_alignments_per_line(server):
     assert status == 422 and reply["error"].startswith("prefix: 1 entries for 3 lines")
     status, reply = server.post({"text": ["a"], "prefix": ["x" * 201]})
     assert status == 413 and reply["limit"] == "max_chars" and "prefix 1" in reply["error"]
-    status, reply = server.post({"text": ["a"], "constraints": [["Hund"]]})
-    assert status == 422 and "constraints" in reply["error"]
+    status, reply = server.post({"text": ["A black dog leaps over a log.", "A dog."], "constraints": [["Katze"], []]})
+    assert status == 200 and "Katze" in reply["translations"][0] and reply["constraints_met"] == [True, True]
+    status, reply = server.post({"text": ["a"], "constraints": [["Hund"], []]})
+    assert status == 422 and reply["error"].startswith("constraints: 2 entries for 1 lines")
+    status, reply = server.post({"text": ["a"], "constraints": [["x"] * 9]})
+    assert status == 413 and reply["limit"] == "max_constraints"
+    status, reply = server.post({"text": ["a"], "constraints": [[" "]]})
+    assert status == 422 and reply["error"] == "constraints 1: an empty constraint"
 
 
 def test_requests_arriving_together_share_a_model_call(server):
@@ -173,6 +179,8 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         assert len(reply["nbest"][0]) == 2
         status, reply = s.post({"text": ["A black dog leaps over a log."], "prefix": ["Zwei Katzen"], "token_scores": True})
         assert status == 200 and reply["translations"][0].startswith("Zwei Katzen") and reply["token_log_probs"][0]
+        status, reply = s.post({"text": ["A dog."], "constraints": [["Hund"]]})
+        assert status == 422 and reply["error"].startswith("constraints: CTranslate2 has no lexical constraints")
         status, reply = s.post({"text": ["A dog."], "alignments": True})
         assert status == 422 and reply["error"].startswith("alignments: come from nmt's own engine")
     finally:

@@ -25,6 +25,7 @@ class Hypothesis:
     log_prob: float  # including the EOS step
     token_log_probs: list[float] | None = None  # each token's, under teacher forcing (on request)
     alignment: str | None = None  # Pharaoh word alignment to the source (on request)
+    constraints_met: bool | None = None  # with lexical constraints: whether it contains them all
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

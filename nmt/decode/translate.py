@@ -46,9 +46,9 @@ class Translator:
     def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
         return self.model.cfg.max_positions
 
-    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig,
-                        prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
-        return translate_batch(self, sources, cfg, prefixes)
+    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig, prefixes: list[list[int]] | None = None,
+                        constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
+        return translate_batch(self, sources, cfg, prefixes, constraints)
 
     def score_batch(self, sources: list[list[int]], targets: list[list[int]], precision: str = "auto") -> list[list[float]]:
         return score_batch(self, sources, targets, precision)
@@ -135,11 +135,32 @@ def decode_autocast(device: torch.device, precision: str):
 
 
 def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
-                    prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+                    prefixes: list[list[int]] | None = None,
+                    constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
     """Token-id sources (non-empty) -> n-best hypotheses each, in the same order; each output
-    starts with its prefix (target token ids), if any."""
+    starts with its prefix (target token ids), if any, and contains its constraints (phrases of
+    target token ids; nmt.decode.constraints), if any."""
     with decode_autocast(translator.device, cfg.precision):
+        if constraints and any(constraints):
+            return _constrained_search(translator, sources, cfg, prefixes, constraints)
         return _search(translator, sources, cfg, prefixes)
+
+
+def _constrained_search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
+                        prefixes: list[list[int]] | None, constraints: list[list[list[int]]]) -> list[list[Hypothesis]]:
+    from nmt.decode.constraints import constrained_beam_search
+
+    if cfg.sampling:
+        raise NmtError("lexical constraints need beam search, not sampling (decode.sampling)")
+    src = _padded(sources, last=EOS).to(translator.device)
+    results, met = constrained_beam_search(
+        translator.model, src, constraints, max(cfg.beam_size, 1), cfg.length_penalty, cfg.max_len_a, cfg.max_len_b,
+        nbest=cfg.nbest, min_len=cfg.min_len, no_repeat_ngram_size=cfg.no_repeat_ngram_size,
+        length_penalty_form=cfg.length_penalty_form, patience=cfg.patience, prefixes=prefixes)
+    for hyps, ok, phrases in zip(results, met, constraints):
+        for h in hyps:
+            h.constraints_met = ok if phrases else None
+    return results
 
 
 def _padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
@@ -198,15 +219,40 @@ def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None
 EXTRAS = ("token_scores", "alignments")
 
 
+def _encode_constraints(translator, constraints: list[list[str]], encoded: list[list[int]],
+                        prefix_ids: list[list[int]] | None, cfg: DecodeConfig, warn: Callable[[str], None],
+                        first_line: int) -> list[list[list[int]]]:
+    """Each line's phrases as target token ids; a line whose phrases cannot fit in its output
+    limit (with its prefix) is translated without them, with a warning."""
+    out = []
+    for i, phrases in enumerate(constraints):
+        ids = [p for p in translator.tgt_tokenizer.encode(list(phrases)) if p] if phrases else []
+        prefix = len(prefix_ids[i]) if prefix_ids else 0
+        limit = min(max(int(cfg.max_len_a * (len(encoded[i]) + 1) + cfg.max_len_b), prefix + 1),
+                    translator.max_positions - 1)
+        needed = prefix + sum(len(p) for p in ids)
+        if ids and needed > limit:
+            warn(f"line {first_line + i}: constraints: {needed} tokens with the prefix, more than the output "
+                 f"limit of {limit}; translated without them")
+            ids = []
+        out.append(ids)
+    return out
+
+
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
-                    first_line: int = 1, prefixes: list[str] | None = None,
-                    extras: Iterable[str] = ()) -> list[list[Hypothesis]]:
+                    first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
+                    constraints: list[list[str]] | None = None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order; with
-    `prefixes` (text, "" for none), each output starts with its line's prefix. `extras` adds
-    to each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
+    `prefixes` (text, "" for none), each output starts with its line's prefix; with
+    `constraints` (phrases per line), each output contains its line's phrases (a line whose
+    phrases cannot all be placed gets the best output found and a warning). `extras` adds to
+    each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
     ("alignments", nmt.decode.alignment)."""
     encoded = _encode(translator, lines, warn, first_line)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, first_line) if prefixes and any(prefixes) else None
+    constraint_ids = None
+    if constraints and any(constraints):
+        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, first_line)
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
     if len(nonempty):
@@ -215,8 +261,17 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
         for batch in pack_by_tokens(order, lengths, cfg.max_tokens):
             rows = batch.tolist()
             batch_prefixes = [prefix_ids[i] for i in rows] if prefix_ids else None
-            for i, hyps in zip(rows, translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes)):
+            batch_constraints = [constraint_ids[i] for i in rows] if constraint_ids else None
+            if batch_constraints and any(batch_constraints):
+                batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes,
+                                                           batch_constraints)
+            else:
+                batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes)
+            for i, hyps in zip(rows, batch_results):
                 results[i] = hyps
+                if hyps and hyps[0].constraints_met is False:
+                    warn(f"line {first_line + i}: constraints: not all could be placed within the output limit; "
+                         "the best output found is given")
     if extras:
         _annotate(translator, encoded, results, set(extras))
     return results
@@ -260,29 +315,33 @@ def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str
     return translator.tgt_tokenizer.decode(hyps[0].tokens)
 
 
-INPUT_FIELDS = ("text", "prefix")
+INPUT_FIELDS = ("text", "prefix", "constraints")
 
 
-def parse_request(line: str, number: int) -> tuple[str, str]:
-    """One line of `--input-format jsonl`: {"text": "...", "prefix": "..."} (prefix optional) ->
-    (text, prefix); anything else an NmtError naming the line and the field."""
+def parse_request(line: str, number: int) -> tuple[str, str, list[str]]:
+    """One line of `--input-format jsonl`: {"text": "...", "prefix": "...", "constraints": ["...", ...]}
+    (prefix and constraints optional) -> (text, prefix, constraints); anything else an NmtError
+    naming the line and the field."""
     try:
         request = json.loads(line)
     except json.JSONDecodeError as e:
         raise NmtError(f"line {number}: not JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(request, dict):
         raise NmtError(f"line {number}: a JSON object is expected, with a \"text\" field")
-    if "constraints" in request:
-        raise NmtError(f"line {number}: constraints: lexical constraints are not supported yet")
     unknown = sorted(set(request) - set(INPUT_FIELDS))
     if unknown:
         raise NmtError(f"line {number}: {unknown[0]}: unknown field (known: {', '.join(INPUT_FIELDS)})")
-    for field in INPUT_FIELDS:
+    for field in ("text", "prefix"):
         if field in request and not isinstance(request[field], str):
             raise NmtError(f"line {number}: {field}: a string is expected")
     if "text" not in request:
         raise NmtError(f"line {number}: text: missing")
-    return request["text"], request.get("prefix", "")
+    constraints = request.get("constraints", [])
+    if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
+        raise NmtError(f"line {number}: constraints: a list of strings is expected")
+    if any(not c.strip() for c in constraints):
+        raise NmtError(f"line {number}: constraints: an empty constraint")
+    return request["text"], request.get("prefix", ""), constraints
 
 
 @dataclass
@@ -302,20 +361,24 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     iterator = iter(lines)
     first_line = 1
     while chunk := list(islice(iterator, chunk_lines)):
-        texts, prefixes, errors = list(chunk), None, {}
+        texts, prefixes, constraints, errors = list(chunk), None, None, {}
         if input_format == "jsonl":
-            texts, prefixes = [], []
+            texts, prefixes, constraints = [], [], []
             for number, line in enumerate(chunk, start=first_line):
                 try:
-                    text, prefix = parse_request(line, number)
+                    text, prefix, phrases = parse_request(line, number)
+                    if phrases and not hasattr(translator, "model"):
+                        raise NmtError(f"line {number}: constraints: CTranslate2 has no lexical constraints; "
+                                       "translate with the checkpoint")
                 except NmtError as e:
                     warn(str(e))
                     errors[number - first_line] = str(e)
-                    text, prefix = "", ""
+                    text, prefix, phrases = "", "", []
                 texts.append(text)
                 prefixes.append(prefix)
+                constraints.append(phrases)
         report.failed += len(errors)
-        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras)):
+        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras, constraints)):
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:

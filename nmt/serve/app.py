@@ -1,7 +1,8 @@
 """`nmt serve`: a trained model behind HTTP.
 
   POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false,
-                    "prefix": ["...", ...], "token_scores": false, "alignments": false}
+                    "prefix": ["...", ...], "constraints": [["...", ...], ...],
+                    "token_scores": false, "alignments": false}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
                       "alignments" when asked)
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
@@ -31,6 +32,7 @@ class ServeLimits:
     max_lines: int = 64  # lines per request
     max_chars: int = 2000  # characters per line
     max_beam: int = 16
+    max_constraints: int = 8  # phrases per line
 
 
 class TranslateRequest(BaseModel):
@@ -42,6 +44,7 @@ class TranslateRequest(BaseModel):
     length_penalty: float | None = Field(default=None, ge=0.0)
     scores: StrictBool = False
     prefix: list[StrictStr] | None = None  # per line, "" for none: the translation starts with it
+    constraints: list[list[StrictStr]] | None = None  # per line, [] for none: phrases the translation contains
     token_scores: StrictBool = False
     alignments: StrictBool = False
 
@@ -116,6 +119,21 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
                 if len(prefix) > limits.max_chars:
                     return error(413, f"prefix {number}: {len(prefix)} characters, at most {limits.max_chars} (max_chars)",
                                  limit="max_chars", value=limits.max_chars)
+        if body.constraints is not None:
+            if len(body.constraints) != len(body.text):
+                return error(422, f"constraints: {len(body.constraints)} entries for {len(body.text)} lines (one list per line)")
+            if body.constraints and any(body.constraints) and engine != "torch":
+                return error(422, "constraints: CTranslate2 has no lexical constraints; this server runs an export")
+            for number, phrases in enumerate(body.constraints, start=1):
+                if len(phrases) > limits.max_constraints:
+                    return error(413, f"constraints {number}: {len(phrases)} phrases, at most {limits.max_constraints} "
+                                 "(max_constraints)", limit="max_constraints", value=limits.max_constraints)
+                for phrase in phrases:
+                    if not phrase.strip():
+                        return error(422, f"constraints {number}: an empty constraint")
+                    if len(phrase) > limits.max_chars:
+                        return error(413, f"constraints {number}: a phrase of {len(phrase)} characters, at most "
+                                     f"{limits.max_chars} (max_chars)", limit="max_chars", value=limits.max_chars)
         if body.alignments and engine != "torch":
             return error(422, "alignments: come from nmt's own engine; this server runs a CTranslate2 export")
         beam = body.beam_size or defaults.beam_size
@@ -130,11 +148,13 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
         extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                        if wanted)
-        results = await batcher.translate(body.text, cfg, body.prefix, extras) if body.text else []
+        results = await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints) if body.text else []
         detok = translator.tgt_tokenizer.decode
         reply: dict = {"translations": [detok(hyps[0].tokens) for hyps in results]}
         if body.scores:
             reply["scores"] = [round(hyps[0].score, 4) for hyps in results]
+        if body.constraints is not None:
+            reply["constraints_met"] = [hyps[0].constraints_met is not False for hyps in results]
         if body.token_scores:
             reply["token_log_probs"] = [[round(p, 4) for p in hyps[0].token_log_probs or []] for hyps in results]
         if body.alignments:

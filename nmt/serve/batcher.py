@@ -25,6 +25,7 @@ class _Request:
     cfg: DecodeConfig
     prefixes: list[str] | None
     extras: tuple[str, ...]
+    constraints: list[list[str]] | None
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
 
@@ -49,10 +50,10 @@ class Batcher:
         self._worker.start()
 
     async def translate(self, lines: list[str], cfg: DecodeConfig, prefixes: list[str] | None = None,
-                        extras: tuple[str, ...] = ()) -> list[list[Hypothesis]]:
+                        extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None) -> list[list[Hypothesis]]:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(_Request(lines, cfg, prefixes, extras, future, loop))
+        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, future, loop))
         return await future
 
     def close(self) -> None:
@@ -93,10 +94,13 @@ class Batcher:
         prefixes = None
         if any(r.prefixes for r in requests):
             prefixes = [prefix for r in requests for prefix in (r.prefixes or [""] * len(r.lines))]
+        constraints = None
+        if any(r.constraints for r in requests):
+            constraints = [phrases for r in requests for phrases in (r.constraints or [[]] * len(r.lines))]
         start = time.perf_counter()
         try:
             results = translate_lines(self.translator, lines, requests[0].cfg, prefixes=prefixes,
-                                      extras=requests[0].extras)
+                                      extras=requests[0].extras, constraints=constraints)
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)
