@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-filtering bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -37,6 +37,13 @@ bench-export: install
 # The demo model's val BLEU for each length penalty and patience (the recipe's are the best).
 bench-length-penalty: install
 	$(BIN)/python -m bench.length_penalty
+# Terminology constraints from the reference on test_2016_flickr, with the demo model.
+bench-terminology: install
+	$(BIN)/python -m bench.terminology
+# Finding misaligned pairs with forced-decoding scores of an en→de and a de→en demo model
+# (the second: `make demo-de-en`).
+bench-filtering: install
+	$(BIN)/python -m bench.filtering
 bench-serve: install
 	$(BIN)/python -m bench.serve_load --engine torch
 	$(BIN)/python -m bench.serve_load --engine ctranslate2
@@ -105,6 +112,10 @@ demo: install
 	$(BIN)/python -m nmt.results runs/demo --checkpoint checkpoints/best.pt --hypotheses test.de.hyp \
 	    --reference data/multi30k/test_2016_flickr.de.gz --recipe recipes/multi30k_en_de.yaml -o $(DEMO_RESULT)
 	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
+
+# The demo in the other direction, German→English (for `make bench-filtering`).
+demo-de-en: install
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_de_en,data/multi30k/test_2016_flickr,de,en,$(DEMO_SET) --set output_dir=runs/demo_de_en --set data.src_lang=de --set data.tgt_lang=en,runs/demo_de_en/checkpoints/best.pt)
 
 # The full recipes (about 90 minutes each on 2 cores) train two models side by side, one CPU core
 # each (seeds 1 and 2; together the CPU time of one model on both cores), and translate with their
