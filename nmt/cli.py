@@ -26,6 +26,8 @@ app = typer.Typer(
 err = Console(stderr=True, soft_wrap=True)  # log lines stay whole in files and CI logs
 
 RecipeArg = Annotated[Path, typer.Argument(help="YAML recipe (see recipes/).")]
+CheckpointsOpt = Annotated[list[Path], typer.Option(
+    "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")]
 SetOpt = Annotated[Optional[list[str]], typer.Option(
     "--set", "-s", help="Override one recipe key, e.g. --set train.max_steps=100 (repeatable).")]
 
@@ -127,8 +129,7 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 @app.command()
 @friendly_errors
 def translate(
-    checkpoint: Annotated[list[Path], typer.Option(
-        "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")],
+    checkpoint: CheckpointsOpt,
     input: Annotated[str, typer.Option("--input", "-i", help="Source text file, or - for stdin.")] = "-",
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
     beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
@@ -191,8 +192,7 @@ def translate(
 @app.command()
 @friendly_errors
 def likelihood(
-    checkpoint: Annotated[list[Path], typer.Option(
-        "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")],
+    checkpoint: CheckpointsOpt,
     source: Annotated[Path, typer.Option("--source", "-s", help="Source text file.")],
     target: Annotated[Path, typer.Option("--target", "-t", help="Target text file: the translations to score, line by line.")],
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",

@@ -50,3 +50,11 @@ def trained_tiny(tmp_path_factory) -> Recipe:
     recipe = prepared_tiny(tmp_path_factory.mktemp("tiny"))
     train(recipe, show_progress=False)
     return recipe
+
+
+def one_line_error(result, *fragments: str) -> None:
+    """A CLI result that failed as bad input should: exit code 2, one line, no traceback, naming `fragments`."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    for fragment in fragments:
+        assert fragment in result.output

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA, prepared_tiny
+from conftest import TINY_DATA, one_line_error, prepared_tiny
 from nmt.cli import app
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.errors import NmtError
@@ -121,13 +121,6 @@ def test_export_keeps_tokenizers_and_decode_settings(trained_tiny, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no scratch folder left
     translated = runner.invoke(app, ["translate", "-c", str(tmp_path / "m")], input="A dog.\n\nTwo men.\n")
     assert translated.exit_code == 0 and len(translated.stdout.split("\n")) == 4  # 3 lines + final newline
-
-
-def one_line_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
-    for fragment in fragments:
-        assert fragment in result.output
 
 
 def test_missing_or_corrupt_checkpoints_are_one_line_errors(trained_tiny, tmp_path):

@@ -14,7 +14,7 @@ from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.decode.ensemble import Ensemble
 from nmt.decode.likelihood import score_pairs
 from nmt.decode.translate import Translator, load_translator, score_batch, translate_lines
-from tests.conftest import TINY_DATA
+from tests.conftest import TINY_DATA, one_line_error
 from tests.test_search import toy_model
 
 runner = CliRunner()
@@ -110,13 +110,6 @@ def test_cli_text_and_jsonl_keep_one_line_per_pair(trained_tiny, tmp_path):
     shuffled = write(tmp_path / "shuffled.de", refs[1:] + refs[:1] + [""])
     result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(shuffled)])
     assert sum(float(x) for x in result.stdout.split()) < sum(text) - 10
-
-
-def one_line_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
-    for fragment in fragments:
-        assert fragment in result.output
 
 
 def test_bad_input_is_a_one_line_error_and_writes_nothing(trained_tiny, tmp_path):

@@ -21,6 +21,7 @@ import numpy as np
 from nmt.data.batching import pack_by_tokens
 from nmt.data.corpus import read_parallel
 from nmt.data.tokenizer import EOS
+from nmt.decode.translate import encode_within
 from nmt.errors import NmtError
 
 CHUNK_PAIRS = 5000  # pairs read, sorted and scored together
@@ -41,13 +42,6 @@ class PairScore:
         return self.log_prob / len(self.token_log_probs)
 
 
-def _truncated(ids: list[int], limit: int, what: str, number: int, warn: Callable[[str], None]) -> list[int]:
-    if len(ids) > limit:
-        warn(f"line {number}: {what} of {len(ids)} tokens, truncated to {limit} (model.max_positions)")
-        return ids[:limit]
-    return ids
-
-
 def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision: str = "auto",
                 warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[PairScore]:
     """(source, target) text pairs -> their scores, in order. `scorer`: a loaded engine
@@ -55,11 +49,8 @@ def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision
     if not pairs:
         return []
     limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)
-    src_ids = scorer.src_tokenizer.encode([src for src, _ in pairs])
-    tgt_ids = scorer.tgt_tokenizer.encode([tgt for _, tgt in pairs])
-    for i in range(len(pairs)):
-        src_ids[i] = _truncated(src_ids[i], limit, "source", first_line + i, warn)
-        tgt_ids[i] = _truncated(tgt_ids[i], limit, "target", first_line + i, warn)
+    src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit, "source of ", warn, first_line)
+    tgt_ids = encode_within(scorer.tgt_tokenizer, [tgt for _, tgt in pairs], limit, "target of ", warn, first_line)
     sizes = np.array([max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids)])
     log_probs: list[list[float]] = [[] for _ in pairs]
     for batch in pack_by_tokens(np.argsort(sizes, kind="stable"), sizes, max_tokens):

@@ -113,15 +113,20 @@ def _load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
     return Translator(Ensemble(models), recipe, src_sp, tgt_sp, device)
 
 
-def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
-    limit = translator.max_positions - 1  # room for EOS
+def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Callable[[str], None],
+                  first_line: int) -> list[list[int]]:
+    """Each line's token ids, cut to `limit` with a warning naming the line (`what`: "" or "prefix of ")."""
     encoded = []
-    for number, ids in enumerate(translator.src_tokenizer.encode(lines), start=first_line):
+    for number, ids in enumerate(tokenizer.encode(lines), start=first_line):
         if len(ids) > limit:
-            warn(f"line {number}: {len(ids)} tokens, truncated to {limit} (model.max_positions)")
+            warn(f"line {number}: {what}{len(ids)} tokens, truncated to {limit} (model.max_positions)")
             ids = ids[:limit]
         encoded.append(ids)
     return encoded
+
+
+def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
+    return encode_within(translator.src_tokenizer, lines, translator.max_positions - 1, "", warn, first_line)  # + EOS
 
 
 def decode_autocast(device: torch.device, precision: str):
@@ -206,17 +211,8 @@ def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
 
 
 def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
-    limit = translator.max_positions - 2  # room for one more token and EOS
-    encoded = []
-    for number, ids in enumerate(translator.tgt_tokenizer.encode(prefixes), start=first_line):
-        if len(ids) > limit:
-            warn(f"line {number}: prefix of {len(ids)} tokens, truncated to {limit} (model.max_positions)")
-            ids = ids[:limit]
-        encoded.append(ids)
-    return encoded
-
-
-EXTRAS = ("token_scores", "alignments")
+    # room for one more token and EOS
+    return encode_within(translator.tgt_tokenizer, prefixes, translator.max_positions - 2, "prefix of ", warn, first_line)
 
 
 def _encode_constraints(translator, constraints: list[list[str]], encoded: list[list[int]],
