@@ -172,7 +172,8 @@ def translate(
     """
     import torch
 
-    from nmt.decode.translate import decode_settings, load_translator, translate_file
+    from nmt.decode.stream import translate_file
+    from nmt.decode.translate import decode_settings, load_translator
 
     if threads:
         torch.set_num_threads(threads)
@@ -258,6 +259,7 @@ def serve(
     threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
     max_lines: Annotated[int, typer.Option(help="Lines per request at most.")] = 64,
     max_chars: Annotated[int, typer.Option(help="Characters per line at most.")] = 2000,
+    max_constraints: Annotated[int, typer.Option(help="Terminology constraints per line at most.")] = 8,
     batch_wait_ms: Annotated[float, typer.Option(
         help="How long the first waiting request waits for others to share its model call.")] = 5.0,
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 256,
@@ -274,7 +276,7 @@ def serve(
     translator = load_translator(checkpoint, device, engine, compute_type, threads)
     name = ", ".join(str(c) for c in checkpoint)
     err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
-    run_server(translator, host, port, ServeLimits(max_lines, max_chars), batch_wait_ms, batch_max_lines, name)
+    run_server(translator, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints), batch_wait_ms, batch_max_lines, name)
 
 
 @app.command()

@@ -1,0 +1,148 @@
+"""Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results.
+
+One output line per input line, always. A JSON request line that is not valid is warned about
+and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
+translated. Files appear only when complete.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+from nmt.config import DecodeConfig
+from nmt.decode.search import Hypothesis
+from nmt.decode.translate import translate_lines
+from nmt.errors import NmtError
+
+CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
+
+
+def hypothesis_json(translator, h: Hypothesis) -> dict:
+    out = {"text": translator.tgt_tokenizer.decode(h.tokens), "score": round(h.score, 4),
+           "log_prob": round(h.log_prob, 4), "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]}
+    if h.token_log_probs is not None:
+        out["token_log_probs"] = [round(p, 4) for p in h.token_log_probs]
+    if h.alignment is not None:
+        out["alignment"] = h.alignment
+    return out
+
+
+def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
+    if output_format == "jsonl":
+        return json.dumps({"hypotheses": [hypothesis_json(translator, h) for h in hyps]}, ensure_ascii=False)
+    return translator.tgt_tokenizer.decode(hyps[0].tokens)
+
+
+INPUT_FIELDS = ("text", "prefix", "constraints")
+
+
+def parse_request(line: str, number: int) -> tuple[str, str, list[str]]:
+    """One line of `--input-format jsonl`: {"text": "...", "prefix": "...", "constraints": ["...", ...]}
+    (prefix and constraints optional) -> (text, prefix, constraints); anything else an NmtError
+    naming the line and the field."""
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise NmtError(f"line {number}: not JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(request, dict):
+        raise NmtError(f"line {number}: a JSON object is expected, with a \"text\" field")
+    unknown = sorted(set(request) - set(INPUT_FIELDS))
+    if unknown:
+        raise NmtError(f"line {number}: {unknown[0]}: unknown field (known: {', '.join(INPUT_FIELDS)})")
+    for field in ("text", "prefix"):
+        if field in request and not isinstance(request[field], str):
+            raise NmtError(f"line {number}: {field}: a string is expected")
+    if "text" not in request:
+        raise NmtError(f"line {number}: text: missing")
+    constraints = request.get("constraints", [])
+    if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
+        raise NmtError(f"line {number}: constraints: a list of strings is expected")
+    if any(not c.strip() for c in constraints):
+        raise NmtError(f"line {number}: constraints: an empty constraint")
+    return request["text"], request.get("prefix", ""), constraints
+
+
+@dataclass
+class StreamReport:
+    failed: int = 0  # input lines that could not be translated (each warned, its output empty)
+
+
+def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
+                     warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES,
+                     input_format: str = "plain", report: StreamReport | None = None,
+                     extras: Iterable[str] = ()) -> Iterator[str]:
+    """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
+    (1 for interactive use: each line is answered before the next is read). With input_format
+    jsonl, a line that is not a valid request is warned about and answered with an empty line
+    (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated."""
+    report = report if report is not None else StreamReport()
+    iterator = iter(lines)
+    first_line = 1
+    while chunk := list(islice(iterator, chunk_lines)):
+        texts, prefixes, constraints, errors = list(chunk), None, None, {}
+        if input_format == "jsonl":
+            texts, prefixes, constraints = [], [], []
+            for number, line in enumerate(chunk, start=first_line):
+                try:
+                    text, prefix, phrases = parse_request(line, number)
+                    if phrases and not hasattr(translator, "model"):
+                        raise NmtError(f"line {number}: constraints: CTranslate2 has no lexical constraints; "
+                                       "translate with the checkpoint")
+                except NmtError as e:
+                    warn(str(e))
+                    errors[number - first_line] = str(e)
+                    text, prefix, phrases = "", "", []
+                texts.append(text)
+                prefixes.append(prefix)
+                constraints.append(phrases)
+        report.failed += len(errors)
+        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras, constraints)):
+            if i in errors:
+                yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
+            else:
+                yield format_result(translator, hyps, output_format)
+        first_line += len(chunk)
+
+
+def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
+                   interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
+                   input_format: str = "plain", extras: Iterable[str] = ()) -> StreamReport:
+    """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
+    for each line. A file appears only when complete; at a terminal (or `interactive`) each line
+    is answered as soon as it is read. Returns how many input lines failed (jsonl input)."""
+    from nmt.data.corpus import decode_lines, read_lines
+
+    if output_format not in ("plain", "jsonl"):
+        raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
+    if input_format not in ("plain", "jsonl"):
+        raise NmtError(f"--input-format {input_format}: choose plain or jsonl")
+    if extras and output_format != "jsonl":
+        raise NmtError("--token-scores and --alignments need --output-format jsonl")
+    if cfg.nbest > 1 and output_format == "plain":
+        raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
+    if source == "-":
+        lines = decode_lines(sys.stdin.buffer, "<stdin>")
+        interactive = interactive or sys.stdin.isatty()
+    else:
+        lines = read_lines(Path(source))
+    report = StreamReport()
+    translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
+                                  input_format, report, extras)
+    if output == "-":
+        for line in translated:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        return report
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for line in translated:
+            f.write(line + "\n")
+    tmp.replace(path)
+    return report
