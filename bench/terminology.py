@@ -79,6 +79,7 @@ def main() -> None:
     total = sum(len(c) for c in constraints)
     in_pieces = sum(contains_pieces(h.tokens, p) for h, ps in zip(hyps, phrases) for p in ps)
     in_text = sum(word in words(out) for out, cs in zip(outputs, constraints) for word in cs)
+    in_text_anywhere = sum(word in out for out, cs in zip(outputs, constraints) for word in cs)
     bleu_plain = sacrebleu.corpus_bleu(plain, [references])
     bleu_constrained = sacrebleu.corpus_bleu(outputs, [references])
     with_two = [i for i, c in enumerate(constraints) if len(c) == 2]
@@ -86,7 +87,8 @@ def main() -> None:
         "checkpoint": str(ckpt), "test": args.test, "threads": args.threads, "decode": cfg.model_dump(),
         "sentences": len(sources), "sentences_with_constraints": sum(1 for c in constraints if c),
         "sentences_with_two": len(with_two), "constraints": total,
-        "met_in_pieces": in_pieces, "met_in_text": in_text, "warnings": len(warnings),
+        "met_in_pieces": in_pieces, "met_in_text_as_words": in_text, "met_in_text_anywhere": in_text_anywhere,
+        "warnings": len(warnings),
         "bleu_unconstrained": round(bleu_plain.score, 2), "bleu_constrained": round(bleu_constrained.score, 2),
         "length_ratio_unconstrained": round(bleu_plain.sys_len / bleu_plain.ref_len, 3),
         "length_ratio_constrained": round(bleu_constrained.sys_len / bleu_constrained.ref_len, 3),
