@@ -233,18 +233,20 @@ def likelihood(
 def export(
     checkpoint: Annotated[Path, typer.Argument(help="Checkpoint to export (e.g. an averaged one).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory to create.")],
-    format_: Annotated[str, typer.Option("--format", help="Target format: ctranslate2.")] = "ctranslate2",
+    format_: Annotated[str, typer.Option("--format", help="ctranslate2, or huggingface (a transformers MarianMTModel).")] = "ctranslate2",
     quantization: Annotated[Optional[str], typer.Option(
         help="Weight type: int8, int8_float16, float16, ... (default float32).")] = None,
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
 ):
-    """Export a checkpoint for another inference engine (CTranslate2), with its tokenizers and decode settings."""
+    """Export a checkpoint for another engine (CTranslate2, Hugging Face transformers), with its tokenizers and decode settings."""
     from nmt.export import export_checkpoint
 
     summary = export_checkpoint(checkpoint, output, format_, quantization, force)
+    use = (f'transformers.pipeline("translation", model="{summary["directory"]}")' if format_ == "huggingface"
+           else f"nmt translate -c {summary['directory']}")
     err.print(f"exported {checkpoint} ({summary['direction']}, {summary['quantization']}) to "
-              f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; translate with "
-              f"`nmt translate -c {summary['directory']}`", highlight=False, markup=False)
+              f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; translate with `{use}`",
+              highlight=False, markup=False)
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""Export a trained checkpoint to another inference engine's format (today: CTranslate2)."""
+"""Export a trained checkpoint to another engine's format: CTranslate2, or Hugging Face transformers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nmt.errors import NmtError
 
-FORMATS = ("ctranslate2",)
+FORMATS = ("ctranslate2", "huggingface")
 
 
 def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
@@ -14,6 +14,12 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
     """Convert `checkpoint` into `out`; returns what was written (for the CLI to report)."""
     if format not in FORMATS:
         raise NmtError(f"--format {format}: choose one of {', '.join(FORMATS)}")
+    if format == "huggingface":
+        if quantization is not None:
+            raise NmtError("--quantization: the huggingface export is float32 (quantize in transformers if needed)")
+        from nmt.export.huggingface import export_huggingface
+
+        return export_huggingface(checkpoint, out, force)
     from nmt.export.ctranslate2 import export_ctranslate2
 
     return export_ctranslate2(checkpoint, out, quantization, force)

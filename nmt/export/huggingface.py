@@ -1,0 +1,196 @@
+"""A checkpoint as a Hugging Face `transformers` model directory: `nmt export --format huggingface`.
+
+A post-LN nmt Transformer maps one to one onto `MarianMTModel`: scaled embeddings, static
+sinusoidal positions, post-LN layers with ReLU feed-forwards, no embedding or final LayerNorm,
+a tied (or separate) output layer. One difference is the layout of the position table: nmt
+interleaves sin and cos, Marian puts the sines in the first half and the cosines in the second.
+Rather than writing a table Marian would recompute on load, the export permutes the model's
+d_model dimensions (the residual stream: embedding columns, every projection's input or output
+over it, LayerNorm weights) by the same permutation, which leaves every output of the model
+exactly as it was. PAD and BOS, which nmt never predicts, get a -1e4 output bias
+(`final_logits_bias`), as in the CTranslate2 export.
+
+Pre-LN models have no Marian counterpart (Marian's layers are post-LN, with no final LayerNorm);
+they are refused with a one-line error. The directory holds config.json, generation_config.json
+(the recipe's beam size, length penalty and n-gram blocking), model.safetensors, the tokenizer
+files MarianTokenizer reads (source.spm, target.spm, vocab.json) and a model card (README.md).
+Written atomically, like the CTranslate2 export.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+import nmt
+from nmt.checkpoint import count_parameters, load_checkpoint
+from nmt.config import recipe_from_dict
+from nmt.data.tokenizer import BOS, EOS, PAD, UNK, load_processor
+from nmt.errors import NmtError
+from nmt.export.directory import write_directory_atomically
+
+FORBIDDEN_LOGIT = -1e4
+
+
+def require_transformers():
+    try:
+        import transformers
+    except ImportError:
+        raise NmtError("Hugging Face transformers is not installed: pip install 'nmt[huggingface]'") from None
+    return transformers
+
+
+def marian_order(d_model: int) -> torch.Tensor:
+    """Marian's dimension k is nmt's dimension order[k]: nmt's sines (even dimensions) first, then its cosines."""
+    return torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
+
+
+def marian_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, torch.Tensor]:
+    """nmt's weights under MarianMTModel's names, d_model dimensions permuted (see the module docstring)."""
+    order = marian_order(cfg.d_model)
+    d = cfg.d_model
+    out: dict[str, torch.Tensor] = {}
+
+    def columns(t):  # a weight whose input is the residual stream
+        return t[:, order].contiguous()
+
+    def rows(t):  # a weight or bias whose output is the residual stream
+        return t[order].contiguous()
+
+    def norm(target: str, source: str) -> None:
+        out[f"{target}.weight"], out[f"{target}.bias"] = rows(weights[f"{source}.weight"]), rows(weights[f"{source}.bias"])
+
+    def attention(target: str, q, k, v, q_bias, k_bias, v_bias, out_proj: str) -> None:
+        for name, weight, bias in (("q_proj", q, q_bias), ("k_proj", k, k_bias), ("v_proj", v, v_bias)):
+            out[f"{target}.{name}.weight"], out[f"{target}.{name}.bias"] = columns(weight), bias.contiguous()
+        out[f"{target}.out_proj.weight"] = rows(weights[f"{out_proj}.weight"])
+        out[f"{target}.out_proj.bias"] = rows(weights[f"{out_proj}.bias"])
+
+    def self_attention(target: str, source: str) -> None:
+        q, k, v = weights[f"{source}.qkv_proj.weight"].split(d)
+        qb, kb, vb = weights[f"{source}.qkv_proj.bias"].split(d)
+        attention(target, q, k, v, qb, kb, vb, f"{source}.out_proj")
+
+    def feed_forward(target: str, source: str) -> None:
+        out[f"{target}.fc1.weight"], out[f"{target}.fc1.bias"] = columns(weights[f"{source}.w1.weight"]), weights[f"{source}.w1.bias"]
+        out[f"{target}.fc2.weight"], out[f"{target}.fc2.bias"] = rows(weights[f"{source}.w2.weight"]), rows(weights[f"{source}.w2.bias"])
+
+    for i in range(cfg.encoder_layers):
+        t, s = f"model.encoder.layers.{i}", f"encoder_layers.{i}"
+        self_attention(f"{t}.self_attn", f"{s}.self_attn")
+        norm(f"{t}.self_attn_layer_norm", f"{s}.attn_sublayer.norm")
+        feed_forward(t, f"{s}.feed_forward")
+        norm(f"{t}.final_layer_norm", f"{s}.ff_sublayer.norm")
+    for i in range(cfg.decoder_layers):
+        t, s = f"model.decoder.layers.{i}", f"decoder_layers.{i}"
+        self_attention(f"{t}.self_attn", f"{s}.self_attn")
+        norm(f"{t}.self_attn_layer_norm", f"{s}.self_sublayer.norm")
+        q, qb = weights[f"{s}.cross_attn.q_proj.weight"], weights[f"{s}.cross_attn.q_proj.bias"]
+        k, v = weights[f"{s}.cross_attn.kv_proj.weight"].split(d)
+        kb, vb = weights[f"{s}.cross_attn.kv_proj.bias"].split(d)
+        attention(f"{t}.encoder_attn", q, k, v, qb, kb, vb, f"{s}.cross_attn.out_proj")
+        norm(f"{t}.encoder_attn_layer_norm", f"{s}.cross_sublayer.norm")
+        feed_forward(t, f"{s}.feed_forward")
+        norm(f"{t}.final_layer_norm", f"{s}.ff_sublayer.norm")
+
+    source_embedding, target_embedding = columns(weights["src_embed.tokens.weight"]), columns(weights["tgt_embed.tokens.weight"])
+    out["model.encoder.embed_tokens.weight"] = source_embedding
+    out["model.decoder.embed_tokens.weight"] = target_embedding
+    if cfg.share_embeddings:
+        out["model.shared.weight"] = source_embedding
+    out["lm_head.weight"] = target_embedding if cfg.tie_output else columns(weights["output_proj.weight"])
+    bias = torch.zeros(1, target_embedding.size(0))
+    bias[0, [PAD, BOS]] = FORBIDDEN_LOGIT
+    out["final_logits_bias"] = bias
+    return {name: t.float() for name, t in out.items()}
+
+
+def marian_config(recipe, src_vocab: int, tgt_vocab: int):
+    transformers = require_transformers()
+    m = recipe.model
+    return transformers.MarianConfig(
+        vocab_size=src_vocab, decoder_vocab_size=tgt_vocab, d_model=m.d_model,
+        encoder_layers=m.encoder_layers, decoder_layers=m.decoder_layers,
+        encoder_attention_heads=m.heads, decoder_attention_heads=m.heads,
+        encoder_ffn_dim=m.d_ff, decoder_ffn_dim=m.d_ff, activation_function="relu",
+        dropout=m.dropout, attention_dropout=m.attention_dropout, activation_dropout=m.activation_dropout,
+        max_position_embeddings=m.max_positions, scale_embedding=True, static_position_embeddings=True,
+        share_encoder_decoder_embeddings=m.share_embeddings, tie_word_embeddings=m.tie_output,
+        pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS, decoder_start_token_id=BOS,
+        forced_eos_token_id=None, architectures=["MarianMTModel"])
+
+
+def generation_config(recipe):
+    transformers = require_transformers()
+    d = recipe.decode
+    return transformers.GenerationConfig(
+        num_beams=max(d.beam_size, 1), length_penalty=d.length_penalty, no_repeat_ngram_size=d.no_repeat_ngram_size,
+        max_length=recipe.model.max_positions - 1, min_length=0, early_stopping=False,
+        pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS, decoder_start_token_id=BOS)
+
+
+def export_huggingface(checkpoint: Path, out: Path, force: bool = False) -> dict:
+    require_transformers()
+    payload = load_checkpoint(checkpoint)
+    recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
+    if recipe.model.norm != "post":
+        raise NmtError(f"{checkpoint}: a pre-LN model has no MarianMTModel counterpart (Marian's layers are "
+                       "post-LN, without a final LayerNorm); only post-LN models export to huggingface")
+    protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+    processors = {side: load_processor(model_proto=proto) for side, proto in protos.items()}
+    vocabs = {side: {sp.id_to_piece(i): i for i in range(sp.get_piece_size())} for side, sp in processors.items()}
+    separate = not recipe.model.share_embeddings
+    state = marian_state_dict(payload["model"], recipe.model)
+
+    def fill(directory: Path) -> None:
+        from safetensors.torch import save_file
+
+        marian_config(recipe, len(vocabs["src"]), len(vocabs["tgt"])).save_pretrained(directory)
+        generation_config(recipe).save_pretrained(directory)
+        tied = {"lm_head.weight"} if recipe.model.tie_output else set()
+        if recipe.model.share_embeddings:
+            tied |= {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"}
+        save_file({k: v for k, v in state.items() if k not in tied}, str(directory / "model.safetensors"),
+                  metadata={"format": "pt"})
+        (directory / "source.spm").write_bytes(protos["src"])
+        (directory / "target.spm").write_bytes(protos["tgt"])
+        (directory / "vocab.json").write_text(json.dumps(vocabs["src"], ensure_ascii=False), encoding="utf-8")
+        if separate:
+            (directory / "target_vocab.json").write_text(json.dumps(vocabs["tgt"], ensure_ascii=False), encoding="utf-8")
+        tokenizer = {"tokenizer_class": "MarianTokenizer", "source_lang": recipe.data.src_lang,
+                     "target_lang": recipe.data.tgt_lang, "separate_vocabs": separate,
+                     "unk_token": processors["tgt"].id_to_piece(UNK), "eos_token": processors["tgt"].id_to_piece(EOS),
+                     "pad_token": processors["tgt"].id_to_piece(PAD), "bos_token": processors["tgt"].id_to_piece(BOS),
+                     "model_max_length": recipe.model.max_positions - 1}
+        (directory / "tokenizer_config.json").write_text(json.dumps(tokenizer, indent=1), encoding="utf-8")
+        (directory / "README.md").write_text(model_card(recipe, payload, checkpoint), encoding="utf-8")
+
+    write_directory_atomically(Path(out), fill, force)
+    return {"directory": str(out), "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
+            "quantization": "float32", "bytes": sum(f.stat().st_size for f in Path(out).iterdir())}
+
+
+def model_card(recipe, payload: dict, checkpoint: Path) -> str:
+    progress = payload.get("progress", {})
+    best = progress.get("best_metric") or progress.get("best")
+    lines = [
+        "---", "library_name: transformers", "pipeline_tag: translation",
+        f"language: [{recipe.data.src_lang}, {recipe.data.tgt_lang}]", "tags: [nmt, marian, translation]", "---", "",
+        f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer trained with nmt {nmt.__version__}", "",
+        f"Exported from `{checkpoint}` (update {progress.get('step')}) by `nmt export --format huggingface`: "
+        f"a post-LN Transformer of {count_parameters(payload['model']):,} parameters as a `MarianMTModel`.", "",
+        "```python", "from transformers import pipeline", "translate = pipeline(\"translation\", model=\"THIS_DIRECTORY\")",
+        "print(translate(\"A dog runs on the beach.\")[0][\"translation_text\"])", "```", "",
+        "## Data", "",
+        f"Training data: `{recipe.data.train}`; validation: `{recipe.data.valid}`; test: `{recipe.data.test}`. "
+        "See the data's own license terms (for Multi30k: its README in nmt's `data/multi30k/`).", "",
+        "## Decoding", "",
+        f"generation_config.json: beam {recipe.decode.beam_size}, length penalty {recipe.decode.length_penalty}, "
+        f"no repeated {recipe.decode.no_repeat_ngram_size}-gram (0: allowed).", "",
+        "## Recipe", "", "```json", json.dumps(payload["recipe"], indent=1), "```", "",
+    ]
+    if best is not None:
+        lines[12:12] = [f"Best validation score during training: {best}.", ""]
+    return "\n".join(lines)
