@@ -58,11 +58,16 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dic
 
 
 def _keep_stored_meaning(recipe) -> None:
-    """A recipe stored before decode.length_penalty_form existed meant GNMT's length penalty
-    (the only one then): say so, so that its model decodes as it did."""
-    decode = recipe.get("decode") if isinstance(recipe, dict) else None
+    """A recipe stored before a key existed meant what nmt did then: GNMT's length penalty
+    (decode.length_penalty_form), a ReLU feed-forward (model.activation). Say so, so that its
+    model computes and decodes as it did."""
+    if not isinstance(recipe, dict):
+        return
+    decode, model = recipe.get("decode"), recipe.get("model")
     if isinstance(decode, dict) and "length_penalty" in decode and "length_penalty_form" not in decode:
         decode["length_penalty_form"] = "gnmt"
+    if isinstance(model, dict) and "d_model" in model and "activation" not in model:
+        model["activation"] = "relu"
 
 
 def step_checkpoints(directory: Path) -> list[Path]:

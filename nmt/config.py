@@ -65,6 +65,7 @@ class ModelConfig(Section):
     attention_dropout: float = 0.0  # on attention weights
     activation_dropout: float = 0.0  # inside the feed-forward, after the ReLU
     norm: Literal["post", "pre"] = "post"  # post-LN is the paper's
+    activation: Literal["relu", "swish", "gelu"] = "relu"  # the feed-forward's; the paper's is ReLU (OPUS-MT's swish)
     share_embeddings: bool = True  # source, target and output share one matrix (joint vocabulary)
     tie_output: bool = True  # target embedding doubles as the output projection
     max_positions: int = 1024
@@ -76,8 +77,9 @@ class ModelConfig(Section):
         return self
 
 
-# What fixes a model's weights' shapes (dropout and the rest may change when fine-tuning).
-MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm",
+# What fixes a model's weights' shapes and what they compute (dropout and the rest may change
+# when fine-tuning).
+MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
                     "share_embeddings", "tie_output", "max_positions")
 
 

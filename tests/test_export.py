@@ -29,6 +29,7 @@ VARIANTS = {
     "pre-LN, shared vocabulary": ("model.norm=pre",),
     "post-LN, separate vocabularies and output layer": (
         "tokenizer.joint=false", "model.share_embeddings=false", "model.tie_output=false"),
+    "post-LN, swish feed-forward": ("model.activation=swish",),
 }
 
 

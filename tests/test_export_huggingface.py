@@ -22,15 +22,22 @@ LINES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="ut
     "A dog runs on the beach.", "Two men are talking while a woman looks at a small red car.", "Kids"]
 
 
-@pytest.fixture(scope="module", params=["shared vocabulary, tied", "separate vocabularies and output layer"])
+VARIANTS = {
+    "shared vocabulary, tied": None,
+    "separate vocabularies and output layer": ("tokenizer.joint=false", "model.share_embeddings=false",
+                                               "model.tie_output=false"),
+    "swish feed-forward": ("model.activation=swish",),
+}
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
-    if request.param.startswith("shared"):
+    if VARIANTS[request.param] is None:
         recipe = trained_tiny
     else:
         from nmt.train.trainer import train
 
-        recipe = prepared_tiny(tmp_path_factory.mktemp("hfvariant"), "train.max_steps=150", "tokenizer.joint=false",
-                               "model.share_embeddings=false", "model.tie_output=false")
+        recipe = prepared_tiny(tmp_path_factory.mktemp("hfvariant"), "train.max_steps=150", *VARIANTS[request.param])
         train(recipe, show_progress=False)
     ckpt = recipe.out / "checkpoints" / "best.pt"
     out = tmp_path_factory.mktemp("hf") / "model"

@@ -128,3 +128,16 @@ def test_cpu_dropout_is_the_identity_in_eval_or_at_zero_and_follows_the_seed():
     assert torch.equal(dropout(x, 0.2, training=True), a)
     layer = Dropout(0.2).eval()
     assert torch.equal(layer(x), x)
+
+
+@pytest.mark.parametrize("activation", ["relu", "swish", "gelu"])
+def test_the_feed_forward_applies_its_activation(activation):
+    from nmt.model.transformer import PositionwiseFeedForward
+
+    torch.manual_seed(0)
+    ffn = PositionwiseFeedForward(8, 16, 0.0, activation)
+    x = torch.randn(3, 8)
+    hidden = x @ ffn.w1.weight.T + ffn.w1.bias
+    act = {"relu": torch.relu(hidden), "swish": hidden * torch.sigmoid(hidden),
+           "gelu": 0.5 * hidden * (1 + torch.erf(hidden / 2 ** 0.5))}[activation]
+    assert torch.allclose(ffn(x), act @ ffn.w2.weight.T + ffn.w2.bias, atol=1e-6)

@@ -197,12 +197,14 @@ def test_average_keeps_tied_weights_tied(tmp_path):
     assert count_parameters(reloaded) == 3 * 2 + 2
 
 
-def test_a_checkpoint_from_before_length_penalty_forms_decodes_with_gnmts(trained_tiny, tmp_path):
+def test_a_checkpoint_from_before_new_keys_keeps_its_meaning(trained_tiny, tmp_path):
     payload = load_checkpoint(trained_tiny.out / "checkpoints" / "best.pt")
     assert payload["recipe"]["decode"]["length_penalty_form"] == "power"
     del payload["recipe"]["decode"]["length_penalty_form"]
+    payload["recipe"]["model"].pop("activation")
     save_checkpoint(payload, tmp_path / "old.pt")
-    assert load_translator([tmp_path / "old.pt"]).recipe.decode.length_penalty_form == "gnmt"
+    recipe = load_translator([tmp_path / "old.pt"]).recipe
+    assert recipe.decode.length_penalty_form == "gnmt" and recipe.model.activation == "relu"
 
 
 def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny):

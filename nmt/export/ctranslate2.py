@@ -53,8 +53,12 @@ def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
     cfg = recipe_from_dict(payload["recipe"]).model
     weights = {name: t.float().numpy() for name, t in payload["model"].items()}
 
+    from ctranslate2.specs import common_spec
+
+    activation = {"relu": common_spec.Activation.RELU, "swish": common_spec.Activation.SWISH,
+                  "gelu": common_spec.Activation.GELU}[cfg.activation]
     spec = transformer_spec.TransformerSpec.from_config(
-        (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre")
+        (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation)
     spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
     spec.config.add_source_eos = True  # nmt's sources end with EOS
     positions = PositionalEncoding(cfg.d_model, cfg.max_positions).table.numpy()

@@ -1,7 +1,7 @@
 """A checkpoint as a Hugging Face `transformers` model directory: `nmt export --format huggingface`.
 
 A post-LN nmt Transformer maps one to one onto `MarianMTModel`: scaled embeddings, static
-sinusoidal positions, post-LN layers with ReLU feed-forwards, no embedding or final LayerNorm,
+sinusoidal positions, post-LN layers with ReLU (or swish, GELU) feed-forwards, no embedding or final LayerNorm,
 a tied (or separate) output layer. One difference is the layout of the position table: nmt
 interleaves sin and cos, Marian puts the sines in the first half and the cosines in the second.
 Rather than writing a table Marian would recompute on load, the export permutes the model's
@@ -114,7 +114,7 @@ def marian_config(recipe, src_vocab: int, tgt_vocab: int):
         vocab_size=src_vocab, decoder_vocab_size=tgt_vocab, d_model=m.d_model,
         encoder_layers=m.encoder_layers, decoder_layers=m.decoder_layers,
         encoder_attention_heads=m.heads, decoder_attention_heads=m.heads,
-        encoder_ffn_dim=m.d_ff, decoder_ffn_dim=m.d_ff, activation_function="relu",
+        encoder_ffn_dim=m.d_ff, decoder_ffn_dim=m.d_ff, activation_function=m.activation,
         dropout=m.dropout, attention_dropout=m.attention_dropout, activation_dropout=m.activation_dropout,
         max_position_embeddings=m.max_positions, scale_embedding=True, static_position_embeddings=True,
         share_encoder_decoder_embeddings=m.share_embeddings, tie_word_embeddings=m.tie_output,

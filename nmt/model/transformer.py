@@ -135,17 +135,21 @@ class MultiHeadAttention(nn.Module):
         return self._attend(q, k, v, None, False)  # the cache holds only the past: no mask needed
 
 
-class PositionwiseFeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2 (3.3)."""
+ACTIVATIONS = {"relu": F.relu, "swish": F.silu, "gelu": F.gelu}
 
-    def __init__(self, d_model: int, d_ff: int, activation_dropout: float):
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (3.3); swish (SiLU) or GELU in place of the max on request."""
+
+    def __init__(self, d_model: int, d_ff: int, activation_dropout: float, activation: str = "relu"):
         super().__init__()
         self.w1 = nn.Linear(d_model, d_ff)
         self.w2 = nn.Linear(d_ff, d_model)
         self.dropout = Dropout(activation_dropout)
+        self.activation = ACTIVATIONS[activation]
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w2(self.dropout(F.relu(self.w1(x))))
+        return self.w2(self.dropout(self.activation(self.w1(x))))
 
 
 class SublayerConnection(nn.Module):
@@ -169,7 +173,7 @@ class EncoderLayer(nn.Module):
         super().__init__()
         pre = cfg.norm == "pre"
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
-        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout)
+        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout, cfg.activation)
         self.attn_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
 
@@ -184,7 +188,7 @@ class DecoderLayer(nn.Module):
         pre = cfg.norm == "pre"
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=False)
-        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout)
+        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout, cfg.activation)
         self.self_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
