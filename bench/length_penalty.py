@@ -18,7 +18,7 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from bench.report import write_json
+from bench.report import demo_checkpoint, write_json
 from nmt.config import load_recipe
 from nmt.data.corpus import read_lines
 from nmt.decode.translate import load_translator, translate_lines
@@ -38,9 +38,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "length_penalty.json"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    ckpt = Path(args.checkpoint)
-    if not ckpt.is_file():
-        raise SystemExit(f"{ckpt}: not found (run `make demo` first, or pass -c)")
+    ckpt = demo_checkpoint(args.checkpoint)
     src_lang, tgt_lang = args.pair.split("-")
     sources = list(read_lines(Path(f"{args.valid}.{src_lang}.gz")))
     references = list(read_lines(Path(f"{args.valid}.{tgt_lang}.gz")))

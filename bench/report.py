@@ -1,4 +1,4 @@
-"""Benchmark results as JSON files, written whole or not at all."""
+"""Benchmark results as JSON files, written whole or not at all; the checkpoint a benchmark reads."""
 
 from __future__ import annotations
 
@@ -14,3 +14,11 @@ def write_json(path: Path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     os.replace(tmp, path)
+
+
+def demo_checkpoint(path: str) -> Path:
+    """A benchmark's checkpoint (the demo's by default), or a stop saying how to get one."""
+    path = Path(path)
+    if not path.is_file():
+        raise SystemExit(f"{path}: not found (run `make demo` first, or pass -c)")
+    return path

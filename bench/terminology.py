@@ -21,7 +21,7 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from bench.report import write_json
+from bench.report import demo_checkpoint, write_json
 from nmt.config import load_recipe
 from nmt.data.corpus import read_lines
 from nmt.decode.translate import load_translator, translate_lines
@@ -56,9 +56,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    ckpt = Path(args.checkpoint)
-    if not ckpt.is_file():
-        raise SystemExit(f"{ckpt}: not found (run `make demo` first, or pass -c)")
+    ckpt = demo_checkpoint(args.checkpoint)
     sources = list(read_lines(Path(f"{args.test}.en.gz")))
     references = list(read_lines(Path(f"{args.test}.de.gz")))
     translator = load_translator([ckpt])

@@ -20,7 +20,7 @@ import torch
 from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.tokenizer import load_processor
-from nmt.decode.search import Hypothesis
+from nmt.decode.search import Hypothesis, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, read_export_info,
                                     require_ctranslate2)
@@ -38,8 +38,8 @@ class CTranslate2Translator:
     def max_positions(self) -> int:
         return self.recipe.model.max_positions
 
-    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig,
-                        prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig, prefixes: list[list[int]] | None = None,
+                        constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
         """Token-id sources (non-empty) -> n-best hypotheses each, in the same order.
 
         CTranslate2 takes one length limit per call, and a search that reaches a sentence's own
@@ -53,6 +53,8 @@ class CTranslate2Translator:
         - beam, length_penalty 0: the search stops early on the n-best it was asked for, so
           nothing tells; every limit is decoded on its own.
         """
+        if constraints and any(constraints):
+            raise NmtError("constraints: CTranslate2 has no lexical constraints; translate with the checkpoint")
         if cfg.length_penalty_form != "power" and cfg.length_penalty and not cfg.sampling:
             raise NmtError(f"decode.length_penalty_form={cfg.length_penalty_form}: CTranslate2 divides by "
                            "|Y|^alpha only; use decode.length_penalty_form=power, or translate with the checkpoint")
@@ -88,8 +90,7 @@ class CTranslate2Translator:
     def _limit(self, source_length: int, cfg: DecodeConfig, prefix_length: int = 0) -> int:
         """nmt's limit a·|source| + b, the source counted with its EOS, at least one token past the
         prefix (as nmt.decode.search.max_output_lengths)."""
-        limit = max(int(cfg.max_len_a * (source_length + 1) + cfg.max_len_b), prefix_length + 1)
-        return max(1, min(limit, self.max_positions - 1))
+        return output_limit(source_length + 1, cfg.max_len_a, cfg.max_len_b, self.max_positions, prefix_length)
 
     def _call(self, sources: list[list[int]], prefixes: list[list[int]], limit: int, cfg: DecodeConfig,
               hypotheses: int) -> list[list[Hypothesis]]:

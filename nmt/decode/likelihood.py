@@ -10,7 +10,6 @@ per pair, empty lines included (an empty target is scored as EOS alone).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -21,6 +20,7 @@ import numpy as np
 from nmt.data.batching import pack_by_tokens
 from nmt.data.corpus import read_parallel
 from nmt.data.tokenizer import EOS
+from nmt.decode.stream import write_lines
 from nmt.decode.translate import encode_within
 from nmt.errors import NmtError
 
@@ -89,20 +89,5 @@ def likelihood_file(scorer, source: Path, target: Path, output: str, max_tokens:
     many lines), to a file (which appears only when complete) or "-", standard output."""
     if output_format not in OUTPUT_FORMATS:
         raise NmtError(f"--output-format {output_format}: choose text or jsonl")
-    lines = score_stream(scorer, read_parallel(source, target), max_tokens, output_format, precision, warn, done)
-    if output == "-":
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-        return
-    path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    tmp.replace(path)
+    write_lines(output, score_stream(scorer, read_parallel(source, target), max_tokens, output_format, precision,
+                                     warn, done))

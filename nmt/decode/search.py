@@ -56,6 +56,11 @@ def max_output_lengths(src: Tensor, model: Transformer, a: float, b: int,
     return limits.clamp(min=1, max=model.cfg.max_positions - 1)  # (B,)
 
 
+def output_limit(source_tokens: int, a: float, b: int, max_positions: int, prefix_length: int = 0) -> int:
+    """max_output_lengths for one sentence, on the host: source_tokens counts its EOS."""
+    return max(1, min(max(int(a * source_tokens + b), prefix_length + 1), max_positions - 1))
+
+
 def _prefix_table(prefixes: list[list[int]] | None, batch: int, device) -> Tensor | None:
     """(B, longest prefix) of forced tokens, -1 past each sentence's prefix; None without any."""
     if not prefixes or not any(prefixes):
@@ -71,11 +76,12 @@ def _next_token_log_probs(log_probs: Tensor, end_allowed: bool, history: Tensor 
     """The step's log-probabilities without what may not come next (EOS below min_len, tokens
     repeating an n-gram), taken out before the softmax and the rest renormalized, as CTranslate2
     does, so both engines rank alike. (The model has already taken out PAD and BOS.)"""
-    if end_allowed and history is None:
+    ngrams = history is not None and history.size(1) >= no_repeat_ngram_size  # none can repeat before
+    if end_allowed and not ngrams:
         return log_probs
     if not end_allowed:
         log_probs[:, EOS] = NEG_INF
-    if history is not None:
+    if ngrams:
         forbid_repeated_ngrams(log_probs, history, no_repeat_ngram_size)
     # A row with nothing left (a toy vocabulary's n-grams all used) stays at -inf, not NaN.
     return log_probs.log_softmax(dim=-1).nan_to_num_(nan=NEG_INF, neginf=NEG_INF)

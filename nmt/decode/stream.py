@@ -133,16 +133,26 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     report = StreamReport()
     translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
                                   input_format, report, extras)
+    write_lines(output, translated)
+    return report
+
+
+def write_lines(output: str, lines: Iterable[str]) -> None:
+    """Lines to "-" (standard output, each flushed as it comes) or to a file that appears only
+    when complete (written beside it under a hidden name, then renamed)."""
     if output == "-":
-        for line in translated:
+        for line in lines:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
-        return report
+        return
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for line in translated:
-            f.write(line + "\n")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(line + "\n")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)
-    return report

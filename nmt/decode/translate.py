@@ -21,7 +21,7 @@ from nmt.checkpoint import load_checkpoint, load_payload
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
-from nmt.decode.search import Hypothesis, beam_search, greedy_search
+from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
 from nmt.host_memory import keep_freed_memory
@@ -221,8 +221,7 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
     for i, phrases in enumerate(constraints):
         ids = [p for p in translator.tgt_tokenizer.encode(list(phrases)) if p] if phrases else []
         prefix = len(prefix_ids[i]) if prefix_ids else 0
-        limit = min(max(int(cfg.max_len_a * (len(encoded[i]) + 1) + cfg.max_len_b), prefix + 1),
-                    translator.max_positions - 1)
+        limit = output_limit(len(encoded[i]) + 1, cfg.max_len_a, cfg.max_len_b, translator.max_positions, prefix)
         needed = prefix + sum(len(p) for p in ids)
         if ids and needed > limit:
             warn(f"line {first_line + i}: constraints: {needed} tokens with the prefix, more than the output "
@@ -255,11 +254,7 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             rows = batch.tolist()
             batch_prefixes = [prefix_ids[i] for i in rows] if prefix_ids else None
             batch_constraints = [constraint_ids[i] for i in rows] if constraint_ids else None
-            if batch_constraints and any(batch_constraints):
-                batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes,
-                                                           batch_constraints)
-            else:
-                batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes)
+            batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes, batch_constraints)
             for i, hyps in zip(rows, batch_results):
                 results[i] = hyps
                 if hyps and hyps[0].constraints_met is False:
