@@ -233,7 +233,7 @@ def likelihood(
 def export(
     checkpoint: Annotated[Path, typer.Argument(help="Checkpoint to export (e.g. an averaged one).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory to create.")],
-    format_: Annotated[str, typer.Option("--format", help="ctranslate2, or huggingface (a transformers MarianMTModel).")] = "ctranslate2",
+    format_: Annotated[str, typer.Option("--format", help="ctranslate2, or huggingface (transformers: MarianMTModel, or Pegasus for pre-LN).")] = "ctranslate2",
     quantization: Annotated[Optional[str], typer.Option(
         help="Weight type: int8, int8_float16, float16, ... (default float32).")] = None,
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
@@ -242,11 +242,14 @@ def export(
     from nmt.export import export_checkpoint
 
     summary = export_checkpoint(checkpoint, output, format_, quantization, force)
-    use = (f'transformers.pipeline("translation", model="{summary["directory"]}")' if format_ == "huggingface"
+    use = (f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")' if format_ == "huggingface"
            else f"nmt translate -c {summary['directory']}")
-    err.print(f"exported {checkpoint} ({summary['direction']}, {summary['quantization']}) to "
-              f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; translate with `{use}`",
+    kind = f"{summary['architecture']}, " if "architecture" in summary else ""
+    err.print(f"exported {checkpoint} ({summary['direction']}, {kind}{summary['quantization']}) to "
+              f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; load with `{use}`",
               highlight=False, markup=False)
+    for note in summary.get("generation_differences", []):
+        err.print(f"note: {note}", highlight=False, markup=False)
 
 
 @app.command()

@@ -1,5 +1,6 @@
-"""`nmt export --format huggingface`: a transformers MarianMTModel that computes what nmt computes
-(logits, greedy outputs, the translation pipeline on text), built and run locally (no network)."""
+"""`nmt export --format huggingface`: a transformers MarianMTModel (post-LN) or Pegasus model
+(pre-LN) that computes what nmt computes (logits; greedy and beam outputs of `generate`; the
+translation pipeline on text, where transformers has it), built and run locally (no network)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ VARIANTS = {
     "separate vocabularies and output layer": ("tokenizer.joint=false", "model.share_embeddings=false",
                                                "model.tie_output=false"),
     "swish feed-forward": ("model.activation=swish",),
+    "pre-LN (Pegasus)": ("model.norm=pre",),
 }
 
 
@@ -65,11 +67,15 @@ def test_the_exported_model_computes_nmts_logits(exported):
             assert (theirs[i][:, [PAD, BOS]] < -1e3).all()
 
 
+def _limits(own, cfg) -> list[int]:
+    return [int(cfg.max_len_a * (len(own.src_tokenizer.encode([line])[0]) + 1) + cfg.max_len_b) for line in LINES]
+
+
 def test_greedy_generate_and_the_pipeline_translate_like_nmt(exported):
     own, model, tokenizer, out = exported
     cfg = own.recipe.decode.model_copy(update={"beam_size": 1})
     ours = translate_lines(own, LINES, cfg)
-    limits = [int(cfg.max_len_a * (len(own.src_tokenizer.encode([line])[0]) + 1) + cfg.max_len_b) for line in LINES]
+    limits = _limits(own, cfg)
     batch = tokenizer(LINES, return_tensors="pt", padding=True)
     generated = model.generate(**batch, num_beams=1, do_sample=False, max_length=max(limits) + 1)
     if PIPELINE:
@@ -83,6 +89,24 @@ def test_greedy_generate_and_the_pipeline_translate_like_nmt(exported):
             assert text == own.tgt_tokenizer.decode(hyps[0].tokens)
 
 
+@pytest.mark.parametrize("beam_size,alpha", [(4, 0.6), (5, 1.5), (3, 0.0)])
+def test_beam_search_with_the_exported_defaults_finds_nmts_outputs(exported, beam_size, alpha):
+    """transformers' beam search with the exported early_stopping (True; False at alpha 0) is nmt's
+    with patience 1: one sentence per call, each with its own length limit (the start token counts
+    in max_length)."""
+    own, model, tokenizer, _ = exported
+    cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "length_penalty": alpha, "patience": 1.0,
+                                               "no_repeat_ngram_size": 0})
+    ours = translate_lines(own, LINES, cfg)
+    early_stopping = alpha != 0  # what the export writes for this alpha
+    assert model.generation_config.early_stopping is (own.recipe.decode.length_penalty != 0)
+    for line, hyps, limit in zip(LINES, ours, _limits(own, cfg)):
+        generated = model.generate(**tokenizer([line], return_tensors="pt"), num_beams=beam_size,
+                                   length_penalty=alpha, early_stopping=early_stopping, no_repeat_ngram_size=0,
+                                   max_length=limit + 1)
+        assert [t for t in generated[0, 1:].tolist() if t not in (PAD, EOS)] == hyps[0].tokens, line
+
+
 def test_the_directory_carries_the_recipes_decoding_and_a_model_card(exported):
     own, _, _, out = exported
     generation = json.loads((out / "generation_config.json").read_text())
@@ -93,14 +117,15 @@ def test_the_directory_carries_the_recipes_decoding_and_a_model_card(exported):
     assert "pipeline_tag: translation" in card and "license" in card and own.recipe.data.train in card
 
 
-def test_pre_ln_models_and_a_missing_extra_are_one_line_errors(tmp_path, monkeypatch):
+def test_pre_ln_with_separate_vocabularies_and_a_missing_extra_are_one_line_errors(tmp_path, monkeypatch):
     from nmt.train.trainer import train
 
-    recipe = prepared_tiny(tmp_path / "pre", "train.max_steps=2", "train.valid_every=100", "model.norm=pre")
+    recipe = prepared_tiny(tmp_path / "pre", "train.max_steps=2", "train.valid_every=100", "model.norm=pre",
+                           "tokenizer.joint=false", "model.share_embeddings=false")
     train(recipe, show_progress=False)
     out = tmp_path / "hf"
     one_line_error(runner.invoke(app, ["export", str(recipe.out / "checkpoints" / "last.pt"), "-o", str(out),
-                                       "--format", "huggingface"]), "pre-LN model has no MarianMTModel counterpart")
+                                       "--format", "huggingface"]), "one vocabulary for both sides")
     assert not out.exists() and not list(tmp_path.glob(".hf*"))
     monkeypatch.setitem(__import__("sys").modules, "transformers", None)
     one_line_error(runner.invoke(app, ["export", str(recipe.out / "checkpoints" / "last.pt"), "-o", str(out),

@@ -2,16 +2,18 @@
 
 A post-LN nmt Transformer maps one to one onto `MarianMTModel`: scaled embeddings, static
 sinusoidal positions, post-LN layers with ReLU (or swish, GELU) feed-forwards, no embedding or final LayerNorm,
-a tied (or separate) output layer. One difference is the layout of the position table: nmt
-interleaves sin and cos, Marian puts the sines in the first half and the cosines in the second.
+a tied (or separate) output layer. A pre-LN one maps onto `PegasusForConditionalGeneration`: the
+same layers with the LayerNorm first, one final LayerNorm per stack, the same sinusoid table, and
+one vocabulary for both sides (so pre-LN models with separate vocabularies are refused).
+One difference is the layout of the position table: nmt
+interleaves sin and cos, Marian and Pegasus put the sines in the first half and the cosines in the second.
 Rather than writing a table Marian would recompute on load, the export permutes the model's
 d_model dimensions (the residual stream: embedding columns, every projection's input or output
 over it, LayerNorm weights) by the same permutation, which leaves every output of the model
 exactly as it was. PAD and BOS, which nmt never predicts, get a -1e4 output bias
 (`final_logits_bias`), as in the CTranslate2 export.
 
-Pre-LN models have no Marian counterpart (Marian's layers are post-LN, with no final LayerNorm);
-they are refused with a one-line error. The directory holds config.json, generation_config.json
+The directory holds config.json, generation_config.json
 (the recipe's beam size, length penalty and n-gram blocking), model.safetensors, the tokenizer
 files MarianTokenizer reads (source.spm, target.spm, vocab.json) and a model card (README.md).
 Written atomically, like the CTranslate2 export.
@@ -47,8 +49,10 @@ def marian_order(d_model: int) -> torch.Tensor:
     return torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
 
 
-def marian_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, torch.Tensor]:
-    """nmt's weights under MarianMTModel's names, d_model dimensions permuted (see the module docstring)."""
+def transformers_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, torch.Tensor]:
+    """nmt's weights under MarianMTModel's (post-LN) or PegasusForConditionalGeneration's (pre-LN)
+    names, which are the same but for Pegasus's final LayerNorms; d_model dimensions permuted (see
+    the module docstring)."""
     order = marian_order(cfg.d_model)
     d = cfg.d_model
     out: dict[str, torch.Tensor] = {}
@@ -94,6 +98,9 @@ def marian_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, torch.
         norm(f"{t}.encoder_attn_layer_norm", f"{s}.cross_sublayer.norm")
         feed_forward(t, f"{s}.feed_forward")
         norm(f"{t}.final_layer_norm", f"{s}.ff_sublayer.norm")
+    if cfg.norm == "pre":
+        norm("model.encoder.layer_norm", "encoder_norm")
+        norm("model.decoder.layer_norm", "decoder_norm")
 
     source_embedding, target_embedding = columns(weights["src_embed.tokens.weight"]), columns(weights["tgt_embed.tokens.weight"])
     out["model.encoder.embed_tokens.weight"] = source_embedding
@@ -107,9 +114,18 @@ def marian_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, torch.
     return {name: t.float() for name, t in out.items()}
 
 
-def marian_config(recipe, src_vocab: int, tgt_vocab: int):
+def transformers_config(recipe, src_vocab: int, tgt_vocab: int):
     transformers = require_transformers()
     m = recipe.model
+    if m.norm == "pre":
+        return transformers.PegasusConfig(
+            vocab_size=tgt_vocab, d_model=m.d_model, encoder_layers=m.encoder_layers, decoder_layers=m.decoder_layers,
+            encoder_attention_heads=m.heads, decoder_attention_heads=m.heads,
+            encoder_ffn_dim=m.d_ff, decoder_ffn_dim=m.d_ff, activation_function=m.activation,
+            dropout=m.dropout, attention_dropout=m.attention_dropout, activation_dropout=m.activation_dropout,
+            max_position_embeddings=m.max_positions, scale_embedding=True, tie_word_embeddings=m.tie_output,
+            pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS, decoder_start_token_id=BOS,
+            forced_eos_token_id=None, architectures=["PegasusForConditionalGeneration"])
     return transformers.MarianConfig(
         vocab_size=src_vocab, decoder_vocab_size=tgt_vocab, d_model=m.d_model,
         encoder_layers=m.encoder_layers, decoder_layers=m.decoder_layers,
@@ -123,31 +139,51 @@ def marian_config(recipe, src_vocab: int, tgt_vocab: int):
 
 
 def generation_config(recipe):
+    """The recipe's search as transformers' defaults. With early_stopping=True a beam search files
+    the top-K candidates that end, ranks them by log P / |Y|^alpha (EOS counted) and stops once K
+    have ended: nmt's search with patience 1. At alpha 0 nmt stops once a step's best candidate has
+    ended, when nothing later can beat it; early_stopping=False (stop once no live beam can beat
+    the worst kept output) finds the same output. What it cannot say is in `generation_differences`."""
     transformers = require_transformers()
     d = recipe.decode
     return transformers.GenerationConfig(
         num_beams=max(d.beam_size, 1), length_penalty=d.length_penalty, no_repeat_ngram_size=d.no_repeat_ngram_size,
-        max_length=recipe.model.max_positions - 1, min_length=0, early_stopping=False,
+        max_length=recipe.model.max_positions - 1, min_length=0, early_stopping=d.length_penalty != 0,
         pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS, decoder_start_token_id=BOS)
+
+
+def generation_differences(recipe) -> list[str]:
+    """Where transformers' generate, with the exported defaults, searches otherwise than the recipe."""
+    d, notes = recipe.decode, []
+    if d.beam_size > 1 and d.patience != 1:
+        notes.append(f"decode.patience {d.patience}: transformers stops a beam search once beam_size outputs "
+                     "have ended (patience 1)")
+    if d.beam_size > 1 and d.length_penalty_form == "gnmt":
+        notes.append("decode.length_penalty_form gnmt: transformers divides by |Y|^alpha (the power form)")
+    if d.no_repeat_ngram_size:
+        notes.append("decode.no_repeat_ngram_size: transformers removes repeated n-grams after the softmax, "
+                     "nmt before it")
+    notes.append("decode.max_len_a/max_len_b: transformers has one max_length per call, not one per sentence")
+    return notes
 
 
 def export_huggingface(checkpoint: Path, out: Path, force: bool = False) -> dict:
     require_transformers()
     payload = load_checkpoint(checkpoint)
     recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
-    if recipe.model.norm != "post":
-        raise NmtError(f"{checkpoint}: a pre-LN model has no MarianMTModel counterpart (Marian's layers are "
-                       "post-LN, without a final LayerNorm); only post-LN models export to huggingface")
+    if recipe.model.norm == "pre" and not recipe.model.share_embeddings:
+        raise NmtError(f"{checkpoint}: a pre-LN model exports as a PegasusForConditionalGeneration, which has one "
+                       "vocabulary for both sides; this one has separate vocabularies (model.share_embeddings: false)")
     protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
     processors = {side: load_processor(model_proto=proto) for side, proto in protos.items()}
     vocabs = {side: {sp.id_to_piece(i): i for i in range(sp.get_piece_size())} for side, sp in processors.items()}
     separate = not recipe.model.share_embeddings
-    state = marian_state_dict(payload["model"], recipe.model)
+    state = transformers_state_dict(payload["model"], recipe.model)
 
     def fill(directory: Path) -> None:
         from safetensors.torch import save_file
 
-        marian_config(recipe, len(vocabs["src"]), len(vocabs["tgt"])).save_pretrained(directory)
+        transformers_config(recipe, len(vocabs["src"]), len(vocabs["tgt"])).save_pretrained(directory)
         generation_config(recipe).save_pretrained(directory)
         tied = {"lm_head.weight"} if recipe.model.tie_output else set()
         if recipe.model.share_embeddings:
@@ -169,28 +205,37 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False) -> dict
 
     write_directory_atomically(Path(out), fill, force)
     return {"directory": str(out), "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
-            "quantization": "float32", "bytes": sum(f.stat().st_size for f in Path(out).iterdir())}
+            "architecture": transformers_architecture(recipe), "quantization": "float32",
+            "bytes": sum(f.stat().st_size for f in Path(out).iterdir()),
+            "generation_differences": generation_differences(recipe)}
+
+
+def transformers_architecture(recipe) -> str:
+    return "PegasusForConditionalGeneration" if recipe.model.norm == "pre" else "MarianMTModel"
 
 
 def model_card(recipe, payload: dict, checkpoint: Path) -> str:
     progress = payload.get("progress", {})
     best = progress.get("best_metric") or progress.get("best")
-    lines = [
+    scores = [f"Best validation score during training: {best}.", ""] if best is not None else []
+    return "\n".join([
         "---", "library_name: transformers", "pipeline_tag: translation",
-        f"language: [{recipe.data.src_lang}, {recipe.data.tgt_lang}]", "tags: [nmt, marian, translation]", "---", "",
+        f"language: [{recipe.data.src_lang}, {recipe.data.tgt_lang}]", "tags: [nmt, translation]", "---", "",
         f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer trained with nmt {nmt.__version__}", "",
         f"Exported from `{checkpoint}` (update {progress.get('step')}) by `nmt export --format huggingface`: "
-        f"a post-LN Transformer of {count_parameters(payload['model']):,} parameters as a `MarianMTModel`.", "",
-        "```python", "from transformers import pipeline", "translate = pipeline(\"translation\", model=\"THIS_DIRECTORY\")",
-        "print(translate(\"A dog runs on the beach.\")[0][\"translation_text\"])", "```", "",
+        f"a {recipe.model.norm}-LN Transformer of {count_parameters(payload['model']):,} parameters as a "
+        f"`{transformers_architecture(recipe)}`.", "", *scores,
+        "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
+        "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
+        "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")",
+        "batch = tokenizer([\"A dog runs on the beach.\"], return_tensors=\"pt\", padding=True)",
+        "print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))", "```", "",
         "## Data", "",
         f"Training data: `{recipe.data.train}`; validation: `{recipe.data.valid}`; test: `{recipe.data.test}`. "
         "See the data's own license terms (for Multi30k: its README in nmt's `data/multi30k/`).", "",
         "## Decoding", "",
         f"generation_config.json: beam {recipe.decode.beam_size}, length penalty {recipe.decode.length_penalty}, "
-        f"no repeated {recipe.decode.no_repeat_ngram_size}-gram (0: allowed).", "",
+        f"no repeated {recipe.decode.no_repeat_ngram_size}-gram (0: allowed). Where transformers searches "
+        "otherwise than nmt:", "", *[f"- {note}" for note in generation_differences(recipe)], "",
         "## Recipe", "", "```json", json.dumps(payload["recipe"], indent=1), "```", "",
-    ]
-    if best is not None:
-        lines[12:12] = [f"Best validation score during training: {best}.", ""]
-    return "\n".join(lines)
+    ])
