@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-filtering bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-filtering bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -40,6 +40,9 @@ bench-length-penalty: install
 # Terminology constraints from the reference on test_2016_flickr, with the demo model.
 bench-terminology: install
 	$(BIN)/python -m bench.terminology
+# The demo model exported to transformers: BLEU and time of generate beside nmt translate.
+bench-huggingface: install
+	$(BIN)/python -m bench.huggingface
 # Finding misaligned pairs with forced-decoding scores of an en→de and a de→en demo model
 # (the second: `make demo-de-en`).
 bench-filtering: install

@@ -114,6 +114,18 @@ def transformers_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, 
     return {name: t.float() for name, t in out.items()}
 
 
+def position_tables(cfg) -> dict[str, torch.Tensor]:
+    """The sinusoid tables as transformers computes them itself (sines, then cosines), written so
+    that loading finds every weight it expects."""
+    transformers = require_transformers()
+    modeling = (transformers.models.pegasus.modeling_pegasus if cfg.norm == "pre"
+                else transformers.models.marian.modeling_marian)
+    embedding = getattr(modeling, "PegasusSinusoidalPositionalEmbedding" if cfg.norm == "pre"
+                        else "MarianSinusoidalPositionalEmbedding")(cfg.max_positions, cfg.d_model)
+    table = embedding.create_weight().float()
+    return {f"model.{side}.embed_positions.weight": table.clone() for side in ("encoder", "decoder")}
+
+
 def transformers_config(recipe, src_vocab: int, tgt_vocab: int):
     transformers = require_transformers()
     m = recipe.model
@@ -167,10 +179,13 @@ def generation_differences(recipe) -> list[str]:
     return notes
 
 
-def export_huggingface(checkpoint: Path, out: Path, force: bool = False) -> dict:
+def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=None) -> dict:
+    """Write the directory; `decode` (a DecodeConfig) replaces the checkpoint's decode settings."""
     require_transformers()
     payload = load_checkpoint(checkpoint)
     recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
+    if decode is not None:
+        recipe = recipe.model_copy(update={"decode": decode})
     if recipe.model.norm == "pre" and not recipe.model.share_embeddings:
         raise NmtError(f"{checkpoint}: a pre-LN model exports as a PegasusForConditionalGeneration, which has one "
                        "vocabulary for both sides; this one has separate vocabularies (model.share_embeddings: false)")
@@ -185,6 +200,7 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False) -> dict
 
         transformers_config(recipe, len(vocabs["src"]), len(vocabs["tgt"])).save_pretrained(directory)
         generation_config(recipe).save_pretrained(directory)
+        state.update(position_tables(recipe.model))
         tied = {"lm_head.weight"} if recipe.model.tie_output else set()
         if recipe.model.share_embeddings:
             tied |= {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"}
