@@ -252,6 +252,31 @@ def export(
         err.print(f"note: {note}", highlight=False, markup=False)
 
 
+@app.command(name="import")
+@friendly_errors
+def import_(
+    directory: Annotated[Path, typer.Argument(help="A transformers Marian (OPUS-MT) or Pegasus model directory.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Checkpoint to write (e.g. opus_en_de.pt).")],
+    src_lang: Annotated[Optional[str], typer.Option(help="Source language, if tokenizer_config.json does not say.")] = None,
+    tgt_lang: Annotated[Optional[str], typer.Option(help="Target language, if tokenizer_config.json does not say.")] = None,
+    force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
+):
+    """Import a Hugging Face transformers model as an nmt checkpoint, to translate, fine-tune (train --init-from) and export."""
+    from nmt.export.huggingface_import import import_huggingface
+
+    summary = import_huggingface(directory, output, force, src_lang, tgt_lang)
+    model = summary["recipe"].model
+    shape = ", ".join(f"{key}: {getattr(model, key)}" for key in
+                      ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
+                       "share_embeddings", "tie_output"))
+    err.print(f"imported {directory} ({summary['architecture']}, {summary['direction']}, vocabularies "
+              f"{summary['vocab']['src']}/{summary['vocab']['tgt']}) to {output}; logits within "
+              f"{summary['max_logit_difference']:.1g} of transformers'. Fine-tune with `nmt train RECIPE --init-from "
+              f"{output}`, whose model section is {{{shape}}} and tokenizer section {{joint: "
+              f"{summary['recipe'].tokenizer.joint}, vocab_size: {summary['recipe'].tokenizer.vocab_size}}}",
+              highlight=False, markup=False)
+
+
 @app.command()
 @friendly_errors
 def serve(

@@ -30,6 +30,7 @@ def checkpoint_info(path: Path) -> dict:
         "best_dev": None if best is None else
             {"metric": metric, "score": round(abs(best), 4), "step": progress.get("best_step")},
         "averaged_from": payload.get("averaged_from"),
+        "imported_from": payload.get("imported_from"),
         "init_from": recipe.train.init_from,
         "versions": payload.get("versions", {"torch": "unknown", "nmt": "unknown"}),
         "recipe": payload["recipe"],
@@ -42,6 +43,7 @@ def describe(info: dict) -> list[str]:
     lines = [
         f"checkpoint   {info['checkpoint']}",
         f"direction    {info['direction']}",
+        f"imported     from {info['imported_from']} (`nmt import`), not trained by nmt" if info["imported_from"] else
         f"progress     step {info['step']:,}, epoch {info['epoch']}, {info['training_minutes']} min of training",
         f"model        {info['parameters']:,} parameters: {m['encoder_layers']}+{m['decoder_layers']} layers, "
         f"d_model {m['d_model']}, {m['heads']} heads, d_ff {m['d_ff']}, {m['norm']}-LN"

@@ -1,0 +1,306 @@
+"""A Hugging Face `transformers` Marian (OPUS-MT) or Pegasus directory as an nmt checkpoint: `nmt import`.
+
+The inverse of `nmt.export.huggingface`: MarianMTModel's layers are nmt's post-LN layers, Pegasus's
+its pre-LN ones, and the d_model dimensions are permuted back from sines-then-cosines to nmt's
+interleaved layout (see that module), so the imported model computes what the directory's does.
+
+The vocabulary needs the most care. nmt's token ids are sentencepiece ids, with PAD, UNK, BOS, EOS
+at 0..3; Marian's are vocab.json's, with its own specials (`</s>` 0, `<unk>` 1, `<pad>` last in
+OPUS-MT models) and no BOS (the decoder starts from `decoder_start_token_id`, usually the pad
+token). So each side gets a new sentencepiece model: the original one's pieces, scores and
+normalization, reordered so that a piece's id is its row in the imported embedding:
+
+    0 <pad>  1 <unk>  2 <s> (Marian's decoder start row)  3 </s>  4.. vocab.json's other entries in order
+
+Entries of vocab.json that the side's sentencepiece model lacks (the other language's pieces, in
+a shared vocabulary) stay in the model as UNUSED pieces: never produced by encoding, decoded as
+text, so the output layer keeps every row Marian's has. Pieces that the sentencepiece model has
+but vocab.json lacks would be `<unk>` to Marian but not to nmt: refused with a one-line error, as
+are features nmt lacks (unscaled embeddings, an output bias, per-stack head or feed-forward sizes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+import nmt
+from nmt.checkpoint import save_checkpoint
+from nmt.config import recipe_from_dict, recipe_to_dict
+from nmt.data.tokenizer import BOS, EOS, PAD, UNK, load_processor
+from nmt.errors import NmtError
+from nmt.export.huggingface import marian_order, require_transformers
+from nmt.model.transformer import Transformer
+
+NORM_OF = {"marian": "post", "pegasus": "pre"}
+ACTIVATION_OF = {"relu": "relu", "swish": "swish", "silu": "swish", "gelu": "gelu"}
+SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")  # nmt's ids 0..3
+MAX_LOGIT_DIFFERENCE = 1e-3  # the import's own check against transformers
+
+
+def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang: str | None = None,
+                       tgt_lang: str | None = None) -> dict:
+    """Write `out`, an nmt checkpoint that fine-tunes, translates and exports like any other; return a summary."""
+    transformers = require_transformers()
+    directory, out = Path(directory), Path(out)
+    if out.exists() and not force:
+        raise NmtError(f"{out}: exists (--force replaces it)")
+    config = _read_config(transformers, directory)
+    tokenizer_config = _read_json(directory / "tokenizer_config.json", required=False)
+    separate = bool(tokenizer_config.get("separate_vocabs", False))
+    vocabs = {"src": _read_json(directory / "vocab.json")}
+    vocabs["tgt"] = _read_json(directory / "target_vocab.json") if separate else vocabs["src"]
+    specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
+    tokenizers = {side: reordered_tokenizer(directory / name, vocabs[side], specials, directory / json_name)
+                  for side, name, json_name in (("src", "source.spm", "vocab.json"),
+                                                ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
+
+    try:
+        hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    except (OSError, ValueError) as e:
+        raise NmtError(f"{directory}: transformers cannot load the model ({str(e).strip().splitlines()[0]})") from None
+    hf_state = hf_model.state_dict()
+    _check_output_bias(hf_state, specials, directory)
+    src_lang = src_lang or tokenizer_config.get("source_lang")
+    tgt_lang = tgt_lang or tokenizer_config.get("target_lang")
+    if not src_lang or not tgt_lang:
+        raise NmtError(f"{directory}/tokenizer_config.json names no source_lang/target_lang: give --src-lang and --tgt-lang")
+    recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang))
+    protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
+    indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
+    weights = nmt_state_dict(hf_state, recipe.model, indices)
+    model = Transformer(recipe.model, len(indices["src"]), len(indices["tgt"]))
+    model.load_state_dict(weights, strict=True)
+    difference = max_logit_difference(model.eval(), hf_model, indices)
+    if difference > MAX_LOGIT_DIFFERENCE:
+        raise NmtError(f"{directory}: the imported model's logits differ from transformers' by {difference:.2g} "
+                       "(a feature this import does not read); nothing written")
+    save_checkpoint({
+        "recipe": recipe_to_dict(recipe),
+        "model": model.state_dict(),
+        "tokenizer": {side: torch.frombuffer(bytearray(proto), dtype=torch.uint8) for side, proto in protos.items()},
+        "imported_from": str(directory),
+        "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__),
+                     "transformers": str(transformers.__version__)},
+    }, out)
+    return {"checkpoint": str(out), "architecture": type(hf_model).__name__, "direction": f"{src_lang}-{tgt_lang}",
+            "vocab": {side: len(index) for side, index in indices.items()}, "max_logit_difference": difference,
+            "recipe": recipe}
+
+
+# --- reading the directory ----------------------------------------------------------------------
+
+def _read_json(path: Path, required: bool = True) -> dict:
+    if not path.is_file():
+        if required:
+            raise NmtError(f"{path}: missing (a Marian tokenizer directory has vocab.json, source.spm and target.spm)")
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NmtError(f"{path}: not JSON ({e})") from None
+
+
+def _read_config(transformers, directory: Path):
+    if not (directory / "config.json").is_file():
+        raise NmtError(f"{directory}: not a transformers model directory (no config.json)")
+    model_type = _read_json(directory / "config.json").get("model_type")
+    if model_type not in NORM_OF:
+        raise NmtError(f"{directory}: a {model_type!r} model; nmt imports Marian (MarianMTModel, OPUS-MT) and "
+                       "Pegasus models")
+    try:
+        config = transformers.AutoConfig.from_pretrained(directory)
+    except (OSError, ValueError) as e:
+        raise NmtError(f"{directory}/config.json: {str(e).strip().splitlines()[0]}") from None
+    lacking = []
+    if not config.scale_embedding:
+        lacking.append("scale_embedding false (nmt scales embeddings by sqrt(d_model))")
+    if not getattr(config, "static_position_embeddings", True):
+        lacking.append("learned positions (static_position_embeddings false)")
+    if config.encoder_attention_heads != config.decoder_attention_heads:
+        lacking.append("different encoder and decoder attention heads")
+    if config.encoder_ffn_dim != config.decoder_ffn_dim:
+        lacking.append("different encoder and decoder feed-forward sizes")
+    if config.activation_function not in ACTIVATION_OF:
+        lacking.append(f"activation_function {config.activation_function}")
+    if config.d_model % 2:
+        lacking.append("an odd d_model")
+    if lacking:
+        raise NmtError(f"{directory}/config.json: nmt's Transformer lacks " + "; ".join(lacking))
+    return config
+
+
+def reordered_tokenizer(spm_path: Path, vocab: dict[str, int], specials: dict[str, int],
+                        vocab_path: Path) -> tuple[bytes, list[int]]:
+    """(a sentencepiece model whose id i is nmt's token i, the Marian id of each nmt id)."""
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    if not spm_path.is_file():
+        raise NmtError(f"{spm_path}: missing (a Marian tokenizer directory has vocab.json, source.spm and target.spm)")
+    original = model_pb2.ModelProto()
+    load_processor(spm_path)  # a one-line error for a file that is not a sentencepiece model
+    original.ParseFromString(spm_path.read_bytes())
+    piece_of = {i: p for p, i in vocab.items()}
+    unk = vocab.get("<unk>", vocab.get(original.trainer_spec.unk_piece or "<unk>"))
+    for name, token_id in (("pad_token_id", specials["pad"]), ("eos_token_id", specials["eos"]),
+                           ("decoder_start_token_id", specials["start"]), ("<unk>", unk)):
+        if token_id is None or token_id not in piece_of:
+            raise NmtError(f"{vocab_path}: has no entry for {name} ({token_id})")
+    index = [specials["pad"], unk, specials["start"], specials["eos"]]
+    kinds = model_pb2.ModelProto.SentencePiece
+    kept = {p.piece: p for p in original.pieces if p.type in (kinds.NORMAL, kinds.USER_DEFINED, kinds.BYTE)}
+    missing = [piece for piece in kept if piece not in vocab]
+    if missing:
+        raise NmtError(f"{vocab_path}: lacks {len(missing)} pieces of {spm_path.name} (e.g. {', '.join(missing[:3])}), "
+                       "which Marian reads as <unk>; nmt's vocabulary is the sentencepiece model's")
+    rebuilt = model_pb2.ModelProto()
+    rebuilt.CopyFrom(original)
+    del rebuilt.pieces[:]
+    for piece, kind in zip(SPECIAL_PIECES, (kinds.CONTROL, kinds.UNKNOWN, kinds.CONTROL, kinds.CONTROL)):
+        rebuilt.pieces.add(piece=piece, score=0.0, type=kind)
+    lowest = min((p.score for p in kept.values()), default=0.0)
+    for marian_id in sorted(piece_of):
+        piece = piece_of[marian_id]
+        if marian_id in index:
+            continue
+        if piece in SPECIAL_PIECES:
+            raise NmtError(f"{vocab_path}: {piece} has id {marian_id}, which nmt's vocabulary has no room for "
+                           "(its <pad>, <unk>, <s>, </s> are the model's pad, unknown, decoder-start and EOS tokens)")
+        if piece in kept:
+            rebuilt.pieces.append(kept[piece])
+        else:  # the other side's piece in a shared vocabulary: a row of the model, never produced by encoding
+            rebuilt.pieces.add(piece=piece, score=lowest - 10.0, type=kinds.UNUSED)
+        index.append(marian_id)
+    spec = rebuilt.trainer_spec
+    spec.pad_id, spec.unk_id, spec.bos_id, spec.eos_id = PAD, UNK, BOS, EOS
+    spec.pad_piece, spec.unk_piece, spec.bos_piece, spec.eos_piece = SPECIAL_PIECES
+    spec.vocab_size = len(rebuilt.pieces)
+    return rebuilt.SerializeToString(), index
+
+
+def _check_output_bias(hf_state: dict, specials: dict, directory: Path) -> None:
+    """nmt's output layer has no bias; a zero one (OPUS-MT's), or one that only forbids the
+    pad/decoder-start token (nmt never predicts those), maps exactly."""
+    bias = hf_state.get("final_logits_bias")
+    if bias is None:
+        return
+    bias = bias.flatten().clone()
+    forbidden = [specials["pad"], specials["start"]]
+    if (bias[forbidden] > 0).any():
+        raise NmtError(f"{directory}: final_logits_bias favours the pad token; nmt never predicts it")
+    bias[forbidden] = 0.0
+    if bias.abs().max() > 0:
+        raise NmtError(f"{directory}: final_logits_bias is not zero; nmt's output layer has no bias")
+
+
+def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict, src_lang: str, tgt_lang: str):
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    src_proto, tgt_proto = tokenizers["src"][0], tokenizers["tgt"][0]
+    joint = src_proto == tgt_proto
+    share = joint and torch.equal(hf_state["model.encoder.embed_tokens.weight"], hf_state["model.decoder.embed_tokens.weight"])
+    spec = model_pb2.ModelProto()
+    spec.ParseFromString(tgt_proto)
+    model_type = {1: "unigram", 2: "bpe"}.get(spec.trainer_spec.model_type)
+    if model_type is None:
+        raise NmtError(f"{directory}/target.spm: a word or character model; nmt's tokenizer is unigram or BPE")
+    tied = torch.equal(hf_state["lm_head.weight"], hf_state["model.decoder.embed_tokens.weight"])
+    generation = _read_json(directory / "generation_config.json", required=False)
+    decode = {"beam_size": int(generation.get("num_beams") or 1),
+              "length_penalty": float(generation.get("length_penalty", 1.0)),
+              "no_repeat_ngram_size": int(generation.get("no_repeat_ngram_size") or 0)}
+    if generation.get("early_stopping") is False and decode["length_penalty"] != 0:
+        decode["patience"] = 2.0  # a longer search than patience 1, as transformers' heuristic makes it
+    raw = {
+        "output_dir": str(out.with_suffix("")),
+        "data": {"src_lang": src_lang, "tgt_lang": tgt_lang, "train": f"(imported from {directory})",
+                 "valid": f"(imported from {directory})"},
+        "tokenizer": {"model_type": model_type, "vocab_size": len(tokenizers["tgt"][1]), "joint": joint},
+        "model": {"encoder_layers": config.encoder_layers, "decoder_layers": config.decoder_layers,
+                  "d_model": config.d_model, "heads": config.encoder_attention_heads, "d_ff": config.encoder_ffn_dim,
+                  "dropout": config.dropout, "attention_dropout": config.attention_dropout,
+                  "activation_dropout": config.activation_dropout, "norm": NORM_OF[config.model_type],
+                  "activation": ACTIVATION_OF[config.activation_function], "share_embeddings": share,
+                  "tie_output": tied, "max_positions": config.max_position_embeddings},
+        "decode": decode,
+    }
+    return recipe_from_dict(raw, str(directory))
+
+
+# --- the weights ---------------------------------------------------------------------------------
+
+def nmt_state_dict(hf: dict[str, torch.Tensor], cfg, indices: dict[str, list[int]]) -> dict[str, torch.Tensor]:
+    """transformers' weights under nmt's names: the inverse of `transformers_state_dict`."""
+    back = torch.argsort(marian_order(cfg.d_model))  # nmt's dimension j is Marian's back[j]
+    out: dict[str, torch.Tensor] = {}
+
+    def columns(t):
+        return t[:, back].contiguous()
+
+    def rows(t):
+        return t[back].contiguous()
+
+    def reads_stream(target: str, source: str) -> None:  # a projection whose input is the residual stream
+        out[f"{target}.weight"], out[f"{target}.bias"] = columns(hf[f"{source}.weight"]), hf[f"{source}.bias"].clone()
+
+    def writes_stream(target: str, source: str) -> None:  # a projection whose output is the residual stream
+        out[f"{target}.weight"], out[f"{target}.bias"] = rows(hf[f"{source}.weight"]), rows(hf[f"{source}.bias"])
+
+    def norm(target: str, source: str) -> None:
+        out[f"{target}.weight"], out[f"{target}.bias"] = rows(hf[f"{source}.weight"]), rows(hf[f"{source}.bias"])
+
+    def fused(target: str, source: str, names: tuple[str, ...]) -> None:
+        out[f"{target}.weight"] = torch.cat([columns(hf[f"{source}.{n}.weight"]) for n in names])
+        out[f"{target}.bias"] = torch.cat([hf[f"{source}.{n}.bias"] for n in names])
+
+    def feed_forward(target: str, source: str) -> None:
+        reads_stream(f"{target}.w1", f"{source}.fc1")
+        writes_stream(f"{target}.w2", f"{source}.fc2")
+
+    for i in range(cfg.encoder_layers):
+        t, s = f"encoder_layers.{i}", f"model.encoder.layers.{i}"
+        fused(f"{t}.self_attn.qkv_proj", f"{s}.self_attn", ("q_proj", "k_proj", "v_proj"))
+        writes_stream(f"{t}.self_attn.out_proj", f"{s}.self_attn.out_proj")
+        norm(f"{t}.attn_sublayer.norm", f"{s}.self_attn_layer_norm")
+        feed_forward(f"{t}.feed_forward", s)
+        norm(f"{t}.ff_sublayer.norm", f"{s}.final_layer_norm")
+    for i in range(cfg.decoder_layers):
+        t, s = f"decoder_layers.{i}", f"model.decoder.layers.{i}"
+        fused(f"{t}.self_attn.qkv_proj", f"{s}.self_attn", ("q_proj", "k_proj", "v_proj"))
+        writes_stream(f"{t}.self_attn.out_proj", f"{s}.self_attn.out_proj")
+        norm(f"{t}.self_sublayer.norm", f"{s}.self_attn_layer_norm")
+        fused(f"{t}.cross_attn.q_proj", f"{s}.encoder_attn", ("q_proj",))
+        fused(f"{t}.cross_attn.kv_proj", f"{s}.encoder_attn", ("k_proj", "v_proj"))
+        writes_stream(f"{t}.cross_attn.out_proj", f"{s}.encoder_attn.out_proj")
+        norm(f"{t}.cross_sublayer.norm", f"{s}.encoder_attn_layer_norm")
+        feed_forward(f"{t}.feed_forward", s)
+        norm(f"{t}.ff_sublayer.norm", f"{s}.final_layer_norm")
+    if cfg.norm == "pre":
+        norm("encoder_norm", "model.encoder.layer_norm")
+        norm("decoder_norm", "model.decoder.layer_norm")
+
+    src_index, tgt_index = torch.tensor(indices["src"]), torch.tensor(indices["tgt"])
+    out["src_embed.tokens.weight"] = columns(hf["model.encoder.embed_tokens.weight"][src_index])
+    out["tgt_embed.tokens.weight"] = columns(hf["model.decoder.embed_tokens.weight"][tgt_index])
+    if not cfg.tie_output:
+        out["output_proj.weight"] = columns(hf["lm_head.weight"][tgt_index])
+    return {name: t.float() for name, t in out.items()}
+
+
+def max_logit_difference(model: Transformer, hf_model, indices: dict[str, list[int]], length: int = 12) -> float:
+    """The largest difference between nmt's and transformers' logits on a probe sentence pair
+    (every id nmt can predict, PAD and BOS aside; transformers' ids mapped through the index)."""
+    src_index, tgt_index = torch.tensor(indices["src"]), torch.tensor(indices["tgt"])
+    generator = torch.Generator().manual_seed(0)
+    src = torch.randint(4, len(src_index), (1, length), generator=generator)
+    src[0, -1] = EOS
+    tgt = torch.randint(4, len(tgt_index), (1, length), generator=generator)
+    tgt[0, 0] = BOS
+    with torch.no_grad():
+        ours = model(src, tgt)[0]
+        theirs = hf_model(input_ids=src_index[src], decoder_input_ids=tgt_index[tgt]).logits[0]
+    kept = torch.ones(len(tgt_index), dtype=torch.bool)
+    kept[[PAD, BOS]] = False
+    return float((ours[:, kept] - theirs[:, tgt_index[kept]]).abs().max())
