@@ -259,12 +259,20 @@ def import_(
     output: Annotated[Path, typer.Option("--output", "-o", help="Checkpoint to write (e.g. opus_en_de.pt).")],
     src_lang: Annotated[Optional[str], typer.Option(help="Source language, if tokenizer_config.json does not say.")] = None,
     tgt_lang: Annotated[Optional[str], typer.Option(help="Target language, if tokenizer_config.json does not say.")] = None,
-    force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
+    recipe: Annotated[Optional[Path], typer.Option(
+        help="Also write a recipe that fine-tunes the imported model (its data section to fill in).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace OUTPUT (and RECIPE) if they exist.")] = False,
 ):
     """Import a Hugging Face transformers model as an nmt checkpoint, to translate, fine-tune (train --init-from) and export."""
-    from nmt.export.huggingface_import import import_huggingface
+    from nmt.export.huggingface_import import import_huggingface, write_finetuning_recipe
 
+    if recipe and recipe.exists() and not force:
+        raise NmtError(f"{recipe}: exists (--force replaces it)")
     summary = import_huggingface(directory, output, force, src_lang, tgt_lang)
+    if recipe:
+        write_finetuning_recipe(summary["recipe"], output, recipe)
+        err.print(f"wrote {recipe}: fill in its data section, then `nmt tokenizer {recipe} && nmt prepare {recipe} "
+                  f"&& nmt train {recipe}`", highlight=False, markup=False)
     model = summary["recipe"].model
     shape = ", ".join(f"{key}: {getattr(model, key)}" for key in
                       ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",

@@ -181,3 +181,36 @@ def test_bad_directories_are_one_line_errors_and_write_nothing(marian_dir, tmp_p
     (short_vocab / "vocab.json").write_text(json.dumps({p: i for p, i in vocab.items() if p != dropped}))
     one_line_error(runner.invoke(app, ["import", str(short_vocab), "-o", str(out)]), "lacks 1 pieces", "<unk>")
     assert not out.exists() and not list(tmp_path.glob(".out.pt*"))
+
+
+def test_the_readme_import_commands_run_as_printed(marian_dir, tmp_path, monkeypatch):
+    """"Share and reuse models": import, translate, fine-tune with the written recipe, export."""
+    import shlex
+    import shutil
+
+    import yaml
+
+    from tests.test_readme import readme_blocks
+
+    (block,) = readme_blocks("Share and reuse models")
+    shutil.copytree(marian_dir, tmp_path / "opus-mt-en-de")
+    corpus = tmp_path / "my_corpus"
+    corpus.mkdir()
+    for lang in ("en", "de"):
+        shutil.copy(TINY_DATA / f"train.{lang}", corpus / f"train.{lang}")
+        for split in ("dev", "test"):
+            shutil.copy(TINY_DATA / f"valid.{lang}", corpus / f"{split}.{lang}")
+    monkeypatch.chdir(tmp_path)
+    for command in block:
+        args = shlex.split(command)
+        assert args[0] == "nmt"
+        result = runner.invoke(app, args[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+        if args[1] == "import":  # the written recipe, shrunk to a few updates on the tiny corpus
+            recipe = yaml.safe_load((tmp_path / "opus_en_de.yaml").read_text(encoding="utf-8"))
+            assert recipe["train"]["init_from"] == "opus_en_de.pt" and recipe["data"]["train"] == "my_corpus/train"
+            recipe["train"].update(max_steps=10, valid_every=10, valid_bleu_sentences=4, max_tokens=512, warmup_steps=5)
+            (tmp_path / "opus_en_de.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    assert len((tmp_path / "opus.de").read_text(encoding="utf-8").splitlines()) == len(
+        (corpus / "test.en").read_text(encoding="utf-8").splitlines())
+    assert (tmp_path / "opus_en_de_tuned" / "config.json").is_file()

@@ -304,3 +304,21 @@ def max_logit_difference(model: Transformer, hf_model, indices: dict[str, list[i
     kept = torch.ones(len(tgt_index), dtype=torch.bool)
     kept[[PAD, BOS]] = False
     return float((ours[:, kept] - theirs[:, tgt_index[kept]]).abs().max())
+
+
+def write_finetuning_recipe(recipe, checkpoint: Path, path: Path) -> None:
+    """A recipe that fine-tunes the imported checkpoint: its model, tokenizer and decode sections,
+    a data section to fill in (my_corpus/..., as recipes/my_data.yaml), train.init_from set and a
+    fine-tuning rate; written atomically."""
+    import yaml
+
+    raw = recipe_to_dict(recipe)
+    raw["output_dir"] = f"runs/{Path(checkpoint).stem}"
+    raw["data"].update(train="my_corpus/train", valid="my_corpus/dev", test="my_corpus/test")
+    raw["train"].update(init_from=str(checkpoint), lr=1e-4, warmup_steps=500, max_minutes=60)
+    header = (f"# Fine-tunes {checkpoint} (imported by `nmt import`): edit the data section, then\n"
+              f"#   nmt tokenizer {path} && nmt prepare {path} && nmt train {path}\n"
+              "# The model and tokenizer sections are the imported model's: fine-tuning needs them as they are.\n")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    tmp.replace(path)
