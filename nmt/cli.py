@@ -163,6 +163,11 @@ def translate(
     ensemble: Annotated[bool, typer.Option(
         help="With several -c: decode with all the models together (mean of their next-token "
              "probabilities) instead of averaging their weights.")] = False,
+    src_lang: Annotated[Optional[str], typer.Option(help="Source language (default: the recipe's data.src_lang).")] = None,
+    tgt_lang: Annotated[Optional[str], typer.Option(
+        help="Target language of a multilingual model (default: the recipe's data.tgt_lang).")] = None,
+    zero_shot: Annotated[bool, typer.Option(
+        help="Allow a direction the model was not trained on (its target language token is known).")] = False,
     set_: SetOpt = None,
 ):
     """Translate text line by line: one output line per input line, empty lines included.
@@ -173,11 +178,12 @@ def translate(
     import torch
 
     from nmt.decode.stream import translate_file
-    from nmt.decode.translate import decode_settings, load_translator
+    from nmt.decode.translate import choose_direction, decode_settings, load_translator
 
     if threads:
         torch.set_num_threads(threads)
     translator = load_translator(checkpoint, device, engine, compute_type, threads, ensemble)
+    choose_direction(translator, src_lang, tgt_lang, zero_shot)
     shortcuts = {"beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
                  "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}
     cfg = decode_settings(translator.recipe, decode_from, shortcuts, set_ or [])
@@ -188,6 +194,35 @@ def translate(
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
                   "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)
         raise typer.Exit(1)
+
+
+@app.command(name="back-translate")
+@friendly_errors
+def back_translate_(
+    checkpoint: CheckpointsOpt,
+    input: Annotated[Path, typer.Option("--input", "-i", help="Monolingual text in the reverse model's source language.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}.")],
+    sampling: Annotated[bool, typer.Option("--sampling", help="Sample the translations instead of beam search.")] = False,
+    beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")] = "cpu",
+    threads: Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")] = 0,
+    set_: SetOpt = None,
+):
+    """Back-translate: a reverse model (e.g. de→en) turns monolingual text (German) into a synthetic corpus to train on (en→de)."""
+    import torch
+
+    from nmt.decode.back_translate import back_translate
+    from nmt.decode.translate import choose_direction, decode_settings, load_translator
+
+    if threads:
+        torch.set_num_threads(threads)
+    translator = load_translator(checkpoint, device)
+    choose_direction(translator)
+    cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
+    warn = lambda message: err.print(f"warning: {input}: {message}", highlight=False, markup=False)  # noqa: E731
+    summary = back_translate(translator, input, output, cfg, warn)
+    err.print(f"wrote {summary['lines']:,} lines: {summary['monolingual']} (as given) and {summary['synthetic']} "
+              f"({'sampled' if summary['sampling'] else 'beam search'})", highlight=False, markup=False)
 
 
 @app.command()

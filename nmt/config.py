@@ -20,14 +20,48 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-class DataConfig(Section):
-    """Where the parallel text is. A split is a path prefix: `{prefix}.{lang}` or `{prefix}.{lang}.gz`."""
+class CorpusConfig(Section):
+    """One of several training corpora (`data.train` as a list)."""
 
-    src_lang: str
+    path: str  # a split: path prefix, TSV file or hf:... (as data.train)
+    src_lang: str | None = None  # default: data.src_lang
+    tgt_lang: str | None = None  # default: data.tgt_lang
+    weight: float = Field(default=1.0, gt=0.0)  # multiplies the corpus's share of each epoch (see DataConfig)
+    tag: str | None = None  # a token put in front of each of its source sentences, e.g. <BT> for back-translation
+
+    @field_validator("tag")
+    @classmethod
+    def _tag_is_one_token(cls, tag: str | None) -> str | None:
+        if tag is not None and (not tag or any(c.isspace() for c in tag) or not (tag.startswith("<") and tag.endswith(">"))):
+            raise ValueError(f"a tag is one token in angle brackets, e.g. <BT> (got {tag!r})")
+        return tag
+
+
+def language_token(lang: str) -> str:
+    """The token that asks a multilingual model for target language `lang` (Johnson et al. 2017)."""
+    return f"<2{lang}>"
+
+
+class DataConfig(Section):
+    """Where the parallel text is. A split is a path prefix: `{prefix}.{lang}` or `{prefix}.{lang}.gz`.
+
+    `train` is one split, or a list of corpora, each with its own languages, weight and tag. An
+    epoch draws from corpus c a number of pairs proportional to weight_c · n_c^(1/T) (n_c: its
+    pairs after cleaning, T: sampling_temperature), scaled so that the epoch has as many pairs as
+    all corpora together: with weights 1 and T = 1 every pair once, as one concatenated corpus;
+    weight 2 doubles a corpus's share; T > 1 flattens the shares towards uniform (T = 5 is common
+    for many languages). valid and test are read in every direction the corpora hold.
+    """
+
+    src_lang: str  # the default direction (translate, test) and the corpora's default languages
     tgt_lang: str
-    train: str
+    train: str | list[CorpusConfig]
     valid: str
     test: str | None = None
+    sampling_temperature: float = Field(default=1.0, gt=0.0)
+    # source: <2xx> in front of every source sentence names the target language (Johnson et al.
+    # 2017), needed with several target languages; none: no language token.
+    language_token: Literal["none", "source"] = "none"
     # Cleaning of the training split (valid and test are never filtered).
     max_tokens_per_sentence: int = 250  # in subword pieces, per side
     max_length_ratio: float = 3.0  # longer/shorter side, in pieces
@@ -39,6 +73,39 @@ class DataConfig(Section):
     # reads sample e mod subword_samples. 0 = off: one deterministic segmentation.
     subword_sampling_alpha: float = Field(default=0.0, ge=0.0, lt=1.0)
     subword_samples: int = Field(default=4, ge=1)
+
+    @model_validator(mode="after")
+    def _corpora_agree_with_the_tokens(self) -> "DataConfig":
+        if isinstance(self.train, list) and not self.train:
+            raise ValueError("train: an empty list of corpora")
+        targets = sorted({tgt for _, tgt in self.directions()})
+        if len(targets) > 1 and self.language_token == "none":
+            raise ValueError(f"several target languages ({', '.join(targets)}) need data.language_token: source")
+        for i, corpus in enumerate(self.corpora()):
+            if corpus.tag and corpus.tag.startswith("<2") and corpus.tag != language_token(corpus.tgt_lang):
+                raise ValueError(f"train.{i}.tag: {corpus.tag} names another target language than the corpus's "
+                                 f"{corpus.src_lang}-{corpus.tgt_lang} (its language token is {language_token(corpus.tgt_lang)})")
+        return self
+
+    def corpora(self) -> list[CorpusConfig]:
+        """The training corpora, languages filled in (one, weight 1, for a single split)."""
+        if isinstance(self.train, str):
+            return [CorpusConfig(path=self.train, src_lang=self.src_lang, tgt_lang=self.tgt_lang)]
+        return [c.model_copy(update={"src_lang": c.src_lang or self.src_lang, "tgt_lang": c.tgt_lang or self.tgt_lang})
+                for c in self.train]
+
+    def directions(self) -> list[tuple[str, str]]:
+        """The (source, target) language pairs the corpora hold, in their order."""
+        return list(dict.fromkeys((c.src_lang, c.tgt_lang) for c in self.corpora()))
+
+    @property
+    def multidirectional(self) -> bool:
+        return len(self.directions()) > 1
+
+    def control_tokens(self) -> list[str]:
+        """Tokens the tokenizer reserves (never produced from text): language tokens and corpus tags."""
+        tokens = [language_token(t) for t in sorted({t for _, t in self.directions()})] if self.language_token == "source" else []
+        return list(dict.fromkeys(tokens + [c.tag for c in self.corpora() if c.tag]))
 
 
 class TokenizerConfig(Section):
@@ -245,8 +312,23 @@ def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
     try:
         return Recipe.model_validate(raw)
     except ValidationError as e:
-        problems = "; ".join(_describe(err) for err in e.errors())
+        problems = "; ".join(dict.fromkeys(_describe(err) for err in _one_branch(e.errors(), raw)))
         raise NmtError(f"{source}: {problems}") from None
+
+
+def _one_branch(errors: list[dict], raw: dict) -> list[dict]:
+    """data.train is a split or a list of corpora: report only the errors of the form given."""
+    train = raw.get("data", {}).get("train") if isinstance(raw.get("data"), dict) else None
+    given = "str" if isinstance(train, str) else "list[CorpusConfig]" if isinstance(train, list) else None
+    kept = []
+    for error in errors:
+        loc = list(error["loc"])
+        if loc[:2] == ["data", "train"] and len(loc) > 2 and loc[2] in ("str", "list[CorpusConfig]"):
+            if given and loc[2] != given:
+                continue
+            error = error | {"loc": tuple(loc[:2] + loc[3:])}
+        kept.append(error)
+    return kept
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:

@@ -26,6 +26,8 @@ def checkpoint_info(path: Path) -> dict:
         "parameters": count_parameters(payload["model"]),
         "model": {k: getattr(recipe.model, k) for k in MODEL_SHAPE_KEYS},
         "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
+        "directions": [f"{s}-{t}" for s, t in recipe.data.directions()],
+        "control_tokens": recipe.data.control_tokens(),
         "vocabulary": {"joint": recipe.tokenizer.joint, "src": vocab["src"], "tgt": vocab["tgt"]},
         "best_dev": None if best is None else
             {"metric": metric, "score": round(abs(best), 4), "step": progress.get("best_step")},
@@ -42,7 +44,8 @@ def describe(info: dict) -> list[str]:
     m = info["model"]
     lines = [
         f"checkpoint   {info['checkpoint']}",
-        f"direction    {info['direction']}",
+        f"direction    {info['direction']}" + (f" (trained: {', '.join(info['directions'])})"
+                                                 if info["directions"] != [info["direction"]] else ""),
         f"imported     from {info['imported_from']} (`nmt import`), not trained by nmt" if info["imported_from"] else
         f"progress     step {info['step']:,}, epoch {info['epoch']}, {info['training_minutes']} min of training",
         f"model        {info['parameters']:,} parameters: {m['encoder_layers']}+{m['decoder_layers']} layers, "
@@ -51,6 +54,8 @@ def describe(info: dict) -> list[str]:
         f"vocabulary   {'joint ' if info['vocabulary']['joint'] else ''}{info['vocabulary']['src']:,} source, "
         f"{info['vocabulary']['tgt']:,} target pieces",
     ]
+    if info["control_tokens"]:
+        lines.append(f"tokens       {' '.join(info['control_tokens'])} in front of the source (language, corpus tags)")
     if info["best_dev"]:
         b = info["best_dev"]
         lines.append(f"best dev     {b['metric']} {b['score']} at step {b['step']:,}")

@@ -62,14 +62,15 @@ def pack_by_tokens(order: np.ndarray, sizes: np.ndarray, max_tokens: int) -> lis
 
 
 def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int,
-                  shuffle: bool = True) -> list[np.ndarray]:
-    """The batches of one epoch, in the order they are trained on."""
+                  shuffle: bool = True, selection: np.ndarray | None = None) -> list[np.ndarray]:
+    """The batches of one epoch, in the order they are trained on: of every pair once, or of
+    `selection` (indices, repeats allowed: several corpora drawn by weight, nmt.data.sampling)."""
     src_len, tgt_len = data.src.lengths + 1, data.tgt.lengths + 1  # + EOS / BOS
     if not shuffle:
         order = np.lexsort((src_len, tgt_len))
         return pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)
     rng = np.random.default_rng([seed, epoch])
-    perm = rng.permutation(len(data))
+    perm = rng.permutation(len(data)) if selection is None else rng.permutation(selection)
     # Sort by target then source length; the random permutation breaks ties differently each epoch.
     order = perm[np.lexsort((src_len[perm], tgt_len[perm]))]
     batches = pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)

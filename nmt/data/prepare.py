@@ -6,6 +6,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.clean import PairFilter, normalize
 from nmt.data.corpus import Corpus, open_corpus
 from nmt.data.dedup import find_duplicates
+from nmt.data.languages import source_prefix
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 
@@ -73,9 +75,12 @@ class SubwordSampler:
                                                num_threads=1)
         return [ids if len(ids) <= self.limit else default for ids, default in zip(sampled, fallback)]
 
-    def add(self, pairs: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]]) -> None:
+    def add(self, pairs: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]],
+            prefix: list[int] = ()) -> None:
+        """`src_ids` include the source `prefix` (language token, tag), which samples keep too."""
         for src_writer, tgt_writer in self.writers:
-            src_writer.add(self._sample(0, [s for s, _ in pairs], src_ids))
+            sampled = self._sample(0, [s for s, _ in pairs], [ids[len(prefix):] for ids in src_ids])
+            src_writer.add([[*prefix, *ids] for ids in sampled])
             tgt_writer.add(self._sample(1, [t for _, t in pairs], tgt_ids))
 
     def close(self) -> None:
@@ -84,20 +89,57 @@ class SubwordSampler:
             tgt_writer.close()
 
 
+@dataclass
+class Source:
+    """One corpus of a split, and the tokens put in front of its source sentences."""
+
+    corpus: Corpus
+    prefix: list[int]
+    settings: dict  # what the report says of it
+
+
+class _Chained(Corpus):
+    """The corpora of a split read one after the other (for the duplicate search over all of them)."""
+
+    def __init__(self, corpora: list[Corpus]):
+        self.corpora = corpora
+
+    def pairs(self):
+        for corpus in self.corpora:
+            yield from corpus.pairs()
+
+
+def split_sources(data: DataConfig, sp_src) -> dict[str, list[Source]]:
+    """Every split to write: train (all corpora, one after the other), and valid and test once per
+    direction (`valid.en-de`, ...) when the corpora hold several, else once (`valid`)."""
+    train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), source_prefix(sp_src, data, c.tgt_lang, c.tag),
+                    c.model_dump(mode="json")) for c in data.corpora()]
+    splits = {"train": train}
+    for split, spec in (("valid", data.valid), ("test", data.test)):
+        if not spec:
+            continue
+        for src, tgt in data.directions() if data.multidirectional else [(data.src_lang, data.tgt_lang)]:
+            name = f"{split}.{src}-{tgt}" if data.multidirectional else split
+            splits[name] = [Source(open_corpus(spec, src, tgt), source_prefix(sp_src, data, tgt),
+                                   {"src_lang": src, "tgt_lang": tgt})]
+    return splits
+
+
 def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             on_progress: Callable[[str, int], None] | None = None) -> dict:
     """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date."""
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
-    splits = {"train": data.train, "valid": data.valid} | ({"test": data.test} if data.test else {})
-    corpora = {split: open_corpus(spec, data.src_lang, data.tgt_lang) for split, spec in splits.items()}
+    splits = split_sources(data, sp_src)
 
     target = data_dir(out)
     target.mkdir(parents=True, exist_ok=True)
     report_path = target / "report.json"
+    simple = isinstance(data.train, str) and not data.multidirectional
     inputs = {
         "data": data.model_dump(mode="json"),
-        "corpora": {split: corpus.fingerprint() for split, corpus in corpora.items()},
+        "corpora": {split: sources[0].corpus.fingerprint() if simple else [source.corpus.fingerprint() for source in sources]
+                    for split, sources in splits.items()},
         "tokenizers": [_sha256(src_model), _sha256(tgt_model)],
     }
     if report_path.is_file():
@@ -109,53 +151,70 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     report: dict = {"inputs": inputs, "splits": {}}
     for stale in target.glob("train.s[0-9]*.*"):  # samples of an earlier subword_sampling_alpha
         stale.unlink()
-    for split, corpus in corpora.items():
-        pair_filter = _train_filter(data, corpus, target, on_progress) if split == "train" else None
+    for split, sources in splits.items():
+        pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress)
+                       if split == "train" else None)
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
         sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
-        read = 0
-        for chunk in _chunks(_normalized_pairs(corpus, data.normalize_nfkc), CHUNK):
-            first_line = read
-            read += len(chunk)
-            if pair_filter:
-                kept = []
-                for line, (s, t) in enumerate(chunk, first_line):
-                    reason = pair_filter.text_reason(line, s, t)
-                    if reason:
-                        pair_filter.drop(reason)
-                    else:
-                        kept.append((s, t))
-                chunk = kept
-            src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
-            tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
-            if pair_filter:
-                keep = []
-                for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
-                    reason = pair_filter.length_reason(len(a), len(b))
-                    if reason:
-                        pair_filter.drop(reason)
-                    else:
-                        keep.append(i)
-                src_ids = [src_ids[i] for i in keep]
-                tgt_ids = [tgt_ids[i] for i in keep]
-                chunk = [chunk[i] for i in keep]
-            src_writer.add(src_ids)
-            tgt_writer.add(tgt_ids)
-            if sampler:
-                sampler.add(chunk, src_ids, tgt_ids)
-            if on_progress:
-                on_progress(split, read)
+        read, per_corpus = 0, []
+        for source in sources:
+            corpus_read, corpus_kept = 0, 0
+            for chunk in _chunks(_normalized_pairs(source.corpus, data.normalize_nfkc), CHUNK):
+                first_line = read
+                read += len(chunk)
+                corpus_read += len(chunk)
+                if pair_filter:
+                    kept = []
+                    for line, (s, t) in enumerate(chunk, first_line):
+                        reason = pair_filter.text_reason(line, s, t)
+                        if reason:
+                            pair_filter.drop(reason)
+                        else:
+                            kept.append((s, t))
+                    chunk = kept
+                src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
+                if source.prefix:
+                    src_ids = [[*source.prefix, *ids] for ids in src_ids]
+                tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
+                if pair_filter:
+                    keep = []
+                    for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
+                        reason = pair_filter.length_reason(len(a), len(b))
+                        if reason:
+                            pair_filter.drop(reason)
+                        else:
+                            keep.append(i)
+                    src_ids = [src_ids[i] for i in keep]
+                    tgt_ids = [tgt_ids[i] for i in keep]
+                    chunk = [chunk[i] for i in keep]
+                src_writer.add(src_ids)
+                tgt_writer.add(tgt_ids)
+                corpus_kept += len(src_ids)
+                if sampler:
+                    sampler.add(chunk, src_ids, tgt_ids, source.prefix)
+                if on_progress:
+                    on_progress(split, read)
+            per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read, "kept": corpus_kept})
         kept = src_writer.close()
         tgt_writer.close()
         if sampler:
             sampler.close()
         report["splits"][split] = {
-            "corpus": str(corpus), "read": read, "kept": kept,
+            "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
             "dropped": dict(pair_filter.dropped) if pair_filter else {},
         }
+        if split == "train" and isinstance(data.train, list):
+            report["splits"][split]["corpora"] = per_corpus
     report["seconds"] = round(time.perf_counter() - started, 2)
     tmp = report_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(report, indent=2))
     tmp.replace(report_path)
     return report | {"skipped": False}
+
+
+def corpus_sizes(out: Path) -> list[int] | None:
+    """Pairs kept of each training corpus, from the prepared data's report (None: one corpus)."""
+    report = json.loads((data_dir(out) / "report.json").read_text())
+    corpora = report["splits"]["train"].get("corpora")
+    return [c["kept"] for c in corpora] if corpora else None

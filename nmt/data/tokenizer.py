@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import tempfile
@@ -58,9 +59,11 @@ def _write_sample(lines: Iterable[str], handle, limit: int, seed: int) -> int:
     return len(sample)
 
 
-def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: TokenizerConfig) -> None:
+def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: TokenizerConfig,
+               control_tokens: list[str] = (), limit: int | None = None) -> None:
+    """`limit`: sentences sampled (default tokenizer.input_sentence_size; 0 = all)."""
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as text:
-        n = _write_sample(lines, text, cfg.input_sentence_size, cfg.seed)
+        n = _write_sample(lines, text, cfg.input_sentence_size if limit is None else limit, cfg.seed)
     if n == 0:
         raise NmtError(f"{source}: no text to train the tokenizer on")
     prefix = model_path.with_suffix("")
@@ -74,6 +77,7 @@ def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: Tokeniz
             num_threads=cfg.num_threads,
             pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
             minloglevel=2,
+            **({"control_symbols": list(control_tokens)} if control_tokens else {}),
         )
     except RuntimeError as e:
         raise NmtError(f"sentencepiece training failed: {str(e).splitlines()[-1]}") from None
@@ -90,6 +94,9 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     summary_path = out / "tokenizer.json"
     settings = {"data": {"train": data.train, "src": data.src_lang, "tgt": data.tgt_lang},
                 "tokenizer": cfg.model_dump(mode="json")}
+    if isinstance(data.train, list) or data.control_tokens():
+        settings["data"] |= {"train": [c.model_dump(mode="json") for c in data.corpora()],
+                             "control_tokens": data.control_tokens()}
     if init_from:
         settings = {"init_from": init_from, "tokenizer": {"joint": cfg.joint, "vocab_size": cfg.vocab_size}}
     src_model, tgt_model = tokenizer_paths(out, cfg.joint)
@@ -124,12 +131,56 @@ def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, 
 
 
 def _train_from_corpus(data: DataConfig, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
+    if isinstance(data.train, list):
+        return _train_from_corpora(data, cfg, src_model, tgt_model)
     corpus = open_corpus(data.train, data.src_lang, data.tgt_lang)
     if cfg.joint:
-        _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg)
+        _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg, data.control_tokens())
     else:
-        _train_one(corpus.side("src"), str(corpus), src_model, cfg)
+        _train_one(corpus.side("src"), str(corpus), src_model, cfg, data.control_tokens())
         _train_one(corpus.side("tgt"), str(corpus), tgt_model, cfg)
+
+
+def _language_texts(data: DataConfig, sides: tuple[str, ...]) -> dict[str, list]:
+    """Per language, the texts of the corpora's `sides` in it, each file once (a four-way corpus
+    lists its English side in every direction)."""
+    texts: dict[str, list] = {}
+    seen = set()
+    for corpus_cfg in data.corpora():
+        corpus = open_corpus(corpus_cfg.path, corpus_cfg.src_lang, corpus_cfg.tgt_lang)
+        for side in sides:
+            lang = corpus_cfg.src_lang if side == "src" else corpus_cfg.tgt_lang
+            if (corpus_cfg.path, lang) not in seen:
+                seen.add((corpus_cfg.path, lang))
+                texts.setdefault(lang, []).append(corpus.side(side))
+    return texts
+
+
+def _balanced_sample(texts: dict[str, list], cfg: TokenizerConfig) -> list[str]:
+    """Up to input_sentence_size / (languages) sentences of each language, so that a large
+    language does not crowd the others out of the joint vocabulary."""
+    cap = cfg.input_sentence_size // len(texts) if cfg.input_sentence_size > 0 else 0
+    sample: list[str] = []
+    for lang in sorted(texts):
+        buffer = io.StringIO()
+        _write_sample(chain(*texts[lang]), buffer, cap, cfg.seed)
+        sample += [line for line in buffer.getvalue().splitlines() if line]
+    return sample
+
+
+def _train_from_corpora(data: DataConfig, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
+    """Several corpora: one joint model over every language (a balanced sample), or one per side."""
+    source = ", ".join(c.path for c in data.corpora())
+    if cfg.joint:
+        sample = _balanced_sample(_language_texts(data, ("src", "tgt")), cfg)
+        _train_one(sample, source, src_model, cfg, data.control_tokens(), limit=0)
+        return
+    for side, model, tokens in (("src", src_model, data.control_tokens()), ("tgt", tgt_model, [])):
+        texts = _language_texts(data, (side,))
+        if len(texts) > 1:
+            raise NmtError(f"tokenizer.joint: false, but the corpora have several {side} languages "
+                           f"({', '.join(sorted(texts))}); several languages need one joint vocabulary")
+        _train_one(chain(*next(iter(texts.values()))), source, model, cfg, tokens)
 
 
 def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:

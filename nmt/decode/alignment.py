@@ -51,9 +51,10 @@ def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int])
 
 @torch.inference_mode()
 def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_pieces: list[list[str]],
-                tgt_pieces: list[list[str]]) -> list[str]:
+                tgt_pieces: list[list[str]], source_prefix: int = 0) -> list[str]:
     """Source and output token ids (and their pieces) -> one Pharaoh line per pair. `model`: a
-    Transformer (an ensemble aligns with its first member)."""
+    Transformer (an ensemble aligns with its first member). The first `source_prefix` source
+    tokens (a language token, a tag) are not words of the sentence: left out."""
     model = getattr(model, "models", [model])[0]
     device = next(model.parameters()).device
     width_s, width_t = max(len(s) for s in sources) + 1, max(len(o) for o in outputs) + 1
@@ -67,7 +68,7 @@ def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_p
     lines = []
     for i, (s, o) in enumerate(zip(sources, outputs)):
         # Row t predicts output token t; the source EOS (column len(s)) and padding are left out.
-        rows = attention[i, : len(o), : len(s)]
+        rows = attention[i, : len(o), source_prefix: len(s)]
         rows = rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
-        lines.append(pharaoh(rows, word_index(src_pieces[i]), word_index(tgt_pieces[i])))
+        lines.append(pharaoh(rows, word_index(src_pieces[i][source_prefix:]), word_index(tgt_pieces[i])))
     return lines

@@ -12,7 +12,7 @@ differs:
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -33,6 +33,7 @@ class CTranslate2Translator:
     src_tokenizer: object
     tgt_tokenizer: object
     quantization: str
+    source_prefix: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
 
     @property
     def max_positions(self) -> int:

@@ -49,7 +49,10 @@ def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision
     if not pairs:
         return []
     limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)
-    src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit, "source of ", warn, first_line)
+    prefix = scorer.source_prefix  # the target language's token, for a multilingual model
+    src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit - len(prefix), "source of ", warn,
+                            first_line)
+    src_ids = [[*prefix, *ids] if ids else ids for ids in src_ids]
     tgt_ids = encode_within(scorer.tgt_tokenizer, [tgt for _, tgt in pairs], limit, "target of ", warn, first_line)
     sizes = np.array([max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids)])
     log_probs: list[list[float]] = [[] for _ in pairs]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,7 @@ import torch
 from nmt.checkpoint import load_checkpoint, load_payload
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
+from nmt.data.languages import check_direction, source_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
 from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
 from nmt.errors import NmtError
@@ -38,6 +39,7 @@ class Translator:
     src_tokenizer: object
     tgt_tokenizer: object
     device: torch.device
+    source_prefix: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
 
     @property
     def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
@@ -54,10 +56,17 @@ class Translator:
 def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
                     compute_type: str = "default", threads: int = 0, ensemble: bool = False):
     """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
-    or a CTranslate2 export directory.
+    or a CTranslate2 export directory. It translates into the recipe's data.tgt_lang until
+    `choose_direction` says otherwise.
 
     engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
     """
+    translator = _load_engine(checkpoints, device, engine, compute_type, threads, ensemble)
+    translator.source_prefix = source_prefix(translator.src_tokenizer, translator.recipe.data)
+    return translator
+
+
+def _load_engine(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool):
     from nmt.decode import ctranslate2_engine
 
     if engine not in ("torch", "ctranslate2"):
@@ -123,7 +132,21 @@ def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Call
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
-    return encode_within(translator.src_tokenizer, lines, translator.max_positions - 1, "", warn, first_line)  # + EOS
+    """Source token ids, after the translator's source prefix (a language token); empty lines stay empty."""
+    prefix = translator.source_prefix
+    encoded = encode_within(translator.src_tokenizer, lines, translator.max_positions - 1 - len(prefix), "", warn,
+                            first_line)  # + EOS
+    return [[*prefix, *ids] if ids else ids for ids in encoded]
+
+
+def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
+                     zero_shot: bool = False) -> str:
+    """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
+    sets the language token in front of every source; returns the direction, e.g. "en-fr"."""
+    data = translator.recipe.data
+    src, tgt = check_direction(data, src_lang, tgt_lang, zero_shot)
+    translator.source_prefix = source_prefix(translator.src_tokenizer, data, tgt)
+    return f"{src}-{tgt}"
 
 
 def decode_autocast(device: torch.device, precision: str):
@@ -282,7 +305,7 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
                 h.token_log_probs = scores[: len(h.tokens)]
         if "alignments" in extras:
             lines = align_batch(translator.model, srcs, outs, [[src_piece(t) for t in s] for s in srcs],
-                                [[tgt_piece(t) for t in o] for o in outs])
+                                [[tgt_piece(t) for t in o] for o in outs], len(translator.source_prefix))
             for (_, h), line in zip(chunk, lines):
                 h.alignment = line
 

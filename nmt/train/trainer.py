@@ -26,7 +26,8 @@ import nmt
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.data.batching import epoch_batches
 from nmt.data.corpus import open_corpus
-from nmt.data.prepare import data_dir
+from nmt.data.prepare import corpus_sizes, data_dir
+from nmt.data.sampling import epoch_selection
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.errors import NmtError
@@ -37,6 +38,13 @@ from nmt.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
 from nmt.train.step import TrainStep
 from nmt.train.validate import dev_bleu, dev_loss
+
+
+@dataclass
+class ValidSet:
+    label: str  # the direction (en-de) with several, else ""
+    pairs: ParallelShards
+    references: list[str]  # the first valid_bleu_sentences target lines, for BLEU
 
 
 @dataclass
@@ -112,7 +120,7 @@ class Trainer:
         if not (shards / "train.src.idx").is_file():
             raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
         self.train_data = ParallelShards(shards, "train")
-        self.valid_data = ParallelShards(shards, "valid")
+        self.corpus_sizes = corpus_sizes(recipe.out)  # None: one training corpus
         self.train_samples = []  # subword regularization: one sampled segmentation per epoch, in turn
         if recipe.data.subword_sampling_alpha > 0:
             names = [f"train.s{k}" for k in range(recipe.data.subword_samples)]
@@ -122,9 +130,7 @@ class Trainer:
             self.train_samples = [ParallelShards(shards, name) for name in names]
         if len(self.train_data) == 0:
             raise NmtError(f"{shards}: the training split is empty after cleaning")
-        n_refs = min(self.train_cfg.valid_bleu_sentences, len(self.valid_data))
-        ref_lines = open_corpus(recipe.data.valid, recipe.data.src_lang, recipe.data.tgt_lang).side("tgt")
-        self.valid_refs = [line for _, line in zip(range(n_refs), ref_lines)]
+        self.valid_sets = self._valid_sets(shards)
 
         # The recipe's update_freq counts batches over all ranks: each takes its share.
         self.batches_per_rank = batches_per_rank(self.train_cfg.update_freq, self.train_cfg.max_tokens, self.world.size)
@@ -222,22 +228,44 @@ class Trainer:
         return self.step(self.train_data, group)
 
     # --- validation (rank 0; the result is shared) -----------------------------------------------
+    def _valid_sets(self, shards: Path) -> list[ValidSet]:
+        """The dev set, or one per direction (`valid.en-de`, ...) when the corpora hold several, each
+        with the first valid_bleu_sentences references for BLEU."""
+        data = self.recipe.data
+        directions = data.directions() if data.multidirectional else [(data.src_lang, data.tgt_lang)]
+        sets = []
+        for src, tgt in directions:
+            label = f"{src}-{tgt}" if data.multidirectional else ""
+            pairs = ParallelShards(shards, f"valid.{label}" if label else "valid")
+            n_refs = min(self.train_cfg.valid_bleu_sentences, len(pairs))
+            references = open_corpus(data.valid, src, tgt).side("tgt")
+            sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), references)]))
+        return sets
+
     def validate(self) -> dict | None:
+        """Dev nll (and BLEU); with several directions, each one's (nll_en-de, bleu_en-de, ...) and
+        their means (nll, bleu), which pick best.pt."""
         result = None
         if self.world.is_main:
             self.model.eval()
-            result = dev_loss(self.model, self.valid_data, self.train_cfg.max_tokens, self.device)
-            if self.valid_refs:
-                decode = self.recipe.decode
-                result["bleu"] = dev_bleu(self.model, self.valid_data, self.valid_refs, self.tgt_tokenizer,
-                                          self.train_cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
+            decode = self.recipe.decode
+            results = []
+            for valid in self.valid_sets:
+                one = dev_loss(self.model, valid.pairs, self.train_cfg.max_tokens, self.device)
+                if valid.references:
+                    one["bleu"] = dev_bleu(self.model, valid.pairs, valid.references, self.tgt_tokenizer,
+                                           self.train_cfg.max_tokens, self.device, decode.max_len_a, decode.max_len_b)
+                results.append(one)
+            result = results[0] if len(results) == 1 else {
+                **{key: sum(r[key] for r in results) / len(results) for key in results[0]},
+                **{f"{key}_{valid.label}": r[key] for valid, r in zip(self.valid_sets, results) for key in r}}
             self.model.train()
         return self.world.share_from_main(result)
 
     @property
     def _selection_metric(self) -> str:
         """What picks best.pt: dev BLEU when asked for and computed, else dev nll."""
-        return "bleu" if self.train_cfg.best_metric == "bleu" and self.valid_refs else "nll"
+        return "bleu" if self.train_cfg.best_metric == "bleu" and self.valid_sets[0].references else "nll"
 
     def _improved(self, result: dict) -> bool:
         score = result["bleu"] if self._selection_metric == "bleu" else -result["nll"]
@@ -353,7 +381,13 @@ class Trainer:
         p = self.progress
         if self.train_samples:
             self.train_data = self.train_samples[p.epoch % len(self.train_samples)]
-        batches = epoch_batches(self.train_data, self.train_cfg.max_tokens, self.train_cfg.seed, p.epoch)
+        selection = None
+        if self.corpus_sizes:  # several corpora: this epoch's draw from each (nmt.data.sampling)
+            data = self.recipe.data
+            selection = epoch_selection(self.corpus_sizes, [c.weight for c in data.corpora()],
+                                        data.sampling_temperature, self.train_cfg.seed, p.epoch)
+        batches = epoch_batches(self.train_data, self.train_cfg.max_tokens, self.train_cfg.seed, p.epoch,
+                                selection=selection)
         self.batches_this_epoch = len(batches)
         return batches
 

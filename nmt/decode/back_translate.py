@@ -1,0 +1,33 @@
+"""Back-translation (Sennrich et al. 2016): target-language monolingual text becomes a synthetic
+parallel corpus, translated into the source language by a reverse model.
+
+`nmt back-translate -c REVERSE -i mono.de -o synthetic/train` with a de→en model writes
+`synthetic/train.de` (the monolingual lines, as given) and `synthetic/train.en` (their
+translations), line-aligned: a corpus that a recipe lists beside the genuine one, usually with a
+tag (`tag: <BT>`, Caswell et al. 2019) so that the model can tell the two apart. Beam search gives
+the most likely translations; sampling (`--sampling`) more varied ones, which help more once the
+synthetic data is large (Edunov et al. 2018). Both files appear only when complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from nmt.config import DecodeConfig
+from nmt.data.corpus import read_lines
+from nmt.decode.stream import translate_file, write_lines
+
+
+def back_translate(translator, monolingual: Path, prefix: str, cfg: DecodeConfig,
+                   warn: Callable[[str], None] = lambda _: None) -> dict:
+    """Write `{prefix}.{mono_lang}` and `{prefix}.{synthetic_lang}`; the reverse model translates
+    from its data.src_lang (the monolingual text's language) into its data.tgt_lang."""
+    data = translator.recipe.data
+    mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
+    synthetic = f"{prefix}.{synthetic_lang}"
+    report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn)
+    write_lines(f"{prefix}.{mono_lang}", read_lines(Path(monolingual)))
+    lines = sum(1 for _ in read_lines(Path(synthetic)))
+    return {"monolingual": f"{prefix}.{mono_lang}", "synthetic": synthetic, "lines": lines, "failed": report.failed,
+            "sampling": cfg.sampling}

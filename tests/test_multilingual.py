@@ -1,0 +1,195 @@
+"""Several corpora and languages: corpus sampling by weight and temperature, tags and language
+tokens put in front of the source exactly once, a multilingual toy model that follows --tgt-lang
+(in both engines), per-direction validation, directions known to the checkpoint, and a recipe
+with one corpus training exactly as before."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.config import language_token
+from nmt.data.prepare import data_dir, prepare
+from nmt.data.sampling import corpus_shares, epoch_counts, epoch_selection
+from nmt.data.shards import ParallelShards
+from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
+from tests.conftest import TINY_DATA, one_line_error, tiny_recipe
+
+runner = CliRunner()
+MARKERS = {"xa": "Alpha", "xb": "Beta"}  # the toy target languages: the source copied after a marker word
+
+
+# --- sampling --------------------------------------------------------------------------------
+
+def test_corpus_shares_follow_weight_and_temperature_by_hand():
+    assert epoch_counts([100, 300], [1, 1], 1.0) == [100, 300]  # every pair once
+    assert epoch_counts([100, 300], [2, 1], 1.0) == [160, 240]  # 200 : 300 of N = 400
+    # T = 2: shares ∝ sqrt(n): 10 : 17.32 -> 0.366 : 0.634 of 400
+    assert epoch_counts([100, 300], [1, 1], 2.0) == [146, 254]
+    assert np.allclose(corpus_shares([100, 300], [1, 1], 1e9), [0.5, 0.5])  # T -> infinity: uniform
+    assert epoch_counts([0, 50], [3, 1], 1.0) == [0, 50]
+
+
+def test_an_epoch_draws_each_corpus_as_counted_and_repeats_whole_passes():
+    sizes, weights = [10, 40, 25], [5.0, 1.0, 0.5]
+    counts = epoch_counts(sizes, weights, 1.0)
+    seen = np.zeros(sum(sizes), dtype=int)
+    for epoch in range(3):
+        selection = epoch_selection(sizes, weights, 1.0, seed=1, epoch=epoch)
+        starts = np.cumsum([0, *sizes])
+        for c, count in enumerate(counts):
+            inside = selection[(selection >= starts[c]) & (selection < starts[c + 1])]
+            assert len(inside) == count
+            whole, rest = divmod(count, sizes[c])
+            assert np.bincount(inside - starts[c], minlength=sizes[c]).min() >= whole  # every pair of each pass
+            assert np.bincount(inside - starts[c], minlength=sizes[c]).max() <= whole + (rest > 0)
+        seen += np.bincount(selection, minlength=sum(sizes))
+        assert np.array_equal(selection, epoch_selection(sizes, weights, 1.0, seed=1, epoch=epoch))  # reproducible
+    assert epoch_selection([10, 40], [1, 1], 1.0, 1, 0) is None  # every pair once: the plain epoch
+    assert seen[10:50].min() >= 1 and seen[50:].max() <= 3  # down-sampled corpus: some pairs, never more
+
+
+# --- a toy multilingual corpus ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def toy_corpus(tmp_path_factory):
+    """English sources; xa and xb targets are the source after a language-dependent marker word."""
+    root = tmp_path_factory.mktemp("toy")
+    for split, name in (("train", "train"), ("valid", "valid")):
+        lines = (TINY_DATA / f"{name}.en").read_text(encoding="utf-8").splitlines()
+        (root / f"{split}.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for lang, marker in MARKERS.items():
+            (root / f"{split}.{lang}").write_text("\n".join(f"{marker} {line}" for line in lines) + "\n", encoding="utf-8")
+    return root
+
+
+def _multilingual_recipe(out, corpus, *overrides):
+    train = [{"path": str(corpus / "train"), "src_lang": "en", "tgt_lang": lang} for lang in MARKERS]
+    return tiny_recipe(out, f"data.train={json.dumps(train)}", "data.src_lang=en", "data.tgt_lang=xa",
+                       f"data.valid={corpus / 'valid'}", "data.test=null", "data.language_token=source",
+                       "tokenizer.vocab_size=200", *overrides)
+
+
+@pytest.fixture(scope="module")
+def multilingual(toy_corpus, tmp_path_factory):
+    from nmt.train.trainer import train
+
+    recipe = _multilingual_recipe(tmp_path_factory.mktemp("multi"), toy_corpus, "train.max_steps=400",
+                                  "train.valid_every=200", "train.valid_bleu_sentences=8")
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    prepare(recipe.data, recipe.tokenizer, recipe.out)
+    train(recipe, show_progress=False)
+    return recipe
+
+
+def test_language_tokens_are_reserved_and_put_in_front_exactly_once(multilingual):
+    sp = load_processor(tokenizer_paths(multilingual.out, True)[0])
+    tokens = {lang: sp.piece_to_id(language_token(lang)) for lang in MARKERS}
+    assert all(sp.id_to_piece(i) == language_token(lang) for lang, i in tokens.items())
+    assert set(tokens.values()).isdisjoint(sp.encode("<2xa> <2xb> Alpha Beta"))  # never produced from text
+    assert sp.decode([tokens["xa"], *sp.encode("A dog")]) == "A dog"  # and dropped from output text
+    train = ParallelShards(data_dir(multilingual.out), "train")
+    half = len(train) // 2  # the xa corpus, then the xb one
+    for i in range(len(train)):
+        source = train.src[i].tolist()
+        assert source[0] == tokens["xa" if i < half else "xb"]
+        assert not set(source[1:]) & set(tokens.values())
+    for lang in MARKERS:  # one dev set per direction, with its token
+        valid = ParallelShards(data_dir(multilingual.out), f"valid.en-{lang}")
+        assert all(valid.src[i][0] == tokens[lang] for i in range(len(valid)))
+
+
+def test_validation_is_per_direction_and_the_checkpoint_knows_its_directions(multilingual):
+    records = [json.loads(line) for line in (multilingual.out / "metrics.jsonl").read_text().splitlines()]
+    valid = [r for r in records if r["kind"] == "valid"]
+    assert valid and all(key in valid[-1] for key in ("bleu_en-xa", "bleu_en-xb", "nll_en-xa", "bleu"))
+    assert valid[-1]["bleu"] == pytest.approx((valid[-1]["bleu_en-xa"] + valid[-1]["bleu_en-xb"]) / 2, abs=1e-4)
+    result = runner.invoke(app, ["info", str(multilingual.out / "checkpoints" / "best.pt")])
+    assert result.exit_code == 0 and "trained: en-xa, en-xb" in result.output and "<2xa> <2xb>" in result.output
+
+
+@pytest.mark.parametrize("engine", ["torch", "ctranslate2"])
+def test_tgt_lang_chooses_the_direction(multilingual, toy_corpus, tmp_path, engine):
+    if engine == "ctranslate2":
+        pytest.importorskip("ctranslate2")
+    ckpt = str(multilingual.out / "checkpoints" / "best.pt")
+    model = ckpt
+    if engine == "ctranslate2":  # an export carries the tokens: --tgt-lang works on it too
+        model = str(tmp_path / "ct2")
+        assert runner.invoke(app, ["export", ckpt, "-o", model]).exit_code == 0
+    source = toy_corpus / "train.en"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    for lang, marker in MARKERS.items():
+        out = tmp_path / f"out.{lang}"
+        result = runner.invoke(app, ["translate", "-c", model, "-i", str(source), "-o", str(out), "--tgt-lang", lang])
+        assert result.exit_code == 0, result.output
+        outputs = out.read_text(encoding="utf-8").splitlines()
+        assert len(outputs) == len(lines)
+        assert sum(o.split()[0] == marker for o in outputs if o) >= 0.9 * len(lines), (lang, outputs[:3])
+        assert not any("<2x" in o for o in outputs)
+
+
+def test_unknown_and_untrained_directions_are_one_line_errors(multilingual, toy_corpus, tmp_path):
+    ckpt = str(multilingual.out / "checkpoints" / "best.pt")
+    source = str(toy_corpus / "valid.en")
+    one_line_error(runner.invoke(app, ["translate", "-c", ckpt, "-i", source, "--tgt-lang", "fr"]),
+                   "--tgt-lang fr", "xa, xb")
+    one_line_error(runner.invoke(app, ["translate", "-c", ckpt, "-i", source, "--src-lang", "xa", "--tgt-lang", "xb"]),
+                   "xa-xb: not a direction", "--zero-shot")
+    result = runner.invoke(app, ["translate", "-c", ckpt, "-i", source, "-o", str(tmp_path / "zs"),
+                                 "--src-lang", "xa", "--tgt-lang", "xb", "--zero-shot"])
+    assert result.exit_code == 0, result.output
+
+
+def test_bad_corpora_are_one_line_errors(toy_corpus, tmp_path):
+    recipe = tmp_path / "r.yaml"
+    base = {"output_dir": str(tmp_path / "run"), "data": {"src_lang": "en", "tgt_lang": "xa",
+                                                          "valid": str(toy_corpus / "valid")}}
+    cases = [
+        ([{"path": str(toy_corpus / "train"), "weight": 0}], "none", "data.train.0.weight"),
+        ([{"path": str(toy_corpus / "train"), "tgt_lang": "xb", "tag": "<2xa>"}], "source", "train.0.tag: <2xa>"),
+        ([{"path": str(toy_corpus / "train"), "tgt_lang": lang} for lang in MARKERS], "none", "data.language_token: source"),
+        ([{"path": str(toy_corpus / "train"), "tag": "BT"}], "none", "angle brackets"),
+    ]
+    import yaml
+
+    for corpora, token, fragment in cases:
+        recipe.write_text(yaml.safe_dump(base | {"data": base["data"] | {"train": corpora, "language_token": token}}))
+        one_line_error(runner.invoke(app, ["tokenizer", str(recipe)]), fragment)
+
+
+def test_a_tag_marks_one_corpus_and_prepare_reports_each(toy_corpus, tmp_path):
+    train = [{"path": str(toy_corpus / "train"), "tgt_lang": "xa"},
+             {"path": str(toy_corpus / "train"), "tgt_lang": "xa", "tag": "<BT>", "weight": 2}]
+    recipe = tiny_recipe(tmp_path, f"data.train={json.dumps(train)}", "data.tgt_lang=xa",
+                         f"data.valid={toy_corpus / 'valid'}", "data.test=null", "tokenizer.vocab_size=200",
+                         "data.remove_duplicates=false")
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    report = prepare(recipe.data, recipe.tokenizer, recipe.out)
+    corpora = report["splits"]["train"]["corpora"]
+    assert [c["tag"] for c in corpora] == [None, "<BT>"] and corpora[0]["kept"] == corpora[1]["kept"] > 0
+    sp = load_processor(tokenizer_paths(recipe.out, True)[0])
+    tag = sp.piece_to_id("<BT>")
+    data = ParallelShards(data_dir(recipe.out), "train")
+    n = corpora[0]["kept"]
+    assert all(tag not in data.src[i].tolist() for i in range(n))
+    assert all(data.src[i][0] == tag and tag not in data.src[i][1:].tolist() for i in range(n, 2 * n))
+    assert ParallelShards(data_dir(recipe.out), "valid").src[0][0] != tag  # genuine dev data: no tag
+
+
+def test_one_corpus_as_a_list_trains_bit_identically_to_the_plain_recipe(tmp_path):
+    from nmt.train.trainer import train
+
+    weights = []
+    for name, train_spec in (("plain", str(TINY_DATA / "train")), ("list", json.dumps([{"path": str(TINY_DATA / "train")}]))):
+        recipe = tiny_recipe(tmp_path / name, f"data.train={train_spec}", "train.max_steps=40", "train.valid_every=40")
+        train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+        prepare(recipe.data, recipe.tokenizer, recipe.out)
+        train(recipe, show_progress=False)
+        weights.append(torch.load(recipe.out / "checkpoints" / "last.pt", weights_only=True)["model"])
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
