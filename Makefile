@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-filtering bench-serve bench-page multi30k multi30k-de-en wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -173,6 +173,17 @@ ENSEMBLE_RESULT ?= results/demo_ensemble.json
 demo-seed2: install
 	$(call copy_tokenizer,runs/demo,runs/demo_seed2)
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_seed2,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_seed2 --set train.seed=2 $(SET),runs/demo_seed2/checkpoints/best.pt)
+# Several languages on Multi30k (bench/languages.py, docs/languages.md): one en→{de,fr,cs} model
+# against three bilingual ones; zero-shot de↔fr against pivoting; back-translation. Budgets in
+# updates (UPDATES per bilingual model), two trainings at a time on one thread each.
+UPDATES ?= 2000
+multilingual: install
+	$(BIN)/python -m bench.languages multilingual --updates $(UPDATES)
+zero-shot: install
+	$(BIN)/python -m bench.languages zero-shot --updates $(UPDATES)
+back-translation: install
+	$(BIN)/python -m bench.languages back-translation --updates $(UPDATES)
+
 ensemble: install
 	mkdir -p $(RUN)_ensemble
 	$(NMT) translate --ensemble -c $(RUN)/$(CKPT) -c $(RUN)_seed2/$(CKPT) --decode-from $(ENSEMBLE_RECIPE) \

@@ -193,3 +193,27 @@ def test_one_corpus_as_a_list_trains_bit_identically_to_the_plain_recipe(tmp_pat
         train(recipe, show_progress=False)
         weights.append(torch.load(recipe.out / "checkpoints" / "last.pt", weights_only=True)["model"])
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
+    pytest.importorskip("fastapi")
+    from tests.test_serve import Server
+
+    lines = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[:4]
+    server = Server(str(multilingual.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "50")
+    try:
+        status, health = server.get("/health")
+        assert status == 200 and health["directions"] == ["en-xa", "en-xb"]
+        status, reply = server.post({"text": lines, "tgt_lang": ["xa", "xb", "xb", "xa"]})
+        assert status == 200, reply
+        assert [t.split()[0] for t in reply["translations"]] == ["Alpha", "Beta", "Beta", "Alpha"]
+        status, reply = server.post({"text": lines[:1], "tgt_lang": "xb"})
+        assert status == 200 and reply["translations"][0].startswith("Beta")
+        status, reply = server.post({"text": lines[:1], "tgt_lang": "fr"})
+        assert status == 422 and "tgt_lang fr" in reply["error"]
+        status, reply = server.post({"text": lines[:1], "src_lang": "xa", "tgt_lang": "xb"})
+        assert status == 422 and "zero_shot" in reply["error"]
+        status, reply = server.post({"text": lines[:2], "tgt_lang": ["xa"]})
+        assert status == 422
+    finally:
+        assert server.stop() == 0

@@ -131,12 +131,14 @@ def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Call
     return encoded
 
 
-def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
-    """Source token ids, after the translator's source prefix (a language token); empty lines stay empty."""
-    prefix = translator.source_prefix
-    encoded = encode_within(translator.src_tokenizer, lines, translator.max_positions - 1 - len(prefix), "", warn,
-                            first_line)  # + EOS
-    return [[*prefix, *ids] if ids else ids for ids in encoded]
+def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int,
+            source_prefixes: list[list[int]] | None = None) -> list[list[int]]:
+    """Source token ids, after the line's source prefix (a language token: `source_prefixes`, else
+    the translator's); empty lines stay empty."""
+    prefixes = source_prefixes or [translator.source_prefix] * len(lines)
+    room = translator.max_positions - 1 - max((len(p) for p in prefixes), default=0)  # + EOS
+    encoded = encode_within(translator.src_tokenizer, lines, room, "", warn, first_line)
+    return [[*prefix, *ids] if ids else ids for prefix, ids in zip(prefixes, encoded)]
 
 
 def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
@@ -256,14 +258,17 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
 
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
                     first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
-                    constraints: list[list[str]] | None = None) -> list[list[Hypothesis]]:
+                    constraints: list[list[str]] | None = None,
+                    source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order; with
+    `source_prefixes` (token ids per line: a multilingual model's language token), each line
+    goes into its own language instead of the translator's; with
     `prefixes` (text, "" for none), each output starts with its line's prefix; with
     `constraints` (phrases per line), each output contains its line's phrases (a line whose
     phrases cannot all be placed gets the best output found and a warning). `extras` adds to
     each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
     ("alignments", nmt.decode.alignment)."""
-    encoded = _encode(translator, lines, warn, first_line)
+    encoded = _encode(translator, lines, warn, first_line, source_prefixes)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, first_line) if prefixes and any(prefixes) else None
     constraint_ids = None
     if constraints and any(constraints):

@@ -2,7 +2,8 @@
 
   POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false,
                     "prefix": ["...", ...], "constraints": [["...", ...], ...],
-                    "token_scores": false, "alignments": false}
+                    "token_scores": false, "alignments": false,
+                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ..., "zero_shot": false}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
                       "alignments" when asked)
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from nmt.data.languages import check_direction, source_prefix
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
 
@@ -47,6 +49,10 @@ class TranslateRequest(BaseModel):
     constraints: list[list[StrictStr]] | None = None  # per line, [] for none: phrases the translation contains
     token_scores: StrictBool = False
     alignments: StrictBool = False
+    # a multilingual model's target language: one for every line, or one per line
+    tgt_lang: StrictStr | list[StrictStr] | None = None
+    src_lang: StrictStr | None = None
+    zero_shot: StrictBool = False  # allow directions the model was not trained on
 
 
 def require_fastapi():
@@ -94,6 +100,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         s = batcher.stats
         return {"status": "ok", "engine": engine, "model": model_name,
                 "direction": f"{data.src_lang}-{data.tgt_lang}",
+                "directions": [f"{s}-{t}" for s, t in data.directions()],
                 "served": {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
                            "busy_seconds": round(s.busy_seconds, 3)}}
 
@@ -134,6 +141,19 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
                     if len(phrase) > limits.max_chars:
                         return error(413, f"constraints {number}: a phrase of {len(phrase)} characters, at most "
                                      f"{limits.max_chars} (max_chars)", limit="max_chars", value=limits.max_chars)
+        source_prefixes = None
+        if body.tgt_lang is not None or body.src_lang is not None:
+            wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
+            if len(wanted) != len(body.text):
+                return error(422, f"tgt_lang: {len(wanted)} entries for {len(body.text)} lines (one, or one per line)")
+            prefixes_of: dict = {}
+            try:
+                for lang in dict.fromkeys(wanted):
+                    check_direction(data, body.src_lang, lang, body.zero_shot)
+                    prefixes_of[lang] = source_prefix(translator.src_tokenizer, data, lang or data.tgt_lang)
+            except NmtError as e:
+                return error(422, str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true'))
+            source_prefixes = [prefixes_of[lang] for lang in wanted]
         if body.alignments and engine != "torch":
             return error(422, "alignments: come from nmt's own engine; this server runs a CTranslate2 export")
         beam = body.beam_size or defaults.beam_size
@@ -148,7 +168,8 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
         extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                        if wanted)
-        results = await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints) if body.text else []
+        results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, source_prefixes)
+                   if body.text else [])
         detok = translator.tgt_tokenizer.decode
         reply: dict = {"translations": [detok(hyps[0].tokens) for hyps in results]}
         if body.scores:

@@ -26,6 +26,7 @@ class _Request:
     prefixes: list[str] | None
     extras: tuple[str, ...]
     constraints: list[list[str]] | None
+    source_prefixes: list[list[int]] | None
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
 
@@ -50,10 +51,12 @@ class Batcher:
         self._worker.start()
 
     async def translate(self, lines: list[str], cfg: DecodeConfig, prefixes: list[str] | None = None,
-                        extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None) -> list[list[Hypothesis]]:
+                        extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None,
+                        source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+        """`source_prefixes`: per line, the language token ids of a multilingual model (None: its default)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, future, loop))
+        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, source_prefixes, future, loop))
         return await future
 
     def close(self) -> None:
@@ -97,10 +100,15 @@ class Batcher:
         constraints = None
         if any(r.constraints for r in requests):
             constraints = [phrases for r in requests for phrases in (r.constraints or [[]] * len(r.lines))]
+        source_prefixes = None
+        if any(r.source_prefixes for r in requests):
+            default = self.translator.source_prefix
+            source_prefixes = [p for r in requests for p in (r.source_prefixes or [default] * len(r.lines))]
         start = time.perf_counter()
         try:
             results = translate_lines(self.translator, lines, requests[0].cfg, prefixes=prefixes,
-                                      extras=requests[0].extras, constraints=constraints)
+                                      extras=requests[0].extras, constraints=constraints,
+                                      source_prefixes=source_prefixes)
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)
