@@ -217,3 +217,21 @@ def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
         assert status == 422
     finally:
         assert server.stop() == 0
+
+
+def test_fine_tuning_a_multilingual_parent_keeps_its_tokenizer_and_tokens(multilingual, toy_corpus, tmp_path):
+    from nmt.train.trainer import train
+
+    parent = multilingual.out / "checkpoints" / "best.pt"
+    # one direction of the parent's, still with its language token
+    child = _multilingual_recipe(tmp_path / "child", toy_corpus, f"train.init_from={parent}", "train.max_steps=5",
+                                 "train.valid_every=5", f"data.train={json.dumps([{'path': str(toy_corpus / 'train'), 'tgt_lang': 'xb'}])}",
+                                 "data.tgt_lang=xb")
+    train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
+    prepare(child.data, child.tokenizer, child.out)
+    train(child, show_progress=False)
+    spm_path = tokenizer_paths(child.out, True)[0]
+    assert spm_path.read_bytes() == tokenizer_paths(multilingual.out, True)[0].read_bytes()
+    sp = load_processor(spm_path)
+    data = ParallelShards(data_dir(child.out), "train")
+    assert all(data.src[i][0] == sp.piece_to_id("<2xb>") for i in range(len(data)))

@@ -100,3 +100,36 @@ def test_the_terminology_commands_run_as_printed(trained_tiny, tmp_path):
     assert len(reply["token_log_probs"]) == len(reply["tokens"]) and reply["alignment"]
     scores = (tmp_path / "test.log_probs").read_text().split("\n")[:-1]
     assert len(scores) == 1000 and all(float(x) < 0 for x in scores)
+
+
+def test_the_several_languages_commands_run_as_printed(tmp_path, monkeypatch):
+    """"Several corpora and languages": the commands as printed, with the recipe shrunk to a few
+    updates and the test set to 20 lines."""
+    import gzip
+
+    (block,) = readme_blocks("Several corpora and languages")
+    recipe = yaml.safe_load((ROOT / "recipes" / "multi30k_en_many.yaml").read_text(encoding="utf-8"))
+    recipe["tokenizer"].update(vocab_size=400, input_sentence_size=4000)
+    recipe["model"].update(encoder_layers=1, decoder_layers=1, d_model=32, heads=2, d_ff=64)
+    recipe["train"].update(max_steps=4, valid_every=4, valid_bleu_sentences=4, warmup_steps=2)
+    recipe["decode"].update(beam_size=2)
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "multi30k_en_many.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    small = tmp_path / "small"
+    small.mkdir()
+    for lang in ("en", "fr"):
+        with gzip.open(ROOT / "data" / "multi30k" / f"test_2016_flickr.{lang}.gz", "rt", encoding="utf-8") as f:
+            lines = [next(f) for _ in range(20)]
+        with gzip.open(small / f"test.{lang}.gz", "wt", encoding="utf-8") as f:
+            f.writelines(lines)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for command in block:
+        args = shlex.split(command.replace("data/multi30k/test_2016_flickr", "small/test"))
+        assert args[0] == "nmt"
+        result = runner.invoke(app, args[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+        if args[1] == "info":
+            assert "trained: en-de, en-fr, en-cs" in result.output
+    assert len((tmp_path / "runs/multi30k_en_many/test.fr.hyp").read_text(encoding="utf-8").splitlines()) == 20
