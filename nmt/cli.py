@@ -97,6 +97,10 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
     for split, s in report["splits"].items():
         dropped = ", ".join(f"{n} {why}" for why, n in s["dropped"].items()) or "none"
         err.print(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
+        for c in s.get("corpora", []):
+            tag = f", tag {c['tag']}" if c["tag"] else ""
+            err.print(f"    {c['corpus']} ({c['src_lang']}-{c['tgt_lang']}, weight {c['weight']}{tag}): "
+                      f"{c['kept']:,} of {c['read']:,} kept", markup=False, highlight=False)
 
 
 @app.command()
