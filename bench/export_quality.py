@@ -10,17 +10,14 @@ Writes bench/results/export_quality.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 
 import sacrebleu
-import torch
 
-from bench.report import demo_checkpoint
+from bench.report import demo_parser, demo_test_set
 from nmt.config import load_recipe
-from nmt.data.corpus import read_lines
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.export import export_checkpoint
 
@@ -29,16 +26,9 @@ RESULTS = ROOT / "bench" / "results"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt")
-    parser.add_argument("--recipe", default="recipes/multi30k_en_de.yaml", help="Decode settings to use.")
-    parser.add_argument("--test", default="data/multi30k/test_2016_flickr")
-    parser.add_argument("--threads", type=int, default=2)
+    parser = demo_parser()
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    ckpt = demo_checkpoint(args.checkpoint)
-    sources = list(read_lines(Path(f"{args.test}.en.gz")))
-    references = list(read_lines(Path(f"{args.test}.de.gz")))
+    ckpt, sources, references = demo_test_set(args)
     decode = load_recipe(Path(args.recipe)).decode
 
     engines, export_mb = {"nmt": load_translator([ckpt])}, {}

@@ -1,7 +1,8 @@
-"""Benchmark results as JSON files, written whole or not at all; the checkpoint a benchmark reads."""
+"""Benchmark results as JSON files, written whole or not at all; the checkpoint and test set a benchmark reads."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -22,3 +23,24 @@ def demo_checkpoint(path: str) -> Path:
     if not path.is_file():
         raise SystemExit(f"{path}: not found (run `make demo` first, or pass -c)")
     return path
+
+
+def demo_parser() -> argparse.ArgumentParser:
+    """The options of a benchmark on the demo model: -c, --recipe (decode settings), --test, --threads."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt")
+    parser.add_argument("--recipe", default="recipes/multi30k_en_de.yaml", help="Decode settings to use.")
+    parser.add_argument("--test", default="data/multi30k/test_2016_flickr")
+    parser.add_argument("--threads", type=int, default=2)
+    return parser
+
+
+def demo_test_set(args: argparse.Namespace) -> tuple[Path, list[str], list[str]]:
+    """(checkpoint, English sources, German references) of `demo_parser`'s arguments; sets the threads."""
+    import torch
+
+    from nmt.data.corpus import read_lines
+
+    torch.set_num_threads(args.threads)
+    checkpoint = demo_checkpoint(args.checkpoint)
+    return (checkpoint, list(read_lines(Path(f"{args.test}.en.gz"))), list(read_lines(Path(f"{args.test}.de.gz"))))

@@ -13,17 +13,14 @@ them, and decoding time. Writes bench/results/terminology.json.
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
 from pathlib import Path
 
 import sacrebleu
-import torch
 
-from bench.report import demo_checkpoint, write_json
+from bench.report import demo_parser, demo_test_set, write_json
 from nmt.config import load_recipe
-from nmt.data.corpus import read_lines
 from nmt.decode.translate import load_translator, translate_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,17 +45,10 @@ def contains_pieces(tokens: list[int], phrase: list[int]) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt")
-    parser.add_argument("--recipe", default="recipes/multi30k_en_de.yaml", help="Decode settings to use.")
-    parser.add_argument("--test", default="data/multi30k/test_2016_flickr")
+    parser = demo_parser()
     parser.add_argument("--most", type=int, default=2, help="Constraints per sentence at most.")
-    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    ckpt = demo_checkpoint(args.checkpoint)
-    sources = list(read_lines(Path(f"{args.test}.en.gz")))
-    references = list(read_lines(Path(f"{args.test}.de.gz")))
+    ckpt, sources, references = demo_test_set(args)
     translator = load_translator([ckpt])
     cfg = load_recipe(Path(args.recipe)).decode
     detok = translator.tgt_tokenizer.decode

@@ -259,17 +259,19 @@ def nmt_state_dict(hf: dict[str, torch.Tensor], cfg, indices: dict[str, list[int
         reads_stream(f"{target}.w1", f"{source}.fc1")
         writes_stream(f"{target}.w2", f"{source}.fc2")
 
+    def self_attention(target: str, source: str) -> None:
+        fused(f"{target}.qkv_proj", source, ("q_proj", "k_proj", "v_proj"))
+        writes_stream(f"{target}.out_proj", f"{source}.out_proj")
+
     for i in range(cfg.encoder_layers):
         t, s = f"encoder_layers.{i}", f"model.encoder.layers.{i}"
-        fused(f"{t}.self_attn.qkv_proj", f"{s}.self_attn", ("q_proj", "k_proj", "v_proj"))
-        writes_stream(f"{t}.self_attn.out_proj", f"{s}.self_attn.out_proj")
+        self_attention(f"{t}.self_attn", f"{s}.self_attn")
         norm(f"{t}.attn_sublayer.norm", f"{s}.self_attn_layer_norm")
         feed_forward(f"{t}.feed_forward", s)
         norm(f"{t}.ff_sublayer.norm", f"{s}.final_layer_norm")
     for i in range(cfg.decoder_layers):
         t, s = f"decoder_layers.{i}", f"model.decoder.layers.{i}"
-        fused(f"{t}.self_attn.qkv_proj", f"{s}.self_attn", ("q_proj", "k_proj", "v_proj"))
-        writes_stream(f"{t}.self_attn.out_proj", f"{s}.self_attn.out_proj")
+        self_attention(f"{t}.self_attn", f"{s}.self_attn")
         norm(f"{t}.self_sublayer.norm", f"{s}.self_attn_layer_norm")
         fused(f"{t}.cross_attn.q_proj", f"{s}.encoder_attn", ("q_proj",))
         fused(f"{t}.cross_attn.kv_proj", f"{s}.encoder_attn", ("k_proj", "v_proj"))
