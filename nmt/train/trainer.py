@@ -121,6 +121,9 @@ class Trainer:
             raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
         self.train_data = ParallelShards(shards, "train")
         self.corpus_sizes = corpus_sizes(recipe.out)  # None: one training corpus
+        if self.corpus_sizes and len(self.corpus_sizes) != len(recipe.data.corpora()):
+            raise NmtError(f"{shards}: prepared from {len(self.corpus_sizes)} corpora, but data.train lists "
+                           f"{len(recipe.data.corpora())} (run `nmt prepare` again)")
         self.train_samples = []  # subword regularization: one sampled segmentation per epoch, in turn
         if recipe.data.subword_sampling_alpha > 0:
             names = [f"train.s{k}" for k in range(recipe.data.subword_samples)]
