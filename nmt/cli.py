@@ -30,6 +30,11 @@ CheckpointsOpt = Annotated[list[Path], typer.Option(
     "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")]
 SetOpt = Annotated[Optional[list[str]], typer.Option(
     "--set", "-s", help="Override one recipe key, e.g. --set train.max_steps=100 (repeatable).")]
+SrcLangOpt = Annotated[Optional[str], typer.Option(help="Source language (default: the recipe's data.src_lang).")]
+TgtLangOpt = Annotated[Optional[str], typer.Option(
+    help="Target language of a multilingual model (default: the recipe's data.tgt_lang).")]
+ZeroShotOpt = Annotated[bool, typer.Option(
+    help="Allow a direction the model was not trained on (its target language token is known).")]
 
 
 def friendly_errors(command):
@@ -167,11 +172,9 @@ def translate(
     ensemble: Annotated[bool, typer.Option(
         help="With several -c: decode with all the models together (mean of their next-token "
              "probabilities) instead of averaging their weights.")] = False,
-    src_lang: Annotated[Optional[str], typer.Option(help="Source language (default: the recipe's data.src_lang).")] = None,
-    tgt_lang: Annotated[Optional[str], typer.Option(
-        help="Target language of a multilingual model (default: the recipe's data.tgt_lang).")] = None,
-    zero_shot: Annotated[bool, typer.Option(
-        help="Allow a direction the model was not trained on (its target language token is known).")] = False,
+    src_lang: SrcLangOpt = None,
+    tgt_lang: TgtLangOpt = None,
+    zero_shot: ZeroShotOpt = False,
     set_: SetOpt = None,
 ):
     """Translate text line by line: one output line per input line, empty lines included.
@@ -246,6 +249,9 @@ def likelihood(
     compute_type: Annotated[str, typer.Option(help="CTranslate2 only: default (as exported), int8, ...")] = "default",
     ensemble: Annotated[bool, typer.Option(
         help="With several -c: score with the models together (mean of their probabilities).")] = False,
+    src_lang: SrcLangOpt = None,
+    tgt_lang: TgtLangOpt = None,
+    zero_shot: ZeroShotOpt = False,
 ):
     """Score given translations (forced decoding): for each pair of lines, the natural-log
     probability of the target's pieces and EOS given the source; one output line per pair."""
@@ -253,11 +259,12 @@ def likelihood(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from nmt.decode.likelihood import likelihood_file
-    from nmt.decode.translate import load_translator
+    from nmt.decode.translate import choose_direction, load_translator
 
     if threads:
         torch.set_num_threads(threads)
     scorer = load_translator(checkpoint, device, engine, compute_type, threads, ensemble)
+    choose_direction(scorer, src_lang, tgt_lang, zero_shot)
     decode = scorer.recipe.decode
     warn = lambda message: err.print(f"warning: {source}: {message}", highlight=False, markup=False)  # noqa: E731
     columns = [SpinnerColumn(), TextColumn("scoring: {task.completed:,} pairs"), TimeElapsedColumn()]

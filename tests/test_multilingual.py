@@ -235,3 +235,15 @@ def test_fine_tuning_a_multilingual_parent_keeps_its_tokenizer_and_tokens(multil
     sp = load_processor(spm_path)
     data = ParallelShards(data_dir(child.out), "train")
     assert all(data.src[i][0] == sp.piece_to_id("<2xb>") for i in range(len(data)))
+
+
+def test_likelihood_scores_in_the_chosen_direction(multilingual, toy_corpus, tmp_path):
+    ckpt = str(multilingual.out / "checkpoints" / "best.pt")
+    totals = {}
+    for lang in MARKERS:
+        out = tmp_path / f"scores.{lang}"
+        result = runner.invoke(app, ["likelihood", "-c", ckpt, "-s", str(toy_corpus / "train.en"),
+                                     "-t", str(toy_corpus / "train.xa"), "-o", str(out), "--tgt-lang", lang])
+        assert result.exit_code == 0, result.output
+        totals[lang] = sum(float(x) for x in out.read_text().split())
+    assert totals["xa"] > totals["xb"] + 10  # "Alpha ..." is an xa sentence
