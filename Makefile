@@ -177,10 +177,11 @@ demo-seed2: install
 # against three bilingual ones; zero-shot de↔fr against pivoting; back-translation. Budgets in
 # updates (UPDATES per bilingual model), two trainings at a time on one thread each.
 UPDATES ?= 2000
+ZERO_SHOT_UPDATES ?= 1500     # the zero-shot model trains 4 x this (four directions)
 multilingual: install
 	$(BIN)/python -m bench.languages multilingual --updates $(UPDATES)
 zero-shot: install
-	$(BIN)/python -m bench.languages zero-shot --updates $(UPDATES)
+	$(BIN)/python -m bench.languages zero-shot --updates $(ZERO_SHOT_UPDATES)
 back-translation: install
 	$(BIN)/python -m bench.languages back-translation --updates $(UPDATES)
 
