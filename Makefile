@@ -177,7 +177,8 @@ demo-seed2: install
 # against three bilingual ones; zero-shot de↔fr against pivoting; back-translation. Budgets in
 # updates (UPDATES per bilingual model), two trainings at a time on one thread each.
 UPDATES ?= 2000
-ZERO_SHOT_UPDATES ?= 1500     # the zero-shot model trains 4 x this (four directions)
+# The zero-shot model trains 4 x ZERO_SHOT_UPDATES (four directions).
+ZERO_SHOT_UPDATES ?= 1500
 multilingual: install
 	$(BIN)/python -m bench.languages multilingual --updates $(UPDATES)
 zero-shot: install
