@@ -318,3 +318,24 @@ def test_no_readable_checkpoint_to_resume_from_is_a_clear_error(tmp_path):
         path.write_bytes(b"not a checkpoint")
     with pytest.raises(NmtError, match="no checkpoint can be read to resume from"):
         Trainer(recipe).resume()
+
+
+def test_a_second_training_on_the_same_directory_is_refused(tmp_path):
+    """Two `nmt train` on one output directory would interleave their checkpoints: while one holds
+    the directory's lock, another stops with a one-line error; once released, training runs."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from nmt.train.run_lock import exclusive_run
+    from tests.conftest import TINY, TINY_DATA, one_line_error, prepared_tiny
+
+    recipe = prepared_tiny(tmp_path / "run", "train.max_steps=2", "train.valid_every=2")
+    args = ["train", str(TINY), "--set", f"output_dir={recipe.out}", "--set", f"data.train={TINY_DATA / 'train'}",
+            "--set", f"data.valid={TINY_DATA / 'valid'}", "--set", f"data.test={TINY_DATA / 'valid'}",
+            "--set", "train.max_steps=2", "--set", "train.valid_every=2", "--no-progress"]
+    with exclusive_run(recipe.out):
+        one_line_error(CliRunner().invoke(app, args), "another `nmt train` is running", str(recipe.out))
+    assert not (recipe.out / "checkpoints" / "last.pt").exists()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (recipe.out / "checkpoints" / "last.pt").is_file()

@@ -36,6 +36,7 @@ from nmt.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune,
 from nmt.train.distributed import batches_per_rank, join_world
 from nmt.host_memory import keep_freed_memory
 from nmt.train.metrics import MetricsLog
+from nmt.train.run_lock import exclusive_run
 from nmt.train.step import TrainStep
 from nmt.train.validate import dev_bleu, dev_loss
 
@@ -480,4 +481,5 @@ class LossWindow:
 
 
 def train(recipe: Recipe, console: Console | None = None, show_progress: bool = True) -> TrainResult:
-    return Trainer(recipe, console).run(show_progress)
+    with exclusive_run(recipe.out):
+        return Trainer(recipe, console).run(show_progress)
