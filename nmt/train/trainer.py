@@ -12,6 +12,7 @@ the same recipe. One update itself is `nmt.train.step.TrainStep`.
 from __future__ import annotations
 
 import gc
+import math
 import signal
 import time
 from dataclasses import asdict, dataclass
@@ -263,6 +264,8 @@ class Trainer:
             result = results[0] if len(results) == 1 else {
                 **{key: sum(r[key] for r in results) / len(results) for key in results[0]},
                 **{f"{key}_{valid.label}": r[key] for valid, r in zip(self.valid_sets, results) for key in r}}
+            if len(results) > 1:
+                result["ppl"] = math.exp(result["nll"])  # of the mean nll, as each direction's is of its own
             self.model.train()
         return self.world.share_from_main(result)
 
