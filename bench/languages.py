@@ -70,7 +70,7 @@ def train_run(recipe: str, out: str, updates: int, *overrides: str) -> list[str]
     return [["tokenizer", recipe, *flags], ["prepare", recipe, *flags], ["train", recipe, *flags, "--no-progress"]]
 
 
-def run_in_two_lanes(lanes: list[list[list[str]]]) -> None:
+def run_lanes(lanes: list[list[list[str]]]) -> None:
     """Each lane's commands in order; the lanes side by side (one CPU thread each)."""
     processes: list[tuple[subprocess.Popen | None, list[list[str]]]] = [(None, list(lane)) for lane in lanes]
     while any(p is not None or rest for p, rest in processes):
@@ -124,7 +124,7 @@ def multilingual(updates: int) -> None:
     bilingual = [train_run("recipes/multi30k_en_de.yaml", f"runs/lang_en_{t}", updates, f"data.tgt_lang={t}")
                  for t in targets]
     many = train_run("recipes/multi30k_en_many.yaml", "runs/lang_en_many", 3 * updates)
-    run_in_two_lanes([many, [c for run in bilingual for c in run]])
+    run_lanes([many, [c for run in bilingual for c in run]])
     result = {"test": TEST, "updates_per_bilingual_model": updates, "updates_multilingual": 3 * updates,
               "multilingual": training(ROOT / "runs/lang_en_many"), "directions": {}}
     for t in targets:
@@ -142,7 +142,7 @@ def multilingual(updates: int) -> None:
 
 def zero_shot(updates: int) -> None:
     run = ROOT / "runs/lang_zero_shot"
-    run_in_two_lanes([train_run("recipes/multi30k_zero_shot.yaml", "runs/lang_zero_shot", 4 * updates)])
+    run_lanes([train_run("recipes/multi30k_zero_shot.yaml", "runs/lang_zero_shot", 4 * updates)])
     ckpt = str(run / "checkpoints/best.pt")
     result = {"test": TEST, "updates": 4 * updates, "training": training(run), "directions": {},
               "language_check": "the language whose frequent function words (bench/languages.py STOP_WORDS) the "
@@ -186,14 +186,14 @@ def back_translation(updates: int) -> None:
     recipe = "recipes/multi30k_en_de.yaml"
     reverse = train_run(recipe, "runs/lang_bt_reverse", updates, "data.src_lang=de", "data.tgt_lang=en", f"data.train={a}")
     first = train_run(recipe, "runs/lang_bt_parallel_half", updates, f"data.train={json.dumps(runs['parallel_half'])}")
-    run_in_two_lanes([reverse, first])
+    run_lanes([reverse, first])
     start = time.perf_counter()
     nmt("back-translate", "-c", "runs/lang_bt_reverse/checkpoints/best.pt", "-i", f"{b}.de", "-o", str(work / "synthetic"),
         "--threads", "2", threads=2)
     bt_seconds = round(time.perf_counter() - start, 1)
     lanes = [train_run(recipe, f"runs/lang_bt_{name}", updates, f"data.train={json.dumps(corpora)}")
              for name, corpora in runs.items() if name != "parallel_half"]
-    run_in_two_lanes([lanes[0] + lanes[2], lanes[1]])
+    run_lanes([lanes[0] + lanes[2], lanes[1]])
     reference = DATA / f"{TEST}.de.gz"
     result = {"test": TEST, "updates_each": updates, "pairs": {"half": half, "all": len(en)},
               "reverse_model": training(ROOT / "runs/lang_bt_reverse") | scores(*_decode_reverse()),

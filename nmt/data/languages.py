@@ -23,6 +23,13 @@ def source_prefix(processor, data: DataConfig, tgt_lang: str | None = None, tag:
     return ids
 
 
+def direction_prefix(processor, data: DataConfig, src_lang: str | None, tgt_lang: str | None,
+                     zero_shot: bool) -> tuple[str, list[int]]:
+    """("src-tgt", the token ids before each source) of a direction `check_direction` allows."""
+    src, tgt = check_direction(data, src_lang, tgt_lang, zero_shot)
+    return f"{src}-{tgt}", source_prefix(processor, data, tgt)
+
+
 def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None, zero_shot: bool) -> tuple[str, str]:
     """The (source, target) to translate; a target the model has no token for is an error, and so
     is a direction it was not trained on, unless `zero_shot`."""

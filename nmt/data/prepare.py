@@ -135,11 +135,9 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     target = data_dir(out)
     target.mkdir(parents=True, exist_ok=True)
     report_path = target / "report.json"
-    simple = isinstance(data.train, str) and not data.multidirectional
     inputs = {
         "data": data.model_dump(mode="json"),
-        "corpora": {split: sources[0].corpus.fingerprint() if simple else [source.corpus.fingerprint() for source in sources]
-                    for split, sources in splits.items()},
+        "corpora": {split: [source.corpus.fingerprint() for source in sources] for split, sources in splits.items()},
         "tokenizers": [_sha256(src_model), _sha256(tgt_model)],
     }
     if report_path.is_file():

@@ -28,6 +28,5 @@ def back_translate(translator, monolingual: Path, prefix: str, cfg: DecodeConfig
     synthetic = f"{prefix}.{synthetic_lang}"
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn)
     write_lines(f"{prefix}.{mono_lang}", read_lines(Path(monolingual)))
-    lines = sum(1 for _ in read_lines(Path(synthetic)))
-    return {"monolingual": f"{prefix}.{mono_lang}", "synthetic": synthetic, "lines": lines, "failed": report.failed,
+    return {"monolingual": f"{prefix}.{mono_lang}", "synthetic": synthetic, "lines": report.lines, "failed": report.failed,
             "sampling": cfg.sampling}

@@ -70,6 +70,7 @@ def parse_request(line: str, number: int) -> tuple[str, str, list[str]]:
 @dataclass
 class StreamReport:
     failed: int = 0  # input lines that could not be translated (each warned, its output empty)
+    lines: int = 0  # input lines read (each gets one output line)
 
 
 def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
@@ -101,6 +102,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 prefixes.append(prefix)
                 constraints.append(phrases)
         report.failed += len(errors)
+        report.lines += len(chunk)
         for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras, constraints)):
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""

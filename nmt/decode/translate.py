@@ -20,7 +20,7 @@ import torch
 from nmt.checkpoint import load_checkpoint, load_payload
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
-from nmt.data.languages import check_direction, source_prefix
+from nmt.data.languages import direction_prefix, source_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
 from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
 from nmt.errors import NmtError
@@ -145,10 +145,9 @@ def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | No
                      zero_shot: bool = False) -> str:
     """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
     sets the language token in front of every source; returns the direction, e.g. "en-fr"."""
-    data = translator.recipe.data
-    src, tgt = check_direction(data, src_lang, tgt_lang, zero_shot)
-    translator.source_prefix = source_prefix(translator.src_tokenizer, data, tgt)
-    return f"{src}-{tgt}"
+    direction, translator.source_prefix = direction_prefix(translator.src_tokenizer, translator.recipe.data,
+                                                           src_lang, tgt_lang, zero_shot)
+    return direction
 
 
 def decode_autocast(device: torch.device, precision: str):

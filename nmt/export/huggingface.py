@@ -117,12 +117,12 @@ def transformers_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, 
 def position_tables(cfg) -> dict[str, torch.Tensor]:
     """The sinusoid tables as transformers computes them itself (sines, then cosines), written so
     that loading finds every weight it expects."""
-    transformers = require_transformers()
-    modeling = (transformers.models.pegasus.modeling_pegasus if cfg.norm == "pre"
-                else transformers.models.marian.modeling_marian)
-    embedding = getattr(modeling, "PegasusSinusoidalPositionalEmbedding" if cfg.norm == "pre"
-                        else "MarianSinusoidalPositionalEmbedding")(cfg.max_positions, cfg.d_model)
-    table = embedding.create_weight().float()
+    require_transformers()
+    if cfg.norm == "pre":
+        from transformers.models.pegasus.modeling_pegasus import PegasusSinusoidalPositionalEmbedding as Positions
+    else:
+        from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding as Positions
+    table = Positions(cfg.max_positions, cfg.d_model).create_weight().float()
     return {f"model.{side}.embed_positions.weight": table.clone() for side in ("encoder", "decoder")}
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from nmt.data.languages import check_direction, source_prefix
+from nmt.data.languages import direction_prefix
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
 
@@ -149,8 +149,8 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             prefixes_of: dict = {}
             try:
                 for lang in dict.fromkeys(wanted):
-                    check_direction(data, body.src_lang, lang, body.zero_shot)
-                    prefixes_of[lang] = source_prefix(translator.src_tokenizer, data, lang or data.tgt_lang)
+                    _, prefixes_of[lang] = direction_prefix(translator.src_tokenizer, data, body.src_lang, lang,
+                                                            body.zero_shot)
             except NmtError as e:
                 return error(422, str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true'))
             source_prefixes = [prefixes_of[lang] for lang in wanted]
