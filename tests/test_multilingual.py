@@ -247,3 +247,20 @@ def test_likelihood_scores_in_the_chosen_direction(multilingual, toy_corpus, tmp
         assert result.exit_code == 0, result.output
         totals[lang] = sum(float(x) for x in out.read_text().split())
     assert totals["xa"] > totals["xb"] + 10  # "Alpha ..." is an xa sentence
+
+
+def test_back_translate_writes_an_aligned_corpus_and_refuses_a_missing_file(trained_tiny, tmp_path):
+    """A reverse model's run (here the tiny en→de model reading English as the monolingual side):
+    PREFIX.en as given, PREFIX.de its translations, one line each, empty lines kept."""
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    mono = tmp_path / "mono.en"
+    mono.write_text("A dog runs.\n\nTwo men talk.\n", encoding="utf-8")
+    result = runner.invoke(app, ["back-translate", "-c", ckpt, "-i", str(mono), "-o", str(tmp_path / "bt" / "train")])
+    assert result.exit_code == 0, result.output
+    assert "wrote 3 lines" in result.output
+    assert (tmp_path / "bt" / "train.en").read_text(encoding="utf-8") == mono.read_text(encoding="utf-8")
+    synthetic = (tmp_path / "bt" / "train.de").read_text(encoding="utf-8").split("\n")[:3]
+    assert synthetic[0] and synthetic[1] == "" and synthetic[2]
+    one_line_error(runner.invoke(app, ["back-translate", "-c", ckpt, "-i", str(tmp_path / "none.en"),
+                                       "-o", str(tmp_path / "x")]), "none.en")
+    assert not list(tmp_path.glob("x.*"))
