@@ -189,20 +189,24 @@ def _inputs(trainer: Trainer, indices) -> tuple:
     return b.src, b.tgt_in, b.out_positions, b.out_targets
 
 
-def test_cuda_settings_tf32_and_fused_adam():
-    """What a CUDA device gets, set without one: TF32 for fp32 matmuls unless train.tf32=false,
-    and fused Adam; a CPU keeps the defaults."""
-    from nmt.config import TrainConfig
+def test_cuda_settings_tf32_scoped_to_the_update_and_fused_adam():
+    """What a CUDA device gets, set without one: TF32 for fp32 matmuls inside the block (a training
+    update) unless train.tf32=false, the process's own setting restored after it; a CPU changes
+    nothing. Fused Adam on CUDA."""
+    from nmt.model.precision import tf32
 
     saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     try:
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-        step_module.use_device_settings(TrainConfig(), torch.device("cpu"))
-        assert not torch.backends.cuda.matmul.allow_tf32
-        step_module.use_device_settings(TrainConfig(), torch.device("cuda"))
-        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
-        step_module.use_device_settings(TrainConfig(tf32=False), torch.device("cuda"))
-        assert not torch.backends.cuda.matmul.allow_tf32
+        with tf32(torch.device("cpu"), True):
+            assert not torch.backends.cuda.matmul.allow_tf32
+        with tf32(torch.device("cuda"), True):
+            assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        with tf32(torch.device("cuda"), False):
+            assert not torch.backends.cuda.matmul.allow_tf32
+        assert torch.backends.cuda.matmul.allow_tf32
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     assert step_module.fused_adam(torch.device("cuda")) and not step_module.fused_adam(torch.device("cpu"))
@@ -214,3 +218,28 @@ def test_ddp_device_ids_name_one_gpu_even_for_plain_cuda(monkeypatch):
     assert step_module._device_ids(torch.device("cuda")) == [3]
     assert step_module._device_ids(torch.device("cuda:1")) == [1]
     assert step_module._device_ids(torch.device("cpu")) is None
+
+
+def test_batches_padded_to_a_multiple_of_8_give_the_same_loss_and_gradients(tmp_path):
+    """CUDA's collation pads both sides to a multiple of 8 (length_multiple): the extra PAD columns
+    are masked keys and unscored targets, so loss and gradients are those of the unpadded batch."""
+    from nmt.data.batching import length_multiple
+
+    assert length_multiple("cuda") == 8 and length_multiple("cpu") == 1
+    trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
+    indices = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, 1, 0)[0]
+    plain, padded = collate(trainer.train_data, indices), collate(trainer.train_data, indices, 8)
+    assert padded.src.size(1) % 8 == 0 and padded.tgt_in.size(1) % 8 == 0
+    assert padded.src.size(1) > plain.src.size(1) or padded.tgt_in.size(1) > plain.tgt_in.size(1)
+    assert torch.equal(padded.out_targets, plain.out_targets)
+    model = trainer.model.eval()  # no dropout: the same function of both batches
+    results = []
+    for b in (plain, padded):
+        model.zero_grad()
+        loss = model(b.src, b.tgt_in, b.out_positions, b.out_targets, 0.1)
+        loss.backward()
+        results.append((loss.detach(), [p.grad.clone() for p in model.parameters()]))
+    assert torch.allclose(results[0][0], results[1][0], rtol=1e-5)
+    for (name, _), plain_grad, padded_grad in zip(model.named_parameters(), results[0][1], results[1][1]):
+        # float rounding only: summation order differs with the width
+        assert (plain_grad - padded_grad).abs().max() <= 1e-5 * plain_grad.abs().max(), name

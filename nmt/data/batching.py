@@ -77,9 +77,10 @@ def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int,
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None) -> torch.Tensor:
+def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None, multiple: int = 1) -> torch.Tensor:
     extra = (prefix is not None) + (suffix is not None)
-    out = np.full((len(rows), max(len(r) for r in rows) + extra), PAD, dtype=np.int64)
+    width = max(len(r) for r in rows) + extra
+    out = np.full((len(rows), -(-width // multiple) * multiple), PAD, dtype=np.int64)
     for i, row in enumerate(rows):
         start = 0
         if prefix is not None:
@@ -91,6 +92,14 @@ def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None) -> torc
     return torch.from_numpy(out)
 
 
+def length_multiple(device_type: str) -> int:
+    """Batch widths a multiple of 8 on CUDA: the (B, 1, 1, S) key-padding mask then meets the
+    memory-efficient attention kernel's alignment rule (S mod 8 = 0) whatever the batch, so a
+    compiled graph with dynamic shapes never recompiles or fails when the parity of S flips,
+    and tensor-core tiles are full. On a CPU the extra padding would only cost (docs/gpu.md)."""
+    return 8 if device_type == "cuda" else 1
+
+
 def real_positions(lengths: np.ndarray, width: int) -> np.ndarray:
     """Flat indices, row by row, of the first lengths[i] positions of each row of a (B, width) array."""
     rows = np.repeat(np.arange(len(lengths), dtype=np.int64) * width, lengths)
@@ -98,15 +107,17 @@ def real_positions(lengths: np.ndarray, width: int) -> np.ndarray:
     return rows + np.arange(int(lengths.sum()), dtype=np.int64) - starts
 
 
-def collate(data: ParallelShards, indices: np.ndarray) -> Batch:
+def collate(data: ParallelShards, indices: np.ndarray, multiple: int = 1) -> Batch:
+    """The batch of pairs `indices`, each side PAD-filled to a width that is a multiple of
+    `multiple` (see length_multiple)."""
     src = [data.src[i] for i in indices]
     tgt = [data.tgt[i] for i in indices]
-    tgt_out = _pad(tgt, None, EOS)
+    tgt_out = _pad(tgt, None, EOS, multiple)
     positions = real_positions(np.array([len(t) + 1 for t in tgt], dtype=np.int64), tgt_out.size(1))
     positions = torch.from_numpy(positions)
     return Batch(
-        src=_pad(src, None, EOS),
-        tgt_in=_pad(tgt, BOS, None),
+        src=_pad(src, None, EOS, multiple),
+        tgt_in=_pad(tgt, BOS, None, multiple),
         tgt_out=tgt_out,
         n_tgt_tokens=len(positions),
         out_positions=positions,

@@ -8,7 +8,6 @@ than the model's positions is truncated (with a warning), never dropped.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_lim
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
 from nmt.host_memory import keep_freed_memory
+from nmt.model.precision import autocast, tf32
 from nmt.model.transformer import Transformer
 
 
@@ -152,12 +152,13 @@ def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | No
 
 def decode_autocast(device: torch.device, precision: str):
     """decode.precision: auto is bf16 on CUDA (tensor cores; the scores are summed in fp32) and
-    fp32 elsewhere (most CPUs lack fast bf16 matmuls)."""
+    fp32 elsewhere (most CPUs lack fast bf16 matmuls). fp32 means fp32: TF32 is off while it
+    decodes, so a GPU's fp32 output can be compared with a CPU's token for token."""
     if precision == "auto":
         precision = "bf16" if device.type == "cuda" else "fp32"
     if precision == "fp32":
-        return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
+        return tf32(device, False)
+    return autocast(device, precision)
 
 
 def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,

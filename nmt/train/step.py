@@ -19,20 +19,12 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from nmt.config import TrainConfig
-from nmt.data.batching import collate
+from nmt.data.batching import collate, length_multiple
 from nmt.data.shards import ParallelShards
+from nmt.model.precision import autocast, tf32
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
 from nmt.train.schedule import build_scheduler
-
-AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def use_device_settings(cfg: TrainConfig, device: torch.device) -> None:
-    """TF32 for fp32 matmuls on CUDA (train.tf32): tensor-core speed, fp32 range, a 10-bit mantissa."""
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = cfg.tf32
-        torch.backends.cudnn.allow_tf32 = cfg.tf32
 
 
 def compile_model(forward: torch.nn.Module) -> torch.nn.Module:
@@ -67,28 +59,26 @@ class TrainStep:
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
                  budget_used: Callable[[int], float] | None = None):
         self.model, self.train_cfg, self.device, self.world = model, cfg, device, world
-        use_device_settings(cfg, device)
         self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device))
         budget_used = budget_used or (lambda updates: updates / cfg.max_steps)
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
-        self.autocast_dtype = AUTOCAST_DTYPES.get(cfg.precision)
         forward = model
         if world.distributed:
             forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
         self.forward = compile_model(forward) if cfg.compile else forward
 
-    def autocast(self):
-        if self.autocast_dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
-
     def __call__(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         """One update from a group of batches (index arrays into `data`): rank r takes every K-th,
         accumulating gradients over its share. Returns this rank's summed loss (on the device)
-        and the group's target tokens."""
+        and the group's target tokens. TF32 (train.tf32: tensor-core speed for fp32 matmuls on CUDA,
+        fp32 range, a 10-bit mantissa) is on for the update only, never left on for the process."""
+        with tf32(self.device, self.train_cfg.tf32):
+            return self._update(data, group)
+
+    def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         self.model.train()
         # The same on every rank, from the lengths alone: no communication.
         total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) for idx in group)
@@ -96,7 +86,8 @@ class TrainStep:
         # A rank left without a batch (end of an epoch) still takes part, with zero weight.
         weights = [1.0] * len(mine) if mine else [0.0]
         mine = mine or group[:1]
-        batches = [collate(data, indices).to(self.device) for indices in mine]
+        multiple = length_multiple(self.device.type)
+        batches = [collate(data, indices, multiple).to(self.device) for indices in mine]
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens
         self.optimizer.zero_grad(set_to_none=True)
@@ -105,7 +96,7 @@ class TrainStep:
             last = i == len(batches) - 1
             sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
             with sync:
-                with self.autocast():
+                with autocast(self.device, self.train_cfg.precision):
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
                                         self.train_cfg.label_smoothing) * weight
                 self.scaler.scale(loss * scale).backward()
