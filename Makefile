@@ -57,15 +57,15 @@ bench-page: install
 bench-gpu: install
 	$(BIN)/python -m bench.gpu
 
-# On a GPU machine: every check of the GPU path (sized for 9 minutes on one H100), with the
-# machine's own PyTorch (no venv, no index there). `make gpu-wheels` first, on a machine with an
-# index: it downloads what nmt needs beyond that machine's packages into bench/wheels/.
+# On a GPU machine: the three parts of the GPU check in order, with the machine's own PyTorch (no
+# venv, no index there; pydantic comes from the wheels in bench/wheels/). README, "The GPU day".
 GPU_PYTHON ?= python3
 gpu-wheels:
 	bash bench/gpu_wheels.sh
 gpu-check:
-	@if [ -d bench/wheels ]; then $(GPU_PYTHON) -m pip install --quiet --no-index --find-links bench/wheels pydantic pytest; fi
-	$(GPU_PYTHON) -m bench.gpu_check
+	GPU_PYTHON=$(GPU_PYTHON) bash bench/gpu_day.sh correctness
+	GPU_PYTHON=$(GPU_PYTHON) bash bench/gpu_day.sh speed
+	GPU_PYTHON=$(GPU_PYTHON) bash bench/gpu_day.sh training
 
 # The base recipe through every step on a 4.5M-pair stand-in for WMT14 (about an hour on 2 cores).
 bench-wmt14-scale: install

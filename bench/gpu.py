@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import json
 import platform
+import re
 import resource
 import socket
 import tempfile
@@ -47,8 +48,6 @@ VOCAB = 37_000  # the base recipe's joint BPE
 TINY = {"model": ModelConfig(encoder_layers=2, decoder_layers=2, d_model=64, heads=4, d_ff=128),
         "train": TrainConfig(max_tokens=1024, update_freq=2, lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=100),
         "vocab": 1000}
-# bf16 dense peaks from the datasheets, TFLOP/s (H100 and H200 SXM; the H100 PCIe is lower).
-DATASHEET_BF16_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0}
 
 
 def shape(name: str) -> dict:
@@ -75,6 +74,31 @@ def synthetic_shards(directory: Path, vocab: int, pairs: int, seed: int = 1, max
     return ParallelShards(directory, "train")
 
 
+def learnable_shards(directory: Path, vocab: int, pairs: int, seed: int = 1, max_length: int = 30) -> ParallelShards:
+    """A task a model learns in a few hundred updates: random sources (lengths uniform in
+    4..max_length); each target as long as its source, starting with the source's first token,
+    each next token a fixed permutation of the one before. Cross-attention finds the first token
+    and the length, the rest is a learned table, so the loss falls far below the uniform ln(vocab)
+    and a precision or compiler defect shows in it (random targets keep every run at ln(vocab))."""
+    rng = np.random.default_rng(seed)
+    successor = rng.permutation(np.arange(4, vocab))  # ids 0-3 are PAD, UNK, BOS, EOS
+    lengths = rng.integers(4, max_length + 1, pairs)
+    sources, targets = [], []
+    for n in lengths:
+        source = rng.integers(4, vocab, n)
+        target = [int(source[0])]
+        for _ in range(n - 1):
+            target.append(int(successor[target[-1] - 4]))
+        sources.append(source.tolist())
+        targets.append(target)
+    directory.mkdir(parents=True, exist_ok=True)
+    for side, rows in (("src", sources), ("tgt", targets)):
+        writer = ShardWriter(directory / f"train.{side}", vocab)
+        writer.add(rows)
+        writer.close()
+    return ParallelShards(directory, "train")
+
+
 def significant(x: float, digits: int = 4) -> float:
     """Rounded to `digits` significant figures: CPU and GPU rates differ by 10^5."""
     return float(f"{x:.{digits}g}")
@@ -93,11 +117,18 @@ def bf16_matmul_tflops(device: torch.device, size: int = 8192, repeats: int = 20
     return 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e12
 
 
-def datasheet_tflops(device_name: str) -> float | None:
-    for key, value in DATASHEET_BF16_TFLOPS.items():  # "H100 PCIe" before "H100"
-        if key in device_name:
-            return value
-    return None
+def datasheet_bf16_tflops(device_name: str) -> tuple[float | None, str]:
+    """NVIDIA's bf16 dense peak (TFLOP/s, no sparsity) for a device name as torch reports it, and
+    the model it was read as; (None, "unknown") for a device not listed: never a guess."""
+    name = device_name.upper()
+    for pattern, model, peak in (
+        (r"H100.*NVL", "H100 NVL", 835.0), (r"H100.*PCIE", "H100 PCIe", 756.0),
+        (r"H100.*(SXM|HBM3)", "H100 SXM", 989.0), (r"H200.*NVL", "H200 NVL", 835.0), (r"H200", "H200 SXM", 989.0),
+        (r"A100", "A100", 312.0),
+    ):
+        if re.search(pattern, name):
+            return peak, model
+    return None, "unknown"
 
 
 @contextlib.contextmanager
@@ -197,7 +228,8 @@ def main(argv: list[str] | None = None) -> dict:
     report: dict = {"torch": torch.__version__, "machine": platform.machine(), "device": str(device)}
     if on_gpu:
         name = torch.cuda.get_device_name(device)
-        report |= {"device_name": name, "datasheet_bf16_dense_tflops": datasheet_tflops(name),
+        peak, model = datasheet_bf16_tflops(name)
+        report |= {"device_name": name, "device_model": model, "datasheet_bf16_dense_tflops": peak,
                    "measured_bf16_matmul_tflops": round(bf16_matmul_tflops(device), 1)}
         peaks = {"datasheet": report["datasheet_bf16_dense_tflops"], "measured": report["measured_bf16_matmul_tflops"]}
     else:

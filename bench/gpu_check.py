@@ -1,51 +1,79 @@
-"""`make gpu-check`: every check of the GPU path in one command, on a GPU machine (sized for 9 minutes
-on one H100). Each check's result goes to bench/results/gpu_check.json as soon as it is known.
+"""The GPU check, in three parts that each fit one 10-minute command on a lent GPU machine
+(README, "The GPU day"; `bash bench/gpu_day.sh PART` runs one as that machine must).
 
-    python -m bench.gpu_check [--tiny] [--minutes 2] [--out PATH]
+    python -m bench.gpu_check --part correctness|speed|training|all [--out-dir DIR] [--tiny] [--minutes 2]
 
-1. cuda_tests: the test suite's CUDA-only tests (`pytest -m cuda`): no host sync in a training
-   update (torch.cuda.set_sync_debug_mode), fine-tuning and resuming on the device, translation.
-2. bench_gpu: bench/gpu.py (TrainStep, the production update) on base and big, fp32 and bf16,
-   eager; bf16 compiled too. Tokens/s, MFU, peak memory.
-3. bf16_vs_fp32: 300 updates of the base shape from the same weights and batches, in each
-   precision: their mean losses over the last 50 updates within 1 %.
-4. compiled_vs_eager: the same weights and batch, the compiled and the eager loss.
-5. beam_device_vs_cpu: the tiny recipe trained on the device, then beam search of its dev set on
-   the device and on the CPU: the same tokens.
-6. multi30k: the Multi30k recipe trained for --minutes on the device in bf16, its last
-   checkpoint translated (beam 4) and scored: BLEU of test_2016_flickr, with updates and tokens/s.
+Each part writes DIR/PART.json, rewritten (atomically) after every check, so that a command cut
+off at its limit still returns what it measured, and DIR/PART.log (pytest's report, training
+logs); the terminal gets one line per check. Parts, in order of value:
 
---tiny runs every check on the CPU with tiny shapes and few updates (the test suite does, so
-that this script cannot rot); the pytest step is left to the suite itself there.
+- correctness: preflight; cuda_tests (`pytest -m cuda`: no host sync in an update, fine-tuning and
+  resuming across precisions on the device, translation equal to the CPU's); beam_device_vs_cpu
+  (the tiny recipe trained on the device, its test set beam-searched there and on the CPU, fp32
+  with TF32 off: the same tokens).
+- speed: preflight; bench_gpu (bench/gpu.py's TrainStep timing: base bf16 eager and compiled,
+  base fp32, big bf16 eager and compiled; tokens/s, peak memory, MFU against the datasheet's bf16
+  dense peak and a measured bf16 matmul).
+- training: preflight; bf16_vs_fp32 (a learnable task at the base shape from the same weights and
+  batches: both precisions learn, and their final losses agree within 1 %); compiled_vs_eager;
+  multi30k (the Multi30k recipe trained for --minutes in bf16, then its test BLEU).
+
+Every part starts with `preflight`: device, driver, torch/triton versions, whether a C compiler and
+Python.h exist and whether torch.compile works on the device; where it does not, compiled runs
+are not attempted and say why. Without a GPU (or with --tiny) every check runs on the CPU with
+tiny shapes: what the test suite's rehearsal runs, so that this script cannot rot.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.metadata
 import json
+import math
+import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from bench import gpu as bench_gpu
 from bench.report import write_json
-from nmt.config import load_recipe
-from nmt.data.batching import collate, epoch_batches
-from nmt.data.prepare import prepare
-from nmt.data.tokenizer import train_tokenizer
-from nmt.model.transformer import Transformer
-from nmt.train.step import TrainStep
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+PARTS = {
+    "correctness": ["preflight", "cuda_tests", "beam_device_vs_cpu"],
+    "speed": ["preflight", "bench_gpu"],
+    "training": ["preflight", "bf16_vs_fp32", "compiled_vs_eager", "multi30k"],
+}
+MFU_GOAL = 0.45  # base model, bf16, of the datasheet peak
+
+
+@dataclass
+class Context:
+    """What every check of a part shares: where it runs, its scratch space, its log."""
+    device: torch.device
+    scratch: Path
+    log: object  # a text file
+    minutes: float = 2.0
+    compile_works: bool = True
+    compile_note: str = ""
+    facts: dict = field(default_factory=dict)
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device.type == "cuda"
 
 
 class Report:
-    """The JSON report, rewritten (atomically) after every check, so a cut-off run keeps what it measured."""
+    """One part's JSON, rewritten atomically after every check, so a cut-off run keeps what it measured."""
 
     def __init__(self, path: Path, header: dict):
         self.path, self.data = path, header | {"checks": {}}
@@ -53,93 +81,322 @@ class Report:
 
     def add(self, name: str, result: dict) -> None:
         self.data["checks"][name] = result
-        print(json.dumps({name: result}), flush=True)
         self.write()
 
     def write(self) -> None:
         write_json(self.path, self.data)
 
 
-def timed(check):
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def timed(check: Callable[[], dict]) -> dict:
     """Run a check; its result gains `seconds`, and an exception becomes {"ok": false, "error": ...}."""
     start = time.perf_counter()
     try:
         result = check()
-    except Exception as e:  # a check that crashes is a finding, not the end of the run
-        result = {"ok": False, "error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
+    except Exception as e:  # a check that crashes is a finding, not the end of the part
+        result = {"ok": False, "error": first_line(e)}
     result["seconds"] = round(time.perf_counter() - start, 1)
     return result
 
 
-def cuda_tests() -> dict:
-    run = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-q", "-p", "no:cacheprovider", "tests"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
-    summary = [line for line in run.stdout.splitlines() if " passed" in line or " failed" in line or " error" in line]
-    return {"ok": run.returncode == 0, "summary": summary[-1] if summary else run.stdout[-500:],
-            "failures": [line for line in run.stdout.splitlines() if line.startswith("FAILED")]}
+# --- preflight -------------------------------------------------------------------------------------
+
+def compile_smoke_test(device: torch.device) -> None:
+    """torch.compile with dynamic shapes on the device, two sizes, against eager."""
+    torch.manual_seed(0)
+    layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)).to(device)
+    compiled = torch.compile(layer, dynamic=True)
+    for rows in (5, 8):
+        x = torch.randn(rows, 16, device=device)
+        with torch.no_grad():
+            if not torch.allclose(compiled(x), layer(x), rtol=1e-4, atol=1e-5):
+                raise RuntimeError("compiled output differs from eager")
 
 
-def losses_over_updates(shape_name: str, precision: str, compiled: bool, device: torch.device, updates: int,
-                        data, seed: int = 1) -> list[float]:
-    """Per-update mean loss of `updates` TrainStep updates from seed-`seed` weights, on `data`'s batches."""
-    spec = bench_gpu.shape(shape_name)
-    cfg = spec["train"].model_copy(update={"precision": precision, "compile": compiled})
+def preflight(ctx: Context) -> dict:
+    """Facts about the machine that decide what can run; records whether torch.compile works and
+    turns compiled runs off (with the reason) where it does not."""
+    def version(name: str) -> str | None:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    include = Path(sysconfig.get_paths()["include"])
+    facts = {"python": sys.version.split()[0], "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+             "triton": version("triton"), "pydantic": version("pydantic"),
+             "c_compiler": next((shutil.which(c) for c in ("cc", "gcc", "clang") if shutil.which(c)), None),
+             "python_h": (include / "Python.h").is_file(),
+             "tf32_at_start": torch.backends.cuda.matmul.allow_tf32}
+    if ctx.on_gpu:
+        properties = torch.cuda.get_device_properties(ctx.device)
+        peak, model = bench_gpu.datasheet_bf16_tflops(properties.name)
+        facts |= {"device_name": properties.name, "device_model": model, "datasheet_bf16_dense_tflops": peak,
+                  "capability": f"{properties.major}.{properties.minor}",
+                  "multiprocessors": properties.multi_processor_count,
+                  "memory_gb": round(properties.total_memory / 2**30, 1), "driver": driver_version()}
+    else:
+        facts |= {"device_name": "cpu", "threads": torch.get_num_threads()}
+    start = time.perf_counter()
+    try:
+        compile_smoke_test(ctx.device)
+        facts["compile_works"] = True
+    except Exception as e:
+        ctx.compile_works, ctx.compile_note = False, f"torch.compile fails here, compiled runs skipped: {first_line(e)}"
+        facts |= {"compile_works": False, "note": ctx.compile_note}
+    facts["compile_seconds"] = round(time.perf_counter() - start, 1)
+    ctx.facts = facts
+    return {"ok": True, **facts}
+
+
+def driver_version() -> str | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    run = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True, timeout=30)
+    return run.stdout.strip().splitlines()[0] if run.returncode == 0 and run.stdout.strip() else None
+
+
+# --- correctness -----------------------------------------------------------------------------------
+
+def pytest_counts(output: str) -> dict[str, int]:
+    """The counts of pytest's closing line ("3 passed, 5 skipped, 1 error in 2.0s")."""
+    lines = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed|skipped|deselected|errors?)\b", line)]
+    counts = {}
+    for number, word in re.findall(r"(\d+) (passed|failed|skipped|deselected|errors?)\b", lines[-1] if lines else ""):
+        counts["errors" if word.startswith("error") else word] = int(number)
+    return counts
+
+
+def cuda_tests_verdict(returncode: int, counts: dict[str, int], on_gpu: bool) -> bool:
+    """On a GPU every selected test must pass (none skipped); on a CPU every one must have been
+    collected and skipped for want of CUDA. A collection error or no test at all fails either way."""
+    if returncode != 0 or counts.get("failed") or counts.get("errors"):
+        return False
+    if on_gpu:
+        return counts.get("passed", 0) > 0 and not counts.get("skipped")
+    return counts.get("skipped", 0) > 0 and not counts.get("passed")
+
+
+def cuda_tests(ctx: Context) -> dict:
+    """`pytest -m cuda` over the whole suite, as collected on this machine (every test module must
+    import here, where optional packages such as datasets are missing)."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "tests"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=480)
+    ctx.log.write(run.stdout + run.stderr)
+    counts = pytest_counts(run.stdout)
+    problems = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    return {"ok": cuda_tests_verdict(run.returncode, counts, ctx.on_gpu), "returncode": run.returncode,
+            "counts": counts, "problems": problems[:20]}
+
+
+def same_beam_outputs(translator_a, translator_b, sources: list[str], decode) -> dict:
+    """Beam search of `sources` with each translator: how many outputs have the same tokens."""
+    from nmt.decode.translate import translate_lines
+
+    a = translate_lines(translator_a, sources, decode)
+    b = translate_lines(translator_b, sources, decode)
+    same = sum(x[0].tokens == y[0].tokens for x, y in zip(a, b))
+    return {"ok": same == len(sources) > 0, "same_outputs": same, "sentences": len(sources)}
+
+
+def beam_device_vs_cpu(ctx: Context) -> dict:
+    """The tiny recipe trained on the device; its test set beam-searched there and on the CPU in
+    fp32 (TF32 off while decoding: decode.precision fp32 means fp32)."""
+    from nmt.config import load_recipe
+    from nmt.data.corpus import open_corpus
+    from nmt.decode.translate import load_translator
+
+    steps = 300 if ctx.on_gpu else 20
+    run = train_and_translate(ctx, ROOT / "recipes" / "tiny.yaml", ctx.scratch / "tiny",
+                              [f"train.max_steps={steps}", "train.valid_bleu_sentences=0"])
+    checkpoint = Path(run["checkpoint"])
+    sources = list(open_corpus(run["test"], *run["languages"]).side("src"))
+    decode = load_recipe(ROOT / "recipes" / "tiny.yaml").decode.model_copy(update={"precision": "fp32"})
+    result = same_beam_outputs(load_translator([checkpoint], device=str(ctx.device)),
+                               load_translator([checkpoint], device="cpu"), sources, decode)
+    return result | {"tiny_training": run}
+
+
+# --- speed -----------------------------------------------------------------------------------------
+
+def speed_runs(on_gpu: bool) -> list[tuple[str, str, bool]]:
+    """(shape, precision, compiled) in order of value: the base model's bf16 MFU first."""
+    if on_gpu:
+        return [("base", "bf16", False), ("base", "bf16", True), ("base", "fp32", False),
+                ("big", "bf16", False), ("big", "bf16", True)]
+    # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
+    # training step costs more than the rest of this part).
+    return [("tiny", "bf16", False), ("tiny", "fp32", False)]
+
+
+def bench_speed(ctx: Context, report: Report) -> dict:
+    """bench/gpu.py's timing of TrainStep per configuration, each added to the report as it ends,
+    with MFU against the datasheet's bf16 dense peak and against a measured large bf16 matmul
+    (on a CPU: against the measured fp32 matmul ceiling)."""
+    steps, warmup = (20, 5) if ctx.on_gpu else (2, 1)
+    if ctx.on_gpu:
+        peak, model = bench_gpu.datasheet_bf16_tflops(torch.cuda.get_device_name(ctx.device))
+        peaks = {"device_model": model, "datasheet_bf16_dense_tflops": peak,
+                 "measured_bf16_matmul_tflops": round(bench_gpu.bf16_matmul_tflops(ctx.device), 1)}
+        against = {"datasheet": peak, "measured": peaks["measured_bf16_matmul_tflops"]}
+    else:
+        from bench.run import matmul_ceiling
+
+        peaks = {"measured_fp32_matmul_tflops": bench_gpu.significant(matmul_ceiling(size=1024) / 1000)}
+        against = {"measured_fp32_matmul": peaks["measured_fp32_matmul_tflops"]}
+    result: dict = {"ok": False, "peaks": peaks, "runs": [], "not_run": []}
+    data = {}
+    for shape_name, precision, compiled in speed_runs(ctx.on_gpu):
+        if compiled and not ctx.compile_works:
+            result["not_run"].append({"shape": shape_name, "precision": precision, "compile": True,
+                                      "why": ctx.compile_note})
+            continue
+        spec = bench_gpu.shape(shape_name)
+        if shape_name not in data:
+            needed = (steps + warmup) * spec["train"].update_freq * spec["train"].max_tokens
+            data[shape_name] = bench_gpu.synthetic_shards(ctx.scratch / f"bench_{shape_name}", spec["vocab"],
+                                                          max(2 * needed // 27, 1000))
+        run = timed(lambda: bench_gpu.bench_one(shape_name, precision, compiled, False, ctx.device, steps, warmup,
+                                                data[shape_name]))
+        for name, value in against.items():
+            if value and "model_tflop_per_s" in run:
+                run[f"mfu_vs_{name}"] = bench_gpu.significant(run["model_tflop_per_s"] / value, 3)
+        result["runs"].append(run)
+        if ctx.on_gpu:
+            torch.cuda.empty_cache()
+        report.add("bench_gpu", result)  # each configuration as soon as it is measured
+    runs = result["runs"]
+    result["ok"] = bool(runs) and all(r.get("target_tokens_per_s", 0) > 0 for r in runs) and not result["not_run"]
+    base_bf16 = [r for r in runs if r.get("shape") == "base" and r.get("precision") == "bf16" and "mfu_vs_datasheet" in r]
+    if base_bf16:
+        best = max(r["mfu_vs_datasheet"] for r in base_bf16)
+        result["base_bf16_mfu_vs_datasheet"] = {"best": best, "goal": MFU_GOAL, "met": best >= MFU_GOAL}
+    return result
+
+
+# --- training --------------------------------------------------------------------------------------
+
+def precision_task(on_gpu: bool) -> dict:
+    """The learnable task of bf16_vs_fp32 (bench.gpu.learnable_shards): the base model's shape (the
+    tiny one on a CPU) with a short warm-up; `learned_below`: the final loss a working run gets under."""
+    if on_gpu:
+        spec = bench_gpu.shape("base")
+        train = spec["train"].model_copy(update={"max_tokens": 4096, "update_freq": 1, "warmup_steps": 100,
+                                                 "lr": 5e-4, "tf32": False})
+        return {"model": spec["model"], "train": train, "vocab": 100, "updates": 600, "max_length": 20,
+                "learned_below": 0.5 * math.log(100)}
+    spec = bench_gpu.shape("tiny")
+    train = spec["train"].model_copy(update={"max_tokens": 512, "update_freq": 1, "warmup_steps": 20, "lr": 3e-3})
+    return {"model": spec["model"], "train": train, "vocab": 20, "updates": 40, "max_length": 12,
+            "learned_below": math.log(20)}
+
+
+def losses_over_updates(task: dict, precision: str, device: torch.device, data, seed: int = 1,
+                        train_changes: dict | None = None) -> list[float]:
+    """Per-update mean loss of the task's updates in `precision`, from seed-`seed` weights, on `data`."""
+    from nmt.data.batching import epoch_batches
+    from nmt.model.transformer import Transformer
+    from nmt.train.step import TrainStep
+
+    cfg = task["train"].model_copy(update={"precision": precision, **(train_changes or {})})
     torch.manual_seed(seed)
-    model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).to(device)
+    model = Transformer(task["model"], task["vocab"], task["vocab"]).to(device)
     step = TrainStep(model, cfg, device)
     batches, epoch = [], 0
-    while len(batches) < updates * cfg.update_freq:
+    while len(batches) < task["updates"] * cfg.update_freq:
         batches += epoch_batches(data, cfg.max_tokens, seed, epoch)
         epoch += 1
-    results = [step(data, batches[i * cfg.update_freq:(i + 1) * cfg.update_freq]) for i in range(updates)]
+    freq = cfg.update_freq
+    results = [step(data, batches[i * freq:(i + 1) * freq]) for i in range(task["updates"])]
     return [float(loss) / tokens for loss, tokens in results]  # read once, at the end
 
 
-def bf16_vs_fp32(shape_name: str, device: torch.device, updates: int, data) -> dict:
-    fp32 = losses_over_updates(shape_name, "fp32", False, device, updates, data)
-    bf16 = losses_over_updates(shape_name, "bf16", False, device, updates, data)
-    window = max(1, min(50, updates // 6))
-    mean_fp32, mean_bf16 = sum(fp32[-window:]) / window, sum(bf16[-window:]) / window
-    difference = abs(mean_bf16 - mean_fp32) / mean_fp32
-    return {"ok": difference <= 0.01, "shape": shape_name, "updates": updates, "last_updates_averaged": window,
-            "first_loss": round(fp32[0], 4), "fp32_loss": round(mean_fp32, 4), "bf16_loss": round(mean_bf16, 4),
-            "relative_difference": round(difference, 5)}
+def learned_alike(reference: list[float], other: list[float], learned_below: float, tolerance: float = 0.01) -> dict:
+    """Both runs learned (mean loss of the last updates under `learned_below`) and their final
+    losses agree within `tolerance`, relative."""
+    window = max(1, min(50, len(reference) // 6))
+    ref_end, other_end = sum(reference[-window:]) / window, sum(other[-window:]) / window
+    difference = abs(other_end - ref_end) / ref_end
+    learned = ref_end < learned_below and other_end < learned_below
+    return {"ok": learned and difference <= tolerance, "learned": learned, "learned_below": round(learned_below, 4),
+            "first_loss": round(reference[0], 4), "last_updates_averaged": window, "reference_loss": round(ref_end, 4),
+            "other_loss": round(other_end, 4), "relative_difference": round(difference, 5), "tolerance": tolerance}
 
 
-def compiled_vs_eager(shape_name: str, device: torch.device, data) -> dict:
-    spec = bench_gpu.shape(shape_name)
-    torch.manual_seed(1)
-    model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).to(device).eval()
-    indices = epoch_batches(data, spec["train"].max_tokens, 1, 0)[0]
-    batch = collate(data, indices).to(device)
-    inputs = (batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, 0.1)
-    compiled = torch.compile(model, dynamic=True)
+def bf16_vs_fp32(ctx: Context) -> dict:
+    task = precision_task(ctx.on_gpu)
+    data = bench_gpu.learnable_shards(ctx.scratch / "learnable", task["vocab"], 20_000, max_length=task["max_length"])
+    fp32 = losses_over_updates(task, "fp32", ctx.device, data)  # TF32 off on the GPU (the task's train.tf32)
+    bf16 = losses_over_updates(task, "bf16", ctx.device, data)
+    verdict = learned_alike(fp32, bf16, task["learned_below"])
+    return verdict | {"updates": task["updates"], "vocab": task["vocab"], "d_model": task["model"].d_model,
+                      "layers": task["model"].encoder_layers, "uniform_loss": round(math.log(task["vocab"]), 4),
+                      "fp32_curve": [round(x, 3) for x in fp32[::max(1, len(fp32) // 20)]],
+                      "bf16_curve": [round(x, 3) for x in bf16[::max(1, len(bf16) // 20)]]}
+
+
+def compile_dynamic(module: torch.nn.Module) -> Callable:
+    return torch.compile(module, dynamic=True)
+
+
+def compiled_and_eager_losses(model: torch.nn.Module, to_compile: torch.nn.Module, inputs: tuple,
+                              compiler: Callable = compile_dynamic) -> dict:
+    """The loss of `inputs` under `model` eagerly and under compiler(`to_compile`) (the same module,
+    unless a self-test breaks it on purpose)."""
+    compiled = compiler(to_compile)
     with torch.no_grad():
         eager_loss, compiled_loss = float(model(*inputs)), float(compiled(*inputs))
     difference = abs(compiled_loss - eager_loss) / abs(eager_loss)
-    return {"ok": difference <= 1e-3, "shape": shape_name, "eager_loss": eager_loss, "compiled_loss": compiled_loss,
+    return {"ok": difference <= 1e-3, "eager_loss": eager_loss, "compiled_loss": compiled_loss,
             "relative_difference": difference}
 
 
-def in_repository(recipe_path: Path) -> list[str]:
-    """Overrides that make a recipe's relative data paths point into this repository, wherever
-    the check runs from."""
-    recipe = load_recipe(recipe_path)
+def compiled_vs_eager(ctx: Context) -> dict:
+    from nmt.data.batching import collate, epoch_batches, length_multiple
+    from nmt.model.precision import tf32
+    from nmt.model.transformer import Transformer
+
+    if not ctx.compile_works:
+        return {"ok": False, "not_run": ctx.compile_note}
+    shape_name = "base" if ctx.on_gpu else "tiny"
+    spec = bench_gpu.shape(shape_name)
+    data = bench_gpu.synthetic_shards(ctx.scratch / "compiled_vs_eager", spec["vocab"], 2000)
+    torch.manual_seed(1)
+    model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).to(ctx.device).eval()
+    indices = epoch_batches(data, spec["train"].max_tokens, 1, 0)[0]
+    batch = collate(data, indices, length_multiple(ctx.device.type)).to(ctx.device)
+    with tf32(ctx.device, False):
+        result = compiled_and_eager_losses(model, model, (batch.src, batch.tgt_in, batch.out_positions,
+                                                          batch.out_targets, 0.1))
+    return result | {"shape": shape_name}
+
+
+def in_repository(recipe) -> list[str]:
+    """Overrides that make a recipe's relative data paths point into this repository, wherever the
+    check runs from."""
     return [f"data.{split}={ROOT / path}" for split in ("train", "valid", "test")
             if (path := getattr(recipe.data, split)) and not path.startswith("hf:") and not Path(path).is_absolute()]
 
 
-def train_and_translate(recipe_path: Path, out: Path, device: torch.device, overrides: list[str]) -> dict:
-    """A recipe's tokenizer, data and training into `out` on `device`; its last checkpoint
+def train_and_translate(ctx: Context, recipe_path: Path, out: Path, overrides: list[str]) -> dict:
+    """A recipe's tokenizer, data and training into `out` on the device; its last checkpoint
     translates the test set there, and the BLEU is scored."""
     import sacrebleu
 
+    from nmt.config import load_recipe
     from nmt.data.corpus import open_corpus
+    from nmt.data.prepare import prepare
+    from nmt.data.tokenizer import train_tokenizer
     from nmt.decode.translate import load_translator, translate_lines
     from nmt.train.trainer import train
 
-    recipe = load_recipe(recipe_path, [*in_repository(recipe_path), f"output_dir={out}", f"train.device={device}",
-                                       *overrides])
+    recipe = load_recipe(recipe_path, [*in_repository(load_recipe(recipe_path)), f"output_dir={out}",
+                                       f"train.device={ctx.device}", *overrides])
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     prepare(recipe.data, recipe.tokenizer, recipe.out)
     result = train(recipe, show_progress=False)
@@ -147,7 +404,7 @@ def train_and_translate(recipe_path: Path, out: Path, device: torch.device, over
     speeds = [m["tgt_tokens_per_s"] for m in metrics if m["kind"] == "train"]
     corpus = open_corpus(recipe.data.test, recipe.data.src_lang, recipe.data.tgt_lang)
     sources, references = list(corpus.side("src")), list(corpus.side("tgt"))
-    translator = load_translator([result.checkpoint], device=str(device))
+    translator = load_translator([result.checkpoint], device=str(ctx.device))
     start = time.perf_counter()
     hypotheses = [translator.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(translator, sources, recipe.decode)]
     seconds = time.perf_counter() - start
@@ -159,83 +416,77 @@ def train_and_translate(recipe_path: Path, out: Path, device: torch.device, over
             "languages": [recipe.data.src_lang, recipe.data.tgt_lang]}
 
 
-def beam_device_vs_cpu(device: torch.device, scratch: Path, steps: int) -> dict:
-    """The tiny recipe trained on the device; its test set beam-searched there and on the CPU."""
-    from nmt.data.corpus import open_corpus
-    from nmt.decode.translate import load_translator, translate_lines
+def multi30k(ctx: Context) -> dict:
+    if ctx.on_gpu:
+        overrides = ["train.precision=bf16", f"train.max_minutes={ctx.minutes}", "train.valid_every=1000000",
+                     "train.keep_last=1"]
+        return {"ok": True} | train_and_translate(ctx, ROOT / "recipes" / "multi30k_en_de.yaml",
+                                                   ctx.scratch / "multi30k", overrides)
+    # On the CPU the tiny recipe stands in (Multi30k's tokenizer alone takes longer than the suite may).
+    return {"ok": True} | train_and_translate(ctx, ROOT / "recipes" / "tiny.yaml", ctx.scratch / "multi30k_stand_in",
+                                               ["train.max_steps=10", "train.valid_bleu_sentences=0"])
 
-    run = train_and_translate(ROOT / "recipes" / "tiny.yaml", scratch / "tiny", device,
-                              [f"train.max_steps={steps}", "train.valid_bleu_sentences=0"])
-    checkpoint = Path(run["checkpoint"])
-    sources = list(open_corpus(run["test"], *run["languages"]).side("src"))
-    decode = load_recipe(ROOT / "recipes" / "tiny.yaml").decode.model_copy(update={"precision": "fp32"})
-    on_device = translate_lines(load_translator([checkpoint], device=str(device)), sources, decode)
-    on_cpu = translate_lines(load_translator([checkpoint], device="cpu"), sources, decode)
-    same = sum(a[0].tokens == b[0].tokens for a, b in zip(on_device, on_cpu))
-    return {"ok": same == len(sources), "same_outputs": same, "sentences": len(sources), "tiny_training": run}
+
+# --- running a part --------------------------------------------------------------------------------
+
+def summary(name: str, result: dict) -> str:
+    """One terminal line per check."""
+    keys = ("error", "not_run", "counts", "same_outputs", "base_bf16_mfu_vs_datasheet", "relative_difference",
+            "test_bleu", "updates", "compile_works", "device_name", "note")
+    shown = {k: result[k] for k in keys if k in result}
+    if name == "bench_gpu":
+        shown["runs"] = [f"{r.get('shape')}/{r.get('precision')}{'/compiled' if r.get('compile') else ''}: "
+                         f"{r.get('target_tokens_per_s')} tok/s, MFU {r.get('mfu_vs_datasheet', r.get('mfu_vs_measured_fp32_matmul'))}"
+                         for r in result.get("runs", [])]
+    return f"{name}: {'ok' if result.get('ok') else 'FAILED'} ({result.get('seconds')} s) {json.dumps(shown)}"
+
+
+def run_part(part: str, ctx: Context, out_dir: Path) -> dict:
+    report = Report(out_dir / f"{part}.json", {
+        "part": part, "torch": torch.__version__, "device": str(ctx.device), "tiny": not ctx.on_gpu,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S")})
+    checks = {
+        "preflight": lambda: preflight(ctx),
+        "cuda_tests": lambda: cuda_tests(ctx),
+        "beam_device_vs_cpu": lambda: beam_device_vs_cpu(ctx),
+        "bench_gpu": lambda: bench_speed(ctx, report),
+        "bf16_vs_fp32": lambda: bf16_vs_fp32(ctx),
+        "compiled_vs_eager": lambda: compiled_vs_eager(ctx),
+        "multi30k": lambda: multi30k(ctx),
+    }
+    terminal = sys.stdout
+    for name in PARTS[part]:
+        with contextlib.redirect_stdout(ctx.log), contextlib.redirect_stderr(ctx.log):
+            result = timed(checks[name])
+        report.add(name, result)
+        print(summary(name, result), file=terminal, flush=True)
+        ctx.log.flush()
+    report.data["ok"] = all(check.get("ok", False) for check in report.data["checks"].values())
+    report.data["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    report.write()
+    return report.data
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="tiny shapes on the CPU (what the test suite runs)")
+    parser.add_argument("--part", choices=[*PARTS, "all"], required=True)
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results" / "gpu_day")
+    parser.add_argument("--tiny", action="store_true", help="tiny shapes on the CPU, even where there is a GPU")
     parser.add_argument("--minutes", type=float, default=2.0, help="Multi30k training minutes on the device")
-    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
     on_gpu = torch.cuda.is_available() and not args.tiny
     device = torch.device("cuda" if on_gpu else "cpu")
     if not on_gpu:
         torch.set_num_threads(min(2, torch.get_num_threads()))
-    out = args.out or RESULTS / ("gpu_check.json" if on_gpu else "gpu_check_cpu_tiny.json")
-    header = {"torch": torch.__version__, "device": torch.cuda.get_device_name(device) if on_gpu else "cpu",
-              "tiny": not on_gpu, "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-    report = Report(out, header)
-    scratch_dir = tempfile.TemporaryDirectory(prefix="nmt-gpu-check-")
-    scratch = Path(scratch_dir.name)
-
-    if on_gpu:
-        report.add("cuda_tests", timed(cuda_tests))
-    shapes = ["base", "big"] if on_gpu else ["tiny"]
-    steps, warmup = (20, 5) if on_gpu else (2, 1)
-
-    def bench() -> dict:
-        runs = []
-        for name in shapes:
-            spec = bench_gpu.shape(name)
-            needed = (steps + warmup) * spec["train"].update_freq * spec["train"].max_tokens
-            data = bench_gpu.synthetic_shards(scratch / f"bench_{name}", spec["vocab"], max(2 * needed // 27, 1000))
-            for precision, compiled in (("fp32", False), ("bf16", False), ("bf16", True)):
-                runs.append(bench_gpu.bench_one(name, precision, compiled, False, device, steps, warmup, data))
-                if on_gpu:
-                    torch.cuda.empty_cache()
-        return {"ok": True, "runs": runs}
-
-    report.add("bench_gpu", timed(bench))
-    shape_name = "base" if on_gpu else "tiny"
-    spec = bench_gpu.shape(shape_name)
-    updates = 300 if on_gpu else 30
-    data = bench_gpu.synthetic_shards(scratch / "precision", spec["vocab"],
-                                      max(updates * spec["train"].update_freq * spec["train"].max_tokens // 20, 1000))
-    report.add("bf16_vs_fp32", timed(lambda: bf16_vs_fp32(shape_name, device, updates, data)))
-    report.add("compiled_vs_eager", timed(lambda: compiled_vs_eager(shape_name, device, data)))
-    report.add("beam_device_vs_cpu", timed(lambda: beam_device_vs_cpu(device, scratch, 300 if on_gpu else 20)))
-
-    def multi30k() -> dict:
-        if on_gpu:
-            overrides = ["train.precision=bf16", f"train.max_minutes={args.minutes}", "train.valid_every=1000000",
-                         "train.keep_last=1"]
-            return {"ok": True} | train_and_translate(ROOT / "recipes" / "multi30k_en_de.yaml", scratch / "multi30k",
-                                                       device, overrides)
-        # On the CPU: the tiny recipe stands in (Multi30k's tokenizer alone takes longer than the suite may).
-        return {"ok": True} | train_and_translate(ROOT / "recipes" / "tiny.yaml", scratch / "multi30k_stand_in",
-                                                   device, ["train.max_steps=10", "train.valid_bleu_sentences=0"])
-
-    report.add("multi30k", timed(multi30k))
-    scratch_dir.cleanup()
-    report.data["ok"] = all(check.get("ok", False) for check in report.data["checks"].values())
-    report.write()
-    return report.data
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for part in PARTS if args.part == "all" else [args.part]:
+        with tempfile.TemporaryDirectory(prefix=f"nmt-gpu-{part}-") as scratch, \
+                open(args.out_dir / f"{part}.log", "w", encoding="utf-8") as log:
+            results[part] = run_part(part, Context(device, Path(scratch), log, args.minutes), args.out_dir)
+    return results
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main()["ok"] else 1)
+    sys.exit(0 if all(r["ok"] for r in main().values()) else 1)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One part of the GPU check, as a lent GPU machine runs it: that machine's own python3 and PyTorch,
+# no package index, the tree as it arrives (bench/wheels/ is tracked, so nothing needs carrying),
+# results written under $OUT as each check ends.
+#
+#   bash bench/gpu_day.sh PART      PART: correctness | speed | training   (README, "The GPU day")
+#
+# $OUT/PART.json holds the part's checks (rewritten after each one, so a command killed at its
+# time limit still returns what it measured); $OUT/PART.log the whole output (training logs,
+# pytest's report); the terminal gets one line per check. Without $OUT: bench/results/gpu_day/.
+# GPU_PYTHON picks the interpreter (default python3). Without a GPU every check runs a tiny
+# shape on the CPU: what the test suite's rehearsal runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+part="${1:?usage: bash bench/gpu_day.sh correctness|speed|training}"
+python="${GPU_PYTHON:-python3}"
+out="${OUT:-bench/results/gpu_day}"
+mkdir -p "$out"
+site="$(mktemp -d "${TMPDIR:-/tmp}/nmt-gpu-site.XXXXXX")"
+# pydantic and its dependencies, unpacked beside the machine's packages, never into them.
+"$python" bench/gpu_deps.py bench/wheels "$site"
+export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+"$python" -m bench.gpu_check --part "$part" --out-dir "$out"

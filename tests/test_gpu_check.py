@@ -1,0 +1,117 @@
+"""Each check of the GPU check broken on purpose, on the CPU: it must fail. (The rehearsal in
+test_gpu_day.py shows that they pass where nothing is broken.)"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from bench import gpu as bench_gpu
+from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_tests_verdict,
+                             learned_alike, losses_over_updates, precision_task, pytest_counts, same_beam_outputs)
+from nmt.data.batching import collate, epoch_batches
+from nmt.decode.translate import load_translator
+from nmt.model.transformer import Transformer
+
+
+@pytest.mark.parametrize("closing, on_gpu, ok", [
+    ("8 skipped, 317 deselected in 5.10s", False, True),   # the CPU: collected, skipped without CUDA
+    ("8 skipped, 317 deselected in 5.10s", True, False),   # a GPU that skipped them tested nothing
+    ("8 passed, 317 deselected in 95.2s", True, True),
+    ("7 passed, 1 failed, 317 deselected in 95.2s", True, False),
+    ("1 error in 3.02s", True, False),                     # an import failed at collection
+    ("1 error in 3.02s", False, False),
+    ("", False, False),                                    # no closing line: nothing ran
+])
+def test_cuda_tests_pass_only_when_every_selected_test_ran(closing, on_gpu, ok):
+    output = f"ssssssss   [100%]\n{closing}\n"
+    returncode = 0 if ok or "skipped" in closing else 1
+    assert cuda_tests_verdict(returncode, pytest_counts(output), on_gpu) is ok
+
+
+def test_cuda_tests_fail_on_a_nonzero_exit_whatever_the_counts():
+    assert not cuda_tests_verdict(2, {"passed": 8}, on_gpu=True)
+
+
+def test_beam_comparison_fails_for_a_perturbed_model(trained_tiny):
+    checkpoint = trained_tiny.out / "checkpoints" / "last.pt"
+    sources = [line.strip() for line in open(trained_tiny.data.valid + ".en", encoding="utf-8")]
+    decode = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    same = same_beam_outputs(load_translator([checkpoint], device="cpu"), load_translator([checkpoint], device="cpu"),
+                             sources, decode)
+    assert same["ok"] and same["same_outputs"] == len(sources)
+    perturbed = load_translator([checkpoint], device="cpu")
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for parameter in perturbed.model.parameters():
+            parameter.add_(0.5 * torch.randn_like(parameter) * parameter.std())
+    broken = same_beam_outputs(load_translator([checkpoint], device="cpu"), perturbed, sources, decode)
+    assert not broken["ok"] and broken["same_outputs"] < len(sources)
+
+
+@pytest.fixture(scope="module")
+def learnable_task(tmp_path_factory):
+    task = precision_task(on_gpu=False)
+    data = bench_gpu.learnable_shards(tmp_path_factory.mktemp("learnable"), task["vocab"], 5000,
+                                      max_length=task["max_length"])
+    return task, data, losses_over_updates(task, "fp32", torch.device("cpu"), data)
+
+
+def test_the_precision_task_is_learned_and_a_run_that_does_not_learn_fails(learnable_task):
+    task, data, fp32 = learnable_task
+    uniform = math.log(task["vocab"])
+    assert fp32[0] > uniform and sum(fp32[-5:]) / 5 < uniform  # learned: far from random targets' ln(vocab)
+    assert learned_alike(fp32, fp32, task["learned_below"])["ok"]
+    stuck = losses_over_updates(task, "fp32", torch.device("cpu"), data, train_changes={"lr": 1e-9})
+    verdict = learned_alike(fp32, stuck, task["learned_below"])
+    assert not verdict["ok"] and not verdict["learned"]
+
+
+def test_the_precision_check_fails_for_a_run_that_learns_differently(learnable_task):
+    task, data, fp32 = learnable_task
+    other = losses_over_updates(task, "fp32", torch.device("cpu"), data, train_changes={"label_smoothing": 0.3})
+    verdict = learned_alike(fp32, other, task["learned_below"])
+    assert not verdict["ok"] and verdict["relative_difference"] > 0.01
+
+
+def test_the_gpu_precision_task_learns_with_a_short_warm_up_in_true_fp32():
+    task = precision_task(on_gpu=True)
+    assert task["model"].d_model == 512 and task["model"].encoder_layers == 6  # the base shape
+    assert task["train"].warmup_steps <= task["updates"] // 4 and task["train"].tf32 is False
+    assert task["learned_below"] < math.log(task["vocab"])
+
+
+def test_compiled_vs_eager_fails_for_a_different_model_and_when_compile_cannot_work(tmp_path):
+    spec = bench_gpu.shape("tiny")
+    data = bench_gpu.synthetic_shards(tmp_path / "data", spec["vocab"], 300)
+    models = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        models.append(Transformer(spec["model"], spec["vocab"], spec["vocab"]).eval())
+    batch = collate(data, epoch_batches(data, 512, 1, 0)[0])
+    inputs = (batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, 0.1)
+    # The comparison's verdict, with another model in the compiled slot (no compiler needed to see it fail).
+    assert not compiled_and_eager_losses(models[0], models[1], inputs, compiler=lambda module: module)["ok"]
+    assert compiled_and_eager_losses(models[0], models[0], inputs, compiler=lambda module: module)["ok"]
+    ctx = Context(torch.device("cpu"), tmp_path, log=None, compile_works=False, compile_note="no C compiler")
+    assert compiled_vs_eager(ctx) == {"ok": False, "not_run": "no C compiler"}
+
+
+@pytest.mark.parametrize("name, peak, model", [
+    ("NVIDIA H100 80GB HBM3", 989.0, "H100 SXM"), ("NVIDIA H100 PCIe", 756.0, "H100 PCIe"),
+    ("NVIDIA H100 NVL", 835.0, "H100 NVL"), ("NVIDIA H200", 989.0, "H200 SXM"), ("NVIDIA H200 NVL", 835.0, "H200 NVL"),
+    ("NVIDIA H100", None, "unknown"),  # no form factor in the name: not guessed
+    ("NVIDIA GeForce RTX 4090", None, "unknown"),
+])
+def test_datasheet_peaks_by_device_name_and_unknown_when_not_listed(name, peak, model):
+    assert bench_gpu.datasheet_bf16_tflops(name) == (peak, model)
+
+
+def test_wheels_for_the_gpu_machine_and_this_python_are_in_the_tree():
+    wheels = {p.name for p in (Path(bench_gpu.ROOT) / "bench" / "wheels").glob("*.whl")}
+    for tag in ("cp311", "cp312"):
+        assert any(name.startswith("pydantic_core-") and f"-{tag}-" in name for name in wheels), tag
+    assert {name.split("-")[0] for name in wheels} >= {"pydantic", "annotated_types", "typing_inspection"}

@@ -1,0 +1,130 @@
+"""The GPU day rehearsed on the CPU, under the lent GPU machine's conditions: a Python holding only
+that machine's packages (tests/data/gpu_image_packages.txt; its CUDA torch stands in as the CPU
+build here, and pydantic and datasets are missing, as there), no package index, the working tree
+as it travels there (tracked and not-ignored files only), an empty $OUT, and exactly the commands
+of the README's "The GPU day". It passes only if every part's JSON arrives under $OUT with every
+check in it passing, the output fits the 12,000 characters that come back, nothing is written
+into the tree, and what comes back fits the limits on returned files."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from bench.gpu_check import PARTS
+from tests.conftest import ROOT
+from tests.test_readme import readme_blocks
+
+GPU_IMAGE = ROOT / "tests" / "data" / "gpu_image_packages.txt"
+OUTPUT_TAIL = 12_000  # characters of a command's output that come back from the GPU machine
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def gpu_image_python(home: Path) -> Path:
+    """A Python environment under `home` with the GPU image's packages that are installed here:
+    each such distribution's files linked into the environment's site-packages (nmt itself,
+    pydantic, datasets, ctranslate2, fastapi and the rest stay out)."""
+    image = {canonical(line) for line in GPU_IMAGE.read_text().splitlines() if line and not line.startswith("#")}
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(home)], check=True)  # noqa: SLF001
+    site = home / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    here = Path(sysconfig.get_paths()["purelib"])
+    for dist in importlib.metadata.distributions(path=[str(here)]):
+        if canonical(dist.metadata["Name"]) not in image:
+            continue
+        for top in {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}:
+            if (here / top).exists() and not (site / top).exists():
+                (site / top).symlink_to(here / top)
+    return home / "bin" / "python3"
+
+
+def tree_as_it_travels(destination: Path, leave_out: tuple[str, ...] = ()) -> Path:
+    """The working tree's tracked and untracked-but-not-ignored files, as the GPU machine gets them."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() and not name.startswith(leave_out):
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def gpu_machine_env(python: Path, out: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "GPU_PYTHON")}
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(ROOT))]
+    env |= {"PATH": os.pathsep.join([str(python.parent), *path]), "OUT": str(out), "PIP_NO_INDEX": "1",
+            "PIP_CONFIG_FILE": os.devnull, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return env
+
+
+def files_under(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.fixture(scope="session")
+def gpu_python(tmp_path_factory) -> Path:
+    python = gpu_image_python(tmp_path_factory.mktemp("gpu-image") / "env")
+    missing = subprocess.run([python, "-c", "import pydantic"], capture_output=True)
+    assert missing.returncode != 0, "pydantic must be missing, as on the GPU machine"
+    return python
+
+
+def gpu_day_commands() -> list[str]:
+    [commands] = readme_blocks("The GPU day")
+    return commands
+
+
+def test_the_readme_runs_every_part_in_order():
+    parts = [re.match(r"bash bench/gpu_day\.sh (\w+)", command)[1] for command in gpu_day_commands()]
+    assert parts == list(PARTS)
+
+
+def test_the_gpu_day_commands_return_every_check_under_out(gpu_python, tmp_path):
+    tree, out = tree_as_it_travels(tmp_path / "tree"), tmp_path / "out"
+    out.mkdir()
+    before = files_under(tree)
+    env = gpu_machine_env(gpu_python, out)
+    for command in gpu_day_commands():
+        run = subprocess.run(["bash", "-c", command], cwd=tree, env=env, capture_output=True, text=True, timeout=600)
+        output = run.stdout + run.stderr
+        assert run.returncode == 0, output[-OUTPUT_TAIL:]
+        assert len(output) < OUTPUT_TAIL, f"{command}: {len(output)} characters of output would not all come back"
+    for part, checks in PARTS.items():
+        report = json.loads((out / f"{part}.json").read_text())
+        assert list(report["checks"]) == checks
+        assert report["ok"], {name: c for name, c in report["checks"].items() if not c.get("ok")}
+        assert (out / f"{part}.log").is_file()
+    returned = files_under(out)
+    assert len(returned) <= 8 and all(re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in returned), returned
+    assert files_under(tree) == before, "the check wrote into the tree instead of $OUT"
+
+    correctness = json.loads((out / "correctness.json").read_text())["checks"]
+    assert correctness["cuda_tests"]["counts"]["skipped"] >= 8  # collected on that machine, skipped without CUDA
+    assert correctness["beam_device_vs_cpu"]["same_outputs"] == 8
+    speed = json.loads((out / "speed.json").read_text())["checks"]["bench_gpu"]
+    assert all(r["mfu_vs_measured_fp32_matmul"] > 0 for r in speed["runs"])
+    training = json.loads((out / "training.json").read_text())["checks"]
+    precision = training["bf16_vs_fp32"]
+    assert precision["learned"] and precision["reference_loss"] < precision["uniform_loss"] < precision["first_loss"]
+
+
+def test_wheels_that_did_not_travel_are_a_one_line_error(gpu_python, tmp_path):
+    tree, out = tree_as_it_travels(tmp_path / "tree", leave_out=("bench/wheels/",)), tmp_path / "out"
+    out.mkdir()
+    run = subprocess.run(["bash", "-c", gpu_day_commands()[0]], cwd=tree, env=gpu_machine_env(gpu_python, out),
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines() == [run.stderr.strip()] and "bench/wheels" in run.stderr
+    assert not files_under(out)
