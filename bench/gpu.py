@@ -159,8 +159,9 @@ class _OneProcessWorld(World):
 
 
 def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torch.device,
-              steps: int, warmup: int, data: ParallelShards, seed: int = 1) -> dict:
-    """Time `steps` updates of TrainStep after `warmup` ones; speed, memory and MFU of one configuration."""
+              steps: int, warmup: int, data: ParallelShards, seed: int = 1, length_multiple: int | None = None) -> dict:
+    """Time `steps` updates of TrainStep after `warmup` ones; speed, memory and MFU of one configuration.
+    `length_multiple` overrides the batch-width rounding TrainStep picks for the device."""
     spec = shape(name)
     cfg = spec["train"].model_copy(update={"precision": precision, "compile": compiled})
     freq = cfg.update_freq
@@ -173,6 +174,8 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
     group = one_process_group(device) if ddp else contextlib.nullcontext()
     with group:
         step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World())
+        if length_multiple is not None:
+            step.length_multiple = length_multiple
         start = time.perf_counter()
         for update in updates[:warmup]:
             step(data, update)
@@ -187,14 +190,15 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
         step.forward = model  # let DDP go before its process group
     timed = [b for update in updates[warmup:] for b in update]
     tgt_tokens = sum(tokens for _, tokens in results)
-    padded_tokens = sum(len(idx) * (int(data.tgt.lengths[idx].max()) + 1) for idx in timed)
+    multiple = step.length_multiple
+    padded_tokens = sum(len(idx) * -(-(int(data.tgt.lengths[idx].max()) + 1) // multiple) * multiple for idx in timed)
     pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1) for idx in timed for i in idx]
     flops = model_flops_per_update(spec["model"], spec["vocab"], pairs)
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     last_loss, last_tokens = results[-1]
     return {
-        "shape": name, "precision": precision, "compile": compiled, "ddp": ddp,
+        "shape": name, "precision": precision, "compile": compiled, "ddp": ddp, "length_multiple": multiple,
         "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
         "updates": steps, "seconds_per_update": significant(seconds / steps),
         "target_tokens_per_update": round(tgt_tokens / steps), "target_tokens_per_s": round(tgt_tokens / seconds),

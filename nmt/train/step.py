@@ -65,6 +65,7 @@ class TrainStep:
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
+        self.length_multiple = length_multiple(device.type)  # batch widths (see length_multiple)
         forward = model
         if world.distributed:
             forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
@@ -86,8 +87,7 @@ class TrainStep:
         # A rank left without a batch (end of an epoch) still takes part, with zero weight.
         weights = [1.0] * len(mine) if mine else [0.0]
         mine = mine or group[:1]
-        multiple = length_multiple(self.device.type)
-        batches = [collate(data, indices, multiple).to(self.device) for indices in mine]
+        batches = [collate(data, indices, self.length_multiple).to(self.device) for indices in mine]
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens
         self.optimizer.zero_grad(set_to_none=True)
