@@ -186,7 +186,7 @@ def cuda_tests(ctx: Context) -> dict:
     """`pytest -m cuda` over the whole suite, as collected on this machine (every test module must
     import here, where optional packages such as datasets are missing)."""
     run = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "tests"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=480)
+                         cwd=ROOT, capture_output=True, text=True, timeout=420)
     ctx.log.write(run.stdout + run.stderr)
     counts = pytest_counts(run.stdout)
     problems = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]

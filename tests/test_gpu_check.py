@@ -77,7 +77,7 @@ def test_the_precision_check_fails_for_a_run_that_learns_differently(learnable_t
     assert not verdict["ok"] and verdict["relative_difference"] > 0.01
 
 
-def test_the_gpu_precision_task_learns_with_a_short_warm_up_in_true_fp32():
+def test_the_gpu_precision_task_has_the_base_shape_a_short_warm_up_and_true_fp32():
     task = precision_task(on_gpu=True)
     assert task["model"].d_model == 512 and task["model"].encoder_layers == 6  # the base shape
     assert task["train"].warmup_steps <= task["updates"] // 4 and task["train"].tf32 is False
