@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
+from typing import ClassVar
 from pathlib import Path
 
 import torch
@@ -20,6 +21,7 @@ import torch
 from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.tokenizer import load_processor
+from nmt.decode.engine import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, read_export_info,
@@ -34,6 +36,7 @@ class CTranslate2Translator:
     tgt_tokenizer: object
     quantization: str
     source_prefix: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
+    capabilities: ClassVar[Capabilities] = CTRANSLATE2
 
     @property
     def max_positions(self) -> int:
@@ -55,7 +58,7 @@ class CTranslate2Translator:
           nothing tells; every limit is decoded on its own.
         """
         if constraints and any(constraints):
-            raise NmtError("constraints: CTranslate2 has no lexical constraints; translate with the checkpoint")
+            require(self, "constraints")
         if cfg.length_penalty_form != "power" and cfg.length_penalty and not cfg.sampling:
             raise NmtError(f"decode.length_penalty_form={cfg.length_penalty_form}: CTranslate2 divides by "
                            "|Y|^alpha only; use decode.length_penalty_form=power, or translate with the checkpoint")

@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from nmt.config import DecodeConfig
+from nmt.decode.engine import require
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
@@ -91,9 +92,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             for number, line in enumerate(chunk, start=first_line):
                 try:
                     text, prefix, phrases = parse_request(line, number)
-                    if phrases and not hasattr(translator, "model"):
-                        raise NmtError(f"line {number}: constraints: CTranslate2 has no lexical constraints; "
-                                       "translate with the checkpoint")
+                    if phrases:
+                        require(translator, "constraints", number)
                 except NmtError as e:
                     warn(str(e))
                     errors[number - first_line] = str(e)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import direction_prefix, source_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
+from nmt.decode.engine import TORCH, Capabilities, require
 from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
@@ -32,7 +34,7 @@ from nmt.model.transformer import Transformer
 
 @dataclass
 class Translator:
-    """nmt's own engine. Every engine has `recipe`, both tokenizers, `max_positions` and `translate_batch`."""
+    """nmt's own engine (nmt.decode.engine.Engine): one model, an average, or an ensemble."""
 
     model: Transformer  # or nmt.decode.ensemble.Ensemble, which decodes like one
     recipe: Recipe
@@ -40,6 +42,7 @@ class Translator:
     tgt_tokenizer: object
     device: torch.device
     source_prefix: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
+    capabilities: ClassVar[Capabilities] = TORCH
 
     @property
     def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
@@ -298,8 +301,8 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
     """Fill in the hypotheses' token_log_probs and/or alignment, in batches of hypotheses."""
     from nmt.decode.alignment import align_batch
 
-    if "alignments" in extras and not hasattr(translator, "model"):
-        raise NmtError("alignments come from nmt's own engine: translate with the checkpoint, not a CTranslate2 export")
+    if "alignments" in extras:
+        require(translator, "alignments")
     pairs = [(i, h) for i, hyps in enumerate(results) for h in hyps if sources[i]]
     src_piece, tgt_piece = translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
     for start in range(0, len(pairs), batch_size):

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from nmt.data.languages import direction_prefix
+from nmt.decode.engine import refusal
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
 
@@ -82,7 +83,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         batcher.close()
 
     app = FastAPI(title="nmt", lifespan=lifespan, docs_url=None, redoc_url=None)
-    engine = "ctranslate2" if hasattr(translator, "quantization") else "torch"
+    engine = translator.capabilities.name
     data = translator.recipe.data
     defaults = translator.recipe.decode
 
@@ -129,8 +130,8 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         if body.constraints is not None:
             if len(body.constraints) != len(body.text):
                 return error(422, f"constraints: {len(body.constraints)} entries for {len(body.text)} lines (one list per line)")
-            if body.constraints and any(body.constraints) and engine != "torch":
-                return error(422, "constraints: CTranslate2 has no lexical constraints; this server runs an export")
+            if body.constraints and any(body.constraints) and (message := refusal(translator, "constraints")):
+                return error(422, message)
             for number, phrases in enumerate(body.constraints, start=1):
                 if len(phrases) > limits.max_constraints:
                     return error(413, f"constraints {number}: {len(phrases)} phrases, at most {limits.max_constraints} "
@@ -154,8 +155,8 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             except NmtError as e:
                 return error(422, str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true'))
             source_prefixes = [prefixes_of[lang] for lang in wanted]
-        if body.alignments and engine != "torch":
-            return error(422, "alignments: come from nmt's own engine; this server runs a CTranslate2 export")
+        if body.alignments and (message := refusal(translator, "alignments")):
+            return error(422, message)
         beam = body.beam_size or defaults.beam_size
         if beam > limits.max_beam:
             return error(413, f"beam_size {beam}: at most {limits.max_beam} (max_beam)",
