@@ -151,3 +151,15 @@ def count_parameters(state: dict[str, torch.Tensor]) -> int:
             seen.add(tensor.data_ptr())
             total += tensor.numel()
     return total
+
+
+def best_dev(payload: dict, recipe) -> dict | None:
+    """The best validation score a checkpoint's run reached: {"metric", "score", "step"}, or None
+    before any validation. best.pt is picked on dev BLEU, or on dev nll, which the training state
+    stores negated (larger is better)."""
+    progress = payload.get("progress", {})
+    best = progress.get("best_score")
+    if best is None:
+        return None
+    metric = "bleu" if recipe.train.best_metric == "bleu" and recipe.train.valid_bleu_sentences else "nll"
+    return {"metric": metric, "score": round(abs(best), 4), "step": progress.get("best_step")}

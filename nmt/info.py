@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nmt.checkpoint import count_parameters, load_checkpoint
+from nmt.checkpoint import best_dev, count_parameters, load_checkpoint
 from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
 from nmt.data.tokenizer import load_processor
 
@@ -15,9 +15,6 @@ def checkpoint_info(path: Path) -> dict:
     progress = payload.get("progress", {})
     vocab = {side: load_processor(model_proto=payload["tokenizer"][side].numpy().tobytes()).get_piece_size()
              for side in ("src", "tgt")}
-    best = progress.get("best_score")
-    # best.pt is picked on dev BLEU, or on dev nll (stored negated, so that larger is better).
-    metric = "bleu" if recipe.train.best_metric == "bleu" and recipe.train.valid_bleu_sentences else "nll"
     return {
         "checkpoint": str(path),
         "step": progress.get("step"),
@@ -29,8 +26,7 @@ def checkpoint_info(path: Path) -> dict:
         "directions": [f"{s}-{t}" for s, t in recipe.data.directions()],
         "control_tokens": recipe.data.control_tokens(),
         "vocabulary": {"joint": recipe.tokenizer.joint, "src": vocab["src"], "tgt": vocab["tgt"]},
-        "best_dev": None if best is None else
-            {"metric": metric, "score": round(abs(best), 4), "step": progress.get("best_step")},
+        "best_dev": best_dev(payload, recipe),
         "averaged_from": payload.get("averaged_from"),
         "imported_from": payload.get("imported_from"),
         "init_from": recipe.train.init_from,

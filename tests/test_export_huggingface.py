@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.decode.translate import load_translator, translate_lines
+from nmt.info import checkpoint_info
 from tests.conftest import TINY_DATA, one_line_error, prepared_tiny
 
 transformers = pytest.importorskip("transformers")
@@ -115,6 +116,8 @@ def test_the_directory_carries_the_recipes_decoding_and_a_model_card(exported):
     assert generation["decoder_start_token_id"] == BOS
     card = (out / "README.md").read_text()
     assert "pipeline_tag: translation" in card and "license" in card and own.recipe.data.train in card
+    best = checkpoint_info(own.recipe.out / "checkpoints" / "best.pt")["best_dev"]  # validated: its best is known
+    assert best and f"dev {best['metric']} {best['score']} at update {best['step']}." in card
 
 
 def test_pre_ln_with_separate_vocabularies_and_a_missing_extra_are_one_line_errors(tmp_path, monkeypatch):

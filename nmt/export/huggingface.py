@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import count_parameters, load_checkpoint
+from nmt.checkpoint import best_dev, count_parameters, load_checkpoint
 from nmt.config import recipe_from_dict
 from nmt.data.tokenizer import BOS, EOS, PAD, UNK, load_processor
 from nmt.errors import NmtError
@@ -232,8 +232,9 @@ def transformers_architecture(recipe) -> str:
 
 def model_card(recipe, payload: dict, checkpoint: Path) -> str:
     progress = payload.get("progress", {})
-    best = progress.get("best_metric") or progress.get("best")
-    scores = [f"Best validation score during training: {best}.", ""] if best is not None else []
+    best = best_dev(payload, recipe)
+    scores = [f"Best validation score during training: dev {best['metric']} {best['score']} at update "
+              f"{best['step']}.", ""] if best else []
     return "\n".join([
         "---", "library_name: transformers", "pipeline_tag: translation",
         f"language: [{recipe.data.src_lang}, {recipe.data.tgt_lang}]", "tags: [nmt, translation]", "---", "",
