@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -127,7 +126,9 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 
         raise typer.Exit(relaunch_under_torchrun(nproc, sys.argv[1:], r.train))
     r.out.mkdir(parents=True, exist_ok=True)
-    if os.environ.get("RANK", "0") == "0":  # under torchrun, one process writes
+    from nmt.train.distributed import launched_rank
+
+    if launched_rank() == 0:  # under torchrun, one process writes
         save_recipe(r, r.out / "recipe.yaml")
     result = run_train(r, err, show_progress=progress and err.is_terminal)
     if result.stopped_because.startswith("signal"):

@@ -29,8 +29,8 @@ EXPORT_INFO = "nmt_export.json"
 EXPORT_FORMAT = "nmt-ctranslate2-1"
 SOURCE_SPM, TARGET_SPM = "source.spm.model", "target.spm.model"
 QUANTIZATIONS = ("int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16", "bfloat16", "float32")
-# nmt never predicts padding or BOS; the projection's bias says so to CTranslate2 (exp(-1e4) is 0
-# in every precision, and -1e4 stays finite in float16).
+# nmt never predicts padding or BOS; the projection's bias says so to CTranslate2 and transformers
+# (exp(-1e4) is 0 in every precision, and -1e4 stays finite in float16).
 FORBIDDEN_LOGIT = -1e4
 
 

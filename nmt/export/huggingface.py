@@ -31,9 +31,8 @@ from nmt.checkpoint import best_dev, count_parameters, load_checkpoint
 from nmt.config import recipe_from_dict
 from nmt.data.tokenizer import BOS, EOS, PAD, UNK, load_processor
 from nmt.errors import NmtError
+from nmt.export.ctranslate2 import FORBIDDEN_LOGIT
 from nmt.export.directory import write_directory_atomically
-
-FORBIDDEN_LOGIT = -1e4
 
 
 def require_transformers():

@@ -108,12 +108,17 @@ def _attempt_store(world_size: int) -> dist.Store | None:
     return dist.PrefixStore(f"nmt/attempt_{attempt}", store)
 
 
+def launched_rank() -> int:
+    """This process's rank as torchrun set it (0 outside torchrun), before any process group exists."""
+    return int(os.environ.get("RANK", "0"))
+
+
 def join_world(device_name: str) -> tuple[World, str]:
     """Join the process group torchrun describes (if any); return the world and this rank's device."""
     size = int(os.environ.get("WORLD_SIZE", "1"))
     if size <= 1:
         return World(), device_name
-    world = World(int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0")), size)
+    world = World(launched_rank(), int(os.environ.get("LOCAL_RANK", "0")), size)
     use_cuda = torch.cuda.is_available() and device_name in ("auto", "cuda")
     if use_cuda:
         torch.cuda.set_device(world.local_rank)

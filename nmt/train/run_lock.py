@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.train.distributed import launched_rank
 
 try:
     import fcntl
@@ -21,7 +22,7 @@ except ImportError:  # not on POSIX: no lock
 def exclusive_run(out: Path) -> Iterator[None]:
     """Hold `out/.train.lock` for the duration; a directory another training holds is an error.
     Under torchrun only rank 0 takes it (the ranks of one run share the directory)."""
-    if fcntl is None or os.environ.get("RANK", "0") != "0":
+    if fcntl is None or launched_rank() != 0:
         yield
         return
     out.mkdir(parents=True, exist_ok=True)
