@@ -118,6 +118,23 @@ class TokenizerConfig(Section):
     input_sentence_size: int = 2_000_000  # sentences sampled to train on; 0 = all
     num_threads: int = 2
     seed: int = 1
+    # Text the training data lacks: byte_fallback spells a character no piece covers as its UTF-8
+    # bytes (256 byte pieces, so an emoji or a rare script survives instead of becoming <unk>);
+    # split_digits makes every digit its own piece (numbers are copied digit by digit);
+    # user_defined_symbols are pieces that are never split (placeholders such as {0} or %s).
+    byte_fallback: bool = False
+    split_digits: bool = False
+    user_defined_symbols: list[str] = []
+
+    @field_validator("user_defined_symbols")
+    @classmethod
+    def _symbols_are_single_tokens(cls, symbols: list[str]) -> list[str]:
+        for symbol in symbols:
+            if not symbol or any(c.isspace() for c in symbol):
+                raise ValueError(f"{symbol!r}: a user-defined symbol is one non-empty piece without spaces")
+        if len(set(symbols)) != len(symbols):
+            raise ValueError("a user-defined symbol is listed twice")
+        return symbols
 
 
 class ModelConfig(Section):

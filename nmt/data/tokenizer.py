@@ -77,12 +77,28 @@ def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: Tokeniz
             num_threads=cfg.num_threads,
             pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
             minloglevel=2,
+            byte_fallback=cfg.byte_fallback,
+            split_digits=cfg.split_digits,
             **({"control_symbols": list(control_tokens)} if control_tokens else {}),
+            **({"user_defined_symbols": list(cfg.user_defined_symbols)} if cfg.user_defined_symbols else {}),
         )
     except RuntimeError as e:
         raise NmtError(f"sentencepiece training failed: {str(e).splitlines()[-1]}") from None
     finally:
         Path(text.name).unlink(missing_ok=True)
+
+
+# Options added after tokenizers were first trained: recorded only when set, so that a tokenizer
+# trained before they existed is still up to date for a recipe that leaves them at their defaults.
+LATER_OPTIONS = ("byte_fallback", "split_digits", "user_defined_symbols")
+
+
+def tokenizer_settings(cfg: TokenizerConfig) -> dict:
+    """The settings that decide a trained tokenizer (it is retrained when they change)."""
+    settings = cfg.model_dump(mode="json")
+    default = TokenizerConfig()
+    return {key: value for key, value in settings.items()
+            if key not in LATER_OPTIONS or value != getattr(default, key)}
 
 
 def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from: str | None = None) -> dict:
@@ -93,7 +109,7 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "tokenizer.json"
     settings = {"data": {"train": data.train, "src": data.src_lang, "tgt": data.tgt_lang},
-                "tokenizer": cfg.model_dump(mode="json")}
+                "tokenizer": tokenizer_settings(cfg)}
     if isinstance(data.train, list) or data.control_tokens():
         settings["data"] |= {"train": [c.model_dump(mode="json") for c in data.corpora()],
                              "control_tokens": data.control_tokens()}
@@ -120,8 +136,8 @@ def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, 
 
     payload = load_checkpoint(parent)
     theirs = payload["recipe"]["tokenizer"]
-    for key in ("joint", "vocab_size"):
-        if theirs.get(key) != getattr(cfg, key):
+    for key in ("joint", "vocab_size", *LATER_OPTIONS):
+        if theirs.get(key, getattr(TokenizerConfig(), key)) != getattr(cfg, key):
             raise NmtError(f"tokenizer.{key}: the recipe has {getattr(cfg, key)}, but {parent} was trained "
                            f"with {theirs.get(key)}; fine-tuning keeps the parent's vocabulary")
     for path, side in ((src_model, "src"), (tgt_model, "tgt")):
