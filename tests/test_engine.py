@@ -1,4 +1,5 @@
-"""The engine interface: each engine says what it can do, and one message refuses what it cannot."""
+"""The engine interface: each engine says what it can do, and one message refuses what it cannot;
+one request model and one check for jsonl lines and served lines."""
 
 from types import SimpleNamespace
 
@@ -24,3 +25,30 @@ def test_a_missing_capability_is_refused_with_one_message_naming_the_line():
     assert refusal(export, "alignments").startswith("alignments: come from nmt's own engine")
     with pytest.raises(NmtError, match=r"^line 3: constraints: CTranslate2 has no lexical constraints"):
         require(export, "constraints", line=3)
+
+
+def test_one_request_check_for_jsonl_lines_and_served_lines():
+    from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request, parse_request
+
+    torch_engine, export = SimpleNamespace(capabilities=TORCH), SimpleNamespace(capabilities=CTRANSLATE2)
+    request = parse_request('{"text": "A dog.", "prefix": "Ein", "constraints": ["Hund"]}', 1)
+    assert request == LineRequest(text="A dog.", prefix="Ein", constraints=["Hund"])
+    check_request(request, torch_engine, 1)
+    for line, message in (('{"text": 3}', "line 2: text: a string is expected"),
+                          ('{"prefix": "x"}', "line 2: text: missing"),
+                          ('{"text": "a", "colour": 1}', "line 2: colour: unknown field"),
+                          ('{"text": "a", "constraints": "Hund"}', "line 2: constraints: a list of strings is expected"),
+                          ("[1]", "line 2: a JSON object is expected"), ("{", "line 2: not JSON")):
+        with pytest.raises(RequestRefused, match=f"^{message}"):
+            parse_request(line, 2)
+    refusals = [(request, export, RequestLimits(), "line 4: constraints: CTranslate2 has no lexical constraints", 422),
+                (LineRequest(text="a\nb"), torch_engine, RequestLimits(), "line 4: text: a line may not contain", 422),
+                (LineRequest(text="a", constraints=[" "]), torch_engine, RequestLimits(), "line 4: constraints: an empty", 422),
+                (LineRequest(text="abc", prefix="abcd"), torch_engine, RequestLimits(max_chars=3),
+                 r"line 4: prefix: 4 characters, at most 3 \(max_chars\)", 413),
+                (LineRequest(text="a", constraints=["x", "y"]), torch_engine, RequestLimits(max_constraints=1),
+                 r"line 4: constraints: 2 phrases, at most 1 \(max_constraints\)", 413)]
+    for bad, engine, limits, message, status in refusals:
+        with pytest.raises(RequestRefused, match=f"^{message}") as refused:
+            check_request(bad, engine, 4, limits)
+        assert refused.value.status == status and (refused.value.limit is not None) == (status == 413)

@@ -125,7 +125,7 @@ def test_prefixes_token_scores_and_alignments_per_line(server):
     status, reply = server.post({"text": text, "prefix": ["Ein"]})
     assert status == 422 and reply["error"].startswith("prefix: 1 entries for 3 lines")
     status, reply = server.post({"text": ["a"], "prefix": ["x" * 201]})
-    assert status == 413 and reply["limit"] == "max_chars" and "prefix 1" in reply["error"]
+    assert status == 413 and reply["limit"] == "max_chars" and reply["error"].startswith("line 1: prefix:")
     status, reply = server.post({"text": ["A black dog leaps over a log.", "A dog."], "constraints": [["Katze"], []]})
     assert status == 200 and "Katze" in reply["translations"][0] and reply["constraints_met"] == [True, True]
     status, reply = server.post({"text": ["a"], "constraints": [["Hund"], []]})
@@ -133,7 +133,7 @@ def test_prefixes_token_scores_and_alignments_per_line(server):
     status, reply = server.post({"text": ["a"], "constraints": [["x"] * 9]})
     assert status == 413 and reply["limit"] == "max_constraints"
     status, reply = server.post({"text": ["a"], "constraints": [[" "]]})
-    assert status == 422 and reply["error"] == "constraints 1: an empty constraint"
+    assert status == 422 and reply["error"] == "line 1: constraints: an empty constraint"
 
 
 def test_requests_arriving_together_share_a_model_call(server):
@@ -180,7 +180,7 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         status, reply = s.post({"text": ["A black dog leaps over a log."], "prefix": ["Zwei Katzen"], "token_scores": True})
         assert status == 200 and reply["translations"][0].startswith("Zwei Katzen") and reply["token_log_probs"][0]
         status, reply = s.post({"text": ["A dog."], "constraints": [["Hund"]]})
-        assert status == 422 and reply["error"].startswith("constraints: CTranslate2 has no lexical constraints")
+        assert status == 422 and reply["error"].startswith("line 1: constraints: CTranslate2 has no lexical constraints")
         status, reply = s.post({"text": ["A dog."], "alignments": True})
         assert status == 422 and reply["error"].startswith("alignments: come from nmt's own engine")
     finally:

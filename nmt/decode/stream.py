@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.engine import require
+from nmt.decode.request import check_request, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
@@ -37,35 +37,6 @@ def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str
     if output_format == "jsonl":
         return json.dumps({"hypotheses": [hypothesis_json(translator, h) for h in hyps]}, ensure_ascii=False)
     return translator.tgt_tokenizer.decode(hyps[0].tokens)
-
-
-INPUT_FIELDS = ("text", "prefix", "constraints")
-
-
-def parse_request(line: str, number: int) -> tuple[str, str, list[str]]:
-    """One line of `--input-format jsonl`: {"text": "...", "prefix": "...", "constraints": ["...", ...]}
-    (prefix and constraints optional) -> (text, prefix, constraints); anything else an NmtError
-    naming the line and the field."""
-    try:
-        request = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise NmtError(f"line {number}: not JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(request, dict):
-        raise NmtError(f"line {number}: a JSON object is expected, with a \"text\" field")
-    unknown = sorted(set(request) - set(INPUT_FIELDS))
-    if unknown:
-        raise NmtError(f"line {number}: {unknown[0]}: unknown field (known: {', '.join(INPUT_FIELDS)})")
-    for field in ("text", "prefix"):
-        if field in request and not isinstance(request[field], str):
-            raise NmtError(f"line {number}: {field}: a string is expected")
-    if "text" not in request:
-        raise NmtError(f"line {number}: text: missing")
-    constraints = request.get("constraints", [])
-    if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
-        raise NmtError(f"line {number}: constraints: a list of strings is expected")
-    if any(not c.strip() for c in constraints):
-        raise NmtError(f"line {number}: constraints: an empty constraint")
-    return request["text"], request.get("prefix", ""), constraints
 
 
 @dataclass
@@ -91,9 +62,9 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             texts, prefixes, constraints = [], [], []
             for number, line in enumerate(chunk, start=first_line):
                 try:
-                    text, prefix, phrases = parse_request(line, number)
-                    if phrases:
-                        require(translator, "constraints", number)
+                    request = parse_request(line, number)
+                    check_request(request, translator, number)
+                    text, prefix, phrases = request.text, request.prefix, request.constraints
                 except NmtError as e:
                     warn(str(e))
                     errors[number - first_line] = str(e)

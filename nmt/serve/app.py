@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from nmt.data.languages import direction_prefix
 from nmt.decode.engine import refusal
+from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
 
@@ -114,34 +115,19 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         if len(body.text) > limits.max_lines:
             return error(413, f"{len(body.text)} lines: at most {limits.max_lines} per request (max_lines)",
                          limit="max_lines", value=limits.max_lines)
-        for number, line in enumerate(body.text, start=1):
-            if len(line) > limits.max_chars:
-                return error(413, f"line {number}: {len(line)} characters, at most {limits.max_chars} (max_chars)",
-                             limit="max_chars", value=limits.max_chars)
-            if "\n" in line or "\r" in line:
-                return error(422, f"text.{number - 1}: a line may not contain a line break")
-        if body.prefix is not None:
-            if len(body.prefix) != len(body.text):
-                return error(422, f"prefix: {len(body.prefix)} entries for {len(body.text)} lines (one per line, \"\" for none)")
-            for number, prefix in enumerate(body.prefix, start=1):
-                if len(prefix) > limits.max_chars:
-                    return error(413, f"prefix {number}: {len(prefix)} characters, at most {limits.max_chars} (max_chars)",
-                                 limit="max_chars", value=limits.max_chars)
-        if body.constraints is not None:
-            if len(body.constraints) != len(body.text):
-                return error(422, f"constraints: {len(body.constraints)} entries for {len(body.text)} lines (one list per line)")
-            if body.constraints and any(body.constraints) and (message := refusal(translator, "constraints")):
-                return error(422, message)
-            for number, phrases in enumerate(body.constraints, start=1):
-                if len(phrases) > limits.max_constraints:
-                    return error(413, f"constraints {number}: {len(phrases)} phrases, at most {limits.max_constraints} "
-                                 "(max_constraints)", limit="max_constraints", value=limits.max_constraints)
-                for phrase in phrases:
-                    if not phrase.strip():
-                        return error(422, f"constraints {number}: an empty constraint")
-                    if len(phrase) > limits.max_chars:
-                        return error(413, f"constraints {number}: a phrase of {len(phrase)} characters, at most "
-                                     f"{limits.max_chars} (max_chars)", limit="max_chars", value=limits.max_chars)
+        if body.prefix is not None and len(body.prefix) != len(body.text):
+            return error(422, f"prefix: {len(body.prefix)} entries for {len(body.text)} lines (one per line, \"\" for none)")
+        if body.constraints is not None and len(body.constraints) != len(body.text):
+            return error(422, f"constraints: {len(body.constraints)} entries for {len(body.text)} lines (one list per line)")
+        line_limits = RequestLimits(limits.max_chars, limits.max_constraints)
+        for number, text in enumerate(body.text, start=1):
+            request = LineRequest(text=text, prefix=body.prefix[number - 1] if body.prefix else "",
+                                  constraints=body.constraints[number - 1] if body.constraints else [])
+            try:
+                check_request(request, translator, number, line_limits)
+            except RequestRefused as e:
+                extra = {"limit": e.limit, "value": e.value} if e.limit else {}
+                return error(e.status, str(e), **extra)
         source_prefixes = None
         if body.tgt_lang is not None or body.src_lang is not None:
             wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)

@@ -1,0 +1,91 @@
+"""One translation request: a line of `nmt translate --input-format jsonl`, or one line of a
+`nmt serve` /translate call. Both read it into `LineRequest` and pass it through `check_request`
+(the engine's capabilities, then the limits), so a refusal has one message wherever it comes
+from, naming the line and the field."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+
+from nmt.decode.engine import Engine, require
+from nmt.errors import NmtError
+
+
+class LineRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: StrictStr
+    prefix: StrictStr = ""  # the translation starts with it
+    constraints: list[StrictStr] = []  # phrases the translation contains
+
+
+FIELDS = tuple(LineRequest.model_fields)
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """Bounds a server sets on what one line may ask (None: unbounded, as on the command line)."""
+    max_chars: int | None = None  # characters of the text, the prefix and each phrase
+    max_constraints: int | None = None  # phrases per line
+
+
+class RequestRefused(NmtError):
+    """A request that cannot be translated: 422, or 413 with the limit it went over."""
+
+    def __init__(self, message: str, status: int = 422, limit: str | None = None, value: int | None = None):
+        super().__init__(message)
+        self.status, self.limit, self.value = status, limit, value
+
+
+def _problem(error: dict) -> str:
+    field = ".".join(str(part) for part in error["loc"][:1])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"{field}: unknown field (known: {', '.join(FIELDS)})"
+    if kind == "missing":
+        return f"{field}: missing"
+    if field == "constraints":
+        return "constraints: a list of strings is expected"
+    return f"{field}: a string is expected"
+
+
+def parse_request(line: str, number: int) -> LineRequest:
+    """A jsonl line, {"text": "...", "prefix": "...", "constraints": ["...", ...]} (prefix and
+    constraints optional); anything else a RequestRefused naming the line and the field."""
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise RequestRefused(f"line {number}: not JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(raw, dict):
+        raise RequestRefused(f"line {number}: a JSON object is expected, with a \"text\" field")
+    try:
+        return LineRequest.model_validate(raw)
+    except ValidationError as e:
+        errors = sorted(e.errors(), key=lambda error: FIELDS.index(error["loc"][0]) if error["loc"][0] in FIELDS else -1)
+        raise RequestRefused(f"line {number}: {_problem(errors[0])}") from None
+
+
+def check_request(request: LineRequest, engine: Engine, number: int, limits: RequestLimits = RequestLimits()) -> None:
+    """Refuse (RequestRefused) what the engine cannot do or the limits do not allow."""
+    if request.constraints:
+        try:
+            require(engine, "constraints", number)
+        except NmtError as e:
+            raise RequestRefused(str(e)) from None
+    if "\n" in request.text or "\r" in request.text:
+        raise RequestRefused(f"line {number}: text: a line may not contain a line break")
+    if any(not phrase.strip() for phrase in request.constraints):
+        raise RequestRefused(f"line {number}: constraints: an empty constraint")
+    chars, most = limits.max_chars, limits.max_constraints
+    if chars is not None:
+        for field, value in (("text", request.text), ("prefix", request.prefix),
+                             *(("constraints", phrase) for phrase in request.constraints)):
+            if len(value) > chars:
+                raise RequestRefused(f"line {number}: {field}: {len(value)} characters, at most {chars} (max_chars)",
+                                     413, "max_chars", chars)
+    if most is not None and len(request.constraints) > most:
+        raise RequestRefused(f"line {number}: constraints: {len(request.constraints)} phrases, at most {most} "
+                             "(max_constraints)", 413, "max_constraints", most)
