@@ -13,6 +13,6 @@ for version in 3.12 3.11; do
     python3 -m pip download --quiet --no-deps --dest "$dir" --only-binary=:all: --python-version "$version" \
         --implementation cp --abi "cp${version/./}" --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux_2_28_x86_64 --platform any \
-        pydantic pydantic-core annotated-types typing-inspection typing-extensions
+        pydantic pydantic-core annotated-types typing-inspection typing-extensions sentencex
 done
 ls "$dir"

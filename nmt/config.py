@@ -236,6 +236,9 @@ class DecodeConfig(Section):
     seed: int = 1
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+    # A line of several sentences is translated sentence by sentence and joined again
+    # (nmt.decode.paragraphs); false: each line as one input, however long.
+    split_sentences: bool = True
 
     @model_validator(mode="after")
     def _nbest_within_the_beam(self) -> "DecodeConfig":

@@ -113,5 +113,6 @@ def test_datasheet_peaks_by_device_name_and_unknown_when_not_listed(name, peak, 
 def test_wheels_for_the_gpu_machine_and_this_python_are_in_the_tree():
     wheels = {p.name for p in (Path(bench_gpu.ROOT) / "bench" / "wheels").glob("*.whl")}
     for tag in ("cp311", "cp312"):
-        assert any(name.startswith("pydantic_core-") and f"-{tag}-" in name for name in wheels), tag
+        for compiled in ("pydantic_core-", "sentencex-"):
+            assert any(name.startswith(compiled) and f"-{tag}-" in name for name in wheels), (compiled, tag)
     assert {name.split("-")[0] for name in wheels} >= {"pydantic", "annotated_types", "typing_inspection"}

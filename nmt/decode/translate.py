@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
+from itertools import count
 from dataclasses import dataclass, field
 from typing import ClassVar
 from pathlib import Path
@@ -23,6 +24,7 @@ from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import direction_prefix, source_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
 from nmt.decode.engine import TORCH, Capabilities, require
+from nmt.decode.paragraphs import join_hypotheses, split_lines
 from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
@@ -123,10 +125,11 @@ def _load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
 
 
 def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Callable[[str], None],
-                  first_line: int) -> list[list[int]]:
-    """Each line's token ids, cut to `limit` with a warning naming the line (`what`: "" or "prefix of ")."""
+                  first_line: int, numbers: list[int] | None = None) -> list[list[int]]:
+    """Each line's token ids, cut to `limit` with a warning naming the line (`what`: "" or "prefix of ";
+    the lines are numbered from `first_line`, or by `numbers`)."""
     encoded = []
-    for number, ids in enumerate(tokenizer.encode(lines), start=first_line):
+    for number, ids in zip(numbers or count(first_line), tokenizer.encode(lines)):
         if len(ids) > limit:
             warn(f"line {number}: {what}{len(ids)} tokens, truncated to {limit} (model.max_positions)")
             ids = ids[:limit]
@@ -134,13 +137,13 @@ def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Call
     return encoded
 
 
-def _encode(translator, lines: list[str], warn: Callable[[str], None], first_line: int,
+def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
             source_prefixes: list[list[int]] | None = None) -> list[list[int]]:
     """Source token ids, after the line's source prefix (a language token: `source_prefixes`, else
     the translator's); empty lines stay empty."""
     prefixes = source_prefixes or [translator.source_prefix] * len(lines)
     room = translator.max_positions - 1 - max((len(p) for p in prefixes), default=0)  # + EOS
-    encoded = encode_within(translator.src_tokenizer, lines, room, "", warn, first_line)
+    encoded = encode_within(translator.src_tokenizer, lines, room, "", warn, 0, numbers)
     return [[*prefix, *ids] if ids else ids for prefix, ids in zip(prefixes, encoded)]
 
 
@@ -235,14 +238,15 @@ def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
                        patience=cfg.patience, prefixes=prefixes)
 
 
-def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], first_line: int) -> list[list[int]]:
+def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], numbers: list[int]) -> list[list[int]]:
     # room for one more token and EOS
-    return encode_within(translator.tgt_tokenizer, prefixes, translator.max_positions - 2, "prefix of ", warn, first_line)
+    return encode_within(translator.tgt_tokenizer, prefixes, translator.max_positions - 2, "prefix of ", warn, 0,
+                         numbers)
 
 
 def _encode_constraints(translator, constraints: list[list[str]], encoded: list[list[int]],
                         prefix_ids: list[list[int]] | None, cfg: DecodeConfig, warn: Callable[[str], None],
-                        first_line: int) -> list[list[list[int]]]:
+                        numbers: list[int]) -> list[list[list[int]]]:
     """Each line's phrases as target token ids; a line whose phrases cannot fit in its output
     limit (with its prefix) is translated without them, with a warning."""
     out = []
@@ -252,7 +256,7 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
         limit = output_limit(len(encoded[i]) + 1, cfg.max_len_a, cfg.max_len_b, translator.max_positions, prefix)
         needed = prefix + sum(len(p) for p in ids)
         if ids and needed > limit:
-            warn(f"line {first_line + i}: constraints: {needed} tokens with the prefix, more than the output "
+            warn(f"line {numbers[i]}: constraints: {needed} tokens with the prefix, more than the output "
                  f"limit of {limit}; translated without them")
             ids = []
         out.append(ids)
@@ -263,7 +267,35 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
                     source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
-    """Translate in length-sorted token batches and return results in input order; with
+    """Translate in length-sorted token batches and return results in input order, one per line.
+    With decode.split_sentences, a line of several sentences is translated sentence by sentence
+    and joined again (nmt.decode.paragraphs); `_translate_rows` says what the other arguments do."""
+    numbers = list(range(first_line, first_line + len(lines)))
+    if not cfg.split_sentences or "alignments" in extras:
+        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, source_prefixes)
+    room = translator.max_positions - 1 - len(translator.source_prefix)
+    split = split_lines(lines, translator.recipe.data.src_lang, [bool(constraints and constraints[i]) for i in range(len(lines))],
+                        lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn, numbers)
+    if len(split.sentences) == len(lines):
+        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, source_prefixes)
+    owner = split.line_of
+    per_row = _translate_rows(
+        translator, split.sentences, cfg, warn, [numbers[i] for i in owner],
+        [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
+        extras, [constraints[i] for i in owner] if constraints else None,
+        [source_prefixes[i] for i in owner] if source_prefixes else None)
+    grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
+    for i, hyps in zip(owner, per_row):
+        grouped[i].append(hyps)
+    return [join_hypotheses(sentences) for sentences in grouped]
+
+
+def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
+                    prefixes: list[str] | None = None, extras: Iterable[str] = (),
+                    constraints: list[list[str]] | None = None,
+                    source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+    """Translate in length-sorted token batches and return results in input order (warnings
+    name each row by its line number in `numbers`); with
     `source_prefixes` (token ids per line: a multilingual model's language token), each line
     goes into its own language instead of the translator's; with
     `prefixes` (text, "" for none), each output starts with its line's prefix; with
@@ -271,11 +303,11 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     phrases cannot all be placed gets the best output found and a warning). `extras` adds to
     each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
     ("alignments", nmt.decode.alignment)."""
-    encoded = _encode(translator, lines, warn, first_line, source_prefixes)
-    prefix_ids = _encode_prefixes(translator, prefixes, warn, first_line) if prefixes and any(prefixes) else None
+    encoded = _encode(translator, lines, warn, numbers, source_prefixes)
+    prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers) if prefixes and any(prefixes) else None
     constraint_ids = None
     if constraints and any(constraints):
-        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, first_line)
+        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers)
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
     if len(nonempty):
@@ -289,7 +321,7 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             for i, hyps in zip(rows, batch_results):
                 results[i] = hyps
                 if hyps and hyps[0].constraints_met is False:
-                    warn(f"line {first_line + i}: constraints: not all could be placed within the output limit; "
+                    warn(f"line {numbers[i]}: constraints: not all could be placed within the output limit; "
                          "the best output found is given")
     if extras:
         _annotate(translator, encoded, results, set(extras))

@@ -1,0 +1,74 @@
+"""A line of several sentences (a paragraph pasted as one line) is translated sentence by sentence:
+split by sentencex (Wikimedia's segmenter for some 300 languages; it keeps URLs, decimals and
+abbreviations such as "e.g." or "Dr." whole), each sentence translated in the same length-sorted
+batches as every other, and the translations joined back into the line's one output, a space
+between each two. A model trained on single sentences otherwise drops part of such a line.
+
+What a split line's output is: the n-th hypothesis joins each sentence's n-th best (its last where
+it has fewer); its score and log-probability are the sentences' sums, its token scores theirs in a
+row. A line with constraints, and any line when alignments are asked for, is translated whole
+(where a phrase belongs, and which source words an alignment points to, are not defined across a
+split). A prefix goes on the first sentence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nmt.decode.search import Hypothesis
+
+
+@dataclass
+class SplitLines:
+    sentences: list[str]  # every line's sentences, in order; a line kept whole is one "sentence"
+    line_of: list[int]  # for each sentence, the index of its line
+
+    def first_of_line(self, i: int) -> bool:
+        return i == 0 or self.line_of[i - 1] != self.line_of[i]
+
+
+def sentences_of(line: str, lang: str) -> list[str]:
+    """The sentences of `line`, stripped; [line] when it holds one (or none)."""
+    from sentencex import segment
+
+    parts = [part.strip() for part in segment(lang, line)]
+    parts = [part for part in parts if part]
+    return parts if len(parts) > 1 else [line]
+
+
+def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, max_tokens: int,
+                warn, numbers: list[int]) -> SplitLines:
+    """Every line's sentences. A line's sentences are bounded as a whole line is: those past
+    `max_tokens` source tokens in all (`tokens_of`: a list of sentences -> their token counts)
+    are left out, with a warning naming the line."""
+    sentences, line_of = [], []
+    for index, (line, whole) in enumerate(zip(lines, keep_whole)):
+        parts = [line] if whole or not line.strip() else sentences_of(line, lang)
+        if len(parts) > 1:
+            total, kept = 0, 0
+            for count in tokens_of(parts):
+                if kept and total + count > max_tokens:
+                    break
+                total, kept = total + count, kept + 1
+            if kept < len(parts):
+                warn(f"line {numbers[index]}: {len(parts)} sentences; the first {kept} translated, the rest past "
+                     f"{max_tokens} tokens left out (model.max_positions)")
+                parts = parts[:kept]
+        sentences += parts
+        line_of += [index] * len(parts)
+    return SplitLines(sentences, line_of)
+
+
+def join_hypotheses(per_sentence: list[list[Hypothesis]]) -> list[Hypothesis]:
+    """One line's n-best from its sentences' n-bests (see the module's docstring)."""
+    if len(per_sentence) == 1:
+        return per_sentence[0]
+    joined = []
+    for n in range(max(len(hyps) for hyps in per_sentence)):
+        chosen = [hyps[min(n, len(hyps) - 1)] for hyps in per_sentence]
+        scores = [h.token_log_probs for h in chosen]
+        joined.append(Hypothesis(
+            tokens=[t for h in chosen for t in h.tokens], score=sum(h.score for h in chosen),
+            log_prob=sum(h.log_prob for h in chosen),
+            token_log_probs=None if any(s is None for s in scores) else [p for s in scores for p in s]))
+    return joined

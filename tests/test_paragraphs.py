@@ -1,0 +1,65 @@
+"""Lines of several sentences translated sentence by sentence (decode.split_sentences)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmt.decode.paragraphs import join_hypotheses, sentences_of
+from nmt.decode.search import Hypothesis
+from nmt.decode.translate import load_translator, translate_lines
+
+SENTENCES = ["A black dog leaps over a log.", "Two cats sit on a wall!", "Is the man cold?"]
+
+
+def test_the_splitter_keeps_urls_decimals_and_abbreviations_whole():
+    assert sentences_of("A man rides a bike. Two dogs play!  Is it cold?", "en") == [
+        "A man rides a bike.", "Two dogs play!", "Is it cold?"]
+    whole = "Visit https://example.com/a.b or e.g. Dr. Smith at 3.5 p.m. today."
+    assert sentences_of(whole, "en") == [whole]
+    assert sentences_of("", "en") == [""] and sentences_of("No full stop", "en") == ["No full stop"]
+
+
+@pytest.fixture(scope="module")
+def translator(trained_tiny):
+    return load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+
+
+def test_a_paragraph_translates_as_its_sentences_one_per_line(translator, trained_tiny):
+    """The independent truth: each sentence translated on a line of its own, the outputs joined."""
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    alone = [h[0].tokens for h in translate_lines(translator, SENTENCES, cfg)]
+    lines = [" ".join(SENTENCES), "", SENTENCES[0], "  ".join(SENTENCES[1:])]
+    out = translate_lines(translator, lines, cfg)
+    assert len(out) == len(lines) and out[1][0].tokens == []  # one output per line, empty kept
+    assert out[0][0].tokens == alone[0] + alone[1] + alone[2]
+    assert out[2][0].tokens == alone[0] and out[3][0].tokens == alone[1] + alone[2]
+    text = translator.tgt_tokenizer.decode(out[0][0].tokens)
+    assert text == " ".join(translator.tgt_tokenizer.decode(t) for t in alone)
+
+
+def test_a_prefix_goes_on_the_first_sentence_and_constraints_keep_the_line_whole(translator, trained_tiny):
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    paragraph = " ".join(SENTENCES[:2])
+    [with_prefix] = translate_lines(translator, [paragraph], cfg, prefixes=["Zwei"])
+    first = translate_lines(translator, [SENTENCES[0]], cfg, prefixes=["Zwei"])[0][0].tokens
+    second = translate_lines(translator, [SENTENCES[1]], cfg)[0][0].tokens
+    assert with_prefix[0].tokens == first + second
+    whole = cfg.model_copy(update={"split_sentences": False})
+    constrained = translate_lines(translator, [paragraph], cfg, constraints=[["Hund"]])
+    assert constrained[0][0].tokens == translate_lines(translator, [paragraph], whole, constraints=[["Hund"]])[0][0].tokens
+
+
+def test_nbest_of_a_split_line_joins_the_nth_best_of_each_sentence():
+    a = [Hypothesis([5, 6], -1.0, -2.0, [-1.0, -1.0]), Hypothesis([7], -1.5, -3.0, [-3.0])]
+    b = [Hypothesis([8], -0.5, -0.5, [-0.5])]
+    joined = join_hypotheses([a, b])
+    assert [h.tokens for h in joined] == [[5, 6, 8], [7, 8]]
+    assert joined[0].log_prob == -2.5 and joined[1].score == -2.0 and joined[1].token_log_probs == [-3.0, -0.5]
+
+
+def test_a_line_of_very_many_sentences_is_bounded_as_a_line_is(translator, trained_tiny):
+    warnings = []
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
+    out = translate_lines(translator, [" ".join(["A dog runs."] * 200)], cfg, warn=warnings.append)
+    assert len(out) == 1 and out[0][0].tokens
+    assert len(warnings) == 1 and warnings[0].startswith("line 1: 200 sentences; the first ")
