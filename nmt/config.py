@@ -239,6 +239,9 @@ class DecodeConfig(Section):
     # A line of several sentences is translated sentence by sentence and joined again
     # (nmt.decode.paragraphs); false: each line as one input, however long.
     split_sentences: bool = True
+    # A line in capitals or Title Case is translated in sentence case, and a line in capitals is
+    # answered in capitals (nmt.decode.casing); false: every line as it is.
+    normalize_case: bool = True
 
     @model_validator(mode="after")
     def _nbest_within_the_beam(self) -> "DecodeConfig":

@@ -26,6 +26,7 @@ class Hypothesis:
     token_log_probs: list[float] | None = None  # each token's, under teacher forcing (on request)
     alignment: str | None = None  # Pharaoh word alignment to the source (on request)
     constraints_met: bool | None = None  # with lexical constraints: whether it contains them all
+    upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.casing)
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from nmt.config import DecodeConfig
+from nmt.decode.casing import hypothesis_text
 from nmt.decode.request import check_request, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
@@ -24,7 +25,7 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 
 
 def hypothesis_json(translator, h: Hypothesis) -> dict:
-    out = {"text": translator.tgt_tokenizer.decode(h.tokens), "score": round(h.score, 4),
+    out = {"text": hypothesis_text(translator.tgt_tokenizer, h), "score": round(h.score, 4),
            "log_prob": round(h.log_prob, 4), "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]}
     if h.token_log_probs is not None:
         out["token_log_probs"] = [round(p, 4) for p in h.token_log_probs]
@@ -36,7 +37,7 @@ def hypothesis_json(translator, h: Hypothesis) -> dict:
 def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
     if output_format == "jsonl":
         return json.dumps({"hypotheses": [hypothesis_json(translator, h) for h in hyps]}, ensure_ascii=False)
-    return translator.tgt_tokenizer.decode(hyps[0].tokens)
+    return hypothesis_text(translator.tgt_tokenizer, hyps[0])
 
 
 @dataclass

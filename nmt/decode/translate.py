@@ -23,6 +23,7 @@ from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import direction_prefix, source_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
+from nmt.decode.casing import sentence_case, source_case
 from nmt.decode.engine import TORCH, Capabilities, require
 from nmt.decode.paragraphs import join_hypotheses, split_lines
 from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
@@ -268,8 +269,27 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     constraints: list[list[str]] | None = None,
                     source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order, one per line.
-    With decode.split_sentences, a line of several sentences is translated sentence by sentence
-    and joined again (nmt.decode.paragraphs); `_translate_rows` says what the other arguments do."""
+    With decode.normalize_case, a line in capitals or Title Case is translated in sentence case
+    (nmt.decode.casing); with decode.split_sentences, a line of several sentences is translated
+    sentence by sentence and joined again (nmt.decode.paragraphs); `_translate_rows` says what
+    the other arguments do."""
+    cases: list[str | None] = [None] * len(lines)
+    if cfg.normalize_case:
+        cases = [None if (prefixes and prefixes[i]) or (constraints and constraints[i]) else source_case(line)
+                 for i, line in enumerate(lines)]
+        lines = [sentence_case(line) if case else line for line, case in zip(lines, cases)]
+    results = _translate_paragraphs(translator, lines, cfg, warn, first_line, prefixes, extras, constraints,
+                                    source_prefixes)
+    for hyps, case in zip(results, cases):
+        for h in hyps:
+            h.upper = case == "upper"
+    return results
+
+
+def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
+                          first_line: int, prefixes: list[str] | None, extras: Iterable[str],
+                          constraints: list[list[str]] | None,
+                          source_prefixes: list[list[int]] | None) -> list[list[Hypothesis]]:
     numbers = list(range(first_line, first_line + len(lines)))
     if not cfg.split_sentences or "alignments" in extras:
         return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, source_prefixes)

@@ -15,6 +15,7 @@ line answer 413 with a JSON error naming the limit; malformed JSON or wrong type
 
 from __future__ import annotations
 
+import functools
 import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from nmt.data.languages import direction_prefix
+from nmt.decode.casing import hypothesis_text
 from nmt.decode.engine import refusal
 from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
 from nmt.errors import NmtError
@@ -157,8 +159,8 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
                        if wanted)
         results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, source_prefixes)
                    if body.text else [])
-        detok = translator.tgt_tokenizer.decode
-        reply: dict = {"translations": [detok(hyps[0].tokens) for hyps in results]}
+        detok = functools.partial(hypothesis_text, translator.tgt_tokenizer)
+        reply: dict = {"translations": [detok(hyps[0]) for hyps in results]}
         if body.scores:
             reply["scores"] = [round(hyps[0].score, 4) for hyps in results]
         if body.constraints is not None:
@@ -168,7 +170,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         if body.alignments:
             reply["alignments"] = [hyps[0].alignment or "" for hyps in results]
         if nbest > 1:
-            reply["nbest"] = [[{"text": detok(h.tokens), "score": round(h.score, 4)} for h in hyps]
+            reply["nbest"] = [[{"text": detok(h), "score": round(h.score, 4)} for h in hyps]
                               for hyps in results]
         return reply
 

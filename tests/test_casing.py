@@ -1,0 +1,43 @@
+"""Lines in capitals or Title Case translated in sentence case (decode.normalize_case)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmt.decode.casing import hypothesis_text, sentence_case, source_case
+from nmt.decode.translate import load_translator, translate_lines
+
+
+@pytest.mark.parametrize("line, case", [
+    ("A MAN RIDES A BIKE.", "upper"), ("TWO DOGS, 3 CATS!", "upper"), ("A Man In A Blue Shirt.", "title"),
+    ("A man in Paris.", None), ("NASA launches a rocket.", None), ("I", None), ("Ein Hund", None),
+    ("McDonald Sells Two Burgers.", None), ("", None),
+])
+def test_which_lines_count_as_capitals_or_title_case(line, case):
+    assert source_case(line) == case
+
+
+def test_sentence_case_capitalizes_each_sentence_start():
+    assert sentence_case("A MAN RIDES. TWO DOGS PLAY! \"IS IT COLD?\" YES.") == \
+        "A man rides. Two dogs play! \"Is it cold?\" Yes."
+
+
+@pytest.fixture(scope="module")
+def translator(trained_tiny):
+    return load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+
+
+def test_a_line_in_capitals_is_translated_in_sentence_case_and_answered_in_capitals(translator, trained_tiny):
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    line = "A black dog leaps over a log."
+    [normal], [upper], [title] = (translate_lines(translator, [text], cfg)
+                                  for text in (line, line.upper(), line.title()))
+    assert upper[0].tokens == normal[0].tokens and title[0].tokens == normal[0].tokens
+    text = hypothesis_text(translator.tgt_tokenizer, upper[0])
+    assert text == translator.tgt_tokenizer.decode(normal[0].tokens).upper() and text.isupper()
+    assert hypothesis_text(translator.tgt_tokenizer, title[0]) == translator.tgt_tokenizer.decode(normal[0].tokens)
+    off = cfg.model_copy(update={"normalize_case": False})
+    [raw] = translate_lines(translator, [line.upper()], off)
+    assert not raw[0].upper and raw[0].tokens != normal[0].tokens  # what the model does with capitals alone
+    [with_prefix] = translate_lines(translator, [line.upper()], cfg, prefixes=["Ein"])
+    assert not with_prefix[0].upper  # a prefix is written in the case the output should have
