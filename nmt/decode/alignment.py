@@ -55,7 +55,7 @@ def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_p
     """Source and output token ids (and their pieces) -> one Pharaoh line per pair. `model`: a
     Transformer (an ensemble aligns with its first member). The first `source_prefix` source
     tokens (a language token, a tag) are not words of the sentence: left out."""
-    model = getattr(model, "models", [model])[0]
+    model = model.aligner
     device = next(model.parameters()).device
     width_s, width_t = max(len(s) for s in sources) + 1, max(len(o) for o in outputs) + 1
     src = torch.full((len(sources), width_s), PAD, dtype=torch.long)

@@ -34,6 +34,11 @@ class Ensemble:
         # What search reads of a model's configuration: the positions every member can take.
         self.cfg = SimpleNamespace(max_positions=min(m.cfg.max_positions for m in models))
 
+    @property
+    def aligner(self) -> Transformer:
+        """The model whose cross-attention gives word alignments: the first member's."""
+        return self.models[0]
+
     def eval(self) -> "Ensemble":
         for m in self.models:
             m.eval()

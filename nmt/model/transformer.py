@@ -288,6 +288,11 @@ class Transformer(nn.Module):
         if self.output_proj is not None:
             nn.init.normal_(self.output_proj.weight, mean=0.0, std=d ** -0.5)
 
+    @property
+    def aligner(self) -> "Transformer":
+        """The model whose cross-attention gives word alignments (nmt.decode.alignment): itself."""
+        return self
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
 
