@@ -36,7 +36,7 @@ import torch.distributed as dist
 from bench.flops import model_flops_per_update
 from bench.report import write_json
 from nmt.config import ModelConfig, TrainConfig, load_recipe
-from nmt.data.batching import epoch_batches
+from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
@@ -191,7 +191,7 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
     timed = [b for update in updates[warmup:] for b in update]
     tgt_tokens = sum(tokens for _, tokens in results)
     multiple = step.length_multiple
-    padded_tokens = sum(len(idx) * -(-(int(data.tgt.lengths[idx].max()) + 1) // multiple) * multiple for idx in timed)
+    padded_tokens = sum(len(idx) * round_up(int(data.tgt.lengths[idx].max()) + 1, multiple) for idx in timed)
     pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1) for idx in timed for i in idx]
     flops = model_flops_per_update(spec["model"], spec["vocab"], pairs)
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"

@@ -19,7 +19,7 @@ import torch
 
 from bench.report import write_json
 from nmt.config import load_recipe
-from nmt.data.batching import epoch_batches
+from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards
 from nmt.model.transformer import Transformer
 from nmt.train.step import TrainStep
@@ -29,16 +29,12 @@ DEMO = ["output_dir=runs/demo", "model.dropout=0.1", "tokenizer.vocab_size=8000"
         "train.warmup_steps=400"]
 
 
-def width(n: int, multiple: int) -> int:
-    return -(-n // multiple) * multiple
-
-
 def padded_positions(data: ParallelShards, batches: list[np.ndarray], multiple: int) -> int:
     """Source + target positions (padding included) that the model computes over these batches."""
     total = 0
     for idx in batches:
         src, tgt = int(data.src.lengths[idx].max()) + 1, int(data.tgt.lengths[idx].max()) + 1
-        total += len(idx) * (width(src, multiple) + width(tgt, multiple))
+        total += len(idx) * (round_up(src, multiple) + round_up(tgt, multiple))
     return total
 
 

@@ -21,15 +21,12 @@ from pathlib import Path
 import pytest
 
 from bench.gpu_check import PARTS
+from bench.gpu_deps import canonical
 from tests.conftest import ROOT
 from tests.test_readme import readme_blocks
 
 GPU_IMAGE = ROOT / "tests" / "data" / "gpu_image_packages.txt"
 OUTPUT_TAIL = 12_000  # characters of a command's output that come back from the GPU machine
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def gpu_image_python(home: Path) -> Path:

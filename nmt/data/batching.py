@@ -80,7 +80,7 @@ def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int,
 def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None, multiple: int = 1) -> torch.Tensor:
     extra = (prefix is not None) + (suffix is not None)
     width = max(len(r) for r in rows) + extra
-    out = np.full((len(rows), -(-width // multiple) * multiple), PAD, dtype=np.int64)
+    out = np.full((len(rows), round_up(width, multiple)), PAD, dtype=np.int64)
     for i, row in enumerate(rows):
         start = 0
         if prefix is not None:
@@ -90,6 +90,11 @@ def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None, multipl
         if suffix is not None:
             out[i, start + len(row)] = suffix
     return torch.from_numpy(out)
+
+
+def round_up(width: int, multiple: int) -> int:
+    """The smallest multiple of `multiple` that is at least `width`: a padded batch width."""
+    return -(-width // multiple) * multiple
 
 
 def length_multiple(device_type: str) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
-from nmt.decode.engine import Engine, require
+from nmt.decode.engine import Engine, refusal
 from nmt.errors import NmtError
 
 
@@ -41,7 +41,7 @@ class RequestRefused(NmtError):
 
 
 def _problem(error: dict) -> str:
-    field = ".".join(str(part) for part in error["loc"][:1])
+    field = str(error["loc"][0])
     kind = error["type"]
     if kind == "extra_forbidden":
         return f"{field}: unknown field (known: {', '.join(FIELDS)})"
@@ -70,11 +70,8 @@ def parse_request(line: str, number: int) -> LineRequest:
 
 def check_request(request: LineRequest, engine: Engine, number: int, limits: RequestLimits = RequestLimits()) -> None:
     """Refuse (RequestRefused) what the engine cannot do or the limits do not allow."""
-    if request.constraints:
-        try:
-            require(engine, "constraints", number)
-        except NmtError as e:
-            raise RequestRefused(str(e)) from None
+    if request.constraints and (message := refusal(engine, "constraints")):
+        raise RequestRefused(f"line {number}: {message}")
     if "\n" in request.text or "\r" in request.text:
         raise RequestRefused(f"line {number}: text: a line may not contain a line break")
     if any(not phrase.strip() for phrase in request.constraints):
