@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
+.PHONY: install demo demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -45,9 +45,15 @@ bench-terminology: install
 # The demo model exported to transformers: BLEU and time of generate beside nmt translate.
 bench-huggingface: install
 	$(BIN)/python -m bench.huggingface
-# The demo model on text as users have it: paragraphs, upper and title case (results/robustness.json).
+# The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
+# URLs and emoji (results/robustness.json). Tag placement is judged against eflomal (extra "bench").
 bench-robustness: install
+	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m bench.robustness
+# The demo model's word alignments against eflomal's: AER of each layer, their mean, covered or not.
+bench-alignment: install
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/python -m bench.alignment_quality
 # Finding misaligned pairs with forced-decoding scores of an en→de and a de→en demo model
 # (the second: `make demo-de-en`).
 bench-filtering: install

@@ -10,20 +10,25 @@ import torch.nn.functional as F
 
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.decode.alignment import align_batch, alignment_layer, pharaoh, word_index
+from nmt.decode.alignment import align_batch, pharaoh, word_index
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
 from tests.test_search import sources, toy_model
 
 
-def test_layer_choice_and_words_by_hand():
-    assert [alignment_layer(n) for n in (1, 2, 3, 6)] == [0, 1, 1, 4]
+def test_words_and_links_by_hand():
     assert word_index(["▁Ein", "▁Hund", "e", "s", "▁", "ü", "."]) == [0, 1, 1, 1, 2, 2, 2]
     assert word_index(["s", "▁a"]) == [0, 1]
     # Target pieces 0, 1 form word 0 and attend to source word 1 (pieces 1, 2); piece 2 to word 0.
     attention = torch.tensor([[0.1, 0.5, 0.4], [0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])
     assert pharaoh(attention, [0, 1, 1], [0, 0, 1]) == "1-0 0-1"
     assert pharaoh(attention, [], [0]) == ""
+    # Both output words choose source word 0 (word 0 averages its pieces: 0.75, 0.15, 0.1; word 1:
+    # 0.5, 0.2, 0.3). Source words 1 and 2 are no output word's choice: each is linked to the
+    # output word attending to it most (0.2 > 0.15 and 0.3 > 0.1: output word 1).
+    attention = torch.tensor([[0.8, 0.1, 0.1], [0.7, 0.2, 0.1], [0.5, 0.2, 0.3]])
+    assert pharaoh(attention, [0, 1, 2], [0, 0, 1]) == "0-0 0-1 1-1 2-1"
+    assert pharaoh(attention, [0, 1, 2], [0, 0, 1], cover=False) == "0-0 0-1"
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
@@ -36,7 +41,7 @@ def test_written_out_weights_give_the_layers_attention_output(norm):
     layer = model.decoder_layers[1]
     x = model.decoder_layers[0](model.tgt_embed(tgt_in), model.decoder_layers[0].cross_attn.project_kv(memory), src_mask)
     kv = layer.cross_attn.project_kv(memory)
-    weights = model.cross_attention(src, tgt_in, 1)
+    weights = model.cross_attention(src, tgt_in)[1]
     assert torch.allclose(weights.sum(-1), torch.ones(4, 4, 6), atol=1e-5)
     assert (weights.masked_select(~src_mask) == 0).all()  # nothing on padding
     y = layer.self_sublayer(x, lambda z: layer.self_attn(z, causal=True))

@@ -1,11 +1,13 @@
 """Word alignments of translations, from the model's encoder-decoder attention.
 
-Each output word is aligned to the source word it attends to most: the attention probabilities
-of the penultimate decoder layer, averaged over its heads, under teacher forcing of the output.
-Garg et al. (2019, "Jointly Learning to Align and Translate with Transformer Models") found the
-penultimate layer's attention the best aligned of a Transformer's layers (the last one's spreads
-over context the output layer needs). A decoder of one or two layers uses its last: the first
-of two attends before it knows which token comes next.
+Each output word is aligned to the source word it attends to most, and each source word that no
+output word chose to the output word that attends to it most (so every word of both sides has a
+link: what tags and verbatim spans need to find their place, nmt.decode.markup). The attention
+is the encoder-decoder attention probabilities under teacher forcing of the output, averaged
+over heads and over all decoder layers. Which single layer aligns best differs between models
+(Garg et al. 2019 found the penultimate one of their 6; on the 4-layer demo model it is the
+second and the penultimate is far worse); the mean of all is as good as the best one there, and
+needs no choice (docs/decoding.md, `make bench-alignment`).
 Pieces are grouped into words by sentencepiece's word-start mark (▁): a word's attention is its
 pieces' attention summed over the source word's pieces and averaged over the output word's. The
 source EOS takes no alignment (its attention is left out and the rest renormalized).
@@ -21,10 +23,6 @@ from nmt.data.tokenizer import BOS, EOS, PAD
 WORD_START = "\u2581"
 
 
-def alignment_layer(decoder_layers: int) -> int:
-    return decoder_layers - 2 if decoder_layers >= 3 else decoder_layers - 1
-
-
 def word_index(pieces: list[str]) -> list[int]:
     """The word of each piece: a piece that starts with ▁ starts a new word (the first piece
     always belongs to word 0)."""
@@ -36,8 +34,10 @@ def word_index(pieces: list[str]) -> list[int]:
     return words
 
 
-def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int]) -> str:
-    """attention (T, S) over pieces, rows summing to 1 -> "s-t s-t ..." over words."""
+def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int], cover: bool = True) -> str:
+    """attention (T, S) over pieces, rows summing to 1 -> "s-t s-t ..." over words, in output
+    order: each output word's source word, and (`cover`) each source word without one its
+    output word."""
     if not src_words or not tgt_words:
         return ""
     src_map = torch.zeros(len(src_words), max(src_words) + 1)
@@ -46,7 +46,11 @@ def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int])
     tgt_map[torch.tensor(tgt_words), torch.arange(len(tgt_words))] = 1.0
     tgt_map = tgt_map / tgt_map.sum(dim=1, keepdim=True)
     words = tgt_map @ attention @ src_map  # (target words, source words)
-    return " ".join(f"{s}-{t}" for t, s in enumerate(words.argmax(dim=1).tolist()))
+    links = {(s, t) for t, s in enumerate(words.argmax(dim=1).tolist())}
+    if cover:
+        linked = {s for s, _ in links}
+        links |= {(s, t) for s, t in enumerate(words.argmax(dim=0).tolist()) if s not in linked}
+    return " ".join(f"{s}-{t}" for s, t in sorted(links, key=lambda link: (link[1], link[0])))
 
 
 @torch.inference_mode()
@@ -63,8 +67,8 @@ def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_p
     for i, (s, o) in enumerate(zip(sources, outputs)):
         src[i, : len(s) + 1] = torch.tensor(s + [EOS])
         tgt_in[i, : len(o) + 1] = torch.tensor([BOS] + o)
-    layer = alignment_layer(len(model.decoder_layers))
-    attention = model.cross_attention(src.to(device), tgt_in.to(device), layer).float().mean(dim=1).cpu()  # (B, T, S)
+    layers = model.cross_attention(src.to(device), tgt_in.to(device))
+    attention = (sum(w.float() for w in layers) / len(layers)).mean(dim=1).cpu()  # (B, T, S)
     lines = []
     for i, (s, o) in enumerate(zip(sources, outputs)):
         # Row t predicts output token t; the source EOS (column len(s)) and padding are left out.

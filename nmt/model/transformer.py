@@ -356,17 +356,16 @@ class Transformer(nn.Module):
         state.length += 1
         return next_token_log_probs(self.output_logits(self.decoder_norm(x[:, 0])))
 
-    def cross_attention(self, src: Tensor, tgt_in: Tensor, layer: int) -> Tensor:
-        """Decoder layer `layer`'s encoder-decoder attention probabilities (B, h, T, S) under
+    def cross_attention(self, src: Tensor, tgt_in: Tensor) -> list[Tensor]:
+        """Each decoder layer's encoder-decoder attention probabilities (B, h, T, S) under
         teacher forcing: row t attends for the token predicted after tgt_in[:, t]."""
         memory, src_mask = self.encode(src)
-        x = self.tgt_embed(tgt_in)
-        for index, decoder_layer in enumerate(self.decoder_layers):
+        x, weights = self.tgt_embed(tgt_in), []
+        for decoder_layer in self.decoder_layers:
             kv = decoder_layer.cross_attn.project_kv(memory)
-            if index == layer:
-                return decoder_layer.cross_attention_weights(x, kv, src_mask)
+            weights.append(decoder_layer.cross_attention_weights(x, kv, src_mask))
             x = decoder_layer(x, kv, src_mask)
-        raise IndexError(f"decoder layer {layer} of {len(self.decoder_layers)}")
+        return weights
 
     def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """Log-probabilities (B, T, V) of the token after each position of tgt_in (B, T), as
