@@ -11,7 +11,14 @@ translations cannot be expected to restore the reference's case):
   likewise, translated with splitting on and off, against the same sentences translated one per
   line and joined in threes (the fair comparison: the same references, the same joining);
 - upper and title case: every source line in str.upper() / str.title(), with decode.normalize_case
-  on and off.
+  on and off;
+- tags: one word of each line in <b>...</b>, or two in <a href="..." title="a > b">...</a>,
+  translated as markup (--input-format markup) and as plain text: outputs well-formed with exactly
+  the source's tags, BLEU of the output's text against plain input's, and where the tag went,
+  judged against an independent aligner (bench.reference_alignment, eflomal);
+- verbatim: a number, date, price, URL, e-mail address, emoji, code or handle inserted between
+  two words of each of the first 300 lines, with decode.copy_verbatim on and off: outputs that
+  contain it unchanged, and BLEU with it taken out against the same lines translated plain.
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ from pathlib import Path
 
 import sacrebleu
 
+from bench.reference_alignment import placement, reference_links
 from bench.report import demo_parser, demo_test_set, write_json
+from bench.stress_forms import tagged, tagged_words, tags_of, text_of, with_verbatim, without
+from nmt.data.corpus import read_lines
 from nmt.config import load_recipe
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.paragraphs import sentences_of
@@ -49,14 +59,17 @@ def main() -> None:
     on = load_recipe(Path(args.recipe)).decode
     off = on.model_copy(update={"split_sentences": False})
 
-    def translate(lines: list[str], cfg) -> tuple[list[str], float]:
+    def translate(lines: list[str], cfg, markup: bool = False) -> tuple[list[str], float]:
         start = time.perf_counter()
-        out = [hypothesis_text(translator.tgt_tokenizer, h[0]) for h in translate_lines(translator, lines, cfg)]
+        out = [hypothesis_text(translator.tgt_tokenizer, h[0])
+               for h in translate_lines(translator, lines, cfg, markup=markup)]
         return out, time.perf_counter() - start
 
     forms: dict = {}
     plain = {}
-    for name, cfg in (("split_off", off), ("split_on", on), ("split_off_again", off), ("split_on_again", on)):
+    verbatim_off = on.model_copy(update={"copy_verbatim": False})
+    for name, cfg in (("split_off", off), ("split_on", on), ("split_off_again", off), ("split_on_again", on),
+                      ("copy_verbatim_off", verbatim_off), ("copy_verbatim_on", on)):
         hypotheses, seconds = translate(sources, cfg)
         plain[name] = {"seconds": round(seconds, 1), **score(hypotheses, references)}
         if name == "split_on":
@@ -76,12 +89,56 @@ def main() -> None:
             forms[name][setting] = score(hypotheses, references, lowercase=True)
             forms[name][setting]["all_caps_outputs"] = sum(h.isupper() for h in hypotheses)
     forms["plain_lowercased"] = score(one_per_line, references, lowercase=True)
+    train = [list(read_lines(ROOT / f"data/multi30k/train.{lang}.gz")) for lang in ("en", "de")]
+    forms |= tag_forms(translate, on, sources, references, one_per_line, train)
+    forms["verbatim"] = verbatim_form(translate, on, verbatim_off, sources[:300], references[:300])
     info = checkpoint_info(checkpoint)
     result = {"checkpoint": str(checkpoint), "updates": info["step"], "training_minutes": info["training_minutes"],
               "recipe": args.recipe, "test": args.test, "threads": args.threads, "sentences": len(sources),
               "forms": forms}
     print(result)
     write_json(ROOT / "results" / "robustness.json", result)
+
+
+def tag_forms(translate, cfg, sources: list[str], references: list[str], plain_outputs: list[str],
+              train: list[list[str]]) -> dict:
+    forms, judged = {}, []
+    plain_bleu = score(plain_outputs, references)["bleu"]
+    for width, name in ((1, "tags_one_word"), (2, "tags_two_words")):
+        lines, spans = tagged(sources, width)
+        form: dict = {"lines": len(lines), "plain_input_bleu": plain_bleu}
+        for setting, markup in (("markup", True), ("as_plain_text", False)):
+            outputs, seconds = translate(lines, cfg, markup)
+            kept = sum(tags_of(out) == tags_of(line) for out, line in zip(outputs, lines))
+            form[setting] = {"seconds": round(seconds, 1), "same_tags_well_formed": kept,
+                             **score([text_of(out) for out in outputs], references)}
+            if markup:
+                judged.append((width, name, lines, spans, outputs))
+        forms[name] = form
+    # Where the tags went: one alignment run over the training corpus and every judged pair.
+    pairs = [(text_of(line), text_of(out)) for *_, lines, _, outputs in judged for line, out in zip(lines, outputs)]
+    links = iter(reference_links([p[0] for p in pairs], [p[1] for p in pairs], *train))
+    for width, name, lines, spans, outputs in judged:
+        verdicts = [placement(next(links), range(first, last + 1), tagged_words(out)) if first >= 0 else None
+                    for (first, last), out in zip(spans, outputs)]
+        counted = [v for v in verdicts if v is not None]
+        forms[name]["markup"]["placement"] = {
+            "judged": len(counted), "exact": round(counted.count("exact") / len(counted), 4),
+            "overlap_or_exact": round((counted.count("exact") + counted.count("overlap")) / len(counted), 4),
+            "reference": "eflomal links (intersection, else union) on Multi30k train + these pairs"}
+    return forms
+
+
+def verbatim_form(translate, on, off, sources: list[str], references: list[str]) -> dict:
+    lines, items = with_verbatim(sources)
+    plain, _ = translate(sources, on)
+    form: dict = {"lines": len(lines), "items": sorted(set(items)),
+                  "same_lines_plain": score(plain, references)}
+    for setting, cfg in (("copy_verbatim_on", on), ("copy_verbatim_off", off)):
+        outputs, seconds = translate(lines, cfg)
+        form[setting] = {"seconds": round(seconds, 1), "copied": sum(item in out for item, out in zip(items, outputs)),
+                         "item_taken_out": score([without(out, item) for item, out in zip(items, outputs)], references)}
+    return form
 
 
 if __name__ == "__main__":

@@ -153,8 +153,8 @@ def translate(
     top_p: Annotated[Optional[float], typer.Option(help="Nucleus sampling mass (1.0 = all).")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[str, typer.Option(
-        help='plain (one sentence a line) or jsonl ({"text": ..., "prefix": ..., "constraints": [...]} a line: '
-             'the output starts with the prefix and contains the constraints).')] = "plain",
+        help='plain (text a line), markup (text with inline tags, kept around the translated words) or jsonl '
+             '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line).')] = "plain",
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(

@@ -242,6 +242,9 @@ class DecodeConfig(Section):
     # A line in capitals or Title Case is translated in sentence case, and a line in capitals is
     # answered in capitals (nmt.decode.casing); false: every line as it is.
     normalize_case: bool = True
+    # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
+    # unchanged, placed by word alignment (nmt.decode.verbatim); false: the model translates them.
+    copy_verbatim: bool = True
 
     @model_validator(mode="after")
     def _nbest_within_the_beam(self) -> "DecodeConfig":

@@ -136,6 +136,20 @@ def test_prefixes_token_scores_and_alignments_per_line(server):
     assert status == 422 and reply["error"] == "line 1: constraints: an empty constraint"
 
 
+def test_markup_keeps_its_tags_with_the_same_limits(server):
+    text = ['A <a href="x>y">black <i>dog</i></a> leaps over a log.', "", "A <b>dog"]
+    status, reply = server.post({"text": text, "markup": True})
+    assert status == 200, reply
+    first, empty, unclosed = reply["translations"]
+    assert first.count('<a href="x>y">') == 1 and first.count("<i>") == 1 and first.count("</i>") == 1
+    assert first.index('<a href="x>y">') < first.index("<i>") < first.index("</i>") < first.index("</a>")
+    assert empty == "" and "<b>" in unclosed
+    status, reply = server.post({"text": ["<b>" + "x" * 200 + "</b>"], "markup": True})
+    assert status == 413 and reply["limit"] == "max_chars"
+    status, reply = server.post({"text": ["a"], "markup": "yes"})
+    assert status == 422 and reply["error"].startswith("markup:")
+
+
 def test_requests_arriving_together_share_a_model_call(server):
     before = server.get("/health")[1]["served"]
     sentences = ["A man rides a bike.", "Two dogs play in the snow.", "A woman is singing.", "Kids play soccer."]
@@ -183,5 +197,9 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         assert status == 422 and reply["error"].startswith("line 1: constraints: CTranslate2 has no lexical constraints")
         status, reply = s.post({"text": ["A dog."], "alignments": True})
         assert status == 422 and reply["error"].startswith("alignments: come from nmt's own engine")
+        # Markup without alignments: the tags are placed along the diagonal (nmt.decode.markup)
+        status, reply = s.post({"text": ["A <b>black</b> dog leaps over a log.<br/>", "A 42 dog."], "markup": True})
+        assert status == 200 and reply["translations"][0].count("<b>") == 1 and "</b>" in reply["translations"][0]
+        assert reply["translations"][0].endswith("<br/>") and "42" in reply["translations"][1]
     finally:
         assert s.stop() == 0

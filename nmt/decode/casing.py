@@ -30,6 +30,9 @@ def sentence_case(line: str) -> str:
 
 
 def hypothesis_text(tokenizer, hypothesis: Hypothesis) -> str:
-    """The output text of a hypothesis, in capitals where its source was."""
+    """The output text of a hypothesis, in capitals where its source was (or as markup and
+    verbatim spans made it: `Hypothesis.text`)."""
+    if hypothesis.text is not None:
+        return hypothesis.text
     text = tokenizer.decode(hypothesis.tokens)
     return text.upper() if hypothesis.upper else text

@@ -6,8 +6,8 @@ between each two. A model trained on single sentences otherwise drops part of su
 
 What a split line's output is: the n-th hypothesis joins each sentence's n-th best (its last where
 it has fewer); its score and log-probability are the sentences' sums, its token scores theirs in a
-row. A line with constraints, and any line when alignments are asked for, is translated whole
-(where a phrase belongs, and which source words an alignment points to, are not defined across a
+row, its alignment theirs with each sentence's word indices moved past the sentences before it.
+A line with constraints is translated whole (where a phrase belongs is not defined across a
 split). A prefix goes on the first sentence.
 """
 
@@ -59,8 +59,9 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
     return SplitLines(sentences, line_of)
 
 
-def join_hypotheses(per_sentence: list[list[Hypothesis]]) -> list[Hypothesis]:
-    """One line's n-best from its sentences' n-bests (see the module's docstring)."""
+def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int] | None = None) -> list[Hypothesis]:
+    """One line's n-best from its sentences' n-bests (see the module's docstring);
+    `source_words`: each sentence's number of words, where the hypotheses have alignments."""
     if len(per_sentence) == 1:
         return per_sentence[0]
     joined = []
@@ -70,5 +71,19 @@ def join_hypotheses(per_sentence: list[list[Hypothesis]]) -> list[Hypothesis]:
         joined.append(Hypothesis(
             tokens=[t for h in chosen for t in h.tokens], score=sum(h.score for h in chosen),
             log_prob=sum(h.log_prob for h in chosen),
-            token_log_probs=None if any(s is None for s in scores) else [p for s in scores for p in s]))
+            token_log_probs=None if any(s is None for s in scores) else [p for s in scores for p in s],
+            alignment=None if source_words is None else join_alignments([h.alignment or "" for h in chosen],
+                                                                        source_words)))
     return joined
+
+
+def join_alignments(alignments: list[str], source_words: list[int]) -> str:
+    """Consecutive sentences' Pharaoh alignments as one: each sentence's source and output word
+    indices moved past those of the sentences before it (an alignment links every output word,
+    so a sentence's output words are those its links name)."""
+    pairs, source_at, output_at = [], 0, 0
+    for alignment, words in zip(alignments, source_words):
+        sentence = [tuple(int(x) for x in pair.split("-")) for pair in alignment.split()]
+        pairs += [f"{s + source_at}-{t + output_at}" for s, t in sentence]
+        source_at, output_at = source_at + words, output_at + max((t + 1 for _, t in sentence), default=0)
+    return " ".join(pairs)

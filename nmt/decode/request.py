@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
 from nmt.decode.engine import Engine, refusal
 from nmt.errors import NmtError
@@ -20,6 +20,7 @@ class LineRequest(BaseModel):
     text: StrictStr
     prefix: StrictStr = ""  # the translation starts with it
     constraints: list[StrictStr] = []  # phrases the translation contains
+    markup: StrictBool = False  # the text is inline markup, its tags kept in the translation (nmt.decode.markup)
 
 
 FIELDS = tuple(LineRequest.model_fields)
@@ -49,12 +50,14 @@ def _problem(error: dict) -> str:
         return f"{field}: missing"
     if field == "constraints":
         return "constraints: a list of strings is expected"
+    if field == "markup":
+        return "markup: true or false is expected"
     return f"{field}: a string is expected"
 
 
 def parse_request(line: str, number: int) -> LineRequest:
-    """A jsonl line, {"text": "...", "prefix": "...", "constraints": ["...", ...]} (prefix and
-    constraints optional); anything else a RequestRefused naming the line and the field."""
+    """A jsonl line, {"text": "...", "prefix": "...", "constraints": ["...", ...], "markup": false}
+    (all but text optional); anything else a RequestRefused naming the line and the field."""
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as e:

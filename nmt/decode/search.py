@@ -27,6 +27,7 @@ class Hypothesis:
     alignment: str | None = None  # Pharaoh word alignment to the source (on request)
     constraints_met: bool | None = None  # with lexical constraints: whether it contains them all
     upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.casing)
+    text: str | None = None  # its output text where more than its tokens make it (nmt.decode.markup)
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

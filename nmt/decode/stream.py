@@ -52,6 +52,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                      extras: Iterable[str] = ()) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
+    markup, each line is inline markup whose tags the translation keeps (nmt.decode.markup); with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
     (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated."""
     report = report if report is not None else StreamReport()
@@ -59,23 +60,27 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     first_line = 1
     while chunk := list(islice(iterator, chunk_lines)):
         texts, prefixes, constraints, errors = list(chunk), None, None, {}
+        markup: bool | list[bool] = input_format == "markup"
         if input_format == "jsonl":
-            texts, prefixes, constraints = [], [], []
+            texts, prefixes, constraints, markup = [], [], [], []
             for number, line in enumerate(chunk, start=first_line):
                 try:
                     request = parse_request(line, number)
                     check_request(request, translator, number)
                     text, prefix, phrases = request.text, request.prefix, request.constraints
+                    markup.append(request.markup)
                 except NmtError as e:
                     warn(str(e))
                     errors[number - first_line] = str(e)
                     text, prefix, phrases = "", "", []
+                    markup.append(False)
                 texts.append(text)
                 prefixes.append(prefix)
                 constraints.append(phrases)
         report.failed += len(errors)
         report.lines += len(chunk)
-        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras, constraints)):
+        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras, constraints,
+                                                 markup=markup)):
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
@@ -93,8 +98,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
 
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
-    if input_format not in ("plain", "jsonl"):
-        raise NmtError(f"--input-format {input_format}: choose plain or jsonl")
+    if input_format not in ("plain", "jsonl", "markup"):
+        raise NmtError(f"--input-format {input_format}: choose plain, markup or jsonl")
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":

@@ -23,8 +23,9 @@ from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import direction_prefix, source_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
-from nmt.decode.casing import sentence_case, source_case
-from nmt.decode.engine import TORCH, Capabilities, require
+from nmt.decode.casing import hypothesis_text, sentence_case, source_case
+from nmt.decode.engine import TORCH, Capabilities, refusal, require
+from nmt.decode.markup import mark_lines, monotone_alignment, render
 from nmt.decode.paragraphs import join_hypotheses, split_lines
 from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
 from nmt.errors import NmtError
@@ -267,31 +268,54 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
                     first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
-                    source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+                    source_prefixes: list[list[int]] | None = None,
+                    markup: bool | list[bool] = False) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order, one per line.
-    With decode.normalize_case, a line in capitals or Title Case is translated in sentence case
-    (nmt.decode.casing); with decode.split_sentences, a line of several sentences is translated
-    sentence by sentence and joined again (nmt.decode.paragraphs); `_translate_rows` says what
-    the other arguments do."""
+    With `markup` (for every line, or per line), a line is read as inline markup, and its tags are put back into the output
+    around the words aligned to those they wrapped; with decode.copy_verbatim, numbers, URLs and
+    the like are copied into the output unchanged (both nmt.decode.markup; the output text is
+    then `Hypothesis.text`). With decode.normalize_case, a line in capitals or Title Case is
+    translated in sentence case (nmt.decode.casing); with decode.split_sentences, a line of
+    several sentences is translated sentence by sentence and joined again (nmt.decode.paragraphs);
+    `_translate_rows` says what the other arguments do. A line with a prefix or constraints is
+    translated as it is written."""
+    numbers = list(range(first_line, first_line + len(lines)))
+    as_written = [bool((prefixes and prefixes[i]) or (constraints and constraints[i])) for i in range(len(lines))]
+    markup = markup if isinstance(markup, list) else [markup] * len(lines)
+    marked = mark_lines(lines, markup, cfg.copy_verbatim, as_written, warn, numbers)
+    lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     cases: list[str | None] = [None] * len(lines)
     if cfg.normalize_case:
-        cases = [None if (prefixes and prefixes[i]) or (constraints and constraints[i]) else source_case(line)
-                 for i, line in enumerate(lines)]
+        cases = [None if fixed else source_case(line) for line, fixed in zip(lines, as_written)]
         lines = [sentence_case(line) if case else line for line, case in zip(lines, cases)]
-    results = _translate_paragraphs(translator, lines, cfg, warn, first_line, prefixes, extras, constraints,
-                                    source_prefixes)
-    for hyps, case in zip(results, cases):
+    aligned = [m is not None and bool(m.items) and refusal(translator, "alignments") is None for m in marked]
+    results: list[list[Hypothesis]] = [[] for _ in lines]
+    for wanted, group_extras in ((False, set(extras)), (True, set(extras) | {"alignments"})):
+        rows = [i for i, a in enumerate(aligned) if a == wanted]
+        if rows:
+            pick = (lambda values: [values[i] for i in rows]) if len(rows) < len(lines) else (lambda values: values)
+            group = _translate_paragraphs(
+                translator, pick(lines), cfg, warn, pick(numbers), pick(prefixes) if prefixes else None, group_extras,
+                pick(constraints) if constraints else None, pick(source_prefixes) if source_prefixes else None)
+            for i, hyps in zip(rows, group):
+                results[i] = hyps
+    for hyps, case, m in zip(results, cases, marked):
         for h in hyps:
             h.upper = case == "upper"
+            if m is not None:
+                text = hypothesis_text(translator.tgt_tokenizer, h)
+                alignment = h.alignment if h.alignment is not None else monotone_alignment(len(m.text.split()),
+                                                                                            len(text.split()))
+                h.text = render(m, text, alignment)
+                h.alignment = h.alignment if "alignments" in extras else None
     return results
 
 
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
-                          first_line: int, prefixes: list[str] | None, extras: Iterable[str],
+                          numbers: list[int], prefixes: list[str] | None, extras: Iterable[str],
                           constraints: list[list[str]] | None,
                           source_prefixes: list[list[int]] | None) -> list[list[Hypothesis]]:
-    numbers = list(range(first_line, first_line + len(lines)))
-    if not cfg.split_sentences or "alignments" in extras:
+    if not cfg.split_sentences:
         return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, source_prefixes)
     room = translator.max_positions - 1 - len(translator.source_prefix)
     split = split_lines(lines, translator.recipe.data.src_lang, [bool(constraints and constraints[i]) for i in range(len(lines))],
@@ -304,10 +328,21 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
         extras, [constraints[i] for i in owner] if constraints else None,
         [source_prefixes[i] for i in owner] if source_prefixes else None)
+    words = _source_words(translator, split.sentences) if "alignments" in extras else None
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
-    for i, hyps in zip(owner, per_row):
+    grouped_words: list[list[int]] = [[] for _ in lines]
+    for row, (i, hyps) in enumerate(zip(owner, per_row)):
         grouped[i].append(hyps)
-    return [join_hypotheses(sentences) for sentences in grouped]
+        grouped_words[i].append(words[row] if words else 0)
+    return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
+
+
+def _source_words(translator, sentences: list[str]) -> list[int]:
+    """Each sentence's number of words as its alignment counts them (nmt.decode.alignment)."""
+    from nmt.decode.alignment import word_index
+
+    piece = translator.src_tokenizer.id_to_piece
+    return [max(word_index([piece(t) for t in ids]), default=-1) + 1 for ids in translator.src_tokenizer.encode(sentences)]
 
 
 def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],

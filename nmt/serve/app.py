@@ -3,7 +3,8 @@
   POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false,
                     "prefix": ["...", ...], "constraints": [["...", ...], ...],
                     "token_scores": false, "alignments": false,
-                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ..., "zero_shot": false}
+                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ..., "zero_shot": false,
+                    "markup": false}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
                       "alignments" when asked)
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
@@ -57,6 +58,7 @@ class TranslateRequest(BaseModel):
     tgt_lang: StrictStr | list[StrictStr] | None = None
     src_lang: StrictStr | None = None
     zero_shot: StrictBool = False  # allow directions the model was not trained on
+    markup: StrictBool = False  # the lines are inline markup: tags kept around the translated words
 
 
 def require_fastapi():
@@ -157,8 +159,8 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
         extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                        if wanted)
-        results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, source_prefixes)
-                   if body.text else [])
+        results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, source_prefixes,
+                                           body.markup) if body.text else [])
         detok = functools.partial(hypothesis_text, translator.tgt_tokenizer)
         reply: dict = {"translations": [detok(hyps[0]) for hyps in results]}
         if body.scores:

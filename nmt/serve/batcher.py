@@ -27,6 +27,7 @@ class _Request:
     extras: tuple[str, ...]
     constraints: list[list[str]] | None
     source_prefixes: list[list[int]] | None
+    markup: bool
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
 
@@ -52,11 +53,12 @@ class Batcher:
 
     async def translate(self, lines: list[str], cfg: DecodeConfig, prefixes: list[str] | None = None,
                         extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None,
-                        source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
-        """`source_prefixes`: per line, the language token ids of a multilingual model (None: its default)."""
+                        source_prefixes: list[list[int]] | None = None, markup: bool = False) -> list[list[Hypothesis]]:
+        """`source_prefixes`: per line, the language token ids of a multilingual model (None: its
+        default); `markup`: the lines are inline markup (nmt.decode.markup)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, source_prefixes, future, loop))
+        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, source_prefixes, markup, future, loop))
         return await future
 
     def close(self) -> None:
@@ -108,7 +110,8 @@ class Batcher:
         try:
             results = translate_lines(self.translator, lines, requests[0].cfg, prefixes=prefixes,
                                       extras=requests[0].extras, constraints=constraints,
-                                      source_prefixes=source_prefixes)
+                                      source_prefixes=source_prefixes,
+                                      markup=[r.markup for r in requests for _ in r.lines])
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)

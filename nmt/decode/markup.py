@@ -1,0 +1,370 @@
+"""Inline markup and verbatim spans carried across a translation by word alignment.
+
+A line is read into `Marked`: the plain text the model translates, and the items taken out of
+it, at character offsets of that text. Items are elements (`<b>…</b>`, `<a href="…">…</a>`:
+they wrap words) and points (a self-closing tag such as `<br/>`, a comment, a placeholder such
+as `{0}` or `%s`, and the verbatim spans of nmt.decode.verbatim: they sit between words).
+After translation `render` puts each item back, as written in the source:
+- an element around the output words aligned to the words it wrapped: the span from the first
+  to the last of them, kept inside its parent and clear of its siblings (so the output is always
+  well-formed); where none of its words is aligned to an output word, it is written empty where
+  its first word would go;
+- a point before the output word aligned to the source word after it (else after the one aligned
+  to the word before it); a point that ended its sentence ends the output, before its final
+  punctuation.
+Punctuation inside a tagged word's edge stays outside the tags when it was outside in the source
+(`<b>dog</b>.` gives `<b>Hund</b>.`). Tags inside a word wrap the whole output word.
+
+Markup mode also reads character references (`&amp;` is "&" to the model) and escapes `&`, `<`
+and `>` in the translated text. Markup that does not nest (an unclosed or stray tag) is a
+`MarkupError`: the caller translates that line as text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from nmt.decode.verbatim import verbatim_spans
+from nmt.errors import NmtError
+
+_TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
+                  r"""(?:\s+[^\s=/>"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*(?P<self>/)?>""")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_PLACEHOLDER = re.compile(r"\{[\w.:-]*\}|%(?:\d+\$)?[sdif@]")
+_MARKUP = re.compile(f"{_COMMENT.pattern}|{_TAG.pattern}|{_PLACEHOLDER.pattern}", re.S)
+# HTML elements without content: <br> is complete without "/>"
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+                  "source", "track", "wbr"})
+
+
+class MarkupError(NmtError):
+    """Markup that does not nest; the message says what and where."""
+
+
+@dataclass
+class Item:
+    open: str  # an element's opening tag, or a point's whole text, as written in the source
+    close: str = ""  # an element's closing tag as written; "" for a point
+    start: int = 0  # in the plain text: an element's content is [start, end); a point is at start
+    end: int = 0
+    point: bool = False
+    name: str = ""  # an element's tag name
+    children: list["Item"] = field(default_factory=list)
+
+
+@dataclass
+class Marked:
+    text: str  # what the model translates
+    items: list[Item]  # the outermost items, in source order
+    escape: bool = False  # markup: the output's text is escaped
+
+    @property
+    def plain(self) -> bool:
+        return not self.items
+
+
+def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False) -> Marked:
+    """`line` read as markup (`markup`) and/or with its verbatim spans taken out (`verbatim`).
+    Markup that does not nest raises MarkupError, or with `lenient` its unmatched tags become
+    points (kept in the output as they stand)."""
+    pieces = _markup_pieces(line) if markup else [("text", line)]
+    if verbatim:
+        pieces = [split for piece in pieces for split in (_verbatim_pieces(piece[1]) if piece[0] == "text" else [piece])]
+    return _assemble(pieces, markup, lenient)
+
+
+def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
+               numbers: list[int]) -> list[Marked | None]:
+    """Each line read by `mark` (as markup where `markup` says so), or None where nothing is taken
+    out of it (and it is not markup) or it is to be translated `as_written`. A line whose markup
+    does not nest is warned about (naming its number); its unmatched tags become points."""
+    out: list[Marked | None] = []
+    for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
+        if keep or not (is_markup or verbatim):
+            out.append(None)
+            continue
+        try:
+            marked = mark(line, is_markup, verbatim)
+        except MarkupError as e:
+            warn(f"line {number}: markup: {e}; its unmatched tags are kept where they stand")
+            marked = mark(line, is_markup, verbatim, lenient=True)
+        out.append(marked if marked.items or marked.escape else None)
+    return out
+
+
+def _markup_pieces(line: str) -> list[tuple]:
+    """("text", raw) | ("open", raw, name) | ("close", raw, name) | ("point", raw) in order."""
+    pieces, at = [], 0
+    for match in _MARKUP.finditer(line):
+        if match.start() > at:
+            pieces.append(("text", line[at:match.start()]))
+        raw, name = match.group(0), match.group("name")
+        if name is None:  # a comment or a placeholder
+            pieces.append(("point", raw))
+        elif match.group("close"):
+            pieces.append(("close", raw, name.lower()))
+        elif match.group("self") or name.lower() in VOID:
+            pieces.append(("point", raw))
+        else:
+            pieces.append(("open", raw, name.lower()))
+        at = match.end()
+    if at < len(line):
+        pieces.append(("text", line[at:]))
+    return pieces
+
+
+def _verbatim_pieces(text: str) -> list[tuple]:
+    pieces, at = [], 0
+    for start, end in verbatim_spans(text):
+        if start > at:
+            pieces.append(("text", text[at:start]))
+        pieces.append(("point", text[start:end]))
+        at = end
+    if at < len(text):
+        pieces.append(("text", text[at:]))
+    return pieces
+
+
+def _assemble(pieces: list[tuple], markup: bool, lenient: bool) -> Marked:
+    """The pieces' text (whitespace runs made one space, ends stripped, no space left before
+    punctuation where a point was taken out) and their items as a tree, offsets in that text."""
+    raw_text, root, stack, points_at = "", [], [], set()
+    for kind, raw, *name in pieces:
+        siblings = stack[-1].children if stack else root
+        if kind == "close" and (not stack or stack[-1].name != name[0]):
+            if not lenient:
+                raise MarkupError(f"{raw} closes {stack[-1].open}" if stack else f"{raw} closes no open tag")
+            kind = "point"
+        if kind == "text":
+            raw_text += html.unescape(raw) if markup else raw
+        elif kind == "point":
+            siblings.append(Item(raw, start=len(raw_text), end=len(raw_text), point=True))
+            points_at.add(len(raw_text))
+        elif kind == "open":
+            item = Item(raw, start=len(raw_text), name=name[0])
+            siblings.append(item)
+            stack.append(item)
+        else:
+            item = stack.pop()
+            item.close, item.end = raw, len(raw_text)
+    if stack and not lenient:
+        raise MarkupError(f"{stack[-1].open} is not closed")
+    for item in reversed(stack):  # never closed: a point, its content moved out to its parent
+        siblings = stack[stack.index(item) - 1].children if stack.index(item) else root
+        at = siblings.index(item)
+        siblings[at:at + 1] = [Item(item.open, start=item.start, end=item.start, point=True), *item.children]
+        points_at.add(item.start)
+    text, where = _normalize_spaces(raw_text, points_at)
+    for item in _walk(root):
+        item.start, item.end = where[item.start], where[item.end]
+    return Marked(text, root, escape=markup)
+
+
+def _normalize_spaces(text: str, points_at: set[int]) -> tuple[str, list[int]]:
+    """`text` with whitespace runs as one space and its ends stripped (and a space before
+    punctuation dropped where a point sat between them), and for each offset of `text` (and its
+    end) the offset it became."""
+    kept, where = [], []
+    for i, char in enumerate(text):
+        where.append(len(kept))
+        if char.isspace():
+            last = not text[i + 1:].strip()
+            before_punct = i + 1 in points_at and i + 1 < len(text) and _is_punct(text[i + 1])
+            if not kept or kept[-1] == " " or last or before_punct:
+                continue
+            char = " "
+        kept.append(char)
+    where.append(len(kept))
+    return "".join(kept), where
+
+
+def _walk(items: list[Item]):
+    for item in items:
+        yield item
+        yield from _walk(item.children)
+
+
+def _is_punct(char: str) -> bool:
+    return unicodedata.category(char)[0] in "PS" and not char.isalnum()
+
+
+# ---------------------------------------------------------------------------------------------
+# After translation: the items around the output's words
+
+
+@dataclass
+class _Unit:
+    """A piece of an output word: its leading punctuation, its core, or its trailing punctuation."""
+    text: str
+    space_before: bool
+
+
+class _Output:
+    """The output words cut into units, and where each word's units lie."""
+
+    def __init__(self, text: str, escape: bool):
+        self.units: list[_Unit] = []
+        self.first, self.core, self.core_end, self.end = [], [], [], []
+        for word in text.split():
+            lead = len(word) - len(word.lstrip("".join(c for c in word if _is_punct(c))))
+            trail = len(word) - len(word.rstrip("".join(c for c in word if _is_punct(c))))
+            if lead + trail >= len(word):
+                lead, trail = 0, 0
+            parts = [p for p in (word[:lead], word[lead:len(word) - trail], word[len(word) - trail:])]
+            self.first.append(len(self.units))
+            self.core.append(len(self.units) + (1 if lead else 0))
+            self.core_end.append(self.core[-1] + 1)
+            for i, part in enumerate(parts):
+                if part:
+                    self.units.append(_Unit(html.escape(part, quote=False) if escape else part,
+                                            space_before=i == 0 or (i == 1 and not lead)))
+            self.end.append(len(self.units))
+
+    @property
+    def words(self) -> int:
+        return len(self.first)
+
+
+def _aligned(alignment: str, words: int) -> dict[int, list[int]]:
+    """Source word -> its output words, from a Pharaoh alignment (output indices past the last
+    word, which a tokenizer's detokenization may have merged, count as the last)."""
+    targets: dict[int, list[int]] = {}
+    for pair in alignment.split():
+        s, t = (int(x) for x in pair.split("-"))
+        targets.setdefault(s, []).append(min(t, words - 1))
+    return targets
+
+
+def monotone_alignment(source_words: int, output_words: int) -> str:
+    """An alignment along the diagonal, for engines that give none (tags keep their relative place)."""
+    if not source_words or not output_words:
+        return ""
+    return " ".join(f"{min(source_words - 1, t * source_words // output_words)}-{t}" for t in range(output_words))
+
+
+def render(marked: Marked, output: str, alignment: str) -> str:
+    """The output text with `marked`'s items put back (see the module's docstring); `alignment`
+    is the output's Pharaoh alignment to `marked.text`."""
+    if marked.plain and not marked.escape:
+        return output
+    out = _Output(output, marked.escape)
+    placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {})
+    tokens: list[tuple[str, str]] = []
+    _serialize(placer.place(marked.items, 0, len(out.units)), 0, len(out.units), out, tokens)
+    return _join(tokens)
+
+
+class _Placer:
+    def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]]):
+        self.text, self.out, self.aligned = text, out, aligned
+        self.words = [m.span() for m in re.finditer(r"\S+", text)]
+
+    def _word_range(self, item: Item) -> tuple[int, int]:
+        inside = [i for i, (s, e) in enumerate(self.words) if s < item.end and e > item.start]
+        return (inside[0], inside[-1]) if inside else (-1, -1)
+
+    def _span(self, item: Item) -> tuple[int, int] | None:
+        first, last = self._word_range(item)
+        targets = [t for i in range(first, last + 1) for t in self.aligned.get(i, [])] if first >= 0 else []
+        if not targets:
+            return None
+        start_word, end_word = min(targets), max(targets)
+        s, e = self.words[first][0], self.words[last][1]
+        inner_start = s < item.start and all(_is_punct(c) for c in self.text[s:item.start])
+        inner_end = item.end < e and all(_is_punct(c) for c in self.text[item.end:e])
+        return (self.out.core[start_word] if inner_start else self.out.first[start_word],
+                self.out.core_end[end_word] if inner_end else self.out.end[end_word])
+
+    def _gap(self, item: Item) -> int:
+        out, n = self.out, len(self.words)
+        if not out.words:
+            return 0
+        last = out.words - 1
+        before_final_punct = out.core_end[last] if out.end[last] > out.core_end[last] else out.end[last]
+        rest = self.text[item.start:].replace(" ", "")
+        if not rest:  # it ended the line: after the output's final punctuation where it followed the source's
+            return len(out.units) if self.text and _is_punct(self.text[-1]) else before_final_punct
+        if all(_is_punct(c) for c in rest):  # it ended the sentence, before its final punctuation
+            return before_final_punct
+        gap = sum(1 for s, _ in self.words if s < item.start)
+        if gap < n and self.aligned.get(gap):
+            return out.first[min(self.aligned[gap])]
+        if gap > 0 and self.aligned.get(gap - 1):
+            after = out.end[max(self.aligned[gap - 1])]
+            return before_final_punct if after == len(out.units) else after
+        word = round(gap * out.words / max(n, 1))
+        return out.first[word] if word < out.words else before_final_punct
+
+    def place(self, items: list[Item], lo: int, hi: int) -> list[tuple]:
+        """("element", start, end, item, children) and ("point", at, text) nodes within [lo, hi)
+        units, in output order; elements nested and not overlapping."""
+        elements, points = [], []
+        for order, item in enumerate(items):
+            span = None if item.point else self._span(item)
+            if span is not None:
+                span = (max(span[0], lo), min(span[1], hi))
+            if span is not None and span[0] < span[1]:
+                elements.append([span[0], span[1], order, item])
+            else:
+                points.append([min(max(self._gap(item), lo), hi), order, item])
+        elements.sort(key=lambda e: (e[0], -e[1], e[2]))
+        kept, cursor = [], lo
+        for start, end, order, item in elements:
+            start = max(start, cursor)
+            if start >= end:  # overlapped by a sibling placed before it: written empty after it
+                points.append([cursor, order, item])
+                continue
+            kept.append((start, end, order, item))
+            cursor = end
+        nodes = []
+        for at, order, item in points:
+            for start, end, _, _ in kept:
+                if start < at < end:
+                    at = start
+            nodes.append((at, 0, order, ("point", at, _collapsed(item))))
+        for start, end, order, item in kept:
+            nodes.append((start, 1, order, ("element", start, end, item, self.place(item.children, start, end))))
+        return [node for *_, node in sorted(nodes, key=lambda n: n[:3])]
+
+
+def _collapsed(item: Item) -> str:
+    """An item written with no output words in it: a point's text, an element's tags (and its
+    points) with nothing between."""
+    if item.point:
+        return item.open
+    return item.open + "".join(_collapsed(child) for child in item.children) + item.close
+
+
+def _serialize(nodes: list[tuple], lo: int, hi: int, out: _Output, tokens: list[tuple[str, str]]) -> None:
+    at = lo
+    for node in nodes:
+        start = node[1]
+        for unit in out.units[at:start]:
+            tokens.append(("space" if unit.space_before else "glue", unit.text))
+        at = start
+        if node[0] == "point":
+            tokens.append(("point", node[2]))
+        else:
+            _, start, end, item, children = node
+            tokens.append(("open", item.open))
+            _serialize(children, start, end, out, tokens)
+            tokens.append(("close", item.close))
+            at = end
+    for unit in out.units[at:hi]:
+        tokens.append(("space" if unit.space_before else "glue", unit.text))
+
+
+def _join(tokens: list[tuple[str, str]]) -> str:
+    """Tokens to text: a word or point is spaced from what came before it, that space going in
+    front of the opening tags just before it; closing tags and punctuation attach to the left."""
+    parts: list[str] = []
+    opens_from = 0  # where the run of opening tags at the end of `parts` starts
+    for kind, text in tokens:
+        if kind in ("space", "point") and parts and any(p.strip() for p in parts[:opens_from]):
+            parts.insert(opens_from, " ")
+        parts.append(text)
+        opens_from = opens_from if kind == "open" else len(parts)
+    return "".join(parts)

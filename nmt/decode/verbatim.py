@@ -1,0 +1,46 @@
+"""Text a translation copies unchanged: numbers, dates, prices, URLs, e-mail addresses, emoji,
+@mentions and #hashtags, and codes such as "C-3PO" or "COVID-19" (letters with digits and a
+capital). A model rarely copies what it seldom saw in training (it rewrites "42" or drops a URL),
+so such spans are taken out of the line before translation and put back into the output beside
+the words aligned to their neighbours (nmt.decode.markup does both; `decode.copy_verbatim`).
+
+A number joined to a word by a hyphen ("3-year-old") is part of that word and is translated.
+"""
+
+from __future__ import annotations
+
+import re
+
+_URL = r"(?:https?://|ftp://|www\.)[^\s<>\"'`]+"
+_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_NUMBER = r"[$€£¥₹]?[+-]?\d+(?:[.,:/-]\d+)*(?:%|[$€£¥₹])?"
+_CODE = r"(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+_HANDLE = r"[@#][^\W_][\w]*"
+# Pictographs, dingbats and symbols, with their modifiers (variation selector, skin tones) and
+# zero-width-joiner sequences; a run of them is one span.
+_PICTOGRAPH = "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\u3030\u303D\u3297\u3299]"
+_EMOJI = f"(?:{_PICTOGRAPH}[\uFE0F\U0001F3FB-\U0001F3FF]*(?:\u200D{_PICTOGRAPH}[\uFE0F]*)*)+"
+
+_VERBATIM = re.compile(
+    rf"(?P<url>{_URL})|(?P<email>(?<![\w.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
+    rf"|(?<![\w-])(?:(?P<code>{_CODE})|(?P<number>{_NUMBER})|(?P<handle>{_HANDLE}))(?![\w-])")
+_URL_TAIL = ".,;:!?'\")]}"
+
+
+def verbatim_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) character spans of `text` to copy unchanged, in order, not overlapping."""
+    spans = []
+    for match in _VERBATIM.finditer(text):
+        start, end = match.span()
+        if match.lastgroup == "url":  # a URL ends before the punctuation after it ("see x.org.")
+            while end > start and text[end - 1] in _URL_TAIL and not _balanced(text[start:end]):
+                end -= 1
+        spans.append((start, end))
+    return spans
+
+
+def _balanced(url: str) -> bool:
+    """Whether a URL's closing bracket belongs to it (".../Foo_(bar)")."""
+    last = url[-1]
+    pairs = {")": "(", "]": "[", "}": "{"}
+    return last in pairs and url.count(pairs[last]) >= url.count(last)

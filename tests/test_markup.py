@@ -1,0 +1,171 @@
+"""Inline markup and verbatim spans carried across a translation (nmt.decode.markup,
+nmt.decode.verbatim): reading, placing by hand-made alignments, and the guarantees that hold
+for any alignment (the output is well-formed and keeps exactly the source's tags)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from nmt.decode.markup import Item, MarkupError, mark, mark_lines, monotone_alignment, render
+from nmt.decode.paragraphs import join_alignments
+from nmt.decode.verbatim import verbatim_spans
+
+
+def spans(text: str) -> list[str]:
+    return [text[s:e] for s, e in verbatim_spans(text)]
+
+
+def tags(line: str) -> Counter:
+    """The tags of a line that must nest (MarkupError otherwise), as written."""
+    found: Counter = Counter()
+
+    def walk(items: list[Item]) -> None:
+        for item in items:
+            found[item.open] += 1
+            found[item.close] += bool(item.close)
+            walk(item.children)
+
+    walk(mark(line, markup=True, verbatim=False).items)
+    return +found
+
+
+def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
+    assert spans("A man with 42 balloons paid $19.99 (15%) on 2024-05-17 at 10:30.") == [
+        "42", "$19.99", "15%", "2024-05-17", "10:30"]
+    assert spans("See https://example.org/a_(b). Or www.x.com, or mail info@example.com!") == [
+        "https://example.org/a_(b)", "www.x.com", "info@example.com"]
+    assert spans("Party 🎉 thumbs 👍🏽 family 👨\u200d👩\u200d👧 ok") == ["🎉", "👍🏽", "👨\u200d👩\u200d👧"]
+    assert spans("C-3PO and R2-D2 meet COVID-19 fans #nmt @nmt_user.") == ["C-3PO", "R2-D2", "COVID-19", "#nmt", "@nmt_user"]
+    # a number joined to a word is translated with it; plain words and a lone hyphen are not spans
+    assert spans("A 3-year-old boy and a well-known 1st-rate dog - fine.") == []
+
+
+def test_markup_is_read_into_text_and_items_at_offsets():
+    marked = mark('A <a href="x>y" title=\'q"\'>big <i>brown</i> dog</a> runs<br/> fast &amp; far.', True, False)
+    assert marked.text == "A big brown dog runs fast & far."
+    [link, br] = marked.items
+    assert link.open == '<a href="x>y" title=\'q"\'>' and link.close == "</a>"
+    assert marked.text[link.start:link.end] == "big brown dog"
+    assert [c.open for c in link.children] == ["<i>"] and marked.text[link.children[0].start:link.children[0].end] == "brown"
+    assert br.point and br.open == "<br/>" and marked.text[:br.start] == "A big brown dog runs"
+    placeholders = mark("Hello {name}, you have %d messages <!-- x -->", True, False)
+    assert [i.open for i in placeholders.items] == ["{name}", "%d", "<!-- x -->"]
+    assert mark("3 < 5 and x>2", True, False).items == []  # a "<" that starts no tag is text
+
+
+def test_markup_that_does_not_nest_is_an_error_or_with_lenient_kept_as_points():
+    for line, message in (("A <b>dog", "<b> is not closed"), ("A dog</b>", "</b> closes no open tag"),
+                          ("<b><i>x</b></i>", "</b> closes <i>")):
+        with pytest.raises(MarkupError, match=message):
+            mark(line, True, False)
+    lenient = mark("A <b>big <i>dog</i> runs", True, False, lenient=True)
+    assert lenient.text == "A big dog runs" and [i.open for i in lenient.items] == ["<b>", "<i>"]
+    assert lenient.items[0].point and not lenient.items[1].point
+    warnings = []
+    marked = mark_lines(["fine <b>x</b>", "A <b>dog"], [True, True], False, [False, False], warnings.append, [7, 8])
+    assert warnings == ["line 8: markup: <b> is not closed; its unmatched tags are kept where they stand"]
+    assert render(marked[1], "Ein Hund", "0-0 1-1") == "Ein <b> Hund"
+
+
+def test_tags_follow_the_alignment_with_edge_punctuation_outside():
+    marked = mark("A <b>red</b> hat.", True, False)
+    assert render(marked, "Ein roter Hut.", "0-0 1-1 2-2") == "Ein <b>roter</b> Hut."
+    # reordering: "seen him" -> "ihn gesehen"; the full stop stays outside as in the source
+    marked = mark("I have <i>seen him</i>.", True, False)
+    assert render(marked, "Ich habe ihn gesehen.", "0-0 1-1 3-2 2-3") == "Ich habe <i>ihn gesehen</i>."
+    marked = mark('"<b>Dog</b>" and cat', True, False)
+    assert render(marked, '"Hund" und Katze', "0-0 1-1 2-2") == '"<b>Hund</b>" und Katze'
+    # nested, with attributes whose values hold quotes and ">"
+    marked = mark('A <a href="x>y">big <i>brown</i> dog</a> runs.', True, False)
+    assert render(marked, "Ein großer brauner Hund rennt.", "0-0 1-1 2-2 3-3 4-4") == \
+        'Ein <a href="x>y">großer <i>brauner</i> Hund</a> rennt.'
+
+
+def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_between_words():
+    marked = mark("A <b>very</b> big dog<br/> runs.", True, False)
+    assert render(marked, "Ein großer Hund rennt.", "0-0 2-1 3-2 4-3") == "Ein <b></b> großer Hund <br/> rennt."
+    assert render(mark("<br/>", True, False), "", "") == "<br/>"  # a tag-only line
+
+
+def test_markup_output_escapes_the_text_and_keeps_references_in_tags():
+    marked = mark("Tom &amp; Jerry <b>run</b>", True, False)
+    assert marked.text == "Tom & Jerry run"
+    assert render(marked, "Tom & Jerry <rennen>", "0-0 1-1 2-2 3-3") == "Tom &amp; Jerry <b>&lt;rennen&gt;</b>"
+
+
+def test_verbatim_text_goes_before_the_word_aligned_to_the_word_after_it():
+    marked = mark("A man with 42 balloons.", False, True)
+    assert marked.text == "A man with balloons." and marked.items[0].open == "42"
+    assert render(marked, "Ein Mann mit Ballons.", "0-0 1-1 2-2 3-3") == "Ein Mann mit 42 Ballons."
+    assert render(marked, "Ballons hat ein Mann.", "3-0 2-1 0-2 1-3") == "42 Ballons hat ein Mann."
+    ended = mark("Visit https://example.org.", False, True)
+    assert ended.text == "Visit."  # no space left before the full stop
+    assert render(ended, "Besuche es.", "0-0 0-1") == "Besuche es https://example.org."
+    assert render(mark("Visit it. 🎉", False, True), "Besuche es.", "0-0 1-1") == "Besuche es. 🎉"
+    assert render(mark("Visit it 🎉", False, True), "Besuche es.", "0-0 1-1") == "Besuche es 🎉."
+    # not markup: a tag-like text is left to the model, the output is not escaped
+    assert mark("a <b> & 5", False, True).text == "a <b> &"
+
+
+def test_any_alignment_gives_well_formed_output_with_exactly_the_source_tags():
+    """Random trees of tags and random alignments, crossing and many-to-one included."""
+    rng = random.Random(0)
+    for _ in range(300):
+        words = [f"w{i}" for i in range(rng.randint(0, 7))]
+        line = _random_markup(rng, words)
+        marked = mark(line, True, True)
+        n_out = rng.randint(0, 8)
+        output = " ".join(f"v{j}" + rng.choice(["", ".", ","]) for j in range(n_out))
+        n_src = len(marked.text.split())
+        alignment = " ".join(f"{rng.randrange(n_src)}-{j}" for j in range(n_out) if n_src and rng.random() < 0.8)
+        out = render(marked, output, alignment)
+        assert tags(out) == tags(line), (line, alignment, out)
+        text = mark(out, True, False).text  # the output's words, and the verbatim spans once each
+        for point in _points(marked):
+            assert point in text, (line, out)
+            text = text.replace(point, "", 1)
+        assert "".join(text.split()) == "".join(output.split()), (line, alignment, out)
+
+
+def _points(marked) -> list[str]:
+    """The verbatim spans of a line, which are text in the output (tags are not)."""
+    found = []
+
+    def walk(items):
+        for item in items:
+            if item.point and not item.open.startswith(("<", "{", "%")):
+                found.append(item.open)
+            walk(item.children)
+
+    walk(marked.items)
+    return found
+
+
+def _random_markup(rng: random.Random, words: list[str]) -> str:
+    out, stack = [], []
+    for word in words:
+        roll = rng.random()
+        if roll < 0.25:
+            name = rng.choice(["b", "i", "span"])
+            out.append(f'<{name} class="c{rng.randint(0, 9)}">' if name == "span" else f"<{name}>")
+            stack.append(name)
+        elif roll < 0.35:
+            out.append(rng.choice(["<br/>", "{0}", "42", "🎉"]))
+        out.append(word)
+        if stack and rng.random() < 0.4:
+            out.append(f"</{stack.pop()}>")
+    out += [f"</{name}>" for name in reversed(stack)]
+    return " ".join(out)
+
+
+def test_a_monotone_alignment_runs_along_the_diagonal():
+    assert monotone_alignment(2, 4) == "0-0 0-1 1-2 1-3"
+    assert monotone_alignment(3, 3) == "0-0 1-1 2-2" and monotone_alignment(0, 3) == ""
+
+
+def test_alignments_of_sentences_join_with_offsets():
+    assert join_alignments(["0-0 1-1 1-2", "", "1-0 0-1"], [2, 3, 2]) == "0-0 1-1 1-2 6-3 5-4"
+    assert join_alignments(["0-0 1-0 1-1", "0-0"], [2, 1]) == "0-0 1-0 1-1 2-2"  # two links of output word 0

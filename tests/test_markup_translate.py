@@ -1,0 +1,88 @@
+"""Markup and verbatim spans through translation with a trained model: the words are translated as
+the line without them would be, and every tag and span comes back (nmt translate, jsonl)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.casing import hypothesis_text
+from nmt.decode.markup import mark
+from nmt.decode.paragraphs import join_alignments
+from nmt.decode.translate import load_translator, translate_lines
+from tests.test_markup import tags
+
+LINE = "A black dog leaps over a log."
+TAGGED = 'A <b>black</b> dog <a href="https://x.org/?a=1&amp;b=2" title="a > b">leaps <i>over</i></a> a log.<br/>'
+
+
+@pytest.fixture(scope="module")
+def translator(trained_tiny):
+    return load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+
+
+@pytest.fixture(scope="module")
+def cfg(trained_tiny):
+    return trained_tiny.decode.model_copy(update={"precision": "fp32"})
+
+
+def test_tags_change_nothing_in_the_translation_and_all_come_back(translator, cfg):
+    [plain], [marked] = translate_lines(translator, [LINE], cfg), translate_lines(translator, [TAGGED], cfg, markup=True)
+    assert marked[0].tokens == plain[0].tokens
+    text = hypothesis_text(translator.tgt_tokenizer, marked[0])
+    assert tags(text) == tags(TAGGED)
+    assert mark(text, True, False).text == translator.tgt_tokenizer.decode(plain[0].tokens)
+    assert marked[0].alignment is None  # used to place the tags, given only when asked for
+
+
+def test_verbatim_spans_are_copied_and_the_rest_translated_as_without_them(translator, cfg):
+    words = LINE.split()
+    inserted = [" ".join(words[:2] + [item] + words[2:]) for item in ("42", "https://example.org/a?b=1", "🎉", "C-3PO")]
+    [plain] = translate_lines(translator, [LINE], cfg)
+    out = translate_lines(translator, inserted, cfg)
+    for line, hyps, item in zip(inserted, out, ("42", "https://example.org/a?b=1", "🎉", "C-3PO")):
+        assert hyps[0].tokens == plain[0].tokens
+        assert item in hypothesis_text(translator.tgt_tokenizer, hyps[0]), line
+    off = cfg.model_copy(update={"copy_verbatim": False})
+    assert translate_lines(translator, inserted[:1], off)[0][0].text is None
+
+
+def test_a_paragraph_with_markup_is_split_and_its_alignment_joined(translator, cfg):
+    """The joined alignment is each sentence's own alignment, its indices moved past the ones before."""
+    second = "Two cats sit on a wall!"
+    alone = translate_lines(translator, [LINE, second], cfg, extras=("alignments",))
+    [joined] = translate_lines(translator, [f"{LINE} {second}"], cfg, extras=("alignments",))
+    assert joined[0].tokens == alone[0][0].tokens + alone[1][0].tokens
+    assert joined[0].alignment == join_alignments([alone[0][0].alignment, alone[1][0].alignment],
+                                                  [len(LINE.split()), len(second.split())])
+    [marked] = translate_lines(translator, [f"{LINE} <b>Two cats</b> sit on a wall!"], cfg, markup=True)
+    assert marked[0].tokens == joined[0].tokens and tags(marked[0].text) == Counter({"<b>": 1, "</b>": 1})
+
+
+def test_translate_markup_keeps_lines_warns_on_bad_markup_and_jsonl_asks_per_line(trained_tiny, tmp_path):
+    source = tmp_path / "in.html"
+    source.write_text(f"{TAGGED}\n\n<br/>\nA <b>dog\n", encoding="utf-8")
+    runner = CliRunner()
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "out"),
+                                 "--input-format", "markup"])
+    assert result.exit_code == 0, result.output
+    assert "line 4: markup: <b> is not closed" in result.output
+    out = (tmp_path / "out").read_text(encoding="utf-8").split("\n")
+    assert len(out) == 5 and out[1] == "" and out[2] == "<br/>" and out[4] == ""
+    assert tags(out[0]) == tags(TAGGED) and "<b>" in out[3]
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(json.dumps({"text": "A <b>dog</b>.", "markup": True}) + "\n"
+                        + json.dumps({"text": "A <b>dog</b>."}) + "\n" + json.dumps({"text": "x", "markup": "yes"}) + "\n",
+                        encoding="utf-8")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(requests), "-o", str(tmp_path / "out.jsonl"),
+                                 "--input-format", "jsonl", "--output-format", "jsonl"])
+    assert "line 3: markup: true or false is expected" in result.output
+    first, second, third = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert tags(first["hypotheses"][0]["text"]) == Counter({"<b>": 1, "</b>": 1})
+    assert "error" in third and "hypotheses" in second
+
