@@ -2,6 +2,11 @@
 in the forms real input comes in, with the recipe's decode settings. Writes results/robustness.json.
 
     python -m bench.robustness [-c runs/demo/checkpoints/best.pt] [--recipe recipes/multi30k_en_de.yaml]
+                               [--compare runs/demo_augmented/checkpoints/best.pt]
+
+Where the --compare model exists (by default the demo trained with data.augment, `make
+demo-augmented`), every form is measured for it too, under "compared_with"; each model's entry
+says how it was augmented.
 
 Forms, each scored with sacreBLEU against the reference (case forms lowercased, as their
 translations cannot be expected to restore the reference's case):
@@ -16,6 +21,7 @@ translations cannot be expected to restore the reference's case):
   translated as markup (--input-format markup) and as plain text: outputs well-formed with exactly
   the source's tags, BLEU of the output's text against plain input's, and where the tag went,
   judged against an independent aligner (bench.reference_alignment, eflomal);
+- typos: every source line with one typo (nmt.data.augment's, seed 1);
 - verbatim: a number, date, price, URL, e-mail address, emoji, code or handle inserted between
   two words of each of the first 300 lines, with decode.copy_verbatim on and off: outputs that
   contain it unchanged, and BLEU with it taken out against the same lines translated plain.
@@ -23,6 +29,7 @@ translations cannot be expected to restore the reference's case):
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
@@ -33,6 +40,7 @@ from bench.report import demo_parser, demo_test_set, write_json
 from bench.stress_forms import tagged, tagged_words, tags_of, text_of, with_verbatim, without
 from nmt.data.corpus import read_lines
 from nmt.config import load_recipe
+from nmt.data.augment import with_typo
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.paragraphs import sentences_of
 from nmt.decode.translate import load_translator, translate_lines
@@ -53,8 +61,22 @@ def score(hypotheses: list[str], references: list[str], lowercase: bool = False)
 
 
 def main() -> None:
-    args = demo_parser().parse_args()
+    parser = demo_parser()
+    parser.add_argument("--compare", default="runs/demo_augmented/checkpoints/best.pt",
+                        help="A second model (make demo-augmented: trained with data.augment), measured the same "
+                             "way where it exists.")
+    args = parser.parse_args()
     checkpoint, sources, references = demo_test_set(args)
+    train = [list(read_lines(ROOT / f"data/multi30k/train.{lang}.gz")) for lang in ("en", "de")]
+    result = measure(checkpoint, args, sources, references, train)
+    if Path(args.compare).is_file():
+        result["compared_with"] = measure(Path(args.compare), args, sources, references, train)
+    print(result)
+    write_json(ROOT / "results" / "robustness.json", result)
+
+
+def measure(checkpoint: Path, args, sources: list[str], references: list[str], train: list[list[str]]) -> dict:
+    """Every form, translated by `checkpoint` with the recipe's decode settings."""
     translator = load_translator([checkpoint])
     on = load_recipe(Path(args.recipe)).decode
     off = on.model_copy(update={"split_sentences": False})
@@ -89,15 +111,14 @@ def main() -> None:
             forms[name][setting] = score(hypotheses, references, lowercase=True)
             forms[name][setting]["all_caps_outputs"] = sum(h.isupper() for h in hypotheses)
     forms["plain_lowercased"] = score(one_per_line, references, lowercase=True)
-    train = [list(read_lines(ROOT / f"data/multi30k/train.{lang}.gz")) for lang in ("en", "de")]
+    rng = random.Random(1)
+    forms["typos"] = score(translate([with_typo(s, rng) for s in sources], on)[0], references)
     forms |= tag_forms(translate, on, sources, references, one_per_line, train)
     forms["verbatim"] = verbatim_form(translate, on, verbatim_off, sources[:300], references[:300])
     info = checkpoint_info(checkpoint)
-    result = {"checkpoint": str(checkpoint), "updates": info["step"], "training_minutes": info["training_minutes"],
-              "recipe": args.recipe, "test": args.test, "threads": args.threads, "sentences": len(sources),
-              "forms": forms}
-    print(result)
-    write_json(ROOT / "results" / "robustness.json", result)
+    return {"checkpoint": str(checkpoint), "updates": info["step"], "training_minutes": info["training_minutes"],
+            "augment": translator.recipe.data.augment.model_dump(), "recipe": args.recipe, "test": args.test,
+            "threads": args.threads, "sentences": len(sources), "forms": forms}
 
 
 def tag_forms(translate, cfg, sources: list[str], references: list[str], plain_outputs: list[str],

@@ -20,6 +20,26 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class AugmentConfig(Section):
+    """Training pairs rewritten by `nmt prepare`, each with its probability (nmt.data.augment):
+    so that a model also sees the forms users type. All 0: the data as it is."""
+
+    uppercase: float = Field(default=0.0, ge=0.0, le=1.0)  # both sides in capitals
+    titlecase: float = Field(default=0.0, ge=0.0, le=1.0)  # both sides with every word capitalized
+    typos: float = Field(default=0.0, ge=0.0, le=1.0)  # the source with one typo (a character swapped, lost, doubled)
+    seed: int = 1  # which pairs, and which typos: the same seed, the same data
+
+    @model_validator(mode="after")
+    def _one_case_per_pair(self) -> "AugmentConfig":
+        if self.uppercase + self.titlecase > 1:
+            raise ValueError(f"uppercase + titlecase: {self.uppercase + self.titlecase:g}, more than 1 "
+                             "(a pair gets one case or none)")
+        return self
+
+    def active(self) -> bool:
+        return bool(self.uppercase or self.titlecase or self.typos)
+
+
 class CorpusConfig(Section):
     """One of several training corpora (`data.train` as a list)."""
 
@@ -28,6 +48,7 @@ class CorpusConfig(Section):
     tgt_lang: str | None = None  # default: data.tgt_lang
     weight: float = Field(default=1.0, gt=0.0)  # multiplies the corpus's share of each epoch (see DataConfig)
     tag: str | None = None  # a token put in front of each of its source sentences, e.g. <BT> for back-translation
+    augment: AugmentConfig | None = None  # default: data.augment
 
     @field_validator("tag")
     @classmethod
@@ -73,6 +94,9 @@ class DataConfig(Section):
     # reads sample e mod subword_samples. 0 = off: one deterministic segmentation.
     subword_sampling_alpha: float = Field(default=0.0, ge=0.0, lt=1.0)
     subword_samples: int = Field(default=4, ge=1)
+    # Capitals, Title Case and typos written into a share of the training pairs (nmt.data.augment);
+    # a corpus of data.train may set its own.
+    augment: AugmentConfig = AugmentConfig()
 
     @model_validator(mode="after")
     def _corpora_agree_with_the_tokens(self) -> "DataConfig":

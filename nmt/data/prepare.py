@@ -12,7 +12,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from nmt.config import DataConfig, TokenizerConfig
+from nmt.config import AugmentConfig, DataConfig, TokenizerConfig
+from nmt.data.augment import augment_pair
 from nmt.data.clean import PairFilter, normalize
 from nmt.data.corpus import Corpus, open_corpus
 from nmt.data.dedup import find_duplicates
@@ -96,6 +97,7 @@ class Source:
     corpus: Corpus
     prefix: list[int]
     settings: dict  # what the report says of it
+    augment: AugmentConfig | None = None  # training corpora: how their pairs are rewritten
 
 
 class _Chained(Corpus):
@@ -113,7 +115,7 @@ def split_sources(data: DataConfig, sp_src) -> dict[str, list[Source]]:
     """Every split to write: train (all corpora, one after the other), and valid and test once per
     direction (`valid.en-de`, ...) when the corpora hold several, else once (`valid`)."""
     train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), source_prefix(sp_src, data, c.tgt_lang, c.tag),
-                    c.model_dump(mode="json")) for c in data.corpora()]
+                    c.model_dump(mode="json"), c.augment or data.augment) for c in data.corpora()]
     splits = {"train": train}
     for split, spec in (("valid", data.valid), ("test", data.test)):
         if not spec:
@@ -155,22 +157,27 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
         sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
-        read, per_corpus = 0, []
+        read, per_corpus, augmented = 0, [], 0
         for source in sources:
-            corpus_read, corpus_kept = 0, 0
+            corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
             for chunk in _chunks(_normalized_pairs(source.corpus, data.normalize_nfkc), CHUNK):
                 first_line = read
                 read += len(chunk)
                 corpus_read += len(chunk)
+                lines = range(first_line, first_line + len(chunk))
                 if pair_filter:
                     kept = []
-                    for line, (s, t) in enumerate(chunk, first_line):
+                    for line, (s, t) in zip(lines, chunk):
                         reason = pair_filter.text_reason(line, s, t)
                         if reason:
                             pair_filter.drop(reason)
                         else:
-                            kept.append((s, t))
-                    chunk = kept
+                            kept.append((line, (s, t)))
+                    lines, chunk = [line for line, _ in kept], [pair for _, pair in kept]
+                if source.augment is not None and source.augment.active():
+                    rewritten = [augment_pair(s, t, line, source.augment) for line, (s, t) in zip(lines, chunk)]
+                    corpus_augmented += sum(new != old for new, old in zip(rewritten, chunk))
+                    chunk = rewritten
                 src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
                 if source.prefix:
                     src_ids = [[*source.prefix, *ids] for ids in src_ids]
@@ -193,7 +200,9 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                     sampler.add(chunk, src_ids, tgt_ids, source.prefix)
                 if on_progress:
                     on_progress(split, read)
-            per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read, "kept": corpus_kept})
+            per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read, "kept": corpus_kept,
+                               **({"augmented": corpus_augmented} if corpus_augmented else {})})
+            augmented += corpus_augmented
         kept = src_writer.close()
         tgt_writer.close()
         if sampler:
@@ -201,6 +210,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         report["splits"][split] = {
             "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
             "dropped": dict(pair_filter.dropped) if pair_filter else {},
+            **({"augmented": augmented} if augmented else {}),
         }
         if split == "train" and isinstance(data.train, list):
             report["splits"][split]["corpora"] = per_corpus

@@ -1,0 +1,85 @@
+"""Training pairs in capitals, Title Case and with typos (data.augment, nmt.data.augment)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.config import AugmentConfig, load_recipe
+from nmt.errors import NmtError
+from nmt.data.augment import augment_pairs, title_case
+from tests.conftest import TINY, one_line_error, prepared_tiny
+
+PAIRS = [(f"A black dog number {i} leaps over the log.", f"Ein schwarzer Hund Nummer {i} springt über den Baumstamm.")
+         for i in range(20_000)]
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """b is a with two neighbouring characters swapped, one dropped or one doubled."""
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    short, long = sorted((a, b), key=len)
+    return len(long) == len(short) + 1 and any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def test_rates_by_counting_and_both_sides_consistent():
+    cfg = AugmentConfig(uppercase=0.1, titlecase=0.2, typos=0.3, seed=7)
+    out = augment_pairs(PAIRS, 0, cfg)
+    counts = {"upper": 0, "title": 0, "typo": 0}
+    for (src, tgt), (new_src, new_tgt) in zip(PAIRS, out):
+        if new_tgt == tgt.upper():
+            counts["upper"] += 1
+            cased_src = src.upper()
+        elif new_tgt == title_case(tgt):
+            counts["title"] += 1
+            cased_src = title_case(src)
+        else:
+            assert new_tgt == tgt  # the target is only ever re-cased
+            cased_src = src
+        if new_src != cased_src:
+            counts["typo"] += 1
+            assert one_edit_apart(cased_src, new_src), (cased_src, new_src)
+    n = len(PAIRS)
+    for kind, rate in (("upper", 0.1), ("title", 0.2), ("typo", 0.3)):
+        assert abs(counts[kind] - rate * n) < 4 * math.sqrt(n * rate * (1 - rate)), (kind, counts)
+
+
+def test_the_same_seed_gives_the_same_pairs_however_they_are_chunked():
+    cfg = AugmentConfig(uppercase=0.2, typos=0.5, seed=3)
+    whole = augment_pairs(PAIRS[:2000], 0, cfg)
+    assert augment_pairs(PAIRS[:700], 0, cfg) + augment_pairs(PAIRS[700:2000], 700, cfg) == whole
+    assert augment_pairs(PAIRS[:2000], 0, cfg.model_copy(update={"seed": 4})) != whole
+    assert augment_pairs(PAIRS[:2000], 0, AugmentConfig()) == PAIRS[:2000]
+
+
+def test_rates_and_keys_are_checked(tmp_path):
+    with pytest.raises(NmtError, match=r"data.augment.uppercase: Input should be less than or equal to 1"):
+        load_recipe(TINY, ["data.augment.uppercase=1.5"])
+    with pytest.raises(NmtError, match=r"data.augment.upcase: unknown key"):
+        load_recipe(TINY, ["data.augment.upcase=0.1"])
+    with pytest.raises(NmtError, match=r"uppercase \+ titlecase: 1.2, more than 1"):
+        load_recipe(TINY, ["data.augment.uppercase=0.6", "data.augment.titlecase=0.6"])
+    result = CliRunner().invoke(app, ["train", str(TINY), "--set", "data.augment.typos=-0.1",
+                                      "--set", f"output_dir={tmp_path}"])
+    one_line_error(result, "data.augment.typos")
+
+
+def test_prepare_without_augmentation_writes_the_same_shards_and_with_it_counts_what_it_changed(tmp_path):
+    plain = prepared_tiny(tmp_path / "plain")
+    zeros = prepared_tiny(tmp_path / "zeros", "data.augment.seed=5", "data.augment.uppercase=0")
+    augmented = prepared_tiny(tmp_path / "augmented", "data.augment.uppercase=0.3", "data.augment.typos=0.3")
+    names = sorted(p.name for p in (plain.out / "data").glob("*.bin"))
+    assert names
+    for name in names:
+        assert (plain.out / "data" / name).read_bytes() == (zeros.out / "data" / name).read_bytes(), name
+    assert (plain.out / "data" / "train.src.bin").read_bytes() != (augmented.out / "data" / "train.src.bin").read_bytes()
+    assert (plain.out / "data" / "valid.src.bin").read_bytes() == (augmented.out / "data" / "valid.src.bin").read_bytes()
+    import json
+
+    report = json.loads((augmented.out / "data" / "report.json").read_text())
+    kept = report["splits"]["train"]["kept"]
+    assert 0.3 * kept < report["splits"]["train"]["augmented"] < 0.7 * kept
