@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from bench.reference_alignment import link_sets
 from bench.report import demo_parser, demo_test_set, write_json
 from nmt.data.corpus import read_lines
-from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.decode.alignment import align_batch, pharaoh, word_index
+from nmt.decode.alignment import align_batch, layer_attention, pair_rows, pharaoh, word_index
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.info import checkpoint_info
 
@@ -39,24 +36,18 @@ def aer(predicted: list[str], sure: list[set], possible: list[set]) -> dict:
             "recall": round(a_s / n_s, 4)}
 
 
-@torch.inference_mode()
 def variants(translator, sources: list[list[int]], outputs: list[list[int]], batch: int = 100) -> dict[str, list[str]]:
     """Each pair's Pharaoh alignment by each layer and by the layers' mean, covered or not."""
-    model, src_piece, tgt_piece = translator.model, translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
+    src_piece, tgt_piece = translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
     lines: dict[str, list[str]] = {}
     for start in range(0, len(sources), batch):
         ss, oo = sources[start:start + batch], outputs[start:start + batch]
-        src = torch.full((len(ss), max(len(s) for s in ss) + 1), PAD)
-        tgt = torch.full((len(oo), max(len(o) for o in oo) + 1), PAD)
-        for i, (s, o) in enumerate(zip(ss, oo)):
-            src[i, : len(s) + 1], tgt[i, : len(o) + 1] = torch.tensor(s + [EOS]), torch.tensor([BOS] + o)
-        layers = [w.float() for w in model.cross_attention(src, tgt)]
-        named = {f"layer_{i}": w.mean(dim=1) for i, w in enumerate(layers)}
-        named["mean_of_layers"] = (sum(layers) / len(layers)).mean(dim=1)
+        layers = layer_attention(translator.model, ss, oo)
+        named = {f"layer_{i}": w for i, w in enumerate(layers)}
+        named["mean_of_layers"] = sum(layers) / len(layers)
         for name, weights in named.items():
             for i, (s, o) in enumerate(zip(ss, oo)):
-                rows = weights[i, : len(o), : len(s)]
-                rows = rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
+                rows = pair_rows(weights[i], len(s), len(o))
                 words = word_index([src_piece(t) for t in s]), word_index([tgt_piece(t) for t in o])
                 lines.setdefault(f"{name}_covered", []).append(pharaoh(rows, *words, cover=True))
                 lines.setdefault(name, []).append(pharaoh(rows, *words, cover=False))

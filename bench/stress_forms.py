@@ -10,7 +10,7 @@ import random
 import re
 from collections import Counter
 
-from nmt.decode.markup import Item, MarkupError, mark
+from nmt.decode.markup import MarkupError, mark, walk
 
 # Two-word tags carry attributes with a quoted ">" and a character reference in them.
 ONE_WORD = ("<b>", "</b>")
@@ -71,17 +71,7 @@ def tags_of(line: str) -> Counter | None:
         marked = mark(line, markup=True, verbatim=False)
     except MarkupError:
         return None
-    found: Counter = Counter()
-
-    def walk(items: list[Item]) -> None:
-        for item in items:
-            found[item.open] += 1
-            if item.close:
-                found[item.close] += 1
-            walk(item.children)
-
-    walk(marked.items)
-    return found
+    return Counter(tag for item in walk(marked.items) for tag in (item.open, item.close) if tag)
 
 
 def text_of(line: str) -> str:

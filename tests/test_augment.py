@@ -10,11 +10,16 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.config import AugmentConfig, load_recipe
 from nmt.errors import NmtError
-from nmt.data.augment import augment_pairs, title_case
+from nmt.data.augment import augment_pair, title_case
 from tests.conftest import TINY, one_line_error, prepared_tiny
 
 PAIRS = [(f"A black dog number {i} leaps over the log.", f"Ein schwarzer Hund Nummer {i} springt über den Baumstamm.")
          for i in range(20_000)]
+
+
+def augment_pairs(pairs: list[tuple[str, str]], first_index: int, cfg: AugmentConfig) -> list[tuple[str, str]]:
+    """`pairs`, numbered from `first_index` in their corpus, as `nmt prepare` rewrites them."""
+    return [augment_pair(s, t, index, cfg) for index, (s, t) in enumerate(pairs, first_index)]
 
 
 def one_edit_apart(a: str, b: str) -> bool:

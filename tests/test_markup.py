@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from nmt.decode.markup import Item, MarkupError, mark, mark_lines, monotone_alignment, render
+from nmt.decode.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.paragraphs import join_alignments
 from nmt.decode.verbatim import verbatim_spans
 
@@ -20,16 +20,8 @@ def spans(text: str) -> list[str]:
 
 def tags(line: str) -> Counter:
     """The tags of a line that must nest (MarkupError otherwise), as written."""
-    found: Counter = Counter()
-
-    def walk(items: list[Item]) -> None:
-        for item in items:
-            found[item.open] += 1
-            found[item.close] += bool(item.close)
-            walk(item.children)
-
-    walk(mark(line, markup=True, verbatim=False).items)
-    return +found
+    items = mark(line, markup=True, verbatim=False).items
+    return Counter(tag for item in walk(items) for tag in (item.open, item.close) if tag)
 
 
 def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
@@ -132,16 +124,7 @@ def test_any_alignment_gives_well_formed_output_with_exactly_the_source_tags():
 
 def _points(marked) -> list[str]:
     """The verbatim spans of a line, which are text in the output (tags are not)."""
-    found = []
-
-    def walk(items):
-        for item in items:
-            if item.point and not item.open.startswith(("<", "{", "%")):
-                found.append(item.open)
-            walk(item.children)
-
-    walk(marked.items)
-    return found
+    return [item.open for item in walk(marked.items) if item.point and not item.open.startswith(("<", "{", "%"))]
 
 
 def _random_markup(rng: random.Random, words: list[str]) -> str:

@@ -59,8 +59,3 @@ def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig) -> tu
     if rng.random() < cfg.typos:
         source = with_typo(source, rng)
     return source, target
-
-
-def augment_pairs(pairs: list[tuple[str, str]], first_index: int, cfg: AugmentConfig) -> list[tuple[str, str]]:
-    """`pairs`, numbered from `first_index` in their corpus, each rewritten as `cfg` draws it."""
-    return [augment_pair(s, t, index, cfg) for index, (s, t) in enumerate(pairs, first_index)]

@@ -54,11 +54,10 @@ def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int],
 
 
 @torch.inference_mode()
-def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_pieces: list[list[str]],
-                tgt_pieces: list[list[str]], source_prefix: int = 0) -> list[str]:
-    """Source and output token ids (and their pieces) -> one Pharaoh line per pair. `model`: a
-    Transformer (an ensemble aligns with its first member). The first `source_prefix` source
-    tokens (a language token, a tag) are not words of the sentence: left out."""
+def layer_attention(model, sources: list[list[int]], outputs: list[list[int]]) -> list[torch.Tensor]:
+    """Each decoder layer's encoder-decoder attention over the (source, output) token-id pairs
+    under teacher forcing, averaged over heads: (B, T, S) each, fp32 on the CPU. `model`: a
+    Transformer (an ensemble answers with its first member)."""
     model = model.aligner
     device = next(model.parameters()).device
     width_s, width_t = max(len(s) for s in sources) + 1, max(len(o) for o in outputs) + 1
@@ -67,12 +66,24 @@ def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_p
     for i, (s, o) in enumerate(zip(sources, outputs)):
         src[i, : len(s) + 1] = torch.tensor(s + [EOS])
         tgt_in[i, : len(o) + 1] = torch.tensor([BOS] + o)
-    layers = model.cross_attention(src.to(device), tgt_in.to(device))
-    attention = (sum(w.float() for w in layers) / len(layers)).mean(dim=1).cpu()  # (B, T, S)
-    lines = []
-    for i, (s, o) in enumerate(zip(sources, outputs)):
-        # Row t predicts output token t; the source EOS (column len(s)) and padding are left out.
-        rows = attention[i, : len(o), source_prefix: len(s)]
-        rows = rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
-        lines.append(pharaoh(rows, word_index(src_pieces[i][source_prefix:]), word_index(tgt_pieces[i])))
-    return lines
+    return [w.float().mean(dim=1).cpu() for w in model.cross_attention(src.to(device), tgt_in.to(device))]
+
+
+def pair_rows(attention: torch.Tensor, source_length: int, output_length: int, source_prefix: int = 0) -> torch.Tensor:
+    """One pair's attention (T, S) cut to its tokens, rows renormalized: row t predicts output
+    token t; the source EOS (column `source_length`), padding and the first `source_prefix` source
+    tokens are left out."""
+    rows = attention[:output_length, source_prefix:source_length]
+    return rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
+
+
+def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_pieces: list[list[str]],
+                tgt_pieces: list[list[str]], source_prefix: int = 0) -> list[str]:
+    """Source and output token ids (and their pieces) -> one Pharaoh line per pair, from the mean
+    of the layers' attention. The first `source_prefix` source tokens (a language token, a tag)
+    are not words of the sentence: left out."""
+    layers = layer_attention(model, sources, outputs)
+    attention = sum(layers) / len(layers)  # (B, T, S)
+    return [pharaoh(pair_rows(attention[i], len(s), len(o), source_prefix),
+                    word_index(src_pieces[i][source_prefix:]), word_index(tgt_pieces[i]))
+            for i, (s, o) in enumerate(zip(sources, outputs))]

@@ -152,13 +152,14 @@ def _assemble(pieces: list[tuple], markup: bool, lenient: bool) -> Marked:
             item.close, item.end = raw, len(raw_text)
     if stack and not lenient:
         raise MarkupError(f"{stack[-1].open} is not closed")
-    for item in reversed(stack):  # never closed: a point, its content moved out to its parent
-        siblings = stack[stack.index(item) - 1].children if stack.index(item) else root
+    for depth in reversed(range(len(stack))):  # never closed: a point, its content moved out to its parent
+        item = stack[depth]
+        siblings = stack[depth - 1].children if depth else root
         at = siblings.index(item)
         siblings[at:at + 1] = [Item(item.open, start=item.start, end=item.start, point=True), *item.children]
         points_at.add(item.start)
     text, where = _normalize_spaces(raw_text, points_at)
-    for item in _walk(root):
+    for item in walk(root):
         item.start, item.end = where[item.start], where[item.end]
     return Marked(text, root, escape=markup)
 
@@ -181,10 +182,11 @@ def _normalize_spaces(text: str, points_at: set[int]) -> tuple[str, list[int]]:
     return "".join(kept), where
 
 
-def _walk(items: list[Item]):
+def walk(items: list[Item]):
+    """Every item of the trees `items`, each before its children."""
     for item in items:
         yield item
-        yield from _walk(item.children)
+        yield from walk(item.children)
 
 
 def _is_punct(char: str) -> bool:
@@ -209,11 +211,11 @@ class _Output:
         self.units: list[_Unit] = []
         self.first, self.core, self.core_end, self.end = [], [], [], []
         for word in text.split():
-            lead = len(word) - len(word.lstrip("".join(c for c in word if _is_punct(c))))
-            trail = len(word) - len(word.rstrip("".join(c for c in word if _is_punct(c))))
-            if lead + trail >= len(word):
+            lead = next((i for i, c in enumerate(word) if not _is_punct(c)), len(word))
+            trail = next((i for i, c in enumerate(reversed(word)) if not _is_punct(c)), len(word))
+            if lead + trail >= len(word):  # punctuation only: one unit
                 lead, trail = 0, 0
-            parts = [p for p in (word[:lead], word[lead:len(word) - trail], word[len(word) - trail:])]
+            parts = (word[:lead], word[lead:len(word) - trail], word[len(word) - trail:])
             self.first.append(len(self.units))
             self.core.append(len(self.units) + (1 if lead else 0))
             self.core_end.append(self.core[-1] + 1)

@@ -288,17 +288,22 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     if cfg.normalize_case:
         cases = [None if fixed else source_case(line) for line, fixed in zip(lines, as_written)]
         lines = [sentence_case(line) if case else line for line, case in zip(lines, cases)]
-    aligned = [m is not None and bool(m.items) and refusal(translator, "alignments") is None for m in marked]
+    # Lines with items to place are translated with alignments (where the engine gives them), the rest without.
+    can_align = refusal(translator, "alignments") is None
+    aligned = [can_align and m is not None and bool(m.items) for m in marked]
     results: list[list[Hypothesis]] = [[] for _ in lines]
     for wanted, group_extras in ((False, set(extras)), (True, set(extras) | {"alignments"})):
         rows = [i for i, a in enumerate(aligned) if a == wanted]
-        if rows:
-            pick = (lambda values: [values[i] for i in rows]) if len(rows) < len(lines) else (lambda values: values)
-            group = _translate_paragraphs(
-                translator, pick(lines), cfg, warn, pick(numbers), pick(prefixes) if prefixes else None, group_extras,
-                pick(constraints) if constraints else None, pick(source_prefixes) if source_prefixes else None)
-            for i, hyps in zip(rows, group):
-                results[i] = hyps
+        if not rows:
+            continue
+
+        def pick(values):
+            return [values[i] for i in rows] if values else None
+
+        group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(prefixes), group_extras,
+                                      pick(constraints), pick(source_prefixes))
+        for i, hyps in zip(rows, group):
+            results[i] = hyps
     for hyps, case, m in zip(results, cases, marked):
         for h in hyps:
             h.upper = case == "upper"
