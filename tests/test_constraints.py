@@ -9,9 +9,16 @@ import pytest
 import torch
 
 from nmt.data.tokenizer import EOS
-from nmt.decode.constraints import ConstraintState, _allocate, constrained_beam_search
+from nmt.decode.constraints import ConstraintState, _allocate
 from nmt.decode.search import beam_search, max_output_lengths, normalized_score
 from tests.test_search import sequence_log_prob, sources, toy_model
+
+
+def constrained_beam_search(model, src, constraints, **settings):
+    """beam_search with constraints, and per sentence whether its output meets them all (a
+    sentence without constraints has none unmet)."""
+    hyps = beam_search(model, src, constraints=constraints, **settings)
+    return hyps, [found[0].constraints_met is not False for found in hyps]
 
 
 def contains(tokens: list[int], phrase: list[int]) -> bool:

@@ -12,7 +12,8 @@ An output may end (EOS) only once every constraint is met. A phrase is met when 
 in a row; a phrase abandoned halfway counts for nothing and may start again later. Constraints
 are placed in any order. The search stops at the length limit (its last step files the beams
 that met every constraint) or once round(K · patience) outputs have ended. When none meets every
-constraint, the best output found is returned and flagged, so the caller can warn.
+constraint, the best output found is returned and flagged (`constraints_met`), so the caller can
+warn. `BankedBeams` is the chooser nmt.decode.search.beam_search uses when given constraints.
 """
 
 from __future__ import annotations
@@ -23,10 +24,9 @@ import torch
 from torch import Tensor
 
 from nmt.data.batching import to_device
-from nmt.data.tokenizer import BOS, EOS
-from nmt.decode.search import (NEG_INF, Hypothesis, _next_token_log_probs, max_output_lengths,
-                               normalized_score)
-from nmt.model.transformer import Transformer
+from nmt.data.tokenizer import EOS
+
+NEG_INF = float("-inf")
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,6 @@ class ConstraintState:
 
 @dataclass
 class _Beam:
-    tokens: list[int]
     score: float  # log-probability so far (a prefix's not counted)
     state: ConstraintState
 
@@ -84,43 +83,32 @@ def _allocate(candidates: list[tuple[float, int, int, ConstraintState]], k: int,
     return sorted(chosen, key=lambda c: -c[0])
 
 
-@torch.inference_mode()
-def constrained_beam_search(model: Transformer, src: Tensor, constraints: list[list[list[int]]], beam_size: int = 4,
-                            length_penalty: float = 0.6, max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
-                            min_len: int = 0, no_repeat_ngram_size: int = 0, length_penalty_form: str = "power",
-                            patience: float = 1.0, prefixes: list[list[int]] | None = None,
-                            ) -> tuple[list[list[Hypothesis]], list[bool]]:
-    """Beam search for sources (B, S) whose outputs contain each sentence's constraints (token-id
-    phrases). Returns the `nbest` best hypotheses per sentence and, per sentence, whether they
-    meet every constraint."""
-    k, batch, device = beam_size, src.size(0), src.device
-    prefixes = prefixes or [[] for _ in range(batch)]
-    enough = max(1, int(k * patience + 0.5))
-    limits = max_output_lengths(src, model, max_len_a, max_len_b,
-                                torch.tensor([len(p) for p in prefixes], device=device)).tolist()
-    memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask, beams=k)
-    sentence = list(range(batch))
-    beams = [[_Beam([], 0.0 if j == 0 else NEG_INF, ConstraintState()) for j in range(k)] for _ in range(batch)]
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    fallback: list[list[Hypothesis]] = [[] for _ in range(batch)]  # ended without meeting every constraint
-    last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
-    history = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
+class BankedBeams:
+    """beam_search's chooser with constraints (nmt.decode.search.Filing gives the rules): the
+    candidates of an entry are its 2K best extensions, each beam's best token and each token that
+    advances one of its constraints; the K kept are dealt from the banks (`_allocate`). An
+    output ends (EOS) or is cut at the limit as a finished hypothesis if it meets every
+    constraint, else as a fallback returned only when none does."""
 
-    def hypothesis(tokens: list[int], log_prob: float, ended: bool) -> Hypothesis:
-        return Hypothesis(tokens, normalized_score(log_prob, len(tokens) + ended, length_penalty, length_penalty_form),
-                          log_prob)
+    def __init__(self, filing, constraints: list[list[list[int]]], device: torch.device):
+        self.filing, self.constraints, self.device = filing, constraints, device
+        k, batch = filing.k, len(constraints)
+        self.beams = [[_Beam(0.0 if j == 0 else NEG_INF, ConstraintState()) for j in range(k)] for _ in range(batch)]
+        self.next: dict[int, list[_Beam]] = {}  # per entry going on, its beams for the next step
+        self.finished: list[list] = [[] for _ in range(batch)]
+        self.fallback: list[list] = [[] for _ in range(batch)]  # ended without meeting every constraint
 
-    for t in range(max(limits)):
-        b = len(sentence)
-        log_probs = _next_token_log_probs(model.decode_step(last, state), t >= min_len, history, no_repeat_ngram_size)
-        vocab = log_probs.size(1)
-        beam_scores = to_device(torch.tensor([[beam.score for beam in beams[s]] for s in sentence]), device)
+    def choose(self, t: int, log_probs: Tensor, sentence: list[int], history: list[list[int]],
+               forced: dict[int, int]) -> dict[int, tuple[list[int], list[int]]]:
+        f, k = self.filing, self.filing.k
+        b, vocab = len(sentence), log_probs.size(1)
+        beam_scores = to_device(torch.tensor([[beam.score for beam in self.beams[s]] for s in sentence]), self.device)
         totals = (beam_scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
         top_scores, top_index = totals.topk(min(2 * k, k * vocab), dim=1)
         best_scores, best_tokens = log_probs.max(dim=1)  # each beam's best token
-        wanted = [(i * k + j, token) for i, s in enumerate(sentence) for j, beam in enumerate(beams[s])
-                  if beam.score > NEG_INF for token in beam.state.next_tokens(constraints[s])]
+        wanted = [(i * k + j, token) for i, s in enumerate(sentence) if i not in forced
+                  for j, beam in enumerate(self.beams[s]) if beam.score > NEG_INF
+                  for token in beam.state.next_tokens(self.constraints[s])]
         asked = log_probs[[r for r, _ in wanted], [tok for _, tok in wanted]].tolist() if wanted else []
         top_scores, top_index = top_scores.tolist(), top_index.tolist()
         best_scores, best_tokens = best_scores.tolist(), best_tokens.tolist()
@@ -128,18 +116,11 @@ def constrained_beam_search(model: Transformer, src: Tensor, constraints: list[l
         for (row, token), lp in zip(wanted, asked):
             asked_by_row.setdefault(row, []).append((token, lp))
 
-        active, rows, tokens, next_beams = [], [], [], []
+        moves, self.next = {}, {}
         for i, s in enumerate(sentence):
-            current, phrases = beams[s], constraints[s]
-            if t < len(prefixes[s]):  # forced through the prefix on the first beam, at no cost
-                token = prefixes[s][t]
-                kept = [_Beam(current[0].tokens + [token], 0.0, current[0].state.advance(token, phrases))]
-                kept += [_Beam(kept[0].tokens, NEG_INF, kept[0].state) for _ in range(k - 1)]
-                active.append(i)
-                rows += [i * k] * k
-                tokens += [token] * k
-                next_beams.append(kept)
+            if i in forced:
                 continue
+            current, phrases = self.beams[s], self.constraints[s]
             pool: dict[tuple[int, int], float] = {}
             for score, index in zip(top_scores[i], top_index[i]):
                 pool[(index // vocab, index % vocab)] = score
@@ -149,45 +130,48 @@ def constrained_beam_search(model: Transformer, src: Tensor, constraints: list[l
                 pool[(j, best_tokens[i * k + j])] = beam.score + best_scores[i * k + j]
                 for token, lp in asked_by_row.get(i * k + j, []):
                     pool[(j, token)] = beam.score + lp
-            last_step = t == limits[s] - 1
+            last_step = f.last_step(s, t)
             candidates = []
             for (j, token), score in pool.items():
                 if score == NEG_INF:
                     continue
-                beam = current[j]
-                if token == EOS:
-                    met = beam.state.all_met(phrases)
-                    (finished if met else fallback)[s].append(hypothesis(beam.tokens, score, True))
+                tokens, state = history[i * k + j], current[j].state
+                if token != EOS:
+                    state = state.advance(token, phrases)
+                if token == EOS or last_step:  # it ends, or the limit cuts it (without EOS)
+                    ended = token == EOS
+                    filed = self.finished if state.all_met(phrases) else self.fallback
+                    filed[s].append(f.hypothesis(tokens + ([] if ended else [token]), score, ended))
                     continue
-                new_state = beam.state.advance(token, phrases)
-                if last_step:  # the limit: file what is there, without EOS
-                    met = new_state.all_met(phrases)
-                    (finished if met else fallback)[s].append(hypothesis(beam.tokens + [token], score, False))
-                    continue
-                candidates.append((score, j, token, new_state))
-            if last_step or len(finished[s]) >= enough or not candidates:
+                candidates.append((score, j, token, state))
+            if last_step or len(self.finished[s]) >= f.enough or not candidates:
+                if not self.finished[s] and not self.fallback[s]:  # nothing ended: its best beam so far
+                    self.fallback[s].append(f.hypothesis(history[i * k], current[0].score, False))
                 continue
             chosen = _allocate(candidates, k, phrases)
             chosen += [(NEG_INF, chosen[0][1], chosen[0][2], chosen[0][3])] * (k - len(chosen))  # empty beams
-            active.append(i)
-            rows += [i * k + j for _, j, _, _ in chosen]
-            tokens += [token for _, _, token, _ in chosen]
-            next_beams.append([_Beam(current[j].tokens + [token], score, st) for score, j, token, st in chosen])
-        if not active:
-            break
-        rows_device = to_device(torch.tensor(rows, dtype=torch.long), device)
-        last = to_device(torch.tensor(tokens, dtype=torch.long), device)
-        if history is not None:
-            history = torch.cat([history.index_select(0, rows_device), last.unsqueeze(1)], dim=1)
-        state = state.select(rows_device, same_sentences=len(active) == b)
-        sentence = [sentence[i] for i in active]
-        for s, kept in zip(sentence, next_beams):
-            beams[s] = kept
+            moves[i] = ([i * k + j for _, j, _, _ in chosen], [token for _, _, token, _ in chosen])
+            self.next[i] = [_Beam(score, state) for score, _, _, state in chosen]
+        return moves
 
-    results, satisfied = [], []
-    for s in range(batch):
-        met = bool(finished[s])
-        pool = finished[s] or fallback[s] or [hypothesis(beams[s][0].tokens, beams[s][0].score, False)]
-        results.append(sorted(pool, key=lambda h: -h.score)[:nbest])
-        satisfied.append(met)
-    return results, satisfied
+    def force(self, forced: dict[int, int], sentence: list[int]) -> None:
+        """Entries forced through their prefix: the first beam at no cost, its constraints
+        advanced by the token, the others empty."""
+        for i, token in forced.items():
+            s = sentence[i]
+            state = self.beams[s][0].state.advance(token, self.constraints[s])
+            self.next[i] = [_Beam(0.0, state)] + [_Beam(NEG_INF, state) for _ in range(self.filing.k - 1)]
+
+    def keep(self, active: list[int], sentence: list[int]) -> None:
+        for i in active:
+            self.beams[sentence[i]] = self.next[i]
+
+    def results(self) -> list:
+        results = []
+        for s, phrases in enumerate(self.constraints):
+            met = bool(self.finished[s])
+            hyps = sorted(self.finished[s] or self.fallback[s], key=lambda h: -h.score)[: self.filing.nbest]
+            for h in hyps:
+                h.constraints_met = met if phrases else None
+            results.append(hyps)
+        return results

@@ -22,7 +22,7 @@ from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engine import CTRANSLATE2, Capabilities, require
-from nmt.decode.search import Hypothesis, output_limit
+from nmt.decode.search import Hypothesis, enough_filed, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, read_export_info,
                                     require_ctranslate2)
@@ -70,7 +70,7 @@ class CTranslate2Translator:
             results: list[list[Hypothesis] | None] = [None] * len(sources)
             redo = list(range(len(sources)))
         else:
-            wanted = max(nbest, int(cfg.beam_size * cfg.patience + 0.5)) if beam else nbest
+            wanted = max(nbest, enough_filed(cfg.beam_size, cfg.patience)) if beam else nbest
             results = self._call(sources, prefixes, max(limits), cfg, wanted)
             reach = 1 if beam else 0  # tokens short of the limit that tell the search reached it
             redo = [i for i, hyps in enumerate(results)

@@ -13,6 +13,7 @@ from torch import Tensor
 
 from nmt.data.batching import to_device
 from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode.constraints import BankedBeams
 from nmt.model.transformer import Transformer
 
 NEG_INF = float("-inf")
@@ -182,117 +183,174 @@ def _index_tensor(values: list[int], device: torch.device) -> Tensor:
     return to_device(torch.tensor(values, dtype=torch.long), device)
 
 
-@torch.inference_mode()
-def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty: float = 0.6,
-                max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
-                min_len: int = 0, no_repeat_ngram_size: int = 0,
-                length_penalty_form: str = "power", patience: float = 1.0,
-                prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
-    """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
+def enough_filed(beam_size: int, patience: float) -> int:
+    """How many filed hypotheses end a sentence's beam search: round(K · patience), half up, as
+    CTranslate2 rounds (Kasai et al., 2022)."""
+    return max(1, int(beam_size * patience + 0.5))
 
-    Each step scores all K·V extensions of the K beams and keeps the 2K best. Those among the top
-    K that end in EOS are filed as finished, and the search goes on with the K best that did not
-    end. At a sentence's last step (its length limit) every top-K candidate is filed, ended or
-    not. A sentence stops there, or once round(K · patience) hypotheses are filed (Kasai et al.,
-    2022); with length_penalty 0, once the step's best candidate has ended and `nbest` are filed
-    (no later hypothesis can beat it). Each filed hypothesis is ranked by its log-probability
-    divided by the length penalty. This is CTranslate2's beam search, so a model and its export
-    translate alike.
 
-    A sentence with a prefix (token ids) is forced through it on one beam, its probability not
-    counted (it is given, not chosen); at the first free step an EOS that is not the best
-    candidate is not filed and its beam is left empty (CTranslate2's guard against outputs that
-    stop right after the prefix).
+@dataclass
+class Filing:
+    """What a beam search's choosers share: the beam size, each sentence's length limit and forced
+    prefix, how a finished output is ranked, and how many end a sentence's search."""
 
-    The bookkeeping (finished hypotheses, which sentences go on, each beam's tokens) lives on the
-    host, and the device sends it what it needs in one read per step (the top candidates, their
-    beams and tokens): on a GPU, one host sync per step. Indices go back as host-built tensors.
-    """
-    if length_penalty_form not in LENGTH_PENALTY_FORMS:
-        raise ValueError(f"length_penalty_form {length_penalty_form!r}: choose one of {LENGTH_PENALTY_FORMS}")
-    k = beam_size
-    enough_filed = max(1, int(k * patience + 0.5))  # rounded half up, as CTranslate2 rounds
-    batch, device = src.size(0), src.device
-    prefixes = prefixes or [[] for _ in range(batch)]
-    prefix_lengths = torch.tensor([len(p) for p in prefixes], device=device)
-    limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths).tolist()  # (B,) on the host
-    memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask, beams=k)
+    k: int
+    limits: list[int]  # per sentence
+    prefixes: list[list[int]]  # per sentence, [] for none
+    nbest: int
+    enough: int  # enough_filed(K, patience)
+    alpha: float
+    form: str
 
-    sentence = list(range(batch))  # sentence of each active batch entry
-    scores = torch.full((batch, k), NEG_INF, device=device)  # (b, K) log-probabilities of the beams
-    scores[:, 0] = 0.0  # all beams start identical: expand only the first
-    history: list[list[int]] = [[] for _ in range(batch * k)]  # tokens of each of the b·K rows
-    # The same on the device, for the n-gram blocking only.
-    history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
-    last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    best_has_ended = [False] * batch  # a step's best candidate was EOS (for length_penalty 0)
+    def hypothesis(self, tokens: list[int], log_prob: float, ended: bool) -> Hypothesis:
+        return Hypothesis(tokens, normalized_score(log_prob, len(tokens) + ended, self.alpha, self.form), log_prob)
 
-    for t in range(max(limits)):
-        b = len(sentence)
-        log_probs = _next_token_log_probs(model.decode_step(last, state), t >= min_len, history_device,
-                                          no_repeat_ngram_size)  # (b·K, V)
-        vocab = log_probs.size(1)
-        candidates = (scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
+    def last_step(self, s: int, t: int) -> bool:
+        return t == self.limits[s] - 1
+
+    def after_prefix(self, s: int, t: int) -> bool:
+        return t == len(self.prefixes[s]) > 0
+
+
+# What a chooser decides for an entry (a sentence still searched) at a step: the rows (beams of
+# the step, entry·K + beam) its next K beams extend, and their tokens.
+Moves = dict[int, tuple[list[int], list[int]]]
+
+
+class TopK:
+    """Plain beam search's choice: each step scores all K·V extensions of the K beams and keeps
+    the 2K best. Those among the top K that end in EOS are filed, and the search goes on with the
+    K best that did not end. At a sentence's last step every top-K candidate is filed, ended or
+    not. A sentence stops there, or once `enough` hypotheses are filed; with length_penalty 0,
+    once the step's best candidate has ended and `nbest` are filed (no later hypothesis can beat
+    it). At the first free step after a prefix, an EOS that is not the best candidate is not
+    filed and its beam is left empty (CTranslate2's guard against outputs that stop right after
+    the prefix).
+
+    The beams' scores stay on the device, which sends the host what it needs in one read per step
+    (the top candidates, their beams and tokens): on a GPU, one host sync per step."""
+
+    def __init__(self, filing: Filing, batch: int, device: torch.device):
+        self.filing, self.device = filing, device
+        self.scores = torch.full((batch, filing.k), NEG_INF, device=device)  # (b, K) log-probabilities
+        self.scores[:, 0] = 0.0  # all beams start identical: expand only the first
+        self.finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+        self.best_has_ended = [False] * batch  # a step's best candidate was EOS (for length_penalty 0)
+
+    def choose(self, t: int, log_probs: Tensor, sentence: list[int], history: list[list[int]],
+               forced: dict[int, int]) -> Moves:
+        f, k = self.filing, self.filing.k
+        b, vocab = len(sentence), log_probs.size(1)
+        candidates = (self.scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
         top_scores, top_index = candidates.topk(2 * k, dim=1)  # (b, 2K), best first
         top_beam, top_token = top_index // vocab, top_index % vocab
         # Continue with the K best candidates that did not end (each beam has only one EOS
         # extension, so at least K of the 2K did not end).
         ends = top_token == EOS
-        rank = torch.arange(2 * k, device=device).expand(b, 2 * k) + ends * (2 * k)
+        rank = torch.arange(2 * k, device=self.device).expand(b, 2 * k) + ends * (2 * k)
         keep = rank.topk(k, dim=1, largest=False).indices  # (b, K) in score order
-        scores = top_scores.gather(1, keep)
+        self.scores = top_scores.gather(1, keep)
         next_beam, next_token = top_beam.gather(1, keep), top_token.gather(1, keep)
-
         # The one read of the step: per entry, the top K candidates (score, beam, token), the K
         # that go on (beam, token) and the best live score. float64 holds each exactly.
         step = torch.cat([top_scores[:, :k], top_beam[:, :k], top_token[:, :k], next_beam, next_token,
-                          scores[:, :1]], dim=1).double().tolist()
-
-        active, rows, tokens, forced_entries, emptied_entries = [], [], [], [], []
+                          self.scores[:, :1]], dim=1).double().tolist()
+        moves: Moves = {}
+        emptied = []
         for i, row in enumerate(step):
+            if i in forced:
+                continue
             top, beams, words = row[:k], row[k:2 * k], row[2 * k:3 * k]
             s = sentence[i]
-            if t < len(prefixes[s]):  # the prefix's next token, on the first beam, at no cost
-                active.append(i)
-                forced_entries.append(i)
-                rows += [i * k] * k
-                tokens += [prefixes[s][t]] * k
-                continue
-            after_prefix = t == len(prefixes[s]) > 0
+            after_prefix, last_step = f.after_prefix(s, t), f.last_step(s, t)
             if after_prefix and EOS in words[1:]:
-                emptied_entries.append(i)
-            last_step = t == limits[s] - 1
-            hyps = finished[s]
+                emptied.append(i)
+            hyps = self.finished[s]
             for j in range(k):  # file the top K candidates that end (all of them at the last step)
                 if top[j] == NEG_INF or not (words[j] == EOS or last_step) or (after_prefix and j and words[j] == EOS):
                     continue
                 ended = words[j] == EOS
-                output = history[i * k + int(beams[j])] + ([] if ended else [int(words[j])])
-                hyps.append(Hypothesis(output, normalized_score(top[j], len(output) + ended, length_penalty,
-                                                                length_penalty_form), top[j]))
-                best_has_ended[s] = best_has_ended[s] or j == 0
-            enough = best_has_ended[s] and len(hyps) >= nbest if length_penalty == 0 else len(hyps) >= enough_filed
-            if last_step or enough or row[5 * k] == NEG_INF:
-                continue
-            active.append(i)
-            rows += [i * k + int(beam) for beam in row[3 * k:4 * k]]
-            tokens += [int(token) for token in row[4 * k:5 * k]]
-        if not active:
+                hyps.append(f.hypothesis(history[i * k + int(beams[j])] + ([] if ended else [int(words[j])]),
+                                         top[j], ended))
+                self.best_has_ended[s] = self.best_has_ended[s] or j == 0
+            enough = self.best_has_ended[s] and len(hyps) >= f.nbest if f.alpha == 0 else len(hyps) >= f.enough
+            if not (last_step or enough or row[5 * k] == NEG_INF):
+                moves[i] = ([i * k + int(beam) for beam in row[3 * k:4 * k]], [int(token) for token in row[4 * k:5 * k]])
+        if emptied:  # where an EOS was not filed, CTranslate2 keeps one live beam fewer
+            self.scores[_index_tensor(emptied, self.device), k - 1] = NEG_INF
+        return moves
+
+    def force(self, forced: dict[int, int], sentence: list[int]) -> None:
+        """Entries forced through their prefix: the first beam at no cost, the others empty."""
+        if forced:
+            self.scores[_index_tensor(list(forced), self.device)] = _first_beam_only(self.filing.k, self.device)
+
+    def keep(self, active: list[int], sentence: list[int]) -> None:
+        if len(active) < len(sentence):
+            self.scores = self.scores.index_select(0, _index_tensor(active, self.device))
+
+    def results(self) -> list[list[Hypothesis]]:
+        return [sorted(hyps, key=lambda h: -h.score)[: self.filing.nbest] for hyps in self.finished]
+
+
+@torch.inference_mode()
+def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_penalty: float = 0.6,
+                max_len_a: float = 1.5, max_len_b: int = 10, nbest: int = 1,
+                min_len: int = 0, no_repeat_ngram_size: int = 0,
+                length_penalty_form: str = "power", patience: float = 1.0,
+                prefixes: list[list[int]] | None = None,
+                constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
+    """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
+
+    Each step extends the K beams of every sentence still searched and a chooser keeps K of the
+    extensions and files the outputs that end: `TopK` (CTranslate2's beam search, so a model and
+    its export translate alike), or, with `constraints` (per sentence, phrases of token ids its
+    output must contain), `nmt.decode.constraints.BankedBeams` (dynamic beam allocation), which
+    sets each hypothesis's `constraints_met`. Each filed hypothesis is ranked by its
+    log-probability divided by the length penalty. A sentence stops at its length limit or once
+    round(K · patience) hypotheses are filed (Kasai et al., 2022).
+
+    A sentence with a prefix (token ids) is forced through it on one beam, its probability not
+    counted (it is given, not chosen). Each beam's tokens live on the host, indices go back to
+    the device as host-built tensors.
+    """
+    if length_penalty_form not in LENGTH_PENALTY_FORMS:
+        raise ValueError(f"length_penalty_form {length_penalty_form!r}: choose one of {LENGTH_PENALTY_FORMS}")
+    k, batch, device = beam_size, src.size(0), src.device
+    prefixes = prefixes or [[] for _ in range(batch)]
+    prefix_lengths = torch.tensor([len(p) for p in prefixes], device=device)
+    limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths).tolist()  # (B,) on the host
+    filing = Filing(k, limits, prefixes, nbest, enough_filed(k, patience), length_penalty, length_penalty_form)
+    if constraints and any(constraints):
+        chooser = BankedBeams(filing, constraints, device)
+    else:
+        chooser = TopK(filing, batch, device)
+    memory, src_mask = model.encode(src)
+    state = model.start_decoding(memory, src_mask, beams=k)
+
+    sentence = list(range(batch))  # sentence of each active batch entry
+    history: list[list[int]] = [[] for _ in range(batch * k)]  # tokens of each of the b·K rows
+    # The same on the device, for the n-gram blocking only.
+    history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
+    last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
+    for t in range(max(limits)):
+        log_probs = _next_token_log_probs(model.decode_step(last, state), t >= min_len, history_device,
+                                          no_repeat_ngram_size)  # (b·K, V)
+        forced = {i: prefixes[s][t] for i, s in enumerate(sentence) if t < len(prefixes[s])}
+        moves = chooser.choose(t, log_probs, sentence, history, forced)
+        chooser.force(forced, sentence)
+        moves.update({i: ([i * k] * k, [token] * k) for i, token in forced.items()})
+        if not moves:
             break
-        if forced_entries:  # the forced beams: the first at 0, the others empty
-            scores[_index_tensor(forced_entries, device)] = _first_beam_only(k, device)
-        if emptied_entries:  # where an EOS was not filed, CTranslate2 keeps one live beam fewer
-            scores[_index_tensor(emptied_entries, device), k - 1] = NEG_INF
+        active = sorted(moves)
+        rows = [r for i in active for r in moves[i][0]]
+        tokens = [token for i in active for token in moves[i][1]]
         history = [history[r] + [token] for r, token in zip(rows, tokens)]
         rows_device = _index_tensor(rows, device)  # (b'·K,)
         last = _index_tensor(tokens, device)
         if history_device is not None:
             history_device = torch.cat([history_device.index_select(0, rows_device), last.unsqueeze(1)], dim=1)
-        state = state.select(rows_device, same_sentences=len(active) == b)
-        if len(active) < b:
-            scores = scores.index_select(0, _index_tensor(active, device))
-            sentence = [sentence[i] for i in active]
-
-    return [sorted(hyps, key=lambda h: -h.score)[:nbest] for hyps in finished]
+        state = state.select(rows_device, same_sentences=len(active) == len(sentence))
+        chooser.keep(active, sentence)
+        sentence = [sentence[i] for i in active]
+    return chooser.results()

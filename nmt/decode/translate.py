@@ -175,27 +175,29 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
     """Token-id sources (non-empty) -> n-best hypotheses each, in the same order; each output
     starts with its prefix (target token ids), if any, and contains its constraints (phrases of
     target token ids; nmt.decode.constraints), if any."""
-    with decode_autocast(translator.device, cfg.precision):
-        if constraints and any(constraints):
-            return _constrained_search(translator, sources, cfg, prefixes, constraints)
-        return _search(translator, sources, cfg, prefixes)
-
-
-def _constrained_search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
-                        prefixes: list[list[int]] | None, constraints: list[list[list[int]]]) -> list[list[Hypothesis]]:
-    from nmt.decode.constraints import constrained_beam_search
-
-    if cfg.sampling:
+    constrained = bool(constraints and any(constraints))
+    if constrained and cfg.sampling:
         raise NmtError("lexical constraints need beam search, not sampling (decode.sampling)")
     src = _padded(sources, last=EOS).to(translator.device)
-    results, met = constrained_beam_search(
-        translator.model, src, constraints, max(cfg.beam_size, 1), cfg.length_penalty, cfg.max_len_a, cfg.max_len_b,
-        nbest=cfg.nbest, min_len=cfg.min_len, no_repeat_ngram_size=cfg.no_repeat_ngram_size,
-        length_penalty_form=cfg.length_penalty_form, patience=cfg.patience, prefixes=prefixes)
-    for hyps, ok, phrases in zip(results, met, constraints):
-        for h in hyps:
-            h.constraints_met = ok if phrases else None
-    return results
+    with decode_autocast(translator.device, cfg.precision):
+        if not constrained and (cfg.sampling or cfg.beam_size <= 1):
+            return [[h] for h in _greedy(translator, src, cfg, prefixes)]
+        return beam_search(translator.model, src, max(cfg.beam_size, 1), cfg.length_penalty,
+                           cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
+                           no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
+                           patience=cfg.patience, prefixes=prefixes, constraints=constraints if constrained else None)
+
+
+def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
+            prefixes: list[list[int]] | None) -> list[Hypothesis]:
+    sample = None
+    if cfg.sampling:
+        generator = torch.Generator(translator.device).manual_seed(cfg.seed)
+        sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
+    alpha = 0.0 if cfg.sampling else cfg.length_penalty
+    return greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
+                         no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
+                         length_penalty_form=cfg.length_penalty_form, prefixes=prefixes)
 
 
 def _padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
@@ -220,24 +222,6 @@ def score_batch(translator: Translator, sources: list[list[int]], targets: list[
         log_probs = translator.model.teacher_forced_log_probs(src, tgt_in)
     picked = log_probs.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1).cpu()  # (B, T)
     return [picked[i, : len(ids) + 1].tolist() for i, ids in enumerate(targets)]
-
-
-def _search(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
-            prefixes: list[list[int]] | None) -> list[list[Hypothesis]]:
-    src = _padded(sources, last=EOS).to(translator.device)
-    if cfg.sampling or cfg.beam_size <= 1:
-        sample = None
-        if cfg.sampling:
-            generator = torch.Generator(translator.device).manual_seed(cfg.seed)
-            sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
-        alpha = 0.0 if cfg.sampling else cfg.length_penalty
-        return [[h] for h in greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
-                                           no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
-                                           length_penalty_form=cfg.length_penalty_form, prefixes=prefixes)]
-    return beam_search(translator.model, src, cfg.beam_size, cfg.length_penalty,
-                       cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
-                       no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
-                       patience=cfg.patience, prefixes=prefixes)
 
 
 def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], numbers: list[int]) -> list[list[int]]:
