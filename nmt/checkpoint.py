@@ -161,5 +161,4 @@ def best_dev(payload: dict, recipe) -> dict | None:
     best = progress.get("best_score")
     if best is None:
         return None
-    metric = "bleu" if recipe.train.best_metric == "bleu" and recipe.train.valid_bleu_sentences else "nll"
-    return {"metric": metric, "score": round(abs(best), 4), "step": progress.get("best_step")}
+    return {"metric": recipe.train.selection_metric, "score": round(abs(best), 4), "step": progress.get("best_step")}

@@ -228,6 +228,12 @@ class TrainConfig(Section):
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None
 
+    @property
+    def selection_metric(self) -> str:
+        """What picks best.pt: dev BLEU when asked for and computed (valid_bleu_sentences > 0),
+        else dev nll (kept negated in the training state, so that larger is better)."""
+        return "bleu" if self.best_metric == "bleu" and self.valid_bleu_sentences > 0 else "nll"
+
     @field_validator("lr")
     @classmethod
     def _lr_is_a_peak_rate(cls, lr: float | None) -> float | None:

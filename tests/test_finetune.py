@@ -40,7 +40,7 @@ def test_fine_tuning_keeps_the_tokenizer_and_lowers_the_loss_on_the_new_data(tra
     before.load_state_dict(load_checkpoint(parent)["model"])
     loss_before = dev_loss(before.eval(), new_data, 512, torch.device("cpu"))["nll"]
     starting = Trainer(child)
-    starting.init_from_parent()
+    starting.checkpoints.init_from_parent()
     for name, tensor in before.state_dict().items():  # the run starts from the parent's weights
         assert torch.equal(starting.model.state_dict()[name], tensor), name
     result = train(child, show_progress=False)

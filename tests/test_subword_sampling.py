@@ -59,5 +59,5 @@ def test_training_reads_one_sample_per_epoch(tmp_path):
     trainer.run(show_progress=False)
     by_epoch = {epoch: data for epoch, data in seen}
     assert sorted(by_epoch) == [0, 1, 2]
-    assert by_epoch[0] is trainer.train_samples[0] and by_epoch[1] is trainer.train_samples[1]
-    assert by_epoch[2] is trainer.train_samples[0]
+    assert by_epoch[0] is trainer.data.samples[0] and by_epoch[1] is trainer.data.samples[1]
+    assert by_epoch[2] is trainer.data.samples[0]

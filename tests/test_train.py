@@ -267,6 +267,21 @@ def test_time_budget_stops_training_and_counts_across_resumes(tmp_path):
     assert train(longer, show_progress=False).step > result.step
 
 
+def test_an_epoch_budget_validates_the_final_model_once_and_saves_the_epoch(tmp_path):
+    """The stop rule: the last update was validated (valid_every=1), so the epoch's end that stops
+    the run saves the finished epoch without a second validation (which would count as one
+    without improvement)."""
+    settings = ("train.max_steps=100000", "train.valid_every=1", "train.valid_bleu_sentences=0")
+    recipe = prepared_tiny(tmp_path, "train.max_epochs=1", *settings)
+    result = train(recipe, show_progress=False)
+    assert result.stopped_because == "max_epochs"
+    valid = [m for m in read_metrics(recipe.out / "metrics.jsonl") if m["kind"] == "valid"]
+    assert [m["step"] for m in valid] == list(range(1, result.step + 1))
+    saved = load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]
+    assert (saved["step"], saved["epoch"], saved["batch_in_epoch"]) == (result.step, 1, 0)
+    assert train(recipe, show_progress=False).step == result.step  # nothing more to do
+
+
 def test_finished_run_does_nothing_and_a_changed_model_is_refused(trained_tiny, tmp_path):
     last = trained_tiny.out / "checkpoints" / "last.pt"
     before = last.stat().st_mtime_ns

@@ -12,7 +12,7 @@ import torch
 
 from nmt.data.batching import collate, epoch_batches
 from nmt.train import step as step_module
-from nmt.train import trainer as trainer_module
+from nmt.train import checkpointing
 from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from nmt.data.prepare import prepare
@@ -87,8 +87,8 @@ def test_fp16_scaler_skips_an_overflowing_update_and_halves_its_scale(tmp_path):
     assert 0 < seen[0] < 100 < scale / 2  # unscaled: the scale is 32768
     assert not all(torch.equal(after[k], v) for k, v in weights(trainer).items())  # this update happened
 
-    trainer.save()
-    assert load_checkpoint(trainer.ckpt_dir / "last.pt")["scaler"]["scale"] == scale / 2
+    trainer.checkpoints.save(trainer.progress)
+    assert load_checkpoint(trainer.checkpoints.folder / "last.pt")["scaler"]["scale"] == scale / 2
 
 
 def test_resume_across_precisions(tmp_path):
@@ -119,14 +119,14 @@ def test_fine_tuning_loads_the_parent_to_the_cpu(tmp_path, monkeypatch):
         locations.append(str(map_location))
         return real_load(path, map_location)
 
-    monkeypatch.setattr(trainer_module, "load_checkpoint", load_and_record)
+    monkeypatch.setattr(checkpointing, "load_checkpoint", load_and_record)
     child = tiny_recipe(tmp_path / "child", f"train.init_from={parent.out / 'checkpoints' / 'last.pt'}",
                         "train.max_steps=2", *QUIET)
     train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)  # the parent's tokenizer
     prepare(child.data, child.tokenizer, child.out)
     trainer = Trainer(child)
-    monkeypatch.setattr(trainer, "device", torch.device("meta"))  # where a GPU run's model would be
-    trainer.init_from_parent()
+    monkeypatch.setattr(trainer.checkpoints, "device", torch.device("meta"))  # where a GPU run's model would be
+    trainer.checkpoints.init_from_parent()
     assert locations == ["cpu"]
 
 

@@ -1,11 +1,14 @@
 """Metrics as JSON lines (one object per event), the file a learning curve is plotted from;
-mirrored to TensorBoard event files when the `tensorboard` package is installed."""
+mirrored to TensorBoard event files when the `tensorboard` package is installed. And the window
+the training loss and speed of a log line are summed over."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+
+import torch
 
 
 def _tensorboard_writer(folder: Path):
@@ -43,3 +46,28 @@ class MetricsLog:
 def read_metrics(path: Path) -> list[dict]:
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+class LossWindow:
+    """The training loss and target tokens since the last log line. The loss stays on the device
+    until it is read, so that updates in between never wait for it."""
+
+    def __init__(self, device: torch.device):
+        self.loss = torch.zeros((), dtype=torch.float64, device=device)  # this rank's
+        self.tokens = 0  # all ranks' (every rank knows them)
+        self.start = time.perf_counter()
+
+    def add(self, loss: torch.Tensor, tokens: int) -> None:
+        self.loss += loss
+        self.tokens += tokens
+
+    def restart(self) -> None:
+        self.start = time.perf_counter()
+
+    def read(self, world) -> tuple[float, int, float]:
+        """(loss summed over ranks, tokens, seconds) since the last read; starts a new window."""
+        result = float(world.sum(self.loss.clone())), self.tokens, time.perf_counter() - self.start
+        self.loss.zero_()
+        self.tokens = 0
+        self.restart()
+        return result

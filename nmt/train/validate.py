@@ -1,17 +1,75 @@
-"""Validation: loss and perplexity on the dev set, and BLEU of greedy translations of it."""
+"""Validation: loss and perplexity on the dev set (one per direction when the corpora hold several),
+BLEU of greedy translations of it, and the rule that picks best.pt."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import sacrebleu
 import torch
 
+from nmt.config import Recipe
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
+from nmt.data.corpus import open_corpus
 from nmt.data.shards import ParallelShards
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer
+
+
+@dataclass
+class ValidSet:
+    label: str  # the direction (en-de) with several, else ""
+    pairs: ParallelShards
+    references: list[str]  # the first valid_bleu_sentences target lines, for BLEU
+
+
+def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
+    """The dev set, or one per direction (`valid.en-de`, ...) when the corpora hold several, each
+    with the first valid_bleu_sentences references for BLEU."""
+    data = recipe.data
+    directions = data.directions() if data.multidirectional else [(data.src_lang, data.tgt_lang)]
+    sets = []
+    for src, tgt in directions:
+        label = f"{src}-{tgt}" if data.multidirectional else ""
+        pairs = ParallelShards(shards, f"valid.{label}" if label else "valid")
+        n_refs = min(recipe.train.valid_bleu_sentences, len(pairs))
+        references = open_corpus(data.valid, src, tgt).side("tgt")
+        sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), references)]))
+    return sets
+
+
+def validate(model: Transformer, sets: list[ValidSet], recipe: Recipe, tgt_tokenizer, device: torch.device) -> dict:
+    """Dev nll, ppl (and BLEU); with several directions, each one's (nll_en-de, bleu_en-de, ...) and
+    their means (nll, bleu), which pick best.pt."""
+    model.eval()
+    max_tokens, decode = recipe.train.max_tokens, recipe.decode
+    results = []
+    for valid in sets:
+        one = dev_loss(model, valid.pairs, max_tokens, device)
+        if recipe.train.valid_bleu_sentences > 0:
+            one["bleu"] = dev_bleu(model, valid.pairs, valid.references, tgt_tokenizer, max_tokens, device,
+                                   decode.max_len_a, decode.max_len_b)
+        results.append(one)
+    model.train()
+    if len(results) == 1:
+        return results[0]
+    mean = {key: sum(r[key] for r in results) / len(results) for key in results[0]}
+    mean["ppl"] = math.exp(mean["nll"])  # of the mean nll, as each direction's is of its own
+    return mean | {f"{key}_{valid.label}": r[key] for valid, r in zip(sets, results) for key in r}
+
+
+def improved(progress, result: dict, metric: str) -> bool:
+    """The best-checkpoint rule: does `result` beat the run's best `metric` (bleu, or nll, which
+    is compared negated)? Updates the run's best score, its step and the validations since."""
+    score = result["bleu"] if metric == "bleu" else -result["nll"]
+    if progress.best_score is None or score > progress.best_score:
+        progress.best_score, progress.best_step, progress.bad_validations = score, progress.step, 0
+        return True
+    progress.bad_validations += 1
+    return False
 
 
 @torch.no_grad()

@@ -1,0 +1,130 @@
+"""A training run's checkpoints: where it stands (`TrainingState`), saving it with every rank's
+RNG state, resuming it exactly, and a fine-tuning run's start from its parent's weights."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+import nmt
+from nmt.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
+from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
+from nmt.errors import NmtError
+from nmt.model.transformer import Transformer
+from nmt.train.distributed import World
+from nmt.train.step import TrainStep
+
+
+@dataclass
+class TrainingState:
+    """Where training stands; saved in every checkpoint."""
+
+    step: int = 0  # updates done
+    epoch: int = 0
+    batch_in_epoch: int = 0  # batches of `epoch` already trained on (by all ranks together)
+    best_score: float | None = None
+    best_step: int = 0
+    bad_validations: int = 0  # since the last improvement
+    elapsed_seconds: float = 0.0  # wall time spent training (validation included), summed over resumes
+
+
+class RunCheckpoints:
+    """`checkpoints/` of one run: step_N.pt files, last.pt and best.pt links to them, the oldest
+    pruned. What a checkpoint holds: the recipe, weights, optimizer, schedule and scaler, the
+    training state, every rank's RNG state, both tokenizers and the versions that wrote it."""
+
+    def __init__(self, recipe: Recipe, model: Transformer, step: TrainStep, world: World, device: torch.device,
+                 tokenizer_protos: dict, log: Callable[[str], None]):
+        self.recipe, self.model, self.step, self.world, self.device = recipe, model, step, world, device
+        self.tokenizer_protos, self.log = tokenizer_protos, log
+        self.folder = recipe.out / "checkpoints"
+
+    def _rng_state(self) -> dict:
+        rng = {"torch": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            rng["cuda"] = torch.cuda.get_rng_state(self.device)
+        return rng
+
+    def save(self, progress: TrainingState, best: bool = False) -> Path:
+        """Rank 0 writes; every rank takes part (their RNG states are saved too) and waits for it."""
+        rng_by_rank = self.world.gather_objects(self._rng_state())
+        path = self.folder / f"step_{progress.step:07d}.pt"
+        if self.world.is_main:
+            payload = {
+                "recipe": recipe_to_dict(self.recipe),
+                "model": self.model.state_dict(),
+                **self.step.state_dict(),  # optimizer, scheduler, scaler
+                "progress": asdict(progress),
+                "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
+                "tokenizer": self.tokenizer_protos,
+                "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__)},  # plain str: weights_only loads it
+            }
+            save_checkpoint(payload, path)
+            link_checkpoint(path, self.folder / "last.pt")
+            if best:
+                link_checkpoint(path, self.folder / "best.pt")
+            prune(self.folder, self.recipe.train.keep_last)
+        self.world.barrier()
+        return path
+
+    def start(self) -> TrainingState | None:
+        """Resume the run, or start it from its parent (fine-tuning, said in the log) or from
+        scratch; returns the training state resumed, if any."""
+        parent = self.recipe.train.init_from
+        if parent and Path(parent).resolve().parent == self.folder.resolve():
+            raise NmtError(f"train.init_from={parent} lies in this run's own checkpoints; "
+                           "fine-tune into another output_dir, so that the parent run is kept as it is")
+        progress = self.resume()
+        if progress is None and parent:
+            self.log(f"fine-tuning from {self.init_from_parent()}")
+        return progress
+
+    def resume(self) -> TrainingState | None:
+        """The newest intact checkpoint's weights, optimizer and RNG states loaded; its training
+        state, or None where the run has none."""
+        found = load_latest(self.folder, self.device, lambda message: self.log(f"[yellow]warning:[/] {message}"))
+        if found is None:
+            return None
+        path, payload = found
+        saved_model = payload["recipe"]["model"]
+        wanted = recipe_to_dict(self.recipe)["model"]
+        changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
+        if changed:
+            raise NmtError(f"{path}: recipe's model differs from the checkpoint's ({'; '.join(changed)}); "
+                           "use another output_dir or the checkpoint's settings")
+        try:
+            self.model.load_state_dict(payload["model"])
+        except RuntimeError as e:
+            raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
+        for note in self.step.load_state_dict(payload):
+            self.log(f"[yellow]note:[/] {path}: {note}")
+        progress = TrainingState(**payload["progress"])
+        ranks = payload["rng"].get("ranks", [payload["rng"]])
+        if len(ranks) == self.world.size:  # same number of processes: continue each RNG exactly
+            rng = ranks[self.world.rank]
+            torch.set_rng_state(rng["torch"].cpu())
+            if "cuda" in rng and self.device.type == "cuda":
+                torch.cuda.set_rng_state(rng["cuda"].cpu(), self.device)
+        else:  # another number of processes: fresh, but still reproducible, dropout masks
+            torch.manual_seed(self.recipe.train.seed + 1000 * progress.step + self.world.rank)
+        return progress
+
+    def init_from_parent(self) -> Path:
+        """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh."""
+        parent = Path(self.recipe.train.init_from)
+        # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
+        payload = load_checkpoint(parent, map_location="cpu")
+        theirs, ours = payload["recipe"]["model"], recipe_to_dict(self.recipe)["model"]
+        for key in MODEL_SHAPE_KEYS:
+            if theirs.get(key) != ours[key]:
+                raise NmtError(f"model.{key}: the recipe has {ours[key]}, but {parent} has {theirs.get(key)}; "
+                               "fine-tuning needs the parent's model shape")
+        for side, proto in self.tokenizer_protos.items():
+            if not torch.equal(proto, payload["tokenizer"][side]):
+                raise NmtError(f"{self.recipe.out}: its tokenizer is not the one of {parent} "
+                               "(run `nmt tokenizer` and `nmt prepare` with train.init_from set)")
+        self.model.load_state_dict(payload["model"])
+        return parent

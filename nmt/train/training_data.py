@@ -1,0 +1,48 @@
+"""What a run trains and validates on: the prepared pairs (and their sampled segmentations, one
+per epoch in turn), the size of each corpus when there are several, the dev sets; and each
+epoch's batches, a pure function of the seed and the epoch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nmt.config import Recipe
+from nmt.data.batching import epoch_batches
+from nmt.data.prepare import corpus_sizes, data_dir
+from nmt.data.sampling import epoch_selection
+from nmt.data.shards import ParallelShards
+from nmt.errors import NmtError
+from nmt.train.validate import valid_sets
+
+
+class TrainingData:
+    def __init__(self, recipe: Recipe):
+        self.recipe = recipe
+        shards, data = data_dir(recipe.out), recipe.data
+        if not (shards / "train.src.idx").is_file():
+            raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
+        self.pairs = ParallelShards(shards, "train")
+        self.corpus_sizes = corpus_sizes(recipe.out)  # None: one training corpus
+        if self.corpus_sizes and len(self.corpus_sizes) != len(data.corpora()):
+            raise NmtError(f"{shards}: prepared from {len(self.corpus_sizes)} corpora, but data.train lists "
+                           f"{len(data.corpora())} (run `nmt prepare` again)")
+        self.samples = []  # subword regularization: one sampled segmentation per epoch, in turn
+        if data.subword_sampling_alpha > 0:
+            names = [f"train.s{k}" for k in range(data.subword_samples)]
+            if not all((shards / f"{name}.src.idx").is_file() for name in names):
+                raise NmtError(f"{shards}: no sampled segmentations for data.subword_sampling_alpha "
+                               "(run `nmt prepare` again)")
+            self.samples = [ParallelShards(shards, name) for name in names]
+        if len(self.pairs) == 0:
+            raise NmtError(f"{shards}: the training split is empty after cleaning")
+        self.valid_sets = valid_sets(recipe, shards)
+
+    def epoch(self, epoch: int) -> tuple[ParallelShards, list[np.ndarray]]:
+        """The pairs of `epoch` (its segmentation sample, if any) and its batches."""
+        data, train = self.recipe.data, self.recipe.train
+        pairs = self.samples[epoch % len(self.samples)] if self.samples else self.pairs
+        selection = None
+        if self.corpus_sizes:  # several corpora: this epoch's draw from each (nmt.data.sampling)
+            selection = epoch_selection(self.corpus_sizes, [c.weight for c in data.corpora()],
+                                        data.sampling_temperature, train.seed, epoch)
+        return pairs, epoch_batches(pairs, train.max_tokens, train.seed, epoch, selection=selection)
