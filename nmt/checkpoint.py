@@ -138,6 +138,23 @@ def average_checkpoints(paths: list[Path]) -> dict:
     }
 
 
+def average_into(output: Path, paths: list[Path], last: int = 0, folder: Path | None = None) -> list[Path]:
+    """Average `paths` and, with `last`, the last N step checkpoints of `folder`, into `output`
+    (never one of them); returns the checkpoints averaged."""
+    paths = list(paths)
+    if last:
+        if folder is None:
+            raise NmtError("--last needs --dir (the checkpoints folder)")
+        found = step_checkpoints(folder)
+        if len(found) < last:
+            raise NmtError(f"{folder}: {len(found)} step checkpoints, {last} asked for")
+        paths += found[-last:]
+    if output.resolve() in {p.resolve() for p in paths}:
+        raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")
+    save_checkpoint(average_checkpoints(paths), output)
+    return paths
+
+
 def load_payload(checkpoints: list[Path]) -> dict:
     """One checkpoint's contents, or the mean of several checkpoints' weights."""
     return average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])

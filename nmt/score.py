@@ -6,6 +6,7 @@ to BLEU), so the numbers are the same as `sacrebleu REF -i HYP -m ...`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sacrebleu.metrics import BLEU, CHRF, TER
@@ -103,3 +104,32 @@ def compare_systems(system_paths: list[Path], reference_paths: list[Path], metri
             row["length_ratio"] = length_ratio(named_metrics["bleu"].corpus_score(systems[i][1], references))
         rows.append(row)
     return rows
+
+
+def score_report(hypotheses: list[Path], references: list[Path], metrics: list[str], tokenize: str | None = None,
+                 lowercase: bool = False, paired_test: str = "bs", samples: int = 0, as_json: bool = False) -> str:
+    """What `nmt score` prints: each metric's score and signature for one system; with several,
+    the paired test's table, the first system being the baseline. `metrics` may be comma-separated."""
+    metrics = [m.lower() for group in metrics for m in group.split(",") if m]
+    if len(hypotheses) == 1:
+        results = score_file(hypotheses[0], references, metrics, tokenize, lowercase)
+        if as_json:
+            return json.dumps(results if len(results) > 1 else results[0], indent=1)
+        return "\n".join(f"{r['verbose_score']}  ({r['signature']})" for r in results)
+    if paired_test not in ("bs", "ar"):
+        raise NmtError(f"--paired-test {paired_test}: choose bs or ar")
+    rows = compare_systems(hypotheses, references, metrics, tokenize, lowercase, paired_test, samples)
+    return json.dumps(rows, indent=1) if as_json else "\n".join(_comparison_line(row) for row in rows)
+
+
+def _comparison_line(row: dict) -> str:
+    parts = []
+    for name, r in row.items():
+        if isinstance(r, dict):
+            p = "" if r["p_value"] is None else f" p={r['p_value']:.4f}"
+            ci = "" if r["ci95"] is None else f" ({r['mean']:.2f} ± {r['ci95']:.2f})"
+            parts.append(f"{name} {r['score']:.2f}{ci}{p}")
+    if "length_ratio" in row:
+        parts.append(f"length ratio {row['length_ratio']:.3f}")
+    note = "  (identical to the baseline)" if row["identical_to_baseline"] else ""
+    return f"{'baseline ' if row['baseline'] else ''}{row['system']}: " + "  ".join(parts) + note

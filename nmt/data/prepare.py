@@ -221,6 +221,20 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     return report | {"skipped": False}
 
 
+def describe_preparation(report: dict, out: Path) -> list[str]:
+    """The lines `nmt prepare` prints about `prepare`'s report: pairs kept and dropped, per split
+    and per corpus."""
+    lines = [f"data up to date: {data_dir(out)}"] if report["skipped"] else []
+    for split, s in report["splits"].items():
+        dropped = ", ".join(f"{n} {why}" for why, n in s["dropped"].items()) or "none"
+        lines.append(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
+        for c in s.get("corpora", []):
+            tag = f", tag {c['tag']}" if c["tag"] else ""
+            lines.append(f"    {c['corpus']} ({c['src_lang']}-{c['tgt_lang']}, weight {c['weight']}{tag}): "
+                         f"{c['kept']:,} of {c['read']:,} kept")
+    return lines
+
+
 def corpus_sizes(out: Path) -> list[int] | None:
     """Pairs kept of each training corpus, from the prepared data's report (None: one corpus)."""
     report = json.loads((data_dir(out) / "report.json").read_text())

@@ -131,6 +131,22 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     return summary | {"skipped": False}
 
 
+def describe_tokenizer(summary: dict, init_from: str | None = None) -> list[str]:
+    """The lines `nmt tokenizer` prints about `train_tokenizer`'s summary."""
+    models = ", ".join(sorted(set(summary["models"])))
+    if summary["skipped"]:
+        lines = [f"tokenizer up to date: {summary['models'][0]}"]
+    elif init_from:
+        lines = [f"copied the tokenizer of {init_from} to {models}"]
+    else:
+        lines = [f"trained {models}"]
+    for side in ("src", "tgt"):
+        s = summary[side]
+        lines.append(f"  {side}: vocabulary {s['vocab_size']}, {s['dev_pieces_per_sentence']} pieces per dev "
+                     f"sentence, unknown rate {s['dev_unknown_rate']}")
+    return lines
+
+
 def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
     from nmt.checkpoint import load_checkpoint
 

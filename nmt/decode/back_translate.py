@@ -12,6 +12,7 @@ synthetic data is large (Edunov et al. 2018). Both files appear only when comple
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.config import DecodeConfig
@@ -19,8 +20,21 @@ from nmt.data.corpus import read_lines
 from nmt.decode.stream import translate_file, write_lines
 
 
+@dataclass
+class BackTranslation:
+    monolingual: str  # the file of the monolingual lines, as given
+    synthetic: str  # the file of their translations
+    lines: int
+    failed: int  # lines that could not be translated (their output lines are empty)
+    sampling: bool
+
+    def describe(self) -> list[str]:
+        return [f"wrote {self.lines:,} lines: {self.monolingual} (as given) and {self.synthetic} "
+                f"({'sampled' if self.sampling else 'beam search'})"]
+
+
 def back_translate(translator, monolingual: Path, prefix: str, cfg: DecodeConfig,
-                   warn: Callable[[str], None] = lambda _: None) -> dict:
+                   warn: Callable[[str], None] = lambda _: None) -> BackTranslation:
     """Write `{prefix}.{mono_lang}` and `{prefix}.{synthetic_lang}`; the reverse model translates
     from its data.src_lang (the monolingual text's language) into its data.tgt_lang."""
     data = translator.recipe.data
@@ -28,5 +42,4 @@ def back_translate(translator, monolingual: Path, prefix: str, cfg: DecodeConfig
     synthetic = f"{prefix}.{synthetic_lang}"
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn)
     write_lines(f"{prefix}.{mono_lang}", read_lines(Path(monolingual)))
-    return {"monolingual": f"{prefix}.{mono_lang}", "synthetic": synthetic, "lines": report.lines, "failed": report.failed,
-            "sampling": cfg.sampling}
+    return BackTranslation(f"{prefix}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling)

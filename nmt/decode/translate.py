@@ -21,7 +21,7 @@ import torch
 from nmt.checkpoint import load_checkpoint, load_payload
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
-from nmt.data.languages import direction_prefix, source_prefix
+from nmt.data.languages import direction_prefix
 from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.engine import TORCH, Capabilities, refusal, require
@@ -61,15 +61,19 @@ class Translator:
 
 
 def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
-                    compute_type: str = "default", threads: int = 0, ensemble: bool = False):
+                    compute_type: str = "default", threads: int = 0, ensemble: bool = False,
+                    src_lang: str | None = None, tgt_lang: str | None = None, zero_shot: bool = False):
     """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
-    or a CTranslate2 export directory. It translates into the recipe's data.tgt_lang until
-    `choose_direction` says otherwise.
+    or a CTranslate2 export directory, on `threads` CPU threads (0: torch's default). It
+    translates from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang)
+    until `choose_direction` says otherwise.
 
     engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
     """
+    if threads:
+        torch.set_num_threads(threads)
     translator = _load_engine(checkpoints, device, engine, compute_type, threads, ensemble)
-    translator.source_prefix = source_prefix(translator.src_tokenizer, translator.recipe.data)
+    choose_direction(translator, src_lang, tgt_lang, zero_shot)
     return translator
 
 

@@ -23,3 +23,13 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
     from nmt.export.ctranslate2 import export_ctranslate2
 
     return export_ctranslate2(checkpoint, out, quantization, force)
+
+
+def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
+    """The lines `nmt export` prints: what was written, how to load it, where generation differs."""
+    use = (f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")' if format == "huggingface"
+           else f"nmt translate -c {summary['directory']}")
+    kind = f"{summary['architecture']}, " if "architecture" in summary else ""
+    lines = [f"exported {checkpoint} ({summary['direction']}, {kind}{summary['quantization']}) to "
+             f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; load with `{use}`"]
+    return lines + [f"note: {note}" for note in summary.get("generation_differences", [])]

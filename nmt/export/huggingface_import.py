@@ -324,3 +324,27 @@ def write_finetuning_recipe(recipe, checkpoint: Path, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True), encoding="utf-8")
     tmp.replace(path)
+
+
+def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang: str | None = None,
+                       tgt_lang: str | None = None, recipe: Path | None = None) -> list[str]:
+    """`nmt import`: the checkpoint, and, with `recipe`, a recipe that fine-tunes it; returns the
+    lines to print (what was imported, how close its logits are, how to fine-tune it)."""
+    if recipe and recipe.exists() and not force:
+        raise NmtError(f"{recipe}: exists (--force replaces it)")
+    summary = import_huggingface(directory, out, force, src_lang, tgt_lang)
+    lines = []
+    if recipe:
+        write_finetuning_recipe(summary["recipe"], out, recipe)
+        lines.append(f"wrote {recipe}: fill in its data section, then `nmt tokenizer {recipe} && nmt prepare {recipe} "
+                     f"&& nmt train {recipe}`")
+    model, tokenizer = summary["recipe"].model, summary["recipe"].tokenizer
+    shape = ", ".join(f"{key}: {getattr(model, key)}" for key in
+                      ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
+                       "share_embeddings", "tie_output"))
+    lines.append(f"imported {directory} ({summary['architecture']}, {summary['direction']}, vocabularies "
+                 f"{summary['vocab']['src']}/{summary['vocab']['tgt']}) to {out}; logits within "
+                 f"{summary['max_logit_difference']:.1g} of transformers'. Fine-tune with `nmt train RECIPE --init-from "
+                 f"{out}`, whose model section is {{{shape}}} and tokenizer section {{joint: "
+                 f"{tokenizer.joint}, vocab_size: {tokenizer.vocab_size}}}")
+    return lines

@@ -8,7 +8,12 @@ from nmt.errors import NmtError
 from nmt.train.metrics import read_metrics
 
 
-def plot_learning_curve(metrics_path: Path, output: Path) -> Path:
+def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
+    """Training and dev loss, and dev BLEU, by update, from metrics.jsonl (or a run's folder) to a
+    PNG (default: learning_curve.png beside it)."""
+    if metrics_path.is_dir():
+        metrics_path = metrics_path / "metrics.jsonl"
+    output = output or metrics_path.with_name("learning_curve.png")
     try:
         import matplotlib
 

@@ -21,13 +21,13 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from nmt.config import Recipe
+from nmt.config import Recipe, save_recipe
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
-from nmt.train.distributed import batches_per_rank, join_world
+from nmt.train.distributed import batches_per_rank, join_world, launched_rank
 from nmt.train.metrics import LossWindow, MetricsLog
 from nmt.train.run_lock import exclusive_run
 from nmt.train.step import TrainStep
@@ -227,5 +227,10 @@ class Trainer:
 
 
 def train(recipe: Recipe, console: Console | None = None, show_progress: bool = True) -> TrainResult:
+    """Train `recipe` (one process of a torchrun group, or the only one), its recipe kept beside
+    its checkpoints as recipe.yaml; one run per output directory at a time."""
+    recipe.out.mkdir(parents=True, exist_ok=True)
     with exclusive_run(recipe.out):
+        if launched_rank() == 0:  # under torchrun, one process writes
+            save_recipe(recipe, recipe.out / "recipe.yaml")
         return Trainer(recipe, console).run(show_progress)
