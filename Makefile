@@ -124,9 +124,9 @@ DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --
 # not trail off into repetitions (docs/multi30k.md, "Repetitions").
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
-	$(BIN)/python -m nmt.results runs/demo --checkpoint checkpoints/best.pt --hypotheses test.de.hyp \
+	$(BIN)/python -m bench.run_summary runs/demo --checkpoint checkpoints/best.pt --hypotheses test.de.hyp \
 	    --reference data/multi30k/test_2016_flickr.de.gz --recipe recipes/multi30k_en_de.yaml -o $(DEMO_RESULT)
-	@$(BIN)/python -m nmt.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
+	@$(BIN)/python -m bench.examples data/multi30k/test_2016_flickr.en.gz runs/demo/test.de.hyp data/multi30k/test_2016_flickr.de.gz 3
 
 # The demo trained with 5 % of its pairs in capitals, 5 % in Title Case and 5 % with a typo
 # (data.augment), for `make bench-robustness` to compare with the demo.
@@ -169,7 +169,7 @@ define multi30k_run
 	mkdir -p runs/multi30k_$(1)_$(2)_ensemble
 	$(MAKE) --no-print-directory runs/multi30k_$(1)_$(2)_ensemble/test.$(2).hyp NMT_SRC=data/multi30k/test_2016_flickr.$(1).gz NMT_RECIPE=$(MULTI30K_RECIPE) \
 	    NMT_CKPT="runs/multi30k_$(1)_$(2)/checkpoints/averaged.pt runs/multi30k_$(1)_$(2)_seed2/checkpoints/averaged.pt"
-	$(BIN)/python -m nmt.results runs/multi30k_$(1)_$(2) runs/multi30k_$(1)_$(2)_seed2 \
+	$(BIN)/python -m bench.run_summary runs/multi30k_$(1)_$(2) runs/multi30k_$(1)_$(2)_seed2 \
 	    --checkpoint checkpoints/averaged.pt --hypotheses test.$(2).hyp --ensemble runs/multi30k_$(1)_$(2)_ensemble/test.$(2).hyp \
 	    --reference data/multi30k/test_2016_flickr.$(2).gz --recipe $(MULTI30K_RECIPE) -o results/multi30k_$(1)_$(2).json
 	$(NMT) plot runs/multi30k_$(1)_$(2) -o results/multi30k_$(1)_$(2).png
@@ -208,7 +208,7 @@ ensemble: install
 	mkdir -p $(RUN)_ensemble
 	$(NMT) translate --ensemble -c $(RUN)/$(CKPT) -c $(RUN)_seed2/$(CKPT) --decode-from $(ENSEMBLE_RECIPE) \
 	    -i data/multi30k/test_2016_flickr.en.gz -o $(RUN)_ensemble/test.de.hyp
-	$(BIN)/python -m nmt.results $(RUN) $(RUN)_seed2 --checkpoint $(CKPT) --hypotheses test.de.hyp \
+	$(BIN)/python -m bench.run_summary $(RUN) $(RUN)_seed2 --checkpoint $(CKPT) --hypotheses test.de.hyp \
 	    --ensemble $(RUN)_ensemble/test.de.hyp --reference data/multi30k/test_2016_flickr.de.gz \
 	    --recipe $(ENSEMBLE_RECIPE) -o $(ENSEMBLE_RESULT)
 	$(NMT) score $(RUN)/test.de.hyp $(RUN)_ensemble/test.de.hyp -r data/multi30k/test_2016_flickr.de.gz -m bleu
@@ -220,7 +220,7 @@ ensemble: install
 WMT14 ?= wmt/wmt14
 data/wmt14: data/wmt14/train.en.gz
 data/wmt14/train.en.gz:
-	$(BIN)/python -m nmt.data.export_hf $(WMT14) $(if $(filter wmt/wmt14,$(WMT14)),de-en) data/wmt14 --src en --tgt de
+	$(BIN)/python -m bench.export_hf $(WMT14) $(if $(filter wmt/wmt14,$(WMT14)),de-en) data/wmt14 --src en --tgt de
 wmt14-base: install data/wmt14/train.en.gz
 	$(call pipeline,recipes/wmt14_en_de_base.yaml,runs/wmt14_en_de_base,data/wmt14/test,en,de,,runs/wmt14_en_de_base/checkpoints/best.pt)
 wmt14-big: install data/wmt14/train.en.gz

@@ -19,7 +19,7 @@ LAYERS = [
     ("export", ["nmt.export"]),
     ("decode", ["nmt.decode"]),
     ("train", ["nmt.train"]),
-    ("scores and reports", ["nmt.score", "nmt.results", "nmt.info", "nmt.examples"]),
+    ("scores and reports", ["nmt.score", "nmt.info"]),
     ("serve", ["nmt.serve"]),
     ("cli", ["nmt.cli", "nmt.__main__"]),
 ]

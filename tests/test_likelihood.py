@@ -112,6 +112,18 @@ def test_cli_text_and_jsonl_keep_one_line_per_pair(trained_tiny, tmp_path):
     assert sum(float(x) for x in result.stdout.split()) < sum(text) - 10
 
 
+def test_cli_takes_decode_settings_from_set_as_translate_does(trained_tiny, tmp_path):
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    src = write(tmp_path / "s.en", SOURCES)
+    tgt = write(tmp_path / "t.de", [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")])
+    args = ["likelihood", "-c", ckpt, "-s", str(src), "-t", str(tgt)]
+    default = [float(x) for x in runner.invoke(app, args).stdout.split()]
+    one_at_a_time = runner.invoke(app, [*args, "--set", "decode.max_tokens=8"])  # batches of one pair
+    assert one_at_a_time.exit_code == 0, one_at_a_time.output
+    assert [float(x) for x in one_at_a_time.stdout.split()] == pytest.approx(default, abs=1e-4)
+    one_line_error(runner.invoke(app, [*args, "--set", "decode.max_tokenz=8"]), "decode.max_tokenz")
+
+
 def test_bad_input_is_a_one_line_error_and_writes_nothing(trained_tiny, tmp_path):
     ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
     src = write(tmp_path / "s.en", ["A dog.", "A cat."])

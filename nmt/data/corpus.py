@@ -135,6 +135,21 @@ class Tsv(Corpus):
         return str(self.path)
 
 
+def load_hf_dataset(name: str, config: str | None = None, split: str | None = None, label: str | None = None):
+    """A Hugging Face `datasets` corpus (one split of it, with `split`) from the Hub or from a folder
+    written by save_to_disk; a failure is an NmtError naming `label` (default: the name)."""
+    import datasets
+
+    try:
+        if Path(name).is_dir():
+            loaded = datasets.load_from_disk(name)
+            return loaded[split] if split and isinstance(loaded, datasets.DatasetDict) else loaded
+        return datasets.load_dataset(name, config, split=split)
+    except Exception as e:  # datasets raises many types (missing split, no network, bad name, not a dataset folder)
+        where = label or f"{name}{':' + config if config else ''}"
+        raise NmtError(f"{where}: cannot load the dataset: {(str(e).strip().splitlines() or [type(e).__name__])[0]}") from None
+
+
 class HuggingFace(Corpus):
     def __init__(self, spec: str, src_lang: str, tgt_lang: str):
         parts = spec[len("hf:"):].split(":")
@@ -142,16 +157,7 @@ class HuggingFace(Corpus):
             raise NmtError(f"{spec}: expected hf:NAME[:CONFIG]:SPLIT")
         name, config, split = (parts[0], None, parts[1]) if len(parts) == 2 else parts
         self.spec, self.src_lang, self.tgt_lang = spec, src_lang, tgt_lang
-        import datasets
-
-        try:
-            if Path(name).is_dir():
-                loaded = datasets.load_from_disk(name)
-                self.dataset = loaded[split] if isinstance(loaded, datasets.DatasetDict) else loaded
-            else:
-                self.dataset = datasets.load_dataset(name, config, split=split)
-        except Exception as e:  # datasets raises many types (missing split, no network, bad name)
-            raise NmtError(f"{spec}: cannot load the dataset: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        self.dataset = load_hf_dataset(name, config, split, label=spec)
         columns = self.dataset.column_names
         if "translation" not in columns and not {src_lang, tgt_lang} <= set(columns):
             raise NmtError(f"{spec}: no 'translation' column nor columns {src_lang!r}, {tgt_lang!r} (has {columns})")

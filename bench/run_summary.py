@@ -1,6 +1,6 @@
 """Summarize finished recipe runs into one JSON file (used by `make multi30k`).
 
-    python -m nmt.results RUN_DIR [RUN_DIR ...] --checkpoint CKPT --hypotheses HYP --reference REF
+    python -m bench.run_summary RUN_DIR [RUN_DIR ...] --checkpoint CKPT --hypotheses HYP --reference REF
         [--ensemble ENSEMBLE_HYP] [--recipe DECODE_RECIPE] -o OUTPUT.json
 
 CKPT and HYP are paths inside each RUN_DIR. DECODE_RECIPE: the recipe given to `nmt translate
@@ -107,7 +107,7 @@ def summarize_ensemble(members: list[dict], ensemble_hypotheses: Path, member_hy
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m nmt.results", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.run_summary", description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
     parser.add_argument("--checkpoint", type=Path, required=True, help="checkpoint path inside each run")
     parser.add_argument("--hypotheses", type=Path, required=True, help="test translation inside each run")

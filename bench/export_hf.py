@@ -1,6 +1,6 @@
 """Export a Hugging Face `datasets` translation corpus to the plain-text files recipes read.
 
-    python -m nmt.data.export_hf wmt/wmt14 de-en data/wmt14 --src en --tgt de
+    python -m bench.export_hf wmt/wmt14 de-en data/wmt14 --src en --tgt de
 
 writes `data/wmt14/{train,valid,test}.{en,de}.gz`. The name may also be a folder written by
 `Dataset.save_to_disk`/`DatasetDict.save_to_disk` (no network needed then).
@@ -18,24 +18,11 @@ import shutil
 import sys
 from pathlib import Path
 
+from nmt.data.corpus import load_hf_dataset
 from nmt.errors import NmtError
 
 SPLITS = {"train": "train", "validation": "valid", "test": "test"}
 ROWS_PER_READ = 10_000
-
-
-def _load(name: str, config: str | None):
-    import datasets
-
-    try:
-        if Path(name).is_dir():
-            return datasets.load_from_disk(name)
-        return datasets.load_dataset(name, config)
-    except FileNotFoundError as e:
-        raise NmtError(f"{name}: not a saved dataset folder ({str(e).splitlines()[0]})") from None
-    except Exception as e:  # the Hub client raises many types (no network, unknown name or config)
-        raise NmtError(f"{name}{':' + config if config else ''}: cannot load the dataset: "
-                       f"{(str(e).strip().splitlines() or [type(e).__name__])[0]}") from None
 
 
 def _write_split(rows, where: str, src: str, tgt: str, src_file: Path, tgt_file: Path) -> int:
@@ -56,7 +43,7 @@ def _write_split(rows, where: str, src: str, tgt: str, src_file: Path, tgt_file:
 
 
 def export(name: str, config: str | None, out: Path, src: str, tgt: str) -> dict[str, int]:
-    corpus = _load(name, config)
+    corpus = load_hf_dataset(name, config)
     if not hasattr(corpus, "keys") or "train" not in corpus:
         raise NmtError(f"{name}: no 'train' split (a DatasetDict with train/validation/test is expected)")
     out.mkdir(parents=True, exist_ok=True)

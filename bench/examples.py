@@ -1,6 +1,6 @@
 """Print a few example translations beside their source and reference (used by `make demo`).
 
-    python -m nmt.examples SOURCE HYPOTHESES REFERENCE [N]
+    python -m bench.examples SOURCE HYPOTHESES REFERENCE [N]
 """
 
 from __future__ import annotations
