@@ -28,7 +28,8 @@ from bench.run import BENCH_SMALL, matmul_ceiling
 from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
-from nmt.data.tokenizer import EOS, PAD, train_tokenizer
+from nmt.special_tokens import EOS, PAD
+from nmt.data.tokenizer import train_tokenizer
 from nmt.decode import ctranslate2_engine
 from nmt.decode.search import beam_search
 from nmt.decode.translate import Translator, translate_lines

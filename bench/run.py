@@ -24,7 +24,8 @@ from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
-from nmt.data.tokenizer import EOS, PAD, train_tokenizer
+from nmt.special_tokens import EOS, PAD
+from nmt.data.tokenizer import train_tokenizer
 from nmt.decode.search import beam_search, greedy_search
 from nmt.train.trainer import Trainer
 

@@ -155,6 +155,11 @@ def average_into(output: Path, paths: list[Path], last: int = 0, folder: Path | 
     return paths
 
 
+def tokenizer_models(payload: dict) -> dict[str, bytes]:
+    """The serialized sentencepiece models a checkpoint carries, by side ("src", "tgt")."""
+    return {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+
+
 def load_payload(checkpoints: list[Path]) -> dict:
     """One checkpoint's contents, or the mean of several checkpoints' weights."""
     return average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])

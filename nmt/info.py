@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nmt.checkpoint import best_dev, count_parameters, load_checkpoint
+from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenizer_models
 from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
 from nmt.data.tokenizer import load_processor
 
@@ -13,8 +13,7 @@ def checkpoint_info(path: Path) -> dict:
     payload = load_checkpoint(path)
     recipe = recipe_from_dict(payload["recipe"], str(path))
     progress = payload.get("progress", {})
-    vocab = {side: load_processor(model_proto=payload["tokenizer"][side].numpy().tobytes()).get_piece_size()
-             for side in ("src", "tgt")}
+    vocab = {side: load_processor(model_proto=proto).get_piece_size() for side, proto in tokenizer_models(payload).items()}
     return {
         "checkpoint": str(path),
         "step": progress.get("step"),

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import ModelConfig
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.alignment import align_batch, pharaoh, word_index
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads

@@ -6,7 +6,7 @@ import numpy as np
 
 from bench.gpu import main, synthetic_shards
 from nmt.data.batching import collate
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 
 
 def test_synthetic_shards_collate_into_well_formed_batches(tmp_path):

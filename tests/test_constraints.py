@@ -8,7 +8,7 @@ import itertools
 import pytest
 import torch
 
-from nmt.data.tokenizer import EOS
+from nmt.special_tokens import EOS
 from nmt.decode.constraints import ConstraintState, _allocate
 from nmt.decode.search import beam_search, max_output_lengths, normalized_score
 from tests.test_search import sequence_log_prob, sources, toy_model

@@ -10,7 +10,8 @@ from nmt.data import dedup
 from nmt.data.prepare import prepare
 from nmt.data import shards
 from nmt.data.shards import ParallelShards, Shard, ShardWriter
-from nmt.data.tokenizer import BOS, EOS, PAD, load_processor, tokenizer_paths, train_tokenizer
+from nmt.special_tokens import BOS, EOS, PAD
+from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
 from nmt.errors import NmtError
 from tests.conftest import TINY_DATA as TINY_DATA_DIR, prepared_tiny, tiny_recipe
 

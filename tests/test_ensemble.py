@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import TINY_DATA
 from nmt.cli import app
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.ensemble import Ensemble
 from nmt.decode.search import beam_search, greedy_search, max_output_lengths, normalized_score
 from test_search import sources, toy_model

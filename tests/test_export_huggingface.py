@@ -11,7 +11,7 @@ import torch
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.info import checkpoint_info
 from tests.conftest import TINY_DATA, one_line_error, prepared_tiny

@@ -10,7 +10,7 @@ import torch
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.ensemble import Ensemble
 from nmt.decode.likelihood import score_pairs
 from nmt.decode.translate import Translator, load_translator, score_batch, translate_lines

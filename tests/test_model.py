@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from nmt.config import ModelConfig
-from nmt.data.tokenizer import PAD
+from nmt.special_tokens import PAD
 from nmt.model.dropout import Dropout, dropout, dropped_levels
 from nmt.model.transformer import MultiHeadAttention, PositionalEncoding, Transformer
 

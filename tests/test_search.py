@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import ModelConfig
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.search import beam_search, greedy_search, max_output_lengths, normalized_score
 from nmt.model.transformer import Transformer
 

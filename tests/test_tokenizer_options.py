@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from nmt.config import TokenizerConfig, load_recipe
-from nmt.data.tokenizer import UNK, load_processor, tokenizer_settings
+from nmt.special_tokens import UNK
+from nmt.data.tokenizer import load_processor, tokenizer_settings
 from tests.conftest import ROOT, TINY_DATA, prepared_tiny
 
 OPTIONS = ["tokenizer.vocab_size=400", "tokenizer.byte_fallback=true", "tokenizer.split_digits=true",

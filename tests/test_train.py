@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import TrainConfig, recipe_from_dict
-from nmt.data.tokenizer import PAD
+from nmt.special_tokens import PAD
 from nmt.decode.translate import load_translator, translate_lines
 from nmt.errors import NmtError
 from nmt.model.output_loss import output_layer_loss

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from nmt.data.shards import ParallelShards
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Sentencepiece: training a model on the recipe's text, and the fixed special-token ids."""
+"""Sentencepiece: training a model on the recipe's text, with the special tokens at their fixed ids
+(nmt.special_tokens)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ import sentencepiece as spm
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
-
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
+from nmt.special_tokens import BOS, EOS, PAD, UNK
 
 
 def tokenizer_paths(out: Path, joint: bool) -> tuple[Path, Path]:
@@ -148,9 +148,10 @@ def describe_tokenizer(summary: dict, init_from: str | None = None) -> list[str]
 
 
 def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
-    from nmt.checkpoint import load_checkpoint
+    from nmt.checkpoint import load_checkpoint, tokenizer_models
 
     payload = load_checkpoint(parent)
+    models = tokenizer_models(payload)
     theirs = payload["recipe"]["tokenizer"]
     for key in ("joint", "vocab_size", *LATER_OPTIONS):
         if theirs.get(key, getattr(TokenizerConfig(), key)) != getattr(cfg, key):
@@ -158,7 +159,7 @@ def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, 
                            f"with {theirs.get(key)}; fine-tuning keeps the parent's vocabulary")
     for path, side in ((src_model, "src"), (tgt_model, "tgt")):
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(payload["tokenizer"][side].numpy().tobytes())
+        tmp.write_bytes(models[side])
         tmp.replace(path)
 
 

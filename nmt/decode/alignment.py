@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 
 WORD_START = "\u2581"
 

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from nmt.data.batching import to_device
-from nmt.data.tokenizer import EOS
+from nmt.special_tokens import EOS
 
 NEG_INF = float("-inf")
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import torch
 from torch import Tensor
 
-from nmt.data.tokenizer import PAD
+from nmt.special_tokens import PAD
 from nmt.model.transformer import DecoderState, Transformer
 
 

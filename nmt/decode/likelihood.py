@@ -19,7 +19,7 @@ import numpy as np
 
 from nmt.data.batching import pack_by_tokens
 from nmt.data.corpus import read_parallel
-from nmt.data.tokenizer import EOS
+from nmt.special_tokens import EOS
 from nmt.decode.stream import write_lines
 from nmt.decode.translate import encode_within
 from nmt.errors import NmtError

@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from nmt.data.batching import to_device
-from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.constraints import BankedBeams
 from nmt.model.transformer import Transformer
 
@@ -74,7 +74,7 @@ def _prefix_table(prefixes: list[list[int]] | None, batch: int, device) -> Tenso
     return to_device(table, device)
 
 
-def _next_token_log_probs(log_probs: Tensor, end_allowed: bool, history: Tensor | None,
+def _without_forbidden(log_probs: Tensor, end_allowed: bool, history: Tensor | None,
                           no_repeat_ngram_size: int) -> Tensor:
     """The step's log-probabilities without what may not come next (EOS below min_len, tokens
     repeating an n-gram), taken out before the softmax and the rest renormalized, as CTranslate2
@@ -146,7 +146,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     log_prob = torch.zeros(batch, device=src.device)
     for t in range(int(limits.max())):
         history = outputs[alive, :t] if no_repeat_ngram_size else None  # a copy: made only when asked for
-        log_probs = _next_token_log_probs(model.decode_step(tokens, state), t >= min_len, history,
+        log_probs = _without_forbidden(model.decode_step(tokens, state), t >= min_len, history,
                                           no_repeat_ngram_size)  # (n, V)
         if pick is None:
             best, tokens = log_probs.max(dim=-1)
@@ -334,7 +334,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
     last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
     for t in range(max(limits)):
-        log_probs = _next_token_log_probs(model.decode_step(last, state), t >= min_len, history_device,
+        log_probs = _without_forbidden(model.decode_step(last, state), t >= min_len, history_device,
                                           no_repeat_ngram_size)  # (b·K, V)
         forced = {i: prefixes[s][t] for i, s in enumerate(sentence) if t < len(prefixes[s])}
         moves = chooser.choose(t, log_probs, sentence, history, forced)

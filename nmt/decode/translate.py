@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nmt.checkpoint import load_checkpoint, load_payload
+from nmt.checkpoint import load_checkpoint, load_payload, tokenizer_models
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import direction_prefix
-from nmt.data.tokenizer import BOS, EOS, PAD, load_processor
+from nmt.special_tokens import BOS, EOS, PAD
+from nmt.data.tokenizer import load_processor
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.engine import TORCH, Capabilities, refusal, require
 from nmt.decode.markup import mark_lines, monotone_alignment, render
@@ -104,8 +105,8 @@ def _load_engine(checkpoints: list[Path], device: str, engine: str, compute_type
 
 def _model_from_payload(payload: dict, path: Path):
     recipe = recipe_from_dict(payload["recipe"], str(path))
-    src_sp = load_processor(model_proto=payload["tokenizer"]["src"].numpy().tobytes())
-    tgt_sp = load_processor(model_proto=payload["tokenizer"]["tgt"].numpy().tobytes())
+    models = tokenizer_models(payload)
+    src_sp, tgt_sp = load_processor(model_proto=models["src"]), load_processor(model_proto=models["tgt"])
     model = Transformer(recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
     model.load_state_dict(payload["model"])
     return model, recipe, src_sp, tgt_sp
@@ -118,7 +119,7 @@ def _load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
     models, first = [], None
     for path in checkpoints:
         payload = load_checkpoint(path)
-        protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+        protos = tokenizer_models(payload)
         for side, name in (("tgt", "target"), ("src", "source")):
             if first is not None and protos[side] != first[1][side]:
                 raise NmtError(f"{path}: its {name} vocabulary differs from {first[0]}'s; "

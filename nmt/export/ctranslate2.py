@@ -19,11 +19,12 @@ import numpy as np
 
 import nmt
 from nmt.config import recipe_from_dict
-from nmt.data.tokenizer import BOS, PAD, load_processor
+from nmt.special_tokens import BOS, PAD
+from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
 from nmt.model.transformer import PositionalEncoding
-from nmt.checkpoint import load_checkpoint
+from nmt.checkpoint import load_checkpoint, tokenizer_models
 
 EXPORT_INFO = "nmt_export.json"
 EXPORT_FORMAT = "nmt-ctranslate2-1"
@@ -124,7 +125,7 @@ def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str 
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
-    protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+    protos = tokenizer_models(payload)
     pieces = {}
     for side, proto in protos.items():
         sp = load_processor(model_proto=proto)

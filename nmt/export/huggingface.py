@@ -27,9 +27,10 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import best_dev, count_parameters, load_checkpoint
+from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenizer_models
 from nmt.config import recipe_from_dict
-from nmt.data.tokenizer import BOS, EOS, PAD, UNK, load_processor
+from nmt.special_tokens import BOS, EOS, PAD, UNK
+from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import FORBIDDEN_LOGIT
 from nmt.export.directory import write_directory_atomically
@@ -188,7 +189,7 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
     if recipe.model.norm == "pre" and not recipe.model.share_embeddings:
         raise NmtError(f"{checkpoint}: a pre-LN model exports as a PegasusForConditionalGeneration, which has one "
                        "vocabulary for both sides; this one has separate vocabularies (model.share_embeddings: false)")
-    protos = {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
+    protos = tokenizer_models(payload)
     processors = {side: load_processor(model_proto=proto) for side, proto in protos.items()}
     vocabs = {side: {sp.id_to_piece(i): i for i in range(sp.get_piece_size())} for side, sp in processors.items()}
     separate = not recipe.model.share_embeddings

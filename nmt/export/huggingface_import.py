@@ -29,7 +29,8 @@ import torch
 import nmt
 from nmt.checkpoint import save_checkpoint
 from nmt.config import recipe_from_dict, recipe_to_dict
-from nmt.data.tokenizer import BOS, EOS, PAD, UNK, load_processor
+from nmt.special_tokens import BOS, EOS, PAD, UNK
+from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.huggingface import marian_order, require_transformers
 from nmt.model.transformer import Transformer

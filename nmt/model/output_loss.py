@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt.data.tokenizer import PAD
+from nmt.special_tokens import PAD
 
 # Logit elements per chunk: 16 MB of fp32 on CPU stays under glibc's 32 MB mmap threshold, so
 # chunk buffers are reused from the heap; on a GPU the caching allocator reuses anything.

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig
-from nmt.data.tokenizer import BOS, PAD
+from nmt.special_tokens import BOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.output_loss import output_layer_loss
 
@@ -162,6 +162,10 @@ class SublayerConnection(nn.Module):
         self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
 
+    def sublayer_input(self, x: Tensor) -> Tensor:
+        """What the sublayer is given: x, normalized first with pre-LN."""
+        return self.norm(x) if self.pre_norm else x
+
     def forward(self, x: Tensor, sublayer) -> Tensor:
         if self.pre_norm:
             return x + self.dropout(sublayer(self.norm(x)))
@@ -193,20 +197,26 @@ class DecoderLayer(nn.Module):
         self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
 
-    def forward(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor,
-                cache: dict[str, Tensor] | None = None) -> Tensor:
-        if cache is None:  # whole target at once: the causal mask hides the future (3.2.3)
-            x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
-            x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
-        else:  # one position, attending to the cached past; src_mask is then an additive bias
-            x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache))
-            x = self.cross_sublayer(x, lambda y: self.cross_attn.step_cross(y, kv, src_mask))
+    def forward(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor) -> Tensor:
+        """The whole target x (B, T, D) at once: the causal mask hides the future (3.2.3). kv: the
+        encoder keys and values (B, h, S, dh) each (`project_kv`); src_mask: (B, 1, 1, S), True
+        at real source tokens."""
+        x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
+        x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
+        return self.ff_sublayer(x, self.feed_forward)
+
+    def step(self, x: Tensor, memory_kv: tuple[Tensor, Tensor], src_bias: Tensor, cache: dict[str, Tensor]) -> Tensor:
+        """One new position x (N, 1, D) of each row, attending to the past in `cache` (its keys and
+        values appended) and to the encoder side laid out for stepping (`step_memory`, `step_cross`):
+        memory_kv once per sentence, src_bias (B, 1, 1, S) 0 at real source tokens, -inf at padding."""
+        x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache))
+        x = self.cross_sublayer(x, lambda y: self.cross_attn.step_cross(y, memory_kv, src_bias))
         return self.ff_sublayer(x, self.feed_forward)
 
     def cross_attention_weights(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor) -> Tensor:
         """The layer's encoder-decoder attention probabilities (B, h, T, S) for its input x (B, T, D)."""
         x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
-        return self.cross_attn.weights(self.cross_sublayer.norm(x) if self.cross_sublayer.pre_norm else x, kv, src_mask)
+        return self.cross_attn.weights(self.cross_sublayer.sublayer_input(x), kv, src_mask)
 
 
 @dataclass
@@ -352,7 +362,7 @@ class Transformer(nn.Module):
         (next_token_log_probs); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
-            x = layer(x, kv, state.src_bias, cache=cache)
+            x = layer.step(x, kv, state.src_bias, cache)
         state.length += 1
         return next_token_log_probs(self.output_logits(self.decoder_norm(x[:, 0])))
 

@@ -1,0 +1,4 @@
+"""The fixed ids of the special tokens, the same in every sentencepiece model nmt trains or imports
+(nmt.data.tokenizer sets them): the model, the searches and the data all count on them."""
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
