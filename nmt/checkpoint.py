@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from nmt.compat import keep_stored_meaning
 from nmt.errors import NmtError
 
 FORMAT = "nmt-checkpoint-1"
@@ -53,21 +54,8 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dic
         raise NmtError(f"{path}: not a readable nmt checkpoint (corrupt or truncated?): {first_line}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
-    _keep_stored_meaning(payload.get("recipe"))
+    keep_stored_meaning(payload.get("recipe"))
     return payload
-
-
-def _keep_stored_meaning(recipe) -> None:
-    """A recipe stored before a key existed meant what nmt did then: GNMT's length penalty
-    (decode.length_penalty_form), a ReLU feed-forward (model.activation). Say so, so that its
-    model computes and decodes as it did."""
-    if not isinstance(recipe, dict):
-        return
-    decode, model = recipe.get("decode"), recipe.get("model")
-    if isinstance(decode, dict) and "length_penalty" in decode and "length_penalty_form" not in decode:
-        decode["length_penalty_form"] = "gnmt"
-    if isinstance(model, dict) and "d_model" in model and "activation" not in model:
-        model["activation"] = "relu"
 
 
 def step_checkpoints(directory: Path) -> list[Path]:

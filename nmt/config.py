@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from nmt.compat import noam_as_peak_rate, rename_old_keys
 from nmt.errors import NmtError
 
 
@@ -326,43 +327,10 @@ def _describe(error: dict) -> str:
     return f"{where}: {error['msg']} (got {error.get('input')!r})"
 
 
-# Keys renamed, old -> new: recipes (and checkpoints) that use the old name still load.
-RENAMED_KEYS = {"decode.batch_tokens": "decode.max_tokens"}
-
-
-def _rename_old_keys(raw: dict) -> list[str]:
-    """Move values from renamed keys to their new names (the old name wins: it was set later, by
-    `--set`); returns a note for each."""
-    notes = []
-    for old, new in RENAMED_KEYS.items():
-        (old_section, old_key), (new_section, new_key) = old.split("."), new.split(".")
-        section = raw.get(old_section)
-        if isinstance(section, dict) and old_key in section:
-            raw.setdefault(new_section, {})[new_key] = section.pop(old_key)
-            notes.append(f"{old} is now called {new} (the old name still works)")
-    return notes
-
-
-def _noam_as_peak_rate(raw: dict) -> list[str]:
-    """`lr_schedule: noam` with `lr: f` (the factor in front of d_model^-0.5) is the inverse_sqrt
-    schedule with the peak rate f · d_model^-0.5 · warmup_steps^-0.5: rewrite it so."""
-    train = raw.get("train")
-    if not isinstance(train, dict) or train.get("lr_schedule") != "noam":
-        return []
-    model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
-    factor = train.get("lr", 1.0)
-    d_model, warmup = model.get("d_model", ModelConfig().d_model), train.get("warmup_steps", TrainConfig().warmup_steps)
-    if not all(isinstance(v, (int, float)) and v > 0 for v in (factor, d_model, warmup)):
-        return []  # left to validation, which names the bad value
-    train["lr_schedule"], train["lr"] = "inverse_sqrt", factor * (d_model * warmup) ** -0.5
-    return [f"train.lr_schedule: noam with lr {factor} is now written train.lr_schedule: inverse_sqrt, "
-            f"train.lr: {train['lr']:.4g} (train.lr is the peak rate under every schedule)"]
-
-
 def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
     """A validated recipe from its dict; `say(note)` hears of renamed keys (a checkpoint's recipe
     is read silently)."""
-    for note in _rename_old_keys(raw) + _noam_as_peak_rate(raw):
+    for note in rename_old_keys(raw) + noam_as_peak_rate(raw, ModelConfig().d_model, TrainConfig().warmup_steps):
         if say:
             say(f"note: {source}: {note}")
     try:

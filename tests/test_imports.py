@@ -12,7 +12,7 @@ NMT = Path(__file__).resolve().parent.parent / "nmt"
 
 # Bottom to top; README "Layout" shows the same order.
 LAYERS = [
-    ("base", ["nmt", "nmt.errors", "nmt.config", "nmt.special_tokens"]),
+    ("base", ["nmt", "nmt.errors", "nmt.compat", "nmt.config", "nmt.special_tokens"]),
     ("checkpoints", ["nmt.checkpoint", "nmt.host_memory"]),  # files and memory: nothing of nmt's above base
     ("data", ["nmt.data"]),
     ("model", ["nmt.model"]),

@@ -1,6 +1,6 @@
 """Reading parallel text, with clear errors. A split in a recipe is one of:
 
-- a path prefix: `{prefix}.{src_lang}` and `{prefix}.{tgt_lang}`, each plain or `.gz`;
+- a path stem: `{stem}.{src_lang}` and `{stem}.{tgt_lang}`, each plain or `.gz`;
 - a TSV file (`*.tsv` or `*.tsv.gz`): source in the first column, target in the second;
 - a Hugging Face dataset: `hf:NAME[:CONFIG]:SPLIT` (e.g. `hf:wmt14:de-en:train`, loaded with
   `datasets.load_dataset`), or `hf:FOLDER:SPLIT` for one written by `save_to_disk`. Rows hold
@@ -21,12 +21,12 @@ from pathlib import Path
 from nmt.errors import NmtError
 
 
-def split_file(prefix: str, lang: str) -> Path:
-    """The file of one side of a split: `{prefix}.{lang}` or `{prefix}.{lang}.gz`."""
-    for candidate in (Path(f"{prefix}.{lang}"), Path(f"{prefix}.{lang}.gz")):
+def split_file(stem: str, lang: str) -> Path:
+    """The file of one side of a split: `{stem}.{lang}` or `{stem}.{lang}.gz`."""
+    for candidate in (Path(f"{stem}.{lang}"), Path(f"{stem}.{lang}.gz")):
         if candidate.is_file():
             return candidate
-    raise NmtError(f"{prefix}.{lang}: file not found (also tried {prefix}.{lang}.gz)")
+    raise NmtError(f"{stem}.{lang}: file not found (also tried {stem}.{lang}.gz)")
 
 
 def _open_binary(path: Path):
@@ -96,8 +96,8 @@ def _file_fingerprint(path: Path) -> dict:
 
 
 class TextPair(Corpus):
-    def __init__(self, prefix: str, src_lang: str, tgt_lang: str):
-        self.src_path, self.tgt_path = split_file(prefix, src_lang), split_file(prefix, tgt_lang)
+    def __init__(self, stem: str, src_lang: str, tgt_lang: str):
+        self.src_path, self.tgt_path = split_file(stem, src_lang), split_file(stem, tgt_lang)
 
     def pairs(self):
         return read_parallel(self.src_path, self.tgt_path)

@@ -11,7 +11,7 @@ def target_languages(data: DataConfig) -> list[str]:
     return sorted({tgt for _, tgt in data.directions()})
 
 
-def source_prefix(processor, data: DataConfig, tgt_lang: str | None = None, tag: str | None = None) -> list[int]:
+def control_ids(processor, data: DataConfig, tgt_lang: str | None = None, tag: str | None = None) -> list[int]:
     """Token ids put in front of a source sentence: the target-language token (with
     data.language_token: source), then the corpus tag, if any."""
     tokens = [language_token(tgt_lang or data.tgt_lang)] if data.language_token == "source" else []
@@ -23,11 +23,11 @@ def source_prefix(processor, data: DataConfig, tgt_lang: str | None = None, tag:
     return ids
 
 
-def direction_prefix(processor, data: DataConfig, src_lang: str | None, tgt_lang: str | None,
+def direction_control_ids(processor, data: DataConfig, src_lang: str | None, tgt_lang: str | None,
                      zero_shot: bool) -> tuple[str, list[int]]:
     """("src-tgt", the token ids before each source) of a direction `check_direction` allows."""
     src, tgt = check_direction(data, src_lang, tgt_lang, zero_shot)
-    return f"{src}-{tgt}", source_prefix(processor, data, tgt)
+    return f"{src}-{tgt}", control_ids(processor, data, tgt)
 
 
 def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None, zero_shot: bool) -> tuple[str, str]:

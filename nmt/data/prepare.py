@@ -17,7 +17,7 @@ from nmt.data.augment import augment_pair
 from nmt.data.clean import PairFilter, normalize
 from nmt.data.corpus import Corpus, open_corpus
 from nmt.data.dedup import find_duplicates
-from nmt.data.languages import source_prefix
+from nmt.data.languages import control_ids
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 
@@ -114,7 +114,7 @@ class _Chained(Corpus):
 def split_sources(data: DataConfig, sp_src) -> dict[str, list[Source]]:
     """Every split to write: train (all corpora, one after the other), and valid and test once per
     direction (`valid.en-de`, ...) when the corpora hold several, else once (`valid`)."""
-    train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), source_prefix(sp_src, data, c.tgt_lang, c.tag),
+    train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), control_ids(sp_src, data, c.tgt_lang, c.tag),
                     c.model_dump(mode="json"), c.augment or data.augment) for c in data.corpora()]
     splits = {"train": train}
     for split, spec in (("valid", data.valid), ("test", data.test)):
@@ -122,7 +122,7 @@ def split_sources(data: DataConfig, sp_src) -> dict[str, list[Source]]:
             continue
         for src, tgt in data.directions() if data.multidirectional else [(data.src_lang, data.tgt_lang)]:
             name = f"{split}.{src}-{tgt}" if data.multidirectional else split
-            splits[name] = [Source(open_corpus(spec, src, tgt), source_prefix(sp_src, data, tgt),
+            splits[name] = [Source(open_corpus(spec, src, tgt), control_ids(sp_src, data, tgt),
                                    {"src_lang": src, "tgt_lang": tgt})]
     return splits
 

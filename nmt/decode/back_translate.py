@@ -33,13 +33,13 @@ class BackTranslation:
                 f"({'sampled' if self.sampling else 'beam search'})"]
 
 
-def back_translate(translator, monolingual: Path, prefix: str, cfg: DecodeConfig,
+def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConfig,
                    warn: Callable[[str], None] = lambda _: None) -> BackTranslation:
-    """Write `{prefix}.{mono_lang}` and `{prefix}.{synthetic_lang}`; the reverse model translates
+    """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}`; the reverse model translates
     from its data.src_lang (the monolingual text's language) into its data.tgt_lang."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
-    synthetic = f"{prefix}.{synthetic_lang}"
+    synthetic = f"{out_stem}.{synthetic_lang}"
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn)
-    write_lines(f"{prefix}.{mono_lang}", read_lines(Path(monolingual)))
-    return BackTranslation(f"{prefix}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling)
+    write_lines(f"{out_stem}.{mono_lang}", read_lines(Path(monolingual)))
+    return BackTranslation(f"{out_stem}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling)

@@ -35,7 +35,7 @@ class CTranslate2Translator:
     src_tokenizer: object
     tgt_tokenizer: object
     quantization: str
-    source_prefix: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
+    control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
     capabilities: ClassVar[Capabilities] = CTRANSLATE2
 
     @property

@@ -33,7 +33,7 @@ class Engine(Protocol):
     recipe: Recipe
     src_tokenizer: object
     tgt_tokenizer: object
-    source_prefix: list[int]  # token ids before each source (a language token)
+    control_ids: list[int]  # token ids before each source (a language token)
     capabilities: Capabilities
 
     @property

@@ -49,7 +49,7 @@ def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision
     if not pairs:
         return []
     limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)
-    prefix = scorer.source_prefix  # the target language's token, for a multilingual model
+    prefix = scorer.control_ids  # the target language's token, for a multilingual model
     src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit - len(prefix), "source of ", warn,
                             first_line)
     src_ids = [[*prefix, *ids] if ids else ids for ids in src_ids]

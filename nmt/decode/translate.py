@@ -21,7 +21,7 @@ import torch
 from nmt.checkpoint import load_checkpoint, load_payload, tokenizer_models
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
-from nmt.data.languages import direction_prefix
+from nmt.data.languages import direction_control_ids
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.data.tokenizer import load_processor
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
@@ -46,7 +46,7 @@ class Translator:
     src_tokenizer: object
     tgt_tokenizer: object
     device: torch.device
-    source_prefix: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
+    control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
     capabilities: ClassVar[Capabilities] = TORCH
 
     @property
@@ -145,20 +145,20 @@ def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Call
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
-            source_prefixes: list[list[int]] | None = None) -> list[list[int]]:
-    """Source token ids, after the line's source prefix (a language token: `source_prefixes`, else
+            line_control_ids: list[list[int]] | None = None) -> list[list[int]]:
+    """Source token ids, after the line's control tokens (a language token: `line_control_ids`, else
     the translator's); empty lines stay empty."""
-    prefixes = source_prefixes or [translator.source_prefix] * len(lines)
-    room = translator.max_positions - 1 - max((len(p) for p in prefixes), default=0)  # + EOS
+    controls = line_control_ids or [translator.control_ids] * len(lines)
+    room = translator.max_positions - 1 - max((len(c) for c in controls), default=0)  # + EOS
     encoded = encode_within(translator.src_tokenizer, lines, room, "", warn, 0, numbers)
-    return [[*prefix, *ids] if ids else ids for prefix, ids in zip(prefixes, encoded)]
+    return [[*control, *ids] if ids else ids for control, ids in zip(controls, encoded)]
 
 
 def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
                      zero_shot: bool = False) -> str:
     """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
     sets the language token in front of every source; returns the direction, e.g. "en-fr"."""
-    direction, translator.source_prefix = direction_prefix(translator.src_tokenizer, translator.recipe.data,
+    direction, translator.control_ids = direction_control_ids(translator.src_tokenizer, translator.recipe.data,
                                                            src_lang, tgt_lang, zero_shot)
     return direction
 
@@ -257,7 +257,7 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
                     first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
-                    source_prefixes: list[list[int]] | None = None,
+                    line_control_ids: list[list[int]] | None = None,
                     markup: bool | list[bool] = False) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order, one per line.
     With `markup` (for every line, or per line), a line is read as inline markup, and its tags are put back into the output
@@ -290,7 +290,7 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             return [values[i] for i in rows] if values else None
 
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(prefixes), group_extras,
-                                      pick(constraints), pick(source_prefixes))
+                                      pick(constraints), pick(line_control_ids))
         for i, hyps in zip(rows, group):
             results[i] = hyps
     for hyps, case, m in zip(results, cases, marked):
@@ -308,20 +308,20 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
                           numbers: list[int], prefixes: list[str] | None, extras: Iterable[str],
                           constraints: list[list[str]] | None,
-                          source_prefixes: list[list[int]] | None) -> list[list[Hypothesis]]:
+                          line_control_ids: list[list[int]] | None) -> list[list[Hypothesis]]:
     if not cfg.split_sentences:
-        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, source_prefixes)
-    room = translator.max_positions - 1 - len(translator.source_prefix)
+        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, line_control_ids)
+    room = translator.max_positions - 1 - len(translator.control_ids)
     split = split_lines(lines, translator.recipe.data.src_lang, [bool(constraints and constraints[i]) for i in range(len(lines))],
                         lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn, numbers)
     if len(split.sentences) == len(lines):
-        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, source_prefixes)
+        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, line_control_ids)
     owner = split.line_of
     per_row = _translate_rows(
         translator, split.sentences, cfg, warn, [numbers[i] for i in owner],
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
         extras, [constraints[i] for i in owner] if constraints else None,
-        [source_prefixes[i] for i in owner] if source_prefixes else None)
+        [line_control_ids[i] for i in owner] if line_control_ids else None)
     words = _source_words(translator, split.sentences) if "alignments" in extras else None
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
     grouped_words: list[list[int]] = [[] for _ in lines]
@@ -342,17 +342,17 @@ def _source_words(translator, sentences: list[str]) -> list[int]:
 def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
                     prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
-                    source_prefixes: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+                    line_control_ids: list[list[int]] | None = None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order (warnings
     name each row by its line number in `numbers`); with
-    `source_prefixes` (token ids per line: a multilingual model's language token), each line
+    `line_control_ids` (token ids per line: a multilingual model's language token), each line
     goes into its own language instead of the translator's; with
     `prefixes` (text, "" for none), each output starts with its line's prefix; with
     `constraints` (phrases per line), each output contains its line's phrases (a line whose
     phrases cannot all be placed gets the best output found and a warning). `extras` adds to
     each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
     ("alignments", nmt.decode.alignment)."""
-    encoded = _encode(translator, lines, warn, numbers, source_prefixes)
+    encoded = _encode(translator, lines, warn, numbers, line_control_ids)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers) if prefixes and any(prefixes) else None
     constraint_ids = None
     if constraints and any(constraints):
@@ -394,7 +394,7 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
                 h.token_log_probs = scores[: len(h.tokens)]
         if "alignments" in extras:
             lines = align_batch(translator.model, srcs, outs, [[src_piece(t) for t in s] for s in srcs],
-                                [[tgt_piece(t) for t in o] for o in outs], len(translator.source_prefix))
+                                [[tgt_piece(t) for t in o] for o in outs], len(translator.control_ids))
             for (_, h), line in zip(chunk, lines):
                 h.alignment = line
 

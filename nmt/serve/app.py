@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from nmt.data.languages import direction_prefix
+from nmt.data.languages import direction_control_ids
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.engine import refusal
 from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
@@ -132,7 +132,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             except RequestRefused as e:
                 extra = {"limit": e.limit, "value": e.value} if e.limit else {}
                 return error(e.status, str(e), **extra)
-        source_prefixes = None
+        line_control_ids = None
         if body.tgt_lang is not None or body.src_lang is not None:
             wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
             if len(wanted) != len(body.text):
@@ -140,11 +140,11 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             prefixes_of: dict = {}
             try:
                 for lang in dict.fromkeys(wanted):
-                    _, prefixes_of[lang] = direction_prefix(translator.src_tokenizer, data, body.src_lang, lang,
+                    _, prefixes_of[lang] = direction_control_ids(translator.src_tokenizer, data, body.src_lang, lang,
                                                             body.zero_shot)
             except NmtError as e:
                 return error(422, str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true'))
-            source_prefixes = [prefixes_of[lang] for lang in wanted]
+            line_control_ids = [prefixes_of[lang] for lang in wanted]
         if body.alignments and (message := refusal(translator, "alignments")):
             return error(422, message)
         beam = body.beam_size or defaults.beam_size
@@ -159,7 +159,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
         extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                        if wanted)
-        results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, source_prefixes,
+        results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, line_control_ids,
                                            body.markup) if body.text else [])
         detok = functools.partial(hypothesis_text, translator.tgt_tokenizer)
         reply: dict = {"translations": [detok(hyps[0]) for hyps in results]}
