@@ -92,10 +92,10 @@ def test_a_killed_node_restarts_and_the_run_ends_as_if_uninterrupted(tmp_path):
     clean, faulty = tmp_path / "clean", tmp_path / "faulty"
     prepared_tiny(clean, *NODE_SETTINGS)
     prepared_tiny(faulty, *NODE_SETTINGS)
-    run_two_nodes(clean, 120)
-    outputs = run_two_nodes(faulty, 120, kill_after_checkpoint="step_0000010.pt")
+    run_two_nodes(clean, 40)
+    outputs = run_two_nodes(faulty, 40, kill_after_checkpoint="step_0000010.pt")
     log = "\n".join(outputs)
     assert "resumed at step" in log, log[-3000:]
-    assert load_checkpoint(faulty / "checkpoints" / "last.pt")["progress"]["step"] == 120
+    assert load_checkpoint(faulty / "checkpoints" / "last.pt")["progress"]["step"] == 40
     clean_model, faulty_model = model_of(clean), model_of(faulty)
     assert all(torch.equal(clean_model[k], faulty_model[k]) for k in clean_model)
