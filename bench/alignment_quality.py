@@ -17,7 +17,8 @@ from bench.reference_alignment import link_sets
 from bench.report import demo_parser, demo_test_set, write_json
 from nmt.data.corpus import read_lines
 from nmt.decode.alignment import align_batch, layer_attention, pair_rows, pharaoh, word_index
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ def variants(translator, sources: list[list[int]], outputs: list[list[int]], bat
 def main() -> None:
     args = demo_parser().parse_args()
     checkpoint, sources, _ = demo_test_set(args)
-    translator = load_translator([checkpoint])
+    translator = load_engine([checkpoint])
     hyps = [h[0] for h in translate_lines(translator, sources, translator.recipe.decode.model_copy(
         update={"copy_verbatim": False}))]
     kept = [i for i, h in enumerate(hyps) if h.tokens]

@@ -32,7 +32,8 @@ from nmt.special_tokens import EOS, PAD
 from nmt.data.tokenizer import train_tokenizer
 from nmt.decode import ctranslate2_engine
 from nmt.decode.search import beam_search
-from nmt.decode.translate import Translator, translate_lines
+from nmt.decode.torch_engine import Translator
+from nmt.decode.translate import translate_lines
 from nmt.export.ctranslate2 import export_payload
 from nmt.model.transformer import Transformer
 from nmt.host_memory import keep_freed_memory
@@ -52,7 +53,7 @@ def bench_model(threads: int):
 
     src_path, tgt_path = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
     sp = load_processor(src_path)
-    keep_freed_memory()  # as load_translator does for `nmt translate`
+    keep_freed_memory()  # as load_engine does for `nmt translate`
     torch.manual_seed(1)
     model = Transformer(recipe.model, sp.get_piece_size(), sp.get_piece_size()).eval()
     proto = torch.frombuffer(bytearray(src_path.read_bytes()), dtype=torch.uint8)

@@ -18,7 +18,8 @@ import sacrebleu
 
 from bench.report import demo_parser, demo_test_set
 from nmt.config import load_recipe
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.export import export_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,11 +32,11 @@ def main() -> None:
     ckpt, sources, references = demo_test_set(args)
     decode = load_recipe(Path(args.recipe)).decode
 
-    engines, export_mb = {"nmt": load_translator([ckpt])}, {}
+    engines, export_mb = {"nmt": load_engine([ckpt])}, {}
     for quantization in ("float32", "int8"):
         out = ckpt.parent.parent / f"ctranslate2_{quantization}"
         export_mb[quantization] = round(export_checkpoint(ckpt, out, quantization=quantization, force=True)["bytes"] / 1e6, 1)
-        engines[f"ctranslate2_{quantization}"] = load_translator([out], threads=args.threads)
+        engines[f"ctranslate2_{quantization}"] = load_engine([out], threads=args.threads)
 
     report = {"checkpoint": str(ckpt), "test": args.test, "threads": args.threads,
               "decode": decode.model_dump(), "export_mb": export_mb, "runs": {}}

@@ -23,7 +23,7 @@ import torch
 from bench.report import write_json
 from nmt.data.corpus import read_lines
 from nmt.decode.likelihood import score_pairs
-from nmt.decode.translate import load_translator
+from nmt.decode.engine import load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ("data/multi30k/val", "data/multi30k/test_2016_flickr")
@@ -62,8 +62,8 @@ def main() -> None:
     pairs = [pair for split in SPLITS for pair in zip(read_lines(Path(f"{split}.en.gz")), read_lines(Path(f"{split}.de.gz")))]
     noisy, injected = misalign(pairs, args.fraction, args.seed)
     start = time.perf_counter()
-    forward = score_pairs(load_translator([Path(args.forward)]), noisy, max_tokens=4096)
-    backward = score_pairs(load_translator([Path(args.backward)]), [(de, en) for en, de in noisy], max_tokens=4096)
+    forward = score_pairs(load_engine([Path(args.forward)]), noisy, max_tokens=4096)
+    backward = score_pairs(load_engine([Path(args.backward)]), [(de, en) for en, de in noisy], max_tokens=4096)
     seconds = time.perf_counter() - start
     h_fwd = [-s.log_prob_per_token for s in forward]
     h_bwd = [-s.log_prob_per_token for s in backward]

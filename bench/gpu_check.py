@@ -209,7 +209,7 @@ def beam_device_vs_cpu(ctx: Context) -> dict:
     fp32 (TF32 off while decoding: decode.precision fp32 means fp32)."""
     from nmt.config import load_recipe
     from nmt.data.corpus import open_corpus
-    from nmt.decode.translate import load_translator
+    from nmt.decode.engine import load_engine
 
     steps = 300 if ctx.on_gpu else 20
     run = train_and_translate(ctx, ROOT / "recipes" / "tiny.yaml", ctx.scratch / "tiny",
@@ -217,8 +217,8 @@ def beam_device_vs_cpu(ctx: Context) -> dict:
     checkpoint = Path(run["checkpoint"])
     sources = list(open_corpus(run["test"], *run["languages"]).side("src"))
     decode = load_recipe(ROOT / "recipes" / "tiny.yaml").decode.model_copy(update={"precision": "fp32"})
-    result = same_beam_outputs(load_translator([checkpoint], device=str(ctx.device)),
-                               load_translator([checkpoint], device="cpu"), sources, decode)
+    result = same_beam_outputs(load_engine([checkpoint], device=str(ctx.device)),
+                               load_engine([checkpoint], device="cpu"), sources, decode)
     return result | {"tiny_training": run}
 
 
@@ -394,7 +394,8 @@ def train_and_translate(ctx: Context, recipe_path: Path, out: Path, overrides: l
     from nmt.data.corpus import open_corpus
     from nmt.data.prepare import prepare
     from nmt.data.tokenizer import train_tokenizer
-    from nmt.decode.translate import load_translator, translate_lines
+    from nmt.decode.engine import load_engine
+    from nmt.decode.translate import translate_lines
     from nmt.train.trainer import train
 
     recipe = load_recipe(recipe_path, [*in_repository(load_recipe(recipe_path)), f"output_dir={out}",
@@ -406,7 +407,7 @@ def train_and_translate(ctx: Context, recipe_path: Path, out: Path, overrides: l
     speeds = [m["tgt_tokens_per_s"] for m in metrics if m["kind"] == "train"]
     corpus = open_corpus(recipe.data.test, recipe.data.src_lang, recipe.data.tgt_lang)
     sources, references = list(corpus.side("src")), list(corpus.side("tgt"))
-    translator = load_translator([result.checkpoint], device=str(ctx.device))
+    translator = load_engine([result.checkpoint], device=str(ctx.device))
     start = time.perf_counter()
     hypotheses = [translator.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(translator, sources, recipe.decode)]
     seconds = time.perf_counter() - start

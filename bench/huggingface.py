@@ -22,7 +22,8 @@ import torch
 
 from bench.report import demo_parser, demo_test_set, write_json
 from nmt.config import load_recipe
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.export.huggingface import export_huggingface, require_transformers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     ckpt, sources, references = demo_test_set(args)
     recipe_decode = load_recipe(Path(args.recipe)).decode
-    translator = load_translator([ckpt])
+    translator = load_engine([ckpt])
 
     runs, outputs = {}, {}
     patience_1 = recipe_decode.model_copy(update={"patience": 1.0})

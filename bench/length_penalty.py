@@ -21,7 +21,8 @@ import torch
 from bench.report import demo_checkpoint, write_json
 from nmt.config import load_recipe
 from nmt.data.corpus import read_lines
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = ([("power", alpha, patience) for patience in (1.0, 2.0) for alpha in (0.0, 0.6, 0.8, 1.0, 1.2, 1.5, 2.0)]
@@ -43,7 +44,7 @@ def main() -> None:
     sources = list(read_lines(Path(f"{args.valid}.{src_lang}.gz")))
     references = list(read_lines(Path(f"{args.valid}.{tgt_lang}.gz")))
     decode = load_recipe(Path(args.recipe)).decode
-    translator = load_translator([ckpt])
+    translator = load_engine([ckpt])
 
     runs = []
     for form, alpha, patience in GRID:

@@ -43,7 +43,8 @@ from nmt.config import load_recipe
 from nmt.data.augment import with_typo
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.paragraphs import sentences_of
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +78,7 @@ def main() -> None:
 
 def measure(checkpoint: Path, args, sources: list[str], references: list[str], train: list[list[str]]) -> dict:
     """Every form, translated by `checkpoint` with the recipe's decode settings."""
-    translator = load_translator([checkpoint])
+    translator = load_engine([checkpoint])
     on = load_recipe(Path(args.recipe)).decode
     off = on.model_copy(update={"split_sentences": False})
 

@@ -21,7 +21,8 @@ import sacrebleu
 
 from bench.report import demo_parser, demo_test_set, write_json
 from nmt.config import load_recipe
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +50,7 @@ def main() -> None:
     parser.add_argument("--most", type=int, default=2, help="Constraints per sentence at most.")
     args = parser.parse_args()
     ckpt, sources, references = demo_test_set(args)
-    translator = load_translator([ckpt])
+    translator = load_engine([ckpt])
     cfg = load_recipe(Path(args.recipe)).decode
     detok = translator.tgt_tokenizer.decode
 

@@ -172,9 +172,10 @@ def translate(
     --top-p are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name of --max-tokens).
     """
     from nmt.decode.stream import translate_file
-    from nmt.decode.translate import decode_settings, load_translator
+    from nmt.decode.translate import decode_settings
+    from nmt.decode.engine import load_engine
 
-    translator = load_translator(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
+    translator = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
                                  zero_shot)
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
@@ -201,9 +202,10 @@ def back_translate_(
 ):
     """Back-translate: a reverse model (e.g. de→en) turns monolingual text (German) into a synthetic corpus to train on (en→de)."""
     from nmt.decode.back_translate import back_translate
-    from nmt.decode.translate import decode_settings, load_translator
+    from nmt.decode.translate import decode_settings
+    from nmt.decode.engine import load_engine
 
-    translator = load_translator(checkpoint, device, threads=threads)
+    translator = load_engine(checkpoint, device, threads=threads)
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
     _say(back_translate(translator, input, output, cfg, _warner(input)).describe())
 
@@ -233,9 +235,10 @@ def likelihood(
     """Score given translations (forced decoding): for each pair of lines, the natural-log
     probability of the target's pieces and EOS given the source; one output line per pair."""
     from nmt.decode.likelihood import likelihood_file
-    from nmt.decode.translate import decode_settings, load_translator
+    from nmt.decode.translate import decode_settings
+    from nmt.decode.engine import load_engine
 
-    scorer = load_translator(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
+    scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
     with _counter("scoring: {task.completed:,} pairs", show=output != "-") as count:
         likelihood_file(scorer, source, target, output, cfg.max_tokens, output_format, cfg.precision,
@@ -290,11 +293,11 @@ def serve(
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 256,
 ):
     """Serve translations over HTTP: POST /translate, GET /health, and a page at / to try the model."""
-    from nmt.decode.translate import load_translator
+    from nmt.decode.engine import load_engine
     from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
 
     require_fastapi()
-    translator = load_translator(checkpoint, device, engine, compute_type, threads)
+    translator = load_engine(checkpoint, device, engine, compute_type, threads)
     name = ", ".join(str(c) for c in checkpoint)
     err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
     run_server(translator, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),

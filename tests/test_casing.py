@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 
 
 @pytest.mark.parametrize("line, case", [
@@ -24,7 +25,7 @@ def test_sentence_case_capitalizes_each_sentence_start():
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
 
 
 def test_a_line_in_capitals_is_translated_in_sentence_case_and_answered_in_capitals(translator, trained_tiny):

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from nmt.data.batching import epoch_batches
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from tests.conftest import prepared_tiny
@@ -55,8 +56,8 @@ def test_translation_on_cuda_equals_the_cpu_in_fp32_and_runs_in_bf16(trained_tin
     checkpoint = trained_tiny.out / "checkpoints" / "last.pt"
     lines = [line.strip() for line in open(trained_tiny.data.valid + ".en", encoding="utf-8")]
     fp32 = trained_tiny.decode.model_copy(update={"precision": "fp32"})
-    on_cpu = translate_lines(load_translator([checkpoint], device="cpu"), lines, fp32)
-    on_cuda = translate_lines(load_translator([checkpoint], device="cuda"), lines, fp32)
+    on_cpu = translate_lines(load_engine([checkpoint], device="cpu"), lines, fp32)
+    on_cuda = translate_lines(load_engine([checkpoint], device="cuda"), lines, fp32)
     assert [h[0].tokens for h in on_cuda] == [h[0].tokens for h in on_cpu]
-    bf16 = translate_lines(load_translator([checkpoint], device="cuda"), lines, trained_tiny.decode)  # auto: bf16
+    bf16 = translate_lines(load_engine([checkpoint], device="cuda"), lines, trained_tiny.decode)  # auto: bf16
     assert len(bf16) == len(lines)

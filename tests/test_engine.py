@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from nmt.decode.ctranslate2_engine import CTranslate2Translator
-from nmt.decode.engine import CTRANSLATE2, TORCH, refusal, require
-from nmt.decode.translate import Translator
+from nmt.decode.capabilities import CTRANSLATE2, TORCH, refusal, require
+from nmt.decode.torch_engine import Translator
 from nmt.errors import NmtError
 
 

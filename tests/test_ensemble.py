@@ -123,12 +123,13 @@ def test_ensemble_cli(trained_tiny, other_vocabulary_checkpoint, tmp_path):
 
 
 def test_an_ensemble_aligns_with_its_first_member(trained_tiny):
-    from nmt.decode.translate import load_translator, translate_lines
+    from nmt.decode.engine import load_engine
+    from nmt.decode.translate import translate_lines
 
     checkpoint = trained_tiny.out / "checkpoints" / "last.pt"
     lines = ["A black dog leaps over a log.", "", "Two cats."]
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
-    single = translate_lines(load_translator([checkpoint]), lines, cfg, extras=("alignments",))
-    pair = translate_lines(load_translator([checkpoint, checkpoint], ensemble=True), lines, cfg, extras=("alignments",))
+    single = translate_lines(load_engine([checkpoint]), lines, cfg, extras=("alignments",))
+    pair = translate_lines(load_engine([checkpoint, checkpoint], ensemble=True), lines, cfg, extras=("alignments",))
     assert [h[0].tokens for h in pair] == [h[0].tokens for h in single]
     assert [h[0].alignment for h in pair] == [h[0].alignment for h in single] and single[0][0].alignment

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import TINY_DATA, one_line_error, prepared_tiny
 from nmt.cli import app
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 from nmt.export import export_checkpoint
 
@@ -62,7 +63,7 @@ SETTINGS = {
 @pytest.mark.parametrize("setting", list(SETTINGS))
 def test_ctranslate2_translates_every_line_like_nmts_own_search(exported, setting):
     ckpt, out = exported
-    own, ct2 = load_translator([ckpt]), load_translator([out])
+    own, ct2 = load_engine([ckpt]), load_engine([out])
     assert type(ct2).__name__ == "CTranslate2Translator"
     cfg = own.recipe.decode.model_copy(update=SETTINGS[setting])
     theirs, ours = translate_lines(ct2, LINES, cfg), translate_lines(own, LINES, cfg)
@@ -75,7 +76,7 @@ def test_ctranslate2_translates_every_line_like_nmts_own_search(exported, settin
 
 def test_gnmt_length_penalty_is_refused_by_ctranslate2_and_changes_nmts_ranking(exported):
     ckpt, out = exported
-    own, ct2 = load_translator([ckpt]), load_translator([out])
+    own, ct2 = load_engine([ckpt]), load_engine([out])
     cfg = own.recipe.decode.model_copy(update={"length_penalty_form": "gnmt", "length_penalty": 1.0, "nbest": 4})
     with pytest.raises(NmtError, match="length_penalty_form=gnmt: CTranslate2 divides by"):
         translate_lines(ct2, LINES[:2], cfg)
@@ -173,7 +174,7 @@ def test_ctranslate2_input_gets_the_same_bad_utf8_error(exported):
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_min_length_and_no_repeat_ngram_size_carry_over(exported, beam_size):
     ckpt, out = exported
-    own, ct2 = load_translator([ckpt]), load_translator([out])
+    own, ct2 = load_engine([ckpt]), load_engine([out])
     cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "min_len": 12,
                                                "max_len_b": 40, "no_repeat_ngram_size": 2})
     lines = [line for line in LINES if line]
@@ -201,7 +202,7 @@ def test_ctranslate2_likelihood_matches_nmts(exported):
     from nmt.decode.likelihood import score_pairs
 
     ckpt, out = exported
-    own, ct2 = load_translator([ckpt]), load_translator([out])
+    own, ct2 = load_engine([ckpt]), load_engine([out])
     references = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
     pairs = list(zip(LINES, references + ["Ein Hund."] * len(LINES))) + [("", ""), ("A dog.", "")]
     ours, theirs = score_pairs(own, pairs, 4096), score_pairs(ct2, pairs, 4096)
@@ -213,7 +214,7 @@ def test_ctranslate2_likelihood_matches_nmts(exported):
 @pytest.mark.parametrize("setting", ["the recipe's own", "greedy", "length penalty 0, 3-best"])
 def test_a_prefix_gives_the_same_lines_in_both_engines(exported, setting):
     ckpt, out = exported
-    own, ct2 = load_translator([ckpt]), load_translator([out])
+    own, ct2 = load_engine([ckpt]), load_engine([out])
     cfg = own.recipe.decode.model_copy(update=SETTINGS[setting])
     references = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
     lines = [line for line in LINES if line]
@@ -231,7 +232,7 @@ def test_a_prefix_gives_the_same_lines_in_both_engines(exported, setting):
 
 def test_token_scores_agree_and_alignments_need_nmts_engine(exported):
     ckpt, out = exported
-    own, ct2 = load_translator([ckpt]), load_translator([out])
+    own, ct2 = load_engine([ckpt]), load_engine([out])
     cfg = own.recipe.decode
     ours = translate_lines(own, LINES[:4], cfg, extras=["token_scores"])
     theirs = translate_lines(ct2, LINES[:4], cfg, extras=["token_scores"])

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 from tests.conftest import TINY_DATA, one_line_error, prepared_tiny
 
@@ -48,7 +49,7 @@ def exported(request, trained_tiny, tmp_path_factory):
     assert result.exit_code == 0, result.output
     model = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(out)
-    return load_translator([ckpt]), model, tokenizer, out
+    return load_engine([ckpt]), model, tokenizer, out
 
 
 def test_the_exported_model_computes_nmts_logits(exported):

@@ -13,7 +13,7 @@ from bench import gpu as bench_gpu
 from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_tests_verdict,
                              learned_alike, losses_over_updates, precision_task, pytest_counts, same_beam_outputs)
 from nmt.data.batching import collate, epoch_batches
-from nmt.decode.translate import load_translator
+from nmt.decode.engine import load_engine
 from nmt.model.transformer import Transformer
 
 
@@ -40,15 +40,15 @@ def test_beam_comparison_fails_for_a_perturbed_model(trained_tiny):
     checkpoint = trained_tiny.out / "checkpoints" / "last.pt"
     sources = [line.strip() for line in open(trained_tiny.data.valid + ".en", encoding="utf-8")]
     decode = trained_tiny.decode.model_copy(update={"precision": "fp32"})
-    same = same_beam_outputs(load_translator([checkpoint], device="cpu"), load_translator([checkpoint], device="cpu"),
+    same = same_beam_outputs(load_engine([checkpoint], device="cpu"), load_engine([checkpoint], device="cpu"),
                              sources, decode)
     assert same["ok"] and same["same_outputs"] == len(sources)
-    perturbed = load_translator([checkpoint], device="cpu")
+    perturbed = load_engine([checkpoint], device="cpu")
     torch.manual_seed(0)
     with torch.no_grad():
         for parameter in perturbed.model.parameters():
             parameter.add_(0.5 * torch.randn_like(parameter) * parameter.std())
-    broken = same_beam_outputs(load_translator([checkpoint], device="cpu"), perturbed, sources, decode)
+    broken = same_beam_outputs(load_engine([checkpoint], device="cpu"), perturbed, sources, decode)
     assert not broken["ok"] and broken["same_outputs"] < len(sources)
 
 

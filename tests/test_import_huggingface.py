@@ -16,7 +16,8 @@ import torch
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from tests.conftest import TINY_DATA, one_line_error, prepared_tiny, tiny_recipe
 
 transformers = pytest.importorskip("transformers")
@@ -83,7 +84,7 @@ def _generate(model, tokenizer, line, limit, **settings):
 
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_the_imported_model_translates_as_transformers_does(marian_dir, imported, beam_size):
-    own = load_translator([imported])
+    own = load_engine([imported])
     assert own.recipe.model.activation == "swish" and own.recipe.model.norm == "post"
     model = transformers.AutoModelForSeq2SeqLM.from_pretrained(marian_dir).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(marian_dir)
@@ -113,7 +114,7 @@ def test_fine_tuning_lowers_the_loss_and_the_model_exports_back_unchanged(marian
     from nmt.data.tokenizer import train_tokenizer
     from nmt.train.trainer import train
 
-    own = load_translator([imported]).recipe
+    own = load_engine([imported]).recipe
     shape = [f"model.{key}={getattr(own.model, key)}" for key in
              (*SHAPE, "activation", "norm", "share_embeddings", "tie_output", "max_positions")]
     recipe = tiny_recipe(tmp_path / "ft", f"train.init_from={imported}", "train.max_steps=20", "train.lr=0.001",
@@ -148,7 +149,7 @@ def test_an_exported_pre_ln_model_comes_back_translating_alike(trained_tiny, tmp
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "hf"), "--format", "huggingface"]).exit_code == 0
     result = runner.invoke(app, ["import", str(tmp_path / "hf"), "-o", str(tmp_path / "back.pt")])
     assert result.exit_code == 0, result.output
-    first, second = load_translator([ckpt]), load_translator([tmp_path / "back.pt"])
+    first, second = load_engine([ckpt]), load_engine([tmp_path / "back.pt"])
     assert second.recipe.model.norm == "pre"
     a = translate_lines(first, LINES, first.recipe.decode)
     b = translate_lines(second, LINES, first.recipe.decode)

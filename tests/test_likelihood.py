@@ -13,7 +13,9 @@ from nmt.cli import app
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.ensemble import Ensemble
 from nmt.decode.likelihood import score_pairs
-from nmt.decode.translate import Translator, load_translator, score_batch, translate_lines
+from nmt.decode.torch_engine import Translator, score_batch
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from tests.conftest import TINY_DATA, one_line_error
 from tests.test_search import toy_model
 
@@ -56,7 +58,7 @@ def test_an_ensemble_scores_with_the_mean_of_its_members_probabilities():
 
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_the_search_reports_the_likelihood_of_its_own_outputs(trained_tiny, beam_size):
-    translator = load_translator([trained_tiny.out / "checkpoints" / "best.pt"])
+    translator = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
     cfg = translator.recipe.decode.model_copy(update={"beam_size": beam_size, "nbest": 1, "max_len_a": 1.0, "max_len_b": 2})
     lines = SOURCES + ["A dog runs on the beach.", "Kids"]
     hyps = [h[0] for h in translate_lines(translator, lines, cfg)]
@@ -71,7 +73,7 @@ def test_the_search_reports_the_likelihood_of_its_own_outputs(trained_tiny, beam
 
 
 def test_text_pairs_are_scored_in_order_with_eos_and_truncation_warned(trained_tiny):
-    translator = load_translator([trained_tiny.out / "checkpoints" / "best.pt"])
+    translator = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
     long = " ".join(["dog"] * 300)
     pairs = [(SOURCES[0], "Ein Mann."), ("", ""), (SOURCES[1], long), (SOURCES[2], "")]
     warnings = []

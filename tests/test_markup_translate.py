@@ -13,7 +13,8 @@ from nmt.cli import app
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.markup import mark
 from nmt.decode.paragraphs import join_alignments
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from tests.test_markup import tags
 
 LINE = "A black dog leaps over a log."
@@ -22,7 +23,7 @@ TAGGED = 'A <b>black</b> dog <a href="https://x.org/?a=1&amp;b=2" title="a > b">
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
 
 
 @pytest.fixture(scope="module")

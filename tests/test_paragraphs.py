@@ -6,7 +6,8 @@ import pytest
 
 from nmt.decode.paragraphs import join_hypotheses, sentences_of
 from nmt.decode.search import Hypothesis
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 
 SENTENCES = ["A black dog leaps over a log.", "Two cats sit on a wall!", "Is the man cold?"]
 
@@ -21,7 +22,7 @@ def test_the_splitter_keeps_urls_decimals_and_abbreviations_whole():
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
 
 
 def test_a_paragraph_translates_as_its_sentences_one_per_line(translator, trained_tiny):

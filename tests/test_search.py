@@ -208,12 +208,14 @@ def test_beam_search_reads_the_device_once_per_step(no_repeat):
 
 
 def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(trained_tiny):
-    from nmt.decode.translate import decode_autocast, load_translator, translate_lines
+    from nmt.decode.torch_engine import decode_autocast
+    from nmt.decode.engine import load_engine
+    from nmt.decode.translate import translate_lines
 
     assert not isinstance(decode_autocast(torch.device("cpu"), "auto"), torch.autocast)
     cuda_auto = decode_autocast(torch.device("cuda"), "auto")
     assert isinstance(cuda_auto, torch.autocast) and cuda_auto.fast_dtype == torch.bfloat16
-    translator = load_translator([trained_tiny.out / "checkpoints" / "last.pt"])
+    translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
     lines = (trained_tiny.data.train + ".en").strip()
     source = [line.strip() for line in open(lines, encoding="utf-8")][:8]
     fp32 = translate_lines(translator, source, trained_tiny.decode)

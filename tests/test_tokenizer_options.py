@@ -76,15 +76,16 @@ def test_bad_user_defined_symbols_are_refused(symbols, fragment):
 
 def test_both_engines_translate_unseen_characters_alike(trained_with_options, tmp_path):
     pytest.importorskip("ctranslate2")
-    from nmt.decode.translate import load_translator, translate_lines
+    from nmt.decode.engine import load_engine
+    from nmt.decode.translate import translate_lines
     from nmt.export.ctranslate2 import export_ctranslate2
 
     checkpoint = trained_with_options.out / "checkpoints" / "last.pt"
     export_ctranslate2(checkpoint, tmp_path / "export")
     lines = [UNSEEN, "A dog 🐕 runs.", ""]
     decode = trained_with_options.decode.model_copy(update={"precision": "fp32"})
-    ours = translate_lines(load_translator([checkpoint]), lines, decode)
-    theirs = translate_lines(load_translator([tmp_path / "export"]), lines, decode)
+    ours = translate_lines(load_engine([checkpoint]), lines, decode)
+    theirs = translate_lines(load_engine([tmp_path / "export"]), lines, decode)
     assert [h[0].tokens for h in ours] == [h[0].tokens for h in theirs]
 
 

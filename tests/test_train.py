@@ -6,7 +6,8 @@ import torch.nn.functional as F
 
 from nmt.config import TrainConfig, recipe_from_dict
 from nmt.special_tokens import PAD
-from nmt.decode.translate import load_translator, translate_lines
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 from nmt.model.output_loss import output_layer_loss
 from nmt.checkpoint import count_parameters
@@ -203,7 +204,7 @@ def test_a_checkpoint_from_before_new_keys_keeps_its_meaning(trained_tiny, tmp_p
     del payload["recipe"]["decode"]["length_penalty_form"]
     payload["recipe"]["model"].pop("activation")
     save_checkpoint(payload, tmp_path / "old.pt")
-    recipe = load_translator([tmp_path / "old.pt"]).recipe
+    recipe = load_engine([tmp_path / "old.pt"]).recipe
     assert recipe.decode.length_penalty_form == "gnmt" and recipe.model.activation == "relu"
 
 
@@ -211,7 +212,7 @@ def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny)
     log = read_metrics(trained_tiny.out / "metrics.jsonl")
     losses = [r["loss"] for r in log if r["kind"] == "train"]
     assert losses[-1] < 0.2 * losses[0], losses
-    translator = load_translator([trained_tiny.out / "checkpoints" / "best.pt"])
+    translator = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
     sources = (TINY_DATA / "train.en").read_text().splitlines()[:6]
     references = (TINY_DATA / "train.de").read_text().splitlines()[:6]
     hyps = translate_lines(translator, sources, trained_tiny.decode)

@@ -21,7 +21,7 @@ import torch
 from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.tokenizer import load_processor
-from nmt.decode.engine import CTRANSLATE2, Capabilities, require
+from nmt.decode.capabilities import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, enough_filed, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, read_export_info,

@@ -1,32 +1,22 @@
-"""The engine interface: what every translation engine offers (nmt's own torch engine, which also
-decodes ensembles, and CTranslate2 from an export) and what each one can do. Callers ask an
-engine's `capabilities`, never its type or attributes, and refuse what it cannot do with the one
-message `refusal` gives."""
+"""The engine interface: what every translation engine offers (nmt's own torch engine,
+nmt.decode.torch_engine, which also decodes ensembles, and CTranslate2 from an export,
+nmt.decode.ctranslate2_engine), what each can do (nmt.decode.capabilities), and loading one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
+import torch
+
+from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe
+from nmt.data.languages import direction_control_ids
+from nmt.decode.capabilities import Capabilities
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    name: str  # "torch" or "ctranslate2" (what `nmt serve`'s /health reports)
-    constraints: bool  # lexical constraints (nmt.decode.constraints)
-    alignments: bool  # word alignments from cross-attention (nmt.decode.alignment)
-    prefixes: bool = True  # forced target prefixes
-    token_scores: bool = True  # per-token log-probabilities (score_batch)
-    directions: bool = True  # language tokens in front of the source (choose_direction)
-
-
-TORCH = Capabilities("torch", constraints=True, alignments=True)
-CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False)
-# Why an engine without a capability cannot do it, by capability.
-_REASONS = {"constraints": "CTranslate2 has no lexical constraints", "alignments": "come from nmt's own engine"}
+from nmt.export.ctranslate2 import is_export_dir
+from nmt.host_memory import keep_freed_memory
 
 
 class Engine(Protocol):
@@ -46,15 +36,51 @@ class Engine(Protocol):
                     precision: str = "auto") -> list[list[float]]: ...
 
 
-def refusal(engine: Engine, capability: str) -> str | None:
-    """None where `engine` has `capability`; else the message every caller (CLI, jsonl, serve) gives."""
-    if getattr(engine.capabilities, capability):
-        return None
-    return f"{capability}: {_REASONS[capability]}; translate with the checkpoint, not an export"
+def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
+                compute_type: str = "default", threads: int = 0, ensemble: bool = False,
+                src_lang: str | None = None, tgt_lang: str | None = None, zero_shot: bool = False) -> Engine:
+    """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
+    or a CTranslate2 export directory, on `threads` CPU threads (0: torch's default). It
+    translates from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang)
+    until `choose_direction` says otherwise.
+
+    engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
+    """
+    if threads:
+        torch.set_num_threads(threads)
+    loaded = _load(checkpoints, device, engine, compute_type, threads, ensemble)
+    choose_direction(loaded, src_lang, tgt_lang, zero_shot)
+    return loaded
 
 
-def require(engine: Engine, capability: str, line: int | None = None) -> None:
-    """Raise NmtError (naming the input line, if given) where `engine` lacks `capability`."""
-    message = refusal(engine, capability)
-    if message:
-        raise NmtError(f"line {line}: {message}" if line is not None else message)
+def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool) -> Engine:
+    from nmt.decode import ctranslate2_engine, torch_engine
+
+    if engine not in ("torch", "ctranslate2"):
+        raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
+    exports = [c for c in checkpoints if is_export_dir(c)]
+    if exports:
+        if len(checkpoints) > 1:
+            raise NmtError(f"{exports[0]}: an exported model is translated on its own (one -c)")
+        return ctranslate2_engine.load(exports[0], device, compute_type, threads)
+    for path in checkpoints:
+        if Path(path).is_dir():
+            raise NmtError(f"{path}: a directory, but not one written by `nmt export` (no nmt_export.json)")
+    if ensemble and engine == "ctranslate2":
+        raise NmtError("--ensemble runs on the torch engine only")
+    if engine == "ctranslate2":
+        return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads)
+    keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
+    target = torch.device(device)
+    if ensemble:
+        return torch_engine.load_ensemble(checkpoints, target)
+    return torch_engine.load(load_payload(checkpoints), checkpoints[0], target)
+
+
+def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
+                     zero_shot: bool = False) -> str:
+    """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
+    sets the language token in front of every source; returns the direction, e.g. "en-fr"."""
+    direction, translator.control_ids = direction_control_ids(translator.src_tokenizer, translator.recipe.data,
+                                                           src_lang, tgt_lang, zero_shot)
+    return direction

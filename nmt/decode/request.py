@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
-from nmt.decode.engine import Engine, refusal
+from nmt.decode.capabilities import refusal
+from nmt.decode.engine import Engine
 from nmt.errors import NmtError
 
 

@@ -1,7 +1,5 @@
-"""Translation of text lines: load a model, batch by tokens, restore the order.
-
-Two engines share everything but the search itself: nmt's own (torch, from checkpoints) and
-CTranslate2 (from a directory written by `nmt export`, see nmt.decode.ctranslate2_engine).
+"""Translation of text lines with any engine (nmt.decode.engine): encode, batch by tokens, search,
+restore the order; paragraphs, casing, markup and verbatim spans around it; the decode settings.
 One output per input line, always: an empty line translates to an empty line, and a line longer
 than the model's positions is truncated (with a warning), never dropped.
 """
@@ -11,124 +9,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from itertools import count
-from dataclasses import dataclass, field
-from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from nmt.checkpoint import load_checkpoint, load_payload, tokenizer_models
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
-from nmt.data.languages import direction_control_ids
-from nmt.special_tokens import BOS, EOS, PAD
-from nmt.data.tokenizer import load_processor
+from nmt.decode.capabilities import refusal, require
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
-from nmt.decode.engine import TORCH, Capabilities, refusal, require
 from nmt.decode.markup import mark_lines, monotone_alignment, render
 from nmt.decode.paragraphs import join_hypotheses, split_lines
-from nmt.decode.search import Hypothesis, beam_search, greedy_search, output_limit
-from nmt.errors import NmtError
-from nmt.export.ctranslate2 import is_export_dir
-from nmt.host_memory import keep_freed_memory
-from nmt.model.precision import autocast, tf32
-from nmt.model.transformer import Transformer
+from nmt.decode.search import Hypothesis, output_limit
 
-
-
-@dataclass
-class Translator:
-    """nmt's own engine (nmt.decode.engine.Engine): one model, an average, or an ensemble."""
-
-    model: Transformer  # or nmt.decode.ensemble.Ensemble, which decodes like one
-    recipe: Recipe
-    src_tokenizer: object
-    tgt_tokenizer: object
-    device: torch.device
-    control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
-    capabilities: ClassVar[Capabilities] = TORCH
-
-    @property
-    def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
-        return self.model.cfg.max_positions
-
-    def translate_batch(self, sources: list[list[int]], cfg: DecodeConfig, prefixes: list[list[int]] | None = None,
-                        constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
-        return translate_batch(self, sources, cfg, prefixes, constraints)
-
-    def score_batch(self, sources: list[list[int]], targets: list[list[int]], precision: str = "auto") -> list[list[float]]:
-        return score_batch(self, sources, targets, precision)
-
-
-def load_translator(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
-                    compute_type: str = "default", threads: int = 0, ensemble: bool = False,
-                    src_lang: str | None = None, tgt_lang: str | None = None, zero_shot: bool = False):
-    """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
-    or a CTranslate2 export directory, on `threads` CPU threads (0: torch's default). It
-    translates from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang)
-    until `choose_direction` says otherwise.
-
-    engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
-    """
-    if threads:
-        torch.set_num_threads(threads)
-    translator = _load_engine(checkpoints, device, engine, compute_type, threads, ensemble)
-    choose_direction(translator, src_lang, tgt_lang, zero_shot)
-    return translator
-
-
-def _load_engine(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool):
-    from nmt.decode import ctranslate2_engine
-
-    if engine not in ("torch", "ctranslate2"):
-        raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
-    exports = [c for c in checkpoints if is_export_dir(c)]
-    if exports:
-        if len(checkpoints) > 1:
-            raise NmtError(f"{exports[0]}: an exported model is translated on its own (one -c)")
-        return ctranslate2_engine.load(exports[0], device, compute_type, threads)
-    for path in checkpoints:
-        if Path(path).is_dir():
-            raise NmtError(f"{path}: a directory, but not one written by `nmt export` (no nmt_export.json)")
-    if ensemble and engine == "ctranslate2":
-        raise NmtError("--ensemble runs on the torch engine only")
-    if engine == "ctranslate2":
-        return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads)
-    keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
-    target = torch.device(device)
-    if ensemble:
-        return _load_ensemble(checkpoints, target)
-    model, recipe, src_sp, tgt_sp = _model_from_payload(load_payload(checkpoints), checkpoints[0])
-    return Translator(model.to(target).eval(), recipe, src_sp, tgt_sp, target)
-
-
-def _model_from_payload(payload: dict, path: Path):
-    recipe = recipe_from_dict(payload["recipe"], str(path))
-    models = tokenizer_models(payload)
-    src_sp, tgt_sp = load_processor(model_proto=models["src"]), load_processor(model_proto=models["tgt"])
-    model = Transformer(recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
-    model.load_state_dict(payload["model"])
-    return model, recipe, src_sp, tgt_sp
-
-
-def _load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
-    """Each checkpoint a member; all must have the first one's tokenizers (its ids, both sides)."""
-    from nmt.decode.ensemble import Ensemble
-
-    models, first = [], None
-    for path in checkpoints:
-        payload = load_checkpoint(path)
-        protos = tokenizer_models(payload)
-        for side, name in (("tgt", "target"), ("src", "source")):
-            if first is not None and protos[side] != first[1][side]:
-                raise NmtError(f"{path}: its {name} vocabulary differs from {first[0]}'s; "
-                               "ensemble members need the same tokenizers")
-        model, recipe, src_sp, tgt_sp = _model_from_payload(payload, path)
-        first = first or (path, protos, recipe, src_sp, tgt_sp)
-        models.append(model.to(device).eval())
-    _, _, recipe, src_sp, tgt_sp = first
-    return Translator(Ensemble(models), recipe, src_sp, tgt_sp, device)
 
 
 def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Callable[[str], None],
@@ -152,81 +44,6 @@ def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: 
     room = translator.max_positions - 1 - max((len(c) for c in controls), default=0)  # + EOS
     encoded = encode_within(translator.src_tokenizer, lines, room, "", warn, 0, numbers)
     return [[*control, *ids] if ids else ids for control, ids in zip(controls, encoded)]
-
-
-def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
-                     zero_shot: bool = False) -> str:
-    """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
-    sets the language token in front of every source; returns the direction, e.g. "en-fr"."""
-    direction, translator.control_ids = direction_control_ids(translator.src_tokenizer, translator.recipe.data,
-                                                           src_lang, tgt_lang, zero_shot)
-    return direction
-
-
-def decode_autocast(device: torch.device, precision: str):
-    """decode.precision: auto is bf16 on CUDA (tensor cores; the scores are summed in fp32) and
-    fp32 elsewhere (most CPUs lack fast bf16 matmuls). fp32 means fp32: TF32 is off while it
-    decodes, so a GPU's fp32 output can be compared with a CPU's token for token."""
-    if precision == "auto":
-        precision = "bf16" if device.type == "cuda" else "fp32"
-    if precision == "fp32":
-        return tf32(device, False)
-    return autocast(device, precision)
-
-
-def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
-                    prefixes: list[list[int]] | None = None,
-                    constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
-    """Token-id sources (non-empty) -> n-best hypotheses each, in the same order; each output
-    starts with its prefix (target token ids), if any, and contains its constraints (phrases of
-    target token ids; nmt.decode.constraints), if any."""
-    constrained = bool(constraints and any(constraints))
-    if constrained and cfg.sampling:
-        raise NmtError("lexical constraints need beam search, not sampling (decode.sampling)")
-    src = _padded(sources, last=EOS).to(translator.device)
-    with decode_autocast(translator.device, cfg.precision):
-        if not constrained and (cfg.sampling or cfg.beam_size <= 1):
-            return [[h] for h in _greedy(translator, src, cfg, prefixes)]
-        return beam_search(translator.model, src, max(cfg.beam_size, 1), cfg.length_penalty,
-                           cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
-                           no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
-                           patience=cfg.patience, prefixes=prefixes, constraints=constraints if constrained else None)
-
-
-def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
-            prefixes: list[list[int]] | None) -> list[Hypothesis]:
-    sample = None
-    if cfg.sampling:
-        generator = torch.Generator(translator.device).manual_seed(cfg.seed)
-        sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator}
-    alpha = 0.0 if cfg.sampling else cfg.length_penalty
-    return greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
-                         no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
-                         length_penalty_form=cfg.length_penalty_form, prefixes=prefixes)
-
-
-def _padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
-    """Token rows (B, longest + the extra tokens), each with `first` before and `last` after it, PAD-filled."""
-    extra = (first is not None) + (last is not None)
-    out = torch.full((len(rows), max(len(r) for r in rows) + extra), PAD, dtype=torch.long)
-    for i, ids in enumerate(rows):
-        row = ([first] if first is not None else []) + ids + ([last] if last is not None else [])
-        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-    return out
-
-
-@torch.inference_mode()
-def score_batch(translator: Translator, sources: list[list[int]], targets: list[list[int]],
-                precision: str = "auto") -> list[list[float]]:
-    """Forced decoding: per pair, the log-probability of each target token and then of EOS given
-    the source and the tokens before it (teacher forcing, all positions in one pass)."""
-    src = _padded(sources, last=EOS).to(translator.device)
-    tgt_in = _padded(targets, first=BOS).to(translator.device)
-    tgt_out = _padded(targets, last=EOS).to(translator.device)
-    with decode_autocast(translator.device, precision):
-        log_probs = translator.model.teacher_forced_log_probs(src, tgt_in)
-    picked = log_probs.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1).cpu()  # (B, T)
-    return [picked[i, : len(ids) + 1].tolist() for i, ids in enumerate(targets)]
 
 
 def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], numbers: list[int]) -> list[list[int]]:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from nmt.data.languages import direction_control_ids
 from nmt.decode.casing import hypothesis_text
-from nmt.decode.engine import refusal
+from nmt.decode.capabilities import refusal
 from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
@@ -71,7 +71,7 @@ def require_fastapi():
 
 def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: float = 5.0,
                batch_max_lines: int = 256, model_name: str = ""):
-    """The ASGI app for one loaded translator (nmt.decode.translate.load_translator)."""
+    """The ASGI app for one loaded translator (nmt.decode.translate.load_engine)."""
     require_fastapi()
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError

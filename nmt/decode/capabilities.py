@@ -1,0 +1,39 @@
+"""What each translation engine can do (nmt's own torch engine, which also decodes ensembles, and
+CTranslate2 from an export), and the one message every caller (CLI, jsonl, serve) gives where an
+engine cannot: callers ask an engine's `capabilities`, never its type or attributes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nmt.errors import NmtError
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    name: str  # "torch" or "ctranslate2" (what `nmt serve`'s /health reports)
+    constraints: bool  # lexical constraints (nmt.decode.constraints)
+    alignments: bool  # word alignments from cross-attention (nmt.decode.alignment)
+    prefixes: bool = True  # forced target prefixes
+    token_scores: bool = True  # per-token log-probabilities (score_batch)
+    directions: bool = True  # language tokens in front of the source (choose_direction)
+
+
+TORCH = Capabilities("torch", constraints=True, alignments=True)
+CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False)
+# Why an engine without a capability cannot do it, by capability.
+_REASONS = {"constraints": "CTranslate2 has no lexical constraints", "alignments": "come from nmt's own engine"}
+
+
+def refusal(engine, capability: str) -> str | None:
+    """None where `engine` has `capability`; else the message every caller (CLI, jsonl, serve) gives."""
+    if getattr(engine.capabilities, capability):
+        return None
+    return f"{capability}: {_REASONS[capability]}; translate with the checkpoint, not an export"
+
+
+def require(engine, capability: str, line: int | None = None) -> None:
+    """Raise NmtError (naming the input line, if given) where `engine` lacks `capability`."""
+    message = refusal(engine, capability)
+    if message:
+        raise NmtError(f"line {line}: {message}" if line is not None else message)
