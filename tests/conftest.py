@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,27 @@ def trained_tiny(tmp_path_factory) -> Recipe:
 
     recipe = prepared_tiny(tmp_path_factory.mktemp("tiny"))
     train(recipe, show_progress=False)
+    return recipe
+
+
+def trained_once(tmp_path_factory, *overrides: str) -> Recipe:
+    """The tiny recipe with `overrides`, trained once in a whole test run: pytest-xdist gives each
+    worker its own session, so the first worker to ask trains it (in the run's shared temporary
+    folder, under a file lock) and the others read it. Tests must not modify it."""
+    from filelock import FileLock
+
+    from nmt.train.trainer import train
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every worker's temporary folder lies in
+    out = shared / f"trained-{hashlib.sha1(repr(overrides).encode()).hexdigest()[:12]}"
+    with FileLock(f"{out}.lock"):
+        if (out / "trained").is_file():
+            return tiny_recipe(out, *overrides)
+        recipe = prepared_tiny(out, *overrides)
+        train(recipe, show_progress=False)
+        (out / "trained").touch()
     return recipe
 
 

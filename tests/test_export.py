@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA, one_line_error, prepared_tiny
+from conftest import TINY_DATA, one_line_error, trained_once
 from nmt.cli import app
 from nmt.decode.engine import load_engine
 from nmt.decode.translate import translate_lines
@@ -38,13 +38,7 @@ VARIANTS = {
 def exported(request, trained_tiny, tmp_path_factory):
     """(checkpoint, export directory) for each model variant."""
     overrides = VARIANTS[request.param]
-    if overrides:
-        from nmt.train.trainer import train
-
-        recipe = prepared_tiny(tmp_path_factory.mktemp("variant"), "train.max_steps=150", *overrides)
-        train(recipe, show_progress=False)
-    else:
-        recipe = trained_tiny
+    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
     ckpt = recipe.out / "checkpoints" / "best.pt"
     out = tmp_path_factory.mktemp("export") / "ct2"
     export_checkpoint(ckpt, out)

@@ -15,7 +15,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
-from tests.conftest import TINY_DATA, one_line_error, prepared_tiny
+from tests.conftest import TINY_DATA, one_line_error, prepared_tiny, trained_once
 
 transformers = pytest.importorskip("transformers")
 # transformers 5 removed the "translation" pipeline (model.generate remains); 4.x still has it.
@@ -36,13 +36,8 @@ VARIANTS = {
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
-    if VARIANTS[request.param] is None:
-        recipe = trained_tiny
-    else:
-        from nmt.train.trainer import train
-
-        recipe = prepared_tiny(tmp_path_factory.mktemp("hfvariant"), "train.max_steps=150", *VARIANTS[request.param])
-        train(recipe, show_progress=False)
+    overrides = VARIANTS[request.param]
+    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
     ckpt = recipe.out / "checkpoints" / "best.pt"
     out = tmp_path_factory.mktemp("hf") / "model"
     result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
