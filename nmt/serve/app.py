@@ -24,10 +24,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from nmt.config import DecodeConfig
 from nmt.data.languages import direction_control_ids
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.capabilities import refusal
 from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
+from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
 
@@ -61,6 +63,81 @@ class TranslateRequest(BaseModel):
     markup: StrictBool = False  # the lines are inline markup: tags kept around the translated words
 
 
+@dataclass
+class Plan:
+    """How a /translate request is translated, once every check has passed."""
+    cfg: DecodeConfig
+    line_control_ids: list[list[int]] | None  # per line, with tgt_lang/src_lang; None: the model's direction
+    extras: tuple[str, ...]  # token_scores, alignments
+
+
+def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Plan:
+    """Check a request against the limits and the engine (each line through the one request
+    check, nmt.decode.request) and resolve its settings; RequestRefused (413 naming the limit it
+    went over, or 422) for what may not be served."""
+    n, defaults = len(body.text), translator.recipe.decode
+    if n > limits.max_lines:
+        raise RequestRefused(f"{n} lines: at most {limits.max_lines} per request (max_lines)", 413, "max_lines",
+                             limits.max_lines)
+    if body.prefix is not None and len(body.prefix) != n:
+        raise RequestRefused(f"prefix: {len(body.prefix)} entries for {n} lines (one per line, \"\" for none)")
+    if body.constraints is not None and len(body.constraints) != n:
+        raise RequestRefused(f"constraints: {len(body.constraints)} entries for {n} lines (one list per line)")
+    line_limits = RequestLimits(limits.max_chars, limits.max_constraints)
+    for number, text in enumerate(body.text, start=1):
+        check_request(LineRequest(text=text, prefix=body.prefix[number - 1] if body.prefix else "",
+                                  constraints=body.constraints[number - 1] if body.constraints else []),
+                      translator, number, line_limits)
+    line_control_ids = _line_directions(body, translator)
+    if body.alignments and (message := refusal(translator, "alignments")):
+        raise RequestRefused(message)
+    beam, nbest = body.beam_size or defaults.beam_size, body.nbest or 1
+    if beam > limits.max_beam:
+        raise RequestRefused(f"beam_size {beam}: at most {limits.max_beam} (max_beam)", 413, "max_beam", limits.max_beam)
+    if nbest > max(beam, 1):
+        raise RequestRefused(f"nbest {nbest}: at most beam_size ({beam})")
+    cfg = defaults.model_copy(update={
+        "beam_size": beam, "nbest": nbest, "sampling": False,
+        "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
+    extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
+                   if wanted)
+    return Plan(cfg, line_control_ids, extras)
+
+
+def _line_directions(body: TranslateRequest, translator) -> list[list[int]] | None:
+    """Each line's control ids where the request names languages (tgt_lang: one, or one per line)."""
+    if body.tgt_lang is None and body.src_lang is None:
+        return None
+    wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
+    if len(wanted) != len(body.text):
+        raise RequestRefused(f"tgt_lang: {len(wanted)} entries for {len(body.text)} lines (one, or one per line)")
+    ids_of: dict = {}
+    try:
+        for lang in dict.fromkeys(wanted):
+            _, ids_of[lang] = direction_control_ids(translator.src_tokenizer, translator.recipe.data, body.src_lang,
+                                                    lang, body.zero_shot)
+    except NmtError as e:
+        raise RequestRefused(str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true')) from None
+    return [ids_of[lang] for lang in wanted]
+
+
+def reply(body: TranslateRequest, results: list[list[Hypothesis]], tokenizer) -> dict:
+    """The JSON answer: the translations, and what else the request asked for."""
+    detok = functools.partial(hypothesis_text, tokenizer)
+    answer: dict = {"translations": [detok(hyps[0]) for hyps in results]}
+    if body.scores:
+        answer["scores"] = [round(hyps[0].score, 4) for hyps in results]
+    if body.constraints is not None:
+        answer["constraints_met"] = [hyps[0].constraints_met is not False for hyps in results]
+    if body.token_scores:
+        answer["token_log_probs"] = [[round(p, 4) for p in hyps[0].token_log_probs or []] for hyps in results]
+    if body.alignments:
+        answer["alignments"] = [hyps[0].alignment or "" for hyps in results]
+    if (body.nbest or 1) > 1:
+        answer["nbest"] = [[{"text": detok(h), "score": round(h.score, 4)} for h in hyps] for hyps in results]
+    return answer
+
+
 def require_fastapi():
     try:
         import fastapi  # noqa: F401
@@ -90,7 +167,6 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
     app = FastAPI(title="nmt", lifespan=lifespan, docs_url=None, redoc_url=None)
     engine = translator.capabilities.name
     data = translator.recipe.data
-    defaults = translator.recipe.decode
 
     def error(status: int, message: str, **extra) -> JSONResponse:
         return JSONResponse({"error": message, **extra}, status_code=status)
@@ -116,65 +192,13 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
 
     @app.post("/translate")
     async def translate(body: TranslateRequest):
-        if len(body.text) > limits.max_lines:
-            return error(413, f"{len(body.text)} lines: at most {limits.max_lines} per request (max_lines)",
-                         limit="max_lines", value=limits.max_lines)
-        if body.prefix is not None and len(body.prefix) != len(body.text):
-            return error(422, f"prefix: {len(body.prefix)} entries for {len(body.text)} lines (one per line, \"\" for none)")
-        if body.constraints is not None and len(body.constraints) != len(body.text):
-            return error(422, f"constraints: {len(body.constraints)} entries for {len(body.text)} lines (one list per line)")
-        line_limits = RequestLimits(limits.max_chars, limits.max_constraints)
-        for number, text in enumerate(body.text, start=1):
-            request = LineRequest(text=text, prefix=body.prefix[number - 1] if body.prefix else "",
-                                  constraints=body.constraints[number - 1] if body.constraints else [])
-            try:
-                check_request(request, translator, number, line_limits)
-            except RequestRefused as e:
-                extra = {"limit": e.limit, "value": e.value} if e.limit else {}
-                return error(e.status, str(e), **extra)
-        line_control_ids = None
-        if body.tgt_lang is not None or body.src_lang is not None:
-            wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
-            if len(wanted) != len(body.text):
-                return error(422, f"tgt_lang: {len(wanted)} entries for {len(body.text)} lines (one, or one per line)")
-            prefixes_of: dict = {}
-            try:
-                for lang in dict.fromkeys(wanted):
-                    _, prefixes_of[lang] = direction_control_ids(translator.src_tokenizer, data, body.src_lang, lang,
-                                                            body.zero_shot)
-            except NmtError as e:
-                return error(422, str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true'))
-            line_control_ids = [prefixes_of[lang] for lang in wanted]
-        if body.alignments and (message := refusal(translator, "alignments")):
-            return error(422, message)
-        beam = body.beam_size or defaults.beam_size
-        if beam > limits.max_beam:
-            return error(413, f"beam_size {beam}: at most {limits.max_beam} (max_beam)",
-                         limit="max_beam", value=limits.max_beam)
-        nbest = body.nbest or 1
-        if nbest > max(beam, 1):
-            return error(422, f"nbest {nbest}: at most beam_size ({beam})")
-        cfg = defaults.model_copy(update={
-            "beam_size": beam, "nbest": nbest, "sampling": False,
-            "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
-        extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
-                       if wanted)
-        results = (await batcher.translate(body.text, cfg, body.prefix, extras, body.constraints, line_control_ids,
-                                           body.markup) if body.text else [])
-        detok = functools.partial(hypothesis_text, translator.tgt_tokenizer)
-        reply: dict = {"translations": [detok(hyps[0]) for hyps in results]}
-        if body.scores:
-            reply["scores"] = [round(hyps[0].score, 4) for hyps in results]
-        if body.constraints is not None:
-            reply["constraints_met"] = [hyps[0].constraints_met is not False for hyps in results]
-        if body.token_scores:
-            reply["token_log_probs"] = [[round(p, 4) for p in hyps[0].token_log_probs or []] for hyps in results]
-        if body.alignments:
-            reply["alignments"] = [hyps[0].alignment or "" for hyps in results]
-        if nbest > 1:
-            reply["nbest"] = [[{"text": detok(h), "score": round(h.score, 4)} for h in hyps]
-                              for hyps in results]
-        return reply
+        try:
+            plan = plan_request(body, translator, limits)
+        except RequestRefused as e:
+            return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
+        results = (await batcher.translate(body.text, plan.cfg, body.prefix, plan.extras, body.constraints,
+                                           plan.line_control_ids, body.markup) if body.text else [])
+        return reply(body, results, translator.tgt_tokenizer)
 
     return app
 
