@@ -61,6 +61,6 @@ def test_nbest_of_a_split_line_joins_the_nth_best_of_each_sentence():
 def test_a_line_of_very_many_sentences_is_bounded_as_a_line_is(translator, trained_tiny):
     warnings = []
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
-    out = translate_lines(translator, [" ".join(["A dog runs."] * 200)], cfg, warn=warnings.append)
+    out = translate_lines(translator, [" ".join(["A dog runs."] * 10_000)], cfg, warn=warnings.append)
     assert len(out) == 1 and out[0][0].tokens
-    assert len(warnings) == 1 and warnings[0].startswith("line 1: 200 sentences; the first ")
+    assert len(warnings) == 1 and warnings[0].startswith("line 1: 10000 sentences; the first ")

@@ -22,6 +22,7 @@ and `>` in the translated text. Markup that does not nest (an unclosed or stray 
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 import unicodedata
@@ -247,26 +248,35 @@ def monotone_alignment(source_words: int, output_words: int) -> str:
     return " ".join(f"{min(source_words - 1, t * source_words // output_words)}-{t}" for t in range(output_words))
 
 
-def render(marked: Marked, output: str, alignment: str) -> str:
+def render(marked: Marked, output: str, alignment: str, source_cut: int | None = None) -> str:
     """The output text with `marked`'s items put back (see the module's docstring); `alignment`
-    is the output's Pharaoh alignment to `marked.text`."""
+    is the output's Pharaoh alignment to `marked.text`. `source_cut`: only the first that many
+    source words were translated (a line cut at the model's length limit); the items that begin
+    after them are left out with the words."""
     if marked.plain and not marked.escape:
         return output
     out = _Output(output, marked.escape)
-    placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {})
+    placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {}, source_cut)
     tokens: list[tuple[str, str]] = []
     _serialize(placer.place(marked.items, 0, len(out.units)), 0, len(out.units), out, tokens)
     return _join(tokens)
 
 
 class _Placer:
-    def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]]):
+    def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]], source_cut: int | None = None):
         self.text, self.out, self.aligned = text, out, aligned
         self.words = [m.span() for m in re.finditer(r"\S+", text)]
+        self.starts, self.ends = [s for s, _ in self.words], [e for _, e in self.words]  # both ascending
+        self.cut = source_cut
 
     def _word_range(self, item: Item) -> tuple[int, int]:
-        inside = [i for i, (s, e) in enumerate(self.words) if s < item.end and e > item.start]
-        return (inside[0], inside[-1]) if inside else (-1, -1)
+        """The first and last source words the item overlaps, (-1, -1) for none."""
+        first, last = bisect.bisect_right(self.ends, item.start), bisect.bisect_left(self.starts, item.end) - 1
+        return (first, last) if first <= last else (-1, -1)
+
+    def _past_cut(self, item: Item) -> bool:
+        """The item begins after the source words that were translated."""
+        return self.cut is not None and bisect.bisect_right(self.ends, item.start) >= self.cut
 
     def _span(self, item: Item) -> tuple[int, int] | None:
         first, last = self._word_range(item)
@@ -291,7 +301,7 @@ class _Placer:
             return len(out.units) if self.text and _is_punct(self.text[-1]) else before_final_punct
         if all(_is_punct(c) for c in rest):  # it ended the sentence, before its final punctuation
             return before_final_punct
-        gap = sum(1 for s, _ in self.words if s < item.start)
+        gap = bisect.bisect_left(self.starts, item.start)  # source words before it
         if gap < n and self.aligned.get(gap):
             return out.first[min(self.aligned[gap])]
         if gap > 0 and self.aligned.get(gap - 1):
@@ -305,6 +315,8 @@ class _Placer:
         units, in output order; elements nested and not overlapping."""
         elements, points = [], []
         for order, item in enumerate(items):
+            if self._past_cut(item):
+                continue
             span = None if item.point else self._span(item)
             if span is not None:
                 span = (max(span[0], lo), min(span[1], hi))

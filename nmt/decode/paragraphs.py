@@ -13,7 +13,7 @@ split). A prefix goes on the first sentence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nmt.decode.search import Hypothesis
 
@@ -22,6 +22,7 @@ from nmt.decode.search import Hypothesis
 class SplitLines:
     sentences: list[str]  # every line's sentences, in order; a line kept whole is one "sentence"
     line_of: list[int]  # for each sentence, the index of its line
+    cut: set[int] = field(default_factory=set)  # lines whose last sentences were left out
 
     def first_of_line(self, i: int) -> bool:
         return i == 0 or self.line_of[i - 1] != self.line_of[i]
@@ -41,7 +42,7 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
     """Every line's sentences. A line's sentences are bounded as a whole line is: those past
     `max_tokens` source tokens in all (`tokens_of`: a list of sentences -> their token counts)
     are left out, with a warning naming the line."""
-    sentences, line_of = [], []
+    sentences, line_of, cut = [], [], set()
     for index, (line, whole) in enumerate(zip(lines, keep_whole)):
         parts = [line] if whole or not line.strip() else sentences_of(line, lang)
         if len(parts) > 1:
@@ -53,10 +54,10 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
             if kept < len(parts):
                 warn(f"line {numbers[index]}: {len(parts)} sentences; the first {kept} translated, the rest past "
                      f"{max_tokens} tokens left out (model.max_positions)")
-                parts = parts[:kept]
+                parts, cut = parts[:kept], cut | {index}
         sentences += parts
         line_of += [index] * len(parts)
-    return SplitLines(sentences, line_of)
+    return SplitLines(sentences, line_of, cut)
 
 
 def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int] | None = None) -> list[Hypothesis]:

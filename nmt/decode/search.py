@@ -29,6 +29,7 @@ class Hypothesis:
     constraints_met: bool | None = None  # with lexical constraints: whether it contains them all
     upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.casing)
     text: str | None = None  # its output text where more than its tokens make it (nmt.decode.markup)
+    source_cut: int | None = None  # its line was cut short: the source words translated (nmt.decode.paragraphs)
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

@@ -115,9 +115,10 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             h.upper = case == "upper"
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
-                alignment = h.alignment if h.alignment is not None else monotone_alignment(len(m.text.split()),
+                source_words = h.source_cut if h.source_cut is not None else len(m.text.split())
+                alignment = h.alignment if h.alignment is not None else monotone_alignment(source_words,
                                                                                             len(text.split()))
-                h.text = render(m, text, alignment)
+                h.text = render(m, text, alignment, h.source_cut)
                 h.alignment = h.alignment if "alignments" in extras else None
     return results
 
@@ -145,7 +146,12 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
     for row, (i, hyps) in enumerate(zip(owner, per_row)):
         grouped[i].append(hyps)
         grouped_words[i].append(words[row] if words else 0)
-    return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
+    joined = [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
+    for i in split.cut:  # the words of the sentences translated, for markup to leave the rest's items out
+        translated = sum(len(sentence.split()) for sentence, line in zip(split.sentences, owner) if line == i)
+        for h in joined[i]:
+            h.source_cut = translated
+    return joined
 
 
 def _source_words(translator, sentences: list[str]) -> list[int]:
