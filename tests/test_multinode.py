@@ -78,21 +78,16 @@ def max_difference(a: dict, b: dict) -> float:
     return max(float((a[k] - b[k]).abs().max()) for k in a)
 
 
-def test_two_nodes_train_to_the_weights_of_one_process(tmp_path):
-    one, two = tmp_path / "one", tmp_path / "two"
-    prepared_tiny(one, *NODE_SETTINGS)
-    prepared_tiny(two, *NODE_SETTINGS)
-    assert run_nmt_train(one, 12, nproc=1).returncode == 0
-    outputs = run_two_nodes(two, 12)
+def test_two_nodes_train_as_one_process_does_and_a_killed_node_restarts_to_the_same_weights(tmp_path):
+    """One pair of runs for both: two nodes reach the weights of one process, and a run whose
+    node 1 is killed after step 10's checkpoint resumes to the uninterrupted two-node run's weights."""
+    one, clean, faulty = tmp_path / "one", tmp_path / "clean", tmp_path / "faulty"
+    for out in (one, clean, faulty):
+        prepared_tiny(out, *NODE_SETTINGS)
+    assert run_nmt_train(one, 40, nproc=1).returncode == 0
+    outputs = run_two_nodes(clean, 40)
     assert sum("2 processes × 1 batches" in o for o in outputs) == 1  # one rank speaks
-    assert max_difference(model_of(one), model_of(two)) <= 2e-5
-
-
-def test_a_killed_node_restarts_and_the_run_ends_as_if_uninterrupted(tmp_path):
-    clean, faulty = tmp_path / "clean", tmp_path / "faulty"
-    prepared_tiny(clean, *NODE_SETTINGS)
-    prepared_tiny(faulty, *NODE_SETTINGS)
-    run_two_nodes(clean, 40)
+    assert max_difference(model_of(one), model_of(clean)) <= 2e-5
     outputs = run_two_nodes(faulty, 40, kill_after_checkpoint="step_0000010.pt")
     log = "\n".join(outputs)
     assert "resumed at step" in log, log[-3000:]
