@@ -84,11 +84,12 @@ def _allocate(candidates: list[tuple[float, int, int, ConstraintState]], k: int,
 
 
 class BankedBeams:
-    """beam_search's chooser with constraints (nmt.decode.search.Filing gives the rules): the
-    candidates of an entry are its 2K best extensions, each beam's best token and each token that
-    advances one of its constraints; the K kept are dealt from the banks (`_allocate`). An
-    output ends (EOS) or is cut at the limit as a finished hypothesis if it meets every
-    constraint, else as a fallback returned only when none does."""
+    """beam_search's chooser (nmt.decode.search.Chooser) with constraints; `filing`
+    (nmt.decode.search.Filing) gives the rules. The candidates of an entry are its 2K best
+    extensions, each beam's best token and each token that advances one of its constraints; the
+    K kept are dealt from the banks (`_allocate`). An output ends (EOS) or is cut at the limit as
+    a finished hypothesis if it meets every constraint, else as a fallback returned only when
+    none does."""
 
     def __init__(self, filing, constraints: list[list[list[int]]], device: torch.device):
         self.filing, self.constraints, self.device = filing, constraints, device

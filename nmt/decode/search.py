@@ -7,6 +7,7 @@ sentences still being decoded.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 from torch import Tensor
@@ -218,6 +219,26 @@ class Filing:
 Moves = dict[int, tuple[list[int], list[int]]]
 
 
+class Chooser(Protocol):
+    """beam_search's step rule: which K extensions each sentence goes on with, and which outputs
+    are filed. Entries are the sentences still searched, in `sentence` order."""
+
+    def choose(self, t: int, log_probs: Tensor, sentence: list[int], history: list[list[int]],
+               forced: dict[int, int]) -> Moves:
+        """Step t's moves for the entries not in `forced` that go on (an entry left out is done);
+        log_probs: (entries·K, V); history: each row's tokens so far."""
+
+    def force(self, forced: dict[int, int], sentence: list[int]) -> None:
+        """The entries forced through their prefix this step (entry -> token): the first beam
+        takes the token at no cost, the others are empty."""
+
+    def keep(self, active: list[int], sentence: list[int]) -> None:
+        """Only the `active` entries go on, in this order."""
+
+    def results(self) -> list[list[Hypothesis]]:
+        """Per sentence, its n-best filed hypotheses, best first."""
+
+
 class TopK:
     """Plain beam search's choice: each step scores all K·V extensions of the K beams and keeps
     the 2K best. Those among the top K that end in EOS are filed, and the search goes on with the
@@ -322,10 +343,8 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     prefix_lengths = torch.tensor([len(p) for p in prefixes], device=device)
     limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths).tolist()  # (B,) on the host
     filing = Filing(k, limits, prefixes, nbest, enough_filed(k, patience), length_penalty, length_penalty_form)
-    if constraints and any(constraints):
-        chooser = BankedBeams(filing, constraints, device)
-    else:
-        chooser = TopK(filing, batch, device)
+    chooser: Chooser = (BankedBeams(filing, constraints, device) if constraints and any(constraints)
+                        else TopK(filing, batch, device))
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask, beams=k)
 
