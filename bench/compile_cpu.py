@@ -41,7 +41,7 @@ def run(recipe, compiled: bool, steps: int, warmup: int, repeat_one_batch: bool 
     counters.clear()
     trainer = Trainer(recipe.model_copy(update={"train": recipe.train.model_copy(update={"compile": compiled})}))
     if compiled and dynamic is not None:  # static graphs: compile without dynamic shapes
-        trainer.step.forward = torch.compile(trainer.model, dynamic=dynamic)
+        trainer.update.forward = torch.compile(trainer.model, dynamic=dynamic)
     batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, seed=1, epoch=0)
     if repeat_one_batch:
         batches = [batches[0]] * (warmup + steps)

@@ -56,10 +56,10 @@ def test_trainer_runs_end_to_end_in_mixed_precision(tmp_path, precision):
 def test_fp16_scaler_skips_an_overflowing_update_and_halves_its_scale(tmp_path):
     recipe = prepared_tiny(tmp_path, "train.precision=fp16", "train.clip_norm=1.0", *QUIET)
     trainer = Trainer(recipe)
-    assert trainer.step.scaler.is_enabled()
+    assert trainer.update.scaler.is_enabled()
     first, second, third = groups_of(trainer, 3)
     trainer.train_step(first)
-    before, scale = weights(trainer), trainer.step.scaler.get_scale()
+    before, scale = weights(trainer), trainer.update.scaler.get_scale()
 
     # An inf in one gradient: the whole update is skipped and the scale halves.
     parameter = next(trainer.model.parameters())
@@ -68,7 +68,7 @@ def test_fp16_scaler_skips_an_overflowing_update_and_halves_its_scale(tmp_path):
     hook.remove()
     after = weights(trainer)
     assert all(torch.equal(before[k], after[k]) for k in before)
-    assert trainer.step.scaler.get_scale() == scale / 2
+    assert trainer.update.scaler.get_scale() == scale / 2
 
     # Clipping sees the unscaled gradients (their norm, not the norm times the loss scale).
     seen = []

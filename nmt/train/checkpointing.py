@@ -36,9 +36,9 @@ class RunCheckpoints:
     pruned. What a checkpoint holds: the recipe, weights, optimizer, schedule and scaler, the
     training state, every rank's RNG state, both tokenizers and the versions that wrote it."""
 
-    def __init__(self, recipe: Recipe, model: Transformer, step: TrainStep, world: World, device: torch.device,
+    def __init__(self, recipe: Recipe, model: Transformer, update: TrainStep, world: World, device: torch.device,
                  tokenizer_protos: dict, log: Callable[[str], None]):
-        self.recipe, self.model, self.step, self.world, self.device = recipe, model, step, world, device
+        self.recipe, self.model, self.update, self.world, self.device = recipe, model, update, world, device
         self.tokenizer_protos, self.log = tokenizer_protos, log
         self.folder = recipe.out / "checkpoints"
 
@@ -56,7 +56,7 @@ class RunCheckpoints:
             payload = {
                 "recipe": recipe_to_dict(self.recipe),
                 "model": self.model.state_dict(),
-                **self.step.state_dict(),  # optimizer, scheduler, scaler
+                **self.update.state_dict(),  # optimizer, scheduler, scaler
                 "progress": asdict(progress),
                 "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
                 "tokenizer": self.tokenizer_protos,
@@ -99,7 +99,7 @@ class RunCheckpoints:
             self.model.load_state_dict(payload["model"])
         except RuntimeError as e:
             raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
-        for note in self.step.load_state_dict(payload):
+        for note in self.update.load_state_dict(payload):
             self.log(f"[yellow]note:[/] {path}: {note}")
         progress = TrainingState(**payload["progress"])
         ranks = payload["rng"].get("ranks", [payload["rng"]])

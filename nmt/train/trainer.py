@@ -78,8 +78,8 @@ class Trainer:
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
-        self.step = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used)
-        self.checkpoints = RunCheckpoints(recipe, self.model, self.step, self.world, self.device, tokenizer_protos,
+        self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used)
+        self.checkpoints = RunCheckpoints(recipe, self.model, self.update, self.world, self.device, tokenizer_protos,
                                           lambda message: self.log(message))
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
 
@@ -94,7 +94,7 @@ class Trainer:
 
     def train_step(self, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         """One update from a group of batches; returns this rank's summed loss and the group's target tokens."""
-        return self.step(self.train_data, group)
+        return self.update(self.train_data, group)
 
     def validate_and_save(self) -> Path:
         """Validate on rank 0 (the result is shared), log it, save; best.pt if it is the best yet."""
@@ -131,7 +131,7 @@ class Trainer:
                 self.metrics.close()
             # The DDP wrapper holds the process group and sits in a reference cycle: left to interpreter
             # shutdown, gloo's threads can be torn down too late and abort the process.
-            self.step.forward = self.model
+            self.update.forward = self.model
             gc.collect()
             self.world.close(together=finished)
 
@@ -202,7 +202,7 @@ class Trainer:
         bar.update(task, completed=p.step)
         if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
             loss_sum, tokens, seconds = window.read(self.world)
-            stats = {"loss": loss_sum / tokens, "lr": self.step.scheduler.get_last_lr()[0],
+            stats = {"loss": loss_sum / tokens, "lr": self.update.scheduler.get_last_lr()[0],
                      "tgt_tokens_per_s": tokens / seconds, "epoch": p.epoch}
             if self.metrics:
                 self.metrics.write("train", p.step, **stats)
