@@ -265,8 +265,8 @@ def render(marked: Marked, output: str, alignment: str, source_cut: int | None =
 class _Placer:
     def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]], source_cut: int | None = None):
         self.text, self.out, self.aligned = text, out, aligned
-        self.words = [m.span() for m in re.finditer(r"\S+", text)]
-        self.starts, self.ends = [s for s, _ in self.words], [e for _, e in self.words]  # both ascending
+        words = [m.span() for m in re.finditer(r"\S+", text)]
+        self.starts, self.ends = [s for s, _ in words], [e for _, e in words]  # the source words', both ascending
         self.cut = source_cut
 
     def _word_range(self, item: Item) -> tuple[int, int]:
@@ -284,14 +284,14 @@ class _Placer:
         if not targets:
             return None
         start_word, end_word = min(targets), max(targets)
-        s, e = self.words[first][0], self.words[last][1]
+        s, e = self.starts[first], self.ends[last]
         inner_start = s < item.start and all(_is_punct(c) for c in self.text[s:item.start])
         inner_end = item.end < e and all(_is_punct(c) for c in self.text[item.end:e])
         return (self.out.core[start_word] if inner_start else self.out.first[start_word],
                 self.out.core_end[end_word] if inner_end else self.out.end[end_word])
 
     def _gap(self, item: Item) -> int:
-        out, n = self.out, len(self.words)
+        out, n = self.out, len(self.starts)
         if not out.words:
             return 0
         last = out.words - 1

@@ -143,14 +143,15 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
     words = _source_words(translator, split.sentences) if "alignments" in extras else None
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
     grouped_words: list[list[int]] = [[] for _ in lines]
+    translated = [0] * len(lines)  # each line's source words in its sentences translated
     for row, (i, hyps) in enumerate(zip(owner, per_row)):
         grouped[i].append(hyps)
         grouped_words[i].append(words[row] if words else 0)
+        translated[i] += len(split.sentences[row].split())
     joined = [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
-    for i in split.cut:  # the words of the sentences translated, for markup to leave the rest's items out
-        translated = sum(len(sentence.split()) for sentence, line in zip(split.sentences, owner) if line == i)
+    for i in split.cut:  # for markup to leave out the items of the sentences left out
         for h in joined[i]:
-            h.source_cut = translated
+            h.source_cut = translated[i]
     return joined
 
 
