@@ -42,3 +42,17 @@ def test_a_line_in_capitals_is_translated_in_sentence_case_and_answered_in_capit
     assert not raw[0].upper and raw[0].tokens != normal[0].tokens  # what the model does with capitals alone
     [with_prefix] = translate_lines(translator, [line.upper()], cfg, prefixes=["Ein"])
     assert not with_prefix[0].upper  # a prefix is written in the case the output should have
+
+
+def test_a_sentence_in_capitals_among_others_is_answered_in_capitals_alone(translator, trained_tiny):
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    first, second = "A black dog leaps over a log.", "Two men are sitting on a bench."
+    [[one], [two]] = translate_lines(translator, [first, second], cfg)
+    out = [translator.tgt_tokenizer.decode(h.tokens) for h in (one, two)]
+    [mixed] = translate_lines(translator, [f"{first.upper()} {second}"], cfg)
+    assert hypothesis_text(translator.tgt_tokenizer, mixed[0]) == f"{out[0].upper()} {out[1]}"
+    [headline] = translate_lines(translator, [f"{first.title()} {second}"], cfg)  # a title before its text
+    assert hypothesis_text(translator.tgt_tokenizer, headline[0]) == f"{out[0]} {out[1]}"
+    unsplit = cfg.model_copy(update={"split_sentences": False})
+    [whole] = translate_lines(translator, [f"{first.upper()} {second}"], unsplit)
+    assert not whole[0].upper  # not a line in capitals, and not split into sentences

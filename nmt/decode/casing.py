@@ -1,7 +1,8 @@
 """Input in capitals or in Title Case, which a model trained on ordinary text mistranslates (it
-has seen few such lines): the line is translated in sentence case instead, and an all-caps line's
-translation is given in capitals (`decode.normalize_case`). A line with a prefix or constraints is
-left as it is: they are written in the case the output should have."""
+has seen few such lines): the line, or the sentence of a line (a headline before its paragraph),
+is translated in sentence case instead, and the translation of one in capitals is given in
+capitals (`decode.normalize_case`). A line with a prefix or constraints is left as it is: they are
+written in the case the output should have."""
 
 from __future__ import annotations
 

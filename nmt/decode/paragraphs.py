@@ -6,7 +6,7 @@ between each two. A model trained on single sentences otherwise drops part of su
 
 What a split line's output is: the n-th hypothesis joins each sentence's n-th best (its last where
 it has fewer); its score and log-probability are the sentences' sums, its token scores theirs in a
-row, its alignment theirs with each sentence's word indices moved past the sentences before it.
+row, its text (where the sentences have one: a sentence in capitals among others) theirs joined, its alignment theirs with each sentence's word indices moved past the sentences before it.
 A line with constraints is translated whole (where a phrase belongs is not defined across a
 split). A prefix goes on the first sentence.
 """
@@ -69,12 +69,14 @@ def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int
     for n in range(max(len(hyps) for hyps in per_sentence)):
         chosen = [hyps[min(n, len(hyps) - 1)] for hyps in per_sentence]
         scores = [h.token_log_probs for h in chosen]
+        texts = [h.text for h in chosen]
         joined.append(Hypothesis(
             tokens=[t for h in chosen for t in h.tokens], score=sum(h.score for h in chosen),
             log_prob=sum(h.log_prob for h in chosen),
             token_log_probs=None if any(s is None for s in scores) else [p for s in scores for p in s],
             alignment=None if source_words is None else join_alignments([h.alignment or "" for h in chosen],
-                                                                        source_words)))
+                                                                        source_words),
+            text=None if None in texts else " ".join(texts)))
     return joined
 
 

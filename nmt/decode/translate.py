@@ -18,7 +18,7 @@ from nmt.data.batching import pack_by_tokens
 from nmt.decode.capabilities import refusal, require
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.markup import mark_lines, monotone_alignment, render
-from nmt.decode.paragraphs import join_hypotheses, split_lines
+from nmt.decode.paragraphs import SplitLines, join_hypotheses, split_lines
 from nmt.decode.search import Hypothesis, output_limit
 
 
@@ -90,10 +90,6 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     markup = markup if isinstance(markup, list) else [markup] * len(lines)
     marked = mark_lines(lines, markup, cfg.copy_verbatim, as_written, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
-    cases: list[str | None] = [None] * len(lines)
-    if cfg.normalize_case:
-        cases = [None if fixed else source_case(line) for line, fixed in zip(lines, as_written)]
-        lines = [sentence_case(line) if case else line for line, case in zip(lines, cases)]
     # Lines with items to place are translated with alignments (where the engine gives them), the rest without.
     can_align = refusal(translator, "alignments") is None
     aligned = [can_align and m is not None and bool(m.items) for m in marked]
@@ -106,13 +102,12 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
         def pick(values):
             return [values[i] for i in rows] if values else None
 
-        group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(prefixes), group_extras,
-                                      pick(constraints), pick(line_control_ids))
+        group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
+                                      pick(prefixes), group_extras, pick(constraints), pick(line_control_ids))
         for i, hyps in zip(rows, group):
             results[i] = hyps
-    for hyps, case, m in zip(results, cases, marked):
+    for hyps, m in zip(results, marked):
         for h in hyps:
-            h.upper = case == "upper"
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
                 source_words = h.source_cut if h.source_cut is not None else len(m.text.split())
@@ -124,30 +119,49 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
 
 
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
-                          numbers: list[int], prefixes: list[str] | None, extras: Iterable[str],
-                          constraints: list[list[str]] | None,
+                          numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
+                          extras: Iterable[str], constraints: list[list[str]] | None,
                           line_control_ids: list[list[int]] | None) -> list[list[Hypothesis]]:
-    if not cfg.split_sentences:
-        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, line_control_ids)
-    room = translator.max_positions - 1 - len(translator.control_ids)
-    split = split_lines(lines, translator.recipe.data.src_lang, [bool(constraints and constraints[i]) for i in range(len(lines))],
-                        lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn, numbers)
-    if len(split.sentences) == len(lines):
-        return _translate_rows(translator, lines, cfg, warn, numbers, prefixes, extras, constraints, line_control_ids)
+    """Each line's sentences (decode.split_sentences) translated in one run of `_translate_rows`,
+    each in sentence case where it, or its whole line, is in capitals or Title Case
+    (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses."""
+    if cfg.split_sentences:
+        room = translator.max_positions - 1 - len(translator.control_ids)
+        split = split_lines(lines, translator.recipe.data.src_lang,
+                            [bool(constraints and constraints[i]) for i in range(len(lines))],
+                            lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn,
+                            numbers)
+    else:
+        split = SplitLines(list(lines), list(range(len(lines))))
     owner = split.line_of
+    cases: list[str | None] = [None] * len(owner)
+    if cfg.normalize_case:
+        line_cases = [None if fixed else source_case(line) for line, fixed in zip(lines, as_written)]
+        cases = [None if as_written[i] else line_cases[i] or source_case(sentence)
+                 for sentence, i in zip(split.sentences, owner)]
+    rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
     per_row = _translate_rows(
-        translator, split.sentences, cfg, warn, [numbers[i] for i in owner],
+        translator, rows, cfg, warn, [numbers[i] for i in owner],
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
         extras, [constraints[i] for i in owner] if constraints else None,
         [line_control_ids[i] for i in owner] if line_control_ids else None)
-    words = _source_words(translator, split.sentences) if "alignments" in extras else None
+    for hyps, case in zip(per_row, cases):
+        for h in hyps:
+            h.upper = case == "upper"
+    if len(rows) == len(lines) and not split.cut:
+        return per_row
+    words = _source_words(translator, rows) if "alignments" in extras else None
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
     grouped_words: list[list[int]] = [[] for _ in lines]
     translated = [0] * len(lines)  # each line's source words in its sentences translated
     for row, (i, hyps) in enumerate(zip(owner, per_row)):
         grouped[i].append(hyps)
         grouped_words[i].append(words[row] if words else 0)
-        translated[i] += len(split.sentences[row].split())
+        translated[i] += len(rows[row].split())
+    for sentences in grouped:
+        if len(sentences) > 1 and any(h.upper for hyps in sentences for h in hyps):
+            for h in (h for hyps in sentences for h in hyps):  # a sentence in capitals among others: joined as text
+                h.text = hypothesis_text(translator.tgt_tokenizer, h)
     joined = [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
     for i in split.cut:  # for markup to leave out the items of the sentences left out
         for h in joined[i]:
