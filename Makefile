@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-augmented demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
+.PHONY: install demo demo-augmented demo-tagged demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -133,6 +133,14 @@ demo: install
 AUGMENT_SET = --set data.augment.uppercase=0.05 --set data.augment.titlecase=0.05 --set data.augment.typos=0.05
 demo-augmented: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_augmented,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_augmented $(AUGMENT_SET),runs/demo_augmented/checkpoints/best.pt)
+
+# The demo trained with 10 % of its pairs holding a tag and 10 % a verbatim item (a number, URL,
+# emoji, ...) on both sides, its tokenizer with byte fallback and the tags as pieces of their own:
+# the model that keeps tags and copies items itself, for `make bench-robustness` to compare.
+TAGGED_SET = --set data.augment.tags=0.1 --set data.augment.verbatim=0.1 --set tokenizer.byte_fallback=true \
+	--set 'tokenizer.user_defined_symbols=[<b>, </b>, <i>, </i>, <em>, </em>, <strong>, </strong>, <u>, </u>, </span>, </a>, <br/>]'
+demo-tagged: install
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_tagged,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_tagged $(TAGGED_SET),runs/demo_tagged/checkpoints/best.pt)
 
 # The demo in the other direction, German→English (for `make bench-filtering`).
 demo-de-en: install

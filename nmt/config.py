@@ -28,6 +28,8 @@ class AugmentConfig(Section):
     uppercase: float = Field(default=0.0, ge=0.0, le=1.0)  # both sides in capitals
     titlecase: float = Field(default=0.0, ge=0.0, le=1.0)  # both sides with every word capitalized
     typos: float = Field(default=0.0, ge=0.0, le=1.0)  # the source with one typo (a character swapped, lost, doubled)
+    tags: float = Field(default=0.0, ge=0.0, le=1.0)  # a tag around corresponding words, or between words, on both sides
+    verbatim: float = Field(default=0.0, ge=0.0, le=1.0)  # a number, URL, emoji, ... inserted on both sides
     seed: int = 1  # which pairs, and which typos: the same seed, the same data
 
     @model_validator(mode="after")
@@ -38,7 +40,11 @@ class AugmentConfig(Section):
         return self
 
     def active(self) -> bool:
-        return bool(self.uppercase or self.titlecase or self.typos)
+        return bool(self.uppercase or self.titlecase or self.typos or self.tags or self.verbatim)
+
+    def inserts(self) -> bool:
+        """Whether tags or items are inserted (which needs the corpus's word dictionary)."""
+        return bool(self.tags or self.verbatim)
 
 
 class CorpusConfig(Section):

@@ -1,4 +1,5 @@
-"""Training pairs in capitals, Title Case and with typos (data.augment, nmt.data.augment)."""
+"""Training pairs in capitals, Title Case, with typos, tags and verbatim items (data.augment,
+nmt.data.augment), and the word dictionary that places tags (nmt.data.word_pairs)."""
 
 from __future__ import annotations
 
@@ -75,8 +76,9 @@ def test_rates_and_keys_are_checked(tmp_path):
 
 def test_prepare_without_augmentation_writes_the_same_shards_and_with_it_counts_what_it_changed(tmp_path):
     plain = prepared_tiny(tmp_path / "plain")
-    zeros = prepared_tiny(tmp_path / "zeros", "data.augment.seed=5", "data.augment.uppercase=0")
-    augmented = prepared_tiny(tmp_path / "augmented", "data.augment.uppercase=0.3", "data.augment.typos=0.3")
+    zeros = prepared_tiny(tmp_path / "zeros", "data.augment.seed=5", "data.augment.uppercase=0", "data.augment.tags=0")
+    augmented = prepared_tiny(tmp_path / "augmented", "data.augment.uppercase=0.3", "data.augment.typos=0.3",
+                              "data.augment.tags=0.3", "data.augment.verbatim=0.3")
     names = sorted(p.name for p in (plain.out / "data").glob("*.bin"))
     assert names
     for name in names:
@@ -87,4 +89,76 @@ def test_prepare_without_augmentation_writes_the_same_shards_and_with_it_counts_
 
     report = json.loads((augmented.out / "data" / "report.json").read_text())
     kept = report["splits"]["train"]["kept"]
-    assert 0.3 * kept < report["splits"]["train"]["augmented"] < 0.7 * kept
+    assert 0.5 * kept < report["splits"]["train"]["augmented"] < 0.9 * kept  # 1 - 0.7 · 0.7 · 0.7 · 0.7 = 0.76
+
+
+# A corpus whose word correspondence is known: each target word the translation of one source word, in order.
+LEXICON = {"dog": "Hund", "cat": "Katze", "man": "Mann", "woman": "Frau", "runs": "rennt", "sleeps": "schläft",
+           "red": "rote", "big": "große", "small": "kleine", "ball": "Ball", "park": "Park", "street": "Straße",
+           "plays": "spielt", "with": "mit", "in": "im", "near": "nahe", "house": "Haus", "tree": "Baum"}
+WORDS = sorted(LEXICON)
+
+
+def lexicon_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    import random
+
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(4, 10))]
+        pairs.append((" ".join(words) + ".", " ".join(LEXICON[w] for w in words) + "."))
+    return pairs
+
+
+def test_word_pairs_dice_by_hand_and_links():
+    from nmt.data.word_pairs import WordPairs
+
+    pairs = [("a dog.", "ein Hund."), ("a cat", "eine Katze"), ("the dog", "der Hund"), ("The dog!", "der Hund")]
+    word_pairs = WordPairs(pairs, chunk=3)  # two chunks
+    # c(dog) = 3, c(hund) = 3, both 3: 2·3/6; c(a) = 2, c(ein) = 1, both 1: 2·1/3; c(the) = 2, c(katze) = 1, both 0
+    assert word_pairs.dice("Dog", "Hund.") == 1.0
+    assert word_pairs.dice("a", "ein") == pytest.approx(2 / 3)
+    assert word_pairs.dice("the", "Katze") == 0.0 and word_pairs.dice("unseen", "Hund") == 0.0
+    assert word_pairs.links(["the", "dog"], ["der", "Hund"]) == {0: 0, 1: 1}
+    assert WordPairs(pairs, limit=1).dice("dog", "Hund") == 1.0 and WordPairs(pairs, limit=1).dice("cat", "Katze") == 0
+
+
+def _between_tags(text: str) -> list[str]:
+    """The words of each element's content, outermost first (an element per line here)."""
+    import re
+
+    return [" ".join(w.strip(".") for w in m.group(2).split()) for m in re.finditer(r"<(\w+)[^>]*>(.*?)</\1>", text)]
+
+
+def test_tags_and_verbatim_items_by_counting_on_both_sides_consistently():
+    from collections import Counter
+
+    from nmt.data.word_pairs import WordPairs
+    from nmt.decode.markup import mark, walk
+
+    pairs = lexicon_pairs(4000)
+    word_pairs = WordPairs(pairs)
+    cfg = AugmentConfig(tags=0.3, verbatim=0.2, seed=2)
+    out = [augment_pair(s, t, i, cfg, word_pairs) for i, (s, t) in enumerate(pairs)]
+    tagged = itemized = 0
+    for (src, tgt), (new_src, new_tgt) in zip(pairs, out):
+        marked_src, marked_tgt = mark(new_src, markup=True, verbatim=False), mark(new_tgt, markup=True, verbatim=False)
+        tags = [Counter((i.open, i.close) for i in walk(m.items)) for m in (marked_src, marked_tgt)]
+        assert tags[0] == tags[1], (new_src, new_tgt)  # the same tags on both sides, well nested
+        tagged += bool(tags[0])
+        for source_part, target_part in zip(_between_tags(new_src), _between_tags(new_tgt)):
+            words = [w for w in source_part.split() if w in LEXICON]
+            assert " ".join(LEXICON[w] for w in words) == " ".join(w for w in target_part.split()
+                                                                   if w in LEXICON.values())
+        extra = [[w for w in m.text.split() if w.strip(".") not in LEXICON and w.strip(".") not in LEXICON.values()]
+                 for m in (marked_src, marked_tgt)]
+        assert extra[0] == extra[1]  # an item, identical on both sides
+        itemized += bool(extra[0])
+        for m, original, item in ((marked_src, src, extra[0]), (marked_tgt, tgt, extra[1])):
+            assert [w for w in m.text.split() if w not in item] == original.split()  # nothing else changed
+    n = len(pairs)
+    for count, rate in ((tagged, 0.3), (itemized, 0.2)):
+        assert abs(count - rate * n) < 4 * math.sqrt(n * rate * (1 - rate)), (count, rate)
+    again = [augment_pair(s, t, i, cfg, word_pairs) for i, (s, t) in enumerate(pairs)]
+    assert again == out and [augment_pair(s, t, i, cfg.model_copy(update={"seed": 3}), word_pairs)
+                             for i, (s, t) in enumerate(pairs)] != out

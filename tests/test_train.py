@@ -234,7 +234,8 @@ def test_tensorboard_events_mirror_the_json_lines(trained_tiny):
         assert [v for _, v in events] == pytest.approx([v for _, v in expected], rel=1e-5, abs=1e-6)  # JSON keeps 6 decimals
 
 
-@pytest.mark.parametrize("augment", [(), ("data.augment.uppercase=0.2", "data.augment.typos=0.3")])
+@pytest.mark.parametrize("augment", [(), ("data.augment.uppercase=0.2", "data.augment.typos=0.3",
+                                          "data.augment.tags=0.2", "data.augment.verbatim=0.2")])
 def test_resumed_training_equals_uninterrupted_training(tmp_path, augment):
     settings = ("model.dropout=0.1", "model.attention_dropout=0.1", "train.max_tokens=128", "train.update_freq=2",
                 "train.valid_every=1000", "train.valid_bleu_sentences=0", "train.log_every=1000", *augment)

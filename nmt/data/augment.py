@@ -1,21 +1,27 @@
 """Training pairs rewritten into the forms users type (`data.augment`): a share of the pairs in
 capitals or Title Case on both sides (the translation of a headline in capitals is in capitals),
-and a share with a typo in the source only (the model learns to read through it; its output
-stays clean).
+a share with a typo in the source only (the model learns to read through it; its output
+stays clean), a share with a tag (an element around 1 to 3 words and the target words linked to
+them, or a point such as `<br/>` or `{0}` between words) on both sides, and a share with a verbatim
+item (a number, URL, e-mail address, emoji, ...) inserted identically on both sides, so that a
+model learns to keep tags and copy such items itself. Which target words correspond to which
+source words, the corpus's Dice dictionary says (nmt.data.word_pairs, built in `nmt prepare`).
 
 It happens once, in `nmt prepare`, on the text before it is tokenized: the shards hold token ids
 made once, so the data, its epochs and an exact resume are what they are without augmentation.
 Each pair's fate is drawn from its own generator, seeded by `seed` and the pair's place in its
 corpus, so it does not depend on how the corpus is read in chunks. OpusTrainer's modifiers do the
-same on the fly; its package pins sentencepiece 0.1.99 and draws from Python's global generator,
-so nmt has its own (each a few lines).
+same on the fly; its package pins sentencepiece 0.1.99, draws from Python's global generator,
+and its Tags modifier needs word alignments given beside each pair, so nmt has its own.
 """
 
 from __future__ import annotations
 
 import random
+import re
 
 from nmt.config import AugmentConfig
+from nmt.data.word_pairs import WordPairs
 
 _TYPOS = ("swap", "drop", "double")
 
@@ -47,10 +53,13 @@ def with_typo(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
-def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig) -> tuple[str, str]:
-    """Pair number `index` of its corpus, rewritten as `cfg` draws it (at most one change of case,
-    and maybe a typo)."""
+def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig,
+                 word_pairs: WordPairs | None = None) -> tuple[str, str]:
+    """Pair number `index` of its corpus, rewritten as `cfg` draws it: at most one change of case,
+    maybe a typo, maybe a tag and maybe a verbatim item (placed by `word_pairs`, the corpus's
+    dictionary; an element only where it links a target word to a wrapped source word)."""
     rng = random.Random(f"{cfg.seed}:{index}")
+    words = source.split(" "), target.split(" ")  # tags and items go by these words' indices
     case = rng.random()
     if case < cfg.uppercase:
         source, target = source.upper(), target.upper()
@@ -58,4 +67,92 @@ def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig) -> tu
         source, target = title_case(source), title_case(target)
     if rng.random() < cfg.typos:
         source = with_typo(source, rng)
+    inserts = []
+    if cfg.tags and rng.random() < cfg.tags:
+        inserts.append(_tag)
+    if cfg.verbatim and rng.random() < cfg.verbatim:
+        inserts.append(_verbatim)
+    if inserts and word_pairs is not None:
+        links = word_pairs.links(*words)
+        source_words, target_words = source.split(" "), target.split(" ")
+        for insert in inserts:
+            insert(source_words, target_words, links, rng)
+        source, target = " ".join(source_words), " ".join(target_words)
     return source, target
+
+
+# Tags as web pages and software strings have them: elements around words, and points between them.
+_ELEMENTS = (("<b>", "</b>"), ("<i>", "</i>"), ("<em>", "</em>"), ("<strong>", "</strong>"), ("<u>", "</u>"),
+             ('<span class="{word}">', "</span>"), ('<a href="https://{word}.example.org/{number}">', "</a>"))
+_POINTS = ("<br/>", "{{0}}", "{{{word}}}", "%s", "%d")
+_EMOJI = ("🎉", "👍", "👍🏽", "😀", "🙂", "❤️", "🔥", "✨", "🚀", "⭐", "🌍", "📷", "🎵", "☕", "⚽", "🐶")
+_CORE = re.compile(r"^(\W*)(.*?)(\W*)$")  # a word's punctuation before, its letters, its punctuation after
+
+
+def _has_word(word: str) -> bool:
+    return any(c.isalnum() for c in word)
+
+
+def _filled(template: str, rng: random.Random) -> str:
+    word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 8)))
+    return template.format(word=word, number=rng.randint(1, 9999))
+
+
+def verbatim_item(rng: random.Random) -> str:
+    """Text a translation should copy unchanged: a number, date, time, price, percentage, URL,
+    e-mail address, emoji, code or handle, drawn at random."""
+    word = _filled("{word}", rng)
+    n = rng.randint(0, 99999)
+    kinds = (str(n), f"{n / 100:.2f}", f"{rng.randint(1990, 2030)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+             f"{rng.randint(0, 23)}:{rng.randint(0, 59):02d}", f"${n / 100:.2f}", f"{rng.randint(1, 100)}%",
+             f"https://www.{word}.com/{_filled('{word}', rng)}?id={n}", f"www.{word}.org",
+             f"{_filled('{word}', rng)}@{word}.com", rng.choice(_EMOJI),
+             f"{word[:1].upper()}-{rng.randint(1, 99)}{word[1:3].upper()}", f"{word.upper()[:5]}-{rng.randint(1, 99)}",
+             f"#{word}", f"@{word}_{rng.randint(1, 99)}")
+    return rng.choice(kinds)
+
+
+def _insert_point(source_words: list[str], target_words: list[str], links: dict[int, int], item: str,
+                  rng: random.Random) -> None:
+    """`item` between two source words, and before the target word linked to the word after it
+    (else after the one linked to the word before it, else at the same share of the target)."""
+    at = rng.randint(0, len(source_words))
+    if at in links:
+        to = links[at]
+    elif at - 1 in links:
+        to = links[at - 1] + 1
+    else:
+        to = round(at * len(target_words) / max(len(source_words), 1))
+    for words, i in ((source_words, at), (target_words, to)):
+        if i < len(words):
+            words[i] = f"{item} {words[i]}"  # one slot, so that the other words keep their indices
+        else:
+            words[-1] = f"{words[-1]} {item}"
+
+
+def _verbatim(source_words, target_words, links, rng) -> None:
+    _insert_point(source_words, target_words, links, verbatim_item(rng), rng)
+
+
+def _tag(source_words: list[str], target_words: list[str], links: dict[int, int], rng: random.Random) -> None:
+    """An element around 1 to 3 source words and the target words linked to them (from the first to
+    the last; punctuation at the edges left outside), or a point; nothing where none is linked."""
+    if rng.random() < 0.25:
+        _insert_point(source_words, target_words, links, _filled(rng.choice(_POINTS), rng), rng)
+        return
+    width = rng.randint(1, 3)
+    first = rng.randrange(len(source_words))
+    last = min(first + width, len(source_words)) - 1
+    linked = [links[i] for i in range(first, last + 1) if i in links]
+    if not linked or max(linked) - min(linked) > last - first + 2:
+        return
+    if not all(_has_word(words[i]) for words, i in ((source_words, first), (source_words, last),
+                                                   (target_words, min(linked)), (target_words, max(linked)))):
+        return
+    opening, closing = rng.choice(_ELEMENTS)
+    opening = _filled(opening, rng)
+    for words, start, end in ((source_words, first, last), (target_words, min(linked), max(linked))):
+        lead = _CORE.match(words[start]).group(1)
+        trail = _CORE.match(words[end]).group(3)
+        words[start] = f"{lead}{opening}{words[start][len(lead):]}"
+        words[end] = f"{words[end][:len(words[end]) - len(trail)]}{closing}{trail}"

@@ -20,6 +20,7 @@ from nmt.data.dedup import find_duplicates
 from nmt.data.languages import control_ids
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
+from nmt.data.word_pairs import WordPairs
 
 CHUNK = 20_000  # pairs encoded at once; bounds memory whatever the corpus size
 
@@ -160,6 +161,9 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         read, per_corpus, augmented = 0, [], 0
         for source in sources:
             corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
+            word_pairs = None
+            if source.augment is not None and source.augment.inserts():
+                word_pairs = WordPairs(_normalized_pairs(source.corpus, data.normalize_nfkc))
             for chunk in _chunks(_normalized_pairs(source.corpus, data.normalize_nfkc), CHUNK):
                 first_line = read
                 read += len(chunk)
@@ -175,7 +179,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                             kept.append((line, (s, t)))
                     lines, chunk = [line for line, _ in kept], [pair for _, pair in kept]
                 if source.augment is not None and source.augment.active():
-                    rewritten = [augment_pair(s, t, line, source.augment) for line, (s, t) in zip(lines, chunk)]
+                    rewritten = [augment_pair(s, t, line, source.augment, word_pairs) for line, (s, t) in zip(lines, chunk)]
                     corpus_augmented += sum(new != old for new, old in zip(rewritten, chunk))
                     chunk = rewritten
                 src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
