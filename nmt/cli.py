@@ -34,6 +34,8 @@ TgtLangOpt = Annotated[Optional[str], typer.Option(
     help="Target language of a multilingual model (default: the recipe's data.tgt_lang).")]
 DeviceOpt = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")]
+NprocOpt = Annotated[int, typer.Option(
+    help="Processes to translate with, each on a share of --threads (or its own GPU); the output is the same.")]
 EngineOpt = Annotated[str, typer.Option(help="torch (nmt's own search) or ctranslate2 (checkpoints are converted on the "
                                              "fly; an exported directory always uses it).")]
 EnsembleOpt = Annotated[bool, typer.Option(help="With several -c: the models together (mean of their next-token "
@@ -165,24 +167,25 @@ def translate(
     tgt_lang: TgtLangOpt = None,
     zero_shot: ZeroShotOpt = False,
     set_: SetOpt = None,
+    nproc: NprocOpt = 1,
 ):
     """Translate text line by line: one output line per input line, empty lines included.
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k and
     --top-p are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name of --max-tokens).
     """
+    from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.stream import translate_file
     from nmt.decode.translate import decode_settings
-    from nmt.decode.engine import load_engine
 
-    translator = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
-                                 zero_shot)
+    spec = EngineSpec(tuple(checkpoint), device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
+    translator = spec.load()
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     report = translate_file(translator, input, output, cfg, output_format, interactive, _warner(input), input_format,
-                            extras)
+                            extras, sharding(nproc, spec))
     if report.failed:
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
                   "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)
@@ -199,15 +202,17 @@ def back_translate_(
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
     set_: SetOpt = None,
+    nproc: NprocOpt = 1,
 ):
     """Back-translate: a reverse model (e.g. de→en) turns monolingual text (German) into a synthetic corpus to train on (en→de)."""
     from nmt.decode.back_translate import back_translate
+    from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.translate import decode_settings
-    from nmt.decode.engine import load_engine
 
-    translator = load_engine(checkpoint, device, threads=threads)
+    spec = EngineSpec(tuple(checkpoint), device, threads=threads)
+    translator = spec.load()
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
-    _say(back_translate(translator, input, output, cfg, _warner(input)).describe())
+    _say(back_translate(translator, input, output, cfg, _warner(input), sharding(nproc, spec)).describe())
 
 
 @command()

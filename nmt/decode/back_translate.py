@@ -34,12 +34,13 @@ class BackTranslation:
 
 
 def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConfig,
-                   warn: Callable[[str], None] = lambda _: None) -> BackTranslation:
+                   warn: Callable[[str], None] = lambda _: None, shards=None) -> BackTranslation:
     """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}`; the reverse model translates
-    from its data.src_lang (the monolingual text's language) into its data.tgt_lang."""
+    from its data.src_lang (the monolingual text's language) into its data.tgt_lang (`shards`: over
+    several processes, as in translate_file)."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
     synthetic = f"{out_stem}.{synthetic_lang}"
-    report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn)
+    report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards)
     write_lines(f"{out_stem}.{mono_lang}", read_lines(Path(monolingual)))
     return BackTranslation(f"{out_stem}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling)

@@ -49,15 +49,15 @@ class StreamReport:
 def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
                      warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES,
                      input_format: str = "plain", report: StreamReport | None = None,
-                     extras: Iterable[str] = ()) -> Iterator[str]:
+                     extras: Iterable[str] = (), first_line: int = 1) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
     markup, each line is inline markup whose tags the translation keeps (nmt.decode.markup); with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
-    (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated."""
+    (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated.
+    Warnings number the lines from `first_line`."""
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
-    first_line = 1
     while chunk := list(islice(iterator, chunk_lines)):
         texts, prefixes, constraints, errors = list(chunk), None, None, {}
         markup: bool | list[bool] = input_format == "markup"
@@ -90,10 +90,12 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
 
 def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
                    interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
-                   input_format: str = "plain", extras: Iterable[str] = ()) -> StreamReport:
+                   input_format: str = "plain", extras: Iterable[str] = (),
+                   shards: Callable[..., Iterator[str]] | None = None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
-    is answered as soon as it is read. Returns how many input lines failed (jsonl input)."""
+    is answered as soon as it is read. Returns how many input lines failed (jsonl input).
+    `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded)."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if output_format not in ("plain", "jsonl"):
@@ -110,8 +112,13 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     else:
         lines = read_lines(Path(source))
     report = StreamReport()
-    translated = translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
-                                  input_format, report, extras)
+    if shards is not None:
+        if interactive:
+            raise NmtError("--nproc > 1 translates a file or piped input, not lines typed at a terminal")
+        translated = shards(lines, cfg, output_format, warn, input_format, report, extras)
+    else:
+        translated = translate_stream(translator, lines, cfg, output_format, warn,
+                                      1 if interactive else CHUNK_LINES, input_format, report, extras)
     write_lines(output, translated)
     return report
 
