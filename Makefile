@@ -47,7 +47,8 @@ bench-huggingface: install
 	$(BIN)/python -m bench.huggingface
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (results/robustness.json). Tag placement is judged against eflomal (extra "bench").
-# With runs/demo_augmented (make demo-augmented), that model is measured the same way beside it.
+# With runs/demo_augmented and runs/demo_tagged (make demo-augmented, make demo-tagged), those models
+# are measured the same way beside it.
 bench-robustness: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m bench.robustness

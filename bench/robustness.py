@@ -4,8 +4,9 @@ in the forms real input comes in, with the recipe's decode settings. Writes resu
     python -m bench.robustness [-c runs/demo/checkpoints/best.pt] [--recipe recipes/multi30k_en_de.yaml]
                                [--compare runs/demo_augmented/checkpoints/best.pt]
 
-Where the --compare model exists (by default the demo trained with data.augment, `make
-demo-augmented`), every form is measured for it too, under "compared_with"; each model's entry
+Where the --compare models exist (by default the demo trained with data.augment: `make
+demo-augmented`, in capitals, Title Case and with typos, and `make demo-tagged`, with tags and
+verbatim items), every form is measured for each too, under "compared_with"; each model's entry
 says how it was augmented.
 
 Forms, each scored with sacreBLEU against the reference (case forms lowercased, as their
@@ -18,9 +19,10 @@ translations cannot be expected to restore the reference's case):
 - upper and title case: every source line in str.upper() / str.title(), with decode.normalize_case
   on and off;
 - tags: one word of each line in <b>...</b>, or two in <a href="..." title="a > b">...</a>,
-  translated as markup (--input-format markup) and as plain text: outputs well-formed with exactly
-  the source's tags, BLEU of the output's text against plain input's, and where the tag went,
-  judged against an independent aligner (bench.reference_alignment, eflomal);
+  translated as markup (--input-format markup) and as plain text (what a model trained with tags
+  gets), the latter with decode.copy_verbatim on and off: outputs well-formed with exactly the source's tags, BLEU of the output's text against
+  plain input's, and in those outputs where the tag went, judged against an independent aligner
+  (bench.reference_alignment, eflomal);
 - typos: every source line with one typo (nmt.data.augment's, seed 1);
 - verbatim: a number, date, price, URL, e-mail address, emoji, code or handle inserted between
   two words of each of the first 300 lines, with decode.copy_verbatim on and off: outputs that
@@ -63,15 +65,16 @@ def score(hypotheses: list[str], references: list[str], lowercase: bool = False)
 
 def main() -> None:
     parser = demo_parser()
-    parser.add_argument("--compare", default="runs/demo_augmented/checkpoints/best.pt",
-                        help="A second model (make demo-augmented: trained with data.augment), measured the same "
-                             "way where it exists.")
+    parser.add_argument("--compare", nargs="*", default=["runs/demo_augmented/checkpoints/best.pt",
+                                                         "runs/demo_tagged/checkpoints/best.pt"],
+                        help="Other models (make demo-augmented, make demo-tagged: trained with data.augment), "
+                             "each measured the same way where it exists.")
     args = parser.parse_args()
     checkpoint, sources, references = demo_test_set(args)
     train = [list(read_lines(ROOT / f"data/multi30k/train.{lang}.gz")) for lang in ("en", "de")]
     result = measure(checkpoint, args, sources, references, train)
-    if Path(args.compare).is_file():
-        result["compared_with"] = measure(Path(args.compare), args, sources, references, train)
+    result["compared_with"] = [measure(Path(other), args, sources, references, train)
+                               for other in args.compare if Path(other).is_file()]
     print(result)
     write_json(ROOT / "results" / "robustness.json", result)
 
@@ -129,24 +132,26 @@ def tag_forms(translate, cfg, sources: list[str], references: list[str], plain_o
     for width, name in ((1, "tags_one_word"), (2, "tags_two_words")):
         lines, spans = tagged(sources, width)
         form: dict = {"lines": len(lines), "plain_input_bleu": plain_bleu}
-        for setting, markup in (("markup", True), ("as_plain_text", False)):
-            outputs, seconds = translate(lines, cfg, markup)
-            kept = sum(tags_of(out) == tags_of(line) for out, line in zip(outputs, lines))
-            form[setting] = {"seconds": round(seconds, 1), "same_tags_well_formed": kept,
+        verbatim_off = cfg.model_copy(update={"copy_verbatim": False})  # the URL in <a href> left where it is
+        for setting, markup, setting_cfg in (("markup", True, cfg), ("as_plain_text", False, cfg),
+                                             ("as_plain_text_copy_verbatim_off", False, verbatim_off)):
+            outputs, seconds = translate(lines, setting_cfg, markup)
+            same = [tags_of(out) == tags_of(line) for out, line in zip(outputs, lines)]
+            form[setting] = {"seconds": round(seconds, 1), "same_tags_well_formed": sum(same),
                              **score([text_of(out) for out in outputs], references)}
-            if markup:
-                judged.append((width, name, lines, spans, outputs))
+            judged.append((name, setting, lines, spans, outputs, same))
         forms[name] = form
-    # Where the tags went: one alignment run over the training corpus and every judged pair.
-    pairs = [(text_of(line), text_of(out)) for *_, lines, _, outputs in judged for line, out in zip(lines, outputs)]
+    # Where the tags went (in the outputs that kept them): one alignment run over the training
+    # corpus and every judged pair. A model trained to keep tags in its text is judged the same way.
+    pairs = [(text_of(line), text_of(out)) for *_, lines, _, outputs, _ in judged for line, out in zip(lines, outputs)]
     links = iter(reference_links([p[0] for p in pairs], [p[1] for p in pairs], *train))
-    for width, name, lines, spans, outputs in judged:
-        verdicts = [placement(next(links), range(first, last + 1), tagged_words(out)) if first >= 0 else None
-                    for (first, last), out in zip(spans, outputs)]
+    for name, setting, lines, spans, outputs, same in judged:
+        verdicts = [placement(reference, range(first, last + 1), tagged_words(out)) if first >= 0 and kept else None
+                    for (first, last), out, kept, reference in zip(spans, outputs, same, links)]
         counted = [v for v in verdicts if v is not None]
-        forms[name]["markup"]["placement"] = {
-            "judged": len(counted), "exact": round(counted.count("exact") / len(counted), 4),
-            "overlap_or_exact": round((counted.count("exact") + counted.count("overlap")) / len(counted), 4),
+        forms[name][setting]["placement"] = {
+            "judged": len(counted), "exact": round(counted.count("exact") / max(len(counted), 1), 4),
+            "overlap_or_exact": round((counted.count("exact") + counted.count("overlap")) / max(len(counted), 1), 4),
             "reference": "eflomal links (intersection, else union) on Multi30k train + these pairs"}
     return forms
 
