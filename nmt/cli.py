@@ -216,6 +216,35 @@ def back_translate_(
 
 
 @command()
+def distill(
+    checkpoint: CheckpointsOpt,
+    input: Annotated[Path, typer.Option("--input", "-i", help="The source side of the corpus to distill.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}, PREFIX.json.")],
+    drop_worst: Annotated[float, typer.Option(
+        help="Leave out this share of the pairs, those the teacher finds least likely (cross-entropy per token).")] = 0.0,
+    beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 0,
+    ensemble: EnsembleOpt = False,
+    decode_from: DecodeFromOpt = None,
+    set_: SetOpt = None,
+    nproc: NprocOpt = 1,
+):
+    """Sequence-level distillation: a teacher translates a corpus's source side into a corpus for a student to train on."""
+    from nmt.decode.distill import distill as distill_corpus
+    from nmt.decode.sharded import EngineSpec, sharding
+    from nmt.decode.translate import decode_settings
+
+    spec = EngineSpec(tuple(checkpoint), device, threads=threads, ensemble=ensemble)
+    teacher = spec.load()
+    cfg = decode_settings(teacher.recipe, decode_from, {"beam_size": beam_size}, set_ or [])
+    with _counter("distilling: {task.completed:,} lines") as count:
+        result = distill_corpus(teacher, input, output, cfg, drop_worst, _warner(input), sharding(nproc, spec),
+                                [str(c) for c in checkpoint], done=lambda n: count("lines", n))
+    _say(result.describe())
+
+
+@command()
 def likelihood(
     checkpoint: CheckpointsOpt,
     source: Annotated[Path, typer.Option("--source", "-s", help="Source text file.")],

@@ -1,0 +1,99 @@
+"""Sequence-level knowledge distillation (Kim and Rush, 2016): a teacher (one checkpoint, an
+average, or an ensemble) translates the source side of a corpus with beam search, and a student
+trains on its translations, which are simpler to learn than the human ones and let a small
+model decode greedily almost as well as the teacher's beam.
+
+`nmt distill -c TEACHER -i train.en -o distilled/train` writes `distilled/train.en` (the source
+lines kept, as given), `distilled/train.de` (the teacher's translations) and
+`distilled/train.json` (the teacher, the settings and the counts): a corpus that a student
+recipe lists, alone or beside the original data. With `drop_worst` (cross-entropy filtering), the
+pairs the teacher itself finds least likely are left out: those with the highest cross-entropy per
+token of the translation given the source (teacher-forced, as `nmt likelihood` scores a pair,
+without its end-of-sentence token), the given share
+of the pairs translated, rounded down, ties broken by line order. Lines whose source or
+translation is empty are left out too (a student learns nothing from them). All three files
+appear only when complete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from nmt.config import DecodeConfig
+from nmt.data.corpus import read_lines
+from nmt.decode.stream import StreamReport, translate_stream, write_lines
+from nmt.errors import NmtError
+
+
+@dataclass
+class Distillation:
+    source_file: str
+    target_file: str
+    report_file: str
+    read: int  # source lines
+    written: int  # pairs in the distilled corpus
+    empty: int  # left out: the source or its translation empty
+    dropped: int  # left out by cross-entropy filtering
+    max_cross_entropy: float | None  # the highest cross-entropy per token kept (None: none kept)
+    minutes: float
+
+    def describe(self) -> list[str]:
+        filtered = f"; {self.dropped:,} dropped as least likely (cross-entropy per token above " \
+                   f"{self.max_cross_entropy:.3f})" if self.dropped else ""
+        return [f"wrote {self.written:,} of {self.read:,} pairs: {self.source_file} and {self.target_file} "
+                f"({self.empty:,} empty left out{filtered}); {self.report_file}"]
+
+
+def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst: float = 0.0,
+            warn: Callable[[str], None] = lambda _: None, shards=None, teacher_names: list[str] = (),
+            done: Callable[[int], None] = lambda _: None) -> Distillation:
+    """Write the distilled corpus `{out_stem}.{src_lang}`, `{out_stem}.{tgt_lang}` and its report
+    `{out_stem}.json` (see the module's docstring); `shards`: over several processes, as in
+    nmt.decode.stream.translate_file; `done(n)` hears of the lines translated so far."""
+    if not 0.0 <= drop_worst < 1.0:
+        raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
+    started = time.perf_counter()
+    sources = list(read_lines(Path(source)))
+    translated = [(json.loads(line)["hypotheses"][0], number)
+                  for number, line in enumerate(_translations(teacher, sources, cfg, warn, shards, done))]
+    pairs = [(number, hyp["text"], _cross_entropy(hyp)) for hyp, number in translated
+             if sources[number].strip() and hyp["text"].strip()]
+    worst = sorted(pairs, key=lambda pair: (-pair[2], pair[0]))[:math.floor(drop_worst * len(pairs))]
+    dropped = {number for number, _, _ in worst}
+    kept = [(number, text, entropy) for number, text, entropy in pairs if number not in dropped]
+    data = teacher.recipe.data
+    src_file, tgt_file, report_file = (f"{out_stem}.{data.src_lang}", f"{out_stem}.{data.tgt_lang}",
+                                       f"{out_stem}.json")
+    write_lines(src_file, (sources[number] for number, _, _ in kept))
+    write_lines(tgt_file, (text for _, text, _ in kept))
+    result = Distillation(src_file, tgt_file, report_file, len(sources), len(kept), len(sources) - len(pairs),
+                          len(dropped), max((entropy for *_, entropy in kept), default=None),
+                          round((time.perf_counter() - started) / 60, 2))
+    report = {"teacher": list(teacher_names), "source": str(source), "drop_worst": drop_worst,
+              "decode": cfg.model_dump(mode="json"), **asdict(result)}
+    write_lines(report_file, [json.dumps(report, indent=1)])
+    return result
+
+
+def _translations(teacher, sources: list[str], cfg: DecodeConfig, warn, shards, done) -> Iterator[str]:
+    report = StreamReport()
+    extras = ("token_scores",)
+    if shards is not None:
+        stream = shards(sources, cfg, "jsonl", warn, "plain", report, extras)
+    else:
+        stream = translate_stream(teacher, sources, cfg, output_format="jsonl", warn=warn, report=report,
+                                  extras=extras)
+    for count, line in enumerate(stream, 1):
+        done(count)
+        yield line
+
+
+def _cross_entropy(hypothesis: dict) -> float:
+    """Minus the mean log-probability of the translation's tokens (teacher-forced)."""
+    scores = hypothesis.get("token_log_probs") or []
+    return -sum(scores) / len(scores) if scores else math.inf
