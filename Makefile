@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-augmented demo-tagged demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
+.PHONY: install demo demo-augmented demo-tagged student bench-students demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -142,6 +142,20 @@ TAGGED_SET = --set data.augment.tags=0.1 --set data.augment.verbatim=0.1 --set t
 	--set 'tokenizer.user_defined_symbols=[<b>, </b>, <i>, </i>, <em>, </em>, <strong>, </strong>, <u>, </u>, </span>, </a>, <br/>]'
 demo-tagged: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_tagged,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_tagged $(TAGGED_SET),runs/demo_tagged/checkpoints/best.pt)
+
+# A student of the demo: the demo (make demo) translates the training sources with its beam
+# (nmt distill), and a 6+1-layer model (deep encoder, shallow decoder) trains on its translations
+# for the demo's 12 minutes. `make bench-students` compares both, beam and greedy.
+TEACHER ?= runs/demo/checkpoints/best.pt
+STUDENT_SET = --set output_dir=runs/student --set data.train=runs/distill/train \
+	--set model.encoder_layers=6 --set model.decoder_layers=1
+runs/distill/train.de: $(TEACHER)
+	zcat data/multi30k/train.en.gz > runs/distill.train.en
+	$(NMT) distill -c $(TEACHER) -i runs/distill.train.en -o runs/distill/train --nproc 2
+student: install runs/distill/train.de
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/student,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) $(STUDENT_SET),runs/student/checkpoints/best.pt)
+bench-students: install
+	$(BIN)/python -m bench.students --model demo=$(TEACHER) --model student=runs/student/checkpoints/best.pt
 
 # The demo in the other direction, German→English (for `make bench-filtering`).
 demo-de-en: install

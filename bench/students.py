@@ -1,0 +1,63 @@
+"""Students against their teacher (`python -m bench.students`): test_2016_flickr BLEU and
+sentences per second of each model with beam search and greedy, on the recipe's decode settings
+otherwise, runs alternated `--repeats` times (the median time kept). Writes results/students.json.
+
+    python -m bench.students --model demo=runs/demo/checkpoints/best.pt \
+                             --model student=runs/student/checkpoints/best.pt [--threads 2] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+from bench.report import demo_parser, demo_test_set, write_json
+from bench.robustness import score
+from nmt.config import load_recipe
+from nmt.decode.casing import hypothesis_text
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
+from nmt.info import checkpoint_info
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = demo_parser()
+    parser.add_argument("--model", action="append", required=True, metavar="NAME=CHECKPOINT")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    _, sources, references = demo_test_set(args)
+    beam = load_recipe(Path(args.recipe)).decode
+    searches = {"beam": beam, "greedy": beam.model_copy(update={"beam_size": 1})}
+    models = {name: Path(path) for name, path in (spec.split("=", 1) for spec in args.model)}
+    engines = {name: load_engine([path]) for name, path in models.items()}
+    runs = {(name, search): {"seconds": []} for name in models for search in searches}
+    for _ in range(args.repeats):
+        for (name, search), run in runs.items():
+            start = time.perf_counter()
+            outputs = [hypothesis_text(engines[name].tgt_tokenizer, h[0])
+                       for h in translate_lines(engines[name], sources, searches[search])]
+            run["seconds"].append(round(time.perf_counter() - start, 2))
+            run |= score(outputs, references)
+    result = {"test": args.test, "recipe": args.recipe, "threads": args.threads, "sentences": len(sources),
+              "beam_size": beam.beam_size, "models": {}}
+    for name, path in models.items():
+        info = checkpoint_info(path)
+        shape = engines[name].recipe.model
+        result["models"][name] = {
+            "checkpoint": str(path), "updates": info["step"], "training_minutes": info["training_minutes"],
+            "parameters": info["parameters"], "layers": [shape.encoder_layers, shape.decoder_layers],
+            "train": str(engines[name].recipe.data.train)}
+        for search in searches:
+            run = runs[(name, search)]
+            median = statistics.median(run["seconds"])
+            result["models"][name][search] = run | {"median_seconds": median,
+                                                    "sentences_per_second": round(len(sources) / median, 1)}
+    print(result)
+    write_json(ROOT / "results" / "students.json", result)
+
+
+if __name__ == "__main__":
+    main()
