@@ -341,18 +341,22 @@ def serve(
 @command()
 def score(
     hypotheses: Annotated[list[Path], typer.Argument(help="Hypothesis file(s); with several, the first is the baseline of a paired test.")],
-    reference: Annotated[list[Path], typer.Option("--reference", "-r", help="Reference file (repeat for several).")],
+    reference: Annotated[Optional[list[Path]], typer.Option(
+        "--reference", "-r", help="Reference file (repeat for several); optional with --langid.")] = None,
     metrics: Annotated[list[str], typer.Option("--metrics", "-m", help="bleu, chrf, ter (repeatable).")] = ["bleu"],
     tokenize: Annotated[Optional[str], typer.Option(help="BLEU tokenizer (sacrebleu's, default 13a).")] = None,
     lowercase: Annotated[bool, typer.Option(help="Case-insensitive BLEU.")] = False,
     paired_test: Annotated[str, typer.Option(help="With several systems: bs (paired bootstrap) or ar.")] = "bs",
     samples: Annotated[int, typer.Option(help="Resamples/trials of the paired test; 0 = sacrebleu's default.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    langid: Annotated[Optional[str], typer.Option(
+        help="Also the share of lines identified as this language, e.g. de (pip install 'nmt[langid]').")] = None,
 ):
     """Score hypotheses against references with sacrebleu (BLEU, chrF, TER and their signatures)."""
     from nmt.score import score_report
 
-    typer.echo(score_report(hypotheses, reference, metrics, tokenize, lowercase, paired_test, samples, as_json))
+    typer.echo(score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples, as_json,
+                            langid))
 
 
 @command()

@@ -15,6 +15,7 @@ from sacrebleu.significance import PairedTest
 
 from nmt.data.corpus import read_lines
 from nmt.errors import NmtError
+from nmt.language_id import describe, language_shares
 
 METRICS = ("bleu", "chrf", "ter")
 
@@ -107,29 +108,42 @@ def compare_systems(system_paths: list[Path], reference_paths: list[Path], metri
 
 
 def score_report(hypotheses: list[Path], references: list[Path], metrics: list[str], tokenize: str | None = None,
-                 lowercase: bool = False, paired_test: str = "bs", samples: int = 0, as_json: bool = False) -> str:
+                 lowercase: bool = False, paired_test: str = "bs", samples: int = 0, as_json: bool = False,
+                 langid: str | None = None) -> str:
     """What `nmt score` prints: each metric's score and signature for one system; with several,
-    the paired test's table, the first system being the baseline. `metrics` may be comma-separated."""
+    the paired test's table, the first system being the baseline. `metrics` may be comma-separated.
+    With `langid` (a language code), also each system's share of lines in that language
+    (nmt.language_id); without references, only that."""
+    identified = [language_shares(read_system(path), langid) for path in hypotheses] if langid else []
+    if identified and not references:
+        if as_json:
+            return json.dumps(identified if len(identified) > 1 else identified[0], indent=1)
+        return "\n".join(f"{path}: {describe(result)}" for path, result in zip(hypotheses, identified))
     metrics = [m.lower() for group in metrics for m in group.split(",") if m]
     if len(hypotheses) == 1:
-        results = score_file(hypotheses[0], references, metrics, tokenize, lowercase)
+        results = score_file(hypotheses[0], references, metrics, tokenize, lowercase) + identified
         if as_json:
             return json.dumps(results if len(results) > 1 else results[0], indent=1)
-        return "\n".join(f"{r['verbose_score']}  ({r['signature']})" for r in results)
+        return "\n".join(describe(r) if r["name"] == "langid" else f"{r['verbose_score']}  ({r['signature']})"
+                         for r in results)
     if paired_test not in ("bs", "ar"):
         raise NmtError(f"--paired-test {paired_test}: choose bs or ar")
     rows = compare_systems(hypotheses, references, metrics, tokenize, lowercase, paired_test, samples)
+    for row, result in zip(rows, identified):
+        row["langid"] = result
     return json.dumps(rows, indent=1) if as_json else "\n".join(_comparison_line(row) for row in rows)
 
 
 def _comparison_line(row: dict) -> str:
     parts = []
     for name, r in row.items():
-        if isinstance(r, dict):
+        if isinstance(r, dict) and name != "langid":
             p = "" if r["p_value"] is None else f" p={r['p_value']:.4f}"
             ci = "" if r["ci95"] is None else f" ({r['mean']:.2f} ± {r['ci95']:.2f})"
             parts.append(f"{name} {r['score']:.2f}{ci}{p}")
     if "length_ratio" in row:
         parts.append(f"length ratio {row['length_ratio']:.3f}")
+    if "langid" in row:
+        parts.append(f"in {row['langid']['expected']} {row['langid']['share']:.1%}")
     note = "  (identical to the baseline)" if row["identical_to_baseline"] else ""
     return f"{'baseline ' if row['baseline'] else ''}{row['system']}: " + "  ".join(parts) + note

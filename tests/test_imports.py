@@ -19,7 +19,7 @@ LAYERS = [
     ("export", ["nmt.export"]),
     ("decode", ["nmt.decode"]),
     ("train", ["nmt.train"]),
-    ("scores and reports", ["nmt.score", "nmt.info"]),
+    ("scores and reports", ["nmt.score", "nmt.language_id", "nmt.info"]),
     ("serve", ["nmt.serve"]),
     ("cli", ["nmt.cli", "nmt.__main__"]),
 ]
