@@ -1,6 +1,7 @@
 """Students against their teacher (`python -m bench.students`): test_2016_flickr BLEU and
 sentences per second of each model with beam search and greedy, on the recipe's decode settings
-otherwise, runs alternated `--repeats` times (the median time kept). Writes results/students.json.
+otherwise, runs alternated `--repeats` times (the median time kept). Writes results/students.json
+(or --output; `--test data/multi30k/val` for choices).
 
     python -m bench.students --model demo=runs/demo/checkpoints/best.pt \
                              --model student=runs/student/checkpoints/best.pt [--threads 2] [--repeats 3]
@@ -27,6 +28,7 @@ def main() -> None:
     parser = demo_parser()
     parser.add_argument("--model", action="append", required=True, metavar="NAME=CHECKPOINT")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", default=str(ROOT / "results" / "students.json"))
     args = parser.parse_args()
     _, sources, references = demo_test_set(args)
     beam = load_recipe(Path(args.recipe)).decode
@@ -56,7 +58,7 @@ def main() -> None:
             result["models"][name][search] = run | {"median_seconds": median,
                                                     "sentences_per_second": round(len(sources) / median, 1)}
     print(result)
-    write_json(ROOT / "results" / "students.json", result)
+    write_json(Path(args.output), result)
 
 
 if __name__ == "__main__":
