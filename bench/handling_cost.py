@@ -9,15 +9,12 @@ both and every time, with the median. Writes results/handling_cost.json.
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
 from bench.report import demo_parser, demo_test_set, write_json
-from bench.robustness import score
+from bench.robustness import score, translated
 from nmt.config import load_recipe
-from nmt.decode.casing import hypothesis_text
 from nmt.decode.engine import load_engine
-from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +31,8 @@ def main() -> None:
     runs: dict[str, dict] = {"handling_on": {"seconds": []}, "handling_off": {"seconds": []}}
     for _ in range(args.repeats):
         for name, cfg in (("handling_off", off), ("handling_on", on)):
-            start = time.perf_counter()
-            outputs = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, sources, cfg)]
-            runs[name]["seconds"].append(round(time.perf_counter() - start, 2))
+            outputs, seconds = translated(engine, sources, cfg)
+            runs[name]["seconds"].append(round(seconds, 2))
             runs[name] |= score(outputs, references)
     for run in runs.values():
         run["median_seconds"] = statistics.median(run["seconds"])

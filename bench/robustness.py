@@ -56,6 +56,13 @@ def in_threes(lines: list[str]) -> list[str]:
     return [" ".join(lines[i:i + 3]) for i in range(0, len(lines), 3)]
 
 
+def translated(engine, lines: list[str], cfg, markup: bool = False) -> tuple[list[str], float]:
+    """The best output text of each line, and the seconds the translation took."""
+    start = time.perf_counter()
+    out = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, lines, cfg, markup=markup)]
+    return out, time.perf_counter() - start
+
+
 def score(hypotheses: list[str], references: list[str], lowercase: bool = False) -> dict:
     bleu = sacrebleu.metrics.BLEU(lowercase=lowercase)
     result = bleu.corpus_score(hypotheses, [references])
@@ -86,10 +93,7 @@ def measure(checkpoint: Path, args, sources: list[str], references: list[str], t
     off = on.model_copy(update={"split_sentences": False})
 
     def translate(lines: list[str], cfg, markup: bool = False) -> tuple[list[str], float]:
-        start = time.perf_counter()
-        out = [hypothesis_text(translator.tgt_tokenizer, h[0])
-               for h in translate_lines(translator, lines, cfg, markup=markup)]
-        return out, time.perf_counter() - start
+        return translated(translator, lines, cfg, markup)
 
     forms: dict = {}
     plain = {}

@@ -10,15 +10,12 @@ otherwise, runs alternated `--repeats` times (the median time kept). Writes resu
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
 from bench.report import demo_parser, demo_test_set, write_json
-from bench.robustness import score
+from bench.robustness import score, translated
 from nmt.config import load_recipe
-from nmt.decode.casing import hypothesis_text
 from nmt.decode.engine import load_engine
-from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,10 +35,8 @@ def main() -> None:
     runs = {(name, search): {"seconds": []} for name in models for search in searches}
     for _ in range(args.repeats):
         for (name, search), run in runs.items():
-            start = time.perf_counter()
-            outputs = [hypothesis_text(engines[name].tgt_tokenizer, h[0])
-                       for h in translate_lines(engines[name], sources, searches[search])]
-            run["seconds"].append(round(time.perf_counter() - start, 2))
+            outputs, seconds = translated(engines[name], sources, searches[search])
+            run["seconds"].append(round(seconds, 2))
             run |= score(outputs, references)
     result = {"test": args.test, "recipe": args.recipe, "threads": args.threads, "sentences": len(sources),
               "beam_size": beam.beam_size, "models": {}}

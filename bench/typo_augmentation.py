@@ -12,16 +12,13 @@ Decoding times come from alternated runs (without, with, without, with) of the s
 from __future__ import annotations
 
 import random
-import time
 from pathlib import Path
 
 from bench.report import demo_parser, demo_test_set, write_json
-from bench.robustness import score
+from bench.robustness import score, translated
 from nmt.config import load_recipe
 from nmt.data.augment import with_typo
-from nmt.decode.casing import hypothesis_text
 from nmt.decode.engine import load_engine
-from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,12 +41,11 @@ def main() -> None:
         outputs: list[list[str]] = [[], []]
         for _ in range(args.repeats):
             for k, engine in enumerate(engines):
-                start = time.perf_counter()
-                outputs[k] = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, sources, cfg)]
-                seconds[k].append(round(time.perf_counter() - start, 2))
+                outputs[k], took = translated(engine, sources, cfg)
+                seconds[k].append(round(took, 2))
         models = []
         for k, (checkpoint, engine) in enumerate(zip(checkpoints, engines)):
-            typo_outputs = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, with_typos, cfg)]
+            typo_outputs, _ = translated(engine, with_typos, cfg)
             info = checkpoint_info(Path(checkpoint))
             models.append({"checkpoint": checkpoint, "augment": engine.recipe.data.augment.model_dump(),
                            "train_seed": engine.recipe.train.seed, "updates": info["step"],

@@ -59,7 +59,7 @@ def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig,
     maybe a typo, maybe a tag and maybe a verbatim item (placed by `word_pairs`, the corpus's
     dictionary; an element only where it links a target word to a wrapped source word)."""
     rng = random.Random(f"{cfg.seed}:{index}")
-    words = source.split(" "), target.split(" ")  # tags and items go by these words' indices
+    original = source, target  # tags and items go by the indices of its words
     case = rng.random()
     if case < cfg.uppercase:
         source, target = source.upper(), target.upper()
@@ -73,7 +73,7 @@ def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig,
     if cfg.verbatim and rng.random() < cfg.verbatim:
         inserts.append(_verbatim)
     if inserts and word_pairs is not None:
-        links = word_pairs.links(*words)
+        links = word_pairs.links(*(text.split(" ") for text in original))
         source_words, target_words = source.split(" "), target.split(" ")
         for insert in inserts:
             insert(source_words, target_words, links, rng)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
-from nmt.decode.stream import StreamReport, translate_stream, write_lines
+from nmt.decode.stream import translate_all, write_lines
 from nmt.errors import NmtError
 
 
@@ -81,14 +81,8 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
 
 
 def _translations(teacher, sources: list[str], cfg: DecodeConfig, warn, shards, done) -> Iterator[str]:
-    report = StreamReport()
-    extras = ("token_scores",)
-    if shards is not None:
-        stream = shards(sources, cfg, "jsonl", warn, "plain", report, extras)
-    else:
-        stream = translate_stream(teacher, sources, cfg, output_format="jsonl", warn=warn, report=report,
-                                  extras=extras)
-    for count, line in enumerate(stream, 1):
+    for count, line in enumerate(translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",),
+                                               shards=shards), 1):
         done(count)
         yield line
 

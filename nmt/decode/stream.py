@@ -112,15 +112,23 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     else:
         lines = read_lines(Path(source))
     report = StreamReport()
-    if shards is not None:
-        if interactive:
-            raise NmtError("--nproc > 1 translates a file or piped input, not lines typed at a terminal")
-        translated = shards(lines, cfg, output_format, warn, input_format, report, extras)
-    else:
-        translated = translate_stream(translator, lines, cfg, output_format, warn,
-                                      1 if interactive else CHUNK_LINES, input_format, report, extras)
-    write_lines(output, translated)
+    write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
+                                      shards, interactive))
     return report
+
+
+def translate_all(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
+                  warn: Callable[[str], None] = lambda _: None, input_format: str = "plain",
+                  report: StreamReport | None = None, extras: Iterable[str] = (),
+                  shards: Callable[..., Iterator[str]] | None = None, interactive: bool = False) -> Iterator[str]:
+    """`translate_stream` in chunks (one line at a time when `interactive`), or spread over
+    processes by `shards` (nmt.decode.sharded), which refuses lines typed at a terminal."""
+    if shards is None:
+        return translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
+                                input_format, report, extras)
+    if interactive:
+        raise NmtError("--nproc > 1 translates a file or piped input, not lines typed at a terminal")
+    return shards(lines, cfg, output_format, warn, input_format, report, extras)
 
 
 def write_lines(output: str, lines: Iterable[str]) -> None:
