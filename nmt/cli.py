@@ -121,7 +121,7 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 
     Several GPUs or machines: `torchrun --nproc-per-node K -m nmt train RECIPE` (or --nproc K).
     """
-    from nmt.train.distributed import relaunch_under_torchrun
+    from nmt.train.distributed import launched_rank, relaunch_under_torchrun
     from nmt.train.trainer import train as run_train
 
     r = load_recipe(recipe, [*(set_ or []), *([f"train.init_from={init_from}"] if init_from else [])])
@@ -129,7 +129,8 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
         raise typer.Exit(relaunch_under_torchrun(nproc, sys.argv[1:], r.train))
     result = run_train(r, err, show_progress=progress and err.is_terminal)
     if result.stopped_because.startswith("signal"):
-        err.print(f"checkpoint saved at step {result.step}; run the same command again to resume")
+        if launched_rank() == 0:  # under torchrun, one process speaks
+            err.print(f"checkpoint saved at step {result.step}; run the same command again to resume")
         raise typer.Exit(130)
 
 

@@ -1,5 +1,6 @@
 """Training under torchrun with 2 gloo processes on CPU equals training in 1 process."""
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -61,6 +62,33 @@ def test_two_processes_reach_the_parameters_of_one(tmp_path):
     assert run_nmt_train(one, 9, nproc=2).returncode == 0
     assert run_nmt_train(two, 9, nproc=1).returncode == 0
     assert_same_parameters(model_of(one), model_of(two))
+
+
+def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_without_traceback(tmp_path):
+    result = run_nmt_train(tmp_path / "unprepared", 6, nproc=2)  # no tokenizer trained in that folder
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors and all("tokenizer model not found" in line for line in errors)
+    assert "Traceback" not in result.stderr
+
+
+def test_a_signal_to_nmt_train_reaches_its_processes_which_save_and_exit(tmp_path):
+    out = tmp_path / "run"
+    prepared_tiny(out, *SETTINGS)
+    sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}", f"--set=data.valid={TINY_DATA / 'valid'}",
+            "--set=data.test=null", "--set=train.max_steps=100000", *[f"--set={s}" for s in SETTINGS]]
+    train = subprocess.Popen([NMT, "train", str(TINY), "--no-progress", "--nproc=2", *sets],
+                             stderr=subprocess.PIPE, text=True)
+    for line in train.stderr:
+        if line.startswith("step 4:"):  # both processes are training
+            break
+    workers = [int(pid) for pid in Path(f"/proc/{train.pid}/task/{train.pid}/children").read_text().split()]
+    train.send_signal(signal.SIGTERM)
+    rest = train.stderr.read()
+    assert train.wait(timeout=60) == 130, rest
+    assert rest.count("checkpoint saved at step") == 1 and "Traceback" not in rest
+    assert len(workers) == 2 and not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    assert load_checkpoint(out / "checkpoints" / "last.pt")["progress"]["step"] >= 4
 
 
 def test_k_processes_share_the_recipes_batches_or_say_which_settings_keep_it():

@@ -8,8 +8,6 @@ travel over a gloo group of their own, so that agreeing on them never waits for 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -132,8 +130,11 @@ def join_world(device_name: str) -> tuple[World, str]:
 
 def relaunch_under_torchrun(nproc: int, argv: list[str], cfg) -> int:
     """`nmt train ... --nproc K`: the same command line, without --nproc, under torchrun with K
-    processes on this machine; returns torchrun's exit code. `cfg`: the recipe's train section,
-    checked first so that a batch K processes cannot share stops before anything starts."""
+    processes on this machine; returns 0, or the exit code of the first process that failed (2 for
+    bad input, as in one process). torchrun runs inside this process: no second interpreter to
+    start, and a signal sent to `nmt train` reaches its agent, which passes it on to the K
+    processes. `cfg`: the recipe's train section, checked first so that a batch K processes cannot
+    share stops before anything starts."""
     if "WORLD_SIZE" in os.environ:
         raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
     batches_per_rank(cfg.update_freq, cfg.max_tokens, nproc)
@@ -145,6 +146,14 @@ def relaunch_under_torchrun(nproc: int, argv: list[str], cfg) -> int:
             skip_value = True
         elif not arg.startswith("--nproc="):
             args.append(arg)
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-               "-m", "nmt", *args]
-    return subprocess.call(command)
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import main as torchrun
+
+    try:
+        torchrun(["--standalone", f"--nproc-per-node={nproc}", "-m", "nmt", *args])
+    except ChildFailedError as failed:  # torchrun has logged which process failed and how
+        return failed.get_first_failure()[1].exitcode or 1
+    except SignalException:  # passed on to the processes, which saved a checkpoint
+        return 130  # as `nmt train` in one process
+    return 0
