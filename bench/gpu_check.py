@@ -19,8 +19,8 @@ logs); the terminal gets one line per check. Parts, in order of value:
   multi30k (the Multi30k recipe trained for --minutes in bf16, then its test BLEU).
 
 Every part starts with `preflight`: device, driver, torch/triton versions, whether a C compiler and
-Python.h exist and whether torch.compile works on the device; where it does not, compiled runs
-are not attempted and say why. Without a GPU (or with --tiny) every check runs on the CPU with
+Python.h exist and, in a part that compiles, whether torch.compile works on the device; where it
+does not, compiled runs are not attempted and say why. Without a GPU (or with --tiny) every check runs on the CPU with
 tiny shapes: what the test suite's rehearsal runs, so that this script cannot rot.
 """
 
@@ -63,6 +63,7 @@ class Context:
     scratch: Path
     log: object  # a text file
     minutes: float = 2.0
+    compiles: bool = True  # whether a check of this part runs torch.compile
     compile_works: bool = True
     compile_note: str = ""
     facts: dict = field(default_factory=dict)
@@ -141,14 +142,15 @@ def preflight(ctx: Context) -> dict:
                   "memory_gb": round(properties.total_memory / 2**30, 1), "driver": driver_version()}
     else:
         facts |= {"device_name": "cpu", "threads": torch.get_num_threads()}
-    start = time.perf_counter()
-    try:
-        compile_smoke_test(ctx.device)
-        facts["compile_works"] = True
-    except Exception as e:
-        ctx.compile_works, ctx.compile_note = False, f"torch.compile fails here, compiled runs skipped: {first_line(e)}"
-        facts |= {"compile_works": False, "note": ctx.compile_note}
-    facts["compile_seconds"] = round(time.perf_counter() - start, 1)
+    if ctx.compiles:  # the smoke test costs seconds of compiling: only where a later check compiles
+        start = time.perf_counter()
+        try:
+            compile_smoke_test(ctx.device)
+            facts["compile_works"] = True
+        except Exception as e:
+            ctx.compile_works, ctx.compile_note = False, f"torch.compile fails here, compiled runs skipped: {first_line(e)}"
+            facts |= {"compile_works": False, "note": ctx.compile_note}
+        facts["compile_seconds"] = round(time.perf_counter() - start, 1)
     ctx.facts = facts
     return {"ok": True, **facts}
 
@@ -444,6 +446,11 @@ def summary(name: str, result: dict) -> str:
     return f"{name}: {'ok' if result.get('ok') else 'FAILED'} ({result.get('seconds')} s) {json.dumps(shown)}"
 
 
+def part_compiles(part: str, on_gpu: bool) -> bool:
+    """Whether a check of `part` runs torch.compile (on a CPU the speed runs are eager ones)."""
+    return part == "training" or (part == "speed" and any(compiled for _, _, compiled, _ in speed_runs(on_gpu)))
+
+
 def run_part(part: str, ctx: Context, out_dir: Path) -> dict:
     report = Report(out_dir / f"{part}.json", {
         "part": part, "torch": torch.__version__, "device": str(ctx.device), "tiny": not ctx.on_gpu,
@@ -487,7 +494,8 @@ def main(argv: list[str] | None = None) -> dict:
     for part in PARTS if args.part == "all" else [args.part]:
         with tempfile.TemporaryDirectory(prefix=f"nmt-gpu-{part}-") as scratch, \
                 open(args.out_dir / f"{part}.log", "w", encoding="utf-8") as log:
-            results[part] = run_part(part, Context(device, Path(scratch), log, args.minutes), args.out_dir)
+            ctx = Context(device, Path(scratch), log, args.minutes, compiles=part_compiles(part, on_gpu))
+            results[part] = run_part(part, ctx, args.out_dir)
     return results
 
 

@@ -7,7 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-import torch
+
+# CI has 2 cores and the suite runs on two pytest-xdist workers: one thread per process, the
+# workers' and the commands' they start (nmt train, torchrun, ...), so no process spins waiting
+# for a core the other worker holds.
+os.environ["OMP_NUM_THREADS"] = "1"
+
+import torch  # noqa: E402  (after OMP_NUM_THREADS, which torch reads when it loads)
 
 from nmt.config import Recipe, load_recipe
 from nmt.data.prepare import prepare
@@ -17,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "recipes" / "tiny.yaml"
 TINY_DATA = ROOT / "tests" / "data" / "tiny"
 
-torch.set_num_threads(1)  # CI has 2 cores; one thread each keeps timings steady
+torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -46,12 +52,8 @@ def prepared_tiny(out: Path, *overrides: str) -> Recipe:
 
 @pytest.fixture(scope="session")
 def trained_tiny(tmp_path_factory) -> Recipe:
-    """The tiny recipe trained to its end (a few seconds); tests must not modify it."""
-    from nmt.train.trainer import train
-
-    recipe = prepared_tiny(tmp_path_factory.mktemp("tiny"))
-    train(recipe, show_progress=False)
-    return recipe
+    """The tiny recipe trained to its end (a few seconds), once per test run; tests must not modify it."""
+    return trained_once(tmp_path_factory)
 
 
 def trained_once(tmp_path_factory, *overrides: str) -> Recipe:

@@ -11,7 +11,8 @@ import torch
 
 from bench import gpu as bench_gpu
 from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_tests_verdict,
-                             learned_alike, losses_over_updates, precision_task, pytest_counts, same_beam_outputs)
+                             learned_alike, losses_over_updates, part_compiles, precision_task, preflight, pytest_counts,
+                             same_beam_outputs)
 from nmt.data.batching import collate, epoch_batches
 from nmt.decode.engine import load_engine
 from nmt.model.transformer import Transformer
@@ -98,6 +99,14 @@ def test_compiled_vs_eager_fails_for_a_different_model_and_when_compile_cannot_w
     assert compiled_and_eager_losses(models[0], models[0], inputs, compiler=lambda module: module)["ok"]
     ctx = Context(torch.device("cpu"), tmp_path, log=None, compile_works=False, compile_note="no C compiler")
     assert compiled_vs_eager(ctx) == {"ok": False, "not_run": "no C compiler"}
+
+
+def test_preflight_tries_torch_compile_only_in_a_part_that_compiles(tmp_path):
+    assert [part_compiles(part, on_gpu=True) for part in ("correctness", "speed", "training")] == [False, True, True]
+    assert [part_compiles(part, on_gpu=False) for part in ("correctness", "speed", "training")] == [False, False, True]
+    ctx = Context(torch.device("cpu"), tmp_path, log=None, compiles=False)
+    facts = preflight(ctx)
+    assert facts["ok"] and "compile_works" not in facts and ctx.compile_works  # not tried, nothing turned off
 
 
 @pytest.mark.parametrize("name, peak, model", [

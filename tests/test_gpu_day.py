@@ -113,6 +113,7 @@ def test_the_gpu_day_commands_return_every_check_under_out(gpu_python, tmp_path)
     speed = json.loads((out / "speed.json").read_text())["checks"]["bench_gpu"]
     assert all(r["mfu_vs_measured_fp32_matmul"] > 0 for r in speed["runs"])
     training = json.loads((out / "training.json").read_text())["checks"]
+    assert training["preflight"]["compile_works"] and training["compiled_vs_eager"]["ok"]
     precision = training["bf16_vs_fp32"]
     assert precision["learned"] and precision["reference_loss"] < precision["uniform_loss"] < precision["first_loss"]
 
