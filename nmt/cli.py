@@ -217,6 +217,21 @@ def back_translate_(
 
 
 @command()
+def shortlist(
+    checkpoint: Annotated[Path, typer.Option("--checkpoint", "-c", help="The model whose tokenizers the shortlist is for.")],
+    source: Annotated[Path, typer.Option("--source", "-s", help="Source side of a parallel corpus (e.g. the training data).")],
+    target: Annotated[Path, typer.Option("--target", "-t", help="Its target side, line for line.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The shortlist file to write.")],
+    best: Annotated[int, typer.Option(help="Target pieces per source piece.")] = 50,
+    frequent: Annotated[int, typer.Option(help="The most frequent target pieces, always allowed.")] = 100,
+):
+    """A lexical shortlist from a parallel corpus: translate with --set decode.shortlist=FILE; export with it."""
+    from nmt.decode.shortlist_build import build_shortlist
+
+    _say(build_shortlist(checkpoint, source, target, output, best, frequent).describe())
+
+
+@command()
 def distill(
     checkpoint: CheckpointsOpt,
     input: Annotated[Path, typer.Option("--input", "-i", help="The source side of the corpus to distill.")],
@@ -288,11 +303,14 @@ def export(
     quantization: Annotated[Optional[str], typer.Option(
         help="Weight type: int8, int8_float16, float16, ... (default float32).")] = None,
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
+    shortlist: Annotated[Optional[Path], typer.Option(
+        help="A shortlist (`nmt shortlist`) to export with the model (default: the recipe's decode.shortlist).")] = None,
 ):
     """Export a checkpoint for another engine (CTranslate2, Hugging Face transformers), with its tokenizers and decode settings."""
     from nmt.export import describe_export, export_checkpoint
 
-    _say(describe_export(export_checkpoint(checkpoint, output, format_, quantization, force), checkpoint, format_))
+    summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist)
+    _say(describe_export(summary, checkpoint, format_))
 
 
 @command("import")

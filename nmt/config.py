@@ -282,6 +282,9 @@ class DecodeConfig(Section):
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
     # unchanged, placed by word alignment (nmt.decode.verbatim); false: the model translates them.
     copy_verbatim: bool = True
+    # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
+    # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.
+    shortlist: str | None = None
 
     @model_validator(mode="after")
     def _nbest_within_the_beam(self) -> "DecodeConfig":

@@ -6,7 +6,9 @@ batches, one output per input line, n-best and jsonl. nmt's own search follows C
 n-gram blocking before the softmax), so both give the same outputs up to float rounding. What
 differs:
 - decode.length_penalty_form gnmt exists in nmt's engine only (an error here);
-- sampling draws from CTranslate2's random generator (seeded with decode.seed).
+- sampling draws from CTranslate2's random generator (seeded with decode.seed);
+- with decode.shortlist, the export's own shortlist is used (`nmt export --shortlist`), and a
+  sentence decoded again at its own length limit (below) gets the candidates of its group.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from nmt.data.tokenizer import load_processor
 from nmt.decode.capabilities import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, enough_filed, output_limit
 from nmt.errors import NmtError
-from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, read_export_info,
+from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, has_shortlist, read_export_info,
                                     require_ctranslate2)
 
 
@@ -35,6 +37,7 @@ class CTranslate2Translator:
     src_tokenizer: object
     tgt_tokenizer: object
     quantization: str
+    shortlist: bool  # the export carries a vocabulary map
     control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
     capabilities: ClassVar[Capabilities] = CTRANSLATE2
 
@@ -59,6 +62,9 @@ class CTranslate2Translator:
         """
         if constraints and any(constraints):
             require(self, "constraints")
+        if cfg.shortlist and not self.shortlist:
+            raise NmtError(f"decode.shortlist: this CTranslate2 model has no shortlist; export it with "
+                           f"`nmt export --shortlist {cfg.shortlist}`")
         if cfg.length_penalty_form != "power" and cfg.length_penalty and not cfg.sampling:
             raise NmtError(f"decode.length_penalty_form={cfg.length_penalty_form}: CTranslate2 divides by "
                            "|Y|^alpha only; use decode.length_penalty_form=power, or translate with the checkpoint")
@@ -100,7 +106,8 @@ class CTranslate2Translator:
               hypotheses: int) -> list[list[Hypothesis]]:
         piece, tgt_piece = self.src_tokenizer.id_to_piece, self.tgt_tokenizer.id_to_piece
         options = dict(max_decoding_length=limit, min_decoding_length=min(cfg.min_len, limit), max_input_length=0,
-                       no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True)
+                       no_repeat_ngram_size=cfg.no_repeat_ngram_size, return_scores=True,
+                       use_vmap=bool(cfg.shortlist))
         if cfg.sampling:
             import ctranslate2
 
@@ -139,7 +146,7 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     except (RuntimeError, ValueError) as e:
         raise NmtError(f"{directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
     return CTranslate2Translator(translator, recipe, load_processor(directory / SOURCE_SPM),
-                                 load_processor(directory / TARGET_SPM), info["quantization"])
+                                 load_processor(directory / TARGET_SPM), info["quantization"], has_shortlist(directory))
 
 
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",

@@ -48,8 +48,10 @@ class Ensemble:
         """src (B, S) -> each model's memory (B, S, D_m), and the padding mask (B, 1, 1, S)."""
         return [m.encode(src)[0] for m in self.models], (src != PAD)[:, None, None, :]
 
-    def start_decoding(self, memories: list[Tensor], src_mask: Tensor, beams: int = 1) -> EnsembleState:
-        return EnsembleState([m.start_decoding(memory, src_mask, beams) for m, memory in zip(self.models, memories)])
+    def start_decoding(self, memories: list[Tensor], src_mask: Tensor, beams: int = 1,
+                       vocabulary: Tensor | None = None) -> EnsembleState:
+        return EnsembleState([m.start_decoding(memory, src_mask, beams, vocabulary)
+                              for m, memory in zip(self.models, memories)])
 
     def decode_step(self, tokens: Tensor, state: EnsembleState) -> Tensor:
         """tokens (N,) -> log of the mean of the models' next-token probabilities (N, V)."""

@@ -127,13 +127,14 @@ def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Gene
 def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
                   min_len: int = 0, sample: dict | None = None, no_repeat_ngram_size: int = 0,
                   length_penalty: float = 0.0, length_penalty_form: str = "power",
-                  prefixes: list[list[int]] | None = None) -> list[Hypothesis]:
+                  prefixes: list[list[int]] | None = None, vocabulary: torch.Tensor | None = None) -> list[Hypothesis]:
     """The most probable next token at each step, for a batch of sources (B, S). An output ends
     with EOS or at its length limit (then without EOS, as in beam search); its score is divided
     by the length penalty as beam search's are. An output with a prefix (token ids) starts with
     it; its probability is not counted (it is given, not chosen), as in CTranslate2.
 
     With `sample` (temperature, top_k, top_p, generator), the next token is drawn at random instead.
+    `vocabulary`: the target ids the outputs may use (a lexical shortlist), None for all.
     """
     pick = _sampler(**sample) if sample else None
     batch = src.size(0)
@@ -141,7 +142,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     prefix_lengths = None if forced is None else (forced >= 0).sum(dim=1)
     limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths)
     memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask)
+    state = model.start_decoding(memory, src_mask, vocabulary=vocabulary)
     alive = torch.arange(batch, device=src.device)  # sentence of each active row
     tokens = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
     outputs = torch.full((batch, int(limits.max())), PAD, dtype=torch.long, device=src.device)
@@ -321,7 +322,8 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
                 min_len: int = 0, no_repeat_ngram_size: int = 0,
                 length_penalty_form: str = "power", patience: float = 1.0,
                 prefixes: list[list[int]] | None = None,
-                constraints: list[list[list[int]]] | None = None) -> list[list[Hypothesis]]:
+                constraints: list[list[list[int]]] | None = None,
+                vocabulary: torch.Tensor | None = None) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
 
     Each step extends the K beams of every sentence still searched and a chooser keeps K of the
@@ -334,7 +336,8 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
 
     A sentence with a prefix (token ids) is forced through it on one beam, its probability not
     counted (it is given, not chosen). Each beam's tokens live on the host, indices go back to
-    the device as host-built tensors.
+    the device as host-built tensors. `vocabulary`: the target ids the outputs may use (a lexical
+    shortlist), None for all.
     """
     if length_penalty_form not in LENGTH_PENALTY_FORMS:
         raise ValueError(f"length_penalty_form {length_penalty_form!r}: choose one of {LENGTH_PENALTY_FORMS}")
@@ -346,7 +349,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     chooser: Chooser = (BankedBeams(filing, constraints, device) if constraints and any(constraints)
                         else TopK(filing, batch, device))
     memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask, beams=k)
+    state = model.start_decoding(memory, src_mask, beams=k, vocabulary=vocabulary)
 
     sentence = list(range(batch))  # sentence of each active batch entry
     history: list[list[int]] = [[] for _ in range(batch * k)]  # tokens of each of the b·K rows

@@ -14,6 +14,7 @@ from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.tokenizer import load_processor
 from nmt.decode.capabilities import TORCH, Capabilities
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
+from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
 from nmt.model.precision import autocast, tf32
 from nmt.model.transformer import Transformer
@@ -31,6 +32,7 @@ class Translator:
     device: torch.device
     control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
     capabilities: ClassVar[Capabilities] = TORCH
+    shortlists: dict[str, Shortlist] = field(default_factory=dict)  # read once per file (decode.shortlist)
 
     @property
     def max_positions(self) -> int:  # an Ensemble's cfg gives the smallest of its members'
@@ -99,17 +101,33 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
     if constrained and cfg.sampling:
         raise NmtError("lexical constraints need beam search, not sampling (decode.sampling)")
     src = _padded(sources, last=EOS).to(translator.device)
+    vocabulary = _shortlisted(translator, sources, cfg, prefixes, constraints)
     with decode_autocast(translator.device, cfg.precision):
         if not constrained and (cfg.sampling or cfg.beam_size <= 1):
-            return [[h] for h in _greedy(translator, src, cfg, prefixes)]
+            return [[h] for h in _greedy(translator, src, cfg, prefixes, vocabulary)]
         return beam_search(translator.model, src, max(cfg.beam_size, 1), cfg.length_penalty,
                            cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
                            no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
-                           patience=cfg.patience, prefixes=prefixes, constraints=constraints if constrained else None)
+                           patience=cfg.patience, prefixes=prefixes, constraints=constraints if constrained else None,
+                           vocabulary=vocabulary)
+
+
+def _shortlisted(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
+                 prefixes: list[list[int]] | None, constraints: list[list[list[int]]] | None) -> torch.Tensor | None:
+    """With decode.shortlist, the batch's candidate target ids (nmt.decode.shortlist) on the device."""
+    if not cfg.shortlist:
+        return None
+    if cfg.shortlist not in translator.shortlists:
+        translator.shortlists[cfg.shortlist] = read_shortlist(cfg.shortlist, translator.tgt_tokenizer)
+    piece = translator.src_tokenizer.id_to_piece
+    forced = [t for prefix in prefixes or [] for t in prefix]
+    forced += [t for phrases in constraints or [] for phrase in phrases for t in phrase]
+    ids = translator.shortlists[cfg.shortlist].candidates(([piece(i) for i in ids] for ids in sources), forced)
+    return torch.tensor(ids, dtype=torch.long).to(translator.device)
 
 
 def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
-            prefixes: list[list[int]] | None) -> list[Hypothesis]:
+            prefixes: list[list[int]] | None, vocabulary: torch.Tensor | None) -> list[Hypothesis]:
     sample = None
     if cfg.sampling:
         generator = torch.Generator(translator.device).manual_seed(cfg.seed)
@@ -117,7 +135,7 @@ def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
     alpha = 0.0 if cfg.sampling else cfg.length_penalty
     return greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
                          no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
-                         length_penalty_form=cfg.length_penalty_form, prefixes=prefixes)
+                         length_penalty_form=cfg.length_penalty_form, prefixes=prefixes, vocabulary=vocabulary)
 
 
 def _padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:

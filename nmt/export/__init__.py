@@ -10,11 +10,14 @@ FORMATS = ("ctranslate2", "huggingface")
 
 
 def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
-                      quantization: str | None = None, force: bool = False) -> dict:
-    """Convert `checkpoint` into `out`; returns what was written (for the CLI to report)."""
+                      quantization: str | None = None, force: bool = False, shortlist: Path | None = None) -> dict:
+    """Convert `checkpoint` into `out`; returns what was written (for the CLI to report).
+    `shortlist` (CTranslate2 only; default: the recipe's decode.shortlist) goes with the model."""
     if format not in FORMATS:
         raise NmtError(f"--format {format}: choose one of {', '.join(FORMATS)}")
     if format == "huggingface":
+        if shortlist is not None:
+            raise NmtError("--shortlist: transformers has no vocabulary map; export to ctranslate2")
         if quantization is not None:
             raise NmtError("--quantization: the huggingface export is float32 (quantize in transformers if needed)")
         from nmt.export.huggingface import export_huggingface
@@ -22,7 +25,7 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
         return export_huggingface(checkpoint, out, force)
     from nmt.export.ctranslate2 import export_ctranslate2
 
-    return export_ctranslate2(checkpoint, out, quantization, force)
+    return export_ctranslate2(checkpoint, out, quantization, force, shortlist)
 
 
 def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
@@ -30,6 +33,7 @@ def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
     use = (f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")' if format == "huggingface"
            else f"nmt translate -c {summary['directory']}")
     kind = f"{summary['architecture']}, " if "architecture" in summary else ""
+    kind += "with its shortlist, " if summary.get("shortlist") else ""
     lines = [f"exported {checkpoint} ({summary['direction']}, {kind}{summary['quantization']}) to "
              f"{summary['directory']}: {summary['bytes'] / 1e6:.1f} MB; load with `{use}`"]
     return lines + [f"note: {note}" for note in summary.get("generation_differences", [])]

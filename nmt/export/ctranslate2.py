@@ -29,6 +29,7 @@ from nmt.checkpoint import load_checkpoint, tokenizer_models
 EXPORT_INFO = "nmt_export.json"
 EXPORT_FORMAT = "nmt-ctranslate2-1"
 SOURCE_SPM, TARGET_SPM = "source.spm.model", "target.spm.model"
+VMAP = "vmap.txt"  # where CTranslate2 keeps a model's vocabulary map (a shortlist)
 QUANTIZATIONS = ("int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16", "bfloat16", "float32")
 # nmt never predicts padding or BOS; the projection's bias says so to CTranslate2 and transformers
 # (exp(-1e4) is 0 in every precision, and -1e4 stays finite in float16).
@@ -114,13 +115,15 @@ def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
     return spec
 
 
-def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = None, force: bool = False) -> dict:
-    return export_payload(load_checkpoint(checkpoint), str(checkpoint), Path(out), quantization, force)
+def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = None, force: bool = False,
+                       shortlist: Path | None = None) -> dict:
+    return export_payload(load_checkpoint(checkpoint), str(checkpoint), Path(out), quantization, force, shortlist)
 
 
 def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str | None = None,
-                   force: bool = False) -> dict:
-    """Export a loaded checkpoint (or an average of several) to `out`."""
+                   force: bool = False, shortlist: Path | None = None) -> dict:
+    """Export a loaded checkpoint (or an average of several) to `out`; with `shortlist` (default:
+    the recipe's decode.shortlist), that vocabulary map as the model's vmap.txt (nmt.decode.shortlist)."""
     ctranslate2 = require_ctranslate2()
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
@@ -132,6 +135,11 @@ def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str 
         pieces[side] = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
     spec = build_spec(payload, pieces["src"], pieces["tgt"])
+    shortlist = shortlist or recipe.decode.shortlist
+    if shortlist:
+        if not Path(shortlist).is_file():
+            raise NmtError(f"{shortlist}: shortlist not found (--shortlist, or the recipe's decode.shortlist)")
+        spec.register_vocabulary_mapping(str(shortlist))
     spec.validate()
     spec.optimize(quantization=quantization)
     info = {
@@ -142,6 +150,7 @@ def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str 
         "progress": {k: payload.get("progress", {}).get(k) for k in ("step", "epoch")},
         "versions": {"nmt": nmt.__version__, "ctranslate2": ctranslate2.__version__},
         "recipe": payload["recipe"],
+        "shortlist": str(shortlist) if shortlist else None,
     }
 
     def fill(directory: Path) -> None:
@@ -151,9 +160,13 @@ def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str 
         (directory / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n")
 
     write_directory_atomically(out, fill, force)
-    return {"directory": str(out), "quantization": info["quantization"],
+    return {"directory": str(out), "quantization": info["quantization"], "shortlist": info["shortlist"],
             "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
             "bytes": sum(f.stat().st_size for f in Path(out).iterdir())}
+
+
+def has_shortlist(directory: Path) -> bool:
+    return (Path(directory) / VMAP).is_file()
 
 
 def read_export_info(directory: Path) -> dict:

@@ -229,6 +229,10 @@ class DecoderState:
     self_cache: list[dict[str, Tensor]]  # per decoder layer: past keys/values (N, h, t, dh)
     beams: int = 1  # rows per sentence
     length: int = 0  # positions decoded so far
+    # A lexical shortlist (nmt.decode.shortlist): the target ids (C,) the batch may output, and
+    # their rows of the output layer (C, D); None: the whole vocabulary.
+    vocabulary: Tensor | None = None
+    vocabulary_weight: Tensor | None = None
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
         """Keep (and reorder) rows: beam reordering and dropping finished sentences. `rows` comes
@@ -245,7 +249,7 @@ class DecoderState:
         return DecoderState(
             memory_kv=memory_kv, src_bias=src_bias,
             self_cache=[{name: t.index_select(0, rows) for name, t in c.items()} for c in self.self_cache],
-            beams=self.beams, length=self.length,
+            beams=self.beams, length=self.length, vocabulary=self.vocabulary, vocabulary_weight=self.vocabulary_weight,
         )
 
 
@@ -349,13 +353,16 @@ class Transformer(nn.Module):
         return self.output_logits(hidden)
 
     # --- decoder, one position at a time (translation) ----------------------------------------
-    def start_decoding(self, memory: Tensor, src_mask: Tensor, beams: int = 1) -> DecoderState:
+    def start_decoding(self, memory: Tensor, src_mask: Tensor, beams: int = 1,
+                       vocabulary: Tensor | None = None) -> DecoderState:
         """State for incremental decoding of `beams` rows per sentence; the encoder-side keys and
-        values are projected and kept once per sentence."""
+        values are projected and kept once per sentence. `vocabulary`: the target ids (C,) the
+        outputs may use (a shortlist), or None for all."""
         memory_kv = [layer.cross_attn.step_memory(memory) for layer in self.decoder_layers]
         src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
         src_bias.masked_fill_(~src_mask, float("-inf"))
-        return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams)
+        weight = None if vocabulary is None else self.output_weight.index_select(0, vocabulary)
+        return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams, 0, vocabulary, weight)
 
     def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
@@ -364,7 +371,13 @@ class Transformer(nn.Module):
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
             x = layer.step(x, kv, state.src_bias, cache)
         state.length += 1
-        return next_token_log_probs(self.output_logits(self.decoder_norm(x[:, 0])))
+        hidden = self.decoder_norm(x[:, 0])
+        if state.vocabulary is None:
+            return next_token_log_probs(self.output_logits(hidden))
+        # The output layer over the shortlist only; every other token gets -inf before the softmax.
+        logits = hidden.new_full((hidden.size(0), self.output_weight.size(0)), float("-inf"), dtype=torch.float32)
+        logits[:, state.vocabulary] = F.linear(hidden, state.vocabulary_weight).float()
+        return next_token_log_probs(logits)
 
     def cross_attention(self, src: Tensor, tgt_in: Tensor) -> list[Tensor]:
         """Each decoder layer's encoder-decoder attention probabilities (B, h, T, S) under

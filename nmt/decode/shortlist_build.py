@@ -1,0 +1,112 @@
+"""Building a lexical shortlist (`nmt shortlist`) from a parallel corpus in the model's pieces.
+
+Each source piece s gets the `best` target pieces t that go with it most strongly, and every
+batch gets the `frequent` most frequent target pieces (function words, punctuation, the pieces
+that follow no one source piece). "Go with" is one of:
+
+- cooccurrence (the default, no aligner): the Dice coefficient of s and t over sentence pairs,
+  2·c(s, t) / (c(s) + c(t)), c counting the pairs a piece (or both) occurs in. Dice, not
+  c(s, t) / c(s): the latter ranks the frequent pieces first, which the `frequent` list has already;
+- alignment links (e.g. eflomal's, as `bench.shortlist` compares): p(t | s), the share of s's
+  occurrences linked to t, as Marian's and Bergamot's shortlists are made.
+
+Pieces occurring fewer than `min_count` times get no line of their own (their candidates would
+be chance).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nmt.decode.shortlist import write_shortlist
+
+
+def _ranked(scores: dict[str, dict[str, float]], best: int, always: set[str]) -> dict[str, list[str]]:
+    """Per source piece, its `best` highest-scoring target pieces not always allowed anyway
+    (ties by piece, for the same file every time)."""
+    rules = {}
+    for source in sorted(scores):
+        ranked = sorted(((-score, target) for target, score in scores[source].items() if target not in always))
+        if ranked[:best]:
+            rules[source] = [target for _, target in ranked[:best]]
+    return rules
+
+
+def most_frequent(targets: Iterable[Sequence[str]], frequent: int) -> list[str]:
+    counts = Counter(piece for pieces in targets for piece in pieces)
+    return [piece for piece, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:frequent]]
+
+
+def cooccurrence_shortlist(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], best: int = 50,
+                           frequent: int = 100, min_count: int = 2) -> tuple[list[str], dict[str, list[str]]]:
+    """(always allowed, per source piece its candidates) by the Dice coefficient of co-occurrence."""
+    always = most_frequent(targets, frequent)
+    src_ids: dict[str, int] = {}
+    tgt_ids: dict[str, int] = {}
+    keys = []
+    for src, tgt in zip(sources, targets):
+        s = np.array(sorted({src_ids.setdefault(p, len(src_ids)) for p in src}), dtype=np.int64)
+        t = np.array(sorted({tgt_ids.setdefault(p, len(tgt_ids)) for p in tgt}), dtype=np.int64)
+        keys.append(((s[:, None] << 32) | t[None, :]).ravel())
+    pair_keys, pair_counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, np.int64), return_counts=True)
+    src_count = Counter(p for src in sources for p in set(src))
+    tgt_count = Counter(p for tgt in targets for p in set(tgt))
+    src_piece, tgt_piece = list(src_ids), list(tgt_ids)
+    scores: dict[str, dict[str, float]] = {}
+    for key, both in zip(pair_keys.tolist(), pair_counts.tolist()):
+        s, t = src_piece[key >> 32], tgt_piece[key & 0xFFFFFFFF]
+        if src_count[s] >= min_count:
+            scores.setdefault(s, {})[t] = 2 * both / (src_count[s] + tgt_count[t])
+    return always, _ranked(scores, best, set(always))
+
+
+def aligned_shortlist(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]],
+                      links: Sequence[Iterable[tuple[int, int]]], best: int = 50, frequent: int = 100,
+                      min_count: int = 2) -> tuple[list[str], dict[str, list[str]]]:
+    """(always allowed, per source piece its candidates) by p(t | s) over alignment links
+    (source position, target position) of each pair."""
+    always = most_frequent(targets, frequent)
+    occurrences = Counter(p for src in sources for p in src)
+    linked: dict[str, Counter] = {}
+    for src, tgt, pairs in zip(sources, targets, links):
+        for i, j in pairs:
+            linked.setdefault(src[i], Counter())[tgt[j]] += 1
+    scores = {s: {t: n / occurrences[s] for t, n in counts.items()}
+              for s, counts in linked.items() if occurrences[s] >= min_count}
+    return always, _ranked(scores, best, set(always))
+
+
+@dataclass
+class ShortlistSummary:
+    output: str
+    pairs: int
+    source_pieces: int  # with a line of their own
+    always: int
+    best: int
+
+    def describe(self) -> list[str]:
+        return [f"wrote {self.output}: {self.always} target pieces always allowed, up to {self.best} more for each of "
+                f"{self.source_pieces:,} source pieces (from {self.pairs:,} pairs); translate with "
+                f"--set decode.shortlist={self.output}"]
+
+
+def build_shortlist(checkpoint: Path, source: Path, target: Path, output: Path, best: int = 50,
+                    frequent: int = 100, min_count: int = 2) -> ShortlistSummary:
+    """The shortlist of `checkpoint`'s tokenizers over the corpus `source` / `target` (one
+    sentence per line, the same number of lines; .gz read as such), by co-occurrence, written to `output`."""
+    from nmt.checkpoint import load_checkpoint, tokenizer_models
+    from nmt.data.corpus import read_parallel
+    from nmt.data.tokenizer import load_processor
+
+    protos = tokenizer_models(load_checkpoint(checkpoint))
+    pairs = list(read_parallel(Path(source), Path(target)))
+    sides = [load_processor(model_proto=protos[side]).encode([pair[i] for pair in pairs], out_type=str)
+             for i, side in enumerate(("src", "tgt"))]
+    always, rules = cooccurrence_shortlist(*sides, best=best, frequent=frequent, min_count=min_count)
+    write_shortlist(output, always, rules)
+    return ShortlistSummary(str(output), len(pairs), len(rules), len(always), best)
