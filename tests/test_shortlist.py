@@ -140,7 +140,8 @@ def test_both_engines_translate_alike_over_the_exported_shortlist(trained_tiny, 
     assert result.exit_code == 0 and "with its shortlist" in result.output, result.output
     assert (with_map / "vmap.txt").read_bytes() == shortlist_file.read_bytes() and not (plain / "vmap.txt").exists()
     own, ct2 = load_engine([ckpt]), load_engine([with_map])
-    for update in ({"beam_size": 1}, {}, {"length_penalty": 1.0, "nbest": 3}):
+    for update in ({"beam_size": 1}, {}, {"length_penalty": 1.0, "nbest": 3},
+                   {"min_len": 4, "no_repeat_ngram_size": 2}, {"beam_size": 1, "min_len": 4, "no_repeat_ngram_size": 2}):
         cfg = own.recipe.decode.model_copy(update={"precision": "fp32", "shortlist": str(shortlist_file),
                                                    "max_tokens": 1, **update})  # one sentence per batch
         ours, theirs = translate_lines(own, LINES, cfg), translate_lines(ct2, LINES, cfg)
@@ -151,6 +152,18 @@ def test_both_engines_translate_alike_over_the_exported_shortlist(trained_tiny, 
         assert [h[0].tokens for h in unrestricted] != [h[0].tokens for h in ours]
     with pytest.raises(NmtError, match="has no shortlist; export it with `nmt export --shortlist"):
         translate_lines(load_engine([plain]), LINES[:1], cfg)
+
+
+def test_constraints_are_met_over_a_shortlist_that_lacks_their_tokens(trained_tiny, shortlist_file):
+    translator = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
+    cfg = translator.recipe.decode.model_copy(update={"precision": "fp32", "shortlist": str(shortlist_file)})
+    shortlist = read_shortlist(shortlist_file, translator.tgt_tokenizer)
+    line = "A dog runs on the beach."
+    allowed = shortlist.candidates([translator.src_tokenizer.encode(line, out_type=str)])
+    phrase = next([i] for i in range(4, translator.tgt_tokenizer.get_piece_size()) if i not in allowed)
+    [[hypothesis]] = translator.translate_batch([translator.src_tokenizer.encode(line)], cfg, constraints=[[phrase]])
+    assert hypothesis.constraints_met and phrase[0] in hypothesis.tokens
+    assert set(hypothesis.tokens) <= set(allowed) | set(phrase)
 
 
 def test_translate_takes_the_shortlist_as_a_setting_and_a_bad_corpus_is_a_one_line_error(trained_tiny, shortlist_file,

@@ -76,18 +76,30 @@ def _prefix_table(prefixes: list[list[int]] | None, batch: int, device) -> Tenso
     return to_device(table, device)
 
 
+def columns_of(tokens: Tensor, vocabulary: Tensor | None) -> Tensor:
+    """Token ids -> their columns in a step's log-probabilities: the ids themselves, or with a
+    shortlist (sorted ids, each token in it), their positions in it."""
+    return tokens if vocabulary is None else torch.searchsorted(vocabulary, tokens)
+
+
+def tokens_of(columns: Tensor, vocabulary: Tensor | None) -> Tensor:
+    """Columns of a step's log-probabilities -> the token ids they stand for."""
+    return columns if vocabulary is None else vocabulary[columns]
+
+
 def _without_forbidden(log_probs: Tensor, end_allowed: bool, history: Tensor | None,
-                          no_repeat_ngram_size: int) -> Tensor:
+                          no_repeat_ngram_size: int, vocabulary: Tensor | None = None) -> Tensor:
     """The step's log-probabilities without what may not come next (EOS below min_len, tokens
     repeating an n-gram), taken out before the softmax and the rest renormalized, as CTranslate2
-    does, so both engines rank alike. (The model has already taken out PAD and BOS.)"""
+    does, so both engines rank alike. (The model has already taken out PAD and BOS.) With a
+    shortlist's `vocabulary`, the columns are its tokens."""
     ngrams = history is not None and history.size(1) >= no_repeat_ngram_size  # none can repeat before
     if end_allowed and not ngrams:
         return log_probs
     if not end_allowed:
-        log_probs[:, EOS] = NEG_INF
+        log_probs[:, EOS if vocabulary is None else int(torch.searchsorted(vocabulary, EOS))] = NEG_INF
     if ngrams:
-        forbid_repeated_ngrams(log_probs, history, no_repeat_ngram_size)
+        forbid_repeated_ngrams(log_probs, columns_of(history, vocabulary), no_repeat_ngram_size)
     # A row with nothing left (a toy vocabulary's n-grams all used) stays at -inf, not NaN.
     return log_probs.log_softmax(dim=-1).nan_to_num_(nan=NEG_INF, neginf=NEG_INF)
 
@@ -150,12 +162,13 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     for t in range(int(limits.max())):
         history = outputs[alive, :t] if no_repeat_ngram_size else None  # a copy: made only when asked for
         log_probs = _without_forbidden(model.decode_step(tokens, state), t >= min_len, history,
-                                          no_repeat_ngram_size)  # (n, V)
+                                          no_repeat_ngram_size, vocabulary)  # (n, V), or (n, C) over a shortlist
         if pick is None:
-            best, tokens = log_probs.max(dim=-1)
+            best, columns = log_probs.max(dim=-1)
         else:
-            tokens = pick(log_probs)
-            best = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
+            columns = pick(log_probs)
+            best = log_probs.gather(1, columns.unsqueeze(1)).squeeze(1)
+        tokens = tokens_of(columns, vocabulary)
         if forced is not None and t < forced.size(1):
             given = forced[alive, t]
             tokens = torch.where(given >= 0, given, tokens)
@@ -253,8 +266,8 @@ class TopK:
     The beams' scores stay on the device, which sends the host what it needs in one read per step
     (the top candidates, their beams and tokens): on a GPU, one host sync per step."""
 
-    def __init__(self, filing: Filing, batch: int, device: torch.device):
-        self.filing, self.device = filing, device
+    def __init__(self, filing: Filing, batch: int, device: torch.device, vocabulary: Tensor | None = None):
+        self.filing, self.device, self.vocabulary = filing, device, vocabulary  # vocabulary: a shortlist's ids
         self.scores = torch.full((batch, filing.k), NEG_INF, device=device)  # (b, K) log-probabilities
         self.scores[:, 0] = 0.0  # all beams start identical: expand only the first
         self.finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
@@ -266,7 +279,7 @@ class TopK:
         b, vocab = len(sentence), log_probs.size(1)
         candidates = (self.scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
         top_scores, top_index = candidates.topk(2 * k, dim=1)  # (b, 2K), best first
-        top_beam, top_token = top_index // vocab, top_index % vocab
+        top_beam, top_token = top_index // vocab, tokens_of(top_index % vocab, self.vocabulary)
         # Continue with the K best candidates that did not end (each beam has only one EOS
         # extension, so at least K of the 2K did not end).
         ends = top_token == EOS
@@ -346,8 +359,8 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     prefix_lengths = torch.tensor([len(p) for p in prefixes], device=device)
     limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths).tolist()  # (B,) on the host
     filing = Filing(k, limits, prefixes, nbest, enough_filed(k, patience), length_penalty, length_penalty_form)
-    chooser: Chooser = (BankedBeams(filing, constraints, device) if constraints and any(constraints)
-                        else TopK(filing, batch, device))
+    banked = bool(constraints and any(constraints))
+    chooser: Chooser = BankedBeams(filing, constraints, device) if banked else TopK(filing, batch, device, vocabulary)
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask, beams=k, vocabulary=vocabulary)
 
@@ -358,7 +371,10 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
     for t in range(max(limits)):
         log_probs = _without_forbidden(model.decode_step(last, state), t >= min_len, history_device,
-                                          no_repeat_ngram_size)  # (b·K, V)
+                                          no_repeat_ngram_size, vocabulary)  # (b·K, V), or (b·K, C) over a shortlist
+        if banked and vocabulary is not None:  # the constraints' chooser reads columns as token ids
+            width = int(vocabulary[-1]) + 1  # the largest id a shortlisted output can have
+            log_probs = log_probs.new_full((log_probs.size(0), width), NEG_INF).index_copy_(1, vocabulary, log_probs)
         forced = {i: prefixes[s][t] for i, s in enumerate(sentence) if t < len(prefixes[s])}
         moves = chooser.choose(t, log_probs, sentence, history, forced)
         chooser.force(forced, sentence)

@@ -253,12 +253,16 @@ class DecoderState:
         )
 
 
-def next_token_log_probs(logits: Tensor) -> Tensor:
+def next_token_log_probs(logits: Tensor, vocabulary: Tensor | None = None) -> Tensor:
     """Logits (..., V) -> log-probabilities in fp32, PAD and BOS (never predicted) taken out
-    before the softmax, as the CTranslate2 export's output bias does, so both engines score alike."""
+    before the softmax, as the CTranslate2 export's output bias does, so both engines score alike.
+    With `vocabulary` (C,), the logits are those of these target ids only (..., C)."""
     logits = logits.float()
-    logits[..., PAD] = float("-inf")
-    logits[..., BOS] = float("-inf")
+    if vocabulary is None:
+        logits[..., PAD] = float("-inf")
+        logits[..., BOS] = float("-inf")
+    else:
+        logits.masked_fill_((vocabulary == PAD) | (vocabulary == BOS), float("-inf"))
     return F.log_softmax(logits, dim=-1)
 
 
@@ -366,7 +370,8 @@ class Transformer(nn.Module):
 
     def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
-        (next_token_log_probs); advances the state."""
+        (next_token_log_probs), or (N, C) over a shortlist's state.vocabulary (column j: token
+        vocabulary[j]); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
             x = layer.step(x, kv, state.src_bias, cache)
@@ -374,10 +379,8 @@ class Transformer(nn.Module):
         hidden = self.decoder_norm(x[:, 0])
         if state.vocabulary is None:
             return next_token_log_probs(self.output_logits(hidden))
-        # The output layer over the shortlist only; every other token gets -inf before the softmax.
-        logits = hidden.new_full((hidden.size(0), self.output_weight.size(0)), float("-inf"), dtype=torch.float32)
-        logits[:, state.vocabulary] = F.linear(hidden, state.vocabulary_weight).float()
-        return next_token_log_probs(logits)
+        # The output layer and the softmax over the shortlist only: column j is token vocabulary[j].
+        return next_token_log_probs(F.linear(hidden, state.vocabulary_weight), state.vocabulary)
 
     def cross_attention(self, src: Tensor, tgt_in: Tensor) -> list[Tensor]:
         """Each decoder layer's encoder-decoder attention probabilities (B, h, T, S) under
