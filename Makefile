@@ -8,7 +8,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo demo-augmented demo-tagged student bench-students demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
+.PHONY: install demo demo-augmented demo-tagged student bench-students bench-shortlist demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -157,6 +157,11 @@ student: install runs/distill/train.de
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/student,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) $(STUDENT_SET),runs/student/checkpoints/best.pt)
 bench-students: install
 	$(BIN)/python -m bench.students --model demo=$(TEACHER) --model student=runs/student/checkpoints/best.pt
+# Shortlists for the demo and its student (make demo, make student): co-occurrence against eflomal's
+# alignments on val, then speed and BLEU with and without, in nmt's engine and CTranslate2's.
+bench-shortlist: install
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/python -m bench.shortlist --student runs/student/checkpoints/best.pt
 
 # The demo in the other direction, German→English (for `make bench-filtering`).
 demo-de-en: install
