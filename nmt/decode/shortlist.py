@@ -1,6 +1,7 @@
-"""Lexical shortlists (`decode.shortlist`): a batch is translated with an output layer restricted to
-the target tokens its sources can need, which makes each search step's output layer (the largest
-matrix product of a small decoder) several times smaller.
+"""Lexical shortlists (`decode.shortlist`): a batch is translated with an output layer, softmax and
+top-k restricted to the target tokens its sources can need (on Multi30k, a few hundred of 8,000
+pieces for one sentence, about 60 % of them for a batch of 250), which shrinks each search step's
+largest matrix product in a small decoder.
 
 The file is CTranslate2's vocabulary map, so that `nmt export --format ctranslate2` carries it
 as it is (`vmap.txt`, used with `use_vmap`) and both engines translate alike. Each line is
