@@ -180,4 +180,7 @@ def test_translate_takes_the_shortlist_as_a_setting_and_a_bad_corpus_is_a_one_li
     uneven = runner.invoke(app, ["shortlist", "-c", ckpt, "-s", str(TINY_DATA / "train.en"), "-t", str(short),
                                  "-o", str(tmp_path / "out.txt")])
     one_line_error(uneven, "short.de", "same number of lines")
+    negative = runner.invoke(app, ["shortlist", "-c", ckpt, "-s", str(TINY_DATA / "train.en"), "-t",
+                                   str(TINY_DATA / "train.de"), "-o", str(tmp_path / "out.txt"), "--best", "-1"])
+    one_line_error(negative, "--best -1", "may be negative")
     assert not (tmp_path / "out.txt").exists()

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.decode.shortlist import write_shortlist
+from nmt.errors import NmtError
 
 
 def _ranked(scores: dict[str, dict[str, float]], best: int, always: set[str]) -> dict[str, list[str]]:
@@ -103,6 +104,8 @@ def build_shortlist(checkpoint: Path, source: Path, target: Path, output: Path, 
     from nmt.data.corpus import read_parallel
     from nmt.data.tokenizer import load_processor
 
+    if best < 0 or frequent < 0 or best + frequent == 0:
+        raise NmtError(f"--best {best} --frequent {frequent}: neither may be negative, and not both 0")
     protos = tokenizer_models(load_checkpoint(checkpoint))
     pairs = list(read_parallel(Path(source), Path(target)))
     sides = [load_processor(model_proto=protos[side]).encode([pair[i] for pair in pairs], out_type=str)
