@@ -13,7 +13,7 @@ id) in numpy arrays, counted once at the end.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -26,8 +26,19 @@ def word_key(word: str) -> str:
     return _EDGES.sub("", word.lower())
 
 
+def word_keys(text: str) -> list[str]:
+    """A text's words as the dictionary compares them (word_key), the empty ones left out."""
+    return [key for key in map(word_key, text.split()) if key]
+
+
 class WordPairs:
-    def __init__(self, pairs: Iterable[tuple[str, str]], limit: int = 100_000, chunk: int = 10_000):
+    """`keys` turns one side of a pair into what is counted: by default its words (word_keys), which
+    `dice` and `links` look up; the shortlist of nmt.decode.shortlist_build passes pairs of piece
+    lists, counts the pieces as they are and reads `all_dice`."""
+
+    def __init__(self, pairs: Iterable[tuple], limit: int | None = 100_000, chunk: int = 10_000,
+                 keys: Callable[[object], Iterable[str]] = word_keys):
+        self.keys = keys
         self.source_ids: dict[str, int] = {}
         self.target_ids: dict[str, int] = {}
         keys, sources, targets = [], [], []
@@ -45,9 +56,15 @@ class WordPairs:
         self.source_count = np.bincount(_flat(sources), minlength=len(self.source_ids))
         self.target_count = np.bincount(_flat(targets), minlength=len(self.target_ids))
 
-    @staticmethod
-    def _ids(text: str, ids: dict[str, int]) -> set[int]:
-        return {ids.setdefault(key, len(ids)) for key in map(word_key, text.split()) if key}
+    def _ids(self, side, ids: dict[str, int]) -> set[int]:
+        return {ids.setdefault(key, len(ids)) for key in self.keys(side)}
+
+    def all_dice(self) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """Every co-occurring pair: (source keys, target keys, source ids, target ids, Dice), the
+        keys indexed by id."""
+        s, t = self.pair_keys >> 32, self.pair_keys & 0xFFFFFFFF
+        dice = 2 * self.pair_counts / (self.source_count[s] + self.target_count[t])
+        return list(self.source_ids), list(self.target_ids), s, t, dice
 
     def dice(self, source_word: str, target_word: str) -> float:
         return float(self._dice([source_word], [target_word])[0, 0])

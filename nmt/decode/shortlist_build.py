@@ -21,8 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from nmt.data.word_pairs import WordPairs
 from nmt.decode.shortlist import write_shortlist
 from nmt.errors import NmtError
 
@@ -45,24 +44,15 @@ def most_frequent(targets: Iterable[Sequence[str]], frequent: int) -> list[str]:
 
 def cooccurrence_shortlist(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], best: int = 50,
                            frequent: int = 100, min_count: int = 2) -> tuple[list[str], dict[str, list[str]]]:
-    """(always allowed, per source piece its candidates) by the Dice coefficient of co-occurrence."""
+    """(always allowed, per source piece its candidates) by the Dice coefficient of co-occurrence
+    (counted by nmt.data.word_pairs over every pair, pieces as they are)."""
     always = most_frequent(targets, frequent)
-    src_ids: dict[str, int] = {}
-    tgt_ids: dict[str, int] = {}
-    keys = []
-    for src, tgt in zip(sources, targets):
-        s = np.array(sorted({src_ids.setdefault(p, len(src_ids)) for p in src}), dtype=np.int64)
-        t = np.array(sorted({tgt_ids.setdefault(p, len(tgt_ids)) for p in tgt}), dtype=np.int64)
-        keys.append(((s[:, None] << 32) | t[None, :]).ravel())
-    pair_keys, pair_counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, np.int64), return_counts=True)
-    src_count = Counter(p for src in sources for p in set(src))
-    tgt_count = Counter(p for tgt in targets for p in set(tgt))
-    src_piece, tgt_piece = list(src_ids), list(tgt_ids)
+    pairs = WordPairs(zip(sources, targets), limit=None, keys=lambda pieces: pieces)
+    source_pieces, target_pieces, s, t, dice = pairs.all_dice()
+    frequent_enough = pairs.source_count[s] >= min_count
     scores: dict[str, dict[str, float]] = {}
-    for key, both in zip(pair_keys.tolist(), pair_counts.tolist()):
-        s, t = src_piece[key >> 32], tgt_piece[key & 0xFFFFFFFF]
-        if src_count[s] >= min_count:
-            scores.setdefault(s, {})[t] = 2 * both / (src_count[s] + tgt_count[t])
+    for i, j, score in zip(s[frequent_enough].tolist(), t[frequent_enough].tolist(), dice[frequent_enough].tolist()):
+        scores.setdefault(source_pieces[i], {})[target_pieces[j]] = score
     return always, _ranked(scores, best, set(always))
 
 
