@@ -97,7 +97,10 @@ def _without_forbidden(log_probs: Tensor, end_allowed: bool, history: Tensor | N
     if end_allowed and not ngrams:
         return log_probs
     if not end_allowed:
-        log_probs[:, EOS if vocabulary is None else int(torch.searchsorted(vocabulary, EOS))] = NEG_INF
+        if vocabulary is None:
+            log_probs[:, EOS] = NEG_INF
+        else:  # EOS's column, found on the device (no host sync in the step)
+            log_probs.masked_fill_(vocabulary == EOS, NEG_INF)
     if ngrams:
         forbid_repeated_ngrams(log_probs, columns_of(history, vocabulary), no_repeat_ngram_size)
     # A row with nothing left (a toy vocabulary's n-grams all used) stays at -inf, not NaN.
@@ -369,12 +372,14 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     # The same on the device, for the n-gram blocking only.
     history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
     last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
+    # With constraints over a shortlist, the constraints' chooser reads columns as token ids: each
+    # step's log-probabilities are widened to the largest shortlisted id.
+    widen_to = int(vocabulary[-1]) + 1 if banked and vocabulary is not None else None
     for t in range(max(limits)):
         log_probs = _without_forbidden(model.decode_step(last, state), t >= min_len, history_device,
                                           no_repeat_ngram_size, vocabulary)  # (b·K, V), or (b·K, C) over a shortlist
-        if banked and vocabulary is not None:  # the constraints' chooser reads columns as token ids
-            width = int(vocabulary[-1]) + 1  # the largest id a shortlisted output can have
-            log_probs = log_probs.new_full((log_probs.size(0), width), NEG_INF).index_copy_(1, vocabulary, log_probs)
+        if widen_to is not None:
+            log_probs = log_probs.new_full((log_probs.size(0), widen_to), NEG_INF).index_copy_(1, vocabulary, log_probs)
         forced = {i: prefixes[s][t] for i, s in enumerate(sentence) if t < len(prefixes[s])}
         moves = chooser.choose(t, log_probs, sentence, history, forced)
         chooser.force(forced, sentence)
