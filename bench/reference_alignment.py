@@ -11,22 +11,30 @@ import tempfile
 from pathlib import Path
 
 
-def link_sets(sources: list[str], outputs: list[str], train_src: list[str], train_tgt: list[str]
-              ) -> tuple[list[set], list[set]]:
-    """For each (source, output) pair, eflomal's (source, output) word links: those both
-    directions agree on (sure) and those of either (possible)."""
+def directional_links(sources: list[str], targets: list[str]) -> tuple[list[set], list[set]]:
+    """eflomal's links (source index, target index) of each pair of whitespace-token lines, in the
+    forward and in the reverse direction."""
     try:
         import eflomal
     except ImportError:
         raise SystemExit("the reference aligner is not installed: pip install 'nmt[bench]' (eflomal)") from None
-    src = [" ".join(line.lower().split()) for line in [*train_src, *sources]]
-    tgt = [" ".join(line.lower().split()) for line in [*train_tgt, *outputs]]
     with tempfile.TemporaryDirectory() as folder:
         forward, reverse = Path(folder) / "fwd", Path(folder) / "rev"
-        eflomal.Aligner().align(src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
+        eflomal.Aligner().align(sources, targets, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
                                 quiet=True)
         fwd, rev = ([{tuple(int(x) for x in pair.split("-")) for pair in line.split()}
-                     for line in path.read_text().splitlines()[len(train_src):]] for path in (forward, reverse))
+                     for line in path.read_text().splitlines()] for path in (forward, reverse))
+    return fwd, rev
+
+
+def link_sets(sources: list[str], outputs: list[str], train_src: list[str], train_tgt: list[str]
+              ) -> tuple[list[set], list[set]]:
+    """For each (source, output) pair, eflomal's (source, output) word links: those both
+    directions agree on (sure) and those of either (possible)."""
+    src = [" ".join(line.lower().split()) for line in [*train_src, *sources]]
+    tgt = [" ".join(line.lower().split()) for line in [*train_tgt, *outputs]]
+    fwd, rev = directional_links(src, tgt)
+    fwd, rev = fwd[len(train_src):], rev[len(train_src):]
     return [f & r for f, r in zip(fwd, rev)], [f | r for f, r in zip(fwd, rev)]
 
 

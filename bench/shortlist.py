@@ -21,6 +21,7 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from bench.reference_alignment import directional_links
 from bench.report import demo_parser, write_json
 from bench.robustness import score, translated
 from nmt.checkpoint import load_checkpoint, tokenizer_models
@@ -36,16 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def eflomal_links(sources: list[list[str]], targets: list[list[str]]) -> list[set[tuple[int, int]]]:
-    try:
-        import eflomal
-    except ImportError:
-        raise SystemExit("eflomal is not installed: pip install 'nmt[bench]'") from None
-    with tempfile.TemporaryDirectory() as folder:
-        forward, reverse = Path(folder) / "fwd", Path(folder) / "rev"
-        eflomal.Aligner().align([" ".join(s) for s in sources], [" ".join(t) for t in targets],
-                                links_filename_fwd=str(forward), links_filename_rev=str(reverse), quiet=True)
-        fwd, rev = ([{tuple(int(x) for x in pair.split("-")) for pair in line.split()}
-                     for line in path.read_text().splitlines()] for path in (forward, reverse))
+    """eflomal's links between the pieces of each pair, both directions united."""
+    fwd, rev = directional_links([" ".join(s) for s in sources], [" ".join(t) for t in targets])
     return [f | r for f, r in zip(fwd, rev)]
 
 
