@@ -87,9 +87,15 @@ class DataConfig(Section):
     valid: str
     test: str | None = None
     sampling_temperature: float = Field(default=1.0, gt=0.0)
-    # source: <2xx> in front of every source sentence names the target language (Johnson et al.
-    # 2017), needed with several target languages; none: no language token.
-    language_token: Literal["none", "source"] = "none"
+    # Language tokens <2xx>, needed with several target languages. source: the target's token in
+    # front of every source sentence (Johnson et al. 2017); target: the target's token forced as
+    # the output's first token, never scored (decoder side, Wu et al. 2021); both: the source's
+    # token in front of the source and the target's forced first in the output, as NLLB-200 and
+    # M2M-100 do; none: no language token.
+    language_token: Literal["none", "source", "target", "both"] = "none"
+    # Languages the model has tokens for besides its corpora's (an imported many-to-many model's):
+    # any direction between two of them is translated as a trained one.
+    languages: list[str] = []
     # Cleaning of the training split (valid and test are never filtered).
     max_tokens_per_sentence: int = 250  # in subword pieces, per side
     max_length_ratio: float = 3.0  # longer/shorter side, in pieces
@@ -111,7 +117,10 @@ class DataConfig(Section):
             raise ValueError("train: an empty list of corpora")
         targets = sorted({tgt for _, tgt in self.directions()})
         if len(targets) > 1 and self.language_token == "none":
-            raise ValueError(f"several target languages ({', '.join(targets)}) need data.language_token: source")
+            raise ValueError(f"several target languages ({', '.join(targets)}) need data.language_token: "
+                             "source, target or both")
+        if self.languages and self.language_token == "none":
+            raise ValueError("data.languages needs data.language_token (source, target or both)")
         for i, corpus in enumerate(self.corpora()):
             if corpus.tag and corpus.tag.startswith("<2") and corpus.tag != language_token(corpus.tgt_lang):
                 raise ValueError(f"train.{i}.tag: {corpus.tag} names another target language than the corpus's "
@@ -133,10 +142,32 @@ class DataConfig(Section):
     def multidirectional(self) -> bool:
         return len(self.directions()) > 1
 
+    def target_languages(self) -> list[str]:
+        return sorted({t for _, t in self.directions()} | set(self.languages))
+
+    def source_languages(self) -> list[str]:
+        return sorted({s for s, _ in self.directions()} | set(self.languages))
+
     def control_tokens(self) -> list[str]:
-        """Tokens the tokenizer reserves (never produced from text): language tokens and corpus tags."""
-        tokens = [language_token(t) for t in sorted({t for _, t in self.directions()})] if self.language_token == "source" else []
+        """Tokens the source tokenizer reserves (never produced from text): language tokens and corpus tags."""
+        languages = {"source": self.target_languages(), "both": self.source_languages()}.get(self.language_token, [])
+        tokens = [language_token(lang) for lang in languages]
         return list(dict.fromkeys(tokens + [c.tag for c in self.corpora() if c.tag]))
+
+    def target_control_tokens(self) -> list[str]:
+        """Tokens the target tokenizer reserves: the languages' tokens forced first in an output."""
+        if self.language_token not in ("target", "both"):
+            return []
+        return [language_token(lang) for lang in self.target_languages()]
+
+    def reserved_tokens(self) -> list[str]:
+        """Every control token of either side (a joint tokenizer reserves them all)."""
+        return list(dict.fromkeys(self.control_tokens() + self.target_control_tokens()))
+
+    @property
+    def forced_target_tokens(self) -> int:
+        """How many tokens each output starts with that are given, not predicted (a language token)."""
+        return 1 if self.language_token in ("target", "both") else 0
 
 
 class TokenizerConfig(Section):
@@ -184,6 +215,10 @@ class ModelConfig(Section):
     share_embeddings: bool = True  # source, target and output share one matrix (joint vocabulary)
     tie_output: bool = True  # target embedding doubles as the output projection
     max_positions: int = 1024
+    # sinusoidal: the paper's table, from position 0. fairseq: fairseq's (tensor2tensor's)
+    # frequencies, 10000^(-i/(D/2 - 1)), from position 2, as NLLB-200 and M2M-100 were trained with
+    # (set by `nmt import`).
+    positions: Literal["sinusoidal", "fairseq"] = "sinusoidal"
 
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> "ModelConfig":
@@ -195,7 +230,7 @@ class ModelConfig(Section):
 # What fixes a model's weights' shapes and what they compute (dropout and the rest may change
 # when fine-tuning).
 MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
-                    "share_embeddings", "tie_output", "max_positions")
+                    "share_embeddings", "tie_output", "max_positions", "positions")
 
 
 class TrainConfig(Section):

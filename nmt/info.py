@@ -23,7 +23,9 @@ def checkpoint_info(path: Path) -> dict:
         "model": {k: getattr(recipe.model, k) for k in MODEL_SHAPE_KEYS},
         "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
         "directions": [f"{s}-{t}" for s, t in recipe.data.directions()],
+        "languages": recipe.data.languages,
         "control_tokens": recipe.data.control_tokens(),
+        "target_control_tokens": recipe.data.target_control_tokens(),
         "vocabulary": {"joint": recipe.tokenizer.joint, "src": vocab["src"], "tgt": vocab["tgt"]},
         "best_dev": best_dev(payload, recipe),
         "averaged_from": payload.get("averaged_from"),
@@ -49,8 +51,12 @@ def describe(info: dict) -> list[str]:
         f"vocabulary   {'joint ' if info['vocabulary']['joint'] else ''}{info['vocabulary']['src']:,} source, "
         f"{info['vocabulary']['tgt']:,} target pieces",
     ]
+    if info["languages"]:
+        lines.append(f"languages    {len(info['languages'])}, any direction between them: {_listed(info['languages'])}")
     if info["control_tokens"]:
-        lines.append(f"tokens       {' '.join(info['control_tokens'])} in front of the source (language, corpus tags)")
+        lines.append(f"tokens       {_listed(info['control_tokens'])} in front of the source (language, corpus tags)")
+    if info["target_control_tokens"]:
+        lines.append(f"tokens       {_listed(info['target_control_tokens'])} forced first in the output (language)")
     if info["best_dev"]:
         b = info["best_dev"]
         lines.append(f"best dev     {b['metric']} {b['score']} at step {b['step']:,}")
@@ -62,3 +68,7 @@ def describe(info: dict) -> list[str]:
     lines.append(f"versions     nmt {v['nmt']}, torch {v['torch']}")
     lines.append(f"recipe       `nmt info {info['checkpoint']} --json` prints it whole")
     return lines
+
+
+def _listed(items: list[str], most: int = 12) -> str:
+    return " ".join(items[:most]) + (f" ... ({len(items)} in all)" if len(items) > most else "")

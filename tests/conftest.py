@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -83,3 +84,27 @@ def one_line_error(result, *fragments: str) -> None:
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
     for fragment in fragments:
         assert fragment in result.output
+
+
+MARKERS = {"xa": "Alpha", "xb": "Beta"}  # the toy target languages: the source copied after a marker word
+
+
+@pytest.fixture(scope="session")
+def toy_corpus(tmp_path_factory):
+    """English sources; xa and xb targets are the source after a language-dependent marker word."""
+    root = tmp_path_factory.mktemp("toy")
+    for split, name in (("train", "train"), ("valid", "valid")):
+        lines = (TINY_DATA / f"{name}.en").read_text(encoding="utf-8").splitlines()
+        (root / f"{split}.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for lang, marker in MARKERS.items():
+            (root / f"{split}.{lang}").write_text("\n".join(f"{marker} {line}" for line in lines) + "\n", encoding="utf-8")
+    return root
+
+
+def multilingual_recipe(out, corpus, *overrides):
+    """The tiny recipe on the toy corpus, en→xa and en→xb, with source-side language tokens
+    unless `overrides` say otherwise."""
+    train = [{"path": str(corpus / "train"), "src_lang": "en", "tgt_lang": lang} for lang in MARKERS]
+    return tiny_recipe(out, f"data.train={json.dumps(train)}", "data.src_lang=en", "data.tgt_lang=xa",
+                       f"data.valid={corpus / 'valid'}", "data.test=null", "data.language_token=source",
+                       "tokenizer.vocab_size=200", *overrides)

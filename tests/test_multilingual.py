@@ -18,10 +18,9 @@ from nmt.data.prepare import data_dir, prepare
 from nmt.data.sampling import corpus_shares, epoch_counts, epoch_selection
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
-from tests.conftest import TINY_DATA, one_line_error, tiny_recipe
+from tests.conftest import MARKERS, TINY_DATA, multilingual_recipe, one_line_error, tiny_recipe
 
 runner = CliRunner()
-MARKERS = {"xa": "Alpha", "xb": "Beta"}  # the toy target languages: the source copied after a marker word
 
 
 # --- sampling --------------------------------------------------------------------------------
@@ -54,32 +53,13 @@ def test_an_epoch_draws_each_corpus_as_counted_and_repeats_whole_passes():
     assert seen[10:50].min() >= 1 and seen[50:].max() <= 3  # down-sampled corpus: some pairs, never more
 
 
-# --- a toy multilingual corpus ---------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def toy_corpus(tmp_path_factory):
-    """English sources; xa and xb targets are the source after a language-dependent marker word."""
-    root = tmp_path_factory.mktemp("toy")
-    for split, name in (("train", "train"), ("valid", "valid")):
-        lines = (TINY_DATA / f"{name}.en").read_text(encoding="utf-8").splitlines()
-        (root / f"{split}.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        for lang, marker in MARKERS.items():
-            (root / f"{split}.{lang}").write_text("\n".join(f"{marker} {line}" for line in lines) + "\n", encoding="utf-8")
-    return root
-
-
-def _multilingual_recipe(out, corpus, *overrides):
-    train = [{"path": str(corpus / "train"), "src_lang": "en", "tgt_lang": lang} for lang in MARKERS]
-    return tiny_recipe(out, f"data.train={json.dumps(train)}", "data.src_lang=en", "data.tgt_lang=xa",
-                       f"data.valid={corpus / 'valid'}", "data.test=null", "data.language_token=source",
-                       "tokenizer.vocab_size=200", *overrides)
-
+# --- a toy multilingual model (the toy corpus: tests/conftest.py) -----------------------------
 
 @pytest.fixture(scope="module")
 def multilingual(toy_corpus, tmp_path_factory):
     from nmt.train.trainer import train
 
-    recipe = _multilingual_recipe(tmp_path_factory.mktemp("multi"), toy_corpus, "train.max_steps=400",
+    recipe = multilingual_recipe(tmp_path_factory.mktemp("multi"), toy_corpus, "train.max_steps=400",
                                   "train.valid_every=200", "train.valid_bleu_sentences=8")
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     prepare(recipe.data, recipe.tokenizer, recipe.out)
@@ -224,7 +204,7 @@ def test_fine_tuning_a_multilingual_parent_keeps_its_tokenizer_and_tokens(multil
 
     parent = multilingual.out / "checkpoints" / "best.pt"
     # one direction of the parent's, still with its language token
-    child = _multilingual_recipe(tmp_path / "child", toy_corpus, f"train.init_from={parent}", "train.max_steps=5",
+    child = multilingual_recipe(tmp_path / "child", toy_corpus, f"train.init_from={parent}", "train.max_steps=5",
                                  "train.valid_every=5", f"data.train={json.dumps([{'path': str(toy_corpus / 'train'), 'tgt_lang': 'xb'}])}",
                                  "data.tgt_lang=xb")
     train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)

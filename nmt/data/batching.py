@@ -105,20 +105,24 @@ def length_multiple(device_type: str) -> int:
     return 8 if device_type == "cuda" else 1
 
 
-def real_positions(lengths: np.ndarray, width: int) -> np.ndarray:
-    """Flat indices, row by row, of the first lengths[i] positions of each row of a (B, width) array."""
-    rows = np.repeat(np.arange(len(lengths), dtype=np.int64) * width, lengths)
+def real_positions(lengths: np.ndarray, width: int, skip: int = 0) -> np.ndarray:
+    """Flat indices, row by row, of the first lengths[i] positions of each row of a (B, width)
+    array, less the first `skip` of each row."""
+    lengths = lengths - skip
+    rows = np.repeat(np.arange(len(lengths), dtype=np.int64) * width + skip, lengths)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     return rows + np.arange(int(lengths.sum()), dtype=np.int64) - starts
 
 
 def collate(data: ParallelShards, indices: np.ndarray, multiple: int = 1) -> Batch:
     """The batch of pairs `indices`, each side PAD-filled to a width that is a multiple of
-    `multiple` (see length_multiple)."""
+    `multiple` (see length_multiple). A target's forced first tokens (data.forced_target_tokens)
+    are read by the decoder but not scored."""
     src = [data.src[i] for i in indices]
     tgt = [data.tgt[i] for i in indices]
     tgt_out = _pad(tgt, None, EOS, multiple)
-    positions = real_positions(np.array([len(t) + 1 for t in tgt], dtype=np.int64), tgt_out.size(1))
+    positions = real_positions(np.array([len(t) + 1 for t in tgt], dtype=np.int64), tgt_out.size(1),
+                               data.forced_target_tokens)
     positions = torch.from_numpy(positions)
     return Batch(
         src=_pad(src, None, EOS, multiple),

@@ -1,21 +1,29 @@
-"""Directions of a multilingual model: the tokens in front of a source sentence, and which
-directions a model was trained on (its recipe's corpora)."""
+"""Directions of a multilingual model: its language tokens (in front of a source sentence, or
+forced first in the output), and which directions a model was trained on (its recipe's corpora)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from nmt.config import DataConfig, language_token
 from nmt.errors import NmtError
 
 
+@dataclass(frozen=True)
+class Controls:
+    """The token ids a direction adds: `source` before each source sentence (a language token,
+    a corpus tag), `target` forced first in each output (a decoder-side language token, taken
+    off again before the output is shown; its probability is not counted)."""
+
+    source: tuple[int, ...] = ()
+    target: tuple[int, ...] = ()
+
+
 def target_languages(data: DataConfig) -> list[str]:
-    return sorted({tgt for _, tgt in data.directions()})
+    return data.target_languages()
 
 
-def control_ids(processor, data: DataConfig, tgt_lang: str | None = None, tag: str | None = None) -> list[int]:
-    """Token ids put in front of a source sentence: the target-language token (with
-    data.language_token: source), then the corpus tag, if any."""
-    tokens = [language_token(tgt_lang or data.tgt_lang)] if data.language_token == "source" else []
-    tokens += [tag] if tag else []
+def _ids(processor, tokens: list[str]) -> list[int]:
     ids = [processor.piece_to_id(token) for token in tokens]
     for token, token_id in zip(tokens, ids):
         if processor.id_to_piece(token_id) != token:
@@ -23,11 +31,40 @@ def control_ids(processor, data: DataConfig, tgt_lang: str | None = None, tag: s
     return ids
 
 
-def direction_control_ids(processor, data: DataConfig, src_lang: str | None, tgt_lang: str | None,
-                     zero_shot: bool) -> tuple[str, list[int]]:
-    """("src-tgt", the token ids before each source) of a direction `check_direction` allows."""
+def control_ids(processor, data: DataConfig, tgt_lang: str | None = None, tag: str | None = None,
+                src_lang: str | None = None) -> list[int]:
+    """Token ids put in front of a source sentence: the target's language token (with
+    data.language_token: source) or the source's (both), then the corpus tag, if any."""
+    tokens = {"source": [language_token(tgt_lang or data.tgt_lang)],
+              "both": [language_token(src_lang or data.src_lang)]}.get(data.language_token, [])
+    return _ids(processor, tokens + ([tag] if tag else []))
+
+
+def target_control_ids(processor, data: DataConfig, tgt_lang: str | None = None) -> list[int]:
+    """Token ids forced first in the output: the target's language token with
+    data.language_token: target or both, else none."""
+    tokens = [language_token(tgt_lang or data.tgt_lang)] if data.language_token in ("target", "both") else []
+    return _ids(processor, tokens)
+
+
+def direction_controls(src_processor, tgt_processor, data: DataConfig, src_lang: str | None,
+                       tgt_lang: str | None, zero_shot: bool) -> tuple[str, Controls]:
+    """("src-tgt", its Controls) of a direction `check_direction` allows."""
     src, tgt = check_direction(data, src_lang, tgt_lang, zero_shot)
-    return f"{src}-{tgt}", control_ids(processor, data, tgt)
+    return f"{src}-{tgt}", Controls(tuple(control_ids(src_processor, data, tgt, src_lang=src)),
+                                    tuple(target_control_ids(tgt_processor, data, tgt)))
+
+
+def language_usage(data: DataConfig) -> list[str]:
+    """How to ask an exported model for a language, as Markdown lines (none without language tokens)."""
+    src, tgt = language_token(data.src_lang), language_token(data.tgt_lang)
+    usage = {"source": f"Put the target's language token in front of each source text: `{tgt} ...`.",
+             "target": f"The target's language token is forced first in each output: generate(..., "
+                       f"forced_bos_token_id=tokenizer.convert_tokens_to_ids(\"{tgt}\")) (the default is {tgt}).",
+             "both": f"Put the source's language token in front of each source text (`{src} ...`) and force the "
+                     f"target's first: generate(..., forced_bos_token_id=tokenizer.convert_tokens_to_ids(\"{tgt}\")) "
+                     f"(the default is {tgt})."}.get(data.language_token)
+    return [usage, ""] if usage else []
 
 
 def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None, zero_shot: bool) -> tuple[str, str]:
@@ -35,11 +72,13 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
     is a direction it was not trained on, unless `zero_shot`."""
     src, tgt = src_lang or data.src_lang, tgt_lang or data.tgt_lang
     directions = data.directions()
-    if (src, tgt) in directions:
+    if (src, tgt) in directions or (src in data.languages and tgt in data.languages):
         return src, tgt
+    if data.language_token == "both" and src not in data.source_languages():
+        raise NmtError(f"--src-lang {src}: the model reads {', '.join(data.source_languages())} only")
     if tgt not in target_languages(data):
         raise NmtError(f"--tgt-lang {tgt}: the model translates into {', '.join(target_languages(data))} only")
-    if data.language_token != "source" and tgt != data.tgt_lang:
+    if data.language_token == "none" and tgt != data.tgt_lang:
         raise NmtError(f"--tgt-lang {tgt}: the model has no language tokens; it translates into {data.tgt_lang}")
     if not zero_shot:
         trained = ", ".join(f"{s}-{t}" for s, t in directions)

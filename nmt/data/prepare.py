@@ -6,7 +6,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from nmt.data.augment import augment_pair
 from nmt.data.clean import PairFilter, normalize
 from nmt.data.corpus import Corpus, open_corpus
 from nmt.data.dedup import find_duplicates
-from nmt.data.languages import control_ids
+from nmt.data.languages import control_ids, target_control_ids
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.data.word_pairs import WordPairs
@@ -78,12 +78,14 @@ class SubwordSampler:
         return [ids if len(ids) <= self.limit else default for ids, default in zip(sampled, fallback)]
 
     def add(self, pairs: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]],
-            prefix: list[int] = ()) -> None:
-        """`src_ids` include the source `prefix` (language token, tag), which samples keep too."""
+            prefix: list[int] = (), target_prefix: list[int] = ()) -> None:
+        """`src_ids` include the source `prefix` (language token, tag) and `tgt_ids` the
+        `target_prefix` (a decoder-side language token), which samples keep too."""
         for src_writer, tgt_writer in self.writers:
             sampled = self._sample(0, [s for s, _ in pairs], [ids[len(prefix):] for ids in src_ids])
             src_writer.add([[*prefix, *ids] for ids in sampled])
-            tgt_writer.add(self._sample(1, [t for _, t in pairs], tgt_ids))
+            sampled = self._sample(1, [t for _, t in pairs], [ids[len(target_prefix):] for ids in tgt_ids])
+            tgt_writer.add([[*target_prefix, *ids] for ids in sampled])
 
     def close(self) -> None:
         for src_writer, tgt_writer in self.writers:
@@ -93,12 +95,13 @@ class SubwordSampler:
 
 @dataclass
 class Source:
-    """One corpus of a split, and the tokens put in front of its source sentences."""
+    """One corpus of a split, and the tokens put in front of its source and target sentences."""
 
     corpus: Corpus
     prefix: list[int]
     settings: dict  # what the report says of it
     augment: AugmentConfig | None = None  # training corpora: how their pairs are rewritten
+    target_prefix: list[int] = field(default_factory=list)  # a decoder-side language token
 
 
 class _Chained(Corpus):
@@ -112,19 +115,20 @@ class _Chained(Corpus):
             yield from corpus.pairs()
 
 
-def split_sources(data: DataConfig, sp_src) -> dict[str, list[Source]]:
+def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
     """Every split to write: train (all corpora, one after the other), and valid and test once per
     direction (`valid.en-de`, ...) when the corpora hold several, else once (`valid`)."""
-    train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), control_ids(sp_src, data, c.tgt_lang, c.tag),
-                    c.model_dump(mode="json"), c.augment or data.augment) for c in data.corpora()]
+    train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), control_ids(sp_src, data, c.tgt_lang, c.tag, c.src_lang),
+                    c.model_dump(mode="json"), c.augment or data.augment, target_control_ids(sp_tgt, data, c.tgt_lang))
+             for c in data.corpora()]
     splits = {"train": train}
     for split, spec in (("valid", data.valid), ("test", data.test)):
         if not spec:
             continue
         for src, tgt in data.directions() if data.multidirectional else [(data.src_lang, data.tgt_lang)]:
             name = f"{split}.{src}-{tgt}" if data.multidirectional else split
-            splits[name] = [Source(open_corpus(spec, src, tgt), control_ids(sp_src, data, tgt),
-                                   {"src_lang": src, "tgt_lang": tgt})]
+            splits[name] = [Source(open_corpus(spec, src, tgt), control_ids(sp_src, data, tgt, src_lang=src),
+                                   {"src_lang": src, "tgt_lang": tgt}, target_prefix=target_control_ids(sp_tgt, data, tgt))]
     return splits
 
 
@@ -133,7 +137,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date."""
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
-    splits = split_sources(data, sp_src)
+    splits = split_sources(data, sp_src, sp_tgt)
 
     target = data_dir(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -186,6 +190,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 if source.prefix:
                     src_ids = [[*source.prefix, *ids] for ids in src_ids]
                 tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
+                if source.target_prefix:
+                    tgt_ids = [[*source.target_prefix, *ids] for ids in tgt_ids]
                 if pair_filter:
                     keep = []
                     for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
@@ -201,7 +207,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 tgt_writer.add(tgt_ids)
                 corpus_kept += len(src_ids)
                 if sampler:
-                    sampler.add(chunk, src_ids, tgt_ids, source.prefix)
+                    sampler.add(chunk, src_ids, tgt_ids, source.prefix, source.target_prefix)
                 if on_progress:
                     on_progress(split, read)
             per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read, "kept": corpus_kept,

@@ -102,11 +102,14 @@ class Shard:
 
 
 class ParallelShards:
-    """The source and target shards of one split, e.g. `data/train.src` + `data/train.tgt`."""
+    """The source and target shards of one split, e.g. `data/train.src` + `data/train.tgt`.
+    Each target starts with `forced_target_tokens` tokens that are given, not predicted (a
+    decoder-side language token, data.language_token: target or both): never scored."""
 
-    def __init__(self, data_dir: Path, split: str):
+    def __init__(self, data_dir: Path, split: str, forced_target_tokens: int = 0):
         self.src = Shard(data_dir / f"{split}.src")
         self.tgt = Shard(data_dir / f"{split}.tgt")
+        self.forced_target_tokens = forced_target_tokens
         assert len(self.src) == len(self.tgt), f"{data_dir}/{split}: source and target shards differ in length"
 
     def __len__(self) -> int:

@@ -110,9 +110,11 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     summary_path = out / "tokenizer.json"
     settings = {"data": {"train": data.train, "src": data.src_lang, "tgt": data.tgt_lang},
                 "tokenizer": tokenizer_settings(cfg)}
-    if isinstance(data.train, list) or data.control_tokens():
+    if isinstance(data.train, list) or data.reserved_tokens():
         settings["data"] |= {"train": [c.model_dump(mode="json") for c in data.corpora()],
                              "control_tokens": data.control_tokens()}
+        if data.target_control_tokens():
+            settings["data"]["target_control_tokens"] = data.target_control_tokens()
     if init_from:
         settings = {"init_from": init_from, "tokenizer": {"joint": cfg.joint, "vocab_size": cfg.vocab_size}}
     src_model, tgt_model = tokenizer_paths(out, cfg.joint)
@@ -168,10 +170,10 @@ def _train_from_corpus(data: DataConfig, cfg: TokenizerConfig, src_model: Path, 
         return _train_from_corpora(data, cfg, src_model, tgt_model)
     corpus = open_corpus(data.train, data.src_lang, data.tgt_lang)
     if cfg.joint:
-        _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg, data.control_tokens())
+        _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg, data.reserved_tokens())
     else:
         _train_one(corpus.side("src"), str(corpus), src_model, cfg, data.control_tokens())
-        _train_one(corpus.side("tgt"), str(corpus), tgt_model, cfg)
+        _train_one(corpus.side("tgt"), str(corpus), tgt_model, cfg, data.target_control_tokens())
 
 
 def _language_texts(data: DataConfig, sides: tuple[str, ...]) -> dict[str, list]:
@@ -206,9 +208,10 @@ def _train_from_corpora(data: DataConfig, cfg: TokenizerConfig, src_model: Path,
     source = ", ".join(c.path for c in data.corpora())
     if cfg.joint:
         sample = _balanced_sample(_language_texts(data, ("src", "tgt")), cfg)
-        _train_one(sample, source, src_model, cfg, data.control_tokens(), limit=0)
+        _train_one(sample, source, src_model, cfg, data.reserved_tokens(), limit=0)
         return
-    for side, model, tokens in (("src", src_model, data.control_tokens()), ("tgt", tgt_model, [])):
+    for side, model, tokens in (("src", src_model, data.control_tokens()),
+                                ("tgt", tgt_model, data.target_control_tokens())):
         texts = _language_texts(data, (side,))
         if len(texts) > 1:
             raise NmtError(f"tokenizer.joint: false, but the corpora have several {side} languages "

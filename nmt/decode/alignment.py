@@ -69,21 +69,24 @@ def layer_attention(model, sources: list[list[int]], outputs: list[list[int]]) -
     return [w.float().mean(dim=1).cpu() for w in model.cross_attention(src.to(device), tgt_in.to(device))]
 
 
-def pair_rows(attention: torch.Tensor, source_length: int, output_length: int, control_ids: int = 0) -> torch.Tensor:
+def pair_rows(attention: torch.Tensor, source_length: int, output_length: int, control_ids: int = 0,
+              given: int = 0) -> torch.Tensor:
     """One pair's attention (T, S) cut to its tokens, rows renormalized: row t predicts output
-    token t; the source EOS (column `source_length`), padding and the first `control_ids` source
-    tokens are left out."""
-    rows = attention[:output_length, control_ids:source_length]
+    token t; the source EOS (column `source_length`), padding, the first `control_ids` source
+    tokens and the rows of the first `given` output tokens (forced control tokens) are left out."""
+    rows = attention[given:output_length, control_ids:source_length]
     return rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
 
 
 def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_pieces: list[list[str]],
-                tgt_pieces: list[list[str]], control_ids: int = 0) -> list[str]:
+                tgt_pieces: list[list[str]], control_ids: int = 0, given: list[int] | None = None) -> list[str]:
     """Source and output token ids (and their pieces) -> one Pharaoh line per pair, from the mean
     of the layers' attention. The first `control_ids` source tokens (a language token, a tag)
-    are not words of the sentence: left out."""
+    and the first given[i] output tokens of pair i (a decoder-side language token) are not words
+    of the sentence: left out."""
     layers = layer_attention(model, sources, outputs)
     attention = sum(layers) / len(layers)  # (B, T, S)
-    return [pharaoh(pair_rows(attention[i], len(s), len(o), control_ids),
-                    word_index(src_pieces[i][control_ids:]), word_index(tgt_pieces[i]))
+    given = given or [0] * len(sources)
+    return [pharaoh(pair_rows(attention[i], len(s), len(o), control_ids, given[i]),
+                    word_index(src_pieces[i][control_ids:]), word_index(tgt_pieces[i][given[i]:]))
             for i, (s, o) in enumerate(zip(sources, outputs))]

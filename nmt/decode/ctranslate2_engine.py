@@ -22,6 +22,7 @@ import torch
 
 from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.capabilities import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, enough_filed, output_limit
@@ -38,7 +39,7 @@ class CTranslate2Translator:
     tgt_tokenizer: object
     quantization: str
     shortlist: bool  # the export carries a vocabulary map
-    control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
+    controls: Controls = field(default_factory=Controls)  # the direction's tokens (choose_direction)
     capabilities: ClassVar[Capabilities] = CTRANSLATE2
 
     @property

@@ -11,7 +11,7 @@ import torch
 
 from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe
-from nmt.data.languages import direction_control_ids
+from nmt.data.languages import Controls, direction_controls
 from nmt.decode.capabilities import Capabilities
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
@@ -23,7 +23,7 @@ class Engine(Protocol):
     recipe: Recipe
     src_tokenizer: object
     tgt_tokenizer: object
-    control_ids: list[int]  # token ids before each source (a language token)
+    controls: Controls  # the direction's tokens: before each source, forced first in each output
     capabilities: Capabilities
 
     @property
@@ -80,7 +80,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
 def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
                      zero_shot: bool = False) -> str:
     """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
-    sets the language token in front of every source; returns the direction, e.g. "en-fr"."""
-    direction, translator.control_ids = direction_control_ids(translator.src_tokenizer, translator.recipe.data,
-                                                           src_lang, tgt_lang, zero_shot)
+    sets its language tokens (`Controls`); returns the direction, e.g. "en-fr"."""
+    direction, translator.controls = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
+                                                        translator.recipe.data, src_lang, tgt_lang, zero_shot)
     return direction

@@ -49,17 +49,21 @@ def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision
     if not pairs:
         return []
     limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)
-    prefix = scorer.control_ids  # the target language's token, for a multilingual model
+    # A multilingual model's language tokens: in front of the source, and forced first in the
+    # target, where the forced token is given, not scored (as a translation's score leaves it out).
+    prefix, forced = scorer.controls.source, scorer.controls.target
     src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit - len(prefix), "source of ", warn,
                             first_line)
     src_ids = [[*prefix, *ids] if ids else ids for ids in src_ids]
-    tgt_ids = encode_within(scorer.tgt_tokenizer, [tgt for _, tgt in pairs], limit, "target of ", warn, first_line)
-    sizes = np.array([max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids)])
+    tgt_ids = encode_within(scorer.tgt_tokenizer, [tgt for _, tgt in pairs], limit - len(forced), "target of ", warn,
+                            first_line)
+    sizes = np.array([max(len(s), len(t) + len(forced)) + 1 for s, t in zip(src_ids, tgt_ids)])
     log_probs: list[list[float]] = [[] for _ in pairs]
     for batch in pack_by_tokens(np.argsort(sizes, kind="stable"), sizes, max_tokens):
         rows = batch.tolist()
-        for i, scores in zip(rows, scorer.score_batch([src_ids[i] for i in rows], [tgt_ids[i] for i in rows], precision)):
-            log_probs[i] = scores
+        targets = [[*forced, *tgt_ids[i]] for i in rows]
+        for i, scores in zip(rows, scorer.score_batch([src_ids[i] for i in rows], targets, precision)):
+            log_probs[i] = scores[len(forced):]
     piece, end = scorer.tgt_tokenizer.id_to_piece, scorer.tgt_tokenizer.id_to_piece(EOS)
     return [PairScore([piece(t) for t in ids] + [end], scores) for ids, scores in zip(tgt_ids, log_probs)]
 

@@ -11,6 +11,7 @@ import torch
 
 from nmt.checkpoint import load_checkpoint, tokenizer_models
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.capabilities import TORCH, Capabilities
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
@@ -30,7 +31,7 @@ class Translator:
     src_tokenizer: object
     tgt_tokenizer: object
     device: torch.device
-    control_ids: list[int] = field(default_factory=list)  # token ids before each source (choose_direction)
+    controls: Controls = field(default_factory=Controls)  # the direction's tokens (choose_direction)
     capabilities: ClassVar[Capabilities] = TORCH
     shortlists: dict[str, Shortlist] = field(default_factory=dict)  # read once per file (decode.shortlist)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
+from nmt.data.languages import Controls
 from nmt.decode.capabilities import refusal, require
 from nmt.decode.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.markup import mark_lines, monotone_alignment, render
@@ -37,19 +38,25 @@ def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Call
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
-            line_control_ids: list[list[int]] | None = None) -> list[list[int]]:
-    """Source token ids, after the line's control tokens (a language token: `line_control_ids`, else
-    the translator's); empty lines stay empty."""
-    controls = line_control_ids or [translator.control_ids] * len(lines)
+            line_controls: list[Controls] | None = None) -> list[list[int]]:
+    """Source token ids, after the line's source control tokens (a language token: `line_controls`,
+    else the translator's); empty lines stay empty."""
+    controls = [c.source for c in line_controls] if line_controls else [translator.controls.source] * len(lines)
     room = translator.max_positions - 1 - max((len(c) for c in controls), default=0)  # + EOS
     encoded = encode_within(translator.src_tokenizer, lines, room, "", warn, 0, numbers)
     return [[*control, *ids] if ids else ids for control, ids in zip(controls, encoded)]
 
 
-def _encode_prefixes(translator, prefixes: list[str], warn: Callable[[str], None], numbers: list[int]) -> list[list[int]]:
-    # room for one more token and EOS
-    return encode_within(translator.tgt_tokenizer, prefixes, translator.max_positions - 2, "prefix of ", warn, 0,
-                         numbers)
+def _encode_prefixes(translator, prefixes: list[str] | None, warn: Callable[[str], None], numbers: list[int],
+                     forced: list[tuple[int, ...]]) -> list[list[int]] | None:
+    """Each line's forced output tokens: its decoder-side control tokens (`forced`), then its
+    prefix's; None where no line has any."""
+    if not any(forced) and not (prefixes and any(prefixes)):
+        return None
+    room = translator.max_positions - 2 - max(len(f) for f in forced)  # room for one more token and EOS
+    texts = prefixes if prefixes else [""] * len(forced)
+    encoded = encode_within(translator.tgt_tokenizer, texts, room, "prefix of ", warn, 0, numbers)
+    return [[*f, *ids] for f, ids in zip(forced, encoded)]
 
 
 def _encode_constraints(translator, constraints: list[list[str]], encoded: list[list[int]],
@@ -74,7 +81,7 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
                     first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
-                    line_control_ids: list[list[int]] | None = None,
+                    line_controls: list[Controls] | None = None,
                     markup: bool | list[bool] = False) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order, one per line.
     With `markup` (for every line, or per line), a line is read as inline markup, and its tags are put back into the output
@@ -103,7 +110,7 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             return [values[i] for i in rows] if values else None
 
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
-                                      pick(prefixes), group_extras, pick(constraints), pick(line_control_ids))
+                                      pick(prefixes), group_extras, pick(constraints), pick(line_controls))
         for i, hyps in zip(rows, group):
             results[i] = hyps
     for hyps, m in zip(results, marked):
@@ -121,12 +128,12 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
                           numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
                           extras: Iterable[str], constraints: list[list[str]] | None,
-                          line_control_ids: list[list[int]] | None) -> list[list[Hypothesis]]:
+                          line_controls: list[Controls] | None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `_translate_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses."""
     if cfg.split_sentences:
-        room = translator.max_positions - 1 - len(translator.control_ids)
+        room = translator.max_positions - 1 - len(translator.controls.source)
         split = split_lines(lines, translator.recipe.data.src_lang,
                             [bool(constraints and constraints[i]) for i in range(len(lines))],
                             lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn,
@@ -144,7 +151,7 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         translator, rows, cfg, warn, [numbers[i] for i in owner],
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
         extras, [constraints[i] for i in owner] if constraints else None,
-        [line_control_ids[i] for i in owner] if line_control_ids else None)
+        [line_controls[i] for i in owner] if line_controls else None)
     for hyps, case in zip(per_row, cases):
         for h in hyps:
             h.upper = case == "upper"
@@ -180,18 +187,19 @@ def _source_words(translator, sentences: list[str]) -> list[int]:
 def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
                     prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
-                    line_control_ids: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+                    line_controls: list[Controls] | None = None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order (warnings
     name each row by its line number in `numbers`); with
-    `line_control_ids` (token ids per line: a multilingual model's language token), each line
-    goes into its own language instead of the translator's; with
+    `line_controls` (per line: a multilingual model's language tokens), each line goes into
+    its own language instead of the translator's; with
     `prefixes` (text, "" for none), each output starts with its line's prefix; with
     `constraints` (phrases per line), each output contains its line's phrases (a line whose
     phrases cannot all be placed gets the best output found and a warning). `extras` adds to
     each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
     ("alignments", nmt.decode.alignment)."""
-    encoded = _encode(translator, lines, warn, numbers, line_control_ids)
-    prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers) if prefixes and any(prefixes) else None
+    encoded = _encode(translator, lines, warn, numbers, line_controls)
+    forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
+    prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
     constraint_ids = None
     if constraints and any(constraints):
         constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers)
@@ -206,18 +214,21 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             batch_constraints = [constraint_ids[i] for i in rows] if constraint_ids else None
             batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes, batch_constraints)
             for i, hyps in zip(rows, batch_results):
+                for h in hyps:  # the decoder-side control tokens are given, not part of the translation
+                    h.tokens = h.tokens[len(forced[i]):]
                 results[i] = hyps
                 if hyps and hyps[0].constraints_met is False:
                     warn(f"line {numbers[i]}: constraints: not all could be placed within the output limit; "
                          "the best output found is given")
     if extras:
-        _annotate(translator, encoded, results, set(extras))
+        _annotate(translator, encoded, results, set(extras), forced)
     return results
 
 
 def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesis]], extras: set[str],
-              batch_size: int = 64) -> None:
-    """Fill in the hypotheses' token_log_probs and/or alignment, in batches of hypotheses."""
+              forced: list[tuple[int, ...]], batch_size: int = 64) -> None:
+    """Fill in the hypotheses' token_log_probs and/or alignment, in batches of hypotheses; each
+    output is read after its line's `forced` tokens, whose own scores and alignments are left out."""
     from nmt.decode.alignment import align_batch
 
     if "alignments" in extras:
@@ -226,13 +237,14 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
     src_piece, tgt_piece = translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
-        srcs, outs = [sources[i] for i, _ in chunk], [h.tokens for _, h in chunk]
+        srcs, outs = [sources[i] for i, _ in chunk], [[*forced[i], *h.tokens] for i, h in chunk]
+        given = [len(forced[i]) for i, _ in chunk]
         if "token_scores" in extras:
-            for (_, h), scores in zip(chunk, translator.score_batch(srcs, outs)):
-                h.token_log_probs = scores[: len(h.tokens)]
+            for (_, h), n, scores in zip(chunk, given, translator.score_batch(srcs, outs)):
+                h.token_log_probs = scores[n: n + len(h.tokens)]
         if "alignments" in extras:
             lines = align_batch(translator.model, srcs, outs, [[src_piece(t) for t in s] for s in srcs],
-                                [[tgt_piece(t) for t in o] for o in outs], len(translator.control_ids))
+                                [[tgt_piece(t) for t in o] for o in outs], len(translator.controls.source), given)
             for (_, h), line in zip(chunk, lines):
                 h.alignment = line
 

@@ -30,6 +30,7 @@ import nmt
 from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenizer_models
 from nmt.config import recipe_from_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
+from nmt.data.languages import language_usage, target_control_ids
 from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import FORBIDDEN_LOGIT
@@ -150,8 +151,9 @@ def transformers_config(recipe, src_vocab: int, tgt_vocab: int):
         forced_eos_token_id=None, architectures=["MarianMTModel"])
 
 
-def generation_config(recipe):
-    """The recipe's search as transformers' defaults. With early_stopping=True a beam search files
+def generation_config(recipe, forced_bos_token_id: int | None = None):
+    """The recipe's search as transformers' defaults (and the target's language token forced
+    first, for a model with decoder-side language tokens). With early_stopping=True a beam search files
     the top-K candidates that end, ranks them by log P / |Y|^alpha (EOS counted) and stops once K
     have ended: nmt's search with patience 1. At alpha 0 nmt stops once a step's best candidate has
     ended, when nothing later can beat it; early_stopping=False (stop once no live beam can beat
@@ -161,7 +163,8 @@ def generation_config(recipe):
     return transformers.GenerationConfig(
         num_beams=max(d.beam_size, 1), length_penalty=d.length_penalty, no_repeat_ngram_size=d.no_repeat_ngram_size,
         max_length=recipe.model.max_positions - 1, min_length=0, early_stopping=d.length_penalty != 0,
-        pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS, decoder_start_token_id=BOS)
+        pad_token_id=PAD, eos_token_id=EOS, bos_token_id=BOS, decoder_start_token_id=BOS,
+        forced_bos_token_id=forced_bos_token_id)
 
 
 def generation_differences(recipe) -> list[str]:
@@ -199,7 +202,8 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
         from safetensors.torch import save_file
 
         transformers_config(recipe, len(vocabs["src"]), len(vocabs["tgt"])).save_pretrained(directory)
-        generation_config(recipe).save_pretrained(directory)
+        forced = target_control_ids(processors["tgt"], recipe.data)  # a decoder-side language token
+        generation_config(recipe, forced[0] if forced else None).save_pretrained(directory)
         state.update(position_tables(recipe.model))
         tied = {"lm_head.weight"} if recipe.model.tie_output else set()
         if recipe.model.share_embeddings:
@@ -241,7 +245,7 @@ def model_card(recipe, payload: dict, checkpoint: Path) -> str:
         f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer trained with nmt {nmt.__version__}", "",
         f"Exported from `{checkpoint}` (update {progress.get('step')}) by `nmt export --format huggingface`: "
         f"a {recipe.model.norm}-LN Transformer of {count_parameters(payload['model']):,} parameters as a "
-        f"`{transformers_architecture(recipe)}`.", "", *scores,
+        f"`{transformers_architecture(recipe)}`.", "", *scores, *language_usage(recipe.data),
         "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
         "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
         "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")",

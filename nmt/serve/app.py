@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from nmt.config import DecodeConfig
-from nmt.data.languages import direction_control_ids
+from nmt.data.languages import Controls, direction_controls
 from nmt.decode.casing import hypothesis_text
 from nmt.decode.capabilities import refusal
 from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
@@ -67,7 +67,7 @@ class TranslateRequest(BaseModel):
 class Plan:
     """How a /translate request is translated, once every check has passed."""
     cfg: DecodeConfig
-    line_control_ids: list[list[int]] | None  # per line, with tgt_lang/src_lang; None: the model's direction
+    line_controls: list[Controls] | None  # per line, with tgt_lang/src_lang; None: the model's direction
     extras: tuple[str, ...]  # token_scores, alignments
 
 
@@ -88,7 +88,7 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
         check_request(LineRequest(text=text, prefix=body.prefix[number - 1] if body.prefix else "",
                                   constraints=body.constraints[number - 1] if body.constraints else []),
                       translator, number, line_limits)
-    line_control_ids = _line_directions(body, translator)
+    line_controls = _line_directions(body, translator)
     if body.alignments and (message := refusal(translator, "alignments")):
         raise RequestRefused(message)
     beam, nbest = body.beam_size or defaults.beam_size, body.nbest or 1
@@ -101,11 +101,11 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
         "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
     extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                    if wanted)
-    return Plan(cfg, line_control_ids, extras)
+    return Plan(cfg, line_controls, extras)
 
 
-def _line_directions(body: TranslateRequest, translator) -> list[list[int]] | None:
-    """Each line's control ids where the request names languages (tgt_lang: one, or one per line)."""
+def _line_directions(body: TranslateRequest, translator) -> list[Controls] | None:
+    """Each line's language tokens where the request names languages (tgt_lang: one, or one per line)."""
     if body.tgt_lang is None and body.src_lang is None:
         return None
     wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
@@ -114,8 +114,8 @@ def _line_directions(body: TranslateRequest, translator) -> list[list[int]] | No
     ids_of: dict = {}
     try:
         for lang in dict.fromkeys(wanted):
-            _, ids_of[lang] = direction_control_ids(translator.src_tokenizer, translator.recipe.data, body.src_lang,
-                                                    lang, body.zero_shot)
+            _, ids_of[lang] = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
+                                                 translator.recipe.data, body.src_lang, lang, body.zero_shot)
     except NmtError as e:
         raise RequestRefused(str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true')) from None
     return [ids_of[lang] for lang in wanted]
@@ -197,7 +197,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
         results = (await batcher.translate(body.text, plan.cfg, body.prefix, plan.extras, body.constraints,
-                                           plan.line_control_ids, body.markup) if body.text else [])
+                                           plan.line_controls, body.markup) if body.text else [])
         return reply(body, results, translator.tgt_tokenizer)
 
     return app

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 
 from nmt.config import DecodeConfig
+from nmt.data.languages import Controls
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
 
@@ -26,7 +27,7 @@ class _Request:
     prefixes: list[str] | None
     extras: tuple[str, ...]
     constraints: list[list[str]] | None
-    line_control_ids: list[list[int]] | None
+    line_controls: list[Controls] | None
     markup: bool
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
@@ -53,12 +54,12 @@ class Batcher:
 
     async def translate(self, lines: list[str], cfg: DecodeConfig, prefixes: list[str] | None = None,
                         extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None,
-                        line_control_ids: list[list[int]] | None = None, markup: bool = False) -> list[list[Hypothesis]]:
-        """`line_control_ids`: per line, the language token ids of a multilingual model (None: its
+                        line_controls: list[Controls] | None = None, markup: bool = False) -> list[list[Hypothesis]]:
+        """`line_controls`: per line, the language tokens of a multilingual model (None: its
         default); `markup`: the lines are inline markup (nmt.decode.markup)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, line_control_ids, markup, future, loop))
+        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, line_controls, markup, future, loop))
         return await future
 
     def close(self) -> None:
@@ -102,15 +103,15 @@ class Batcher:
         constraints = None
         if any(r.constraints for r in requests):
             constraints = [phrases for r in requests for phrases in (r.constraints or [[]] * len(r.lines))]
-        line_control_ids = None
-        if any(r.line_control_ids for r in requests):
-            default = self.translator.control_ids
-            line_control_ids = [p for r in requests for p in (r.line_control_ids or [default] * len(r.lines))]
+        line_controls = None
+        if any(r.line_controls for r in requests):
+            default = self.translator.controls
+            line_controls = [c for r in requests for c in (r.line_controls or [default] * len(r.lines))]
         start = time.perf_counter()
         try:
             results = translate_lines(self.translator, lines, requests[0].cfg, prefixes=prefixes,
                                       extras=requests[0].extras, constraints=constraints,
-                                      line_control_ids=line_control_ids,
+                                      line_controls=line_controls,
                                       markup=[r.markup for r in requests for _ in r.lines])
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:

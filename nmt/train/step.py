@@ -81,7 +81,8 @@ class TrainStep:
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         self.model.train()
         # The same on every rank, from the lengths alone: no communication.
-        total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) for idx in group)
+        # Scored target tokens: each target and its EOS, less its forced first tokens (collate).
+        total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) * (1 - data.forced_target_tokens) for idx in group)
         mine = group[self.world.rank::self.world.size]
         # A rank left without a batch (end of an epoch) still takes part, with zero weight.
         weights = [1.0] * len(mine) if mine else [0.0]

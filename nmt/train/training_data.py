@@ -21,7 +21,7 @@ class TrainingData:
         shards, data = data_dir(recipe.out), recipe.data
         if not (shards / "train.src.idx").is_file():
             raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
-        self.pairs = ParallelShards(shards, "train")
+        self.pairs = ParallelShards(shards, "train", data.forced_target_tokens)
         self.corpus_sizes = corpus_sizes(recipe.out)  # None: one training corpus
         if self.corpus_sizes and len(self.corpus_sizes) != len(data.corpora()):
             raise NmtError(f"{shards}: prepared from {len(self.corpus_sizes)} corpora, but data.train lists "
@@ -32,7 +32,7 @@ class TrainingData:
             if not all((shards / f"{name}.src.idx").is_file() for name in names):
                 raise NmtError(f"{shards}: no sampled segmentations for data.subword_sampling_alpha "
                                "(run `nmt prepare` again)")
-            self.samples = [ParallelShards(shards, name) for name in names]
+            self.samples = [ParallelShards(shards, name, data.forced_target_tokens) for name in names]
         if len(self.pairs) == 0:
             raise NmtError(f"{shards}: the training split is empty after cleaning")
         self.valid_sets = valid_sets(recipe, shards)

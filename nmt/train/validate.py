@@ -34,7 +34,7 @@ def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
     sets = []
     for src, tgt in directions:
         label = f"{src}-{tgt}" if data.multidirectional else ""
-        pairs = ParallelShards(shards, f"valid.{label}" if label else "valid")
+        pairs = ParallelShards(shards, f"valid.{label}" if label else "valid", data.forced_target_tokens)
         n_refs = min(recipe.train.valid_bleu_sentences, len(pairs))
         references = open_corpus(data.valid, src, tgt).side("tgt")
         sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), references)]))
@@ -92,6 +92,8 @@ def dev_bleu(model: Transformer, data: ParallelShards, references: list[str], tg
     hypotheses: list[str] = [""] * n
     for indices in pack_by_tokens(np.argsort(lengths, kind="stable"), lengths, max_tokens):
         src = collate(data, indices).src.to(device)
-        for i, hyp in zip(indices.tolist(), greedy_search(model, src, max_len_a, max_len_b)):
-            hypotheses[i] = tgt_tokenizer.decode(hyp.tokens)
+        forced = data.forced_target_tokens  # a decoder-side language token: given, then taken off
+        prefixes = [data.tgt[i][:forced].tolist() for i in indices] if forced else None
+        for i, hyp in zip(indices.tolist(), greedy_search(model, src, max_len_a, max_len_b, prefixes=prefixes)):
+            hypotheses[i] = tgt_tokenizer.decode(hyp.tokens[forced:])
     return sacrebleu.corpus_bleu(hypotheses, [references]).score
