@@ -223,10 +223,12 @@ demo-seed2: install
 UPDATES ?= 2000
 # The zero-shot model trains 4 x ZERO_SHOT_UPDATES (four directions).
 ZERO_SHOT_UPDATES ?= 1500
+# Which zero-shot setups to train (bench/languages.py ZERO_SHOT_SETUPS), two at a time.
+ZERO_SHOT_SETUPS ?= source,residual_free
 multilingual: install
 	$(BIN)/python -m bench.languages multilingual --updates $(UPDATES)
 zero-shot: install
-	$(BIN)/python -m bench.languages zero-shot --updates $(ZERO_SHOT_UPDATES)
+	$(BIN)/python -m bench.languages zero-shot --updates $(ZERO_SHOT_UPDATES) --setups $(ZERO_SHOT_SETUPS)
 back-translation: install
 	$(BIN)/python -m bench.languages back-translation --updates $(UPDATES)
 

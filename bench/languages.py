@@ -7,14 +7,14 @@ search, and writes its figures with sacreBLEU signatures, updates and minutes:
 
 - multilingual: one en→{de,fr,cs} model (3·U updates) against three bilingual en→X models of U
   updates each (recipes/multi30k_en_de.yaml with the target language changed): results/multilingual.json
-- zero-shot: a model trained on en↔de and en↔fr (4·U updates) asked for de→fr and fr→de, beside
-  pivoting through English with the same model; how often the output is in the wrong language
-  (`guess_language`): results/zero_shot.json
+- zero-shot: models trained on en↔de and en↔fr (4·U updates each; one per setup of
+  ZERO_SHOT_SETUPS) asked for de→fr and fr→de, beside pivoting through English with the same
+  model; how often the output is in the wrong language (py3langid): results/zero_shot.json
 - back-translation: en→de on half the training pairs; + the other half's German back-translated
   by a de→en model trained on the first half, untagged and tagged <BT>; all pairs (the upper
   bound); U updates each, paired bootstrap among the first three: results/back_translation.json
 
-    python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U]
+    python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U] [--setups a,b]
 """
 
 from __future__ import annotations
@@ -36,23 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "multi30k"
 NMT = [sys.executable, "-m", "nmt"]
 TEST = "test_2016_flickr"
-
-# Frequent function words: a sentence is in the language whose list it hits most (ties: unknown).
-STOP_WORDS = {
-    "en": {"a", "an", "the", "is", "are", "of", "in", "on", "with", "and", "his", "her", "while", "at", "to"},
-    "de": {"ein", "eine", "einer", "einem", "einen", "der", "die", "das", "ist", "sind", "mit", "und", "auf", "im", "in", "sein", "ihr"},
-    "fr": {"un", "une", "le", "la", "les", "des", "est", "sont", "avec", "et", "sur", "dans", "du", "de", "en", "son", "sa"},
-    "cs": {"a", "na", "se", "v", "s", "ve", "je", "jsou", "muž", "žena", "do", "při", "který", "která", "své"},
-}
-
-
-def guess_language(line: str) -> str | None:
-    words = [w.strip(".,!?;:\"'()").lower() for w in line.split()]
-    hits = {lang: sum(w in stop for w in words) for lang, stop in STOP_WORDS.items()}
-    best = max(hits.values())
-    winners = [lang for lang, n in hits.items() if n == best]
-    return winners[0] if best > 0 and len(winners) == 1 else None
-
 
 def environment(threads: int) -> dict:
     return {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
@@ -140,30 +123,76 @@ def multilingual(updates: int) -> None:
     write("multilingual.json", result)
 
 
-def zero_shot(updates: int) -> None:
-    run = ROOT / "runs/lang_zero_shot"
-    run_lanes([train_run("recipes/multi30k_zero_shot.yaml", "runs/lang_zero_shot", 4 * updates)])
-    ckpt = str(run / "checkpoints/best.pt")
-    result = {"test": TEST, "updates": 4 * updates, "training": training(run), "directions": {},
-              "language_check": "the language whose frequent function words (bench/languages.py STOP_WORDS) the "
-                                "output line hits most; ties and no hits: unknown"}
+# Zero-shot setups: recipes/multi30k_zero_shot.yaml with these overrides. source: the target's
+# token in front of the source (Johnson et al. 2017); target: forced first in the output (decoder
+# side); residual_free: source tokens and no residual connection around the self-attention of the
+# third of the four encoder layers (Liu et al. 2021).
+ZERO_SHOT_SETUPS = {
+    "source": (),
+    "target": ("data.language_token=target",),
+    "both": ("data.language_token=both",),
+    "residual_free": ("model.residual_free_encoder_layer=2",),
+}
+
+
+def language_check(lines: list[str], expected: str) -> dict:
+    """py3langid's verdict on the output lines (nmt.language_id): the share in another language."""
+    from nmt.language_id import language_shares
+
+    found = language_shares(lines, expected)
+    return {"output_languages": found["languages"], "wrong_language_share": round(1 - found["share"], 4)}
+
+
+def zero_shot_directions(ckpt: str, run: Path, split: str) -> dict:
+    """de→fr and fr→de on `split`: zero-shot and pivoting through English, each scored and checked."""
+    directions = {}
     for src, tgt in (("de", "fr"), ("fr", "de")):
-        source, reference = DATA / f"{TEST}.{src}.gz", DATA / f"{TEST}.{tgt}.gz"
-        direct, pivot_en, pivot = run / f"zero.{src}-{tgt}", run / f"pivot.{src}-en", run / f"pivot.{src}-{tgt}"
+        source, reference = DATA / f"{split}.{src}.gz", DATA / f"{split}.{tgt}.gz"
+        direct, pivot_en, pivot = (run / f"{split}.zero.{src}-{tgt}", run / f"{split}.pivot.{src}-en",
+                                   run / f"{split}.pivot.{src}-{tgt}")
         seconds = translate(ckpt, source, direct, "--src-lang", src, "--tgt-lang", tgt, "--zero-shot")
         seconds_pivot = translate(ckpt, source, pivot_en, "--src-lang", src, "--tgt-lang", "en")
         seconds_pivot += translate(ckpt, pivot_en, pivot, "--src-lang", "en", "--tgt-lang", tgt)
         entry = {}
         for name, hyps, secs in (("zero_shot", direct, seconds), ("pivot_through_en", pivot, seconds_pivot)):
-            lines = list(read_lines(hyps))
-            guesses = [guess_language(line) for line in lines]
-            entry[name] = scores(hyps, reference) | {
-                "decode_seconds": round(secs, 1),
-                "output_languages": {lang or "unknown": guesses.count(lang) for lang in dict.fromkeys(guesses)},
-                "wrong_language_share": round(sum(g is not None and g != tgt for g in guesses) / len(lines), 4)}
-        reference_guesses = [guess_language(line) for line in read_lines(reference)]
-        entry["reference_check"] = round(sum(g == tgt for g in reference_guesses) / len(reference_guesses), 4)
-        result["directions"][f"{src}-{tgt}"] = entry
+            entry[name] = scores(hyps, reference) | {"decode_seconds": round(secs, 1)} | language_check(
+                list(read_lines(hyps)), tgt)
+        entry["reference_check"] = round(1 - language_check(list(read_lines(reference)), tgt)["wrong_language_share"], 4)
+        directions[f"{src}-{tgt}"] = entry
+    return directions
+
+
+def english_centric(ckpt: str, run: Path) -> dict:
+    """Test BLEU of the four trained directions."""
+    out = {}
+    for src, tgt in (("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")):
+        hyps = run / f"test.{src}-{tgt}"
+        translate(ckpt, DATA / f"{TEST}.{src}.gz", hyps, "--src-lang", src, "--tgt-lang", tgt)
+        out[f"{src}-{tgt}"] = scores(hyps, DATA / f"{TEST}.{tgt}.gz")["bleu"]
+    return out
+
+
+def zero_shot(updates: int, setups: list[str]) -> None:
+    """Train each setup (two at a time), choose the one with the best mean zero-shot BLEU on val,
+    and report every setup on test; the chosen one's figures also at the top level."""
+    runs = {name: f"runs/lang_zero_shot_{name}" for name in setups}
+    lanes = [train_run("recipes/multi30k_zero_shot.yaml", runs[name], 4 * updates, *ZERO_SHOT_SETUPS[name])
+             for name in setups]
+    run_lanes([[c for lane in lanes[i::2] for c in lane] for i in range(min(2, len(lanes)))])
+    report = {}
+    for name in setups:
+        run = ROOT / runs[name]
+        ckpt = str(run / "checkpoints/best.pt")
+        valid = zero_shot_directions(ckpt, run, "val")
+        report[name] = {"overrides": list(ZERO_SHOT_SETUPS[name]), "training": training(run),
+                        "val_zero_shot_bleu": round(sum(d["zero_shot"]["bleu"] for d in valid.values()) / 2, 2),
+                        "directions": zero_shot_directions(ckpt, run, TEST), "english_centric": english_centric(ckpt, run)}
+    chosen = max(setups, key=lambda name: report[name]["val_zero_shot_bleu"])
+    result = {"test": TEST, "updates": 4 * updates, "chosen_on_val": chosen, "training": report[chosen]["training"],
+              "directions": report[chosen]["directions"],
+              "language_check": "py3langid (nmt score --langid): wrong_language_share is the share of non-empty "
+                                "output lines identified as another language than the target",
+              "setups": report}
     write("zero_shot.json", result)
 
 
@@ -222,8 +251,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("experiment", choices=["multilingual", "zero-shot", "back-translation"])
     parser.add_argument("--updates", type=int, default=2000, help="U: updates of one bilingual model (see above).")
+    parser.add_argument("--setups", default="source,residual_free",
+                        help=f"zero-shot: comma-separated setups of {', '.join(ZERO_SHOT_SETUPS)}")
     args = parser.parse_args()
-    {"multilingual": multilingual, "zero-shot": zero_shot, "back-translation": back_translation}[args.experiment](args.updates)
+    if args.experiment == "zero-shot":
+        unknown = set(args.setups.split(",")) - set(ZERO_SHOT_SETUPS)
+        if unknown:
+            parser.error(f"--setups: unknown {', '.join(sorted(unknown))} (choose from {', '.join(ZERO_SHOT_SETUPS)})")
+        zero_shot(args.updates, args.setups.split(","))
+        return
+    {"multilingual": multilingual, "back-translation": back_translation}[args.experiment](args.updates)
 
 
 if __name__ == "__main__":

@@ -219,18 +219,25 @@ class ModelConfig(Section):
     # frequencies, 10000^(-i/(D/2 - 1)), from position 2, as NLLB-200 and M2M-100 were trained with
     # (set by `nmt import`).
     positions: Literal["sinusoidal", "fairseq"] = "sinusoidal"
+    # The encoder layer (0-based) whose self-attention has no residual connection, so that its
+    # output no longer carries each token's position through: Liu et al. 2021's remedy for
+    # zero-shot translation into the wrong language (a middle layer). None: every layer has one.
+    residual_free_encoder_layer: int | None = None
 
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> "ModelConfig":
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        layer = self.residual_free_encoder_layer
+        if layer is not None and not 0 <= layer < self.encoder_layers:
+            raise ValueError(f"residual_free_encoder_layer {layer}: the encoder has layers 0 to {self.encoder_layers - 1}")
         return self
 
 
 # What fixes a model's weights' shapes and what they compute (dropout and the rest may change
 # when fine-tuning).
 MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
-                    "share_embeddings", "tie_output", "max_positions", "positions")
+                    "share_embeddings", "tie_output", "max_positions", "positions", "residual_free_encoder_layer")
 
 
 class TrainConfig(Section):

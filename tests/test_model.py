@@ -23,6 +23,31 @@ def test_sinusoidal_positions_by_hand():
     assert pe[5, 7].item() == pytest.approx(math.cos(5 / 10000 ** (6 / 8)))
 
 
+def test_fairseq_positions_by_hand():
+    """NLLB-200's and M2M-100's table: frequencies 10000^(-i/(D/2 - 1)), from position 2, kept
+    interleaved (an imported model's dimensions are permuted to match)."""
+    pe = PositionalEncoding(d_model=8, max_positions=10, style="fairseq")(10)
+    assert pe[0, 0].item() == pytest.approx(math.sin(2)) and pe[0, 1].item() == pytest.approx(math.cos(2))
+    assert pe[3, 2].item() == pytest.approx(math.sin(5 / 10000 ** (1 / 3)))
+    assert pe[3, 7].item() == pytest.approx(math.cos(5 / 10000))  # the last frequency is 1/10000, not 10000^(-3/4)
+
+
+def test_a_residual_free_encoder_layer_drops_only_its_attentions_skip_connection():
+    torch.manual_seed(0)
+    plain = Transformer(small(norm="pre", encoder_layers=3), 30, 30).eval()
+    free = Transformer(small(norm="pre", encoder_layers=3, residual_free_encoder_layer=1), 30, 30).eval()
+    free.load_state_dict(plain.state_dict())  # the same weights: the layer has no parameter more or less
+    x, mask = torch.randn(1, 4, 32), torch.ones(1, 1, 1, 4, dtype=torch.bool)
+    layer, sub = free.encoder_layers[1], free.encoder_layers[1].attn_sublayer
+    attended = layer.self_attn(sub.norm(x), mask=mask)
+    assert torch.allclose(layer(x, mask), layer.ff_sublayer(attended, layer.feed_forward), atol=1e-6)
+    assert torch.equal(free.encoder_layers[0](x, mask), plain.encoder_layers[0](x, mask))
+    src, tgt = torch.tensor([[5, 6, 7, 3]]), torch.tensor([[2, 8, 9]])
+    assert not torch.allclose(free(src, tgt), plain(src, tgt))
+    with pytest.raises(ValueError, match="layers 0 to 2"):
+        small(encoder_layers=3, residual_free_encoder_layer=3)
+
+
 def test_embeddings_are_scaled_by_sqrt_d_model_and_share_one_matrix():
     model = Transformer(small(), 50, 50)
     ids = torch.tensor([[4, 9, 7]])

@@ -63,7 +63,7 @@ def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
         (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation)
     spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
     spec.config.add_source_eos = True  # nmt's sources end with EOS
-    positions = PositionalEncoding(cfg.d_model, cfg.max_positions).table.numpy()
+    positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions).table.numpy()
 
     def linear(target, prefix: str, bias: bool = True) -> None:
         target.weight = weights[f"{prefix}.weight"]
@@ -128,6 +128,9 @@ def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str 
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
     recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
+    if recipe.model.residual_free_encoder_layer is not None:
+        raise NmtError(f"{checkpoint}: model.residual_free_encoder_layer: CTranslate2's Transformer has a residual "
+                       "connection around every sublayer; translate this model with nmt's own engine")
     protos = tokenizer_models(payload)
     pieces = {}
     for side, proto in protos.items():

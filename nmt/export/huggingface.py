@@ -189,6 +189,12 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
     recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
+    if recipe.model.residual_free_encoder_layer is not None:
+        raise NmtError(f"{checkpoint}: model.residual_free_encoder_layer: transformers' Marian and Pegasus have a "
+                       "residual connection around every sublayer")
+    if recipe.model.positions != "sinusoidal":
+        raise NmtError(f"{checkpoint}: model.positions {recipe.model.positions}: transformers' Marian and Pegasus "
+                       "compute the paper's positions; this model exports to CTranslate2 (`nmt export`)")
     if recipe.model.norm == "pre" and not recipe.model.share_embeddings:
         raise NmtError(f"{checkpoint}: a pre-LN model exports as a PegasusForConditionalGeneration, which has one "
                        "vocabulary for both sides; this one has separate vocabularies (model.share_embeddings: false)")

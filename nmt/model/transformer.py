@@ -20,12 +20,19 @@ from nmt.model.output_loss import output_layer_loss
 
 
 class PositionalEncoding(nn.Module):
-    """Sinusoidal positions (3.5): PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...)."""
+    """Sinusoidal positions (3.5): PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...).
 
-    def __init__(self, d_model: int, max_positions: int):
+    `style` "fairseq" is fairseq's variant (imported NLLB-200 and M2M-100 models): frequencies
+    10000^(-i/(D/2 - 1)) and positions counted from 2 (its padding index + 1), kept interleaved."""
+
+    def __init__(self, d_model: int, max_positions: int, style: str = "sinusoidal"):
         super().__init__()
-        position = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)
-        inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+        first = 2 if style == "fairseq" else 0
+        position = torch.arange(first, first + max_positions, dtype=torch.float64).unsqueeze(1)
+        if style == "fairseq":
+            inv_freq = torch.exp(torch.arange(d_model // 2, dtype=torch.float64) * (-math.log(10000.0) / (d_model // 2 - 1)))
+        else:
+            inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
         table = torch.zeros(max_positions, d_model, dtype=torch.float64)
         table[:, 0::2] = torch.sin(position * inv_freq)
         table[:, 1::2] = torch.cos(position * inv_freq)
@@ -154,31 +161,34 @@ class PositionwiseFeedForward(nn.Module):
 
 class SublayerConnection(nn.Module):
     """Residual connection around a sublayer with LayerNorm (3.1) and dropout on its output (5.4).
-    post-LN (paper): LayerNorm(x + Dropout(f(x))); pre-LN: x + Dropout(f(LayerNorm(x)))."""
+    post-LN (paper): LayerNorm(x + Dropout(f(x))); pre-LN: x + Dropout(f(LayerNorm(x))).
+    Without `residual`, the x + is left out (model.residual_free_encoder_layer)."""
 
-    def __init__(self, d_model: int, dropout: float, pre_norm: bool):
+    def __init__(self, d_model: int, dropout: float, pre_norm: bool, residual: bool = True):
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
         self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
+        self.residual = residual
 
     def sublayer_input(self, x: Tensor) -> Tensor:
         """What the sublayer is given: x, normalized first with pre-LN."""
         return self.norm(x) if self.pre_norm else x
 
     def forward(self, x: Tensor, sublayer) -> Tensor:
+        skip = x if self.residual else 0.0
         if self.pre_norm:
-            return x + self.dropout(sublayer(self.norm(x)))
-        return self.norm(x + self.dropout(sublayer(x)))
+            return skip + self.dropout(sublayer(self.norm(x)))
+        return self.norm(skip + self.dropout(sublayer(x)))
 
 
 class EncoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, residual_attention: bool = True):
         super().__init__()
         pre = cfg.norm == "pre"
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout, cfg.activation)
-        self.attn_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+        self.attn_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre, residual_attention)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
 
     def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
@@ -272,12 +282,13 @@ class Transformer(nn.Module):
         if cfg.share_embeddings and src_vocab_size != tgt_vocab_size:
             raise ValueError("shared embeddings need one joint vocabulary")
         self.cfg = cfg
-        positions = PositionalEncoding(cfg.d_model, cfg.max_positions)
+        positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions)
         tgt_tokens = nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD)
         src_tokens = tgt_tokens if cfg.share_embeddings else nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD)
         self.src_embed = Embeddings(src_tokens, positions, cfg.dropout)
         self.tgt_embed = Embeddings(tgt_tokens, positions, cfg.dropout)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.encoder_layers))
+        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg, i != cfg.residual_free_encoder_layer)
+                                            for i in range(cfg.encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.decoder_layers))
         # pre-LN leaves the last residual stream un-normalized: one final LayerNorm on each side
         self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
