@@ -1,4 +1,5 @@
-"""A Hugging Face `transformers` Marian (OPUS-MT) or Pegasus directory as an nmt checkpoint: `nmt import`.
+"""A Hugging Face `transformers` Marian (OPUS-MT), Pegasus, or M2M-100 (NLLB-200, M2M-100)
+directory as an nmt checkpoint: `nmt import`.
 
 The inverse of `nmt.export.huggingface`: MarianMTModel's layers are nmt's post-LN layers, Pegasus's
 its pre-LN ones, and the d_model dimensions are permuted back from sines-then-cosines to nmt's
@@ -17,6 +18,12 @@ a shared vocabulary) stay in the model as UNUSED pieces: never produced by encod
 text, so the output layer keeps every row Marian's has. Pieces that the sentencepiece model has
 but vocab.json lacks would be `<unk>` to Marian but not to nmt: refused with a one-line error, as
 are features nmt lacks (unscaled embeddings, an output bias, per-stack head or feed-forward sizes).
+
+An M2M100ForConditionalGeneration (NLLB-200, M2M-100) is a pre-LN model with fairseq's
+sinusoid (model.positions: fairseq) and language tokens on both sides (data.language_token:
+both: the source's language code in front of the source, the target's forced first in the
+output); its vocabulary is read by nmt.export.m2m100_vocabulary, and every language code becomes
+a language of the checkpoint (data.languages).
 """
 
 from __future__ import annotations
@@ -28,14 +35,19 @@ import torch
 
 import nmt
 from nmt.checkpoint import save_checkpoint
-from nmt.config import recipe_from_dict, recipe_to_dict
+from nmt.config import language_token, recipe_from_dict, recipe_to_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.huggingface import marian_order, require_transformers
+from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary
 from nmt.model.transformer import Transformer
 
-NORM_OF = {"marian": "post", "pegasus": "pre"}
+NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre"}
+# Architectures nmt's Transformer cannot compute, and what it lacks for each.
+UNSUPPORTED = {"mbart": "learned positions and a LayerNorm on the embeddings (layernorm_embedding)",
+               "bart": "learned positions and a LayerNorm on the embeddings (layernorm_embedding)",
+               "t5": "relative position buckets and RMSNorm without biases"}
 ACTIVATION_OF = {"relu": "relu", "swish": "swish", "silu": "swish", "gelu": "gelu"}
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")  # nmt's ids 0..3
 MAX_LOGIT_DIFFERENCE = 1e-3  # the import's own check against transformers
@@ -50,13 +62,21 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
         raise NmtError(f"{out}: exists (--force replaces it)")
     config = _read_config(transformers, directory)
     tokenizer_config = _read_json(directory / "tokenizer_config.json", required=False)
-    separate = bool(tokenizer_config.get("separate_vocabs", False))
-    vocabs = {"src": _read_json(directory / "vocab.json")}
-    vocabs["tgt"] = _read_json(directory / "target_vocab.json") if separate else vocabs["src"]
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
-    tokenizers = {side: reordered_tokenizer(directory / name, vocabs[side], specials, directory / json_name)
-                  for side, name, json_name in (("src", "source.spm", "vocab.json"),
-                                                ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
+    languages: list[str] = []
+    if config.model_type == "m2m_100":
+        vocab, languages = m2m100_vocabulary(transformers, directory, config.vocab_size)
+        src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)
+        one = reordered_tokenizer(directory / SPM_FILE, vocab, specials, directory / SPM_FILE,
+                                  controls={language_token(code) for code in languages})
+        tokenizers = {"src": one, "tgt": one}
+    else:
+        separate = bool(tokenizer_config.get("separate_vocabs", False))
+        vocabs = {"src": _read_json(directory / "vocab.json")}
+        vocabs["tgt"] = _read_json(directory / "target_vocab.json") if separate else vocabs["src"]
+        tokenizers = {side: reordered_tokenizer(directory / name, vocabs[side], specials, directory / json_name)
+                      for side, name, json_name in (("src", "source.spm", "vocab.json"),
+                                                    ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
 
     try:
         hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
@@ -68,7 +88,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     tgt_lang = tgt_lang or tokenizer_config.get("target_lang")
     if not src_lang or not tgt_lang:
         raise NmtError(f"{directory}/tokenizer_config.json names no source_lang/target_lang: give --src-lang and --tgt-lang")
-    recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang))
+    recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang), languages)
     protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
     indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
     weights = nmt_state_dict(hf_state, recipe.model, indices)
@@ -88,7 +108,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     }, out)
     return {"checkpoint": str(out), "architecture": type(hf_model).__name__, "direction": f"{src_lang}-{tgt_lang}",
             "vocab": {side: len(index) for side, index in indices.items()}, "max_logit_difference": difference,
-            "recipe": recipe}
+            "languages": languages, "recipe": recipe}
 
 
 # --- reading the directory ----------------------------------------------------------------------
@@ -108,9 +128,11 @@ def _read_config(transformers, directory: Path):
     if not (directory / "config.json").is_file():
         raise NmtError(f"{directory}: not a transformers model directory (no config.json)")
     model_type = _read_json(directory / "config.json").get("model_type")
+    if model_type in UNSUPPORTED:
+        raise NmtError(f"{directory}: a {model_type} model; nmt's Transformer lacks {UNSUPPORTED[model_type]}")
     if model_type not in NORM_OF:
-        raise NmtError(f"{directory}: a {model_type!r} model; nmt imports Marian (MarianMTModel, OPUS-MT) and "
-                       "Pegasus models")
+        raise NmtError(f"{directory}: a {model_type!r} model; nmt imports Marian (MarianMTModel, OPUS-MT), "
+                       "Pegasus and M2M-100 (M2M100ForConditionalGeneration: NLLB-200, M2M-100) models")
     try:
         config = transformers.AutoConfig.from_pretrained(directory)
     except (OSError, ValueError) as e:
@@ -128,14 +150,18 @@ def _read_config(transformers, directory: Path):
         lacking.append(f"activation_function {config.activation_function}")
     if config.d_model % 2:
         lacking.append("an odd d_model")
+    if model_type == "m2m_100" and config.pad_token_id != 1:
+        lacking.append(f"pad_token_id {config.pad_token_id} (fairseq's positions start at the padding id + 1; "
+                       "nmt's at 2, for pad_token_id 1)")
     if lacking:
         raise NmtError(f"{directory}/config.json: nmt's Transformer lacks " + "; ".join(lacking))
     return config
 
 
 def reordered_tokenizer(spm_path: Path, vocab: dict[str, int], specials: dict[str, int],
-                        vocab_path: Path) -> tuple[bytes, list[int]]:
-    """(a sentencepiece model whose id i is nmt's token i, the Marian id of each nmt id)."""
+                        vocab_path: Path, controls: set[str] = frozenset()) -> tuple[bytes, list[int]]:
+    """(a sentencepiece model whose id i is nmt's token i, the Marian id of each nmt id);
+    `controls` (language tokens) become control pieces: never produced from text, dropped from output."""
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
     if not spm_path.is_file():
@@ -171,6 +197,8 @@ def reordered_tokenizer(spm_path: Path, vocab: dict[str, int], specials: dict[st
                            "(its <pad>, <unk>, <s>, </s> are the model's pad, unknown, decoder-start and EOS tokens)")
         if piece in kept:
             rebuilt.pieces.append(kept[piece])
+        elif piece in controls:
+            rebuilt.pieces.add(piece=piece, score=0.0, type=kinds.CONTROL)
         else:  # the other side's piece in a shared vocabulary: a row of the model, never produced by encoding
             rebuilt.pieces.add(piece=piece, score=lowest - 10.0, type=kinds.UNUSED)
         index.append(marian_id)
@@ -196,7 +224,8 @@ def _check_output_bias(hf_state: dict, specials: dict, directory: Path) -> None:
         raise NmtError(f"{directory}: final_logits_bias is not zero; nmt's output layer has no bias")
 
 
-def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict, src_lang: str, tgt_lang: str):
+def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict, src_lang: str, tgt_lang: str,
+            languages: list[str]):
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
     src_proto, tgt_proto = tokenizers["src"][0], tokenizers["tgt"][0]
@@ -206,7 +235,7 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
     spec.ParseFromString(tgt_proto)
     model_type = {1: "unigram", 2: "bpe"}.get(spec.trainer_spec.model_type)
     if model_type is None:
-        raise NmtError(f"{directory}/target.spm: a word or character model; nmt's tokenizer is unigram or BPE")
+        raise NmtError(f"{directory}: a word or character sentencepiece model; nmt's tokenizer is unigram or BPE")
     tied = torch.equal(hf_state["lm_head.weight"], hf_state["model.decoder.embed_tokens.weight"])
     generation = _read_json(directory / "generation_config.json", required=False)
     decode = {"beam_size": int(generation.get("num_beams") or 1),
@@ -217,14 +246,16 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
     raw = {
         "output_dir": str(out.with_suffix("")),
         "data": {"src_lang": src_lang, "tgt_lang": tgt_lang, "train": f"(imported from {directory})",
-                 "valid": f"(imported from {directory})"},
+                 "valid": f"(imported from {directory})",
+                 **({"language_token": "both", "languages": languages} if languages else {})},
         "tokenizer": {"model_type": model_type, "vocab_size": len(tokenizers["tgt"][1]), "joint": joint},
         "model": {"encoder_layers": config.encoder_layers, "decoder_layers": config.decoder_layers,
                   "d_model": config.d_model, "heads": config.encoder_attention_heads, "d_ff": config.encoder_ffn_dim,
                   "dropout": config.dropout, "attention_dropout": config.attention_dropout,
                   "activation_dropout": config.activation_dropout, "norm": NORM_OF[config.model_type],
                   "activation": ACTIVATION_OF[config.activation_function], "share_embeddings": share,
-                  "tie_output": tied, "max_positions": config.max_position_embeddings},
+                  "tie_output": tied, "max_positions": config.max_position_embeddings,
+                  "positions": "fairseq" if config.model_type == "m2m_100" else "sinusoidal"},
         "decode": decode,
     }
     return recipe_from_dict(raw, str(directory))

@@ -1,0 +1,221 @@
+"""`nmt import` of M2M100ForConditionalGeneration directories (NLLB-200's and M2M-100's layouts).
+
+Each model is built here, small and random, from an M2M100Config and saved with `save_pretrained`
+beside its tokenizer and sentencepiece model, as the hub directories hold them (no network):
+NLLB's layout (fairseq's offset of 1, codes such as deu_Latn after the pieces) and M2M-100's
+(vocab.json, codes written __de__). The import computes transformers' logits, tokenizes as the
+model's tokenizer does, translates as `generate` with the forced language token does (greedy
+and beam, into two languages), and so does its CTranslate2 export; a few fine-tuning updates
+lower its loss; bad directories and language codes are one-line errors that write nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import sentencepiece as spm
+import torch
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.config import language_token
+from nmt.decode.engine import load_engine
+from nmt.decode.translate import translate_lines
+from nmt.special_tokens import EOS
+from tests.conftest import TINY_DATA, one_line_error
+
+transformers = pytest.importorskip("transformers")
+runner = CliRunner()
+LINES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="utf-8")][:8] + ["A dog runs on the beach."]
+# layout: (source code, two target codes, how the tokenizer writes a code)
+LAYOUTS = {"nllb": ("eng_Latn", ("deu_Latn", "fra_Latn"), "{}"), "m2m": ("en", ("de", "fr"), "__{}__")}
+
+
+def _tokenizer(directory, layout: str):
+    if layout == "nllb":
+        return transformers.NllbTokenizer.from_pretrained(directory, src_lang="eng_Latn", tgt_lang="deu_Latn",
+                                                          extra_special_tokens=["eng_Latn", "deu_Latn", "fra_Latn"])
+    sp = spm.SentencePieceProcessor(model_file=str(directory / "sentencepiece.bpe.model"))
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for i in range(3, sp.get_piece_size()):  # the pieces after <unk>, <s>, </s>
+        vocab[sp.id_to_piece(i)] = len(vocab)
+    (directory / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    return transformers.M2M100Tokenizer(vocab_file=str(directory / "vocab.json"),
+                                        spm_file=str(directory / "sentencepiece.bpe.model"), src_lang="en", tgt_lang="de")
+
+
+@pytest.fixture(scope="module", params=list(LAYOUTS))
+def m2m_dir(request, tmp_path_factory):
+    layout = request.param
+    root = tmp_path_factory.mktemp(layout)
+    directory = root / layout
+    directory.mkdir()
+    text = [line for name in ("train.en", "train.de") for line in (TINY_DATA / name).read_text(encoding="utf-8").splitlines()]
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(text), model_prefix=str(root / "sp"), vocab_size=180,
+                                   model_type="bpe", unk_id=0, bos_id=1, eos_id=2, pad_id=-1, minloglevel=2)
+    shutil.copy(root / "sp.model", directory / "sentencepiece.bpe.model")
+    tokenizer = _tokenizer(directory, layout)
+    rows = max(tokenizer.convert_tokens_to_ids(t) for t in tokenizer.get_vocab()) + 1
+    if layout == "m2m":
+        rows = max(tokenizer.lang_code_to_id.values()) + 1 + 8  # and M2M-100's eight "madeupword" rows
+    config = transformers.M2M100Config(
+        vocab_size=rows + 2, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128,
+        scale_embedding=True, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+    torch.manual_seed(0)
+    model = transformers.M2M100ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():  # logits spread as a trained model's are, not all near 0
+            if p.dim() == 2 and p is not model.model.shared.weight:
+                p.mul_(5.0)
+        # As in a trained model, the padding token's logit lies far below the rest: the final
+        # LayerNorm's bias is all ones (its normalized output sums to 0), the pad row all -1.
+        model.model.decoder.layer_norm.bias.fill_(1.0)
+        model.model.shared.weight[1].fill_(-1.0)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return layout, directory
+
+
+@pytest.fixture(scope="module")
+def imported(m2m_dir, tmp_path_factory):
+    layout, directory = m2m_dir
+    out = tmp_path_factory.mktemp("imported")
+    ckpt = out / f"{layout}.pt"
+    result = runner.invoke(app, ["import", str(directory), "-o", str(ckpt), "--recipe", str(out / "finetune.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "M2M100ForConditionalGeneration" in result.output and "logits within" in result.output
+    return layout, directory, ckpt
+
+
+def _hf_ids(own, tokenizer, code_form: str, ids: list[int]) -> list[int]:
+    """nmt token ids as the directory's tokenizer's ids (language tokens back to its codes)."""
+    out = []
+    for piece in (own.tgt_tokenizer.id_to_piece(i) for i in ids):
+        if piece.startswith("<2") and piece.endswith(">"):
+            piece = code_form.format(piece[2:-1])
+        if piece.startswith("<unused:"):
+            out.append(int(piece[8:-1]))
+        else:
+            out.append(tokenizer.bos_token_id if piece == "<s:unused>" else tokenizer.convert_tokens_to_ids(piece))
+    return out
+
+
+def test_the_import_reads_the_languages_tokens_and_logits(imported):
+    layout, directory, ckpt = imported
+    src, targets, code_form = LAYOUTS[layout]
+    own = load_engine([ckpt], src_lang=src, tgt_lang=targets[1])
+    data, model_cfg = own.recipe.data, own.recipe.model
+    assert data.language_token == "both" and set(targets) | {src} <= set(data.languages)
+    assert model_cfg.positions == "fairseq" and model_cfg.norm == "pre" and model_cfg.share_embeddings
+    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    tokenizer.src_lang = src
+    hf = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    forced = tokenizer.convert_tokens_to_ids(code_form.format(targets[1]))
+    for line in LINES:
+        source = [*own.controls.source, *own.src_tokenizer.encode([line])[0], EOS]
+        assert _hf_ids(own, tokenizer, code_form, source) == tokenizer([line])["input_ids"][0]
+        target = [2, *own.controls.target, *own.tgt_tokenizer.encode([line])[0][:5]]  # BOS, <2fr>, pieces
+        with torch.no_grad():
+            ours = own.model(torch.tensor([source]), torch.tensor([target]))[0]
+            theirs = hf(input_ids=torch.tensor([tokenizer([line])["input_ids"][0]]),
+                        decoder_input_ids=torch.tensor([[2, forced, *_hf_ids(own, tokenizer, code_form, target[2:])]])).logits[0]
+        columns = _hf_ids(own, tokenizer, code_form, list(range(4, ours.size(-1))))
+        assert torch.allclose(ours[:, 4:], theirs[:, columns], atol=1e-4)
+    result = runner.invoke(app, ["info", str(ckpt)])
+    assert result.exit_code == 0 and f"languages    {len(data.languages)}, any direction" in result.output
+    assert language_token(data.languages[0]) in result.output
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(imported, tmp_path, beam_size):
+    layout, directory, ckpt = imported
+    src, targets, code_form = LAYOUTS[layout]
+    hf = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    tokenizer.src_lang = src
+    pytest.importorskip("ctranslate2")
+    exported = tmp_path / "ct2"
+    assert runner.invoke(app, ["export", str(ckpt), "-o", str(exported)]).exit_code == 0
+    outputs = {}
+    for tgt in targets:
+        own = load_engine([ckpt], src_lang=src, tgt_lang=tgt)
+        cfg = own.recipe.decode.model_copy(update={"beam_size": beam_size, "length_penalty": 1.0, "patience": 1.0,
+                                                   "no_repeat_ngram_size": 0, "max_len_a": 0.0, "max_len_b": 30})
+        ours = translate_lines(own, LINES, cfg)
+        forced = tokenizer.convert_tokens_to_ids(code_form.format(tgt))
+        for line, hyps in zip(LINES, ours):
+            generated = hf.generate(**tokenizer([line], return_tensors="pt"), num_beams=beam_size, do_sample=False,
+                                    forced_bos_token_id=forced, max_length=31, length_penalty=1.0,
+                                    early_stopping=True)[0].tolist()
+            assert generated[:2] == [2, forced]
+            assert [t for t in generated[2:] if t not in (1, 2)] == _hf_ids(own, tokenizer, code_form, hyps[0].tokens)
+        outputs[tgt] = [(h[0].tokens, round(h[0].log_prob, 3)) for h in ours]
+        ct2 = load_engine([exported], src_lang=src, tgt_lang=tgt)
+        assert [(h[0].tokens, round(h[0].log_prob, 3)) for h in translate_lines(ct2, LINES, cfg)] == outputs[tgt]
+    assert outputs[targets[0]] != outputs[targets[1]]  # the forced token enters the decoder
+
+
+def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path):
+    import yaml
+
+    from nmt.config import load_recipe
+    from nmt.data.prepare import prepare
+    from nmt.data.tokenizer import train_tokenizer
+    from nmt.train.trainer import train
+
+    layout, _, ckpt = imported
+    src, (tgt, _), _ = LAYOUTS[layout]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, lang in (("en", src), ("de", tgt)):  # the tiny English-German pairs under the model's codes
+        for split, source in (("train", "train"), ("dev", "valid")):
+            shutil.copy(TINY_DATA / f"{source}.{name}", corpus / f"{split}.{lang}")
+    written = yaml.safe_load((ckpt.parent / "finetune.yaml").read_text())
+    written["data"].update(train=str(corpus / "train"), valid=str(corpus / "dev"), test=None, src_lang=src, tgt_lang=tgt)
+    written["train"].update(max_steps=15, warmup_steps=3, lr=0.001, valid_every=15, max_minutes=0)
+    written["output_dir"] = str(tmp_path / "run")
+    path = tmp_path / "finetune.yaml"
+    path.write_text(yaml.safe_dump(written))
+    recipe = load_recipe(path)
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out, recipe.train.init_from)  # the import's, copied
+    prepare(recipe.data, recipe.tokenizer, recipe.out)
+    train(recipe, show_progress=False)
+
+    def total(checkpoint) -> float:
+        out = tmp_path / "scores.txt"
+        result = runner.invoke(app, ["likelihood", "-c", str(checkpoint), "-s", str(corpus / f"train.{src}"),
+                                     "-t", str(corpus / f"train.{tgt}"), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        return sum(float(x) for x in out.read_text().split())
+
+    assert total(recipe.out / "checkpoints" / "last.pt") > total(ckpt) + 1.0
+
+
+def test_bad_directories_and_codes_are_one_line_errors_that_write_nothing(m2m_dir, tmp_path):
+    layout, directory = m2m_dir
+    out = tmp_path / "out.pt"
+    one_line_error(runner.invoke(app, ["import", str(directory), "-o", str(out), "--tgt-lang", "xx_Zzzz"]),
+                   "--tgt-lang xx_Zzzz", "not a language of")
+    no_spm = tmp_path / "no_spm"
+    shutil.copytree(directory, no_spm)
+    (no_spm / "sentencepiece.bpe.model").unlink()
+    one_line_error(runner.invoke(app, ["import", str(no_spm), "-o", str(out)]), "sentencepiece.bpe.model: missing")
+    learned = tmp_path / "mbart"
+    shutil.copytree(directory, learned)
+    config = json.loads((learned / "config.json").read_text())
+    (learned / "config.json").write_text(json.dumps(config | {"model_type": "mbart"}))
+    one_line_error(runner.invoke(app, ["import", str(learned), "-o", str(out)]), "mbart", "learned positions")
+    shifted = tmp_path / "pad0"
+    shutil.copytree(directory, shifted)
+    (shifted / "config.json").write_text(json.dumps(config | {"pad_token_id": 0}))
+    one_line_error(runner.invoke(app, ["import", str(shifted), "-o", str(out)]), "pad_token_id 0")
+    assert not out.exists() and not list(tmp_path.glob(".out.pt*"))
+
+
+def test_the_transformers_export_refuses_fairseq_positions_in_one_line(imported, tmp_path):
+    _, _, ckpt = imported
+    one_line_error(runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "hf"), "--format", "huggingface"]),
+                   "model.positions fairseq", "CTranslate2")
+    assert not (tmp_path / "hf").exists()
