@@ -223,6 +223,9 @@ class ModelConfig(Section):
     # output no longer carries each token's position through: Liu et al. 2021's remedy for
     # zero-shot translation into the wrong language (a middle layer). None: every layer has one.
     residual_free_encoder_layer: int | None = None
+    # The token the decoder starts from: bos (nmt's own <s>), or eos (</s>, as fairseq-trained
+    # models such as NLLB-200 and M2M-100 start; set by `nmt import`).
+    decoder_start: Literal["bos", "eos"] = "bos"
 
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> "ModelConfig":
@@ -237,7 +240,8 @@ class ModelConfig(Section):
 # What fixes a model's weights' shapes and what they compute (dropout and the rest may change
 # when fine-tuning).
 MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
-                    "share_embeddings", "tie_output", "max_positions", "positions", "residual_free_encoder_layer")
+                    "share_embeddings", "tie_output", "max_positions", "positions", "residual_free_encoder_layer",
+                    "decoder_start")
 
 
 class TrainConfig(Section):

@@ -69,10 +69,11 @@ def m2m_dir(request, tmp_path_factory):
         for p in model.parameters():  # logits spread as a trained model's are, not all near 0
             if p.dim() == 2 and p is not model.model.shared.weight:
                 p.mul_(5.0)
-        # As in a trained model, the padding token's logit lies far below the rest: the final
-        # LayerNorm's bias is all ones (its normalized output sums to 0), the pad row all -1.
+        # As in a trained model, the logits of <s> and the padding token (which nmt never
+        # predicts) lie far below the rest: the final LayerNorm's bias is all ones (its
+        # normalized output sums to 0), their rows all -1.
         model.model.decoder.layer_norm.bias.fill_(1.0)
-        model.model.shared.weight[1].fill_(-1.0)
+        model.model.shared.weight[[0, 1]] = -1.0
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return layout, directory
@@ -98,7 +99,7 @@ def _hf_ids(own, tokenizer, code_form: str, ids: list[int]) -> list[int]:
         if piece.startswith("<unused:"):
             out.append(int(piece[8:-1]))
         else:
-            out.append(tokenizer.bos_token_id if piece == "<s:unused>" else tokenizer.convert_tokens_to_ids(piece))
+            out.append(tokenizer.convert_tokens_to_ids(piece))
     return out
 
 
@@ -106,17 +107,18 @@ def test_the_import_reads_the_languages_tokens_and_logits(imported):
     layout, directory, ckpt = imported
     src, targets, code_form = LAYOUTS[layout]
     own = load_engine([ckpt], src_lang=src, tgt_lang=targets[1])
-    data, model_cfg = own.recipe.data, own.recipe.model
-    assert data.language_token == "both" and set(targets) | {src} <= set(data.languages)
-    assert model_cfg.positions == "fairseq" and model_cfg.norm == "pre" and model_cfg.share_embeddings
     tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     tokenizer.src_lang = src
     hf = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    data, model_cfg = own.recipe.data, own.recipe.model
+    assert data.language_token == "both" and set(targets) | {src} <= set(data.languages)
+    assert model_cfg.positions == "fairseq" and model_cfg.norm == "pre" and model_cfg.share_embeddings
+    assert model_cfg.decoder_start == "eos" and own.tgt_tokenizer.get_piece_size() == hf.config.vocab_size
     forced = tokenizer.convert_tokens_to_ids(code_form.format(targets[1]))
     for line in LINES:
         source = [*own.controls.source, *own.src_tokenizer.encode([line])[0], EOS]
         assert _hf_ids(own, tokenizer, code_form, source) == tokenizer([line])["input_ids"][0]
-        target = [2, *own.controls.target, *own.tgt_tokenizer.encode([line])[0][:5]]  # BOS, <2fr>, pieces
+        target = [own.model.start_token, *own.controls.target, *own.tgt_tokenizer.encode([line])[0][:5]]
         with torch.no_grad():
             ours = own.model(torch.tensor([source]), torch.tensor([target]))[0]
             theirs = hf(input_ids=torch.tensor([tokenizer([line])["input_ids"][0]]),
@@ -151,9 +153,10 @@ def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(import
                                     early_stopping=True)[0].tolist()
             assert generated[:2] == [2, forced]
             assert [t for t in generated[2:] if t not in (1, 2)] == _hf_ids(own, tokenizer, code_form, hyps[0].tokens)
-        outputs[tgt] = [(h[0].tokens, round(h[0].log_prob, 3)) for h in ours]
-        ct2 = load_engine([exported], src_lang=src, tgt_lang=tgt)
-        assert [(h[0].tokens, round(h[0].log_prob, 3)) for h in translate_lines(ct2, LINES, cfg)] == outputs[tgt]
+        ct2 = [h[0] for h in translate_lines(load_engine([exported], src_lang=src, tgt_lang=tgt), LINES, cfg)]
+        assert [h.tokens for h in ct2] == [h[0].tokens for h in ours]
+        assert max(abs(a.log_prob - b[0].log_prob) for a, b in zip(ct2, ours)) < 1e-3
+        outputs[tgt] = [(h[0].tokens, h[0].log_prob) for h in ours]
     assert outputs[targets[0]] != outputs[targets[1]]  # the forced token enters the decoder
 
 
@@ -166,7 +169,7 @@ def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path)
     from nmt.train.trainer import train
 
     layout, _, ckpt = imported
-    src, (tgt, _), _ = LAYOUTS[layout]
+    src, (tgt, _), code_form = LAYOUTS[layout]
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name, lang in (("en", src), ("de", tgt)):  # the tiny English-German pairs under the model's codes
@@ -190,7 +193,23 @@ def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path)
         assert result.exit_code == 0, result.output
         return sum(float(x) for x in out.read_text().split())
 
-    assert total(recipe.out / "checkpoints" / "last.pt") > total(ckpt) + 1.0
+    tuned = recipe.out / "checkpoints" / "last.pt"
+    assert total(tuned) > total(ckpt) + 1.0
+
+    # the fine-tuned model exports to transformers too, and translates there as in nmt
+    out = tmp_path / "tuned_hf"
+    result = runner.invoke(app, ["export", str(tuned), "-o", str(out), "--format", "huggingface"])
+    assert result.exit_code == 0, result.output
+    hf = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    own = load_engine([tuned])
+    cfg = own.recipe.decode.model_copy(update={"beam_size": 1, "max_len_a": 0.0, "max_len_b": 30})
+    ours = translate_lines(own, LINES, cfg)
+    theirs = hf.generate(**tokenizer(LINES[:1], return_tensors="pt"), num_beams=1, do_sample=False, max_length=31)[0]
+    assert theirs.tolist()[1] == hf.generation_config.forced_bos_token_id  # the recipe's target by default
+    for line, hyps in zip(LINES, ours):
+        generated = hf.generate(**tokenizer([line], return_tensors="pt"), num_beams=1, do_sample=False, max_length=31)
+        assert [t for t in generated[0, 2:].tolist() if t not in (1, 2)] == _hf_ids(own, tokenizer, code_form, hyps[0].tokens)
 
 
 def test_bad_directories_and_codes_are_one_line_errors_that_write_nothing(m2m_dir, tmp_path):
@@ -214,8 +233,35 @@ def test_bad_directories_and_codes_are_one_line_errors_that_write_nothing(m2m_di
     assert not out.exists() and not list(tmp_path.glob(".out.pt*"))
 
 
-def test_the_transformers_export_refuses_fairseq_positions_in_one_line(imported, tmp_path):
-    _, _, ckpt = imported
-    one_line_error(runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "hf"), "--format", "huggingface"]),
-                   "model.positions fairseq", "CTranslate2")
+def _generate(model, tokenizer, lines, tgt_code, beams):
+    forced = tokenizer.convert_tokens_to_ids(tgt_code)
+    return [model.generate(**tokenizer([line], return_tensors="pt"), num_beams=beams, do_sample=False,
+                           forced_bos_token_id=forced, max_length=31, length_penalty=1.0, early_stopping=True)[0].tolist()
+            for line in lines]
+
+
+def test_the_import_exports_back_to_transformers_translating_alike(imported, tmp_path):
+    from nmt.checkpoint import load_checkpoint, save_checkpoint
+
+    layout, directory, ckpt = imported
+    src, (tgt, _), code_form = LAYOUTS[layout]
+    out = tmp_path / "back"
+    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
+    assert result.exit_code == 0, result.output
+    original = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    back = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
+    assert type(back).__name__ == "M2M100ForConditionalGeneration"
+    assert back.generation_config.forced_bos_token_id is not None
+    tokenizers = [transformers.AutoTokenizer.from_pretrained(d) for d in (directory, out)]
+    tokenizers[0].src_lang = src
+    assert tokenizers[1].src_lang == code_form.format(src) or tokenizers[1].src_lang == src
+    for beams in (1, 4):
+        assert _generate(back, tokenizers[1], LINES, code_form.format(tgt), beams) == \
+            _generate(original, tokenizers[0], LINES, code_form.format(tgt), beams)
+    # a checkpoint without the imported tokenizer cannot say how transformers would read it
+    payload = load_checkpoint(ckpt)
+    del payload["tokenizer"]["transformers"]
+    save_checkpoint(payload, tmp_path / "bare.pt")
+    one_line_error(runner.invoke(app, ["export", str(tmp_path / "bare.pt"), "-o", str(tmp_path / "hf"),
+                                       "--format", "huggingface"]), "model.positions fairseq", "CTranslate2")
     assert not (tmp_path / "hf").exists()

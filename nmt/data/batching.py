@@ -18,7 +18,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 @dataclass
 class Batch:
     src: torch.Tensor  # (B, S) source ids + EOS, right-padded with PAD
-    tgt_in: torch.Tensor  # (B, T) BOS + target ids
+    tgt_in: torch.Tensor  # (B, T) the decoder's start token (BOS) + target ids
     tgt_out: torch.Tensor  # (B, T) target ids + EOS
     n_tgt_tokens: int  # non-padding target tokens
     # The N = n_tgt_tokens real target positions, as indices into the flattened (B·T) target, and
@@ -114,10 +114,11 @@ def real_positions(lengths: np.ndarray, width: int, skip: int = 0) -> np.ndarray
     return rows + np.arange(int(lengths.sum()), dtype=np.int64) - starts
 
 
-def collate(data: ParallelShards, indices: np.ndarray, multiple: int = 1) -> Batch:
+def collate(data: ParallelShards, indices: np.ndarray, multiple: int = 1, start: int = BOS) -> Batch:
     """The batch of pairs `indices`, each side PAD-filled to a width that is a multiple of
     `multiple` (see length_multiple). A target's forced first tokens (data.forced_target_tokens)
-    are read by the decoder but not scored."""
+    are read by the decoder but not scored. `start`: the model's decoder start token (BOS, or
+    EOS for model.decoder_start: eos)."""
     src = [data.src[i] for i in indices]
     tgt = [data.tgt[i] for i in indices]
     tgt_out = _pad(tgt, None, EOS, multiple)
@@ -126,7 +127,7 @@ def collate(data: ParallelShards, indices: np.ndarray, multiple: int = 1) -> Bat
     positions = torch.from_numpy(positions)
     return Batch(
         src=_pad(src, None, EOS, multiple),
-        tgt_in=_pad(tgt, BOS, None, multiple),
+        tgt_in=_pad(tgt, start, None, multiple),
         tgt_out=tgt_out,
         n_tgt_tokens=len(positions),
         out_positions=positions,

@@ -19,6 +19,17 @@ from nmt.errors import NmtError
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 
 
+# A checkpoint's "tokenizer" entry holds the sentencepiece models ("src", "tgt") and, for a model
+# imported from an NLLB-200/M2M-100 directory, that directory's own tokenizer ("transformers", a
+# zip; nmt.export.m2m100_vocabulary), which fine-tuning carries on (as `carried_path`) so that the
+# result exports back to transformers.
+CARRIED = "transformers"
+
+
+def carried_path(out: Path) -> Path:
+    return out / "transformers_tokenizer.zip"
+
+
 def tokenizer_paths(out: Path, joint: bool) -> tuple[Path, Path]:
     """(source model, target model): the same file when the vocabulary is joint."""
     if joint:
@@ -163,6 +174,13 @@ def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, 
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(models[side])
         tmp.replace(path)
+    carried = carried_path(src_model.parent)
+    if CARRIED in payload["tokenizer"]:
+        tmp = carried.with_name(f".{carried.name}.tmp")
+        tmp.write_bytes(payload["tokenizer"][CARRIED].numpy().tobytes())
+        tmp.replace(carried)
+    elif carried.exists():
+        carried.unlink()
 
 
 def _train_from_corpus(data: DataConfig, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from nmt.special_tokens import BOS, EOS, PAD
+from nmt.special_tokens import EOS, PAD
 
 WORD_START = "\u2581"
 
@@ -65,7 +65,7 @@ def layer_attention(model, sources: list[list[int]], outputs: list[list[int]]) -
     tgt_in = torch.full((len(outputs), width_t), PAD, dtype=torch.long)
     for i, (s, o) in enumerate(zip(sources, outputs)):
         src[i, : len(s) + 1] = torch.tensor(s + [EOS])
-        tgt_in[i, : len(o) + 1] = torch.tensor([BOS] + o)
+        tgt_in[i, : len(o) + 1] = torch.tensor([model.start_token] + o)
     return [w.float().mean(dim=1).cpu() for w in model.cross_attention(src.to(device), tgt_in.to(device))]
 
 

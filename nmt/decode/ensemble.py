@@ -33,6 +33,10 @@ class Ensemble:
         self.models = models
         # What search reads of a model's configuration: the positions every member can take.
         self.cfg = SimpleNamespace(max_positions=min(m.cfg.max_positions for m in models))
+        starts = {m.start_token for m in models}
+        if len(starts) > 1:
+            raise ValueError("ensemble members start their decoders from different tokens (model.decoder_start)")
+        self.start_token = starts.pop()
 
     @property
     def aligner(self) -> Transformer:

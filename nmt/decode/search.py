@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from nmt.data.batching import to_device
-from nmt.special_tokens import BOS, EOS, PAD
+from nmt.special_tokens import EOS, PAD
 from nmt.decode.constraints import BankedBeams
 from nmt.model.transformer import Transformer
 
@@ -159,7 +159,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask, vocabulary=vocabulary)
     alive = torch.arange(batch, device=src.device)  # sentence of each active row
-    tokens = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
+    tokens = torch.full((batch,), model.start_token, dtype=torch.long, device=src.device)
     outputs = torch.full((batch, int(limits.max())), PAD, dtype=torch.long, device=src.device)
     log_prob = torch.zeros(batch, device=src.device)
     for t in range(int(limits.max())):
@@ -371,7 +371,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     history: list[list[int]] = [[] for _ in range(batch * k)]  # tokens of each of the b·K rows
     # The same on the device, for the n-gram blocking only.
     history_device = torch.empty((batch * k, 0), dtype=torch.long, device=device) if no_repeat_ngram_size else None
-    last = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
+    last = torch.full((batch * k,), model.start_token, dtype=torch.long, device=device)
     # With constraints over a shortlist, the constraints' chooser reads columns as token ids: each
     # step's log-probabilities are widened to the largest shortlisted id.
     widen_to = int(vocabulary[-1]) + 1 if banked and vocabulary is not None else None

@@ -19,7 +19,7 @@ from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
 from nmt.model.precision import autocast, tf32
 from nmt.model.transformer import Transformer
-from nmt.special_tokens import BOS, EOS, PAD
+from nmt.special_tokens import EOS, PAD
 
 
 @dataclass
@@ -78,7 +78,11 @@ def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
         first = first or (path, protos, recipe, src_sp, tgt_sp)
         models.append(model.to(device).eval())
     _, _, recipe, src_sp, tgt_sp = first
-    return Translator(Ensemble(models), recipe, src_sp, tgt_sp, device)
+    try:
+        ensemble = Ensemble(models)
+    except ValueError as e:
+        raise NmtError(f"{checkpoints[0]}: {e}") from None
+    return Translator(ensemble, recipe, src_sp, tgt_sp, device)
 
 
 def decode_autocast(device: torch.device, precision: str):
@@ -155,7 +159,7 @@ def score_batch(translator: Translator, sources: list[list[int]], targets: list[
     """Forced decoding: per pair, the log-probability of each target token and then of EOS given
     the source and the tokens before it (teacher forcing, all positions in one pass)."""
     src = _padded(sources, last=EOS).to(translator.device)
-    tgt_in = _padded(targets, first=BOS).to(translator.device)
+    tgt_in = _padded(targets, first=translator.model.start_token).to(translator.device)
     tgt_out = _padded(targets, last=EOS).to(translator.device)
     with decode_autocast(translator.device, precision):
         log_probs = translator.model.teacher_forced_log_probs(src, tgt_in)

@@ -19,7 +19,7 @@ import numpy as np
 
 import nmt
 from nmt.config import recipe_from_dict
-from nmt.special_tokens import BOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
@@ -63,6 +63,7 @@ def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
         (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation)
     spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
     spec.config.add_source_eos = True  # nmt's sources end with EOS
+    spec.config.decoder_start_token = tgt_pieces[EOS if cfg.decoder_start == "eos" else BOS]
     positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions).table.numpy()
 
     def linear(target, prefix: str, bias: bool = True) -> None:

@@ -31,10 +31,11 @@ from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenize
 from nmt.config import recipe_from_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.languages import language_usage, target_control_ids
-from nmt.data.tokenizer import load_processor
+from nmt.data.tokenizer import CARRIED, load_processor
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import FORBIDDEN_LOGIT
 from nmt.export.directory import write_directory_atomically
+from nmt.export.m2m100_export import export_m2m100
 
 
 def require_transformers():
@@ -189,12 +190,16 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
     recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
+    if CARRIED in payload["tokenizer"]:  # imported from NLLB-200/M2M-100 (or fine-tuned from such an import)
+        return export_m2m100(payload, recipe, payload["tokenizer"][CARRIED].numpy().tobytes(), checkpoint, out,
+                             force, transformers_state_dict(payload["model"], recipe.model), require_transformers)
     if recipe.model.residual_free_encoder_layer is not None:
         raise NmtError(f"{checkpoint}: model.residual_free_encoder_layer: transformers' Marian and Pegasus have a "
                        "residual connection around every sublayer")
     if recipe.model.positions != "sinusoidal":
         raise NmtError(f"{checkpoint}: model.positions {recipe.model.positions}: transformers' Marian and Pegasus "
-                       "compute the paper's positions; this model exports to CTranslate2 (`nmt export`)")
+                       "compute the paper's positions, and the checkpoint carries no imported M2M-100 tokenizer; "
+                       "this model exports to CTranslate2 (`nmt export`)")
     if recipe.model.norm == "pre" and not recipe.model.share_embeddings:
         raise NmtError(f"{checkpoint}: a pre-LN model exports as a PegasusForConditionalGeneration, which has one "
                        "vocabulary for both sides; this one has separate vocabularies (model.share_embeddings: false)")

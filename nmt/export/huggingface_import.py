@@ -37,10 +37,10 @@ import nmt
 from nmt.checkpoint import save_checkpoint
 from nmt.config import language_token, recipe_from_dict, recipe_to_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
-from nmt.data.tokenizer import load_processor
+from nmt.data.tokenizer import CARRIED, load_processor
 from nmt.errors import NmtError
 from nmt.export.huggingface import marian_order, require_transformers
-from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary
+from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary, pack_original
 from nmt.model.transformer import Transformer
 
 NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre"}
@@ -64,8 +64,14 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     tokenizer_config = _read_json(directory / "tokenizer_config.json", required=False)
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
     languages: list[str] = []
+    decoder_start = "bos"
+    if config.model_type == "m2m_100" and config.decoder_start_token_id == config.eos_token_id:
+        # fairseq's decoder starts from </s>: nmt's does too (model.decoder_start: eos), and nmt's
+        # BOS is the row of the <s> the model never reads, so each row maps to one nmt token.
+        specials["start"], decoder_start = config.bos_token_id, "eos"
     if config.model_type == "m2m_100":
-        vocab, languages = m2m100_vocabulary(transformers, directory, config.vocab_size)
+        vocab, codes = m2m100_vocabulary(transformers, directory, config.vocab_size)
+        languages = list(codes)
         src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)
         one = reordered_tokenizer(directory / SPM_FILE, vocab, specials, directory / SPM_FILE,
                                   controls={language_token(code) for code in languages})
@@ -88,7 +94,8 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     tgt_lang = tgt_lang or tokenizer_config.get("target_lang")
     if not src_lang or not tgt_lang:
         raise NmtError(f"{directory}/tokenizer_config.json names no source_lang/target_lang: give --src-lang and --tgt-lang")
-    recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang), languages)
+    recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang), languages,
+                     decoder_start)
     protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
     indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
     weights = nmt_state_dict(hf_state, recipe.model, indices)
@@ -98,10 +105,14 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     if difference > MAX_LOGIT_DIFFERENCE:
         raise NmtError(f"{directory}: the imported model's logits differ from transformers' by {difference:.2g} "
                        "(a feature this import does not read); nothing written")
+    carried = {}
+    if languages:  # what exporting back to an M2M100ForConditionalGeneration needs
+        carried[CARRIED] = torch.frombuffer(bytearray(pack_original(directory, indices["tgt"], codes)), dtype=torch.uint8)
     save_checkpoint({
         "recipe": recipe_to_dict(recipe),
         "model": model.state_dict(),
-        "tokenizer": {side: torch.frombuffer(bytearray(proto), dtype=torch.uint8) for side, proto in protos.items()},
+        "tokenizer": {side: torch.frombuffer(bytearray(proto), dtype=torch.uint8) for side, proto in protos.items()}
+        | carried,
         "imported_from": str(directory),
         "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__),
                      "transformers": str(transformers.__version__)},
@@ -225,7 +236,7 @@ def _check_output_bias(hf_state: dict, specials: dict, directory: Path) -> None:
 
 
 def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict, src_lang: str, tgt_lang: str,
-            languages: list[str]):
+            languages: list[str], decoder_start: str):
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
     src_proto, tgt_proto = tokenizers["src"][0], tokenizers["tgt"][0]
@@ -255,7 +266,8 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
                   "activation_dropout": config.activation_dropout, "norm": NORM_OF[config.model_type],
                   "activation": ACTIVATION_OF[config.activation_function], "share_embeddings": share,
                   "tie_output": tied, "max_positions": config.max_position_embeddings,
-                  "positions": "fairseq" if config.model_type == "m2m_100" else "sinusoidal"},
+                  "positions": "fairseq" if config.model_type == "m2m_100" else "sinusoidal",
+                  "decoder_start": decoder_start},
         "decode": decode,
     }
     return recipe_from_dict(raw, str(directory))
@@ -331,7 +343,7 @@ def max_logit_difference(model: Transformer, hf_model, indices: dict[str, list[i
     src = torch.randint(4, len(src_index), (1, length), generator=generator)
     src[0, -1] = EOS
     tgt = torch.randint(4, len(tgt_index), (1, length), generator=generator)
-    tgt[0, 0] = BOS
+    tgt[0, 0] = model.start_token
     with torch.no_grad():
         ours = model(src, tgt)[0]
         theirs = hf_model(input_ids=src_index[src], decoder_input_ids=tgt_index[tgt]).logits[0]

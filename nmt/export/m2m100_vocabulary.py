@@ -11,7 +11,8 @@ nmt's output layer keeps every row the model has:
     each sentencepiece piece        its id in the model
     each language code              nmt's language token <2code> (a control token), at the code's id
     the tokenizer's other tokens    (<mask>, madeupword0, ...) kept under their names
-    `<s>`                           `<s:unused>` (the model never reads it; nmt's <s> is its decoder start)
+    `<s>`, `<pad>`, `<unk>`, `</s>`  nmt's BOS, PAD, UNK and EOS (the model starts its decoder from
+                                    `</s>`: model.decoder_start eos; it never reads `<s>`)
     any row left                    `<unused:N>`
 """
 
@@ -34,8 +35,8 @@ def language_codes(tokenizer) -> dict[str, str]:
     return {code: code for code in codes if tokenizer.convert_tokens_to_ids(code) != tokenizer.unk_token_id}
 
 
-def m2m100_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[str, int], list[str]]:
-    """({piece: the model's id} covering every row, the language codes), from the directory's
+def m2m100_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[str, int], dict[str, str]]:
+    """({piece: the model's id} covering every row, {code: the tokenizer's token}), from the directory's
     tokenizer; a one-line error where a piece would read otherwise than the model's tokenizer reads it."""
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
@@ -59,7 +60,7 @@ def m2m100_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[d
                            "nmt's vocabulary is the sentencepiece model's")
         vocab[piece] = token_id
     specials = {"<pad>": tokenizer.pad_token_id, "<unk>": unk, "</s>": tokenizer.eos_token_id,
-                "<s:unused>": tokenizer.bos_token_id}
+                "<s>": tokenizer.bos_token_id}
     vocab |= {piece: token_id for piece, token_id in specials.items() if token_id is not None}
     codes = language_codes(tokenizer)
     if not codes:
@@ -75,7 +76,7 @@ def m2m100_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[d
     if beyond:
         raise NmtError(f"{directory}: the tokenizer has ids up to {max(beyond)}, the model {vocab_size} rows")
     vocab |= {f"<unused:{row}>": row for row in range(vocab_size) if row not in taken}
-    return vocab, list(codes)
+    return vocab, codes
 
 
 def default_direction(directory: Path, codes: list[str], src_lang: str | None, tgt_lang: str | None,
@@ -95,3 +96,37 @@ def default_direction(directory: Path, codes: list[str], src_lang: str | None, t
         return value
 
     return code("src_lang", src_lang), code("tgt_lang", tgt_lang)
+
+
+# --- what an export back to transformers needs, carried in the checkpoint -----------------------
+
+TOKENIZER_FILES = ("sentencepiece.bpe.model", "vocab.json", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json", "added_tokens.json", "config.json")
+
+
+def pack_original(directory: Path, index: list[int], codes: dict[str, str]) -> bytes:
+    """The directory's tokenizer files and config, and nmt's id -> the model's id, as one zip:
+    what `nmt export --format huggingface` writes back (nmt.export.m2m100_export)."""
+    import io
+    import json
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in TOKENIZER_FILES:
+            if (directory / name).is_file():
+                archive.write(directory / name, name)
+        archive.writestr("nmt_index.json", json.dumps({"index": index, "codes": codes}))
+    return buffer.getvalue()
+
+
+def unpack_original(packed: bytes) -> tuple[dict[str, bytes], list[int], dict[str, str]]:
+    """(the files by name, nmt's id -> the model's id, {code: the tokenizer's token}) of `pack_original`."""
+    import io
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(packed)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    meta = json.loads(files.pop("nmt_index.json"))
+    return files, meta["index"], meta["codes"]

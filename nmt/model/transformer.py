@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig
-from nmt.special_tokens import BOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.output_loss import output_layer_loss
 
@@ -321,6 +321,11 @@ class Transformer(nn.Module):
     def aligner(self) -> "Transformer":
         """The model whose cross-attention gives word alignments (nmt.decode.alignment): itself."""
         return self
+
+    @property
+    def start_token(self) -> int:
+        """The token the decoder reads first (model.decoder_start)."""
+        return EOS if self.cfg.decoder_start == "eos" else BOS
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once

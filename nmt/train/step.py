@@ -87,7 +87,8 @@ class TrainStep:
         # A rank left without a batch (end of an epoch) still takes part, with zero weight.
         weights = [1.0] * len(mine) if mine else [0.0]
         mine = mine or group[:1]
-        batches = [collate(data, indices, self.length_multiple).to(self.device) for indices in mine]
+        batches = [collate(data, indices, self.length_multiple, self.model.start_token).to(self.device)
+                   for indices in mine]
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens
         self.optimizer.zero_grad(set_to_none=True)

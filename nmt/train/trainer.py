@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from nmt.config import Recipe, save_recipe
-from nmt.data.tokenizer import load_processor, tokenizer_paths
+from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
@@ -69,6 +69,8 @@ class Trainer:
         self.src_tokenizer, self.tgt_tokenizer = load_processor(src_model), load_processor(tgt_model)
         tokenizer_protos = {side: torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8)
                             for side, path in (("src", src_model), ("tgt", tgt_model))}
+        if carried_path(recipe.out).is_file():  # an imported model's own tokenizer, carried on
+            tokenizer_protos[CARRIED] = torch.frombuffer(bytearray(carried_path(recipe.out).read_bytes()), dtype=torch.uint8)
         self.data = TrainingData(recipe)
         self.train_data = self.data.pairs  # the current epoch's
         # The recipe's update_freq counts batches over all ranks: each takes its share.

@@ -77,7 +77,7 @@ def dev_loss(model: Transformer, data: ParallelShards, max_tokens: int, device: 
     """Mean negative log-likelihood per target token (no label smoothing) and its perplexity."""
     total_nll, total_tokens = 0.0, 0
     for indices in epoch_batches(data, max_tokens, seed=0, epoch=0, shuffle=False):
-        batch = collate(data, indices).to(device)
+        batch = collate(data, indices, start=model.start_token).to(device)
         total_nll += model(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, label_smoothing=0.0).item()
         total_tokens += batch.n_tgt_tokens
     nll = total_nll / max(total_tokens, 1)
