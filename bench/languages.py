@@ -11,8 +11,9 @@ search, and writes its figures with sacreBLEU signatures, updates and minutes:
   ZERO_SHOT_SETUPS) asked for de→fr and fr→de, beside pivoting through English with the same
   model; how often the output is in the wrong language (py3langid): results/zero_shot.json
 - back-translation: en→de on half the training pairs; + the other half's German back-translated
-  by a de→en model trained on the first half, untagged and tagged <BT>; all pairs (the upper
-  bound); U updates each, paired bootstrap among the first three: results/back_translation.json
+  by a de→en model trained on the first half with beam search, sampling and noised beam search
+  (Edunov et al. 2018), each untagged and tagged <BT>; all pairs (the upper bound); U updates
+  each, paired bootstrap against the half and tagged against untagged: results/back_translation.json
 
     python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U] [--setups a,b]
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 import sacrebleu
 
 from nmt.data.corpus import read_lines
+from nmt.data.noise import FILLER
 from nmt.score import compare_systems
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,6 +198,11 @@ def zero_shot(updates: int, setups: list[str]) -> None:
     write("zero_shot.json", result)
 
 
+# Back-translation methods (Edunov et al. 2018): `nmt back-translate` flags, and the run names' word.
+BT_METHODS = {"beam": [], "sampled": ["--sampling"], "noised": ["--noise"]}
+BT_NAMES = {"beam": "bt", "sampled": "sampled_bt", "noised": "noised_bt"}
+
+
 def back_translation(updates: int) -> None:
     work = ROOT / "runs/lang_bt"
     work.mkdir(parents=True, exist_ok=True)
@@ -206,38 +213,45 @@ def back_translation(updates: int) -> None:
             (work / f"{name}.{lang}").write_text("\n".join(lines[part]) + "\n", encoding="utf-8")
     a, b = str(work / "half_a"), str(work / "half_b")
     genuine = {"path": a}
-    runs = {
-        "parallel_half": [genuine],
-        "plus_bt_untagged": [genuine, {"path": str(work / "synthetic")}],
-        "plus_bt_tagged": [genuine, {"path": str(work / "synthetic"), "tag": "<BT>"}],
-        "parallel_all": [genuine, {"path": b}],
-    }
+    runs = {"parallel_half": [genuine]}
+    for method in BT_METHODS:  # each synthetic corpus beside the genuine half, untagged and tagged
+        synthetic = str(work / f"synthetic_{method}")
+        runs[f"plus_{BT_NAMES[method]}_untagged"] = [genuine, {"path": synthetic}]
+        runs[f"plus_{BT_NAMES[method]}_tagged"] = [genuine, {"path": synthetic, "tag": "<BT>"}]
+    runs["parallel_all"] = [genuine, {"path": b}]
     recipe = "recipes/multi30k_en_de.yaml"
     reverse = train_run(recipe, "runs/lang_bt_reverse", updates, "data.src_lang=de", "data.tgt_lang=en", f"data.train={a}")
-    first = train_run(recipe, "runs/lang_bt_parallel_half", updates, f"data.train={json.dumps(runs['parallel_half'])}")
+    # Every en→de run reads the noise's filler as one piece, so that all of them share one tokenizer setting.
+    filler = f"tokenizer.user_defined_symbols={json.dumps([FILLER])}"
+    first = train_run(recipe, "runs/lang_bt_parallel_half", updates, f"data.train={json.dumps(runs['parallel_half'])}", filler)
     run_lanes([reverse, first])
-    start = time.perf_counter()
-    nmt("back-translate", "-c", "runs/lang_bt_reverse/checkpoints/best.pt", "-i", f"{b}.de", "-o", str(work / "synthetic"),
-        "--threads", "2", threads=2)
-    bt_seconds = round(time.perf_counter() - start, 1)
-    lanes = [train_run(recipe, f"runs/lang_bt_{name}", updates, f"data.train={json.dumps(corpora)}")
+    seconds = {}
+    for method, flags in BT_METHODS.items():
+        start = time.perf_counter()
+        nmt("back-translate", "-c", "runs/lang_bt_reverse/checkpoints/best.pt", "-i", f"{b}.de", "-o",
+            str(work / f"synthetic_{method}"), "--threads", "2", *flags, threads=2)
+        seconds[method] = round(time.perf_counter() - start, 1)
+    lanes = [train_run(recipe, f"runs/lang_bt_{name}", updates, f"data.train={json.dumps(corpora)}", filler)
              for name, corpora in runs.items() if name != "parallel_half"]
-    run_lanes([lanes[0] + lanes[2], lanes[1]])
+    run_lanes([[c for lane in lanes[i::2] for c in lane] for i in range(2)])
     reference = DATA / f"{TEST}.de.gz"
     result = {"test": TEST, "updates_each": updates, "pairs": {"half": half, "all": len(en)},
               "reverse_model": training(ROOT / "runs/lang_bt_reverse") | scores(*_decode_reverse()),
-              "back_translation": {"search": "beam (recipe settings)", "seconds": bt_seconds, "lines": len(en) - half},
+              "back_translation": {method: {"flags": flags, "seconds": seconds[method], "lines": len(en) - half}
+                                   for method, flags in BT_METHODS.items()},
               "runs": {}}
     hyps = {}
     for name in runs:
         run = ROOT / f"runs/lang_bt_{name}"
         hyps[name] = run / "test.de.hyp"
-        seconds = translate(str(run / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", hyps[name])
-        result["runs"][name] = scores(hyps[name], reference) | {"training": training(run), "decode_seconds": seconds}
-    rows = compare_systems([hyps["parallel_half"], hyps["plus_bt_untagged"], hyps["plus_bt_tagged"]], [reference])
-    result["paired_bootstrap_vs_parallel_half"] = rows
-    rows = compare_systems([hyps["plus_bt_untagged"], hyps["plus_bt_tagged"]], [reference])
-    result["paired_bootstrap_tagged_vs_untagged"] = rows
+        seconds_decode = translate(str(run / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", hyps[name])
+        result["runs"][name] = scores(hyps[name], reference) | {"training": training(run), "decode_seconds": seconds_decode}
+    synthetic_runs = [name for name in runs if name.startswith("plus_")]
+    result["paired_bootstrap_vs_parallel_half"] = compare_systems([hyps[n] for n in ["parallel_half", *synthetic_runs]],
+                                                                  [reference])
+    result["paired_bootstrap_tagged_vs_untagged"] = {
+        BT_NAMES[method]: compare_systems([hyps[f"plus_{BT_NAMES[method]}_untagged"], hyps[f"plus_{BT_NAMES[method]}_tagged"]],
+                                          [reference]) for method in BT_METHODS}
     write("back_translation.json", result)
 
 

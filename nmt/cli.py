@@ -199,6 +199,7 @@ def back_translate_(
     input: Annotated[Path, typer.Option("--input", "-i", help="Monolingual text in the reverse model's source language.")],
     output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}.")],
     sampling: Annotated[bool, typer.Option("--sampling", help="Sample the translations instead of beam search.")] = False,
+    noise: Annotated[bool, typer.Option("--noise", help="Noise the translations: words deleted, replaced by <blank>, shuffled locally.")] = False,
     beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
@@ -213,7 +214,7 @@ def back_translate_(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads)
     translator = spec.load()
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
-    _say(back_translate(translator, input, output, cfg, _warner(input), sharding(nproc, spec)).describe())
+    _say(back_translate(translator, input, output, cfg, _warner(input), sharding(nproc, spec), noise).describe())
 
 
 @command()

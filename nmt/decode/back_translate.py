@@ -5,8 +5,10 @@ parallel corpus, translated into the source language by a reverse model.
 `synthetic/train.de` (the monolingual lines, as given) and `synthetic/train.en` (their
 translations), line-aligned: a corpus that a recipe lists beside the genuine one, usually with a
 tag (`tag: <BT>`, Caswell et al. 2019) so that the model can tell the two apart. Beam search gives
-the most likely translations; sampling (`--sampling`) more varied ones, which help more once the
-synthetic data is large (Edunov et al. 2018). Both files appear only when complete.
+the most likely translations; sampling (`--sampling`) more varied ones, and noised beam search
+(`--noise`: words deleted, replaced by a filler and shuffled locally, nmt.data.noise) a harder
+source side; both help more than plain beam search once the synthetic data is large (Edunov et
+al. 2018). Both files appear only when complete.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
+from nmt.data.noise import noised
 from nmt.decode.stream import translate_file, write_lines
 
 
@@ -27,20 +30,25 @@ class BackTranslation:
     lines: int
     failed: int  # lines that could not be translated (their output lines are empty)
     sampling: bool
+    noise: bool = False
 
     def describe(self) -> list[str]:
+        method = "sampled" if self.sampling else "beam search"
         return [f"wrote {self.lines:,} lines: {self.monolingual} (as given) and {self.synthetic} "
-                f"({'sampled' if self.sampling else 'beam search'})"]
+                f"({method}{', noised' if self.noise else ''})"]
 
 
 def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConfig,
-                   warn: Callable[[str], None] = lambda _: None, shards=None) -> BackTranslation:
+                   warn: Callable[[str], None] = lambda _: None, shards=None, noise: bool = False) -> BackTranslation:
     """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}`; the reverse model translates
     from its data.src_lang (the monolingual text's language) into its data.tgt_lang (`shards`: over
-    several processes, as in translate_file)."""
+    several processes, as in translate_file); with `noise`, each translation is noised (line n
+    from seed cfg.seed + n)."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
     synthetic = f"{out_stem}.{synthetic_lang}"
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards)
+    if noise:  # rewritten whole, then swapped in: the file is never half noised
+        write_lines(synthetic, (noised(line, cfg.seed + n) for n, line in enumerate(read_lines(Path(synthetic)))))
     write_lines(f"{out_stem}.{mono_lang}", read_lines(Path(monolingual)))
-    return BackTranslation(f"{out_stem}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling)
+    return BackTranslation(f"{out_stem}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling, noise)
