@@ -382,10 +382,15 @@ def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang
         write_finetuning_recipe(summary["recipe"], out, recipe)
         lines.append(f"wrote {recipe}: fill in its data section, then `nmt tokenizer {recipe} && nmt prepare {recipe} "
                      f"&& nmt train {recipe}`")
+    if summary["languages"]:
+        some = ", ".join(summary["languages"][:5]) + (", ..." if len(summary["languages"]) > 5 else "")
+        lines.append(f"{len(summary['languages'])} languages ({some}): choose a direction with "
+                     "`nmt translate --src-lang CODE --tgt-lang CODE`")
     model, tokenizer = summary["recipe"].model, summary["recipe"].tokenizer
     shape = ", ".join(f"{key}: {getattr(model, key)}" for key in
                       ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
-                       "share_embeddings", "tie_output"))
+                       "share_embeddings", "tie_output")
+                      + (("positions", "decoder_start") if model.positions != "sinusoidal" else ()))
     lines.append(f"imported {directory} ({summary['architecture']}, {summary['direction']}, vocabularies "
                  f"{summary['vocab']['src']}/{summary['vocab']['tgt']}) to {out}; logits within "
                  f"{summary['max_logit_difference']:.1g} of transformers'. Fine-tune with `nmt train RECIPE --init-from "
