@@ -47,8 +47,11 @@ def _tokenizer(directory, layout: str):
 
 @pytest.fixture(scope="module", params=list(LAYOUTS))
 def m2m_dir(request, tmp_path_factory):
-    layout = request.param
-    root = tmp_path_factory.mktemp(layout)
+    return request.param, build_directory(tmp_path_factory.mktemp(request.param), request.param)
+
+
+def build_directory(root, layout: str):
+    """A small random model in `layout`, saved as the hub's directories are: root/layout."""
     directory = root / layout
     directory.mkdir()
     text = [line for name in ("train.en", "train.de") for line in (TINY_DATA / name).read_text(encoding="utf-8").splitlines()]
@@ -76,7 +79,7 @@ def m2m_dir(request, tmp_path_factory):
         model.model.shared.weight[[0, 1]] = -1.0
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
-    return layout, directory
+    return directory
 
 
 @pytest.fixture(scope="module")
@@ -265,3 +268,24 @@ def test_the_import_exports_back_to_transformers_translating_alike(imported, tmp
     one_line_error(runner.invoke(app, ["export", str(tmp_path / "bare.pt"), "-o", str(tmp_path / "hf"),
                                        "--format", "huggingface"]), "model.positions fairseq", "CTranslate2")
     assert not (tmp_path / "hf").exists()
+
+
+def test_the_readme_nllb_commands_run_as_printed(tmp_path, monkeypatch):
+    """"Share and reuse models": import an NLLB directory, translate into another of its languages."""
+    import shlex
+
+    from tests.test_readme import readme_blocks
+
+    block = readme_blocks("Share and reuse models")[1]
+    (build_directory(tmp_path, "nllb")).rename(tmp_path / "nllb-600M")
+    (tmp_path / "my_corpus").mkdir()
+    shutil.copy(TINY_DATA / "valid.en", tmp_path / "my_corpus" / "test.eng_Latn")
+    monkeypatch.chdir(tmp_path)
+    for command in block:
+        args = shlex.split(command)
+        assert args[0] == "nmt"
+        result = runner.invoke(app, args[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+    lines = (TINY_DATA / "valid.en").read_text(encoding="utf-8").splitlines()
+    assert len((tmp_path / "test.fra_Latn").read_text(encoding="utf-8").splitlines()) == len(lines)
+    assert (tmp_path / "nllb.yaml").is_file()
