@@ -63,6 +63,9 @@ def test_target_tokens_start_each_target_and_are_never_scored(target_tokens):
     expected = [row * width + t for row, n in enumerate(lengths) for t in range(1, n + 1)]
     assert batch.out_positions.tolist() == expected
     assert set(tokens.values()).isdisjoint(batch.out_targets.tolist()) and batch.out_targets.tolist().count(EOS) == 3
+    result = runner.invoke(app, ["info", str(target_tokens.out / "checkpoints" / "best.pt")])
+    assert result.exit_code == 0 and "<2xa> <2xb> forced first in the output" in result.output
+    assert "in front of the source" not in result.output
 
 
 def test_both_puts_the_source_language_in_front_and_the_target_language_first(toy_corpus, tmp_path):
