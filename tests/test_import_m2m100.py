@@ -131,6 +131,9 @@ def test_the_import_reads_the_languages_tokens_and_logits(imported):
     result = runner.invoke(app, ["info", str(ckpt)])
     assert result.exit_code == 0 and f"languages    {len(data.languages)}, any direction" in result.output
     assert language_token(data.languages[0]) in result.output
+    refused = runner.invoke(app, ["translate", "-c", str(ckpt), "--tgt-lang", "zz", "-i", str(TINY_DATA / "valid.en")])
+    one_line_error(refused, "--tgt-lang zz", data.languages[0])
+    assert len(refused.output) < 300  # a hundred codes are not all listed
 
 
 @pytest.mark.parametrize("beam_size", [1, 4])

@@ -75,9 +75,9 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
     if (src, tgt) in directions or (src in data.languages and tgt in data.languages):
         return src, tgt
     if data.language_token == "both" and src not in data.source_languages():
-        raise NmtError(f"--src-lang {src}: the model reads {', '.join(data.source_languages())} only")
+        raise NmtError(f"--src-lang {src}: the model reads {_listed(data.source_languages())} only")
     if tgt not in target_languages(data):
-        raise NmtError(f"--tgt-lang {tgt}: the model translates into {', '.join(target_languages(data))} only")
+        raise NmtError(f"--tgt-lang {tgt}: the model translates into {_listed(target_languages(data))} only")
     if data.language_token == "none" and tgt != data.tgt_lang:
         raise NmtError(f"--tgt-lang {tgt}: the model has no language tokens; it translates into {data.tgt_lang}")
     if not zero_shot:
@@ -85,3 +85,8 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
         raise NmtError(f"{src}-{tgt}: not a direction the model was trained on ({trained}); "
                        "add --zero-shot to translate it anyway")
     return src, tgt
+
+
+def _listed(languages: list[str], most: int = 12) -> str:
+    """Languages for a one-line message: an imported model has up to 202."""
+    return ", ".join(languages[:most]) + (f", ... ({len(languages)} in all)" if len(languages) > most else "")
