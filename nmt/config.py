@@ -156,9 +156,7 @@ class DataConfig(Section):
 
     def target_control_tokens(self) -> list[str]:
         """Tokens the target tokenizer reserves: the languages' tokens forced first in an output."""
-        if self.language_token not in ("target", "both"):
-            return []
-        return [language_token(lang) for lang in self.target_languages()]
+        return [language_token(lang) for lang in self.target_languages()] if self.forced_target_tokens else []
 
     def reserved_tokens(self) -> list[str]:
         """Every control token of either side (a joint tokenizer reserves them all)."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenizer_models
 from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
+from nmt.data.languages import listed
 from nmt.data.tokenizer import load_processor
 
 
@@ -52,11 +53,11 @@ def describe(info: dict) -> list[str]:
         f"{info['vocabulary']['tgt']:,} target pieces",
     ]
     if info["languages"]:
-        lines.append(f"languages    {len(info['languages'])}, any direction between them: {_listed(info['languages'])}")
+        lines.append(f"languages    {len(info['languages'])}, any direction between them: {listed(info['languages'], ' ')}")
     if info["control_tokens"]:
-        lines.append(f"tokens       {_listed(info['control_tokens'])} in front of the source (language, corpus tags)")
+        lines.append(f"tokens       {listed(info['control_tokens'], ' ')} in front of the source (language, corpus tags)")
     if info["target_control_tokens"]:
-        lines.append(f"tokens       {_listed(info['target_control_tokens'])} forced first in the output (language)")
+        lines.append(f"tokens       {listed(info['target_control_tokens'], ' ')} forced first in the output (language)")
     if info["best_dev"]:
         b = info["best_dev"]
         lines.append(f"best dev     {b['metric']} {b['score']} at step {b['step']:,}")
@@ -68,7 +69,3 @@ def describe(info: dict) -> list[str]:
     lines.append(f"versions     nmt {v['nmt']}, torch {v['torch']}")
     lines.append(f"recipe       `nmt info {info['checkpoint']} --json` prints it whole")
     return lines
-
-
-def _listed(items: list[str], most: int = 12) -> str:
-    return " ".join(items[:most]) + (f" ... ({len(items)} in all)" if len(items) > most else "")

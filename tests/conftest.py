@@ -108,3 +108,22 @@ def multilingual_recipe(out, corpus, *overrides):
     return tiny_recipe(out, f"data.train={json.dumps(train)}", "data.src_lang=en", "data.tgt_lang=xa",
                        f"data.valid={corpus / 'valid'}", "data.test=null", "data.language_token=source",
                        "tokenizer.vocab_size=200", *overrides)
+
+
+def assert_answers_in_each_language(model: str, corpus, tmp_path) -> None:
+    """`nmt translate -c MODEL --tgt-lang L` on the toy corpus answers in L (its marker word first,
+    in 90 % of the lines), one line per line, no language token shown."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+
+    source = corpus / "train.en"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    for lang, marker in MARKERS.items():
+        out = tmp_path / f"out.{lang}"
+        result = CliRunner().invoke(app, ["translate", "-c", model, "-i", str(source), "-o", str(out), "--tgt-lang", lang])
+        assert result.exit_code == 0, result.output
+        outputs = out.read_text(encoding="utf-8").splitlines()
+        assert len(outputs) == len(lines)
+        assert sum(o.split()[0] == marker for o in outputs if o) >= 0.9 * len(lines), (lang, outputs[:3])
+        assert not any("<2x" in o for o in outputs)

@@ -19,7 +19,7 @@ from nmt.decode.engine import load_engine
 from nmt.decode.likelihood import score_pairs
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import BOS, EOS
-from tests.conftest import MARKERS, multilingual_recipe
+from tests.conftest import MARKERS, assert_answers_in_each_language, multilingual_recipe
 
 runner = CliRunner()
 
@@ -88,16 +88,7 @@ def test_the_toy_model_answers_in_the_language_asked_for(target_tokens, toy_corp
     if engine == "ctranslate2":  # the export forces the token with target_prefix
         model = str(tmp_path / "ct2")
         assert runner.invoke(app, ["export", str(target_tokens.out / "checkpoints" / "best.pt"), "-o", model]).exit_code == 0
-    source = toy_corpus / "train.en"
-    lines = source.read_text(encoding="utf-8").splitlines()
-    for lang, marker in MARKERS.items():
-        out = tmp_path / f"out.{lang}"
-        result = runner.invoke(app, ["translate", "-c", model, "-i", str(source), "-o", str(out), "--tgt-lang", lang])
-        assert result.exit_code == 0, result.output
-        outputs = out.read_text(encoding="utf-8").splitlines()
-        assert len(outputs) == len(lines)
-        assert sum(o.split()[0] == marker for o in outputs if o) >= 0.9 * len(lines), (lang, outputs[:3])
-        assert not any("<2x" in o for o in outputs)
+    assert_answers_in_each_language(model, toy_corpus, tmp_path)
 
 
 SETTINGS = {

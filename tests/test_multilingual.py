@@ -18,7 +18,8 @@ from nmt.data.prepare import data_dir, prepare
 from nmt.data.sampling import corpus_shares, epoch_counts, epoch_selection
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
-from tests.conftest import MARKERS, TINY_DATA, multilingual_recipe, one_line_error, tiny_recipe
+from tests.conftest import (MARKERS, TINY_DATA, assert_answers_in_each_language, multilingual_recipe, one_line_error,
+                            tiny_recipe)
 
 runner = CliRunner()
 
@@ -102,16 +103,7 @@ def test_tgt_lang_chooses_the_direction(multilingual, toy_corpus, tmp_path, engi
     if engine == "ctranslate2":  # an export carries the tokens: --tgt-lang works on it too
         model = str(tmp_path / "ct2")
         assert runner.invoke(app, ["export", ckpt, "-o", model]).exit_code == 0
-    source = toy_corpus / "train.en"
-    lines = source.read_text(encoding="utf-8").splitlines()
-    for lang, marker in MARKERS.items():
-        out = tmp_path / f"out.{lang}"
-        result = runner.invoke(app, ["translate", "-c", model, "-i", str(source), "-o", str(out), "--tgt-lang", lang])
-        assert result.exit_code == 0, result.output
-        outputs = out.read_text(encoding="utf-8").splitlines()
-        assert len(outputs) == len(lines)
-        assert sum(o.split()[0] == marker for o in outputs if o) >= 0.9 * len(lines), (lang, outputs[:3])
-        assert not any("<2x" in o for o in outputs)
+    assert_answers_in_each_language(model, toy_corpus, tmp_path)
 
 
 def test_unknown_and_untrained_directions_are_one_line_errors(multilingual, toy_corpus, tmp_path):

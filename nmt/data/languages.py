@@ -19,10 +19,6 @@ class Controls:
     target: tuple[int, ...] = ()
 
 
-def target_languages(data: DataConfig) -> list[str]:
-    return data.target_languages()
-
-
 def _ids(processor, tokens: list[str]) -> list[int]:
     ids = [processor.piece_to_id(token) for token in tokens]
     for token, token_id in zip(tokens, ids):
@@ -43,8 +39,7 @@ def control_ids(processor, data: DataConfig, tgt_lang: str | None = None, tag: s
 def target_control_ids(processor, data: DataConfig, tgt_lang: str | None = None) -> list[int]:
     """Token ids forced first in the output: the target's language token with
     data.language_token: target or both, else none."""
-    tokens = [language_token(tgt_lang or data.tgt_lang)] if data.language_token in ("target", "both") else []
-    return _ids(processor, tokens)
+    return _ids(processor, [language_token(tgt_lang or data.tgt_lang)] * data.forced_target_tokens)
 
 
 def direction_controls(src_processor, tgt_processor, data: DataConfig, src_lang: str | None,
@@ -75,9 +70,9 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
     if (src, tgt) in directions or (src in data.languages and tgt in data.languages):
         return src, tgt
     if data.language_token == "both" and src not in data.source_languages():
-        raise NmtError(f"--src-lang {src}: the model reads {_listed(data.source_languages())} only")
-    if tgt not in target_languages(data):
-        raise NmtError(f"--tgt-lang {tgt}: the model translates into {_listed(target_languages(data))} only")
+        raise NmtError(f"--src-lang {src}: the model reads {listed(data.source_languages())} only")
+    if tgt not in data.target_languages():
+        raise NmtError(f"--tgt-lang {tgt}: the model translates into {listed(data.target_languages())} only")
     if data.language_token == "none" and tgt != data.tgt_lang:
         raise NmtError(f"--tgt-lang {tgt}: the model has no language tokens; it translates into {data.tgt_lang}")
     if not zero_shot:
@@ -87,6 +82,6 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
     return src, tgt
 
 
-def _listed(languages: list[str], most: int = 12) -> str:
-    """Languages for a one-line message: an imported model has up to 202."""
-    return ", ".join(languages[:most]) + (f", ... ({len(languages)} in all)" if len(languages) > most else "")
+def listed(items: list[str], separator: str = ", ", most: int = 12) -> str:
+    """Languages or tokens for one line of a message: an imported model has up to 202."""
+    return separator.join(items[:most]) + (f"{separator}... ({len(items)} in all)" if len(items) > most else "")

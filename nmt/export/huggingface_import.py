@@ -65,11 +65,11 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
     languages: list[str] = []
     decoder_start = "bos"
-    if config.model_type == "m2m_100" and config.decoder_start_token_id == config.eos_token_id:
-        # fairseq's decoder starts from </s>: nmt's does too (model.decoder_start: eos), and nmt's
-        # BOS is the row of the <s> the model never reads, so each row maps to one nmt token.
-        specials["start"], decoder_start = config.bos_token_id, "eos"
     if config.model_type == "m2m_100":
+        if config.decoder_start_token_id == config.eos_token_id:
+            # fairseq's decoder starts from </s>: nmt's does too (model.decoder_start: eos), and nmt's
+            # BOS is the row of the <s> the model never reads, so each row maps to one nmt token.
+            specials["start"], decoder_start = config.bos_token_id, "eos"
         vocab, codes = m2m100_vocabulary(transformers, directory, config.vocab_size)
         languages = list(codes)
         src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)

@@ -43,7 +43,6 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
     weights["model.shared.weight"] = weights["model.encoder.embed_tokens.weight"]
     tied = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"}
     data, decode = recipe.data, recipe.decode
-    token_of = codes  # nmt's language -> the tokenizer's token (de -> __de__; deu_Latn -> deu_Latn)
     tokenizer_config = json.loads(files.get("tokenizer_config.json", b"{}"))
     tokenizer_config.update(src_lang=data.src_lang, tgt_lang=data.tgt_lang)  # codes, as both tokenizers take them
     files["tokenizer_config.json"] = json.dumps(tokenizer_config, indent=1, ensure_ascii=False).encode()
@@ -58,7 +57,8 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
         for name, content in files.items():
             (directory / name).write_bytes(content)
         tokenizer = transformers.AutoTokenizer.from_pretrained(directory)  # it says the target code's id
-        forced = tokenizer.convert_tokens_to_ids(token_of.get(data.tgt_lang, data.tgt_lang))
+        # nmt's language -> the tokenizer's token (de -> __de__; deu_Latn -> deu_Latn)
+        forced = tokenizer.convert_tokens_to_ids(codes.get(data.tgt_lang, data.tgt_lang))
         transformers.GenerationConfig(
             num_beams=max(decode.beam_size, 1), length_penalty=decode.length_penalty,
             no_repeat_ngram_size=decode.no_repeat_ngram_size, max_length=recipe.model.max_positions - 1,
