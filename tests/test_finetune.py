@@ -66,6 +66,24 @@ def test_fine_tuning_refuses_another_vocabulary_or_shape(trained_tiny, tmp_path)
     assert not (tmp_path / "shape" / "checkpoints" / "last.pt").exists()
 
 
+def test_a_parent_written_before_newer_model_keys_existed_fine_tunes(trained_tiny, tmp_path):
+    """A key added after the parent was saved reads as its default, the meaning it had then."""
+    payload = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")
+    for key in ("positions", "decoder_start", "residual_free_encoder_layer"):
+        del payload["recipe"]["model"][key]
+    old_parent = tmp_path / "old.pt"
+    torch.save(payload, old_parent)
+    child = child_recipe(trained_tiny, tmp_path / "child", f"train.init_from={old_parent}")
+    train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
+    prepare(child.data, child.tokenizer, child.out)
+    assert Trainer(child).checkpoints.init_from_parent() == old_parent
+    shape = child_recipe(trained_tiny, tmp_path / "shape", f"train.init_from={old_parent}", "model.decoder_start=eos")
+    train_tokenizer(shape.data, shape.tokenizer, shape.out, shape.train.init_from)
+    prepare(shape.data, shape.tokenizer, shape.out)
+    with pytest.raises(NmtError, match=r"model.decoder_start: the recipe has eos, but .*old.pt has bos"):
+        Trainer(shape).checkpoints.init_from_parent()
+
+
 def test_fine_tuning_errors_on_the_command_line_are_one_line(trained_tiny, tmp_path):
     runner = CliRunner()
     missing = child_recipe(trained_tiny, tmp_path / "missing")

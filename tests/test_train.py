@@ -295,6 +295,19 @@ def test_finished_run_does_nothing_and_a_changed_model_is_refused(trained_tiny, 
     assert last.stat().st_mtime_ns == before
 
 
+def test_a_checkpoint_written_before_newer_model_keys_existed_resumes(tmp_path):
+    """A model key added after the checkpoint was saved reads as its default, the meaning it had then."""
+    recipe = prepared_tiny(tmp_path, "train.max_steps=3", "train.valid_every=100", "train.valid_bleu_sentences=0")
+    train(recipe, show_progress=False)
+    last = recipe.out / "checkpoints" / "last.pt"
+    payload = load_checkpoint(last)
+    for key in ("positions", "decoder_start", "residual_free_encoder_layer"):
+        del payload["recipe"]["model"][key]
+    torch.save(payload, last)
+    longer = recipe.model_copy(update={"train": recipe.train.model_copy(update={"max_steps": 5})})
+    assert train(longer, show_progress=False).step == 5
+
+
 def test_missing_prepared_data_is_a_clear_error(tmp_path):
     from tests.conftest import tiny_recipe
     from nmt.data.tokenizer import train_tokenizer

@@ -11,7 +11,7 @@ import torch
 
 import nmt
 from nmt.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
-from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
+from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_from_dict, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
@@ -89,7 +89,7 @@ class RunCheckpoints:
         if found is None:
             return None
         path, payload = found
-        saved_model = payload["recipe"]["model"]
+        saved_model = recipe_to_dict(recipe_from_dict(payload["recipe"], str(path)))["model"]  # defaults filled
         wanted = recipe_to_dict(self.recipe)["model"]
         changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
         if changed:
@@ -117,11 +117,12 @@ class RunCheckpoints:
         parent = Path(self.recipe.train.init_from)
         # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
         payload = load_checkpoint(parent, map_location="cpu")
-        theirs, ours = payload["recipe"]["model"], recipe_to_dict(self.recipe)["model"]
+        # Parsed, so that a key added after the parent was written reads as its default, as it did then.
+        theirs, ours = recipe_from_dict(payload["recipe"], str(parent)).model, self.recipe.model
         for key in MODEL_SHAPE_KEYS:
-            if theirs.get(key) != ours[key]:
-                raise NmtError(f"model.{key}: the recipe has {ours[key]}, but {parent} has {theirs.get(key)}; "
-                               "fine-tuning needs the parent's model shape")
+            if getattr(theirs, key) != getattr(ours, key):
+                raise NmtError(f"model.{key}: the recipe has {getattr(ours, key)}, but {parent} has "
+                               f"{getattr(theirs, key)}; fine-tuning needs the parent's model shape")
         for side, proto in self.tokenizer_protos.items():
             if not torch.equal(proto, payload["tokenizer"][side]):
                 raise NmtError(f"{self.recipe.out}: its tokenizer is not the one of {parent} "
