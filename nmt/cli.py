@@ -5,89 +5,26 @@ Errors users can fix (`NmtError`) become one line on stderr and exit code 2, nev
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, DecodeFromOpt, DeviceOpt, EngineOpt,
+                             EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
+                             ZeroShotOpt)
 from nmt.config import load_recipe
-from nmt.errors import NmtError
+from nmt.console import counter, err, one_line_errors, say, warner
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
-err = Console(stderr=True, soft_wrap=True)  # log lines stay whole in files and CI logs
-
-RecipeArg = Annotated[Path, typer.Argument(help="YAML recipe (see recipes/).")]
-CheckpointsOpt = Annotated[list[Path], typer.Option(
-    "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")]
-SetOpt = Annotated[Optional[list[str]], typer.Option(
-    "--set", "-s", help="Override one recipe key, e.g. --set train.max_steps=100 (repeatable).")]
-SrcLangOpt = Annotated[Optional[str], typer.Option(help="Source language (default: the recipe's data.src_lang).")]
-TgtLangOpt = Annotated[Optional[str], typer.Option(
-    help="Target language of a multilingual model (default: the recipe's data.tgt_lang).")]
-DeviceOpt = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
-ThreadsOpt = Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")]
-NprocOpt = Annotated[int, typer.Option(
-    help="Processes to translate with, each on a share of --threads (or its own GPU); the output is the same.")]
-EngineOpt = Annotated[str, typer.Option(help="torch (nmt's own search) or ctranslate2 (checkpoints are converted on the "
-                                             "fly; an exported directory always uses it).")]
-EnsembleOpt = Annotated[bool, typer.Option(help="With several -c: the models together (mean of their next-token "
-                                                "probabilities) instead of their averaged weights.")]
-ComputeTypeOpt = Annotated[str, typer.Option(help="CTranslate2 only: default (as exported), int8, float32, float16, ...")]
-DecodeFromOpt = Annotated[Optional[Path], typer.Option(
-    help="Recipe whose decode section replaces the checkpoint's (settings tuned after training).")]
-ZeroShotOpt = Annotated[bool, typer.Option(
-    help="Allow a direction the model was not trained on (its target language token is known).")]
 
 
 def command(name: str | None = None):
-    """An `nmt` verb (named after its function unless `name`) whose NmtError becomes `error: ...`
-    on one line with exit code 2, never a traceback."""
-    def register(function):
-        @functools.wraps(function)
-        def friendly(*args, **kwargs):
-            try:
-                return function(*args, **kwargs)
-            except NmtError as e:
-                err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-                raise typer.Exit(2) from None
-            except KeyboardInterrupt:
-                err.print("interrupted")
-                raise typer.Exit(130) from None
-        return app.command(name=name)(friendly)
-    return register
-
-
-def _say(lines: list[str]) -> None:
-    for line in lines:
-        err.print(line, highlight=False, markup=False)
-
-
-def _warner(path) -> Callable[[str], None]:
-    """Warnings about an input file's lines, one line each on stderr."""
-    return lambda message: err.print(f"warning: {path}: {message}", highlight=False, markup=False)
-
-
-@contextmanager
-def _counter(text: str, show: bool = True) -> Iterator[Callable[[str, int], None]]:
-    """A spinner per counted thing on a terminal: yields `count(name, n)`, which sets that thing's count."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    columns = [SpinnerColumn(), TextColumn(text), TimeElapsedColumn()]
-    with Progress(*columns, console=err, disable=not (show and err.is_terminal)) as bar:
-        tasks: dict[str, int] = {}
-
-        def count(name: str, n: int) -> None:
-            tasks.setdefault(name, bar.add_task("", total=None, name=name))
-            bar.update(tasks[name], completed=n)
-        yield count
+    """An `nmt` verb, named after its function unless `name`; its NmtError is one line, exit code 2."""
+    return lambda function: app.command(name=name)(one_line_errors(function))
 
 
 @command()
@@ -96,7 +33,7 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
     from nmt.data.tokenizer import describe_tokenizer, train_tokenizer
 
     r = load_recipe(recipe, set_)
-    _say(describe_tokenizer(train_tokenizer(r.data, r.tokenizer, r.out, r.train.init_from), r.train.init_from))
+    say(describe_tokenizer(train_tokenizer(r.data, r.tokenizer, r.out, r.train.init_from), r.train.init_from))
 
 
 @command()
@@ -106,9 +43,9 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
     from nmt.data.prepare import describe_preparation, prepare as run_prepare
 
     r = load_recipe(recipe, set_)
-    with _counter("preparing {task.fields[name]}: {task.completed:,} pairs read") as count:
+    with counter("preparing {task.fields[name]}: {task.completed:,} pairs read") as count:
         report = run_prepare(r.data, r.tokenizer, r.out, threads, count)
-    _say(describe_preparation(report, r.out))
+    say(describe_preparation(report, r.out))
 
 
 @command()
@@ -138,8 +75,8 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 def translate(
     checkpoint: CheckpointsOpt,
     input: Annotated[str, typer.Option("--input", "-i", help="Source text file, or - for stdin.")] = "-",
-    output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
-    beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
+    output: OutputOpt = "-",
+    beam_size: BeamSizeOpt = None,
     length_penalty: Annotated[Optional[float], typer.Option(help="Length penalty alpha (decode.length_penalty).")] = None,
     nbest: Annotated[Optional[int], typer.Option(help="Hypotheses per sentence (jsonl output).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(
@@ -185,7 +122,7 @@ def translate(
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
-    report = translate_file(translator, input, output, cfg, output_format, interactive, _warner(input), input_format,
+    report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input), input_format,
                             extras, sharding(nproc, spec))
     if report.failed:
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
@@ -200,7 +137,7 @@ def back_translate_(
     output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}.")],
     sampling: Annotated[bool, typer.Option("--sampling", help="Sample the translations instead of beam search.")] = False,
     noise: Annotated[bool, typer.Option("--noise", help="Noise the translations: words deleted, replaced by <blank>, shuffled locally.")] = False,
-    beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
+    beam_size: BeamSizeOpt = None,
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
     set_: SetOpt = None,
@@ -214,7 +151,7 @@ def back_translate_(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads)
     translator = spec.load()
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
-    _say(back_translate(translator, input, output, cfg, _warner(input), sharding(nproc, spec), noise).describe())
+    say(back_translate(translator, input, output, cfg, warner(input), sharding(nproc, spec), noise).describe())
 
 
 @command()
@@ -229,7 +166,7 @@ def shortlist(
     """A lexical shortlist from a parallel corpus: translate with --set decode.shortlist=FILE; export with it."""
     from nmt.decode.shortlist_build import build_shortlist
 
-    _say(build_shortlist(checkpoint, source, target, output, best, frequent).describe())
+    say(build_shortlist(checkpoint, source, target, output, best, frequent).describe())
 
 
 @command()
@@ -239,7 +176,7 @@ def distill(
     output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}, PREFIX.json.")],
     drop_worst: Annotated[float, typer.Option(
         help="Leave out this share of the pairs, those the teacher finds least likely (cross-entropy per token).")] = 0.0,
-    beam_size: Annotated[Optional[int], typer.Option(help="Beam size; 1 = greedy search.")] = None,
+    beam_size: BeamSizeOpt = None,
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
     ensemble: EnsembleOpt = False,
@@ -255,10 +192,10 @@ def distill(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads, ensemble=ensemble)
     teacher = spec.load()
     cfg = decode_settings(teacher.recipe, decode_from, {"beam_size": beam_size}, set_ or [])
-    with _counter("distilling: {task.completed:,} lines") as count:
-        result = distill_corpus(teacher, input, output, cfg, drop_worst, _warner(input), sharding(nproc, spec),
+    with counter("distilling: {task.completed:,} lines") as count:
+        result = distill_corpus(teacher, input, output, cfg, drop_worst, warner(input), sharding(nproc, spec),
                                 [str(c) for c in checkpoint], done=lambda n: count("lines", n))
-    _say(result.describe())
+    say(result.describe())
 
 
 @command()
@@ -266,7 +203,7 @@ def likelihood(
     checkpoint: CheckpointsOpt,
     source: Annotated[Path, typer.Option("--source", "-s", help="Source text file.")],
     target: Annotated[Path, typer.Option("--target", "-t", help="Target text file: the translations to score, line by line.")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
+    output: OutputOpt = "-",
     output_format: Annotated[str, typer.Option(
         help="text (the total log-probability) or jsonl (also per token).")] = "text",
     max_tokens: Annotated[Optional[int], typer.Option(
@@ -291,9 +228,9 @@ def likelihood(
 
     scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
-    with _counter("scoring: {task.completed:,} pairs", show=output != "-") as count:
+    with counter("scoring: {task.completed:,} pairs", show=output != "-") as count:
         likelihood_file(scorer, source, target, output, cfg.max_tokens, output_format, cfg.precision,
-                        _warner(source), done=lambda n: count("pairs", n))
+                        warner(source), done=lambda n: count("pairs", n))
 
 
 @command()
@@ -311,7 +248,7 @@ def export(
     from nmt.export import describe_export, export_checkpoint
 
     summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist)
-    _say(describe_export(summary, checkpoint, format_))
+    say(describe_export(summary, checkpoint, format_))
 
 
 @command("import")
@@ -327,7 +264,7 @@ def import_(
     """Import a Hugging Face transformers model as an nmt checkpoint, to translate, fine-tune (train --init-from) and export."""
     from nmt.export.huggingface_import import import_with_recipe
 
-    _say(import_with_recipe(directory, output, force, src_lang, tgt_lang, recipe))
+    say(import_with_recipe(directory, output, force, src_lang, tgt_lang, recipe))
 
 
 @command()

@@ -1,0 +1,56 @@
+"""What the `nmt` commands print to stderr: log lines, warnings, one-line errors and spinners."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from nmt.errors import NmtError
+
+err = Console(stderr=True, soft_wrap=True)  # log lines stay whole in files and CI logs
+
+
+def one_line_errors(function: Callable) -> Callable:
+    """`function` with its NmtError printed as `error: ...` on one line and exit code 2, never a
+    traceback (Ctrl-C: exit code 130)."""
+    @functools.wraps(function)
+    def friendly(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except NmtError as e:
+            err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130) from None
+    return friendly
+
+
+def say(lines: list[str]) -> None:
+    for line in lines:
+        err.print(line, highlight=False, markup=False)
+
+
+def warner(path) -> Callable[[str], None]:
+    """Warnings about an input file's lines, one line each on stderr."""
+    return lambda message: err.print(f"warning: {path}: {message}", highlight=False, markup=False)
+
+
+@contextmanager
+def counter(text: str, show: bool = True) -> Iterator[Callable[[str, int], None]]:
+    """A spinner per counted thing on a terminal: yields `count(name, n)`, which sets that thing's count."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = [SpinnerColumn(), TextColumn(text), TimeElapsedColumn()]
+    with Progress(*columns, console=err, disable=not (show and err.is_terminal)) as bar:
+        tasks: dict[str, int] = {}
+
+        def count(name: str, n: int) -> None:
+            tasks.setdefault(name, bar.add_task("", total=None, name=name))
+            bar.update(tasks[name], completed=n)
+        yield count
