@@ -278,6 +278,11 @@ class TrainConfig(Section):
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None
+    # Continued training on other data: also the parent's optimizer, loss scale and update count,
+    # so that the schedule goes on where the parent's was (fairseq's --restore-file without
+    # --reset-optimizer and --reset-lr-scheduler); max_steps and max_minutes count from the
+    # parent's start. The epochs, the best score and the dropout masks start afresh.
+    init_from_continues: bool = False
 
     @property
     def selection_metric(self) -> str:

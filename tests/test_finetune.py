@@ -76,12 +76,41 @@ def test_a_parent_written_before_newer_model_keys_existed_fine_tunes(trained_tin
     child = child_recipe(trained_tiny, tmp_path / "child", f"train.init_from={old_parent}")
     train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
     prepare(child.data, child.tokenizer, child.out)
-    assert Trainer(child).checkpoints.init_from_parent() == old_parent
+    assert Trainer(child).checkpoints.init_from_parent() is None  # the weights loaded; the rest fresh
     shape = child_recipe(trained_tiny, tmp_path / "shape", f"train.init_from={old_parent}", "model.decoder_start=eos")
     train_tokenizer(shape.data, shape.tokenizer, shape.out, shape.train.init_from)
     prepare(shape.data, shape.tokenizer, shape.out)
     with pytest.raises(NmtError, match=r"model.decoder_start: the recipe has eos, but .*old.pt has bos"):
         Trainer(shape).checkpoints.init_from_parent()
+
+
+def test_continued_training_goes_on_with_the_parents_optimizer_and_schedule(trained_tiny, tmp_path):
+    """train.init_from_continues: Adam's moments and the update count are the parent's, so the rate
+    of the new run's updates is the parent schedule's (0.003 · sqrt(30 / k) for update k after
+    warm-up, by hand), not a new warm-up's."""
+    parent = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")
+    done = parent["progress"]["step"]
+    child = child_recipe(trained_tiny, tmp_path / "child", "train.init_from_continues=true",
+                         f"train.max_steps={done + 10}", "train.warmup_steps=30", "train.log_every=5")
+    train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
+    prepare(child.data, child.tokenizer, child.out)
+    starting = Trainer(child)
+    state = starting.checkpoints.init_from_parent()
+    assert (state.step, state.epoch, state.best_score) == (done, 0, None)
+    moments = starting.update.optimizer.state_dict()["state"]
+    assert all(torch.equal(moments[i]["exp_avg"], parent["optimizer"]["state"][i]["exp_avg"]) for i in moments)
+    result = train(child, show_progress=False)
+    assert result.step == done + 10
+    logged = {m["step"]: m["lr"] for m in map(json.loads, (child.out / "metrics.jsonl").read_text().splitlines())
+              if m["kind"] == "train"}
+    assert sorted(logged) == [done + 5, done + 10]
+    for step, lr in logged.items():  # the log's rate after update k is the rate of update k + 1 (6 decimals)
+        assert lr == pytest.approx(0.003 * (30 / (step + 1)) ** 0.5, abs=5e-7)
+    too_few = child_recipe(trained_tiny, tmp_path / "few", "train.init_from_continues=true", f"train.max_steps={done}")
+    train_tokenizer(too_few.data, too_few.tokenizer, too_few.out, too_few.train.init_from)
+    prepare(too_few.data, too_few.tokenizer, too_few.out)
+    with pytest.raises(NmtError, match=rf"train.max_steps={done}: .* has made {done} updates already"):
+        Trainer(too_few).checkpoints.init_from_parent()
 
 
 def test_fine_tuning_errors_on_the_command_line_are_one_line(trained_tiny, tmp_path):

@@ -41,6 +41,7 @@ class RunCheckpoints:
         self.recipe, self.model, self.update, self.world, self.device = recipe, model, update, world, device
         self.tokenizer_protos, self.log = tokenizer_protos, log
         self.folder = recipe.out / "checkpoints"
+        self.resumed = False  # set by start(): whether this run's own checkpoint was resumed
 
     def _rng_state(self) -> dict:
         rng = {"torch": torch.get_rng_state()}
@@ -78,8 +79,11 @@ class RunCheckpoints:
             raise NmtError(f"train.init_from={parent} lies in this run's own checkpoints; "
                            "fine-tune into another output_dir, so that the parent run is kept as it is")
         progress = self.resume()
+        self.resumed = progress is not None
         if progress is None and parent:
-            self.log(f"fine-tuning from {self.init_from_parent()}")
+            progress = self.init_from_parent()
+            self.log(f"fine-tuning from {parent}" + (f", its optimizer and schedule continued from update "
+                                                     f"{progress.step}" if progress else ""))
         return progress
 
     def resume(self) -> TrainingState | None:
@@ -112,8 +116,9 @@ class RunCheckpoints:
             torch.manual_seed(self.recipe.train.seed + 1000 * progress.step + self.world.rank)
         return progress
 
-    def init_from_parent(self) -> Path:
-        """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh."""
+    def init_from_parent(self) -> TrainingState | None:
+        """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh, unless
+        train.init_from_continues: then the parent's optimizer and update count too (returned)."""
         parent = Path(self.recipe.train.init_from)
         # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
         payload = load_checkpoint(parent, map_location="cpu")
@@ -128,4 +133,12 @@ class RunCheckpoints:
                 raise NmtError(f"{self.recipe.out}: its tokenizer is not the one of {parent} "
                                "(run `nmt tokenizer` and `nmt prepare` with train.init_from set)")
         self.model.load_state_dict(payload["model"])
-        return parent
+        if not self.recipe.train.init_from_continues:
+            return None
+        for note in self.update.load_state_dict(payload):
+            self.log(f"[yellow]note:[/] {parent}: {note}")
+        done = payload["progress"]["step"]
+        if self.recipe.train.max_steps <= done:
+            raise NmtError(f"train.max_steps={self.recipe.train.max_steps}: {parent} has made {done} updates already; "
+                           "with train.init_from_continues, max_steps counts from the parent's start")
+        return TrainingState(step=done, elapsed_seconds=payload["progress"].get("elapsed_seconds", 0.0))

@@ -182,7 +182,7 @@ class Trainer:
                      "matmuls; use fp32 unless you have measured otherwise")
         self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
                  f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
-                 + (f", resumed at step {self.progress.step}" if resumed else ""))
+                 + (f", resumed at step {self.progress.step}" if self.checkpoints.resumed else ""))
 
     def _progress_bar(self, show: bool) -> Progress:
         columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
