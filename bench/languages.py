@@ -8,8 +8,9 @@ search, and writes its figures with sacreBLEU signatures, updates and minutes:
 - multilingual: one en→{de,fr,cs} model (3·U updates) against three bilingual en→X models of U
   updates each (recipes/multi30k_en_de.yaml with the target language changed): results/multilingual.json
 - zero-shot: models trained on en↔de and en↔fr (4·U updates each; one per setup of
-  ZERO_SHOT_SETUPS) asked for de→fr and fr→de, beside pivoting through English with the same
-  model; how often the output is in the wrong language (py3langid): results/zero_shot.json
+  ZERO_SHOT_SETUPS, the pivot_bt ones fine-tuned from the source setup over the last third of
+  that budget) asked for de→fr and fr→de, beside pivoting through English with the same model;
+  how often the output is in the wrong language (py3langid): results/zero_shot.json
 - back-translation: en→de on half the training pairs; + the other half's German back-translated
   by a de→en model trained on the first half with beam search, sampling and noised beam search
   (Edunov et al. 2018), each untagged and tagged <BT>; all pairs (the upper bound); U updates
@@ -137,19 +138,26 @@ ZERO_SHOT_SETUPS = {
     "pivot_bt": (),
     "pivot_bt_light": (),
     "pivot_bt_light_fast": (),
+    "pivot_bt_continued": (),
+    "pivot_bt_light_continued": (),
 }
 # pivot_bt*: zero-resource training of the non-English directions (Gu et al. 2019; an offline,
 # one-round form of Zhang et al. 2020's online back-translation). The source setup's checkpoint at
 # 2/3 of the budget translates the French side of the training data into German through English
 # (greedy, two decodes), and the German side into French; the last 1/3 of the budget fine-tunes on
 # the four English-centric corpora plus these de'→fr and fr'→de pairs, with the synthetic corpora's
-# sampling weight and the peak rate below (fresh optimizer, 100 warm-up updates). No German-French
+# sampling weight and the peak rate below (fresh optimizer, 100 warm-up updates), or continuing the
+# parent's optimizer and schedule. No German-French
 # pair of the data is used: each synthetic pair's source is the model's own output. 0.0013 is the
 # source setup's inverse-square-root rate at 2/3 of the budget (0.004 · sqrt(400/4000)).
 ZERO_SHOT_FINE_TUNED = {
     "pivot_bt": {"base": "source", "synthetic_weight": 1.0, "lr": 0.0013},
     "pivot_bt_light": {"base": "source", "synthetic_weight": 0.25, "lr": 0.0013},
     "pivot_bt_light_fast": {"base": "source", "synthetic_weight": 0.25, "lr": 0.002},
+    # continued: the parent's optimizer and schedule go on (train.init_from_continues), so the last
+    # third differs from the source setup's only in its data.
+    "pivot_bt_continued": {"base": "source", "synthetic_weight": 0.5, "continued": True},
+    "pivot_bt_light_continued": {"base": "source", "synthetic_weight": 0.25, "continued": True},
 }
 # The choice on val: the best mean zero-shot BLEU among the setups whose mean English-centric BLEU
 # is within this much of the source setup's (the goal: zero-shot gained, trained directions kept).
@@ -248,8 +256,10 @@ def fine_tune_pivot_bt(updates: int, names: list[str], runs: dict[str, str]) -> 
         base = str(ROOT / runs[setup["base"]] / f"checkpoints/step_{start:07d}.pt")
         synthetic = pivot_back_translation(base, ROOT / "runs/lang_zero_shot_pivot_bt_synthetic")
         corpora = english_centric_corpora + [c | {"weight": setup["synthetic_weight"]} for c in synthetic["corpora"]]
-        lanes.append(train_run("recipes/multi30k_zero_shot.yaml", runs[name], total - start, f"train.init_from={base}",
-                               f"data.train={json.dumps(corpora)}", f"train.lr={setup['lr']}", "train.warmup_steps=100"))
+        schedule = (["train.init_from_continues=true"] if setup.get("continued")
+                    else [f"train.lr={setup['lr']}", "train.warmup_steps=100"])
+        lanes.append(train_run("recipes/multi30k_zero_shot.yaml", runs[name], total if setup.get("continued") else total - start,
+                               f"train.init_from={base}", f"data.train={json.dumps(corpora)}", *schedule))
         found[name] = setup | {"base_checkpoint": str(Path(base).relative_to(ROOT)), "fine_tuning_updates": total - start,
                                "back_translation": {k: v for k, v in synthetic.items() if k not in ("corpora", "base_checkpoint")}}
     run_lanes([[c for lane in lanes[i::2] for c in lane] for i in range(min(2, len(lanes)))])
