@@ -57,10 +57,11 @@ def trained_tiny(tmp_path_factory) -> Recipe:
     return trained_once(tmp_path_factory)
 
 
-def trained_once(tmp_path_factory, *overrides: str) -> Recipe:
-    """The tiny recipe with `overrides`, trained once in a whole test run: pytest-xdist gives each
-    worker its own session, so the first worker to ask trains it (in the run's shared temporary
-    folder, under a file lock) and the others read it. Tests must not modify it."""
+def trained_once(tmp_path_factory, *overrides: str, toy_corpus: Path | None = None) -> Recipe:
+    """The tiny recipe with `overrides` (on the toy multilingual corpus where given: multilingual_recipe),
+    trained once in a whole test run: pytest-xdist gives each worker its own session, so the first
+    worker to ask trains it (in the run's shared temporary folder, under a file lock) and the others
+    read it. Tests must not modify it."""
     from filelock import FileLock
 
     from nmt.train.trainer import train
@@ -68,13 +69,15 @@ def trained_once(tmp_path_factory, *overrides: str) -> Recipe:
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the folder every worker's temporary folder lies in
-    out = shared / f"trained-{hashlib.sha1(repr(overrides).encode()).hexdigest()[:12]}"
+    key = repr(("toy" if toy_corpus else "tiny", overrides))  # each worker's toy corpus is the same text
+    out = shared / f"trained-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+    recipe = multilingual_recipe(out, toy_corpus, *overrides) if toy_corpus else tiny_recipe(out, *overrides)
     with FileLock(f"{out}.lock"):
-        if (out / "trained").is_file():
-            return tiny_recipe(out, *overrides)
-        recipe = prepared_tiny(out, *overrides)
-        train(recipe, show_progress=False)
-        (out / "trained").touch()
+        if not (out / "trained").is_file():
+            train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+            prepare(recipe.data, recipe.tokenizer, recipe.out)
+            train(recipe, show_progress=False)
+            (out / "trained").touch()
     return recipe
 
 

@@ -19,7 +19,7 @@ from nmt.decode.engine import load_engine
 from nmt.decode.likelihood import score_pairs
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import BOS, EOS
-from tests.conftest import MARKERS, assert_answers_in_each_language, multilingual_recipe
+from tests.conftest import MARKERS, assert_answers_in_each_language, multilingual_recipe, trained_once
 
 runner = CliRunner()
 
@@ -27,14 +27,8 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def target_tokens(toy_corpus, tmp_path_factory):
     """The toy en→{xa, xb} model with the target's token forced first in the output."""
-    from nmt.train.trainer import train
-
-    recipe = multilingual_recipe(tmp_path_factory.mktemp("target"), toy_corpus, "data.language_token=target",
-                                 "train.max_steps=400", "train.valid_every=200", "train.valid_bleu_sentences=8")
-    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
-    prepare(recipe.data, recipe.tokenizer, recipe.out)
-    train(recipe, show_progress=False)
-    return recipe
+    return trained_once(tmp_path_factory, "data.language_token=target", "train.max_steps=400", "train.valid_every=200",
+                        "train.valid_bleu_sentences=8", toy_corpus=toy_corpus)
 
 
 def _token_ids(out) -> dict[str, int]:

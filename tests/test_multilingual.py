@@ -19,7 +19,7 @@ from nmt.data.sampling import corpus_shares, epoch_counts, epoch_selection
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
 from tests.conftest import (MARKERS, TINY_DATA, assert_answers_in_each_language, multilingual_recipe, one_line_error,
-                            tiny_recipe)
+                            tiny_recipe, trained_once)
 
 runner = CliRunner()
 
@@ -58,14 +58,8 @@ def test_an_epoch_draws_each_corpus_as_counted_and_repeats_whole_passes():
 
 @pytest.fixture(scope="module")
 def multilingual(toy_corpus, tmp_path_factory):
-    from nmt.train.trainer import train
-
-    recipe = multilingual_recipe(tmp_path_factory.mktemp("multi"), toy_corpus, "train.max_steps=400",
-                                  "train.valid_every=200", "train.valid_bleu_sentences=8")
-    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
-    prepare(recipe.data, recipe.tokenizer, recipe.out)
-    train(recipe, show_progress=False)
-    return recipe
+    return trained_once(tmp_path_factory, "train.max_steps=400", "train.valid_every=200", "train.valid_bleu_sentences=8",
+                        toy_corpus=toy_corpus)
 
 
 def test_language_tokens_are_reserved_and_put_in_front_exactly_once(multilingual):
