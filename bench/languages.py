@@ -374,7 +374,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("experiment", choices=["multilingual", "zero-shot", "back-translation"])
     parser.add_argument("--updates", type=int, default=2000, help="U: updates of one bilingual model (see above).")
-    parser.add_argument("--setups", default="source,residual_free",
+    parser.add_argument("--setups", default=",".join(ZERO_SHOT_SETUPS),
                         help=f"zero-shot: comma-separated setups of {', '.join(ZERO_SHOT_SETUPS)}")
     args = parser.parse_args()
     if args.experiment == "zero-shot":
