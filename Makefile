@@ -10,14 +10,15 @@ NMT    := $(BIN)/nmt
 
 .PHONY: install demo demo-augmented demo-tagged student bench-students bench-shortlist demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
-# uv installs what pip would, in a fraction of the time (it unpacks wheels in parallel); where uv
-# cannot be had, pip does it. uv reads no pip configuration: pip's find-links (a folder of local
-# wheels, such as a CPU build of torch) is passed on.
+# uv installs what pip would, in a fraction of the time (it unpacks wheels and compiles their
+# bytecode in parallel, as pip does one by one: without .pyc files every process that imports
+# torch compiles it again); where uv cannot be had, pip does it. uv reads no pip configuration:
+# pip's find-links (a folder of local wheels, such as a CPU build of torch) is passed on.
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python \
+	($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python \
 	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) "$(TORCH)" -e ".[dev]") \
 	  || $(BIN)/pip install --quiet "$(TORCH)" -e ".[dev]"
 	touch $@
