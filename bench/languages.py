@@ -218,21 +218,23 @@ def pivot_back_translation(base: str, work: Path) -> dict:
     """de'→fr and fr'→de training pairs: each target side of the training data translated into the
     other language through English by `base` (greedy); made once, kept in `work` for every setup."""
     record = work / "synthetic.json"
-    if record.exists() and json.loads(record.read_text())["base_checkpoint"] == base:
-        return json.loads(record.read_text())
+    made = json.loads(record.read_text()) if record.exists() else {}
+    if made.get("base_checkpoint") == base:
+        return made
     work.mkdir(parents=True, exist_ok=True)
     corpora, seconds = [], 0.0
     for src, tgt in (("de", "fr"), ("fr", "de")):
         stem = work / f"pivot_bt.{src}-{tgt}"
         target = Path(f"{stem}.{tgt}")
-        target.write_text("".join(line + "\n" for line in read_lines(DATA / f"train.{tgt}.gz")), encoding="utf-8")
+        lines = list(read_lines(DATA / f"train.{tgt}.gz"))
+        target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         english = Path(f"{stem}.en")
         seconds += translate(base, target, english, "--src-lang", tgt, "--tgt-lang", "en", "--beam-size", "1")
         seconds += translate(base, english, Path(f"{stem}.{src}"), "--src-lang", "en", "--tgt-lang", src,
                              "--beam-size", "1")
         corpora.append({"path": str(stem), "src_lang": src, "tgt_lang": tgt})
     made = {"base_checkpoint": base, "corpora": corpora, "decode_minutes": round(seconds / 60, 1),
-            "search": "greedy, through English", "pairs_per_direction": len(list(read_lines(DATA / "train.fr.gz"))),
+            "search": "greedy, through English", "pairs_per_direction": len(lines),
             # How far the synthetic sources are from the German and French of the same training lines:
             # a model that had learnt its training data by heart would give them back (BLEU near 100).
             "bleu_against_the_same_lines": {

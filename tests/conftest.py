@@ -44,11 +44,15 @@ def tiny_recipe(out: Path, *overrides: str) -> Recipe:
     ])
 
 
-def prepared_tiny(out: Path, *overrides: str) -> Recipe:
-    recipe = tiny_recipe(out, *overrides)
+def prepared(recipe: Recipe) -> Recipe:
+    """`recipe` with its tokenizer trained and its data prepared."""
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     prepare(recipe.data, recipe.tokenizer, recipe.out)
     return recipe
+
+
+def prepared_tiny(out: Path, *overrides: str) -> Recipe:
+    return prepared(tiny_recipe(out, *overrides))
 
 
 @pytest.fixture(scope="session")
@@ -74,9 +78,7 @@ def trained_once(tmp_path_factory, *overrides: str, toy_corpus: Path | None = No
     recipe = multilingual_recipe(out, toy_corpus, *overrides) if toy_corpus else tiny_recipe(out, *overrides)
     with FileLock(f"{out}.lock"):
         if not (out / "trained").is_file():
-            train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
-            prepare(recipe.data, recipe.tokenizer, recipe.out)
-            train(recipe, show_progress=False)
+            train(prepared(recipe), show_progress=False)
             (out / "trained").touch()
     return recipe
 

@@ -132,13 +132,14 @@ class RunCheckpoints:
             if not torch.equal(proto, payload["tokenizer"][side]):
                 raise NmtError(f"{self.recipe.out}: its tokenizer is not the one of {parent} "
                                "(run `nmt tokenizer` and `nmt prepare` with train.init_from set)")
+        if self.recipe.train.init_from_continues:
+            done = payload["progress"]["step"]
+            if self.recipe.train.max_steps <= done:
+                raise NmtError(f"train.max_steps={self.recipe.train.max_steps}: {parent} has made {done} updates "
+                               "already; with train.init_from_continues, max_steps counts from the parent's start")
         self.model.load_state_dict(payload["model"])
         if not self.recipe.train.init_from_continues:
             return None
         for note in self.update.load_state_dict(payload):
             self.log(f"[yellow]note:[/] {parent}: {note}")
-        done = payload["progress"]["step"]
-        if self.recipe.train.max_steps <= done:
-            raise NmtError(f"train.max_steps={self.recipe.train.max_steps}: {parent} has made {done} updates already; "
-                           "with train.init_from_continues, max_steps counts from the parent's start")
         return TrainingState(step=done, elapsed_seconds=payload["progress"].get("elapsed_seconds", 0.0))

@@ -172,8 +172,8 @@ class Trainer:
     def _start(self) -> None:
         """Resume, or start from a parent (fine-tuning) or from scratch; say which, and with what batch."""
         cfg = self.train_cfg
-        resumed = self.checkpoints.start()
-        self.progress = resumed or self.progress
+        started = self.checkpoints.start()  # this run's own state, or a continued parent's
+        self.progress = started or self.progress
         effective = f"{cfg.update_freq} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:
             effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
