@@ -16,7 +16,7 @@ from nmt.model.transformer import Transformer
 from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from nmt.train.validate import dev_loss
-from tests.conftest import TINY_DATA, tiny_recipe
+from tests.conftest import TINY, TINY_DATA, one_line_error, tiny_recipe
 
 
 def child_recipe(parent_recipe, out, *overrides):
@@ -111,6 +111,26 @@ def test_continued_training_goes_on_with_the_parents_optimizer_and_schedule(trai
     prepare(too_few.data, too_few.tokenizer, too_few.out)
     with pytest.raises(NmtError, match=rf"train.max_steps={done}: .* has made {done} updates already"):
         Trainer(too_few).checkpoints.init_from_parent()
+
+
+def test_continuing_an_averaged_checkpoint_is_a_one_line_error(trained_tiny, tmp_path):
+    """An averaged (or imported) checkpoint has weights but no optimizer state to go on with."""
+    from nmt.checkpoint import average_into
+
+    ckpts = trained_tiny.out / "checkpoints"
+    averaged = tmp_path / "averaged.pt"
+    average_into(averaged, [ckpts / "best.pt", ckpts / "last.pt"])
+    recipe_file = tmp_path / "recipe.yaml"
+    recipe_file.write_text(TINY.read_text())
+    sets = ["--set", f"output_dir={tmp_path / 'child'}", "--set", f"data.train={TINY_DATA / 'valid'}",
+            "--set", f"data.valid={TINY_DATA / 'valid'}", "--set", f"data.test={TINY_DATA / 'valid'}",
+            "--set", f"train.init_from={averaged}", "--set", "train.init_from_continues=true"]
+    runner = CliRunner()
+    for verb in ("tokenizer", "prepare"):
+        assert runner.invoke(app, [verb, str(recipe_file), *sets]).exit_code == 0
+    result = runner.invoke(app, ["train", str(recipe_file), *sets, "--no-progress"])
+    one_line_error(result, "train.init_from_continues:", "averaged.pt has no optimizer state")
+    assert not (tmp_path / "child" / "checkpoints" / "last.pt").exists()
 
 
 def test_fine_tuning_errors_on_the_command_line_are_one_line(trained_tiny, tmp_path):

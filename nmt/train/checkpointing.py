@@ -133,6 +133,9 @@ class RunCheckpoints:
                 raise NmtError(f"{self.recipe.out}: its tokenizer is not the one of {parent} "
                                "(run `nmt tokenizer` and `nmt prepare` with train.init_from set)")
         if self.recipe.train.init_from_continues:
+            if "optimizer" not in payload or "progress" not in payload:
+                raise NmtError(f"train.init_from_continues: {parent} has no optimizer state to continue (an averaged "
+                               "or imported checkpoint); continue from a step checkpoint, or leave the key out")
             done = payload["progress"]["step"]
             if self.recipe.train.max_steps <= done:
                 raise NmtError(f"train.max_steps={self.recipe.train.max_steps}: {parent} has made {done} updates "
