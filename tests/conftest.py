@@ -45,8 +45,9 @@ def tiny_recipe(out: Path, *overrides: str) -> Recipe:
 
 
 def prepared(recipe: Recipe) -> Recipe:
-    """`recipe` with its tokenizer trained and its data prepared."""
-    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    """`recipe` with its tokenizer trained (copied from train.init_from's checkpoint where set, as
+    `nmt tokenizer` does) and its data prepared."""
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out, recipe.train.init_from)
     prepare(recipe.data, recipe.tokenizer, recipe.out)
     return recipe
 
