@@ -1,5 +1,7 @@
 import itertools
 
+import contextlib
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -207,14 +209,20 @@ def test_beam_search_reads_the_device_once_per_step(no_repeat):
     assert syncs.ops == ["tolist"] * (1 + steps)
 
 
-def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(trained_tiny):
-    from nmt.decode.torch_engine import decode_autocast
+def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(trained_tiny, monkeypatch):
+    from nmt.decode import torch_engine
     from nmt.decode.engine import load_engine
     from nmt.decode.translate import translate_lines
 
-    assert not isinstance(decode_autocast(torch.device("cpu"), "auto"), torch.autocast)
-    cuda_auto = decode_autocast(torch.device("cuda"), "auto")
-    assert isinstance(cuda_auto, torch.autocast) and cuda_auto.fast_dtype == torch.bfloat16
+    asked = []
+    monkeypatch.setattr(torch_engine, "autocast", lambda device, precision: asked.append((device.type, precision))
+                        or contextlib.nullcontext())
+    with torch_engine.decode_autocast(torch.device("cpu"), "auto"):
+        assert torch.backends.cuda.cudnn_sdp_enabled()  # a CPU changes nothing
+    with torch_engine.decode_autocast(torch.device("cuda"), "auto"):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()  # new lengths every step (attention_kernels)
+    assert asked == [("cuda", "bf16")] and torch.backends.cuda.cudnn_sdp_enabled()
+    monkeypatch.undo()
     translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
     lines = (trained_tiny.data.train + ".en").strip()
     source = [line.strip() for line in open(lines, encoding="utf-8")][:8]

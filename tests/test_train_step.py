@@ -4,6 +4,7 @@ fine-tuning from a parent loaded to another device."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -210,6 +211,40 @@ def test_cuda_settings_tf32_scoped_to_the_update_and_fused_adam():
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     assert step_module.fused_adam(torch.device("cuda")) and not step_module.fused_adam(torch.device("cpu"))
+
+
+def test_cuda_attention_without_cudnn_inside_an_update_only():
+    """cuDNN's attention kernel builds a plan for every new shape (seconds per update on a GPU while
+    token batches bring new shapes): off inside the block on CUDA, the process's setting after;
+    a CPU changes nothing."""
+    from nmt.model.precision import attention_kernels
+
+    assert torch.backends.cuda.cudnn_sdp_enabled()
+    with attention_kernels(torch.device("cpu")):
+        assert torch.backends.cuda.cudnn_sdp_enabled()
+    with attention_kernels(torch.device("cuda")):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
+    assert torch.backends.cuda.cudnn_sdp_enabled()
+
+
+def test_each_training_update_runs_inside_the_attention_choice(tmp_path, monkeypatch):
+    """TrainStep enters attention_kernels for its device around each whole update."""
+    calls = []
+
+    @contextlib.contextmanager
+    def recording(device):
+        calls.append(("enter", device.type))
+        yield
+        calls.append(("exit", device.type))
+
+    monkeypatch.setattr(step_module, "attention_kernels", recording)
+    trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
+    real_forward = trainer.update.forward
+    trainer.update.forward = lambda *args: calls.append(("forward", None)) or real_forward(*args)
+    for group in groups_of(trainer, 2):
+        trainer.train_step(group)
+    assert calls == [("enter", "cpu"), ("forward", None), ("exit", "cpu")] * 2
 
 
 def test_ddp_device_ids_name_one_gpu_even_for_plain_cuda(monkeypatch):

@@ -3,6 +3,8 @@ the searches of nmt.decode.search run by torch, on a CPU or a GPU; forced-decodi
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -17,7 +19,7 @@ from nmt.decode.capabilities import TORCH, Capabilities
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
-from nmt.model.precision import autocast, tf32
+from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
 
@@ -85,15 +87,17 @@ def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
     return Translator(ensemble, recipe, src_sp, tgt_sp, device)
 
 
-def decode_autocast(device: torch.device, precision: str):
+@contextlib.contextmanager
+def decode_autocast(device: torch.device, precision: str) -> Iterator[None]:
     """decode.precision: auto is bf16 on CUDA (tensor cores; the scores are summed in fp32) and
     fp32 elsewhere (most CPUs lack fast bf16 matmuls). fp32 means fp32: TF32 is off while it
-    decodes, so a GPU's fp32 output can be compared with a CPU's token for token."""
+    decodes, so a GPU's fp32 output can be compared with a CPU's token for token. Every decoding
+    step has a new length, so CUDA attention runs without cuDNN's kernel (attention_kernels)."""
     if precision == "auto":
         precision = "bf16" if device.type == "cuda" else "fp32"
-    if precision == "fp32":
-        return tf32(device, False)
-    return autocast(device, precision)
+    numerics = tf32(device, False) if precision == "fp32" else autocast(device, precision)
+    with attention_kernels(device), numerics:
+        yield
 
 
 def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,

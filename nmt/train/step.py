@@ -21,7 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 from nmt.config import TrainConfig
 from nmt.data.batching import collate, length_multiple
 from nmt.data.shards import ParallelShards
-from nmt.model.precision import autocast, tf32
+from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
 from nmt.train.schedule import build_scheduler
@@ -74,8 +74,9 @@ class TrainStep:
         """One update from a group of batches (index arrays into `data`): rank r takes every K-th,
         accumulating gradients over its share. Returns this rank's summed loss (on the device)
         and the group's target tokens. TF32 (train.tf32: tensor-core speed for fp32 matmuls on CUDA,
-        fp32 range, a 10-bit mantissa) is on for the update only, never left on for the process."""
-        with tf32(self.device, self.train_cfg.tf32):
+        fp32 range, a 10-bit mantissa) is on for the update only, never left on for the process;
+        so is the choice of attention kernels (nmt.model.precision.attention_kernels)."""
+        with tf32(self.device, self.train_cfg.tf32), attention_kernels(self.device):
             return self._update(data, group)
 
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
