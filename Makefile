@@ -149,17 +149,23 @@ TAGGED_SET = --set data.augment.tags=0.1 --set data.augment.verbatim=0.1 --set t
 demo-tagged: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_tagged,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_tagged $(TAGGED_SET),runs/demo_tagged/checkpoints/best.pt)
 
-# A student of the demo: the demo (make demo) translates the training sources with its beam
-# (nmt distill), and recipes/multi30k_en_de_student.yaml (4+2 layers, greedy) trains on its
-# translations for the demo's 12 minutes. `make bench-students` compares it with the demo.
-TEACHER ?= runs/demo/checkpoints/best.pt
+# A student of the demo: a teacher translates the training sources with its beam (nmt distill),
+# and recipes/multi30k_en_de_student.yaml (4+2 layers, greedy) trains on its translations for the
+# demo's 12 minutes. `make bench-students` compares it with the demo. TEACHER lists one checkpoint
+# or several, which then translate as an ensemble: by default the demo and its second seed
+# (make demo demo-seed2).
+DEMO_CHECKPOINT ?= runs/demo/checkpoints/best.pt
+TEACHER ?= $(DEMO_CHECKPOINT) runs/demo_seed2/checkpoints/best.pt
+runs/demo_seed2/checkpoints/best.pt:
+	$(MAKE) demo-seed2
 runs/distill/train.de: $(TEACHER)
 	zcat data/multi30k/train.en.gz > runs/distill.train.en
-	$(NMT) distill -c $(TEACHER) -i runs/distill.train.en -o runs/distill/train --nproc 2
+	$(NMT) distill $(foreach checkpoint,$(TEACHER),-c $(checkpoint)) $(if $(word 2,$(TEACHER)),--ensemble) \
+	    -i runs/distill.train.en -o runs/distill/train --nproc 2
 student: install runs/distill/train.de
 	$(call pipeline,recipes/multi30k_en_de_student.yaml,runs/student,data/multi30k/test_2016_flickr,en,de,--set train.max_minutes=$(DEMO_MINUTES),runs/student/checkpoints/best.pt)
 bench-students: install
-	$(BIN)/python -m bench.students --model demo=$(TEACHER) --model student=runs/student/checkpoints/best.pt
+	$(BIN)/python -m bench.students --model demo=$(DEMO_CHECKPOINT) --model student=runs/student/checkpoints/best.pt
 # Shortlists for the demo and its student (make demo, make student): co-occurrence against eflomal's
 # alignments on val, then speed and BLEU with and without, in nmt's engine and CTranslate2's.
 bench-shortlist: install
