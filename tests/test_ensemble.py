@@ -133,3 +133,28 @@ def test_an_ensemble_aligns_with_its_first_member(trained_tiny):
     pair = translate_lines(load_engine([checkpoint, checkpoint], ensemble=True), lines, cfg, extras=("alignments",))
     assert [h[0].tokens for h in pair] == [h[0].tokens for h in single]
     assert [h[0].alignment for h in pair] == [h[0].alignment for h in single] and single[0][0].alignment
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_a_forbidden_token_leaves_the_others_renormalized(members):
+    """decode_step's `forbid` (the search's rules: EOS below min_len, n-gram blocking) takes
+    tokens out before the softmax: the rest are the unforbidden step's probabilities divided by
+    their sum, for a model alone and for an ensemble's mean."""
+    models = [toy_model(seed=1), toy_model(seed=2)][:members]
+    model = models[0] if members == 1 else Ensemble(models)
+    src, forbidden = sources(), [EOS, 7]
+    tokens = torch.full((src.size(0),), BOS)
+
+    def step(forbid=None):
+        memory, src_mask = model.encode(src)
+        return model.decode_step(tokens, model.start_decoding(memory, src_mask), forbid)
+
+    def forbid(scores):
+        scores[:, forbidden] = float("-inf")
+
+    free, ruled = step().exp(), step(forbid).exp()
+    expected = free.clone()
+    expected[:, forbidden] = 0.0
+    expected /= expected.sum(dim=-1, keepdim=True)
+    assert torch.allclose(ruled, expected, atol=1e-6)
+    assert ruled[:, forbidden].eq(0).all() and free[:, forbidden].gt(0).all()

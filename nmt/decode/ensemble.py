@@ -10,6 +10,7 @@ they use one Transformer: it has the same encode / start_decoding / decode_step 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -57,12 +58,18 @@ class Ensemble:
         return EnsembleState([m.start_decoding(memory, src_mask, beams, vocabulary)
                               for m, memory in zip(self.models, memories)])
 
-    def decode_step(self, tokens: Tensor, state: EnsembleState) -> Tensor:
-        """tokens (N,) -> log of the mean of the models' next-token probabilities (N, V)."""
+    def decode_step(self, tokens: Tensor, state: EnsembleState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
+        """tokens (N,) -> log of the mean of the models' next-token probabilities (N, V); with
+        `forbid` (Transformer.decode_step), those it forbids taken out of the mean and the rest
+        renormalized."""
+        if len(self.models) == 1:
+            return self.models[0].decode_step(tokens, state.states[0], forbid)
         log_probs = [m.decode_step(tokens, s) for m, s in zip(self.models, state.states)]
-        if len(log_probs) == 1:
-            return log_probs[0]
-        return torch.logsumexp(torch.stack(log_probs), dim=0) - math.log(len(log_probs))
+        mean = torch.logsumexp(torch.stack(log_probs), dim=0) - math.log(len(log_probs))
+        if forbid is None:
+            return mean
+        forbid(mean)
+        return mean.log_softmax(dim=-1)
 
     def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """(B, T, V): log of the mean of the models' next-token probabilities at every position."""

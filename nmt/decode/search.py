@@ -87,24 +87,28 @@ def tokens_of(columns: Tensor, vocabulary: Tensor | None) -> Tensor:
     return columns if vocabulary is None else vocabulary[columns]
 
 
-def _without_forbidden(log_probs: Tensor, end_allowed: bool, history: Tensor | None,
-                          no_repeat_ngram_size: int, vocabulary: Tensor | None = None) -> Tensor:
-    """The step's log-probabilities without what may not come next (EOS below min_len, tokens
-    repeating an n-gram), taken out before the softmax and the rest renormalized, as CTranslate2
-    does, so both engines rank alike. (The model has already taken out PAD and BOS.) With a
+def _next_log_probs(model, tokens: Tensor, state, end_allowed: bool, history: Tensor | None,
+                    no_repeat_ngram_size: int, vocabulary: Tensor | None = None) -> Tensor:
+    """One decoding step's log-probabilities without what may not come next (EOS below min_len,
+    tokens repeating an n-gram): the model takes them out before its softmax, which renormalizes
+    the rest, as CTranslate2 does, so both engines rank alike (PAD and BOS are always out). With a
     shortlist's `vocabulary`, the columns are its tokens."""
     ngrams = history is not None and history.size(1) >= no_repeat_ngram_size  # none can repeat before
     if end_allowed and not ngrams:
-        return log_probs
-    if not end_allowed:
-        if vocabulary is None:
-            log_probs[:, EOS] = NEG_INF
-        else:  # EOS's column, found on the device (no host sync in the step)
-            log_probs.masked_fill_(vocabulary == EOS, NEG_INF)
-    if ngrams:
-        forbid_repeated_ngrams(log_probs, columns_of(history, vocabulary), no_repeat_ngram_size)
+        return model.decode_step(tokens, state)
+
+    def forbid(scores: Tensor) -> None:
+        if not end_allowed:
+            if vocabulary is None:
+                scores[:, EOS] = NEG_INF
+            else:  # EOS's column, found on the device (no host sync in the step)
+                scores.masked_fill_(vocabulary == EOS, NEG_INF)
+        if ngrams:
+            forbid_repeated_ngrams(scores, columns_of(history, vocabulary), no_repeat_ngram_size)
+
+    log_probs = model.decode_step(tokens, state, forbid)
     # A row with nothing left (a toy vocabulary's n-grams all used) stays at -inf, not NaN.
-    return log_probs.log_softmax(dim=-1).nan_to_num_(nan=NEG_INF, neginf=NEG_INF)
+    return log_probs.nan_to_num_(nan=NEG_INF) if ngrams else log_probs
 
 
 def forbid_repeated_ngrams(log_probs: Tensor, history: Tensor, n: int) -> None:
@@ -164,8 +168,8 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     log_prob = torch.zeros(batch, device=src.device)
     for t in range(int(limits.max())):
         history = outputs[alive, :t] if no_repeat_ngram_size else None  # a copy: made only when asked for
-        log_probs = _without_forbidden(model.decode_step(tokens, state), t >= min_len, history,
-                                          no_repeat_ngram_size, vocabulary)  # (n, V), or (n, C) over a shortlist
+        log_probs = _next_log_probs(model, tokens, state, t >= min_len, history,
+                                    no_repeat_ngram_size, vocabulary)  # (n, V), or (n, C) over a shortlist
         if pick is None:
             best, columns = log_probs.max(dim=-1)
         else:
@@ -376,8 +380,8 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     # step's log-probabilities are widened to the largest shortlisted id.
     widen_to = int(vocabulary[-1]) + 1 if banked and vocabulary is not None else None
     for t in range(max(limits)):
-        log_probs = _without_forbidden(model.decode_step(last, state), t >= min_len, history_device,
-                                          no_repeat_ngram_size, vocabulary)  # (b·K, V), or (b·K, C) over a shortlist
+        log_probs = _next_log_probs(model, last, state, t >= min_len, history_device,
+                                    no_repeat_ngram_size, vocabulary)  # (b·K, V), or (b·K, C) over a shortlist
         if widen_to is not None:
             log_probs = log_probs.new_full((log_probs.size(0), widen_to), NEG_INF).index_copy_(1, vocabulary, log_probs)
         forced = {i: prefixes[s][t] for i, s in enumerate(sentence) if t < len(prefixes[s])}

@@ -7,6 +7,7 @@ D d_model, h heads, dh = D / h, V vocabulary.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -263,16 +264,21 @@ class DecoderState:
         )
 
 
-def next_token_log_probs(logits: Tensor, vocabulary: Tensor | None = None) -> Tensor:
+def next_token_log_probs(logits: Tensor, vocabulary: Tensor | None = None,
+                         forbid: Callable[[Tensor], None] | None = None) -> Tensor:
     """Logits (..., V) -> log-probabilities in fp32, PAD and BOS (never predicted) taken out
     before the softmax, as the CTranslate2 export's output bias does, so both engines score alike.
-    With `vocabulary` (C,), the logits are those of these target ids only (..., C)."""
+    With `vocabulary` (C,), the logits are those of these target ids only (..., C). `forbid` sets
+    the fp32 logits of whatever else may not come next to -inf in place (a search's rules: EOS
+    below min_len, repeated n-grams), before the one softmax."""
     logits = logits.float()
     if vocabulary is None:
         logits[..., PAD] = float("-inf")
         logits[..., BOS] = float("-inf")
     else:
         logits.masked_fill_((vocabulary == PAD) | (vocabulary == BOS), float("-inf"))
+    if forbid is not None:
+        forbid(logits)
     return F.log_softmax(logits, dim=-1)
 
 
@@ -384,19 +390,19 @@ class Transformer(nn.Module):
         weight = None if vocabulary is None else self.output_weight.index_select(0, vocabulary)
         return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams, 0, vocabulary, weight)
 
-    def decode_step(self, tokens: Tensor, state: DecoderState) -> Tensor:
+    def decode_step(self, tokens: Tensor, state: DecoderState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
-        (next_token_log_probs), or (N, C) over a shortlist's state.vocabulary (column j: token
-        vocabulary[j]); advances the state."""
+        (next_token_log_probs, `forbid` applied before its softmax), or (N, C) over a shortlist's
+        state.vocabulary (column j: token vocabulary[j]); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
             x = layer.step(x, kv, state.src_bias, cache)
         state.length += 1
         hidden = self.decoder_norm(x[:, 0])
         if state.vocabulary is None:
-            return next_token_log_probs(self.output_logits(hidden))
+            return next_token_log_probs(self.output_logits(hidden), forbid=forbid)
         # The output layer and the softmax over the shortlist only: column j is token vocabulary[j].
-        return next_token_log_probs(F.linear(hidden, state.vocabulary_weight), state.vocabulary)
+        return next_token_log_probs(F.linear(hidden, state.vocabulary_weight), state.vocabulary, forbid)
 
     def cross_attention(self, src: Tensor, tgt_in: Tensor) -> list[Tensor]:
         """Each decoder layer's encoder-decoder attention probabilities (B, h, T, S) under
