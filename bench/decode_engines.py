@@ -7,8 +7,8 @@ best of several alternating rounds (a shared host drifts):
 - nmt translate_lines: the same through nmt's text interface (tokenize, sort, batch, detokenize);
 - CTranslate2 called directly (fp32, int8) on the exported model, tokens prepared beforehand;
 - nmt's CTranslate2 engine (fp32, int8): translate_lines through nmt, as `nmt translate -c EXPORT` runs.
-torch's runs come first, then CTranslate2's in a process of their own (the two slow each other
-down once both have run in one process).
+Rounds alternate: nmt's runs, then CTranslate2's in a process of their own (the two slow each
+other down once both have run in one process), so that both see the same drift of a shared host.
 The wrapper overhead is nmt-through-CTranslate2 over CTranslate2 called directly.
 Writes bench/results/decode_engines.json.
 
@@ -18,6 +18,7 @@ Writes bench/results/decode_engines.json.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import json
 import multiprocessing
 import platform
@@ -65,36 +66,51 @@ def bench_model(threads: int):
     return recipe, payload, Translator(model, recipe, sp, load_processor(tgt_path), torch.device("cpu"))
 
 
-def best_of(rounds: int, runs: dict) -> dict[str, float]:
-    """Each function timed `rounds` times, the functions alternating; the best time of each."""
-    best = {name: float("inf") for name in runs}
-    for fn in runs.values():  # warm-up
+def timed_once(runs: dict) -> dict[str, float]:
+    """Each function run once, in order: its seconds."""
+    seconds = {}
+    for name, fn in runs.items():
+        start = time.perf_counter()
         fn()
+        seconds[name] = time.perf_counter() - start
+    return seconds
+
+
+_CTRANSLATE2_RUNS: dict = {}  # in the CTranslate2 worker process: its engines, loaded once
+
+
+def ctranslate2_round(exports: dict[str, Path], pieces: list[list[str]], lines: list[str], cfg,
+                      threads: int) -> dict[str, float]:
+    """One round in the worker process: CTranslate2 called directly and through nmt's engine,
+    fp32 and int8, each once (the first call loads the engines and warms them up)."""
+    if not _CTRANSLATE2_RUNS:
+        torch.set_num_threads(threads)
+        engines = {q: ctranslate2_engine.load(path, threads=threads) for q, path in exports.items()}
+
+        def raw(quantization: str):
+            return lambda: engines[quantization].translator.translate_batch(
+                pieces, beam_size=BEAM, length_penalty=ALPHA, min_decoding_length=LENGTH,
+                max_decoding_length=LENGTH, max_batch_size=2048, batch_type="tokens")
+
+        _CTRANSLATE2_RUNS.update({
+            "ctranslate2_fp32_direct": raw("float32"),
+            "nmt_ctranslate2_fp32": lambda: translate_lines(engines["float32"], lines, cfg),
+            "ctranslate2_int8_direct": raw("int8"),
+            "nmt_ctranslate2_int8": lambda: translate_lines(engines["int8"], lines, cfg),
+        })
+        timed_once(_CTRANSLATE2_RUNS)  # warm-up
+    return timed_once(_CTRANSLATE2_RUNS)
+
+
+def alternated_best(rounds: int, torch_runs: dict, ctranslate2: Callable[[], dict[str, float]]) -> dict[str, float]:
+    """Rounds of nmt's runs then CTranslate2's, alternating (a shared host drifts, and a ratio
+    needs both measured under the same drift): the best seconds of each run over the rounds."""
+    timed_once(torch_runs)  # warm-up (CTranslate2's first round warms up in its worker)
+    best: dict[str, float] = {}
     for _ in range(rounds):
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
+        for name, seconds in (timed_once(torch_runs) | ctranslate2()).items():
+            best[name] = min(best.get(name, float("inf")), seconds)
     return best
-
-
-def time_ctranslate2(exports: dict[str, Path], pieces: list[list[str]], lines: list[str], cfg, threads: int,
-                     rounds: int) -> dict[str, float]:
-    """CTranslate2 called directly and through nmt's engine, fp32 and int8: best seconds of each."""
-    torch.set_num_threads(threads)
-    engines = {q: ctranslate2_engine.load(path, threads=threads) for q, path in exports.items()}
-
-    def raw(quantization: str):
-        return lambda: engines[quantization].translator.translate_batch(
-            pieces, beam_size=BEAM, length_penalty=ALPHA, min_decoding_length=LENGTH, max_decoding_length=LENGTH,
-            max_batch_size=2048, batch_type="tokens")
-
-    return best_of(rounds, {
-        "ctranslate2_fp32_direct": raw("float32"),
-        "nmt_ctranslate2_fp32": lambda: translate_lines(engines["float32"], lines, cfg),
-        "ctranslate2_int8_direct": raw("int8"),
-        "nmt_ctranslate2_int8": lambda: translate_lines(engines["int8"], lines, cfg),
-    })
 
 
 def main() -> None:
@@ -126,11 +142,12 @@ def main() -> None:
         "nmt_torch_fp32_translate_lines": lambda: translate_lines(own, lines, cfg),
     }
     ceiling_before = matmul_ceiling()
-    seconds = best_of(args.rounds, torch_runs)
     # CTranslate2 in a process of its own: after one has run, torch's and CTranslate2's thread
-    # pools slow each other down (each at about 0.6-0.7x its own speed on 2 cores).
+    # pools slow each other down (each at about 0.6-0.7x its own speed on 2 cores). Each waits
+    # while the other runs.
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        seconds |= pool.submit(time_ctranslate2, exports, pieces, lines, cfg, args.threads, args.rounds).result()
+        seconds = alternated_best(args.rounds, torch_runs, lambda: pool.submit(
+            ctranslate2_round, exports, pieces, lines, cfg, args.threads).result())
     ceiling = (ceiling_before + matmul_ceiling()) / 2
     dec = decoder_flops_per_target_token(recipe.model, own.tgt_tokenizer.get_piece_size())
     gflop = N * BEAM * LENGTH * dec / 1e9  # LENGTH steps: the last files the beams without EOS
