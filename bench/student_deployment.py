@@ -1,0 +1,98 @@
+"""The student as deployed (`python -m bench.student_deployment`, after `make student`): its
+CTranslate2 int8 export with the lexical shortlist as vocabulary map, translating greedily, against
+the demo with its beam in nmt's engine and the student's own fp32 beam.
+
+On test_2016_flickr, 2 threads: BLEU and sentences per second of
+- the demo, beam (the recipe's decode settings), nmt's engine;
+- the student, greedy and beam, fp32, nmt's engine;
+- the student exported to CTranslate2, fp32 and int8, greedy, without and with the shortlist (`use_vmap`).
+Rounds alternate between nmt's runs and CTranslate2's, the latter in a process of their own (the
+two thread pools slow each other down in one process); each run's median time is kept.
+The shortlist is built from the training corpus with `nmt shortlist`'s defaults. Writes
+results/student_deployment.json.
+
+    python -m bench.student_deployment [--student runs/student/checkpoints/best.pt] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from bench.report import demo_parser, demo_test_set, write_json
+from bench.robustness import score, translated
+from nmt.config import load_recipe
+from nmt.decode.engine import load_engine
+from nmt.decode.shortlist_build import build_shortlist
+from nmt.export.ctranslate2 import export_ctranslate2
+from nmt.info import checkpoint_info
+
+ROOT = Path(__file__).resolve().parent.parent
+_CTRANSLATE2: dict = {}  # in the CTranslate2 worker: its engine, loaded once
+
+
+def ctranslate2_round(exports: dict[str, Path], sources: list[str], searches: dict, threads: int) -> dict:
+    """One round in the worker process: each CTranslate2 search (name: (export, decode settings))
+    once, (outputs, seconds) each."""
+    if not _CTRANSLATE2:
+        import torch
+
+        torch.set_num_threads(threads)
+        _CTRANSLATE2.update({name: load_engine([path], threads=threads) for name, path in exports.items()})
+        for export, cfg in searches.values():  # warm-up
+            translated(_CTRANSLATE2[export], sources[:50], cfg)
+    return {name: translated(_CTRANSLATE2[export], sources, cfg) for name, (export, cfg) in searches.items()}
+
+
+def main() -> None:
+    parser = demo_parser()
+    parser.add_argument("--student", default="runs/student/checkpoints/best.pt")
+    parser.add_argument("--train", default="data/multi30k/train", help="Corpus prefix the shortlist is built from.")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", default=str(ROOT / "results" / "student_deployment.json"))
+    args = parser.parse_args()
+    demo, sources, references = demo_test_set(args)
+    student = Path(args.student)
+    beam = load_recipe(Path(args.recipe)).decode  # the demo's decode settings, for both models
+    greedy = beam.model_copy(update={"beam_size": 1})
+    engines = {"demo": load_engine([demo]), "student": load_engine([student])}
+    torch_runs = {"demo, beam, nmt": ("demo", beam), "student, greedy, nmt fp32": ("student", greedy),
+                  "student, beam, nmt fp32": ("student", beam)}
+    with tempfile.TemporaryDirectory() as scratch:
+        shortlist = Path(scratch) / "shortlist.txt"
+        built = build_shortlist(student, Path(f"{args.train}.en.gz"), Path(f"{args.train}.de.gz"), shortlist)
+        exports = {quantization: Path(scratch) / f"ctranslate2_{quantization}" for quantization in ("float32", "int8")}
+        for quantization, export in exports.items():
+            export_ctranslate2(student, export, quantization, shortlist=shortlist)
+        with_shortlist = greedy.model_copy(update={"shortlist": str(shortlist)})
+        ct2_searches = {f"student, greedy, CTranslate2 {q}{' + shortlist' if cfg.shortlist else ''}": (q, cfg)
+                        for q in exports for cfg in (greedy, with_shortlist)}
+        runs: dict[str, dict] = {name: {"seconds": []} for name in [*torch_runs, *ct2_searches]}
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for name, (model, cfg) in torch_runs.items():  # warm-up
+                translated(engines[model], sources[:50], cfg)
+            for _ in range(args.repeats):
+                results = {name: translated(engines[model], sources, cfg) for name, (model, cfg) in torch_runs.items()}
+                results |= pool.submit(ctranslate2_round, exports, sources, ct2_searches, args.threads).result()
+                for name, (outputs, seconds) in results.items():
+                    runs[name]["seconds"].append(round(seconds, 2))
+                    runs[name] |= score(outputs, references)
+    for run in runs.values():
+        run["median_seconds"] = statistics.median(run["seconds"])
+        run["sentences_per_second"] = round(len(sources) / run["median_seconds"], 1)
+    baseline = runs["demo, beam, nmt"]["median_seconds"]
+    for run in runs.values():
+        run["speed_vs_demo_beam"] = round(baseline / run["median_seconds"], 2)
+    info = checkpoint_info(student)
+    result = {"test": args.test, "threads": args.threads, "sentences": len(sources), "repeats": args.repeats,
+              "demo": str(demo), "student": str(student), "student_updates": info["step"],
+              "shortlist": {"built_from": args.train, "source_pieces": built.source_pieces, "always": built.always}, "runs": runs}
+    print(result)
+    write_json(Path(args.output), result)
+
+
+if __name__ == "__main__":
+    main()
