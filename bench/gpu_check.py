@@ -174,26 +174,38 @@ def pytest_counts(output: str) -> dict[str, int]:
     return counts
 
 
-def cuda_tests_verdict(returncode: int, counts: dict[str, int], on_gpu: bool) -> bool:
+CUDA_SKIP_REASON = "needs a CUDA device"  # tests/conftest.py's reason for a CUDA test without CUDA
+
+
+def skip_reasons(output: str) -> list[str]:
+    """The reasons of pytest's `-rs` summary lines ("SKIPPED [8] tests/test_cuda.py:31: why")."""
+    return [m.group(1) for m in re.finditer(r"^SKIPPED \[\d+\] \S+: (.*)$", output, re.MULTILINE)]
+
+
+def cuda_tests_verdict(returncode: int, counts: dict[str, int], on_gpu: bool, reasons: list[str] = ()) -> bool:
     """On a GPU every selected test must pass (none skipped); on a CPU every one must have been
-    collected and skipped for want of CUDA. A collection error or no test at all fails either way."""
+    collected and skipped for want of CUDA, and nothing skipped for another reason (a test module
+    skipped at collection, where a package is missing, would count as a skipped test on the GPU).
+    A collection error or no test at all fails either way."""
     if returncode != 0 or counts.get("failed") or counts.get("errors"):
         return False
     if on_gpu:
         return counts.get("passed", 0) > 0 and not counts.get("skipped")
-    return counts.get("skipped", 0) > 0 and not counts.get("passed")
+    return (counts.get("skipped", 0) > 0 and not counts.get("passed")
+            and all(CUDA_SKIP_REASON in reason for reason in reasons))
 
 
 def cuda_tests(ctx: Context) -> dict:
     """`pytest -m cuda` over the whole suite, as collected on this machine (every test module must
     import here, where optional packages such as datasets are missing)."""
-    run = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "tests"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=420)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q", "-rs", "-p", "no:cacheprovider",
+                          "tests"], cwd=ROOT, capture_output=True, text=True, timeout=420)
     ctx.log.write(run.stdout + run.stderr)
     counts = pytest_counts(run.stdout)
-    problems = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    return {"ok": cuda_tests_verdict(run.returncode, counts, ctx.on_gpu), "returncode": run.returncode,
-            "counts": counts, "problems": problems[:20]}
+    problems = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))
+                or line.startswith("SKIPPED") and CUDA_SKIP_REASON not in line]
+    return {"ok": cuda_tests_verdict(run.returncode, counts, ctx.on_gpu, skip_reasons(run.stdout)),
+            "returncode": run.returncode, "counts": counts, "problems": problems[:20]}
 
 
 def same_beam_outputs(translator_a, translator_b, sources: list[str], decode) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 from pathlib import Path
@@ -35,6 +36,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+def optional_module(name: str):
+    """(the module or None, a mark for a test module's `pytestmark`): the tests of a module that
+    needs an optional package skip one by one where it is missing. Unlike a module-level
+    importorskip, nothing is skipped at collection, so collecting the suite with `-m cuda` (the GPU
+    check, on a machine that lacks some packages) counts no skipped test."""
+    try:
+        return importlib.import_module(name), pytest.mark.skipif(False, reason=f"{name} is installed")
+    except ImportError as e:
+        return None, pytest.mark.skip(reason=f"could not import {name!r}: {e}")
 
 
 def tiny_recipe(out: Path, *overrides: str) -> Recipe:

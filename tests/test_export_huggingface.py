@@ -15,11 +15,11 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
-from tests.conftest import TINY_DATA, one_line_error, prepared_tiny, trained_once
+from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, trained_once
 
-transformers = pytest.importorskip("transformers")
+transformers, pytestmark = optional_module("transformers")
 # transformers 5 removed the "translation" pipeline (model.generate remains); 4.x still has it.
-PIPELINE = int(transformers.__version__.split(".")[0]) < 5
+PIPELINE = transformers is not None and int(transformers.__version__.split(".")[0]) < 5
 runner = CliRunner()
 LINES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="utf-8")] + [
     "A dog runs on the beach.", "Two men are talking while a woman looks at a small red car.", "Kids"]

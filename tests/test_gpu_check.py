@@ -12,7 +12,7 @@ import torch
 from bench import gpu as bench_gpu
 from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_tests_verdict,
                              learned_alike, losses_over_updates, part_compiles, precision_task, preflight, pytest_counts,
-                             same_beam_outputs)
+                             same_beam_outputs, skip_reasons)
 from nmt.data.batching import collate, epoch_batches
 from nmt.decode.engine import load_engine
 from nmt.model.transformer import Transformer
@@ -31,6 +31,20 @@ def test_cuda_tests_pass_only_when_every_selected_test_ran(closing, on_gpu, ok):
     output = f"ssssssss   [100%]\n{closing}\n"
     returncode = 0 if ok or "skipped" in closing else 1
     assert cuda_tests_verdict(returncode, pytest_counts(output), on_gpu) is ok
+
+
+def test_a_module_skipped_at_collection_fails_the_cpu_rehearsal():
+    """The GPU machine lacks some packages: a test module that skips itself where one is missing
+    counts as a skipped CUDA test there (the first GPU run failed so), so the CPU rehearsal fails
+    on any skip that is not for want of CUDA."""
+    cuda_only = ("SKIPPED [8] tests/test_cuda.py:31: needs a CUDA device (make gpu-check runs it on a GPU machine)\n"
+                 "8 skipped, 436 deselected in 9.1s\n")
+    module_skip = ("SKIPPED [8] tests/test_cuda.py:31: needs a CUDA device (make gpu-check runs it on a GPU machine)\n"
+                   "SKIPPED [1] tests/test_export_hf.py:11: could not import 'datasets': No module named 'datasets'\n"
+                   "9 skipped, 436 deselected in 9.1s\n")
+    assert skip_reasons(module_skip)[1].startswith("could not import 'datasets'")
+    assert cuda_tests_verdict(0, pytest_counts(cuda_only), False, skip_reasons(cuda_only))
+    assert not cuda_tests_verdict(0, pytest_counts(module_skip), False, skip_reasons(module_skip))
 
 
 def test_cuda_tests_fail_on_a_nonzero_exit_whatever_the_counts():

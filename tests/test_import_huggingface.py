@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.decode.engine import load_engine
 from nmt.decode.translate import translate_lines
-from tests.conftest import TINY_DATA, one_line_error, prepared_tiny, tiny_recipe
+from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, tiny_recipe
 
-transformers = pytest.importorskip("transformers")
+transformers, pytestmark = optional_module("transformers")
 runner = CliRunner()
 # Characters the source sentencepiece model lacks: MarianTokenizer looks their surface up in
 # vocab.json (where the other language may have it), nmt reads <unk>; these lines have none.

@@ -23,9 +23,9 @@ from nmt.config import language_token
 from nmt.decode.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import EOS
-from tests.conftest import TINY_DATA, one_line_error
+from tests.conftest import TINY_DATA, one_line_error, optional_module
 
-transformers = pytest.importorskip("transformers")
+transformers, pytestmark = optional_module("transformers")
 runner = CliRunner()
 LINES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="utf-8")][:8] + ["A dog runs on the beach."]
 # layout: (source code, two target codes, how the tokenizer writes a code)
