@@ -9,20 +9,15 @@ import pytest
 from bench.wmt14_standin import build
 from bench import export_hf
 from nmt.errors import NmtError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, optional_module
+
+# A core dependency, always there where the suite runs; the GPU check collects the suite where it is not.
+datasets, pytestmark = optional_module("datasets")
 
 PAIRS = [{"de": "Ein Hund.", "en": "A dog."}, {"de": "Zwei\nKatzen.", "en": "Two cats."}, {"de": "", "en": "Empty."}]
 
 
-def needs_datasets():
-    """`datasets`, a core dependency, always there where the suite runs. Imported by the tests that
-    use it, not by the module: the GPU check collects the suite (`-m cuda`) on a machine without it,
-    where a module skipped at collection would count as a skipped GPU test."""
-    return pytest.importorskip("datasets")
-
-
 def save(tmp_path, rows_by_split, name="corpus"):
-    datasets = needs_datasets()
     folder = tmp_path / name
     datasets.DatasetDict({split: datasets.Dataset.from_list(rows) for split, rows in rows_by_split.items()}
                          ).save_to_disk(str(folder))
@@ -95,7 +90,6 @@ def test_ctrl_c_during_an_export_is_one_line(tmp_path, monkeypatch, capsys):
 
 
 def test_the_wmt14_standin_has_the_hub_schema_and_distinct_rows(tmp_path):
-    datasets = needs_datasets()
     summary = build(ROOT / "data" / "multi30k", tmp_path / "standin",
                     {"train": 40_000, "validation": 300, "test": 303})
     corpus = datasets.load_from_disk(str(tmp_path / "standin"))
