@@ -10,17 +10,23 @@ NMT    := $(BIN)/nmt
 
 .PHONY: install demo demo-augmented demo-tagged student bench-students bench-shortlist demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
-# uv installs what pip would, in a fraction of the time (it unpacks wheels and compiles their
-# bytecode in parallel, as pip does one by one: without .pyc files every process that imports
-# torch compiles it again); where uv cannot be had, pip does it. uv reads no pip configuration:
-# pip's find-links (a folder of local wheels, such as a CPU build of torch) is passed on.
+# uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. uv
+# reads no pip configuration: pip's find-links (a folder of local wheels, such as a CPU build of
+# torch) is passed on. Bytecode: torch, which every process imports, is compiled at install (in
+# parallel); everything else is compiled by the first process that imports it, and kept, which
+# is why make lets Python write bytecode even where the environment says not to: compiling every
+# installed package would cost 40 s of the install for files no command imports, and a process
+# that may not keep its bytecode compiles torch again at each start.
+unexport PYTHONDONTWRITEBYTECODE
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python \
+	($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python \
 	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) "$(TORCH)" -e ".[dev]") \
 	  || $(BIN)/pip install --quiet "$(TORCH)" -e ".[dev]"
+	# -qq and || true: a few of torch's files are written for newer Pythons and do not compile.
+	$(BIN)/python -m compileall -qq -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch" || true
 	touch $@
 
 # Two workers (pytest-xdist): the suite's tests are mostly single-threaded set-up and small models,
