@@ -305,11 +305,11 @@ def precision_task(on_gpu: bool) -> dict:
         train = spec["train"].model_copy(update={"max_tokens": 4096, "update_freq": 1, "warmup_steps": 100,
                                                  "lr": 5e-4, "tf32": False})
         return {"model": spec["model"], "train": train, "vocab": 100, "updates": 600, "max_length": 20,
-                "learned_below": 0.5 * math.log(100)}
+                "pairs": 20_000, "learned_below": 0.5 * math.log(100)}
     spec = bench_gpu.shape("tiny")
-    train = spec["train"].model_copy(update={"max_tokens": 512, "update_freq": 1, "warmup_steps": 20, "lr": 3e-3})
+    train = spec["train"].model_copy(update={"max_tokens": 256, "update_freq": 1, "warmup_steps": 20, "lr": 3e-3})
     return {"model": spec["model"], "train": train, "vocab": 20, "updates": 40, "max_length": 12,
-            "learned_below": math.log(20)}
+            "pairs": 4_000, "learned_below": math.log(20)}
 
 
 def losses_over_updates(task: dict, precision: str, device: torch.device, data, seed: int = 1,
@@ -346,7 +346,7 @@ def learned_alike(reference: list[float], other: list[float], learned_below: flo
 
 def bf16_vs_fp32(ctx: Context) -> dict:
     task = precision_task(ctx.on_gpu)
-    data = bench_gpu.learnable_shards(ctx.scratch / "learnable", task["vocab"], 20_000, max_length=task["max_length"])
+    data = bench_gpu.learnable_shards(ctx.scratch / "learnable", task["vocab"], task["pairs"], max_length=task["max_length"])
     fp32 = losses_over_updates(task, "fp32", ctx.device, data)  # TF32 off on the GPU (the task's train.tf32)
     bf16 = losses_over_updates(task, "bf16", ctx.device, data)
     verdict = learned_alike(fp32, bf16, task["learned_below"])

@@ -164,10 +164,9 @@ def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     assert "run the same command again to resume" in rest and "Traceback" not in rest
     stopped_at = load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"]
     assert stopped_at >= 3
-    resumed = subprocess.run(command + sets + [f"--set=train.max_steps={stopped_at + 2}"],
-                             capture_output=True, text=True)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed at step {stopped_at}" in resumed.stderr
+    resumed = nmt("train", TINY, "--no-progress", *sets, f"--set=train.max_steps={stopped_at + 2}")  # in this process
+    assert resumed.exit_code == 0, resumed.output
+    assert f"resumed at step {stopped_at}" in resumed.output
     assert load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"] == stopped_at + 2
 
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from typer.testing import CliRunner
 
 from nmt.checkpoint import load_checkpoint
+from nmt.cli import app
 from tests.conftest import TINY, TINY_DATA, prepared_tiny
 
 NMT = str(Path(sys.executable).parent / "nmt")
@@ -17,13 +19,16 @@ SETTINGS = ["train.update_freq=2", "train.max_tokens=96", "model.dropout=0.0", "
 
 
 def run_nmt_train(out: Path, steps: int, nproc: int) -> subprocess.CompletedProcess:
+    """`nmt train` of the tiny recipe into `out` for `steps` updates on `nproc` processes; one
+    process runs inside this one (the same command, without an interpreter's start-up)."""
     sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
             f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
             f"--set=train.max_steps={steps}", *[f"--set={s}" for s in SETTINGS]]
-    command = [NMT, "train", str(TINY), "--no-progress", *sets]
-    if nproc > 1:
-        command.append(f"--nproc={nproc}")
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+    args = ["train", str(TINY), "--no-progress", *sets]
+    if nproc == 1:
+        result = CliRunner().invoke(app, args)
+        return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+    return subprocess.run([NMT, *args, f"--nproc={nproc}"], capture_output=True, text=True, timeout=300)
 
 
 def model_of(out: Path) -> dict:

@@ -70,7 +70,7 @@ def test_beam_comparison_fails_for_a_perturbed_model(trained_tiny):
 @pytest.fixture(scope="module")
 def learnable_task(tmp_path_factory):
     task = precision_task(on_gpu=False)
-    data = bench_gpu.learnable_shards(tmp_path_factory.mktemp("learnable"), task["vocab"], 5000,
+    data = bench_gpu.learnable_shards(tmp_path_factory.mktemp("learnable"), task["vocab"], task["pairs"],
                                       max_length=task["max_length"])
     return task, data, losses_over_updates(task, "fp32", torch.device("cpu"), data)
 
