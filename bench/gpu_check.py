@@ -195,11 +195,17 @@ def cuda_tests_verdict(returncode: int, counts: dict[str, int], on_gpu: bool, re
             and all(CUDA_SKIP_REASON in reason for reason in reasons))
 
 
+def cuda_test_modules(tests: Path) -> list[str]:
+    """The test modules under `tests` that mark tests `cuda` (`pytest.mark.cuda`)."""
+    return sorted(str(path) for path in tests.glob("test_*.py")
+                  if "mark.cuda" in path.read_text(encoding="utf-8"))
+
+
 def cuda_tests(ctx: Context) -> dict:
-    """`pytest -m cuda` over the whole suite, as collected on this machine (every test module must
-    import here, where optional packages such as datasets are missing)."""
+    """`pytest -m cuda` over the test modules that hold CUDA tests, as collected on this machine
+    (each must import here, where optional packages such as datasets are missing)."""
     run = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q", "-rs", "-p", "no:cacheprovider",
-                          "tests"], cwd=ROOT, capture_output=True, text=True, timeout=420)
+                          *cuda_test_modules(ROOT / "tests")], cwd=ROOT, capture_output=True, text=True, timeout=420)
     ctx.log.write(run.stdout + run.stderr)
     counts = pytest_counts(run.stdout)
     problems = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bench import gpu as bench_gpu
-from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_tests_verdict,
+from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_test_modules, cuda_tests_verdict,
                              learned_alike, losses_over_updates, part_compiles, precision_task, preflight, pytest_counts,
                              same_beam_outputs, skip_reasons)
 from nmt.data.batching import collate, epoch_batches
@@ -139,3 +139,11 @@ def test_wheels_for_the_gpu_machine_and_this_python_are_in_the_tree():
         for compiled in ("pydantic_core-", "sentencex-"):
             assert any(name.startswith(compiled) and f"-{tag}-" in name for name in wheels), (compiled, tag)
     assert {name.split("-")[0] for name in wheels} >= {"pydantic", "annotated_types", "typing_inspection"}
+
+
+def test_cuda_tests_are_collected_from_the_modules_that_mark_them(tmp_path):
+    (tmp_path / "test_gpu_only.py").write_text("import pytest\n\npytestmark = pytest.mark.cuda\n")
+    (tmp_path / "test_one_cuda_test.py").write_text("@pytest.mark.cuda\ndef test_x():\n    pass\n")
+    (tmp_path / "test_cpu.py").write_text("def test_y():\n    pass\n")
+    (tmp_path / "helpers.py").write_text("pytestmark = pytest.mark.cuda\n")
+    assert cuda_test_modules(tmp_path) == [str(tmp_path / "test_gpu_only.py"), str(tmp_path / "test_one_cuda_test.py")]

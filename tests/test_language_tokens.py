@@ -27,7 +27,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def target_tokens(toy_corpus, tmp_path_factory):
     """The toy en→{xa, xb} model with the target's token forced first in the output."""
-    return trained_once(tmp_path_factory, "data.language_token=target", "train.max_steps=400", "train.valid_every=200",
+    return trained_once(tmp_path_factory, "data.language_token=target", "train.max_steps=240", "train.valid_every=120",
                         "train.valid_bleu_sentences=8", toy_corpus=toy_corpus)
 
 

@@ -58,7 +58,7 @@ def test_an_epoch_draws_each_corpus_as_counted_and_repeats_whole_passes():
 
 @pytest.fixture(scope="module")
 def multilingual(toy_corpus, tmp_path_factory):
-    return trained_once(tmp_path_factory, "train.max_steps=400", "train.valid_every=200", "train.valid_bleu_sentences=8",
+    return trained_once(tmp_path_factory, "train.max_steps=240", "train.valid_every=120", "train.valid_bleu_sentences=8",
                         toy_corpus=toy_corpus)
 
 

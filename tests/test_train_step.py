@@ -40,9 +40,9 @@ def weights(trainer: Trainer) -> dict:
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_trainer_runs_end_to_end_in_mixed_precision(tmp_path, precision):
-    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", "train.max_steps=40", *QUIET)
+    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", "train.max_steps=20", *QUIET)
     result = train(recipe, show_progress=False)
-    assert result.step == 40
+    assert result.step == 20
     payload = load_checkpoint(result.checkpoint)
     assert all(torch.isfinite(t).all() for t in payload["model"].values())
     losses = [line for line in (tmp_path / "metrics.jsonl").read_text().splitlines() if '"train"' in line]
