@@ -18,15 +18,15 @@ SETTINGS = ["train.update_freq=2", "train.max_tokens=96", "model.dropout=0.0", "
             "train.valid_bleu_sentences=0", "train.log_every=2", "train.threads=1"]
 
 
-def run_nmt_train(out: Path, steps: int, nproc: int) -> subprocess.CompletedProcess:
+def run_nmt_train(out: Path, steps: int, nproc: int, in_this_process: bool = False) -> subprocess.CompletedProcess:
     """`nmt train` of the tiny recipe into `out` for `steps` updates on `nproc` processes; one
     process runs inside this one (the same command, without an interpreter's start-up)."""
     sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
             f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
             f"--set=train.max_steps={steps}", *[f"--set={s}" for s in SETTINGS]]
     args = ["train", str(TINY), "--no-progress", *sets]
-    if nproc == 1:
-        result = CliRunner().invoke(app, args)
+    if nproc == 1 or in_this_process:
+        result = CliRunner().invoke(app, [*args, f"--nproc={nproc}"])
         return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
     return subprocess.run([NMT, *args, f"--nproc={nproc}"], capture_output=True, text=True, timeout=300)
 
@@ -112,7 +112,7 @@ def test_k_processes_share_the_recipes_batches_or_say_which_settings_keep_it():
 def test_nproc_that_does_not_divide_update_freq_is_a_one_line_error_before_any_process_starts(tmp_path):
     out = tmp_path / "run"
     prepared_tiny(out, *SETTINGS)
-    result = run_nmt_train(out, 6, nproc=3)
+    result = run_nmt_train(out, 6, nproc=3, in_this_process=True)  # it stops before torchrun would start
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "error: train.update_freq=2 batches cannot be shared by 3 processes; to keep the recipe's 2 × 96 = 192 "
