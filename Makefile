@@ -16,7 +16,8 @@ NMT    := $(BIN)/nmt
 # parallel); everything else is compiled by the first process that imports it, and kept, which
 # is why make lets Python write bytecode even where the environment says not to: compiling every
 # installed package would cost 40 s of the install for files no command imports, and a process
-# that may not keep its bytecode compiles torch again at each start.
+# that may not keep its bytecode compiles what it imports again at every start. compileall runs
+# with -qq and || true: a few of torch's files are written for newer Pythons and do not compile.
 unexport PYTHONDONTWRITEBYTECODE
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 install: $(VENV)/.installed
@@ -25,7 +26,6 @@ $(VENV)/.installed: pyproject.toml
 	($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python \
 	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) "$(TORCH)" -e ".[dev]") \
 	  || $(BIN)/pip install --quiet "$(TORCH)" -e ".[dev]"
-	# -qq and || true: a few of torch's files are written for newer Pythons and do not compile.
 	$(BIN)/python -m compileall -qq -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch" || true
 	touch $@
 
