@@ -18,13 +18,18 @@ SETTINGS = ["train.update_freq=2", "train.max_tokens=96", "model.dropout=0.0", "
             "train.valid_bleu_sentences=0", "train.log_every=2", "train.threads=1"]
 
 
-def run_nmt_train(out: Path, steps: int, nproc: int, in_this_process: bool = False) -> subprocess.CompletedProcess:
-    """`nmt train` of the tiny recipe into `out` for `steps` updates on `nproc` processes; one
-    process runs inside this one (the same command, without an interpreter's start-up)."""
+def train_args(out: Path, steps: int) -> list[str]:
+    """`nmt train`'s arguments for the tiny recipe into `out`, `steps` updates."""
     sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
             f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
             f"--set=train.max_steps={steps}", *[f"--set={s}" for s in SETTINGS]]
-    args = ["train", str(TINY), "--no-progress", *sets]
+    return ["train", str(TINY), "--no-progress", *sets]
+
+
+def run_nmt_train(out: Path, steps: int, nproc: int, in_this_process: bool = False) -> subprocess.CompletedProcess:
+    """`nmt train` of the tiny recipe into `out` for `steps` updates on `nproc` processes; one
+    process runs inside this one (the same command, without an interpreter's start-up)."""
+    args = train_args(out, steps)
     if nproc == 1 or in_this_process:
         result = CliRunner().invoke(app, [*args, f"--nproc={nproc}"])
         return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
@@ -46,26 +51,42 @@ def assert_same_parameters(a: dict, b: dict) -> None:
         assert torch.allclose(tensor, b[name], atol=2e-5, rtol=1e-4), name
 
 
-def test_two_processes_reach_the_parameters_of_one(tmp_path):
+def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resume_in_either_world_size(tmp_path):
+    """`nmt train --nproc 2` gets SIGTERM while both processes train: they save one checkpoint and
+    exit (130, no traceback, no process left behind). Its parameters, Adam's moments and the logged
+    loss are those of one process trained as far; then each run resumes in the other's world size,
+    and they still agree."""
     one, two = tmp_path / "one", tmp_path / "two"
     prepared_tiny(one, *SETTINGS)
     prepared_tiny(two, *SETTINGS)
-    single = run_nmt_train(one, 6, nproc=1)
+    train = subprocess.Popen([NMT, *train_args(two, 100_000), "--nproc=2"], stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in train.stderr:
+        seen.append(line)
+        if line.startswith("step 4:"):  # both processes are training
+            break
+    workers = [int(pid) for pid in Path(f"/proc/{train.pid}/task/{train.pid}/children").read_text().split()]
+    train.send_signal(signal.SIGTERM)
+    rest = train.stderr.read()
+    assert train.wait(timeout=60) == 130, rest
+    assert rest.count("checkpoint saved at step") == 1 and "Traceback" not in rest
+    assert len(workers) == 2 and not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    double = "".join(seen) + rest
+    assert "2 processes × 1 batches" in double
+    assert double.count("nmt train") == 1  # only rank 0 speaks
+    stopped_at = load_checkpoint(two / "checkpoints" / "last.pt")["progress"]["step"]
+    assert stopped_at >= 4
+
+    single = run_nmt_train(one, stopped_at, nproc=1)
     assert single.returncode == 0, single.stderr
-    double = run_nmt_train(two, 6, nproc=2)
-    assert double.returncode == 0, double.stderr
-    assert "2 processes × 1 batches" in double.stderr
-    assert double.stderr.count("nmt train") == 1  # only rank 0 speaks
     assert_same_parameters(model_of(one), model_of(two))
     for m1, m2 in zip(first_moments(one), first_moments(two)):
         assert torch.allclose(m1, m2, atol=1e-6, rtol=1e-3)
-    log_one = [line for line in single.stderr.splitlines() if line.startswith("step 6:")]
-    log_two = [line for line in double.stderr.splitlines() if line.startswith("step 6:")]
-    assert log_one[0].split()[3] == log_two[0].split()[3]  # the same logged loss, summed over ranks
+    log_one = [line for line in single.stderr.splitlines() if line.startswith("step 4:")]
+    assert log_one[0].split()[3] == seen[-1].split()[3]  # the same logged loss, summed over ranks
 
-    # Each run resumes in the other's world size and they still agree.
-    assert run_nmt_train(one, 9, nproc=2).returncode == 0
-    assert run_nmt_train(two, 9, nproc=1).returncode == 0
+    assert run_nmt_train(one, stopped_at + 3, nproc=2).returncode == 0
+    assert run_nmt_train(two, stopped_at + 3, nproc=1).returncode == 0
     assert_same_parameters(model_of(one), model_of(two))
 
 
@@ -75,25 +96,6 @@ def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_withou
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert errors and all("tokenizer model not found" in line for line in errors)
     assert "Traceback" not in result.stderr
-
-
-def test_a_signal_to_nmt_train_reaches_its_processes_which_save_and_exit(tmp_path):
-    out = tmp_path / "run"
-    prepared_tiny(out, *SETTINGS)
-    sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}", f"--set=data.valid={TINY_DATA / 'valid'}",
-            "--set=data.test=null", "--set=train.max_steps=100000", *[f"--set={s}" for s in SETTINGS]]
-    train = subprocess.Popen([NMT, "train", str(TINY), "--no-progress", "--nproc=2", *sets],
-                             stderr=subprocess.PIPE, text=True)
-    for line in train.stderr:
-        if line.startswith("step 4:"):  # both processes are training
-            break
-    workers = [int(pid) for pid in Path(f"/proc/{train.pid}/task/{train.pid}/children").read_text().split()]
-    train.send_signal(signal.SIGTERM)
-    rest = train.stderr.read()
-    assert train.wait(timeout=60) == 130, rest
-    assert rest.count("checkpoint saved at step") == 1 and "Traceback" not in rest
-    assert len(workers) == 2 and not any(Path(f"/proc/{pid}").exists() for pid in workers)
-    assert load_checkpoint(out / "checkpoints" / "last.pt")["progress"]["step"] >= 4
 
 
 def test_k_processes_share_the_recipes_batches_or_say_which_settings_keep_it():
