@@ -5,7 +5,9 @@ the demo with its beam in nmt's engine and the student's own fp32 beam.
 On test_2016_flickr, 2 threads: BLEU and sentences per second of
 - the demo, beam (the recipe's decode settings), nmt's engine;
 - the student, greedy and beam, fp32, nmt's engine;
-- the student exported to CTranslate2, fp32 and int8, greedy, without and with the shortlist (`use_vmap`).
+- the student exported to CTranslate2, fp32 and int8, greedy, without and with the shortlist (`use_vmap`);
+- the demo's beam, the student's greedy search and its int8 + shortlist export on two single-threaded
+  worker processes, each translating half of the test set (what `--nproc 2` does, start-up left out).
 Rounds alternate between nmt's runs and CTranslate2's, the latter in a process of their own (the
 two thread pools slow each other down in one process); each run's median time is kept.
 The shortlist is built from the training corpus with `nmt shortlist`'s defaults. Writes
@@ -19,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import statistics
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -32,6 +35,7 @@ from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
 _CTRANSLATE2: dict = {}  # in the CTranslate2 worker: its engine, loaded once
+_ENGINES: dict = {}  # in each of the two single-threaded workers: its engines, loaded once
 
 
 def ctranslate2_round(exports: dict[str, Path], sources: list[str], searches: dict, threads: int) -> dict:
@@ -45,6 +49,29 @@ def ctranslate2_round(exports: dict[str, Path], sources: list[str], searches: di
         for export, cfg in searches.values():  # warm-up
             translated(_CTRANSLATE2[export], sources[:50], cfg)
     return {name: translated(_CTRANSLATE2[export], sources, cfg) for name, (export, cfg) in searches.items()}
+
+
+def share_round(path: Path, sources: list[str], cfg) -> tuple[list[str], float]:
+    """In one of two single-threaded worker processes: its share of the test set translated by the
+    engine of `path` (a checkpoint or an export; loaded and warmed up once per worker)."""
+    if path not in _ENGINES:
+        import torch
+
+        torch.set_num_threads(1)
+        _ENGINES[path] = load_engine([path], threads=1)
+        translated(_ENGINES[path], sources[:50], cfg)
+    return translated(_ENGINES[path], sources, cfg)
+
+
+def two_workers(pools: list[ProcessPoolExecutor], path: Path, sources: list[str], cfg) -> tuple[list[str], float]:
+    """The test set split into two contiguous halves, one per single-threaded worker, as two
+    processes of one thread each share two cores (`nmt translate --nproc 2`, without the start-up):
+    the outputs in order, and the seconds until both halves are done."""
+    half = (len(sources) + 1) // 2
+    start = time.perf_counter()
+    futures = [pool.submit(share_round, path, share, cfg) for pool, share in zip(pools, (sources[:half], sources[half:]))]
+    outputs = [line for future in futures for line in future.result()[0]]
+    return outputs, time.perf_counter() - start
 
 
 def main() -> None:
@@ -70,13 +97,21 @@ def main() -> None:
         with_shortlist = greedy.model_copy(update={"shortlist": str(shortlist)})
         ct2_searches = {f"student, greedy, CTranslate2 {q}{' + shortlist' if cfg.shortlist else ''}": (q, cfg)
                         for q in exports for cfg in (greedy, with_shortlist)}
-        runs: dict[str, dict] = {name: {"seconds": []} for name in [*torch_runs, *ct2_searches]}
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        split_runs = {"demo, beam, nmt, 2 processes x 1 thread": (demo, beam),
+                      "student, greedy, nmt fp32, 2 processes x 1 thread": (student, greedy),
+                      "student, greedy, CTranslate2 int8 + shortlist, 2 processes x 1 thread": (exports["int8"], with_shortlist)}
+        runs: dict[str, dict] = {name: {"seconds": []} for name in [*torch_runs, *ct2_searches, *split_runs]}
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(1, mp_context=spawn) as pool, \
+                ProcessPoolExecutor(1, mp_context=spawn) as first, ProcessPoolExecutor(1, mp_context=spawn) as second:
             for name, (model, cfg) in torch_runs.items():  # warm-up
                 translated(engines[model], sources[:50], cfg)
+            for path, cfg in split_runs.values():  # each worker loads and warms up its engines
+                two_workers([first, second], path, sources[:100], cfg)
             for _ in range(args.repeats):
                 results = {name: translated(engines[model], sources, cfg) for name, (model, cfg) in torch_runs.items()}
                 results |= pool.submit(ctranslate2_round, exports, sources, ct2_searches, args.threads).result()
+                results |= {name: two_workers([first, second], path, sources, cfg) for name, (path, cfg) in split_runs.items()}
                 for name, (outputs, seconds) in results.items():
                     runs[name]["seconds"].append(round(seconds, 2))
                     runs[name] |= score(outputs, references)
