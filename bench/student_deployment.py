@@ -34,33 +34,29 @@ from nmt.export.ctranslate2 import export_ctranslate2
 from nmt.info import checkpoint_info
 
 ROOT = Path(__file__).resolve().parent.parent
-_CTRANSLATE2: dict = {}  # in the CTranslate2 worker: its engine, loaded once
-_ENGINES: dict = {}  # in each of the two single-threaded workers: its engines, loaded once
+_ENGINES: dict = {}  # in a worker process: its engines, each loaded once
+_WARMED: set = set()  # in a worker process: the (engine, decode settings) already warmed up
 
 
-def ctranslate2_round(exports: dict[str, Path], sources: list[str], searches: dict, threads: int) -> dict:
-    """One round in the worker process: each CTranslate2 search (name: (export, decode settings))
-    once, (outputs, seconds) each."""
-    if not _CTRANSLATE2:
-        import torch
-
-        torch.set_num_threads(threads)
-        _CTRANSLATE2.update({name: load_engine([path], threads=threads) for name, path in exports.items()})
-        for export, cfg in searches.values():  # warm-up
-            translated(_CTRANSLATE2[export], sources[:50], cfg)
-    return {name: translated(_CTRANSLATE2[export], sources, cfg) for name, (export, cfg) in searches.items()}
-
-
-def share_round(path: Path, sources: list[str], cfg) -> tuple[list[str], float]:
-    """In one of two single-threaded worker processes: its share of the test set translated by the
-    engine of `path` (a checkpoint or an export; loaded and warmed up once per worker)."""
+def worker_translated(path: Path, threads: int, sources: list[str], cfg) -> tuple[list[str], float]:
+    """In a worker process: `sources` translated by the engine of `path` (a checkpoint or an
+    export) on `threads` threads, loaded once and warmed up once per search; (outputs, seconds)."""
     if path not in _ENGINES:
         import torch
 
-        torch.set_num_threads(1)
-        _ENGINES[path] = load_engine([path], threads=1)
+        torch.set_num_threads(threads)
+        _ENGINES[path] = load_engine([path], threads=threads)
+    search = (path, cfg.model_dump_json())
+    if search not in _WARMED:
         translated(_ENGINES[path], sources[:50], cfg)
+        _WARMED.add(search)
     return translated(_ENGINES[path], sources, cfg)
+
+
+def ctranslate2_round(exports: dict[str, Path], sources: list[str], searches: dict, threads: int) -> dict:
+    """One round in the CTranslate2 worker process: each search (name: (export, decode settings))
+    once, (outputs, seconds) each."""
+    return {name: worker_translated(exports[export], threads, sources, cfg) for name, (export, cfg) in searches.items()}
 
 
 def two_workers(pools: list[ProcessPoolExecutor], path: Path, sources: list[str], cfg) -> tuple[list[str], float]:
@@ -69,7 +65,7 @@ def two_workers(pools: list[ProcessPoolExecutor], path: Path, sources: list[str]
     the outputs in order, and the seconds until both halves are done."""
     half = (len(sources) + 1) // 2
     start = time.perf_counter()
-    futures = [pool.submit(share_round, path, share, cfg) for pool, share in zip(pools, (sources[:half], sources[half:]))]
+    futures = [pool.submit(worker_translated, path, 1, share, cfg) for pool, share in zip(pools, (sources[:half], sources[half:]))]
     outputs = [line for future in futures for line in future.result()[0]]
     return outputs, time.perf_counter() - start
 

@@ -41,8 +41,8 @@ def pytest_collection_modifyitems(config, items):
 def optional_module(name: str):
     """(the module or None, a mark for a test module's `pytestmark`): the tests of a module that
     needs an optional package skip one by one where it is missing. Unlike a module-level
-    importorskip, nothing is skipped at collection, so collecting the suite with `-m cuda` (the GPU
-    check, on a machine that lacks some packages) counts no skipped test."""
+    importorskip, nothing is skipped at collection, so where such a module also holds CUDA tests,
+    the GPU check (`pytest -m cuda` on a machine that lacks some packages) counts no skipped test."""
     try:
         return importlib.import_module(name), pytest.mark.skipif(False, reason=f"{name} is installed")
     except ImportError as e:

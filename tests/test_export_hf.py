@@ -11,7 +11,7 @@ from bench import export_hf
 from nmt.errors import NmtError
 from tests.conftest import ROOT, optional_module
 
-# A core dependency, always there where the suite runs; the GPU check collects the suite where it is not.
+# A core dependency, always there where the suite runs; the GPU machine lacks it.
 datasets, pytestmark = optional_module("datasets")
 
 PAIRS = [{"de": "Ein Hund.", "en": "A dog."}, {"de": "Zwei\nKatzen.", "en": "Two cats."}, {"de": "", "en": "Empty."}]
