@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -70,9 +71,13 @@ class SubwordSampler:
         self.writers = [] if self.alpha <= 0 else [
             (ShardWriter(target / f"train.s{k}.src", sp_src.get_piece_size()),
              ShardWriter(target / f"train.s{k}.tgt", sp_tgt.get_piece_size())) for k in range(data.subword_samples)]
-        spm.set_random_generator_seed(seed)
+        self.seed, self.calls = seed, 0
 
     def _sample(self, side: int, texts: list[str], fallback: list[list[int]]) -> list[list[int]]:
+        # sentencepiece encodes a list in a thread of its own whose generator starts from the global
+        # seed, so every call would draw the same numbers: each call (sample, side, batch) gets its own.
+        self.calls += 1
+        spm.set_random_generator_seed(zlib.crc32(f"{self.seed}:{self.calls}".encode()))
         sampled = self.processors[side].encode(texts, enable_sampling=True, alpha=self.alpha, nbest_size=-1,
                                                num_threads=1)
         return [ids if len(ids) <= self.limit else default for ids, default in zip(sampled, fallback)]
