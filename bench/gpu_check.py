@@ -46,6 +46,7 @@ import torch
 
 from bench import gpu as bench_gpu
 from bench.report import write_json
+from nmt.train.step import compile_model, compile_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = {
@@ -110,10 +111,10 @@ def compile_smoke_test(device: torch.device) -> None:
     """torch.compile with dynamic shapes on the device, two sizes, against eager."""
     torch.manual_seed(0)
     layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)).to(device)
-    compiled = torch.compile(layer, dynamic=True)
+    compiled = compile_model(layer)
     for rows in (5, 8):
         x = torch.randn(rows, 16, device=device)
-        with torch.no_grad():
+        with torch.no_grad(), compile_settings():
             if not torch.allclose(compiled(x), layer(x), rtol=1e-4, atol=1e-5):
                 raise RuntimeError("compiled output differs from eager")
 
@@ -362,16 +363,12 @@ def bf16_vs_fp32(ctx: Context) -> dict:
                       "bf16_curve": [round(x, 3) for x in bf16[::max(1, len(bf16) // 20)]]}
 
 
-def compile_dynamic(module: torch.nn.Module) -> Callable:
-    return torch.compile(module, dynamic=True)
-
-
 def compiled_and_eager_losses(model: torch.nn.Module, to_compile: torch.nn.Module, inputs: tuple,
-                              compiler: Callable = compile_dynamic) -> dict:
+                              compiler: Callable = compile_model) -> dict:
     """The loss of `inputs` under `model` eagerly and under compiler(`to_compile`) (the same module,
-    unless a self-test breaks it on purpose)."""
+    unless a self-test breaks it on purpose), compiled as training compiles it."""
     compiled = compiler(to_compile)
-    with torch.no_grad():
+    with torch.no_grad(), compile_settings():
         eager_loss, compiled_loss = float(model(*inputs)), float(compiled(*inputs))
     difference = abs(compiled_loss - eager_loss) / abs(eager_loss)
     return {"ok": difference <= 1e-3, "eager_loss": eager_loss, "compiled_loss": compiled_loss,

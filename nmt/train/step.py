@@ -29,8 +29,16 @@ from nmt.train.schedule import build_scheduler
 
 def compile_model(forward: torch.nn.Module) -> torch.nn.Module:
     """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
-    batch shapes share one graph instead of recompiling for each (see docs/gpu.md)."""
+    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Call it
+    inside `compile_settings()`."""
     return torch.compile(forward, dynamic=True)
+
+
+def compile_settings() -> contextlib.AbstractContextManager:
+    """Floats (the embedding scale, label smoothing, dropout rates) traced as the constants they
+    are in a run. As symbols, torch specializes them only after tracing the whole model to its
+    joint graph, then traces it all again: one wasted trace, seconds on every compile."""
+    return torch._dynamo.config.patch(specialize_float=True)
 
 
 def fused_adam(device: torch.device) -> bool:
@@ -69,6 +77,7 @@ class TrainStep:
         if world.distributed:
             forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
         self.forward = compile_model(forward) if cfg.compile else forward
+        self.tracing = compile_settings if cfg.compile else contextlib.nullcontext
 
     def __call__(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         """One update from a group of batches (index arrays into `data`): rank r takes every K-th,
@@ -98,7 +107,7 @@ class TrainStep:
             last = i == len(batches) - 1
             sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
             with sync:
-                with autocast(self.device, self.train_cfg.precision):
+                with autocast(self.device, self.train_cfg.precision), self.tracing():
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
                                         self.train_cfg.label_smoothing) * weight
                 self.scaler.scale(loss * scale).backward()
