@@ -32,7 +32,7 @@ $(VENV)/.installed: pyproject.toml
 # Two workers (pytest-xdist): the suite's tests are mostly single-threaded set-up and small models,
 # so two at a time finish in about 0.65x the time of one after another on 2 cores.
 test: install
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist worksteal
 
 bench: install
 	$(BIN)/python -m bench.run

@@ -29,7 +29,11 @@ torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `cuda` need a CUDA device: skipped without one (CI has none)."""
+    """Tests marked `slow` run first: with `--dist worksteal` (make test), a worker that runs out
+    of tests takes half of the other's waiting ones, so the two end within one short test of each
+    other instead of one idling while the other finishes a long test begun late. Tests marked
+    `cuda` need a CUDA device: skipped without one (CI has none)."""
+    items.sort(key=lambda item: "slow" not in item.keywords)  # stable: otherwise the collected order
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (make gpu-check runs it on a GPU machine)")

@@ -50,6 +50,7 @@ def test_written_out_weights_give_the_layers_attention_output(norm):
     assert torch.allclose(layer.cross_attn.out_proj(_merge_heads(weights @ kv[1])), expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_model_trained_to_copy_aligns_each_word_with_itself():
     torch.manual_seed(0)
     vocab = 24

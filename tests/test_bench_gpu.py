@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from bench.gpu import main, synthetic_shards
 from nmt.data.batching import collate
@@ -21,6 +22,7 @@ def test_synthetic_shards_collate_into_well_formed_batches(tmp_path):
         assert (batch.tgt_out[row, :n_tgt] >= 4).sum() == n_tgt - 1  # random ids, no special tokens
 
 
+@pytest.mark.slow
 def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
     import bench.run
 

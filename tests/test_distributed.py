@@ -51,6 +51,7 @@ def assert_same_parameters(a: dict, b: dict) -> None:
         assert torch.allclose(tensor, b[name], atol=2e-5, rtol=1e-4), name
 
 
+@pytest.mark.slow
 def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resume_in_either_world_size(tmp_path):
     """`nmt train --nproc 2` gets SIGTERM while both processes train: they save one checkpoint and
     exit (130, no traceback, no process left behind). Its parameters, Adam's moments and the logged

@@ -88,6 +88,7 @@ def test_the_readme_runs_every_part_in_order():
     assert parts == list(PARTS)
 
 
+@pytest.mark.slow
 def test_the_gpu_day_commands_return_every_check_under_out(gpu_python, tmp_path):
     tree, out = tree_as_it_travels(tmp_path / "tree"), tmp_path / "out"
     out.mkdir()

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 from nmt.checkpoint import load_checkpoint
@@ -78,6 +79,7 @@ def max_difference(a: dict, b: dict) -> float:
     return max(float((a[k] - b[k]).abs().max()) for k in a)
 
 
+@pytest.mark.slow
 def test_two_nodes_train_as_one_process_does_and_a_killed_node_restarts_to_the_same_weights(tmp_path):
     """One pair of runs for both: two nodes reach the weights of one process, and a run whose
     node 1 is killed after step 10's checkpoint resumes to the uninterrupted two-node run's weights."""

@@ -152,6 +152,7 @@ def test_a_training_update_reads_nothing_back_from_the_device(tmp_path, monkeypa
         assert syncs.ops == ["aten._local_scalar_dense.default"] * (adam_steps + scaler)
 
 
+@pytest.mark.slow
 def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_path):
     from torch._dynamo.utils import counters
 
