@@ -21,7 +21,8 @@ logs); the terminal gets one line per check. Parts, in order of value:
 Every part starts with `preflight`: device, driver, torch/triton versions, whether a C compiler and
 Python.h exist and, in a part that compiles, whether torch.compile works on the device; where it
 does not, compiled runs are not attempted and say why. Without a GPU (or with --tiny) every check runs on the CPU with
-tiny shapes: what the test suite's rehearsal runs, so that this script cannot rot.
+tiny shapes: what the test suite's rehearsal runs, so that this script cannot rot (compiling there
+with aot_eager: see Context.compile_backend).
 """
 
 from __future__ import annotations
@@ -73,6 +74,18 @@ class Context:
     def on_gpu(self) -> bool:
         return self.device.type == "cuda"
 
+    @property
+    def compile_backend(self) -> str:
+        """Inductor on a GPU, as training compiles. On the CPU (the suite's rehearsal) aot_eager: the
+        same dynamo and AOT autograd traces, without inductor's C++ code generation, which costs
+        tens of seconds there and which the suite's compiled-step test runs already."""
+        return "inductor" if self.on_gpu else "aot_eager"
+
+    def compile(self, module: torch.nn.Module) -> Callable:
+        if self.compile_backend == "inductor":
+            return compile_model(module)
+        return torch.compile(module, dynamic=True, backend=self.compile_backend)
+
 
 class Report:
     """One part's JSON, rewritten atomically after every check, so a cut-off run keeps what it measured."""
@@ -107,13 +120,13 @@ def timed(check: Callable[[], dict]) -> dict:
 
 # --- preflight -------------------------------------------------------------------------------------
 
-def compile_smoke_test(device: torch.device) -> None:
+def compile_smoke_test(ctx: Context) -> None:
     """torch.compile with dynamic shapes on the device, two sizes, against eager."""
     torch.manual_seed(0)
-    layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)).to(device)
-    compiled = compile_model(layer)
+    layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)).to(ctx.device)
+    compiled = ctx.compile(layer)
     for rows in (5, 8):
-        x = torch.randn(rows, 16, device=device)
+        x = torch.randn(rows, 16, device=ctx.device)
         with torch.no_grad(), compile_settings():
             if not torch.allclose(compiled(x), layer(x), rtol=1e-4, atol=1e-5):
                 raise RuntimeError("compiled output differs from eager")
@@ -146,12 +159,12 @@ def preflight(ctx: Context) -> dict:
     if ctx.compiles:  # the smoke test costs seconds of compiling: only where a later check compiles
         start = time.perf_counter()
         try:
-            compile_smoke_test(ctx.device)
+            compile_smoke_test(ctx)
             facts["compile_works"] = True
         except Exception as e:
             ctx.compile_works, ctx.compile_note = False, f"torch.compile fails here, compiled runs skipped: {first_line(e)}"
             facts |= {"compile_works": False, "note": ctx.compile_note}
-        facts["compile_seconds"] = round(time.perf_counter() - start, 1)
+        facts |= {"compile_backend": ctx.compile_backend, "compile_seconds": round(time.perf_counter() - start, 1)}
     ctx.facts = facts
     return {"ok": True, **facts}
 
@@ -391,8 +404,8 @@ def compiled_vs_eager(ctx: Context) -> dict:
     batch = collate(data, indices, length_multiple(ctx.device.type)).to(ctx.device)
     with tf32(ctx.device, False):
         result = compiled_and_eager_losses(model, model, (batch.src, batch.tgt_in, batch.out_positions,
-                                                          batch.out_targets, 0.1))
-    return result | {"shape": shape_name}
+                                                          batch.out_targets, 0.1), ctx.compile)
+    return result | {"shape": shape_name, "compile_backend": ctx.compile_backend}
 
 
 def in_repository(recipe) -> list[str]:
