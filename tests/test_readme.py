@@ -91,7 +91,7 @@ def test_the_terminology_commands_run_as_printed(trained_tiny, tmp_path):
         command = (command.replace("runs/demo/checkpoints/best.pt", str(trained_tiny.out / "checkpoints" / "best.pt"))
                    .replace("runs/demo/test.de.hyp", str(hyp)).replace("data/", f"{ROOT}/data/"))
         result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True,
-                                text=True, env={"PATH": env_path})
+                                text=True, env={"PATH": env_path, "OMP_NUM_THREADS": "1"})
         assert result.returncode == 0, (command, result.stderr)
         outputs.append(result.stdout)
     reply = json.loads(outputs[0])["hypotheses"][0]
