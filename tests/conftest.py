@@ -12,10 +12,8 @@ import pytest
 
 # CI has 2 cores and the suite runs on two pytest-xdist workers: one thread per process, the
 # workers' and the commands' they start (nmt train, torchrun, ...), so no process spins waiting
-# for a core the other worker holds. Inductor compiles its kernels in the process too, instead
-# of starting a pool of compiler processes (measured on one core: 50 s against 59 s).
+# for a core the other worker holds.
 os.environ["OMP_NUM_THREADS"] = "1"
-os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
 
 import torch  # noqa: E402  (after OMP_NUM_THREADS, which torch reads when it loads)
 

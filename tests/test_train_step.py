@@ -153,9 +153,17 @@ def test_a_training_update_reads_nothing_back_from_the_device(tmp_path, monkeypa
 
 
 @pytest.mark.slow
-def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_path):
+def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_path, monkeypatch):
+    """nmt's side of compiling: dynamo traces the step once, into one graph that every batch shape
+    shares, and AOT autograd's forward and backward give eager's losses. Inductor's code generation
+    is torch's and costs a minute of C++ compiling on a CPU: the backend here is aot_eager (the same
+    traces, run by torch's own kernels); the GPU day compiles with inductor (compiled_vs_eager, and
+    the compiled speed runs)."""
+    import functools
+
     from torch._dynamo.utils import counters
 
+    monkeypatch.setattr(torch, "compile", functools.partial(torch.compile, backend="aot_eager"))
     settings = ["train.compile=true", "train.max_tokens=256", *QUIET]
     recipe = prepared_tiny(tmp_path, *settings)
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings[1:]))
