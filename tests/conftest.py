@@ -7,25 +7,22 @@ import importlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 # CI has 2 cores and the suite runs on two pytest-xdist workers: one thread per process, the
 # workers' and the commands' they start (nmt train, torchrun, ...), so no process spins waiting
-# for a core the other worker holds.
+# for a core the other worker holds. torch and nmt are imported where used, not here: the
+# pytest-xdist controller loads this file too, and starts the workers only after it.
 os.environ["OMP_NUM_THREADS"] = "1"
 
-import torch  # noqa: E402  (after OMP_NUM_THREADS, which torch reads when it loads)
-
-from nmt.config import Recipe, load_recipe
-from nmt.data.prepare import prepare
-from nmt.data.tokenizer import train_tokenizer
+if TYPE_CHECKING:
+    from nmt.config import Recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "recipes" / "tiny.yaml"
 TINY_DATA = ROOT / "tests" / "data" / "tiny"
-
-torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,6 +30,9 @@ def pytest_collection_modifyitems(config, items):
     of tests takes half of the other's waiting ones, so the two end within one short test of each
     other instead of one idling while the other finishes a long test begun late. Tests marked
     `cuda` need a CUDA device: skipped without one (CI has none)."""
+    import torch
+
+    torch.set_num_threads(1)  # also where torch was loaded before OMP_NUM_THREADS was set
     items.sort(key=lambda item: "slow" not in item.keywords)  # stable: otherwise the collected order
     if torch.cuda.is_available():
         return
@@ -54,6 +54,8 @@ def optional_module(name: str):
 
 
 def tiny_recipe(out: Path, *overrides: str) -> Recipe:
+    from nmt.config import load_recipe
+
     return load_recipe(TINY, [
         f"output_dir={out}", f"data.train={TINY_DATA / 'train'}", f"data.valid={TINY_DATA / 'valid'}",
         f"data.test={TINY_DATA / 'valid'}", *overrides,
@@ -63,6 +65,9 @@ def tiny_recipe(out: Path, *overrides: str) -> Recipe:
 def prepared(recipe: Recipe) -> Recipe:
     """`recipe` with its tokenizer trained (copied from train.init_from's checkpoint where set, as
     `nmt tokenizer` does) and its data prepared."""
+    from nmt.data.prepare import prepare
+    from nmt.data.tokenizer import train_tokenizer
+
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out, recipe.train.init_from)
     prepare(recipe.data, recipe.tokenizer, recipe.out)
     return recipe
