@@ -10,9 +10,11 @@ NMT    := $(BIN)/nmt
 
 .PHONY: install demo demo-augmented demo-tagged student bench-students bench-shortlist demo-seed2 ensemble demo-de-en test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-finetune bench-export bench-length-penalty bench-terminology bench-huggingface bench-robustness bench-alignment bench-filtering bench-serve bench-page multi30k multi30k-de-en multilingual zero-shot back-translation wmt14-base wmt14-big clean
 
-# uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. uv
-# reads no pip configuration: pip's find-links (a folder of local wheels, such as a CPU build of
-# torch) is passed on. Bytecode: torch, which every process imports, is compiled at install (in
+# uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
+# environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
+# installs pip with the rest, for the user's own `pip install` later. uv reads no pip
+# configuration: pip's find-links (a folder of local wheels, such as a CPU build of torch) is
+# passed on. Bytecode: torch, which every process imports, is compiled at install (in
 # parallel); everything else is compiled by the first process that imports it, and kept, which
 # is why make lets Python write bytecode even where the environment says not to: compiling every
 # installed package would cost 40 s of the install for files no command imports, and a process
@@ -22,10 +24,10 @@ unexport PYTHONDONTWRITEBYTECODE
 FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python \
-	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) "$(TORCH)" -e ".[dev]") \
-	  || $(BIN)/pip install --quiet "$(TORCH)" -e ".[dev]"
+	$(PYTHON) -m venv --without-pip $(VENV)
+	($(PYTHON) -m pip --python $(BIN)/python install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python \
+	    $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) pip "$(TORCH)" -e ".[dev]") \
+	  || ($(BIN)/python -m ensurepip --default-pip && $(BIN)/pip install --quiet "$(TORCH)" -e ".[dev]")
 	$(BIN)/python -m compileall -qq -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch" || true
 	touch $@
 
