@@ -78,7 +78,7 @@ class Context:
     def compile_backend(self) -> str:
         """Inductor on a GPU, as training compiles. On the CPU (the suite's rehearsal) aot_eager: the
         same dynamo and AOT autograd traces, without inductor's C++ code generation, which costs
-        tens of seconds there and which the suite's compiled-step test runs already."""
+        tens of seconds there and is what a GPU run checks (with triton, as training uses it)."""
         return "inductor" if self.on_gpu else "aot_eager"
 
     def compile(self, module: torch.nn.Module) -> Callable:
