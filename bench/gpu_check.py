@@ -82,9 +82,7 @@ class Context:
         return "inductor" if self.on_gpu else "aot_eager"
 
     def compile(self, module: torch.nn.Module) -> Callable:
-        if self.compile_backend == "inductor":
-            return compile_model(module)
-        return torch.compile(module, dynamic=True, backend=self.compile_backend)
+        return compile_model(module, self.compile_backend)
 
 
 class Report:

@@ -163,7 +163,7 @@ def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_
 
     from torch._dynamo.utils import counters
 
-    monkeypatch.setattr(torch, "compile", functools.partial(torch.compile, backend="aot_eager"))
+    monkeypatch.setattr(step_module, "compile_model", functools.partial(step_module.compile_model, backend="aot_eager"))
     settings = ["train.compile=true", "train.max_tokens=256", *QUIET]
     recipe = prepared_tiny(tmp_path, *settings)
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings[1:]))

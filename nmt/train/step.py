@@ -27,11 +27,11 @@ from nmt.train.distributed import World
 from nmt.train.schedule import build_scheduler
 
 
-def compile_model(forward: torch.nn.Module) -> torch.nn.Module:
+def compile_model(forward: torch.nn.Module, backend: str = "inductor") -> torch.nn.Module:
     """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
     batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Call it
     inside `compile_settings()`."""
-    return torch.compile(forward, dynamic=True)
+    return torch.compile(forward, dynamic=True, backend=backend)
 
 
 def compile_settings() -> contextlib.AbstractContextManager:
