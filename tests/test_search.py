@@ -57,6 +57,28 @@ def test_incremental_decoding_equals_full_recomputation(norm):
         assert torch.allclose(step, full[:, t], atol=1e-4), f"position {t}"
 
 
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_incremental_decoding_through_reordered_rows_equals_full_recomputation(norm):
+    """Rows reordered, repeated and dropped between steps, as beam search and finished sentences
+    do it, and twice before one step (the cache gathers its rows only when the next step comes):
+    each step still scores its own row's history, as teacher forcing does."""
+    model = toy_model(norm=norm)
+    src = sources()
+    tgt = torch.randint(4, 40, (4, 7))
+    tgt[:, 0] = BOS
+    memory, src_mask = model.encode(src)
+    state = model.start_decoding(memory, src_mask)
+    origin = torch.arange(4)  # the row of src and tgt each current row continues
+    selections = {2: [[3, 0, 0, 1]], 4: [[1, 2, 3], [2, 0]], 5: [[1, 1, 0]]}
+    for t in range(tgt.size(1)):
+        for rows in map(torch.tensor, selections.get(t, [])):
+            state, origin = state.select(rows), origin[rows]
+        step = model.decode_step(tgt[origin, t], state)
+        logits = model(src[origin], tgt[origin, : t + 1])[:, t].float()
+        logits[:, [PAD, BOS]] = float("-inf")
+        assert torch.allclose(step, F.log_softmax(logits, dim=-1), atol=1e-4), f"position {t}"
+
+
 def test_beam_size_one_equals_greedy():
     model = toy_model()
     greedy = greedy_search(model, sources(), max_len_a=1.0, max_len_b=6, length_penalty=0.6)

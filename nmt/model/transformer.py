@@ -69,6 +69,44 @@ def _merge_heads(x: Tensor) -> Tensor:  # (B, h, L, dh) -> (B, L, D)
     return x.transpose(1, 2).reshape(b, length, h * dh)
 
 
+class SelfAttentionCache:
+    """One decoder layer's past self-attention keys and values, (N, h, t, dh) each, for
+    incremental decoding. A reorder of the rows (beam search keeping its best extensions,
+    finished sentences dropped) is recorded, not carried out: the next `append` gathers the past
+    rows straight into the tensor that also takes the new position, so a step copies the past
+    once instead of twice (a reorder, then a concatenation)."""
+
+    def __init__(self, keys: Tensor | None = None, values: Tensor | None = None, rows: Tensor | None = None):
+        self.keys, self.values = keys, values
+        self.rows = rows  # the past rows each row continues, in order; None: the rows as they are
+
+    def select(self, rows: Tensor) -> "SelfAttentionCache":
+        """The cache with its rows reordered (or dropped): `rows` indexes the current rows."""
+        pending = rows if self.rows is None else self.rows.index_select(0, rows)
+        return SelfAttentionCache(self.keys, self.values, pending)
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add one position, k and v (N, h, 1, dh); returns all keys and values (N, h, t+1, dh)."""
+        if self.keys is None:
+            self.keys, self.values = k, v
+        else:
+            self.keys, self.values = self._gathered(self.keys, k), self._gathered(self.values, v)
+        self.rows = None
+        return self.keys, self.values
+
+    def _gathered(self, past: Tensor, new: Tensor) -> Tensor:
+        rows, heads, t, dh = new.size(0), past.size(1), past.size(2), past.size(3)
+        out = past.new_empty((rows, heads, t + 1, dh))
+        if self.rows is None:
+            out[:, :, :t] = past
+        elif past.requires_grad:  # out= has no gradient: gather, then copy
+            out[:, :, :t] = past.index_select(0, self.rows)
+        else:
+            torch.index_select(past, 0, self.rows, out=out[:, :, :t])
+        out[:, :, t:] = new
+        return out
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention (3.2). Self-attention projects q, k, v in one matmul;
     encoder-decoder attention projects q from the decoder and k, v from the encoder output."""
@@ -133,13 +171,10 @@ class MultiHeadAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
         return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
 
-    def step(self, x: Tensor, cache: dict[str, Tensor]) -> Tensor:
+    def step(self, x: Tensor, cache: SelfAttentionCache) -> Tensor:
         """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`."""
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
-        if "k" in cache:
-            k = torch.cat([cache["k"], k], dim=2)  # (N, h, t+1, dh)
-            v = torch.cat([cache["v"], v], dim=2)
-        cache["k"], cache["v"] = k, v
+        k, v = cache.append(k, v)  # (N, h, t+1, dh)
         return self._attend(q, k, v, None, False)  # the cache holds only the past: no mask needed
 
 
@@ -216,7 +251,7 @@ class DecoderLayer(nn.Module):
         x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
         return self.ff_sublayer(x, self.feed_forward)
 
-    def step(self, x: Tensor, memory_kv: tuple[Tensor, Tensor], src_bias: Tensor, cache: dict[str, Tensor]) -> Tensor:
+    def step(self, x: Tensor, memory_kv: tuple[Tensor, Tensor], src_bias: Tensor, cache: SelfAttentionCache) -> Tensor:
         """One new position x (N, 1, D) of each row, attending to the past in `cache` (its keys and
         values appended) and to the encoder side laid out for stepping (`step_memory`, `step_cross`):
         memory_kv once per sentence, src_bias (B, 1, 1, S) 0 at real source tokens, -inf at padding."""
@@ -237,7 +272,7 @@ class DecoderState:
 
     memory_kv: list[tuple[Tensor, Tensor]]  # per decoder layer: encoder keys (B, h, dh, S), values (B, h, S, dh)
     src_bias: Tensor  # (B, 1, 1, S): 0 at real source tokens, -inf at padding
-    self_cache: list[dict[str, Tensor]]  # per decoder layer: past keys/values (N, h, t, dh)
+    self_cache: list[SelfAttentionCache]  # per decoder layer: past keys/values (N, h, t, dh)
     beams: int = 1  # rows per sentence
     length: int = 0  # positions decoded so far
     # A lexical shortlist (nmt.decode.shortlist): the target ids (C,) the batch may output, and
@@ -259,7 +294,7 @@ class DecoderState:
             src_bias = src_bias.index_select(0, sentences)
         return DecoderState(
             memory_kv=memory_kv, src_bias=src_bias,
-            self_cache=[{name: t.index_select(0, rows) for name, t in c.items()} for c in self.self_cache],
+            self_cache=[cache.select(rows) for cache in self.self_cache],
             beams=self.beams, length=self.length, vocabulary=self.vocabulary, vocabulary_weight=self.vocabulary_weight,
         )
 
@@ -388,7 +423,8 @@ class Transformer(nn.Module):
         src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
         src_bias.masked_fill_(~src_mask, float("-inf"))
         weight = None if vocabulary is None else self.output_weight.index_select(0, vocabulary)
-        return DecoderState(memory_kv, src_bias, [{} for _ in self.decoder_layers], beams, 0, vocabulary, weight)
+        return DecoderState(memory_kv, src_bias, [SelfAttentionCache() for _ in self.decoder_layers], beams, 0,
+                            vocabulary, weight)
 
     def decode_step(self, tokens: Tensor, state: DecoderState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
