@@ -58,11 +58,16 @@ def test_incremental_decoding_equals_full_recomputation(norm):
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
-def test_incremental_decoding_through_reordered_rows_equals_full_recomputation(norm):
+@pytest.mark.parametrize("mode", [torch.inference_mode, torch.enable_grad])  # the searches' mode, and autograd's
+def test_incremental_decoding_through_reordered_rows_equals_full_recomputation(norm, mode):
     """Rows reordered, repeated and dropped between steps, as beam search and finished sentences
     do it, and twice before one step (the cache gathers its rows only when the next step comes):
     each step still scores its own row's history, as teacher forcing does."""
-    model = toy_model(norm=norm)
+    with mode():
+        decode_through_reordered_rows(toy_model(norm=norm))
+
+
+def decode_through_reordered_rows(model: Transformer) -> None:
     src = sources()
     tgt = torch.randint(4, 40, (4, 7))
     tgt[:, 0] = BOS
