@@ -87,7 +87,7 @@ class SelfAttentionCache:
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add one position, k and v (N, h, 1, dh); returns all keys and values (N, h, t+1, dh)."""
-        if self.keys is None:
+        if self.keys is None:  # no past: k and v already come in the rows' current order
             self.keys, self.values = k, v
         else:
             self.keys, self.values = self._gathered(self.keys, k), self._gathered(self.values, v)

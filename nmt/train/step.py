@@ -29,8 +29,8 @@ from nmt.train.schedule import build_scheduler
 
 def compile_model(forward: torch.nn.Module, backend: str = "inductor") -> torch.nn.Module:
     """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
-    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Call it
-    inside `compile_settings()`."""
+    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Run the
+    compiled module's calls inside `compile_settings()`."""
     return torch.compile(forward, dynamic=True, backend=backend)
 
 
