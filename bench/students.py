@@ -5,6 +5,9 @@ otherwise, runs alternated `--repeats` times (the median time kept). Writes resu
 
     python -m bench.students --model demo=runs/demo/checkpoints/best.pt \
                              --model student=runs/student/checkpoints/best.pt [--threads 2] [--repeats 3]
+
+A model given as several checkpoints joined by commas (`--model teacher=A.pt,B.pt`) translates as
+their ensemble.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ def main() -> None:
     _, sources, references = demo_test_set(args)
     beam = load_recipe(Path(args.recipe)).decode
     searches = {"beam": beam, "greedy": beam.model_copy(update={"beam_size": 1})}
-    models = {name: Path(path) for name, path in (spec.split("=", 1) for spec in args.model)}
-    engines = {name: load_engine([path]) for name, path in models.items()}
+    models = {name: [Path(path) for path in paths.split(",")]
+              for name, paths in (spec.split("=", 1) for spec in args.model)}
+    engines = {name: load_engine(paths, ensemble=len(paths) > 1) for name, paths in models.items()}
     runs = {(name, search): {"seconds": []} for name in models for search in searches}
     for _ in range(args.repeats):
         for (name, search), run in runs.items():
@@ -40,13 +44,15 @@ def main() -> None:
             run |= score(outputs, references)
     result = {"test": args.test, "recipe": args.recipe, "threads": args.threads, "sentences": len(sources),
               "beam_size": beam.beam_size, "models": {}}
-    for name, path in models.items():
-        info = checkpoint_info(path)
+    for name, paths in models.items():
+        infos = [checkpoint_info(path) for path in paths]
         shape = engines[name].recipe.model
+        train = engines[name].recipe.data.train
         result["models"][name] = {
-            "checkpoint": str(path), "updates": info["step"], "training_minutes": info["training_minutes"],
-            "parameters": info["parameters"], "layers": [shape.encoder_layers, shape.decoder_layers],
-            "train": str(engines[name].recipe.data.train)}
+            "checkpoint": ",".join(map(str, paths)), "updates": [info["step"] for info in infos],
+            "training_minutes": [info["training_minutes"] for info in infos],
+            "parameters": infos[0]["parameters"], "layers": [shape.encoder_layers, shape.decoder_layers],
+            "train": [f"{c.path} (weight {c.weight:g})" for c in train] if isinstance(train, list) else train}
         for search in searches:
             run = runs[(name, search)]
             median = statistics.median(run["seconds"])
