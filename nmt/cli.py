@@ -176,6 +176,9 @@ def distill(
     output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}, PREFIX.json.")],
     drop_worst: Annotated[float, typer.Option(
         help="Leave out this share of the pairs, those the teacher finds least likely (cross-entropy per token).")] = 0.0,
+    reference: Annotated[Optional[Path], typer.Option("--reference", "-r", help=(
+        "The corpus's target side: each line's translation is then the one of the teacher's n-best "
+        "closest to it by sentence BLEU (interpolated distillation)."))] = None,
     beam_size: BeamSizeOpt = None,
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
@@ -194,7 +197,7 @@ def distill(
     cfg = decode_settings(teacher.recipe, decode_from, {"beam_size": beam_size}, set_ or [])
     with counter("distilling: {task.completed:,} lines") as count:
         result = distill_corpus(teacher, input, output, cfg, drop_worst, warner(input), sharding(nproc, spec),
-                                [str(c) for c in checkpoint], done=lambda n: count("lines", n))
+                                [str(c) for c in checkpoint], done=lambda n: count("lines", n), reference=reference)
     say(result.describe())
 
 

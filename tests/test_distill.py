@@ -53,3 +53,32 @@ def test_distilled_corpus_is_the_teachers_translations_line_for_line(trained_tin
     assert len(dropped) == 3 and min(dropped) >= max(remaining) - 2e-4  # both rounded to 4 decimals a token
     one_line_error(runner.invoke(app, ["distill", "-c", ckpt, "-i", str(source), "-o", str(tmp_path / "x"),
                                        "--drop-worst", "1.5"]), "--drop-worst 1.5")
+
+
+def test_with_the_reference_each_line_is_the_n_best_translation_closest_to_it(trained_tiny, tmp_path):
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    lines = list(read_lines(TINY_DATA / "train.en"))[:8] + [""]
+    source = tmp_path / "train.en"
+    source.write_text("\n".join(lines) + "\n")
+    beam = trained_tiny.decode.beam_size
+    assert beam > 1
+    result = runner.invoke(app, ["translate", "-c", ckpt, "-i", str(source), "-o", str(tmp_path / "nbest.jsonl"),
+                                 "--output-format", "jsonl", "--set", f"decode.nbest={beam}"])
+    assert result.exit_code == 0, result.output
+    nbest = [[h["text"] for h in json.loads(line)["hypotheses"]] for line in (tmp_path / "nbest.jsonl").open()]
+    # A reference that is the teacher's last candidate: sentence BLEU 100 picks exactly it.
+    references = [texts[-1] for texts in nbest]
+    (tmp_path / "train.de").write_text("\n".join(references) + "\n")
+
+    result = runner.invoke(app, ["distill", "-c", ckpt, "-i", str(source), "-o", str(tmp_path / "inter" / "train"),
+                                 "-r", str(tmp_path / "train.de")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "inter" / "train.en").read_text().splitlines() == lines[:8]
+    assert (tmp_path / "inter" / "train.de").read_text().splitlines() == references[:8]
+    report = json.loads((tmp_path / "inter" / "train.json").read_text())
+    assert report["decode"]["nbest"] == beam and report["reference_file"] == str(tmp_path / "train.de")
+    assert report["not_first"] == sum(texts[-1] != texts[0] for texts in nbest[:8]) > 0
+
+    (tmp_path / "short.de").write_text("\n".join(references[:3]) + "\n")
+    one_line_error(runner.invoke(app, ["distill", "-c", ckpt, "-i", str(source), "-o", str(tmp_path / "x"),
+                                       "-r", str(tmp_path / "short.de")]), "short.de: 3 lines, but")

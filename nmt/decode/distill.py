@@ -13,16 +13,25 @@ without its end-of-sentence token), the given share
 of the pairs translated, rounded down, ties broken by line order. Lines whose source or
 translation is empty are left out too (a student learns nothing from them). All three files
 appear only when complete.
+
+With the corpus's own target side as `reference` (interpolated distillation, Kim and Rush 2016,
+section 3.2), the teacher keeps its n-best (decode.nbest, the beam's size unless set higher than
+1) and each line's translation is the one of them closest to the human translation by sentence
+BLEU (sacreBLEU's, with effective n-gram order), ties going to the teacher's own ranking: still
+the teacher's output, so still simple to learn, but nearer to what the reference says.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from sacrebleu.metrics import BLEU
 
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
@@ -41,26 +50,37 @@ class Distillation:
     dropped: int  # left out by cross-entropy filtering
     max_cross_entropy: float | None  # the highest cross-entropy per token kept (None: none kept)
     minutes: float
+    reference_file: str | None = None  # the human translations the n-best was chosen by
+    not_first: int = 0  # lines whose chosen translation was not the teacher's first (with a reference)
 
     def describe(self) -> list[str]:
         filtered = f"; {self.dropped:,} dropped as least likely (cross-entropy per token above " \
                    f"{self.max_cross_entropy:.3f})" if self.dropped else ""
+        chosen = f"; {self.not_first:,} translations not the teacher's first but closer to {self.reference_file}" \
+            if self.reference_file else ""
         return [f"wrote {self.written:,} of {self.read:,} pairs: {self.source_file} and {self.target_file} "
-                f"({self.empty:,} empty left out{filtered}); {self.report_file}"]
+                f"({self.empty:,} empty left out{filtered}{chosen}); {self.report_file}"]
 
 
 def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst: float = 0.0,
             warn: Callable[[str], None] = lambda _: None, shards=None, teacher_names: list[str] = (),
-            done: Callable[[int], None] = lambda _: None) -> Distillation:
+            done: Callable[[int], None] = lambda _: None, reference: Path | None = None) -> Distillation:
     """Write the distilled corpus `{out_stem}.{src_lang}`, `{out_stem}.{tgt_lang}` and its report
     `{out_stem}.json` (see the module's docstring); `shards`: over several processes, as in
-    nmt.decode.stream.translate_file; `done(n)` hears of the lines translated so far."""
+    nmt.decode.stream.translate_file; `done(n)` hears of the lines translated so far; `reference`:
+    the corpus's target side, to choose among the n-best by."""
     if not 0.0 <= drop_worst < 1.0:
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
     started = time.perf_counter()
     sources = list(read_lines(Path(source)))
-    translated = [(json.loads(line)["hypotheses"][0], number)
+    references = _references(Path(reference), Path(source), len(sources)) if reference else None
+    if references is not None and cfg.nbest == 1:
+        cfg = cfg.model_copy(update={"nbest": max(cfg.beam_size, 1)})
+    translated = [(json.loads(line)["hypotheses"], number)
                   for number, line in enumerate(_translations(teacher, sources, cfg, warn, shards, done))]
+    chosen = [0] * len(translated) if references is None else \
+        [_closest([h["text"] for h in hyps], references[number]) for hyps, number in translated]
+    translated = [(hyps[chosen[number]], number) for hyps, number in translated]
     pairs = [(number, hyp["text"], _cross_entropy(hyp)) for hyp, number in translated
              if sources[number].strip() and hyp["text"].strip()]
     worst = sorted(pairs, key=lambda pair: (-pair[2], pair[0]))[:math.floor(drop_worst * len(pairs))]
@@ -73,7 +93,8 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     write_lines(tgt_file, (text for _, text, _ in kept))
     result = Distillation(src_file, tgt_file, report_file, len(sources), len(kept), len(sources) - len(pairs),
                           len(dropped), max((entropy for *_, entropy in kept), default=None),
-                          round((time.perf_counter() - started) / 60, 2))
+                          round((time.perf_counter() - started) / 60, 2),
+                          str(reference) if reference else None, sum(choice > 0 for choice in chosen))
     report = {"teacher": list(teacher_names), "source": str(source), "drop_worst": drop_worst,
               "decode": cfg.model_dump(mode="json"), **asdict(result)}
     write_lines(report_file, [json.dumps(report, indent=1)])
@@ -85,6 +106,26 @@ def _translations(teacher, sources: list[str], cfg: DecodeConfig, warn, shards, 
                                                shards=shards), 1):
         done(count)
         yield line
+
+
+def _references(reference: Path, source: Path, count: int) -> list[str]:
+    references = list(read_lines(reference))
+    if len(references) != count:
+        raise NmtError(f"{reference}: {len(references):,} lines, but {source} has {count:,}: the reference "
+                       "must be the source's own translation, line for line")
+    return references
+
+
+def _closest(candidates: list[str], reference: str) -> int:
+    """The index of the candidate with the highest sentence BLEU against `reference`; the first of equals."""
+    bleu = _sentence_bleu()  # one for every line: sacreBLEU builds its tokenizer per object
+    scores = [bleu.sentence_score(candidate, [reference]).score for candidate in candidates]
+    return scores.index(max(scores)) if scores else 0
+
+
+@functools.lru_cache(maxsize=1)
+def _sentence_bleu() -> BLEU:
+    return BLEU(effective_order=True)
 
 
 def _cross_entropy(hypothesis: dict) -> float:
