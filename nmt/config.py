@@ -283,6 +283,11 @@ class TrainConfig(Section):
     # --reset-optimizer and --reset-lr-scheduler); max_steps and max_minutes count from the
     # parent's start. The epochs, the best score and the dropout masks start afresh.
     init_from_continues: bool = False
+    # Shrink and fine-tune (Shleifer and Rush, 2020; DistilBERT): the parent's layers (0-based, in
+    # order) that this model's encoder / decoder layers start from, where it has fewer than the
+    # parent, e.g. [0, 3] for a 4-layer decoder's first and last; null: layer for layer.
+    init_encoder_layers: list[int] | None = None
+    init_decoder_layers: list[int] | None = None
 
     @property
     def selection_metric(self) -> str:
@@ -354,6 +359,19 @@ class Recipe(Section):
     def _shared_embeddings_need_joint_vocab(self) -> "Recipe":
         if self.model.share_embeddings and not self.tokenizer.joint:
             raise ValueError("model.share_embeddings needs tokenizer.joint: true")
+        return self
+
+    @model_validator(mode="after")
+    def _one_parent_layer_per_layer(self) -> "Recipe":
+        for side in ("encoder", "decoder"):
+            picked, layers = getattr(self.train, f"init_{side}_layers"), getattr(self.model, f"{side}_layers")
+            if picked is None:
+                continue
+            if not self.train.init_from:
+                raise ValueError(f"train.init_{side}_layers needs train.init_from: the parent whose layers they are")
+            if len(picked) != layers or len(set(picked)) != layers or min(picked, default=0) < 0:
+                raise ValueError(f"train.init_{side}_layers {picked}: {layers} different parent layers (0-based), "
+                                 f"one for each of model.{side}_layers")
         return self
 
     @property

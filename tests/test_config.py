@@ -6,7 +6,7 @@ from nmt.errors import NmtError
 from tests.conftest import ROOT, TINY
 
 
-@pytest.mark.parametrize("name", ["tiny", "multi30k_en_de", "wmt14_en_de_base", "wmt14_en_de_big"])
+@pytest.mark.parametrize("name", ["tiny", "multi30k_en_de", "multi30k_en_de_student", "wmt14_en_de_base", "wmt14_en_de_big"])
 def test_every_shipped_recipe_loads_and_round_trips(tmp_path, name):
     recipe = load_recipe(ROOT / "recipes" / f"{name}.yaml")
     save_recipe(recipe, tmp_path / "again.yaml")

@@ -66,6 +66,32 @@ def test_fine_tuning_refuses_another_vocabulary_or_shape(trained_tiny, tmp_path)
     assert not (tmp_path / "shape" / "checkpoints" / "last.pt").exists()
 
 
+def test_a_shrunk_child_starts_from_the_parent_layers_it_picks(trained_tiny, tmp_path):
+    """Shrink and fine-tune: a 1-layer decoder from the parent's second layer, the rest as it was."""
+    assert trained_tiny.model.decoder_layers == 2
+    child = child_recipe(trained_tiny, tmp_path / "child", "model.decoder_layers=1", "train.init_decoder_layers=[1]")
+    train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
+    prepare(child.data, child.tokenizer, child.out)
+    parent = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")["model"]
+    starting = Trainer(child)
+    starting.checkpoints.init_from_parent()
+    weights = starting.model.state_dict()
+    as_parent = {name: name.replace("decoder_layers.0.", "decoder_layers.1.") for name in weights}
+    assert sorted(as_parent.values()) == sorted(name for name in parent if not name.startswith("decoder_layers.0."))
+    for name, tensor in weights.items():
+        assert torch.equal(tensor, parent[as_parent[name]]), name
+
+    beyond = child_recipe(trained_tiny, tmp_path / "beyond", "model.decoder_layers=1", "train.init_decoder_layers=[2]")
+    train_tokenizer(beyond.data, beyond.tokenizer, beyond.out, beyond.train.init_from)
+    prepare(beyond.data, beyond.tokenizer, beyond.out)
+    with pytest.raises(NmtError, match=r"train.init_decoder_layers \[2\]: .*last.pt has 2 decoder layers"):
+        Trainer(beyond).run(show_progress=False)
+    with pytest.raises(NmtError, match=r"train.init_decoder_layers \[0, 1\]: 1 different parent layers"):
+        child_recipe(trained_tiny, tmp_path / "x", "model.decoder_layers=1", "train.init_decoder_layers=[0,1]")
+    with pytest.raises(NmtError, match=r"train.init_encoder_layers needs train.init_from"):
+        tiny_recipe(tmp_path / "y", "model.encoder_layers=1", "train.init_encoder_layers=[0]")
+
+
 def test_a_parent_written_before_newer_model_keys_existed_fine_tunes(trained_tiny, tmp_path):
     """A key added after the parent was saved reads as its default, the meaning it had then."""
     payload = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")

@@ -124,8 +124,13 @@ class RunCheckpoints:
         payload = load_checkpoint(parent, map_location="cpu")
         # Parsed, so that a key added after the parent was written reads as its default, as it did then.
         theirs, ours = recipe_from_dict(payload["recipe"], str(parent)).model, self.recipe.model
+        picks = {f"{side}_layers": getattr(self.recipe.train, f"init_{side}_layers") for side in ("encoder", "decoder")}
+        for key, picked in picks.items():
+            if picked is not None and max(picked) >= getattr(theirs, key):
+                raise NmtError(f"train.init_{key} {picked}: {parent} has {getattr(theirs, key)} "
+                               f"{key.replace('_', ' ')} (0-based)")
         for key in MODEL_SHAPE_KEYS:
-            if getattr(theirs, key) != getattr(ours, key):
+            if picks.get(key) is None and getattr(theirs, key) != getattr(ours, key):
                 raise NmtError(f"model.{key}: the recipe has {getattr(ours, key)}, but {parent} has "
                                f"{getattr(theirs, key)}; fine-tuning needs the parent's model shape")
         for side, proto in self.tokenizer_protos.items():
@@ -140,9 +145,25 @@ class RunCheckpoints:
             if self.recipe.train.max_steps <= done:
                 raise NmtError(f"train.max_steps={self.recipe.train.max_steps}: {parent} has made {done} updates "
                                "already; with train.init_from_continues, max_steps counts from the parent's start")
-        self.model.load_state_dict(payload["model"])
+        self.model.load_state_dict(picked_layers(payload["model"], picks))
         if not self.recipe.train.init_from_continues:
             return None
         for note in self.update.load_state_dict(payload):
             self.log(f"[yellow]note:[/] {parent}: {note}")
         return TrainingState(step=done, elapsed_seconds=payload["progress"].get("elapsed_seconds", 0.0))
+
+
+def picked_layers(weights: dict[str, torch.Tensor], picks: dict[str, list[int] | None]) -> dict[str, torch.Tensor]:
+    """A parent's weights with only the layers picked of each stack ("encoder_layers": [0, 3], say),
+    renumbered in that order; a stack picked as None stays whole."""
+    kept = {}
+    for name, tensor in weights.items():
+        stack, _, rest = name.partition(".")
+        picked = picks.get(stack)
+        if picked is None:
+            kept[name] = tensor
+            continue
+        layer, _, inner = rest.partition(".")
+        if int(layer) in picked:
+            kept[f"{stack}.{picked.index(int(layer))}.{inner}"] = tensor
+    return kept
