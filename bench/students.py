@@ -52,7 +52,8 @@ def main() -> None:
             "checkpoint": ",".join(map(str, paths)), "updates": [info["step"] for info in infos],
             "training_minutes": [info["training_minutes"] for info in infos],
             "parameters": infos[0]["parameters"], "layers": [shape.encoder_layers, shape.decoder_layers],
-            "train": [f"{c.path} (weight {c.weight:g})" for c in train] if isinstance(train, list) else train}
+            "train": [f"{c.path} (weight {c.weight:g})" for c in train] if isinstance(train, list) else train,
+            "started_from": [_start(engines[name].recipe.train, info) for info in infos]}
         for search in searches:
             run = runs[(name, search)]
             median = statistics.median(run["seconds"])
@@ -60,6 +61,15 @@ def main() -> None:
                                                     "sentences_per_second": round(len(sources) / median, 1)}
     print(result)
     write_json(Path(args.output), result)
+
+
+def _start(train, info: dict) -> str | None:
+    """The parent a model was fine-tuned from, with the layers it took of it; None: from scratch."""
+    if not info.get("init_from"):
+        return None
+    picked = [f"{side} layers {layers}" for side, layers in
+              (("encoder", train.init_encoder_layers), ("decoder", train.init_decoder_layers)) if layers is not None]
+    return info["init_from"] + (f" ({', '.join(picked)})" if picked else "")
 
 
 if __name__ == "__main__":
