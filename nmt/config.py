@@ -400,7 +400,9 @@ def _describe(error: dict) -> str:
         return f"{where}: unknown key"
     if error["type"] == "missing":
         return f"{where}: missing required key"
-    return f"{where}: {error['msg']} (got {error.get('input')!r})"
+    got = error.get("input")
+    shown = "" if isinstance(got, dict) else f" (got {got!r})"  # a whole section: its check names the keys
+    return f"{where}: {error['msg']}{shown}"
 
 
 def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
