@@ -176,8 +176,12 @@ runs/distill/train.de: $(TEACHER)
 	    -i runs/distill.train.en -o runs/distill/train --nproc 2
 student: install runs/distill/train.de
 	$(call pipeline,recipes/multi30k_en_de_student.yaml,runs/student,data/multi30k/test_2016_flickr,en,de,--set train.max_minutes=$(DEMO_MINUTES),runs/student/checkpoints/best.pt)
+comma := ,
+empty :=
+space := $(empty) $(empty)
 bench-students: install
-	$(BIN)/python -m bench.students --model demo=$(DEMO_CHECKPOINT) --model student=runs/student/checkpoints/best.pt
+	$(BIN)/python -m bench.students --model demo=$(DEMO_CHECKPOINT) --model teacher=$(subst $(space),$(comma),$(strip $(TEACHER))) \
+	    --model student=runs/student/checkpoints/best.pt
 	$(BIN)/python -m bench.student_deployment -c $(DEMO_CHECKPOINT) --student runs/student/checkpoints/best.pt
 # Shortlists for the demo and its student (make demo, make student): co-occurrence against eflomal's
 # alignments on val, then speed and BLEU with and without, in nmt's engine and CTranslate2's.
