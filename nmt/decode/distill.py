@@ -23,7 +23,6 @@ the teacher's output, so still simple to learn, but nearer to what the reference
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import time
@@ -76,11 +75,11 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     references = _references(Path(reference), Path(source), len(sources)) if reference else None
     if references is not None and cfg.nbest == 1:
         cfg = cfg.model_copy(update={"nbest": max(cfg.beam_size, 1)})
-    translated = [(json.loads(line)["hypotheses"], number)
-                  for number, line in enumerate(_translations(teacher, sources, cfg, warn, shards, done))]
-    chosen = [0] * len(translated) if references is None else \
-        [_closest([h["text"] for h in hyps], references[number]) for hyps, number in translated]
-    translated = [(hyps[chosen[number]], number) for hyps, number in translated]
+    nbest = [json.loads(line)["hypotheses"] for line in _translations(teacher, sources, cfg, warn, shards, done)]
+    bleu = BLEU(effective_order=True)  # one for all lines: sacreBLEU builds its tokenizer per object
+    chosen = [0] * len(nbest) if references is None else \
+        [_closest(bleu, [h["text"] for h in hyps], reference) for hyps, reference in zip(nbest, references)]
+    translated = [(hyps[choice], number) for number, (hyps, choice) in enumerate(zip(nbest, chosen))]
     pairs = [(number, hyp["text"], _cross_entropy(hyp)) for hyp, number in translated
              if sources[number].strip() and hyp["text"].strip()]
     worst = sorted(pairs, key=lambda pair: (-pair[2], pair[0]))[:math.floor(drop_worst * len(pairs))]
@@ -116,16 +115,10 @@ def _references(reference: Path, source: Path, count: int) -> list[str]:
     return references
 
 
-def _closest(candidates: list[str], reference: str) -> int:
+def _closest(bleu: BLEU, candidates: list[str], reference: str) -> int:
     """The index of the candidate with the highest sentence BLEU against `reference`; the first of equals."""
-    bleu = _sentence_bleu()  # one for every line: sacreBLEU builds its tokenizer per object
     scores = [bleu.sentence_score(candidate, [reference]).score for candidate in candidates]
     return scores.index(max(scores)) if scores else 0
-
-
-@functools.lru_cache(maxsize=1)
-def _sentence_bleu() -> BLEU:
-    return BLEU(effective_order=True)
 
 
 def _cross_entropy(hypothesis: dict) -> float:
