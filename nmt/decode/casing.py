@@ -16,8 +16,8 @@ _SENTENCE_START = re.compile(r"(^|[.!?][\"'”»)]*\s+)(\W*)(\w)")
 def source_case(line: str) -> str | None:
     """"upper" for a line in capitals, "title" for one in Title Case (every word of 3 or more
     capitalized and nothing else in capitals), None otherwise."""
-    letters = [c for c in line if c.isalpha()]
-    if len(letters) >= 2 and all(c.isupper() for c in letters):
+    letters = "".join(filter(str.isalpha, line))
+    if len(letters) >= 2 and all(map(str.isupper, letters)):
         return "upper"
     words = [w for w in line.split() if w[:1].isalpha()]
     if len(words) >= 3 and all(w[0].isupper() and w[1:] == w[1:].lower() for w in words):

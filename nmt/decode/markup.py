@@ -84,8 +84,8 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
     does not nest is warned about (naming its number); its unmatched tags become points."""
     out: list[Marked | None] = []
     for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
-        if keep or not (is_markup or verbatim):
-            out.append(None)
+        if keep or not (is_markup or verbatim) or (not is_markup and not verbatim_spans(line)):
+            out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
         try:
             marked = mark(line, is_markup, verbatim)
@@ -169,6 +169,8 @@ def _normalize_spaces(text: str, points_at: set[int]) -> tuple[str, list[int]]:
     """`text` with whitespace runs as one space and its ends stripped (and a space before
     punctuation dropped where a point sat between them), and for each offset of `text` (and its
     end) the offset it became."""
+    if not points_at and text == " ".join(text.split()):  # already so (most lines): unchanged
+        return text, list(range(len(text) + 1))
     kept, where = [], []
     for i, char in enumerate(text):
         where.append(len(kept))

@@ -144,7 +144,7 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
     cases: list[str | None] = [None] * len(owner)
     if cfg.normalize_case:
         line_cases = [None if fixed else source_case(line) for line, fixed in zip(lines, as_written)]
-        cases = [None if as_written[i] else line_cases[i] or source_case(sentence)
+        cases = [None if as_written[i] else line_cases[i] or (source_case(sentence) if sentence != lines[i] else None)
                  for sentence, i in zip(split.sentences, owner)]
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
     per_row = _translate_rows(
