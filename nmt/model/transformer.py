@@ -276,9 +276,11 @@ class DecoderState:
     beams: int = 1  # rows per sentence
     length: int = 0  # positions decoded so far
     # A lexical shortlist (nmt.decode.shortlist): the target ids (C,) the batch may output, and
-    # their rows of the output layer (C, D); None: the whole vocabulary.
+    # their rows of the output layer (C, D) and its bias (C,): -inf for PAD and BOS, 0 for the rest,
+    # so no step has to mask them; None: the whole vocabulary.
     vocabulary: Tensor | None = None
     vocabulary_weight: Tensor | None = None
+    vocabulary_bias: Tensor | None = None
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
         """Keep (and reorder) rows: beam reordering and dropping finished sentences. `rows` comes
@@ -296,22 +298,21 @@ class DecoderState:
             memory_kv=memory_kv, src_bias=src_bias,
             self_cache=[cache.select(rows) for cache in self.self_cache],
             beams=self.beams, length=self.length, vocabulary=self.vocabulary, vocabulary_weight=self.vocabulary_weight,
+            vocabulary_bias=self.vocabulary_bias,
         )
 
 
-def next_token_log_probs(logits: Tensor, vocabulary: Tensor | None = None,
-                         forbid: Callable[[Tensor], None] | None = None) -> Tensor:
+def next_token_log_probs(logits: Tensor, forbid: Callable[[Tensor], None] | None = None,
+                         shortlisted: bool = False) -> Tensor:
     """Logits (..., V) -> log-probabilities in fp32, PAD and BOS (never predicted) taken out
     before the softmax, as the CTranslate2 export's output bias does, so both engines score alike.
-    With `vocabulary` (C,), the logits are those of these target ids only (..., C). `forbid` sets
-    the fp32 logits of whatever else may not come next to -inf in place (a search's rules: EOS
-    below min_len, repeated n-grams), before the one softmax."""
+    `shortlisted`: the logits are a shortlist's (..., C), PAD and BOS already out (its output bias).
+    `forbid` sets the fp32 logits of whatever else may not come next to -inf in place (a search's
+    rules: EOS below min_len, repeated n-grams), before the one softmax."""
     logits = logits.float()
-    if vocabulary is None:
+    if not shortlisted:
         logits[..., PAD] = float("-inf")
         logits[..., BOS] = float("-inf")
-    else:
-        logits.masked_fill_((vocabulary == PAD) | (vocabulary == BOS), float("-inf"))
     if forbid is not None:
         forbid(logits)
     return F.log_softmax(logits, dim=-1)
@@ -422,9 +423,13 @@ class Transformer(nn.Module):
         memory_kv = [layer.cross_attn.step_memory(memory) for layer in self.decoder_layers]
         src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
         src_bias.masked_fill_(~src_mask, float("-inf"))
-        weight = None if vocabulary is None else self.output_weight.index_select(0, vocabulary)
+        weight = bias = None
+        if vocabulary is not None:
+            weight = self.output_weight.index_select(0, vocabulary)
+            bias = torch.zeros(vocabulary.shape, dtype=weight.dtype, device=weight.device)
+            bias.masked_fill_((vocabulary == PAD) | (vocabulary == BOS), float("-inf"))
         return DecoderState(memory_kv, src_bias, [SelfAttentionCache() for _ in self.decoder_layers], beams, 0,
-                            vocabulary, weight)
+                            vocabulary, weight, bias)
 
     def decode_step(self, tokens: Tensor, state: DecoderState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
@@ -438,7 +443,8 @@ class Transformer(nn.Module):
         if state.vocabulary is None:
             return next_token_log_probs(self.output_logits(hidden), forbid=forbid)
         # The output layer and the softmax over the shortlist only: column j is token vocabulary[j].
-        return next_token_log_probs(F.linear(hidden, state.vocabulary_weight), state.vocabulary, forbid)
+        logits = F.linear(hidden, state.vocabulary_weight, state.vocabulary_bias)
+        return next_token_log_probs(logits, forbid, shortlisted=True)
 
     def cross_attention(self, src: Tensor, tgt_in: Tensor) -> list[Tensor]:
         """Each decoder layer's encoder-decoder attention probabilities (B, h, T, S) under
