@@ -8,7 +8,8 @@
 2. What it buys, on test_2016_flickr: BLEU and sentences per second of nmt's engine and of the
    CTranslate2 export (fp32, the shortlist as its vocabulary map) with and without the chosen
    shortlist, for the demo (beam) and the student (greedy), at the recipe's batches
-   (decode.max_tokens) and at small ones (--small-batch tokens), runs alternated --repeats times.
+   (decode.max_tokens) and at small ones (--small-batch tokens), runs alternated --repeats times;
+   with the shortlist, also the share of lines identical to the full vocabulary's.
 
 Writes results/shortlist.json.
 """
@@ -132,8 +133,12 @@ def main() -> None:
         for engine, model in (("nmt", checkpoint), ("ctranslate2", export)):
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
                 runs = pool.submit(timed, model, configs, sources, args.threads, args.repeats).result()
+            full = {batch: run["outputs"] for (batch, listed), run in runs.items() if not listed}
             for (batch, listed), run in runs.items():
-                run |= score(run.pop("outputs"), references)
+                outputs = run.pop("outputs")
+                run |= score(outputs, references)
+                if listed:  # the goal: (nearly) the same translations as without the shortlist
+                    run["identical_lines"] = round(sum(a == b for a, b in zip(outputs, full[batch])) / len(outputs), 4)
                 key = (f"{name}, {engine}, beam {search.beam_size}, max_tokens {batch}, "
                        f"{'shortlist' if listed else 'full vocabulary'}")
                 result["test"][key] = run
