@@ -8,7 +8,7 @@ search, and writes its figures with sacreBLEU signatures, updates and minutes:
 - multilingual: one en→{de,fr,cs} model (3·U updates) against three bilingual en→X models of U
   updates each (recipes/multi30k_en_de.yaml with the target language changed): results/multilingual.json
 - zero-shot: models trained on en↔de and en↔fr (4·U updates each; one per setup of
-  ZERO_SHOT_SETUPS, the pivot_bt ones fine-tuned from the source setup over the last third of
+  ZERO_SHOT_SETUPS, the pivot_bt ones fine-tuned from the source or target setup over the last third of
   that budget) asked for de→fr and fr→de, beside pivoting through English with the same model;
   how often the output is in the wrong language (py3langid): results/zero_shot.json
 - back-translation: en→de on half the training pairs; + the other half's German back-translated
