@@ -161,8 +161,8 @@ demo-tagged: install
 # first where they are missing, about 90 minutes) translates the training sources with its beam
 # (nmt distill), and recipes/multi30k_en_de_student.yaml (4+2 layers, greedy, starting from the
 # first seed with its decoder shrunk to 2 layers) trains on those translations alone, without
-# label smoothing, for the demo's 12 minutes. `make bench-students` compares it with the demo. TEACHER lists
-# one checkpoint or several, which then translate as an ensemble.
+# label smoothing, for the demo's 12 minutes. `make bench-students` compares it with the demo.
+# TEACHER lists one checkpoint or several, which then translate as an ensemble.
 DEMO_CHECKPOINT ?= runs/demo/checkpoints/best.pt
 TEACHER ?= runs/multi30k_en_de/checkpoints/averaged.pt runs/multi30k_en_de_seed2/checkpoints/averaged.pt
 runs/multi30k_en_de/checkpoints/last.pt:
