@@ -1,0 +1,84 @@
+"""Which change reaches the compiled bf16 update's speed: the base model's compiled bf16 TrainStep
+timed as nmt runs it, then with cuDNN's attention allowed inside the update, then with floats
+traced as symbols (torch's default) instead of constants. Each variant runs in a process of its
+own (no compiled graph shared between them), on the same synthetic batches; the JSON is rewritten
+as each variant ends, so a run cut short still returns what it measured.
+
+    python -m bench.gpu_compiled_probe --out $OUT/compiled_probe.json [--steps 10] [--warmup 3]
+
+Without a GPU: the tiny shape on the CPU, compiled with the aot_eager backend (a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+VARIANTS = {
+    "as_run": "cuDNN attention off inside the update, floats traced as constants (nmt's settings)",
+    "cudnn_attention": "cuDNN's attention allowed inside the update",
+    "float_symbols": "floats traced as symbols (torch.compile's default)",
+}
+
+
+def run_variant(variant: str, steps: int, warmup: int) -> dict:
+    """Time one variant in this process."""
+    import nmt.train.step as step_module
+    from bench import gpu as bench_gpu
+
+    on_gpu = torch.cuda.is_available()
+    if variant == "cudnn_attention":
+        step_module.attention_kernels = lambda device: contextlib.nullcontext()
+    elif variant == "float_symbols":
+        step_module.compile_settings = contextlib.nullcontext
+    if not on_gpu:
+        step_module.compile_model = lambda forward: torch.compile(forward, dynamic=True, backend="aot_eager")
+    device = torch.device("cuda" if on_gpu else "cpu")
+    shape = "base" if on_gpu else "tiny"
+    spec = bench_gpu.shape(shape)
+    needed = (steps + warmup) * spec["train"].update_freq * spec["train"].max_tokens
+    with tempfile.TemporaryDirectory() as scratch:
+        data = bench_gpu.synthetic_shards(Path(scratch), spec["vocab"], max(2 * needed // 27, 1000))
+        run = bench_gpu.bench_one(shape, "bf16", True, False, device, steps, warmup, data)
+    return {"variant": variant, "what": VARIANTS[variant]} | run
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # a child process: time this one, print its JSON
+    args = parser.parse_args(argv)
+    if args.variant:
+        print(json.dumps(run_variant(args.variant, args.steps, args.warmup)))
+        return {}
+    result = {"device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+              "torch": torch.__version__, "steps": args.steps, "warmup": args.warmup, "runs": []}
+    for variant in args.variants.split(","):
+        start = time.perf_counter()
+        child = subprocess.run([sys.executable, "-m", "bench.gpu_compiled_probe", "--out", str(args.out),
+                                "--steps", str(args.steps), "--warmup", str(args.warmup), "--variant", variant],
+                               capture_output=True, text=True)
+        lines = child.stdout.strip().splitlines()
+        run = json.loads(lines[-1]) if child.returncode == 0 and lines else {
+            "variant": variant, "error": child.stderr.strip().splitlines()[-1:] or ["no output"]}
+        run["process_seconds"] = round(time.perf_counter() - start, 1)
+        result["runs"].append(run)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        print(variant, run.get("seconds_per_update", run.get("error")), f"{run['process_seconds']} s", flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()
