@@ -5,8 +5,9 @@ a busy host changes how long it takes, not what it measures), two trainings at a
 thread each, translates test_2016_flickr with each model's best checkpoint and the recipe's beam
 search, and writes its figures with sacreBLEU signatures, updates and minutes:
 
-- multilingual: one en→{de,fr,cs} model (3·U updates) against three bilingual en→X models of U
-  updates each (recipes/multi30k_en_de.yaml with the target language changed): results/multilingual.json
+- multilingual: one en→{de,fr,cs} model (3·U updates) in each shape of MULTILINGUAL_SHAPES, the
+  shape chosen on val, against three bilingual en→X models of U updates each
+  (recipes/multi30k_en_de.yaml with the target language changed): results/multilingual.json
 - zero-shot: models trained on en↔de and en↔fr (4·U updates each; one per setup of
   ZERO_SHOT_SETUPS, the pivot_bt ones fine-tuned from the source or target setup over the last third of
   that budget) asked for de→fr and fr→de, beside pivoting through English with the same model;
@@ -16,7 +17,10 @@ search, and writes its figures with sacreBLEU signatures, updates and minutes:
   (Edunov et al. 2018), each untagged and tagged <BT>; all pairs (the upper bound); U updates
   each, paired bootstrap against the half and tagged against untagged: results/back_translation.json
 
-    python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U] [--setups a,b]
+    python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U] [--setups a,b] [--shapes a,b]
+
+A run whose directory already holds it finished (the same resolved recipe, every update made) is
+kept, so an interrupted target goes on from the runs it had not finished.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ import time
 from pathlib import Path
 
 import sacrebleu
+import yaml
 
+from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.corpus import read_lines
 from nmt.data.noise import FILLER
 from nmt.score import compare_systems
@@ -48,12 +54,28 @@ def nmt(*args: str, threads: int = 1) -> None:
     subprocess.run([*NMT, *args], check=True, cwd=ROOT, env=environment(threads))
 
 
-def train_run(recipe: str, out: str, updates: int, *overrides: str) -> list[str]:
-    """The command lines of one training run, all under `out`, one thread."""
+def train_run(recipe: str, out: str, updates: int, *overrides: str) -> list[list[str]]:
+    """The command lines of one training run, all under `out`, one thread; none where `out` holds
+    that run finished already."""
     sets = [f"output_dir={out}", f"train.max_steps={updates}", "train.max_minutes=0", "train.threads=1",
             "train.valid_every=1000", "train.valid_bleu_sentences=500", *overrides]
+    if finished(recipe, sets, updates):
+        print(f"{out}: this run has made its {updates} updates already; kept", flush=True)
+        return []
     flags = [arg for s in sets for arg in ("--set", s)]
     return [["tokenizer", recipe, *flags], ["prepare", recipe, *flags], ["train", recipe, *flags, "--no-progress"]]
+
+
+def finished(recipe: str, sets: list[str], updates: int) -> bool:
+    """Whether the run's directory holds this run (the same resolved recipe) with all its updates
+    made: an interrupted make target then goes on from the runs it has not finished."""
+    wanted = load_recipe(ROOT / recipe, sets)
+    run = ROOT / wanted.output_dir
+    if not (run / "recipe.yaml").exists() or not (run / "metrics.jsonl").exists():
+        return False
+    same = yaml.safe_load((run / "recipe.yaml").read_text(encoding="utf-8")) == yaml.safe_load(
+        yaml.safe_dump(recipe_to_dict(wanted), sort_keys=False))
+    return same and training(run)["updates"] == updates
 
 
 def run_lanes(lanes: list[list[list[str]]]) -> None:
@@ -105,23 +127,53 @@ def write(name: str, result: dict) -> None:
 
 # --- the experiments ---------------------------------------------------------------------------
 
-def multilingual(updates: int) -> None:
+# Shapes of the multilingual model, chosen on val (multilingual_choice); the bilingual models keep
+# recipes/multi30k_en_de.yaml's shape, d128. d192 is 1.5 times as wide, its feed-forward layer four
+# times d_model as in the paper (2.4 times the parameters; about twice the time per update).
+MULTILINGUAL_SHAPES = {
+    "d128": ("model.d_model=128", "model.d_ff=256"),
+    "d192": ("model.d_model=192", "model.d_ff=768"),
+}
+
+
+def best_val(run: Path) -> dict:
+    """The validation with the best mean BLEU (the one best.pt holds): the mean and each direction's."""
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    best = max((r for r in records if r["kind"] == "valid"), key=lambda r: r["bleu"])
+    return {"step": best["step"], "bleu": round(best["bleu"], 2),
+            **{key: round(value, 2) for key, value in best.items() if key.startswith("bleu_")}}
+
+
+def multilingual(updates: int, shapes: list[str]) -> None:
+    """Three bilingual en→X models of `updates` updates each; one en→{de,fr,cs} model of 3·updates
+    in each shape, the shape chosen on val; every model scored on test."""
     targets = ("de", "fr", "cs")
     bilingual = [train_run("recipes/multi30k_en_de.yaml", f"runs/lang_en_{t}", updates, f"data.tgt_lang={t}")
                  for t in targets]
-    many = train_run("recipes/multi30k_en_many.yaml", "runs/lang_en_many", 3 * updates)
-    run_lanes([many, [c for run in bilingual for c in run]])
+    many = {shape: train_run("recipes/multi30k_en_many.yaml", f"runs/lang_en_many_{shape}", 3 * updates,
+                             *MULTILINGUAL_SHAPES[shape]) for shape in shapes}
+    # Two lanes of about equal length: the first shape beside the bilingual models, the others.
+    lanes = [[c for shape in shapes[1:] for c in many[shape]],
+             [*many[shapes[0]], *(c for run in bilingual for c in run)]]
+    run_lanes([lane for lane in lanes if lane])
+    report = {shape: {"overrides": list(MULTILINGUAL_SHAPES[shape]), "training": training(ROOT / f"runs/lang_en_many_{shape}"),
+                      "val": best_val(ROOT / f"runs/lang_en_many_{shape}"), "test": {}} for shape in shapes}
+    chosen = max(report, key=lambda shape: report[shape]["val"]["bleu"])
     result = {"test": TEST, "updates_per_bilingual_model": updates, "updates_multilingual": 3 * updates,
-              "multilingual": training(ROOT / "runs/lang_en_many"), "directions": {}}
+              "chosen_on_val": chosen, "choice": "the shape with the best mean val BLEU (500 sentences per direction)",
+              "multilingual": report[chosen]["training"], "directions": {}, "shapes": report}
     for t in targets:
-        bi, multi = ROOT / f"runs/lang_en_{t}", ROOT / "runs/lang_en_many"
+        bi = ROOT / f"runs/lang_en_{t}"
         seconds_bi = translate(str(bi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", bi / f"test.{t}.hyp")
-        seconds_multi = translate(str(multi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", multi / f"test.{t}.hyp",
-                                  "--tgt-lang", t)
         reference = DATA / f"{TEST}.{t}.gz"
+        for shape in shapes:
+            multi = ROOT / f"runs/lang_en_many_{shape}"
+            seconds = translate(str(multi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", multi / f"test.{t}.hyp",
+                                "--tgt-lang", t)
+            report[shape]["test"][f"en-{t}"] = scores(multi / f"test.{t}.hyp", reference) | {"decode_seconds": seconds}
         result["directions"][f"en-{t}"] = {
             "bilingual": scores(bi / f"test.{t}.hyp", reference) | {"training": training(bi), "decode_seconds": seconds_bi},
-            "multilingual": scores(multi / f"test.{t}.hyp", reference) | {"decode_seconds": seconds_multi},
+            "multilingual": report[chosen]["test"][f"en-{t}"],
         }
     write("multilingual.json", result)
 
@@ -158,8 +210,9 @@ ZERO_SHOT_FINE_TUNED = {
     "target_pivot_bt": {"base": "target", "synthetic_weight": 1.0, "lr": 0.0013},
     "target_pivot_bt_continued": {"base": "target", "synthetic_weight": 0.5, "continued": True},
 }
-# The choice on val: the best mean zero-shot BLEU among the setups whose mean English-centric BLEU
-# is within this much of the source setup's (the goal: zero-shot gained, trained directions kept).
+# The choice on val: the best mean zero-shot BLEU among the setups whose English-centric BLEU in
+# each direction is within this much of the source setup's (the goal: zero-shot gained, every
+# trained direction kept).
 ENGLISH_CENTRIC_TOLERANCE = 0.5
 # Every setup with its overrides: a fine-tuned one has its base's, since it starts from that checkpoint.
 ZERO_SHOT_SETUPS = ZERO_SHOT_TRAINED | {name: ZERO_SHOT_TRAINED[setup["base"]] for name, setup in ZERO_SHOT_FINE_TUNED.items()}
@@ -207,12 +260,20 @@ def mean(values) -> float:
     return round(sum(values) / len(values), 2)
 
 
+def keeps_trained_directions(setup: dict, source: dict) -> bool:
+    """Every English-centric direction's val BLEU within ENGLISH_CENTRIC_TOLERANCE of the source setup's."""
+    return all(setup["val_english_centric"][direction] >= bleu - ENGLISH_CENTRIC_TOLERANCE
+               for direction, bleu in source["val_english_centric"].items())
+
+
 def chosen_on_val(report: dict) -> str:
-    """The best val zero-shot BLEU among the setups that keep the trained directions (mean val
-    English-centric BLEU within ENGLISH_CENTRIC_TOLERANCE of the source setup's); all setups if none do."""
-    kept = [name for name, r in report.items() if "source" not in report
-            or r["val_english_centric_bleu"] >= report["source"]["val_english_centric_bleu"] - ENGLISH_CENTRIC_TOLERANCE]
-    return max(kept or report, key=lambda name: report[name]["val_zero_shot_bleu"])
+    """The best val zero-shot BLEU among the setups that keep the trained directions
+    (keeps_trained_directions; all setups if none do). A setup without per-direction val figures
+    (an earlier run's, whose checkpoint is gone) is not compared."""
+    measured = {name: r for name, r in report.items() if "val_english_centric" in r}
+    source = measured.get("source")
+    kept = [name for name, r in measured.items() if source is None or keeps_trained_directions(r, source)]
+    return max(kept or measured, key=lambda name: measured[name]["val_zero_shot_bleu"])
 
 
 def pivot_back_translation(base: str, work: Path) -> dict:
@@ -273,7 +334,8 @@ def fine_tune_pivot_bt(updates: int, names: list[str], runs: dict[str, str]) -> 
 def zero_shot(updates: int, setups: list[str]) -> None:
     """Train each setup (two at a time), choose one on val (chosen_on_val), and report every setup
     on test; the chosen one's figures also at the top level. Setups of an earlier run with the same
-    budget stay in the report beside the new ones."""
+    budget stay in the report beside the new ones, but for those fine-tuned from a base setup that
+    this run trained again."""
     runs = {name: f"runs/lang_zero_shot_{name}" for name in ZERO_SHOT_SETUPS}
     fine_tuned = [name for name in setups if name in ZERO_SHOT_FINE_TUNED]
     trained = [name for name in setups if name not in ZERO_SHOT_FINE_TUNED]
@@ -288,22 +350,31 @@ def zero_shot(updates: int, setups: list[str]) -> None:
     fine_tuning = fine_tune_pivot_bt(updates, fine_tuned, runs) if fine_tuned else {}
     previous = json.loads((ROOT / "results/zero_shot.json").read_text()) if (ROOT / "results/zero_shot.json").exists() else {}
     report = previous.get("setups", {}) if previous.get("updates") == 4 * updates else {}
-    for name in [*setups, *(n for n in report if n not in setups)]:
+    earlier = dict(report)
+    for name in setups:
         run = ROOT / runs[name]
         ckpt = str(run / "checkpoints/best.pt")
-        if name not in setups:  # from an earlier run: only what the choice now also reads
-            if "val_english_centric_bleu" not in report[name]:
-                report[name]["val_english_centric_bleu"] = mean(english_centric(ckpt, run, "val").values())
-            continue
         valid = zero_shot_directions(ckpt, run, "val")
+        english_centric_val = english_centric(ckpt, run, "val")
         report[name] = {"overrides": list(ZERO_SHOT_SETUPS[name]), "training": training(run), **fine_tuning.get(name, {}),
                         "val_zero_shot_bleu": mean(d["zero_shot"]["bleu"] for d in valid.values()),
-                        "val_english_centric_bleu": mean(english_centric(ckpt, run, "val").values()),
+                        "val_english_centric": english_centric_val,
+                        "val_english_centric_bleu": mean(english_centric_val.values()),
                         "directions": zero_shot_directions(ckpt, run, TEST), "english_centric": english_centric(ckpt, run)}
+    for name in [n for n in report if n not in setups]:  # from an earlier run
+        base = ZERO_SHOT_FINE_TUNED.get(name, {}).get("base")
+        if base in setups and earlier.get(base, {}).get("training") != report[base]["training"]:
+            del report[name]  # fine-tuned from a base trained again since: its figures belong to weights now gone
+            continue
+        ckpt = ROOT / runs[name] / "checkpoints/best.pt"
+        if "val_english_centric" not in report[name] and ckpt.exists():  # what the choice now also reads
+            report[name]["val_english_centric"] = english_centric(str(ckpt), ROOT / runs[name], "val")
+            report[name]["val_english_centric_bleu"] = mean(report[name]["val_english_centric"].values())
     chosen = chosen_on_val(report)
     result = {"test": TEST, "updates": 4 * updates, "chosen_on_val": chosen,
-              "choice": f"the best val_zero_shot_bleu among the setups whose val_english_centric_bleu is within "
-                        f"{ENGLISH_CENTRIC_TOLERANCE} of the source setup's",
+              "choice": f"the best val_zero_shot_bleu among the setups whose val BLEU in each English-centric "
+                        f"direction (val_english_centric) is within {ENGLISH_CENTRIC_TOLERANCE} of the source setup's",
+              "not_compared": sorted(name for name, r in report.items() if "val_english_centric" not in r),
               "training": report[chosen]["training"], "directions": report[chosen]["directions"],
               "language_check": "py3langid (nmt score --langid): wrong_language_share is the share of non-empty "
                                 "output lines identified as another language than the target",
@@ -380,14 +451,22 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000, help="U: updates of one bilingual model (see above).")
     parser.add_argument("--setups", default=",".join(ZERO_SHOT_SETUPS),
                         help=f"zero-shot: comma-separated setups of {', '.join(ZERO_SHOT_SETUPS)}")
+    parser.add_argument("--shapes", default=",".join(MULTILINGUAL_SHAPES),
+                        help=f"multilingual: comma-separated model shapes of {', '.join(MULTILINGUAL_SHAPES)}")
     args = parser.parse_args()
+    if args.experiment == "multilingual":
+        unknown = set(args.shapes.split(",")) - set(MULTILINGUAL_SHAPES)
+        if unknown:
+            parser.error(f"--shapes: unknown {', '.join(sorted(unknown))} (choose from {', '.join(MULTILINGUAL_SHAPES)})")
+        multilingual(args.updates, args.shapes.split(","))
+        return
     if args.experiment == "zero-shot":
         unknown = set(args.setups.split(",")) - set(ZERO_SHOT_SETUPS)
         if unknown:
             parser.error(f"--setups: unknown {', '.join(sorted(unknown))} (choose from {', '.join(ZERO_SHOT_SETUPS)})")
         zero_shot(args.updates, args.setups.split(","))
         return
-    {"multilingual": multilingual, "back-translation": back_translation}[args.experiment](args.updates)
+    back_translation(args.updates)
 
 
 if __name__ == "__main__":
