@@ -127,7 +127,7 @@ def write(name: str, result: dict) -> None:
 
 # --- the experiments ---------------------------------------------------------------------------
 
-# Shapes of the multilingual model, chosen on val (multilingual_choice); the bilingual models keep
+# Shapes of the multilingual model, chosen on val (the best mean val BLEU); the bilingual models keep
 # recipes/multi30k_en_de.yaml's shape, d128. d192 is 1.5 times as wide, its feed-forward layer four
 # times d_model as in the paper (2.4 times the parameters; 1.75 times the time per update on one thread).
 MULTILINGUAL_SHAPES = {
