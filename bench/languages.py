@@ -5,8 +5,8 @@ a busy host changes how long it takes, not what it measures), two trainings at a
 thread each, translates test_2016_flickr with each model's best checkpoint and the recipe's beam
 search, and writes its figures with sacreBLEU signatures, updates and minutes:
 
-- multilingual: one en→{de,fr,cs} model (3·U updates) in each shape of MULTILINGUAL_SHAPES, the
-  shape chosen on val, against three bilingual en→X models of U updates each
+- multilingual: one en→{de,fr,cs} model (3·U updates) with each of the settings of
+  MULTILINGUAL_MODELS, one chosen on val, against three bilingual en→X models of U updates each
   (recipes/multi30k_en_de.yaml with the target language changed): results/multilingual.json
 - zero-shot: models trained on en↔de and en↔fr (4·U updates each; one per setup of
   ZERO_SHOT_SETUPS, the pivot_bt ones fine-tuned from the source or target setup over the last third of
@@ -17,7 +17,7 @@ search, and writes its figures with sacreBLEU signatures, updates and minutes:
   (Edunov et al. 2018), each untagged and tagged <BT>; all pairs (the upper bound); U updates
   each, paired bootstrap against the half and tagged against untagged: results/back_translation.json
 
-    python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U] [--setups a,b] [--shapes a,b]
+    python -m bench.languages {multilingual,zero-shot,back-translation} [--updates U] [--setups a,b] [--models a,b]
 
 A run whose directory already holds it finished (the same resolved recipe, every update made) is
 kept, so an interrupted target goes on from the runs it had not finished.
@@ -67,15 +67,21 @@ def train_run(recipe: str, out: str, updates: int, *overrides: str) -> list[list
 
 
 def finished(recipe: str, sets: list[str], updates: int) -> bool:
-    """Whether the run's directory holds this run (the same resolved recipe) with all its updates
-    made: an interrupted make target then goes on from the runs it has not finished."""
+    """Whether the run's directory holds this run (the same resolved recipe, but for the thread
+    count) with all its updates made: an interrupted make target then goes on from the runs it has
+    not finished."""
     wanted = load_recipe(ROOT / recipe, sets)
     run = ROOT / wanted.output_dir
     if not (run / "recipe.yaml").exists() or not (run / "metrics.jsonl").exists():
         return False
-    same = yaml.safe_load((run / "recipe.yaml").read_text(encoding="utf-8")) == yaml.safe_load(
-        yaml.safe_dump(recipe_to_dict(wanted), sort_keys=False))
-    return same and training(run)["updates"] == updates
+    return (without_threads(yaml.safe_load((run / "recipe.yaml").read_text(encoding="utf-8")))
+            == without_threads(yaml.safe_load(yaml.safe_dump(recipe_to_dict(wanted), sort_keys=False)))
+            and training(run)["updates"] == updates)
+
+
+def without_threads(recipe: dict) -> dict:
+    """The recipe less train.threads, which changes how long a run takes, not what it trains."""
+    return recipe | {"train": {key: value for key, value in recipe["train"].items() if key != "threads"}}
 
 
 def run_lanes(lanes: list[list[list[str]]]) -> None:
@@ -114,7 +120,8 @@ def training(run: Path) -> dict:
     last = train[-1] if train else {}
     valid = [r for r in records if r["kind"] == "valid"]
     seconds = max((r["time"] for r in records), default=0) - min((r["time"] for r in records), default=0)
-    return {"updates": last.get("step"), "minutes": round(seconds / 60, 1), "threads": 1,
+    recipe = yaml.safe_load((run / "recipe.yaml").read_text(encoding="utf-8")) if (run / "recipe.yaml").exists() else {}
+    return {"updates": last.get("step"), "minutes": round(seconds / 60, 1), "threads": recipe.get("train", {}).get("threads", 1),
             "mean_tgt_tokens_per_s": round(sum(r["tgt_tokens_per_s"] for r in train) / max(len(train), 1), 1),
             "dev": valid[-1] if valid else None}
 
@@ -127,12 +134,14 @@ def write(name: str, result: dict) -> None:
 
 # --- the experiments ---------------------------------------------------------------------------
 
-# Shapes of the multilingual model, chosen on val (the best mean val BLEU); the bilingual models keep
-# recipes/multi30k_en_de.yaml's shape, d128. d192 is 1.5 times as wide, its feed-forward layer four
-# times d_model as in the paper (2.4 times the parameters; 1.75 times the time per update on one thread).
-MULTILINGUAL_SHAPES = {
-    "d128": ("model.d_model=128", "model.d_ff=256"),
-    "d192": ("model.d_model=192", "model.d_ff=768"),
+# The multilingual model's settings, chosen on val (the best mean val BLEU); the bilingual models keep
+# recipes/multi30k_en_de.yaml's, d128 with dropout 0.3. d192 is 1.5 times as wide, its feed-forward
+# layer four times d_model as in the paper (2.4 times the parameters; 1.75 times the time per update
+# on one thread); d128_dropout0.1 has the paper's dropout, for a model that sees three times the pairs.
+MULTILINGUAL_MODELS = {
+    "d128": ("model.d_model=128", "model.d_ff=256", "model.dropout=0.3"),
+    "d192": ("model.d_model=192", "model.d_ff=768", "model.dropout=0.3"),
+    "d128_dropout0.1": ("model.d_model=128", "model.d_ff=256", "model.dropout=0.1"),
 }
 
 
@@ -144,33 +153,33 @@ def best_val(run: Path) -> dict:
             **{key: round(value, 2) for key, value in best.items() if key.startswith("bleu_")}}
 
 
-def multilingual(updates: int, shapes: list[str]) -> None:
+def multilingual(updates: int, models: list[str]) -> None:
     """Three bilingual en→X models of `updates` updates each; one en→{de,fr,cs} model of 3·updates
-    in each shape, the shape chosen on val; every model scored on test."""
+    with each of the settings `models`, one chosen on val; every model scored on test."""
     targets = ("de", "fr", "cs")
     bilingual = [train_run("recipes/multi30k_en_de.yaml", f"runs/lang_en_{t}", updates, f"data.tgt_lang={t}")
                  for t in targets]
-    many = {shape: train_run("recipes/multi30k_en_many.yaml", f"runs/lang_en_many_{shape}", 3 * updates,
-                             *MULTILINGUAL_SHAPES[shape]) for shape in shapes}
-    # Two lanes of about equal length: the first shape beside the bilingual models, the others.
-    lanes = [[c for shape in shapes[1:] for c in many[shape]],
-             [*many[shapes[0]], *(c for run in bilingual for c in run)]]
+    many = {model: train_run("recipes/multi30k_en_many.yaml", f"runs/lang_en_many_{model}", 3 * updates,
+                             *MULTILINGUAL_MODELS[model]) for model in models}
+    # Two lanes of about equal length: every other model, and the rest with the bilingual models.
+    lanes = [[c for model in models[0::2] for c in many[model]],
+             [*(c for model in models[1::2] for c in many[model]), *(c for run in bilingual for c in run)]]
     run_lanes([lane for lane in lanes if lane])
-    report = {shape: {"overrides": list(MULTILINGUAL_SHAPES[shape]), "training": training(ROOT / f"runs/lang_en_many_{shape}"),
-                      "val": best_val(ROOT / f"runs/lang_en_many_{shape}"), "test": {}} for shape in shapes}
-    chosen = max(report, key=lambda shape: report[shape]["val"]["bleu"])
+    report = {model: {"overrides": list(MULTILINGUAL_MODELS[model]), "training": training(ROOT / f"runs/lang_en_many_{model}"),
+                      "val": best_val(ROOT / f"runs/lang_en_many_{model}"), "test": {}} for model in models}
+    chosen = max(report, key=lambda model: report[model]["val"]["bleu"])
     result = {"test": TEST, "updates_per_bilingual_model": updates, "updates_multilingual": 3 * updates,
-              "chosen_on_val": chosen, "choice": "the shape with the best mean val BLEU (500 sentences per direction)",
-              "multilingual": report[chosen]["training"], "directions": {}, "shapes": report}
+              "chosen_on_val": chosen, "choice": "the model with the best mean val BLEU (500 sentences per direction)",
+              "multilingual": report[chosen]["training"], "directions": {}, "models": report}
     for t in targets:
         bi = ROOT / f"runs/lang_en_{t}"
         seconds_bi = translate(str(bi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", bi / f"test.{t}.hyp")
         reference = DATA / f"{TEST}.{t}.gz"
-        for shape in shapes:
-            multi = ROOT / f"runs/lang_en_many_{shape}"
+        for model in models:
+            multi = ROOT / f"runs/lang_en_many_{model}"
             seconds = translate(str(multi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", multi / f"test.{t}.hyp",
                                 "--tgt-lang", t)
-            report[shape]["test"][f"en-{t}"] = scores(multi / f"test.{t}.hyp", reference) | {"decode_seconds": seconds}
+            report[model]["test"][f"en-{t}"] = scores(multi / f"test.{t}.hyp", reference) | {"decode_seconds": seconds}
         result["directions"][f"en-{t}"] = {
             "bilingual": scores(bi / f"test.{t}.hyp", reference) | {"training": training(bi), "decode_seconds": seconds_bi},
             "multilingual": report[chosen]["test"][f"en-{t}"],
@@ -451,14 +460,14 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000, help="U: updates of one bilingual model (see above).")
     parser.add_argument("--setups", default=",".join(ZERO_SHOT_SETUPS),
                         help=f"zero-shot: comma-separated setups of {', '.join(ZERO_SHOT_SETUPS)}")
-    parser.add_argument("--shapes", default=",".join(MULTILINGUAL_SHAPES),
-                        help=f"multilingual: comma-separated model shapes of {', '.join(MULTILINGUAL_SHAPES)}")
+    parser.add_argument("--models", default=",".join(MULTILINGUAL_MODELS),
+                        help=f"multilingual: comma-separated model settings of {', '.join(MULTILINGUAL_MODELS)}")
     args = parser.parse_args()
     if args.experiment == "multilingual":
-        unknown = set(args.shapes.split(",")) - set(MULTILINGUAL_SHAPES)
+        unknown = set(args.models.split(",")) - set(MULTILINGUAL_MODELS)
         if unknown:
-            parser.error(f"--shapes: unknown {', '.join(sorted(unknown))} (choose from {', '.join(MULTILINGUAL_SHAPES)})")
-        multilingual(args.updates, args.shapes.split(","))
+            parser.error(f"--models: unknown {', '.join(sorted(unknown))} (choose from {', '.join(MULTILINGUAL_MODELS)})")
+        multilingual(args.updates, args.models.split(","))
         return
     if args.experiment == "zero-shot":
         unknown = set(args.setups.split(",")) - set(ZERO_SHOT_SETUPS)

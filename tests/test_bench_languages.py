@@ -9,15 +9,16 @@ from nmt.config import load_recipe, save_recipe
 RECIPE = "recipes/multi30k_en_many.yaml"
 
 
-def sets(out: Path, updates: int, *overrides: str) -> list[str]:
-    return [f"output_dir={out}", f"train.max_steps={updates}", "train.max_minutes=0", "train.threads=1",
+def sets(out: Path, updates: int, *overrides: str, threads: int = 1) -> list[str]:
+    return [f"output_dir={out}", f"train.max_steps={updates}", "train.max_minutes=0", f"train.threads={threads}",
             "train.valid_every=1000", "train.valid_bleu_sentences=500", *overrides]
 
 
-def fake_run(out: Path, updates: int, overrides: tuple[str, ...], last_step: int, valid: list[dict] = ()) -> None:
+def fake_run(out: Path, updates: int, overrides: tuple[str, ...], last_step: int, valid: list[dict] = (),
+             threads: int = 1) -> None:
     """A run directory as nmt train leaves it: its resolved recipe and its metrics log."""
     out.mkdir(parents=True)
-    save_recipe(load_recipe(languages.ROOT / RECIPE, sets(out, updates, *overrides)), out / "recipe.yaml")
+    save_recipe(load_recipe(languages.ROOT / RECIPE, sets(out, updates, *overrides, threads=threads)), out / "recipe.yaml")
     records = [{"kind": "train", "step": step, "time": float(step), "tgt_tokens_per_s": 1000.0}
                for step in range(500, last_step + 1, 500)]
     records += [{"kind": "valid", "time": float(r["step"]), **r} for r in valid]
@@ -25,16 +26,20 @@ def fake_run(out: Path, updates: int, overrides: tuple[str, ...], last_step: int
 
 
 def test_a_finished_run_of_the_same_recipe_is_kept_and_any_other_is_trained(tmp_path):
-    d128 = languages.MULTILINGUAL_SHAPES["d128"]
+    d128 = languages.MULTILINGUAL_MODELS["d128"]
     fake_run(tmp_path / "done", 6000, d128, last_step=6000)
     fake_run(tmp_path / "cut", 6000, d128, last_step=3000)
     assert languages.train_run(RECIPE, str(tmp_path / "done"), 6000, *d128) == []
-    # Another shape, another budget, or a run cut short: trained (resumed) again.
-    assert [c[0] for c in languages.train_run(RECIPE, str(tmp_path / "done"), 6000, *languages.MULTILINGUAL_SHAPES["d192"])] \
+    # Other settings, another budget, or a run cut short: trained (resumed) again.
+    assert [c[0] for c in languages.train_run(RECIPE, str(tmp_path / "done"), 6000, *languages.MULTILINGUAL_MODELS["d192"])] \
         == ["tokenizer", "prepare", "train"]
     assert languages.train_run(RECIPE, str(tmp_path / "done"), 9000, *d128) != []
     assert languages.train_run(RECIPE, str(tmp_path / "cut"), 6000, *d128) != []
     assert languages.train_run(RECIPE, str(tmp_path / "new"), 6000, *d128) != []
+    # Trained on two threads: the same run, kept, and the report says how it ran.
+    fake_run(tmp_path / "two_threads", 6000, d128, last_step=6000, threads=2)
+    assert languages.train_run(RECIPE, str(tmp_path / "two_threads"), 6000, *d128) == []
+    assert languages.training(tmp_path / "two_threads")["threads"] == 2
 
 
 def test_best_val_is_the_validation_with_the_best_mean_bleu(tmp_path):
