@@ -159,14 +159,15 @@ def multilingual(updates: int, models: list[str]) -> None:
     targets = ("de", "fr", "cs")
     bilingual = [train_run("recipes/multi30k_en_de.yaml", f"runs/lang_en_{t}", updates, f"data.tgt_lang={t}")
                  for t in targets]
-    many = {model: train_run("recipes/multi30k_en_many.yaml", f"runs/lang_en_many_{model}", 3 * updates,
-                             *MULTILINGUAL_MODELS[model]) for model in models}
+    runs = {model: f"runs/lang_en_many_{model}" for model in models}
+    many = {model: train_run("recipes/multi30k_en_many.yaml", runs[model], 3 * updates, *MULTILINGUAL_MODELS[model])
+            for model in models}
     # Two lanes of about equal length: every other model, and the rest with the bilingual models.
     lanes = [[c for model in models[0::2] for c in many[model]],
              [*(c for model in models[1::2] for c in many[model]), *(c for run in bilingual for c in run)]]
     run_lanes([lane for lane in lanes if lane])
-    report = {model: {"overrides": list(MULTILINGUAL_MODELS[model]), "training": training(ROOT / f"runs/lang_en_many_{model}"),
-                      "val": best_val(ROOT / f"runs/lang_en_many_{model}"), "test": {}} for model in models}
+    report = {model: {"overrides": list(MULTILINGUAL_MODELS[model]), "training": training(ROOT / runs[model]),
+                      "val": best_val(ROOT / runs[model]), "test": {}} for model in models}
     chosen = max(report, key=lambda model: report[model]["val"]["bleu"])
     result = {"test": TEST, "updates_per_bilingual_model": updates, "updates_multilingual": 3 * updates,
               "chosen_on_val": chosen, "choice": "the model with the best mean val BLEU (500 sentences per direction)",
@@ -176,7 +177,7 @@ def multilingual(updates: int, models: list[str]) -> None:
         seconds_bi = translate(str(bi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", bi / f"test.{t}.hyp")
         reference = DATA / f"{TEST}.{t}.gz"
         for model in models:
-            multi = ROOT / f"runs/lang_en_many_{model}"
+            multi = ROOT / runs[model]
             seconds = translate(str(multi / "checkpoints/best.pt"), DATA / f"{TEST}.en.gz", multi / f"test.{t}.hyp",
                                 "--tgt-lang", t)
             report[model]["test"][f"en-{t}"] = scores(multi / f"test.{t}.hyp", reference) | {"decode_seconds": seconds}
@@ -463,17 +464,19 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MULTILINGUAL_MODELS),
                         help=f"multilingual: comma-separated model settings of {', '.join(MULTILINGUAL_MODELS)}")
     args = parser.parse_args()
-    if args.experiment == "multilingual":
-        unknown = set(args.models.split(",")) - set(MULTILINGUAL_MODELS)
+
+    def names(flag: str, value: str, known: dict) -> list[str]:
+        """The comma-separated names of `value`, each one of `known`'s (else a usage error)."""
+        unknown = set(value.split(",")) - set(known)
         if unknown:
-            parser.error(f"--models: unknown {', '.join(sorted(unknown))} (choose from {', '.join(MULTILINGUAL_MODELS)})")
-        multilingual(args.updates, args.models.split(","))
+            parser.error(f"{flag}: unknown {', '.join(sorted(unknown))} (choose from {', '.join(known)})")
+        return value.split(",")
+
+    if args.experiment == "multilingual":
+        multilingual(args.updates, names("--models", args.models, MULTILINGUAL_MODELS))
         return
     if args.experiment == "zero-shot":
-        unknown = set(args.setups.split(",")) - set(ZERO_SHOT_SETUPS)
-        if unknown:
-            parser.error(f"--setups: unknown {', '.join(sorted(unknown))} (choose from {', '.join(ZERO_SHOT_SETUPS)})")
-        zero_shot(args.updates, args.setups.split(","))
+        zero_shot(args.updates, names("--setups", args.setups, ZERO_SHOT_SETUPS))
         return
     back_translation(args.updates)
 
