@@ -254,7 +254,7 @@ UPDATES ?= 2000
 ZERO_SHOT_UPDATES ?= 1500
 # Which zero-shot setups to train (bench/languages.py ZERO_SHOT_SETUPS), two at a time; the
 # pivot_bt ones fine-tune the source (or target) setup's checkpoint (all of them: about 4 hours on 2 cores).
-ZERO_SHOT_SETUPS ?= source,target,both,residual_free,pivot_bt,pivot_bt_light,pivot_bt_light_fast,pivot_bt_continued,pivot_bt_light_continued,target_pivot_bt,target_pivot_bt_continued
+ZERO_SHOT_SETUPS ?= source,target,both,residual_free,pivot_bt,pivot_bt_light,pivot_bt_light_fast,pivot_bt_continued,pivot_bt_light_continued,target_pivot_bt,target_pivot_bt_continued,target_pivot_bt_continued_full
 multilingual: install
 	$(BIN)/python -m bench.languages multilingual --updates $(UPDATES)
 zero-shot: install

@@ -67,3 +67,14 @@ def test_the_zero_shot_choice_keeps_every_trained_direction_within_the_tolerance
     assert languages.chosen_on_val({"source": source, "lost": one_direction_lost}) == "source"
     # Without a source setup to compare with: the best zero-shot of the setups with per-direction figures.
     assert languages.chosen_on_val({"lost": one_direction_lost, "kept": kept, "earlier": earlier}) == "lost"
+
+
+def test_balanced_lanes_put_the_costliest_runs_first_each_into_the_lightest_lane():
+    run = lambda name: [[name, "a"], [name, "b"]]  # noqa: E731 — a run's command lines
+    lanes = languages.balanced_lanes([(2.0, run("bi_de")), (10.5, run("d192")), (6.0, run("d128")), (2.0, run("bi_fr")),
+                                      (6.0, []), (10.5, run("d192_0.1"))])
+    # 10.5 | 10.5, then d128 to the first (16.5), the two bilingual runs to the second (12.5, 14.5);
+    # the run kept from before (no commands) goes nowhere.
+    assert [[c[0] for c in lane[::2]] for lane in lanes] == [["d192", "d128"], ["d192_0.1", "bi_de", "bi_fr"]]
+    assert languages.balanced_lanes([(1.0, []), (2.0, [])]) == []
+    assert languages.balanced_lanes([(1.0, run("only"))]) == [run("only")]
