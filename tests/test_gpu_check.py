@@ -89,7 +89,17 @@ def test_the_precision_check_fails_for_a_run_that_learns_differently(learnable_t
     task, data, fp32 = learnable_task
     other = losses_over_updates(task, "fp32", torch.device("cpu"), data, train_changes={"label_smoothing": 0.3})
     verdict = learned_alike(fp32, other, task["learned_below"])
-    assert not verdict["ok"] and verdict["relative_difference"] > 0.01
+    assert not verdict["ok"] and verdict["signed_difference"] > 0.01
+
+
+def test_the_precision_check_allows_a_run_a_little_lower_but_not_one_that_drops_label_smoothing(learnable_task):
+    task, data, fp32 = learnable_task
+    slightly_lower = [loss * 0.98 for loss in fp32]
+    assert learned_alike(fp32, slightly_lower, task["learned_below"])["ok"]
+    assert not learned_alike(fp32, [loss * 1.02 for loss in fp32], task["learned_below"])["ok"]
+    unsmoothed = losses_over_updates(task, "fp32", torch.device("cpu"), data, train_changes={"label_smoothing": 0.0})
+    verdict = learned_alike(fp32, unsmoothed, task["learned_below"])
+    assert not verdict["ok"] and verdict["signed_difference"] < -0.05
 
 
 def test_the_gpu_precision_task_has_the_base_shape_a_short_warm_up_and_true_fp32():
