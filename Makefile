@@ -188,6 +188,7 @@ bench-students: install
 bench-shortlist: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m bench.shortlist --student runs/student/checkpoints/best.pt
+	$(BIN)/python -m bench.shortlist_bound --student runs/student/checkpoints/best.pt
 
 # The demo in the other direction, German→English (for `make bench-filtering`).
 demo-de-en: install
