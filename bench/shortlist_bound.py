@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--student", default="runs/student/checkpoints/best.pt")
     parser.add_argument("--batches", type=int, nargs="*", default=[4096, 256], help="decode.max_tokens values")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", default="demo,student", help="which of the two to measure")
     parser.add_argument("--output", default=str(ROOT / "results" / "shortlist_bound.json"))
     args = parser.parse_args()
     import sacrebleu
@@ -52,7 +53,8 @@ def main() -> None:
     references = list(read_lines(ROOT / f"{args.test}.de.gz"))
     searches = {"demo": load_recipe(Path(args.recipe)).decode,
                 "student": load_recipe(ROOT / "recipes" / "multi30k_en_de_student.yaml").decode}
-    models = {"demo": Path(args.checkpoint), "student": Path(args.student)}
+    models = {name: path for name, path in (("demo", Path(args.checkpoint)), ("student", Path(args.student)))
+              if name in args.models.split(",")}
     scratch = Path(tempfile.mkdtemp(prefix="nmt-shortlist-bound-"))
     result = {"threads": args.threads, "repeats": args.repeats, "test": args.test,
               "models": {name: str(path) for name, path in models.items()}, "runs": {}}
