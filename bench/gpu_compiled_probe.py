@@ -1,8 +1,9 @@
 """Which change reaches the compiled bf16 update's speed: the base model's compiled bf16 TrainStep
 timed as nmt runs it, then with cuDNN's attention allowed inside the update, then with floats
 traced as symbols (torch's default) instead of constants, then captured in CUDA graphs
-(mode='reduce-overhead', each micro-batch a new graph step; on an H200 with PyTorch 2.11 its
-backward failed: "Gradient addition node due to multiple use of tensor"). Two more variants ask
+(mode='reduce-overhead', each micro-batch a new graph step, gradients kept allocated so that the
+backward adds into them; without that, on an H200 with PyTorch 2.11, the backward failed: "Gradient
+addition node due to multiple use of tensor"). Two more variants ask
 why the speed part's compiled update (0.074 s on an H200) was faster than this probe's (0.122 s
 on the same machine): `after_eager` runs the eager bf16 update first in the process, as the speed
 part does; `cold_cache` compiles with empty inductor and triton caches, as the speed part's first
@@ -49,7 +50,7 @@ def run_variant(variant: str, steps: int, warmup: int) -> dict:
         step_module.attention_kernels = lambda device: contextlib.nullcontext()
     elif variant == "float_symbols":
         step_module.compile_settings = contextlib.nullcontext
-    elif variant == "cuda_graphs" and on_gpu:
+    elif variant == "cuda_graphs":  # on a CPU only the gradients kept allocated (aot_eager below)
         def graphed(forward):
             compiled = torch.compile(forward, dynamic=True, mode="reduce-overhead")
 
@@ -57,7 +58,19 @@ def run_variant(variant: str, steps: int, warmup: int) -> dict:
                 torch.compiler.cudagraph_mark_step_begin()
                 return compiled(*args, **kwargs)
             return call
+
+        def zero_grad_in_place(optimizer, set_to_none: bool = True) -> None:
+            """Gradients kept allocated and zeroed: the first micro-batch's backward then adds into
+            them instead of keeping its output, which the next graph replay overwrites (the
+            "Gradient addition node" failure of the third H200 run)."""
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    if parameter.grad is None:
+                        parameter.grad = torch.zeros_like(parameter)
+                    else:
+                        parameter.grad.zero_()
         step_module.compile_model = graphed
+        torch.optim.Optimizer.zero_grad = zero_grad_in_place
     if not on_gpu:
         step_module.compile_model = lambda forward: torch.compile(forward, dynamic=True, backend="aot_eager")
     device = torch.device("cuda" if on_gpu else "cpu")
@@ -99,7 +112,7 @@ def main(argv: list[str] | None = None) -> dict:
                                    capture_output=True, text=True, env=env)
         lines = child.stdout.strip().splitlines()
         run = json.loads(lines[-1]) if child.returncode == 0 and lines else {
-            "variant": variant, "error": child.stderr.strip().splitlines()[-1:] or ["no output"]}
+            "variant": variant, "error": child.stderr.strip().splitlines()[-6:] or ["no output"]}
         run["process_seconds"] = round(time.perf_counter() - start, 1)
         result["runs"].append(run)
         args.out.parent.mkdir(parents=True, exist_ok=True)
