@@ -16,7 +16,8 @@ logs); the terminal gets one line per check. Parts, in order of value:
   dense peak and a measured bf16 matmul).
 - training: preflight; bf16_vs_fp32 (a learnable task at the base shape from the same weights and
   batches: both precisions learn, and bf16's final loss is at most 1 % above fp32's and at most
-  5 % below it); compiled_vs_eager; multi30k (the Multi30k recipe trained for --minutes in bf16, then its test BLEU).
+  5 % below it); compiled_vs_eager; multi30k (the Multi30k recipe trained for --minutes in bf16,
+  then its test BLEU).
 
 Every part starts with `preflight`: device, driver, torch/triton versions, whether a C compiler and
 Python.h exist and, in a part that compiles, whether torch.compile works on the device; where it

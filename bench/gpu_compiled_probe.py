@@ -2,16 +2,17 @@
 timed as nmt runs it, then with cuDNN's attention allowed inside the update, then with floats
 traced as symbols (torch's default) instead of constants, then captured in CUDA graphs
 (mode='reduce-overhead', each micro-batch a new graph step, gradients kept allocated so that the
-backward adds into them; without that, on an H200 with PyTorch 2.11, the backward failed: "Gradient
-addition node due to multiple use of tensor"). Two more variants ask
-why the speed part's compiled update (0.074 s on an H200) was faster than this probe's (0.122 s
-on the same machine): `after_eager` runs the eager bf16 update first in the process, as the speed
-part does; `cold_cache` compiles with empty inductor and triton caches, as the speed part's first
-compile did. Each variant runs in a process of its own (no compiled graph shared between them), on
-the same synthetic batches; the JSON is rewritten as each variant ends, so a run cut short still
+backward adds into them; without that, on an H200 with PyTorch 2.11, the backward failed:
+"Gradient addition node due to multiple use of tensor"). Two more variants ask why the speed
+part's compiled update (0.074 s on an H200) was faster than this probe's (0.122 s on the same
+machine): `after_eager` runs the eager bf16 update first in the process, as the speed part does;
+`cold_cache` compiles with empty inductor and triton caches, as the speed part's first compile
+did. Each variant runs in a process of its own (no compiled graph shared between them), on the
+same synthetic batches; the JSON is rewritten as each variant ends, so a run cut short still
 returns what it measured.
 
-    python -m bench.gpu_compiled_probe --out $OUT/compiled_probe.json [--steps 10] [--warmup 3] [--variants as_run,after_eager,cold_cache]
+    python -m bench.gpu_compiled_probe --out $OUT/compiled_probe.json [--steps 10] [--warmup 3]
+    python -m bench.gpu_compiled_probe --out $OUT/compiled_probe.json --variants as_run,after_eager,cold_cache
 
 Without a GPU: the tiny shape on the CPU, compiled with the aot_eager backend (a smoke run).
 """
