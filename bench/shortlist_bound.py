@@ -42,6 +42,7 @@ def main() -> None:
     import nmt.decode.torch_engine as torch_engine
     from nmt.config import load_recipe
     from nmt.data.corpus import read_lines
+    from nmt.decode.casing import hypothesis_text
     from nmt.decode.engine import load_engine
     from nmt.decode.shortlist import read_shortlist
     from nmt.decode.shortlist_build import build_shortlist
@@ -97,7 +98,7 @@ def main() -> None:
                     hypotheses = translate_lines(engine, sources, cfg)
                     runs[key]["seconds"].append(round(time.perf_counter() - start, 3))
                     runs[key]["tokens"] = [h[0].tokens for h in hypotheses]
-                    runs[key]["texts"] = [engine.tgt_tokenizer.decode(h[0].tokens) for h in hypotheses]
+                    runs[key]["texts"] = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in hypotheses]
                     if sizes:
                         runs[key]["candidates_per_batch"] = round(statistics.mean(sizes))
             full = runs["full vocabulary"]
