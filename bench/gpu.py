@@ -167,7 +167,7 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
     freq = cfg.update_freq
     torch.manual_seed(seed)
     model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).to(device)
-    batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0)
+    batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq)
     updates = [batches[i * freq:(i + 1) * freq] for i in range(warmup + steps)]
     if len(updates[-1]) < freq:
         raise ValueError(f"{len(batches)} batches are too few for {warmup + steps} updates")

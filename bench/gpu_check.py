@@ -48,7 +48,7 @@ import torch
 
 from bench import gpu as bench_gpu
 from bench.report import write_json
-from nmt.train.step import compile_model, compile_settings
+from nmt.train.compiling import compile_model, compile_settings, compile_smoke_test
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = {
@@ -119,18 +119,6 @@ def timed(check: Callable[[], dict]) -> dict:
 
 # --- preflight -------------------------------------------------------------------------------------
 
-def compile_smoke_test(ctx: Context) -> None:
-    """torch.compile with dynamic shapes on the device, two sizes, against eager."""
-    torch.manual_seed(0)
-    layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)).to(ctx.device)
-    compiled = ctx.compile(layer)
-    for rows in (5, 8):
-        x = torch.randn(rows, 16, device=ctx.device)
-        with torch.no_grad(), compile_settings():
-            if not torch.allclose(compiled(x), layer(x), rtol=1e-4, atol=1e-5):
-                raise RuntimeError("compiled output differs from eager")
-
-
 def preflight(ctx: Context) -> dict:
     """Facts about the machine that decide what can run; records whether torch.compile works and
     turns compiled runs off (with the reason) where it does not."""
@@ -158,7 +146,7 @@ def preflight(ctx: Context) -> dict:
     if ctx.compiles:  # the smoke test costs seconds of compiling: only where a later check compiles
         start = time.perf_counter()
         try:
-            compile_smoke_test(ctx)
+            compile_smoke_test(ctx.device, ctx.compile_backend)
             facts["compile_works"] = True
         except Exception as e:
             ctx.compile_works, ctx.compile_note = False, f"torch.compile fails here, compiled runs skipped: {first_line(e)}"
@@ -322,7 +310,7 @@ def precision_task(on_gpu: bool) -> dict:
     if on_gpu:
         spec = bench_gpu.shape("base")
         train = spec["train"].model_copy(update={"max_tokens": 4096, "update_freq": 1, "warmup_steps": 100,
-                                                 "lr": 5e-4, "tf32": False})
+                                                 "lr": 5e-4, "tf32": False, "compile": False})
         return {"model": spec["model"], "train": train, "vocab": 100, "updates": 600, "max_length": 20,
                 "pairs": 20_000, "learned_below": 0.5 * math.log(100)}
     spec = bench_gpu.shape("tiny")

@@ -245,6 +245,10 @@ MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_f
 class TrainConfig(Section):
     max_tokens: int = 4096  # per batch, counting padding, per device
     update_freq: int = 1  # batches accumulated into one update
+    # Forward and backward passes per update and process, each merging consecutive batches of the
+    # update (the same loss and gradients): auto = one on CUDA (more only if memory runs out), one
+    # per batch on a CPU (nmt.train.micro_batches).
+    micro_batches: int | Literal["auto"] = "auto"
     max_steps: int = 100_000  # updates
     max_epochs: int = 0  # 0 = no limit
     max_minutes: float = 0  # training wall time (validation included, summed over resumes); 0 = no limit
@@ -274,7 +278,10 @@ class TrainConfig(Section):
     device: str = "auto"  # auto, cpu, cuda, cuda:1, ...
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"  # bf16/fp16: autocast (fp16 with loss scaling)
     tf32: bool = True  # CUDA only: fp32 matmuls on tensor cores (TF32); ignored on a CPU
-    compile: bool = False  # torch.compile (inductor) with dynamic shapes; pays off on GPUs
+    # torch.compile (inductor) with dynamic shapes. auto: on CUDA for runs of at least 5,000 updates
+    # and no time limit under 10 minutes, eager where compiling fails (said in the log); never on a
+    # CPU, where it is slower (nmt.train.compiling).
+    compile: bool | Literal["auto"] = "auto"
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None
@@ -294,6 +301,20 @@ class TrainConfig(Section):
         """What picks best.pt: dev BLEU when asked for and computed (valid_bleu_sentences > 0),
         else dev nll (kept negated in the training state, so that larger is better)."""
         return "bleu" if self.best_metric == "bleu" and self.valid_bleu_sentences > 0 else "nll"
+
+    @field_validator("micro_batches", mode="before")
+    @classmethod
+    def _passes_or_auto(cls, value: Any) -> Any:
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        raise ValueError("expected a number of passes (1 or more) or auto")
+
+    @field_validator("compile", mode="before")
+    @classmethod
+    def _compile_choice(cls, value: Any) -> Any:
+        if isinstance(value, bool) or value == "auto":
+            return value
+        raise ValueError("expected true, false or auto")
 
     @field_validator("lr")
     @classmethod

@@ -279,3 +279,41 @@ def test_batches_padded_to_a_multiple_of_8_give_the_same_loss_and_gradients(tmp_
     for (name, _), plain_grad, padded_grad in zip(model.named_parameters(), results[0][1], results[1][1]):
         # float rounding only: summation order differs with the width
         assert (plain_grad - padded_grad).abs().max() <= 1e-5 * plain_grad.abs().max(), name
+
+
+def test_compile_auto_compiles_long_cuda_runs_only_and_falls_back_to_eager_with_the_reason():
+    """`train.compile: auto` (the default): eager on a CPU; on CUDA compiled for a long run, eager
+    for a short one, and eager with the reason where compiling fails; `true` there is an error."""
+    from nmt.config import TrainConfig
+    from nmt.errors import NmtError
+    from nmt.train.compiling import resolve_compile
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    works = lambda device: None  # noqa: E731 (no CUDA here: the smoke test is what differs)
+
+    def fails(device):
+        raise RuntimeError("Compiler: cc is not found\nmore detail")
+
+    long_run = TrainConfig(max_steps=100_000)
+    assert long_run.compile == "auto"
+    assert resolve_compile(long_run, cpu, works) == (False, None)
+    assert resolve_compile(long_run, cuda, works) == (True, "train.compile auto: the training step is compiled")
+    compiled, note = resolve_compile(long_run, cuda, fails)
+    assert not compiled and note == ("train.compile auto: eager, torch.compile fails on this machine "
+                                     "(RuntimeError: Compiler: cc is not found)")
+    for short in (TrainConfig(max_steps=300), TrainConfig(max_steps=100_000, max_minutes=2)):
+        compiled, note = resolve_compile(short, cuda, works)
+        assert not compiled and "too short to pay back a compile" in note
+    assert resolve_compile(TrainConfig(compile=True, max_steps=10), cpu, works) == (True, None)
+    assert resolve_compile(TrainConfig(compile=False), cuda, works) == (False, None)
+    with pytest.raises(NmtError, match="train.compile=true, but torch.compile fails on this machine"):
+        resolve_compile(TrainConfig(compile=True), cuda, fails)
+
+
+def test_the_compile_smoke_test_runs_and_catches_a_wrong_compiled_output(monkeypatch):
+    from nmt.train import compiling
+
+    compiling.compile_smoke_test(torch.device("cpu"), backend="aot_eager")
+    monkeypatch.setattr(compiling, "compile_model", lambda layer, backend: lambda x: layer(x) + 1)
+    with pytest.raises(RuntimeError, match="differs from eager"):
+        compiling.compile_smoke_test(torch.device("cpu"), backend="aot_eager")

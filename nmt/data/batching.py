@@ -61,10 +61,16 @@ def pack_by_tokens(order: np.ndarray, sizes: np.ndarray, max_tokens: int) -> lis
     return batches
 
 
-def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int,
-                  shuffle: bool = True, selection: np.ndarray | None = None) -> list[np.ndarray]:
+def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int, shuffle: bool = True,
+                  selection: np.ndarray | None = None, group: int = 1) -> list[np.ndarray]:
     """The batches of one epoch, in the order they are trained on: of every pair once, or of
-    `selection` (indices, repeats allowed: several corpora drawn by weight, nmt.data.sampling)."""
+    `selection` (indices, repeats allowed: several corpora drawn by weight, nmt.data.sampling).
+
+    `group`: batches per update (train.update_freq). Each run of `group` consecutive batches is
+    cut from neighbouring lengths and the runs are shuffled as units (a short last run stays
+    last), so an update's batches can be merged into fewer, larger micro-batches
+    (nmt.train.micro_batches) at little extra padding: merged or not, the update holds the same
+    sentences."""
     src_len, tgt_len = data.src.lengths + 1, data.tgt.lengths + 1  # + EOS / BOS
     if not shuffle:
         order = np.lexsort((src_len, tgt_len))
@@ -74,7 +80,9 @@ def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int,
     # Sort by target then source length; the random permutation breaks ties differently each epoch.
     order = perm[np.lexsort((src_len[perm], tgt_len[perm]))]
     batches = pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)
-    return [batches[i] for i in rng.permutation(len(batches))]
+    full = len(batches) // group
+    runs = [batches[i * group:(i + 1) * group] for i in rng.permutation(full)]
+    return [batch for run in runs for batch in run] + batches[full * group:]
 
 
 def _pad(rows: list[np.ndarray], prefix: int | None, suffix: int | None, multiple: int = 1) -> torch.Tensor:

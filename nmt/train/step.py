@@ -22,23 +22,12 @@ from nmt.config import TrainConfig
 from nmt.data.batching import collate, length_multiple
 from nmt.data.shards import ParallelShards
 from nmt.model.precision import attention_kernels, autocast, tf32
+from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
+from nmt.train.compiling import compile_model, compile_settings, resolve_compile
 from nmt.train.distributed import World
+from nmt.train.micro_batches import initial_micro_batches, merge
 from nmt.train.schedule import build_scheduler
-
-
-def compile_model(forward: torch.nn.Module, backend: str = "inductor") -> torch.nn.Module:
-    """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
-    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Run the
-    compiled module's calls inside `compile_settings()`."""
-    return torch.compile(forward, dynamic=True, backend=backend)
-
-
-def compile_settings() -> contextlib.AbstractContextManager:
-    """Floats (the embedding scale, label smoothing, dropout rates) traced as the constants they
-    are in a run. As symbols, torch specializes them only after tracing the whole model to its
-    joint graph, then traces it all again: one wasted trace, seconds on every compile."""
-    return torch._dynamo.config.patch(specialize_float=True)
 
 
 def fused_adam(device: torch.device) -> bool:
@@ -64,20 +53,31 @@ def _no_buffer_broadcast() -> dict:
 
 
 class TrainStep:
+    """`note`: where the step says what it decided (compiling or not, more passes after running out
+    of memory); Trainer.log in a run."""
+
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
-                 budget_used: Callable[[int], float] | None = None):
-        self.model, self.train_cfg, self.device, self.world = model, cfg, device, world
+                 budget_used: Callable[[int], float] | None = None, note: Callable[[str], None] = lambda text: None):
+        self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device))
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
         self.length_multiple = length_multiple(device.type)  # batch widths (see length_multiple)
+        # Forward and backward passes per update (nmt.train.micro_batches); `auto` on one process
+        # may raise it when the device runs out of memory.
+        self.batches_per_process = max(1, cfg.update_freq // world.size)
+        self.micro_batches = initial_micro_batches(cfg.micro_batches, device, self.batches_per_process)
+        self.can_split_on_oom = cfg.micro_batches == "auto" and not world.distributed
         forward = model
         if world.distributed:
             forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
-        self.forward = compile_model(forward) if cfg.compile else forward
-        self.tracing = compile_settings if cfg.compile else contextlib.nullcontext
+        self.compiled, compile_note = resolve_compile(cfg, device)
+        if compile_note:
+            note(compile_note)
+        self.forward = compile_model(forward) if self.compiled else forward
+        self.tracing = compile_settings if self.compiled else contextlib.nullcontext
 
     def __call__(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         """One update from a group of batches (index arrays into `data`): rank r takes every K-th,
@@ -86,7 +86,27 @@ class TrainStep:
         fp32 range, a 10-bit mantissa) is on for the update only, never left on for the process;
         so is the choice of attention kernels (nmt.model.precision.attention_kernels)."""
         with tf32(self.device, self.train_cfg.tf32), attention_kernels(self.device):
-            return self._update(data, group)
+            while True:
+                try:
+                    return self._update(data, group)
+                except torch.OutOfMemoryError:
+                    if not (self.can_split_on_oom and self.micro_batches < len(group)):
+                        raise NmtError(self._out_of_memory(group)) from None
+                # Outside the handler, so the failed attempt's tensors are freed before the retry.
+                self.optimizer.zero_grad(set_to_none=True)
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                self.micro_batches = min(2 * self.micro_batches, len(group))
+                self.note(f"out of device memory: this update and the next run in {self.micro_batches} "
+                          "passes (train.micro_batches)")
+
+    def _out_of_memory(self, group: list[np.ndarray]) -> str:
+        tokens = f"{self.train_cfg.max_tokens:,}"
+        if self.micro_batches < len(group):
+            return (f"out of device memory with {self.micro_batches} pass(es) per update; "
+                    f"set train.micro_batches={min(2 * self.micro_batches, len(group))} (or auto on one process)")
+        return (f"out of device memory with one batch of train.max_tokens={tokens} per pass; lower train.max_tokens "
+                f"and raise train.update_freq to keep the tokens per update")
 
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         self.model.train()
@@ -95,10 +115,10 @@ class TrainStep:
         total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) * (1 - data.forced_target_tokens) for idx in group)
         mine = group[self.world.rank::self.world.size]
         # A rank left without a batch (end of an epoch) still takes part, with zero weight.
-        weights = [1.0] * len(mine) if mine else [0.0]
-        mine = mine or group[:1]
+        passes = merge(mine or group[:1], self.micro_batches)
+        weights = [1.0] * len(passes) if mine else [0.0]
         batches = [collate(data, indices, self.length_multiple, self.model.start_token).to(self.device)
-                   for indices in mine]
+                   for indices in passes]
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens
         self.optimizer.zero_grad(set_to_none=True)

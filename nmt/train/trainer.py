@@ -80,7 +80,7 @@ class Trainer:
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
-        self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used)
+        self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log)
         self.checkpoints = RunCheckpoints(recipe, self.model, self.update, self.world, self.device, tokenizer_protos,
                                           lambda message: self.log(message))
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
@@ -174,9 +174,12 @@ class Trainer:
         cfg = self.train_cfg
         started = self.checkpoints.start()  # this run's own state, or a continued parent's
         self.progress = started or self.progress
+        passes = self.update.micro_batches
         effective = f"{cfg.update_freq} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:
             effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
+        effective += f" in {passes} pass{'es' if passes > 1 else ''}" + (" each" if self.world.distributed else "")
+        effective += ", compiled" if self.update.compiled else ""
         if self.device.type == "cpu" and cfg.precision != "fp32":
             self.log(f"warning: train.precision={cfg.precision} on a CPU: most CPUs lack fast {cfg.precision} "
                      "matmuls; use fp32 unless you have measured otherwise")

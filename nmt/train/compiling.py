@@ -1,0 +1,82 @@
+"""torch.compile for the training step: whether a run compiles (`train.compile`), how, and the
+check that compiling works on this machine before a run relies on it.
+
+`train.compile: auto` (the default) compiles on CUDA for runs long enough to pay back the
+compile (a cold compile of the base model's step took 100 s on an H200, and the compiled update
+was twice as fast as the eager one: docs/gpu.md), and never on a CPU, where the compiled step is
+slower than the eager one. Where torch.compile does not work (no C compiler, no Python headers,
+no triton), `auto` trains eagerly and says why; `true` is then an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from nmt.config import TrainConfig
+from nmt.errors import NmtError
+
+# `auto` compiles a run only when it is at least this long: shorter runs would spend a large
+# part of their time compiling.
+MIN_STEPS_TO_COMPILE = 5_000
+MIN_MINUTES_TO_COMPILE = 10.0
+
+
+def compile_model(forward: torch.nn.Module, backend: str = "inductor") -> torch.nn.Module:
+    """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
+    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Run the
+    compiled module's calls inside `compile_settings()`."""
+    return torch.compile(forward, dynamic=True, backend=backend)
+
+
+def compile_settings() -> contextlib.AbstractContextManager:
+    """Floats (the embedding scale, label smoothing, dropout rates) traced as the constants they
+    are in a run. As symbols, torch specializes them only after tracing the whole model to its
+    joint graph, then traces it all again: one wasted trace, seconds on every compile."""
+    return torch._dynamo.config.patch(specialize_float=True)
+
+
+def compile_smoke_test(device: torch.device, backend: str = "inductor") -> None:
+    """A small module compiled as training compiles (dynamic shapes), run at two sizes against
+    eager: raises whatever makes torch.compile fail on this machine."""
+    generator = torch.Generator().manual_seed(0)
+    layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16))
+    with torch.no_grad():
+        for parameter in layer.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator))
+    layer = layer.to(device)
+    compiled = compile_model(layer, backend)
+    for rows in (5, 8):
+        x = torch.randn(rows, 16, generator=generator).to(device)
+        with torch.no_grad(), compile_settings():
+            if not torch.allclose(compiled(x), layer(x), rtol=1e-4, atol=1e-5):
+                raise RuntimeError("the compiled output differs from eager")
+
+
+def long_enough_to_compile(cfg: TrainConfig) -> bool:
+    """Whether the run's budget pays back a compile: enough updates, and no short time limit."""
+    return cfg.max_steps >= MIN_STEPS_TO_COMPILE and not 0 < cfg.max_minutes < MIN_MINUTES_TO_COMPILE
+
+
+def resolve_compile(cfg: TrainConfig, device: torch.device,
+                    smoke_test=compile_smoke_test) -> tuple[bool, str | None]:
+    """Whether this run compiles its step, and a note for the log saying why where that is not
+    plain from the recipe. `train.compile: true` where compiling fails is an error."""
+    if cfg.compile is False:
+        return False, None
+    if cfg.compile == "auto" and device.type != "cuda":
+        return False, None
+    if cfg.compile == "auto" and not long_enough_to_compile(cfg):
+        return False, (f"train.compile auto: eager, the run is too short to pay back a compile "
+                       f"(compiled from {MIN_STEPS_TO_COMPILE:,} updates and {MIN_MINUTES_TO_COMPILE:g} minutes)")
+    try:
+        smoke_test(device)
+    except Exception as e:  # any failure of the compiler stack: the run can still train eagerly
+        text = str(e).strip()
+        reason = f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+        if cfg.compile is True:
+            raise NmtError(f"train.compile=true, but torch.compile fails on this machine ({reason}); "
+                           "use train.compile=auto or false to train eagerly") from None
+        return False, f"train.compile auto: eager, torch.compile fails on this machine ({reason})"
+    return True, None if cfg.compile is True else "train.compile auto: the training step is compiled"

@@ -1,0 +1,35 @@
+"""How a process's share of an update becomes forward and backward passes (micro-batches).
+
+The recipe fixes what an update holds: `update_freq` batches of at most `max_tokens` tokens each
+(nmt.data.batching cuts each update's batches from neighbouring lengths). How many passes carry
+them is `train.micro_batches`: each pass merges consecutive batches into one. Merged or split,
+the update's sentences, summed loss and gradients are the same (float rounding aside); only the
+padding differs a little, and fewer, larger passes launch fewer kernels, which is what limits a
+GPU's update (docs/gpu.md).
+
+`auto`: on CUDA one pass per process, split further only if the device runs out of memory
+(TrainStep retries the update with twice the passes); on a CPU one pass per batch, where larger
+passes gain nothing and the eager output layer is tuned for cache-sized chunks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def initial_micro_batches(setting: int | str, device: torch.device, batches_per_process: int) -> int:
+    """The passes per update a run starts with: the recipe's number, or what `auto` picks."""
+    if setting == "auto":
+        return 1 if device.type == "cuda" else batches_per_process
+    return min(int(setting), batches_per_process)
+
+
+def merge(batches: list[np.ndarray], passes: int) -> list[np.ndarray]:
+    """`batches` (index arrays) as `passes` micro-batches of consecutive batches, as evenly as
+    their number allows (the first ones take one batch more); never more passes than batches."""
+    passes = max(1, min(passes, len(batches)))
+    sizes = [len(batches) // passes + (i < len(batches) % passes) for i in range(passes)]
+    starts = np.cumsum([0, *sizes])
+    return [batches[start] if end - start == 1 else np.concatenate(batches[start:end])
+            for start, end in zip(starts[:-1], starts[1:])]

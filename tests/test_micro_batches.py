@@ -1,0 +1,126 @@
+"""An update's batches in fewer, larger passes (train.micro_batches): the batches an epoch groups
+into updates, how they merge, the same loss and gradients merged or split, and the retry with
+more passes when the device runs out of memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from nmt.data.batching import epoch_batches, pack_by_tokens
+from nmt.data.shards import ParallelShards
+from nmt.errors import NmtError
+from nmt.train import step as step_module
+from nmt.train.micro_batches import initial_micro_batches, merge
+from nmt.train.trainer import Trainer
+from tests.conftest import prepared_tiny
+
+QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
+
+
+def test_an_epochs_batches_without_groups_are_its_packed_batches_shuffled(tmp_path):
+    """group=1 (update_freq 1, every Multi30k recipe): the packing of the length-sorted pairs, its
+    batches in a random order drawn from the same generator as before groups existed."""
+    data = ParallelShards(prepared_tiny(tmp_path).out / "data", "train")
+    src_len, tgt_len = data.src.lengths + 1, data.tgt.lengths + 1
+    rng = np.random.default_rng([3, 0])
+    perm = rng.permutation(len(data))
+    packed = pack_by_tokens(perm[np.lexsort((src_len[perm], tgt_len[perm]))], np.maximum(src_len, tgt_len), 128)
+    expected = [packed[i].tolist() for i in rng.permutation(len(packed))]
+    assert [b.tolist() for b in epoch_batches(data, 128, seed=3, epoch=0)] == expected
+
+
+def test_an_updates_batches_are_neighbours_in_length_and_every_pair_comes_once(tmp_path):
+    data = ParallelShards(prepared_tiny(tmp_path).out / "data", "train")
+    packed = [b.tolist() for b in epoch_batches(data, 128, seed=3, epoch=0, group=1)]
+    grouped = [b.tolist() for b in epoch_batches(data, 128, seed=3, epoch=0, group=3)]
+    assert sorted(map(sorted, grouped)) == sorted(map(sorted, packed))  # the same batches, reordered
+    assert sorted(np.concatenate(grouped).tolist()) == list(range(len(data)))
+    full, longest = len(grouped) // 3, [int(data.tgt.lengths[b].max()) for b in grouped]
+    assert len(grouped) % 3 != 0  # the tiny corpus leaves a short last group
+    # Every run of 3 is 3 consecutive batches of the length-sorted packing, the runs in a shuffled
+    # order, and the short run (the longest sentences) last.
+    for run in range(full):
+        assert longest[run * 3:run * 3 + 3] == sorted(longest[run * 3:run * 3 + 3])
+    starts = longest[0:full * 3:3]
+    assert starts != sorted(starts)
+    assert min(longest[full * 3:]) >= max(longest[:full * 3])
+
+
+def test_merge_by_hand():
+    a, b, c, d, e = (np.array([i]) for i in range(5))
+    assert [m.tolist() for m in merge([a, b, c, d, e], 2)] == [[0, 1, 2], [3, 4]]
+    assert [m.tolist() for m in merge([a, b, c, d, e], 5)] == [[0], [1], [2], [3], [4]]
+    assert [m.tolist() for m in merge([a, b, c], 9)] == [[0], [1], [2]]  # never more passes than batches
+    assert [m.tolist() for m in merge([a, b, c], 1)] == [[0, 1, 2]]
+    assert initial_micro_batches("auto", torch.device("cuda"), 4) == 1
+    assert initial_micro_batches("auto", torch.device("cpu"), 4) == 4
+    assert initial_micro_batches(3, torch.device("cpu"), 2) == 2
+
+
+def update_gradients(trainer: Trainer, group: list[np.ndarray]) -> tuple[float, list[torch.Tensor]]:
+    """The update's summed loss and the gradients it stepped with (left in .grad until the next update)."""
+    loss, tokens = trainer.train_step(group)
+    return float(loss), [p.grad.clone() for p in trainer.model.parameters()]
+
+
+def test_one_merged_pass_gives_the_split_updates_loss_and_gradients(tmp_path):
+    """The update's summed loss and gradients are those of its batches one by one (float
+    rounding only: the merged pass pads its shorter rows and sums in another order)."""
+    settings = ["train.update_freq=3", "train.max_tokens=128", *QUIET]  # tiny: dropout 0
+    split = Trainer(prepared_tiny(tmp_path / "split", *settings, "train.micro_batches=3"))
+    merged = Trainer(prepared_tiny(tmp_path / "merged", *settings, "train.micro_batches=1"))
+    assert split.update.micro_batches == 3 and merged.update.micro_batches == 1
+    merged.model.load_state_dict(split.model.state_dict())
+    batches = epoch_batches(split.train_data, 128, 1, 0, group=3)
+    group = batches[:3]
+    passes = []
+    real_forward = merged.update.forward
+    merged.update.forward = lambda src, *rest: passes.append(src.size(0)) or real_forward(src, *rest)
+    split_loss, split_grads = update_gradients(split, group)
+    merged_loss, merged_grads = update_gradients(merged, group)
+    assert passes == [sum(len(b) for b in group)]  # one pass with every sentence of the update
+    assert merged_loss == pytest.approx(split_loss, rel=1e-5)
+    for (name, _), a, b in zip(split.model.named_parameters(), split_grads, merged_grads):
+        assert (a - b).abs().max() <= 1e-5 * a.abs().max() + 1e-12, name
+
+
+def test_out_of_memory_retries_the_update_in_more_passes_and_says_so(tmp_path, monkeypatch):
+    """`auto` on one process (what a CUDA run starts with: one pass) splits an update that does not
+    fit, and keeps the larger count; the retried update equals the split update."""
+    monkeypatch.setattr(step_module, "initial_micro_batches", lambda setting, device, batches: 1)
+    settings = ["train.update_freq=4", "train.max_tokens=128", *QUIET]
+    notes = []
+    trainer = Trainer(prepared_tiny(tmp_path / "auto", *settings))
+    trainer.update.note = notes.append
+    reference = Trainer(prepared_tiny(tmp_path / "split", *settings, "train.micro_batches=4"))
+    reference.model.load_state_dict(trainer.model.state_dict())
+    group = epoch_batches(trainer.train_data, 128, 1, 0, group=4)[:4]
+    fits = max(len(b) for b in group) * 2  # rows of the two largest batches at most
+    real_forward = trainer.update.forward
+
+    def limited(src, *rest):
+        if src.size(0) > fits:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+        return real_forward(src, *rest)
+
+    trainer.update.forward = limited
+    loss, grads = update_gradients(trainer, group)
+    assert trainer.update.micro_batches == 2
+    assert notes == ["out of device memory: this update and the next run in 2 passes (train.micro_batches)"]
+    reference_loss, reference_grads = update_gradients(reference, group)
+    assert loss == pytest.approx(reference_loss, rel=1e-5)
+    for a, b in zip(grads, reference_grads):
+        assert (a - b).abs().max() <= 1e-5 * a.abs().max() + 1e-12
+
+
+def test_out_of_memory_with_a_set_number_of_passes_is_a_clear_error(tmp_path):
+    trainer = Trainer(prepared_tiny(tmp_path, "train.update_freq=2", "train.micro_batches=1", *QUIET))
+    trainer.update.forward = lambda *args: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory"))
+    group = epoch_batches(trainer.train_data, 512, 1, 0, group=2)[:2]
+    with pytest.raises(NmtError, match=r"1 pass\(es\) per update; set train.micro_batches=2"):
+        trainer.train_step(group)
+    trainer.update.micro_batches = 2
+    with pytest.raises(NmtError, match="one batch of train.max_tokens=512 per pass; lower train.max_tokens"):
+        trainer.train_step(group)
