@@ -1,30 +1,42 @@
 """`make bench-gpu`: training speed of the base and big Transformers on a GPU, with MFU.
 
-    python -m bench.gpu [--shapes base,big] [--precisions fp32,bf16] [--compile off,on] [--ddp off,on]
+    python -m bench.gpu [--shapes base,big] [--processes 3] [--precisions fp32,bf16] [--compile off,on]
+                        [--ddp off,on] [--steps 60] [--windows 3]
 
 Each configuration times `nmt.train.step.TrainStep`, the update `nmt train` runs: collation from
-memory-mapped shards, pinned-memory copies, autocast, gradient accumulation over the recipe's
-`update_freq` batches, the GradScaler, clipping, fused Adam and the schedule, with the recipe's
-own train settings. The data are synthetic shards: random token ids with a realistic length mix
+memory-mapped shards, pinned-memory copies, autocast, the update's batches in as many passes as
+`train.micro_batches` gives, the GradScaler, clipping, fused Adam and the schedule. First, each
+shape's recipe exactly as `nmt train` runs it on this device (`"recipe_defaults": true`: compiled
+on CUDA, one pass per update), timed in `--processes` fresh processes; then the grid of
+precisions, compile on/off and DDP, each timed in `--windows` windows of `--steps` updates in
+one process. The data are synthetic shards: random token ids with a realistic length mix
 (source lengths log-normal around 30 pieces, as WMT14 with a 37k BPE; target lengths a noisy
-ratio of them), batched by nmt's own token batching. Reported: target tokens/s, seconds per
-update, peak device memory, and MFU = model FLOPs per update (bench.flops: every matmul, the
-attention scores, the output layer, real tokens only) / time / the device's bf16 dense peak,
-against both the datasheet peak and a measured large bf16 matmul.
+ratio of them), batched by nmt's own token batching.
+
+Reported per configuration: `timings` (seconds per update, one per window or process) and their
+summary; the host's time to issue an update and, on CUDA, the update's time on the device's
+stream (median and p90 over every timed update: a device time well above the kernels' own time
+means the device waited for the host); kernels per update and their summed time from a short
+profile (aten operators per update on a CPU); target tokens/s, padding, peak memory, and MFU =
+model FLOPs per update (bench.flops: every matmul, the attention scores, the output layer, real
+tokens only) / time / the device's bf16 dense peak, against both the datasheet peak and a
+measured large bf16 matmul.
 
 Without a GPU it runs the tiny shape on the CPU (so CI exercises every path); MFU there is
 against the measured fp32 matmul ceiling. Results: bench/results/gpu.json (cpu_tiny.json on a CPU).
 """
-
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import os
 import platform
 import re
 import resource
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +52,7 @@ from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
+from nmt.train.micro_batches import merge
 from nmt.train.step import TrainStep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,6 +158,7 @@ def one_process_group(device: torch.device):
         dist.destroy_process_group()
 
 
+
 def _synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -158,24 +172,108 @@ class _OneProcessWorld(World):
         return True
 
 
-def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torch.device,
-              steps: int, warmup: int, data: ParallelShards, seed: int = 1, length_multiple: int | None = None) -> dict:
-    """Time `steps` updates of TrainStep after `warmup` ones; speed, memory and MFU of one configuration.
-    `length_multiple` overrides the batch-width rounding TrainStep picks for the device."""
-    spec = shape(name)
-    cfg = spec["train"].model_copy(update={"precision": precision, "compile": compiled})
+def spread(values: list[float]) -> dict | None:
+    """Median and 90th percentile of per-update times (seconds); None without values."""
+    if not values:
+        return None
+    return {"median": significant(float(np.median(values))), "p90": significant(float(np.percentile(values, 90)))}
+
+
+def time_window(step: TrainStep, data: ParallelShards, updates: list[list[np.ndarray]], device: torch.device) -> dict:
+    """`updates` timed back to back as training runs them: the wall time of the window (synchronized
+    at both ends), each update's host time (until `step` returns: what the host spends issuing it,
+    or waiting when the device's queue is full) and, on CUDA, each update's time on the device's
+    stream between two events (kernels plus any gaps where the device waited for the host)."""
+    cuda = device.type == "cuda"
+    host, events, results = [], [], []
+    _synchronize(device)
+    start = time.perf_counter()
+    for update in updates:
+        if cuda:
+            begin = torch.cuda.Event(enable_timing=True)
+            begin.record()
+        issued = time.perf_counter()
+        results.append(step(data, update))  # (loss on the device, target tokens): read after the window
+        host.append(time.perf_counter() - issued)
+        if cuda:
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            events.append((begin, end))
+    _synchronize(device)
+    return {"seconds": time.perf_counter() - start, "host": host,
+            "device": [begin.elapsed_time(end) / 1000 for begin, end in events], "results": results}
+
+
+@contextlib.contextmanager
+def native_stderr_silenced():
+    """The process's standard error (file descriptor 2) sent nowhere inside the block: the profiler's
+    native library prints lines there that Python cannot redirect."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def profile_work(step: TrainStep, data: ParallelShards, updates: list[list[np.ndarray]], device: torch.device) -> dict:
+    """What one update launches, from torch.profiler over `updates`: on CUDA the device's kernels
+    per update (memory copies and sets included) and their summed time; on a CPU the aten operator
+    calls per update (nested calls included), the work a GPU's host would launch one by one."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with native_stderr_silenced(), profile(activities=activities) as prof:
+        for update in updates:
+            step(data, update)
+        _synchronize(device)
+    n, events = len(updates), prof.key_averages()
+    if not cuda:
+        return {"profiled_updates": n, "operators_per_update": round(sum(e.count for e in events if e.key.startswith("aten::")) / n)}
+    kernels = [e for e in events if e.device_type == DeviceType.CUDA]
+    microseconds = sum(getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0) for e in kernels)
+    return {"profiled_updates": n, "kernels_per_update": round(sum(e.count for e in kernels) / n),
+            "kernel_seconds_per_update": significant(microseconds / 1e6 / n)}
+
+
+def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], passes: int, multiple: int) -> int:
+    """Target positions the updates' passes run through, padding included (batches merged as TrainStep merges them)."""
+    return sum(len(idx) * round_up(int(data.tgt.lengths[idx].max()) + 1, multiple)
+               for update in updates for idx in merge(update, passes))
+
+
+def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int, warmup: int,
+              windows: int = 1, profiled: int = 3, seed: int = 1) -> list[dict]:
+    """Time TrainStep as `spec` sets it up: {"shape": base|big|tiny, "train": {setting: value} changed
+    from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool,
+    "length_multiples": [8, 1] (batch widths; none: what TrainStep picks for the device)}.
+
+    `warmup` updates, then `windows` rounds of `steps` timed updates per length multiple (several
+    multiples take turns, window by window, on the same model), then `profiled` updates under the
+    profiler. One record per length multiple: its timings (seconds per update, one per window),
+    host and device time per update, kernels (or operators) per update, tokens/s, padding, memory."""
+    spec_shape = shape(spec["shape"])
+    changes = spec.get("train", {})
+    cfg = spec_shape["train"].model_copy(update=changes)
+    multiples = spec.get("length_multiples") or [None]
     freq = cfg.update_freq
     torch.manual_seed(seed)
-    model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).to(device)
+    model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
     batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq)
-    updates = [batches[i * freq:(i + 1) * freq] for i in range(warmup + steps)]
-    if len(updates[-1]) < freq:
-        raise ValueError(f"{len(batches)} batches are too few for {warmup + steps} updates")
-    group = one_process_group(device) if ddp else contextlib.nullcontext()
-    with group:
-        step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World())
-        if length_multiple is not None:
-            step.length_multiple = length_multiple
+    updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
+    needed = warmup + windows * len(multiples) * steps + profiled
+    if len(updates) < needed:
+        raise ValueError(f"{len(batches)} batches are too few for {needed} updates")
+    notes: list[str] = []
+    ddp = bool(spec.get("ddp"))
+    with one_process_group(device) if ddp else contextlib.nullcontext():
+        step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
+        chosen = step.length_multiple
         start = time.perf_counter()
         for update in updates[:warmup]:
             step(data, update)
@@ -183,30 +281,94 @@ def bench_one(name: str, precision: str, compiled: bool, ddp: bool, device: torc
         warmup_seconds = time.perf_counter() - start
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
-        start = time.perf_counter()
-        results = [step(data, update) for update in updates[warmup:]]  # (loss on the device, tokens)
-        _synchronize(device)
-        seconds = time.perf_counter() - start
+        timed, cursor = {m: [] for m in multiples}, warmup
+        for _ in range(windows):
+            for multiple in multiples:
+                step.length_multiple = multiple or chosen
+                window = updates[cursor:cursor + steps]
+                cursor += steps
+                timed[multiple].append((window, time_window(step, data, window, device)))
+        step.length_multiple = chosen
+        work = profile_work(step, data, updates[cursor:cursor + profiled], device) if profiled else {}
         step.forward = model  # let DDP go before its process group
-    timed = [b for update in updates[warmup:] for b in update]
-    tgt_tokens = sum(tokens for _, tokens in results)
-    multiple = step.length_multiple
-    padded_tokens = sum(len(idx) * round_up(int(data.tgt.lengths[idx].max()) + 1, multiple) for idx in timed)
-    pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1) for idx in timed for i in idx]
-    flops = model_flops_per_update(spec["model"], spec["vocab"], pairs)
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    last_loss, last_tokens = results[-1]
-    return {
-        "shape": name, "precision": precision, "compile": compiled, "ddp": ddp, "length_multiple": multiple,
-        "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
-        "updates": steps, "seconds_per_update": significant(seconds / steps),
-        "target_tokens_per_update": round(tgt_tokens / steps), "target_tokens_per_s": round(tgt_tokens / seconds),
-        "target_padding_fraction": round(1 - tgt_tokens / padded_tokens, 3),
-        "model_gflop_per_update": significant(flops / steps / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
-        "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
-        "peak_memory_gb": round(peak_memory / 2**30, 2),
+    records = []
+    for multiple, rounds in timed.items():
+        window_updates = [u for window, _ in rounds for u in window]
+        measured = [m for _, m in rounds]
+        seconds = sum(m["seconds"] for m in measured)
+        results = [r for m in measured for r in m["results"]]
+        tgt_tokens = sum(tokens for _, tokens in results)
+        width = multiple or chosen
+        pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1)
+                 for update in window_updates for idx in update for i in idx]
+        flops = model_flops_per_update(spec_shape["model"], spec_shape["vocab"], pairs)
+        n = len(window_updates)
+        last_loss, last_tokens = results[-1]
+        records.append({
+            "shape": spec["shape"], "recipe_defaults": not changes and multiple is None and not ddp,
+            "train_changes": changes, "precision": cfg.precision, "compile": step.compiled,
+            "micro_batches": step.micro_batches, "ddp": ddp, "length_multiple": width,
+            "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
+            "updates": n, "timings": [significant(m["seconds"] / steps) for m in measured],
+            "seconds_per_update": significant(seconds / n),
+            "host_issue_seconds": spread([t for m in measured for t in m["host"]]),
+            "device_seconds": spread([t for m in measured for t in m["device"]]),
+            **work,
+            "target_tokens_per_update": round(tgt_tokens / n), "target_tokens_per_s": round(tgt_tokens / seconds),
+            "target_padding_fraction": round(1 - tgt_tokens / padded_target_tokens(data, window_updates, step.micro_batches, width), 3),
+            "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
+            "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
+            "peak_memory_gb": round(peak_memory / 2**30, 2), "notes": notes,
+        })
+    return records
+
+
+PER_PROCESS = ("timings", "seconds_per_update", "host_issue_seconds", "device_seconds", "kernels_per_update",
+               "kernel_seconds_per_update", "operators_per_update", "warmup_seconds", "peak_memory_gb", "process_seconds")
+
+
+def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch.device, steps: int, warmup: int,
+                       threads: int = 2) -> dict:
+    """`spec` timed in `processes` fresh Python processes one after the other (each compiles anew,
+    from torch's on-disk caches after the first), one window each: its `timings` are the
+    processes' seconds per update, `seconds_per_update` their median."""
+    runs = []
+    for _ in range(processes):
+        start = time.perf_counter()
+        child = subprocess.run([sys.executable, "-m", "bench.gpu", "--child", json.dumps(spec), "--data", str(data_dir),
+                                "--device", str(device), "--steps", str(steps), "--warmup", str(warmup),
+                                "--threads", str(threads)], capture_output=True, text=True, cwd=ROOT)
+        lines = child.stdout.strip().splitlines()
+        if child.returncode != 0 or not lines:
+            return {"shape": spec["shape"], "spec": spec, "error": child.stderr.strip().splitlines()[-6:] or ["no output"]}
+        runs.append(json.loads(lines[-1])[0] | {"process_seconds": round(time.perf_counter() - start, 1)})
+    timings = [run["seconds_per_update"] for run in runs]
+    median = float(np.median(timings))
+    combined = {k: v for k, v in runs[0].items() if k not in PER_PROCESS}
+    gflop, tokens = combined["model_gflop_per_update"], combined["target_tokens_per_update"]
+    return combined | {
+        "repeats_in": "fresh processes", "timings": timings, "seconds_per_update": significant(median),
+        "target_tokens_per_s": round(tokens / median), "model_tflop_per_s": significant(gflop / median / 1000),
+        "host_issue_seconds": spread([r["host_issue_seconds"]["median"] for r in runs]),
+        "device_seconds": spread([r["device_seconds"]["median"] for r in runs if r["device_seconds"]]),
+        "processes": [{k: r[k] for k in PER_PROCESS if k in r} for r in runs],
     }
+
+
+def with_mfu(run: dict, peaks: dict[str, float | None]) -> dict:
+    """`run` with its MFU against each known peak (TFLOP/s)."""
+    for name, peak in peaks.items():
+        if peak and "model_tflop_per_s" in run:
+            run[f"mfu_vs_{name}"] = significant(run["model_tflop_per_s"] / peak, 3)
+    return run
+
+
+def shards_for(spec_shape: dict, directory: Path, updates: int) -> ParallelShards:
+    """Synthetic shards with enough pairs for `updates` updates of the shape's recipe."""
+    tokens = updates * spec_shape["train"].update_freq * spec_shape["train"].max_tokens
+    return synthetic_shards(directory, spec_shape["vocab"], pairs=max(2 * tokens // 27, 1000))
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -216,16 +378,25 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--precisions", default="fp32,bf16")
     parser.add_argument("--compile", default=None, help="off, on or off,on (default: off,on on a GPU, off on a CPU)")
     parser.add_argument("--ddp", default="off,on")
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--processes", type=int, default=3,
+                        help="fresh processes timing each shape's recipe defaults (0: none)")
+    parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--windows", type=int, default=3, help="timings of each other configuration, in one process")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (CPU runs only)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # a fresh process: time this spec, print its JSON
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device)
     on_gpu = device.type == "cuda"
     if not on_gpu:
         torch.set_num_threads(args.threads)
+    if args.child:
+        print(json.dumps(bench_one(json.loads(args.child), device, ParallelShards(args.data, "train"),
+                                   args.steps, args.warmup)))
+        return {}
     shapes = (args.shapes or ("base,big" if on_gpu else "tiny")).split(",")
     compiles = [c == "on" for c in (args.compile or ("off,on" if on_gpu else "off")).split(",")]
     ddps = [d == "on" for d in args.ddp.split(",")]
@@ -245,20 +416,22 @@ def main(argv: list[str] | None = None) -> dict:
     runs = []
     scratch = tempfile.TemporaryDirectory(prefix="nmt-bench-gpu-")
     for name in shapes:
-        spec = shape(name)
-        tokens_needed = (args.warmup + args.steps) * spec["train"].update_freq * spec["train"].max_tokens
-        data = synthetic_shards(Path(scratch.name) / name, spec["vocab"], pairs=max(2 * tokens_needed // 27, 1000))
+        spec_shape = shape(name)
+        data = shards_for(spec_shape, Path(scratch.name) / name, args.warmup + 3 * args.windows * args.steps + 3)
+        measured = []
+        if args.processes:
+            measured.append(in_fresh_processes({"shape": name}, args.processes, Path(scratch.name) / name, device,
+                                               args.steps, args.warmup, args.threads))
         for precision in args.precisions.split(","):
             for compiled in compiles:
                 for ddp in ddps:
-                    run = bench_one(name, precision, compiled, ddp, device, args.steps, args.warmup, data)
-                    for peak_name, peak in peaks.items():
-                        if peak:
-                            run[f"mfu_vs_{peak_name}"] = significant(run["model_tflop_per_s"] / peak, 3)
-                    print(json.dumps(run), flush=True)
-                    runs.append(run)
-                    if on_gpu:
-                        torch.cuda.empty_cache()
+                    spec = {"shape": name, "train": {"precision": precision, "compile": compiled}, "ddp": ddp}
+                    measured += bench_one(spec, device, data, args.steps, args.warmup, args.windows)
+        for run in measured:
+            print(json.dumps(with_mfu(run, peaks)), flush=True)
+            runs.append(run)
+            if on_gpu:
+                torch.cuda.empty_cache()
     scratch.cleanup()
     report["runs"] = runs
     out = args.out or RESULTS / ("gpu.json" if on_gpu else "cpu_tiny.json")
