@@ -124,3 +124,44 @@ def test_out_of_memory_with_a_set_number_of_passes_is_a_clear_error(tmp_path):
     trainer.update.micro_batches = 2
     with pytest.raises(NmtError, match="one batch of train.max_tokens=512 per pass; lower train.max_tokens"):
         trainer.train_step(group)
+
+
+def census_of_an_update(tmp_path, passes: int, monkeypatch=None, chunk_elements: int | None = None):
+    """The operator census of one bf16 update (after a first one has made Adam's state) of 2 batches in `passes` passes."""
+    from nmt.model import output_loss
+    from tests.op_census import OperatorCensus
+
+    if chunk_elements is not None:
+        monkeypatch.setattr(output_loss, "_CPU_CHUNK_ELEMENTS", chunk_elements)
+    trainer = Trainer(prepared_tiny(tmp_path, "train.precision=bf16", "train.update_freq=2", "train.max_tokens=128",
+                                    f"train.micro_batches={passes}", *QUIET))
+    first, second = (batches := epoch_batches(trainer.train_data, 128, 1, 0, group=2))[:2], batches[2:4]
+    trainer.train_step(first)
+    with OperatorCensus(trainer.model) as census:
+        trainer.train_step(second)
+    scored = [sum(int(trainer.train_data.tgt.lengths[i]) + 1 for i in b) for b in second]
+    return census, trainer, scored
+
+
+def test_one_pass_launches_fewer_operators_and_casts_each_weight_once(tmp_path):
+    """CPU proxies of what a GPU's host launches per update: merged into one pass, the update runs
+    well under the operators of two passes, and autocast casts each weight once per pass (its
+    cache), never once per use."""
+    one, trainer, _ = census_of_an_update(tmp_path / "one", 1)
+    two, _, _ = census_of_an_update(tmp_path / "two", 2)
+    weights = {name for name, p in trainer.model.named_parameters() if p.dim() == 2}
+    assert one.calls < 0.7 * two.calls
+    assert set(one.parameter_casts) >= weights  # every matmul weight goes to bf16 (the tied embedding too)
+    assert max(one.parameter_casts.values()) == 1 and max(two.parameter_casts.values()) == 2
+
+
+def test_the_eager_output_layer_never_makes_the_whole_fp32_logits(tmp_path, monkeypatch):
+    """With chunks smaller than a pass's tokens (a GPU's 37k vocabulary against its chunk budget),
+    no fp32 tensor of (tokens × vocabulary) elements exists in an update; with one chunk, the
+    census sees it (so the check can fail)."""
+    census, trainer, scored = census_of_an_update(tmp_path / "chunked", 1, monkeypatch, chunk_elements=32 * 160)
+    vocabulary = trainer.model.output_weight.size(0)
+    assert vocabulary == 160  # the chunk budget above holds 32 rows
+    assert census.largest_fp32 < sum(scored) * vocabulary
+    whole, _, scored = census_of_an_update(tmp_path / "whole", 1, monkeypatch, chunk_elements=1 << 22)
+    assert whole.largest_fp32 >= sum(scored) * vocabulary
