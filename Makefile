@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.decode_engines
 	$(BIN)/python -m bench.prepare
+	$(BIN)/python -m bench.host_overhead
 
 # nmt beside eole (with CTranslate2) and JoeyNMT on the same data and shape, in one run: each peer
 # installs itself into its own environment under PEERS_HOME (package index needed); about 15 minutes.

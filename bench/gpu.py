@@ -46,7 +46,7 @@ import torch
 import torch.distributed as dist
 
 from bench.flops import model_flops_per_update
-from bench.report import write_json
+from bench.report import provenance, write_json
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards, ShardWriter
@@ -61,12 +61,18 @@ VOCAB = 37_000  # the base recipe's joint BPE
 TINY = {"model": ModelConfig(encoder_layers=2, decoder_layers=2, d_model=64, heads=4, d_ff=128),
         "train": TrainConfig(max_tokens=1024, update_freq=2, lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=100),
         "vocab": 1000}
+# The base model's depth and heads at a width where arithmetic costs next to nothing: what is left
+# of an update is the host's work per operator (bench.host_overhead).
+HOST = {"model": ModelConfig(encoder_layers=6, decoder_layers=6, d_model=64, heads=8, d_ff=256),
+        "train": TrainConfig(max_tokens=512, update_freq=2, lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=100),
+        "vocab": 1000}
 
 
 def shape(name: str) -> dict:
-    """Model shape, train settings and vocabulary of a recipe (base, big) or of the tiny CPU shape."""
-    if name == "tiny":
-        return TINY
+    """Model shape, train settings and vocabulary of a recipe (base, big), of the tiny CPU shape or
+    of the full-depth, tiny-width `host` shape."""
+    if name in ("tiny", "host"):
+        return {"tiny": TINY, "host": HOST}[name]
     recipe = load_recipe(ROOT / "recipes" / f"wmt14_en_de_{name}.yaml")
     return {"model": recipe.model, "train": recipe.train, "vocab": VOCAB}
 
@@ -247,33 +253,39 @@ def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], 
                for update in updates for idx in merge(update, passes))
 
 
+TURN_SETTINGS = ("length_multiple", "micro_batches")  # TrainStep's attributes a turn may set
+
+
 def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int, warmup: int,
               windows: int = 1, profiled: int = 3, seed: int = 1) -> list[dict]:
-    """Time TrainStep as `spec` sets it up: {"shape": base|big|tiny, "train": {setting: value} changed
-    from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool,
-    "length_multiples": [8, 1] (batch widths; none: what TrainStep picks for the device)}.
+    """Time TrainStep as `spec` sets it up: {"shape": base|big|tiny|host, "train": {setting: value}
+    changed from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool, "turns":
+    [{"length_multiple": 8}, {"length_multiple": 1}] (settings of the step that take turns, window
+    by window, on the same model; none: one turn as TrainStep sets itself up)}.
 
-    `warmup` updates, then `windows` rounds of `steps` timed updates per length multiple (several
-    multiples take turns, window by window, on the same model), then `profiled` updates under the
-    profiler. One record per length multiple: its timings (seconds per update, one per window),
-    host and device time per update, kernels (or operators) per update, tokens/s, padding, memory."""
+    `warmup` updates, then `windows` rounds of `steps` timed updates per turn, then `profiled`
+    updates per turn under the profiler. One record per turn: its timings (seconds per update, one
+    per window), host and device time per update, kernels (or operators) per update, tokens/s,
+    padding, memory."""
     spec_shape = shape(spec["shape"])
     changes = spec.get("train", {})
     cfg = spec_shape["train"].model_copy(update=changes)
-    multiples = spec.get("length_multiples") or [None]
+    turns = spec.get("turns") or [{}]
+    if unknown := {key for turn in turns for key in turn} - set(TURN_SETTINGS):
+        raise ValueError(f"turns may set {', '.join(TURN_SETTINGS)}, not {', '.join(sorted(unknown))}")
     freq = cfg.update_freq
     torch.manual_seed(seed)
     model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
     batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq)
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
-    needed = warmup + windows * len(multiples) * steps + profiled
+    needed = warmup + len(turns) * (windows * steps + profiled)
     if len(updates) < needed:
         raise ValueError(f"{len(batches)} batches are too few for {needed} updates")
     notes: list[str] = []
     ddp = bool(spec.get("ddp"))
     with one_process_group(device) if ddp else contextlib.nullcontext():
         step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
-        chosen = step.length_multiple
+        own = {key: getattr(step, key) for key in TURN_SETTINGS}
         start = time.perf_counter()
         for update in updates[:warmup]:
             step(data, update)
@@ -281,43 +293,48 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         warmup_seconds = time.perf_counter() - start
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
-        timed, cursor = {m: [] for m in multiples}, warmup
+        timed, work, cursor = [[] for _ in turns], [], warmup
         for _ in range(windows):
-            for multiple in multiples:
-                step.length_multiple = multiple or chosen
+            for i, turn in enumerate(turns):
+                for key, value in (own | turn).items():
+                    setattr(step, key, value)
                 window = updates[cursor:cursor + steps]
                 cursor += steps
-                timed[multiple].append((window, time_window(step, data, window, device)))
-        step.length_multiple = chosen
-        work = profile_work(step, data, updates[cursor:cursor + profiled], device) if profiled else {}
+                timed[i].append((window, time_window(step, data, window, device)))
+        for turn in turns:
+            for key, value in (own | turn).items():
+                setattr(step, key, value)
+            work.append(profile_work(step, data, updates[cursor:cursor + profiled], device) if profiled else {})
+            cursor += profiled
         step.forward = model  # let DDP go before its process group
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     records = []
-    for multiple, rounds in timed.items():
+    for turn, rounds, turn_work in zip(turns, timed, work):
+        settings = own | turn
         window_updates = [u for window, _ in rounds for u in window]
         measured = [m for _, m in rounds]
         seconds = sum(m["seconds"] for m in measured)
         results = [r for m in measured for r in m["results"]]
         tgt_tokens = sum(tokens for _, tokens in results)
-        width = multiple or chosen
         pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1)
                  for update in window_updates for idx in update for i in idx]
         flops = model_flops_per_update(spec_shape["model"], spec_shape["vocab"], pairs)
+        padded = padded_target_tokens(data, window_updates, settings["micro_batches"], settings["length_multiple"])
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
-            "shape": spec["shape"], "recipe_defaults": not changes and multiple is None and not ddp,
-            "train_changes": changes, "precision": cfg.precision, "compile": step.compiled,
-            "micro_batches": step.micro_batches, "ddp": ddp, "length_multiple": width,
+            "shape": spec["shape"], "recipe_defaults": not changes and not turn and not ddp,
+            "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
+            "micro_batches": settings["micro_batches"], "ddp": ddp, "length_multiple": settings["length_multiple"],
             "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
             "updates": n, "timings": [significant(m["seconds"] / steps) for m in measured],
             "seconds_per_update": significant(seconds / n),
             "host_issue_seconds": spread([t for m in measured for t in m["host"]]),
             "device_seconds": spread([t for m in measured for t in m["device"]]),
-            **work,
+            **turn_work,
             "target_tokens_per_update": round(tgt_tokens / n), "target_tokens_per_s": round(tgt_tokens / seconds),
-            "target_padding_fraction": round(1 - tgt_tokens / padded_target_tokens(data, window_updates, step.micro_batches, width), 3),
+            "target_padding_fraction": round(1 - tgt_tokens / padded, 3),
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "notes": notes,
@@ -400,7 +417,8 @@ def main(argv: list[str] | None = None) -> dict:
     shapes = (args.shapes or ("base,big" if on_gpu else "tiny")).split(",")
     compiles = [c == "on" for c in (args.compile or ("off,on" if on_gpu else "off")).split(",")]
     ddps = [d == "on" for d in args.ddp.split(",")]
-    report: dict = {"torch": torch.__version__, "machine": platform.machine(), "device": str(device)}
+    report: dict = {"provenance": provenance(), "torch": torch.__version__, "machine": platform.machine(),
+                    "device": str(device)}
     if on_gpu:
         name = torch.cuda.get_device_name(device)
         peak, model = datasheet_bf16_tflops(name)
@@ -417,7 +435,7 @@ def main(argv: list[str] | None = None) -> dict:
     scratch = tempfile.TemporaryDirectory(prefix="nmt-bench-gpu-")
     for name in shapes:
         spec_shape = shape(name)
-        data = shards_for(spec_shape, Path(scratch.name) / name, args.warmup + 3 * args.windows * args.steps + 3)
+        data = shards_for(spec_shape, Path(scratch.name) / name, args.warmup + args.windows * args.steps + 3)
         measured = []
         if args.processes:
             measured.append(in_fresh_processes({"shape": name}, args.processes, Path(scratch.name) / name, device,

@@ -47,7 +47,7 @@ from pathlib import Path
 import torch
 
 from bench import gpu as bench_gpu
-from bench.report import write_json
+from bench.report import provenance, write_json
 from nmt.data.shards import ParallelShards
 from nmt.train.compiling import compile_model, compile_settings, compile_smoke_test
 
@@ -262,14 +262,15 @@ def speed_runs(on_gpu: bool) -> list[dict]:
             {"spec": {"shape": "base", "train": {"micro_batches": 2}},
              "what": "compiled, the update's 2 batches in 2 passes (merged into one by default)"},
             {"spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},
-            {"spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2}, "length_multiples": [8, 1]},
+            {"spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
+                      "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},
         ]
     # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
     # training step costs more than the rest of this part).
     return [
         {"spec": {"shape": "tiny"}, "processes": 3, "what": "the tiny shape's settings as nmt train runs them"},
-        {"spec": {"shape": "tiny", "train": {"precision": "bf16"}, "length_multiples": [8, 1]},
+        {"spec": {"shape": "tiny", "train": {"precision": "bf16"}, "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
          "what": "bf16, widths padded to a multiple of 8 and exact, in turns"},
     ]
 
@@ -300,7 +301,7 @@ def bench_speed(ctx: Context, report: Report) -> dict:
         spec_shape = bench_gpu.shape(spec["shape"])
         if spec["shape"] not in data:
             data[spec["shape"]] = ctx.scratch / f"bench_{spec['shape']}"
-            bench_gpu.shards_for(spec_shape, data[spec["shape"]], warmup + 3 * 2 * steps + 3)
+            bench_gpu.shards_for(spec_shape, data[spec["shape"]], warmup + 2 * (3 * steps + 3))
         shards = data[spec["shape"]]
         if processes:
             runs = [timed(lambda: bench_gpu.in_fresh_processes(spec, processes, shards, ctx.device, steps, warmup))]
@@ -494,7 +495,7 @@ def part_compiles(part: str, on_gpu: bool) -> bool:
 
 def run_part(part: str, ctx: Context, out_dir: Path) -> dict:
     report = Report(out_dir / f"{part}.json", {
-        "part": part, "torch": torch.__version__, "device": str(ctx.device), "tiny": not ctx.on_gpu,
+        "part": part, "provenance": provenance(), "torch": torch.__version__, "device": str(ctx.device), "tiny": not ctx.on_gpu,
         "started": time.strftime("%Y-%m-%d %H:%M:%S")})
     checks = {
         "preflight": lambda: preflight(ctx),

@@ -51,3 +51,15 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
     # The same batches and seed: DDP over one process makes the same updates as the plain model.
     fp32 = {r["ddp"]: r["final_loss"] for r in runs if r["precision"] == "fp32"}
     assert fp32[True] == fp32[False]
+
+
+@pytest.mark.slow
+def test_host_overhead_bench_counts_fewer_operators_in_one_pass(tmp_path):
+    from bench.host_overhead import main as host_overhead
+
+    report = host_overhead(["--steps", "1", "--windows", "1", "--out", str(tmp_path / "host.json")])
+    two, one = report["runs"]
+    assert (two["micro_batches"], one["micro_batches"]) == (2, 1) and two["shape"] == one["shape"] == "host"
+    assert one["operators_per_update"] < 0.8 * two["operators_per_update"]
+    assert report["one_pass_against_two"]["operators"] == round(one["operators_per_update"] / two["operators_per_update"], 3)
+    assert report["provenance"]["commit"] and report["provenance"]["host"]["cpus"] >= 1
