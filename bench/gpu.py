@@ -48,11 +48,12 @@ import torch.distributed as dist
 from bench.flops import model_flops_per_update
 from bench.report import provenance, write_json
 from nmt.config import ModelConfig, TrainConfig, load_recipe
-from nmt.data.batching import epoch_batches, round_up
+from nmt.data.batching import bucket_width, epoch_batches, round_up
+from nmt.data.buckets import bucket_rows
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
-from nmt.train.micro_batches import merge
+from nmt.train.micro_batches import merge, passes_of
 from nmt.train.step import TrainStep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -247,8 +248,13 @@ def profile_work(step: TrainStep, data: ParallelShards, updates: list[list[np.nd
             "kernel_seconds_per_update": significant(microseconds / 1e6 / n)}
 
 
-def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], passes: int, multiple: int) -> int:
-    """Target positions the updates' passes run through, padding included (batches merged as TrainStep merges them)."""
+def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], passes: int, multiple: int,
+                         bucketed_max_tokens: int | None = None) -> int:
+    """Target positions the updates' passes run through, padding included (batches merged as
+    TrainStep merges them; with `bucketed_max_tokens`, padded to their shape buckets)."""
+    if bucketed_max_tokens:
+        return sum(bucket_rows(data, run, bucketed_max_tokens) * bucket_width(int(data.tgt.lengths[np.concatenate(run)].max()) + 1)
+                   for update in updates for run in passes_of(update, passes))
     return sum(len(idx) * round_up(int(data.tgt.lengths[idx].max()) + 1, multiple)
                for update in updates for idx in merge(update, passes))
 
@@ -276,7 +282,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     freq = cfg.update_freq
     torch.manual_seed(seed)
     model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
-    batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq)
+    batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq, bucketed=cfg.cuda_graphs)
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
     needed = warmup + len(turns) * (windows * steps + profiled)
     if len(updates) < needed:
@@ -287,7 +293,10 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
         own = {key: getattr(step, key) for key in TURN_SETTINGS}
         start = time.perf_counter()
-        for update in updates[:warmup]:
+        warm = updates[:warmup]
+        if step.cuda_graphs:  # every shape the timing will meet recorded first: the steady state of a long run
+            warm += updates[warmup:needed]
+        for update in warm:
             step(data, update)
         _synchronize(device)
         warmup_seconds = time.perf_counter() - start
@@ -320,13 +329,15 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1)
                  for update in window_updates for idx in update for i in idx]
         flops = model_flops_per_update(spec_shape["model"], spec_shape["vocab"], pairs)
-        padded = padded_target_tokens(data, window_updates, settings["micro_batches"], settings["length_multiple"])
+        padded = padded_target_tokens(data, window_updates, settings["micro_batches"], settings["length_multiple"],
+                                      cfg.max_tokens if step.shape_buckets else None)
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
             "shape": spec["shape"], "recipe_defaults": not changes and not turn and not ddp,
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
-            "micro_batches": settings["micro_batches"], "ddp": ddp, "length_multiple": settings["length_multiple"],
+            "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs, "ddp": ddp,
+            "length_multiple": settings["length_multiple"],
             "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
             "updates": n, "timings": [significant(m["seconds"] / steps) for m in measured],
             "seconds_per_update": significant(seconds / n),

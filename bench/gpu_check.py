@@ -259,6 +259,8 @@ def speed_runs(on_gpu: bool) -> list[dict]:
         return [
             {"spec": {"shape": "base"}, "processes": 3, "what": "the base recipe as nmt train runs it"},
             {"spec": {"shape": "big"}, "processes": 3, "what": "the big recipe as nmt train runs it"},
+            {"spec": {"shape": "base", "train": {"cuda_graphs": True}},
+             "what": "compiled with CUDA graphs over shape buckets (every shape recorded before the timing)"},
             {"spec": {"shape": "base", "train": {"micro_batches": 2}},
              "what": "compiled, the update's 2 batches in 2 passes (merged into one by default)"},
             {"spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},

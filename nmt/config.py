@@ -282,6 +282,9 @@ class TrainConfig(Section):
     # and no time limit under 10 minutes, eager where compiling fails (said in the log); never on a
     # CPU, where it is slower (nmt.train.compiling).
     compile: bool | Literal["auto"] = "auto"
+    # CUDA graphs (torch.compile's mode reduce-overhead) over shape buckets (nmt.data.buckets): the
+    # compiled step's kernels replayed in one launch per shape; one CUDA process, with compile on.
+    cuda_graphs: bool = False
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None

@@ -42,6 +42,26 @@ def test_a_training_update_on_cuda_never_waits_for_the_device(tmp_path, precisio
     assert torch.isfinite(loss) and tokens > 0
 
 
+def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path):
+    """train.cuda_graphs: the compiled step replayed from CUDA graphs, an update in 2 passes (each
+    backward adding into gradients that no replay overwrites), on bucketed batches: the eager
+    step's losses, update after update, and no host sync once every shape was recorded."""
+    settings = ["train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false", *ON_CUDA]
+    graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
+    eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
+    assert graphed.update.cuda_graphs and graphed.update.shape_buckets
+    eager.model.load_state_dict(graphed.model.state_dict())
+    batches = epoch_batches(graphed.train_data, 128, 1, 0, group=2, bucketed=True)
+    groups = [batches[i:i + 2] for i in range(0, 12, 2)] * 2  # every shape twice: recorded, then replayed
+    for group in groups:
+        loss_graphed, tokens = graphed.train_step(group)
+        loss_eager, _ = eager.train_step(group)
+        assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens, rel=1e-3)
+    with host_syncs_are_errors():
+        loss, _ = graphed.train_step(groups[0])
+    assert torch.isfinite(loss)
+
+
 def test_fine_tuning_and_resuming_on_cuda_across_precisions(tmp_path):
     parent = prepared_tiny(tmp_path / "parent", "train.max_steps=5", "train.device=cpu", "train.valid_bleu_sentences=0")
     train(parent, show_progress=False)

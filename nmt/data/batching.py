@@ -61,8 +61,22 @@ def pack_by_tokens(order: np.ndarray, sizes: np.ndarray, max_tokens: int) -> lis
     return batches
 
 
+# (up to this width, step): the ladder of bucket widths (nmt.data.buckets)
+_BUCKET_LADDER = ((64, 8), (128, 16), (256, 32), (512, 64))
+_BUCKET_LAST_STEP = 128
+
+
+def bucket_width(width: int) -> int:
+    """The smallest width of the bucket ladder that holds `width` positions: steps of 8 up to 64,
+    16 up to 128, 32 up to 256, 64 up to 512, then 128 (nmt.data.buckets)."""
+    for limit, step in _BUCKET_LADDER:
+        if width <= limit:
+            return -(-width // step) * step
+    return -(-width // _BUCKET_LAST_STEP) * _BUCKET_LAST_STEP
+
+
 def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int, shuffle: bool = True,
-                  selection: np.ndarray | None = None, group: int = 1) -> list[np.ndarray]:
+                  selection: np.ndarray | None = None, group: int = 1, bucketed: bool = False) -> list[np.ndarray]:
     """The batches of one epoch, in the order they are trained on: of every pair once, or of
     `selection` (indices, repeats allowed: several corpora drawn by weight, nmt.data.sampling).
 
@@ -70,16 +84,22 @@ def epoch_batches(data: ParallelShards, max_tokens: int, seed: int, epoch: int, 
     cut from neighbouring lengths and the runs are shuffled as units (a short last run stays
     last), so an update's batches can be merged into fewer, larger micro-batches
     (nmt.train.micro_batches) at little extra padding: merged or not, the update holds the same
-    sentences."""
+    sentences.
+
+    `bucketed`: each pair costs its bucket's width (nmt.data.buckets), so every full batch of a
+    bucket has the same number of rows."""
     src_len, tgt_len = data.src.lengths + 1, data.tgt.lengths + 1  # + EOS / BOS
+    sizes = np.maximum(src_len, tgt_len)
+    if bucketed:
+        sizes = np.array([bucket_width(w) for w in range(int(sizes.max(initial=0)) + 1)], dtype=np.int64)[sizes]
     if not shuffle:
         order = np.lexsort((src_len, tgt_len))
-        return pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)
+        return pack_by_tokens(order, sizes, max_tokens)
     rng = np.random.default_rng([seed, epoch])
     perm = rng.permutation(len(data)) if selection is None else rng.permutation(selection)
     # Sort by target then source length; the random permutation breaks ties differently each epoch.
     order = perm[np.lexsort((src_len[perm], tgt_len[perm]))]
-    batches = pack_by_tokens(order, np.maximum(src_len, tgt_len), max_tokens)
+    batches = pack_by_tokens(order, sizes, max_tokens)
     full = len(batches) // group
     runs = [batches[i * group:(i + 1) * group] for i in rng.permutation(full)]
     return [batch for run in runs for batch in run] + batches[full * group:]

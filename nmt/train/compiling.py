@@ -23,10 +23,14 @@ MIN_STEPS_TO_COMPILE = 5_000
 MIN_MINUTES_TO_COMPILE = 10.0
 
 
-def compile_model(forward: torch.nn.Module, backend: str = "inductor") -> torch.nn.Module:
+def compile_model(forward: torch.nn.Module, backend: str = "inductor", cuda_graphs: bool = False) -> torch.nn.Module:
     """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
-    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). Run the
-    compiled module's calls inside `compile_settings()`."""
+    batch shapes share one graph instead of recompiling for each (see docs/gpu.md). With
+    `cuda_graphs`, mode reduce-overhead: each new shape's kernels are recorded once into a CUDA
+    graph and replayed (one per shape bucket). Run the compiled module's calls inside
+    `compile_settings()`."""
+    if cuda_graphs:
+        return torch.compile(forward, dynamic=True, backend=backend, mode="reduce-overhead")
     return torch.compile(forward, dynamic=True, backend=backend)
 
 
@@ -80,3 +84,19 @@ def resolve_compile(cfg: TrainConfig, device: torch.device,
                            "use train.compile=auto or false to train eagerly") from None
         return False, f"train.compile auto: eager, torch.compile fails on this machine ({reason})"
     return True, None if cfg.compile is True else "train.compile auto: the training step is compiled"
+
+
+def resolve_cuda_graphs(cfg: TrainConfig, device: torch.device, compiled: bool, processes: int) -> tuple[bool, str | None]:
+    """Whether the compiled step replays CUDA graphs (train.cuda_graphs), and a note where an
+    automatic choice turned it off. Asked for where it cannot run: an error naming why."""
+    if not cfg.cuda_graphs:
+        return False, None
+    if device.type != "cuda":
+        raise NmtError(f"train.cuda_graphs=true needs a CUDA device (this run trains on {device})")
+    if processes > 1:
+        raise NmtError("train.cuda_graphs=true runs in one process only; set it to false under torchrun")
+    if not compiled and cfg.compile is False:
+        raise NmtError("train.cuda_graphs=true needs the compiled step: set train.compile to auto or true")
+    if not compiled:
+        return False, "train.cuda_graphs: off, the step is not compiled (see train.compile above)"
+    return True, None

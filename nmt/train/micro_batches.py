@@ -25,11 +25,15 @@ def initial_micro_batches(setting: int | str, device: torch.device, batches_per_
     return min(int(setting), batches_per_process)
 
 
-def merge(batches: list[np.ndarray], passes: int) -> list[np.ndarray]:
-    """`batches` (index arrays) as `passes` micro-batches of consecutive batches, as evenly as
-    their number allows (the first ones take one batch more); never more passes than batches."""
+def passes_of(batches: list[np.ndarray], passes: int) -> list[list[np.ndarray]]:
+    """`batches` (index arrays) dealt into `passes` runs of consecutive batches, as evenly as their
+    number allows (the first runs take one batch more); never more runs than batches."""
     passes = max(1, min(passes, len(batches)))
     sizes = [len(batches) // passes + (i < len(batches) % passes) for i in range(passes)]
     starts = np.cumsum([0, *sizes])
-    return [batches[start] if end - start == 1 else np.concatenate(batches[start:end])
-            for start, end in zip(starts[:-1], starts[1:])]
+    return [batches[start:end] for start, end in zip(starts[:-1], starts[1:])]
+
+
+def merge(batches: list[np.ndarray], passes: int) -> list[np.ndarray]:
+    """`batches` merged into `passes` micro-batches (passes_of), each one index array."""
+    return [run[0] if len(run) == 1 else np.concatenate(run) for run in passes_of(batches, passes)]

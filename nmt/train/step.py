@@ -19,14 +19,15 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from nmt.config import TrainConfig
-from nmt.data.batching import collate, length_multiple
+from nmt.data.batching import Batch, collate, length_multiple
+from nmt.data.buckets import bucket_rows, collate_bucketed
 from nmt.data.shards import ParallelShards
 from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
-from nmt.train.compiling import compile_model, compile_settings, resolve_compile
+from nmt.train.compiling import compile_model, compile_settings, resolve_compile, resolve_cuda_graphs
 from nmt.train.distributed import World
-from nmt.train.micro_batches import initial_micro_batches, merge
+from nmt.train.micro_batches import initial_micro_batches, passes_of
 from nmt.train.schedule import build_scheduler
 
 
@@ -74,9 +75,18 @@ class TrainStep:
         if world.distributed:
             forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
         self.compiled, compile_note = resolve_compile(cfg, device)
-        if compile_note:
-            note(compile_note)
-        self.forward = compile_model(forward) if self.compiled else forward
+        self.cuda_graphs, graphs_note = resolve_cuda_graphs(cfg, device, self.compiled, world.size)
+        for text in (compile_note, graphs_note):
+            if text:
+                note(text)
+        # CUDA graphs replay a fixed set of shapes: batches padded to shape buckets (nmt.data.buckets).
+        self.shape_buckets = self.cuda_graphs
+        if self.cuda_graphs:
+            # A graph's outputs are overwritten by its next replay, so no gradient may be one: the
+            # gradients stay allocated and each backward adds into them (zeroed, not freed, per update).
+            for parameter in model.parameters():
+                parameter.grad = torch.zeros_like(parameter)
+        self.forward = compile_model(forward, cuda_graphs=self.cuda_graphs) if self.compiled else forward
         self.tracing = compile_settings if self.compiled else contextlib.nullcontext
 
     def __call__(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
@@ -93,7 +103,7 @@ class TrainStep:
                     if not (self.can_split_on_oom and self.micro_batches < len(group)):
                         raise NmtError(self._out_of_memory(group)) from None
                 # Outside the handler, so the failed attempt's tensors are freed before the retry.
-                self.optimizer.zero_grad(set_to_none=True)
+                self.optimizer.zero_grad(set_to_none=not self.cuda_graphs)
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
                 self.micro_batches = min(2 * self.micro_batches, len(group))
@@ -108,6 +118,14 @@ class TrainStep:
         return (f"out of device memory with one batch of train.max_tokens={tokens} per pass; lower train.max_tokens "
                 f"and raise train.update_freq to keep the tokens per update")
 
+    def _collate(self, data: ParallelShards, run: list[np.ndarray]) -> Batch:
+        """One pass's batch: the run of batches merged, padded to its bucket's shape under CUDA graphs."""
+        indices = run[0] if len(run) == 1 else np.concatenate(run)
+        if self.shape_buckets:
+            rows = bucket_rows(data, run, self.train_cfg.max_tokens)
+            return collate_bucketed(data, indices, rows, self.model.start_token)
+        return collate(data, indices, self.length_multiple, self.model.start_token)
+
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         self.model.train()
         # The same on every rank, from the lengths alone: no communication.
@@ -115,17 +133,18 @@ class TrainStep:
         total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) * (1 - data.forced_target_tokens) for idx in group)
         mine = group[self.world.rank::self.world.size]
         # A rank left without a batch (end of an epoch) still takes part, with zero weight.
-        passes = merge(mine or group[:1], self.micro_batches)
+        passes = passes_of(mine or group[:1], self.micro_batches)
         weights = [1.0] * len(passes) if mine else [0.0]
-        batches = [collate(data, indices, self.length_multiple, self.model.start_token).to(self.device)
-                   for indices in passes]
+        batches = [self._collate(data, run).to(self.device) for run in passes]
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=not self.cuda_graphs)
         loss_sum = torch.zeros((), device=self.device)
         for i, (batch, weight) in enumerate(zip(batches, weights)):
             last = i == len(batches) - 1
             sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
+            if self.cuda_graphs:  # a new step of the graph tree: this pass's replay may reuse the last one's memory
+                torch.compiler.cudagraph_mark_step_begin()
             with sync:
                 with autocast(self.device, self.train_cfg.precision), self.tracing():
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,

@@ -45,4 +45,5 @@ class TrainingData:
         if self.corpus_sizes:  # several corpora: this epoch's draw from each (nmt.data.sampling)
             selection = epoch_selection(self.corpus_sizes, [c.weight for c in data.corpora()],
                                         data.sampling_temperature, train.seed, epoch)
-        return pairs, epoch_batches(pairs, train.max_tokens, train.seed, epoch, selection=selection, group=train.update_freq)
+        return pairs, epoch_batches(pairs, train.max_tokens, train.seed, epoch, selection=selection,
+                                    group=train.update_freq, bucketed=train.cuda_graphs)
