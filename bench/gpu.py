@@ -263,20 +263,22 @@ TURN_SETTINGS = ("length_multiple", "micro_batches")  # TrainStep's attributes a
 
 
 def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int, warmup: int,
-              windows: int = 1, profiled: int = 3, seed: int = 1) -> list[dict]:
+              windows: int = 1, profiled: int | None = None, seed: int = 1) -> list[dict]:
     """Time TrainStep as `spec` sets it up: {"shape": base|big|tiny|host, "train": {setting: value}
     changed from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool, "turns":
     [{"length_multiple": 8}, {"length_multiple": 1}] (settings of the step that take turns, window
     by window, on the same model; none: one turn as TrainStep sets itself up)}.
 
     `warmup` updates, then `windows` rounds of `steps` timed updates per turn, then `profiled`
-    updates per turn under the profiler. One record per turn: its timings (seconds per update, one
+    updates per turn under the profiler (3 on CUDA, 1 on a CPU, where the profile of one update
+    costs seconds to read). One record per turn: its timings (seconds per update, one
     per window), host and device time per update, kernels (or operators) per update, tokens/s,
     padding, memory."""
     spec_shape = shape(spec["shape"])
     changes = spec.get("train", {})
     cfg = spec_shape["train"].model_copy(update=changes)
     turns = spec.get("turns") or [{}]
+    profiled = (3 if device.type == "cuda" else 1) if profiled is None else profiled
     if unknown := {key for turn in turns for key in turn} - set(TURN_SETTINGS):
         raise ValueError(f"turns may set {', '.join(TURN_SETTINGS)}, not {', '.join(sorted(unknown))}")
     freq = cfg.update_freq

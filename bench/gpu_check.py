@@ -271,7 +271,7 @@ def speed_runs(on_gpu: bool) -> list[dict]:
     # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
     # training step costs more than the rest of this part).
     return [
-        {"spec": {"shape": "tiny"}, "processes": 3, "what": "the tiny shape's settings as nmt train runs them"},
+        {"spec": {"shape": "tiny"}, "processes": 2, "what": "the tiny shape's settings as nmt train runs them"},
         {"spec": {"shape": "tiny", "train": {"precision": "bf16"}, "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
          "what": "bf16, widths padded to a multiple of 8 and exact, in turns"},
     ]

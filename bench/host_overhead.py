@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20, help="updates per window")
     parser.add_argument("--windows", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS / "host_overhead.json")
     args = parser.parse_args(argv)
@@ -42,9 +43,9 @@ def main(argv: list[str] | None = None) -> dict:
               "layers": [spec_shape["model"].encoder_layers, spec_shape["model"].decoder_layers],
               "steps_per_window": args.steps, "runs": []}
     with tempfile.TemporaryDirectory(prefix="nmt-host-overhead-") as scratch:
-        data = bench_gpu.shards_for(spec_shape, Path(scratch), 5 + 2 * (args.windows * args.steps + 3))
+        data = bench_gpu.shards_for(spec_shape, Path(scratch), args.warmup + 2 * (args.windows * args.steps + 3))
         spec = {"shape": "host", "turns": [{"micro_batches": 2}, {"micro_batches": 1}]}
-        for run in bench_gpu.bench_one(spec, device, data, args.steps, warmup=5, windows=args.windows):
+        for run in bench_gpu.bench_one(spec, device, data, args.steps, args.warmup, windows=args.windows):
             run["host_microseconds_per_operator"] = round(run["seconds_per_update"] / run["operators_per_update"] * 1e6, 2)
             report["runs"].append(run)
             print(json.dumps({k: run[k] for k in ("micro_batches", "timings", "operators_per_update",

@@ -29,21 +29,17 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
     ceiling = bench.run.matmul_ceiling  # measured on a small matmul: the figures must add up, not be precise
     monkeypatch.setattr(bench.run, "matmul_ceiling", lambda: ceiling(size=512, repeats=1, trials=2))
     out = tmp_path / "cpu_tiny.json"
-    report = main(["--device", "cpu", "--steps", "2", "--warmup", "1", "--windows", "2", "--processes", "2", "--out", str(out)])
+    report = main(["--device", "cpu", "--steps", "1", "--warmup", "1", "--windows", "1", "--processes", "0",
+                   "--out", str(out)])
     assert json.loads(out.read_text()) == report
-    defaults, *runs = report["runs"]
-    assert defaults["recipe_defaults"] and defaults["repeats_in"] == "fresh processes" and len(defaults["timings"]) == 2
-    assert min(defaults["timings"]) <= defaults["seconds_per_update"] <= max(defaults["timings"])  # their median
-    assert [p["seconds_per_update"] for p in defaults["processes"]] == defaults["timings"]
+    runs = report["runs"]
     assert {(r["precision"], r["ddp"]) for r in runs} == {("fp32", False), ("fp32", True), ("bf16", False), ("bf16", True)}
-    for run in [defaults, *runs]:
-        assert run["target_tokens_per_s"] > 0 and run["peak_memory_gb" if run in runs else "final_loss"] > 0
-        assert run["host_issue_seconds"]["median"] > 0 and run["device_seconds"] is None  # no CUDA events on a CPU
-        assert run["micro_batches"] == 2  # auto on a CPU: one pass per batch
     for run in runs:
-        assert len(run["timings"]) == 2 and run["updates"] == 4 and not run["recipe_defaults"]
-        assert run["operators_per_update"] > 100 and run["profiled_updates"] == 3
+        assert run["target_tokens_per_s"] > 0 and run["peak_memory_gb"] > 0 and not run["recipe_defaults"]
         assert run["host_issue_seconds"]["median"] <= run["host_issue_seconds"]["p90"]
+        assert run["device_seconds"] is None  # no CUDA events on a CPU
+        assert run["micro_batches"] == 2 and len(run["timings"]) == 1  # auto on a CPU: one pass per batch
+        assert run["operators_per_update"] > 100 and run["profiled_updates"] == 1
         rate = run["model_gflop_per_update"] / run["seconds_per_update"] / 1000  # TFLOP/s
         assert abs(rate - run["model_tflop_per_s"]) <= 0.02 * rate
         mfu = run["model_tflop_per_s"] / report["measured_fp32_matmul_tflops"]
@@ -57,7 +53,7 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
 def test_host_overhead_bench_counts_fewer_operators_in_one_pass(tmp_path):
     from bench.host_overhead import main as host_overhead
 
-    report = host_overhead(["--steps", "1", "--windows", "1", "--out", str(tmp_path / "host.json")])
+    report = host_overhead(["--steps", "1", "--windows", "1", "--warmup", "1", "--out", str(tmp_path / "host.json")])
     two, one = report["runs"]
     assert (two["micro_batches"], one["micro_batches"]) == (2, 1) and two["shape"] == one["shape"] == "host"
     assert one["operators_per_update"] < 0.8 * two["operators_per_update"]

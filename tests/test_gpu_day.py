@@ -113,9 +113,9 @@ def test_the_gpu_day_commands_return_every_check_under_out(gpu_python, tmp_path)
     assert correctness["beam_device_vs_cpu"]["same_outputs"] == 8
     speed = json.loads((out / "speed.json").read_text())["checks"]["bench_gpu"]
     assert all(r["mfu_vs_measured_fp32_matmul"] > 0 for r in speed["runs"])
-    defaults = [r for r in speed["runs"] if r["recipe_defaults"]]  # the goal's figures: 3 fresh processes
-    assert len(defaults) == 1 and defaults[0]["repeats_in"] == "fresh processes" and len(defaults[0]["timings"]) == 3
-    assert all(len(r["timings"]) >= 3 and r["host_issue_seconds"]["median"] > 0 for r in speed["runs"])
+    defaults = [r for r in speed["runs"] if r["recipe_defaults"]]  # the goal's figures: fresh processes (3 on a GPU)
+    assert len(defaults) == 1 and defaults[0]["repeats_in"] == "fresh processes" and len(defaults[0]["timings"]) == 2
+    assert all(len(r["timings"]) >= 2 and r["host_issue_seconds"]["median"] > 0 for r in speed["runs"])
     assert {r["length_multiple"] for r in speed["runs"] if not r["recipe_defaults"]} == {1, 8}
     training = json.loads((out / "training.json").read_text())["checks"]
     assert training["preflight"]["compile_works"] and training["compiled_vs_eager"]["ok"]
