@@ -2,6 +2,7 @@
 (README, "The GPU day"; `bash bench/gpu_day.sh PART` runs one as that machine must).
 
     python -m bench.gpu_check --part correctness|speed|training|all [--out-dir DIR] [--tiny] [--minutes 2]
+                              [--runs base_recipe,big_recipe,...]
 
 Each part writes DIR/PART.json, rewritten (atomically) after every check, so that a command cut
 off at its limit still returns what it measured, and DIR/PART.log (pytest's report, training
@@ -67,6 +68,7 @@ class Context:
     scratch: Path
     log: object  # a text file
     minutes: float = 2.0
+    runs: str | None = None  # the speed part's configurations by name (chosen_runs); None: all
     compiles: bool = True  # whether a check of this part runs torch.compile
     compile_works: bool = True
     compile_note: str = ""
@@ -250,31 +252,47 @@ SPEED_STEPS = 20  # timed updates per window or process: 3 × 20 = 60 per config
 
 
 def speed_runs(on_gpu: bool) -> list[dict]:
-    """The configurations of the speed part in order of value: {"spec": bench.gpu.bench_one's spec,
-    "processes": fresh processes (else 3 windows in this process), "what": why it is there}. First
-    the recipes exactly as `nmt train` runs them (the goal), each in fresh processes; then what
-    today's defaults are weighed against; last, the padding of batch widths to a multiple of 8
-    against exact widths, window by window on one model."""
+    """The configurations of the speed part in order of value: {"name", "spec": bench.gpu.bench_one's
+    spec, "processes": fresh processes (else 3 windows in this process), "what": why it is there}.
+    First the recipes exactly as `nmt train` runs them (the goal), each in fresh processes; then
+    CUDA graphs, and what today's defaults are weighed against; last, the padding of batch widths
+    to a multiple of 8 against exact widths, window by window on one model."""
     if on_gpu:
         return [
-            {"spec": {"shape": "base"}, "processes": 3, "what": "the base recipe as nmt train runs it"},
-            {"spec": {"shape": "big"}, "processes": 3, "what": "the big recipe as nmt train runs it"},
-            {"spec": {"shape": "base", "train": {"cuda_graphs": True}},
+            {"name": "base_recipe", "spec": {"shape": "base"}, "processes": 3,
+             "what": "the base recipe as nmt train runs it"},
+            {"name": "big_recipe", "spec": {"shape": "big"}, "processes": 3,
+             "what": "the big recipe as nmt train runs it"},
+            {"name": "base_cuda_graphs", "spec": {"shape": "base", "train": {"cuda_graphs": True}},
              "what": "compiled with CUDA graphs over shape buckets (every shape recorded before the timing)"},
-            {"spec": {"shape": "base", "train": {"micro_batches": 2}},
+            {"name": "base_two_passes", "spec": {"shape": "base", "train": {"micro_batches": 2}},
              "what": "compiled, the update's 2 batches in 2 passes (merged into one by default)"},
-            {"spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},
-            {"spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
-                      "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
+            {"name": "base_eager", "spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},
+            {"name": "base_padding", "spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
+                                              "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},
         ]
     # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
     # training step costs more than the rest of this part).
     return [
-        {"spec": {"shape": "tiny"}, "processes": 2, "what": "the tiny shape's settings as nmt train runs them"},
-        {"spec": {"shape": "tiny", "train": {"precision": "bf16"}, "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
+        {"name": "tiny_recipe", "spec": {"shape": "tiny"}, "processes": 2,
+         "what": "the tiny shape's settings as nmt train runs them"},
+        {"name": "tiny_padding", "spec": {"shape": "tiny", "train": {"precision": "bf16"},
+                                          "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
          "what": "bf16, widths padded to a multiple of 8 and exact, in turns"},
     ]
+
+
+def chosen_runs(on_gpu: bool, names: str | None) -> list[dict]:
+    """speed_runs, or those named (comma-separated, in the order given): a lease short of time
+    measures what matters most to it."""
+    runs = speed_runs(on_gpu)
+    if not names:
+        return runs
+    by_name = {run["name"]: run for run in runs}
+    if unknown := [name for name in names.split(",") if name not in by_name]:
+        raise SystemExit(f"--runs: unknown {', '.join(unknown)} (known: {', '.join(by_name)})")
+    return [by_name[name] for name in names.split(",")]
 
 
 def bench_speed(ctx: Context, report: Report) -> dict:
@@ -294,7 +312,7 @@ def bench_speed(ctx: Context, report: Report) -> dict:
         against = {"measured_fp32_matmul": peaks["measured_fp32_matmul_tflops"]}
     result: dict = {"ok": False, "peaks": peaks, "runs": [], "not_run": []}
     data: dict[str, Path] = {}
-    for run_spec in speed_runs(ctx.on_gpu):
+    for run_spec in chosen_runs(ctx.on_gpu, ctx.runs):
         spec, processes = run_spec["spec"], run_spec.get("processes", 0)
         compiles = spec.get("train", {}).get("compile", "auto") is not False and ctx.on_gpu
         if compiles and not ctx.compile_works:
@@ -312,7 +330,7 @@ def bench_speed(ctx: Context, report: Report) -> dict:
                                                                      steps, warmup, windows=3)})
             runs = [r | {"seconds": measured["seconds"]} for r in measured.get("records", [])] or [measured | {"spec": spec}]
         for run in runs:
-            result["runs"].append(bench_gpu.with_mfu(run | {"what": run_spec["what"]}, against))
+            result["runs"].append(bench_gpu.with_mfu(run | {"name": run_spec["name"], "what": run_spec["what"]}, against))
         if ctx.on_gpu:
             torch.cuda.empty_cache()
         report.add("bench_gpu", result)  # each configuration as soon as it is measured
@@ -527,7 +545,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results" / "gpu_day")
     parser.add_argument("--tiny", action="store_true", help="tiny shapes on the CPU, even where there is a GPU")
     parser.add_argument("--minutes", type=float, default=2.0, help="Multi30k training minutes on the device")
+    parser.add_argument("--runs", default=None, help="the speed part's configurations, comma-separated names "
+                        "(default: all, in order of value; see speed_runs)")
     args = parser.parse_args(argv)
+    chosen_runs(torch.cuda.is_available() and not args.tiny, args.runs)  # an unknown name stops here
 
     on_gpu = torch.cuda.is_available() and not args.tiny
     device = torch.device("cuda" if on_gpu else "cpu")
@@ -538,7 +559,7 @@ def main(argv: list[str] | None = None) -> dict:
     for part in PARTS if args.part == "all" else [args.part]:
         with tempfile.TemporaryDirectory(prefix=f"nmt-gpu-{part}-") as scratch, \
                 open(args.out_dir / f"{part}.log", "w", encoding="utf-8") as log:
-            ctx = Context(device, Path(scratch), log, args.minutes, compiles=part_compiles(part, on_gpu))
+            ctx = Context(device, Path(scratch), log, args.minutes, runs=args.runs, compiles=part_compiles(part, on_gpu))
             results[part] = run_part(part, ctx, args.out_dir)
     return results
 

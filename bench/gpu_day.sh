@@ -3,7 +3,9 @@
 # no package index, the tree as it arrives (bench/wheels/ is tracked, so nothing needs carrying),
 # results written under $OUT as each check ends.
 #
-#   bash bench/gpu_day.sh PART      PART: correctness | speed | training   (README, "The GPU day")
+#   bash bench/gpu_day.sh PART [OPTIONS]   PART: correctness | speed | training   (README, "The GPU day")
+#
+# OPTIONS go to bench/gpu_check.py, e.g. `--runs base_recipe,big_recipe` for part of the speed part.
 #
 # $OUT/PART.json holds the part's checks (rewritten after each one, so a command killed at its
 # time limit still returns what it measured); $OUT/PART.log the whole output (training logs,
@@ -20,4 +22,4 @@ site="$(mktemp -d "${TMPDIR:-/tmp}/nmt-gpu-site.XXXXXX")"
 # pydantic and its dependencies, unpacked beside the machine's packages, never into them.
 "$python" bench/gpu_deps.py bench/wheels "$site"
 export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-"$python" -m bench.gpu_check --part "$part" --out-dir "$out"
+"$python" -m bench.gpu_check --part "$part" --out-dir "$out" "${@:2}"

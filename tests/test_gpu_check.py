@@ -157,3 +157,14 @@ def test_cuda_tests_are_collected_from_the_modules_that_mark_them(tmp_path):
     (tmp_path / "test_cpu.py").write_text("def test_y():\n    pass\n")
     (tmp_path / "helpers.py").write_text("pytestmark = pytest.mark.cuda\n")
     assert cuda_test_modules(tmp_path) == [str(tmp_path / "test_gpu_only.py"), str(tmp_path / "test_one_cuda_test.py")]
+
+
+def test_the_speed_part_measures_the_recipes_first_and_runs_a_chosen_few_by_name():
+    from bench.gpu_check import chosen_runs, speed_runs
+
+    on_gpu = speed_runs(True)
+    assert [r["name"] for r in on_gpu[:2]] == ["base_recipe", "big_recipe"]
+    assert all(r["processes"] >= 3 and "train" not in r["spec"] for r in on_gpu[:2])  # as nmt train runs them
+    assert [r["name"] for r in chosen_runs(True, "big_recipe,base_eager")] == ["big_recipe", "base_eager"]
+    with pytest.raises(SystemExit, match="--runs: unknown base_fast"):
+        chosen_runs(True, "base_recipe,base_fast")
