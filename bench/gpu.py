@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest.mock
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,7 @@ from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
 from nmt.train.micro_batches import merge, passes_of
+from nmt.train import step as step_module
 from nmt.train.step import TrainStep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,7 +267,8 @@ TURN_SETTINGS = ("length_multiple", "micro_batches")  # TrainStep's attributes a
 def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int, warmup: int,
               windows: int = 1, profiled: int | None = None, seed: int = 1) -> list[dict]:
     """Time TrainStep as `spec` sets it up: {"shape": base|big|tiny|host, "train": {setting: value}
-    changed from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool, "turns":
+    changed from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool,
+    "master_weights": false (autocast's per-pass casts instead of bf16 weights, to compare), "turns":
     [{"length_multiple": 8}, {"length_multiple": 1}] (settings of the step that take turns, window
     by window, on the same model; none: one turn as TrainStep sets itself up)}.
 
@@ -292,7 +295,11 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     notes: list[str] = []
     ddp = bool(spec.get("ddp"))
     with one_process_group(device) if ddp else contextlib.nullcontext():
-        step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
+        if spec.get("master_weights") is False:  # autocast's casts instead, for comparison
+            with unittest.mock.patch.object(step_module, "uses_master_weights", lambda cfg, device: False):
+                step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
+        else:
+            step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
         own = {key: getattr(step, key) for key in TURN_SETTINGS}
         start = time.perf_counter()
         warm = updates[:warmup]
@@ -336,9 +343,10 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
-            "shape": spec["shape"], "recipe_defaults": not changes and not turn and not ddp,
+            "shape": spec["shape"], "recipe_defaults": not changes and not turn and not ddp and "master_weights" not in spec,
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
-            "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs, "ddp": ddp,
+            "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs,
+            "master_weights": step.master_weights is not None, "ddp": ddp,
             "length_multiple": settings["length_multiple"],
             "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
             "updates": n, "timings": [significant(m["seconds"] / steps) for m in measured],

@@ -268,8 +268,11 @@ def speed_runs(on_gpu: bool) -> list[dict]:
             {"name": "base_two_passes", "spec": {"shape": "base", "train": {"micro_batches": 2}},
              "what": "compiled, the update's 2 batches in 2 passes (merged into one by default)"},
             {"name": "base_eager", "spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},
+            # Asked for by name only (--runs): each costs a cold compile or minutes the default list has not.
+            {"name": "base_autocast_weights", "spec": {"shape": "base", "master_weights": False}, "optional": True,
+             "what": "as the recipe, but fp32 weights cast by autocast in each pass instead of bf16 weights with fp32 masters"},
             {"name": "base_padding", "spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
-                                              "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
+                                              "turns": [{"length_multiple": 8}, {"length_multiple": 1}]}, "optional": True,
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},
         ]
     # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
@@ -284,11 +287,11 @@ def speed_runs(on_gpu: bool) -> list[dict]:
 
 
 def chosen_runs(on_gpu: bool, names: str | None) -> list[dict]:
-    """speed_runs, or those named (comma-separated, in the order given): a lease short of time
-    measures what matters most to it."""
+    """speed_runs but the optional ones, or those named (comma-separated, in the order given): a
+    lease short of time measures what matters most to it, one with time to spare the rest."""
     runs = speed_runs(on_gpu)
     if not names:
-        return runs
+        return [run for run in runs if not run.get("optional")]
     by_name = {run["name"]: run for run in runs}
     if unknown := [name for name in names.split(",") if name not in by_name]:
         raise SystemExit(f"--runs: unknown {', '.join(unknown)} (known: {', '.join(by_name)})")

@@ -166,5 +166,7 @@ def test_the_speed_part_measures_the_recipes_first_and_runs_a_chosen_few_by_name
     assert [r["name"] for r in on_gpu[:2]] == ["base_recipe", "big_recipe"]
     assert all(r["processes"] >= 3 and "train" not in r["spec"] for r in on_gpu[:2])  # as nmt train runs them
     assert [r["name"] for r in chosen_runs(True, "big_recipe,base_eager")] == ["big_recipe", "base_eager"]
+    assert "base_padding" not in [r["name"] for r in chosen_runs(True, None)]  # optional: by name only
+    assert [r["name"] for r in chosen_runs(True, "base_padding")] == ["base_padding"]
     with pytest.raises(SystemExit, match="--runs: unknown base_fast"):
         chosen_runs(True, "base_recipe,base_fast")

@@ -27,6 +27,7 @@ from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.compiling import compile_model, compile_settings, resolve_compile, resolve_cuda_graphs
 from nmt.train.distributed import World
+from nmt.train.master_weights import MasterWeights
 from nmt.train.micro_batches import initial_micro_batches, passes_of
 from nmt.train.schedule import build_scheduler
 
@@ -36,6 +37,12 @@ def fused_adam(device: torch.device) -> bool:
     takes the GradScaler's overflow flag on the device instead of reading it on the host. On a
     CPU the default (foreach) Adam."""
     return device.type == "cuda"
+
+
+def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
+    """bf16 training on CUDA keeps its linear weights in bf16 for the passes and their fp32 masters
+    in the optimizer: the same updates as autocast's casts, without a cast kernel per weight and pass."""
+    return device.type == "cuda" and cfg.precision == "bf16"
 
 
 def _device_ids(device: torch.device) -> list[int] | None:
@@ -60,7 +67,10 @@ class TrainStep:
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
                  budget_used: Callable[[int], float] | None = None, note: Callable[[str], None] = lambda text: None):
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
+        # bf16 weights in the passes, fp32 masters in the optimizer (nmt.train.master_weights)
+        self.master_weights = MasterWeights(model) if uses_master_weights(cfg, device) else None
+        self.parameters = self.master_weights.parameters() if self.master_weights else list(model.parameters())
+        self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device))
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
@@ -104,6 +114,7 @@ class TrainStep:
                         raise NmtError(self._out_of_memory(group)) from None
                 # Outside the handler, so the failed attempt's tensors are freed before the retry.
                 self.optimizer.zero_grad(set_to_none=not self.cuda_graphs)
+                self.model.zero_grad(set_to_none=not self.cuda_graphs)  # the bf16 weights' too
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
                 self.micro_batches = min(2 * self.micro_batches, len(group))
@@ -139,6 +150,8 @@ class TrainStep:
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens
         self.optimizer.zero_grad(set_to_none=not self.cuda_graphs)
+        if self.master_weights:
+            self.master_weights.start_update()
         loss_sum = torch.zeros((), device=self.device)
         for i, (batch, weight) in enumerate(zip(batches, weights)):
             last = i == len(batches) - 1
@@ -151,13 +164,24 @@ class TrainStep:
                                         self.train_cfg.label_smoothing) * weight
                 self.scaler.scale(loss * scale).backward()
             loss_sum += loss.detach()
+            # Into the fp32 masters after each pass; under DDP once the last pass's backward has
+            # all-reduced what the passes accumulated.
+            if self.master_weights and (last or not self.world.distributed):
+                self.master_weights.add_gradients_to_masters(keep_allocated=self.cuda_graphs)
         if self.train_cfg.clip_norm > 0:
             self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train_cfg.clip_norm)
+            torch.nn.utils.clip_grad_norm_(self.parameters, self.train_cfg.clip_norm)
         self.scaler.step(self.optimizer)
         self.scaler.update()
+        if self.master_weights:
+            self.master_weights.masters_to_weights()
         self.scheduler.step()
         return loss_sum, total_tokens
+
+    def fp32_weights(self) -> contextlib.AbstractContextManager:
+        """The model with its fp32 weights in place inside the block (validation decodes in any
+        precision); a no-op unless the passes run on bf16 weights."""
+        return self.master_weights.masters_in_place() if self.master_weights else contextlib.nullcontext()
 
     # --- checkpointed state ---------------------------------------------------------------------
     def state_dict(self) -> dict:

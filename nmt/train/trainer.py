@@ -102,7 +102,8 @@ class Trainer:
         """Validate on rank 0 (the result is shared), log it, save; best.pt if it is the best yet."""
         result = None
         if self.world.is_main:
-            result = validate(self.model, self.data.valid_sets, self.recipe, self.tgt_tokenizer, self.device)
+            with self.update.fp32_weights():
+                result = validate(self.model, self.data.valid_sets, self.recipe, self.tgt_tokenizer, self.device)
         result = self.world.share_from_main(result)
         best = improved(self.progress, result, self.train_cfg.selection_metric)
         if self.metrics:

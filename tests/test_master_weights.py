@@ -1,0 +1,77 @@
+"""bf16 weights with fp32 masters (nmt.train.master_weights), run on the CPU where CUDA would run
+them: the same updates as autocast, bit for bit, with no cast of a linear weight in a pass; the
+checkpoint of fp32 masters; validation on the fp32 weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nmt.data.batching import epoch_batches
+from nmt.train import step as step_module
+from nmt.train.trainer import Trainer, train
+from nmt.checkpoint import load_checkpoint
+from tests.conftest import prepared_tiny
+from tests.op_census import OperatorCensus
+
+QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
+
+
+def trainer_with(tmp_path, masters: bool, monkeypatch, *settings: str) -> Trainer:
+    monkeypatch.setattr(step_module, "uses_master_weights", lambda cfg, device: masters and cfg.precision == "bf16")
+    return Trainer(prepared_tiny(tmp_path, "train.precision=bf16", "train.clip_norm=1.0", *QUIET, *settings))
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_bf16_weights_with_fp32_masters_make_autocasts_updates_bit_for_bit(tmp_path, monkeypatch, passes):
+    settings = ["train.update_freq=2", "train.max_tokens=128", f"train.micro_batches={passes}"]
+    autocast = trainer_with(tmp_path / "autocast", False, monkeypatch, *settings)
+    masters = trainer_with(tmp_path / "masters", True, monkeypatch, *settings)
+    assert masters.update.master_weights and not autocast.update.master_weights
+    masters.model.load_state_dict(autocast.model.state_dict())
+    linear = masters.model.encoder_layers[0].feed_forward.w1
+    assert linear.weight.dtype == torch.bfloat16 and masters.model.tgt_embed.tokens.weight.dtype == torch.float32
+    batches = epoch_batches(autocast.train_data, 128, 1, 0, group=2)
+    for i in range(0, 8, 2):
+        loss_a, _ = autocast.train_step(batches[i:i + 2])
+        loss_m, _ = masters.train_step(batches[i:i + 2])
+        assert torch.equal(loss_a, loss_m)
+    state_a, state_m = autocast.model.state_dict(), masters.model.state_dict()
+    assert state_m.keys() == state_a.keys()
+    for key in state_a:  # the masters, fp32, equal to autocast's weights after 4 updates
+        assert state_m[key].dtype == torch.float32 and torch.equal(state_a[key], state_m[key]), key
+    assert torch.equal(linear.weight, state_m["encoder_layers.0.feed_forward.w1.weight"].to(torch.bfloat16))
+
+
+def test_a_pass_on_bf16_weights_casts_no_linear_weight(tmp_path, monkeypatch):
+    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1"]
+    casts = {}
+    for masters in (False, True):
+        trainer = trainer_with(tmp_path / str(masters), masters, monkeypatch, *settings)
+        batches = epoch_batches(trainer.train_data, 128, 1, 0, group=2)
+        trainer.train_step(batches[:2])
+        with OperatorCensus(trainer.model) as census:
+            trainer.train_step(batches[2:4])
+        casts[masters] = sum(census.parameter_casts.values())
+    assert casts[True] == 1  # the tied embedding, cast once for the output layer
+    assert casts[False] > 20
+
+
+def test_training_on_bf16_weights_validates_and_resumes_from_fp32_checkpoints(tmp_path, monkeypatch):
+    """A run saves fp32 masters, validates (greedy decoding in fp32 works: the fp32 weights are in
+    place), and a resumed run continues to the uninterrupted run's weights."""
+    settings = ["train.update_freq=2", "train.max_tokens=128", "train.valid_bleu_sentences=4"]
+    monkeypatch.setattr(step_module, "uses_master_weights", lambda cfg, device: cfg.precision == "bf16")
+    recipe = prepared_tiny(tmp_path / "whole", "train.precision=bf16", "train.max_steps=6", "train.valid_every=3",
+                           "train.log_every=3", "decode.precision=fp32", *settings)
+    whole = train(recipe, show_progress=False)
+    payload = load_checkpoint(whole.checkpoint)
+    assert all(t.dtype == torch.float32 for t in payload["model"].values())
+    first = prepared_tiny(tmp_path / "resumed", "train.precision=bf16", "train.max_steps=3", "train.valid_every=3",
+                          "train.log_every=3", "decode.precision=fp32", *settings)
+    train(first, show_progress=False)
+    second = prepared_tiny(tmp_path / "resumed", "train.precision=bf16", "train.max_steps=6", "train.valid_every=3",
+                           "train.log_every=3", "decode.precision=fp32", *settings)
+    resumed = load_checkpoint(train(second, show_progress=False).checkpoint)
+    for key, value in payload["model"].items():
+        assert torch.equal(value, resumed["model"][key]), key
