@@ -154,3 +154,18 @@ def assert_answers_in_each_language(model: str, corpus, tmp_path) -> None:
         assert len(outputs) == len(lines)
         assert sum(o.split()[0] == marker for o in outputs if o) >= 0.9 * len(lines), (lang, outputs[:3])
         assert not any("<2x" in o for o in outputs)
+
+
+def loss_and_gradients(model, batch, label_smoothing: float = 0.1) -> tuple:
+    """One batch's summed loss and every parameter's gradient (in model.parameters() order)."""
+    model.zero_grad()
+    loss = model(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, label_smoothing)
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+def assert_same_gradients(model, expected: list, actual: list, rtol: float = 1e-5) -> None:
+    """Gradients equal up to float rounding (another summation order): each within `rtol` of the
+    largest element of its expected value."""
+    for (name, _), a, b in zip(model.named_parameters(), expected, actual):
+        assert (a - b).abs().max() <= rtol * a.abs().max() + 1e-12, name

@@ -18,7 +18,7 @@ from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
-from tests.conftest import prepared_tiny, tiny_recipe
+from tests.conftest import assert_same_gradients, loss_and_gradients, prepared_tiny, tiny_recipe
 from tests.host_syncs import HostSyncCounter
 
 QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
@@ -269,16 +269,9 @@ def test_batches_padded_to_a_multiple_of_8_give_the_same_loss_and_gradients(tmp_
     assert padded.src.size(1) > plain.src.size(1) or padded.tgt_in.size(1) > plain.tgt_in.size(1)
     assert torch.equal(padded.out_targets, plain.out_targets)
     model = trainer.model.eval()  # no dropout: the same function of both batches
-    results = []
-    for b in (plain, padded):
-        model.zero_grad()
-        loss = model(b.src, b.tgt_in, b.out_positions, b.out_targets, 0.1)
-        loss.backward()
-        results.append((loss.detach(), [p.grad.clone() for p in model.parameters()]))
-    assert torch.allclose(results[0][0], results[1][0], rtol=1e-5)
-    for (name, _), plain_grad, padded_grad in zip(model.named_parameters(), results[0][1], results[1][1]):
-        # float rounding only: summation order differs with the width
-        assert (plain_grad - padded_grad).abs().max() <= 1e-5 * plain_grad.abs().max(), name
+    (plain_loss, plain_grads), (padded_loss, padded_grads) = (loss_and_gradients(model, b) for b in (plain, padded))
+    assert torch.allclose(plain_loss, padded_loss, rtol=1e-5)
+    assert_same_gradients(model, plain_grads, padded_grads)  # float rounding only: the summation order differs
 
 
 def test_compile_auto_compiles_long_cuda_runs_only_and_falls_back_to_eager_with_the_reason():
