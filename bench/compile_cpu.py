@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from bench.report import write_json
+from tools.results import write_json
 from bench.run import BENCH_SMALL, ROOT, matmul_ceiling
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches

@@ -47,7 +47,7 @@ import torch
 import torch.distributed as dist
 
 from bench.flops import model_flops_per_update
-from bench.report import provenance, write_json
+from tools.results import provenance, write_json
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import bucket_width, epoch_batches, round_up
 from nmt.data.buckets import bucket_rows

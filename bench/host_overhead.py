@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from bench import gpu as bench_gpu
-from bench.report import provenance, write_json
+from tools.results import provenance, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.report import write_json
+from tools.results import write_json
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.report import write_json
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "bench" / "peers"

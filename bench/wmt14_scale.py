@@ -137,7 +137,7 @@ def main() -> None:
 
     steps = {}
     steps["standin"] = run_step("standin", standin, log)
-    steps["export"] = run_step("export", [py, "-m", "bench.export_hf", STANDIN, TEXT, "--src", "en", "--tgt", "de"], log)
+    steps["export"] = run_step("export", [py, "-m", "tools.export_hf", STANDIN, TEXT, "--src", "en", "--tgt", "de"], log)
     steps["tokenizer"] = run_step("tokenizer", [nmt, "tokenizer", RECIPE, *sets], log)
     steps["prepare"] = run_step("prepare", [nmt, "prepare", RECIPE, *sets], log)
     ceiling_before = matmul_ceiling()

@@ -1,9 +1,9 @@
-"""bench/languages.py's bookkeeping: which earlier runs a make target keeps, and the choices on val."""
+"""experiments/languages/languages.py's bookkeeping: which earlier runs a make target keeps, and the choices on val."""
 
 import json
 from pathlib import Path
 
-from bench import languages
+from experiments.languages import languages
 from nmt.config import load_recipe, save_recipe
 
 RECIPE = "recipes/multi30k_en_many.yaml"

@@ -194,7 +194,7 @@ def test_plot_draws_the_learning_curve(trained_tiny, tmp_path):
 
 def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path):
     from nmt.model.transformer import Transformer
-    from bench.run_summary import summarize
+    from tools.run_summary import summarize
     from nmt.score import score_file
     from nmt.checkpoint import load_checkpoint
 
@@ -214,7 +214,7 @@ def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path
 
 
 def test_ensemble_summary_scores_members_ensemble_and_paired_bootstrap(trained_tiny, tmp_path):
-    from bench.run_summary import main as write_results
+    from tools.run_summary import main as write_results
     from nmt.score import score_file
 
     best = trained_tiny.out / "checkpoints" / "best.pt"

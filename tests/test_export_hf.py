@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from bench.wmt14_standin import build
-from bench import export_hf
+from tools import export_hf
 from nmt.errors import NmtError
 from tests.conftest import ROOT, optional_module
 
@@ -45,12 +45,12 @@ def test_a_dataset_without_translation_column_or_language_is_a_one_line_error(tm
     with pytest.raises(NmtError, match=r"\(train\): no 'translation' column \(columns: en, de\)"):
         export_hf.export(str(plain), None, tmp_path / "a", "en", "de")
     french = save(tmp_path, {"train": [{"translation": {"en": "A dog.", "fr": "Un chien."}}]}, "fr")
-    result = subprocess.run([sys.executable, "-m", "bench.export_hf", str(french), str(tmp_path / "b"),
+    result = subprocess.run([sys.executable, "-m", "tools.export_hf", str(french), str(tmp_path / "b"),
                              "--src", "en", "--tgt", "de"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [f"error: {french} (train): row 1 has no 'de' text (it has: en, fr)"]
     assert not (tmp_path / "b" / "train.en.gz").exists()
-    missing = subprocess.run([sys.executable, "-m", "bench.export_hf", str(tmp_path / "nothing-here"), "x",
+    missing = subprocess.run([sys.executable, "-m", "tools.export_hf", str(tmp_path / "nothing-here"), "x",
                               str(tmp_path / "c"), "--src", "en", "--tgt", "de"], capture_output=True, text=True, cwd=ROOT)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bench import gpu as bench_gpu
-from bench.gpu_check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_test_modules, cuda_tests_verdict,
+from bench.gpu_day.check import (Context, compiled_and_eager_losses, compiled_vs_eager, cuda_test_modules, cuda_tests_verdict,
                              learned_alike, losses_over_updates, part_compiles, precision_task, preflight, pytest_counts,
                              same_beam_outputs, skip_reasons)
 from nmt.data.batching import collate, epoch_batches
@@ -144,7 +144,7 @@ def test_datasheet_peaks_by_device_name_and_unknown_when_not_listed(name, peak, 
 
 
 def test_wheels_for_the_gpu_machine_and_this_python_are_in_the_tree():
-    wheels = {p.name for p in (Path(bench_gpu.ROOT) / "bench" / "wheels").glob("*.whl")}
+    wheels = {p.name for p in (Path(bench_gpu.ROOT) / "bench" / "gpu_day" / "wheels").glob("*.whl")}
     for tag in ("cp311", "cp312"):
         for compiled in ("pydantic_core-", "sentencex-"):
             assert any(name.startswith(compiled) and f"-{tag}-" in name for name in wheels), (compiled, tag)
@@ -160,7 +160,7 @@ def test_cuda_tests_are_collected_from_the_modules_that_mark_them(tmp_path):
 
 
 def test_the_speed_part_measures_the_recipes_first_and_runs_a_chosen_few_by_name():
-    from bench.gpu_check import chosen_runs, speed_runs
+    from bench.gpu_day.check import chosen_runs, speed_runs
 
     on_gpu = speed_runs(True)
     assert [r["name"] for r in on_gpu[:2]] == ["base_recipe", "big_recipe"]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.gpu_check import PARTS
-from bench.gpu_deps import canonical
+from bench.gpu_day.check import PARTS
+from bench.gpu_day.deps import canonical
 from tests.conftest import ROOT
 from tests.test_readme import readme_blocks
 
@@ -84,7 +84,7 @@ def gpu_day_commands() -> list[str]:
 
 
 def test_the_readme_runs_every_part_in_order():
-    parts = [re.match(r"bash bench/gpu_day\.sh (\w+)", command)[1] for command in gpu_day_commands()]
+    parts = [re.match(r"bash bench/gpu_day/run\.sh (\w+)", command)[1] for command in gpu_day_commands()]
     assert parts == list(PARTS)
 
 
@@ -124,10 +124,10 @@ def test_the_gpu_day_commands_return_every_check_under_out(gpu_python, tmp_path)
 
 
 def test_wheels_that_did_not_travel_are_a_one_line_error(gpu_python, tmp_path):
-    tree, out = tree_as_it_travels(tmp_path / "tree", leave_out=("bench/wheels/",)), tmp_path / "out"
+    tree, out = tree_as_it_travels(tmp_path / "tree", leave_out=("bench/gpu_day/wheels/",)), tmp_path / "out"
     out.mkdir()
     run = subprocess.run(["bash", "-c", gpu_day_commands()[0]], cwd=tree, env=gpu_machine_env(gpu_python, out),
                          capture_output=True, text=True, timeout=60)
     assert run.returncode != 0 and "Traceback" not in run.stderr
-    assert run.stderr.strip().splitlines() == [run.stderr.strip()] and "bench/wheels" in run.stderr
+    assert run.stderr.strip().splitlines() == [run.stderr.strip()] and "bench/gpu_day/wheels" in run.stderr
     assert not files_under(out)

@@ -7,7 +7,7 @@ that follow no one source piece). "Go with" is one of:
 - cooccurrence (the default, no aligner): the Dice coefficient of s and t over sentence pairs,
   2·c(s, t) / (c(s) + c(t)), c counting the pairs a piece (or both) occurs in. Dice, not
   c(s, t) / c(s): the latter ranks the frequent pieces first, which the `frequent` list has already;
-- alignment links (e.g. eflomal's, as `bench.shortlist` compares): p(t | s), the share of s's
+- alignment links (e.g. eflomal's, as `experiments.students.shortlist` compares): p(t | s), the share of s's
   occurrences linked to t, as Marian's and Bergamot's shortlists are made.
 
 Pieces occurring fewer than `min_count` times get no line of their own (their candidates would

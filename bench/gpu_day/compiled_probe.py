@@ -1,0 +1,118 @@
+"""Which change reaches the compiled bf16 update's speed: the base model's compiled bf16 TrainStep
+timed as nmt runs it, then with cuDNN's attention allowed inside the update, then with floats
+traced as symbols (torch's default) instead of constants, then with CUDA graphs
+(train.cuda_graphs; before it existed, a variant of this probe failed in the backward on an H200
+with PyTorch 2.11: "Gradient addition node due to multiple use of tensor"), then with inductor's
+C++ wrapper. Two more variants ask why the speed part's compiled update (0.074 s on an H200) was
+faster than this probe's (0.122 s on the same machine): `after_eager` runs the eager bf16 update
+first in the process, as the speed part did; `cold_cache` compiles with empty inductor and triton
+caches, as the speed part's first compile did. Each variant runs in a process of its own (no compiled graph shared between them), on the
+same synthetic batches; the JSON is rewritten as each variant ends, so a run cut short still
+returns what it measured.
+
+    python -m bench.gpu_day.compiled_probe --out $OUT/compiled_probe.json [--steps 10] [--warmup 3]
+    python -m bench.gpu_day.compiled_probe --out $OUT/compiled_probe.json --variants as_run,after_eager,cold_cache
+
+Without a GPU: the tiny shape on the CPU, compiled with the aot_eager backend (a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+VARIANTS = {
+    "as_run": "nmt's settings (cuDNN attention off inside the update, floats traced as constants, one pass)",
+    "cudnn_attention": "cuDNN's attention allowed inside the update",
+    "float_symbols": "floats traced as symbols (torch.compile's default)",
+    "cuda_graphs": "train.cuda_graphs: the compiled step replayed from CUDA graphs over shape buckets",
+    "cpp_wrapper": "inductor's C++ wrapper (torch._inductor.config.cpp_wrapper): kernels launched from C++",
+    "after_eager": "nmt's settings, timed after the eager bf16 update in the same process (as the speed part ran)",
+    "cold_cache": "nmt's settings, compiled with empty inductor and triton caches",
+}
+GPU_ONLY = {"cuda_graphs", "cpp_wrapper"}
+
+
+def run_variant(variant: str, steps: int, warmup: int) -> dict:
+    """Time one variant in this process: the base recipe's bf16 update, compiled."""
+    import nmt.train.step as step_module
+    from bench import gpu as bench_gpu
+
+    on_gpu = torch.cuda.is_available()
+    if variant in GPU_ONLY and not on_gpu:
+        return {"variant": variant, "what": VARIANTS[variant], "not_run": "needs CUDA"}
+    train = {"compile": True, "precision": "bf16"}
+    if variant == "cudnn_attention":
+        step_module.attention_kernels = lambda device: contextlib.nullcontext()
+    elif variant == "float_symbols":
+        step_module.compile_settings = contextlib.nullcontext
+    elif variant == "cuda_graphs":
+        train["cuda_graphs"] = True
+    elif variant == "cpp_wrapper":
+        from torch._inductor import config as inductor_config
+
+        inductor_config.cpp_wrapper = True
+    if not on_gpu:
+        step_module.compile_model = lambda forward, **kwargs: torch.compile(forward, dynamic=True, backend="aot_eager")
+    device = torch.device("cuda" if on_gpu else "cpu")
+    shape = "base" if on_gpu else "tiny"
+    spec_shape = bench_gpu.shape(shape)
+    with tempfile.TemporaryDirectory() as scratch:
+        data = bench_gpu.shards_for(spec_shape, Path(scratch), 2 * (steps + warmup + 3))
+        if variant == "after_eager":
+            bench_gpu.bench_one({"shape": shape, "train": {"compile": False, "precision": "bf16"}}, device, data,
+                                steps, warmup)
+            if on_gpu:
+                torch.cuda.empty_cache()
+        [run] = bench_gpu.bench_one({"shape": shape, "train": train}, device, data, steps, warmup)
+    return {"variant": variant, "what": VARIANTS[variant]} | run
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # a child process: time this one, print its JSON
+    args = parser.parse_args(argv)
+    if args.variant:
+        print(json.dumps(run_variant(args.variant, args.steps, args.warmup)))
+        return {}
+    from tools.results import provenance
+
+    result = {"provenance": provenance(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+              "torch": torch.__version__, "steps": args.steps, "warmup": args.warmup, "runs": []}
+    for variant in args.variants.split(","):
+        start = time.perf_counter()
+        env = dict(os.environ)
+        caches = tempfile.TemporaryDirectory() if variant == "cold_cache" else contextlib.nullcontext()
+        with caches as empty:
+            if empty:
+                env |= {"TORCHINDUCTOR_CACHE_DIR": f"{empty}/inductor", "TRITON_CACHE_DIR": f"{empty}/triton"}
+            child = subprocess.run([sys.executable, "-m", "bench.gpu_day.compiled_probe", "--out", str(args.out),
+                                    "--steps", str(args.steps), "--warmup", str(args.warmup), "--variant", variant],
+                                   capture_output=True, text=True, env=env)
+        lines = child.stdout.strip().splitlines()
+        run = json.loads(lines[-1]) if child.returncode == 0 and lines else {
+            "variant": variant, "error": child.stderr.strip().splitlines()[-6:] or ["no output"]}
+        run["process_seconds"] = round(time.perf_counter() - start, 1)
+        result["runs"].append(run)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        print(variant, run.get("seconds_per_update", run.get("error", run.get("not_run"))), f"{run['process_seconds']} s",
+              flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+# experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
+# Included by the top-level Makefile, whose variables and pipeline macro it uses.
+.PHONY: bench-robustness demo-augmented demo-tagged
+
+# The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
+# URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
+# With runs/demo_augmented and runs/demo_tagged (make demo-augmented, make demo-tagged), those models
+# are measured the same way beside it.
+bench-robustness: install
+	$(BIN)/pip install --quiet -e ".[bench]"
+	$(BIN)/python -m experiments.robustness.robustness
+# The demo trained with 5 % of its pairs in capitals, 5 % in Title Case and 5 % with a typo
+# (data.augment), for `make bench-robustness` to compare with the demo.
+AUGMENT_SET = --set data.augment.uppercase=0.05 --set data.augment.titlecase=0.05 --set data.augment.typos=0.05
+demo-augmented: install
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_augmented,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_augmented $(AUGMENT_SET),runs/demo_augmented/checkpoints/best.pt)
+
+# The demo trained with 10 % of its pairs holding a tag and 10 % a verbatim item (a number, URL,
+# emoji, ...) on both sides, its tokenizer with byte fallback and the tags as pieces of their own:
+# the model that keeps tags and copies items itself, for `make bench-robustness` to compare.
+TAGGED_SET = --set data.augment.tags=0.1 --set data.augment.verbatim=0.1 --set tokenizer.byte_fallback=true \
+	--set 'tokenizer.user_defined_symbols=[<b>, </b>, <i>, </i>, <em>, </em>, <strong>, </strong>, <u>, </u>, </span>, </a>, <br/>]'
+demo-tagged: install
+	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo_tagged,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET) --set output_dir=runs/demo_tagged $(TAGGED_SET),runs/demo_tagged/checkpoints/best.pt)

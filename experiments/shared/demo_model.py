@@ -1,0 +1,57 @@
+"""What the studies on a trained model share: the demo checkpoint and test set they read, the
+options that name them, translating a list of lines and scoring the outputs."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import sacrebleu
+
+from nmt.decode.casing import hypothesis_text
+from nmt.decode.translate import translate_lines
+
+
+def demo_checkpoint(path: str) -> Path:
+    """A benchmark's checkpoint (the demo's by default), or a stop saying how to get one."""
+    path = Path(path)
+    if not path.is_file():
+        raise SystemExit(f"{path}: not found (run `make demo` first, or pass -c)")
+    return path
+
+
+def demo_parser() -> argparse.ArgumentParser:
+    """The options of a benchmark on the demo model: -c, --recipe (decode settings), --test, --threads."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt")
+    parser.add_argument("--recipe", default="recipes/multi30k_en_de.yaml", help="Decode settings to use.")
+    parser.add_argument("--test", default="data/multi30k/test_2016_flickr")
+    parser.add_argument("--threads", type=int, default=2)
+    return parser
+
+
+def demo_test_set(args: argparse.Namespace) -> tuple[Path, list[str], list[str]]:
+    """(checkpoint, English sources, German references) of `demo_parser`'s arguments; sets the threads."""
+    import torch
+
+    from nmt.data.corpus import read_lines
+
+    torch.set_num_threads(args.threads)
+    checkpoint = demo_checkpoint(args.checkpoint)
+    return (checkpoint, list(read_lines(Path(f"{args.test}.en.gz"))), list(read_lines(Path(f"{args.test}.de.gz"))))
+
+
+def translated(engine, lines: list[str], cfg, markup: bool = False) -> tuple[list[str], float]:
+    """The best output text of each line, and the seconds the translation took."""
+    start = time.perf_counter()
+    out = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, lines, cfg, markup=markup)]
+    return out, time.perf_counter() - start
+
+
+def score(hypotheses: list[str], references: list[str], lowercase: bool = False) -> dict:
+    """sacreBLEU's corpus BLEU, the length ratio and the signature."""
+    bleu = sacrebleu.metrics.BLEU(lowercase=lowercase)
+    result = bleu.corpus_score(hypotheses, [references])
+    return {"bleu": round(result.score, 2), "length_ratio": round(result.sys_len / result.ref_len, 4),
+            "signature": str(bleu.get_signature())}

@@ -1,0 +1,52 @@
+"""Result files: JSON written whole or not at all, each saying where it came from (`provenance`:
+the commit, the command, the host and the date). Every benchmark and study writes its results
+through `write_json`; tests/test_results.py checks every committed result file for it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+def provenance() -> dict:
+    """Where a result comes from: the commit (NMT_COMMIT where the tree travelled without git, as
+    to a lent GPU machine), whether the tree had changes, the command, the host and the date."""
+    import platform
+    import subprocess
+    import sys
+    import time
+
+    import torch
+
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str | None:
+        try:
+            run = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return run.stdout.strip() if run.returncode == 0 else None
+
+    commit = os.environ.get("NMT_COMMIT") or git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else platform.processor()
+    host = {"cpu": cpu, "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+    return {"commit": commit, "tree_changed": None if status is None else bool(status),
+            "command": " ".join([Path(sys.executable).name, *sys.argv]), "host": host,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write `data` to `path` through a hidden temporary file and a rename, with its provenance
+    first unless it already has one."""
+    path = Path(path)
+    if "provenance" not in data:
+        data = {"provenance": provenance(), **data}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
