@@ -19,13 +19,13 @@ from pathlib import Path
 
 import torch
 
-from tools.results import write_json
 from bench.run import BENCH_SMALL, ROOT, matmul_ceiling
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
 from nmt.train.trainer import Trainer
+from tools.results import write_json
 
 
 def graphs_compiled() -> int:

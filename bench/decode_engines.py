@@ -18,11 +18,11 @@ Writes bench/results/decode_engines.json.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 import json
 import multiprocessing
 import platform
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -33,15 +33,16 @@ from bench.run import BENCH_SMALL, matmul_ceiling
 from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
-from nmt.special_tokens import EOS, PAD
 from nmt.data.tokenizer import train_tokenizer
 from nmt.decode import ctranslate2_engine
 from nmt.decode.search import beam_search
 from nmt.decode.torch_engine import Translator
 from nmt.decode.translate import translate_lines
 from nmt.export.ctranslate2 import export_payload
-from nmt.model.transformer import Transformer
 from nmt.host_memory import keep_freed_memory
+from nmt.model.transformer import Transformer
+from nmt.special_tokens import EOS, PAD
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -163,7 +164,7 @@ def main() -> None:
                              for q in ("fp32", "int8")},
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "decode_engines.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_json(RESULTS / "decode_engines.json", report)
     print(json.dumps(report, indent=1))
     if args.profile:
         from torch.profiler import ProfilerActivity, profile

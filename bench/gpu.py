@@ -47,16 +47,16 @@ import torch
 import torch.distributed as dist
 
 from bench.flops import model_flops_per_update
-from tools.results import provenance, write_json
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import bucket_width, epoch_batches, round_up
 from nmt.data.buckets import bucket_rows
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
+from nmt.train import step as step_module
 from nmt.train.distributed import World
 from nmt.train.micro_batches import merge, passes_of
-from nmt.train import step as step_module
 from nmt.train.step import TrainStep
+from tools.results import provenance, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"

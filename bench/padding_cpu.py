@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tools.results import write_json
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards
 from nmt.model.transformer import Transformer
 from nmt.train.step import TrainStep
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ["output_dir=runs/demo", "model.dropout=0.1", "tokenizer.vocab_size=8000", "train.max_tokens=1024",

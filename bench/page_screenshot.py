@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.serve_load import RESULTS, start_server
+from tools.results import record
 
 TEXT = "A little girl in a pink dress is climbing the stairs.\nTwo men are playing football in the park."
 
@@ -46,6 +47,7 @@ def main() -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
+    record([args.out])
     print(f"screenshot: {args.out}")
 
 

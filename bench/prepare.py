@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from tools.results import write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "runs" / "bench_prepare"
 
@@ -83,7 +85,7 @@ def main() -> None:
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     report = {"benchmark": "nmt prepare (read, clean, encode with 2 threads, binarize)", "runs": results}
     (ROOT / "bench/results").mkdir(parents=True, exist_ok=True)
-    (ROOT / "bench/results/prepare.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_json(ROOT / "bench/results/prepare.json", report)
     print(json.dumps(report, indent=1))
 
 

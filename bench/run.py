@@ -24,10 +24,11 @@ from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
-from nmt.special_tokens import EOS, PAD
 from nmt.data.tokenizer import train_tokenizer
 from nmt.decode.search import beam_search, greedy_search
+from nmt.special_tokens import EOS, PAD
 from nmt.train.trainer import Trainer
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -134,7 +135,7 @@ def main() -> None:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "bench_small.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_json(RESULTS / "bench_small.json", report)
     print(json.dumps(report, indent=1))
     if args.profile:
         print(profile_training(trainer))

@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from nmt.data.corpus import read_lines
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -131,9 +132,7 @@ def main() -> None:
         print(name, json.dumps(result), flush=True)
     on, off = (report["runs"][f"{args.clients}_clients_batching_{s}"]["sentences_per_s"] for s in ("on", "off"))
     report["batching_speedup"] = round(on / off, 2) if off else None
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"serve_load_{args.engine}.json"
-    out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(RESULTS / f"serve_load_{args.engine}.json", report)
     print(json.dumps(report, indent=1))
 
 

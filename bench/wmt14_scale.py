@@ -24,6 +24,8 @@ from pathlib import Path
 
 import torch
 
+from tools.results import write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 STANDIN = "data/wmt14_standin"
@@ -179,7 +181,7 @@ def main() -> None:
         "total_seconds": round(sum(s["seconds"] for s in steps.values()), 1),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "wmt14_scale.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_json(RESULTS / "wmt14_scale.json", report)
     print(json.dumps({k: v for k, v in report.items() if k != "prepare_report"}, indent=1))
 
 

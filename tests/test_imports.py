@@ -119,3 +119,15 @@ def test_each_command_only_parses_calls_the_library_and_prints():
                 and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "command" for d in f.decorator_list)]
     sizes = {f.name: sum(isinstance(n, ast.stmt) for n in ast.walk(f)) - 1 - bool(ast.get_docstring(f)) for f in commands}
     assert len(commands) >= 15 and max(sizes.values()) <= 12, sizes
+
+
+def test_the_package_imports_nothing_from_the_benchmarks_studies_or_tools():
+    """nmt/ is the library: bench/, experiments/ and tools/ use it, never the other way round."""
+    outside = {"bench", "experiments", "tools"}
+    found = []
+    for path in NMT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            found += [f"{path.relative_to(NMT.parent)}: {name}" for name in names if name.split(".")[0] in outside]
+    assert not found, found

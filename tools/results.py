@@ -48,5 +48,28 @@ def write_json(path: Path, data: dict) -> None:
         data = {"provenance": provenance(), **data}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+INDEX = "provenance.json"  # in a results folder: the provenance of its files that are not JSON
+
+
+def record(paths: list[Path], source: dict | None = None) -> None:
+    """Record the provenance of files that cannot carry it (plots, logs, screenshots) in their
+    folder's provenance.json, by file name."""
+    for path in map(Path, paths):
+        index = path.parent / INDEX
+        entries = json.loads(index.read_text(encoding="utf-8")) if index.is_file() else {}
+        entries[path.name] = source or provenance()
+        tmp = index.with_name(f".{INDEX}.tmp")
+        tmp.write_text(json.dumps(dict(sorted(entries.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, index)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) < 3 or sys.argv[1] != "record":
+        raise SystemExit("usage: python -m tools.results record FILE...  (a plot or log's provenance, in its folder's provenance.json)")
+    record(sys.argv[2:])

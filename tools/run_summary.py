@@ -15,7 +15,6 @@ of the ensemble against each member.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 from datetime import datetime, timezone
@@ -27,6 +26,7 @@ from nmt.checkpoint import count_parameters, load_checkpoint
 from nmt.config import DecodeConfig, load_recipe, recipe_from_dict
 from nmt.score import compare_systems, score_file
 from nmt.train.metrics import read_metrics
+from tools.results import write_json
 
 
 def summarize(run_dir: Path, checkpoint: Path, hypotheses: Path, reference: Path,
@@ -126,8 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         summary = summarize_ensemble(members, args.ensemble, [run / args.hypotheses for run in args.runs],
                                      args.reference, decode)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.output, summary)
     print(f"wrote {args.output}: BLEU {summary['bleu']:.2f} ({summary['bleu_signature']}), "
           f"lowercased {summary['bleu_lowercased']:.2f}, length ratio {summary['length_ratio']:.3f}")
     if args.ensemble is not None:

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.variant:
         print(json.dumps(run_variant(args.variant, args.steps, args.warmup)))
         return {}
-    from tools.results import provenance
+    from tools.results import provenance, write_json
 
     result = {"provenance": provenance(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
               "torch": torch.__version__, "steps": args.steps, "warmup": args.warmup, "runs": []}
@@ -107,8 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
             "variant": variant, "error": child.stderr.strip().splitlines()[-6:] or ["no output"]}
         run["process_seconds"] = round(time.perf_counter() - start, 1)
         result["runs"].append(run)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.out, result)
         print(variant, run.get("seconds_per_update", run.get("error", run.get("not_run"))), f"{run['process_seconds']} s",
               flush=True)
     return result

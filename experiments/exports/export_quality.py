@@ -21,6 +21,7 @@ from nmt.config import load_recipe
 from nmt.decode.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.export import export_checkpoint
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -54,7 +55,7 @@ def main() -> None:
                 "identical_lines_to_nmt": sum(a == b for a, b in zip(outputs[name], outputs["nmt"]))}
             print(setting, name, json.dumps(report["runs"][f"{name}/{setting}"]), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "export_quality.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_json(RESULTS / "export_quality.json", report)
 
 
 if __name__ == "__main__":

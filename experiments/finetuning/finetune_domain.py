@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from nmt.data.corpus import read_parallel
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -118,7 +119,7 @@ def main() -> None:
         ckpt = WORK / name / "checkpoints" / "last.pt"
         report["tuned"][f"peak lr {lr}"] = training(ckpt) | {"scores": scores(ckpt, name)}
     out = RESULTS / "finetune_sports.json"
-    out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(out, report)
     print(json.dumps(report, indent=1))
 
 

@@ -41,6 +41,7 @@ from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.corpus import read_lines
 from nmt.data.noise import FILLER
 from nmt.score import compare_systems
+from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -130,7 +131,7 @@ def training(run: Path) -> dict:
 
 def write(name: str, result: dict) -> None:
     path = RESULTS / name
-    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(path, result)
     print(json.dumps(result, indent=1, ensure_ascii=False))
 
 

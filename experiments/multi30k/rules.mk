@@ -37,6 +37,7 @@ define multi30k_run
 	    --checkpoint checkpoints/averaged.pt --hypotheses test.$(2).hyp --ensemble runs/multi30k_$(1)_$(2)_ensemble/test.$(2).hyp \
 	    --reference data/multi30k/test_2016_flickr.$(2).gz --recipe $(MULTI30K_RECIPE) -o experiments/multi30k/results/multi30k_$(1)_$(2).json
 	$(NMT) plot runs/multi30k_$(1)_$(2) -o experiments/multi30k/results/multi30k_$(1)_$(2).png
+	$(BIN)/python -m tools.results record experiments/multi30k/results/multi30k_$(1)_$(2).png
 endef
 multi30k: install
 	$(call multi30k_run,en,de,)
