@@ -61,7 +61,7 @@ bench-gpu: install
 	$(BIN)/python -m bench.gpu
 
 # On a GPU machine: the three parts of the GPU check in order, with the machine's own PyTorch (no
-# venv, no index there; pydantic comes from the wheels in bench/gpu_day/wheels/). README, "The GPU day".
+# venv, no index there; pydantic comes from the wheels in bench/gpu_day/wheels/). bench/gpu_day/README.md.
 GPU_PYTHON ?= python3
 gpu-wheels:
 	bash bench/gpu_day/wheels.sh
@@ -96,7 +96,7 @@ AVERAGE_LAST ?= 3
 	$(NMT) average --last $(AVERAGE_LAST) --dir $(dir $@) -o $@
 
 # The demo is the Multi30k recipe with a time budget: about 15 minutes in all on 2 cores, with
-# settings for a short run (each chosen on val; docs/multi30k.md, "The demo"): dropout 0.1, not
+# settings for a short run (each chosen on val; experiments/multi30k/README.md, "The demo"): dropout 0.1, not
 # the recipe's 0.3, since a few epochs gain more from fitting than from regularization; batches
 # of 1,024 tokens, since this early more updates learn more from the same tokens (warm-up kept
 # at the same number of tokens); the last 30 % of the budget cools the rate down to 0; the
@@ -108,7 +108,7 @@ DEMO_SET = --set output_dir=runs/demo --set train.max_minutes=$(DEMO_MINUTES) --
 	--set train.max_tokens=1024 --set train.warmup_steps=400 --set train.cooldown=0.3 \
 	--set train.valid_every=500 --set train.valid_bleu_sentences=300
 # The recipe's outputs never repeat a 3-gram (decode.no_repeat_ngram_size), so long sentences do
-# not trail off into repetitions (docs/multi30k.md, "Repetitions").
+# not trail off into repetitions (experiments/multi30k/README.md, "Repetitions").
 demo: install
 	$(call pipeline,recipes/multi30k_en_de.yaml,runs/demo,data/multi30k/test_2016_flickr,en,de,$(DEMO_SET),runs/demo/checkpoints/best.pt)
 	$(BIN)/python -m tools.run_summary runs/demo --checkpoint checkpoints/best.pt --hypotheses test.de.hyp \

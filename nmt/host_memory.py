@@ -4,7 +4,7 @@ glibc's malloc serves large blocks with mmap and gives them back on free, and tr
 whenever its free top grows past twice the largest block seen. A training step frees most of
 what it allocated (activations, gradients), so the next step takes the same memory back from
 the kernel page by page (tens of thousands of page faults per update on the bench-small shape;
-docs/speed.md). Serving every block up to 32 MB (glibc's maximum) from the heap
+bench/speed.md). Serving every block up to 32 MB (glibc's maximum) from the heap
 and never trimming it brings that to about zero. The cost is that the process keeps its peak
 memory until it exits, which suits a training run and a translation process alike (beam search
 frees and re-allocates its logits every step). (Blocks above 32 MB still come from mmap;

@@ -2,7 +2,7 @@
 that machine's packages (tests/data/gpu_image_packages.txt; its CUDA torch stands in as the CPU
 build here, and pydantic and datasets are missing, as there), no package index, the working tree
 as it travels there (tracked and not-ignored files only), an empty $OUT, and exactly the commands
-of the README's "The GPU day". It passes only if every part's JSON arrives under $OUT with every
+of bench/gpu_day/README.md. It passes only if every part's JSON arrives under $OUT with every
 check in it passing, the output fits the 12,000 characters that come back, nothing is written
 into the tree, and what comes back fits the limits on returned files."""
 
@@ -79,7 +79,7 @@ def gpu_python(tmp_path_factory) -> Path:
 
 
 def gpu_day_commands() -> list[str]:
-    [commands] = readme_blocks("The GPU day")
+    [commands] = readme_blocks("The commands", "bench/gpu_day/README.md")
     return commands
 
 

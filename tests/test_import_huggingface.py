@@ -184,7 +184,7 @@ def test_bad_directories_are_one_line_errors_and_write_nothing(marian_dir, tmp_p
     assert not out.exists() and not list(tmp_path.glob(".out.pt*"))
 
 
-def test_the_readme_import_commands_run_as_printed(marian_dir, tmp_path, monkeypatch):
+def test_the_documented_import_commands_run_as_printed(marian_dir, tmp_path, monkeypatch):
     """"Share and reuse models": import, translate, fine-tune with the written recipe, export."""
     import shlex
     import shutil
@@ -193,7 +193,7 @@ def test_the_readme_import_commands_run_as_printed(marian_dir, tmp_path, monkeyp
 
     from tests.test_readme import readme_blocks
 
-    block = readme_blocks("Share and reuse models")[0]  # the OPUS-MT one (the NLLB one: test_import_m2m100.py)
+    block = readme_blocks("In short", "docs/huggingface.md")[0]  # the OPUS-MT one (the NLLB one: test_import_m2m100.py)
     shutil.copytree(marian_dir, tmp_path / "opus-mt-en-de")
     corpus = tmp_path / "my_corpus"
     corpus.mkdir()

@@ -273,13 +273,13 @@ def test_the_import_exports_back_to_transformers_translating_alike(imported, tmp
     assert not (tmp_path / "hf").exists()
 
 
-def test_the_readme_nllb_commands_run_as_printed(tmp_path, monkeypatch):
+def test_the_documented_nllb_commands_run_as_printed(tmp_path, monkeypatch):
     """"Share and reuse models": import an NLLB directory, translate into another of its languages."""
     import shlex
 
     from tests.test_readme import readme_blocks
 
-    block = readme_blocks("Share and reuse models")[1]
+    block = readme_blocks("In short", "docs/huggingface.md")[1]
     (build_directory(tmp_path, "nllb")).rename(tmp_path / "nllb-600M")
     (tmp_path / "my_corpus").mkdir()
     shutil.copy(TINY_DATA / "valid.en", tmp_path / "my_corpus" / "test.eng_Latn")

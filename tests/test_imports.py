@@ -4,13 +4,14 @@ modules import each other (directly or around a longer loop). Imports inside fun
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 NMT = Path(__file__).resolve().parent.parent / "nmt"
 
-# Bottom to top; README "Layout" shows the same order.
+# Bottom to top; docs/architecture.md shows the same order.
 LAYERS = [
     ("base", ["nmt", "nmt.errors", "nmt.compat", "nmt.config", "nmt.special_tokens"]),
     ("checkpoints", ["nmt.checkpoint", "nmt.host_memory"]),  # files and memory: nothing of nmt's above base
@@ -52,7 +53,7 @@ def layer_of(module: str) -> int:
     for index, (_, prefixes) in enumerate(LAYERS):
         if any(module == p or (p != "nmt" and module.startswith(p + ".")) for p in prefixes):
             return index
-    raise AssertionError(f"{module}: in no layer; add it to LAYERS (and to the README's layout)")
+    raise AssertionError(f"{module}: in no layer; add it to LAYERS (and to docs/architecture.md)")
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -131,3 +132,15 @@ def test_the_package_imports_nothing_from_the_benchmarks_studies_or_tools():
                 [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
             found += [f"{path.relative_to(NMT.parent)}: {name}" for name in names if name.split(".")[0] in outside]
     assert not found, found
+
+
+def test_the_architecture_page_names_only_paths_and_modules_that_exist():
+    """docs/architecture.md walks through the code by path: every path and module it names resolves."""
+    page = (NMT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:nmt|bench|experiments|tools|tests|docs|recipes)/[\w/.-]*)`", page))
+    assert len(paths) > 40
+    missing = sorted(p for p in paths if not (NMT.parent / p).exists())
+    assert not missing, missing
+    functions = re.findall(r"`(\w+)` \(`(nmt/[\w/]+\.py)`\)", page)  # "`translate_file` (`nmt/decode/stream.py`)"
+    for name, path in functions:
+        assert re.search(rf"^(def|class) {name}\b", (NMT.parent / path).read_text(encoding="utf-8"), re.M), (name, path)

@@ -1,4 +1,4 @@
-"""The README's "Train on your own data" commands, run exactly as printed, on a tiny corpus."""
+"""The commands of the README and of the pages it links to, run exactly as printed, on tiny data."""
 
 import re
 import shlex
@@ -11,9 +11,10 @@ from nmt.cli import app
 from tests.conftest import ROOT, TINY_DATA
 
 
-def readme_blocks(heading: str) -> list[list[str]]:
-    """The commands of each ```bash block under `heading`, continuation lines joined."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def readme_blocks(heading: str, page: str = "README.md") -> list[list[str]]:
+    """The commands of each ```bash block under `heading` of `page` (the README or a page it links
+    to), continuation lines joined."""
+    text = (ROOT / page).read_text(encoding="utf-8")
     section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
     return [[line for line in block.replace("\\\n", " ").splitlines() if line.strip()] for block in blocks]
@@ -75,13 +76,13 @@ def test_the_multi_gpu_commands_keep_the_recipes_batch():
 
 
 def test_the_terminology_commands_run_as_printed(trained_tiny, tmp_path):
-    """The "Terminology, prefixes and scores" commands, with the tiny model in the demo's place."""
+    """docs/decoding.md's terminology, prefix and score commands, with the tiny model in the demo's place."""
     import json
     import subprocess
     import sys
     from pathlib import Path
 
-    (block,) = readme_blocks("Terminology, prefixes and scores")
+    (block,) = readme_blocks("In short: terminology, prefixes and scores", "docs/decoding.md")
     hyp = tmp_path / "test.de.hyp"
     hyp.write_text("".join("Ein Hund.\n" for _ in range(1000)), encoding="utf-8")
     env_path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
@@ -103,11 +104,11 @@ def test_the_terminology_commands_run_as_printed(trained_tiny, tmp_path):
 
 
 def test_the_several_languages_commands_run_as_printed(tmp_path, monkeypatch):
-    """"Several corpora and languages": the commands as printed, with the recipe shrunk to a few
-    updates and the test set to 20 lines."""
+    """docs/languages.md's commands as printed, with the recipe shrunk to a few updates and the test
+    set to 20 lines."""
     import gzip
 
-    (block,) = readme_blocks("Several corpora and languages")
+    (block,) = readme_blocks("In short", "docs/languages.md")
     recipe = yaml.safe_load((ROOT / "recipes" / "multi30k_en_many.yaml").read_text(encoding="utf-8"))
     recipe["tokenizer"].update(vocab_size=400, input_sentence_size=4000)
     recipe["model"].update(encoder_layers=1, decoder_layers=1, d_model=32, heads=2, d_ff=64)

@@ -1,5 +1,5 @@
 """The GPU check, in three parts that each fit one 10-minute command on a lent GPU machine
-(README, "The GPU day"; `bash bench/gpu_day/run.sh PART` runs one as that machine must).
+(bench/gpu_day/README.md; `bash bench/gpu_day/run.sh PART` runs one as that machine must).
 
     python -m bench.gpu_day.check --part correctness|speed|training|all [--out-dir DIR] [--tiny] [--minutes 2]
                               [--runs base_recipe,big_recipe,...]

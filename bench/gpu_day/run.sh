@@ -3,7 +3,7 @@
 # no package index, the tree as it arrives (bench/gpu_day/wheels/ is tracked, so nothing needs carrying),
 # results written under $OUT as each check ends.
 #
-#   bash bench/gpu_day/run.sh PART [OPTIONS]   PART: correctness | speed | training   (README, "The GPU day")
+#   bash bench/gpu_day/run.sh PART [OPTIONS]   PART: correctness | speed | training   (bench/gpu_day/README.md)
 #
 # OPTIONS go to bench/gpu_day/check.py, e.g. `--runs base_recipe,big_recipe` for part of the speed part.
 #

@@ -4,7 +4,7 @@
 
 # The full recipes (about 90 minutes each on 2 cores) train two models side by side, one CPU core
 # each (seeds 1 and 2; together the CPU time of one model on both cores), and translate with their
-# ensemble. Each member is the mean of its last 3 checkpoints (chosen on val, see docs/multi30k.md).
+# ensemble. Each member is the mean of its last 3 checkpoints (chosen on val, see experiments/multi30k/README.md).
 # Test scores of both members and of the ensemble (paired bootstrap), the run summary and the
 # learning curve go to experiments/multi30k/results/. $(call multi30k_run,SRC,TGT,EXTRA_SET_FLAGS)
 # SET adds overrides, e.g. `make multi30k-de-en SET="--set train.max_minutes=45"`.

@@ -1,7 +1,7 @@
 """Dropout whose CPU masks come from 16-bit random integers instead of `bernoulli_`.
 
 On CPU, `bernoulli_` is slow: drawing int16 integers and comparing them takes about a third of
-its time (docs/speed.md).
+its time (bench/speed.md).
 Here an element is kept when its draw is at least a threshold, so p is rounded to a multiple of
 1/65536 (0.1 becomes 0.100006); the mask is kept as booleans for backward. On other devices,
 and for p = 0 or in eval mode, this is `F.dropout`.

@@ -7,7 +7,7 @@ log-softmax backward is a pass of its own. Here each chunk of rows goes through 
 the loss and the gradient at once, so no (tokens × V) tensor ever exists: the gradient of a sum of
 per-token losses with respect to the logits is known in the forward pass (softmax − smoothed
 one-hot), and backward only scales the stored gradients by its incoming factor.
-(docs/speed.md has the measurement.)
+(bench/speed.md has the measurement.)
 
 Under `torch.compile` the plain formula is traced instead (projection, then cross-entropy): the
 chunk loop would make the graph depend on the number of tokens, and the compiler fuses the
