@@ -34,9 +34,9 @@ from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
-from nmt.decode import ctranslate2_engine
+from nmt.decode.engines import ctranslate2_engine
 from nmt.decode.search import beam_search
-from nmt.decode.torch_engine import Translator
+from nmt.decode.engines.torch_engine import Translator
 from nmt.decode.translate import translate_lines
 from nmt.export.ctranslate2 import export_payload
 from nmt.host_memory import keep_freed_memory

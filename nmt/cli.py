@@ -144,7 +144,7 @@ def back_translate_(
     nproc: NprocOpt = 1,
 ):
     """Back-translate: a reverse model (e.g. de→en) turns monolingual text (German) into a synthetic corpus to train on (en→de)."""
-    from nmt.decode.back_translate import back_translate
+    from nmt.jobs.back_translate import back_translate
     from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.translate import decode_settings
 
@@ -164,7 +164,7 @@ def shortlist(
     frequent: Annotated[int, typer.Option(help="The most frequent target pieces, always allowed.")] = 100,
 ):
     """A lexical shortlist from a parallel corpus: translate with --set decode.shortlist=FILE; export with it."""
-    from nmt.decode.shortlist_build import build_shortlist
+    from nmt.jobs.shortlist_build import build_shortlist
 
     say(build_shortlist(checkpoint, source, target, output, best, frequent).describe())
 
@@ -188,7 +188,7 @@ def distill(
     nproc: NprocOpt = 1,
 ):
     """Sequence-level distillation: a teacher translates a corpus's source side into a corpus for a student to train on."""
-    from nmt.decode.distill import distill as distill_corpus
+    from nmt.jobs.distill import distill as distill_corpus
     from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.translate import decode_settings
 
@@ -225,9 +225,9 @@ def likelihood(
 ):
     """Score given translations (forced decoding): for each pair of lines, the natural-log
     probability of the target's pieces and EOS given the source; one output line per pair."""
-    from nmt.decode.likelihood import likelihood_file
+    from nmt.jobs.likelihood import likelihood_file
     from nmt.decode.translate import decode_settings
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines.engine import load_engine
 
     scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
@@ -287,7 +287,7 @@ def serve(
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 256,
 ):
     """Serve translations over HTTP: POST /translate, GET /health, and a page at / to try the model."""
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines.engine import load_engine
     from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
 
     require_fastapi()

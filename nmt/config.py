@@ -352,13 +352,13 @@ class DecodeConfig(Section):
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     # A line of several sentences is translated sentence by sentence and joined again
-    # (nmt.decode.paragraphs); false: each line as one input, however long.
+    # (nmt.decode.text.paragraphs); false: each line as one input, however long.
     split_sentences: bool = True
     # A line in capitals or Title Case is translated in sentence case, and a line in capitals is
-    # answered in capitals (nmt.decode.casing); false: every line as it is.
+    # answered in capitals (nmt.decode.text.casing); false: every line as it is.
     normalize_case: bool = True
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
-    # unchanged, placed by word alignment (nmt.decode.verbatim); false: the model translates them.
+    # unchanged, placed by word alignment (nmt.decode.text.verbatim); false: the model translates them.
     copy_verbatim: bool = True
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.

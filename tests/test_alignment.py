@@ -1,4 +1,4 @@
-"""Word alignments from cross-attention (nmt.decode.alignment): the attention weights written
+"""Word alignments from cross-attention (nmt.decode.text.alignment): the attention weights written
 out agree with the layer's own computation, pieces group into words, and a model trained to copy
 aligns each word with itself."""
 
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.alignment import align_batch, pharaoh, word_index
+from nmt.decode.text.alignment import align_batch, pharaoh, word_index
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
 from tests.test_search import sources, toy_model

@@ -134,7 +134,7 @@ def test_tags_and_verbatim_items_by_counting_on_both_sides_consistently():
     from collections import Counter
 
     from nmt.data.word_pairs import WordPairs
-    from nmt.decode.markup import mark, walk
+    from nmt.decode.text.markup import mark, walk
 
     pairs = lexicon_pairs(4000)
     word_pairs = WordPairs(pairs)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.decode.casing import hypothesis_text, sentence_case, source_case
-from nmt.decode.engine import load_engine
+from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from nmt.data.batching import epoch_batches
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.checkpoint import load_checkpoint
 from nmt.train.trainer import Trainer, train

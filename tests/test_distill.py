@@ -1,4 +1,4 @@
-"""Sequence-level distillation (`nmt distill`, nmt.decode.distill): the teacher's translations as a
+"""Sequence-level distillation (`nmt distill`, nmt.jobs.distill): the teacher's translations as a
 corpus aligned line for line with its source, empty lines left out, and cross-entropy filtering
 dropping exactly the stated share, the pairs `nmt likelihood` scores worst."""
 

@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from nmt.decode.ctranslate2_engine import CTranslate2Translator
-from nmt.decode.capabilities import CTRANSLATE2, TORCH, refusal, require
-from nmt.decode.torch_engine import Translator
+from nmt.decode.engines.ctranslate2_engine import CTranslate2Translator
+from nmt.decode.engines.capabilities import CTRANSLATE2, TORCH, refusal, require
+from nmt.decode.engines.torch_engine import Translator
 from nmt.errors import NmtError
 
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from conftest import TINY_DATA
 from nmt.cli import app
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.ensemble import Ensemble
+from nmt.decode.engines.ensemble import Ensemble
 from nmt.decode.search import beam_search, greedy_search, max_output_lengths, normalized_score
 from test_search import sources, toy_model
 
@@ -123,7 +123,7 @@ def test_ensemble_cli(trained_tiny, other_vocabulary_checkpoint, tmp_path):
 
 
 def test_an_ensemble_aligns_with_its_first_member(trained_tiny):
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import translate_lines
 
     checkpoint = trained_tiny.out / "checkpoints" / "last.pt"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import TINY_DATA, one_line_error, trained_once
 from nmt.cli import app
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 from nmt.export import export_checkpoint
@@ -193,7 +193,7 @@ def test_a_missing_extra_is_named(trained_tiny, tmp_path, monkeypatch):
 
 
 def test_ctranslate2_likelihood_matches_nmts(exported):
-    from nmt.decode.likelihood import score_pairs
+    from nmt.jobs.likelihood import score_pairs
 
     ckpt, out = exported
     own, ct2 = load_engine([ckpt]), load_engine([out])

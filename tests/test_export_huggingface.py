@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, trained_once

@@ -14,7 +14,7 @@ from bench.gpu_day.check import (Context, compiled_and_eager_losses, compiled_vs
                              learned_alike, losses_over_updates, part_compiles, precision_task, preflight, pytest_counts,
                              same_beam_outputs, skip_reasons)
 from nmt.data.batching import collate, epoch_batches
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.model.transformer import Transformer
 
 

@@ -16,7 +16,7 @@ import torch
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, tiny_recipe
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.config import language_token
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import EOS
 from tests.conftest import TINY_DATA, one_line_error, optional_module

@@ -19,6 +19,7 @@ LAYERS = [
     ("model", ["nmt.model"]),
     ("export", ["nmt.export"]),
     ("decode", ["nmt.decode"]),
+    ("jobs", ["nmt.jobs"]),  # distillation, back-translation, scores, shortlists: built on decode
     ("train", ["nmt.train"]),
     ("scores and reports", ["nmt.score", "nmt.language_id", "nmt.info"]),
     ("serve", ["nmt.serve"]),

@@ -15,8 +15,8 @@ from nmt.data.batching import collate
 from nmt.data.prepare import data_dir, prepare
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
-from nmt.decode.engine import load_engine
-from nmt.decode.likelihood import score_pairs
+from nmt.decode.engines.engine import load_engine
+from nmt.jobs.likelihood import score_pairs
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import BOS, EOS
 from tests.conftest import MARKERS, assert_answers_in_each_language, multilingual_recipe, trained_once

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.ensemble import Ensemble
-from nmt.decode.likelihood import score_pairs
-from nmt.decode.torch_engine import Translator, score_batch
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.ensemble import Ensemble
+from nmt.jobs.likelihood import score_pairs
+from nmt.decode.engines.torch_engine import Translator, score_batch
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from tests.conftest import TINY_DATA, one_line_error
 from tests.test_search import toy_model

@@ -1,5 +1,5 @@
-"""Inline markup and verbatim spans carried across a translation (nmt.decode.markup,
-nmt.decode.verbatim): reading, placing by hand-made alignments, and the guarantees that hold
+"""Inline markup and verbatim spans carried across a translation (nmt.decode.text.markup,
+nmt.decode.text.verbatim): reading, placing by hand-made alignments, and the guarantees that hold
 for any alignment (the output is well-formed and keeps exactly the source's tags)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from nmt.decode.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
-from nmt.decode.paragraphs import join_alignments
-from nmt.decode.verbatim import verbatim_spans
+from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
+from nmt.decode.text.paragraphs import join_alignments
+from nmt.decode.text.verbatim import verbatim_spans
 
 
 def spans(text: str) -> list[str]:

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.decode.casing import hypothesis_text
-from nmt.decode.markup import mark
-from nmt.decode.paragraphs import join_alignments
-from nmt.decode.engine import load_engine
+from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.text.markup import mark
+from nmt.decode.text.paragraphs import join_alignments
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from tests.test_markup import tags
 

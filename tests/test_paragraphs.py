@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.decode.paragraphs import join_hypotheses, sentences_of
+from nmt.decode.text.paragraphs import join_hypotheses, sentences_of
 from nmt.decode.search import Hypothesis
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 
 SENTENCES = ["A black dog leaps over a log.", "Two cats sit on a wall!", "Is the man cold?"]

@@ -237,8 +237,8 @@ def test_beam_search_reads_the_device_once_per_step(no_repeat):
 
 
 def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(trained_tiny, monkeypatch):
-    from nmt.decode import torch_engine
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines import torch_engine
+    from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import translate_lines
 
     asked = []

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from conftest import TINY_DATA, one_line_error
 from nmt.cli import app
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.shortlist import Shortlist, read_shortlist, write_shortlist
-from nmt.decode.shortlist_build import aligned_shortlist, cooccurrence_shortlist, most_frequent
+from nmt.jobs.shortlist_build import aligned_shortlist, cooccurrence_shortlist, most_frequent
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 from nmt.special_tokens import BOS, EOS, UNK

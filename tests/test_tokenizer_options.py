@@ -76,7 +76,7 @@ def test_bad_user_defined_symbols_are_refused(symbols, fragment):
 
 def test_both_engines_translate_unseen_characters_alike(trained_with_options, tmp_path):
     pytest.importorskip("ctranslate2")
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import translate_lines
     from nmt.export.ctranslate2 import export_ctranslate2
 

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from nmt.config import TrainConfig, recipe_from_dict
 from nmt.special_tokens import PAD
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 from nmt.model.output_loss import output_layer_loss

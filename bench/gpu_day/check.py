@@ -233,7 +233,7 @@ def beam_device_vs_cpu(ctx: Context) -> dict:
     fp32 (TF32 off while decoding: decode.precision fp32 means fp32)."""
     from nmt.config import load_recipe
     from nmt.data.corpus import open_corpus
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines.engine import load_engine
 
     steps = 300 if ctx.on_gpu else 20
     run = train_and_translate(ctx, ROOT / "recipes" / "tiny.yaml", ctx.scratch / "tiny",
@@ -459,7 +459,7 @@ def train_and_translate(ctx: Context, recipe_path: Path, out: Path, overrides: l
     from nmt.data.corpus import open_corpus
     from nmt.data.prepare import prepare
     from nmt.data.tokenizer import train_tokenizer
-    from nmt.decode.engine import load_engine
+    from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import translate_lines
     from nmt.train.trainer import train
 

@@ -1,6 +1,6 @@
 """How well nmt's word alignments agree with an independent aligner (`make bench-alignment`):
 the demo model (or -c CKPT) translates test_2016_flickr; each output is aligned to its source by
-each decoder layer's attention and by their mean (nmt's rule, nmt.decode.alignment), each with
+each decoder layer's attention and by their mean (nmt's rule, nmt.decode.text.alignment), each with
 and without covering (linking every source word no output word chose to its likeliest output
 word); eflomal, trained on Multi30k train plus these pairs, is the reference (sure links: both
 directions agree; possible: either direction). Writes experiments/alignment/results/alignment_quality.json with the
@@ -16,8 +16,8 @@ from pathlib import Path
 from experiments.shared.demo_model import demo_parser, demo_test_set
 from experiments.shared.reference_alignment import link_sets
 from nmt.data.corpus import read_lines
-from nmt.decode.alignment import align_batch, layer_attention, pair_rows, pharaoh, word_index
-from nmt.decode.engine import load_engine
+from nmt.decode.text.alignment import align_batch, layer_attention, pair_rows, pharaoh, word_index
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 from tools.results import write_json

@@ -21,8 +21,8 @@ from pathlib import Path
 import torch
 
 from nmt.data.corpus import read_lines
-from nmt.decode.engine import load_engine
-from nmt.decode.likelihood import score_pairs
+from nmt.decode.engines.engine import load_engine
+from nmt.jobs.likelihood import score_pairs
 from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ import sacrebleu
 
 from experiments.shared.demo_model import demo_parser, demo_test_set
 from nmt.config import load_recipe
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.export import export_checkpoint
 from tools.results import write_json

@@ -22,7 +22,7 @@ import torch
 
 from experiments.shared.demo_model import demo_parser, demo_test_set
 from nmt.config import load_recipe
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.export.huggingface import export_huggingface, require_transformers
 from tools.results import write_json

@@ -40,8 +40,8 @@ from experiments.shared.reference_alignment import placement, reference_links
 from nmt.config import load_recipe
 from nmt.data.augment import with_typo
 from nmt.data.corpus import read_lines
-from nmt.decode.engine import load_engine
-from nmt.decode.paragraphs import sentences_of
+from nmt.decode.engines.engine import load_engine
+from nmt.decode.text.paragraphs import sentences_of
 from nmt.info import checkpoint_info
 from tools.results import write_json
 

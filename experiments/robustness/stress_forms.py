@@ -10,7 +10,7 @@ import random
 import re
 from collections import Counter
 
-from nmt.decode.markup import MarkupError, mark, walk
+from nmt.decode.text.markup import MarkupError, mark, walk
 
 # Two-word tags carry attributes with a quoted ">" and a character reference in them.
 ONE_WORD = ("<b>", "</b>")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import sacrebleu
 
-from nmt.decode.casing import hypothesis_text
+from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.translate import translate_lines
 
 

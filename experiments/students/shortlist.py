@@ -28,9 +28,9 @@ from nmt.checkpoint import load_checkpoint, tokenizer_models
 from nmt.config import load_recipe
 from nmt.data.corpus import read_lines
 from nmt.data.tokenizer import load_processor
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.shortlist import read_shortlist, write_shortlist
-from nmt.decode.shortlist_build import aligned_shortlist, cooccurrence_shortlist
+from nmt.jobs.shortlist_build import aligned_shortlist, cooccurrence_shortlist
 from nmt.export.ctranslate2 import export_ctranslate2
 from tools.results import write_json
 

@@ -41,13 +41,13 @@ def main() -> None:
     import sacrebleu
     import torch
 
-    import nmt.decode.torch_engine as torch_engine
+    import nmt.decode.engines.torch_engine as torch_engine
     from nmt.config import load_recipe
     from nmt.data.corpus import read_lines
-    from nmt.decode.casing import hypothesis_text
-    from nmt.decode.engine import load_engine
+    from nmt.decode.text.casing import hypothesis_text
+    from nmt.decode.engines.engine import load_engine
     from nmt.decode.shortlist import read_shortlist
-    from nmt.decode.shortlist_build import build_shortlist
+    from nmt.jobs.shortlist_build import build_shortlist
     from nmt.decode.translate import translate_lines
     from nmt.special_tokens import BOS, EOS, UNK
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
 from nmt.config import load_recipe
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.info import checkpoint_info
 from tools.results import write_json
 

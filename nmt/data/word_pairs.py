@@ -33,7 +33,7 @@ def word_keys(text: str) -> list[str]:
 
 class WordPairs:
     """`keys` turns one side of a pair into what is counted: by default its words (word_keys), which
-    `dice` and `links` look up; the shortlist of nmt.decode.shortlist_build passes pairs of piece
+    `dice` and `links` look up; the shortlist of nmt.jobs.shortlist_build passes pairs of piece
     lists, counts the pieces as they are and reads `all_dice`."""
 
     def __init__(self, pairs: Iterable[tuple], limit: int | None = 100_000, chunk: int = 10_000,

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
-from nmt.decode.capabilities import refusal
-from nmt.decode.engine import Engine
+from nmt.decode.engines.capabilities import refusal
+from nmt.decode.engines.engine import Engine
 from nmt.errors import NmtError
 
 
@@ -21,7 +21,7 @@ class LineRequest(BaseModel):
     text: StrictStr
     prefix: StrictStr = ""  # the translation starts with it
     constraints: list[StrictStr] = []  # phrases the translation contains
-    markup: StrictBool = False  # the text is inline markup, its tags kept in the translation (nmt.decode.markup)
+    markup: StrictBool = False  # the text is inline markup, its tags kept in the translation (nmt.decode.text.markup)
 
 
 FIELDS = tuple(LineRequest.model_fields)

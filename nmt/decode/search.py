@@ -28,9 +28,9 @@ class Hypothesis:
     token_log_probs: list[float] | None = None  # each token's, under teacher forcing (on request)
     alignment: str | None = None  # Pharaoh word alignment to the source (on request)
     constraints_met: bool | None = None  # with lexical constraints: whether it contains them all
-    upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.casing)
-    text: str | None = None  # its output text where more than its tokens make it (nmt.decode.markup)
-    source_cut: int | None = None  # its line was cut short: the source words translated (nmt.decode.paragraphs)
+    upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.text.casing)
+    text: str | None = None  # its output text where more than its tokens make it (nmt.decode.text.markup)
+    source_cut: int | None = None  # its line was cut short: the source words translated (nmt.decode.text.paragraphs)
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

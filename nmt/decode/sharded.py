@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from nmt.config import DecodeConfig
-from nmt.decode.engine import load_engine
+from nmt.decode.engines.engine import load_engine
 from nmt.decode.stream import CHUNK_LINES, StreamReport, translate_stream
 from nmt.errors import NmtError
 

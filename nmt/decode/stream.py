@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.casing import hypothesis_text
+from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.request import check_request, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
@@ -52,7 +52,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                      extras: Iterable[str] = (), first_line: int = 1) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
-    markup, each line is inline markup whose tags the translation keeps (nmt.decode.markup); with
+    markup, each line is inline markup whose tags the translation keeps (nmt.decode.text.markup); with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
     (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated.
     Warnings number the lines from `first_line`."""

@@ -1,4 +1,4 @@
-"""Translation of text lines with any engine (nmt.decode.engine): encode, batch by tokens, search,
+"""Translation of text lines with any engine (nmt.decode.engines.engine): encode, batch by tokens, search,
 restore the order; paragraphs, casing, markup and verbatim spans around it; the decode settings.
 One output per input line, always: an empty line translates to an empty line, and a line longer
 than the model's positions is truncated (with a warning), never dropped.
@@ -16,10 +16,10 @@ import numpy as np
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import Controls
-from nmt.decode.capabilities import refusal, require
-from nmt.decode.casing import hypothesis_text, sentence_case, source_case
-from nmt.decode.markup import mark_lines, monotone_alignment, render
-from nmt.decode.paragraphs import SplitLines, join_hypotheses, split_lines
+from nmt.decode.engines.capabilities import refusal, require
+from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
+from nmt.decode.text.markup import mark_lines, monotone_alignment, render
+from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 from nmt.decode.search import Hypothesis, output_limit
 
 
@@ -86,10 +86,10 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     """Translate in length-sorted token batches and return results in input order, one per line.
     With `markup` (for every line, or per line), a line is read as inline markup, and its tags are put back into the output
     around the words aligned to those they wrapped; with decode.copy_verbatim, numbers, URLs and
-    the like are copied into the output unchanged (both nmt.decode.markup; the output text is
+    the like are copied into the output unchanged (both nmt.decode.text.markup; the output text is
     then `Hypothesis.text`). With decode.normalize_case, a line in capitals or Title Case is
-    translated in sentence case (nmt.decode.casing); with decode.split_sentences, a line of
-    several sentences is translated sentence by sentence and joined again (nmt.decode.paragraphs);
+    translated in sentence case (nmt.decode.text.casing); with decode.split_sentences, a line of
+    several sentences is translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
     `_translate_rows` says what the other arguments do. A line with a prefix or constraints is
     translated as it is written."""
     numbers = list(range(first_line, first_line + len(lines)))
@@ -177,8 +177,8 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
 
 
 def _source_words(translator, sentences: list[str]) -> list[int]:
-    """Each sentence's number of words as its alignment counts them (nmt.decode.alignment)."""
-    from nmt.decode.alignment import word_index
+    """Each sentence's number of words as its alignment counts them (nmt.decode.text.alignment)."""
+    from nmt.decode.text.alignment import word_index
 
     piece = translator.src_tokenizer.id_to_piece
     return [max(word_index([piece(t) for t in ids]), default=-1) + 1 for ids in translator.src_tokenizer.encode(sentences)]
@@ -196,7 +196,7 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     `constraints` (phrases per line), each output contains its line's phrases (a line whose
     phrases cannot all be placed gets the best output found and a warning). `extras` adds to
     each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
-    ("alignments", nmt.decode.alignment)."""
+    ("alignments", nmt.decode.text.alignment)."""
     encoded = _encode(translator, lines, warn, numbers, line_controls)
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
@@ -229,7 +229,7 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
               forced: list[tuple[int, ...]], batch_size: int = 64) -> None:
     """Fill in the hypotheses' token_log_probs and/or alignment, in batches of hypotheses; each
     output is read after its line's `forced` tokens, whose own scores and alignments are left out."""
-    from nmt.decode.alignment import align_batch
+    from nmt.decode.text.alignment import align_batch
 
     if "alignments" in extras:
         require(translator, "alignments")

@@ -361,7 +361,7 @@ class Transformer(nn.Module):
 
     @property
     def aligner(self) -> "Transformer":
-        """The model whose cross-attention gives word alignments (nmt.decode.alignment): itself."""
+        """The model whose cross-attention gives word alignments (nmt.decode.text.alignment): itself."""
         return self
 
     @property

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from nmt.config import DecodeConfig
 from nmt.data.languages import Controls, direction_controls
-from nmt.decode.casing import hypothesis_text
-from nmt.decode.capabilities import refusal
+from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.engines.capabilities import refusal
 from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
@@ -148,7 +148,7 @@ def require_fastapi():
 
 def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: float = 5.0,
                batch_max_lines: int = 256, model_name: str = ""):
-    """The ASGI app for one loaded translator (nmt.decode.translate.load_engine)."""
+    """The ASGI app for one loaded translator (nmt.decode.engines.engine.load_engine)."""
     require_fastapi()
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError

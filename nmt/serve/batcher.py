@@ -56,7 +56,7 @@ class Batcher:
                         extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None,
                         line_controls: list[Controls] | None = None, markup: bool = False) -> list[list[Hypothesis]]:
         """`line_controls`: per line, the language tokens of a multilingual model (None: its
-        default); `markup`: the lines are inline markup (nmt.decode.markup)."""
+        default); `markup`: the lines are inline markup (nmt.decode.text.markup)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, line_controls, markup, future, loop))

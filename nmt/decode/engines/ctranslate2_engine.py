@@ -24,7 +24,7 @@ from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
-from nmt.decode.capabilities import CTRANSLATE2, Capabilities, require
+from nmt.decode.engines.capabilities import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, enough_filed, output_limit
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, has_shortlist, read_export_info,

@@ -3,7 +3,7 @@
 A line is read into `Marked`: the plain text the model translates, and the items taken out of
 it, at character offsets of that text. Items are elements (`<b>…</b>`, `<a href="…">…</a>`:
 they wrap words) and points (a self-closing tag such as `<br/>`, a comment, a placeholder such
-as `{0}` or `%s`, and the verbatim spans of nmt.decode.verbatim: they sit between words).
+as `{0}` or `%s`, and the verbatim spans of nmt.decode.text.verbatim: they sit between words).
 After translation `render` puts each item back, as written in the source:
 - an element around the output words aligned to the words it wrapped: the span from the first
   to the last of them, kept inside its parent and clear of its siblings (so the output is always
@@ -28,7 +28,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from nmt.decode.verbatim import verbatim_spans
+from nmt.decode.text.verbatim import verbatim_spans
 from nmt.errors import NmtError
 
 _TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""

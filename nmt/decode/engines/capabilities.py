@@ -13,7 +13,7 @@ from nmt.errors import NmtError
 class Capabilities:
     name: str  # "torch" or "ctranslate2" (what `nmt serve`'s /health reports)
     constraints: bool  # lexical constraints (nmt.decode.constraints)
-    alignments: bool  # word alignments from cross-attention (nmt.decode.alignment)
+    alignments: bool  # word alignments from cross-attention (nmt.decode.text.alignment)
     prefixes: bool = True  # forced target prefixes
     token_scores: bool = True  # per-token log-probabilities (score_batch)
     directions: bool = True  # language tokens in front of the source (choose_direction)

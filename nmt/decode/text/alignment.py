@@ -2,7 +2,7 @@
 
 Each output word is aligned to the source word it attends to most, and each source word that no
 output word chose to the output word that attends to it most (so every word of both sides has a
-link: what tags and verbatim spans need to find their place, nmt.decode.markup). The attention
+link: what tags and verbatim spans need to find their place, nmt.decode.text.markup). The attention
 is the encoder-decoder attention probabilities under teacher forcing of the output, averaged
 over heads and over all decoder layers. Which single layer aligns best differs between models
 (Garg et al. 2019 found the penultimate one of their 6; on the 4-layer demo model it is the

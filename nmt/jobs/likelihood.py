@@ -45,7 +45,7 @@ class PairScore:
 def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision: str = "auto",
                 warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[PairScore]:
     """(source, target) text pairs -> their scores, in order. `scorer`: a loaded engine
-    (nmt.decode.translate.load_engine), whose score_batch does the forced decoding."""
+    (nmt.decode.engines.engine.load_engine), whose score_batch does the forced decoding."""
     if not pairs:
         return []
     limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)

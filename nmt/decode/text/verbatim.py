@@ -2,7 +2,7 @@
 @mentions and #hashtags, and codes such as "C-3PO" or "COVID-19" (letters with digits and a
 capital). A model rarely copies what it seldom saw in training (it rewrites "42" or drops a URL),
 so such spans are taken out of the line before translation and put back into the output beside
-the words aligned to their neighbours (nmt.decode.markup does both; `decode.copy_verbatim`).
+the words aligned to their neighbours (nmt.decode.text.markup does both; `decode.copy_verbatim`).
 
 A number joined to a word by a hyphen ("3-year-old") is part of that word and is translated.
 """

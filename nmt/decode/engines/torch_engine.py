@@ -15,7 +15,7 @@ from nmt.checkpoint import load_checkpoint, tokenizer_models
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
-from nmt.decode.capabilities import TORCH, Capabilities
+from nmt.decode.engines.capabilities import TORCH, Capabilities
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
@@ -26,9 +26,9 @@ from nmt.special_tokens import EOS, PAD
 
 @dataclass
 class Translator:
-    """nmt's own engine (nmt.decode.engine.Engine): one model, an average, or an ensemble."""
+    """nmt's own engine (nmt.decode.engines.engine.Engine): one model, an average, or an ensemble."""
 
-    model: Transformer  # or nmt.decode.ensemble.Ensemble, which decodes like one
+    model: Transformer  # or nmt.decode.engines.ensemble.Ensemble, which decodes like one
     recipe: Recipe
     src_tokenizer: object
     tgt_tokenizer: object
@@ -66,7 +66,7 @@ def _model_from_payload(payload: dict, path: Path):
 
 def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
     """Each checkpoint a member; all must have the first one's tokenizers (its ids, both sides)."""
-    from nmt.decode.ensemble import Ensemble
+    from nmt.decode.engines.ensemble import Ensemble
 
     models, first = [], None
     for path in checkpoints:

@@ -1,6 +1,6 @@
 """The engine interface: what every translation engine offers (nmt's own torch engine,
-nmt.decode.torch_engine, which also decodes ensembles, and CTranslate2 from an export,
-nmt.decode.ctranslate2_engine), what each can do (nmt.decode.capabilities), and loading one."""
+nmt.decode.engines.torch_engine, which also decodes ensembles, and CTranslate2 from an export,
+nmt.decode.engines.ctranslate2_engine), what each can do (nmt.decode.engines.capabilities), and loading one."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 from nmt.checkpoint import load_payload
 from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls, direction_controls
-from nmt.decode.capabilities import Capabilities
+from nmt.decode.engines.capabilities import Capabilities
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
@@ -54,7 +54,7 @@ def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "tor
 
 
 def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool) -> Engine:
-    from nmt.decode import ctranslate2_engine, torch_engine
+    from nmt.decode.engines import ctranslate2_engine, torch_engine
 
     if engine not in ("torch", "ctranslate2"):
         raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
