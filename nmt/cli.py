@@ -157,8 +157,8 @@ def back_translate_(
 @command()
 def shortlist(
     checkpoint: Annotated[Path, typer.Option("--checkpoint", "-c", help="The model whose tokenizers the shortlist is for.")],
-    source: Annotated[Path, typer.Option("--source", "-s", help="Source side of a parallel corpus (e.g. the training data).")],
-    target: Annotated[Path, typer.Option("--target", "-t", help="Its target side, line for line.")],
+    source: Annotated[Path, typer.Option("--source", help="Source side of a parallel corpus (e.g. the training data).")],
+    target: Annotated[Path, typer.Option("--target", help="Its target side, line for line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="The shortlist file to write.")],
     best: Annotated[int, typer.Option(help="Target pieces per source piece.")] = 50,
     frequent: Annotated[int, typer.Option(help="The most frequent target pieces, always allowed.")] = 100,
@@ -204,8 +204,8 @@ def distill(
 @command()
 def likelihood(
     checkpoint: CheckpointsOpt,
-    source: Annotated[Path, typer.Option("--source", "-s", help="Source text file.")],
-    target: Annotated[Path, typer.Option("--target", "-t", help="Target text file: the translations to score, line by line.")],
+    source: Annotated[Path, typer.Option("--source", help="Source text file.")],
+    target: Annotated[Path, typer.Option("--target", help="Target text file: the translations to score, line by line.")],
     output: OutputOpt = "-",
     output_format: Annotated[str, typer.Option(
         help="text (the total log-probability) or jsonl (also per token).")] = "text",
@@ -220,8 +220,7 @@ def likelihood(
     tgt_lang: TgtLangOpt = None,
     zero_shot: ZeroShotOpt = False,
     decode_from: DecodeFromOpt = None,
-    set_: Annotated[Optional[list[str]], typer.Option(
-        "--set", help="Override one recipe key, e.g. --set decode.precision=fp32 (repeatable).")] = None,
+    set_: SetOpt = None,
 ):
     """Score given translations (forced decoding): for each pair of lines, the natural-log
     probability of the target's pieces and EOS given the source; one output line per pair."""

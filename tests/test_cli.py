@@ -320,3 +320,17 @@ def test_jsonl_constraints_are_placed_and_a_misfit_is_a_warning(trained_tiny, tm
     result = nmt("translate", "-c", export, "-i", source, "--input-format", "jsonl")
     assert result.exit_code == 1 and "line 1: constraints: CTranslate2 has no lexical constraints" in result.output
     assert result.stdout.split("\n")[3]  # the line without constraints is translated
+
+
+def test_a_short_option_means_one_thing_on_every_verb():
+    """-s is --set wherever a verb has it, -c the checkpoint, -i the input, -o the output."""
+    import typer.main
+
+    meanings: dict[str, set[str]] = {}
+    for name, command in typer.main.get_command(app).commands.items():
+        for param in command.params:
+            if param.param_type_name == "option":
+                for short in (o for o in param.opts if len(o) == 2):
+                    meanings.setdefault(short, set()).add(max(param.opts, key=len))
+    assert meanings["-s"] == {"--set"} and meanings["-c"] == {"--checkpoint"}
+    assert all(len(longs) == 1 for longs in meanings.values()), meanings

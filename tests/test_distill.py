@@ -40,7 +40,7 @@ def test_distilled_corpus_is_the_teachers_translations_line_for_line(trained_tin
     pairs = list(zip([lines[i] for i in kept], [translations[i] for i in kept]))
     (tmp_path / "src").write_text("".join(s + "\n" for s, _ in pairs))
     (tmp_path / "tgt").write_text("".join(t + "\n" for _, t in pairs))
-    scored = runner.invoke(app, ["likelihood", "-c", ckpt, "-s", str(tmp_path / "src"), "-t", str(tmp_path / "tgt"),
+    scored = runner.invoke(app, ["likelihood", "-c", ckpt, "--source", str(tmp_path / "src"), "--target", str(tmp_path / "tgt"),
                                  "--output-format", "jsonl"])
     per_token = []
     for line in scored.stdout.splitlines():

@@ -103,8 +103,8 @@ def test_the_imported_model_translates_as_transformers_does(marian_dir, imported
 
 def _total_log_prob(ckpt, tmp_path) -> float:
     out = tmp_path / "scores.txt"
-    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(TINY_DATA / "train.en"),
-                                 "-t", str(TINY_DATA / "train.de"), "-o", str(out)])
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "--source", str(TINY_DATA / "train.en"),
+                                 "--target", str(TINY_DATA / "train.de"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     return sum(float(x) for x in out.read_text().split())
 

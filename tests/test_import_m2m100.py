@@ -194,8 +194,8 @@ def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path)
 
     def total(checkpoint) -> float:
         out = tmp_path / "scores.txt"
-        result = runner.invoke(app, ["likelihood", "-c", str(checkpoint), "-s", str(corpus / f"train.{src}"),
-                                     "-t", str(corpus / f"train.{tgt}"), "-o", str(out)])
+        result = runner.invoke(app, ["likelihood", "-c", str(checkpoint), "--source", str(corpus / f"train.{src}"),
+                                     "--target", str(corpus / f"train.{tgt}"), "-o", str(out)])
         assert result.exit_code == 0, result.output
         return sum(float(x) for x in out.read_text().split())
 

@@ -98,11 +98,11 @@ def test_cli_text_and_jsonl_keep_one_line_per_pair(trained_tiny, tmp_path):
     src = write(tmp_path / "s.en", SOURCES + [""])
     tgt = write(tmp_path / "t.de", refs + [""])
     out = tmp_path / "scores.txt"
-    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(tgt), "-o", str(out)])
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "--source", str(src), "--target", str(tgt), "-o", str(out)])
     assert result.exit_code == 0, result.output
     text = [float(x) for x in out.read_text().split("\n")[:-1]]
     assert len(text) == len(SOURCES) + 1 and all(x < 0 for x in text)
-    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(tgt), "--output-format", "jsonl"])
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "--source", str(src), "--target", str(tgt), "--output-format", "jsonl"])
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["log_prob"] for r in rows] == pytest.approx(text, abs=1e-3)
     for r in rows:
@@ -110,7 +110,7 @@ def test_cli_text_and_jsonl_keep_one_line_per_pair(trained_tiny, tmp_path):
         assert r["log_prob_per_token"] == pytest.approx(r["log_prob"] / len(r["tokens"]), abs=1e-3)
     # Shuffled targets are less likely than the references.
     shuffled = write(tmp_path / "shuffled.de", refs[1:] + refs[:1] + [""])
-    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "-s", str(src), "-t", str(shuffled)])
+    result = runner.invoke(app, ["likelihood", "-c", str(ckpt), "--source", str(src), "--target", str(shuffled)])
     assert sum(float(x) for x in result.stdout.split()) < sum(text) - 10
 
 
@@ -118,7 +118,7 @@ def test_cli_takes_decode_settings_from_set_as_translate_does(trained_tiny, tmp_
     ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
     src = write(tmp_path / "s.en", SOURCES)
     tgt = write(tmp_path / "t.de", [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")])
-    args = ["likelihood", "-c", ckpt, "-s", str(src), "-t", str(tgt)]
+    args = ["likelihood", "-c", ckpt, "--source", str(src), "--target", str(tgt)]
     default = [float(x) for x in runner.invoke(app, args).stdout.split()]
     one_at_a_time = runner.invoke(app, [*args, "--set", "decode.max_tokens=8"])  # batches of one pair
     assert one_at_a_time.exit_code == 0, one_at_a_time.output
@@ -130,12 +130,12 @@ def test_bad_input_is_a_one_line_error_and_writes_nothing(trained_tiny, tmp_path
     ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
     src = write(tmp_path / "s.en", ["A dog.", "A cat."])
     out = tmp_path / "out.txt"
-    args = ["likelihood", "-c", ckpt, "-s", str(src), "-o", str(out)]
-    one_line_error(runner.invoke(app, [*args, "-t", str(write(tmp_path / "short.de", ["Ein Hund."]))]),
+    args = ["likelihood", "-c", ckpt, "--source", str(src), "-o", str(out)]
+    one_line_error(runner.invoke(app, [*args, "--target", str(write(tmp_path / "short.de", ["Ein Hund."]))]),
                    "s.en has 2 lines but", "short.de has 1")
-    one_line_error(runner.invoke(app, [*args, "-t", str(tmp_path / "missing.de")]), "missing.de: file not found")
+    one_line_error(runner.invoke(app, [*args, "--target", str(tmp_path / "missing.de")]), "missing.de: file not found")
     bad = tmp_path / "bad.de"
     bad.write_bytes(b"Ein Hund.\nEine \xff Katze.\n")
-    one_line_error(runner.invoke(app, [*args, "-t", str(bad)]), "bad.de:2: invalid UTF-8")
-    one_line_error(runner.invoke(app, [*args, "-t", str(src), "--output-format", "xml"]), "choose text or jsonl")
+    one_line_error(runner.invoke(app, [*args, "--target", str(bad)]), "bad.de:2: invalid UTF-8")
+    one_line_error(runner.invoke(app, [*args, "--target", str(src), "--output-format", "xml"]), "choose text or jsonl")
     assert not out.exists() and not list(tmp_path.glob(".out.txt*"))

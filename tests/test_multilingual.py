@@ -208,8 +208,8 @@ def test_likelihood_scores_in_the_chosen_direction(multilingual, toy_corpus, tmp
     totals = {}
     for lang in MARKERS:
         out = tmp_path / f"scores.{lang}"
-        result = runner.invoke(app, ["likelihood", "-c", ckpt, "-s", str(toy_corpus / "train.en"),
-                                     "-t", str(toy_corpus / "train.xa"), "-o", str(out), "--tgt-lang", lang])
+        result = runner.invoke(app, ["likelihood", "-c", ckpt, "--source", str(toy_corpus / "train.en"),
+                                     "--target", str(toy_corpus / "train.xa"), "-o", str(out), "--tgt-lang", lang])
         assert result.exit_code == 0, result.output
         totals[lang] = sum(float(x) for x in out.read_text().split())
     assert totals["xa"] > totals["xb"] + 10  # "Alpha ..." is an xa sentence

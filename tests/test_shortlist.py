@@ -82,7 +82,7 @@ def test_cooccurrence_ranks_by_dice_and_alignment_by_the_share_of_links():
 def shortlist_file(trained_tiny, tmp_path_factory):
     path = tmp_path_factory.mktemp("shortlist") / "shortlist.txt"
     result = runner.invoke(app, ["shortlist", "-c", str(trained_tiny.out / "checkpoints" / "best.pt"),
-                                 "-s", str(TINY_DATA / "train.en"), "-t", str(TINY_DATA / "train.de"),
+                                 "--source", str(TINY_DATA / "train.en"), "--target", str(TINY_DATA / "train.de"),
                                  "-o", str(path), "--best", "3", "--frequent", "10"])
     assert result.exit_code == 0, result.output
     assert "10 target pieces always allowed, up to 3 more" in result.output
@@ -177,10 +177,10 @@ def test_translate_takes_the_shortlist_as_a_setting_and_a_bad_corpus_is_a_one_li
     one_line_error(missing, "none.txt", "cannot read the shortlist")
     short = tmp_path / "short.de"
     short.write_text("Ein Hund.\n", encoding="utf-8")
-    uneven = runner.invoke(app, ["shortlist", "-c", ckpt, "-s", str(TINY_DATA / "train.en"), "-t", str(short),
+    uneven = runner.invoke(app, ["shortlist", "-c", ckpt, "--source", str(TINY_DATA / "train.en"), "--target", str(short),
                                  "-o", str(tmp_path / "out.txt")])
     one_line_error(uneven, "short.de", "same number of lines")
-    negative = runner.invoke(app, ["shortlist", "-c", ckpt, "-s", str(TINY_DATA / "train.en"), "-t",
+    negative = runner.invoke(app, ["shortlist", "-c", ckpt, "--source", str(TINY_DATA / "train.en"), "--target",
                                    str(TINY_DATA / "train.de"), "-o", str(tmp_path / "out.txt"), "--best", "-1"])
     one_line_error(negative, "--best -1", "may be negative")
     assert not (tmp_path / "out.txt").exists()
