@@ -203,3 +203,26 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         assert reply["translations"][0].endswith("<br/>") and "42" in reply["translations"][1]
     finally:
         assert s.stop() == 0
+
+
+def test_serve_and_jsonl_answer_with_the_same_hypothesis_records(trained_tiny):
+    """One output schema: serve's fields are those of `translate --output-format jsonl`'s records,
+    line for line; and n-best beyond the beam is refused by the recipe's own decode check."""
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.request import RequestRefused, hypothesis_record
+    from nmt.decode.translate import translate_lines
+    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request, reply
+
+    translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
+    lines = ["A dog runs.", "Two men sit on a bench."]
+    body = TranslateRequest(text=lines, beam_size=2, nbest=2, scores=True, token_scores=True)
+    plan = plan_request(body, translator, ServeLimits())
+    results = translate_lines(translator, lines, plan.cfg, extras=plan.extras)
+    answer = reply(body, results, translator)
+    records = [[hypothesis_record(translator, h) for h in hyps] for hyps in results]
+    assert answer["translations"] == [line[0]["text"] for line in records]
+    assert answer["scores"] == [line[0]["score"] for line in records]
+    assert answer["token_log_probs"] == [line[0]["token_log_probs"] for line in records]
+    assert answer["nbest"] == [[{"text": h["text"], "score": h["score"]} for h in line] for line in records]
+    with pytest.raises(RequestRefused, match=r"nbest \(3\) must not exceed beam_size \(2\)"):
+        plan_request(TranslateRequest(text=lines, beam_size=2, nbest=3), translator, ServeLimits())

@@ -1,7 +1,8 @@
-"""One translation request: a line of `nmt translate --input-format jsonl`, or one line of a
-`nmt serve` /translate call. Both read it into `LineRequest` and pass it through `check_request`
-(the engine's capabilities, then the limits), so a refusal has one message wherever it comes
-from, naming the line and the field."""
+"""One translation request and the one shape of its answer. A line of `nmt translate
+--input-format jsonl`, or one line of a `nmt serve` /translate call: both read it into
+`LineRequest` and pass it through `check_request` (the engine's capabilities, then the limits),
+so a refusal has one message wherever it comes from, naming the line and the field. Both answer
+with `hypothesis_record`'s fields."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationErr
 
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
+from nmt.decode.search import Hypothesis
+from nmt.decode.text.casing import hypothesis_text
 from nmt.errors import NmtError
 
 
@@ -90,3 +93,18 @@ def check_request(request: LineRequest, engine: Engine, number: int, limits: Req
     if most is not None and len(request.constraints) > most:
         raise RequestRefused(f"line {number}: constraints: {len(request.constraints)} phrases, at most {most} "
                              "(max_constraints)", 413, "max_constraints", most)
+
+
+def hypothesis_record(translator, h: Hypothesis) -> dict:
+    """One hypothesis as every JSON output gives it (`translate --output-format jsonl` and `serve`):
+    its text, score, log-probability and pieces; each token's log-probability, its word alignment
+    and whether its constraints were met, where they were asked for."""
+    out = {"text": hypothesis_text(translator.tgt_tokenizer, h), "score": round(h.score, 4),
+           "log_prob": round(h.log_prob, 4), "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]}
+    if h.token_log_probs is not None:
+        out["token_log_probs"] = [round(p, 4) for p in h.token_log_probs]
+    if h.alignment is not None:
+        out["alignment"] = h.alignment
+    if h.constraints_met is not None:
+        out["constraints_met"] = h.constraints_met
+    return out

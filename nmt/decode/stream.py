@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
-from nmt.decode.request import check_request, parse_request
+from nmt.decode.request import check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
@@ -24,19 +24,9 @@ from nmt.errors import NmtError
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 
 
-def hypothesis_json(translator, h: Hypothesis) -> dict:
-    out = {"text": hypothesis_text(translator.tgt_tokenizer, h), "score": round(h.score, 4),
-           "log_prob": round(h.log_prob, 4), "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]}
-    if h.token_log_probs is not None:
-        out["token_log_probs"] = [round(p, 4) for p in h.token_log_probs]
-    if h.alignment is not None:
-        out["alignment"] = h.alignment
-    return out
-
-
 def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
     if output_format == "jsonl":
-        return json.dumps({"hypotheses": [hypothesis_json(translator, h) for h in hyps]}, ensure_ascii=False)
+        return json.dumps({"hypotheses": [hypothesis_record(translator, h) for h in hyps]}, ensure_ascii=False)
     return hypothesis_text(translator.tgt_tokenizer, hyps[0])
 
 

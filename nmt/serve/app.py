@@ -16,19 +16,17 @@ line answer 413 with a JSON error naming the limit; malformed JSON or wrong type
 
 from __future__ import annotations
 
-import functools
 import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from nmt.config import DecodeConfig
 from nmt.data.languages import Controls, direction_controls
-from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.engines.capabilities import refusal
-from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request
+from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request, hypothesis_record
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
@@ -91,14 +89,16 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
     line_controls = _line_directions(body, translator)
     if body.alignments and (message := refusal(translator, "alignments")):
         raise RequestRefused(message)
-    beam, nbest = body.beam_size or defaults.beam_size, body.nbest or 1
+    beam = body.beam_size or defaults.beam_size
     if beam > limits.max_beam:
         raise RequestRefused(f"beam_size {beam}: at most {limits.max_beam} (max_beam)", 413, "max_beam", limits.max_beam)
-    if nbest > max(beam, 1):
-        raise RequestRefused(f"nbest {nbest}: at most beam_size ({beam})")
-    cfg = defaults.model_copy(update={
-        "beam_size": beam, "nbest": nbest, "sampling": False,
-        "length_penalty": defaults.length_penalty if body.length_penalty is None else body.length_penalty})
+    changes = {"beam_size": beam, "nbest": body.nbest or 1, "sampling": False}
+    if body.length_penalty is not None:
+        changes["length_penalty"] = body.length_penalty
+    try:  # the recipe's own checks of decode settings (nbest within the beam, ...): one place for both verbs
+        cfg = DecodeConfig.model_validate(defaults.model_dump() | changes)
+    except ValidationError as e:
+        raise RequestRefused("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from None
     extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                    if wanted)
     return Plan(cfg, line_controls, extras)
@@ -121,20 +121,21 @@ def _line_directions(body: TranslateRequest, translator) -> list[Controls] | Non
     return [ids_of[lang] for lang in wanted]
 
 
-def reply(body: TranslateRequest, results: list[list[Hypothesis]], tokenizer) -> dict:
-    """The JSON answer: the translations, and what else the request asked for."""
-    detok = functools.partial(hypothesis_text, tokenizer)
-    answer: dict = {"translations": [detok(hyps[0]) for hyps in results]}
+def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator) -> dict:
+    """The JSON answer: the translations, and what else the request asked for, each field taken
+    from the records `translate --output-format jsonl` writes (nmt.decode.request.hypothesis_record)."""
+    records = [[hypothesis_record(translator, h) for h in hyps] for hyps in results]
+    answer: dict = {"translations": [line[0]["text"] for line in records]}
     if body.scores:
-        answer["scores"] = [round(hyps[0].score, 4) for hyps in results]
+        answer["scores"] = [line[0]["score"] for line in records]
     if body.constraints is not None:
-        answer["constraints_met"] = [hyps[0].constraints_met is not False for hyps in results]
+        answer["constraints_met"] = [line[0].get("constraints_met") is not False for line in records]
     if body.token_scores:
-        answer["token_log_probs"] = [[round(p, 4) for p in hyps[0].token_log_probs or []] for hyps in results]
+        answer["token_log_probs"] = [line[0].get("token_log_probs", []) for line in records]
     if body.alignments:
-        answer["alignments"] = [hyps[0].alignment or "" for hyps in results]
+        answer["alignments"] = [line[0].get("alignment") or "" for line in records]
     if (body.nbest or 1) > 1:
-        answer["nbest"] = [[{"text": detok(h), "score": round(h.score, 4)} for h in hyps] for hyps in results]
+        answer["nbest"] = [[{"text": h["text"], "score": h["score"]} for h in line] for line in records]
     return answer
 
 
@@ -198,7 +199,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
         results = (await batcher.translate(body.text, plan.cfg, body.prefix, plan.extras, body.constraints,
                                            plan.line_controls, body.markup) if body.text else [])
-        return reply(body, results, translator.tgt_tokenizer)
+        return reply(body, results, translator)
 
     return app
 
