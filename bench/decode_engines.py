@@ -30,15 +30,16 @@ import torch
 
 from bench.flops import decoder_flops_per_target_token
 from bench.run import BENCH_SMALL, matmul_ceiling
+from nmt.checkpoint import checkpoint_of
 from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
 from nmt.decode.engines import ctranslate2_engine
-from nmt.decode.search import beam_search
 from nmt.decode.engines.torch_engine import Translator
+from nmt.decode.search import beam_search
 from nmt.decode.translate import translate_lines
-from nmt.export.ctranslate2 import export_payload
+from nmt.export.ctranslate2 import export_checkpoint
 from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
@@ -135,7 +136,7 @@ def main() -> None:
     exports = {}
     for quantization in ("float32", "int8"):
         exports[quantization] = recipe.out / f"ctranslate2_{quantization}"
-        export_payload(payload, "bench-small", exports[quantization], quantization, force=True)
+        export_checkpoint(checkpoint_of(payload, Path("bench-small")), exports[quantization], quantization, force=True)
     pieces = [[own.src_tokenizer.id_to_piece(i) for i in row[:-1]] for row in ids]  # the export adds EOS
 
     torch_runs = {

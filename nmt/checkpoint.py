@@ -1,8 +1,9 @@
 """Checkpoints: one file with everything needed to resume or translate, written atomically,
 read with `torch.load(weights_only=True)` so that no pickled code is ever run.
 
-Training writes them; decoding, export, `nmt info` and fine-tuning's tokenizer copy read them:
-this module sits below all of them and imports nothing of theirs."""
+Training writes them; decoding, export, `nmt info` and fine-tuning read them, as a `Checkpoint`
+whose recipe is validated once, when it is opened: this module sits below all of them and imports
+nothing of theirs."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import os
 import re
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from nmt.compat import keep_stored_meaning
+from nmt.config import Recipe, recipe_from_dict
 from nmt.errors import NmtError
 
 FORMAT = "nmt-checkpoint-1"
@@ -148,11 +151,6 @@ def tokenizer_models(payload: dict) -> dict[str, bytes]:
     return {side: payload["tokenizer"][side].numpy().tobytes() for side in ("src", "tgt")}
 
 
-def load_payload(checkpoints: list[Path]) -> dict:
-    """One checkpoint's contents, or the mean of several checkpoints' weights."""
-    return average_checkpoints(checkpoints) if len(checkpoints) > 1 else load_checkpoint(checkpoints[0])
-
-
 def count_parameters(state: dict[str, torch.Tensor]) -> int:
     """Distinct parameters of a state dict: tied embeddings appear under several names but count once."""
     seen, total = set(), 0
@@ -172,3 +170,34 @@ def best_dev(payload: dict, recipe) -> dict | None:
     if best is None:
         return None
     return {"metric": recipe.train.selection_metric, "score": round(abs(best), 4), "step": progress.get("best_step")}
+
+
+@dataclass
+class Checkpoint:
+    """A checkpoint as its readers use it: its recipe validated once, here (a key added after the
+    file was written reads as its default, as it did then), beside the file's contents: `payload`
+    holds the weights ("model"), the tokenizer models, the progress and, from a training run, the
+    optimizer and RNG states."""
+
+    path: Path  # the file (the first one, for an average)
+    recipe: Recipe
+    payload: dict
+
+    @property
+    def weights(self) -> dict[str, torch.Tensor]:
+        return self.payload["model"]
+
+    def tokenizer_models(self) -> dict[str, bytes]:
+        return tokenizer_models(self.payload)
+
+
+def checkpoint_of(payload: dict, path: Path) -> Checkpoint:
+    """A loaded payload with its recipe validated (errors name `path`)."""
+    return Checkpoint(Path(path), recipe_from_dict(payload["recipe"], str(path)), payload)
+
+
+def open_checkpoint(paths: Path | list[Path], map_location: str | torch.device = "cpu") -> Checkpoint:
+    """One checkpoint, or the mean of several checkpoints' weights, its recipe validated."""
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    payload = average_checkpoints(paths) if len(paths) > 1 else load_checkpoint(paths[0], map_location)
+    return checkpoint_of(payload, paths[0])

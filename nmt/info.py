@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenizer_models
-from nmt.config import MODEL_SHAPE_KEYS, recipe_from_dict
+from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenizer_models
+from nmt.config import MODEL_SHAPE_KEYS
 from nmt.data.languages import listed
 from nmt.data.tokenizer import load_processor
 
 
 def checkpoint_info(path: Path) -> dict:
-    payload = load_checkpoint(path)
-    recipe = recipe_from_dict(payload["recipe"], str(path))
+    checkpoint = open_checkpoint(path)
+    payload, recipe = checkpoint.payload, checkpoint.recipe
     progress = payload.get("progress", {})
     vocab = {side: load_processor(model_proto=proto).get_piece_size() for side, proto in tokenizer_models(payload).items()}
     return {

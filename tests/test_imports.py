@@ -145,3 +145,11 @@ def test_the_architecture_page_names_only_paths_and_modules_that_exist():
     functions = re.findall(r"`(\w+)` \(`(nmt/[\w/]+\.py)`\)", page)  # "`translate_file` (`nmt/decode/stream.py`)"
     for name, path in functions:
         assert re.search(rf"^(def|class) {name}\b", (NMT.parent / path).read_text(encoding="utf-8"), re.M), (name, path)
+
+
+def test_a_checkpoints_recipe_is_validated_in_one_place():
+    """Readers of a checkpoint get its recipe from `nmt.checkpoint.Checkpoint`, validated when the
+    file is opened, not re-parsed from the payload's raw dict in each reader."""
+    callers = sorted(str(path.relative_to(NMT.parent)) for path in NMT.rglob("*.py")
+                     if re.search(r"recipe_from_dict\([^)]*\[\"recipe\"\]", path.read_text(encoding="utf-8")))
+    assert callers == ["nmt/checkpoint.py"], callers

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from nmt.data.batching import collate, epoch_batches
-from nmt.train import step as step_module
-from nmt.train import checkpointing
 from nmt.checkpoint import load_checkpoint
-from nmt.train.trainer import Trainer, train
+from nmt.data.batching import collate, epoch_batches
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
+from nmt.train import checkpointing
+from nmt.train import step as step_module
+from nmt.train.trainer import Trainer, train
 from tests.conftest import assert_same_gradients, loss_and_gradients, prepared_tiny, tiny_recipe
 from tests.host_syncs import HostSyncCounter
 
@@ -114,13 +114,13 @@ def test_fine_tuning_loads_the_parent_to_the_cpu(tmp_path, monkeypatch):
     parent = prepared_tiny(tmp_path / "parent", "train.max_steps=2", *QUIET)
     train(parent, show_progress=False)
     locations = []
-    real_load = load_checkpoint
+    real_open = checkpointing.open_checkpoint
 
-    def load_and_record(path, map_location="cpu"):
+    def open_and_record(path, map_location="cpu"):
         locations.append(str(map_location))
-        return real_load(path, map_location)
+        return real_open(path, map_location)
 
-    monkeypatch.setattr(checkpointing, "load_checkpoint", load_and_record)
+    monkeypatch.setattr(checkpointing, "open_checkpoint", open_and_record)
     child = tiny_recipe(tmp_path / "child", f"train.init_from={parent.out / 'checkpoints' / 'last.pt'}",
                         "train.max_steps=2", *QUIET)
     train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)  # the parent's tokenizer

@@ -18,13 +18,12 @@ from pathlib import Path
 import numpy as np
 
 import nmt
-from nmt.config import recipe_from_dict
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
 from nmt.model.transformer import PositionalEncoding
-from nmt.checkpoint import load_checkpoint, tokenizer_models
+from nmt.checkpoint import Checkpoint, open_checkpoint, tokenizer_models
 
 EXPORT_INFO = "nmt_export.json"
 EXPORT_FORMAT = "nmt-ctranslate2-1"
@@ -48,12 +47,12 @@ def is_export_dir(path: Path) -> bool:
     return Path(path).is_dir() and (Path(path) / EXPORT_INFO).is_file()
 
 
-def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
+def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[str]):
     """The CTranslate2 TransformerSpec holding the checkpoint's weights (float32)."""
     from ctranslate2.specs import transformer_spec
 
-    cfg = recipe_from_dict(payload["recipe"]).model
-    weights = {name: t.float().numpy() for name, t in payload["model"].items()}
+    cfg = checkpoint.recipe.model
+    weights = {name: t.float().numpy() for name, t in checkpoint.weights.items()}
 
     from ctranslate2.specs import common_spec
 
@@ -118,17 +117,17 @@ def build_spec(payload: dict, src_pieces: list[str], tgt_pieces: list[str]):
 
 def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = None, force: bool = False,
                        shortlist: Path | None = None) -> dict:
-    return export_payload(load_checkpoint(checkpoint), str(checkpoint), Path(out), quantization, force, shortlist)
+    return export_checkpoint(open_checkpoint(checkpoint), Path(out), quantization, force, shortlist)
 
 
-def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str | None = None,
-                   force: bool = False, shortlist: Path | None = None) -> dict:
+def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = None,
+                      force: bool = False, shortlist: Path | None = None) -> dict:
     """Export a loaded checkpoint (or an average of several) to `out`; with `shortlist` (default:
     the recipe's decode.shortlist), that vocabulary map as the model's vmap.txt (nmt.decode.shortlist)."""
     ctranslate2 = require_ctranslate2()
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
-    recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
+    recipe, payload, checkpoint = loaded.recipe, loaded.payload, loaded.path
     if recipe.model.residual_free_encoder_layer is not None:
         raise NmtError(f"{checkpoint}: model.residual_free_encoder_layer: CTranslate2's Transformer has a residual "
                        "connection around every sublayer; translate this model with nmt's own engine")
@@ -138,7 +137,7 @@ def export_payload(payload: dict, checkpoint: str, out: Path, quantization: str 
         sp = load_processor(model_proto=proto)
         pieces[side] = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
-    spec = build_spec(payload, pieces["src"], pieces["tgt"])
+    spec = build_spec(loaded, pieces["src"], pieces["tgt"])
     shortlist = shortlist or recipe.decode.shortlist
     if shortlist:
         if not Path(shortlist).is_file():

@@ -27,8 +27,7 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import best_dev, count_parameters, load_checkpoint, tokenizer_models
-from nmt.config import recipe_from_dict
+from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenizer_models
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.languages import language_usage, target_control_ids
 from nmt.data.tokenizer import CARRIED, load_processor
@@ -186,8 +185,8 @@ def generation_differences(recipe) -> list[str]:
 def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=None) -> dict:
     """Write the directory; `decode` (a DecodeConfig) replaces the checkpoint's decode settings."""
     require_transformers()
-    payload = load_checkpoint(checkpoint)
-    recipe = recipe_from_dict(payload["recipe"], str(checkpoint))
+    loaded = open_checkpoint(checkpoint)
+    payload, recipe = loaded.payload, loaded.recipe
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
     if CARRIED in payload["tokenizer"]:  # imported from NLLB-200/M2M-100 (or fine-tuned from such an import)

@@ -10,8 +10,8 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import link_checkpoint, load_checkpoint, load_latest, prune, save_checkpoint
-from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_from_dict, recipe_to_dict
+from nmt.checkpoint import checkpoint_of, link_checkpoint, load_latest, open_checkpoint, prune, save_checkpoint
+from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
@@ -93,7 +93,7 @@ class RunCheckpoints:
         if found is None:
             return None
         path, payload = found
-        saved_model = recipe_to_dict(recipe_from_dict(payload["recipe"], str(path)))["model"]  # defaults filled
+        saved_model = recipe_to_dict(checkpoint_of(payload, path).recipe)["model"]  # defaults filled
         wanted = recipe_to_dict(self.recipe)["model"]
         changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
         if changed:
@@ -121,9 +121,8 @@ class RunCheckpoints:
         train.init_from_continues: then the parent's optimizer and update count too (returned)."""
         parent = Path(self.recipe.train.init_from)
         # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
-        payload = load_checkpoint(parent, map_location="cpu")
-        # Parsed, so that a key added after the parent was written reads as its default, as it did then.
-        theirs, ours = recipe_from_dict(payload["recipe"], str(parent)).model, self.recipe.model
+        loaded = open_checkpoint(parent, map_location="cpu")
+        payload, theirs, ours = loaded.payload, loaded.recipe.model, self.recipe.model
         picks = {f"{side}_layers": getattr(self.recipe.train, f"init_{side}_layers") for side in ("encoder", "decoder")}
         for key, picked in picks.items():
             if picked is not None and max(picked) >= getattr(theirs, key):

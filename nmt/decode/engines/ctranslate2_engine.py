@@ -20,14 +20,14 @@ from pathlib import Path
 
 import torch
 
-from nmt.checkpoint import load_payload
+from nmt.checkpoint import open_checkpoint
 from nmt.config import DecodeConfig, Recipe, recipe_from_dict
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, enough_filed, output_limit
 from nmt.errors import NmtError
-from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_payload, has_shortlist, read_export_info,
+from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_checkpoint, has_shortlist, read_export_info,
                                     require_ctranslate2)
 
 
@@ -153,8 +153,8 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
                           threads: int = 0) -> CTranslate2Translator:
     """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
-    payload = load_payload(checkpoints)
+    checkpoint = open_checkpoint(checkpoints)
     with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
         out = Path(scratch) / "model"
-        export_payload(payload, str(checkpoints[0]), out)
+        export_checkpoint(checkpoint, out)
         return load(out, device, compute_type, threads)  # the weights are in memory from here on

@@ -9,7 +9,7 @@ from typing import Protocol
 
 import torch
 
-from nmt.checkpoint import load_payload
+from nmt.checkpoint import open_checkpoint
 from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls, direction_controls
 from nmt.decode.engines.capabilities import Capabilities
@@ -74,7 +74,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
     target = torch.device(device)
     if ensemble:
         return torch_engine.load_ensemble(checkpoints, target)
-    return torch_engine.load(load_payload(checkpoints), checkpoints[0], target)
+    return torch_engine.load(open_checkpoint(checkpoints), target)
 
 
 def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import torch
 
-from nmt.checkpoint import load_checkpoint, tokenizer_models
-from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.checkpoint import Checkpoint, open_checkpoint
+from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import TORCH, Capabilities
@@ -49,19 +49,18 @@ class Translator:
         return score_batch(self, sources, targets, precision)
 
 
-def load(payload: dict, path: Path, device: torch.device) -> Translator:
-    """The engine of one checkpoint's payload (or of an average's)."""
-    model, recipe, src_sp, tgt_sp = _model_from_payload(payload, path)
-    return Translator(model.to(device).eval(), recipe, src_sp, tgt_sp, device)
+def load(checkpoint: Checkpoint, device: torch.device) -> Translator:
+    """The engine of one checkpoint (or of an average's)."""
+    model, src_sp, tgt_sp = _model_of(checkpoint)
+    return Translator(model.to(device).eval(), checkpoint.recipe, src_sp, tgt_sp, device)
 
 
-def _model_from_payload(payload: dict, path: Path):
-    recipe = recipe_from_dict(payload["recipe"], str(path))
-    models = tokenizer_models(payload)
+def _model_of(checkpoint: Checkpoint):
+    models = checkpoint.tokenizer_models()
     src_sp, tgt_sp = load_processor(model_proto=models["src"]), load_processor(model_proto=models["tgt"])
-    model = Transformer(recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
-    model.load_state_dict(payload["model"])
-    return model, recipe, src_sp, tgt_sp
+    model = Transformer(checkpoint.recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
+    model.load_state_dict(checkpoint.weights)
+    return model, src_sp, tgt_sp
 
 
 def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
@@ -70,14 +69,14 @@ def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
 
     models, first = [], None
     for path in checkpoints:
-        payload = load_checkpoint(path)
-        protos = tokenizer_models(payload)
+        checkpoint = open_checkpoint(path)
+        protos = checkpoint.tokenizer_models()
         for side, name in (("tgt", "target"), ("src", "source")):
             if first is not None and protos[side] != first[1][side]:
                 raise NmtError(f"{path}: its {name} vocabulary differs from {first[0]}'s; "
                                "ensemble members need the same tokenizers")
-        model, recipe, src_sp, tgt_sp = _model_from_payload(payload, path)
-        first = first or (path, protos, recipe, src_sp, tgt_sp)
+        model, src_sp, tgt_sp = _model_of(checkpoint)
+        first = first or (path, protos, checkpoint.recipe, src_sp, tgt_sp)
         models.append(model.to(device).eval())
     _, _, recipe, src_sp, tgt_sp = first
     try:
