@@ -75,3 +75,26 @@ def test_training_on_bf16_weights_validates_and_resumes_from_fp32_checkpoints(tm
     resumed = load_checkpoint(train(second, show_progress=False).checkpoint)
     for key, value in payload["model"].items():
         assert torch.equal(value, resumed["model"][key]), key
+
+
+def test_bf16_weights_under_ddp_reduce_their_gradients_before_the_masters_take_them(tmp_path, monkeypatch):
+    """DDP all-reduces the bf16 gradients that the passes accumulated (no_sync until the last), and
+    only then do they go into the fp32 masters: a one-process group makes the plain step's update,
+    up to bf16 rounding of the two passes' sum."""
+    from bench.gpu import _OneProcessWorld, one_process_group
+
+    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=2"]
+    plain = trainer_with(tmp_path / "plain", True, monkeypatch, *settings)
+    group = epoch_batches(plain.train_data, 128, 1, 0, group=2)[:2]
+    with one_process_group(torch.device("cpu")):
+        ddp = trainer_with(tmp_path / "ddp", False, monkeypatch, *settings)  # its own step replaced below
+        ddp.model.load_state_dict(plain.model.state_dict())
+        monkeypatch.setattr(step_module, "uses_master_weights", lambda cfg, device: True)
+        ddp.update = step_module.TrainStep(ddp.model, ddp.train_cfg, torch.device("cpu"), _OneProcessWorld())
+        assert ddp.update.master_weights and ddp.update.world.distributed
+        loss_ddp, _ = ddp.train_step(group)
+        ddp.update.forward = ddp.model  # let DDP go before its process group
+    loss_plain, _ = plain.train_step(group)
+    assert torch.allclose(loss_ddp, loss_plain, rtol=1e-6)
+    for key, value in plain.model.state_dict().items():
+        assert torch.allclose(ddp.model.state_dict()[key], value, rtol=0, atol=2e-3), key

@@ -35,6 +35,9 @@ class MasterWeights:
             if not isinstance(module, nn.Linear):
                 continue
             for name, master in list(module.named_parameters(recurse=False)):
+                if master.dtype != torch.float32:
+                    raise ValueError(f"{module_name}.{name}: {master.dtype} weights; master weights need fp32 ones "
+                                     "(a model already lowered by another TrainStep?)")
                 if id(master) not in replaced:
                     lowered = nn.Parameter(master.detach().to(dtype), requires_grad=master.requires_grad)
                     replaced[id(master)] = lowered
