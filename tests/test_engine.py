@@ -52,3 +52,23 @@ def test_one_request_check_for_jsonl_lines_and_served_lines():
         with pytest.raises(RequestRefused, match=f"^{message}") as refused:
             check_request(bad, engine, 4, limits)
         assert refused.value.status == status and (refused.value.limit is not None) == (status == 413)
+
+
+def test_a_request_travels_whole_from_jsonl_and_serve_down_to_translation(trained_tiny, monkeypatch):
+    """What a line asks (text, prefix, constraints, markup, language tokens) reaches translation as
+    one Line, from `translate --input-format jsonl` and from `serve` alike."""
+    from nmt.decode import stream
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.request import Line
+    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request
+
+    translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
+    seen = []
+    real = stream.translate
+    monkeypatch.setattr(stream, "translate", lambda t, requests, *args: seen.extend(requests) or real(t, requests, *args))
+    jsonl = ['{"text": "A dog.", "prefix": "Ein", "constraints": ["Hund"], "markup": true}', "not json"]
+    list(stream.translate_stream(translator, jsonl, trained_tiny.decode, "jsonl", input_format="jsonl"))
+    assert seen == [Line("A dog.", "Ein", ("Hund",), True), Line("")]
+    plan = plan_request(TranslateRequest(text=["A dog.", "A cat."], prefix=["Ein", ""], constraints=[["Hund"], []],
+                                         markup=True), translator, ServeLimits())
+    assert plan.lines == [Line("A dog.", "Ein", ("Hund",), True), Line("A cat.", "", (), True)]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
+from nmt.data.languages import Controls
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
 from nmt.decode.search import Hypothesis
@@ -28,6 +29,22 @@ class LineRequest(BaseModel):
 
 
 FIELDS = tuple(LineRequest.model_fields)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line on its way to the engine, whole: what every caller hands translation (a jsonl
+    request, a serve request, a plain or markup line), instead of parallel lists of texts,
+    prefixes, constraints and flags."""
+    text: str
+    prefix: str = ""  # the translation starts with it
+    constraints: tuple[str, ...] = ()  # phrases the translation contains
+    markup: bool = False  # the text is inline markup, its tags kept in the translation
+    controls: Controls | None = None  # a multilingual model's language tokens for it; None: the engine's direction
+
+    @classmethod
+    def of(cls, request: LineRequest, controls: Controls | None = None) -> "Line":
+        return cls(request.text, request.prefix, tuple(request.constraints), request.markup, controls)
 
 
 @dataclass(frozen=True)

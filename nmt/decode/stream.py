@@ -16,9 +16,9 @@ from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
-from nmt.decode.request import check_request, hypothesis_record, parse_request
+from nmt.decode.request import Line, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
-from nmt.decode.translate import translate_lines
+from nmt.decode.translate import translate
 from nmt.errors import NmtError
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
@@ -49,28 +49,22 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
     while chunk := list(islice(iterator, chunk_lines)):
-        texts, prefixes, constraints, errors = list(chunk), None, None, {}
-        markup: bool | list[bool] = input_format == "markup"
-        if input_format == "jsonl":
-            texts, prefixes, constraints, markup = [], [], [], []
-            for number, line in enumerate(chunk, start=first_line):
-                try:
-                    request = parse_request(line, number)
-                    check_request(request, translator, number)
-                    text, prefix, phrases = request.text, request.prefix, request.constraints
-                    markup.append(request.markup)
-                except NmtError as e:
-                    warn(str(e))
-                    errors[number - first_line] = str(e)
-                    text, prefix, phrases = "", "", []
-                    markup.append(False)
-                texts.append(text)
-                prefixes.append(prefix)
-                constraints.append(phrases)
+        requests, errors = [], {}
+        for number, line in enumerate(chunk, start=first_line):
+            if input_format != "jsonl":
+                requests.append(Line(line, markup=input_format == "markup"))
+                continue
+            try:
+                request = parse_request(line, number)
+                check_request(request, translator, number)
+                requests.append(Line.of(request))
+            except NmtError as e:
+                warn(str(e))
+                errors[number - first_line] = str(e)
+                requests.append(Line(""))
         report.failed += len(errors)
         report.lines += len(chunk)
-        for i, hyps in enumerate(translate_lines(translator, texts, cfg, warn, first_line, prefixes, extras, constraints,
-                                                 markup=markup)):
+        for i, hyps in enumerate(translate(translator, requests, cfg, warn, first_line, extras)):
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:

@@ -20,6 +20,7 @@ from nmt.decode.engines.capabilities import refusal, require
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
+from nmt.decode.request import Line
 from nmt.decode.search import Hypothesis, output_limit
 
 
@@ -83,19 +84,35 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     constraints: list[list[str]] | None = None,
                     line_controls: list[Controls] | None = None,
                     markup: bool | list[bool] = False) -> list[list[Hypothesis]]:
-    """Translate in length-sorted token batches and return results in input order, one per line.
-    With `markup` (for every line, or per line), a line is read as inline markup, and its tags are put back into the output
-    around the words aligned to those they wrapped; with decode.copy_verbatim, numbers, URLs and
+    """`translate` for texts, with what each line asks given as lists beside them (None: nothing
+    for any line; `markup` for every line, or per line)."""
+    flags = markup if isinstance(markup, list) else [markup] * len(lines)
+    return translate(translator, [
+        Line(text, prefixes[i] if prefixes else "", tuple(constraints[i]) if constraints else (), flags[i],
+             line_controls[i] if line_controls else None) for i, text in enumerate(lines)],
+        cfg, warn, first_line, extras)
+
+
+def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
+              first_line: int = 1, extras: Iterable[str] = ()) -> list[list[Hypothesis]]:
+    """Translate in length-sorted token batches and return results in input order, one per line,
+    each request whole (nmt.decode.request.Line). A line marked `markup` is read as inline
+    markup, and its tags are put back into the output around the words aligned to those they wrapped; with decode.copy_verbatim, numbers, URLs and
     the like are copied into the output unchanged (both nmt.decode.text.markup; the output text is
     then `Hypothesis.text`). With decode.normalize_case, a line in capitals or Title Case is
     translated in sentence case (nmt.decode.text.casing); with decode.split_sentences, a line of
     several sentences is translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
-    `_translate_rows` says what the other arguments do. A line with a prefix or constraints is
-    translated as it is written."""
+    `_translate_rows` says what prefixes, constraints, language tokens (`controls`) and `extras` do.
+    A line with a prefix or constraints is translated as it is written."""
+    lines = [r.text for r in requests]
+    prefixes = [r.prefix for r in requests] if any(r.prefix for r in requests) else None
+    constraints = [list(r.constraints) for r in requests] if any(r.constraints for r in requests) else None
+    line_controls = None
+    if any(r.controls is not None for r in requests):
+        line_controls = [translator.controls if r.controls is None else r.controls for r in requests]
     numbers = list(range(first_line, first_line + len(lines)))
-    as_written = [bool((prefixes and prefixes[i]) or (constraints and constraints[i])) for i in range(len(lines))]
-    markup = markup if isinstance(markup, list) else [markup] * len(lines)
-    marked = mark_lines(lines, markup, cfg.copy_verbatim, as_written, warn, numbers)
+    as_written = [bool(r.prefix or r.constraints) for r in requests]
+    marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # Lines with items to place are translated with alignments (where the engine gives them), the rest without.
     can_align = refusal(translator, "alignments") is None

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 from nmt.config import DecodeConfig
 from nmt.data.languages import Controls, direction_controls
 from nmt.decode.engines.capabilities import refusal
-from nmt.decode.request import LineRequest, RequestLimits, RequestRefused, check_request, hypothesis_record
+from nmt.decode.request import Line, LineRequest, RequestLimits, RequestRefused, check_request, hypothesis_record
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.serve.batcher import Batcher
@@ -65,7 +65,7 @@ class TranslateRequest(BaseModel):
 class Plan:
     """How a /translate request is translated, once every check has passed."""
     cfg: DecodeConfig
-    line_controls: list[Controls] | None  # per line, with tgt_lang/src_lang; None: the model's direction
+    lines: list[Line]  # each line whole: text, prefix, constraints, markup, language tokens
     extras: tuple[str, ...]  # token_scores, alignments
 
 
@@ -82,11 +82,13 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
     if body.constraints is not None and len(body.constraints) != n:
         raise RequestRefused(f"constraints: {len(body.constraints)} entries for {n} lines (one list per line)")
     line_limits = RequestLimits(limits.max_chars, limits.max_constraints)
-    for number, text in enumerate(body.text, start=1):
-        check_request(LineRequest(text=text, prefix=body.prefix[number - 1] if body.prefix else "",
-                                  constraints=body.constraints[number - 1] if body.constraints else []),
-                      translator, number, line_limits)
-    line_controls = _line_directions(body, translator)
+    requests = [LineRequest(text=text, prefix=body.prefix[i] if body.prefix else "",
+                            constraints=body.constraints[i] if body.constraints else [], markup=body.markup)
+                for i, text in enumerate(body.text)]
+    for number, request in enumerate(requests, start=1):
+        check_request(request, translator, number, line_limits)
+    line_controls = _line_directions(body, translator) or [None] * n
+    lines = [Line.of(request, controls) for request, controls in zip(requests, line_controls)]
     if body.alignments and (message := refusal(translator, "alignments")):
         raise RequestRefused(message)
     beam = body.beam_size or defaults.beam_size
@@ -101,7 +103,7 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
         raise RequestRefused("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from None
     extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                    if wanted)
-    return Plan(cfg, line_controls, extras)
+    return Plan(cfg, lines, extras)
 
 
 def _line_directions(body: TranslateRequest, translator) -> list[Controls] | None:
@@ -197,8 +199,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
             plan = plan_request(body, translator, limits)
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
-        results = (await batcher.translate(body.text, plan.cfg, body.prefix, plan.extras, body.constraints,
-                                           plan.line_controls, body.markup) if body.text else [])
+        results = await batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
         return reply(body, results, translator)
 
     return app

@@ -15,20 +15,16 @@ import time
 from dataclasses import dataclass
 
 from nmt.config import DecodeConfig
-from nmt.data.languages import Controls
 from nmt.decode.search import Hypothesis
-from nmt.decode.translate import translate_lines
+from nmt.decode.request import Line
+from nmt.decode.translate import translate
 
 
 @dataclass
 class _Request:
-    lines: list[str]
+    lines: list[Line]
     cfg: DecodeConfig
-    prefixes: list[str] | None
     extras: tuple[str, ...]
-    constraints: list[list[str]] | None
-    line_controls: list[Controls] | None
-    markup: bool
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
 
@@ -52,14 +48,11 @@ class Batcher:
         self._worker = threading.Thread(target=self._run, name="nmt-batcher", daemon=True)
         self._worker.start()
 
-    async def translate(self, lines: list[str], cfg: DecodeConfig, prefixes: list[str] | None = None,
-                        extras: tuple[str, ...] = (), constraints: list[list[str]] | None = None,
-                        line_controls: list[Controls] | None = None, markup: bool = False) -> list[list[Hypothesis]]:
-        """`line_controls`: per line, the language tokens of a multilingual model (None: its
-        default); `markup`: the lines are inline markup (nmt.decode.text.markup)."""
+    async def translate(self, lines: list[Line], cfg: DecodeConfig, extras: tuple[str, ...] = ()) -> list[list[Hypothesis]]:
+        """The lines translated together with those of other requests of the same settings."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(_Request(lines, cfg, prefixes, extras, constraints, line_controls, markup, future, loop))
+        self._queue.put(_Request(lines, cfg, extras, future, loop))
         return await future
 
     def close(self) -> None:
@@ -97,22 +90,9 @@ class Batcher:
 
     def _call(self, requests: list[_Request]) -> None:
         lines = [line for r in requests for line in r.lines]
-        prefixes = None
-        if any(r.prefixes for r in requests):
-            prefixes = [prefix for r in requests for prefix in (r.prefixes or [""] * len(r.lines))]
-        constraints = None
-        if any(r.constraints for r in requests):
-            constraints = [phrases for r in requests for phrases in (r.constraints or [[]] * len(r.lines))]
-        line_controls = None
-        if any(r.line_controls for r in requests):
-            default = self.translator.controls
-            line_controls = [c for r in requests for c in (r.line_controls or [default] * len(r.lines))]
         start = time.perf_counter()
         try:
-            results = translate_lines(self.translator, lines, requests[0].cfg, prefixes=prefixes,
-                                      extras=requests[0].extras, constraints=constraints,
-                                      line_controls=line_controls,
-                                      markup=[r.markup for r in requests for _ in r.lines])
+            results = translate(self.translator, lines, requests[0].cfg, extras=requests[0].extras)
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)
