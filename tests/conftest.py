@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "recipes" / "tiny.yaml"
-TINY_DATA = ROOT / "tests" / "data" / "tiny"
+TINY_DATA = ROOT / "tests" / "fixtures" / "tiny"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,7 +33,8 @@ def pytest_collection_modifyitems(config, items):
     import torch
 
     torch.set_num_threads(1)  # also where torch was loaded before OMP_NUM_THREADS was set
-    items.sort(key=lambda item: "slow" not in item.keywords)  # stable: otherwise the collected order
+    # Stable: otherwise in the order of the test files' names, whatever folder holds them.
+    items.sort(key=lambda item: ("slow" not in item.keywords, item.path.name))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (make gpu-check runs it on a GPU machine)")

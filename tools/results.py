@@ -1,6 +1,6 @@
 """Result files: JSON written whole or not at all, each saying where it came from (`provenance`:
 the commit, the command, the host and the date). Every benchmark and study writes its results
-through `write_json`; tests/test_results.py checks every committed result file for it."""
+through `write_json`; tests/cli/test_results.py checks every committed result file for it."""
 
 from __future__ import annotations
 

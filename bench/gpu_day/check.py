@@ -182,7 +182,7 @@ CUDA_SKIP_REASON = "needs a CUDA device"  # tests/conftest.py's reason for a CUD
 
 
 def skip_reasons(output: str) -> list[str]:
-    """The reasons of pytest's `-rs` summary lines ("SKIPPED [8] tests/test_cuda.py:31: why")."""
+    """The reasons of pytest's `-rs` summary lines ("SKIPPED [8] tests/train/test_cuda.py:31: why")."""
     return [m.group(1) for m in re.finditer(r"^SKIPPED \[\d+\] \S+: (.*)$", output, re.MULTILINE)]
 
 
@@ -201,7 +201,7 @@ def cuda_tests_verdict(returncode: int, counts: dict[str, int], on_gpu: bool, re
 
 def cuda_test_modules(tests: Path) -> list[str]:
     """The test modules under `tests` that mark tests `cuda` (`pytest.mark.cuda`)."""
-    return sorted(str(path) for path in tests.glob("test_*.py")
+    return sorted(str(path) for path in tests.rglob("test_*.py")
                   if "mark.cuda" in path.read_text(encoding="utf-8"))
 
 
@@ -302,7 +302,8 @@ def bench_speed(ctx: Context, report: Report) -> dict:
     """bench/gpu.py's timing of TrainStep per configuration, each added to the report as it ends,
     with MFU against the datasheet's bf16 dense peak and against a measured large bf16 matmul
     (on a CPU: against the measured fp32 matmul ceiling); the recipes' MFU beside the goals."""
-    steps, warmup = (SPEED_STEPS, 5) if ctx.on_gpu else (2, 1)
+    # A CPU rehearses the paths, not the statistics: 2 windows (or processes) of 2 updates.
+    steps, warmup, windows = (SPEED_STEPS, 5, 3) if ctx.on_gpu else (2, 1, 2)
     if ctx.on_gpu:
         peak, model = bench_gpu.datasheet_bf16_tflops(torch.cuda.get_device_name(ctx.device))
         peaks = {"device_model": model, "datasheet_bf16_dense_tflops": peak,
@@ -324,13 +325,13 @@ def bench_speed(ctx: Context, report: Report) -> dict:
         spec_shape = bench_gpu.shape(spec["shape"])
         if spec["shape"] not in data:
             data[spec["shape"]] = ctx.scratch / f"bench_{spec['shape']}"
-            bench_gpu.shards_for(spec_shape, data[spec["shape"]], warmup + 2 * (3 * steps + 3))
+            bench_gpu.shards_for(spec_shape, data[spec["shape"]], warmup + 2 * (windows * steps + 3))
         shards = data[spec["shape"]]
         if processes:
             runs = [timed(lambda: bench_gpu.in_fresh_processes(spec, processes, shards, ctx.device, steps, warmup))]
         else:  # one record per length multiple, or the error
             measured = timed(lambda: {"records": bench_gpu.bench_one(spec, ctx.device, ParallelShards(shards, "train"),
-                                                                     steps, warmup, windows=3)})
+                                                                     steps, warmup, windows)})
             runs = [r | {"seconds": measured["seconds"]} for r in measured.get("records", [])] or [measured | {"spec": spec}]
         for run in runs:
             result["runs"].append(bench_gpu.with_mfu(run | {"name": run_spec["name"], "what": run_spec["what"]}, against))

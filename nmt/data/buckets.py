@@ -15,7 +15,7 @@ With buckets a batch is padded to a bucket's shape instead:
   the number of scored positions is fixed by the shape too.
 
 Padded positions cost the work of real ones: `epoch_shapes` counts the shapes of an epoch and
-the padding they add (tests/test_buckets.py, bench.gpu).
+the padding they add (tests/data/test_buckets.py, bench.gpu).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ what Adam updates, clips and checkpoints save: after each pass's backward the bf
 added into the masters' fp32 gradients (one multi-tensor kernel), after the step the masters are
 copied back into the bf16 weights (another). The passes compute with autocast's casts of the
 masters and get autocast's gradients, so an update equals autocast's bit for bit
-(tests/test_master_weights.py). Embeddings (the tied output layer among them) and layer norms
+(tests/train/test_master_weights.py). Embeddings (the tied output layer among them) and layer norms
 stay fp32 parameters, used as autocast uses them.
 
 The model's state_dict keeps giving (and load_state_dict keeps taking) the fp32 masters, so a

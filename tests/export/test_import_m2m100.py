@@ -277,7 +277,7 @@ def test_the_documented_nllb_commands_run_as_printed(tmp_path, monkeypatch):
     """"Share and reuse models": import an NLLB directory, translate into another of its languages."""
     import shlex
 
-    from tests.test_readme import readme_blocks
+    from tests.cli.test_readme import readme_blocks
 
     block = readme_blocks("In short", "docs/huggingface.md")[1]
     (build_directory(tmp_path, "nllb")).rename(tmp_path / "nllb-600M")

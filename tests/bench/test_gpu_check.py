@@ -37,10 +37,10 @@ def test_a_module_skipped_at_collection_fails_the_cpu_rehearsal():
     """The GPU machine lacks some packages: a test module that skips itself where one is missing
     counts as a skipped CUDA test there (the first GPU run failed so), so the CPU rehearsal fails
     on any skip that is not for want of CUDA."""
-    cuda_only = ("SKIPPED [8] tests/test_cuda.py:31: needs a CUDA device (make gpu-check runs it on a GPU machine)\n"
+    cuda_only = ("SKIPPED [8] tests/train/test_cuda.py:31: needs a CUDA device (make gpu-check runs it on a GPU machine)\n"
                  "8 skipped, 436 deselected in 9.1s\n")
-    module_skip = ("SKIPPED [8] tests/test_cuda.py:31: needs a CUDA device (make gpu-check runs it on a GPU machine)\n"
-                   "SKIPPED [1] tests/test_export_hf.py:11: could not import 'datasets': No module named 'datasets'\n"
+    module_skip = ("SKIPPED [8] tests/train/test_cuda.py:31: needs a CUDA device (make gpu-check runs it on a GPU machine)\n"
+                   "SKIPPED [1] tests/bench/test_export_hf.py:11: could not import 'datasets': No module named 'datasets'\n"
                    "9 skipped, 436 deselected in 9.1s\n")
     assert skip_reasons(module_skip)[1].startswith("could not import 'datasets'")
     assert cuda_tests_verdict(0, pytest_counts(cuda_only), False, skip_reasons(cuda_only))

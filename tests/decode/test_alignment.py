@@ -13,7 +13,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.text.alignment import align_batch, pharaoh, word_index
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
-from tests.test_search import sources, toy_model
+from tests.decode.test_search import sources, toy_model
 
 
 def test_words_and_links_by_hand():

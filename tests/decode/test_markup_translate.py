@@ -15,7 +15,7 @@ from nmt.decode.text.markup import mark
 from nmt.decode.text.paragraphs import join_alignments
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
-from tests.test_markup import tags
+from tests.decode.test_markup import tags
 
 LINE = "A black dog leaps over a log."
 TAGGED = 'A <b>black</b> dog <a href="https://x.org/?a=1&amp;b=2" title="a > b">leaps <i>over</i></a> a log.<br/>'

@@ -17,7 +17,7 @@ from nmt.decode.engines.torch_engine import Translator, score_batch
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from tests.conftest import TINY_DATA, one_line_error
-from tests.test_search import toy_model
+from tests.decode.test_search import toy_model
 
 runner = CliRunner()
 SOURCES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="utf-8")]

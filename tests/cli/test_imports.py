@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-NMT = Path(__file__).resolve().parent.parent / "nmt"
+NMT = Path(__file__).resolve().parents[2] / "nmt"
 
 # Bottom to top; docs/architecture.md shows the same order.
 LAYERS = [

@@ -11,7 +11,7 @@ import torch
 from nmt.special_tokens import EOS
 from nmt.decode.constraints import ConstraintState, _allocate
 from nmt.decode.search import beam_search, max_output_lengths, normalized_score
-from tests.test_search import sequence_log_prob, sources, toy_model
+from tests.decode.test_search import sequence_log_prob, sources, toy_model
 
 
 def constrained_beam_search(model, src, constraints, **settings):

@@ -18,7 +18,7 @@ import torch
 
 from nmt.checkpoint import load_checkpoint
 from tests.conftest import TINY, TINY_DATA, prepared_tiny
-from tests.test_distributed import SETTINGS, run_nmt_train
+from tests.train.test_distributed import SETTINGS, run_nmt_train
 
 NODE_SETTINGS = [*SETTINGS, "train.valid_every=10"]
 

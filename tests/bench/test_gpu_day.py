@@ -1,5 +1,5 @@
 """The GPU day rehearsed on the CPU, under the lent GPU machine's conditions: a Python holding only
-that machine's packages (tests/data/gpu_image_packages.txt; its CUDA torch stands in as the CPU
+that machine's packages (tests/fixtures/gpu_image_packages.txt; its CUDA torch stands in as the CPU
 build here, and pydantic and datasets are missing, as there), no package index, the working tree
 as it travels there (tracked and not-ignored files only), an empty $OUT, and exactly the commands
 of bench/gpu_day/README.md. It passes only if every part's JSON arrives under $OUT with every
@@ -23,9 +23,9 @@ import pytest
 from bench.gpu_day.check import PARTS
 from bench.gpu_day.deps import canonical
 from tests.conftest import ROOT
-from tests.test_readme import readme_blocks
+from tests.cli.test_readme import readme_blocks
 
-GPU_IMAGE = ROOT / "tests" / "data" / "gpu_image_packages.txt"
+GPU_IMAGE = ROOT / "tests" / "fixtures" / "gpu_image_packages.txt"
 OUTPUT_TAIL = 12_000  # characters of a command's output that come back from the GPU machine
 
 

@@ -191,7 +191,7 @@ def test_the_documented_import_commands_run_as_printed(marian_dir, tmp_path, mon
 
     import yaml
 
-    from tests.test_readme import readme_blocks
+    from tests.cli.test_readme import readme_blocks
 
     block = readme_blocks("In short", "docs/huggingface.md")[0]  # the OPUS-MT one (the NLLB one: test_import_m2m100.py)
     shutil.copytree(marian_dir, tmp_path / "opus-mt-en-de")

@@ -163,7 +163,7 @@ def test_one_corpus_as_a_list_trains_bit_identically_to_the_plain_recipe(tmp_pat
 
 def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
     pytest.importorskip("fastapi")
-    from tests.test_serve import Server
+    from tests.serve.test_serve import Server
 
     lines = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[:4]
     server = Server(str(multilingual.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "50")
