@@ -134,7 +134,7 @@ def translate(
 def back_translate_(
     checkpoint: CheckpointsOpt,
     input: Annotated[Path, typer.Option("--input", "-i", help="Monolingual text in the reverse model's source language.")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}.")],
     sampling: Annotated[bool, typer.Option("--sampling", help="Sample the translations instead of beam search.")] = False,
     noise: Annotated[bool, typer.Option("--noise", help="Noise the translations: words deleted, replaced by <blank>, shuffled locally.")] = False,
     beam_size: BeamSizeOpt = None,
@@ -173,7 +173,7 @@ def shortlist(
 def distill(
     checkpoint: CheckpointsOpt,
     input: Annotated[Path, typer.Option("--input", "-i", help="The source side of the corpus to distill.")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Corpus prefix to write: PREFIX.{both languages}, PREFIX.json.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json.")],
     drop_worst: Annotated[float, typer.Option(
         help="Leave out this share of the pairs, those the teacher finds least likely (cross-entropy per token).")] = 0.0,
     reference: Annotated[Optional[Path], typer.Option("--reference", "-r", help=(

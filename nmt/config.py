@@ -71,7 +71,7 @@ def language_token(lang: str) -> str:
 
 
 class DataConfig(Section):
-    """Where the parallel text is. A split is a path prefix: `{prefix}.{lang}` or `{prefix}.{lang}.gz`.
+    """Where the parallel text is. A split is a path stem: `{stem}.{lang}` or `{stem}.{lang}.gz`.
 
     `train` is one split, or a list of corpora, each with its own languages, weight and tag. An
     epoch draws from corpus c a number of pairs proportional to weight_c · n_c^(1/T) (n_c: its
