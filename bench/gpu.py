@@ -48,8 +48,8 @@ import torch.distributed as dist
 
 from bench.flops import model_flops_per_update
 from nmt.config import ModelConfig, TrainConfig, load_recipe
-from nmt.data.batching import bucket_width, epoch_batches, round_up
-from nmt.data.buckets import bucket_rows
+from nmt.data.batching import epoch_batches, round_up
+from nmt.data.buckets import bucket_shape
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train import step as step_module
@@ -255,8 +255,8 @@ def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], 
     """Target positions the updates' passes run through, padding included (batches merged as
     TrainStep merges them; with `bucketed_max_tokens`, padded to their shape buckets)."""
     if bucketed_max_tokens:
-        return sum(bucket_rows(data, run, bucketed_max_tokens) * bucket_width(int(data.tgt.lengths[np.concatenate(run)].max()) + 1)
-                   for update in updates for run in passes_of(update, passes))
+        shapes = (bucket_shape(data, run, bucketed_max_tokens) for update in updates for run in passes_of(update, passes))
+        return sum(rows * tgt_width for rows, _, tgt_width in shapes)
     return sum(len(idx) * round_up(int(data.tgt.lengths[idx].max()) + 1, multiple)
                for update in updates for idx in merge(update, passes))
 

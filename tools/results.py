@@ -43,9 +43,13 @@ def provenance() -> dict:
 def write_json(path: Path, data: dict) -> None:
     """Write `data` to `path` through a hidden temporary file and a rename, with its provenance
     first unless it already has one."""
-    path = Path(path)
     if "provenance" not in data:
         data = {"provenance": provenance(), **data}
+    _write_whole(Path(path), data)
+
+
+def _write_whole(path: Path, data: dict) -> None:
+    """JSON through a hidden temporary file and a rename: whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -58,13 +62,12 @@ INDEX = "provenance.json"  # in a results folder: the provenance of its files th
 def record(paths: list[Path], source: dict | None = None) -> None:
     """Record the provenance of files that cannot carry it (plots, logs, screenshots) in their
     folder's provenance.json, by file name."""
+    source = source or provenance()
     for path in map(Path, paths):
         index = path.parent / INDEX
         entries = json.loads(index.read_text(encoding="utf-8")) if index.is_file() else {}
-        entries[path.name] = source or provenance()
-        tmp = index.with_name(f".{INDEX}.tmp")
-        tmp.write_text(json.dumps(dict(sorted(entries.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, index)
+        entries[path.name] = source
+        _write_whole(index, dict(sorted(entries.items())))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ With buckets a batch is padded to a bucket's shape instead:
   the number of scored positions is fixed by the shape too.
 
 Padded positions cost the work of real ones: `epoch_shapes` counts the shapes of an epoch and
-the padding they add (tests/data/test_buckets.py, bench.gpu).
+the padding they add (tests/data/test_buckets.py); bench.gpu reports that padding too.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import torch
 from nmt.data.batching import Batch, bucket_width
 from nmt.data.shards import ParallelShards
 from nmt.special_tokens import EOS, PAD
+
 
 def bucket_rows(data: ParallelShards, batches: list[np.ndarray], max_tokens: int) -> int:
     """Rows of the pass merging `batches`: each batch's bucket's full count of rows
@@ -61,15 +62,20 @@ def collate_bucketed(data: ParallelShards, indices: np.ndarray, rows: int, start
                  out_targets=torch.from_numpy(targets).view(-1))
 
 
+def bucket_shape(data: ParallelShards, batches: list[np.ndarray], max_tokens: int) -> tuple[int, int, int]:
+    """(rows, source width, target width) of the pass merging `batches`, padded to its bucket."""
+    idx = np.concatenate(batches)
+    return (bucket_rows(data, batches, max_tokens), bucket_width(int(data.src.lengths[idx].max()) + 1),
+            bucket_width(int(data.tgt.lengths[idx].max()) + 1))
+
+
 def epoch_shapes(data: ParallelShards, passes: list[list[np.ndarray]], max_tokens: int) -> dict:
     """The distinct (rows, source width, target width) shapes of an epoch's passes (each a list of
     batches merged into one) under buckets, and the share of padded target positions."""
     shapes, positions, real = set(), 0, 0
     for batches in passes:
-        idx = np.concatenate(batches)
-        rows = bucket_rows(data, batches, max_tokens)
-        width = bucket_width(int(data.tgt.lengths[idx].max()) + 1)
-        shapes.add((rows, bucket_width(int(data.src.lengths[idx].max()) + 1), width))
-        positions += rows * width
-        real += int(data.tgt.lengths[idx].sum()) + len(idx)
+        rows, _, tgt_width = shape = bucket_shape(data, batches, max_tokens)
+        shapes.add(shape)
+        positions += rows * tgt_width
+        real += sum(int(data.tgt.lengths[idx].sum()) + len(idx) for idx in batches)
     return {"shapes": len(shapes), "passes": len(passes), "target_padding_fraction": round(1 - real / positions, 3)}

@@ -97,11 +97,12 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
               first_line: int = 1, extras: Iterable[str] = ()) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order, one per line,
     each request whole (nmt.decode.request.Line). A line marked `markup` is read as inline
-    markup, and its tags are put back into the output around the words aligned to those they wrapped; with decode.copy_verbatim, numbers, URLs and
-    the like are copied into the output unchanged (both nmt.decode.text.markup; the output text is
-    then `Hypothesis.text`). With decode.normalize_case, a line in capitals or Title Case is
-    translated in sentence case (nmt.decode.text.casing); with decode.split_sentences, a line of
-    several sentences is translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
+    markup, and its tags are put back into the output around the words aligned to those they
+    wrapped; with decode.copy_verbatim, numbers, URLs and the like are copied into the output
+    unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`). With
+    decode.normalize_case, a line in capitals or Title Case is translated in sentence case
+    (nmt.decode.text.casing); with decode.split_sentences, a line of several sentences is
+    translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
     `_translate_rows` says what prefixes, constraints, language tokens (`controls`) and `extras` do.
     A line with a prefix or constraints is translated as it is written."""
     lines = [r.text for r in requests]

@@ -22,8 +22,8 @@ from nmt.config import TrainConfig
 from nmt.data.batching import Batch, collate, length_multiple
 from nmt.data.buckets import bucket_rows, collate_bucketed
 from nmt.data.shards import ParallelShards
-from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.errors import NmtError
+from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.transformer import Transformer
 from nmt.train.compiling import compile_model, compile_settings, resolve_compile, resolve_cuda_graphs
 from nmt.train.distributed import World
