@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install demo test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page wmt14-base wmt14-big clean
+.PHONY: install install-comet demo test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page wmt14-base wmt14-big clean
 
 # uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
 # environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
@@ -34,10 +34,24 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m compileall -qq -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch" || true
 	touch $@
 
+# COMET (the comet extra) lives in an environment of its own: unbabel-comet 2.2 pins numpy<2 and
+# huggingface-hub<1, so transformers<5, and nmt's Hugging Face import and export need transformers 5
+# (docs/quality.md). `nmt score --metric comet`, COMET validation, MBR and reranking with COMET run there.
+COMET_VENV ?= .venv-comet
+install-comet: $(COMET_VENV)/.installed
+$(COMET_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv --without-pip $(COMET_VENV)
+	($(PYTHON) -m pip --python $(COMET_VENV)/bin/python install --quiet uv && $(COMET_VENV)/bin/uv pip install --quiet \
+	    --python $(COMET_VENV)/bin/python $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) pip "$(TORCH)" -e ".[comet]" pytest) \
+	  || ($(COMET_VENV)/bin/python -m ensurepip --default-pip && $(COMET_VENV)/bin/pip install --quiet "$(TORCH)" -e ".[comet]" pytest)
+	touch $@
+
 # Two workers (pytest-xdist): the suite's tests are mostly single-threaded set-up and small models,
-# so two at a time finish in about 0.65x the time of one after another on 2 cores.
-test: install
-	$(BIN)/python -m pytest -n 2 --dist worksteal
+# so two at a time finish in about 0.65x the time of one after another on 2 cores. The COMET tests
+# (marked comet) run after, in the COMET environment.
+test: install install-comet
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"
+	$(COMET_VENV)/bin/python -m pytest -m comet
 
 bench: install
 	$(BIN)/python -m bench.run

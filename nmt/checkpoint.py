@@ -163,13 +163,14 @@ def count_parameters(state: dict[str, torch.Tensor]) -> int:
 
 def best_dev(payload: dict, recipe) -> dict | None:
     """The best validation score a checkpoint's run reached: {"metric", "score", "step"}, or None
-    before any validation. best.pt is picked on dev BLEU, or on dev nll, which the training state
-    stores negated (larger is better)."""
+    before any validation. best.pt is picked on train.valid_metric's score (BLEU, chrF, COMET), or on
+    dev nll, which the training state stores negated (larger is better)."""
     progress = payload.get("progress", {})
     best = progress.get("best_score")
     if best is None:
         return None
-    return {"metric": recipe.train.selection_metric, "score": round(abs(best), 4), "step": progress.get("best_step")}
+    metric = recipe.train.selection_metric
+    return {"metric": metric, "score": round(-best if metric == "nll" else best, 4), "step": progress.get("best_step")}
 
 
 @dataclass

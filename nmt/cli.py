@@ -85,6 +85,11 @@ def translate(
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature.")] = None,
     top_k: Annotated[Optional[int], typer.Option(help="Sample among the k most probable tokens (0 = all).")] = None,
     top_p: Annotated[Optional[float], typer.Option(help="Nucleus sampling mass (1.0 = all).")] = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="Epsilon sampling: never draw a token below this probability.")] = None,
+    mbr: Annotated[Optional[int], typer.Option(
+        help="Minimum-Bayes-risk decoding among N candidates (decode.mbr.candidates; decode.mbr.* says which).")] = None,
+    rerank: Annotated[Optional[int], typer.Option(
+        help="Rerank the beam's N best (decode.rerank.candidates) with decode.rerank's models and weights.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[str, typer.Option(
         help='plain (text a line), markup (text with inline tags, kept around the translated words) or jsonl '
@@ -109,8 +114,9 @@ def translate(
 ):
     """Translate text line by line: one output line per input line, empty lines included.
 
-    --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k and
-    --top-p are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name of --max-tokens).
+    --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,
+    --top-p and --epsilon are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
+    of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
     from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.stream import translate_file
@@ -120,7 +126,9 @@ def translate(
     translator = spec.load()
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
-        "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p}, set_ or [])
+        "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon},
+        [*(f"decode.{key}.candidates={n}" for key, n in (("mbr", mbr), ("rerank", rerank)) if n is not None),
+         *(set_ or [])])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input), input_format,
                             extras, sharding(nproc, spec))
@@ -235,6 +243,36 @@ def likelihood(
                         warner(source), done=lambda n: count("pairs", n))
 
 
+@command("rerank-tune")
+def rerank_tune(
+    checkpoint: CheckpointsOpt,
+    source: Annotated[Path, typer.Option("--source", help="Dev source file.")],
+    reference: Annotated[Path, typer.Option("--reference", "-r", help="Its reference translations.")],
+    candidates: Annotated[int, typer.Option(help="The beam's N best to rerank (beam_size is raised to N).")] = 8,
+    reverse_model: Annotated[Optional[Path], typer.Option(
+        help="A checkpoint translating the other way: its score of the source given each candidate.")] = None,
+    qe_model: Annotated[Optional[Path], typer.Option(help="A local CometKiwi model directory.")] = None,
+    metric: Annotated[str, typer.Option(help="What the weights maximize: bleu or chrf (corpus-level).")] = "bleu",
+    grid: Annotated[str, typer.Option(help="The weights tried for each model, comma-separated.")] =
+        ",".join(str(w) for w in (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)),
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the search as JSON here.")] = None,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 0,
+    decode_from: DecodeFromOpt = None,
+    set_: SetOpt = None,
+):
+    """Choose decode.rerank's weights on a dev set: every combination in the grid reranks the
+    beam's n-best lists, scored once; prints the --set flags of the best."""
+    from nmt.jobs.rerank_tuning import tune_files
+
+    weights = tuple(float(w) for w in grid.split(",") if w.strip())
+    tuning, flags = tune_files(checkpoint, source, reference, candidates, reverse_model, qe_model, metric, weights,
+                               output, device, threads, decode_from, set_ or [])
+    say([f"{metric} {tuning.beam[metric]:.2f} with the beam's choice, {tuning.best[metric]:.2f} reranked "
+         f"({tuning.candidates} candidates, {tuning.lines} lines)"])
+    typer.echo(flags)
+
+
 @command()
 def export(
     checkpoint: Annotated[Path, typer.Argument(help="Checkpoint to export (e.g. an averaged one).")],
@@ -284,13 +322,20 @@ def serve(
     batch_wait_ms: Annotated[float, typer.Option(
         help="How long the first waiting request waits for others to share its model call.")] = 5.0,
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 256,
+    decode_from: DecodeFromOpt = None,
+    set_: SetOpt = None,
 ):
-    """Serve translations over HTTP: POST /translate, GET /health, and a page at / to try the model."""
+    """Serve translations over HTTP: POST /translate, GET /health, and a page at / to try the model.
+    The decode settings are the checkpoint's recipe's, then --decode-from's, then --set's."""
     from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import decode_settings
     from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
 
     require_fastapi()
     translator = load_engine(checkpoint, device, engine, compute_type, threads)
+    if decode_from or set_:  # the defaults each request starts from
+        cfg = decode_settings(translator.recipe, decode_from, {}, set_ or [])
+        translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
     name = ", ".join(str(c) for c in checkpoint)
     err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
     run_server(translator, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),
@@ -301,21 +346,39 @@ def serve(
 def score(
     hypotheses: Annotated[list[Path], typer.Argument(help="Hypothesis file(s); with several, the first is the baseline of a paired test.")],
     reference: Annotated[Optional[list[Path]], typer.Option(
-        "--reference", "-r", help="Reference file (repeat for several); optional with --langid.")] = None,
-    metrics: Annotated[list[str], typer.Option("--metrics", "-m", help="bleu, chrf, ter (repeatable).")] = ["bleu"],
+        "--reference", "-r", help="Reference file (repeat for several); optional with --langid and cometkiwi.")] = None,
+    metrics: Annotated[list[str], typer.Option(
+        "--metrics", "--metric", "-m", help="bleu, chrf, ter, comet, cometkiwi (repeatable).")] = ["bleu"],
     tokenize: Annotated[Optional[str], typer.Option(help="BLEU tokenizer (sacrebleu's, default 13a).")] = None,
     lowercase: Annotated[bool, typer.Option(help="Case-insensitive BLEU.")] = False,
     paired_test: Annotated[str, typer.Option(help="With several systems: bs (paired bootstrap) or ar.")] = "bs",
     samples: Annotated[int, typer.Option(help="Resamples/trials of the paired test; 0 = sacrebleu's default.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    output_format: Annotated[str, typer.Option(
+        help="text, json, or jsonl (the system's scores, then each line's).")] = "text",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (--output-format json).")] = False,
     langid: Annotated[Optional[str], typer.Option(
         help="Also the share of lines identified as this language, e.g. de (pip install 'nmt[langid]').")] = None,
+    source: Annotated[Optional[Path], typer.Option(
+        "--source", help="The source file the hypotheses translate (COMET and CometKiwi read it).")] = None,
+    comet_model: Annotated[Optional[Path], typer.Option(
+        help="A local COMET model directory (hparams.yaml, checkpoints/model.ckpt), e.g. wmt22-comet-da.")] = None,
+    cometkiwi_model: Annotated[Optional[Path], typer.Option(
+        help="A local CometKiwi model directory (quality estimation: no references).")] = None,
+    batch_size: Annotated[int, typer.Option(help="COMET's segments per batch.")] = 16,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 0,
 ):
-    """Score hypotheses against references with sacrebleu (BLEU, chrF, TER and their signatures)."""
-    from nmt.score import score_report
+    """Score hypotheses: sacrebleu's BLEU, chrF and TER with their signatures; COMET and CometKiwi
+    from a local model (pip install 'nmt[comet]'); paired significance tests with several systems."""
+    from nmt.score import NeuralSettings, score_report
 
-    typer.echo(score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples, as_json,
-                            langid))
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    neural = NeuralSettings(comet_model, cometkiwi_model, source, batch_size, device)
+    typer.echo(score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples,
+                            "json" if as_json else output_format, langid, neural))
 
 
 @command()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 # Keys renamed, old -> new: recipes (and checkpoints) that use the old name still load.
-RENAMED_KEYS = {"decode.batch_tokens": "decode.max_tokens"}
+RENAMED_KEYS = {"decode.batch_tokens": "decode.max_tokens", "train.best_metric": "train.valid_metric"}
 
 
 def rename_old_keys(raw: dict) -> list[str]:

@@ -270,8 +270,13 @@ class TrainConfig(Section):
     seed: int = 1
     log_every: int = 100
     valid_every: int = 1000
-    valid_bleu_sentences: int = 500  # greedy-decoded for BLEU at each validation; 0 = loss only
-    best_metric: Literal["bleu", "loss"] = "bleu"
+    # Dev sentences greedy-decoded at each validation, for BLEU (always, for the log) and for
+    # valid_metric's score; 0 = loss only.
+    valid_bleu_sentences: int = 500
+    # What picks best.pt: bleu, chrf (sacrebleu's corpus scores), comet (valid_comet_model's system
+    # score of the same sentences, nmt.metrics.comet: slow on a CPU, docs/quality.md), or loss (dev nll).
+    valid_metric: Literal["bleu", "chrf", "comet", "loss"] = "bleu"
+    valid_comet_model: str | None = None  # a local COMET model directory, for valid_metric comet
     patience: int = 0  # validations without improvement before stopping; 0 = never stop early
     keep_last: int = 5  # step checkpoints kept besides last.pt and best.pt
     threads: int = 0  # torch CPU threads; 0 = leave torch's default
@@ -301,9 +306,16 @@ class TrainConfig(Section):
 
     @property
     def selection_metric(self) -> str:
-        """What picks best.pt: dev BLEU when asked for and computed (valid_bleu_sentences > 0),
-        else dev nll (kept negated in the training state, so that larger is better)."""
-        return "bleu" if self.best_metric == "bleu" and self.valid_bleu_sentences > 0 else "nll"
+        """What picks best.pt: valid_metric's translation score when translations are computed
+        (valid_bleu_sentences > 0), else dev nll (kept negated in the training state, so that
+        larger is better)."""
+        return self.valid_metric if self.valid_metric != "loss" and self.valid_bleu_sentences > 0 else "nll"
+
+    @model_validator(mode="after")
+    def _comet_needs_its_model(self) -> "TrainConfig":
+        if self.valid_metric == "comet" and not self.valid_comet_model:
+            raise ValueError("valid_metric comet needs valid_comet_model (a local COMET model directory)")
+        return self
 
     @field_validator("micro_batches", mode="before")
     @classmethod
@@ -328,6 +340,31 @@ class TrainConfig(Section):
         return lr
 
 
+class MbrConfig(Section):
+    """Minimum-Bayes-risk decoding (nmt.decode.mbr): among a line's candidates, the output is the
+    one that agrees most with all the others by a utility metric (Freitag et al., 2022)."""
+
+    candidates: int = Field(default=0, ge=0)  # 0: off; N: chosen among N candidates
+    # sampling: N draws under decode.temperature, top_k, top_p and epsilon (epsilon sampling with
+    # decode.epsilon: 0.02, Freitag et al., 2023); beam: the beam's N best (beam_size at least N).
+    source: Literal["sampling", "beam"] = "sampling"
+    utility: Literal["chrf", "bleu", "comet"] = "chrf"  # bleu: sacrebleu's sentence BLEU (exp smoothing)
+    comet_model: str | None = None  # a COMET model directory (utility comet; nmt.metrics.comet)
+
+
+class RerankConfig(Section):
+    """Reranking the beam's n-best list (nmt.decode.rerank): each candidate's score is its search
+    score plus weighted scores of other models; the best goes out. Weights: `nmt rerank-tune`."""
+
+    candidates: int = Field(default=0, ge=0)  # 0: off; N: the beam's N best (beam_size at least N)
+    # A checkpoint translating the other way (target -> source): its log-probability of the source
+    # given each candidate, per source token ("noisy channel", Yee et al., 2019).
+    reverse_model: str | None = None
+    reverse_weight: float = 0.0
+    qe_model: str | None = None  # a CometKiwi model directory: quality estimation without references
+    qe_weight: float = 0.0
+
+
 class DecodeConfig(Section):
     beam_size: int = 4
     # alpha: a finished output is ranked by its log-probability / |Y|^alpha (|Y|: its tokens, EOS not
@@ -348,6 +385,8 @@ class DecodeConfig(Section):
     temperature: float = 1.0
     top_k: int = 0  # 0 = no top-k truncation
     top_p: float = 1.0  # 1.0 = no nucleus truncation
+    # Epsilon sampling (Hewitt et al., 2022): tokens less probable than this are never drawn; 0 = off
+    epsilon: float = Field(default=0.0, ge=0.0, lt=1.0)
     seed: int = 1
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
@@ -363,11 +402,28 @@ class DecodeConfig(Section):
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.
     shortlist: str | None = None
+    mbr: MbrConfig = MbrConfig()
+    rerank: RerankConfig = RerankConfig()
 
     @model_validator(mode="after")
     def _nbest_within_the_beam(self) -> "DecodeConfig":
-        if not self.sampling and self.beam_size > 1 and self.nbest > self.beam_size:
+        chosen_among = self.mbr.candidates or self.rerank.candidates  # the outputs are the candidates
+        if chosen_among and self.nbest > chosen_among:
+            section = "mbr" if self.mbr.candidates else "rerank"
+            raise ValueError(f"nbest ({self.nbest}) must not exceed {section}.candidates ({chosen_among})")
+        if not chosen_among and not self.sampling and self.beam_size > 1 and self.nbest > self.beam_size:
             raise ValueError(f"nbest ({self.nbest}) must not exceed beam_size ({self.beam_size})")
+        for name, section in (("mbr", self.mbr), ("rerank", self.rerank)):
+            beam = name == "rerank" or section.source == "beam"
+            if beam and section.candidates > max(self.beam_size, 1):
+                raise ValueError(f"{name}.candidates ({section.candidates}) must not exceed beam_size "
+                                 f"({self.beam_size}): the candidates are the beam's n-best")
+        if self.mbr.candidates and self.rerank.candidates:
+            raise ValueError("mbr.candidates and rerank.candidates: choose one way to pick the output")
+        if self.mbr.candidates and self.mbr.utility == "comet" and not self.mbr.comet_model:
+            raise ValueError("mbr.utility comet needs mbr.comet_model (a COMET model directory)")
+        if self.rerank.candidates and not (self.rerank.reverse_model or self.rerank.qe_model):
+            raise ValueError("rerank.candidates needs rerank.reverse_model or rerank.qe_model")
         return self
 
 

@@ -17,6 +17,7 @@ class Controls:
 
     source: tuple[int, ...] = ()
     target: tuple[int, ...] = ()
+    languages: tuple[str, str] | None = None  # the direction's (source, target), where one was chosen
 
 
 def _ids(processor, tokens: list[str]) -> list[int]:
@@ -47,7 +48,7 @@ def direction_controls(src_processor, tgt_processor, data: DataConfig, src_lang:
     """("src-tgt", its Controls) of a direction `check_direction` allows."""
     src, tgt = check_direction(data, src_lang, tgt_lang, zero_shot)
     return f"{src}-{tgt}", Controls(tuple(control_ids(src_processor, data, tgt, src_lang=src)),
-                                    tuple(target_control_ids(tgt_processor, data, tgt)))
+                                    tuple(target_control_ids(tgt_processor, data, tgt)), (src, tgt))
 
 
 def language_usage(data: DataConfig) -> list[str]:

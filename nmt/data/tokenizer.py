@@ -7,8 +7,8 @@ import io
 import json
 import random
 import tempfile
-from collections.abc import Iterable
-from itertools import chain
+from collections.abc import Callable, Iterable
+from itertools import chain, count
 from pathlib import Path
 
 import sentencepiece as spm
@@ -17,7 +17,6 @@ from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
 from nmt.special_tokens import BOS, EOS, PAD, UNK
-
 
 # A checkpoint's "tokenizer" entry holds the sentencepiece models ("src", "tgt") and, for a model
 # imported from an NLLB-200/M2M-100 directory, that directory's own tokenizer ("transformers", a
@@ -253,3 +252,16 @@ def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:
             "dev_unknown_rate": round(unknown / max(pieces, 1), 5),
         }
     return stats
+
+
+def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Callable[[str], None],
+                  first_line: int, numbers: list[int] | None = None) -> list[list[int]]:
+    """Each line's token ids, cut to `limit` with a warning naming the line (`what`: "" or "prefix of ";
+    the lines are numbered from `first_line`, or by `numbers`)."""
+    encoded = []
+    for number, ids in zip(numbers or count(first_line), tokenizer.encode(lines)):
+        if len(ids) > limit:
+            warn(f"line {number}: {what}{len(ids)} tokens, truncated to {limit} (model.max_positions)")
+            ids = ids[:limit]
+        encoded.append(ids)
+    return encoded

@@ -114,8 +114,9 @@ def check_request(request: LineRequest, engine: Engine, number: int, limits: Req
 
 def hypothesis_record(translator, h: Hypothesis) -> dict:
     """One hypothesis as every JSON output gives it (`translate --output-format jsonl` and `serve`):
-    its text, score, log-probability and pieces; each token's log-probability, its word alignment
-    and whether its constraints were met, where they were asked for."""
+    its text, score, log-probability and pieces; each token's log-probability, its word alignment,
+    whether its constraints were met and the score that chose it (decode.mbr, decode.rerank), where
+    they were asked for."""
     out = {"text": hypothesis_text(translator.tgt_tokenizer, h), "score": round(h.score, 4),
            "log_prob": round(h.log_prob, 4), "tokens": [translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens]}
     if h.token_log_probs is not None:
@@ -124,4 +125,6 @@ def hypothesis_record(translator, h: Hypothesis) -> dict:
         out["alignment"] = h.alignment
     if h.constraints_met is not None:
         out["constraints_met"] = h.constraints_met
+    if h.selection is not None:
+        out["selection"] = round(h.selection, 4)
     return out

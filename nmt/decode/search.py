@@ -6,6 +6,7 @@ sentences still being decoded.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +32,7 @@ class Hypothesis:
     upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.text.casing)
     text: str | None = None  # its output text where more than its tokens make it (nmt.decode.text.markup)
     source_cut: int | None = None  # its line was cut short: the source words translated (nmt.decode.text.paragraphs)
+    selection: float | None = None  # chosen among candidates: MBR's expected utility or the reranked score
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")
@@ -126,10 +128,17 @@ def forbid_repeated_ngrams(log_probs: Tensor, history: Tensor, n: int) -> None:
     log_probs.scatter_add_(1, grams[:, :, n - 1], penalty)  # -inf where forbidden, +0 elsewhere
 
 
-def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Generator | None):
-    """Draw one token per row from the (temperature-scaled, top-k/top-p truncated) distribution."""
+def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Generator | None,
+             epsilon: float = 0.0):
+    """Draw one token per row from the (temperature-scaled, top-k/top-p/epsilon truncated) distribution.
+    Epsilon sampling drops the tokens whose model probability is below epsilon (the most probable
+    token always stays)."""
     def pick(log_probs: Tensor) -> Tensor:
         logits = log_probs / temperature
+        if epsilon > 0:
+            floor = torch.minimum(log_probs.max(dim=-1, keepdim=True).values,
+                                  torch.full_like(log_probs[:, :1], math.log(epsilon)))
+            logits = logits.masked_fill(log_probs < floor, NEG_INF)
         if top_k > 0:
             kth = logits.topk(min(top_k, logits.size(-1)), dim=-1).values[:, -1:]
             logits = logits.masked_fill(logits < kth, NEG_INF)
@@ -152,7 +161,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     by the length penalty as beam search's are. An output with a prefix (token ids) starts with
     it; its probability is not counted (it is given, not chosen), as in CTranslate2.
 
-    With `sample` (temperature, top_k, top_p, generator), the next token is drawn at random instead.
+    With `sample` (temperature, top_k, top_p, generator, epsilon), the next token is drawn at random instead.
     `vocabulary`: the target ids the outputs may use (a lexical shortlist), None for all.
     """
     pick = _sampler(**sample) if sample else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from itertools import count
 from pathlib import Path
 
 import numpy as np
@@ -16,26 +15,15 @@ import numpy as np
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import Controls
+from nmt.data.tokenizer import encode_within
 from nmt.decode.engines.capabilities import refusal, require
+from nmt.decode.request import Line
+from nmt.decode.search import Hypothesis, output_limit
+from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
+from nmt.errors import NmtError
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
-from nmt.decode.request import Line
-from nmt.decode.search import Hypothesis, output_limit
-
-
-
-def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Callable[[str], None],
-                  first_line: int, numbers: list[int] | None = None) -> list[list[int]]:
-    """Each line's token ids, cut to `limit` with a warning naming the line (`what`: "" or "prefix of ";
-    the lines are numbered from `first_line`, or by `numbers`)."""
-    encoded = []
-    for number, ids in zip(numbers or count(first_line), tokenizer.encode(lines)):
-        if len(ids) > limit:
-            warn(f"line {number}: {what}{len(ids)} tokens, truncated to {limit} (model.max_positions)")
-            ids = ids[:limit]
-        encoded.append(ids)
-    return encoded
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
@@ -223,6 +211,7 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
         constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers)
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
+    search_cfg, copies = candidate_search(cfg)  # several candidates per line where one is chosen among them
     if len(nonempty):
         lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
         order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
@@ -230,7 +219,15 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             rows = batch.tolist()
             batch_prefixes = [prefix_ids[i] for i in rows] if prefix_ids else None
             batch_constraints = [constraint_ids[i] for i in rows] if constraint_ids else None
-            batch_results = translator.translate_batch([encoded[i] for i in rows], cfg, batch_prefixes, batch_constraints)
+            if copies > 1:
+                if batch_constraints and any(batch_constraints):
+                    raise NmtError("lexical constraints need beam search: decode.mbr.source sampling draws the "
+                                   "candidates (choose source beam)")
+                batch_results = [sample_candidates(translator, encoded[i], prefix_ids[i] if prefix_ids else None,
+                                                   search_cfg, copies) for i in rows]
+            else:
+                batch_results = translator.translate_batch([encoded[i] for i in rows], search_cfg, batch_prefixes,
+                                                           batch_constraints)
             for i, hyps in zip(rows, batch_results):
                 for h in hyps:  # the decoder-side control tokens are given, not part of the translation
                     h.tokens = h.tokens[len(forced[i]):]
@@ -238,6 +235,8 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                 if hyps and hyps[0].constraints_met is False:
                     warn(f"line {numbers[i]}: constraints: not all could be placed within the output limit; "
                          "the best output found is given")
+    if selecting(cfg):
+        choose(translator, lines, results, cfg)
     if extras:
         _annotate(translator, encoded, results, set(extras), forced)
     return results

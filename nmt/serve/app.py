@@ -6,7 +6,7 @@
                     "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ..., "zero_shot": false,
                     "markup": false}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
-                      "alignments" when asked)
+                      "alignments" when asked; "selection" where decode.mbr or decode.rerank chose)
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
   GET  /           a page to try the model in a browser
 
@@ -136,8 +136,11 @@ def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator) -
         answer["token_log_probs"] = [line[0].get("token_log_probs", []) for line in records]
     if body.alignments:
         answer["alignments"] = [line[0].get("alignment") or "" for line in records]
+    if any("selection" in line[0] for line in records):  # chosen by decode.mbr or decode.rerank
+        answer["selection"] = [line[0].get("selection") for line in records]
     if (body.nbest or 1) > 1:
-        answer["nbest"] = [[{"text": h["text"], "score": h["score"]} for h in line] for line in records]
+        answer["nbest"] = [[{key: h[key] for key in ("text", "score", "selection") if key in h} for h in line]
+                           for line in records]
     return answer
 
 

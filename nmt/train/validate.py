@@ -1,10 +1,12 @@
 """Validation: loss and perplexity on the dev set (one per direction when the corpora hold several),
-BLEU of greedy translations of it, and the rule that picks best.pt."""
+BLEU of greedy translations of it (and chrF or COMET, where train.valid_metric asks), and the rule
+that picks best.pt."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ class ValidSet:
     label: str  # the direction (en-de) with several, else ""
     pairs: ParallelShards
     references: list[str]  # the first valid_bleu_sentences target lines, for BLEU
+    sources: list[str]  # their source lines (COMET reads them)
 
 
 def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
@@ -36,8 +39,9 @@ def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
         label = f"{src}-{tgt}" if data.multidirectional else ""
         pairs = ParallelShards(shards, f"valid.{label}" if label else "valid", data.forced_target_tokens)
         n_refs = min(recipe.train.valid_bleu_sentences, len(pairs))
-        references = open_corpus(data.valid, src, tgt).side("tgt")
-        sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), references)]))
+        corpus = open_corpus(data.valid, src, tgt)
+        sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), corpus.side("tgt"))],
+                             [line for _, line in zip(range(n_refs), corpus.side("src"))]))
     return sets
 
 
@@ -50,8 +54,10 @@ def validate(model: Transformer, sets: list[ValidSet], recipe: Recipe, tgt_token
     for valid in sets:
         one = dev_loss(model, valid.pairs, max_tokens, device)
         if recipe.train.valid_bleu_sentences > 0:
-            one["bleu"] = dev_bleu(model, valid.pairs, valid.references, tgt_tokenizer, max_tokens, device,
-                                   decode.max_len_a, decode.max_len_b)
+            hypotheses = dev_translations(model, valid.pairs, len(valid.references), tgt_tokenizer, max_tokens,
+                                          device, decode.max_len_a, decode.max_len_b)
+            one |= translation_scores(hypotheses, valid, recipe.train.valid_metric, recipe.train.valid_comet_model,
+                                      str(device))
         results.append(one)
     model.train()
     if len(results) == 1:
@@ -62,9 +68,9 @@ def validate(model: Transformer, sets: list[ValidSet], recipe: Recipe, tgt_token
 
 
 def improved(progress, result: dict, metric: str) -> bool:
-    """The best-checkpoint rule: does `result` beat the run's best `metric` (bleu, or nll, which
-    is compared negated)? Updates the run's best score, its step and the validations since."""
-    score = result["bleu"] if metric == "bleu" else -result["nll"]
+    """The best-checkpoint rule: does `result` beat the run's best `metric` (bleu, chrf, comet, or
+    nll, which is compared negated)? Updates the run's best score, its step and the validations since."""
+    score = -result["nll"] if metric == "nll" else result[metric]
     if progress.best_score is None or score > progress.best_score:
         progress.best_score, progress.best_step, progress.bad_validations = score, progress.step, 0
         return True
@@ -84,10 +90,9 @@ def dev_loss(model: Transformer, data: ParallelShards, max_tokens: int, device: 
     return {"nll": nll, "ppl": math.exp(min(nll, 100.0))}
 
 
-def dev_bleu(model: Transformer, data: ParallelShards, references: list[str], tgt_tokenizer,
-             max_tokens: int, device: torch.device, max_len_a: float, max_len_b: int) -> float:
-    """Corpus BLEU (sacrebleu defaults) of greedy translations of the first len(references) sentences."""
-    n = len(references)
+def dev_translations(model: Transformer, data: ParallelShards, n: int, tgt_tokenizer, max_tokens: int,
+                     device: torch.device, max_len_a: float, max_len_b: int) -> list[str]:
+    """Greedy translations of the first n dev sentences."""
     lengths = data.src.lengths[:n] + 1
     hypotheses: list[str] = [""] * n
     for indices in pack_by_tokens(np.argsort(lengths, kind="stable"), lengths, max_tokens):
@@ -96,4 +101,23 @@ def dev_bleu(model: Transformer, data: ParallelShards, references: list[str], tg
         prefixes = [data.tgt[i][:forced].tolist() for i in indices] if forced else None
         for i, hyp in zip(indices.tolist(), greedy_search(model, src, max_len_a, max_len_b, prefixes=prefixes)):
             hypotheses[i] = tgt_tokenizer.decode(hyp.tokens[forced:])
-    return sacrebleu.corpus_bleu(hypotheses, [references]).score
+    return hypotheses
+
+
+def translation_scores(hypotheses: list[str], valid: ValidSet, metric: str, comet_model: str | None,
+                       device: str = "cpu") -> dict:
+    """Corpus BLEU (sacrebleu defaults) of the dev translations, and valid_metric's score where it
+    is another: chrF, or COMET's system score (its model loaded once per process)."""
+    scores = {"bleu": sacrebleu.corpus_bleu(hypotheses, [valid.references]).score}
+    if metric == "chrf":
+        scores["chrf"] = sacrebleu.corpus_chrf(hypotheses, [valid.references]).score
+    if metric == "comet":
+        scores["comet"] = _comet(comet_model, device).score(valid.sources, hypotheses, valid.references).system
+    return scores
+
+
+@lru_cache(maxsize=1)
+def _comet(directory: str, device: str):
+    from nmt.metrics.comet import CometScorer
+
+    return CometScorer(directory, "comet", device)

@@ -15,6 +15,7 @@ NMT = Path(__file__).resolve().parents[2] / "nmt"
 LAYERS = [
     ("base", ["nmt", "nmt.errors", "nmt.compat", "nmt.config", "nmt.special_tokens"]),
     ("checkpoints", ["nmt.checkpoint", "nmt.host_memory"]),  # files and memory: nothing of nmt's above base
+    ("metrics", ["nmt.metrics"]),  # chrF between many pairs, COMET: for scores, validation and decoding
     ("data", ["nmt.data"]),
     ("model", ["nmt.model"]),
     ("export", ["nmt.export"]),

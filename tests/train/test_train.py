@@ -370,3 +370,32 @@ def test_a_second_training_on_the_same_directory_is_refused(tmp_path):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (recipe.out / "checkpoints" / "last.pt").is_file()
+
+
+def test_valid_metric_chrf_picks_best_and_an_old_recipe_key_still_reads(tmp_path, capsys):
+    """best.pt follows dev chrF (sacrebleu's, of the greedy dev translations) where
+    train.valid_metric asks for it; a recipe that says best_metric gets a note and the same meaning."""
+    from nmt.checkpoint import best_dev, open_checkpoint
+    from nmt.config import load_recipe
+
+    recipe = prepared_tiny(tmp_path, "train.max_steps=60", "train.valid_every=15", "train.valid_metric=chrf")
+    train(recipe, show_progress=False)
+    valid = [m for m in read_metrics(recipe.out / "metrics.jsonl") if m["kind"] == "valid"]
+    assert len(valid) == 4 and all("chrf" in m and "bleu" in m for m in valid)
+    best = max(valid, key=lambda m: (m["chrf"], -m["step"]))
+    best_pt = open_checkpoint(recipe.out / "checkpoints" / "best.pt")
+    assert best_dev(best_pt.payload, recipe) == {"metric": "chrf", "score": round(best["chrf"], 4), "step": best["step"]}
+    # best.pt holds that step's weights: its greedy dev translations score that chrF
+    import sacrebleu
+
+    engine = load_engine([recipe.out / "checkpoints" / "best.pt"])
+    cfg = recipe.decode.model_copy(update={"beam_size": 1, "length_penalty": 0.0, "no_repeat_ngram_size": 0,
+                                           "split_sentences": False, "normalize_case": False, "copy_verbatim": False})
+    sources = (TINY_DATA / "valid.en").read_text().splitlines()
+    hyps = [engine.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(engine, sources, cfg)]
+    references = (TINY_DATA / "valid.de").read_text().splitlines()
+    assert sacrebleu.corpus_chrf(hyps, [references]).score == pytest.approx(best["chrf"], abs=1e-6)
+    old = load_recipe(recipe.out / "recipe.yaml", ["train.best_metric=loss"])
+    assert old.train.valid_metric == "loss" and old.train.selection_metric == "nll"
+    with pytest.raises(NmtError, match="valid_comet_model"):
+        load_recipe(recipe.out / "recipe.yaml", ["train.valid_metric=comet"])

@@ -1,0 +1,62 @@
+"""Minimum-Bayes-risk decoding (Freitag et al., 2022): of a line's candidates, the output is the
+one with the highest expected utility, its mean utility against all the candidates taken as
+pseudo-references (itself included, as in Freitag et al. and mbrs; duplicates thus count as
+evidence). Utilities: chrF (nmt.metrics.chrf, equal to sacrebleu's), sacrebleu's sentence BLEU,
+or COMET from a local model (nmt.metrics.comet; the source goes in too).
+
+Ties go to the earlier candidate: the beam's better one, or the earlier sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from nmt.config import MbrConfig
+from nmt.metrics.chrf import chrf_matrix
+
+# utility(source, candidates) -> matrix[i][j]: candidate i scored against candidate j as its reference
+Utility = Callable[[str, list[str]], list[list[float]]]
+
+
+def bleu_matrix(candidates: list[str]) -> list[list[float]]:
+    from sacrebleu.metrics import BLEU
+
+    bleu = BLEU(effective_order=True)
+    return [[bleu.sentence_score(h, [r]).score for r in candidates] for h in candidates]
+
+
+@lru_cache(maxsize=2)
+def _comet_scorer(directory: str):
+    from nmt.metrics.comet import CometScorer
+
+    return CometScorer(directory, "comet")
+
+
+def comet_matrices(directory: str, sources: list[str], candidate_lists: list[list[str]]) -> list[list[list[float]]]:
+    """COMET of every (candidate, pseudo-reference) pair of every line, in one pass of the model."""
+    triples = [(source, h, r) for source, candidates in zip(sources, candidate_lists)
+               for h in candidates for r in candidates]
+    if not triples:
+        return [[] for _ in sources]
+    scores = iter(_comet_scorer(directory).score(*map(list, zip(*triples))).segments)
+    return [[[next(scores) for _ in candidates] for _ in candidates] for candidates in candidate_lists]
+
+
+def expected_utilities(matrix: list[list[float]]) -> list[float]:
+    """Each candidate's mean utility against all candidates (uniform weights: each is one draw)."""
+    return [sum(row) / len(row) for row in matrix]
+
+
+def mbr_order(matrix: list[list[float]]) -> list[tuple[int, float]]:
+    """(candidate index, expected utility), best first; ties keep the candidates' order."""
+    utilities = expected_utilities(matrix)
+    return sorted(enumerate(utilities), key=lambda pair: (-pair[1], pair[0]))
+
+
+def utility_matrices(cfg: MbrConfig, sources: list[str], candidate_lists: list[list[str]]) -> list[list[list[float]]]:
+    """Each line's utility matrix under cfg.utility."""
+    if cfg.utility == "comet":
+        return comet_matrices(cfg.comet_model, sources, candidate_lists)
+    pairwise = {"chrf": lambda c: chrf_matrix(c, c), "bleu": bleu_matrix}[cfg.utility]
+    return [pairwise(candidates) for candidates in candidate_lists]

@@ -1,0 +1,2 @@
+"""Metrics computed in more than one place (scores, validation, minimum-Bayes-risk decoding):
+COMET and CometKiwi from a local model (comet), sentence-level chrF between many pairs (chrf)."""

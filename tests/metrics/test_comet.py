@@ -1,0 +1,189 @@
+"""COMET and CometKiwi through `nmt score`, against unbabel-comet's own API on tiny local models
+(tests/fixtures/comet_models.py): the same system and segment scores, paired tests on the segment
+scores as by hand, offline loading, and one-line errors for a model that is missing, broken or
+for the other task."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from tests.conftest import TINY_DATA, one_line_error, optional_module
+
+comet, installed = optional_module("comet")
+pytestmark = [pytest.mark.comet, installed]  # make test runs these in the COMET environment (.venv-comet)
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    from tests.fixtures.comet_models import build_comet, build_encoder
+
+    root = tmp_path_factory.mktemp("comet")
+    encoder = build_encoder(root / "xlmr-tiny")
+    return {"comet": build_comet(root / "comet", encoder), "cometkiwi": build_comet(root / "kiwi", encoder, "cometkiwi"),
+            "encoder": encoder, "root": root}
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory):
+    """Ten lines: sources, references, and two systems (the reference with words dropped, and shuffled)."""
+    root = tmp_path_factory.mktemp("texts")
+    src = (TINY_DATA / "train.en").read_text().splitlines()[:10]
+    ref = (TINY_DATA / "train.de").read_text().splitlines()[:10]
+    first = [" ".join(line.split()[:-1]) or line for line in ref]
+    second = [ref[(i + 3) % 10] if i % 3 == 0 else line for i, line in enumerate(ref)]
+    paths = {}
+    for name, lines in (("src", src), ("ref", ref), ("a", first), ("b", second)):
+        paths[name] = root / f"{name}.txt"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+def comet_api(directory, samples):
+    """unbabel-comet's own scores for `samples`."""
+    model = comet.load_from_checkpoint(str(directory / "checkpoints" / "model.ckpt"))
+    return model.predict(samples, batch_size=16, gpus=0, progress_bar=False)
+
+
+def lines(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def jsonl(output: str) -> list[dict]:
+    return [json.loads(line) for line in output.strip().splitlines()]
+
+
+def test_comet_equals_unbabel_comet(models, texts):
+    result = runner.invoke(app, ["score", str(texts["a"]), "-r", str(texts["ref"]), "--source", str(texts["src"]),
+                                 "-m", "comet", "-m", "bleu", "--comet-model", str(models["comet"]),
+                                 "--output-format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    system, *per_line = jsonl(result.output)
+    expected = comet_api(models["comet"], [{"src": s, "mt": h, "ref": r} for s, h, r in
+                                          zip(lines(texts["src"]), lines(texts["a"]), lines(texts["ref"]))])
+    assert system["scope"] == "system" and system["COMET"] == round(expected.system_score, 4)
+    assert [record["COMET"] for record in per_line] == [round(s, 4) for s in expected.scores]
+    assert [record["line"] for record in per_line] == list(range(1, 11))
+    assert len(set(expected.scores)) > 1  # the lines are told apart: a constant model would pass anything
+    assert "BLEU" in system and all("BLEU" in record for record in per_line)
+
+
+def test_cometkiwi_needs_no_references(models, texts):
+    result = runner.invoke(app, ["score", str(texts["a"]), "--source", str(texts["src"]), "-m", "cometkiwi",
+                                 "--cometkiwi-model", str(models["cometkiwi"]), "--output-format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    system, *per_line = jsonl(result.output)
+    expected = comet_api(models["cometkiwi"], [{"src": s, "mt": h} for s, h in zip(lines(texts["src"]), lines(texts["a"]))])
+    assert system["CometKiwi"] == round(expected.system_score, 4)
+    assert [record["CometKiwi"] for record in per_line] == [round(s, 4) for s in expected.scores]
+
+
+def test_paired_bootstrap_on_comet_segments_as_by_hand(models, texts):
+    result = runner.invoke(app, ["score", str(texts["a"]), str(texts["b"]), "-r", str(texts["ref"]), "--source",
+                                 str(texts["src"]), "-m", "comet", "--comet-model", str(models["comet"]),
+                                 "--samples", "200", "--json"])
+    assert result.exit_code == 0, result.output
+    baseline, other = json.loads(result.output)
+    scores = {}
+    for name in ("a", "b"):
+        scores[name] = np.array(comet_api(models["comet"], [
+            {"src": s, "mt": h, "ref": r} for s, h, r in
+            zip(lines(texts["src"]), lines(texts[name]), lines(texts["ref"]))]).scores, dtype="float32")
+    # sacrebleu's paired bootstrap (Koehn 2004, as its significance module runs it), by hand: the
+    # same 200 resamples of the 10 lines (seed 12345), each system's mean over each resample.
+    idxs = np.random.default_rng(12345).choice(10, size=(200, 10), replace=True)
+    means_a, means_b = scores["a"][idxs].mean(1), scores["b"][idxs].mean(1)
+    observed = abs(float(scores["a"].mean()) - float(scores["b"].mean()))
+    diffs = np.abs(means_b - means_a)
+    p_value = ((diffs - diffs.mean() > observed).sum() + 1) / 201
+    assert other["COMET"]["p_value"] == pytest.approx(p_value)
+    assert other["COMET"]["mean"] == pytest.approx(round(float(means_b.mean()), 4), abs=1e-4)
+    assert other["COMET"]["score"] == pytest.approx(float(scores["b"].mean()), abs=1e-4)
+    assert baseline["baseline"] and baseline["COMET"]["score"] == pytest.approx(float(scores["a"].mean()), abs=1e-4)
+
+
+def test_encoder_read_offline_from_the_model_directory(models, texts, tmp_path):
+    """hparams naming a hub encoder that is not on the machine: read from DIR/encoder if there,
+    else a one-line error naming it; nothing is downloaded (the hub is set offline)."""
+    import shutil
+
+    from tests.fixtures.comet_models import build_comet
+
+    hub_named = build_comet(tmp_path / "hub", models["encoder"], pretrained_model="nmt-test/no-such-encoder")
+    args = ["score", str(texts["a"]), "-r", str(texts["ref"]), "--source", str(texts["src"]), "-m", "comet",
+            "--comet-model", str(hub_named), "--json"]
+    one_line_error(runner.invoke(app, args), "no-such-encoder", "is not on this machine", str(hub_named / "encoder"))
+    shutil.copytree(models["encoder"], hub_named / "encoder")
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    same = runner.invoke(app, [*args[:-3], "--comet-model", str(models["comet"]), "--json"])
+    assert json.loads(result.output)["score"] == json.loads(same.output)["score"]  # same weights (seed), same scores
+
+
+def test_bad_models_are_one_line_errors(models, texts, tmp_path):
+    base = ["score", str(texts["a"]), "-r", str(texts["ref"]), "--source", str(texts["src"])]
+    one_line_error(runner.invoke(app, [*base, "-m", "comet", "--comet-model", str(tmp_path / "none")]),
+                   "no such COMET model directory")
+    (tmp_path / "empty").mkdir()
+    one_line_error(runner.invoke(app, [*base, "-m", "comet", "--comet-model", str(tmp_path / "empty")]),
+                   "hparams.yaml and checkpoints/model.ckpt")
+    one_line_error(runner.invoke(app, [*base, "-m", "comet", "--comet-model", str(models["cometkiwi"])]),
+                   "quality-estimation model", "--metric cometkiwi")
+    one_line_error(runner.invoke(app, [*base, "-m", "cometkiwi", "--cometkiwi-model", str(models["comet"])]),
+                   "reference-based model", "--metric comet")
+    one_line_error(runner.invoke(app, [*base, "-m", "comet"]), "--comet-model")
+    one_line_error(runner.invoke(app, [*base, "-m", "bleurt"]), "unknown metric 'bleurt'")
+    one_line_error(runner.invoke(app, ["score", str(texts["a"]), "-r", str(texts["ref"]), "-m", "comet",
+                                       "--comet-model", str(models["comet"])]), "--source")
+    broken = tmp_path / "broken"
+    (broken / "checkpoints").mkdir(parents=True)
+    (broken / "hparams.yaml").write_text((models["comet"] / "hparams.yaml").read_text())
+    (broken / "checkpoints" / "model.ckpt").write_bytes(b"not a checkpoint")
+    one_line_error(runner.invoke(app, [*base, "-m", "comet", "--comet-model", str(broken)]),
+                   "not a loadable COMET checkpoint")
+
+
+class _Planted:
+    """Stands for code a pickle would run on loading."""
+
+    def __reduce__(self):
+        return (print, ("unpickled",))
+
+
+def test_a_checkpoint_is_read_as_weights_only(models, texts, tmp_path):
+    """A checkpoint that holds more than tensors and plain values is refused, not unpickled."""
+    import shutil
+
+    planted = tmp_path / "planted"
+    shutil.copytree(models["comet"], planted)
+    with open(planted / "checkpoints" / "model.ckpt", "wb") as f:
+        pickle.dump({"state_dict": {}, "hyper_parameters": {}, "payload": _Planted()}, f)
+    result = runner.invoke(app, ["score", str(texts["a"]), "-r", str(texts["ref"]), "--source", str(texts["src"]),
+                                 "-m", "comet", "--comet-model", str(planted)])
+    one_line_error(result, "not a loadable COMET checkpoint")
+    assert "unpickled" not in result.output
+
+
+def test_validation_by_comet_picks_best(models, tmp_path):
+    """train.valid_metric comet: each validation's COMET is the model's system score of the greedy
+    dev translations, and best.pt follows it."""
+    from nmt.checkpoint import best_dev, open_checkpoint
+    from nmt.train.metrics import read_metrics
+    from nmt.train.trainer import train
+    from tests.conftest import prepared_tiny
+
+    recipe = prepared_tiny(tmp_path, "train.max_steps=40", "train.valid_every=20", "train.valid_metric=comet",
+                           f"train.valid_comet_model={models['comet']}")
+    train(recipe, show_progress=False)
+    valid = [m for m in read_metrics(recipe.out / "metrics.jsonl") if m["kind"] == "valid"]
+    assert len(valid) == 2 and all("comet" in m for m in valid)
+    best = max(valid, key=lambda m: (m["comet"], -m["step"]))
+    checkpoint = open_checkpoint(recipe.out / "checkpoints" / "best.pt")
+    assert best_dev(checkpoint.payload, recipe) == {"metric": "comet", "score": round(best["comet"], 4),
+                                                    "step": best["step"]}
