@@ -187,3 +187,42 @@ def test_validation_by_comet_picks_best(models, tmp_path):
     checkpoint = open_checkpoint(recipe.out / "checkpoints" / "best.pt")
     assert best_dev(checkpoint.payload, recipe) == {"metric": "comet", "score": round(best["comet"], 4),
                                                     "step": best["step"]}
+
+
+def test_mbr_with_the_comet_utility_picks_by_comets_own_scores(models, trained_tiny):
+    """decode.mbr.utility comet: each candidate's expected utility is the mean of unbabel-comet's
+    scores of (source, candidate, each candidate as the reference)."""
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import decode_settings, translate_lines
+
+    engine = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
+    cfg = decode_settings(engine.recipe, None, {}, ["decode.mbr.candidates=4", "decode.epsilon=0.02",
+                                                    "decode.nbest=4", "decode.mbr.utility=comet",
+                                                    f"decode.mbr.comet_model={models['comet']}"])
+    source = (TINY_DATA / "valid.en").read_text().splitlines()[0]
+    hyps = translate_lines(engine, [source], cfg)[0]
+    texts = [engine.tgt_tokenizer.decode(h.tokens) for h in hyps]
+    scores = comet_api(models["comet"], [{"src": source, "mt": h, "ref": r} for h in texts for r in texts]).scores
+    utilities = [sum(scores[i * 4:(i + 1) * 4]) / 4 for i in range(4)]
+    assert [h.selection for h in hyps] == pytest.approx(sorted(utilities, reverse=True), abs=1e-6)
+
+
+def test_cometkiwi_reranking_adds_its_weighted_scores(models, trained_tiny):
+    """decode.rerank.qe_model: each candidate's score is its search score plus qe_weight times
+    unbabel-comet's CometKiwi score of it; weight 0 keeps the beam's choice."""
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import decode_settings, translate_lines
+
+    engine = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
+    sources = (TINY_DATA / "valid.en").read_text().splitlines()[:3]
+    beam = translate_lines(engine, sources, decode_settings(engine.recipe, None, {}, ["decode.nbest=4"]))
+    rerank = ["decode.rerank.candidates=4", f"decode.rerank.qe_model={models['cometkiwi']}", "decode.nbest=4"]
+    zero = translate_lines(engine, sources, decode_settings(engine.recipe, None, {}, rerank))
+    assert [h[0].tokens for h in zero] == [h[0].tokens for h in beam]
+    weighted = translate_lines(engine, sources, decode_settings(engine.recipe, None, {}, [
+        *rerank, "decode.rerank.qe_weight=3"]))
+    for source, candidates, chosen in zip(sources, beam, weighted):
+        texts = [engine.tgt_tokenizer.decode(h.tokens) for h in candidates]
+        kiwi = comet_api(models["cometkiwi"], [{"src": source, "mt": t} for t in texts]).scores
+        totals = sorted((h.score + 3 * k for h, k in zip(candidates, kiwi)), reverse=True)
+        assert [h.selection for h in chosen] == pytest.approx(totals, abs=1e-5)
