@@ -92,7 +92,8 @@ def translate(
         help="Rerank the beam's N best (decode.rerank.candidates) with decode.rerank's models and weights.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[str, typer.Option(
-        help='plain (text a line), markup (text with inline tags, kept around the translated words) or jsonl '
+        help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
+             'tags kept around the translated words), text (every line as text, tags and all) or jsonl '
              '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line).')] = "plain",
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,

@@ -1,11 +1,14 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
 # With runs/demo_augmented and runs/demo_tagged (make demo-augmented, make demo-tagged), those models
 # are measured the same way beside it.
+# Tags found without --input-format markup: the tag stress forms through each input format (plain, markup, text).
+bench-markup-detection: install
+	$(BIN)/python -m experiments.robustness.markup_detection
 bench-robustness: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m experiments.robustness.robustness

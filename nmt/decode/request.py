@@ -16,6 +16,7 @@ from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
 from nmt.decode.search import Hypothesis
 from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.text.markup import looks_like_markup
 from nmt.errors import NmtError
 
 
@@ -25,7 +26,9 @@ class LineRequest(BaseModel):
     text: StrictStr
     prefix: StrictStr = ""  # the translation starts with it
     constraints: list[StrictStr] = []  # phrases the translation contains
-    markup: StrictBool = False  # the text is inline markup, its tags kept in the translation (nmt.decode.text.markup)
+    # the text is inline markup, its tags kept in the translation (nmt.decode.text.markup); not given:
+    # markup where it looks like markup (nmt.decode.text.markup.looks_like_markup)
+    markup: StrictBool | None = None
 
 
 FIELDS = tuple(LineRequest.model_fields)
@@ -44,7 +47,13 @@ class Line:
 
     @classmethod
     def of(cls, request: LineRequest, controls: Controls | None = None) -> "Line":
-        return cls(request.text, request.prefix, tuple(request.constraints), request.markup, controls)
+        return cls(request.text, request.prefix, tuple(request.constraints), markup_of(request.text, request.markup),
+                   controls)
+
+
+def markup_of(text: str, asked: bool | None) -> bool:
+    """Whether a line is read as markup: as asked, or where not asked, where it looks like markup."""
+    return looks_like_markup(text) if asked is None else asked
 
 
 @dataclass(frozen=True)

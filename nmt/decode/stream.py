@@ -16,12 +16,14 @@ from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.request import Line, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate
 from nmt.errors import NmtError
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl")
 
 
 def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
@@ -42,17 +44,25 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                      extras: Iterable[str] = (), first_line: int = 1) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
-    markup, each line is inline markup whose tags the translation keeps (nmt.decode.text.markup); with
+    markup, each line is inline markup whose tags the translation keeps (nmt.decode.text.markup);
+    plain, each line that looks like markup (well-formed tags, no stray "<": looks_like_markup) is,
+    and the first such line is warned about; text, every line is text, tags and all; with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
     (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated.
     Warnings number the lines from `first_line`."""
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
+    told = False  # of markup found in plain input: once per stream
     while chunk := list(islice(iterator, chunk_lines)):
         requests, errors = [], {}
         for number, line in enumerate(chunk, start=first_line):
             if input_format != "jsonl":
-                requests.append(Line(line, markup=input_format == "markup"))
+                markup = input_format == "markup" or (input_format == "plain" and looks_like_markup(line))
+                if markup and input_format == "plain" and not told:
+                    warn(f"line {number}: inline markup found: its tags are kept around the words they wrap, here "
+                         "and in every line with well-formed tags (--input-format text translates them as text)")
+                    told = True
+                requests.append(Line(line, markup=markup))
                 continue
             try:
                 request = parse_request(line, number)
@@ -84,8 +94,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
 
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
-    if input_format not in ("plain", "jsonl", "markup"):
-        raise NmtError(f"--input-format {input_format}: choose plain, markup or jsonl")
+    if input_format not in INPUT_FORMATS:
+        raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":

@@ -4,7 +4,7 @@
                     "prefix": ["...", ...], "constraints": [["...", ...], ...],
                     "token_scores": false, "alignments": false,
                     "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ..., "zero_shot": false,
-                    "markup": false}
+                    "markup": true|false (not given: where the text looks like markup)}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
                       "alignments" when asked; "selection" where decode.mbr or decode.rerank chose)
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
@@ -58,7 +58,9 @@ class TranslateRequest(BaseModel):
     tgt_lang: StrictStr | list[StrictStr] | None = None
     src_lang: StrictStr | None = None
     zero_shot: StrictBool = False  # allow directions the model was not trained on
-    markup: StrictBool = False  # the lines are inline markup: tags kept around the translated words
+    # the lines are inline markup: tags kept around the translated words; not given: each line that
+    # looks like markup is (nmt.decode.text.markup.looks_like_markup)
+    markup: StrictBool | None = None
 
 
 @dataclass

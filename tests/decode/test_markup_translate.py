@@ -103,3 +103,41 @@ def test_translate_markup_keeps_lines_warns_on_bad_markup_and_jsonl_asks_per_lin
     assert tags(first["hypotheses"][0]["text"]) == Counter({"<b>": 1, "</b>": 1})
     assert "error" in third and "hypotheses" in second
 
+
+
+@pytest.mark.parametrize("line, expected", [
+    (TAGGED, True), ("Line<br/>break", True), ("<!-- note --> A dog.", True), ("Tom & <b>Jerry</b>", True),
+    ("a < b and c > d", False), ("x<y", False), ("<b>unclosed", False), ("<b><i>crossed</b></i>", False),
+    ("if a<b and c>d then", False), ("{0} files, %s left", False), ("1 < 2 <b>x</b>", False), ("I <3 you", False),
+    (LINE, False)])
+def test_the_rule_by_which_plain_text_is_read_as_markup(line, expected):
+    from nmt.decode.text.markup import looks_like_markup
+
+    assert looks_like_markup(line) is expected
+
+
+def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_out(trained_tiny, tmp_path):
+    """Without a flag, a line with well-formed tags comes out as with --input-format markup (the
+    first such line warned about, once); a lone "<" stays text; --input-format text reads every
+    line as text, as markup=False does."""
+    ckpt = str(trained_tiny.out / "checkpoints" / "last.pt")
+    lines = [LINE, TAGGED, "A dog <i>runs</i>.", "a < b and a dog", ""]
+    source = tmp_path / "in.en"
+    source.write_text("\n".join(lines) + "\n")
+    runner = CliRunner()
+
+    def run(*flags: str) -> tuple[list[str], str]:
+        out = tmp_path / f"out{len(flags)}{flags[-1] if flags else ''}"
+        result = runner.invoke(app, ["translate", "-c", ckpt, "-i", str(source), "-o", str(out), *flags])
+        assert result.exit_code == 0, result.output
+        return out.read_text().splitlines(), result.output
+
+    plain, said = run()
+    marked, _ = run("--input-format", "markup")
+    text, said_text = run("--input-format", "text")
+    assert plain[1:3] == marked[1:3] and tags(plain[1]) == tags(TAGGED) and tags(plain[2]) == tags("<i>x</i>")
+    assert said.count("inline markup found") == 1 and "line 2:" in said and "inline markup" not in said_text
+    engine = load_engine([ckpt])
+    as_text = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, lines, engine.recipe.decode)]
+    assert text == as_text and plain[3] == as_text[3] and plain[0] == as_text[0]
+    assert len(plain) == len(lines) and plain[4] == ""

@@ -148,6 +148,12 @@ def test_markup_keeps_its_tags_with_the_same_limits(server):
     assert status == 413 and reply["limit"] == "max_chars"
     status, reply = server.post({"text": ["a"], "markup": "yes"})
     assert status == 422 and reply["error"].startswith("markup:")
+    # not given: a line with well-formed tags is markup, one with a stray "<" text; false: text
+    lines = ['A <a href="x>y">black <i>dog</i></a> leaps over a log.', "a < b dog"]
+    answers = {markup: server.post({"text": lines} | ({} if markup is None else {"markup": markup}))[1]["translations"]
+               for markup in (None, True, False)}
+    assert answers[None][0] == answers[True][0] != answers[False][0]
+    assert answers[None][1] == answers[False][1]
 
 
 def test_requests_arriving_together_share_a_model_call(server):

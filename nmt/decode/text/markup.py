@@ -77,6 +77,26 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False) -> Mark
     return _assemble(pieces, markup, lenient)
 
 
+def looks_like_markup(line: str) -> bool:
+    """The rule by which a line given as plain text is read as markup: it has at least one tag or
+    comment, its tags nest (every element closed, in order), and no "<" stands outside a tag,
+    so "a < b", "x<y" and a lone or unclosed tag stay text. Placeholders ({0}, %s) alone do not
+    make markup."""
+    if "<" not in line:
+        return False
+    tags = [m for m in _MARKUP.finditer(line) if m.group(0).startswith("<")]
+    if not tags:
+        return False
+    outside = _MARKUP.sub("", line)
+    if "<" in outside:
+        return False
+    try:
+        mark(line, markup=True, verbatim=False)
+    except MarkupError:
+        return False
+    return True
+
+
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
                numbers: list[int]) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so), or None where nothing is taken
