@@ -29,7 +29,13 @@ from nmt.decode.engines.capabilities import refusal
 from nmt.decode.request import Line, LineRequest, RequestLimits, RequestRefused, check_request, hypothesis_record
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
+from nmt.serve import libretranslate
 from nmt.serve.batcher import Batcher
+
+try:  # at module level: FastAPI reads the endpoints' annotations (strings here) in this module's names
+    from fastapi import Request
+except ImportError:  # the serve extra is missing: create_app says so
+    Request = None
 
 STATIC = Path(__file__).with_name("static")
 
@@ -158,7 +164,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
                batch_max_lines: int = 256, model_name: str = ""):
     """The ASGI app for one loaded translator (nmt.decode.engines.engine.load_engine)."""
     require_fastapi()
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
 
@@ -199,7 +205,14 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     @app.post("/translate")
-    async def translate(body: TranslateRequest):
+    async def translate(request: Request):
+        raw, content_type = await request.body(), request.headers.get("content-type", "")
+        if libretranslate.is_libre_body(content_type, raw):
+            return await translate_libre(libretranslate.read_body(content_type, raw))
+        try:
+            body = TranslateRequest.model_validate_json(raw or b"null")
+        except ValidationError as e:
+            return error(422, _validation_message(e))
         try:
             plan = plan_request(body, translator, limits)
         except RequestRefused as e:
@@ -207,7 +220,39 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         results = await batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
         return reply(body, results, translator)
 
+    async def translate_libre(fields: dict) -> JSONResponse:
+        """LibreTranslate's POST /translate (nmt.serve.libretranslate)."""
+        try:
+            asked = libretranslate.parse(fields, data)
+            lines, counts = libretranslate.lines_of(asked)
+            hypotheses = 1 + asked.alternatives
+            body = TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses,
+                                    beam_size=max(hypotheses, data_beam) if asked.alternatives else None,
+                                    **({"src_lang": asked.source, "tgt_lang": asked.target} if several else {}))
+            plan = plan_request(body, translator, limits)
+        except libretranslate.LibreError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        except RequestRefused as e:
+            return JSONResponse({"error": str(e)}, status_code=400 if e.status == 422 else e.status)
+        results = await batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []
+        texts = [[hypothesis_record(translator, h)["text"] for h in hyps] for hyps in results]
+        return JSONResponse(libretranslate.answer(asked, texts, counts))
+
+    @app.get("/languages")
+    async def languages() -> list:
+        """LibreTranslate's list of languages, each with its targets."""
+        return libretranslate.languages(data)
+
+    data_beam = translator.recipe.decode.beam_size
+    several = data.language_token != "none" or len(data.directions()) > 1 or bool(data.languages)
     return app
+
+
+def _validation_message(e: ValidationError) -> str:
+    """A request's first problem, as "field: what is wrong"."""
+    first = e.errors()[0] if e.errors() else {}
+    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
+    return f"{where}: {first.get('msg', 'invalid request')}"
 
 
 def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,

@@ -1,0 +1,143 @@
+"""LibreTranslate's API beside nmt's own, so that its clients (libretranslatepy, LibreTranslate's
+web and mobile clients, the apps that speak to a LibreTranslate server) can use `nmt serve`:
+
+  POST /translate  q=..., source=en|auto, target=de, format=text|html, alternatives=N, api_key=...
+                   (a JSON object, or a form as libretranslatepy sends it)
+                   -> {"translatedText": "..."} (a list where q is a list; + "alternatives",
+                      + "detectedLanguage" where source was auto)
+  GET  /languages  -> [{"code": "en", "name": "English", "targets": ["de"]}, ...]
+
+Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A text of several
+lines is translated line by line and joined again; format html reads it as markup (tags kept
+around the words they wrap), text as plain text. source auto takes the model's source language
+where it reads only one, and is an error naming them where it reads several. api_key is
+accepted and not checked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+from nmt.config import DataConfig
+
+# English names of the languages clients show (LibreTranslate's /languages gives names); others by code.
+NAMES = {"ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
+         "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "eu": "Basque",
+         "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish", "gl": "Galician", "he": "Hebrew",
+         "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian", "ja": "Japanese",
+         "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay", "nb": "Norwegian", "nl": "Dutch",
+         "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sl": "Slovenian",
+         "sq": "Albanian", "sv": "Swedish", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+         "vi": "Vietnamese", "zh": "Chinese"}
+FORMATS = ("text", "html")
+
+
+class LibreError(ValueError):
+    """A request LibreTranslate would refuse: 400 with {"error": message}."""
+
+
+@dataclass
+class LibreRequest:
+    texts: list[str]  # q, always as a list
+    as_list: bool  # q was a list: answer with one
+    source: str
+    target: str
+    markup: bool  # format html
+    alternatives: int = 0
+    detected: bool = False  # source was auto
+
+
+def is_libre_body(content_type: str, body: bytes) -> bool:
+    """Whether a POST /translate body is LibreTranslate's (a form, or a JSON object with q)."""
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        return True
+    try:
+        parsed = json.loads(body or b"null")
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and "q" in parsed
+
+
+def read_body(content_type: str, body: bytes) -> dict:
+    """The request's fields, from a form or a JSON object."""
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+        return {key: values if key == "q" and len(values) > 1 else values[-1] for key, values in fields.items()}
+    return json.loads(body)
+
+
+def languages(data: DataConfig) -> list[dict]:
+    """LibreTranslate's /languages: each source language with the targets the model translates it into."""
+    targets: dict[str, set[str]] = {}
+    for source, target in data.directions():
+        targets.setdefault(source, set()).add(target)
+    for language in data.languages:  # a many-to-many import: any pair of its languages
+        targets.setdefault(language, set()).update(other for other in data.languages if other != language)
+    return [{"code": code, "name": NAMES.get(code, code), "targets": sorted(targets[code])} for code in sorted(targets)]
+
+
+def parse(fields: dict, data: DataConfig) -> LibreRequest:
+    """A LibreTranslate request checked against the model's languages; LibreError naming the field."""
+    q = fields.get("q")
+    if isinstance(q, str):
+        texts, as_list = [q], False
+    elif isinstance(q, list) and all(isinstance(t, str) for t in q):
+        texts, as_list = q, True
+    else:
+        raise LibreError("Invalid request: missing q parameter (a text, or a list of texts)")
+    source, target = fields.get("source"), fields.get("target")
+    if not isinstance(source, str) or not source:
+        raise LibreError("Invalid request: missing source parameter")
+    if not isinstance(target, str) or not target:
+        raise LibreError("Invalid request: missing target parameter")
+    text_format = fields.get("format", "text") or "text"
+    if text_format not in FORMATS:
+        raise LibreError(f"Invalid request: format {text_format}: choose text or html")
+    try:
+        alternatives = int(fields.get("alternatives", 0) or 0)
+    except (TypeError, ValueError):
+        raise LibreError("Invalid request: alternatives must be a number") from None
+    offered = {entry["code"]: entry["targets"] for entry in languages(data)}
+    detected = source == "auto"
+    if detected:
+        readers = [code for code, into in offered.items() if target in into]
+        if len(readers) != 1:
+            raise LibreError(f"source auto: this server translates into {target} from "
+                             f"{', '.join(readers) or 'no language'}: name the source")
+        source = readers[0]
+    if source not in offered:
+        raise LibreError(f"{source} is not supported: this server translates from {', '.join(offered)}")
+    if target not in offered[source]:
+        raise LibreError(f"{target} is not supported from {source}: choose {', '.join(offered[source])}")
+    return LibreRequest(texts, as_list, source, target, text_format == "html", max(alternatives, 0), detected)
+
+
+def lines_of(request: LibreRequest) -> tuple[list[str], list[int]]:
+    """Every text's lines, in one list, and how many lines each text has (a text of several lines
+    is translated line by line)."""
+    lines, counts = [], []
+    for text in request.texts:
+        parts = text.split("\n")
+        lines += parts
+        counts.append(len(parts))
+    return lines, counts
+
+
+def answer(request: LibreRequest, translated: list[list[str]], counts: list[int]) -> dict:
+    """The JSON answer: `translated` holds each line's outputs, best first."""
+    texts, alternatives, at = [], [], 0
+    for count in counts:
+        lines = translated[at: at + count]
+        at += count
+        texts.append("\n".join(outputs[0] for outputs in lines))
+        alternatives.append(["\n".join(outputs[k] if k < len(outputs) else outputs[0] for outputs in lines)
+                             for k in range(1, request.alternatives + 1)])
+    out: dict = {"translatedText": texts if request.as_list else texts[0]}
+    if request.alternatives:
+        out["alternatives"] = alternatives if request.as_list else alternatives[0]
+    if request.detected:
+        out["detectedLanguage"] = ({"language": request.source, "confidence": 100.0} if not request.as_list else
+                                   [{"language": request.source, "confidence": 100.0}] * len(texts))
+    return out
