@@ -1,6 +1,6 @@
 # experiments/exports: exports of the demo model: CTranslate2 and transformers beside nmt's own decoder (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-export bench-huggingface
+.PHONY: bench-export bench-huggingface bench-onnx
 
 # On the demo model (run `make demo` first): BLEU of its CTranslate2 exports beside nmt's own
 # decoder; a 30 s load run of `nmt serve` with each engine; the page at / in headless Chromium.
@@ -9,3 +9,6 @@ bench-export: install
 # The demo model exported to transformers: BLEU and time of generate beside nmt translate.
 bench-huggingface: install
 	$(BIN)/python -m experiments.exports.huggingface
+# The demo model exported to ONNX (float32, int8) on onnxruntime, beside nmt and CTranslate2: greedy BLEU and time.
+bench-onnx: install
+	$(BIN)/python -m experiments.exports.onnx_runtime

@@ -1,4 +1,4 @@
-"""Export a trained checkpoint to another engine's format: CTranslate2, or Hugging Face transformers."""
+"""Export a trained checkpoint to another engine's format: CTranslate2, Hugging Face transformers, or ONNX."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nmt.errors import NmtError
 
-FORMATS = ("ctranslate2", "huggingface")
+FORMATS = ("ctranslate2", "huggingface", "onnx")
 
 
 def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
@@ -23,6 +23,12 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
         from nmt.export.huggingface import export_huggingface
 
         return export_huggingface(checkpoint, out, force)
+    if format == "onnx":
+        if shortlist is not None:
+            raise NmtError("--shortlist: the ONNX export has the whole output layer; export to ctranslate2")
+        from nmt.export.onnx import export_onnx
+
+        return export_onnx(checkpoint, out, quantization, force)
     from nmt.export.ctranslate2 import export_ctranslate2
 
     return export_ctranslate2(checkpoint, out, quantization, force, shortlist)
@@ -30,8 +36,9 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
 
 def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
     """The lines `nmt export` prints: what was written, how to load it, where generation differs."""
-    use = (f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")' if format == "huggingface"
-           else f"nmt translate -c {summary['directory']}")
+    use = {"huggingface": f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")',
+           "onnx": f'onnxruntime, as nmt.export.onnx_runtime.OnnxTranslator("{summary["directory"]}") does'}.get(
+        format, f"nmt translate -c {summary['directory']}")
     kind = f"{summary['architecture']}, " if "architecture" in summary else ""
     kind += "with its shortlist, " if summary.get("shortlist") else ""
     lines = [f"exported {checkpoint} ({summary['direction']}, {kind}{summary['quantization']}) to "

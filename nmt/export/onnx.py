@@ -1,0 +1,187 @@
+"""`nmt export --format onnx`: the model as two ONNX graphs, for onnxruntime wherever it runs
+(browsers through onnxruntime-web, phones, Windows, servers):
+
+- encoder.onnx: src_ids (B, S) int64, 0-padded after each sentence's EOS
+    -> memory_keys (L, B, h, dh, S), memory_values (L, B, h, S, dh): each decoder layer's
+       encoder-side keys (transposed) and values, computed once per sentence;
+       src_bias (B, 1, 1, S): 0 at real tokens, -inf at padding.
+- decoder.onnx: one step for N rows with their past: tokens (N,) int64, position (1,) int64
+  (the step's index, 0 for the start token), src_bias, memory_keys, memory_values (each row's,
+  N = B for greedy search; repeat them per beam), past_keys and past_values (L, N, h, t, dh;
+  t = 0 at the first step)
+    -> log_probs (N, V) of the next token (PAD and BOS never predicted, as nmt's search),
+       present_keys and present_values (L, N, h, t + 1, dh): the past for the next step.
+
+Beside them: the sentencepiece models (source.spm, target.spm), and onnx_config.json with the
+special ids, the start token, the positions, the languages and the recipe's decode settings.
+`nmt.export.onnx_runtime.OnnxTranslator` is a greedy driver in numpy that translates as nmt's
+greedy search does (tested); it is also the documentation of how to run the graphs.
+Optional: int8 dynamic quantization of both graphs (onnxruntime's quantize_dynamic).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+import nmt
+from nmt.checkpoint import open_checkpoint
+from nmt.errors import NmtError
+from nmt.model.transformer import Transformer, _merge_heads, _split_heads
+from nmt.special_tokens import BOS, EOS, PAD
+
+CONFIG = "onnx_config.json"
+OPSET = 17
+
+
+def require_onnx():
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        raise NmtError("ONNX export needs onnx and onnxruntime: pip install 'nmt[onnx]'") from None
+
+
+class EncoderGraph(nn.Module):
+    """encoder.onnx: the encoder, and the decoder layers' encoder-side keys and values."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+
+    def forward(self, src_ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        memory, src_mask = self.model.encode(src_ids)
+        projected = [layer.cross_attn.step_memory(memory) for layer in self.model.decoder_layers]
+        src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype).masked_fill(~src_mask, float("-inf"))
+        return torch.stack([k for k, _ in projected]), torch.stack([v for _, v in projected]), src_bias
+
+
+class DecoderStepGraph(nn.Module):
+    """decoder.onnx: one decoding step, its self-attention past passed in and out as tensors (the
+    same arithmetic as Transformer.decode_step, with concatenation in place of its cache)."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+        never = torch.zeros(model.output_weight.size(0))
+        never[PAD] = never[BOS] = float("-inf")  # as next_token_log_probs takes them out
+        self.register_buffer("never", never, persistent=False)
+
+    def forward(self, tokens: Tensor, position: Tensor, src_bias: Tensor, memory_keys: Tensor, memory_values: Tensor,
+                past_keys: Tensor, past_values: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        model = self.model
+        embed = model.tgt_embed
+        x = embed.tokens(tokens.unsqueeze(1)) * embed.scale + embed.positions.table.index_select(0, position)
+        present_keys, present_values = [], []
+        for i, layer in enumerate(model.decoder_layers):
+            attention = layer.self_attn
+
+            def self_attention(y: Tensor) -> Tensor:
+                q, k, v = (_split_heads(t, attention.heads) for t in attention.qkv_proj(y).chunk(3, dim=-1))
+                k, v = torch.cat([past_keys[i], k], dim=2), torch.cat([past_values[i], v], dim=2)
+                present_keys.append(k)
+                present_values.append(v)
+                weights = torch.matmul(q, k.transpose(-1, -2)).mul(q.size(-1) ** -0.5).softmax(dim=-1)
+                return attention.out_proj(_merge_heads(torch.matmul(weights, v)))
+
+            x = layer.self_sublayer(x, self_attention)
+            x = layer.cross_sublayer(x, lambda y: layer.cross_attn.step_cross(y, (memory_keys[i], memory_values[i]),
+                                                                              src_bias))
+            x = layer.ff_sublayer(x, layer.feed_forward)
+        hidden = model.decoder_norm(x[:, 0])
+        log_probs = F.log_softmax(model.output_logits(hidden).float() + self.never, dim=-1)
+        return log_probs, torch.stack(present_keys), torch.stack(present_values)
+
+
+def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = None, force: bool = False) -> dict:
+    """Write the ONNX directory `out` (see the module's docstring), whole or not at all; an
+    existing `out` only with `force`. quantization: None (float32) or int8. Returns what was
+    written, for the CLI to report."""
+    require_onnx()
+    if quantization not in (None, "int8"):
+        raise NmtError(f"--quantization {quantization}: the ONNX export is float32, or int8 (dynamic quantization)")
+    out = Path(out)
+    if out.exists() and not force:
+        raise NmtError(f"{out}: already exists (--force replaces it)")
+    quantize = quantization == "int8"
+    checkpoint = open_checkpoint(checkpoint_path)
+    recipe, cfg = checkpoint.recipe, checkpoint.recipe.model
+    if recipe.data.language_token != "none":
+        raise NmtError(f"{checkpoint_path}: a multilingual model (data.language_token {recipe.data.language_token}): "
+                       "its language tokens are not in the ONNX export; export it to CTranslate2 instead")
+    protos = checkpoint.tokenizer_models()
+    from nmt.data.tokenizer import load_processor
+
+    src_sp, tgt_sp = load_processor(model_proto=protos["src"]), load_processor(model_proto=protos["tgt"])
+    model = Transformer(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size())
+    model.load_state_dict(checkpoint.weights)
+    model.eval()
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    try:
+        _export_graphs(model, staging)
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            for name in ("encoder", "decoder"):
+                quantize_dynamic(staging / f"{name}.onnx", staging / f"{name}.int8.onnx", weight_type=QuantType.QInt8)
+                (staging / f"{name}.int8.onnx").replace(staging / f"{name}.onnx")
+        (staging / "source.spm").write_bytes(protos["src"])
+        (staging / "target.spm").write_bytes(protos["tgt"])
+        heads, layers = cfg.heads, cfg.decoder_layers
+        config = {"nmt_version": nmt.__version__, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS,
+                  "start_token": model.start_token, "max_positions": cfg.max_positions, "decoder_layers": layers,
+                  "heads": heads, "head_dim": cfg.d_model // heads, "quantized": quantize,
+                  "src_lang": recipe.data.src_lang, "tgt_lang": recipe.data.tgt_lang,
+                  "language_token": recipe.data.language_token,
+                  "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,
+                  "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
+                                                               "memory_values", "past_keys", "past_values"]}}
+        (staging / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        staging.replace(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {"directory": str(out), "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
+            "quantization": quantization or "float32", "architecture": "ONNX encoder and decoder step",
+            "bytes": sum(f.stat().st_size for f in out.iterdir())}
+
+
+def _export_graphs(model: Transformer, out: Path) -> None:
+    """Trace both graphs on small example inputs, every size named dynamic."""
+    import warnings
+
+    with warnings.catch_warnings():  # the tracer's notes on Python conditions fixed at tracing time
+        warnings.simplefilter("ignore")
+        _trace(model, out)
+
+
+def _trace(model: Transformer, out: Path) -> None:
+    cfg = model.cfg
+    layers, heads, dh = cfg.decoder_layers, cfg.heads, cfg.d_model // cfg.heads
+    src = torch.tensor([[5, 6, 7, EOS], [5, EOS, PAD, PAD]], dtype=torch.long)
+    with torch.no_grad():
+        memory_keys, memory_values, src_bias = EncoderGraph(model)(src)
+    torch.onnx.export(EncoderGraph(model), (src,), out / "encoder.onnx", input_names=["src_ids"],
+                      output_names=["memory_keys", "memory_values", "src_bias"], opset_version=OPSET, dynamo=False,
+                      dynamic_axes={"src_ids": {0: "batch", 1: "source"},
+                                    "memory_keys": {1: "batch", 4: "source"},
+                                    "memory_values": {1: "batch", 3: "source"}, "src_bias": {0: "batch", 3: "source"}})
+    past = torch.zeros(layers, 2, heads, 3, dh)
+    step_inputs = (torch.tensor([5, 6]), torch.tensor([3]), src_bias, memory_keys, memory_values, past, past.clone())
+    torch.onnx.export(DecoderStepGraph(model), step_inputs, out / "decoder.onnx",
+                      input_names=["tokens", "position", "src_bias", "memory_keys", "memory_values", "past_keys",
+                                   "past_values"],
+                      output_names=["log_probs", "present_keys", "present_values"], opset_version=OPSET, dynamo=False,
+                      dynamic_axes={"tokens": {0: "rows"}, "src_bias": {0: "rows", 3: "source"},
+                                    "memory_keys": {1: "rows", 4: "source"}, "memory_values": {1: "rows", 3: "source"},
+                                    "past_keys": {1: "rows", 3: "past"}, "past_values": {1: "rows", 3: "past"},
+                                    "log_probs": {0: "rows"}, "present_keys": {1: "rows", 3: "steps"},
+                                    "present_values": {1: "rows", 3: "steps"}})

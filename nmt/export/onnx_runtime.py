@@ -1,0 +1,85 @@
+"""Greedy translation with an ONNX export (nmt.export.onnx) on onnxruntime, in numpy: what an
+application does with the two graphs, and the check that they translate as nmt does (its greedy
+search: the most probable token at each step, PAD and BOS never, up to a·|source| + b tokens).
+
+    translator = OnnxTranslator("model.onnx.d")
+    translator.translate(["A dog runs."])   # ["Ein Hund rennt."]
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from nmt.errors import NmtError
+from nmt.export.onnx import CONFIG, require_onnx
+
+
+class OnnxTranslator:
+    def __init__(self, directory: Path, threads: int = 0):
+        require_onnx()
+        import onnxruntime as ort
+        import sentencepiece as spm
+
+        directory = Path(directory)
+        if not (directory / CONFIG).is_file():
+            raise NmtError(f"{directory}: not an ONNX export of nmt (no {CONFIG})")
+        self.config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options, providers=["CPUExecutionProvider"])
+        self.decoder = ort.InferenceSession(str(directory / "decoder.onnx"), options, providers=["CPUExecutionProvider"])
+        self.source = spm.SentencePieceProcessor(model_file=str(directory / "source.spm"))
+        self.target = spm.SentencePieceProcessor(model_file=str(directory / "target.spm"))
+
+    def translate(self, lines: list[str], batch_size: int = 32) -> list[str]:
+        """Each line's greedy translation, in batches of lines of similar length; an empty line
+        gives an empty line."""
+        limit = self.config["max_positions"] - 1
+        encoded = [self.source.encode(line)[: limit - 1] for line in lines]
+        outputs = [""] * len(lines)
+        rows = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
+        for start in range(0, len(rows), batch_size):
+            batch = rows[start: start + batch_size]
+            for i, ids in zip(batch, self.greedy([encoded[i] for i in batch])):
+                outputs[i] = self.target.decode(ids)
+        return outputs
+
+    def greedy(self, sources: list[list[int]]) -> list[list[int]]:
+        """Token ids (without EOS) in, output token ids out, one batch."""
+        c = self.config
+        width = max(len(s) for s in sources) + 1
+        src = np.full((len(sources), width), c["pad_id"], dtype=np.int64)
+        for row, ids in enumerate(sources):
+            src[row, : len(ids) + 1] = ids + [c["eos_id"]]
+        memory_keys, memory_values, src_bias = self.encoder.run(None, {"src_ids": src})
+        limits = np.clip((c["max_len_a"] * (src != c["pad_id"]).sum(1) + c["max_len_b"]).astype(np.int64), 1,
+                         c["max_positions"] - 1)
+        past = np.zeros((c["decoder_layers"], len(sources), c["heads"], 0, c["head_dim"]), dtype=np.float32)
+        past_keys, past_values = past, past.copy()
+        alive = np.arange(len(sources))  # the sentence of each row still decoding
+        tokens = np.full(len(sources), c["start_token"], dtype=np.int64)
+        outputs: list[list[int]] = [[] for _ in sources]
+        for step in range(int(limits.max())):
+            log_probs, past_keys, past_values = self.decoder.run(None, {
+                "tokens": tokens, "position": np.array([step], dtype=np.int64), "src_bias": src_bias,
+                "memory_keys": memory_keys, "memory_values": memory_values,
+                "past_keys": past_keys, "past_values": past_values})
+            tokens = log_probs.argmax(-1).astype(np.int64)
+            running = np.ones(len(alive), dtype=bool)
+            for row, sentence in enumerate(alive):
+                if tokens[row] == c["eos_id"]:
+                    running[row] = False
+                else:
+                    outputs[sentence].append(int(tokens[row]))
+                    running[row] = len(outputs[sentence]) < limits[sentence]
+            if not running.any():
+                break
+            if not running.all():  # finished sentences leave the batch
+                alive, tokens, src_bias = alive[running], tokens[running], src_bias[running]
+                memory_keys, memory_values = memory_keys[:, running], memory_values[:, running]
+                past_keys, past_values = past_keys[:, running], past_values[:, running]
+        return outputs

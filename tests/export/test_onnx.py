@@ -1,0 +1,97 @@
+"""`nmt export --format onnx`: the encoder and decoder-step graphs on onnxruntime give nmt's own
+next-token log-probabilities step by step, and the greedy driver (nmt.export.onnx_runtime)
+translates every line as nmt's greedy search does, for each model variant; int8; errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.engines.engine import load_engine
+from nmt.decode.translate import decode_settings, translate_lines
+from nmt.special_tokens import EOS
+from tests.conftest import one_line_error, optional_module, trained_once
+from tests.export.test_export import LINES, VARIANTS
+
+onnxruntime, pytestmark = optional_module("onnxruntime")
+runner = CliRunner()
+GREEDY = ["decode.beam_size=1", "decode.no_repeat_ngram_size=0", "decode.split_sentences=false",
+          "decode.normalize_case=false", "decode.copy_verbatim=false", "decode.precision=fp32"]
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def exported(request, trained_tiny, tmp_path_factory):
+    overrides = VARIANTS[request.param]
+    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
+    ckpt = recipe.out / "checkpoints" / "best.pt"
+    out = tmp_path_factory.mktemp("onnx") / "model"
+    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"])
+    assert result.exit_code == 0, result.output
+    return ckpt, out
+
+
+def test_the_greedy_driver_translates_every_line_as_nmt_does(exported):
+    from nmt.export.onnx_runtime import OnnxTranslator
+
+    ckpt, out = exported
+    own = load_engine([ckpt])
+    cfg = decode_settings(own.recipe, None, {}, GREEDY)
+    expected = [own.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(own, LINES, cfg)]
+    assert OnnxTranslator(out).translate(LINES) == expected
+
+
+def test_each_step_gives_nmts_log_probabilities(exported):
+    """The graphs against Transformer.decode_step on a batch of two sources of different lengths,
+    feeding both the same tokens: the log-probabilities agree at every step within 1e-4."""
+    ckpt, out = exported
+    model = load_engine([ckpt]).model
+    encoder = onnxruntime.InferenceSession(str(out / "encoder.onnx"))
+    decoder = onnxruntime.InferenceSession(str(out / "decoder.onnx"))
+    src = torch.tensor([[11, 12, 13, 14, EOS], [15, 16, EOS, 0, 0]])
+    keys, values, bias = encoder.run(None, {"src_ids": src.numpy()})
+    config = json.loads((out / "onnx_config.json").read_text())
+    past = np.zeros((config["decoder_layers"], 2, config["heads"], 0, config["head_dim"]), dtype=np.float32)
+    past_keys, past_values = past, past.copy()
+    with torch.no_grad():
+        memory, src_mask = model.encode(src)
+        state = model.start_decoding(memory, src_mask)
+        tokens = torch.full((2,), model.start_token)
+        for step in range(6):
+            expected = model.decode_step(tokens, state)
+            log_probs, past_keys, past_values = decoder.run(None, {
+                "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
+                "memory_values": values, "past_keys": past_keys, "past_values": past_values})
+            np.testing.assert_allclose(log_probs, expected.numpy(), atol=1e-4)
+            tokens = torch.tensor([7 + step, 20 + step])  # any tokens: both sides are fed the same
+
+
+def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
+    from nmt.export.onnx_runtime import OnnxTranslator
+
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    out = tmp_path / "int8"
+    result = runner.invoke(app, ["export", ckpt, "-o", str(out), "--format", "onnx", "--quantization", "int8"])
+    assert result.exit_code == 0 and "int8" in result.output, result.output
+    assert json.loads((out / "onnx_config.json").read_text())["quantized"] is True
+    assert all(OnnxTranslator(out).translate(LINES[:4]))
+    before = sorted(p.name for p in out.iterdir())
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(out), "--format", "onnx"]), "already exists")
+    assert sorted(p.name for p in out.iterdir()) == before
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "f16"), "--format", "onnx",
+                                       "--quantization", "float16"]), "float32, or int8")
+    one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "s"), "--format", "onnx", "--shortlist",
+                                       str(tmp_path / "x")]), "--shortlist")
+    assert not (tmp_path / "f16").exists() and not (tmp_path / "s").exists()
+
+
+def test_a_multilingual_model_is_refused(tmp_path_factory, toy_corpus, tmp_path):
+    recipe = trained_once(tmp_path_factory, "train.max_steps=20", toy_corpus=toy_corpus)
+    result = runner.invoke(app, ["export", str(recipe.out / "checkpoints" / "last.pt"), "-o", str(tmp_path / "m"),
+                                 "--format", "onnx"])
+    one_line_error(result, "multilingual model", "CTranslate2")
+    assert not (tmp_path / "m").exists()
