@@ -1,14 +1,16 @@
 """A bounded load run against `nmt serve` on 127.0.0.1 (`make bench-serve`).
 
-Starts the real server on a free loopback port and sends single-sentence requests (the first
-sentences of test_2016_flickr, in turn) for a fixed time in three settings:
-- one client at a time (each request waits for the previous answer);
-- N concurrent clients, batching off (--batch-max-lines 1: one model call per request);
-- N concurrent clients, batching on (requests arriving together share a model call).
-Reports requests/s, sentences/s, p50/p99 latency and errors for each, in
-bench/results/serve_load.json. Traffic goes to 127.0.0.1 only; every loop stops on time.
+Starts the real server on a free loopback port and sends requests of --lines sentences (4 by
+default; the first sentences of test_2016_flickr, in turn) for a fixed time in three settings:
+- one client at a time (each request waits for the previous answer), the server's defaults;
+- N concurrent clients, batching off (one worker, one request per model call);
+- N concurrent clients with the server's defaults (batching, two workers on a CPU).
+Reports requests/s, sentences/s, p50/p99 latency and errors for each, and beside them the same
+model's offline throughput on the same sentences (`nmt translate` of a file: in this process, on
+--threads threads), in bench/results/serve_load_ENGINE.json. Traffic goes to 127.0.0.1 only;
+every loop stops on time. The clients run on the same cores as the server.
 
-    python -m bench.serve_load -c runs/demo/checkpoints/best.pt [--clients 32] [--seconds 30]
+    python -m bench.serve_load -c runs/demo/checkpoints/best.pt [--clients 32] [--lines 4] [--seconds 30]
 """
 
 from __future__ import annotations
@@ -39,10 +41,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(model: str, extra: list[str], threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "nmt", "serve", model, "--port", str(port),
-                                "--threads", str(threads), *extra],
+    process = subprocess.Popen([sys.executable, "-m", "nmt", "serve", model, "--port", str(port), *extra],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -58,7 +59,7 @@ def start_server(model: str, extra: list[str], threads: int) -> tuple[subprocess
     raise SystemExit("the server did not start within 120 s")
 
 
-def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
+def load(url: str, sentences: list[str], clients: int, seconds: float, lines: int = 1) -> dict:
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -67,19 +68,19 @@ def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
     def client(offset: int) -> None:
         i = offset
         while time.monotonic() < stop_at:
-            body = json.dumps({"text": [sentences[i % len(sentences)]]}).encode()
+            body = json.dumps({"text": [sentences[(i + k) % len(sentences)] for k in range(lines)]}).encode()
             request = urllib.request.Request(url + "/translate", data=body,
                                              headers={"Content-Type": "application/json"})
             start = time.perf_counter()
             try:
                 with urllib.request.urlopen(request, timeout=60) as response:
-                    ok = response.status == 200 and len(json.loads(response.read())["translations"]) == 1
+                    ok = response.status == 200 and len(json.loads(response.read())["translations"]) == lines
                     problem = None if ok else f"status {response.status}"
             except (OSError, ValueError) as e:
                 problem = type(e).__name__
             with lock:
                 (errors.append(problem) if problem else latencies.append(time.perf_counter() - start))
-            i += clients
+            i += clients * lines
 
     started = time.monotonic()
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
@@ -94,8 +95,24 @@ def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
         return round(1000 * latencies[min(int(q * len(latencies)), len(latencies) - 1)], 1) if latencies else None
 
     return {"clients": clients, "seconds": round(elapsed, 1), "requests": len(latencies),
-            "requests_per_s": round(len(latencies) / elapsed, 1), "sentences_per_s": round(len(latencies) / elapsed, 1),
+            "requests_per_s": round(len(latencies) / elapsed, 1),
+            "sentences_per_s": round(lines * len(latencies) / elapsed, 1),
             "latency_ms_p50": percentile(0.5), "latency_ms_p99": percentile(0.99), "errors": len(errors)}
+
+
+def offline(model: str, engine: str, sentences: list[str], threads: int) -> dict:
+    """The model's throughput on the same sentences translated as a file is (length-sorted token batches)."""
+    import torch
+
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import translate_lines
+
+    translator = load_engine([Path(model)], engine=engine, threads=threads)
+    start = time.perf_counter()
+    translate_lines(translator, sentences, translator.recipe.decode)
+    seconds = time.perf_counter() - start
+    return {"sentences": len(sentences), "threads": torch.get_num_threads() if engine == "torch" else threads,
+            "seconds": round(seconds, 2), "sentences_per_s": round(len(sentences) / seconds, 1)}
 
 
 def main() -> None:
@@ -103,8 +120,9 @@ def main() -> None:
     parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt",
                         help="Checkpoint or export directory to serve.")
     parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--lines", type=int, default=4, help="Sentences per request.")
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="For the offline throughput.")
     parser.add_argument("--engine", default="torch")
     parser.add_argument("--test", default="data/multi30k/test_2016_flickr.en.gz")
     args = parser.parse_args()
@@ -113,25 +131,32 @@ def main() -> None:
     sentences = [line for _, line in zip(range(500), read_lines(Path(args.test)))]
 
     settings = {
-        "one_client_at_a_time": (1, ["--batch-max-lines", "1"]),
-        f"{args.clients}_clients_batching_off": (args.clients, ["--batch-max-lines", "1"]),
-        f"{args.clients}_clients_batching_on": (args.clients, ["--batch-wait-ms", "5", "--batch-max-lines", "256"]),
+        "one_client_at_a_time": (1, []),
+        f"{args.clients}_clients_batching_off": (args.clients, ["--batch-max-lines", "1", "--workers", "1"]),
+        f"{args.clients}_clients_server_defaults": (args.clients, []),
     }
-    report = {"model": args.checkpoint, "engine": args.engine, "threads": args.threads,
-              "request": "one sentence of test_2016_flickr, beam as the recipe", "runs": {}}
+    report = {"model": args.checkpoint, "engine": args.engine, "lines_per_request": args.lines,
+              "request": f"{args.lines} sentences of test_2016_flickr, beam as the recipe",
+              "offline": offline(args.checkpoint, args.engine, sentences, args.threads), "runs": {}}
     for name, (clients, extra) in settings.items():
-        process, url = start_server(args.checkpoint, ["--engine", args.engine, *extra], args.threads)
+        process, url = start_server(args.checkpoint, ["--engine", args.engine, *extra])
         try:
-            result = load(url, sentences, clients, args.seconds)
-            served = json.loads(urllib.request.urlopen(url + "/health", timeout=10).read())["served"]
+            result = load(url, sentences, clients, args.seconds, args.lines)
+            health = json.loads(urllib.request.urlopen(url + "/health", timeout=10).read())
+            served = health["served"]
             result["lines_per_model_call"] = round(served["lines"] / max(served["model_calls"], 1), 1)
+            result["workers"] = health["workers"]
         finally:
             process.send_signal(signal.SIGTERM)
             result["server_exit_code"] = process.wait(timeout=60)
         report["runs"][name] = result
         print(name, json.dumps(result), flush=True)
-    on, off = (report["runs"][f"{args.clients}_clients_batching_{s}"]["sentences_per_s"] for s in ("on", "off"))
-    report["batching_speedup"] = round(on / off, 2) if off else None
+    one = report["runs"]["one_client_at_a_time"]["sentences_per_s"]
+    loaded = report["runs"][f"{args.clients}_clients_server_defaults"]
+    report["loaded_over_one_client"] = round(loaded["sentences_per_s"] / one, 2) if one else None
+    report["loaded_over_offline"] = round(loaded["sentences_per_s"] / report["offline"]["sentences_per_s"], 2)
+    off = report["runs"][f"{args.clients}_clients_batching_off"]["sentences_per_s"]
+    report["batching_speedup"] = round(loaded["sentences_per_s"] / off, 2) if off else None
     write_json(RESULTS / f"serve_load_{args.engine}.json", report)
     print(json.dumps(report, indent=1))
 

@@ -322,7 +322,9 @@ def serve(
     max_constraints: Annotated[int, typer.Option(help="Terminology constraints per line at most.")] = 8,
     batch_wait_ms: Annotated[float, typer.Option(
         help="How long the first waiting request waits for others to share its model call.")] = 5.0,
-    batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 256,
+    batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 64,
+    workers: Annotated[int, typer.Option(
+        help="Model calls at once; 0: two on a CPU (each on its share of --threads), one on a GPU.")] = 0,
     decode_from: DecodeFromOpt = None,
     set_: SetOpt = None,
 ):
@@ -330,17 +332,19 @@ def serve(
     The decode settings are the checkpoint's recipe's, then --decode-from's, then --set's."""
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings
-    from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server
+    from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server, workers_and_threads
 
     require_fastapi()
+    workers, threads = workers_and_threads(workers, threads, device)
     translator = load_engine(checkpoint, device, engine, compute_type, threads)
     if decode_from or set_:  # the defaults each request starts from
         cfg = decode_settings(translator.recipe, decode_from, {}, set_ or [])
         translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
     name = ", ".join(str(c) for c in checkpoint)
-    err.print(f"serving {name} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
+    err.print(f"serving {name} on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C or SIGTERM to stop)",
+              highlight=False, markup=False)
     run_server(translator, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),
-               batch_wait_ms, batch_max_lines, name)
+               batch_wait_ms, batch_max_lines, name, workers=workers)
 
 
 @command()

@@ -152,6 +152,20 @@ def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator) -
     return answer
 
 
+def workers_and_threads(workers: int, threads: int, device: str) -> tuple[int, int]:
+    """(model workers, torch threads) for `nmt serve`: where not given, two workers on a CPU of two
+    or more cores, each on its share of the cores (small models decode faster on one thread each
+    than on two threads for one: bench/results/serve_load_torch.json), and one on a GPU."""
+    import os
+
+    cores = os.cpu_count() or 1
+    if workers <= 0:
+        workers = 1 if device.startswith("cuda") or cores < 2 else 2
+    if threads <= 0 and not device.startswith("cuda"):
+        threads = max(1, cores // workers)
+    return workers, threads
+
+
 def require_fastapi():
     try:
         import fastapi  # noqa: F401
@@ -161,7 +175,7 @@ def require_fastapi():
 
 
 def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: float = 5.0,
-               batch_max_lines: int = 256, model_name: str = ""):
+               batch_max_lines: int = 64, model_name: str = "", workers: int = 1):
     """The ASGI app for one loaded translator (nmt.decode.engines.engine.load_engine)."""
     require_fastapi()
     from fastapi import FastAPI
@@ -173,7 +187,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
     @asynccontextmanager
     async def lifespan(app):
         nonlocal batcher
-        batcher = Batcher(translator, batch_wait_ms, batch_max_lines)
+        batcher = Batcher(translator, batch_wait_ms, batch_max_lines, workers)
         app.state.batcher = batcher
         yield
         batcher.close()
@@ -194,7 +208,7 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
     @app.get("/health")
     async def health() -> dict:
         s = batcher.stats
-        return {"status": "ok", "engine": engine, "model": model_name,
+        return {"status": "ok", "engine": engine, "model": model_name, "workers": workers,
                 "direction": f"{data.src_lang}-{data.tgt_lang}",
                 "directions": [f"{s}-{t}" for s, t in data.directions()],
                 "served": {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
@@ -256,7 +270,7 @@ def _validation_message(e: ValidationError) -> str:
 
 
 def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,
-          model_name: str, log_level: str = "info") -> None:
+          model_name: str, log_level: str = "info", workers: int = 1) -> None:
     """Run the app under uvicorn until SIGINT/SIGTERM (requests in flight are answered first)."""
     import signal
 
@@ -266,5 +280,5 @@ def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: 
     # process with exit code 0 (a requested stop), Ctrl-C with 130 (through the CLI).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
-    app = create_app(translator, limits, batch_wait_ms, batch_max_lines, model_name)
+    app = create_app(translator, limits, batch_wait_ms, batch_max_lines, model_name, workers)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)

@@ -1,9 +1,13 @@
 """Requests that arrive together become one model call.
 
-One worker thread owns the model. It takes the first waiting request, waits up to `wait_ms`
-for more (until `max_lines` lines are gathered), groups what it has by decode settings, and
-translates each group in one call: the length-sorted token batching inside then packs lines
-from several requests together. Callers await a future; the event loop never blocks.
+`workers` threads share the model (inference only reads its weights) and one queue. A free
+worker takes the first waiting request, waits up to `wait_ms` for more (until `max_lines` lines
+are gathered), groups what it has by decode settings, and translates each group in one call:
+the length-sorted token batching inside then packs lines from several requests together. With
+two workers, one model call runs while the other gathers and starts the next, so a request
+waits for at most about one call ahead of it; on a CPU each worker's torch operations run on its
+own thread (nmt serve sets the threads per worker). Callers await a future; the event loop never
+blocks.
 """
 
 from __future__ import annotations
@@ -39,14 +43,17 @@ class BatcherStats:
 
 
 class Batcher:
-    def __init__(self, translator, wait_ms: float = 5.0, max_lines: int = 256):
+    def __init__(self, translator, wait_ms: float = 5.0, max_lines: int = 64, workers: int = 1):
         self.translator = translator
         self.wait = wait_ms / 1000
         self.max_lines = max_lines
         self.stats = BatcherStats()
+        self._stats_lock = threading.Lock()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
-        self._worker = threading.Thread(target=self._run, name="nmt-batcher", daemon=True)
-        self._worker.start()
+        self._workers = [threading.Thread(target=self._run, name=f"nmt-batcher-{i}", daemon=True)
+                         for i in range(max(workers, 1))]
+        for worker in self._workers:
+            worker.start()
 
     async def translate(self, lines: list[Line], cfg: DecodeConfig, extras: tuple[str, ...] = ()) -> list[list[Hypothesis]]:
         """The lines translated together with those of other requests of the same settings."""
@@ -56,9 +63,11 @@ class Batcher:
         return await future
 
     def close(self) -> None:
-        """Finish what was queued, then stop the worker."""
-        self._queue.put(None)
-        self._worker.join()
+        """Finish what was queued, then stop the workers (one stop sign each)."""
+        for _ in self._workers:
+            self._queue.put(None)
+        for worker in self._workers:
+            worker.join()
 
     def _gather(self, first: _Request) -> tuple[list[_Request], bool]:
         """The first request and those arriving within the wait; True when told to stop."""
@@ -97,10 +106,11 @@ class Batcher:
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)
             return
-        s = self.stats
-        s.calls, s.requests, s.lines = s.calls + 1, s.requests + len(requests), s.lines + len(lines)
-        s.busy_seconds += time.perf_counter() - start
-        s.largest_call_lines = max(s.largest_call_lines, len(lines))
+        with self._stats_lock:
+            s = self.stats
+            s.calls, s.requests, s.lines = s.calls + 1, s.requests + len(requests), s.lines + len(lines)
+            s.busy_seconds += time.perf_counter() - start
+            s.largest_call_lines = max(s.largest_call_lines, len(lines))
         offset = 0
         for r in requests:
             r.loop.call_soon_threadsafe(_set_result, r.future, results[offset:offset + len(r.lines)])

@@ -232,3 +232,15 @@ def test_serve_and_jsonl_answer_with_the_same_hypothesis_records(trained_tiny):
     assert answer["nbest"] == [[{"text": h["text"], "score": h["score"]} for h in line] for line in records]
     with pytest.raises(RequestRefused, match=r"nbest \(3\) must not exceed beam_size \(2\)"):
         plan_request(TranslateRequest(text=lines, beam_size=2, nbest=3), translator, ServeLimits())
+
+
+def test_workers_and_threads_share_the_cores(monkeypatch):
+    from nmt.serve.app import workers_and_threads
+
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert workers_and_threads(0, 0, "cpu") == (2, 4)
+    assert workers_and_threads(3, 0, "cpu") == (3, 2)
+    assert workers_and_threads(0, 6, "cpu") == (2, 6)  # threads given: kept
+    assert workers_and_threads(0, 0, "cuda") == (1, 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert workers_and_threads(0, 0, "cpu") == (1, 1)
