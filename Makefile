@@ -48,10 +48,13 @@ $(COMET_VENV)/.installed: pyproject.toml
 
 # Two workers (pytest-xdist): the suite's tests are mostly single-threaded set-up and small models,
 # so two at a time finish in about 0.65x the time of one after another on 2 cores. The COMET tests
-# (marked comet) run after, in the COMET environment.
+# (marked comet) run beside them in the COMET environment, their output shown after the suite's;
+# the target fails if either run fails.
 test: install install-comet
-	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"
-	$(COMET_VENV)/bin/python -m pytest -m comet
+	@$(COMET_VENV)/bin/python -m pytest -m comet > .comet-tests.log 2>&1 & comet=$$!; \
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"; suite=$$?; \
+	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
+	rm -f .comet-tests.log; test $$suite -eq 0 && test $$comet_status -eq 0
 
 bench: install
 	$(BIN)/python -m bench.run
