@@ -310,7 +310,8 @@ def import_(
 
 @command()
 def serve(
-    checkpoint: Annotated[list[Path], typer.Argument(help="Checkpoint(s) (averaged), or a directory from `nmt export`.")],
+    models: Annotated[list[Path], typer.Argument(
+        help="The model(s) to serve, each a checkpoint or a directory from `nmt export`, each its own direction(s).")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     engine: EngineOpt = "torch",
@@ -324,27 +325,24 @@ def serve(
         help="How long the first waiting request waits for others to share its model call.")] = 5.0,
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 64,
     workers: Annotated[int, typer.Option(
-        help="Model calls at once; 0: two on a CPU (each on its share of --threads), one on a GPU.")] = 0,
+        help="Model calls at once per model; 0: two on a CPU (each on its share of --threads), one on a GPU.")] = 0,
     decode_from: DecodeFromOpt = None,
     set_: SetOpt = None,
 ):
-    """Serve translations over HTTP: POST /translate, GET /health, and a page at / to try the model.
-    The decode settings are the checkpoint's recipe's, then --decode-from's, then --set's."""
-    from nmt.decode.engines.engine import load_engine
-    from nmt.decode.translate import decode_settings
+    """Serve translations over HTTP: POST /translate (nmt's API and LibreTranslate's), GET /health,
+    GET /languages, and a page at / to try the model. Several models: a request goes to the one of
+    its languages. The decode settings are each checkpoint's recipe's, then --decode-from's, then --set's."""
     from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server, workers_and_threads
+    from nmt.serve.models import load_served
 
     require_fastapi()
     workers, threads = workers_and_threads(workers, threads, device)
-    translator = load_engine(checkpoint, device, engine, compute_type, threads)
-    if decode_from or set_:  # the defaults each request starts from
-        cfg = decode_settings(translator.recipe, decode_from, {}, set_ or [])
-        translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
-    name = ", ".join(str(c) for c in checkpoint)
-    err.print(f"serving {name} on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C or SIGTERM to stop)",
+    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [])
+    names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))})" for m in served.models)
+    err.print(f"serving {names} on http://{host}:{port}/ with {workers} worker(s) each (Ctrl-C or SIGTERM to stop)",
               highlight=False, markup=False)
-    run_server(translator, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),
-               batch_wait_ms, batch_max_lines, name, workers=workers)
+    run_server(served, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),
+               batch_wait_ms, batch_max_lines, workers=workers)
 
 
 @command()

@@ -31,6 +31,7 @@ from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.serve import libretranslate
 from nmt.serve.batcher import Batcher
+from nmt.serve.models import Served, ServedModels
 
 try:  # at module level: FastAPI reads the endpoints' annotations (strings here) in this module's names
     from fastapi import Request
@@ -174,27 +175,28 @@ def require_fastapi():
         raise NmtError("the server is not installed: pip install 'nmt[serve]'") from None
 
 
-def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: float = 5.0,
+def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float = 5.0,
                batch_max_lines: int = 64, model_name: str = "", workers: int = 1):
-    """The ASGI app for one loaded translator (nmt.decode.engines.engine.load_engine)."""
+    """The ASGI app for the models served (nmt.serve.models.ServedModels), or for one loaded
+    translator (nmt.decode.engines.engine.load_engine) named `model_name`."""
     require_fastapi()
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
 
-    batcher: Batcher | None = None
+    if not isinstance(models, ServedModels):
+        models = ServedModels([Served(models, model_name)])
 
     @asynccontextmanager
     async def lifespan(app):
-        nonlocal batcher
-        batcher = Batcher(translator, batch_wait_ms, batch_max_lines, workers)
-        app.state.batcher = batcher
+        for served in models.models:
+            served.batcher = Batcher(served.translator, batch_wait_ms, batch_max_lines, workers)
         yield
-        batcher.close()
+        for served in models.models:
+            served.batcher.close()
 
     app = FastAPI(title="nmt", lifespan=lifespan, docs_url=None, redoc_url=None)
-    engine = translator.capabilities.name
-    data = translator.recipe.data
+    first = models.first
 
     def error(status: int, message: str, **extra) -> JSONResponse:
         return JSONResponse({"error": message, **extra}, status_code=status)
@@ -205,14 +207,21 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
         return error(422, f"{where}: {first.get('msg', 'invalid request')}")
 
+    def counters(served: Served) -> dict:
+        s = served.batcher.stats
+        return {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
+                "busy_seconds": round(s.busy_seconds, 3)}
+
     @app.get("/health")
     async def health() -> dict:
-        s = batcher.stats
-        return {"status": "ok", "engine": engine, "model": model_name, "workers": workers,
-                "direction": f"{data.src_lang}-{data.tgt_lang}",
-                "directions": [f"{s}-{t}" for s, t in data.directions()],
-                "served": {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
-                           "busy_seconds": round(s.busy_seconds, 3)}}
+        """The first model's engine, direction and counters; every model's under "models"."""
+        data = first.data
+        return {"status": "ok", "engine": first.translator.capabilities.name, "model": first.name,
+                "workers": workers, "direction": f"{data.src_lang}-{data.tgt_lang}",
+                "directions": [f"{s}-{t}" for s, t in data.directions()], "served": counters(first),
+                "models": [{"model": m.name, "engine": m.translator.capabilities.name,
+                            "directions": sorted(f"{s}-{t}" for s, t in m.directions()), "served": counters(m)}
+                           for m in models.models]}
 
     @app.get("/")
     async def page() -> FileResponse:
@@ -228,37 +237,39 @@ def create_app(translator, limits: ServeLimits = ServeLimits(), batch_wait_ms: f
         except ValidationError as e:
             return error(422, _validation_message(e))
         try:
-            plan = plan_request(body, translator, limits)
+            targets = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] if body.tgt_lang else None
+            served = models.for_direction(body.src_lang, targets)
+            plan = plan_request(body, served.translator, limits)
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
-        results = await batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
-        return reply(body, results, translator)
+        results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
+        return reply(body, results, served.translator)
 
     async def translate_libre(fields: dict) -> JSONResponse:
-        """LibreTranslate's POST /translate (nmt.serve.libretranslate)."""
+        """LibreTranslate's POST /translate (nmt.serve.libretranslate), by the model of its direction."""
         try:
-            asked = libretranslate.parse(fields, data)
+            asked = libretranslate.parse(fields, models.directions())
+            served = models.for_direction(asked.source, [asked.target])
             lines, counts = libretranslate.lines_of(asked)
             hypotheses = 1 + asked.alternatives
-            body = TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses,
-                                    beam_size=max(hypotheses, data_beam) if asked.alternatives else None,
-                                    **({"src_lang": asked.source, "tgt_lang": asked.target} if several else {}))
-            plan = plan_request(body, translator, limits)
+            beam = max(hypotheses, served.translator.recipe.decode.beam_size) if asked.alternatives else None
+            body = TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses, beam_size=beam,
+                                    **({"src_lang": asked.source, "tgt_lang": asked.target}
+                                       if served.multidirectional else {}))
+            plan = plan_request(body, served.translator, limits)
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:
             return JSONResponse({"error": str(e)}, status_code=400 if e.status == 422 else e.status)
-        results = await batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []
-        texts = [[hypothesis_record(translator, h)["text"] for h in hyps] for hyps in results]
+        results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []
+        texts = [[hypothesis_record(served.translator, h)["text"] for h in hyps] for hyps in results]
         return JSONResponse(libretranslate.answer(asked, texts, counts))
 
     @app.get("/languages")
     async def languages() -> list:
-        """LibreTranslate's list of languages, each with its targets."""
-        return libretranslate.languages(data)
+        """LibreTranslate's list of languages, each with its targets, over every model served."""
+        return libretranslate.languages(models.directions())
 
-    data_beam = translator.recipe.decode.beam_size
-    several = data.language_token != "none" or len(data.directions()) > 1 or bool(data.languages)
     return app
 
 
@@ -269,8 +280,8 @@ def _validation_message(e: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid request')}"
 
 
-def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,
-          model_name: str, log_level: str = "info", workers: int = 1) -> None:
+def serve(models, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,
+          model_name: str = "", log_level: str = "info", workers: int = 1) -> None:
     """Run the app under uvicorn until SIGINT/SIGTERM (requests in flight are answered first)."""
     import signal
 
@@ -280,5 +291,5 @@ def serve(translator, host: str, port: int, limits: ServeLimits, batch_wait_ms: 
     # process with exit code 0 (a requested stop), Ctrl-C with 130 (through the CLI).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
-    app = create_app(translator, limits, batch_wait_ms, batch_max_lines, model_name, workers)
+    app = create_app(models, limits, batch_wait_ms, batch_max_lines, model_name, workers)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)

@@ -20,8 +20,6 @@ import json
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
-from nmt.config import DataConfig
-
 # English names of the languages clients show (LibreTranslate's /languages gives names); others by code.
 NAMES = {"ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
          "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "eu": "Basque",
@@ -68,18 +66,17 @@ def read_body(content_type: str, body: bytes) -> dict:
     return json.loads(body)
 
 
-def languages(data: DataConfig) -> list[dict]:
-    """LibreTranslate's /languages: each source language with the targets the model translates it into."""
+def languages(directions: set[tuple[str, str]]) -> list[dict]:
+    """LibreTranslate's /languages: each source language with the targets it is translated into
+    (`directions`: the (source, target) pairs of every model served)."""
     targets: dict[str, set[str]] = {}
-    for source, target in data.directions():
+    for source, target in directions:
         targets.setdefault(source, set()).add(target)
-    for language in data.languages:  # a many-to-many import: any pair of its languages
-        targets.setdefault(language, set()).update(other for other in data.languages if other != language)
     return [{"code": code, "name": NAMES.get(code, code), "targets": sorted(targets[code])} for code in sorted(targets)]
 
 
-def parse(fields: dict, data: DataConfig) -> LibreRequest:
-    """A LibreTranslate request checked against the model's languages; LibreError naming the field."""
+def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
+    """A LibreTranslate request checked against the served directions; LibreError naming the field."""
     q = fields.get("q")
     if isinstance(q, str):
         texts, as_list = [q], False
@@ -99,7 +96,7 @@ def parse(fields: dict, data: DataConfig) -> LibreRequest:
         alternatives = int(fields.get("alternatives", 0) or 0)
     except (TypeError, ValueError):
         raise LibreError("Invalid request: alternatives must be a number") from None
-    offered = {entry["code"]: entry["targets"] for entry in languages(data)}
+    offered = {entry["code"]: entry["targets"] for entry in languages(directions)}
     detected = source == "auto"
     if detected:
         readers = [code for code, into in offered.items() if target in into]

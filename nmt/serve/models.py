@@ -1,0 +1,82 @@
+"""The models one `nmt serve` holds, each loaded once with its own request batcher, and which one
+a request goes to: by its languages (nmt's src_lang/tgt_lang, LibreTranslate's source/target),
+else the first model. Two models that translate the same direction are refused: the second
+would never be asked (to average checkpoints into one model, `nmt average`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.decode.request import RequestRefused
+from nmt.errors import NmtError
+
+
+@dataclass
+class Served:
+    translator: object  # an Engine (nmt.decode.engines.engine)
+    name: str
+    batcher: object = None  # nmt.serve.batcher.Batcher, started with the app
+
+    @property
+    def data(self):
+        return self.translator.recipe.data
+
+    def directions(self) -> set[tuple[str, str]]:
+        """(source, target) pairs it translates: its corpora's, and any pair of an import's languages."""
+        pairs = set(self.data.directions())
+        languages = self.data.languages
+        return pairs | {(a, b) for a in languages for b in languages if a != b}
+
+    @property
+    def multidirectional(self) -> bool:
+        """Whether requests must name their languages to it (language tokens, several directions)."""
+        return self.data.language_token != "none" or len(self.directions()) > 1
+
+
+class ServedModels:
+    def __init__(self, models: list[Served]):
+        self.models = models
+        seen: dict[tuple[str, str], str] = {}
+        for model in models:
+            for pair in sorted(model.directions()):
+                if pair in seen:
+                    raise NmtError(f"{model.name} and {seen[pair]} both translate {pair[0]}→{pair[1]}: serve one of "
+                                   "them (to average checkpoints into one model: nmt average)")
+                seen[pair] = model.name
+
+    @property
+    def first(self) -> Served:
+        return self.models[0]
+
+    def directions(self) -> set[tuple[str, str]]:
+        return {pair for model in self.models for pair in model.directions()}
+
+    def for_direction(self, source: str | None, targets: list[str] | None) -> Served:
+        """The model for a request's languages (source None: each model's own; targets None: the
+        first model); RequestRefused where no one model translates them all."""
+        if len(self.models) == 1 or (source is None and not targets):
+            return self.first
+        for model in self.models:
+            src = source or model.data.src_lang
+            if all((src, target) in model.directions() for target in targets or [model.data.tgt_lang]):
+                return model
+        offered = ", ".join(f"{a}-{b}" for a, b in sorted(self.directions()))
+        wanted = ", ".join(f"{source or '?'}-{t}" for t in dict.fromkeys(targets or []))
+        raise RequestRefused(f"no one model here translates {wanted} (this server translates {offered})")
+
+
+def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", compute_type: str = "default",
+                threads: int = 0, decode_from: Path | None = None, overrides: list[str] = ()) -> ServedModels:
+    """Each model loaded once, its decode defaults its recipe's, then `decode_from`'s, then `overrides`."""
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import decode_settings
+
+    models = []
+    for path in paths:
+        translator = load_engine([path], device, engine, compute_type, threads)
+        if decode_from or overrides:  # the defaults each request starts from
+            cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
+            translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
+        models.append(Served(translator, str(path)))
+    return ServedModels(models)
