@@ -35,7 +35,7 @@ def main() -> None:
         raise SystemExit("chromium not found: apt-get install chromium")
     if not Path(args.checkpoint).exists():
         raise SystemExit(f"{args.checkpoint}: not found (run `make demo` first, or pass -c)")
-    process, url = start_server(args.checkpoint, [], 2)
+    process, url = start_server(args.checkpoint, ["--threads", "2"])
     try:
         page = f"{url}/?{urllib.parse.urlencode({'text': TEXT})}"
         subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",

@@ -106,6 +106,13 @@ def trained_once(tmp_path_factory, *overrides: str, toy_corpus: Path | None = No
     return recipe
 
 
+def variant_checkpoint(tmp_path_factory, trained_tiny: Recipe, overrides: tuple[str, ...]) -> Path:
+    """best.pt of the tiny recipe with a model variant's overrides (trained once per test run, 150
+    updates), or of the tiny model itself without any: what the export tests export."""
+    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
+    return recipe.out / "checkpoints" / "best.pt"
+
+
 def one_line_error(result, *fragments: str) -> None:
     """A CLI result that failed as bad input should: exit code 2, one line, no traceback, naming `fragments`."""
     assert result.exit_code == 2, result.output

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA, one_line_error, trained_once
+from conftest import TINY_DATA, one_line_error, variant_checkpoint
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
@@ -37,9 +37,7 @@ VARIANTS = {
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
     """(checkpoint, export directory) for each model variant."""
-    overrides = VARIANTS[request.param]
-    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
-    ckpt = recipe.out / "checkpoints" / "best.pt"
+    ckpt = variant_checkpoint(tmp_path_factory, trained_tiny, VARIANTS[request.param])
     out = tmp_path_factory.mktemp("export") / "ct2"
     export_checkpoint(ckpt, out)
     return ckpt, out

@@ -15,7 +15,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
-from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, trained_once
+from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, variant_checkpoint
 
 transformers, pytestmark = optional_module("transformers")
 # transformers 5 removed the "translation" pipeline (model.generate remains); 4.x still has it.
@@ -36,9 +36,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
-    overrides = VARIANTS[request.param]
-    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
-    ckpt = recipe.out / "checkpoints" / "best.pt"
+    ckpt = variant_checkpoint(tmp_path_factory, trained_tiny, VARIANTS[request.param])
     out = tmp_path_factory.mktemp("hf") / "model"
     result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
     assert result.exit_code == 0, result.output

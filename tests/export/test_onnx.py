@@ -15,7 +15,7 @@ from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import decode_settings, translate_lines
 from nmt.special_tokens import EOS
-from tests.conftest import one_line_error, optional_module, trained_once
+from tests.conftest import one_line_error, optional_module, trained_once, variant_checkpoint
 from tests.export.test_export import LINES, VARIANTS
 
 onnxruntime, pytestmark = optional_module("onnxruntime")
@@ -26,9 +26,7 @@ GREEDY = ["decode.beam_size=1", "decode.no_repeat_ngram_size=0", "decode.split_s
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
-    overrides = VARIANTS[request.param]
-    recipe = trained_once(tmp_path_factory, "train.max_steps=150", *overrides) if overrides else trained_tiny
-    ckpt = recipe.out / "checkpoints" / "best.pt"
+    ckpt = variant_checkpoint(tmp_path_factory, trained_tiny, VARIANTS[request.param])
     out = tmp_path_factory.mktemp("onnx") / "model"
     result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"])
     assert result.exit_code == 0, result.output
