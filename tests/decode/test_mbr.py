@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -106,7 +107,10 @@ def test_mbr_chooses_among_the_samples_by_expected_utility(model):
 
 
 def test_mbr_the_same_in_one_process_two_and_through_serve(trained_tiny, tmp_path):
-    from tests.serve.test_serve import Server
+    from fastapi.testclient import TestClient
+
+    from nmt.serve.app import create_app
+    from nmt.serve.models import load_served
 
     ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
     lines = lines_of(8)
@@ -118,12 +122,11 @@ def test_mbr_the_same_in_one_process_two_and_through_serve(trained_tiny, tmp_pat
                               "--nproc", "2"])
     assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
     assert (tmp_path / "one").read_text() == (tmp_path / "two").read_text()
-    server = Server(ckpt, "--set", "decode.mbr.candidates=5", "--set", "decode.epsilon=0.02",
-                    "--set", "decode.precision=fp32")
-    try:
-        status, reply = server.post({"text": lines})
-    finally:
-        assert server.stop() == 0
+    served = load_served([Path(ckpt)], overrides=["decode.mbr.candidates=5", "decode.epsilon=0.02",
+                                                  "decode.precision=fp32"])
+    with TestClient(create_app(served)) as client:  # the app of `nmt serve --set ...`, in this process
+        response = client.post("/translate", json={"text": lines})
+    status, reply = response.status_code, response.json()
     assert status == 200, reply
     assert reply["translations"] == (tmp_path / "one").read_text().splitlines()
     assert len(reply["selection"]) == len(lines) and all(s is not None for s in reply["selection"])

@@ -1,17 +1,17 @@
 """One `nmt serve` of two models (en→de and de→en): each loaded once, each request answered by the
 model of its languages, in nmt's API and in LibreTranslate's, as that model alone answers it;
-two models of one direction are refused."""
+two models of one direction are refused. (The app in this process: tests/serve/test_serve.py
+runs the real server.)"""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from tests.conftest import trained_once
-from tests.serve.test_serve import Server
+from nmt.cli import app
+from tests.conftest import one_line_error, trained_once
 
 
 @pytest.fixture(scope="module")
@@ -30,31 +30,32 @@ def translations(checkpoint: str, lines: list[str]) -> list[str]:
 
 
 def test_each_request_goes_to_the_model_of_its_languages(models):
+    from fastapi.testclient import TestClient
+
+    from nmt.serve.app import create_app
+    from nmt.serve.models import load_served
+
     forward, reverse = models
     english, german = ["A black dog leaps over a log."], ["Ein schwarzer Hund springt über einen Baumstamm."]
-    server = Server(forward, reverse)
-    try:
-        assert server.get("/languages")[1] == [{"code": "de", "name": "German", "targets": ["en"]},
-                                               {"code": "en", "name": "English", "targets": ["de"]}]
-        health = server.get("/health")[1]
-        assert [m["directions"] for m in health["models"]] == [["en-de"], ["de-en"]]
-        assert server.post({"text": english})[1]["translations"] == translations(forward, english)  # the first
-        assert server.post({"text": german, "src_lang": "de", "tgt_lang": "en"})[1]["translations"] == \
+    with TestClient(create_app(load_served([Path(forward), Path(reverse)]))) as client:
+        def post(payload: dict) -> tuple[int, dict]:
+            response = client.post("/translate", json=payload)
+            return response.status_code, response.json()
+
+        assert client.get("/languages").json() == [{"code": "de", "name": "German", "targets": ["en"]},
+                                                   {"code": "en", "name": "English", "targets": ["de"]}]
+        assert [m["directions"] for m in client.get("/health").json()["models"]] == [["en-de"], ["de-en"]]
+        assert post({"text": english})[1]["translations"] == translations(forward, english)  # the first
+        assert post({"text": german, "src_lang": "de", "tgt_lang": "en"})[1]["translations"] == \
             translations(reverse, german)
-        status, body, _ = server.request("POST", "/translate", json.dumps(
-            {"q": german[0], "source": "de", "target": "en"}).encode())
-        assert status == 200 and json.loads(body)["translatedText"] == translations(reverse, german)[0]
-        status, reply = server.post({"text": english, "src_lang": "en", "tgt_lang": "fr"})
+        status, reply = post({"q": german[0], "source": "de", "target": "en"})
+        assert status == 200 and reply["translatedText"] == translations(reverse, german)[0]
+        status, reply = post({"text": english, "src_lang": "en", "tgt_lang": "fr"})
         assert status == 422 and "this server translates de-en, en-de" in reply["error"]
-        health = server.get("/health")[1]
-        assert [m["served"]["requests"] for m in health["models"]] == [1, 2]
-    finally:
-        assert server.stop() == 0
+        assert [m["served"]["requests"] for m in client.get("/health").json()["models"]] == [1, 2]
 
 
 def test_two_models_of_one_direction_are_refused(models):
     forward, _ = models
-    run = subprocess.run([sys.executable, "-m", "nmt", "serve", forward, forward, "--port", "1"],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "both translate en→de" in run.stderr and "nmt average" in run.stderr
-    assert "Traceback" not in run.stderr
+    one_line_error(CliRunner().invoke(app, ["serve", forward, forward, "--port", "1"]),
+                   "both translate en→de", "nmt average")
