@@ -290,6 +290,10 @@ class TrainConfig(Section):
     # CUDA graphs (torch.compile's mode reduce-overhead) over shape buckets (nmt.data.buckets): the
     # compiled step's kernels replayed in one launch per shape; one CUDA process, with compile on.
     cuda_graphs: bool = False
+    # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
+    # backward pass instead of kept (about a third more compute; the layers' activations no longer
+    # grow with the layers). The memory estimate at start says what it saves.
+    checkpoint_activations: bool = False
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None

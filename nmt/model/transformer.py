@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig
@@ -336,6 +337,7 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
         self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
+        self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         self._init_weights()
 
     def _init_weights(self) -> None:
@@ -373,12 +375,19 @@ class Transformer(nn.Module):
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
 
     # --- encoder --------------------------------------------------------------------------
+    def _layer(self, function, *inputs: Tensor) -> Tensor:
+        """A layer's forward; with `checkpoint_layers` while training, its activations are not kept
+        but recomputed in the backward pass (the same dropout masks: the RNG state is replayed)."""
+        if self.checkpoint_layers and self.training and torch.is_grad_enabled():
+            return torch.utils.checkpoint.checkpoint(function, *inputs, use_reentrant=False)
+        return function(*inputs)
+
     def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
         """src (B, S) -> memory (B, S, D), src_mask (B, 1, 1, S) True at real tokens."""
         src_mask = (src != PAD)[:, None, None, :]
         x = self.src_embed(src)
         for layer in self.encoder_layers:
-            x = layer(x, src_mask)
+            x = self._layer(layer, x, src_mask)
         return self.encoder_norm(x), src_mask
 
     # --- decoder, whole target (training, scoring) ------------------------------------------
@@ -386,7 +395,7 @@ class Transformer(nn.Module):
         """tgt_in (B, T) -> hidden states (B, T, D)."""
         x = self.tgt_embed(tgt_in)
         for layer in self.decoder_layers:
-            x = layer(x, layer.cross_attn.project_kv(memory), src_mask)
+            x = self._layer(lambda y, m, layer=layer: layer(y, layer.cross_attn.project_kv(m), src_mask), x, memory)
         return self.decoder_norm(x)
 
     @property
