@@ -294,6 +294,10 @@ class TrainConfig(Section):
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.
     checkpoint_activations: bool = False
+    # Parts kept as they are while the rest trains (nmt.train.freezing): embeddings, encoder, decoder,
+    # output, or parameter-name prefixes such as decoder_layers.0; e.g. [embeddings, encoder] to adapt
+    # only the decoder of a pretrained model.
+    freeze: list[str] = []
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None

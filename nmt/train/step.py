@@ -42,7 +42,7 @@ def fused_adam(device: torch.device) -> bool:
 def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
     """bf16 training on CUDA keeps its linear weights in bf16 for the passes and their fp32 masters
     in the optimizer: the same updates as autocast's casts, without a cast kernel per weight and pass."""
-    return device.type == "cuda" and cfg.precision == "bf16"
+    return device.type == "cuda" and cfg.precision == "bf16" and not cfg.freeze  # frozen parts keep autocast
 
 
 def _device_ids(device: torch.device) -> list[int] | None:
@@ -69,7 +69,8 @@ class TrainStep:
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         # bf16 weights in the passes, fp32 masters in the optimizer (nmt.train.master_weights)
         self.master_weights = MasterWeights(model) if uses_master_weights(cfg, device) else None
-        self.parameters = self.master_weights.parameters() if self.master_weights else list(model.parameters())
+        self.parameters = self.master_weights.parameters() if self.master_weights else \
+            [p for p in model.parameters() if p.requires_grad]  # frozen ones (train.freeze) left out
         self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device))
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
@@ -94,7 +95,7 @@ class TrainStep:
         if self.cuda_graphs:
             # A graph's outputs are overwritten by its next replay, so no gradient may be one: the
             # gradients stay allocated and each backward adds into them (zeroed, not freed, per update).
-            for parameter in model.parameters():
+            for parameter in self.parameters:
                 parameter.grad = torch.zeros_like(parameter)
         self.forward = compile_model(forward, cuda_graphs=self.cuda_graphs) if self.compiled else forward
         self.tracing = compile_settings if self.compiled else contextlib.nullcontext

@@ -28,6 +28,7 @@ from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train.distributed import batches_per_rank, join_world, launched_rank
+from nmt.train.freezing import freeze
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.metrics import LossWindow, MetricsLog
 from nmt.train.run_lock import exclusive_run
@@ -80,6 +81,7 @@ class Trainer:
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
+        self.frozen = freeze(self.model, self.train_cfg.freeze) if self.train_cfg.freeze else None
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
         self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log)
@@ -189,6 +191,8 @@ class Trainer:
         self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
                  f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
                  + (f", resumed at step {self.progress.step}" if self.checkpoints.resumed else ""))
+        if self.frozen:
+            self.log(f"frozen ({', '.join(cfg.freeze)}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")
         if self.world.is_main:
             tokens_per_pass = cfg.max_tokens * self.batches_per_rank // passes
             memory = estimate_memory(self.model, cfg, self.device, tokens_per_pass,

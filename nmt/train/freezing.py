@@ -1,0 +1,35 @@
+"""Parts of the model kept as they are while the rest trains (train.freeze): by group, or by any
+prefix of the parameters' names (`nmt info` lists a checkpoint's modules). Frozen parameters get
+no gradients, and the optimizer holds only the others. With tied embeddings the target embedding
+is the output layer too, so "embeddings" freezes both."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from nmt.errors import NmtError
+
+GROUPS = {
+    "embeddings": ("src_embed.", "tgt_embed."),
+    "encoder": ("encoder_layers.", "encoder_norm."),
+    "decoder": ("decoder_layers.", "decoder_norm."),
+    "output": ("output_proj.",),  # a separate output layer (model.tie_output: false)
+}
+
+
+def freeze(model: nn.Module, names: list[str]) -> tuple[int, int]:
+    """Freeze the parameters `names` select; returns (frozen, all) parameter counts. A name that
+    selects nothing is an error naming the groups."""
+    parameters = dict(model.named_parameters())
+    frozen = set()
+    for name in names:
+        prefixes = GROUPS.get(name, (name if name.endswith(".") else name + ".",))
+        chosen = {key for key in parameters if key.startswith(prefixes) or key == name}
+        if not chosen:
+            raise NmtError(f"train.freeze: {name!r} names no parameter of this model (groups: "
+                           f"{', '.join(GROUPS)}; or a name prefix such as decoder_layers.0)")
+        frozen |= chosen
+    for key in frozen:
+        parameters[key].requires_grad_(False)
+    count = sum(parameters[key].numel() for key in frozen)
+    return count, sum(p.numel() for p in parameters.values())
