@@ -122,7 +122,11 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     model = Transformer(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size())
     model.load_state_dict(checkpoint.weights)
     model.eval()
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise NmtError(f"{out}: cannot be written ({e.strerror})") from None
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))  # beside it: renamed into place
     try:
         _export_graphs(model, staging)
         if quantize:
