@@ -105,7 +105,7 @@ def average_checkpoints(paths: list[Path]) -> dict:
     """
     if not paths:
         raise NmtError("no checkpoints to average")
-    first = load_checkpoint(paths[0])
+    first = _merged(load_checkpoint(paths[0]))
     names_of_storage: dict[tuple, list[str]] = {}  # one sum per shared tensor, not per name
     for name, tensor in first["model"].items():
         if tensor.is_floating_point():
@@ -113,7 +113,7 @@ def average_checkpoints(paths: list[Path]) -> dict:
     sums = {names[0]: first["model"][names[0]].double() for names in names_of_storage.values()}
     last = first
     for path in paths[1:]:
-        payload = load_checkpoint(path)
+        payload = _merged(load_checkpoint(path))
         if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != first["model"].keys():
             raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
         for name, total in sums.items():
@@ -173,6 +173,31 @@ def best_dev(payload: dict, recipe) -> dict | None:
     return {"metric": metric, "score": round(-best if metric == "nll" else best, 4), "step": progress.get("best_step")}
 
 
+def merge_lora(weights: dict[str, torch.Tensor], scale: float) -> dict[str, torch.Tensor]:
+    """The plain weights of a state dict with LoRA's A and B: W + scale · B A, A and B dropped.
+    A state dict without them comes back as it is."""
+    if not any(key.endswith(".lora_a") for key in weights):
+        return weights
+    merged = {key: value for key, value in weights.items() if not key.endswith((".lora_a", ".lora_b"))}
+    for key in weights:
+        if key.endswith(".lora_a"):
+            prefix = key[: -len("lora_a")]
+            a, b = weights[key].double(), weights[prefix + "lora_b"].double()
+            weight = weights[prefix + "weight"]
+            merged[prefix + "weight"] = (weight.double() + scale * (b @ a)).to(weight.dtype)
+    return merged
+
+
+def _merged(payload: dict) -> dict:
+    """A payload whose LoRA updates (nmt.model.lora) are merged into its weights: an average is
+    the mean of the merged models."""
+    train = payload.get("recipe", {}).get("train", {})
+    rank = train.get("lora_rank", 0)
+    if not rank:
+        return payload
+    return payload | {"model": merge_lora(payload["model"], train.get("lora_alpha", 16.0) / rank)}
+
+
 @dataclass
 class Checkpoint:
     """A checkpoint as its readers use it: its recipe validated once, here (a key added after the
@@ -186,7 +211,8 @@ class Checkpoint:
 
     @property
     def weights(self) -> dict[str, torch.Tensor]:
-        return self.payload["model"]
+        """The model's plain weights: LoRA's updates merged in where the run trained some."""
+        return merge_lora(self.payload["model"], self.recipe.train.lora_scale)
 
     def tokenizer_models(self) -> dict[str, bytes]:
         return tokenizer_models(self.payload)

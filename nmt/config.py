@@ -298,6 +298,16 @@ class TrainConfig(Section):
     # output, or parameter-name prefixes such as decoder_layers.0; e.g. [embeddings, encoder] to adapt
     # only the decoder of a pretrained model.
     freeze: list[str] = []
+    # LoRA (nmt.model.lora): rank r > 0 trains a rank-r update of each linear layer named in
+    # lora_targets, scaled by lora_alpha / r, everything else frozen; checkpoints' readers get the
+    # merged weights. 0 = off.
+    lora_rank: int = Field(default=0, ge=0)
+    lora_alpha: float = 16.0
+    lora_targets: list[str] = ["qkv_proj", "q_proj", "kv_proj", "out_proj"]
+
+    @property
+    def lora_scale(self) -> float:
+        return self.lora_alpha / self.lora_rank if self.lora_rank else 0.0
     # Fine-tuning: a new run starts from this checkpoint's weights and tokenizer, with a fresh
     # optimizer, schedule and step count. The model shape and vocabulary must be the parent's.
     init_from: str | None = None

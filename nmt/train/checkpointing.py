@@ -144,7 +144,13 @@ class RunCheckpoints:
             if self.recipe.train.max_steps <= done:
                 raise NmtError(f"train.max_steps={self.recipe.train.max_steps}: {parent} has made {done} updates "
                                "already; with train.init_from_continues, max_steps counts from the parent's start")
-        self.model.load_state_dict(picked_layers(payload["model"], picks))
+        adapted = any(key.endswith(".lora_a") for key in self.model.state_dict())
+        weights = payload["model"] if adapted else loaded.weights  # a LoRA parent merged for a plain child
+        missing, unexpected = self.model.load_state_dict(picked_layers(weights, picks), strict=False)
+        new_adapters = [key for key in missing if key.endswith((".lora_a", ".lora_b"))]
+        if unexpected or len(new_adapters) != len(missing):  # only this run's new LoRA updates may be missing
+            raise NmtError(f"{parent}: its weights do not fit this model (missing {sorted(set(missing) - set(new_adapters))[:3]}, "
+                           f"unexpected {sorted(unexpected)[:3]})")
         if not self.recipe.train.init_from_continues:
             return None
         for note in self.update.load_state_dict(payload):

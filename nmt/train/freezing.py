@@ -1,4 +1,5 @@
-"""Parts of the model kept as they are while the rest trains (train.freeze): by group, or by any
+"""Parts of the model kept as they are while the rest trains (train.freeze, and train.lora_rank,
+which freezes all but LoRA's updates): by group, or by any
 prefix of the parameters' names (`nmt info` lists a checkpoint's modules). Frozen parameters get
 no gradients, and the optimizer holds only the others. With tied embeddings the target embedding
 is the output layer too, so "embeddings" freezes both."""
@@ -33,3 +34,16 @@ def freeze(model: nn.Module, names: list[str]) -> tuple[int, int]:
         parameters[key].requires_grad_(False)
     count = sum(parameters[key].numel() for key in frozen)
     return count, sum(p.numel() for p in parameters.values())
+
+
+def adapt_with_lora(model: nn.Module, cfg) -> tuple[int, int]:
+    """train.lora_rank: every parameter frozen but LoRA's updates of the layers in
+    train.lora_targets (nmt.model.lora); returns (frozen, all) as `freeze` does."""
+    from nmt.model.lora import add_lora
+
+    if not add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.lora_targets):
+        raise NmtError(f"train.lora_targets {cfg.lora_targets}: no linear layer of this model has these names "
+                       "(the attention's are qkv_proj, q_proj, kv_proj, out_proj; the feed-forward's w1, w2)")
+    parameters = list(model.parameters())
+    frozen = sum(p.numel() for p in parameters if not p.requires_grad)
+    return frozen, sum(p.numel() for p in parameters)

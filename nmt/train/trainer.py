@@ -28,7 +28,7 @@ from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train.distributed import batches_per_rank, join_world, launched_rank
-from nmt.train.freezing import freeze
+from nmt.train.freezing import adapt_with_lora, freeze
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.metrics import LossWindow, MetricsLog
 from nmt.train.run_lock import exclusive_run
@@ -82,6 +82,8 @@ class Trainer:
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
         self.frozen = freeze(self.model, self.train_cfg.freeze) if self.train_cfg.freeze else None
+        if self.train_cfg.lora_rank:
+            self.frozen = adapt_with_lora(self.model, self.train_cfg)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
         self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log)
@@ -192,7 +194,8 @@ class Trainer:
                  f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
                  + (f", resumed at step {self.progress.step}" if self.checkpoints.resumed else ""))
         if self.frozen:
-            self.log(f"frozen ({', '.join(cfg.freeze)}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")
+            what = f"LoRA rank {cfg.lora_rank} on {', '.join(cfg.lora_targets)}" if cfg.lora_rank else ", ".join(cfg.freeze)
+            self.log(f"frozen ({what}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")
         if self.world.is_main:
             tokens_per_pass = cfg.max_tokens * self.batches_per_rank // passes
             memory = estimate_memory(self.model, cfg, self.device, tokens_per_pass,

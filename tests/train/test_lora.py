@@ -1,0 +1,72 @@
+"""LoRA (train.lora_rank, nmt.model.lora): with B at zero the adapted model computes the base
+model's logits; after fine-tuning only the adapters changed (tensor by tensor); every reader gets
+the merged weights, whose logits equal the adapted model's within 1e-5; a target that names no
+layer is an error."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nmt.checkpoint import load_checkpoint, open_checkpoint
+from nmt.data.batching import collate, epoch_batches
+from nmt.errors import NmtError
+from nmt.model.lora import LoraLinear, add_lora
+from nmt.model.transformer import Transformer
+from nmt.train.trainer import Trainer, train
+from tests.conftest import prepared_tiny
+
+QUIET = ["train.valid_bleu_sentences=0", "train.log_every=50", "train.valid_every=1000"]
+
+
+def logits(model: Transformer, batch) -> torch.Tensor:
+    with torch.no_grad():
+        return model.eval()(batch.src, batch.tgt_in)
+
+
+@pytest.fixture(scope="module")
+def fine_tuned(trained_tiny, tmp_path_factory):
+    parent = trained_tiny.out / "checkpoints" / "best.pt"
+    recipe = prepared_tiny(tmp_path_factory.mktemp("lora"), *QUIET, f"train.init_from={parent}", "train.lora_rank=4",
+                           "train.max_steps=12", "train.lr=0.01", "train.warmup_steps=2")
+    train(recipe, show_progress=False)
+    return parent, recipe
+
+
+def test_zero_b_starts_as_the_base_model(trained_tiny, tmp_path):
+    trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
+    batch = collate(trainer.train_data, epoch_batches(trainer.train_data, 512, 1, 0)[0])
+    base = logits(trainer.model, batch)
+    # qkv_proj: 2 encoder + 2 decoder self-attentions; out_proj: those and 2 cross-attentions
+    assert add_lora(trainer.model, 4, 16.0, ["qkv_proj", "out_proj"]) == 4 + 6
+    assert torch.equal(logits(trainer.model, batch), base)
+    assert all(p.requires_grad == name.endswith(("lora_a", "lora_b")) for name, p in trainer.model.named_parameters())
+
+
+def test_only_the_adapters_change_and_the_merged_model_computes_the_adapted_ones_logits(fine_tuned, tmp_path):
+    parent, recipe = fine_tuned
+    before = load_checkpoint(parent)["model"]
+    raw = load_checkpoint(recipe.out / "checkpoints" / "last.pt")["model"]
+    adapters = [key for key in raw if key.endswith((".lora_a", ".lora_b"))]
+    assert adapters and set(raw) - set(adapters) == set(before)
+    assert all(torch.equal(raw[key], before[key]) for key in before)  # the base weights, untouched
+    assert any(not torch.equal(raw[key], torch.zeros_like(raw[key])) for key in adapters if key.endswith("lora_b"))
+
+    trainer = Trainer(recipe)  # the adapted model, as training holds it
+    adapted = trainer.model
+    adapted.load_state_dict(raw)
+    merged = Transformer(recipe.model, adapted.src_embed.tokens.num_embeddings, adapted.tgt_embed.tokens.num_embeddings)
+    weights = open_checkpoint(recipe.out / "checkpoints" / "last.pt").weights  # what every reader gets
+    assert not any(key.endswith((".lora_a", ".lora_b")) for key in weights)
+    merged.load_state_dict(weights)
+    batch = collate(trainer.train_data, epoch_batches(trainer.train_data, 512, 1, 0)[0])
+    base = Transformer(recipe.model, adapted.src_embed.tokens.num_embeddings, adapted.tgt_embed.tokens.num_embeddings)
+    base.load_state_dict(before)
+    assert (logits(merged, batch) - logits(base, batch)).abs().max() > 1e-3  # the adapters changed the model
+    assert torch.allclose(logits(merged, batch), logits(adapted, batch), atol=1e-5)
+    assert any(isinstance(m, LoraLinear) for m in adapted.modules())
+
+
+def test_a_target_naming_no_layer_is_an_error(trained_tiny, tmp_path):
+    with pytest.raises(NmtError, match="train.lora_targets"):
+        Trainer(prepared_tiny(tmp_path, *QUIET, "train.lora_rank=4", "train.lora_targets=[attention]"))
