@@ -178,7 +178,7 @@ def test_validation_by_comet_picks_best(models, tmp_path):
     from nmt.train.trainer import train
     from tests.conftest import prepared_tiny
 
-    recipe = prepared_tiny(tmp_path, "train.max_steps=40", "train.valid_every=20", "train.valid_metric=comet",
+    recipe = prepared_tiny(tmp_path, "train.max_steps=20", "train.valid_every=10", "train.valid_metric=comet",
                            f"train.valid_comet_model={models['comet']}")
     train(recipe, show_progress=False)
     valid = [m for m in read_metrics(recipe.out / "metrics.jsonl") if m["kind"] == "valid"]

@@ -33,8 +33,12 @@ def fine_tuned(trained_tiny, tmp_path_factory):
     return parent, recipe
 
 
-def test_zero_b_starts_as_the_base_model(trained_tiny, tmp_path):
-    trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
+def test_zero_b_starts_as_the_base_model_and_a_target_naming_no_layer_is_an_error(tmp_path):
+    recipe = prepared_tiny(tmp_path, *QUIET)
+    unknown = recipe.train.model_copy(update={"lora_rank": 4, "lora_targets": ["attention"]})
+    with pytest.raises(NmtError, match="train.lora_targets"):
+        Trainer(recipe.model_copy(update={"train": unknown}))
+    trainer = Trainer(recipe)
     batch = collate(trainer.train_data, epoch_batches(trainer.train_data, 512, 1, 0)[0])
     base = logits(trainer.model, batch)
     # qkv_proj: 2 encoder + 2 decoder self-attentions; out_proj: those and 2 cross-attentions
@@ -65,8 +69,3 @@ def test_only_the_adapters_change_and_the_merged_model_computes_the_adapted_ones
     assert (logits(merged, batch) - logits(base, batch)).abs().max() > 1e-3  # the adapters changed the model
     assert torch.allclose(logits(merged, batch), logits(adapted, batch), atol=1e-5)
     assert any(isinstance(m, LoraLinear) for m in adapted.modules())
-
-
-def test_a_target_naming_no_layer_is_an_error(trained_tiny, tmp_path):
-    with pytest.raises(NmtError, match="train.lora_targets"):
-        Trainer(prepared_tiny(tmp_path, *QUIET, "train.lora_rank=4", "train.lora_targets=[attention]"))

@@ -17,8 +17,12 @@ from tests.conftest import assert_same_gradients, loss_and_gradients, prepared_t
 QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
 
 
-def test_checkpointed_layers_give_the_same_loss_and_gradients_and_keep_less(tmp_path):
-    trainer = Trainer(prepared_tiny(tmp_path, *QUIET, "model.dropout=0.3"))
+@pytest.fixture(scope="module")
+def trainer(tmp_path_factory):
+    return Trainer(prepared_tiny(tmp_path_factory.mktemp("memory"), *QUIET, "model.dropout=0.3"))
+
+
+def test_checkpointed_layers_give_the_same_loss_and_gradients_and_keep_less(trainer):
     indices = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, 1, 0)[0]
     batch = collate(trainer.train_data, indices)
     model = trainer.model.train()  # dropout on: the recomputation must draw the same masks
@@ -31,10 +35,10 @@ def test_checkpointed_layers_give_the_same_loss_and_gradients_and_keep_less(tmp_
     assert torch.equal(plain_loss, kept_loss)
     assert_same_gradients(model, plain_grads, kept_grads, rtol=1e-6)
     assert activation_bytes_per_token(model, torch.device("cpu")) < 0.5 * plain_kept
+    model.checkpoint_layers = False
 
 
-def test_the_estimate_by_hand_and_its_warning(tmp_path, monkeypatch):
-    trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
+def test_the_estimate_by_hand_and_its_warning(trainer, monkeypatch):
     parameters = sum(p.numel() for p in trainer.model.parameters())
     estimate = estimate_memory(trainer.model, trainer.train_cfg, torch.device("cpu"), tokens_per_pass=1000)
     assert (estimate.weights, estimate.gradients, estimate.optimizer) == (4 * parameters, 4 * parameters,
