@@ -113,6 +113,19 @@ def variant_checkpoint(tmp_path_factory, trained_tiny: Recipe, overrides: tuple[
     return recipe.out / "checkpoints" / "best.pt"
 
 
+def exported_variant(tmp_path_factory, trained_tiny: Recipe, overrides: tuple[str, ...], format: str) -> tuple[Path, Path]:
+    """(checkpoint, export directory): a model variant (variant_checkpoint) through `nmt export --format`."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+
+    checkpoint = variant_checkpoint(tmp_path_factory, trained_tiny, overrides)
+    out = tmp_path_factory.mktemp(format) / "model"
+    result = CliRunner().invoke(app, ["export", str(checkpoint), "-o", str(out), "--format", format])
+    assert result.exit_code == 0, result.output
+    return checkpoint, out
+
+
 def one_line_error(result, *fragments: str) -> None:
     """A CLI result that failed as bad input should: exit code 2, one line, no traceback, naming `fragments`."""
     assert result.exit_code == 2, result.output

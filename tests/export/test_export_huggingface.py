@@ -15,7 +15,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
-from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, variant_checkpoint
+from tests.conftest import TINY_DATA, exported_variant, one_line_error, optional_module, prepared_tiny
 
 transformers, pytestmark = optional_module("transformers")
 # transformers 5 removed the "translation" pipeline (model.generate remains); 4.x still has it.
@@ -36,10 +36,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
-    ckpt = variant_checkpoint(tmp_path_factory, trained_tiny, VARIANTS[request.param])
-    out = tmp_path_factory.mktemp("hf") / "model"
-    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
-    assert result.exit_code == 0, result.output
+    ckpt, out = exported_variant(tmp_path_factory, trained_tiny, VARIANTS[request.param], "huggingface")
     model = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(out)
     return load_engine([ckpt]), model, tokenizer, out

@@ -15,7 +15,7 @@ from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import decode_settings, translate_lines
 from nmt.special_tokens import EOS
-from tests.conftest import one_line_error, optional_module, trained_once, variant_checkpoint
+from tests.conftest import exported_variant, one_line_error, optional_module, trained_once
 from tests.export.test_export import LINES, VARIANTS
 
 onnxruntime, pytestmark = optional_module("onnxruntime")
@@ -26,11 +26,7 @@ GREEDY = ["decode.beam_size=1", "decode.no_repeat_ngram_size=0", "decode.split_s
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def exported(request, trained_tiny, tmp_path_factory):
-    ckpt = variant_checkpoint(tmp_path_factory, trained_tiny, VARIANTS[request.param])
-    out = tmp_path_factory.mktemp("onnx") / "model"
-    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"])
-    assert result.exit_code == 0, result.output
-    return ckpt, out
+    return exported_variant(tmp_path_factory, trained_tiny, VARIANTS[request.param], "onnx")
 
 
 def test_the_greedy_driver_translates_every_line_as_nmt_does(exported):
