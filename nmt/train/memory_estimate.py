@@ -44,16 +44,19 @@ class MemoryEstimate:
         return None if self.available is None else self.total <= self.available
 
     def describe(self) -> str:
-        line = (f"memory estimate: weights {self.weights / GB:.2f} GB, gradients {self.gradients / GB:.2f} GB, "
-                f"Adam {self.optimizer / GB:.2f} GB, activations {self.activations_per_token / 1e3:.1f} kB per token "
-                f"× {self.tokens_per_pass:,} tokens per pass = {self.activations / GB:.2f} GB; "
-                f"{self.total / GB:.2f} GB in all")
+        line = (f"memory estimate: weights {_size(self.weights)}, gradients {_size(self.gradients)}, "
+                f"Adam {_size(self.optimizer)}, activations {self.activations_per_token / 1e3:.1f} kB per token "
+                f"× {self.tokens_per_pass:,} tokens per pass = {_size(self.activations)}; {_size(self.total)} in all")
         if self.available is None:
             return line
         if self.fits:
             return f"{line}, of the device's {self.available / GB:.1f} GB"
         return (f"{line}: more than the device's {self.available / GB:.1f} GB; lower train.max_tokens, raise "
                 "train.update_freq, or set train.checkpoint_activations: true")
+
+
+def _size(bytes_: float) -> str:
+    return f"{bytes_ / GB:.2f} GB" if bytes_ >= 0.1 * GB else f"{bytes_ / 1e6:.1f} MB"
 
 
 def device_memory(device: torch.device) -> int | None:
