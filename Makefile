@@ -50,7 +50,8 @@ $(COMET_VENV)/.installed: pyproject.toml
 # so two at a time finish in about 0.65x the time of one after another on 2 cores. The COMET tests
 # (marked comet) run beside them in the COMET environment, their output shown after the suite's;
 # the target fails if either run fails.
-test: install install-comet
+test:
+	@$(MAKE) --no-print-directory -j2 install install-comet  # the two environments side by side
 	@$(COMET_VENV)/bin/python -m pytest -m comet > .comet-tests.log 2>&1 & comet=$$!; \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"; suite=$$?; \
 	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
