@@ -115,6 +115,22 @@ def read_references(hypothesis_path: Path, n_lines: int, reference_paths: list[P
     return references
 
 
+def _references_for(metrics: list[str], hypothesis_path: Path, n_lines: int, reference_paths: list[Path]) -> list[list[str]]:
+    """The references the metrics need (none where CometKiwi is the only one); COMET takes one."""
+    if all(m == "cometkiwi" for m in metrics):
+        return []
+    references = read_references(hypothesis_path, n_lines, reference_paths)
+    if "comet" in metrics and len(references) > 1:
+        raise NmtError(f"--metric comet scores against one reference (-r given {len(references)} times)")
+    return references
+
+
+def _neural_scores(metrics: list[str], neural: NeuralSettings, n_lines: int,
+                   references: list[list[str]]) -> NeuralScores | None:
+    """The COMET scorer of a run, where a metric needs one: shared by every system it scores."""
+    return NeuralScores(neural, n_lines, references) if set(metrics) & set(NEURAL) else None
+
+
 def score_file(hypothesis_path: Path, reference_paths: list[Path], metrics: list[str] = ["bleu"],
                tokenize: str | None = None, lowercase: bool = False,
                neural: NeuralSettings = NeuralSettings()) -> list[dict]:
@@ -122,11 +138,13 @@ def score_file(hypothesis_path: Path, reference_paths: list[Path], metrics: list
     also its segment scores, `segments`)."""
     check_metrics(metrics, neural)
     hypotheses = read_system(hypothesis_path)
-    needs_references = [m for m in metrics if m != "cometkiwi"]
-    references = read_references(hypothesis_path, len(hypotheses), reference_paths) if needs_references else []
-    if "comet" in metrics and len(references) > 1:
-        raise NmtError(f"--metric comet scores against one reference (-r given {len(references)} times)")
-    neural_scores = NeuralScores(neural, len(hypotheses), references) if set(metrics) & set(NEURAL) else None
+    references = _references_for(metrics, hypothesis_path, len(hypotheses), reference_paths)
+    return _score_lines(hypotheses, references, metrics, tokenize, lowercase,
+                        _neural_scores(metrics, neural, len(hypotheses), references))
+
+
+def _score_lines(hypotheses: list[str], references: list[list[str]], metrics: list[str], tokenize: str | None,
+                 lowercase: bool, neural_scores: NeuralScores | None) -> list[dict]:
     results = []
     for name in metrics:
         if name in NEURAL:
@@ -140,6 +158,22 @@ def score_file(hypothesis_path: Path, reference_paths: list[Path], metrics: list
             result["length_ratio"] = length_ratio(score)
         results.append(result)
     return results
+
+
+def system_records(path: Path, reference_paths: list[Path], metrics: list[str], tokenize: str | None = None,
+                   lowercase: bool = False, neural: NeuralSettings = NeuralSettings(),
+                   neural_scores: NeuralScores | None = None) -> list[dict]:
+    """jsonl's records of one system: its scores, then each line's (the files read once;
+    `neural_scores`: a scorer shared with other systems, whose COMET scores it keeps)."""
+    check_metrics(metrics, neural)
+    hypotheses = read_system(path)
+    references = _references_for(metrics, path, len(hypotheses), reference_paths)
+    neural_scores = neural_scores or _neural_scores(metrics, neural, len(hypotheses), references)
+    results = _score_lines(hypotheses, references, metrics, tokenize, lowercase, neural_scores)
+    system = {"scope": "system", **{r["name"]: r["score"] for r in results},
+              "signatures": {r["name"]: r["signature"] for r in results}}
+    lines = segment_scores(hypotheses, references, metrics, results, tokenize, lowercase)
+    return [system] + [{"scope": "line", **line} for line in lines]
 
 
 def segment_scores(hypotheses: list[str], references: list[list[str]], metrics: list[str], results: list[dict],
@@ -166,10 +200,12 @@ def length_ratio(bleu_score) -> float:
 
 def compare_systems(system_paths: list[Path], reference_paths: list[Path], metrics: list[str] = ["bleu"],
                     tokenize: str | None = None, lowercase: bool = False, test: str = "bs",
-                    samples: int = 0, neural: NeuralSettings = NeuralSettings()) -> list[dict]:
+                    samples: int = 0, neural: NeuralSettings = NeuralSettings(),
+                    neural_scores: NeuralScores | None = None) -> list[dict]:
     """sacrebleu's paired test (bootstrap `bs` or approximate randomization `ar`), the first
     system being the baseline. One row per system with score, p-value and 95% interval; COMET's
-    and CometKiwi's resample their segment scores the same way (nmt.metrics.segment_mean)."""
+    and CometKiwi's resample their segment scores the same way (nmt.metrics.segment_mean).
+    `neural_scores`: a COMET scorer to share (and keep the scores of) with the caller."""
     from nmt.metrics.segment_mean import SegmentMean
 
     check_metrics(metrics, neural)
@@ -179,13 +215,10 @@ def compare_systems(system_paths: list[Path], reference_paths: list[Path], metri
     for path, lines in systems[1:]:
         if len(lines) != len(systems[0][1]):
             raise NmtError(f"{systems[0][0]} has {len(systems[0][1])} lines but {path} has {len(lines)}")
-    needs_references = [m for m in metrics if m != "cometkiwi"]
-    references = read_references(system_paths[0], len(systems[0][1]), reference_paths) if needs_references else []
+    references = _references_for(metrics, system_paths[0], len(systems[0][1]), reference_paths)
     named_metrics = {name: build_metric(name, tokenize, lowercase) for name in metrics if name not in NEURAL}
-    if set(metrics) & set(NEURAL):
-        if "comet" in metrics and len(references) > 1:
-            raise NmtError(f"--metric comet scores against one reference (-r given {len(references)} times)")
-        neural_scores = NeuralScores(neural, len(systems[0][1]), references)
+    neural_scores = neural_scores or _neural_scores(metrics, neural, len(systems[0][1]), references)
+    if neural_scores:
         for name in (m for m in metrics if m in NEURAL):
             segments = {tuple(lines): neural_scores.scores(name, lines).segments for _, lines in systems}
             named_metrics[name] = SegmentMean(NEURAL[name], segments, neural_scores.signature(name))
@@ -232,10 +265,10 @@ def score_report(hypotheses: list[Path], references: list[Path], metrics: list[s
             return json.dumps(identified if len(identified) > 1 else identified[0], indent=1)
         return "\n".join(f"{path}: {describe(result)}" for path, result in zip(hypotheses, identified))
     if len(hypotheses) == 1:
-        results = score_file(hypotheses[0], references, metrics, tokenize, lowercase, neural)
         if output_format == "jsonl":
             return "\n".join(json.dumps(record, ensure_ascii=False)
-                             for record in _records(hypotheses[0], references, metrics, results, tokenize, lowercase))
+                             for record in system_records(hypotheses[0], references, metrics, tokenize, lowercase, neural))
+        results = score_file(hypotheses[0], references, metrics, tokenize, lowercase, neural)
         results = [_without_segments(r) for r in results] + identified
         if output_format == "json":
             return json.dumps(results if len(results) > 1 else results[0], indent=1)
@@ -243,15 +276,19 @@ def score_report(hypotheses: list[Path], references: list[Path], metrics: list[s
                          for r in results)
     if paired_test not in ("bs", "ar"):
         raise NmtError(f"--paired-test {paired_test}: choose bs or ar")
-    rows = compare_systems(hypotheses, references, metrics, tokenize, lowercase, paired_test, samples, neural)
+    shared = None  # jsonl: one COMET scorer for the paired test and the records, each system scored once
+    if output_format == "jsonl" and set(metrics) & set(NEURAL):
+        check_metrics(metrics, neural)
+        n_lines = len(read_system(hypotheses[0]))
+        shared = NeuralScores(neural, n_lines, _references_for(metrics, hypotheses[0], n_lines, references))
+    rows = compare_systems(hypotheses, references, metrics, tokenize, lowercase, paired_test, samples, neural, shared)
     for row, result in zip(rows, identified):
         row["langid"] = result
     if output_format == "jsonl":
         lines = [json.dumps({"scope": "paired_test", **row}, ensure_ascii=False) for row in rows]
         for path in hypotheses:
-            results = score_file(path, references, metrics, tokenize, lowercase, neural)
             lines += [json.dumps({"system": str(path), **record}, ensure_ascii=False)
-                      for record in _records(path, references, metrics, results, tokenize, lowercase)]
+                      for record in system_records(path, references, metrics, tokenize, lowercase, neural, shared)]
         return "\n".join(lines)
     return json.dumps(rows, indent=1) if output_format == "json" else "\n".join(_comparison_line(row) for row in rows)
 
@@ -263,17 +300,6 @@ def metrics_without_references(metrics: list[str]) -> bool:
 
 def _without_segments(result: dict) -> dict:
     return {key: value for key, value in result.items() if key != "segments"}
-
-
-def _records(path: Path, reference_paths: list[Path], metrics: list[str], results: list[dict],
-             tokenize: str | None, lowercase: bool) -> list[dict]:
-    """jsonl's records of one system: its scores, then each line's."""
-    hypotheses = read_system(path)
-    references = [read_system(p) for p in reference_paths]
-    system = {"scope": "system", **{r["name"]: r["score"] for r in results},
-              "signatures": {r["name"]: r["signature"] for r in results}}
-    lines = segment_scores(hypotheses, references, metrics, results, tokenize, lowercase)
-    return [system] + [{"scope": "line", **line} for line in lines]
 
 
 def _comparison_line(row: dict) -> str:

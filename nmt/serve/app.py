@@ -203,9 +203,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
-        return error(422, f"{where}: {first.get('msg', 'invalid request')}")
+        return error(422, _validation_message(exc))
 
     def counters(served: Served) -> dict:
         s = served.batcher.stats
@@ -273,8 +271,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     return app
 
 
-def _validation_message(e: ValidationError) -> str:
-    """A request's first problem, as "field: what is wrong"."""
+def _validation_message(e) -> str:
+    """A request's first problem (pydantic's or FastAPI's validation error), as "field: what is wrong"."""
     first = e.errors()[0] if e.errors() else {}
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
     return f"{where}: {first.get('msg', 'invalid request')}"
