@@ -20,7 +20,7 @@ runner = CliRunner()
 def models(trained_tiny, tmp_path_factory):
     from nmt.decode.engines.engine import load_engine
 
-    reverse = trained_once(tmp_path_factory, "data.src_lang=de", "data.tgt_lang=en")
+    reverse = trained_once(tmp_path_factory, "data.src_lang=de", "data.tgt_lang=en", "train.max_steps=100")
     return {"forward": load_engine([trained_tiny.out / "checkpoints" / "best.pt"]),
             "forward_path": trained_tiny.out / "checkpoints" / "best.pt",
             "reverse_path": reverse.out / "checkpoints" / "best.pt"}

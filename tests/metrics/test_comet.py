@@ -170,17 +170,26 @@ def test_a_checkpoint_is_read_as_weights_only(models, texts, tmp_path):
     assert "unpickled" not in result.output
 
 
-def test_validation_by_comet_picks_best(models, tmp_path):
+@pytest.fixture(scope="module")
+def comet_validated(models, tmp_path_factory):
+    """The tiny recipe trained 20 updates with train.valid_metric comet (validated twice); its
+    checkpoints also serve the decoding tests below (any model will do there)."""
+    from nmt.train.trainer import train
+    from tests.conftest import prepared_tiny
+
+    recipe = prepared_tiny(tmp_path_factory.mktemp("validated"), "train.max_steps=20", "train.valid_every=10",
+                           "train.valid_metric=comet", f"train.valid_comet_model={models['comet']}")
+    train(recipe, show_progress=False)
+    return recipe
+
+
+def test_validation_by_comet_picks_best(comet_validated):
     """train.valid_metric comet: each validation's COMET is the model's system score of the greedy
     dev translations, and best.pt follows it."""
     from nmt.checkpoint import best_dev, open_checkpoint
     from nmt.train.metrics import read_metrics
-    from nmt.train.trainer import train
-    from tests.conftest import prepared_tiny
 
-    recipe = prepared_tiny(tmp_path, "train.max_steps=20", "train.valid_every=10", "train.valid_metric=comet",
-                           f"train.valid_comet_model={models['comet']}")
-    train(recipe, show_progress=False)
+    recipe = comet_validated
     valid = [m for m in read_metrics(recipe.out / "metrics.jsonl") if m["kind"] == "valid"]
     assert len(valid) == 2 and all("comet" in m for m in valid)
     best = max(valid, key=lambda m: (m["comet"], -m["step"]))
@@ -189,13 +198,13 @@ def test_validation_by_comet_picks_best(models, tmp_path):
                                                     "step": best["step"]}
 
 
-def test_mbr_with_the_comet_utility_picks_by_comets_own_scores(models, trained_tiny):
+def test_mbr_with_the_comet_utility_picks_by_comets_own_scores(models, comet_validated):
     """decode.mbr.utility comet: each candidate's expected utility is the mean of unbabel-comet's
     scores of (source, candidate, each candidate as the reference)."""
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings, translate_lines
 
-    engine = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
+    engine = load_engine([comet_validated.out / "checkpoints" / "best.pt"])
     cfg = decode_settings(engine.recipe, None, {}, ["decode.mbr.candidates=4", "decode.epsilon=0.02",
                                                     "decode.nbest=4", "decode.mbr.utility=comet",
                                                     f"decode.mbr.comet_model={models['comet']}"])
@@ -207,13 +216,13 @@ def test_mbr_with_the_comet_utility_picks_by_comets_own_scores(models, trained_t
     assert [h.selection for h in hyps] == pytest.approx(sorted(utilities, reverse=True), abs=1e-6)
 
 
-def test_cometkiwi_reranking_adds_its_weighted_scores(models, trained_tiny):
+def test_cometkiwi_reranking_adds_its_weighted_scores(models, comet_validated):
     """decode.rerank.qe_model: each candidate's score is its search score plus qe_weight times
     unbabel-comet's CometKiwi score of it; weight 0 keeps the beam's choice."""
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings, translate_lines
 
-    engine = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
+    engine = load_engine([comet_validated.out / "checkpoints" / "best.pt"])
     sources = (TINY_DATA / "valid.en").read_text().splitlines()[:3]
     beam = translate_lines(engine, sources, decode_settings(engine.recipe, None, {}, ["decode.nbest=4"]))
     rerank = ["decode.rerank.candidates=4", f"decode.rerank.qe_model={models['cometkiwi']}", "decode.nbest=4"]

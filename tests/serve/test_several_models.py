@@ -16,7 +16,7 @@ from tests.conftest import one_line_error, trained_once
 
 @pytest.fixture(scope="module")
 def models(trained_tiny, tmp_path_factory):
-    reverse = trained_once(tmp_path_factory, "data.src_lang=de", "data.tgt_lang=en")
+    reverse = trained_once(tmp_path_factory, "data.src_lang=de", "data.tgt_lang=en", "train.max_steps=100")
     return str(trained_tiny.out / "checkpoints" / "best.pt"), str(reverse.out / "checkpoints" / "best.pt")
 
 
