@@ -45,6 +45,16 @@ def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
     return device.type == "cuda" and cfg.precision == "bf16" and not cfg.freeze and not cfg.lora_rank  # frozen: autocast
 
 
+def keep_gradients_allocated(model: torch.nn.Module) -> None:
+    """A CUDA graph's outputs are overwritten by its next replay, so no gradient may be one: every
+    parameter the passes train gets its gradient allocated once (under master weights the bf16
+    weights, whose gradients the backward makes, not only what the optimizer holds), each backward
+    adds into it, and an update zeroes it instead of freeing it."""
+    for parameter in model.parameters():
+        if parameter.requires_grad and parameter.grad is None:
+            parameter.grad = torch.zeros_like(parameter)
+
+
 def _device_ids(device: torch.device) -> list[int] | None:
     """DDP's device_ids: this process's one GPU (`cuda` alone means the current one), none on a CPU."""
     if device.type != "cuda":
@@ -93,10 +103,7 @@ class TrainStep:
         # CUDA graphs replay a fixed set of shapes: batches padded to shape buckets (nmt.data.buckets).
         self.shape_buckets = self.cuda_graphs
         if self.cuda_graphs:
-            # A graph's outputs are overwritten by its next replay, so no gradient may be one: the
-            # gradients stay allocated and each backward adds into them (zeroed, not freed, per update).
-            for parameter in self.parameters:
-                parameter.grad = torch.zeros_like(parameter)
+            keep_gradients_allocated(model)
         self.forward = compile_model(forward, cuda_graphs=self.cuda_graphs) if self.compiled else forward
         self.tracing = compile_settings if self.compiled else contextlib.nullcontext
 

@@ -42,11 +42,14 @@ def test_a_training_update_on_cuda_never_waits_for_the_device(tmp_path, precisio
     assert torch.isfinite(loss) and tokens > 0
 
 
-def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path):
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path, precision):
     """train.cuda_graphs: the compiled step replayed from CUDA graphs, an update in 2 passes (each
-    backward adding into gradients that no replay overwrites), on bucketed batches: the eager
-    step's losses, update after update, and no host sync once every shape was recorded."""
-    settings = ["train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false", *ON_CUDA]
+    backward adding into gradients that no replay overwrites; in bf16 the bf16 weights' gradients
+    too), on bucketed batches: the eager step's losses, update after update, and no host sync once
+    every shape was recorded."""
+    settings = ["train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false",
+                f"train.precision={precision}", *ON_CUDA]
     graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
     assert graphed.update.cuda_graphs and graphed.update.shape_buckets
@@ -56,7 +59,8 @@ def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path):
     for group in groups:
         loss_graphed, tokens = graphed.train_step(group)
         loss_eager, _ = eager.train_step(group)
-        assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens, rel=1e-3)
+        assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens,
+                                                             rel=1e-3 if precision == "fp32" else 2e-2)
     with host_syncs_are_errors():
         loss, _ = graphed.train_step(groups[0])
     assert torch.isfinite(loss)
