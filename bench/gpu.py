@@ -243,11 +243,47 @@ def profile_work(step: TrainStep, data: ParallelShards, updates: list[list[np.nd
         _synchronize(device)
     n, events = len(updates), prof.key_averages()
     if not cuda:
-        return {"profiled_updates": n, "operators_per_update": round(sum(e.count for e in events if e.key.startswith("aten::")) / n)}
-    kernels = [e for e in events if e.device_type == DeviceType.CUDA]
-    microseconds = sum(getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0) for e in kernels)
-    return {"profiled_updates": n, "kernels_per_update": round(sum(e.count for e in kernels) / n),
-            "kernel_seconds_per_update": significant(microseconds / 1e6 / n)}
+        operators = [(e.key, e.count, e.self_cpu_time_total) for e in events if e.key.startswith("aten::")]
+        return {"profiled_updates": n, "operators_per_update": round(sum(count for _, count, _ in operators) / n),
+                **time_by_kind(operators, n)}
+    kernels = [(e.key, e.count, getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0))
+               for e in events if e.device_type == DeviceType.CUDA]
+    microseconds = sum(time for _, _, time in kernels)
+    return {"profiled_updates": n, "kernels_per_update": round(sum(count for _, count, _ in kernels) / n),
+            "kernel_seconds_per_update": significant(microseconds / 1e6 / n), **time_by_kind(kernels, n)}
+
+
+# What a kernel (or a CPU's aten operator) is, from its name; the first kind whose words it holds.
+# Attention comes first: FlashAttention's and the memory-efficient kernels are cutlass kernels too.
+KERNEL_KINDS = (
+    ("attention", ("flash", "fmha", "attention", "attn")),
+    ("matmul", ("gemm", "xmma", "cutlass", "nvjet", "cublas", "aten::mm", "aten::addmm", "aten::bmm")),
+    ("optimizer", ("adam", "multi_tensor", "foreach")),
+    ("fused pointwise (inductor)", ("triton_poi",)),
+    ("fused reduction (inductor)", ("triton_red", "triton_per")),
+    ("copy, cast, fill", ("memcpy", "memset", "copy", "fill", "aten::to", "aten::cat")),
+    ("reduction, norm, softmax", ("reduce", "norm", "softmax", "logsumexp", "aten::sum", "aten::mean")),
+    ("pointwise", ("elementwise", "vectorized", "aten::add", "aten::mul", "aten::div", "dropout")),
+)
+
+
+def kernel_kind(name: str) -> str:
+    lowered = name.lower()
+    return next((kind for kind, words in KERNEL_KINDS if any(word in lowered for word in words)), "other")
+
+
+def time_by_kind(events: list[tuple[str, int, float]], updates: int, top: int = 10) -> dict:
+    """Where an update's kernel time goes, from (name, calls, self microseconds) over `updates`
+    profiled updates: milliseconds per update by kind (KERNEL_KINDS), and the `top` kernels by
+    time with their calls per update (names cut to 120 characters)."""
+    kinds: dict[str, float] = {}
+    for name, _, micros in events:
+        kinds[kernel_kind(name)] = kinds.get(kernel_kind(name), 0.0) + micros
+    ranked = sorted(events, key=lambda event: -event[2])[:top]
+    return {"milliseconds_by_kind": {kind: significant(micros / 1e3 / updates, 3)
+                                     for kind, micros in sorted(kinds.items(), key=lambda item: -item[1])},
+            "top_kernels": [{"name": name[:120], "milliseconds": significant(micros / 1e3 / updates, 3),
+                             "calls": significant(calls / updates, 3)} for name, calls, micros in ranked]}
 
 
 def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], passes: int, multiple: int,

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from bench.gpu import main, synthetic_shards
+from bench.gpu import kernel_kind, main, synthetic_shards, time_by_kind
 from nmt.data.batching import collate
 from nmt.special_tokens import BOS, EOS, PAD
 
@@ -40,6 +40,9 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
         assert run["device_seconds"] is None  # no CUDA events on a CPU
         assert run["micro_batches"] == 2 and len(run["timings"]) == 1  # auto on a CPU: one pass per batch
         assert run["operators_per_update"] > 100 and run["profiled_updates"] == 1
+        kinds, top = run["milliseconds_by_kind"], run["top_kernels"]
+        assert kinds["matmul"] > 0 and len(top) == 10 and sum(t["calls"] for t in top) > 0
+        assert list(kinds.values()) == sorted(kinds.values(), reverse=True)
         rate = run["model_gflop_per_update"] / run["seconds_per_update"] / 1000  # TFLOP/s
         assert abs(rate - run["model_tflop_per_s"]) <= 0.02 * rate
         mfu = run["model_tflop_per_s"] / report["measured_fp32_matmul_tflops"]
@@ -59,3 +62,25 @@ def test_host_overhead_bench_counts_fewer_operators_in_one_pass(tmp_path):
     assert one["operators_per_update"] < 0.8 * two["operators_per_update"]
     assert report["one_pass_against_two"]["operators"] == round(one["operators_per_update"] / two["operators_per_update"], 3)
     assert report["provenance"]["commit"] and report["provenance"]["host"]["cpus"] >= 1
+
+
+def test_kernels_are_told_apart_by_their_names():
+    """Names as an H100's profile lists them (cuBLAS, FlashAttention, inductor, fused Adam) and a
+    CPU's aten operators; attention first, since its kernels are cutlass kernels too."""
+    kinds = {
+        "nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NTT": "matmul",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1": "matmul",
+        "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4>>": "attention",
+        "fmha_cutlassB_bf16_aligned_64x64_k64_sm80": "attention",
+        "triton_poi_fused_add_native_dropout_0": "fused pointwise (inductor)",
+        "triton_red_fused__log_softmax_1": "fused reduction (inductor)",
+        "triton_per_fused_native_layer_norm_2": "fused reduction (inductor)",
+        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>": "optimizer",
+        "Memcpy HtoD (Pinned -> Device)": "copy, cast, fill",
+        "aten::addmm": "matmul", "aten::_softmax": "reduction, norm, softmax", "something_new": "other",
+    }
+    assert {name: kernel_kind(name) for name in kinds} == kinds
+    # 2 updates: 3 ms of matmul over 4 calls and 1 ms of pointwise over 2 calls
+    report = time_by_kind([("aten::mm", 4, 3000.0), ("aten::add", 2, 1000.0)], updates=2, top=1)
+    assert report == {"milliseconds_by_kind": {"matmul": 1.5, "pointwise": 0.5},
+                      "top_kernels": [{"name": "aten::mm", "milliseconds": 1.5, "calls": 2.0}]}
