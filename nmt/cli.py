@@ -294,18 +294,22 @@ def export(
 
 @command("import")
 def import_(
-    directory: Annotated[Path, typer.Argument(help="A transformers Marian (OPUS-MT) or Pegasus model directory.")],
+    directory: Annotated[Path, typer.Argument(help="A transformers model directory: Marian (OPUS-MT), Pegasus, M2M-100 (NLLB-200, M2M-100).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Checkpoint to write (e.g. opus_en_de.pt).")],
     src_lang: Annotated[Optional[str], typer.Option(help="Source language, if tokenizer_config.json does not say.")] = None,
     tgt_lang: Annotated[Optional[str], typer.Option(help="Target language, if tokenizer_config.json does not say.")] = None,
     recipe: Annotated[Optional[Path], typer.Option(
         help="Also write a recipe that fine-tunes the imported model (its data section to fill in).")] = None,
     force: Annotated[bool, typer.Option(help="Replace OUTPUT (and RECIPE) if they exist.")] = False,
+    add_languages: Annotated[Optional[str], typer.Option(
+        help="New language codes, comma-separated; CODE=RELATED starts CODE's row from RELATED's (ukr_Cyrl=rus_Cyrl).")] = None,
+    add_pieces: Annotated[Optional[Path], typer.Option(
+        help="A file of new sentencepiece pieces, one a line (a word's start written ▁).")] = None,
 ):
     """Import a Hugging Face transformers model as an nmt checkpoint, to translate, fine-tune (train --init-from) and export."""
     from nmt.export.huggingface_import import import_with_recipe
 
-    say(import_with_recipe(directory, output, force, src_lang, tgt_lang, recipe))
+    say(import_with_recipe(directory, output, force, src_lang, tgt_lang, recipe, add_languages, add_pieces))
 
 
 @command()

@@ -41,6 +41,8 @@ from nmt.data.tokenizer import CARRIED, load_processor
 from nmt.errors import NmtError
 from nmt.export.huggingface import marian_order, require_transformers
 from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary, pack_original
+from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary, parse_added_languages,
+                                             read_added_pieces)
 from nmt.model.transformer import Transformer
 
 NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre"}
@@ -54,12 +56,17 @@ MAX_LOGIT_DIFFERENCE = 1e-3  # the import's own check against transformers
 
 
 def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang: str | None = None,
-                       tgt_lang: str | None = None) -> dict:
-    """Write `out`, an nmt checkpoint that fine-tunes, translates and exports like any other; return a summary."""
+                       tgt_lang: str | None = None, add_languages: str | None = None,
+                       add_pieces: Path | None = None) -> dict:
+    """Write `out`, an nmt checkpoint that fine-tunes, translates and exports like any other; return a
+    summary. `add_languages` (`xx_Latn,yy_Cyrl=zz_Cyrl`) and `add_pieces` (a file, one piece a line)
+    extend its vocabulary (nmt.export.vocabulary_extension)."""
     transformers = require_transformers()
     directory, out = Path(directory), Path(out)
     if out.exists() and not force:
         raise NmtError(f"{out}: exists (--force replaces it)")
+    added_languages = parse_added_languages(add_languages) if add_languages else []
+    added_pieces = read_added_pieces(add_pieces) if add_pieces else []
     config = _read_config(transformers, directory)
     tokenizer_config = _read_json(directory / "tokenizer_config.json", required=False)
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
@@ -84,6 +91,8 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                       for side, name, json_name in (("src", "source.spm", "vocab.json"),
                                                     ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
 
+    if added_languages or added_pieces:
+        check_extension(tokenizers["tgt"][0], languages, added_languages, added_pieces, str(add_pieces))
     try:
         hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
     except (OSError, ValueError) as e:
@@ -105,6 +114,15 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     if difference > MAX_LOGIT_DIFFERENCE:
         raise NmtError(f"{directory}: the imported model's logits differ from transformers' by {difference:.2g} "
                        "(a feature this import does not read); nothing written")
+    extension = None
+    if added_languages or added_pieces:
+        if protos["src"] != protos["tgt"]:
+            raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
+                           "extend one joint vocabulary")
+        proto, model, recipe, extension = extend_vocabulary(protos["tgt"], model, recipe, added_languages, added_pieces,
+                                                            str(add_pieces))
+        protos = {"src": proto, "tgt": proto}
+        languages = recipe.data.languages
     carried = {}
     if languages:  # what exporting back to an M2M100ForConditionalGeneration needs
         carried[CARRIED] = torch.frombuffer(bytearray(pack_original(directory, indices["tgt"], codes)), dtype=torch.uint8)
@@ -119,7 +137,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     }, out)
     return {"checkpoint": str(out), "architecture": type(hf_model).__name__, "direction": f"{src_lang}-{tgt_lang}",
             "vocab": {side: len(index) for side, index in indices.items()}, "max_logit_difference": difference,
-            "languages": languages, "recipe": recipe}
+            "languages": languages, "recipe": recipe, "extension": extension}
 
 
 # --- reading the directory ----------------------------------------------------------------------
@@ -361,6 +379,8 @@ def write_finetuning_recipe(recipe, checkpoint: Path, path: Path) -> None:
     raw = recipe_to_dict(recipe)
     raw["output_dir"] = f"runs/{Path(checkpoint).stem}"
     raw["data"].update(train="my_corpus/train", valid="my_corpus/dev", test="my_corpus/test")
+    # a sentence and its EOS within the model's positions
+    raw["data"]["max_tokens_per_sentence"] = min(raw["data"]["max_tokens_per_sentence"], recipe.model.max_positions - 1)
     raw["train"].update(init_from=str(checkpoint), lr=1e-4, warmup_steps=500, max_minutes=60)
     header = (f"# Fine-tunes {checkpoint} (imported by `nmt import`): edit the data section, then\n"
               f"#   nmt tokenizer {path} && nmt prepare {path} && nmt train {path}\n"
@@ -371,13 +391,22 @@ def write_finetuning_recipe(recipe, checkpoint: Path, path: Path) -> None:
 
 
 def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang: str | None = None,
-                       tgt_lang: str | None = None, recipe: Path | None = None) -> list[str]:
+                       tgt_lang: str | None = None, recipe: Path | None = None, add_languages: str | None = None,
+                       add_pieces: Path | None = None) -> list[str]:
     """`nmt import`: the checkpoint, and, with `recipe`, a recipe that fine-tunes it; returns the
     lines to print (what was imported, how close its logits are, how to fine-tune it)."""
     if recipe and recipe.exists() and not force:
         raise NmtError(f"{recipe}: exists (--force replaces it)")
-    summary = import_huggingface(directory, out, force, src_lang, tgt_lang)
+    summary = import_huggingface(directory, out, force, src_lang, tgt_lang, add_languages, add_pieces)
     lines = []
+    if extension := summary["extension"]:
+        added = [f"{len(extension['languages'])} language(s) ({', '.join(extension['languages'])})"] if extension["languages"] else []
+        added += [f"{extension['pieces']} piece(s)"] if extension["pieces"] else []
+        lines.append(f"added {' and '.join(added)}: vocabulary {extension['vocab']['before']} -> "
+                     f"{extension['vocab']['after']}; each new row starts from the mean of related rows (docs/huggingface.md)")
+        if unreached := extension["unreached_pieces"]:
+            lines.append(f"note: {len(unreached)} added piece(s) the tokenizer never produces from their own text, as "
+                         f"BPE reaches a piece only through pieces it has: {', '.join(unreached[:5])}")
     if recipe:
         write_finetuning_recipe(summary["recipe"], out, recipe)
         lines.append(f"wrote {recipe}: fill in its data section, then `nmt tokenizer {recipe} && nmt prepare {recipe} "

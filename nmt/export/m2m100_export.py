@@ -29,6 +29,10 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
     files, index, codes = unpack_original(packed)
     if sorted(index) != list(range(len(index))):
         raise NmtError(f"{checkpoint}: its vocabulary does not map one to one onto the imported model's rows")
+    if (rows := state["model.encoder.embed_tokens.weight"].size(0)) != len(index):
+        raise NmtError(f"{checkpoint}: its vocabulary was extended ({len(index)} -> {rows} tokens, nmt import "
+                       "--add-languages/--add-pieces), which the imported tokenizer files cannot say; "
+                       "export it with --format ctranslate2")
     config = json.loads(files.pop("config.json"))
     to_rows = torch.tensor(index)
 

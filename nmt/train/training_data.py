@@ -35,6 +35,11 @@ class TrainingData:
             self.samples = [ParallelShards(shards, name, data.forced_target_tokens) for name in names]
         if len(self.pairs) == 0:
             raise NmtError(f"{shards}: the training split is empty after cleaning")
+        longest = int(max(self.pairs.src.lengths.max(), self.pairs.tgt.lengths.max()))
+        if longest + 1 > recipe.model.max_positions:  # its EOS (or BOS) takes a position too
+            raise NmtError(f"{shards}: a prepared sentence has {longest} pieces, more than model.max_positions "
+                           f"({recipe.model.max_positions}) holds; set data.max_tokens_per_sentence to at most "
+                           f"{recipe.model.max_positions - 1} and run `nmt prepare` again")
         self.valid_sets = valid_sets(recipe, shards)
 
     def epoch(self, epoch: int) -> tuple[ParallelShards, list[np.ndarray]]:
