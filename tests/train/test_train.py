@@ -399,3 +399,10 @@ def test_valid_metric_chrf_picks_best_and_an_old_recipe_key_still_reads(tmp_path
     assert old.train.valid_metric == "loss" and old.train.selection_metric == "nll"
     with pytest.raises(NmtError, match="valid_comet_model"):
         load_recipe(recipe.out / "recipe.yaml", ["train.valid_metric=comet"])
+
+
+def test_prepared_sentences_longer_than_the_models_positions_are_a_clear_error(tmp_path):
+    """Before, the first batch holding such a sentence stopped training with a traceback."""
+    recipe = prepared_tiny(tmp_path, "model.max_positions=12")
+    with pytest.raises(NmtError, match=r"more than model.max_positions \(12\) holds; set data.max_tokens_per_sentence to at most 11"):
+        Trainer(recipe)
