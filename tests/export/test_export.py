@@ -186,8 +186,16 @@ def test_a_missing_extra_is_named(trained_tiny, tmp_path, monkeypatch):
     one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "m")]), "pip install 'nmt[ctranslate2]'")
     one_line_error(runner.invoke(app, ["translate", "-c", ckpt, "--engine", "ctranslate2"], input="A dog.\n"),
                    "nmt[ctranslate2]")
+    # nmt.serve.app imported without fastapi keeps `Request = None`: the module as it was is put
+    # back after, so that the serve tests after this one in this process build a working app
+    original = sys.modules.pop("nmt.serve.app", None)
     monkeypatch.setitem(sys.modules, "fastapi", None)
-    one_line_error(runner.invoke(app, ["serve", ckpt]), "pip install 'nmt[serve]'")
+    try:
+        one_line_error(runner.invoke(app, ["serve", ckpt]), "pip install 'nmt[serve]'")
+    finally:
+        sys.modules.pop("nmt.serve.app", None)
+        if original is not None:
+            sys.modules["nmt.serve.app"] = sys.modules["nmt.serve"].app = original
 
 
 def test_ctranslate2_likelihood_matches_nmts(exported):
