@@ -216,7 +216,10 @@ class ModelConfig(Section):
     # sinusoidal: the paper's table, from position 0. fairseq: fairseq's (tensor2tensor's)
     # frequencies, 10000^(-i/(D/2 - 1)), from position 2, as NLLB-200 and M2M-100 were trained with
     # (set by `nmt import`).
-    positions: Literal["sinusoidal", "fairseq"] = "sinusoidal"
+    # learned: a learned row per position and side (mBART's; set by `nmt import`).
+    positions: Literal["sinusoidal", "fairseq", "learned"] = "sinusoidal"
+    # A LayerNorm on embeddings + positions, before the dropout (mBART's layernorm_embedding).
+    embedding_norm: bool = False
     # The encoder layer (0-based) whose self-attention has no residual connection, so that its
     # output no longer carries each token's position through: Liu et al. 2021's remedy for
     # zero-shot translation into the wrong language (a middle layer). None: every layer has one.
@@ -239,7 +242,7 @@ class ModelConfig(Section):
 # when fine-tuning).
 MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
                     "share_embeddings", "tie_output", "max_positions", "positions", "residual_free_encoder_layer",
-                    "decoder_start")
+                    "decoder_start", "embedding_norm")
 
 
 class TrainConfig(Section):

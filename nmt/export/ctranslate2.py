@@ -59,11 +59,16 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
     activation = {"relu": common_spec.Activation.RELU, "swish": common_spec.Activation.SWISH,
                   "gelu": common_spec.Activation.GELU}[cfg.activation]
     spec = transformer_spec.TransformerSpec.from_config(
-        (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation)
+        (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation,
+        layernorm_embedding=cfg.embedding_norm)
     spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
     spec.config.add_source_eos = True  # nmt's sources end with EOS
     spec.config.decoder_start_token = tgt_pieces[EOS if cfg.decoder_start == "eos" else BOS]
-    positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions).table.numpy()
+    if cfg.positions == "learned":  # a table per side
+        positions = {side: weights[f"{side}_embed.positions.weight"] for side in ("src", "tgt")}
+    else:
+        table = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions).table.numpy()
+        positions = {"src": table, "tgt": table}
 
     def linear(target, prefix: str, bias: bool = True) -> None:
         target.weight = weights[f"{prefix}.weight"]
@@ -76,8 +81,11 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
     encoder, decoder = spec.encoder, spec.decoder
     encoder.embeddings[0].weight = weights["src_embed.tokens.weight"]
     decoder.embeddings.weight = weights["tgt_embed.tokens.weight"]
-    encoder.position_encodings.encodings = positions
-    decoder.position_encodings.encodings = positions
+    encoder.position_encodings.encodings = positions["src"]
+    decoder.position_encodings.encodings = positions["tgt"]
+    if cfg.embedding_norm:
+        norm(encoder.layernorm_embedding, "src_embed.norm")
+        norm(decoder.layernorm_embedding, "tgt_embed.norm")
     if cfg.norm == "pre":
         norm(encoder.layer_norm, "encoder_norm")
         norm(decoder.layer_norm, "decoder_norm")

@@ -102,6 +102,12 @@ def transformers_state_dict(weights: dict[str, torch.Tensor], cfg) -> dict[str, 
     if cfg.norm == "pre":
         norm("model.encoder.layer_norm", "encoder_norm")
         norm("model.decoder.layer_norm", "decoder_norm")
+    for side, prefix in (("encoder", "src_embed"), ("decoder", "tgt_embed")):
+        if cfg.embedding_norm:  # mBART's
+            norm(f"model.{side}.layernorm_embedding", f"{prefix}.norm")
+        if cfg.positions == "learned":  # mBART's table has two unused rows first (fairseq's offset)
+            table = columns(weights[f"{prefix}.positions.weight"])
+            out[f"model.{side}.embed_positions.weight"] = torch.cat([table.new_zeros(2, d), table])
 
     source_embedding, target_embedding = columns(weights["src_embed.tokens.weight"]), columns(weights["tgt_embed.tokens.weight"])
     out["model.encoder.embed_tokens.weight"] = source_embedding
@@ -189,12 +195,16 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
     payload, recipe = loaded.payload, loaded.recipe
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
-    if CARRIED in payload["tokenizer"]:  # imported from NLLB-200/M2M-100 (or fine-tuned from such an import)
+    if CARRIED in payload["tokenizer"]:  # imported from NLLB-200/M2M-100/mBART-50 (or fine-tuned from such an import)
         return export_m2m100(payload, recipe, payload["tokenizer"][CARRIED].numpy().tobytes(), checkpoint, out,
                              force, transformers_state_dict(payload["model"], recipe.model), require_transformers)
     if recipe.model.residual_free_encoder_layer is not None:
         raise NmtError(f"{checkpoint}: model.residual_free_encoder_layer: transformers' Marian and Pegasus have a "
                        "residual connection around every sublayer")
+    if recipe.model.embedding_norm:
+        raise NmtError(f"{checkpoint}: model.embedding_norm: transformers' Marian and Pegasus have no LayerNorm on "
+                       "the embeddings, and the checkpoint carries no imported mBART tokenizer; this model exports "
+                       "to CTranslate2 (`nmt export`)")
     if recipe.model.positions != "sinusoidal":
         raise NmtError(f"{checkpoint}: model.positions {recipe.model.positions}: transformers' Marian and Pegasus "
                        "compute the paper's positions, and the checkpoint carries no imported M2M-100 tokenizer; "

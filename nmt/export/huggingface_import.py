@@ -1,5 +1,5 @@
-"""A Hugging Face `transformers` Marian (OPUS-MT), Pegasus, or M2M-100 (NLLB-200, M2M-100)
-directory as an nmt checkpoint: `nmt import`.
+"""A Hugging Face `transformers` Marian (OPUS-MT), Pegasus, M2M-100 (NLLB-200, M2M-100) or
+mBART-50 directory as an nmt checkpoint: `nmt import`.
 
 The inverse of `nmt.export.huggingface`: MarianMTModel's layers are nmt's post-LN layers, Pegasus's
 its pre-LN ones, and the d_model dimensions are permuted back from sines-then-cosines to nmt's
@@ -23,7 +23,9 @@ An M2M100ForConditionalGeneration (NLLB-200, M2M-100) is a pre-LN model with fai
 sinusoid (model.positions: fairseq) and language tokens on both sides (data.language_token:
 both: the source's language code in front of the source, the target's forced first in the
 output); its vocabulary is read by nmt.export.m2m100_vocabulary, and every language code becomes
-a language of the checkpoint (data.languages).
+a language of the checkpoint (data.languages). An MBartForConditionalGeneration (mBART-50) is
+the same but for learned positions, a table per side (model.positions: learned), and a LayerNorm
+on the embeddings (model.embedding_norm); its MBart50Tokenizer puts the codes where NLLB's does.
 """
 
 from __future__ import annotations
@@ -45,11 +47,12 @@ from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary,
                                              read_added_pieces)
 from nmt.model.transformer import Transformer
 
-NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre"}
+NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre", "mbart": "pre"}
+POSITIONS_OF = {"m2m_100": "fairseq", "mbart": "learned"}  # else the paper's sinusoid
+MULTILINGUAL = ("m2m_100", "mbart")  # language codes on both sides, the vocabulary of nmt.export.m2m100_vocabulary
 # Architectures nmt's Transformer cannot compute, and what it lacks for each.
-UNSUPPORTED = {"mbart": "learned positions and a LayerNorm on the embeddings (layernorm_embedding)",
-               "bart": "learned positions and a LayerNorm on the embeddings (layernorm_embedding)",
-               "t5": "relative position buckets and RMSNorm without biases"}
+UNSUPPORTED = {"bart": "a byte-level BPE tokenizer (GPT-2's; nmt's tokenizer is sentencepiece)",
+               "t5": "relative position buckets, RMSNorm without biases and gated feed-forwards (MADLAD-400's T5)"}
 ACTIVATION_OF = {"relu": "relu", "swish": "swish", "silu": "swish", "gelu": "gelu"}
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")  # nmt's ids 0..3
 MAX_LOGIT_DIFFERENCE = 1e-3  # the import's own check against transformers
@@ -72,12 +75,12 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
     languages: list[str] = []
     decoder_start = "bos"
-    if config.model_type == "m2m_100":
+    if config.model_type in MULTILINGUAL:
         if config.decoder_start_token_id == config.eos_token_id:
             # fairseq's decoder starts from </s>: nmt's does too (model.decoder_start: eos), and nmt's
             # BOS is the row of the <s> the model never reads, so each row maps to one nmt token.
             specials["start"], decoder_start = config.bos_token_id, "eos"
-        vocab, codes = m2m100_vocabulary(transformers, directory, config.vocab_size)
+        vocab, codes = m2m100_vocabulary(transformers, directory, config.vocab_size, config.model_type)
         languages = list(codes)
         src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)
         one = reordered_tokenizer(directory / SPM_FILE, vocab, specials, directory / SPM_FILE,
@@ -161,7 +164,8 @@ def _read_config(transformers, directory: Path):
         raise NmtError(f"{directory}: a {model_type} model; nmt's Transformer lacks {UNSUPPORTED[model_type]}")
     if model_type not in NORM_OF:
         raise NmtError(f"{directory}: a {model_type!r} model; nmt imports Marian (MarianMTModel, OPUS-MT), "
-                       "Pegasus and M2M-100 (M2M100ForConditionalGeneration: NLLB-200, M2M-100) models")
+                       "Pegasus, M2M-100 (M2M100ForConditionalGeneration: NLLB-200, M2M-100) and mBART-50 "
+                       "(MBartForConditionalGeneration) models")
     try:
         config = transformers.AutoConfig.from_pretrained(directory)
     except (OSError, ValueError) as e:
@@ -169,7 +173,7 @@ def _read_config(transformers, directory: Path):
     lacking = []
     if not config.scale_embedding:
         lacking.append("scale_embedding false (nmt scales embeddings by sqrt(d_model))")
-    if not getattr(config, "static_position_embeddings", True):
+    if model_type != "mbart" and not getattr(config, "static_position_embeddings", True):
         lacking.append("learned positions (static_position_embeddings false)")
     if config.encoder_attention_heads != config.decoder_attention_heads:
         lacking.append("different encoder and decoder attention heads")
@@ -284,8 +288,8 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
                   "activation_dropout": config.activation_dropout, "norm": NORM_OF[config.model_type],
                   "activation": ACTIVATION_OF[config.activation_function], "share_embeddings": share,
                   "tie_output": tied, "max_positions": config.max_position_embeddings,
-                  "positions": "fairseq" if config.model_type == "m2m_100" else "sinusoidal",
-                  "decoder_start": decoder_start},
+                  "positions": POSITIONS_OF.get(config.model_type, "sinusoidal"),
+                  "embedding_norm": config.model_type == "mbart", "decoder_start": decoder_start},
         "decode": decode,
     }
     return recipe_from_dict(raw, str(directory))
@@ -344,6 +348,11 @@ def nmt_state_dict(hf: dict[str, torch.Tensor], cfg, indices: dict[str, list[int
     if cfg.norm == "pre":
         norm("encoder_norm", "model.encoder.layer_norm")
         norm("decoder_norm", "model.decoder.layer_norm")
+    for target, side in (("src_embed", "encoder"), ("tgt_embed", "decoder")):
+        if cfg.embedding_norm:
+            norm(f"{target}.norm", f"model.{side}.layernorm_embedding")
+        if cfg.positions == "learned":  # mBART reads its table from row 2 (fairseq's offset) on
+            out[f"{target}.positions.weight"] = columns(hf[f"model.{side}.embed_positions.weight"][2:2 + cfg.max_positions])
 
     src_index, tgt_index = torch.tensor(indices["src"]), torch.tensor(indices["tgt"])
     out["src_embed.tokens.weight"] = columns(hf["model.encoder.embed_tokens.weight"][src_index])

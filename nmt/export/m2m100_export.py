@@ -1,5 +1,6 @@
-"""A checkpoint imported from an NLLB-200 or M2M-100 directory (or fine-tuned from one) written
-back as an `M2M100ForConditionalGeneration` directory: `nmt export --format huggingface`.
+"""A checkpoint imported from an NLLB-200, M2M-100 or mBART-50 directory (or fine-tuned from one)
+written back as an `M2M100ForConditionalGeneration` (or `MBartForConditionalGeneration`) directory:
+`nmt export --format huggingface`.
 
 The import kept the directory's tokenizer files and config, and which row of the model each nmt
 token came from (nmt.export.m2m100_vocabulary; a permutation: the model starts its decoder from
@@ -33,7 +34,6 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
         raise NmtError(f"{checkpoint}: its vocabulary was extended ({len(index)} -> {rows} tokens, nmt import "
                        "--add-languages/--add-pieces), which the imported tokenizer files cannot say; "
                        "export it with --format ctranslate2")
-    config = json.loads(files.pop("config.json"))
     to_rows = torch.tensor(index)
 
     def in_place(rows: torch.Tensor) -> torch.Tensor:  # nmt's row i is the model's row index[i]
@@ -41,7 +41,12 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
         placed[to_rows] = rows
         return placed
 
+    config = json.loads(files.pop("config.json"))
+    mbart = config.get("model_type") == "mbart"
+    # M2M-100 has no output bias; mBART's is a buffer of zeros (nmt's forbids PAD and BOS)
     weights = {name: t for name, t in state.items() if name != "final_logits_bias"}
+    if mbart:
+        weights["final_logits_bias"] = torch.zeros_like(state["final_logits_bias"])
     for name in ("model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"):
         weights[name] = in_place(weights[name])
     weights["model.shared.weight"] = weights["model.encoder.embed_tokens.weight"]
@@ -54,7 +59,7 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
     def fill(directory: Path) -> None:
         from safetensors.torch import save_file
 
-        model_config = transformers.M2M100Config.from_dict(config | {
+        model_config = transformers.AutoConfig.for_model(config["model_type"]).from_dict(config | {
             "dropout": recipe.model.dropout, "attention_dropout": recipe.model.attention_dropout,
             "activation_dropout": recipe.model.activation_dropout})
         model_config.save_pretrained(directory)
@@ -69,6 +74,7 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
             early_stopping=decode.beam_size > 1 and decode.length_penalty != 0, pad_token_id=model_config.pad_token_id,
             eos_token_id=model_config.eos_token_id, bos_token_id=model_config.bos_token_id,
             decoder_start_token_id=model_config.decoder_start_token_id, forced_bos_token_id=forced,
+            forced_eos_token_id=config.get("forced_eos_token_id"),  # mBART's: </s> at the length limit
         ).save_pretrained(directory)
         save_file({k: v.contiguous() for k, v in weights.items() if k not in tied}, str(directory / "model.safetensors"),
                   metadata={"format": "pt"})
@@ -76,7 +82,8 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
 
     write_directory_atomically(Path(out), fill, force)
     return {"directory": str(out), "direction": f"{data.src_lang}-{data.tgt_lang}",
-            "architecture": "M2M100ForConditionalGeneration", "quantization": "float32",
+            "architecture": "MBartForConditionalGeneration" if mbart else "M2M100ForConditionalGeneration",
+            "quantization": "float32",
             "bytes": sum(f.stat().st_size for f in Path(out).iterdir()), "generation_differences": []}
 
 

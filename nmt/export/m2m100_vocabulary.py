@@ -1,5 +1,6 @@
 """The vocabulary of a transformers `M2M100ForConditionalGeneration` directory (NLLB-200 and
-M2M-100 share the architecture), read for `nmt import`.
+M2M-100 share the architecture) or an mBART-50 one (`MBartForConditionalGeneration` with an
+MBart50Tokenizer: the same layout, codes such as `de_DE`), read for `nmt import`.
 
 Both tokenize with a sentencepiece model (`sentencepiece.bpe.model`) whose pieces sit at other ids
 in the model: NLLB adds fairseq's offset of 1 (`<s>` 0, `<pad>` 1, `</s>` 2, `<unk>` 3, then the
@@ -31,11 +32,12 @@ def language_codes(tokenizer) -> dict[str, str]:
     if hasattr(tokenizer, "lang_code_to_id") and hasattr(tokenizer, "get_lang_token"):  # M2M100Tokenizer
         return {code: tokenizer.get_lang_token(code) for code in tokenizer.lang_code_to_id}
     extra = getattr(tokenizer, "extra_special_tokens", None) or getattr(tokenizer, "additional_special_tokens", None)
-    codes = [str(token) for token in (extra or [])]
+    codes = [str(token) for token in (extra or []) if not str(token).startswith("<")]  # not <s>, <mask>, ...
     return {code: code for code in codes if tokenizer.convert_tokens_to_ids(code) != tokenizer.unk_token_id}
 
 
-def m2m100_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[str, int], dict[str, str]]:
+def m2m100_vocabulary(transformers, directory: Path, vocab_size: int,
+                      model_type: str = "m2m_100") -> tuple[dict[str, int], dict[str, str]]:
     """({piece: the model's id} covering every row, {code: the tokenizer's token}), from the directory's
     tokenizer; a one-line error where a piece would read otherwise than the model's tokenizer reads it."""
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
@@ -48,6 +50,9 @@ def m2m100_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[d
         tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     except (OSError, ValueError, TypeError) as e:
         raise NmtError(f"{directory}: transformers cannot load the tokenizer ({str(e).strip().splitlines()[0]})") from None
+    if model_type == "mbart" and not type(tokenizer).__name__.startswith("MBart50"):
+        raise NmtError(f"{directory}: an mBART model with a {type(tokenizer).__name__}; nmt imports mBART-50's layout "
+                       "(MBart50Tokenizer: the source's language code first), not mBART-cc25's (the code after it)")
     proto = model_pb2.ModelProto()
     proto.ParseFromString(spm_path.read_bytes())
     kinds = model_pb2.ModelProto.SentencePiece

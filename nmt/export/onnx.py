@@ -77,7 +77,7 @@ class DecoderStepGraph(nn.Module):
                 past_keys: Tensor, past_values: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         model = self.model
         embed = model.tgt_embed
-        x = embed.tokens(tokens.unsqueeze(1)) * embed.scale + embed.positions.table.index_select(0, position)
+        x = embed.at_positions(tokens.unsqueeze(1), position)
         present_keys, present_values = [], []
         for i, layer in enumerate(model.decoder_layers):
             attention = layer.self_attn

@@ -41,23 +41,51 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("table", table.float(), persistent=False)  # (max_positions, D)
 
     def forward(self, length: int, offset: int = 0) -> Tensor:
-        if offset + length > self.table.size(0):
-            raise ValueError(f"sequence of {offset + length} positions exceeds max_positions {self.table.size(0)}")
-        return self.table[offset:offset + length]  # (length, D)
+        return positions_slice(self.table, length, offset)
+
+    def rows(self, index: Tensor) -> Tensor:  # (L,) positions -> (L, D)
+        return self.table.index_select(0, index)
+
+
+class LearnedPositions(nn.Module):
+    """A learned row per position (`model.positions: learned`, as mBART's, imported without its
+    two unused leading rows): one table per side."""
+
+    def __init__(self, d_model: int, max_positions: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(max_positions, d_model))
+
+    def forward(self, length: int, offset: int = 0) -> Tensor:
+        return positions_slice(self.weight, length, offset)
+
+    def rows(self, index: Tensor) -> Tensor:
+        return self.weight.index_select(0, index)
+
+
+def positions_slice(table: Tensor, length: int, offset: int) -> Tensor:  # (length, D)
+    if offset + length > table.size(0):
+        raise ValueError(f"sequence of {offset + length} positions exceeds max_positions {table.size(0)}")
+    return table[offset:offset + length]
 
 
 class Embeddings(nn.Module):
-    """Token embeddings scaled by sqrt(D), plus positions, then dropout (3.4, 3.5, 5.4)."""
+    """Token embeddings scaled by sqrt(D), plus positions, then dropout (3.4, 3.5, 5.4); with
+    `norm` (model.embedding_norm, mBART's layernorm_embedding) a LayerNorm before the dropout."""
 
-    def __init__(self, tokens: nn.Embedding, positions: PositionalEncoding, dropout: float):
+    def __init__(self, tokens: nn.Embedding, positions: nn.Module, dropout: float, norm: bool = False):
         super().__init__()
         self.tokens = tokens
         self.positions = positions
         self.scale = math.sqrt(tokens.embedding_dim)
+        self.norm = nn.LayerNorm(tokens.embedding_dim) if norm else nn.Identity()
         self.dropout = Dropout(dropout)
 
     def forward(self, ids: Tensor, offset: int = 0) -> Tensor:  # (B, L) -> (B, L, D)
-        return self.dropout(self.tokens(ids) * self.scale + self.positions(ids.size(1), offset))
+        return self.dropout(self.norm(self.tokens(ids) * self.scale + self.positions(ids.size(1), offset)))
+
+    def at_positions(self, ids: Tensor, positions: Tensor) -> Tensor:
+        """ids (B, L) at the positions (L,) given as a tensor (the ONNX decoder's step), no dropout."""
+        return self.norm(self.tokens(ids) * self.scale + self.positions.rows(positions))
 
 
 def _split_heads(x: Tensor, heads: int) -> Tensor:  # (B, L, D) -> (B, h, L, dh)
@@ -325,11 +353,14 @@ class Transformer(nn.Module):
         if cfg.share_embeddings and src_vocab_size != tgt_vocab_size:
             raise ValueError("shared embeddings need one joint vocabulary")
         self.cfg = cfg
-        positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions)
+        if cfg.positions == "learned":  # a table per side
+            src_positions, tgt_positions = (LearnedPositions(cfg.d_model, cfg.max_positions) for _ in range(2))
+        else:  # one fixed table, shared
+            src_positions = tgt_positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions)
         tgt_tokens = nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD)
         src_tokens = tgt_tokens if cfg.share_embeddings else nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD)
-        self.src_embed = Embeddings(src_tokens, positions, cfg.dropout)
-        self.tgt_embed = Embeddings(tgt_tokens, positions, cfg.dropout)
+        self.src_embed = Embeddings(src_tokens, src_positions, cfg.dropout, cfg.embedding_norm)
+        self.tgt_embed = Embeddings(tgt_tokens, tgt_positions, cfg.dropout, cfg.embedding_norm)
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg, i != cfg.residual_free_encoder_layer)
                                             for i in range(cfg.encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.decoder_layers))
@@ -360,6 +391,9 @@ class Transformer(nn.Module):
                     nn.init.xavier_uniform_(block)
         if self.output_proj is not None:
             nn.init.normal_(self.output_proj.weight, mean=0.0, std=d ** -0.5)
+        for module in self.modules():  # learned positions at the scale of a scaled embedding
+            if isinstance(module, LearnedPositions):
+                nn.init.normal_(module.weight, mean=0.0, std=1.0)
 
     @property
     def aligner(self) -> "Transformer":

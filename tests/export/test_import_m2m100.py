@@ -227,11 +227,14 @@ def test_bad_directories_and_codes_are_one_line_errors_that_write_nothing(m2m_di
     shutil.copytree(directory, no_spm)
     (no_spm / "sentencepiece.bpe.model").unlink()
     one_line_error(runner.invoke(app, ["import", str(no_spm), "-o", str(out)]), "sentencepiece.bpe.model: missing")
-    learned = tmp_path / "mbart"
-    shutil.copytree(directory, learned)
-    config = json.loads((learned / "config.json").read_text())
-    (learned / "config.json").write_text(json.dumps(config | {"model_type": "mbart"}))
-    one_line_error(runner.invoke(app, ["import", str(learned), "-o", str(out)]), "mbart", "learned positions")
+    t5 = tmp_path / "t5"
+    shutil.copytree(directory, t5)
+    config = json.loads((t5 / "config.json").read_text())
+    (t5 / "config.json").write_text(json.dumps(config | {"model_type": "t5"}))
+    one_line_error(runner.invoke(app, ["import", str(t5), "-o", str(out)]), "t5", "relative position buckets")
+    (t5 / "config.json").write_text(json.dumps(config | {"model_type": "mbart"}))  # mBART with this layout's tokenizer
+    one_line_error(runner.invoke(app, ["import", str(t5), "-o", str(out)]), "an mBART model with a",
+                   "MBart50Tokenizer")
     shifted = tmp_path / "pad0"
     shutil.copytree(directory, shifted)
     (shifted / "config.json").write_text(json.dumps(config | {"pad_token_id": 0}))
