@@ -297,6 +297,11 @@ class TrainConfig(Section):
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.
     checkpoint_activations: bool = False
+    # Several processes (torchrun): ddp keeps a whole copy of the weights, gradients and Adam's
+    # moments on each; fsdp (PyTorch's FSDP2) shards them, 1/K on each of K processes, for models
+    # that do not fit one device. auto: fsdp on GPUs where the copies would take more than half of
+    # one, else ddp (nmt.train.sharding).
+    parallel: Literal["auto", "ddp", "fsdp"] = "auto"
     # Parts kept as they are while the rest trains (nmt.train.freezing): embeddings, encoder, decoder,
     # output, or parameter-name prefixes such as decoder_layers.0; e.g. [embeddings, encoder] to adapt
     # only the decoder of a pretrained model.
@@ -336,6 +341,12 @@ class TrainConfig(Section):
     def _comet_needs_its_model(self) -> "TrainConfig":
         if self.valid_metric == "comet" and not self.valid_comet_model:
             raise ValueError("valid_metric comet needs valid_comet_model (a local COMET model directory)")
+        return self
+
+    @model_validator(mode="after")
+    def _fsdp_trains_every_parameter(self) -> "TrainConfig":
+        if self.parallel == "fsdp" and (self.freeze or self.lora_rank):
+            raise ValueError("parallel fsdp trains every parameter: freeze and lora_rank run under parallel ddp")
         return self
 
     @field_validator("micro_batches", mode="before")

@@ -272,10 +272,12 @@ class DecoderLayer(nn.Module):
         self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
 
-    def forward(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor) -> Tensor:
-        """The whole target x (B, T, D) at once: the causal mask hides the future (3.2.3). kv: the
-        encoder keys and values (B, h, S, dh) each (`project_kv`); src_mask: (B, 1, 1, S), True
-        at real source tokens."""
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
+        """The whole target x (B, T, D) at once: the causal mask hides the future (3.2.3). memory:
+        the encoder's output (B, S, D), projected to keys and values here (inside the layer's own
+        forward, where a sharded layer has its weights gathered); src_mask: (B, 1, 1, S), True at
+        real source tokens."""
+        kv = self.cross_attn.project_kv(memory)
         x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
         x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
         return self.ff_sublayer(x, self.feed_forward)
@@ -429,7 +431,7 @@ class Transformer(nn.Module):
         """tgt_in (B, T) -> hidden states (B, T, D)."""
         x = self.tgt_embed(tgt_in)
         for layer in self.decoder_layers:
-            x = self._layer(lambda y, m, layer=layer: layer(y, layer.cross_attn.project_kv(m), src_mask), x, memory)
+            x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask), x, memory)
         return self.decoder_norm(x)
 
     @property

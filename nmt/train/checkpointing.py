@@ -53,11 +53,12 @@ class RunCheckpoints:
         """Rank 0 writes; every rank takes part (their RNG states are saved too) and waits for it."""
         rng_by_rank = self.world.gather_objects(self._rng_state())
         path = self.folder / f"step_{progress.step:07d}.pt"
+        weights, training = self.update.model_state(), self.update.state_dict()  # every rank: FSDP gathers
         if self.world.is_main:
             payload = {
                 "recipe": recipe_to_dict(self.recipe),
-                "model": self.model.state_dict(),
-                **self.update.state_dict(),  # optimizer, scheduler, scaler
+                "model": weights,
+                **training,  # optimizer, scheduler, scaler
                 "progress": asdict(progress),
                 "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
                 "tokenizer": self.tokenizer_protos,
@@ -100,7 +101,7 @@ class RunCheckpoints:
             raise NmtError(f"{path}: recipe's model differs from the checkpoint's ({'; '.join(changed)}); "
                            "use another output_dir or the checkpoint's settings")
         try:
-            self.model.load_state_dict(payload["model"])
+            self.update.load_model_state(payload["model"])
         except RuntimeError as e:
             raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
         for note in self.update.load_state_dict(payload):
@@ -146,7 +147,7 @@ class RunCheckpoints:
                                "already; with train.init_from_continues, max_steps counts from the parent's start")
         adapted = any(key.endswith(".lora_a") for key in self.model.state_dict())
         weights = payload["model"] if adapted else loaded.weights  # a LoRA parent merged for a plain child
-        missing, unexpected = self.model.load_state_dict(picked_layers(weights, picks), strict=False)
+        missing, unexpected = self.update.load_model_state(picked_layers(weights, picks), strict=False)
         new_adapters = [key for key in missing if key.endswith((".lora_a", ".lora_b"))]
         if unexpected or len(new_adapters) != len(missing):  # only this run's new LoRA updates may be missing
             raise NmtError(f"{parent}: its weights do not fit this model (missing {sorted(set(missing) - set(new_adapters))[:3]}, "

@@ -80,8 +80,12 @@ def activation_bytes_per_token(model: Transformer, device: torch.device, precisi
     """Bytes autograd keeps for the backward pass per target token (each storage once, the weights
     left out), from one forward pass of a PROBE_ROWS × PROBE_LENGTH batch (and as much source) in
     training mode; the model is left as it was."""
-    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    weights: set[int] = set()  # the storages of the weights as each module runs with them
     kept: dict[int, int] = {}  # storage -> bytes: a tensor saved by several operations counts once
+
+    def note_weights(module, args) -> None:  # under FSDP a layer's whole weights exist while it runs
+        weights.update(p.untyped_storage().data_ptr() for p in module.parameters(recurse=False)
+                       if not hasattr(p, "to_local"))
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
         storage = tensor.untyped_storage()
@@ -92,6 +96,7 @@ def activation_bytes_per_token(model: Transformer, device: torch.device, precisi
     src, tgt_in = _probe_batch(model, device)
     was_training = model.training
     model.train()
+    hooks = [module.register_forward_pre_hook(note_weights) for module in model.modules()]
     # The probe's dropout draws must not move the run's random stream (a resumed run probes too).
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         try:
@@ -102,15 +107,18 @@ def activation_bytes_per_token(model: Transformer, device: torch.device, precisi
                 model(src, tgt_in, positions, tgt_in.flatten(), label_smoothing=0.1)
         finally:
             model.train(was_training)
+            for hook in hooks:
+                hook.remove()
     return sum(kept.values()) / tgt_in.numel()
 
 
 def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, tokens_per_pass: int,
-                    master_weights: bool = False) -> MemoryEstimate:
-    """The run's estimate. master_weights: bf16 copies of the linear weights beside fp32 masters,
-    and bf16 gradients for the passes (nmt.train.master_weights), counted for every parameter (an
-    upper bound: embeddings and norms stay fp32)."""
-    parameters = sum(p.numel() for p in model.parameters())
+                    master_weights: bool = False, shards: int = 1) -> MemoryEstimate:
+    """The run's estimate, per process. master_weights: bf16 copies of the linear weights beside fp32
+    masters, and bf16 gradients for the passes (nmt.train.master_weights), counted for every
+    parameter (an upper bound: embeddings and norms stay fp32). shards: FSDP's processes, each
+    holding 1/shards of the weights, gradients and Adam's moments."""
+    parameters = -(-sum(p.numel() for p in model.parameters()) // shards)
     weights = parameters * (4 + (2 if master_weights else 0))
     gradients = parameters * (4 + (2 if master_weights else 0))
     per_token = activation_bytes_per_token(model, device, cfg.precision)

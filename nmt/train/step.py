@@ -30,6 +30,7 @@ from nmt.train.distributed import World
 from nmt.train.master_weights import MasterWeights
 from nmt.train.micro_batches import initial_micro_batches, passes_of
 from nmt.train.schedule import build_scheduler
+from nmt.train import sharding
 
 
 def fused_adam(device: torch.device) -> bool:
@@ -77,12 +78,21 @@ class TrainStep:
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
                  budget_used: Callable[[int], float] | None = None, note: Callable[[str], None] = lambda text: None):
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
-        # bf16 weights in the passes, fp32 masters in the optimizer (nmt.train.master_weights)
-        self.master_weights = MasterWeights(model) if uses_master_weights(cfg, device) else None
+        self.parallel, parallel_note = sharding.choose_parallel(cfg, model, device, world.size)
+        self.sharded = self.parallel == "fsdp"  # nmt.train.sharding
+        if self.sharded:  # (the recipe refuses train.freeze and LoRA with fsdp)
+            self._build_plain = lambda: Transformer(model.cfg, model.src_embed.tokens.num_embeddings,
+                                                    model.tgt_embed.tokens.num_embeddings)
+            sharding.shard(model, cfg.precision, device)
+        if parallel_note:
+            note(parallel_note)
+        # bf16 weights in the passes, fp32 masters in the optimizer (nmt.train.master_weights);
+        # under FSDP its mixed-precision policy does that
+        self.master_weights = MasterWeights(model) if uses_master_weights(cfg, device) and not self.sharded else None
         self.parameters = self.master_weights.parameters() if self.master_weights else \
             [p for p in model.parameters() if p.requires_grad]  # frozen ones (train.freeze) left out
         self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
-                                          weight_decay=cfg.weight_decay, fused=fused_adam(device))
+                                          weight_decay=cfg.weight_decay, fused=fused_adam(device) and not self.sharded)
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
@@ -92,10 +102,12 @@ class TrainStep:
         self.batches_per_process = max(1, cfg.update_freq // world.size)
         self.micro_batches = initial_micro_batches(cfg.micro_batches, device, self.batches_per_process)
         self.can_split_on_oom = cfg.micro_batches == "auto" and not world.distributed
-        forward = model
-        if world.distributed:
+        forward = model  # a sharded model gathers and reduces by itself
+        if world.distributed and not self.sharded:
             forward = DistributedDataParallel(model, device_ids=_device_ids(device), **_no_buffer_broadcast())
         self.compiled, compile_note = resolve_compile(cfg, device)
+        if self.sharded and self.compiled:
+            self.compiled, compile_note = False, "train.compile: the sharded (fsdp) step runs eagerly"
         self.cuda_graphs, graphs_note = resolve_cuda_graphs(cfg, device, self.compiled, world.size)
         for text in (compile_note, graphs_note):
             if text:
@@ -164,6 +176,9 @@ class TrainStep:
         for i, (batch, weight) in enumerate(zip(batches, weights)):
             last = i == len(batches) - 1
             sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
+            if self.sharded:  # reduce-scatter the gradients once, after the last pass
+                self.model.set_requires_gradient_sync(last)
+                sync = contextlib.nullcontext()
             if self.cuda_graphs:  # a new step of the graph tree: this pass's replay may reuse the last one's memory
                 torch.compiler.cudagraph_mark_step_begin()
             with sync:
@@ -191,15 +206,41 @@ class TrainStep:
         precision); a no-op unless the passes run on bf16 weights."""
         return self.master_weights.masters_in_place() if self.master_weights else contextlib.nullcontext()
 
+    @contextlib.contextmanager
+    def validation_model(self):
+        """What validation decodes with, on the first process (every process must enter): the model
+        with its fp32 weights, or under FSDP a plain copy gathered from the shards (None elsewhere)."""
+        if self.sharded:
+            with sharding.unsharded_copy(self.model, self._build_plain, self.world.is_main, self.device) as copy:
+                yield copy
+        else:
+            with self.fp32_weights():
+                yield self.model
+
     # --- checkpointed state ---------------------------------------------------------------------
+    def model_state(self) -> dict:
+        """The model's whole weights for a checkpoint (under FSDP every process must call it and
+        the first one gets them)."""
+        return sharding.full_model_state(self.model) if self.sharded else self.model.state_dict()
+
+    def load_model_state(self, state: dict, strict: bool = True) -> tuple[list, list]:
+        """Whole weights (a checkpoint's) into the model, sharded or not; (missing, unexpected) names."""
+        if self.sharded:
+            return sharding.load_full_model_state(self.model, state, strict)
+        return self.model.load_state_dict(state, strict=strict)
+
     def state_dict(self) -> dict:
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
-                "scaler": self.scaler.state_dict()}
+        optimizer = (sharding.full_optimizer_state(self.model, self.optimizer) if self.sharded
+                     else self.optimizer.state_dict())
+        return {"optimizer": optimizer, "scheduler": self.scheduler.state_dict(), "scaler": self.scaler.state_dict()}
 
     def load_state_dict(self, state: dict) -> list[str]:
         """Restore the optimizer, schedule and loss scale; returns notes on what could not carry
         over (a run resumed in another precision)."""
-        self.optimizer.load_state_dict(state["optimizer"])
+        if self.sharded:
+            sharding.load_full_optimizer_state(self.model, self.optimizer, state["optimizer"])
+        else:
+            self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         notes = []
         if self.scaler.is_enabled() and not state.get("scaler"):

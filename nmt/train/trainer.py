@@ -27,12 +27,13 @@ from nmt.errors import NmtError
 from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
+from nmt.train import sharding
 from nmt.train.distributed import batches_per_rank, join_world, launched_rank
 from nmt.train.freezing import adapt_with_lora, freeze
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.metrics import LossWindow, MetricsLog
 from nmt.train.run_lock import exclusive_run
-from nmt.train.step import TrainStep, uses_master_weights
+from nmt.train.step import TrainStep
 from nmt.train.stopping import StopSignal, stop_reason
 from nmt.train.training_data import TrainingData
 from nmt.train.validate import improved, validate
@@ -107,9 +108,9 @@ class Trainer:
     def validate_and_save(self) -> Path:
         """Validate on rank 0 (the result is shared), log it, save; best.pt if it is the best yet."""
         result = None
-        if self.world.is_main:
-            with self.update.fp32_weights():
-                result = validate(self.model, self.data.valid_sets, self.recipe, self.tgt_tokenizer, self.device)
+        with self.update.validation_model() as model:  # every rank enters: FSDP gathers the weights
+            if self.world.is_main:
+                result = validate(model, self.data.valid_sets, self.recipe, self.tgt_tokenizer, self.device)
         result = self.world.share_from_main(result)
         best = improved(self.progress, result, self.train_cfg.selection_metric)
         if self.metrics:
@@ -196,10 +197,14 @@ class Trainer:
         if self.frozen:
             what = f"LoRA rank {cfg.lora_rank} on {', '.join(cfg.lora_targets)}" if cfg.lora_rank else ", ".join(cfg.freeze)
             self.log(f"frozen ({what}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")
-        if self.world.is_main:
+        if self.update.sharded:
+            held = sharding.local_parameters(self.model)
+            self.log(f"sharded (train.parallel fsdp): each of {self.world.size} processes holds {held:,} of "
+                     f"{self.model.num_parameters():,} parameters, their gradients and Adam's moments")
+        if self.world.is_main or self.update.sharded:  # the probe's forward pass gathers shards on every rank
             tokens_per_pass = cfg.max_tokens * self.batches_per_rank // passes
             memory = estimate_memory(self.model, cfg, self.device, tokens_per_pass,
-                                     uses_master_weights(cfg, self.device))
+                                     self.update.master_weights is not None, shards=self.world.size if self.update.sharded else 1)
             self.log(("warning: " if memory.fits is False else "") + memory.describe())
 
     def _progress_bar(self, show: bool) -> Progress:

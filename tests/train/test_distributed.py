@@ -18,18 +18,19 @@ SETTINGS = ["train.update_freq=2", "train.max_tokens=96", "model.dropout=0.0", "
             "train.valid_bleu_sentences=0", "train.log_every=2", "train.threads=1"]
 
 
-def train_args(out: Path, steps: int) -> list[str]:
+def train_args(out: Path, steps: int, settings: list[str] = SETTINGS) -> list[str]:
     """`nmt train`'s arguments for the tiny recipe into `out`, `steps` updates."""
     sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
             f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
-            f"--set=train.max_steps={steps}", *[f"--set={s}" for s in SETTINGS]]
+            f"--set=train.max_steps={steps}", *[f"--set={s}" for s in settings]]
     return ["train", str(TINY), "--no-progress", *sets]
 
 
-def run_nmt_train(out: Path, steps: int, nproc: int, in_this_process: bool = False) -> subprocess.CompletedProcess:
+def run_nmt_train(out: Path, steps: int, nproc: int, in_this_process: bool = False,
+                  settings: list[str] = SETTINGS) -> subprocess.CompletedProcess:
     """`nmt train` of the tiny recipe into `out` for `steps` updates on `nproc` processes; one
     process runs inside this one (the same command, without an interpreter's start-up)."""
-    args = train_args(out, steps)
+    args = train_args(out, steps, settings)
     if nproc == 1 or in_this_process:
         result = CliRunner().invoke(app, [*args, f"--nproc={nproc}"])
         return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)

@@ -1,0 +1,155 @@
+"""Sharded data parallel training through PyTorch's own FSDP (`fully_shard`, FSDP2): under torchrun
+with `train.parallel: fsdp`, each process keeps 1/K of the weights, gradients and Adam's moments
+instead of DDP's full copy, and gathers a layer's weights only while that layer runs.
+
+Each encoder and decoder layer is a unit of its own, the embeddings, positions and final norms
+the root's; with bf16 on CUDA, FSDP's mixed-precision policy computes in bf16 and reduces
+gradients in fp32 (in place of nmt's own bf16 weights with fp32 masters). The batches, the
+schedule and the gradient's scale are DDP's: FSDP averages gradients over the processes as DDP
+does.
+
+Checkpoints stay nmt's own: every process takes part in gathering the full weights and the
+optimizer's state onto the first process's CPU, which writes an ordinary checkpoint (the
+optimizer's state keyed by parameter index, as `Optimizer.state_dict` keys it), so `nmt average`,
+`export` and `translate` read it, and a run resumes from it under FSDP, DDP or one process alike.
+Tied weights (the shared embedding and output layer) are one parameter: loading skips their
+second name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import torch
+from torch import nn
+
+from nmt.config import TrainConfig
+from nmt.errors import NmtError
+
+# auto shards when weights, gradients and Adam's moments (16 bytes a parameter) would take more
+# than this share of one device's memory, leaving the rest to activations
+AUTO_SHARE = 0.5
+
+
+def choose_parallel(cfg: TrainConfig, model: nn.Module, device: torch.device, processes: int) -> tuple[str, str | None]:
+    """("ddp" | "fsdp" | "none", a note for the log where auto decided)."""
+    if processes == 1:
+        return "none", None
+    if cfg.parallel != "auto":
+        return cfg.parallel, None
+    if device.type != "cuda":
+        return "ddp", None
+    parameters = sum(p.numel() for p in model.parameters())
+    held = 16 * parameters
+    memory = torch.cuda.get_device_properties(device).total_memory
+    if held > AUTO_SHARE * memory:
+        return "fsdp", (f"train.parallel auto: fsdp, as weights, gradients and Adam ({held / 1e9:.1f} GB) would take "
+                        f"more than {AUTO_SHARE:.0%} of each GPU's {memory / 1e9:.0f} GB under DDP")
+    return "ddp", None
+
+
+def shard(model: nn.Module, precision: str, device: torch.device) -> None:
+    """fully_shard each layer, then the whole model (its embeddings, positions and final norms),
+    from the first process's weights, as DDP starts (each process drew its own initialisation)."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            dist.broadcast(tensor, src=0)
+
+    policy = MixedPrecisionPolicy()
+    if device.type == "cuda" and precision == "bf16":
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for layer in [*model.encoder_layers, *model.decoder_layers]:
+        fully_shard(layer, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+
+
+def local_parameters(model: nn.Module) -> int:
+    """The parameter elements this process holds (its shards)."""
+    return sum(p.to_local().numel() if hasattr(p, "to_local") else p.numel() for p in model.parameters())
+
+
+def aliases(model: nn.Module) -> set[str]:
+    """State-dict names of a tensor already named before (a tied weight's second name)."""
+    seen, second = set(), set()
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) in seen:
+            second.add(name)
+        seen.add(id(tensor))
+    return second
+
+
+def _options(**kwargs):
+    from torch.distributed.checkpoint.state_dict import StateDictOptions
+
+    return StateDictOptions(full_state_dict=True, **kwargs)
+
+
+def full_model_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The whole model's weights on the first process's CPU (every process must call it; the others get {})."""
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict
+
+    return get_model_state_dict(model, options=_options(cpu_offload=True))
+
+
+def load_full_model_state(model: nn.Module, state: dict[str, torch.Tensor], strict: bool = True) -> tuple[list, list]:
+    """Whole weights (on every process) into the sharded model; (missing, unexpected) names."""
+    from torch.distributed.checkpoint.state_dict import set_model_state_dict
+
+    skipped = aliases(model)
+    result = set_model_state_dict(model, {k: v for k, v in state.items() if k not in skipped},
+                                  options=_options(strict=False))
+    missing = [name for name in result.missing_keys if name not in skipped]
+    if strict and (missing or result.unexpected_keys):
+        raise RuntimeError(f"missing {missing[:3]}, unexpected {list(result.unexpected_keys)[:3]}")
+    return missing, list(result.unexpected_keys)
+
+
+def _trainable_names(model: nn.Module) -> list[str]:
+    """The optimizer's parameters in its order (TrainStep: model.parameters() that require grad)."""
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+def full_optimizer_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict:
+    """The optimizer's whole state on the first process's CPU, keyed by index as a plain
+    Optimizer.state_dict() is (every process must call it)."""
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+    state = get_optimizer_state_dict(model, optimizer, options=_options(cpu_offload=True))
+    if not state:
+        return {}
+    index = {name: i for i, name in enumerate(_trainable_names(model))}
+    return {"state": {index[name]: value for name, value in state["state"].items()},
+            "param_groups": [group | {"params": [index[name] for name in group["params"]]}
+                             for group in state["param_groups"]]}
+
+
+def load_full_optimizer_state(model: nn.Module, optimizer: torch.optim.Optimizer, state: dict) -> None:
+    """An index-keyed optimizer state (from any checkpoint of this model) into the sharded optimizer."""
+    from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
+
+    names = _trainable_names(model)
+    if len(state["param_groups"][0]["params"]) != len(names):
+        raise NmtError(f"the checkpoint's optimizer holds {len(state['param_groups'][0]['params'])} parameters, "
+                       f"this model trains {len(names)}")
+    by_name = {"state": {names[i]: value for i, value in state["state"].items()},
+               "param_groups": [group | {"params": [names[i] for i in group["params"]]} for group in state["param_groups"]]}
+    set_optimizer_state_dict(model, optimizer, by_name, options=_options())
+
+
+@contextlib.contextmanager
+def unsharded_copy(model: nn.Module, build, is_main: bool, device: torch.device) -> Iterator[nn.Module | None]:
+    """A plain copy of the sharded model on the first process (None on the others), for what runs
+    there alone (validation, decoding): every process takes part in gathering its weights."""
+    state = full_model_state(model)
+    copy = None
+    if is_main:
+        copy = build().to(device)
+        copy.load_state_dict(state)
+    try:
+        yield copy
+    finally:
+        del copy
