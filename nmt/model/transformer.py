@@ -499,7 +499,7 @@ class Transformer(nn.Module):
         for decoder_layer in self.decoder_layers:
             kv = decoder_layer.cross_attn.project_kv(memory)
             weights.append(decoder_layer.cross_attention_weights(x, kv, src_mask))
-            x = decoder_layer(x, kv, src_mask)
+            x = decoder_layer(x, memory, src_mask)
         return weights
 
     def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:

@@ -39,7 +39,7 @@ def test_written_out_weights_give_the_layers_attention_output(norm):
     tgt_in[:, 0] = BOS
     memory, src_mask = model.encode(src)
     layer = model.decoder_layers[1]
-    x = model.decoder_layers[0](model.tgt_embed(tgt_in), model.decoder_layers[0].cross_attn.project_kv(memory), src_mask)
+    x = model.decoder_layers[0](model.tgt_embed(tgt_in), memory, src_mask)
     kv = layer.cross_attn.project_kv(memory)
     weights = model.cross_attention(src, tgt_in)[1]
     assert torch.allclose(weights.sum(-1), torch.ones(4, 4, 6), atol=1e-5)
