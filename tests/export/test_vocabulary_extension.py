@@ -124,7 +124,7 @@ def test_a_new_language_code_learns_czech(checkpoints, tmp_path):
     written = yaml.safe_load((extended.parent / "finetune.yaml").read_text(encoding="utf-8"))
     written["data"].update(train=str(corpus / "train"), valid=str(corpus / "dev"), test=None,
                            src_lang="eng_Latn", tgt_lang="ces_Latn")
-    written["train"].update(max_steps=300, warmup_steps=20, lr=0.008, valid_every=300, max_minutes=0,
+    written["train"].update(max_steps=200, warmup_steps=20, lr=0.012, valid_every=200, max_minutes=0,
                             max_tokens=800, valid_bleu_sentences=0, log_every=100, threads=1)
     written["output_dir"] = str(tmp_path / "run")
     path = tmp_path / "finetune.yaml"

@@ -86,13 +86,13 @@ def test_two_nodes_train_as_one_process_does_and_a_killed_node_restarts_to_the_s
     one, clean, faulty = tmp_path / "one", tmp_path / "clean", tmp_path / "faulty"
     for out in (one, clean, faulty):
         prepared_tiny(out, *NODE_SETTINGS)
-    assert run_nmt_train(one, 40, nproc=1).returncode == 0
-    outputs = run_two_nodes(clean, 40)
+    assert run_nmt_train(one, 24, nproc=1).returncode == 0
+    outputs = run_two_nodes(clean, 24)
     assert sum("2 processes × 1 batches" in o for o in outputs) == 1  # one rank speaks
     assert max_difference(model_of(one), model_of(clean)) <= 2e-5
-    outputs = run_two_nodes(faulty, 40, kill_after_checkpoint="step_0000010.pt")
+    outputs = run_two_nodes(faulty, 24, kill_after_checkpoint="step_0000010.pt")
     log = "\n".join(outputs)
     assert "resumed at step" in log, log[-3000:]
-    assert load_checkpoint(faulty / "checkpoints" / "last.pt")["progress"]["step"] == 40
+    assert load_checkpoint(faulty / "checkpoints" / "last.pt")["progress"]["step"] == 24
     clean_model, faulty_model = model_of(clean), model_of(faulty)
     assert all(torch.equal(clean_model[k], faulty_model[k]) for k in clean_model)
