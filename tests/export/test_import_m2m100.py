@@ -166,7 +166,10 @@ def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(import
     assert outputs[targets[0]] != outputs[targets[1]]  # the forced token enters the decoder
 
 
-def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path):
+def fine_tune_tiny(ckpt, tmp_path, src: str, tgt: str):
+    """The recipe `nmt import --recipe` wrote beside `ckpt`, fine-tuned 15 updates on the tiny
+    English-German pairs under the codes src and tgt: (the fine-tuned checkpoint, a function
+    giving a checkpoint's summed log-likelihood of those pairs)."""
     import yaml
 
     from nmt.config import load_recipe
@@ -174,8 +177,6 @@ def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path)
     from nmt.data.tokenizer import train_tokenizer
     from nmt.train.trainer import train
 
-    layout, _, ckpt = imported
-    src, (tgt, _), code_form = LAYOUTS[layout]
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name, lang in (("en", src), ("de", tgt)):  # the tiny English-German pairs under the model's codes
@@ -192,15 +193,21 @@ def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path)
     prepare(recipe.data, recipe.tokenizer, recipe.out)
     train(recipe, show_progress=False)
 
-    def total(checkpoint) -> float:
+    def log_likelihood(checkpoint) -> float:
         out = tmp_path / "scores.txt"
         result = runner.invoke(app, ["likelihood", "-c", str(checkpoint), "--source", str(corpus / f"train.{src}"),
                                      "--target", str(corpus / f"train.{tgt}"), "-o", str(out)])
         assert result.exit_code == 0, result.output
         return sum(float(x) for x in out.read_text().split())
 
-    tuned = recipe.out / "checkpoints" / "last.pt"
-    assert total(tuned) > total(ckpt) + 1.0
+    return recipe.out / "checkpoints" / "last.pt", log_likelihood
+
+
+def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path):
+    layout, _, ckpt = imported
+    src, (tgt, _), code_form = LAYOUTS[layout]
+    tuned, log_likelihood = fine_tune_tiny(ckpt, tmp_path, src, tgt)
+    assert log_likelihood(tuned) > log_likelihood(ckpt) + 1.0
 
     # the fine-tuned model exports to transformers too, and translates there as in nmt
     out = tmp_path / "tuned_hf"
@@ -249,20 +256,26 @@ def _generate(model, tokenizer, lines, tgt_code, beams):
             for line in lines]
 
 
+def exported_back(ckpt, directory, out, src_lang: str):
+    """`nmt export --format huggingface` of `ckpt` into `out`: (the original directory's model, the
+    exported one, their tokenizers, the original's set to translate from src_lang)."""
+    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
+    assert result.exit_code == 0, result.output
+    original, back = (transformers.AutoModelForSeq2SeqLM.from_pretrained(d).eval() for d in (directory, out))
+    tokenizers = [transformers.AutoTokenizer.from_pretrained(d) for d in (directory, out)]
+    tokenizers[0].src_lang = src_lang
+    return original, back, tokenizers
+
+
 def test_the_import_exports_back_to_transformers_translating_alike(imported, tmp_path):
     from nmt.checkpoint import load_checkpoint, save_checkpoint
 
     layout, directory, ckpt = imported
     src, (tgt, _), code_form = LAYOUTS[layout]
     out = tmp_path / "back"
-    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
-    assert result.exit_code == 0, result.output
-    original = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
-    back = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
+    original, back, tokenizers = exported_back(ckpt, directory, out, src)
     assert type(back).__name__ == "M2M100ForConditionalGeneration"
     assert back.generation_config.forced_bos_token_id is not None
-    tokenizers = [transformers.AutoTokenizer.from_pretrained(d) for d in (directory, out)]
-    tokenizers[0].src_lang = src
     assert tokenizers[1].src_lang == code_form.format(src) or tokenizers[1].src_lang == src
     for beams in (1, 4):
         assert _generate(back, tokenizers[1], LINES, code_form.format(tgt), beams) == \

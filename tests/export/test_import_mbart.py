@@ -22,7 +22,7 @@ from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import EOS
 from tests.conftest import TINY_DATA, one_line_error, optional_module
-from tests.export.test_import_m2m100 import _generate, _hf_ids
+from tests.export.test_import_m2m100 import _generate, _hf_ids, exported_back, fine_tune_tiny
 
 transformers, pytestmark = optional_module("transformers")
 runner = CliRunner()
@@ -127,14 +127,8 @@ def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(import
 
 def test_the_import_exports_back_to_transformers_generating_alike(imported, tmp_path):
     directory, ckpt = imported
-    out = tmp_path / "back"
-    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"])
-    assert result.exit_code == 0, result.output
-    original = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
-    back = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
+    original, back, tokenizers = exported_back(ckpt, directory, tmp_path / "back", SOURCE)
     assert type(back).__name__ == "MBartForConditionalGeneration"
-    tokenizers = [transformers.AutoTokenizer.from_pretrained(d) for d in (directory, out)]
-    tokenizers[0].src_lang = SOURCE
     for beams in (1, 4):
         assert _generate(back, tokenizers[1], LINES, TARGETS[1], beams) == \
             _generate(original, tokenizers[0], LINES, TARGETS[1], beams)
@@ -160,41 +154,11 @@ def test_an_mbart_cc25_tokenizer_is_a_one_line_error(imported, tmp_path):
 
 def test_fine_tuning_the_import_lowers_the_loss_and_keeps_its_layout(imported, tmp_path):
     """The learned positions and the embeddings' LayerNorm train and reload like any weight."""
-    import yaml
-
     from nmt.checkpoint import load_checkpoint
-    from nmt.config import load_recipe
-    from nmt.data.prepare import prepare
-    from nmt.data.tokenizer import train_tokenizer
-    from nmt.train.trainer import train
 
     _, ckpt = imported
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name, lang in (("en", SOURCE), ("de", TARGETS[0])):
-        for split, source in (("train", "train"), ("dev", "valid")):
-            shutil.copy(TINY_DATA / f"{source}.{name}", corpus / f"{split}.{lang}")
-    written = yaml.safe_load((ckpt.parent / "finetune.yaml").read_text())
-    written["data"].update(train=str(corpus / "train"), valid=str(corpus / "dev"), test=None, src_lang=SOURCE,
-                           tgt_lang=TARGETS[0])
-    written["train"].update(max_steps=15, warmup_steps=3, lr=0.001, valid_every=15, max_minutes=0)
-    written["output_dir"] = str(tmp_path / "run")
-    path = tmp_path / "finetune.yaml"
-    path.write_text(yaml.safe_dump(written))
-    recipe = load_recipe(path)
-    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out, recipe.train.init_from)
-    prepare(recipe.data, recipe.tokenizer, recipe.out)
-    train(recipe, show_progress=False)
-    tuned = recipe.out / "checkpoints" / "last.pt"
+    tuned, log_likelihood = fine_tune_tiny(ckpt, tmp_path, SOURCE, TARGETS[0])
     before, after = load_checkpoint(ckpt)["model"], load_checkpoint(tuned)["model"]
     for name in ("src_embed.positions.weight", "tgt_embed.norm.weight"):
         assert not torch.equal(before[name], after[name]), name
-
-    def total(checkpoint) -> float:
-        out = tmp_path / "scores.txt"
-        result = runner.invoke(app, ["likelihood", "-c", str(checkpoint), "--source", str(corpus / f"train.{SOURCE}"),
-                                     "--target", str(corpus / f"train.{TARGETS[0]}"), "-o", str(out)])
-        assert result.exit_code == 0, result.output
-        return sum(float(x) for x in out.read_text().split())
-
-    assert total(tuned) > total(ckpt) + 1.0
+    assert log_likelihood(tuned) > log_likelihood(ckpt) + 1.0
