@@ -54,6 +54,8 @@ from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train import step as step_module
 from nmt.train.distributed import World
+from nmt.train.freezing import adapt_with_lora
+from nmt.train.memory_estimate import estimate_memory
 from nmt.train.micro_batches import merge, passes_of
 from nmt.train.step import TrainStep
 from tools.results import provenance, write_json
@@ -71,11 +73,25 @@ HOST = {"model": ModelConfig(encoder_layers=6, decoder_layers=6, d_model=64, hea
         "vocab": 1000}
 
 
+# NLLB-200 3.3B's shape (24 + 24 pre-LN layers of 2048, 16 heads, feed-forward 8192, 256,206
+# tokens, fairseq's sinusoid; about 3.3 billion parameters), random weights: what fine-tuning a
+# large imported model holds and how fast it runs, in bf16 on one GPU.
+NLLB_3B = {"model": ModelConfig(encoder_layers=24, decoder_layers=24, d_model=2048, heads=16, d_ff=8192, norm="pre",
+                                positions="fairseq", decoder_start="eos", dropout=0.1),
+           "train": TrainConfig(max_tokens=4096, update_freq=1, lr=1e-4, warmup_steps=100, precision="bf16"),
+           "vocab": 256_206}
+# The same layout at the tiny width: the CPU's stand-in for it.
+NLLB_TINY = {"model": NLLB_3B["model"].model_copy(update={"encoder_layers": 2, "decoder_layers": 2, "d_model": 64,
+                                                           "heads": 4, "d_ff": 256}),
+             "train": TINY["train"], "vocab": 1000}
+
+
 def shape(name: str) -> dict:
-    """Model shape, train settings and vocabulary of a recipe (base, big), of the tiny CPU shape or
-    of the full-depth, tiny-width `host` shape."""
-    if name in ("tiny", "host"):
-        return {"tiny": TINY, "host": HOST}[name]
+    """Model shape, train settings and vocabulary of a recipe (base, big), of NLLB-200 3.3B
+    (nllb_3b; nllb_tiny its CPU stand-in), of the tiny CPU shape or of the full-depth, tiny-width
+    `host` shape."""
+    if name in ("tiny", "host", "nllb_3b", "nllb_tiny"):
+        return {"tiny": TINY, "host": HOST, "nllb_3b": NLLB_3B, "nllb_tiny": NLLB_TINY}[name]
     recipe = load_recipe(ROOT / "recipes" / f"wmt14_en_de_{name}.yaml")
     return {"model": recipe.model, "train": recipe.train, "vocab": VOCAB}
 
@@ -321,14 +337,19 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     if unknown := {key for turn in turns for key in turn} - set(TURN_SETTINGS):
         raise ValueError(f"turns may set {', '.join(TURN_SETTINGS)}, not {', '.join(sorted(unknown))}")
     freq = cfg.update_freq
+    notes: list[str] = []
     torch.manual_seed(seed)
     model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
+    model.checkpoint_layers = cfg.checkpoint_activations
+    if cfg.lora_rank:  # as nmt train sets LoRA up: every weight frozen but the adapters
+        adapt_with_lora(model, cfg)
+        notes.append("LoRA: the model FLOPs count the frozen weights' gradients, which LoRA skips "
+                     "(about a third of the work), so its MFU overstates the work done")
     batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq, bucketed=cfg.cuda_graphs)
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
     needed = warmup + len(turns) * (windows * steps + profiled)
     if len(updates) < needed:
         raise ValueError(f"{len(batches)} batches are too few for {needed} updates")
-    notes: list[str] = []
     ddp = bool(spec.get("ddp"))
     with one_process_group(device) if ddp else contextlib.nullcontext():
         if spec.get("master_weights") is False:  # autocast's casts instead, for comparison
@@ -337,6 +358,9 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         else:
             step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
         own = {key: getattr(step, key) for key in TURN_SETTINGS}
+        # nmt train's estimate at start, to set beside the measured peak
+        estimate = estimate_memory(model, cfg, device, cfg.max_tokens * freq // step.micro_batches,
+                                   step.master_weights is not None)
         start = time.perf_counter()
         warm = updates[:warmup]
         if step.cuda_graphs:  # every shape the timing will meet recorded first: the steady state of a long run
@@ -394,7 +418,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "target_padding_fraction": round(1 - tgt_tokens / padded, 3),
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
-            "peak_memory_gb": round(peak_memory / 2**30, 2), "notes": notes,
+            "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
+            "trainable_parameters": sum(p.numel() for p in step.parameters), "notes": notes,
         })
     return records
 

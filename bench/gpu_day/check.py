@@ -274,6 +274,13 @@ def speed_runs(on_gpu: bool) -> list[dict]:
             {"name": "base_padding", "spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
                                               "turns": [{"length_multiple": 8}, {"length_multiple": 1}]}, "optional": True,
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},
+            # Fine-tuning a large imported model on one GPU (issue: large pretrained models), eager:
+            # a cold compile of 48 layers would take the lease. Peak memory beside nmt's estimate.
+            {"name": "nllb3b_lora", "spec": {"shape": "nllb_3b", "train": {"compile": False, "lora_rank": 16}},
+             "optional": True, "what": "NLLB-200 3.3B's shape, random weights, LoRA rank 16 on the attention"},
+            {"name": "nllb3b_full_checkpointed", "spec": {"shape": "nllb_3b",
+                                                          "train": {"compile": False, "checkpoint_activations": True}},
+             "optional": True, "what": "NLLB-200 3.3B's shape, every weight trained, activations recomputed"},
         ]
     # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
     # training step costs more than the rest of this part).

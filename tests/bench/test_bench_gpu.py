@@ -84,3 +84,22 @@ def test_kernels_are_told_apart_by_their_names():
     report = time_by_kind([("aten::mm", 4, 3000.0), ("aten::add", 2, 1000.0)], updates=2, top=1)
     assert report == {"milliseconds_by_kind": {"matmul": 1.5, "pointwise": 0.5},
                       "top_kernels": [{"name": "aten::mm", "milliseconds": 1.5, "calls": 2.0}]}
+
+
+def test_the_nllb_layout_fine_tunes_with_lora_and_checkpointing_beside_the_estimate(tmp_path):
+    """The GPU day's NLLB-3.3B runs (LoRA; full with activation checkpointing) on their tiny-width
+    stand-in: only the adapters train under LoRA, and each run records its peak beside nmt's estimate."""
+    import torch
+
+    from bench.gpu import bench_one, shape, shards_for
+
+    data = shards_for(shape("nllb_tiny"), tmp_path / "data", 8)
+    runs = {}
+    for name, train in (("lora", {"lora_rank": 4}), ("full", {"checkpoint_activations": True})):
+        [runs[name]] = bench_one({"shape": "nllb_tiny", "train": train}, torch.device("cpu"), data, steps=1,
+                                 warmup=1, profiled=0)
+    assert 0 < runs["lora"]["trainable_parameters"] < 0.2 * runs["full"]["trainable_parameters"]
+    assert runs["full"]["trainable_parameters"] == runs["full"]["parameters"]
+    assert any("LoRA" in note for note in runs["lora"]["notes"])
+    for run in runs.values():
+        assert run["estimated_memory_gb"] > 0 and run["peak_memory_gb"] > 0
