@@ -1,7 +1,10 @@
 # experiments/finetuning: fine-tuning on a new domain: Multi30k's sports pairs (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-finetune
+.PHONY: bench-finetune bench-adaptation
 
 # Fine-tuning on real data: a model trained without Multi30k's sports pairs, tuned on half of them.
 bench-finetune: install
 	$(BIN)/python -m experiments.finetuning.finetune_domain
+# Full fine-tuning against LoRA against a frozen encoder, the same minutes on the same sports pairs.
+bench-adaptation: install
+	$(BIN)/python -m experiments.finetuning.adaptation
