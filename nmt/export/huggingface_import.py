@@ -94,7 +94,10 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                       for side, name, json_name in (("src", "source.spm", "vocab.json"),
                                                     ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
 
-    if added_languages or added_pieces:
+    if added_languages or added_pieces:  # every request checked before the model is read
+        if tokenizers["src"][0] != tokenizers["tgt"][0]:
+            raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
+                           "extend one joint vocabulary")
         check_extension(tokenizers["tgt"][0], languages, added_languages, added_pieces, str(add_pieces))
     try:
         hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
@@ -119,11 +122,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                        "(a feature this import does not read); nothing written")
     extension = None
     if added_languages or added_pieces:
-        if protos["src"] != protos["tgt"]:
-            raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
-                           "extend one joint vocabulary")
-        proto, model, recipe, extension = extend_vocabulary(protos["tgt"], model, recipe, added_languages, added_pieces,
-                                                            str(add_pieces))
+        proto, model, recipe, extension = extend_vocabulary(protos["tgt"], model, recipe, added_languages, added_pieces)
         protos = {"src": proto, "tgt": proto}
         languages = recipe.data.languages
     carried = {}

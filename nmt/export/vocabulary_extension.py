@@ -100,13 +100,12 @@ def check_extension(proto: bytes, model_languages: list[str], languages: list[tu
 
 
 def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, languages: list[tuple[str, str | None]],
-                      pieces: list[str], source: str = "--add-pieces") -> tuple[bytes, Transformer, Recipe, dict]:
+                      pieces: list[str]) -> tuple[bytes, Transformer, Recipe, dict]:
     """(the extended sentencepiece model, the model with its new rows, the recipe with the new
-    languages and vocabulary size, a summary) for a checkpoint of one joint vocabulary `proto`."""
+    languages and vocabulary size, a summary) for a checkpoint of one joint vocabulary `proto`;
+    the requests as `check_extension` passed them."""
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
-    data = recipe.data
-    check_extension(proto, data.languages, languages, pieces, source)
     old = load_processor(model_proto=proto)
     have = {old.id_to_piece(i): i for i in range(old.get_piece_size())}
     spec = model_pb2.ModelProto()
@@ -124,7 +123,7 @@ def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, language
 
     rows = _new_rows(old, have, languages, pieces)
     grown = recipe_to_dict(recipe)
-    grown["data"]["languages"] = [*data.languages, *(code for code, _ in languages)]
+    grown["data"]["languages"] = [*recipe.data.languages, *(code for code, _ in languages)]
     grown["tokenizer"]["vocab_size"] = len(spec.pieces)
     grown_recipe = recipe_from_dict(grown, "the extended recipe")
     grown_model = Transformer(grown_recipe.model, len(spec.pieces), len(spec.pieces))

@@ -18,14 +18,12 @@ second name.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import torch
 from torch import nn
 
 from nmt.config import TrainConfig
 from nmt.errors import NmtError
+from nmt.model.transformer import Transformer
 
 # auto shards when weights, gradients and Adam's moments (16 bytes a parameter) would take more
 # than this share of one device's memory, leaving the rest to activations
@@ -140,16 +138,12 @@ def load_full_optimizer_state(model: nn.Module, optimizer: torch.optim.Optimizer
     set_optimizer_state_dict(model, optimizer, by_name, options=_options())
 
 
-@contextlib.contextmanager
-def unsharded_copy(model: nn.Module, build, is_main: bool, device: torch.device) -> Iterator[nn.Module | None]:
-    """A plain copy of the sharded model on the first process (None on the others), for what runs
-    there alone (validation, decoding): every process takes part in gathering its weights."""
+def unsharded_copy(model: nn.Module, is_main: bool, device: torch.device) -> nn.Module | None:
+    """A plain copy of the sharded Transformer on the first process (None on the others), for what
+    runs there alone (validation, decoding): every process takes part in gathering its weights."""
     state = full_model_state(model)
-    copy = None
-    if is_main:
-        copy = build().to(device)
-        copy.load_state_dict(state)
-    try:
-        yield copy
-    finally:
-        del copy
+    if not is_main:
+        return None
+    copy = Transformer(model.cfg, model.src_embed.tokens.num_embeddings, model.tgt_embed.tokens.num_embeddings)
+    copy.load_state_dict(state)
+    return copy.to(device)

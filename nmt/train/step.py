@@ -78,11 +78,9 @@ class TrainStep:
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
                  budget_used: Callable[[int], float] | None = None, note: Callable[[str], None] = lambda text: None):
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
-        self.parallel, parallel_note = sharding.choose_parallel(cfg, model, device, world.size)
-        self.sharded = self.parallel == "fsdp"  # nmt.train.sharding
+        parallel, parallel_note = sharding.choose_parallel(cfg, model, device, world.size)
+        self.sharded = parallel == "fsdp"  # nmt.train.sharding
         if self.sharded:  # (the recipe refuses train.freeze and LoRA with fsdp)
-            self._build_plain = lambda: Transformer(model.cfg, model.src_embed.tokens.num_embeddings,
-                                                    model.tgt_embed.tokens.num_embeddings)
             sharding.shard(model, cfg.precision, device)
         if parallel_note:
             note(parallel_note)
@@ -175,10 +173,11 @@ class TrainStep:
         loss_sum = torch.zeros((), device=self.device)
         for i, (batch, weight) in enumerate(zip(batches, weights)):
             last = i == len(batches) - 1
-            sync = contextlib.nullcontext() if last or not self.world.distributed else self.forward.no_sync()
+            sync = contextlib.nullcontext()
             if self.sharded:  # reduce-scatter the gradients once, after the last pass
                 self.model.set_requires_gradient_sync(last)
-                sync = contextlib.nullcontext()
+            elif self.world.distributed and not last:
+                sync = self.forward.no_sync()
             if self.cuda_graphs:  # a new step of the graph tree: this pass's replay may reuse the last one's memory
                 torch.compiler.cudagraph_mark_step_begin()
             with sync:
@@ -211,8 +210,7 @@ class TrainStep:
         """What validation decodes with, on the first process (every process must enter): the model
         with its fp32 weights, or under FSDP a plain copy gathered from the shards (None elsewhere)."""
         if self.sharded:
-            with sharding.unsharded_copy(self.model, self._build_plain, self.world.is_main, self.device) as copy:
-                yield copy
+            yield sharding.unsharded_copy(self.model, self.world.is_main, self.device)
         else:
             with self.fp32_weights():
                 yield self.model
