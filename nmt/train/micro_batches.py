@@ -37,3 +37,19 @@ def passes_of(batches: list[np.ndarray], passes: int) -> list[list[np.ndarray]]:
 def merge(batches: list[np.ndarray], passes: int) -> list[np.ndarray]:
     """`batches` merged into `passes` micro-batches (passes_of), each one index array."""
     return [run[0] if len(run) == 1 else np.concatenate(run) for run in passes_of(batches, passes)]
+
+
+def rank_passes(group: list[np.ndarray], rank: int, size: int, passes: int,
+                same_count: bool = False) -> tuple[list[list[np.ndarray]], list[float]]:
+    """Rank `rank`'s passes of an update's `group` of batches (it takes every `size`-th) and each
+    pass's loss weight. A rank left without a batch (end of an epoch) still takes part, with the
+    group's first batch at weight 0. `same_count` (sharded training, where each pass gathers every
+    layer's shards on all ranks): every rank runs as many passes as the busiest, the extra ones
+    repeating its first at weight 0. From the lengths alone: the same on every rank, no communication."""
+    mine = group[rank::size]
+    runs = passes_of(mine or group[:1], passes)
+    weights = [1.0] * len(runs) if mine else [0.0]
+    if same_count:
+        most = max(len(passes_of(group[r::size] or group[:1], passes)) for r in range(size))
+        runs, weights = runs + [runs[0]] * (most - len(runs)), weights + [0.0] * (most - len(weights))
+    return runs, weights

@@ -28,7 +28,7 @@ from nmt.model.transformer import Transformer
 from nmt.train.compiling import compile_model, compile_settings, resolve_compile, resolve_cuda_graphs
 from nmt.train.distributed import World
 from nmt.train.master_weights import MasterWeights
-from nmt.train.micro_batches import initial_micro_batches, passes_of
+from nmt.train.micro_batches import initial_micro_batches, rank_passes
 from nmt.train.schedule import build_scheduler
 from nmt.train import sharding
 
@@ -160,10 +160,8 @@ class TrainStep:
         # The same on every rank, from the lengths alone: no communication.
         # Scored target tokens: each target and its EOS, less its forced first tokens (collate).
         total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) * (1 - data.forced_target_tokens) for idx in group)
-        mine = group[self.world.rank::self.world.size]
-        # A rank left without a batch (end of an epoch) still takes part, with zero weight.
-        passes = passes_of(mine or group[:1], self.micro_batches)
-        weights = [1.0] * len(passes) if mine else [0.0]
+        passes, weights = rank_passes(group, self.world.rank, self.world.size, self.micro_batches,
+                                      same_count=self.sharded)
         batches = [self._collate(data, run).to(self.device) for run in passes]
         # DDP averages gradients over ranks; scaling by world size makes that a sum over all tokens.
         scale = self.world.size / total_tokens

@@ -12,7 +12,7 @@ from nmt.data.batching import epoch_batches, pack_by_tokens
 from nmt.data.shards import ParallelShards
 from nmt.errors import NmtError
 from nmt.train import step as step_module
-from nmt.train.micro_batches import initial_micro_batches, merge
+from nmt.train.micro_batches import initial_micro_batches, merge, rank_passes
 from nmt.train.trainer import Trainer
 from tests.conftest import assert_same_gradients, prepared_tiny
 
@@ -163,3 +163,16 @@ def test_the_eager_output_layer_never_makes_the_whole_fp32_logits(tmp_path, monk
     assert census.largest_fp32 < sum(scored) * vocabulary
     whole, _, scored = census_of_an_update(tmp_path / "whole", 1, monkeypatch, chunk_elements=1 << 22)
     assert whole.largest_fp32 >= sum(scored) * vocabulary
+
+
+def test_sharded_ranks_run_as_many_passes_as_the_busiest_and_the_extra_ones_weigh_nothing():
+    """Under FSDP every pass gathers each layer's shards on all ranks, so a rank with fewer batches
+    at an epoch's end must still run as many passes (or the ranks wait on each other for ever)."""
+    group = [np.array([0, 1]), np.array([2]), np.array([3, 4])]  # 3 batches for 2 ranks
+    ranks = [rank_passes(group, rank, 2, passes=2) for rank in (0, 1)]
+    assert [len(runs) for runs, _ in ranks] == [2, 1]  # DDP: uneven, it syncs once per update anyway
+    runs, weights = rank_passes(group, 1, 2, passes=2, same_count=True)
+    assert len(runs) == 2 and weights == [1.0, 0.0] and runs[1] is runs[0]
+    assert rank_passes(group, 0, 2, passes=2, same_count=True) == ranks[0]
+    empty_runs, empty_weights = rank_passes(group[:1], 1, 2, passes=1, same_count=True)  # no batch of its own
+    assert empty_weights == [0.0] and empty_runs == [[group[0]]]
