@@ -110,6 +110,11 @@ class DataConfig(Section):
     # Capitals, Title Case and typos written into a share of the training pairs (nmt.data.augment);
     # a corpus of data.train may set its own.
     augment: AugmentConfig = AugmentConfig()
+    # Word alignments of the training pairs, for train.guided_alignment (nmt.data.word_alignments):
+    # none; dice: prepare's own word dictionary links each pair's words one to one (no aligner to
+    # install); or a file of Pharaoh lines ("0-0 1-2 ..."), one per line of a single training
+    # corpus, e.g. from eflomal or fast_align on its whitespace words.
+    word_alignments: str = "none"
 
     @model_validator(mode="after")
     def _corpora_agree_with_the_tokens(self) -> "DataConfig":
@@ -121,6 +126,10 @@ class DataConfig(Section):
                              "source, target or both")
         if self.languages and self.language_token == "none":
             raise ValueError("data.languages needs data.language_token (source, target or both)")
+        if self.word_alignments not in ("none", "dice") and any(
+                (c.augment or self.augment).inserts() for c in self.corpora()):
+            raise ValueError(f"word_alignments {self.word_alignments}: a file's links number the corpus's own words, "
+                             "and augment.tags and augment.verbatim insert words; use dice")
         for i, corpus in enumerate(self.corpora()):
             if corpus.tag and corpus.tag.startswith("<2") and corpus.tag != language_token(corpus.tgt_lang):
                 raise ValueError(f"train.{i}.tag: {corpus.tag} names another target language than the corpus's "
@@ -245,6 +254,22 @@ MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_f
                     "decoder_start", "embedding_norm")
 
 
+class GuidedAlignmentConfig(Section):
+    """Guided alignment (Garg et al., 2019): the first `heads` heads of decoder layer `layer`
+    (negative: from the end) trained towards the word alignments of data.word_alignments, by
+    `weight` times their cross-entropy per target token added to the loss. The model's alignments
+    (markup, --alignments) then come from those heads, also through a CTranslate2 export
+    (nmt.model.guided_alignment)."""
+
+    weight: float = Field(0.0, ge=0.0)  # 0 = off; fairseq's alignment_lambda is 0.05, Marian's 0.1
+    layer: int = -2  # the penultimate decoder layer, as Garg et al.
+    heads: int = Field(1, ge=1)
+
+    @property
+    def active(self) -> bool:
+        return self.weight > 0
+
+
 class TrainConfig(Section):
     max_tokens: int = 4096  # per batch, counting padding, per device
     update_freq: int = 1  # batches accumulated into one update
@@ -329,6 +354,7 @@ class TrainConfig(Section):
     # parent, e.g. [0, 3] for a 4-layer decoder's first and last; null: layer for layer.
     init_encoder_layers: list[int] | None = None
     init_decoder_layers: list[int] | None = None
+    guided_alignment: GuidedAlignmentConfig = GuidedAlignmentConfig()
 
     @property
     def selection_metric(self) -> str:
@@ -484,6 +510,22 @@ class Recipe(Section):
             if len(picked) != layers or len(set(picked)) != layers or min(picked, default=0) < 0:
                 raise ValueError(f"train.init_{side}_layers {picked}: {layers} different parent layers (0-based), "
                                  f"one for each of model.{side}_layers")
+        return self
+
+    @model_validator(mode="after")
+    def _guided_alignment_has_what_it_needs(self) -> "Recipe":
+        guided, layers = self.train.guided_alignment, self.model.decoder_layers
+        if not guided.active:
+            return self
+        if self.data.word_alignments == "none":
+            raise ValueError("train.guided_alignment needs data.word_alignments: dice, or a file of Pharaoh lines")
+        if not -layers <= guided.layer < layers:
+            raise ValueError(f"train.guided_alignment.layer {guided.layer}: the decoder has {layers} layers "
+                             f"(0 to {layers - 1}, or -1 to -{layers} from the end)")
+        if guided.heads > self.model.heads:
+            raise ValueError(f"train.guided_alignment.heads {guided.heads}: the model has {self.model.heads} heads")
+        if isinstance(self.data.train, list) and len(self.data.train) > 1 and self.data.word_alignments != "dice":
+            raise ValueError("data.word_alignments: a file aligns one training corpus; with several, use dice")
         return self
 
     @property

@@ -27,13 +27,17 @@ class Batch:
     # GPU and break a compiled graph.
     out_positions: torch.Tensor  # (N,) int64
     out_targets: torch.Tensor  # (N,) int64, never PAD
+    # Guided alignment (nmt.data.word_alignments.alignment_targets): (B, T, S), what each target
+    # position's guided attention is trained towards; None without train.guided_alignment.
+    alignment: torch.Tensor | None = None
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
             return self
         src, tgt_in, tgt_out, positions, targets = (to_device(t, device) for t in (
             self.src, self.tgt_in, self.tgt_out, self.out_positions, self.out_targets))
-        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets)
+        alignment = None if self.alignment is None else to_device(self.alignment, device)
+        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets, alignment)
 
 
 def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:

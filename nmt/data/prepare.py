@@ -21,7 +21,9 @@ from nmt.data.dedup import find_duplicates
 from nmt.data.languages import control_ids, target_control_ids
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
+from nmt.data.word_alignments import ALIGN_SPLIT, TrainingAlignments
 from nmt.data.word_pairs import WordPairs
+from nmt.errors import NmtError
 
 CHUNK = 20_000  # pairs encoded at once; bounds memory whatever the corpus size
 
@@ -152,6 +154,10 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         "corpora": {split: [source.corpus.fingerprint() for source in sources] for split, sources in splits.items()},
         "tokenizers": [_sha256(src_model), _sha256(tgt_model)],
     }
+    if data.word_alignments not in ("none", "dice"):  # a file of links: its content decides
+        if not Path(data.word_alignments).is_file():
+            raise NmtError(f"{data.word_alignments}: word alignments not found (data.word_alignments)")
+        inputs["word_alignments"] = _sha256(Path(data.word_alignments))
     if report_path.is_file():
         previous = json.loads(report_path.read_text())
         if previous.get("inputs") == inputs:
@@ -159,7 +165,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
 
     started = time.perf_counter()
     report: dict = {"inputs": inputs, "splits": {}}
-    for stale in target.glob("train.s[0-9]*.*"):  # samples of an earlier subword_sampling_alpha
+    for stale in [*target.glob("train.s[0-9]*.*"), *target.glob(f"{ALIGN_SPLIT}.*")]:  # of earlier settings
         stale.unlink()
     for split, sources in splits.items():
         pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress)
@@ -167,6 +173,12 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
         sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
+        aligner = None
+        if split == "train" and data.word_alignments != "none":
+            word_pairs = None
+            if data.word_alignments == "dice":
+                word_pairs = WordPairs(_normalized_pairs(_Chained([s.corpus for s in sources]), data.normalize_nfkc))
+            aligner = TrainingAlignments(data.word_alignments, target, sp_src, sp_tgt, word_pairs)
         read, per_corpus, augmented = 0, [], 0
         for source in sources:
             corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
@@ -197,6 +209,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
                 if source.target_prefix:
                     tgt_ids = [[*source.target_prefix, *ids] for ids in tgt_ids]
+                links = aligner.links_of(list(lines), chunk) if aligner else None
                 if pair_filter:
                     keep = []
                     for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
@@ -208,8 +221,11 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                     src_ids = [src_ids[i] for i in keep]
                     tgt_ids = [tgt_ids[i] for i in keep]
                     chunk = [chunk[i] for i in keep]
+                    links = [links[i] for i in keep] if links else links
                 src_writer.add(src_ids)
                 tgt_writer.add(tgt_ids)
+                if aligner:
+                    aligner.add(chunk, src_ids, tgt_ids, links)
                 corpus_kept += len(src_ids)
                 if sampler:
                     sampler.add(chunk, src_ids, tgt_ids, source.prefix, source.target_prefix)
@@ -226,6 +242,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
             "dropped": dict(pair_filter.dropped) if pair_filter else {},
             **({"augmented": augmented} if augmented else {}),
+            **({"word_alignments": aligner.close()} if aligner else {}),
         }
         if split == "train" and isinstance(data.train, list):
             report["splits"][split]["corpora"] = per_corpus
@@ -247,6 +264,9 @@ def describe_preparation(report: dict, out: Path) -> list[str]:
             tag = f", tag {c['tag']}" if c["tag"] else ""
             lines.append(f"    {c['corpus']} ({c['src_lang']}-{c['tgt_lang']}, weight {c['weight']}{tag}): "
                          f"{c['kept']:,} of {c['read']:,} kept")
+        if "word_alignments" in s:
+            a = s["word_alignments"]
+            lines.append(f"    word alignments ({a['source']}): {a['links']:,} links in {a['pairs_with_links']:,} pairs")
     return lines
 
 

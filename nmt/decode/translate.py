@@ -260,8 +260,9 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
             for (_, h), n, scores in zip(chunk, given, translator.score_batch(srcs, outs)):
                 h.token_log_probs = scores[n: n + len(h.tokens)]
         if "alignments" in extras:
-            lines = align_batch(translator.model, srcs, outs, [[src_piece(t) for t in s] for s in srcs],
-                                [[tgt_piece(t) for t in o] for o in outs], len(translator.controls.source), given)
+            lines = align_batch(translator.alignment_attention(srcs, outs), srcs, outs,
+                                [[src_piece(t) for t in s] for s in srcs], [[tgt_piece(t) for t in o] for o in outs],
+                                len(translator.controls.source), given)
             for (_, h), line in zip(chunk, lines):
                 h.alignment = line
 

@@ -22,6 +22,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
+from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import PositionalEncoding
 from nmt.checkpoint import Checkpoint, open_checkpoint, tokenizer_models
 
@@ -58,9 +59,12 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
 
     activation = {"relu": common_spec.Activation.RELU, "swish": common_spec.Activation.SWISH,
                   "gelu": common_spec.Activation.GELU}[cfg.activation]
+    # The attention CTranslate2 returns (return_attention): a guided model's alignment heads
+    # (train.guided_alignment); any other's is not used (alignments are refused).
+    layer, heads = alignment_heads(checkpoint.recipe) or (-1, 1)
     spec = transformer_spec.TransformerSpec.from_config(
         (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation,
-        layernorm_embedding=cfg.embedding_norm)
+        layernorm_embedding=cfg.embedding_norm, alignment_layer=layer, alignment_heads=heads)
     spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
     spec.config.add_source_eos = True  # nmt's sources end with EOS
     spec.config.decoder_start_token = tgt_pieces[EOS if cfg.decoder_start == "eos" else BOS]

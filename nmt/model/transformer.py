@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
+from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.output_loss import output_layer_loss
 
 
@@ -195,10 +196,18 @@ class MultiHeadAttention(nn.Module):
 
     def weights(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor) -> Tensor:
         """Encoder-decoder attention probabilities (B, h, T, S), written out (SDPA returns none)."""
-        q = _split_heads(self.q_proj(x), self.heads)
-        k, _ = kv
+        return self._scores(x, kv, mask, self.heads).softmax(dim=-1)
+
+    def log_weights(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor, heads: int) -> Tensor:
+        """The log-probabilities (B, heads, T, S) of the first `heads` heads' encoder-decoder
+        attention: what guided alignment trains (-inf at padding)."""
+        return self._scores(x, kv, mask, heads).float().log_softmax(dim=-1)
+
+    def _scores(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor, heads: int) -> Tensor:
+        q = _split_heads(self.q_proj(x), self.heads)[:, :heads]
+        k = kv[0][:, :heads]
         scores = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
-        return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        return scores.masked_fill(~mask, float("-inf"))
 
     def step(self, x: Tensor, cache: SelfAttentionCache) -> Tensor:
         """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`."""
@@ -272,15 +281,20 @@ class DecoderLayer(nn.Module):
         self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
 
-    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, guided_heads: int = 0) -> Tensor | tuple[Tensor, Tensor]:
         """The whole target x (B, T, D) at once: the causal mask hides the future (3.2.3). memory:
         the encoder's output (B, S, D), projected to keys and values here (inside the layer's own
         forward, where a sharded layer has its weights gathered); src_mask: (B, 1, 1, S), True at
-        real source tokens."""
+        real source tokens. With `guided_heads` > 0, also the log-probabilities of the first
+        guided_heads heads' encoder-decoder attention (B, guided_heads, T, S), for guided alignment."""
         kv = self.cross_attn.project_kv(memory)
         x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
+        guided = None
+        if guided_heads:
+            guided = self.cross_attn.log_weights(self.cross_sublayer.sublayer_input(x), kv, src_mask, guided_heads)
         x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
-        return self.ff_sublayer(x, self.feed_forward)
+        x = self.ff_sublayer(x, self.feed_forward)
+        return x if guided is None else (x, guided)
 
     def step(self, x: Tensor, memory_kv: tuple[Tensor, Tensor], src_bias: Tensor, cache: SelfAttentionCache) -> Tensor:
         """One new position x (N, 1, D) of each row, attending to the past in `cache` (its keys and
@@ -371,6 +385,10 @@ class Transformer(nn.Module):
         self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
+        # (decoder layer, heads): the first heads of that layer give the model's word alignments
+        # and are trained on them (train.guided_alignment; nmt.model.guided_alignment); None: the
+        # alignments come from the mean of every layer's heads.
+        self.alignment_heads: tuple[int, int] | None = None
         self._init_weights()
 
     def _init_weights(self) -> None:
@@ -427,12 +445,19 @@ class Transformer(nn.Module):
         return self.encoder_norm(x), src_mask
 
     # --- decoder, whole target (training, scoring) ------------------------------------------
-    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
-        """tgt_in (B, T) -> hidden states (B, T, D)."""
-        x = self.tgt_embed(tgt_in)
-        for layer in self.decoder_layers:
-            x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask), x, memory)
-        return self.decoder_norm(x)
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, guided: bool = False
+               ) -> Tensor | tuple[Tensor, Tensor]:
+        """tgt_in (B, T) -> hidden states (B, T, D); `guided`: also the alignment heads' attention
+        log-probabilities (B, heads, T, S) (see `alignment_heads`)."""
+        x, attention = self.tgt_embed(tgt_in), None
+        guided_layer, heads = self.alignment_heads if guided else (-1, 0)
+        for i, layer in enumerate(self.decoder_layers):
+            if i == guided_layer:
+                x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads), x, memory)
+            else:
+                x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask), x, memory)
+        x = self.decoder_norm(x)
+        return (x, attention) if guided else x
 
     @property
     def output_weight(self) -> Tensor:  # (V, D): the target embedding when tied
@@ -442,21 +467,30 @@ class Transformer(nn.Module):
         return F.linear(hidden, self.output_weight)
 
     def forward(self, src: Tensor, tgt_in: Tensor, output_positions: Tensor | None = None,
-                targets: Tensor | None = None, label_smoothing: float = 0.0) -> Tensor:
+                targets: Tensor | None = None, label_smoothing: float = 0.0,
+                alignment: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
         """Logits (B, T, V); with output_positions (N,), indices into the flattened (B·T) target
         positions, only there: (N, V). With `targets` (N,), the tokens at those positions, the
-        summed label-smoothed cross-entropy instead, from the fused output layer (nmt.model.output_loss).
+        summed label-smoothed cross-entropy instead, from the fused output layer (nmt.model.output_loss);
+        with `alignment` (B, T, S) as well (guided alignment, `alignment_heads` set), the pair
+        (that cross-entropy, the alignment heads' summed cross-entropy against `alignment`).
 
         Training passes the non-padding positions (`Batch.out_positions`, built on the host), so
         padding never reaches the (large) output layer, and nothing here depends on tensor values:
         no host sync, and one compiled graph for every batch shape.
         """
+        guided = alignment is not None
+        if guided and self.alignment_heads is None:
+            raise ValueError("an alignment to train towards, but no alignment heads (model.alignment_heads)")
         memory, src_mask = self.encode(src)
-        hidden = self.decode(tgt_in, memory, src_mask)
+        hidden = self.decode(tgt_in, memory, src_mask, guided)
+        if guided:
+            hidden, attention = hidden
         if output_positions is not None:
             hidden = hidden.flatten(0, 1).index_select(0, output_positions)  # (N, D)
         if targets is not None:
-            return output_layer_loss(hidden, self.output_weight, targets, label_smoothing)
+            loss = output_layer_loss(hidden, self.output_weight, targets, label_smoothing)
+            return (loss, guided_alignment_loss(attention, alignment)) if guided else loss
         return self.output_logits(hidden)
 
     # --- decoder, one position at a time (translation) ----------------------------------------

@@ -54,12 +54,15 @@ class LossWindow:
 
     def __init__(self, device: torch.device):
         self.loss = torch.zeros((), dtype=torch.float64, device=device)  # this rank's
+        self.alignment_loss = torch.zeros((), dtype=torch.float64, device=device)  # guided alignment's
         self.tokens = 0  # all ranks' (every rank knows them)
         self.start = time.perf_counter()
 
-    def add(self, loss: torch.Tensor, tokens: int) -> None:
+    def add(self, loss: torch.Tensor, tokens: int, alignment_loss: torch.Tensor | None = None) -> None:
         self.loss += loss
         self.tokens += tokens
+        if alignment_loss is not None:
+            self.alignment_loss += alignment_loss
 
     def restart(self) -> None:
         self.start = time.perf_counter()
@@ -68,6 +71,8 @@ class LossWindow:
         """(loss summed over ranks, tokens, seconds) since the last read; starts a new window."""
         result = float(world.sum(self.loss.clone())), self.tokens, time.perf_counter() - self.start
         self.loss.zero_()
+        self.last_alignment_loss = float(world.sum(self.alignment_loss.clone()))  # read with it
+        self.alignment_loss.zero_()
         self.tokens = 0
         self.restart()
         return result

@@ -76,8 +76,14 @@ class TrainStep:
     of memory); Trainer.log in a run."""
 
     def __init__(self, model: Transformer, cfg: TrainConfig, device: torch.device, world: World = World(),
-                 budget_used: Callable[[int], float] | None = None, note: Callable[[str], None] = lambda text: None):
+                 budget_used: Callable[[int], float] | None = None, note: Callable[[str], None] = lambda text: None,
+                 alignment_targets: Callable[[ParallelShards, np.ndarray, tuple], torch.Tensor] | None = None):
+        """`alignment_targets(pairs, indices, (B, T, S))`: a batch's guided-alignment targets
+        (TrainingData.alignment_targets), with train.guided_alignment."""
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
+        self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
+        # this rank's summed guided-alignment loss of the last update (on the device), for the log
+        self.alignment_loss = torch.zeros(())
         parallel, parallel_note = sharding.choose_parallel(cfg, model, device, world.size)
         self.sharded = parallel == "fsdp"  # nmt.train.sharding
         if self.sharded:  # (the recipe refuses train.freeze and LoRA with fsdp)
@@ -152,8 +158,12 @@ class TrainStep:
         indices = run[0] if len(run) == 1 else np.concatenate(run)
         if self.shape_buckets:
             rows = bucket_rows(data, run, self.train_cfg.max_tokens)
-            return collate_bucketed(data, indices, rows, self.model.start_token)
-        return collate(data, indices, self.length_multiple, self.model.start_token)
+            batch = collate_bucketed(data, indices, rows, self.model.start_token)
+        else:
+            batch = collate(data, indices, self.length_multiple, self.model.start_token)
+        if self.alignment_targets:
+            batch.alignment = self.alignment_targets(data, indices, (*batch.tgt_out.shape, batch.src.size(1)))
+        return batch
 
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
         self.model.train()
@@ -169,6 +179,7 @@ class TrainStep:
         if self.master_weights:
             self.master_weights.start_update()
         loss_sum = torch.zeros((), device=self.device)
+        alignment_sum = torch.zeros((), device=self.device)
         for i, (batch, weight) in enumerate(zip(batches, weights)):
             last = i == len(batches) - 1
             sync = contextlib.nullcontext()
@@ -181,8 +192,15 @@ class TrainStep:
             with sync:
                 with autocast(self.device, self.train_cfg.precision), self.tracing():
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
-                                        self.train_cfg.label_smoothing) * weight
-                self.scaler.scale(loss * scale).backward()
+                                        self.train_cfg.label_smoothing, batch.alignment)
+                objective = loss
+                if batch.alignment is not None:  # guided alignment: its loss, weighted, is trained too
+                    loss, alignment_loss = loss[0] * weight, loss[1] * weight
+                    objective = loss + self.train_cfg.guided_alignment.weight * alignment_loss
+                    alignment_sum += alignment_loss.detach()
+                else:
+                    loss = objective = loss * weight
+                self.scaler.scale(objective * scale).backward()
             loss_sum += loss.detach()
             # Into the fp32 masters after each pass; under DDP once the last pass's backward has
             # all-reduced what the passes accumulated.
@@ -196,6 +214,7 @@ class TrainStep:
         if self.master_weights:
             self.master_weights.masters_to_weights()
         self.scheduler.step()
+        self.alignment_loss = alignment_sum
         return loss_sum, total_tokens
 
     def fp32_weights(self) -> contextlib.AbstractContextManager:

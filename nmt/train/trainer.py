@@ -25,6 +25,7 @@ from nmt.config import Recipe, save_recipe
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.host_memory import keep_freed_memory
+from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train import sharding
@@ -82,12 +83,14 @@ class Trainer:
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
+        self.model.alignment_heads = alignment_heads(recipe)
         self.frozen = freeze(self.model, self.train_cfg.freeze) if self.train_cfg.freeze else None
         if self.train_cfg.lora_rank:
             self.frozen = adapt_with_lora(self.model, self.train_cfg)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
-        self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log)
+        self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log,
+                                self.data.alignment_targets)
         self.checkpoints = RunCheckpoints(recipe, self.model, self.update, self.world, self.device, tokenizer_protos,
                                           lambda message: self.log(message))
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
@@ -164,7 +167,7 @@ class Trainer:
                     stop = stop_reason(cfg, p)
                     continue
                 group = batches[p.batch_in_epoch:p.batch_in_epoch + cfg.update_freq]
-                window.add(*self.train_step(group))
+                window.add(*self.train_step(group), self.update.alignment_loss)
                 p.batch_in_epoch, p.step = p.batch_in_epoch + len(group), p.step + 1
                 validated = saved = self._after_update(bar, window)
                 clock, signalled = self._advance_clock(clock, signal)
@@ -229,6 +232,8 @@ class Trainer:
             loss_sum, tokens, seconds = window.read(self.world)
             stats = {"loss": loss_sum / tokens, "lr": self.update.scheduler.get_last_lr()[0],
                      "tgt_tokens_per_s": tokens / seconds, "epoch": p.epoch}
+            if cfg.guided_alignment.active:  # per target token, unweighted
+                stats["alignment_loss"] = window.last_alignment_loss / tokens
             if self.metrics:
                 self.metrics.write("train", p.step, **stats)
             status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"

@@ -10,7 +10,9 @@ from nmt.config import Recipe
 from nmt.data.batching import epoch_batches
 from nmt.data.prepare import corpus_sizes, data_dir
 from nmt.data.sampling import epoch_selection
-from nmt.data.shards import ParallelShards
+from nmt.data.shards import ParallelShards, Shard
+from nmt.data.tokenizer import load_processor, tokenizer_paths
+from nmt.data.word_alignments import ALIGN_SPLIT, alignment_targets, word_starts
 from nmt.errors import NmtError
 from nmt.train.validate import valid_sets
 
@@ -41,6 +43,22 @@ class TrainingData:
                            f"({recipe.model.max_positions}) holds; set data.max_tokens_per_sentence to at most "
                            f"{recipe.model.max_positions - 1} and run `nmt prepare` again")
         self.valid_sets = valid_sets(recipe, shards)
+        self.alignments = self.word_starts = None  # guided alignment: each pair's word links
+        if recipe.train.guided_alignment.active:
+            if not (shards / f"{ALIGN_SPLIT}.idx").is_file():
+                raise NmtError(f"{shards}: no word alignments for train.guided_alignment "
+                               "(set data.word_alignments and run `nmt prepare` again)")
+            self.alignments = Shard(shards / ALIGN_SPLIT)
+            if len(self.alignments) != len(self.pairs):
+                raise NmtError(f"{shards}: {ALIGN_SPLIT} and the training pairs differ in number (run `nmt prepare` again)")
+            src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
+            self.word_starts = (word_starts(load_processor(src_model)), word_starts(load_processor(tgt_model)))
+
+    def alignment_targets(self, pairs: ParallelShards, indices: np.ndarray, shape: tuple[int, int, int]):
+        """The guided-attention targets (B, T, S) of the batch of `pairs` rows `indices`, collated
+        to `shape` (nmt.data.word_alignments.alignment_targets)."""
+        return alignment_targets([pairs.src[i] for i in indices], [pairs.tgt[i] for i in indices],
+                                 [self.alignments[i] for i in indices], *self.word_starts, shape)
 
     def epoch(self, epoch: int) -> tuple[ParallelShards, list[np.ndarray]]:
         """The pairs of `epoch` (its segmentation sample, if any) and its batches."""

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.text.alignment import align_batch, pharaoh, word_index
+from nmt.decode.text.alignment import align_batch, model_attention, pharaoh, word_index
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
 from tests.decode.test_search import sources, toy_model
@@ -80,7 +80,8 @@ def test_a_model_trained_to_copy_aligns_each_word_with_itself():
     copied = [i for i, (w, o) in enumerate(zip(words, outputs)) if w == o]
     assert len(copied) >= 35
     pieces = [[f"▁{t}" for t in w] for w in words]  # one piece per word
-    lines = align_batch(model, [words[i] for i in copied], [outputs[i] for i in copied],
+    sources, outs = [words[i] for i in copied], [outputs[i] for i in copied]
+    lines = align_batch(model_attention(model, sources, outs), sources, outs,
                         [pieces[i] for i in copied], [pieces[i] for i in copied])
     diagonal = [" ".join(f"{j}-{j}" for j in range(len(words[i]))) for i in copied]
     assert sum(a == d for a, d in zip(lines, diagonal)) >= 0.9 * len(copied), lines

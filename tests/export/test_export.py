@@ -238,5 +238,5 @@ def test_token_scores_agree_and_alignments_need_nmts_engine(exported):
     theirs = translate_lines(ct2, LINES[:4], cfg, extras=["token_scores"])
     for a, b in zip(ours, theirs):
         assert a[0].token_log_probs == pytest.approx(b[0].token_log_probs, abs=2e-3)
-    with pytest.raises(NmtError, match="alignments: come from nmt's own engine"):
+    with pytest.raises(NmtError, match="alignments: a CTranslate2 export gives them"):
         translate_lines(ct2, LINES[:2], cfg, extras=["alignments"])

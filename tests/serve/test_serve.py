@@ -202,7 +202,7 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         status, reply = s.post({"text": ["A dog."], "constraints": [["Hund"]]})
         assert status == 422 and reply["error"].startswith("line 1: constraints: CTranslate2 has no lexical constraints")
         status, reply = s.post({"text": ["A dog."], "alignments": True})
-        assert status == 422 and reply["error"].startswith("alignments: come from nmt's own engine")
+        assert status == 422 and reply["error"].startswith("alignments: a CTranslate2 export gives them")
         # Markup without alignments: the tags are placed along the diagonal (nmt.decode.text.markup)
         status, reply = s.post({"text": ["A <b>black</b> dog leaps over a log.<br/>", "A 42 dog."], "markup": True})
         assert status == 200 and reply["translations"][0].count("<b>") == 1 and "</b>" in reply["translations"][0]

@@ -22,7 +22,8 @@ class Capabilities:
 TORCH = Capabilities("torch", constraints=True, alignments=True)
 CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False)
 # Why an engine without a capability cannot do it, by capability.
-_REASONS = {"constraints": "CTranslate2 has no lexical constraints", "alignments": "come from nmt's own engine"}
+_REASONS = {"constraints": "CTranslate2 has no lexical constraints",
+            "alignments": "a CTranslate2 export gives them for a model trained with train.guided_alignment only"}
 
 
 def refusal(engine, capability: str) -> str | None:

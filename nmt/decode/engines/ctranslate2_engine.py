@@ -14,8 +14,7 @@ differs:
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -27,6 +26,7 @@ from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import CTRANSLATE2, Capabilities, require
 from nmt.decode.search import Hypothesis, enough_filed, output_limit
 from nmt.errors import NmtError
+from nmt.model.guided_alignment import alignment_heads
 from nmt.export.ctranslate2 import (SOURCE_SPM, TARGET_SPM, export_checkpoint, has_shortlist, read_export_info,
                                     require_ctranslate2)
 
@@ -40,7 +40,9 @@ class CTranslate2Translator:
     quantization: str
     shortlist: bool  # the export carries a vocabulary map
     controls: Controls = field(default_factory=Controls)  # the direction's tokens (choose_direction)
-    capabilities: ClassVar[Capabilities] = CTRANSLATE2
+    # alignments where the model was trained with guided alignment (its heads are what
+    # CTranslate2's return_attention gives: nmt.export.ctranslate2)
+    capabilities: Capabilities = CTRANSLATE2
 
     @property
     def max_positions(self) -> int:
@@ -98,6 +100,22 @@ class CTranslate2Translator:
                                               [[tgt_piece(i) for i in ids] for ids in targets], max_input_length=0)
         return [list(result.log_probs) for result in results]
 
+    def alignment_attention(self, sources: list[list[int]], outputs: list[list[int]]) -> torch.Tensor:
+        """The guided heads' attention (B, T, S) under teacher forcing: each output given as the
+        target prefix, with one step decoded past it. CTranslate2 leaves out the source EOS's
+        column (0 here; alignments leave it out too)."""
+        require(self, "alignments")
+        src_piece, tgt_piece = self.src_tokenizer.id_to_piece, self.tgt_tokenizer.id_to_piece
+        longest = max(len(o) for o in outputs)
+        results = self.translator.translate_batch(
+            [[src_piece(i) for i in ids] for ids in sources], target_prefix=[[tgt_piece(i) for i in o] or None for o in outputs],
+            beam_size=1, max_decoding_length=longest + 1, max_input_length=0, return_attention=True)
+        attention = torch.zeros(len(sources), longest + 1, max(len(s) for s in sources) + 1)
+        for row, (result, source, output) in enumerate(zip(results, sources, outputs)):
+            if output:
+                attention[row, :len(output), :len(source)] = torch.tensor(result.attention[0])[:len(output), :len(source)]
+        return attention
+
     def _limit(self, source_length: int, cfg: DecodeConfig, prefix_length: int = 0) -> int:
         """nmt's limit a·|source| + b, the source counted with its EOS, at least one token past the
         prefix (as nmt.decode.search.max_output_lengths)."""
@@ -149,8 +167,10 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
                                             intra_threads=threads or torch.get_num_threads())
     except (RuntimeError, ValueError) as e:
         raise NmtError(f"{directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
+    capabilities = replace(CTRANSLATE2, alignments=alignment_heads(recipe) is not None)
     return CTranslate2Translator(translator, recipe, load_processor(directory / SOURCE_SPM),
-                                 load_processor(directory / TARGET_SPM), info["quantization"], has_shortlist(directory))
+                                 load_processor(directory / TARGET_SPM), info["quantization"], has_shortlist(directory),
+                                 capabilities=capabilities)
 
 
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",

@@ -35,6 +35,11 @@ class Engine(Protocol):
     def score_batch(self, sources: list[list[int]], targets: list[list[int]],
                     precision: str = "auto") -> list[list[float]]: ...
 
+    def alignment_attention(self, sources: list[list[int]], outputs: list[list[int]]) -> torch.Tensor:
+        """Where capabilities.alignments: the teacher-forced attention (B, T, S) that word
+        alignments are read from (nmt.decode.text.alignment.align_batch)."""
+        ...
+
 
 def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
                 compute_type: str = "default", threads: int = 0, ensemble: bool = False,

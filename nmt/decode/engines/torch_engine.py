@@ -17,8 +17,10 @@ from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import TORCH, Capabilities
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
+from nmt.decode.text.alignment import model_attention
 from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
+from nmt.model.guided_alignment import alignment_heads
 from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
@@ -48,6 +50,10 @@ class Translator:
     def score_batch(self, sources: list[list[int]], targets: list[list[int]], precision: str = "auto") -> list[list[float]]:
         return score_batch(self, sources, targets, precision)
 
+    def alignment_attention(self, sources: list[list[int]], outputs: list[list[int]]) -> torch.Tensor:
+        """The attention (B, T, S) word alignments are read from (nmt.decode.text.alignment)."""
+        return model_attention(self.model, sources, outputs)
+
 
 def load(checkpoint: Checkpoint, device: torch.device) -> Translator:
     """The engine of one checkpoint (or of an average's)."""
@@ -60,6 +66,7 @@ def _model_of(checkpoint: Checkpoint):
     src_sp, tgt_sp = load_processor(model_proto=models["src"]), load_processor(model_proto=models["tgt"])
     model = Transformer(checkpoint.recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
     model.load_state_dict(checkpoint.weights)
+    model.alignment_heads = alignment_heads(checkpoint.recipe)
     return model, src_sp, tgt_sp
 
 

@@ -3,11 +3,13 @@
 Each output word is aligned to the source word it attends to most, and each source word that no
 output word chose to the output word that attends to it most (so every word of both sides has a
 link: what tags and verbatim spans need to find their place, nmt.decode.text.markup). The attention
-is the encoder-decoder attention probabilities under teacher forcing of the output, averaged
-over heads and over all decoder layers. Which single layer aligns best differs between models
-(Garg et al. 2019 found the penultimate one of their 6; on the 4-layer demo model it is the
-second and the penultimate is far worse); the mean of all is as good as the best one there, and
-needs no choice (docs/decoding.md, `make bench-alignment`).
+is the encoder-decoder attention probabilities under teacher forcing of the output: of a model
+trained with guided alignment, its alignment heads' (train.guided_alignment, averaged over them;
+what a CTranslate2 export returns too); of any other, averaged over heads and over all decoder
+layers. Which single layer aligns best differs between models (Garg et al. 2019 found the
+penultimate one of their 6; on the 4-layer demo model it is the second and the penultimate is far
+worse); the mean of all is as good as the best one there, and needs no choice (docs/decoding.md,
+`make bench-alignment`).
 Pieces are grouped into words by sentencepiece's word-start mark (▁): a word's attention is its
 pieces' attention summed over the source word's pieces and averaged over the output word's. The
 source EOS takes no alignment (its attention is left out and the rest renormalized).
@@ -54,10 +56,11 @@ def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int],
 
 
 @torch.inference_mode()
-def layer_attention(model, sources: list[list[int]], outputs: list[list[int]]) -> list[torch.Tensor]:
+def layer_attention(model, sources: list[list[int]], outputs: list[list[int]], heads: int | None = None
+                    ) -> list[torch.Tensor]:
     """Each decoder layer's encoder-decoder attention over the (source, output) token-id pairs
-    under teacher forcing, averaged over heads: (B, T, S) each, fp32 on the CPU. `model`: a
-    Transformer (an ensemble answers with its first member)."""
+    under teacher forcing, averaged over heads (its first `heads`, if given): (B, T, S) each, fp32
+    on the CPU. `model`: a Transformer (an ensemble answers with its first member)."""
     model = model.aligner
     device = next(model.parameters()).device
     width_s, width_t = max(len(s) for s in sources) + 1, max(len(o) for o in outputs) + 1
@@ -66,7 +69,18 @@ def layer_attention(model, sources: list[list[int]], outputs: list[list[int]]) -
     for i, (s, o) in enumerate(zip(sources, outputs)):
         src[i, : len(s) + 1] = torch.tensor(s + [EOS])
         tgt_in[i, : len(o) + 1] = torch.tensor([model.start_token] + o)
-    return [w.float().mean(dim=1).cpu() for w in model.cross_attention(src.to(device), tgt_in.to(device))]
+    return [w[:, :heads].float().mean(dim=1).cpu() for w in model.cross_attention(src.to(device), tgt_in.to(device))]
+
+
+def model_attention(model, sources: list[list[int]], outputs: list[list[int]]) -> torch.Tensor:
+    """The attention (B, T, S) a model's alignments are read from: its alignment heads' where it
+    was trained with guided alignment, else the mean of every layer's heads."""
+    guided = model.aligner.alignment_heads
+    if guided:
+        layer, heads = guided
+        return layer_attention(model, sources, outputs, heads)[layer]
+    layers = layer_attention(model, sources, outputs)
+    return sum(layers) / len(layers)
 
 
 def pair_rows(attention: torch.Tensor, source_length: int, output_length: int, control_ids: int = 0,
@@ -78,14 +92,14 @@ def pair_rows(attention: torch.Tensor, source_length: int, output_length: int, c
     return rows / rows.sum(dim=1, keepdim=True).clamp_min(1e-12)
 
 
-def align_batch(model, sources: list[list[int]], outputs: list[list[int]], src_pieces: list[list[str]],
-                tgt_pieces: list[list[str]], control_ids: int = 0, given: list[int] | None = None) -> list[str]:
-    """Source and output token ids (and their pieces) -> one Pharaoh line per pair, from the mean
-    of the layers' attention. The first `control_ids` source tokens (a language token, a tag)
-    and the first given[i] output tokens of pair i (a decoder-side language token) are not words
-    of the sentence: left out."""
-    layers = layer_attention(model, sources, outputs)
-    attention = sum(layers) / len(layers)  # (B, T, S)
+def align_batch(attention: torch.Tensor, sources: list[list[int]], outputs: list[list[int]],
+                src_pieces: list[list[str]], tgt_pieces: list[list[str]], control_ids: int = 0,
+                given: list[int] | None = None) -> list[str]:
+    """Source and output token ids (and their pieces) -> one Pharaoh line per pair, from their
+    attention (B, T, S) under teacher forcing (`model_attention`, or a CTranslate2 export's): row t
+    predicts output token t; column len(source) is the source EOS. The first `control_ids` source
+    tokens (a language token, a tag) and the first given[i] output tokens of pair i (a
+    decoder-side language token) are not words of the sentence: left out."""
     given = given or [0] * len(sources)
     return [pharaoh(pair_rows(attention[i], len(s), len(o), control_ids, given[i]),
                     word_index(src_pieces[i][control_ids:]), word_index(tgt_pieces[i][given[i]:]))

@@ -1,0 +1,196 @@
+"""Word alignments of the training pairs, for guided alignment (train.guided_alignment).
+
+With data.word_alignments set, `nmt prepare` writes the shard `train.align` beside `train.src` and
+`train.tgt`: for each kept pair, its links between whitespace words, flattened as (source word,
+target word) index pairs. They come from prepare's word dictionary (`dice`: nmt.data.word_pairs,
+competitive linking, one to one) or from a Pharaoh file aligned with the training corpus line by
+line (an aligner's output, e.g. eflomal's). A pair whose pieces do not split into its
+whitespace words (sentencepiece's word-start mark ▁ disagreeing with the spaces) keeps no links.
+
+Links between words hold for every segmentation of a pair, the sampled ones of
+data.subword_sampling_alpha included, so they are mapped onto pieces batch by batch
+(`alignment_targets`): each piece of a target word is linked to every piece of the source words
+its word is linked to; control tokens (language tokens, tags, EOS) belong to no word. Each target
+position's links, normalized to sum to 1, are the distribution its guided attention is trained
+towards; a position without links (an unaligned word, EOS, padding) is not trained.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nmt.data.shards import ShardWriter
+from nmt.errors import NmtError
+
+ALIGN_SPLIT = "train.align"
+MAX_WORDS = 1 << 16  # word indices are stored as uint16: links of later words are left out
+WORD_START = "\u2581"
+
+
+def word_starts(processor) -> np.ndarray:
+    """Per vocabulary id of a sentencepiece model: 1 where the piece starts a word (▁), 0 where it
+    continues one, -1 where it is no part of the text (control tokens: BOS, EOS, PAD, language
+    tokens, corpus tags)."""
+    flags = np.zeros(processor.get_piece_size(), dtype=np.int8)
+    for i in range(len(flags)):
+        if processor.is_control(i):
+            flags[i] = -1
+        elif processor.id_to_piece(i).startswith(WORD_START):
+            flags[i] = 1
+    return flags
+
+
+def piece_words(ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The word index of each piece (-1 for control tokens): a piece with ▁ starts a new word, and
+    the first piece of the text always does."""
+    flags = starts[np.asarray(ids, dtype=np.int64)]
+    text = flags >= 0
+    begins = (flags == 1) & text
+    if text.any():
+        begins[np.argmax(text)] = True
+    words = np.cumsum(begins) - 1
+    return np.where(text, words, -1)
+
+
+def parse_pharaoh(line: str, where: str) -> list[tuple[int, int]]:
+    """"0-0 1-2 ..." -> [(0, 0), (1, 2), ...]; `where` ("file:line") names a malformed line."""
+    links = []
+    for item in line.split():
+        source, dash, target = item.partition("-")
+        if not (dash and source.isdigit() and target.isdigit()):
+            raise NmtError(f"{where}: '{item}' is not a word link (source-target word indices, e.g. 0-1)")
+        links.append((int(source), int(target)))
+    return links
+
+
+class PharaohFile:
+    """A Pharaoh file read along its corpus: `links(line, source, target)` for line numbers in
+    increasing order (the pairs prepare keeps), each link checked against the pair's words."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise NmtError(f"{self.path}: word alignments not found (data.word_alignments)")
+        self._file = open(self.path, encoding="utf-8")
+        self._next = 0  # the line number the file is at
+
+    def links(self, line: int, source: str, target: str) -> list[tuple[int, int]]:
+        while True:
+            text = self._file.readline()
+            if not text:
+                raise NmtError(f"{self.path}: {self._next} lines, but the training corpus has more "
+                               "(one line of word links per training pair)")
+            self._next += 1
+            if self._next - 1 == line:
+                break
+        where = f"{self.path}:{line + 1}"
+        links = parse_pharaoh(text, where)
+        words = (len(source.split()), len(target.split()))
+        for s, t in links:
+            if s >= words[0] or t >= words[1]:
+                raise NmtError(f"{where}: link {s}-{t} is past the pair's words ({words[0]} source, {words[1]} target)")
+        return links
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class AlignmentWriter:
+    """Writes `train.align`: each pair's links (source word, target word), flattened, with a
+    pair's links dropped where its pieces do not split into its whitespace words."""
+
+    def __init__(self, target: Path, src_starts: np.ndarray, tgt_starts: np.ndarray):
+        self.shard = ShardWriter(target / ALIGN_SPLIT, MAX_WORDS)
+        self.starts = (src_starts, tgt_starts)
+        self.mismatched = 0  # pairs left without links
+
+    def add(self, pairs: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]],
+            links: list[list[tuple[int, int]]]) -> list[list[int]]:
+        """Write the pairs' links; returns what was written for each (flattened)."""
+        rows = []
+        for (source, target), s_ids, t_ids, pair_links in zip(pairs, src_ids, tgt_ids, links):
+            if (_word_count(s_ids, self.starts[0]) != len(source.split())
+                    or _word_count(t_ids, self.starts[1]) != len(target.split())):
+                self.mismatched += 1
+                pair_links = []
+            rows.append([x for s, t in pair_links if s < MAX_WORDS and t < MAX_WORDS for x in (s, t)])
+        self.shard.add(rows)
+        return rows
+
+    def close(self) -> int:
+        return self.shard.close()
+
+
+def _word_count(ids: list[int], starts: np.ndarray) -> int:
+    return int(piece_words(np.asarray(ids, dtype=np.int64), starts).max(initial=-1)) + 1
+
+
+def dice_links(word_pairs, pairs: list[tuple[str, str]]) -> list[list[tuple[int, int]]]:
+    """Each pair's one-to-one word links from prepare's dictionary (nmt.data.word_pairs)."""
+    return [sorted(word_pairs.links(s.split(), t.split()).items()) for s, t in pairs]
+
+
+def pair_alignment(src_ids: np.ndarray, tgt_ids: np.ndarray, links: np.ndarray, src_starts: np.ndarray,
+                   tgt_starts: np.ndarray) -> np.ndarray:
+    """One pair's piece alignment (T, S) for its target pieces (T = len(tgt_ids)) and source
+    pieces (S = len(src_ids)): row t links target piece t to the pieces of the source words its
+    word is linked to, normalized to sum to 1 (all 0: no links). `links`: flattened word pairs."""
+    src_words, tgt_words = piece_words(src_ids, src_starts), piece_words(tgt_ids, tgt_starts)
+    matrix = np.zeros((len(tgt_ids), len(src_ids)), dtype=np.float32)
+    if len(links) == 0:
+        return matrix
+    pairs = np.asarray(links, dtype=np.int64).reshape(-1, 2)
+    word_links = np.zeros((int(max(src_words.max(initial=-1), pairs[:, 0].max())) + 1,
+                           int(max(tgt_words.max(initial=-1), pairs[:, 1].max())) + 1), dtype=np.float32)
+    word_links[pairs[:, 0], pairs[:, 1]] = 1.0
+    source_text, target_text = src_words >= 0, tgt_words >= 0
+    # (T, S): target piece t's word linked to source piece s's word
+    matrix[np.ix_(target_text, source_text)] = word_links[src_words[source_text]][:, tgt_words[target_text]].T
+    total = matrix.sum(axis=1, keepdims=True)
+    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
+
+
+def alignment_targets(src: list[np.ndarray], tgt: list[np.ndarray], links: list[np.ndarray],
+                      src_starts: np.ndarray, tgt_starts: np.ndarray, shape: tuple[int, int, int]) -> torch.Tensor:
+    """A batch's guided-attention targets (B, T, S), for a batch of `shape` as collated (rows of
+    extra padding included): row t of pair b is the distribution over source positions that the
+    attention predicting its target token t (tgt_out[b, t]) is trained towards; zeros elsewhere."""
+    out = np.zeros(shape, dtype=np.float32)
+    for b, (s, t, pair_links) in enumerate(zip(src, tgt, links)):
+        out[b, :len(t), :len(s)] = pair_alignment(s, t, pair_links, src_starts, tgt_starts)
+    return torch.from_numpy(out)
+
+
+class TrainingAlignments:
+    """What `nmt prepare` does for data.word_alignments on the training split: each kept pair's
+    links (from the dictionary or the file) into `train.align`, and a line for the report."""
+
+    def __init__(self, setting: str, target: Path, sp_src, sp_tgt, word_pairs=None):
+        self.dice = setting == "dice"
+        self.word_pairs = word_pairs  # dice: prepare's dictionary of the training corpora
+        self.file = None if self.dice else PharaohFile(Path(setting))
+        self.writer = AlignmentWriter(target, word_starts(sp_src), word_starts(sp_tgt))
+        self.pairs = self.links = 0
+
+    def links_of(self, lines: list[int], chunk: list[tuple[str, str]]) -> list[list[tuple[int, int]]]:
+        """The links of the pairs `chunk`, corpus lines `lines` (0-based, increasing)."""
+        if self.dice:
+            return dice_links(self.word_pairs, chunk)
+        return [self.file.links(line, s, t) for line, (s, t) in zip(lines, chunk)]
+
+    def add(self, chunk: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]],
+            links: list[list[tuple[int, int]]]) -> None:
+        rows = self.writer.add(chunk, src_ids, tgt_ids, links)
+        self.pairs += sum(bool(row) for row in rows)
+        self.links += sum(len(row) // 2 for row in rows)
+
+    def close(self) -> dict:
+        kept = self.writer.close()
+        if self.file:
+            self.file.close()
+        return {"source": "dice" if self.dice else str(self.file.path), "pairs": kept,
+                "pairs_with_links": self.pairs, "links": self.links,
+                "pairs_whose_pieces_split_otherwise": self.writer.mismatched}
