@@ -70,8 +70,8 @@ def main() -> None:
     train = [list(read_lines(ROOT / f"data/multi30k/train.{lang}.gz")) for lang in ("en", "de")]
     sure, possible = link_sets([sources[i] for i in kept], outputs, *train)
     src_piece, tgt_piece = translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
-    rule = align_batch(translator.model, src_ids, out_ids, [[src_piece(t) for t in s] for s in src_ids],
-                       [[tgt_piece(t) for t in o] for o in out_ids])
+    rule = align_batch(translator.alignment_attention(src_ids, out_ids), src_ids, out_ids,
+                       [[src_piece(t) for t in s] for s in src_ids], [[tgt_piece(t) for t in o] for o in out_ids])
     found = variants(translator, src_ids, out_ids)
     result = {"checkpoint": str(checkpoint), "updates": checkpoint_info(checkpoint)["step"], "test": args.test,
               "pairs": len(kept), "reference": "eflomal on Multi30k train + these pairs (sure: both directions)",

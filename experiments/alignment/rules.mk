@@ -1,8 +1,14 @@
 # experiments/alignment: word alignments of the demo model against eflomal's (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-alignment
+.PHONY: bench-alignment bench-guided-alignment
 
 # The demo model's word alignments against eflomal's: AER of each layer, their mean, covered or not.
 bench-alignment: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m experiments.alignment.alignment_quality
+
+# Guided alignment: the demo unguided, guided by prepare's dice links and by eflomal's, the same
+# minutes side by side; BLEU, and tags through nmt's engine and CTranslate2 (about 35 minutes).
+bench-guided-alignment: install
+	$(BIN)/pip install --quiet -e ".[bench,ctranslate2]"
+	$(BIN)/python -m experiments.alignment.guided
