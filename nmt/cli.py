@@ -277,15 +277,15 @@ def rerank_tune(
 @command()
 def export(
     checkpoint: Annotated[Path, typer.Argument(help="Checkpoint to export (e.g. an averaged one).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to create.")],
-    format_: Annotated[str, typer.Option("--format", help="ctranslate2, huggingface (transformers: MarianMTModel, or Pegasus for pre-LN), or onnx.")] = "ctranslate2",
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to create (argos: a .argosmodel file).")],
+    format_: Annotated[str, typer.Option("--format", help="ctranslate2, huggingface (transformers: MarianMTModel, or Pegasus for pre-LN), onnx, or argos (an Argos Translate package).")] = "ctranslate2",
     quantization: Annotated[Optional[str], typer.Option(
         help="Weight type: int8, int8_float16, float16, ... (default float32).")] = None,
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
     shortlist: Annotated[Optional[Path], typer.Option(
         help="A shortlist (`nmt shortlist`) to export with the model (default: the recipe's decode.shortlist).")] = None,
 ):
-    """Export a checkpoint for another engine (CTranslate2, Hugging Face transformers, ONNX), with its tokenizers and decode settings."""
+    """Export a checkpoint for another engine (CTranslate2, Hugging Face transformers, ONNX, Argos Translate), with its tokenizers and decode settings."""
     from nmt.export import describe_export, export_checkpoint
 
     summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist)

@@ -86,3 +86,19 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
 def listed(items: list[str], separator: str = ", ", most: int = 12) -> str:
     """Languages or tokens for one line of a message: an imported model has up to 202."""
     return separator.join(items[:most]) + (f"{separator}... ({len(items)} in all)" if len(items) > most else "")
+
+
+# English names of languages, for what clients show (LibreTranslate's /languages, Argos packages).
+LANGUAGE_NAMES = {"ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
+         "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "eu": "Basque",
+         "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish", "gl": "Galician", "he": "Hebrew",
+         "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian", "ja": "Japanese",
+         "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay", "nb": "Norwegian", "nl": "Dutch",
+         "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sl": "Slovenian",
+         "sq": "Albanian", "sv": "Swedish", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+         "vi": "Vietnamese", "zh": "Chinese"}
+
+
+def language_name(code: str) -> str:
+    """A language's English name, or its code where the table has none."""
+    return LANGUAGE_NAMES.get(code, code)

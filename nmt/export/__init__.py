@@ -1,4 +1,5 @@
-"""Export a trained checkpoint to another engine's format: CTranslate2, Hugging Face transformers, or ONNX."""
+"""Export a trained checkpoint to another engine's format: CTranslate2, Hugging Face transformers, ONNX, or an
+Argos Translate package."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 from nmt.errors import NmtError
 
-FORMATS = ("ctranslate2", "huggingface", "onnx")
+FORMATS = ("ctranslate2", "huggingface", "onnx", "argos")
 
 
 def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
@@ -29,6 +30,12 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
         from nmt.export.onnx import export_onnx
 
         return export_onnx(checkpoint, out, quantization, force)
+    if format == "argos":
+        if shortlist is not None:
+            raise NmtError("--shortlist: Argos Translate decodes without a vocabulary map; export to ctranslate2")
+        from nmt.export.argos import export_argos
+
+        return export_argos(checkpoint, out, quantization, force)
     from nmt.export.ctranslate2 import export_ctranslate2
 
     return export_ctranslate2(checkpoint, out, quantization, force, shortlist)
@@ -36,6 +43,10 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
 
 def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
     """The lines `nmt export` prints: what was written, how to load it, where generation differs."""
+    if format == "argos":
+        return [f"exported {checkpoint} ({summary['direction']}, {summary['quantization']}) to {summary['file']}: "
+                f"{summary['bytes'] / 1e6:.1f} MB; install with argostranslate.package.install_from_path"
+                f"(\"{summary['file']}\") and translate with ARGOS_CHUNK_TYPE=SPACY (docs/serving.md)"]
     use = {"huggingface": f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")',
            "onnx": f'onnxruntime, as nmt.export.onnx_runtime.OnnxTranslator("{summary["directory"]}") does'}.get(
         format, f"nmt translate -c {summary['directory']}")

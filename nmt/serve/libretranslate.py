@@ -20,15 +20,8 @@ import json
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
-# English names of the languages clients show (LibreTranslate's /languages gives names); others by code.
-NAMES = {"ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
-         "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "eu": "Basque",
-         "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish", "gl": "Galician", "he": "Hebrew",
-         "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian", "ja": "Japanese",
-         "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay", "nb": "Norwegian", "nl": "Dutch",
-         "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sl": "Slovenian",
-         "sq": "Albanian", "sv": "Swedish", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
-         "vi": "Vietnamese", "zh": "Chinese"}
+from nmt.data.languages import language_name
+
 FORMATS = ("text", "html")
 
 
@@ -72,7 +65,7 @@ def languages(directions: set[tuple[str, str]]) -> list[dict]:
     targets: dict[str, set[str]] = {}
     for source, target in directions:
         targets.setdefault(source, set()).add(target)
-    return [{"code": code, "name": NAMES.get(code, code), "targets": sorted(targets[code])} for code in sorted(targets)]
+    return [{"code": code, "name": language_name(code), "targets": sorted(targets[code])} for code in sorted(targets)]
 
 
 def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:

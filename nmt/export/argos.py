@@ -1,0 +1,114 @@
+"""A checkpoint as an Argos Translate package (`.argosmodel`), which argostranslate and
+LibreTranslate install and serve.
+
+A package is a zip archive of one folder: `metadata.json` (languages, versions, description), the
+CTranslate2 model in `model/` (nmt.export.ctranslate2), the sentencepiece model in
+`sentencepiece.model` (Argos encodes and decodes with one: the tokenizer must be joint), a
+README, and a sentence splitter. Every splitter argostranslate 1.11 uses fetches a model at run
+time (MiniSBD, its default; Stanza; spaCy's xx_sent_ud_sm), so the package carries a blank spaCy
+pipeline of the source language in `spacy/`, to which argostranslate adds spaCy's rule-based
+sentencizer when ARGOS_CHUNK_TYPE=SPACY: sentences split offline (docs/serving.md).
+
+Argos decodes with its own settings (beam 4, length penalty 0.2, patience 1, replacing unknown
+tokens) and turns "_" into spaces in its outputs; `nmt translate` of the package's CTranslate2
+model with those settings gives the same lines (tested).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import nmt
+from nmt.checkpoint import open_checkpoint
+from nmt.data.languages import language_name
+from nmt.errors import NmtError
+from nmt.export.ctranslate2 import EXPORT_INFO, SOURCE_SPM, TARGET_SPM, export_checkpoint
+
+ARGOS_VERSION = "1.11"  # the argostranslate release whose package layout this writes
+# What argostranslate 1.11 decodes with (argostranslate.translate.apply_packaged_translation)
+ARGOS_DECODING = {"beam_size": 4, "length_penalty": 0.2, "patience": 1.0}
+
+
+def require_spacy():
+    try:
+        import spacy
+    except ImportError:
+        raise NmtError("an Argos package needs spaCy (its sentence splitter): pip install 'nmt[argos]'") from None
+    return spacy
+
+
+def export_argos(checkpoint: Path, out: Path, quantization: str | None = None, force: bool = False,
+                 version: str = "1.0") -> dict:
+    """Write `out` (an .argosmodel file) from `checkpoint`; nothing is left at `out` on failure."""
+    out = Path(out)
+    if out.suffix != ".argosmodel":
+        raise NmtError(f"{out}: an Argos package is a file ending in .argosmodel")
+    if out.exists() and (out.is_dir() or not force):
+        raise NmtError(f"{out}: already exists (use --force to replace it)" if not out.is_dir()
+                       else f"{out}: exists and is a directory")
+    loaded = open_checkpoint(checkpoint)
+    recipe = loaded.recipe
+    if not recipe.tokenizer.joint:
+        raise NmtError(f"{checkpoint}: Argos encodes and decodes with one sentencepiece model, and this model has one "
+                       "per side (tokenizer.joint: false); export it with --format ctranslate2")
+    if recipe.data.language_token != "none":
+        raise NmtError(f"{checkpoint}: a model with language tokens (data.language_token {recipe.data.language_token}): "
+                       "an Argos package translates one direction without them; export it with --format ctranslate2")
+    spacy = require_spacy()
+    src, tgt = recipe.data.src_lang, recipe.data.tgt_lang
+    folder_name = f"translate-{src}_{tgt}-{version.replace('.', '_')}"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as e:
+        raise NmtError(f"{out}: cannot write there ({e.strerror or e})") from None
+    partial = scratch / out.name
+    try:
+        package = scratch / folder_name
+        summary = export_checkpoint(loaded, package / "model", quantization)
+        (package / "model" / SOURCE_SPM).replace(package / "sentencepiece.model")
+        for extra in (TARGET_SPM, EXPORT_INFO):  # the same model (joint), and nmt's own description
+            (package / "model" / extra).unlink()
+        _blank_pipeline(spacy, src).to_disk(package / "spacy")
+        metadata = {
+            "package_version": version, "argos_version": ARGOS_VERSION, "type": "translate",
+            "from_code": src, "from_name": language_name(src), "to_code": tgt, "to_name": language_name(tgt),
+            "description": f"{language_name(src)} to {language_name(tgt)}, trained with nmt {nmt.__version__} "
+                           f"({summary['quantization']})",
+        }
+        (package / "metadata.json").write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n")
+        (package / "README.md").write_text(_readme(metadata, checkpoint, loaded.payload))
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(package.rglob("*")):
+                archive.write(path, path.relative_to(scratch))
+        os.replace(partial, out)
+    except OSError as e:
+        raise NmtError(f"{out}: cannot write there ({e.strerror or e})") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"file": str(out), "direction": f"{src}-{tgt}", "quantization": summary["quantization"],
+            "bytes": out.stat().st_size, "package": folder_name}
+
+
+def _blank_pipeline(spacy, language: str):
+    """A spaCy pipeline with the language's tokenizer rules and no trained component (spaCy's
+    multilingual "xx" where it has none for the language)."""
+    try:
+        return spacy.blank(language)
+    except (ImportError, OSError, ValueError, KeyError):
+        return spacy.blank("xx")
+
+
+def _readme(metadata: dict, checkpoint: Path, payload: dict) -> str:
+    step = payload.get("progress", {}).get("step")
+    return (f"# {metadata['from_name']} → {metadata['to_name']}\n\n"
+            f"{metadata['description']}, from `{Path(checkpoint).name}`"
+            + (f" after {step:,} updates" if step else "") + ".\n\n"
+            "Sentences are split by spaCy's rule-based sentencizer (blank pipeline in `spacy/`): "
+            "set ARGOS_CHUNK_TYPE=SPACY, as the other splitters fetch models at run time.\n")
+
