@@ -17,6 +17,24 @@ import pytest
 # pytest-xdist controller loads this file too, and starts the workers only after it.
 os.environ["OMP_NUM_THREADS"] = "1"
 
+
+def _claim_the_tests_package() -> None:
+    """`from tests.conftest import ...` means this folder: argostranslate's wheel (extra argos, in dev)
+    installs a regular package named `tests`, which would win over this folder (a namespace
+    package, found later) wherever it is on the path."""
+    import sys
+    import types
+
+    here = str(Path(__file__).resolve().parent)
+    module = sys.modules.get("tests")
+    if module is None or here not in list(getattr(module, "__path__", [])):
+        package = types.ModuleType("tests")
+        package.__path__ = [here]
+        sys.modules["tests"] = package
+
+
+_claim_the_tests_package()
+
 if TYPE_CHECKING:
     from nmt.config import Recipe
 
