@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from conftest import TINY_DATA, variant_checkpoint
+from conftest import TINY_DATA, optional_module, variant_checkpoint
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.translate import translate_lines
@@ -21,7 +21,7 @@ from nmt.errors import NmtError
 from nmt.export import export_checkpoint
 from nmt.export.argos import ARGOS_DECODING
 
-pytest.importorskip("argostranslate")
+argostranslate, pytestmark = optional_module("argostranslate")  # extra argos (in dev)
 
 LINES = [line for name in ("valid.en", "train.en") for line in (TINY_DATA / name).read_text().splitlines()][:24]
 
