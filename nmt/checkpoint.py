@@ -46,7 +46,26 @@ def link_checkpoint(source: Path, path: Path) -> None:
     tmp.replace(path)
 
 
+def shard_folder(path: Path) -> Path:
+    """Where the processes of a sharded run keep their shards of checkpoint `path`:
+    step_0000100.pt -> step_0000100.shards/ beside it."""
+    return path.with_name(f"{path.stem}.shards")
+
+
+def shard_file(folder: Path, rank: int) -> Path:
+    return folder / f"rank_{rank:03d}.pt"
+
+
 def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict:
+    """A checkpoint's payload; a sharded one's (train.sharded_checkpoints) with its processes'
+    shards put together into whole weights and optimizer state, as an ordinary one holds them."""
+    payload = _load(path, map_location)
+    if SHARDS in payload:
+        payload = _assembled(payload, Path(path), map_location)
+    return payload
+
+
+def _load(path: Path, map_location: str | torch.device) -> dict:
     path = Path(path)
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
@@ -59,6 +78,44 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dic
         raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
     keep_stored_meaning(payload.get("recipe"))
     return payload
+
+
+SHARDS = "shards"  # a sharded checkpoint's entry: {"folder": name beside it, "processes": K}
+
+
+def _assembled(payload: dict, path: Path, map_location: str | torch.device) -> dict:
+    """The shards of FSDP (which splits each tensor along its first dimension, in process order)
+    joined again: each weight and each of the optimizer's per-parameter tensors concatenated in
+    process order; a scalar (Adam's step count) is the first process's."""
+    info = payload[SHARDS]
+    folder = path.parent / info["folder"]
+    parts = []
+    for rank in range(info["processes"]):
+        file = shard_file(folder, rank)
+        if not file.is_file():
+            raise NmtError(f"{path}: its shard {file} is missing (a sharded checkpoint is {path.name} with the "
+                           f"folder {info['folder']}/ beside it)")
+        parts.append(_load(file, map_location))
+    joined: dict[int, torch.Tensor] = {}  # by the first shard's storage: tied weights stay one tensor
+
+    def join(tensors: list) -> torch.Tensor:
+        first = tensors[0]
+        if not isinstance(first, torch.Tensor) or first.dim() == 0:
+            return first
+        key = first.untyped_storage().data_ptr()
+        if key not in joined:
+            joined[key] = torch.cat(tensors, dim=0)
+        return joined[key]
+
+    whole = {k: v for k, v in payload.items() if k != SHARDS}
+    whole["model"] = {name: join([part["model"][name] for part in parts]) for name in parts[0]["model"]}
+    optimizer = parts[0].get("optimizer")
+    if optimizer is not None:
+        whole["optimizer"] = {
+            "state": {i: {key: join([part["optimizer"]["state"][i][key] for part in parts]) for key in state}
+                      for i, state in optimizer["state"].items()},
+            "param_groups": optimizer["param_groups"]}
+    return whole
 
 
 def step_checkpoints(directory: Path) -> list[Path]:
@@ -92,8 +149,19 @@ def load_latest(directory: Path, map_location: str | torch.device = "cpu",
 
 
 def prune(directory: Path, keep_last: int) -> None:
+    """Keep the newest `keep_last` step checkpoints; a sharded one's folder of shards goes with it,
+    unless last.pt or best.pt still refers to it."""
     for old in step_checkpoints(directory)[:-keep_last] if keep_last > 0 else []:
         old.unlink(missing_ok=True)
+    folders = [f for f in directory.glob("step_*.shards") if not f.with_suffix(".pt").is_file()]
+    if folders:
+        kept = set()
+        for name in ("last.pt", "best.pt"):
+            if (directory / name).is_file():
+                kept.add(_load(directory / name, "cpu").get(SHARDS, {}).get("folder"))
+        for folder in folders:
+            if folder.name not in kept:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def average_checkpoints(paths: list[Path]) -> dict:

@@ -327,6 +327,11 @@ class TrainConfig(Section):
     # that do not fit one device. auto: fsdp on GPUs where the copies would take more than half of
     # one, else ddp (nmt.train.sharding).
     parallel: Literal["auto", "ddp", "fsdp"] = "auto"
+    # Under fsdp: each process writes its own shards of the weights and of Adam's state
+    # (checkpoints/step_N.shards/) beside a step_N.pt that holds the rest, instead of gathering
+    # everything onto the first process; every reader (resume, translate, export, average) joins
+    # them again. No effect on an unsharded run.
+    sharded_checkpoints: bool = False
     # Parts kept as they are while the rest trains (nmt.train.freezing): embeddings, encoder, decoder,
     # output, or parameter-name prefixes such as decoder_layers.0; e.g. [embeddings, encoder] to adapt
     # only the decoder of a pretrained model.

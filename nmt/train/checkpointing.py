@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import checkpoint_of, link_checkpoint, load_latest, open_checkpoint, prune, save_checkpoint
+from nmt.checkpoint import (SHARDS, checkpoint_of, link_checkpoint, load_latest, open_checkpoint, prune, save_checkpoint,
+                            shard_file, shard_folder)
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
@@ -49,16 +50,28 @@ class RunCheckpoints:
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
         return rng
 
+    @property
+    def sharded(self) -> bool:
+        """Whether each process writes its own shards (train.sharded_checkpoints under FSDP)."""
+        return self.update.sharded and self.recipe.train.sharded_checkpoints
+
     def save(self, progress: TrainingState, best: bool = False) -> Path:
-        """Rank 0 writes; every rank takes part (their RNG states are saved too) and waits for it."""
+        """Rank 0 writes; every rank takes part (their RNG states are saved too) and waits for it.
+        Sharded (train.sharded_checkpoints): each rank first writes its shards into step_N.shards/,
+        then rank 0 the rest into step_N.pt, which names them."""
         rng_by_rank = self.world.gather_objects(self._rng_state())
         path = self.folder / f"step_{progress.step:07d}.pt"
-        weights, training = self.update.model_state(), self.update.state_dict()  # every rank: FSDP gathers
+        if self.sharded:
+            save_checkpoint(self.update.local_state(), shard_file(shard_folder(path), self.world.rank))
+            self.world.barrier()  # every shard is written before the checkpoint that names them
+            whole = {SHARDS: {"folder": shard_folder(path).name, "processes": self.world.size}}
+        else:  # every rank takes part: FSDP gathers
+            whole = {"model": self.update.model_state(), "optimizer": self.update.state_dict()["optimizer"]}
         if self.world.is_main:
             payload = {
                 "recipe": recipe_to_dict(self.recipe),
-                "model": weights,
-                **training,  # optimizer, scheduler, scaler
+                **whole,  # the weights and the optimizer, or where their shards are
+                **self.update.schedule_state(),
                 "progress": asdict(progress),
                 "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
                 "tokenizer": self.tokenizer_protos,

@@ -12,6 +12,10 @@ Checkpoints stay nmt's own: every process takes part in gathering the full weigh
 optimizer's state onto the first process's CPU, which writes an ordinary checkpoint (the
 optimizer's state keyed by parameter index, as `Optimizer.state_dict` keys it), so `nmt average`,
 `export` and `translate` read it, and a run resumes from it under FSDP, DDP or one process alike.
+With train.sharded_checkpoints, each process writes its own shards instead (`local_model_state`,
+`local_optimizer_state`), which nmt.checkpoint joins on reading: the same checkpoint to every
+reader, with no gathering at save time. (torch.distributed.checkpoint is not used: it reads its
+metadata with pickle, and nmt loads checkpoints with weights_only=True only.)
 Tied weights (the shared embedding and output layer) are one parameter: loading skips their
 second name.
 """
@@ -136,6 +140,29 @@ def load_full_optimizer_state(model: nn.Module, optimizer: torch.optim.Optimizer
     by_name = {"state": {names[i]: value for i, value in state["state"].items()},
                "param_groups": [group | {"params": [names[i] for i in group["params"]]} for group in state["param_groups"]]}
     set_optimizer_state_dict(model, optimizer, by_name, options=_options())
+
+
+def _local(value):
+    """A DTensor's own shard, on the CPU; anything else as it is."""
+    if hasattr(value, "to_local"):
+        return value.to_local().detach().cpu()
+    return value.detach().cpu() if isinstance(value, torch.Tensor) else value
+
+
+def local_model_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """This process's shard of every weight (first-dimension slices, in process order); a tied
+    weight's names share one tensor, as in the model."""
+    shards: dict[int, torch.Tensor] = {}
+    state = model.state_dict(keep_vars=True)
+    return {name: shards.setdefault(id(tensor), _local(tensor)) for name, tensor in state.items()}
+
+
+def local_optimizer_state(optimizer: torch.optim.Optimizer) -> dict:
+    """This process's shard of the optimizer's state, keyed by parameter index as a plain
+    Optimizer.state_dict() is (its parameters are the model's trainable ones in order)."""
+    state = optimizer.state_dict()
+    return {"state": {i: {key: _local(value) for key, value in entry.items()} for i, entry in state["state"].items()},
+            "param_groups": state["param_groups"]}
 
 
 def unsharded_copy(model: nn.Module, is_main: bool, device: torch.device) -> nn.Module | None:

@@ -247,7 +247,14 @@ class TrainStep:
     def state_dict(self) -> dict:
         optimizer = (sharding.full_optimizer_state(self.model, self.optimizer) if self.sharded
                      else self.optimizer.state_dict())
-        return {"optimizer": optimizer, "scheduler": self.scheduler.state_dict(), "scaler": self.scaler.state_dict()}
+        return {"optimizer": optimizer, **self.schedule_state()}
+
+    def schedule_state(self) -> dict:
+        return {"scheduler": self.scheduler.state_dict(), "scaler": self.scaler.state_dict()}
+
+    def local_state(self) -> dict:
+        """Under FSDP: this process's shards of the weights and the optimizer's state (no collective)."""
+        return {"model": sharding.local_model_state(self.model), "optimizer": sharding.local_optimizer_state(self.optimizer)}
 
     def load_state_dict(self, state: dict) -> list[str]:
         """Restore the optimizer, schedule and loss scale; returns notes on what could not carry

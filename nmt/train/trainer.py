@@ -200,6 +200,9 @@ class Trainer:
         if self.frozen:
             what = f"LoRA rank {cfg.lora_rank} on {', '.join(cfg.lora_targets)}" if cfg.lora_rank else ", ".join(cfg.freeze)
             self.log(f"frozen ({what}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")
+        if cfg.sharded_checkpoints and not self.update.sharded:
+            self.log("note: train.sharded_checkpoints: this run is not sharded (train.parallel fsdp under torchrun); "
+                     "its checkpoints are whole")
         if self.update.sharded:
             held = sharding.local_parameters(self.model)
             self.log(f"sharded (train.parallel fsdp): each of {self.world.size} processes holds {held:,} of "

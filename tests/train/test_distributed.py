@@ -9,7 +9,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from nmt.checkpoint import load_checkpoint
+from nmt.checkpoint import SHARDS, load_checkpoint
 from nmt.cli import app
 from tests.conftest import TINY, TINY_DATA, prepared_tiny
 
@@ -58,7 +58,8 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
     exit (130, no traceback, no process left behind). Its parameters, Adam's moments and the logged
     loss are those of one process trained as far; then each run resumes in the other's world size,
     the one-process run on 2 sharded processes (train.parallel fsdp: each holds half the
-    parameters), and they still agree, and translate alike."""
+    parameters, and writes its own shards of the checkpoint), and they still agree, translate
+    alike and resume alike."""
     one, two = tmp_path / "one", tmp_path / "two"
     prepared_tiny(one, *SETTINGS)
     prepared_tiny(two, *SETTINGS)
@@ -88,8 +89,13 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
     log_one = [line for line in single.stderr.splitlines() if line.startswith("step 4:")]
     assert log_one[0].split()[3] == seen[-1].split()[3]  # the same logged loss, summed over ranks
 
-    sharded = run_nmt_train(one, stopped_at + 3, nproc=2, settings=[*SETTINGS, "train.parallel=fsdp"])
+    sharded = run_nmt_train(one, stopped_at + 3, nproc=2,
+                            settings=[*SETTINGS, "train.parallel=fsdp", "train.sharded_checkpoints=true"])
     assert sharded.returncode == 0 and f"resumed at step {stopped_at}" in sharded.stderr, sharded.stderr
+    index = torch.load(one / "checkpoints" / "last.pt", weights_only=True)  # each process wrote its shards
+    assert "model" not in index and "optimizer" not in index
+    shards = one / "checkpoints" / index[SHARDS]["folder"]
+    assert sorted(p.name for p in shards.iterdir()) == ["rank_000.pt", "rank_001.pt"]
     held = next(line for line in sharded.stderr.splitlines() if line.startswith("sharded (train.parallel fsdp)"))
     part, whole = (int(n.replace(",", "")) for n in held.split("holds ")[1].split(" parameters")[0].split(" of "))
     assert whole == 177_664 and abs(2 * part - whole) <= 64  # each process half (shards of odd rows differ)
@@ -97,7 +103,7 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
     assert_same_parameters(model_of(one), model_of(two))
     for m1, m2 in zip(first_moments(one), first_moments(two)):
         assert torch.allclose(m1, m2, atol=1e-6, rtol=1e-3)
-    translations = []  # the sharded run's checkpoint is an ordinary one
+    translations = []  # the sharded run's checkpoint reads as an ordinary one
     for run in (one, two):
         out = tmp_path / f"{run.name}.de"
         result = CliRunner().invoke(app, ["translate", "-c", str(run / "checkpoints" / "last.pt"), "-i",
@@ -105,6 +111,10 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
         assert result.exit_code == 0, result.output
         translations.append(out.read_text(encoding="utf-8"))
     assert translations[0] == translations[1] and translations[0].count("\n") == 8
+    # the sharded checkpoint resumes (here in one process) to where the whole one does
+    for run in (one, two):
+        assert run_nmt_train(run, stopped_at + 5, nproc=1).returncode == 0
+    assert_same_parameters(model_of(one), model_of(two))
 
 
 def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_without_traceback(tmp_path):
