@@ -79,3 +79,16 @@ def test_what_argos_cannot_carry_is_a_one_line_error_and_writes_nothing(trained_
         export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", out, "argos")
     assert out.read_bytes() == b"the user's file"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["separate.argosmodel"]
+
+
+def test_a_missing_extra_is_named_and_nothing_is_written(trained_tiny, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from conftest import one_line_error
+    from nmt.cli import app
+
+    monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy now raises ImportError
+    out = tmp_path / "en_de.argosmodel"
+    one_line_error(CliRunner().invoke(app, ["export", str(trained_tiny.out / "checkpoints" / "best.pt"), "--format",
+                                            "argos", "-o", str(out)]), "pip install 'nmt[argos]'")
+    assert list(tmp_path.iterdir()) == []
