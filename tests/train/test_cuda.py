@@ -42,6 +42,20 @@ def test_a_training_update_on_cuda_never_waits_for_the_device(tmp_path, precisio
     assert torch.isfinite(loss) and tokens > 0
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_guided_alignment_update_on_cuda_never_waits_for_the_device(tmp_path, compiled):
+    """train.guided_alignment in bf16: the batch's alignment targets travel with it, and the
+    update's alignment loss stays on the device."""
+    recipe = prepared_tiny(tmp_path, "train.precision=bf16", f"train.compile={str(compiled).lower()}",
+                           "data.word_alignments=dice", "train.guided_alignment.weight=0.1", *ON_CUDA)
+    trainer = Trainer(recipe)
+    batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, 1, 0)
+    trainer.train_step(batches[:1])
+    with host_syncs_are_errors():
+        loss, tokens = trainer.train_step(batches[1:2])
+    assert torch.isfinite(loss) and torch.isfinite(trainer.update.alignment_loss) and trainer.update.alignment_loss > 0
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path, precision):
     """train.cuda_graphs: the compiled step replayed from CUDA graphs, an update in 2 passes (each
