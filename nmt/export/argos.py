@@ -9,9 +9,10 @@ time (MiniSBD, its default; Stanza; spaCy's xx_sent_ud_sm), so the package carri
 pipeline of the source language in `spacy/`, to which argostranslate adds spaCy's rule-based
 sentencizer when ARGOS_CHUNK_TYPE=SPACY: sentences split offline (docs/serving.md).
 
-Argos decodes with its own settings (beam 4, length penalty 0.2, patience 1, replacing unknown
-tokens) and turns "_" into spaces in its outputs; `nmt translate` of the package's CTranslate2
-model with those settings gives the same lines (tested).
+Argos decodes with its own settings (ARGOS_DECODING: beam 4, length penalty 0.2, patience 1, no
+n-gram blocking, 1 to 256 tokens, unknown tokens replaced) and turns "_" into spaces in its
+outputs; `nmt translate` of the package's CTranslate2 model with those settings gives the same
+lines (tested).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from nmt.export.ctranslate2 import EXPORT_INFO, SOURCE_SPM, TARGET_SPM, export_c
 
 ARGOS_VERSION = "1.11"  # the argostranslate release whose package layout this writes
 # What argostranslate 1.11 decodes with (argostranslate.translate.apply_packaged_translation)
-ARGOS_DECODING = {"beam_size": 4, "length_penalty": 0.2, "patience": 1.0}
+# and CTranslate2's defaults under it: no n-gram blocking, at least one token, at most 256
+ARGOS_DECODING = {"beam_size": 4, "length_penalty": 0.2, "patience": 1.0, "no_repeat_ngram_size": 0, "min_len": 1,
+                  "max_len_a": 0.0, "max_len_b": 256}
 
 
 def require_spacy():

@@ -38,7 +38,8 @@ print(json.dumps({"installed": sorted(languages),
 
 def argos_outputs(package, lines, home) -> dict:
     env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"),
-           "XDG_CONFIG_HOME": str(home / "config"), "ARGOS_CHUNK_TYPE": "SPACY", "ARGOS_DEVICE_TYPE": "cpu"}
+           "XDG_CONFIG_HOME": str(home / "config"), "ARGOS_CHUNK_TYPE": "SPACY", "ARGOS_DEVICE_TYPE": "cpu",
+           "ARGOS_COMPUTE_TYPE": "default"}  # the package's float32 weights, as nmt's export is read
     run = subprocess.run([sys.executable, "-c", ARGOS, str(package), json.dumps(lines)], env=env, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
