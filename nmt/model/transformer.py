@@ -481,7 +481,8 @@ class Transformer(nn.Module):
         """
         guided = alignment is not None
         if guided and self.alignment_heads is None:
-            raise ValueError("an alignment to train towards, but no alignment heads (Transformer.alignment_heads, from train.guided_alignment)")
+            raise ValueError("an alignment to train towards, but no alignment heads "
+                             "(Transformer.alignment_heads, from train.guided_alignment)")
         memory, src_mask = self.encode(src)
         hidden = self.decode(tgt_in, memory, src_mask, guided)
         if guided:
