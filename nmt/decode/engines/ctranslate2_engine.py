@@ -108,7 +108,8 @@ class CTranslate2Translator:
         src_piece, tgt_piece = self.src_tokenizer.id_to_piece, self.tgt_tokenizer.id_to_piece
         longest = max(len(o) for o in outputs)
         results = self.translator.translate_batch(
-            [[src_piece(i) for i in ids] for ids in sources], target_prefix=[[tgt_piece(i) for i in o] or None for o in outputs],
+            [[src_piece(i) for i in ids] for ids in sources],
+            target_prefix=[[tgt_piece(i) for i in output] or None for output in outputs],
             beam_size=1, max_decoding_length=longest + 1, max_input_length=0, return_attention=True)
         attention = torch.zeros(len(sources), longest + 1, max(len(s) for s in sources) + 1)
         for row, (result, source, output) in enumerate(zip(results, sources, outputs)):
