@@ -56,12 +56,13 @@ def shard_file(folder: Path, rank: int) -> Path:
     return folder / f"rank_{rank:03d}.pt"
 
 
-def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict:
+def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemble: bool = True) -> dict:
     """A checkpoint's payload; a sharded one's (train.sharded_checkpoints) with its processes'
-    shards put together into whole weights and optimizer state, as an ordinary one holds them."""
+    shards put together into whole weights and optimizer state, as an ordinary one holds them
+    (unless not `assemble`: then as written, naming its shards; `assembled`, `load_shard`)."""
     payload = _load(path, map_location)
-    if SHARDS in payload:
-        payload = _assembled(payload, Path(path), map_location)
+    if SHARDS in payload and assemble:
+        payload = assembled(payload, Path(path), map_location)
     return payload
 
 
@@ -83,19 +84,22 @@ def _load(path: Path, map_location: str | torch.device) -> dict:
 SHARDS = "shards"  # a sharded checkpoint's entry: {"folder": name beside it, "processes": K}
 
 
-def _assembled(payload: dict, path: Path, map_location: str | torch.device) -> dict:
+def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.device = "cpu") -> dict:
+    """Process `rank`'s shards of the sharded checkpoint `path` (its payload as written):
+    {"model": ..., "optimizer": ...}, each tensor that process's first-dimension slice."""
+    info = payload[SHARDS]
+    file = shard_file(Path(path).parent / info["folder"], rank)
+    if not file.is_file():
+        raise NmtError(f"{path}: its shard {file} is missing (a sharded checkpoint is {Path(path).name} with the "
+                       f"folder {info['folder']}/ beside it)")
+    return _load(file, map_location)
+
+
+def assembled(payload: dict, path: Path, map_location: str | torch.device = "cpu") -> dict:
     """The shards of FSDP (which splits each tensor along its first dimension, in process order)
     joined again: each weight and each of the optimizer's per-parameter tensors concatenated in
     process order; a scalar (Adam's step count) is the first process's."""
-    info = payload[SHARDS]
-    folder = path.parent / info["folder"]
-    parts = []
-    for rank in range(info["processes"]):
-        file = shard_file(folder, rank)
-        if not file.is_file():
-            raise NmtError(f"{path}: its shard {file} is missing (a sharded checkpoint is {path.name} with the "
-                           f"folder {info['folder']}/ beside it)")
-        parts.append(_load(file, map_location))
+    parts = [load_shard(path, payload, rank, map_location) for rank in range(payload[SHARDS]["processes"])]
     joined: dict[int, torch.Tensor] = {}  # by the first shard's storage: tied weights stay one tensor
 
     def join(tensors: list) -> torch.Tensor:
@@ -125,7 +129,7 @@ def step_checkpoints(directory: Path) -> list[Path]:
 
 
 def load_latest(directory: Path, map_location: str | torch.device = "cpu",
-                warn: Callable[[str], None] = lambda message: None) -> tuple[Path, dict] | None:
+                warn: Callable[[str], None] = lambda message: None, assemble: bool = True) -> tuple[Path, dict] | None:
     """The checkpoint to resume from: `last.pt`, or, when it is missing or damaged (a crash while
     copying, a full disk), the newest step checkpoint that loads, with a warning naming both files.
     None when the folder holds no checkpoint at all; an error when none of them loads."""
@@ -136,7 +140,7 @@ def load_latest(directory: Path, map_location: str | torch.device = "cpu",
     problems = []
     for path in candidates:
         try:
-            payload = load_checkpoint(path, map_location)
+            payload = load_checkpoint(path, map_location, assemble)
         except NmtError as e:
             problems.append(str(e))
             continue

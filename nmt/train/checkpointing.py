@@ -10,8 +10,8 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import (SHARDS, checkpoint_of, link_checkpoint, load_latest, open_checkpoint, prune, save_checkpoint,
-                            shard_file, shard_folder)
+from nmt.checkpoint import (SHARDS, assembled, checkpoint_of, link_checkpoint, load_latest, load_shard, open_checkpoint,
+                            prune, save_checkpoint, shard_file, shard_folder)
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
@@ -103,21 +103,34 @@ class RunCheckpoints:
     def resume(self) -> TrainingState | None:
         """The newest intact checkpoint's weights, optimizer and RNG states loaded; its training
         state, or None where the run has none."""
-        found = load_latest(self.folder, self.device, lambda message: self.log(f"[yellow]warning:[/] {message}"))
+        found = load_latest(self.folder, self.device, lambda message: self.log(f"[yellow]warning:[/] {message}"),
+                            assemble=False)
         if found is None:
             return None
         path, payload = found
+        shards = payload.get(SHARDS)
+        # sharded as it was written, by as many processes: each reads only its own shards
+        own_shards = shards is not None and self.update.sharded and shards["processes"] == self.world.size
+        if shards is not None and not own_shards:
+            payload = assembled(payload, path, self.device)
         saved_model = recipe_to_dict(checkpoint_of(payload, path).recipe)["model"]  # defaults filled
         wanted = recipe_to_dict(self.recipe)["model"]
         changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
         if changed:
             raise NmtError(f"{path}: recipe's model differs from the checkpoint's ({'; '.join(changed)}); "
                            "use another output_dir or the checkpoint's settings")
+        shard = load_shard(path, payload, self.world.rank, self.device) if own_shards else None
         try:
-            self.update.load_model_state(payload["model"])
-        except RuntimeError as e:
+            if own_shards:
+                self.update.load_local_state(shard)
+            else:
+                self.update.load_model_state(payload["model"])
+        except (RuntimeError, NmtError) as e:
             raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
-        for note in self.update.load_state_dict(payload):
+        notes = self.update.load_schedule_state(payload) if own_shards else self.update.load_state_dict(payload)
+        if own_shards:
+            self.log(f"{path}: each process read its own shards ({shards['folder']}/)")
+        for note in notes:
             self.log(f"[yellow]note:[/] {path}: {note}")
         progress = TrainingState(**payload["progress"])
         ranks = payload["rng"].get("ranks", [payload["rng"]])

@@ -13,8 +13,9 @@ optimizer's state onto the first process's CPU, which writes an ordinary checkpo
 optimizer's state keyed by parameter index, as `Optimizer.state_dict` keys it), so `nmt average`,
 `export` and `translate` read it, and a run resumes from it under FSDP, DDP or one process alike.
 With train.sharded_checkpoints, each process writes its own shards instead (`local_model_state`,
-`local_optimizer_state`), which nmt.checkpoint joins on reading: the same checkpoint to every
-reader, with no gathering at save time. (torch.distributed.checkpoint is not used: it reads its
+`local_optimizer_state`), with no gathering at save time; a run resumed in as many processes reads
+them back each its own (`load_local_model_state`, `load_local_optimizer_state`), and every other
+reader gets them joined by nmt.checkpoint into the same checkpoint. (torch.distributed.checkpoint is not used: it reads its
 metadata with pickle, and nmt loads checkpoints with weights_only=True only.)
 Tied weights (the shared embedding and output layer) are one parameter: loading skips their
 second name.
@@ -163,6 +164,35 @@ def local_optimizer_state(optimizer: torch.optim.Optimizer) -> dict:
     state = optimizer.state_dict()
     return {"state": {i: {key: _local(value) for key, value in entry.items()} for i, entry in state["state"].items()},
             "param_groups": state["param_groups"]}
+
+
+def load_local_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """This process's shards (`local_model_state`, written by a run of as many processes) into it."""
+    with torch.no_grad():
+        for name, tensor in model.state_dict(keep_vars=True).items():
+            local = tensor.to_local() if hasattr(tensor, "to_local") else tensor
+            if name not in state or state[name].shape != local.shape:
+                got = tuple(state[name].shape) if name in state else "nothing"
+                raise NmtError(f"{name}: the checkpoint's shard has {got}, this process holds {tuple(local.shape)}")
+            local.copy_(state[name])
+
+
+def load_local_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
+    """This process's shard of the optimizer's state (`local_optimizer_state`) into it: each
+    per-parameter tensor made a shard of its parameter again (a DTensor placed as it is)."""
+    from torch.distributed.tensor import DTensor
+
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]
+
+    def placed(value, parameter):
+        if isinstance(value, torch.Tensor) and value.dim() > 0 and isinstance(parameter, DTensor):
+            return DTensor.from_local(value.to(parameter.to_local().device), parameter.device_mesh, parameter.placements,
+                                      shape=parameter.shape, stride=parameter.stride())
+        return value
+
+    optimizer.load_state_dict({"state": {i: {key: placed(value, parameters[i]) for key, value in entry.items()}
+                                         for i, entry in state["state"].items()},
+                               "param_groups": state["param_groups"]})
 
 
 def unsharded_copy(model: nn.Module, is_main: bool, device: torch.device) -> nn.Module | None:

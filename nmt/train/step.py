@@ -256,6 +256,12 @@ class TrainStep:
         """Under FSDP: this process's shards of the weights and the optimizer's state (no collective)."""
         return {"model": sharding.local_model_state(self.model), "optimizer": sharding.local_optimizer_state(self.optimizer)}
 
+    def load_local_state(self, shards: dict) -> None:
+        """Under FSDP: this process's shards of the weights and optimizer state (`local_state` of a
+        run of as many processes), each process reading only its own."""
+        sharding.load_local_model_state(self.model, shards["model"])
+        sharding.load_local_optimizer_state(self.optimizer, shards["optimizer"])
+
     def load_state_dict(self, state: dict) -> list[str]:
         """Restore the optimizer, schedule and loss scale; returns notes on what could not carry
         over (a run resumed in another precision)."""
@@ -263,6 +269,10 @@ class TrainStep:
             sharding.load_full_optimizer_state(self.model, self.optimizer, state["optimizer"])
         else:
             self.optimizer.load_state_dict(state["optimizer"])
+        return self.load_schedule_state(state)
+
+    def load_schedule_state(self, state: dict) -> list[str]:
+        """The schedule and loss scale (`load_state_dict` without the optimizer)."""
         self.scheduler.load_state_dict(state["scheduler"])
         notes = []
         if self.scaler.is_enabled() and not state.get("scaler"):

@@ -111,10 +111,19 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
         assert result.exit_code == 0, result.output
         translations.append(out.read_text(encoding="utf-8"))
     assert translations[0] == translations[1] and translations[0].count("\n") == 8
-    # the sharded checkpoint resumes (here in one process) to where the whole one does
-    for run in (one, two):
-        assert run_nmt_train(run, stopped_at + 5, nproc=1).returncode == 0
+    # the sharded checkpoint resumes to where the whole one does: in as many processes, each
+    # reading only its own shards; then in one process, which joins them
+    resharded = run_nmt_train(one, stopped_at + 5, nproc=2,
+                              settings=[*SETTINGS, "train.parallel=fsdp", "train.sharded_checkpoints=true"])
+    assert resharded.returncode == 0 and f"resumed at step {stopped_at + 3}" in resharded.stderr, resharded.stderr
+    assert "each process read its own shards" in resharded.stderr
+    assert run_nmt_train(two, stopped_at + 5, nproc=1).returncode == 0
     assert_same_parameters(model_of(one), model_of(two))
+    for run in (one, two):
+        assert run_nmt_train(run, stopped_at + 7, nproc=1).returncode == 0
+    assert_same_parameters(model_of(one), model_of(two))
+    for m1, m2 in zip(first_moments(one), first_moments(two)):
+        assert torch.allclose(m1, m2, atol=1e-6, rtol=1e-3)
 
 
 def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_without_traceback(tmp_path):
