@@ -157,3 +157,11 @@ def test_ctranslate2_returns_the_guided_heads_and_carries_markup(guided, tmp_pat
     by_ct2 = translate_lines(ct2, marked, cfg, markup=True, extras=("alignments",))
     assert [(h[0].text, h[0].alignment) for h in by_ct2] == [(h[0].text, h[0].alignment) for h in by_own]
     assert all(h[0].text.count("<b>") == h[0].text.count("</b>") == 1 for h in by_ct2)
+
+
+def test_training_without_prepared_links_says_to_prepare_again(tmp_path):
+    from nmt.train.training_data import TrainingData
+
+    prepared_tiny(tmp_path)  # prepared before data.word_alignments was set
+    with pytest.raises(NmtError, match="no word alignments for train.guided_alignment .*run `nmt prepare` again"):
+        TrainingData(tiny_recipe(tmp_path, *GUIDED))
