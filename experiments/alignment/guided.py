@@ -2,7 +2,7 @@
 attention head on word alignments cost BLEU, and does it place tags as well as the unguided
 model's mean of all layers, through nmt's engine and through a CTranslate2 export?
 
-    python -m experiments.alignment.guided [--minutes 12]
+    python -m experiments.alignment.guided [--minutes 12] [--seed 1]
 
 Three models train side by side for the same minutes (the demo's settings, one thread each):
     unguided        the demo as it is
@@ -135,11 +135,14 @@ def tag_placement(engine, cfg, sources: list[str], train: list[list[str]]) -> di
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=12.0)
+    parser.add_argument("--seed", type=int, default=1, help="train.seed of all three (results file: _seed2 etc.)")
     args = parser.parse_args()
     links = eflomal_file(WORK / "train.eflomal.align")
     runs = {"unguided": [], "guided_dice": GUIDED + ["data.word_alignments=dice"],
             "guided_eflomal": GUIDED + [f"data.word_alignments={links}"]}
-    runs = {name: DEMO + [f"output_dir={WORK / name}"] + settings for name, settings in runs.items()}
+    folder = WORK if args.seed == 1 else WORK / f"seed{args.seed}"
+    runs = {name: DEMO + [f"output_dir={folder / name}", f"train.seed={args.seed}"] + settings
+            for name, settings in runs.items()}
     train_side_by_side(runs, args.minutes)
 
     import torch
@@ -150,11 +153,11 @@ def main() -> None:
     cfg = load_recipe(ROOT / RECIPE).decode
     results = {}
     for name in runs:
-        checkpoint = WORK / name / "checkpoints" / "best.pt"
+        checkpoint = folder / name / "checkpoints" / "best.pt"
         info = checkpoint_info(checkpoint)
         engine = load_engine([checkpoint])
         outputs, seconds = translated(engine, sources, cfg)
-        entry = {"updates": info["step"], "training_minutes": info["training_minutes"], **run_facts(WORK / name),
+        entry = {"updates": info["step"], "training_minutes": info["training_minutes"], **run_facts(folder / name),
                  "test_2016_flickr": score(outputs, references) | {"seconds": round(seconds, 1)},
                  "markup": {"nmt": tag_placement(engine, cfg, sources, train)}}
         if name != "unguided":
@@ -163,8 +166,9 @@ def main() -> None:
                 entry["markup"]["ctranslate2"] = tag_placement(load_engine([Path(folder) / "ct2"]), cfg, sources, train)
         results[name] = entry
         print(name, entry["test_2016_flickr"]["bleu"], flush=True)
-    write_json(RESULTS / "guided_alignment.json", {
-        "recipe": RECIPE, "settings": DEMO, "minutes": args.minutes, "side_by_side": list(runs),
+    name = "guided_alignment.json" if args.seed == 1 else f"guided_alignment_seed{args.seed}.json"
+    write_json(RESULTS / name, {
+        "recipe": RECIPE, "settings": DEMO, "seed": args.seed, "minutes": args.minutes, "side_by_side": list(runs),
         "guided": {"weight": 0.1, "layer": -2, "heads": 1}, "test": str(TEST.relative_to(ROOT)),
         "reference": "eflomal links (intersection, else union) on Multi30k train + the judged pairs", "runs": results})
 
