@@ -240,6 +240,8 @@ class Trainer:
             if self.metrics:
                 self.metrics.write("train", p.step, **stats)
             status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
+            if "alignment_loss" in stats:
+                status += f" alignment {stats['alignment_loss']:.3f}"
             bar.update(task, status=status)
             if bar.disable:
                 self.log(f"step {p.step}: {status}")

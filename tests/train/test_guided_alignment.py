@@ -159,6 +159,13 @@ def test_ctranslate2_returns_the_guided_heads_and_carries_markup(guided, tmp_pat
     assert all(h[0].text.count("<b>") == h[0].text.count("</b>") == 1 for h in by_ct2)
 
 
+def test_the_alignment_loss_is_logged_and_falls(guided):
+    from nmt.train.metrics import read_metrics
+
+    logged = [r["alignment_loss"] for r in read_metrics(guided.out / "metrics.jsonl") if r["kind"] == "train"]
+    assert len(logged) == 6 and logged[-1] < 0.5 * logged[0]
+
+
 def test_training_without_prepared_links_says_to_prepare_again(tmp_path):
     from nmt.train.training_data import TrainingData
 
