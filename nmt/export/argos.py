@@ -51,9 +51,10 @@ def export_argos(checkpoint: Path, out: Path, quantization: str | None = None, f
     out = Path(out)
     if out.suffix != ".argosmodel":
         raise NmtError(f"{out}: an Argos package is a file ending in .argosmodel")
-    if out.exists() and (out.is_dir() or not force):
-        raise NmtError(f"{out}: already exists (use --force to replace it)" if not out.is_dir()
-                       else f"{out}: exists and is a directory")
+    if out.is_dir():
+        raise NmtError(f"{out}: exists and is a directory")
+    if out.exists() and not force:
+        raise NmtError(f"{out}: already exists (use --force to replace it)")
     loaded = open_checkpoint(checkpoint)
     recipe = loaded.recipe
     if not recipe.tokenizer.joint:
