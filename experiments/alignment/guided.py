@@ -161,9 +161,9 @@ def main() -> None:
                  "test_2016_flickr": score(outputs, references) | {"seconds": round(seconds, 1)},
                  "markup": {"nmt": tag_placement(engine, cfg, sources, train)}}
         if name != "unguided":
-            with tempfile.TemporaryDirectory() as folder:
-                export_checkpoint(checkpoint, Path(folder) / "ct2")
-                entry["markup"]["ctranslate2"] = tag_placement(load_engine([Path(folder) / "ct2"]), cfg, sources, train)
+            with tempfile.TemporaryDirectory() as scratch:
+                export_checkpoint(checkpoint, Path(scratch) / "ct2")
+                entry["markup"]["ctranslate2"] = tag_placement(load_engine([Path(scratch) / "ct2"]), cfg, sources, train)
         results[name] = entry
         print(name, entry["test_2016_flickr"]["bleu"], flush=True)
     name = "guided_alignment.json" if args.seed == 1 else f"guided_alignment_seed{args.seed}.json"
