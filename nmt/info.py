@@ -8,6 +8,7 @@ from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenize
 from nmt.config import MODEL_SHAPE_KEYS
 from nmt.data.languages import listed
 from nmt.data.tokenizer import load_processor
+from nmt.model.guided_alignment import alignment_heads
 
 
 def checkpoint_info(path: Path) -> dict:
@@ -32,6 +33,8 @@ def checkpoint_info(path: Path) -> dict:
         "averaged_from": payload.get("averaged_from"),
         "imported_from": payload.get("imported_from"),
         "init_from": recipe.train.init_from,
+        # guided alignment: (decoder layer, heads) that give its word alignments, in any engine
+        "alignment_heads": alignment_heads(recipe),
         "versions": payload.get("versions", {"torch": "unknown", "nmt": "unknown"}),
         "recipe": payload["recipe"],
     }
@@ -65,6 +68,10 @@ def describe(info: dict) -> list[str]:
         lines.append(f"averaged     {len(info['averaged_from'])} checkpoints: {', '.join(info['averaged_from'])}")
     if info["init_from"]:
         lines.append(f"fine-tuned   from {info['init_from']}")
+    if info["alignment_heads"]:
+        layer, heads = info["alignment_heads"]
+        lines.append(f"alignments   from decoder layer {layer}'s first {heads} head{'s' if heads > 1 else ''}, trained on "
+                     "word alignments (train.guided_alignment): CTranslate2 exports return them too")
     v = info["versions"]
     lines.append(f"versions     nmt {v['nmt']}, torch {v['torch']}")
     lines.append(f"recipe       `nmt info {info['checkpoint']} --json` prints it whole")

@@ -159,6 +159,14 @@ def test_ctranslate2_returns_the_guided_heads_and_carries_markup(guided, tmp_pat
     assert all(h[0].text.count("<b>") == h[0].text.count("</b>") == 1 for h in by_ct2)
 
 
+def test_nmt_info_says_where_a_guided_models_alignments_come_from(guided):
+    from nmt.info import checkpoint_info, describe
+
+    info = checkpoint_info(guided.out / "checkpoints" / "best.pt")
+    assert info["alignment_heads"] == (1, 2)
+    assert "alignments   from decoder layer 1's first 2 heads" in "\n".join(describe(info))
+
+
 def test_the_alignment_loss_is_logged_and_falls(guided):
     from nmt.train.metrics import read_metrics
 
