@@ -66,7 +66,7 @@ class RunCheckpoints:
             self.world.barrier()  # every shard is written before the checkpoint that names them
             whole = {SHARDS: {"folder": shard_folder(path).name, "processes": self.world.size}}
         else:  # every rank takes part: FSDP gathers
-            whole = {"model": self.update.model_state(), "optimizer": self.update.state_dict()["optimizer"]}
+            whole = {"model": self.update.model_state(), "optimizer": self.update.optimizer_state()}
         if self.world.is_main:
             payload = {
                 "recipe": recipe_to_dict(self.recipe),

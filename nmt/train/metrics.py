@@ -54,7 +54,8 @@ class LossWindow:
 
     def __init__(self, device: torch.device):
         self.loss = torch.zeros((), dtype=torch.float64, device=device)  # this rank's
-        self.alignment_loss = torch.zeros((), dtype=torch.float64, device=device)  # guided alignment's
+        self.alignment_loss: torch.Tensor | None = None  # guided alignment's, once one is added
+        self.last_alignment_loss: float | None = None  # summed over ranks, at the last read
         self.tokens = 0  # all ranks' (every rank knows them)
         self.start = time.perf_counter()
 
@@ -62,7 +63,7 @@ class LossWindow:
         self.loss += loss
         self.tokens += tokens
         if alignment_loss is not None:
-            self.alignment_loss += alignment_loss
+            self.alignment_loss = alignment_loss.double() if self.alignment_loss is None else self.alignment_loss + alignment_loss
 
     def restart(self) -> None:
         self.start = time.perf_counter()
@@ -71,8 +72,9 @@ class LossWindow:
         """(loss summed over ranks, tokens, seconds) since the last read; starts a new window."""
         result = float(world.sum(self.loss.clone())), self.tokens, time.perf_counter() - self.start
         self.loss.zero_()
-        self.last_alignment_loss = float(world.sum(self.alignment_loss.clone()))  # read with it
-        self.alignment_loss.zero_()
+        if self.alignment_loss is not None:  # every rank trains guided or none does
+            self.last_alignment_loss = float(world.sum(self.alignment_loss))
+            self.alignment_loss = None
         self.tokens = 0
         self.restart()
         return result

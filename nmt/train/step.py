@@ -82,8 +82,9 @@ class TrainStep:
         (TrainingData.alignment_targets), with train.guided_alignment."""
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
-        # this rank's summed guided-alignment loss of the last update (on the device), for the log
-        self.alignment_loss = torch.zeros(())
+        # this rank's summed guided-alignment loss of the last update (on the device), for the log;
+        # None without guided alignment
+        self.alignment_loss: torch.Tensor | None = None
         parallel, parallel_note = sharding.choose_parallel(cfg, model, device, world.size)
         self.sharded = parallel == "fsdp"  # nmt.train.sharding
         if self.sharded:  # (the recipe refuses train.freeze and LoRA with fsdp)
@@ -179,7 +180,7 @@ class TrainStep:
         if self.master_weights:
             self.master_weights.start_update()
         loss_sum = torch.zeros((), device=self.device)
-        alignment_sum = torch.zeros((), device=self.device)
+        alignment_sum = torch.zeros((), device=self.device) if self.alignment_targets else None
         for i, (batch, weight) in enumerate(zip(batches, weights)):
             last = i == len(batches) - 1
             sync = contextlib.nullcontext()
@@ -193,13 +194,12 @@ class TrainStep:
                 with autocast(self.device, self.train_cfg.precision), self.tracing():
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
                                         self.train_cfg.label_smoothing, batch.alignment)
-                objective = loss
-                if batch.alignment is not None:  # guided alignment: its loss, weighted, is trained too
-                    loss, alignment_loss = loss[0] * weight, loss[1] * weight
-                    objective = loss + self.train_cfg.guided_alignment.weight * alignment_loss
+                alignment_loss = None
+                if batch.alignment is not None:  # guided alignment: the model gives its loss too
+                    loss, alignment_loss = loss[0], loss[1] * weight
                     alignment_sum += alignment_loss.detach()
-                else:
-                    loss = objective = loss * weight
+                loss = loss * weight
+                objective = loss if alignment_loss is None else loss + self.train_cfg.guided_alignment.weight * alignment_loss
                 self.scaler.scale(objective * scale).backward()
             loss_sum += loss.detach()
             # Into the fp32 masters after each pass; under DDP once the last pass's backward has
@@ -245,9 +245,13 @@ class TrainStep:
         return self.model.load_state_dict(state, strict=strict)
 
     def state_dict(self) -> dict:
-        optimizer = (sharding.full_optimizer_state(self.model, self.optimizer) if self.sharded
-                     else self.optimizer.state_dict())
-        return {"optimizer": optimizer, **self.schedule_state()}
+        return {"optimizer": self.optimizer_state(), **self.schedule_state()}
+
+    def optimizer_state(self) -> dict:
+        """The optimizer's whole state (under FSDP every process must call it and the first one gets it)."""
+        if self.sharded:
+            return sharding.full_optimizer_state(self.model, self.optimizer)
+        return self.optimizer.state_dict()
 
     def schedule_state(self) -> dict:
         return {"scheduler": self.scheduler.state_dict(), "scaler": self.scaler.state_dict()}
