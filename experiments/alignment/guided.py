@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from experiments.finetuning.adaptation import run_facts
 from experiments.robustness.stress_forms import tagged, tagged_words, tags_of, text_of
 from experiments.shared.demo_model import score, translated
 from experiments.shared.reference_alignment import directional_links, placement, reference_links
+from experiments.shared.runs import nmt, nmt_command, run_facts, sets
 from nmt.config import load_recipe
 from nmt.data.clean import normalize
 from nmt.data.corpus import read_lines
@@ -88,21 +87,12 @@ def eflomal_file(path: Path) -> Path:
     return path
 
 
-def nmt(*args: str) -> None:
-    subprocess.run([str(Path(sys.executable).with_name("nmt")), *args], cwd=ROOT, check=True)
-
-
-def sets(settings: list[str]) -> list[str]:
-    return [arg for s in settings for arg in ("--set", s)]
-
-
 def train_side_by_side(runs: dict[str, list[str]], minutes: float) -> None:
     """tokenizer and prepare for each run, then every `nmt train` at once."""
     for name, settings in runs.items():
         for verb in ("tokenizer", "prepare"):
             nmt(verb, RECIPE, *sets(settings))
-    nmt_bin = str(Path(sys.executable).with_name("nmt"))
-    processes = [subprocess.Popen([nmt_bin, "train", RECIPE, *sets(settings + [f"train.max_minutes={minutes}"]),
+    processes = [subprocess.Popen([nmt_command(), "train", RECIPE, *sets(settings + [f"train.max_minutes={minutes}"]),
                                    "--no-progress"], cwd=ROOT, stdout=subprocess.DEVNULL)
                  for settings in runs.values()]
     if any(p.wait() for p in processes):

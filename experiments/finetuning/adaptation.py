@@ -22,10 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from experiments.finetuning.finetune_domain import RECIPE, ROOT, SHORT, WORK, scores, sets, split_corpus, training, train_run
+from experiments.finetuning.finetune_domain import RECIPE, ROOT, SHORT, WORK, scores, split_corpus, training, train_run
+from experiments.shared.runs import nmt_command, run_facts, sets
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -34,18 +34,11 @@ MODES = {"full": [], "lora": ["train.lora_rank=8", "train.lora_alpha=16"], "froz
 
 def timed_train(settings: list[str], memory_file: Path) -> None:
     """tokenizer and prepare, then `nmt train` under /usr/bin/time, its peak resident memory to `memory_file`."""
-    nmt_bin = str(Path(sys.executable).with_name("nmt"))
+    nmt_bin = nmt_command()
     for verb in ("tokenizer", "prepare"):
         subprocess.run([nmt_bin, verb, RECIPE, *sets(settings)], cwd=ROOT, check=True)
     subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(memory_file), nmt_bin, "train", RECIPE, *sets(settings),
                     "--no-progress"], cwd=ROOT, check=True)
-
-
-def run_facts(run: Path) -> dict:
-    """Mean logged target tokens/s, and trainable and all parameters from the run's log line."""
-    rates = [r["tgt_tokens_per_s"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
-             if r.get("kind") == "train" and "tgt_tokens_per_s" in r]
-    return {"target_tokens_per_s": round(sum(rates) / len(rates)) if rates else None}
 
 
 def trainable(mode_settings: list[str]) -> dict:

@@ -20,9 +20,9 @@ import json
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+from experiments.shared.runs import nmt, nmt_command, sets
 from nmt.data.corpus import read_parallel
 from tools.results import write_json
 
@@ -60,14 +60,6 @@ def split_corpus(held_out: int = 500, seed: int = 1) -> dict:
     return {"general_pairs": len(general), "sports_tune_pairs": len(sports) - n_held, "sports_test_pairs": n_held}
 
 
-def nmt(*args: str) -> None:
-    subprocess.run([str(Path(sys.executable).with_name("nmt")), *args], cwd=ROOT, check=True)
-
-
-def sets(pairs: list[str]) -> list[str]:
-    return [arg for s in pairs for arg in ("--set", s)]
-
-
 def train_run(settings: list[str]) -> None:
     """tokenizer → prepare → train with these overrides (each skips itself when already done)."""
     for verb in ("tokenizer", "prepare", "train"):
@@ -76,7 +68,7 @@ def train_run(settings: list[str]) -> None:
 
 def training(checkpoint: Path) -> dict:
     """Updates and training minutes, from `nmt info`."""
-    info = subprocess.run([str(Path(sys.executable).with_name("nmt")), "info", str(checkpoint), "--json"], cwd=ROOT,
+    info = subprocess.run([nmt_command(), "info", str(checkpoint), "--json"], cwd=ROOT,
                           check=True, capture_output=True, text=True)
     found = json.loads(info.stdout)
     return {"updates": found["step"], "training_minutes": found["training_minutes"]}
@@ -87,7 +79,7 @@ def scores(checkpoint: Path, name: str) -> dict:
     for test, prefix in (("sports_held_out", WORK / "sports_test"), ("test_2016_flickr", ROOT / "data/multi30k/test_2016_flickr")):
         hyp = WORK / f"{name}.{test}.de"
         nmt("translate", "-c", str(checkpoint), "--decode-from", RECIPE, "-i", f"{prefix}.en.gz", "-o", str(hyp))
-        result = subprocess.run([str(Path(sys.executable).with_name("nmt")), "score", str(hyp), "-r", f"{prefix}.de.gz",
+        result = subprocess.run([nmt_command(), "score", str(hyp), "-r", f"{prefix}.de.gz",
                                  "-m", "bleu", "-m", "chrf", "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
         found = json.loads(result.stdout)
         out[test] = {r["name"]: r["score"] for r in found}
