@@ -27,7 +27,7 @@ from nmt.errors import NmtError
 
 ALIGN_SPLIT = "train.align"
 MAX_WORDS = 1 << 16  # word indices are stored as uint16: links of later words are left out
-WORD_START = "\u2581"
+WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word (nmt.decode.text.alignment too)
 
 
 def word_starts(processor) -> np.ndarray:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import torch
 
+from nmt.data.word_alignments import WORD_START
 from nmt.special_tokens import EOS, PAD
 
-WORD_START = "\u2581"
 
 
 def word_index(pieces: list[str]) -> list[int]:
