@@ -16,6 +16,7 @@ from torch import Tensor
 from nmt.data.batching import to_device
 from nmt.special_tokens import EOS, PAD
 from nmt.decode.constraints import BankedBeams
+from nmt.decode.top_candidates import top_candidates
 from nmt.model.transformer import Transformer
 
 NEG_INF = float("-inf")
@@ -293,9 +294,13 @@ class TopK:
                forced: dict[int, int]) -> Moves:
         f, k = self.filing, self.filing.k
         b, vocab = len(sentence), log_probs.size(1)
-        candidates = (self.scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
-        top_scores, top_index = candidates.topk(2 * k, dim=1)  # (b, 2K), best first
-        top_beam, top_token = top_index // vocab, tokens_of(top_index % vocab, self.vocabulary)
+        if self.device.type == "cpu":  # (b, 2K), best first
+            top_scores, top_beam, top_column = top_candidates(self.scores, log_probs.view(b, k, vocab), 2 * k)
+        else:  # one top-k kernel (nmt.decode.top_candidates says why)
+            candidates = (self.scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
+            top_scores, top_index = candidates.topk(2 * k, dim=1)
+            top_beam, top_column = top_index // vocab, top_index % vocab
+        top_token = tokens_of(top_column, self.vocabulary)
         # Continue with the K best candidates that did not end (each beam has only one EOS
         # extension, so at least K of the 2K did not end).
         ends = top_token == EOS
