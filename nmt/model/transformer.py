@@ -216,6 +216,8 @@ class MultiHeadAttention(nn.Module):
         return self._attend(q, k, v, None, False)  # the cache holds only the past: no mask needed
 
 
+CPU_SOFTMAX_MIN_COLUMNS = 16  # see Transformer.start_decoding
+
 ACTIVATIONS = {"relu": F.relu, "swish": F.silu, "gelu": F.gelu}
 
 
@@ -500,6 +502,11 @@ class Transformer(nn.Module):
         """State for incremental decoding of `beams` rows per sentence; the encoder-side keys and
         values are projected and kept once per sentence. `vocabulary`: the target ids (C,) the
         outputs may use (a shortlist), or None for all."""
+        if memory.device.type == "cpu" and memory.size(1) < CPU_SOFTMAX_MIN_COLUMNS:
+            # torch's CPU softmax over fewer columns than one vector register holds is ~10x
+            # slower: a short batch of sources gets masked columns, which change no probability.
+            missing = CPU_SOFTMAX_MIN_COLUMNS - memory.size(1)
+            memory, src_mask = F.pad(memory, (0, 0, 0, missing)), F.pad(src_mask, (0, missing), value=False)
         memory_kv = [layer.cross_attn.step_memory(memory) for layer in self.decoder_layers]
         src_bias = torch.zeros(src_mask.shape, dtype=memory.dtype, device=memory.device)
         src_bias.masked_fill_(~src_mask, float("-inf"))
