@@ -10,6 +10,10 @@ model's offline throughput on the same sentences (`nmt translate` of a file: in 
 --threads threads), in bench/results/serve_load_ENGINE.json. Traffic goes to 127.0.0.1 only;
 every loop stops on time. The clients run on the same cores as the server.
 
+A shared host's speed drifts by a quarter within minutes, so the settings run in turn for
+--rounds rounds (offline, then the three, again and again): each figure is the median of its
+rounds, each round's figures are kept, and the ratios are taken within a round.
+
     python -m bench.serve_load -c runs/demo/checkpoints/best.pt [--clients 32] [--lines 4] [--seconds 30]
 """
 
@@ -20,6 +24,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -33,6 +38,8 @@ from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+MEASURED = ("seconds", "requests", "requests_per_s", "sentences_per_s", "latency_ms_p50", "latency_ms_p99",
+            "lines_per_model_call")
 
 
 def free_port() -> int:
@@ -115,6 +122,34 @@ def offline(model: str, engine: str, sentences: list[str], threads: int) -> dict
             "seconds": round(seconds, 2), "sentences_per_s": round(len(sentences) / seconds, 1)}
 
 
+def run_setting(args, sentences: list[str], clients: int, extra: list[str]) -> dict:
+    """One load run against a fresh server started with `extra` options."""
+    process, url = start_server(args.checkpoint, ["--engine", args.engine, *extra])
+    try:
+        result = load(url, sentences, clients, args.seconds, args.lines)
+        health = json.loads(urllib.request.urlopen(url + "/health", timeout=10).read())
+        served = health["served"]
+        result["lines_per_model_call"] = round(served["lines"] / max(served["model_calls"], 1), 1)
+        result["workers"] = health["workers"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        result["server_exit_code"] = process.wait(timeout=60)
+    return result
+
+
+def median_of(results: list[dict]) -> dict:
+    """Each measured figure's median over the rounds; errors and exit codes: the worst round's."""
+    out = dict(results[0])
+    for key in MEASURED:
+        values = [r[key] for r in results if r.get(key) is not None]
+        if values:
+            out[key] = round(statistics.median(values), 1)
+    for key in ("errors", "server_exit_code"):
+        if key in out:
+            out[key] = max(r[key] for r in results)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-c", "--checkpoint", default="runs/demo/checkpoints/best.pt",
@@ -124,6 +159,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--threads", type=int, default=2, help="For the offline throughput.")
     parser.add_argument("--engine", default="torch")
+    parser.add_argument("--rounds", type=int, default=3, help="Times each setting runs, in turn with the others.")
     parser.add_argument("--test", default="data/multi30k/test_2016_flickr.en.gz")
     args = parser.parse_args()
     if not Path(args.checkpoint).exists():
@@ -135,28 +171,28 @@ def main() -> None:
         f"{args.clients}_clients_batching_off": (args.clients, ["--batch-max-lines", "1", "--workers", "1"]),
         f"{args.clients}_clients_server_defaults": (args.clients, []),
     }
+    loaded_name, off_name = f"{args.clients}_clients_server_defaults", f"{args.clients}_clients_batching_off"
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        result = {"offline": offline(args.checkpoint, args.engine, sentences, args.threads)}
+        print(f"round {number} offline", json.dumps(result["offline"]), flush=True)
+        for name, (clients, extra) in settings.items():
+            result[name] = run_setting(args, sentences, clients, extra)
+            print(f"round {number} {name}", json.dumps(result[name]), flush=True)
+        one, loaded = result["one_client_at_a_time"]["sentences_per_s"], result[loaded_name]["sentences_per_s"]
+        result["loaded_over_one_client"] = round(loaded / one, 2) if one else None
+        result["loaded_over_offline"] = round(loaded / result["offline"]["sentences_per_s"], 2)
+        off = result[off_name]["sentences_per_s"]
+        result["batching_speedup"] = round(loaded / off, 2) if off else None
+        rounds.append(result)
     report = {"model": args.checkpoint, "engine": args.engine, "lines_per_request": args.lines,
               "request": f"{args.lines} sentences of test_2016_flickr, beam as the recipe",
-              "offline": offline(args.checkpoint, args.engine, sentences, args.threads), "runs": {}}
-    for name, (clients, extra) in settings.items():
-        process, url = start_server(args.checkpoint, ["--engine", args.engine, *extra])
-        try:
-            result = load(url, sentences, clients, args.seconds, args.lines)
-            health = json.loads(urllib.request.urlopen(url + "/health", timeout=10).read())
-            served = health["served"]
-            result["lines_per_model_call"] = round(served["lines"] / max(served["model_calls"], 1), 1)
-            result["workers"] = health["workers"]
-        finally:
-            process.send_signal(signal.SIGTERM)
-            result["server_exit_code"] = process.wait(timeout=60)
-        report["runs"][name] = result
-        print(name, json.dumps(result), flush=True)
-    one = report["runs"]["one_client_at_a_time"]["sentences_per_s"]
-    loaded = report["runs"][f"{args.clients}_clients_server_defaults"]
-    report["loaded_over_one_client"] = round(loaded["sentences_per_s"] / one, 2) if one else None
-    report["loaded_over_offline"] = round(loaded["sentences_per_s"] / report["offline"]["sentences_per_s"], 2)
-    off = report["runs"][f"{args.clients}_clients_batching_off"]["sentences_per_s"]
-    report["batching_speedup"] = round(loaded["sentences_per_s"] / off, 2) if off else None
+              "rounds": len(rounds), "figures": "medians of the rounds (each round's under per_round)",
+              "offline": median_of([r["offline"] for r in rounds]),
+              "runs": {name: median_of([r[name] for r in rounds]) for name in settings}}
+    for ratio in ("loaded_over_one_client", "loaded_over_offline", "batching_speedup"):
+        report[ratio] = statistics.median(r[ratio] for r in rounds if r[ratio] is not None)
+    report["per_round"] = rounds
     write_json(RESULTS / f"serve_load_{args.engine}.json", report)
     print(json.dumps(report, indent=1))
 
