@@ -341,7 +341,7 @@ def serve(
 
     require_fastapi()
     workers, threads = workers_and_threads(workers, threads, device)
-    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [])
+    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers)
     names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))})" for m in served.models)
     err.print(f"serving {names} on http://{host}:{port}/ with {workers} worker(s) each (Ctrl-C or SIGTERM to stop)",
               highlight=False, markup=False)

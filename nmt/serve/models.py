@@ -67,14 +67,16 @@ class ServedModels:
 
 
 def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", compute_type: str = "default",
-                threads: int = 0, decode_from: Path | None = None, overrides: list[str] = ()) -> ServedModels:
-    """Each model loaded once, its decode defaults its recipe's, then `decode_from`'s, then `overrides`."""
+                threads: int = 0, decode_from: Path | None = None, overrides: list[str] = (),
+                workers: int = 1) -> ServedModels:
+    """Each model loaded once, its decode defaults its recipe's, then `decode_from`'s, then
+    `overrides`; `workers` threads will translate with each at once."""
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings
 
     models = []
     for path in paths:
-        translator = load_engine([path], device, engine, compute_type, threads)
+        translator = load_engine([path], device, engine, compute_type, threads, parallel_calls=workers)
         if decode_from or overrides:  # the defaults each request starts from
             cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
             translator.recipe = translator.recipe.model_copy(update={"decode": cfg})

@@ -211,6 +211,18 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         assert s.stop() == 0
 
 
+def test_a_ctranslate2_model_takes_each_workers_call_at_once(trained_tiny, tmp_path):
+    """CTranslate2 translates one batch at a time unless told otherwise (inter_threads): the
+    server's workers would queue inside it, one core busy (bench/results/serve_load_ctranslate2.json)."""
+    from nmt.export import export_checkpoint
+    from nmt.serve.models import load_served
+
+    export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "ct2")
+    for workers in (1, 2):
+        served = load_served([tmp_path / "ct2"], threads=1, workers=workers)
+        assert served.first.translator.translator.num_translators == workers
+
+
 def test_serve_and_jsonl_answer_with_the_same_hypothesis_records(trained_tiny):
     """One output schema: serve's fields are those of `translate --output-format jsonl`'s records,
     line for line; and n-best beyond the beam is refused by the recipe's own decode check."""

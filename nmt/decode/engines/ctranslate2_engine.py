@@ -156,7 +156,11 @@ def _hypothesis(tokens: list[int], score: float, alpha: float, ended: bool) -> H
     return Hypothesis(tokens, score, score * (len(tokens) + ended) ** alpha)
 
 
-def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0) -> CTranslate2Translator:
+def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0,
+         parallel_calls: int = 1) -> CTranslate2Translator:
+    """The export in `directory`, translating up to `parallel_calls` calls at once (CTranslate2's
+    inter_threads: a call made while as many run waits for one of them), each on `threads`
+    threads (0: torch's default)."""
     ctranslate2 = require_ctranslate2()
     directory = Path(directory)
     info = read_export_info(directory)
@@ -164,7 +168,7 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     kind, _, index = device.partition(":")
     try:
         translator = ctranslate2.Translator(str(directory), device=kind, device_index=int(index or 0),
-                                            compute_type=compute_type, inter_threads=1,
+                                            compute_type=compute_type, inter_threads=parallel_calls,
                                             intra_threads=threads or torch.get_num_threads())
     except (RuntimeError, ValueError) as e:
         raise NmtError(f"{directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
@@ -175,10 +179,10 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
 
 
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
-                          threads: int = 0) -> CTranslate2Translator:
+                          threads: int = 0, parallel_calls: int = 1) -> CTranslate2Translator:
     """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
     checkpoint = open_checkpoint(checkpoints)
     with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
         out = Path(scratch) / "model"
         export_checkpoint(checkpoint, out)
-        return load(out, device, compute_type, threads)  # the weights are in memory from here on
+        return load(out, device, compute_type, threads, parallel_calls)  # the weights are in memory from here on

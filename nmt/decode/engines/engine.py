@@ -43,22 +43,26 @@ class Engine(Protocol):
 
 def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "torch",
                 compute_type: str = "default", threads: int = 0, ensemble: bool = False,
-                src_lang: str | None = None, tgt_lang: str | None = None, zero_shot: bool = False) -> Engine:
+                src_lang: str | None = None, tgt_lang: str | None = None, zero_shot: bool = False,
+                parallel_calls: int = 1) -> Engine:
     """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
     or a CTranslate2 export directory, on `threads` CPU threads (0: torch's default). It
     translates from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang)
     until `choose_direction` says otherwise.
 
     engine "ctranslate2" with checkpoints converts them (averaged first) into a temporary export.
+    `parallel_calls`: how many threads may translate with it at once (a server's workers); the
+    torch engine takes any number, CTranslate2 runs that many batches side by side.
     """
     if threads:
         torch.set_num_threads(threads)
-    loaded = _load(checkpoints, device, engine, compute_type, threads, ensemble)
+    loaded = _load(checkpoints, device, engine, compute_type, threads, ensemble, parallel_calls)
     choose_direction(loaded, src_lang, tgt_lang, zero_shot)
     return loaded
 
 
-def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool) -> Engine:
+def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool,
+          parallel_calls: int) -> Engine:
     from nmt.decode.engines import ctranslate2_engine, torch_engine
 
     if engine not in ("torch", "ctranslate2"):
@@ -67,14 +71,14 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
     if exports:
         if len(checkpoints) > 1:
             raise NmtError(f"{exports[0]}: an exported model is translated on its own (one -c)")
-        return ctranslate2_engine.load(exports[0], device, compute_type, threads)
+        return ctranslate2_engine.load(exports[0], device, compute_type, threads, parallel_calls)
     for path in checkpoints:
         if Path(path).is_dir():
             raise NmtError(f"{path}: a directory, but not one written by `nmt export` (no nmt_export.json)")
     if ensemble and engine == "ctranslate2":
         raise NmtError("--ensemble runs on the torch engine only")
     if engine == "ctranslate2":
-        return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads)
+        return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads, parallel_calls)
     keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
     target = torch.device(device)
     if ensemble:
