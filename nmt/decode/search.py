@@ -294,12 +294,8 @@ class TopK:
                forced: dict[int, int]) -> Moves:
         f, k = self.filing, self.filing.k
         b, vocab = len(sentence), log_probs.size(1)
-        if self.device.type == "cpu":  # (b, 2K), best first
-            top_scores, top_beam, top_column = top_candidates(self.scores, log_probs.view(b, k, vocab), 2 * k)
-        else:  # one top-k kernel (nmt.decode.top_candidates says why)
-            candidates = (self.scores.unsqueeze(2) + log_probs.view(b, k, vocab)).view(b, k * vocab)
-            top_scores, top_index = candidates.topk(2 * k, dim=1)
-            top_beam, top_column = top_index // vocab, top_index % vocab
+        # the 2K best extensions (b, 2K), best first
+        top_scores, top_beam, top_column = top_candidates(self.scores, log_probs.view(b, k, vocab), 2 * k)
         top_token = tokens_of(top_column, self.vocabulary)
         # Continue with the K best candidates that did not end (each beam has only one EOS
         # extension, so at least K of the 2K did not end).

@@ -9,8 +9,8 @@ maximum is beaten by n distinct values). So: one pass of chunk maxima, a small t
 chunks, and the final top-k over K·n·C gathered candidates instead of K·V. The values found are
 exactly those of the full ranking; only the order among equal values may differ.
 
-On a GPU the single top-k kernel is cheaper than the several launches this takes: the search
-uses it on a CPU only.
+On a GPU the single top-k kernel is cheaper than the several launches this takes: there, and
+where the columns are too few for chunks to save anything, every candidate is ranked.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def top_candidates(scores: Tensor, log_probs: Tensor, n: int, chunk: int = CHUNK
     """scores (B, K), log_probs (B, K, V) -> the n best of scores[b, k] + log_probs[b, k, v] per
     sentence b: their values (B, n), best first, their beams k (B, n) and columns v (B, n)."""
     sentences, beams, vocab = log_probs.shape
-    if vocab < 2 * n * chunk:  # too few columns for the chunks to save anything
+    if log_probs.device.type != "cpu" or vocab < 2 * n * chunk:
         flat = (scores.unsqueeze(2) + log_probs).view(sentences, beams * vocab)
         values, index = flat.topk(n, dim=1)
         return values, index // vocab, index % vocab
@@ -36,8 +36,9 @@ def top_candidates(scores: Tensor, log_probs: Tensor, n: int, chunk: int = CHUNK
         maxima = torch.cat([maxima, rows[:, whole * chunk:].amax(dim=1, keepdim=True)], dim=1)
     best_chunks = maxima.topk(n, dim=1).indices  # (B·K, n)
     columns = (best_chunks.unsqueeze(2) * chunk + torch.arange(chunk, device=rows.device)).view(-1, n * chunk)
-    past_end = columns >= vocab  # only in the shorter last chunk
-    values = rows.gather(1, columns.clamp_max(vocab - 1)).masked_fill_(past_end, float("-inf"))
+    values = rows.gather(1, columns.clamp_max(vocab - 1) if tail else columns)
+    if tail:  # the shorter last chunk's columns past the end
+        values.masked_fill_(columns >= vocab, float("-inf"))
     gathered = (values.view(sentences, beams, n * chunk) + scores.unsqueeze(2)).view(sentences, -1)
     top, index = gathered.topk(n, dim=1)  # (B, n) over K·n·chunk
     return top, index // (n * chunk), columns.view(sentences, -1).gather(1, index)
