@@ -330,6 +330,10 @@ def serve(
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 64,
     workers: Annotated[int, typer.Option(
         help="Model calls at once per model; 0: two on a CPU (each on its share of --threads), one on a GPU.")] = 0,
+    worker_mode: Annotated[str, typer.Option(
+        help="auto, processes or threads: whether each worker translates in a process of its own (its own copy of "
+             "the model; no Python lock shared) or as a thread of the server. auto: processes for the torch engine "
+             "on a CPU with 2+ workers where the copies fit in a quarter of the free memory.")] = "auto",
     decode_from: DecodeFromOpt = None,
     set_: SetOpt = None,
 ):
@@ -341,10 +345,11 @@ def serve(
 
     require_fastapi()
     workers, threads = workers_and_threads(workers, threads, device)
-    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers)
-    names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))})" for m in served.models)
-    err.print(f"serving {names} on http://{host}:{port}/ with {workers} worker(s) each (Ctrl-C or SIGTERM to stop)",
-              highlight=False, markup=False)
+    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers, worker_mode)
+    names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}, {workers} worker "
+                      f"{('processes' if workers > 1 else 'process') if m.worker_mode == 'processes' else 'thread' + 's' * (workers > 1)})"
+                      for m in served.models)
+    err.print(f"serving {names} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
     run_server(served, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),
                batch_wait_ms, batch_max_lines, workers=workers)
 

@@ -32,6 +32,7 @@ from nmt.errors import NmtError
 from nmt.serve import libretranslate
 from nmt.serve.batcher import Batcher
 from nmt.serve.models import Served, ServedModels
+from nmt.serve.worker_process import start_workers
 
 try:  # at module level: FastAPI reads the endpoints' annotations (strings here) in this module's names
     from fastapi import Request
@@ -190,7 +191,10 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     @asynccontextmanager
     async def lifespan(app):
         for served in models.models:
-            served.batcher = Batcher(served.translator, batch_wait_ms, batch_max_lines, workers)
+            processes = None
+            if served.worker_mode == "processes":
+                processes = start_workers(served.spec, served.translator.recipe, served.translator.controls, workers)
+            served.batcher = Batcher(served.translator, batch_wait_ms, batch_max_lines, workers, processes)
         yield
         for served in models.models:
             served.batcher.close()
@@ -215,9 +219,9 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
         """The first model's engine, direction and counters; every model's under "models"."""
         data = first.data
         return {"status": "ok", "engine": first.translator.capabilities.name, "model": first.name,
-                "workers": workers, "direction": f"{data.src_lang}-{data.tgt_lang}",
+                "workers": workers, "worker_mode": first.worker_mode, "direction": f"{data.src_lang}-{data.tgt_lang}",
                 "directions": [f"{s}-{t}" for s, t in data.directions()], "served": counters(first),
-                "models": [{"model": m.name, "engine": m.translator.capabilities.name,
+                "models": [{"model": m.name, "engine": m.translator.capabilities.name, "worker_mode": m.worker_mode,
                             "directions": sorted(f"{s}-{t}" for s, t in m.directions()), "served": counters(m)}
                            for m in models.models]}
 

@@ -6,8 +6,9 @@ are gathered), groups what it has by decode settings, and translates each group 
 the length-sorted token batching inside then packs lines from several requests together. With
 two workers, one model call runs while the other gathers and starts the next, so a request
 waits for at most about one call ahead of it; on a CPU each worker's torch operations run on its
-own thread (nmt serve sets the threads per worker). Callers await a future; the event loop never
-blocks.
+own thread (nmt serve sets the threads per worker), or each worker's calls run in a process of
+its own (nmt.serve.worker_process), the worker thread waiting for its answer. Callers await a
+future; the event loop never blocks.
 """
 
 from __future__ import annotations
@@ -43,15 +44,19 @@ class BatcherStats:
 
 
 class Batcher:
-    def __init__(self, translator, wait_ms: float = 5.0, max_lines: int = 64, workers: int = 1):
+    def __init__(self, translator, wait_ms: float = 5.0, max_lines: int = 64, workers: int = 1,
+                 processes: list | None = None):
+        """`processes`: one nmt.serve.worker_process.WorkerProcess per worker, which runs its calls;
+        None: the workers translate with `translator` themselves."""
         self.translator = translator
+        self.processes = processes
         self.wait = wait_ms / 1000
         self.max_lines = max_lines
         self.stats = BatcherStats()
         self._stats_lock = threading.Lock()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
-        self._workers = [threading.Thread(target=self._run, name=f"nmt-batcher-{i}", daemon=True)
-                         for i in range(max(workers, 1))]
+        self._workers = [threading.Thread(target=self._run, args=(self._translate_with(i),), name=f"nmt-batcher-{i}",
+                                          daemon=True) for i in range(max(workers, 1))]
         for worker in self._workers:
             worker.start()
 
@@ -68,6 +73,14 @@ class Batcher:
             self._queue.put(None)
         for worker in self._workers:
             worker.join()
+        for process in self.processes or []:
+            process.close()
+
+    def _translate_with(self, worker: int):
+        """What worker `worker` translates a call with: its process, or the translator in this one."""
+        if self.processes:
+            return self.processes[worker].translate
+        return lambda lines, cfg, extras: translate(self.translator, lines, cfg, extras=extras)
 
     def _gather(self, first: _Request) -> tuple[list[_Request], bool]:
         """The first request and those arriving within the wait; True when told to stop."""
@@ -84,7 +97,7 @@ class Batcher:
             lines += len(item.lines)
         return batch, False
 
-    def _run(self) -> None:
+    def _run(self, translate_call) -> None:
         stopping = False
         while not stopping:
             first = self._queue.get()
@@ -95,13 +108,13 @@ class Batcher:
             for request in batch:
                 groups.setdefault(request.cfg.model_dump_json() + repr(request.extras), []).append(request)
             for requests in groups.values():
-                self._call(requests)
+                self._call(requests, translate_call)
 
-    def _call(self, requests: list[_Request]) -> None:
+    def _call(self, requests: list[_Request], translate_call) -> None:
         lines = [line for r in requests for line in r.lines]
         start = time.perf_counter()
         try:
-            results = translate(self.translator, lines, requests[0].cfg, extras=requests[0].extras)
+            results = translate_call(lines, requests[0].cfg, requests[0].extras)
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from nmt.decode.request import RequestRefused
 from nmt.errors import NmtError
+from nmt.serve.worker_process import WORKER_MODES, LoadSpec, resolve_worker_mode
 
 
 @dataclass
@@ -17,6 +18,8 @@ class Served:
     translator: object  # an Engine (nmt.decode.engines.engine)
     name: str
     batcher: object = None  # nmt.serve.batcher.Batcher, started with the app
+    spec: LoadSpec | None = None  # how it was loaded (for worker processes to load the same)
+    worker_mode: str = "threads"  # its workers: "threads" of the server's process, or "processes" of their own
 
     @property
     def data(self):
@@ -68,17 +71,22 @@ class ServedModels:
 
 def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", compute_type: str = "default",
                 threads: int = 0, decode_from: Path | None = None, overrides: list[str] = (),
-                workers: int = 1) -> ServedModels:
+                workers: int = 1, worker_mode: str = "threads") -> ServedModels:
     """Each model loaded once, its decode defaults its recipe's, then `decode_from`'s, then
-    `overrides`; `workers` threads will translate with each at once."""
+    `overrides`; `workers` will translate with each at once, as threads or processes of their
+    own (`worker_mode`: auto, processes, threads; nmt.serve.worker_process)."""
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings
 
+    if worker_mode not in WORKER_MODES:
+        raise NmtError(f"--worker-mode {worker_mode}: choose one of {', '.join(WORKER_MODES)}")
     models = []
     for path in paths:
         translator = load_engine([path], device, engine, compute_type, threads, parallel_calls=workers)
         if decode_from or overrides:  # the defaults each request starts from
             cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
             translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
-        models.append(Served(translator, str(path)))
+        spec = LoadSpec(str(path), device, engine, compute_type, threads)
+        mode = resolve_worker_mode(worker_mode, workers, spec, translator.capabilities.name)
+        models.append(Served(translator, str(path), spec=spec, worker_mode=mode))
     return ServedModels(models)

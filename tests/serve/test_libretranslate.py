@@ -15,7 +15,7 @@ LINES = ["A black dog leaps over a log.", "Asian man sweeping the walkway."]
 
 @pytest.fixture(scope="module")
 def server(trained_tiny):
-    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--max-lines", "8")
+    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--max-lines", "8", "--worker-mode", "threads")
     yield s
     assert s.stop() == 0
 

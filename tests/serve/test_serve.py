@@ -76,6 +76,8 @@ def server(trained_tiny):
 def test_translate_health_and_page(server):
     status, health = server.get("/health")
     assert status == 200 and health["status"] == "ok" and health["direction"] == "en-de"
+    # the default on a CPU of 2+ cores: two workers, each in a process of its own
+    assert (health["workers"], health["worker_mode"]) == ((2, "processes") if os.cpu_count() >= 2 else (1, "threads"))
     status, reply = server.post({"text": ["A black dog leaps over a log.", "", "Asian man sweeping the walkway."],
                                  "beam_size": 2, "scores": True})
     assert status == 200

@@ -59,3 +59,9 @@ def test_two_models_of_one_direction_are_refused(models):
     forward, _ = models
     one_line_error(CliRunner().invoke(app, ["serve", forward, forward, "--port", "1"]),
                    "both translate en→de", "nmt average")
+
+
+def test_an_unknown_worker_mode_is_refused_before_any_model_loads(models):
+    forward, _ = models
+    one_line_error(CliRunner().invoke(app, ["serve", forward, "--worker-mode", "fibers", "--port", "1"]),
+                   "--worker-mode fibers: choose one of auto, processes, threads")
