@@ -166,7 +166,7 @@ def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
     from tests.serve.test_serve import Server
 
     lines = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[:4]
-    server = Server(str(multilingual.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "50")
+    server = Server(str(multilingual.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "50", "--worker-mode", "threads")
     try:
         status, health = server.get("/health")
         assert status == 200 and health["directions"] == ["en-xa", "en-xb"]

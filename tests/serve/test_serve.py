@@ -179,7 +179,8 @@ def test_requests_arriving_together_share_a_model_call(server):
 
 
 def test_sigterm_answers_the_request_in_flight_then_exits(trained_tiny):
-    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "1500")
+    # (worker threads: the module's server stops its worker processes as it ends)
+    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "1500", "--worker-mode", "threads")
     reply = {}
     client = threading.Thread(target=lambda: reply.update(zip(("status", "body"), s.post({"text": ["A dog."]}))))
     client.start()
