@@ -333,7 +333,7 @@ def serve(
     worker_mode: Annotated[str, typer.Option(
         help="auto, processes or threads: whether each worker translates in a process of its own (its own copy of "
              "the model; no Python lock shared) or as a thread of the server. auto: processes for the torch engine "
-             "on a CPU with 2+ workers where the copies fit in a quarter of the free memory.")] = "auto",
+             "on a CPU with 2+ workers where they fit in half the free memory.")] = "auto",
     decode_from: DecodeFromOpt = None,
     set_: SetOpt = None,
 ):

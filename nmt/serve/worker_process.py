@@ -7,10 +7,11 @@ own copy of the model, takes calls (lines, decode settings, extras) from its bat
 over a pipe and sends the hypotheses back; the server keeps its own copy for reading requests
 and writing replies. The pipe carries only objects the server built itself.
 
-`auto` picks processes for the torch engine on a CPU with two or more workers, where a copy
-per worker fits in a quarter of the memory available (the checkpoint's size stands for a
-copy's); threads elsewhere: CTranslate2 leaves the lock while it translates, and a GPU's calls
-queue on the one device anyway.
+`auto` picks processes for the torch engine on a CPU with two or more workers, where the
+processes fit in half the memory available: each takes a copy of the model (the checkpoint's
+size stands for it) and torch's own ~0.3 GB (PROCESS_OVERHEAD_BYTES keeps a margin). Threads
+elsewhere: CTranslate2 leaves the lock while it translates, and a GPU's calls queue on the one
+device anyway.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from nmt.errors import NmtError
 
 WORKER_MODES = ("auto", "processes", "threads")
+PROCESS_OVERHEAD_BYTES = 512 * 2**20  # a worker process's memory besides the model (torch 2.13, CPU: ~0.3 GB)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,8 @@ def resolve_worker_mode(mode: str, workers: int, spec: LoadSpec, engine_name: st
     path = Path(spec.path)
     model_bytes = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     available = available_memory_bytes()
-    return "processes" if available is not None and workers * model_bytes <= available // 4 else "threads"
+    needed = workers * (model_bytes + PROCESS_OVERHEAD_BYTES)
+    return "processes" if available is not None and needed <= available // 2 else "threads"
 
 
 class WorkerProcess:

@@ -15,6 +15,8 @@ import urllib.request
 
 import pytest
 
+from nmt.serve.worker_process import LoadSpec, resolve_worker_mode
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -76,8 +78,10 @@ def server(trained_tiny):
 def test_translate_health_and_page(server):
     status, health = server.get("/health")
     assert status == 200 and health["status"] == "ok" and health["direction"] == "en-de"
-    # the default on a CPU of 2+ cores: two workers, each in a process of its own
-    assert (health["workers"], health["worker_mode"]) == ((2, "processes") if os.cpu_count() >= 2 else (1, "threads"))
+    # the default on a CPU of 2+ cores: two workers, each in a process of its own where memory allows
+    spec = LoadSpec(health["model"], "cpu", "torch", "default", 1)
+    assert health["workers"] == (2 if os.cpu_count() >= 2 else 1)
+    assert health["worker_mode"] == resolve_worker_mode("auto", health["workers"], spec, "torch")
     status, reply = server.post({"text": ["A black dog leaps over a log.", "", "Asian man sweeping the walkway."],
                                  "beam_size": 2, "scores": True})
     assert status == 200

@@ -70,16 +70,16 @@ def test_a_model_a_worker_cannot_load_is_a_one_line_error(tmp_path):
 
 def test_auto_picks_processes_only_for_the_torch_engine_on_a_cpu_with_several_workers(tiny_checkpoint, monkeypatch):
     cpu = LoadSpec(str(tiny_checkpoint), "cpu", "torch", "default", 1)
-    size = tiny_checkpoint.stat().st_size
-    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 100 * size)
+    two_processes = 2 * (tiny_checkpoint.stat().st_size + worker_process.PROCESS_OVERHEAD_BYTES)
+    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 2 * two_processes)
     assert resolve_worker_mode("auto", 2, cpu, "torch") == "processes"
     assert resolve_worker_mode("auto", 1, cpu, "torch") == "threads"
     assert resolve_worker_mode("auto", 2, cpu, "ctranslate2") == "threads"
     assert resolve_worker_mode("auto", 2, LoadSpec(str(tiny_checkpoint), "cuda", "torch", "default", 0), "torch") == "threads"
     assert resolve_worker_mode("threads", 2, cpu, "torch") == "threads"
-    # copies that would take more than a quarter of the memory available: threads
-    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 7 * size)
+    # two processes that would take more than half the memory available: threads
+    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 2 * two_processes - 2)
     assert resolve_worker_mode("auto", 2, cpu, "torch") == "threads"
     assert resolve_worker_mode("processes", 2, cpu, "torch") == "processes"  # asked for
-    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: None)
+    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: None)  # not known (not Linux)
     assert resolve_worker_mode("auto", 2, cpu, "torch") == "threads"
