@@ -4,14 +4,16 @@ Starts the real server on a free loopback port and sends requests of --lines sen
 default; the first sentences of test_2016_flickr, in turn) for a fixed time in three settings:
 - one client at a time (each request waits for the previous answer), the server's defaults;
 - N concurrent clients, batching off (one worker, one request per model call);
-- N concurrent clients with the server's defaults (batching, two workers on a CPU).
+- N concurrent clients with the server's defaults (batching, two workers on a CPU, each in a
+  process of its own with the torch engine);
+- with the torch engine, the same with the workers as threads of the server's process.
 Reports requests/s, sentences/s, p50/p99 latency and errors for each, and beside them the same
 model's offline throughput on the same sentences (`nmt translate` of a file: in this process, on
 --threads threads), in bench/results/serve_load_ENGINE.json. Traffic goes to 127.0.0.1 only;
 every loop stops on time. The clients run on the same cores as the server.
 
 A shared host's speed drifts by a quarter within minutes, so the settings run in turn for
---rounds rounds (offline, then the three, again and again): each figure is the median of its
+--rounds rounds (offline, then the others, again and again): each figure is the median of its
 rounds, each round's figures are kept, and the ratios are taken within a round.
 
     python -m bench.serve_load -c runs/demo/checkpoints/best.pt [--clients 32] [--lines 4] [--seconds 30]
@@ -131,6 +133,7 @@ def run_setting(args, sentences: list[str], clients: int, extra: list[str]) -> d
         served = health["served"]
         result["lines_per_model_call"] = round(served["lines"] / max(served["model_calls"], 1), 1)
         result["workers"] = health["workers"]
+        result["worker_mode"] = health.get("worker_mode")
     finally:
         process.send_signal(signal.SIGTERM)
         result["server_exit_code"] = process.wait(timeout=60)
@@ -172,6 +175,9 @@ def main() -> None:
         f"{args.clients}_clients_server_defaults": (args.clients, []),
     }
     loaded_name, off_name = f"{args.clients}_clients_server_defaults", f"{args.clients}_clients_batching_off"
+    threads_name = f"{args.clients}_clients_worker_threads"
+    if args.engine == "torch":  # the defaults' worker processes against threads sharing one process
+        settings[threads_name] = (args.clients, ["--worker-mode", "threads"])
     rounds = []
     for number in range(1, args.rounds + 1):
         result = {"offline": offline(args.checkpoint, args.engine, sentences, args.threads)}
@@ -184,14 +190,18 @@ def main() -> None:
         result["loaded_over_offline"] = round(loaded / result["offline"]["sentences_per_s"], 2)
         off = result[off_name]["sentences_per_s"]
         result["batching_speedup"] = round(loaded / off, 2) if off else None
+        if threads_name in result:
+            result["defaults_over_worker_threads"] = round(loaded / result[threads_name]["sentences_per_s"], 2)
         rounds.append(result)
     report = {"model": args.checkpoint, "engine": args.engine, "lines_per_request": args.lines,
               "request": f"{args.lines} sentences of test_2016_flickr, beam as the recipe",
               "rounds": len(rounds), "figures": "medians of the rounds (each round's under per_round)",
               "offline": median_of([r["offline"] for r in rounds]),
               "runs": {name: median_of([r[name] for r in rounds]) for name in settings}}
-    for ratio in ("loaded_over_one_client", "loaded_over_offline", "batching_speedup"):
-        report[ratio] = statistics.median(r[ratio] for r in rounds if r[ratio] is not None)
+    for ratio in ("loaded_over_one_client", "loaded_over_offline", "batching_speedup", "defaults_over_worker_threads"):
+        values = [r[ratio] for r in rounds if r.get(ratio) is not None]
+        if values:
+            report[ratio] = statistics.median(values)
     report["per_round"] = rounds
     write_json(RESULTS / f"serve_load_{args.engine}.json", report)
     print(json.dumps(report, indent=1))
