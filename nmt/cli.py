@@ -328,6 +328,9 @@ def serve(
     batch_wait_ms: Annotated[float, typer.Option(
         help="How long the first waiting request waits for others to share its model call.")] = 5.0,
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 64,
+    max_queued_lines: Annotated[int, typer.Option(
+        help="Lines waiting for a model call at most: past this a request is answered 503 (retry later) at once, "
+             "so that what is accepted waits a bounded time; 0: no limit.")] = 1024,
     workers: Annotated[int, typer.Option(
         help="Model calls at once per model; 0: two on a CPU (each on its share of --threads), one on a GPU.")] = 0,
     worker_mode: Annotated[str, typer.Option(
@@ -350,7 +353,8 @@ def serve(
                       f"{('processes' if workers > 1 else 'process') if m.worker_mode == 'processes' else 'thread' + 's' * (workers > 1)})"
                       for m in served.models)
     err.print(f"serving {names} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
-    run_server(served, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints),
+    run_server(served, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints,
+                                                       max_queued_lines=max_queued_lines),
                batch_wait_ms, batch_max_lines, workers=workers)
 
 

@@ -48,6 +48,7 @@ class ServeLimits:
     max_chars: int = 2000  # characters per line
     max_beam: int = 16
     max_constraints: int = 8  # phrases per line
+    max_queued_lines: int = 1024  # lines waiting for a model worker; past this a request gets 503 (0: no limit)
 
 
 class TranslateRequest(BaseModel):
@@ -194,7 +195,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             processes = None
             if served.worker_mode == "processes":
                 processes = start_workers(served.spec, served.translator.recipe, served.translator.controls, workers)
-            served.batcher = Batcher(served.translator, batch_wait_ms, batch_max_lines, workers, processes)
+            served.batcher = Batcher(served.translator, batch_wait_ms, batch_max_lines, workers, processes,
+                                     limits.max_queued_lines)
         yield
         for served in models.models:
             served.batcher.close()
@@ -203,7 +205,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     first = models.first
 
     def error(status: int, message: str, **extra) -> JSONResponse:
-        return JSONResponse({"error": message, **extra}, status_code=status)
+        busy = {"Retry-After": "1"} if status == 503 else None  # the queue drains within seconds
+        return JSONResponse({"error": message, **extra}, status_code=status, headers=busy)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -212,7 +215,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     def counters(served: Served) -> dict:
         s = served.batcher.stats
         return {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
-                "busy_seconds": round(s.busy_seconds, 3)}
+                "busy_seconds": round(s.busy_seconds, 3), "queued_lines": served.batcher.queued_lines}
 
     @app.get("/health")
     async def health() -> dict:
@@ -242,9 +245,9 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             targets = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] if body.tgt_lang else None
             served = models.for_direction(body.src_lang, targets)
             plan = plan_request(body, served.translator, limits)
+            results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
-        results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
         return reply(body, results, served.translator)
 
     async def translate_libre(fields: dict) -> JSONResponse:
@@ -259,11 +262,11 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
                                     **({"src_lang": asked.source, "tgt_lang": asked.target}
                                        if served.multidirectional else {}))
             plan = plan_request(body, served.translator, limits)
+            results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:
-            return JSONResponse({"error": str(e)}, status_code=400 if e.status == 422 else e.status)
-        results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []
+            return error(400 if e.status == 422 else e.status, str(e))
         texts = [[hypothesis_record(served.translator, h)["text"] for h in hyps] for hyps in results]
         return JSONResponse(libretranslate.answer(asked, texts, counts))
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from nmt.config import DecodeConfig
 from nmt.decode.search import Hypothesis
-from nmt.decode.request import Line
+from nmt.decode.request import Line, RequestRefused
 from nmt.decode.translate import translate
 
 
@@ -45,13 +45,17 @@ class BatcherStats:
 
 class Batcher:
     def __init__(self, translator, wait_ms: float = 5.0, max_lines: int = 64, workers: int = 1,
-                 processes: list | None = None):
+                 processes: list | None = None, max_queued_lines: int = 0):
         """`processes`: one nmt.serve.worker_process.WorkerProcess per worker, which runs its calls;
-        None: the workers translate with `translator` themselves."""
+        None: the workers translate with `translator` themselves. `max_queued_lines`: a request
+        that would make more lines wait for a worker is refused (503) while others wait (0: no
+        limit), so that what is accepted waits a bounded time."""
         self.translator = translator
         self.processes = processes
         self.wait = wait_ms / 1000
         self.max_lines = max_lines
+        self.max_queued_lines = max_queued_lines
+        self.queued_lines = 0  # lines queued, not yet taken by a worker
         self.stats = BatcherStats()
         self._stats_lock = threading.Lock()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
@@ -62,10 +66,22 @@ class Batcher:
 
     async def translate(self, lines: list[Line], cfg: DecodeConfig, extras: tuple[str, ...] = ()) -> list[list[Hypothesis]]:
         """The lines translated together with those of other requests of the same settings."""
+        with self._stats_lock:
+            queued, limit = self.queued_lines, self.max_queued_lines
+            if limit and queued and queued + len(lines) > limit:
+                raise RequestRefused(f"the server is busy: {queued} lines wait for a model call, and at most {limit} "
+                                     "may (max_queued_lines); retry later", 503, "max_queued_lines", limit)
+            self.queued_lines += len(lines)
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.put(_Request(lines, cfg, extras, future, loop))
         return await future
+
+    def _taken(self, request: _Request) -> _Request:
+        """A request a worker took from the queue: its lines no longer wait."""
+        with self._stats_lock:
+            self.queued_lines -= len(request.lines)
+        return request
 
     def close(self) -> None:
         """Finish what was queued, then stop the workers (one stop sign each)."""
@@ -93,7 +109,7 @@ class Batcher:
                 break
             if item is None:
                 return batch, True
-            batch.append(item)
+            batch.append(self._taken(item))
             lines += len(item.lines)
         return batch, False
 
@@ -103,7 +119,7 @@ class Batcher:
             first = self._queue.get()
             if first is None:
                 break
-            batch, stopping = self._gather(first)
+            batch, stopping = self._gather(self._taken(first))
             groups: dict[str, list[_Request]] = {}
             for request in batch:
                 groups.setdefault(request.cfg.model_dump_json() + repr(request.extras), []).append(request)

@@ -1,0 +1,93 @@
+"""The request batcher of `nmt serve` (nmt.serve.batcher), with a stand-in worker whose calls
+finish when the test says: requests that arrive while a call runs share the next one, and past
+max_queued_lines a request is refused at once (503) instead of waiting without bound."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from nmt.config import DecodeConfig
+from nmt.decode.request import Line, LineRequest, RequestRefused
+from nmt.serve.batcher import Batcher
+
+
+class HeldWorker:
+    """Answers each call with its lines' texts once `release` is set; records the calls."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.calls: list[list[str]] = []
+
+    def translate(self, lines, cfg, extras=()):
+        self.calls.append([line.text for line in lines])
+        self.started.set()
+        self.release.wait(timeout=30)
+        return [[line.text] for line in lines]
+
+    def close(self):
+        self.release.set()
+
+
+def lines(*texts: str) -> list[Line]:
+    return [Line.of(LineRequest(text=text)) for text in texts]
+
+
+def test_requests_beyond_the_queue_limit_are_refused_at_once_and_the_rest_answered():
+    async def scenario():
+        worker = HeldWorker()
+        batcher = Batcher(None, wait_ms=0, max_lines=64, workers=1, processes=[worker], max_queued_lines=5)
+        cfg = DecodeConfig()
+        first = asyncio.ensure_future(batcher.translate(lines("a"), cfg))  # taken by the worker, held
+        await asyncio.to_thread(worker.started.wait, 10)
+        queued = [asyncio.ensure_future(batcher.translate(lines("b", "c"), cfg)),
+                  asyncio.ensure_future(batcher.translate(lines("d", "e", "f"), cfg))]
+        await asyncio.sleep(0)  # both enqueued: 5 lines wait
+        assert batcher.queued_lines == 5
+        with pytest.raises(RequestRefused) as refused:
+            await batcher.translate(lines("g"), cfg)
+        assert refused.value.status == 503 and refused.value.limit == "max_queued_lines"
+        assert "5 lines wait" in str(refused.value)
+        worker.release.set()
+        answers = [await first] + [await q for q in queued]
+        batcher.close()
+        return worker.calls, answers, batcher.queued_lines
+
+    calls, answers, left = asyncio.run(scenario())
+    assert calls == [["a"], ["b", "c", "d", "e", "f"]]  # the two that waited shared one call
+    assert answers == [[["a"]], [["b"], ["c"]], [["d"], ["e"], ["f"]]] and left == 0
+
+
+def test_a_request_larger_than_the_limit_is_taken_when_nothing_waits():
+    async def scenario():
+        worker = HeldWorker()
+        worker.release.set()
+        batcher = Batcher(None, wait_ms=0, workers=1, processes=[worker], max_queued_lines=2)
+        answer = await batcher.translate(lines("a", "b", "c"), DecodeConfig())
+        batcher.close()
+        return answer
+
+    assert asyncio.run(scenario()) == [["a"], ["b"], ["c"]]
+
+
+def test_the_server_answers_a_refused_request_503_with_retry_after_in_both_apis(trained_tiny):
+    from fastapi.testclient import TestClient
+
+    from nmt.serve.app import ServeLimits, create_app
+    from nmt.serve.models import load_served
+
+    served = load_served([trained_tiny.out / "checkpoints" / "best.pt"])
+    with TestClient(create_app(served, ServeLimits(max_queued_lines=2))) as client:
+        batcher = served.first.batcher
+        batcher.queued_lines = 2  # as if two lines waited for a worker
+        for payload in ({"text": ["A dog runs."]}, {"q": "A dog runs.", "source": "en", "target": "de"}):
+            response = client.post("/translate", json=payload)
+            assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+            assert "the server is busy: 2 lines wait" in response.json()["error"]
+        assert client.get("/health").json()["served"]["queued_lines"] == 2
+        batcher.queued_lines = 0
+        response = client.post("/translate", json={"text": ["A dog runs."]})
+        assert response.status_code == 200 and len(response.json()["translations"]) == 1
