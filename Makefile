@@ -71,6 +71,7 @@ bench-peers: install
 bench-serve: install
 	$(BIN)/python -m bench.serve_load --engine torch
 	$(BIN)/python -m bench.serve_load --engine ctranslate2
+	$(BIN)/python -m bench.serve_load --engine torch --overload --clients 400
 bench-page: install
 	$(BIN)/python -m bench.page_screenshot
 

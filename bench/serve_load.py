@@ -17,6 +17,7 @@ A shared host's speed drifts by a quarter within minutes, so the settings run in
 rounds, each round's figures are kept, and the ratios are taken within a round.
 
     python -m bench.serve_load -c runs/demo/checkpoints/best.pt [--clients 32] [--lines 4] [--seconds 30]
+    python -m bench.serve_load --overload --clients 400   # past the server's queue limit
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tools.results import write_json
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 MEASURED = ("seconds", "requests", "requests_per_s", "sentences_per_s", "latency_ms_p50", "latency_ms_p99",
-            "lines_per_model_call")
+            "latency_ms_max", "refused_busy", "lines_per_model_call")
 
 
 def free_port() -> int:
@@ -69,8 +70,11 @@ def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
 
 
 def load(url: str, sentences: list[str], clients: int, seconds: float, lines: int = 1) -> dict:
+    """Each client sends a request, waits for its answer, and sends the next; a request the server
+    refuses as busy (503) is counted apart, and its client waits the Retry-After the server asks."""
     latencies: list[float] = []
     errors: list[str] = []
+    refused = []
     lock = threading.Lock()
     stop_at = time.monotonic() + seconds
 
@@ -85,6 +89,14 @@ def load(url: str, sentences: list[str], clients: int, seconds: float, lines: in
                 with urllib.request.urlopen(request, timeout=60) as response:
                     ok = response.status == 200 and len(json.loads(response.read())["translations"]) == lines
                     problem = None if ok else f"status {response.status}"
+            except urllib.error.HTTPError as e:
+                if e.code == 503:
+                    with lock:
+                        refused.append(time.perf_counter() - start)
+                    time.sleep(float(e.headers.get("Retry-After", 1)))
+                    i += clients * lines
+                    continue
+                problem = f"status {e.code}"
             except (OSError, ValueError) as e:
                 problem = type(e).__name__
             with lock:
@@ -106,7 +118,8 @@ def load(url: str, sentences: list[str], clients: int, seconds: float, lines: in
     return {"clients": clients, "seconds": round(elapsed, 1), "requests": len(latencies),
             "requests_per_s": round(len(latencies) / elapsed, 1),
             "sentences_per_s": round(lines * len(latencies) / elapsed, 1),
-            "latency_ms_p50": percentile(0.5), "latency_ms_p99": percentile(0.99), "errors": len(errors)}
+            "latency_ms_p50": percentile(0.5), "latency_ms_p99": percentile(0.99), "latency_ms_max": percentile(1.0),
+            "refused_busy": len(refused), "errors": len(errors)}
 
 
 def offline(model: str, engine: str, sentences: list[str], threads: int) -> dict:
@@ -164,11 +177,17 @@ def main() -> None:
     parser.add_argument("--engine", default="torch")
     parser.add_argument("--rounds", type=int, default=3, help="Times each setting runs, in turn with the others.")
     parser.add_argument("--test", default="data/multi30k/test_2016_flickr.en.gz")
+    parser.add_argument("--overload", action="store_true",
+                        help="Instead: --clients (e.g. 400) more than the server takes at once, with the default "
+                             "queue limit and with none (bench/results/serve_overload_ENGINE.json).")
     args = parser.parse_args()
     if not Path(args.checkpoint).exists():
         raise SystemExit(f"{args.checkpoint}: not found (run `make demo` first, or pass -c)")
     sentences = [line for _, line in zip(range(500), read_lines(Path(args.test)))]
 
+    if args.overload:
+        overload(args, sentences)
+        return
     settings = {
         "one_client_at_a_time": (1, []),
         f"{args.clients}_clients_batching_off": (args.clients, ["--batch-max-lines", "1", "--workers", "1"]),
@@ -204,6 +223,28 @@ def main() -> None:
             report[ratio] = statistics.median(values)
     report["per_round"] = rounds
     write_json(RESULTS / f"serve_load_{args.engine}.json", report)
+    print(json.dumps(report, indent=1))
+
+
+def overload(args, sentences: list[str]) -> None:
+    """More clients than the server takes at once: with its queue limit (refusing what would wait
+    too long) and with none (every request accepted, each waiting longer the more clients come)."""
+    settings = {f"{args.clients}_clients_server_defaults": [],
+                f"{args.clients}_clients_no_queue_limit": ["--max-queued-lines", "0"]}
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        result = {}
+        for name, extra in settings.items():
+            result[name] = run_setting(args, sentences, args.clients, extra)
+            print(f"round {number} {name}", json.dumps(result[name]), flush=True)
+        rounds.append(result)
+    report = {"model": args.checkpoint, "engine": args.engine, "lines_per_request": args.lines,
+              "lines_asked_at_once": args.clients * args.lines,
+              "request": f"{args.lines} sentences of test_2016_flickr, beam as the recipe; a refused client "
+                         "waits the server's Retry-After",
+              "rounds": len(rounds), "figures": "medians of the rounds (each round's under per_round)",
+              "runs": {name: median_of([r[name] for r in rounds]) for name in settings}, "per_round": rounds}
+    write_json(RESULTS / f"serve_overload_{args.engine}.json", report)
     print(json.dumps(report, indent=1))
 
 
