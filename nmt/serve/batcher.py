@@ -57,7 +57,7 @@ class Batcher:
         self.max_queued_lines = max_queued_lines
         self.queued_lines = 0  # lines queued, not yet taken by a worker
         self.stats = BatcherStats()
-        self._stats_lock = threading.Lock()
+        self._lock = threading.Lock()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._workers = [threading.Thread(target=self._run, args=(self._translate_with(i),), name=f"nmt-batcher-{i}",
                                           daemon=True) for i in range(max(workers, 1))]
@@ -66,7 +66,7 @@ class Batcher:
 
     async def translate(self, lines: list[Line], cfg: DecodeConfig, extras: tuple[str, ...] = ()) -> list[list[Hypothesis]]:
         """The lines translated together with those of other requests of the same settings."""
-        with self._stats_lock:
+        with self._lock:
             queued, limit = self.queued_lines, self.max_queued_lines
             if limit and queued and queued + len(lines) > limit:
                 raise RequestRefused(f"the server is busy: {queued} lines wait for a model call, and at most {limit} "
@@ -79,7 +79,7 @@ class Batcher:
 
     def _taken(self, request: _Request) -> _Request:
         """A request a worker took from the queue: its lines no longer wait."""
-        with self._stats_lock:
+        with self._lock:
             self.queued_lines -= len(request.lines)
         return request
 
@@ -135,7 +135,7 @@ class Batcher:
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)
             return
-        with self._stats_lock:
+        with self._lock:
             s = self.stats
             s.calls, s.requests, s.lines = s.calls + 1, s.requests + len(requests), s.lines + len(lines)
             s.busy_seconds += time.perf_counter() - start
