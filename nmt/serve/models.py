@@ -10,7 +10,7 @@ from pathlib import Path
 
 from nmt.decode.request import RequestRefused
 from nmt.errors import NmtError
-from nmt.serve.worker_process import WORKER_MODES, LoadSpec, resolve_worker_mode
+from nmt.serve.worker_process import WORKER_MODES, LoadSpec, resolve_worker_modes
 
 
 @dataclass
@@ -86,7 +86,8 @@ def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", c
         if decode_from or overrides:  # the defaults each request starts from
             cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
             translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
-        spec = LoadSpec(str(path), device, engine, compute_type, threads)
-        mode = resolve_worker_mode(worker_mode, workers, spec, translator.capabilities.name)
-        models.append(Served(translator, str(path), spec=spec, worker_mode=mode))
+        models.append(Served(translator, str(path), spec=LoadSpec(str(path), device, engine, compute_type, threads)))
+    modes = resolve_worker_modes(worker_mode, workers, [(m.spec, m.translator.capabilities.name) for m in models])
+    for model, mode in zip(models, modes):
+        model.worker_mode = mode
     return ServedModels(models)

@@ -8,7 +8,7 @@ over a pipe and sends the hypotheses back; the server keeps its own copy for rea
 and writing replies. The pipe carries only objects the server built itself.
 
 `auto` picks processes for the torch engine on a CPU with two or more workers, where the
-processes fit in half the memory available: each takes a copy of the model (the checkpoint's
+processes (of every model served) fit in half the memory available: each takes a copy of the model (the checkpoint's
 size stands for it) and torch's own ~0.3 GB (PROCESS_OVERHEAD_BYTES keeps a margin). Threads
 elsewhere: CTranslate2 leaves the lock while it translates, and a GPU's calls queue on the one
 device anyway.
@@ -52,17 +52,23 @@ def available_memory_bytes() -> int | None:
     return None
 
 
-def resolve_worker_mode(mode: str, workers: int, spec: LoadSpec, engine_name: str) -> str:
-    """"processes" or "threads" for `mode` (auto, processes, threads); see the module's docstring."""
+def resolve_worker_modes(mode: str, workers: int, models: list[tuple[LoadSpec, str]]) -> list[str]:
+    """"processes" or "threads" for each served model (its LoadSpec and engine name) under `mode`
+    (auto, processes, threads); see the module's docstring. auto weighs the processes of every
+    model served together: either all that may run in processes do, or none."""
     if mode != "auto":
-        return mode
-    if workers < 2 or engine_name != "torch" or not spec.device.startswith("cpu"):
-        return "threads"
-    path = Path(spec.path)
-    model_bytes = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        return [mode] * len(models)
+    eligible = [workers >= 2 and engine == "torch" and spec.device.startswith("cpu") for spec, engine in models]
+    needed = sum(workers * (_size_bytes(Path(spec.path)) + PROCESS_OVERHEAD_BYTES)
+                 for (spec, _), ok in zip(models, eligible) if ok)
     available = available_memory_bytes()
-    needed = workers * (model_bytes + PROCESS_OVERHEAD_BYTES)
-    return "processes" if available is not None and needed <= available // 2 else "threads"
+    fits = available is not None and needed <= available // 2
+    return ["processes" if ok and fits else "threads" for ok in eligible]
+
+
+def _size_bytes(path: Path) -> int:
+    """A checkpoint's size, or an export directory's."""
+    return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 class WorkerProcess:

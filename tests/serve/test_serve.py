@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from nmt.serve.worker_process import LoadSpec, resolve_worker_mode
+from nmt.serve.worker_process import LoadSpec, resolve_worker_modes
 
 
 def free_port() -> int:
@@ -81,7 +81,7 @@ def test_translate_health_and_page(server):
     # the default on a CPU of 2+ cores: two workers, each in a process of its own where memory allows
     spec = LoadSpec(health["model"], "cpu", "torch", "default", 1)
     assert health["workers"] == (2 if os.cpu_count() >= 2 else 1)
-    assert health["worker_mode"] == resolve_worker_mode("auto", health["workers"], spec, "torch")
+    assert [health["worker_mode"]] == resolve_worker_modes("auto", health["workers"], [(spec, "torch")])
     status, reply = server.post({"text": ["A black dog leaps over a log.", "", "Asian man sweeping the walkway."],
                                  "beam_size": 2, "scores": True})
     assert status == 200

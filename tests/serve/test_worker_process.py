@@ -12,7 +12,7 @@ from nmt.decode.request import Line, LineRequest
 from nmt.decode.translate import translate
 from nmt.errors import NmtError
 from nmt.serve import worker_process
-from nmt.serve.worker_process import LoadSpec, WorkerProcess, resolve_worker_mode, start_workers
+from nmt.serve.worker_process import LoadSpec, WorkerProcess, resolve_worker_modes, start_workers
 
 LINES = ["A black dog leaps over a log.", "Asian man sweeping the walkway.", "", "Two people sit on a bench."]
 
@@ -70,16 +70,20 @@ def test_a_model_a_worker_cannot_load_is_a_one_line_error(tmp_path):
 
 def test_auto_picks_processes_only_for_the_torch_engine_on_a_cpu_with_several_workers(tiny_checkpoint, monkeypatch):
     cpu = LoadSpec(str(tiny_checkpoint), "cpu", "torch", "default", 1)
+    cuda = LoadSpec(str(tiny_checkpoint), "cuda", "torch", "default", 0)
     two_processes = 2 * (tiny_checkpoint.stat().st_size + worker_process.PROCESS_OVERHEAD_BYTES)
     monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 2 * two_processes)
-    assert resolve_worker_mode("auto", 2, cpu, "torch") == "processes"
-    assert resolve_worker_mode("auto", 1, cpu, "torch") == "threads"
-    assert resolve_worker_mode("auto", 2, cpu, "ctranslate2") == "threads"
-    assert resolve_worker_mode("auto", 2, LoadSpec(str(tiny_checkpoint), "cuda", "torch", "default", 0), "torch") == "threads"
-    assert resolve_worker_mode("threads", 2, cpu, "torch") == "threads"
-    # two processes that would take more than half the memory available: threads
+    assert resolve_worker_modes("auto", 2, [(cpu, "torch")]) == ["processes"]
+    assert resolve_worker_modes("auto", 1, [(cpu, "torch")]) == ["threads"]
+    assert resolve_worker_modes("auto", 2, [(cpu, "ctranslate2"), (cuda, "torch")]) == ["threads", "threads"]
+    assert resolve_worker_modes("threads", 2, [(cpu, "torch")]) == ["threads"]
+    # processes that would take more than half the memory available: threads
     monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 2 * two_processes - 2)
-    assert resolve_worker_mode("auto", 2, cpu, "torch") == "threads"
-    assert resolve_worker_mode("processes", 2, cpu, "torch") == "processes"  # asked for
+    assert resolve_worker_modes("auto", 2, [(cpu, "torch")]) == ["threads"]
+    assert resolve_worker_modes("processes", 2, [(cpu, "torch")]) == ["processes"]  # asked for
+    # two models served together are weighed together: each alone would fit, both do not
+    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: 3 * two_processes)
+    assert resolve_worker_modes("auto", 2, [(cpu, "torch"), (cpu, "ctranslate2")]) == ["processes", "threads"]
+    assert resolve_worker_modes("auto", 2, [(cpu, "torch"), (cpu, "torch")]) == ["threads", "threads"]
     monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: None)  # not known (not Linux)
-    assert resolve_worker_mode("auto", 2, cpu, "torch") == "threads"
+    assert resolve_worker_modes("auto", 2, [(cpu, "torch")]) == ["threads"]
