@@ -194,7 +194,12 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
         for served in models.models:
             processes = None
             if served.worker_mode == "processes":
-                processes = start_workers(served.spec, served.translator.recipe, served.translator.controls, workers)
+                try:
+                    processes = start_workers(served.spec, served.translator.recipe, served.translator.controls, workers)
+                except (NmtError, OSError) as e:  # the model is loaded here: threads can still serve it
+                    print(f"{served.name}: its worker processes did not start ({e}); its workers run as threads",
+                          file=sys.stderr, flush=True)
+                    served.worker_mode = "threads"
             served.batcher = Batcher(served.translator, batch_wait_ms, batch_max_lines, workers, processes,
                                      limits.max_queued_lines)
         yield

@@ -87,3 +87,22 @@ def test_auto_picks_processes_only_for_the_torch_engine_on_a_cpu_with_several_wo
     assert resolve_worker_modes("auto", 2, [(cpu, "torch"), (cpu, "torch")]) == ["threads", "threads"]
     monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: None)  # not known (not Linux)
     assert resolve_worker_modes("auto", 2, [(cpu, "torch")]) == ["threads"]
+
+
+def test_a_server_whose_worker_processes_cannot_start_serves_with_threads(trained_tiny, monkeypatch, capsys):
+    from fastapi.testclient import TestClient
+
+    from nmt.serve import app as serve_app
+    from nmt.serve.models import load_served
+
+    def cannot_start(*_):
+        raise NmtError("model.pt: the model worker process could not load it: no room")
+
+    monkeypatch.setattr(serve_app, "start_workers", cannot_start)
+    served = load_served([trained_tiny.out / "checkpoints" / "best.pt"], workers=2, worker_mode="processes")
+    with TestClient(serve_app.create_app(served, workers=2)) as client:
+        assert client.get("/health").json()["worker_mode"] == "threads"
+        response = client.post("/translate", json={"text": ["A dog runs."]})
+        assert response.status_code == 200 and len(response.json()["translations"]) == 1
+    assert "its worker processes did not start (model.pt: the model worker process could not load it: no room); " \
+           "its workers run as threads" in capsys.readouterr().err
