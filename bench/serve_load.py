@@ -74,7 +74,7 @@ def load(url: str, sentences: list[str], clients: int, seconds: float, lines: in
     refuses as busy (503) is counted apart, and its client waits the Retry-After the server asks."""
     latencies: list[float] = []
     errors: list[str] = []
-    refused = []
+    refused = [0]  # requests answered 503
     lock = threading.Lock()
     stop_at = time.monotonic() + seconds
 
@@ -92,7 +92,7 @@ def load(url: str, sentences: list[str], clients: int, seconds: float, lines: in
             except urllib.error.HTTPError as e:
                 if e.code == 503:
                     with lock:
-                        refused.append(time.perf_counter() - start)
+                        refused[0] += 1
                     time.sleep(float(e.headers.get("Retry-After", 1)))
                     i += clients * lines
                     continue
@@ -119,7 +119,7 @@ def load(url: str, sentences: list[str], clients: int, seconds: float, lines: in
             "requests_per_s": round(len(latencies) / elapsed, 1),
             "sentences_per_s": round(lines * len(latencies) / elapsed, 1),
             "latency_ms_p50": percentile(0.5), "latency_ms_p99": percentile(0.99), "latency_ms_max": percentile(1.0),
-            "refused_busy": len(refused), "errors": len(errors)}
+            "refused_busy": refused[0], "errors": len(errors)}
 
 
 def offline(model: str, engine: str, sentences: list[str], threads: int) -> dict:
@@ -150,6 +150,15 @@ def run_setting(args, sentences: list[str], clients: int, extra: list[str]) -> d
     finally:
         process.send_signal(signal.SIGTERM)
         result["server_exit_code"] = process.wait(timeout=60)
+    return result
+
+
+def run_round(args, sentences: list[str], settings: dict[str, tuple[int, list[str]]], number: int) -> dict:
+    """Each setting (clients, server options) run once, in turn."""
+    result = {}
+    for name, (clients, extra) in settings.items():
+        result[name] = run_setting(args, sentences, clients, extra)
+        print(f"round {number} {name}", json.dumps(result[name]), flush=True)
     return result
 
 
@@ -201,9 +210,7 @@ def main() -> None:
     for number in range(1, args.rounds + 1):
         result = {"offline": offline(args.checkpoint, args.engine, sentences, args.threads)}
         print(f"round {number} offline", json.dumps(result["offline"]), flush=True)
-        for name, (clients, extra) in settings.items():
-            result[name] = run_setting(args, sentences, clients, extra)
-            print(f"round {number} {name}", json.dumps(result[name]), flush=True)
+        result |= run_round(args, sentences, settings, number)
         one, loaded = result["one_client_at_a_time"]["sentences_per_s"], result[loaded_name]["sentences_per_s"]
         result["loaded_over_one_client"] = round(loaded / one, 2) if one else None
         result["loaded_over_offline"] = round(loaded / result["offline"]["sentences_per_s"], 2)
@@ -229,15 +236,9 @@ def main() -> None:
 def overload(args, sentences: list[str]) -> None:
     """More clients than the server takes at once: with its queue limit (refusing what would wait
     too long) and with none (every request accepted, each waiting longer the more clients come)."""
-    settings = {f"{args.clients}_clients_server_defaults": [],
-                f"{args.clients}_clients_no_queue_limit": ["--max-queued-lines", "0"]}
-    rounds = []
-    for number in range(1, args.rounds + 1):
-        result = {}
-        for name, extra in settings.items():
-            result[name] = run_setting(args, sentences, args.clients, extra)
-            print(f"round {number} {name}", json.dumps(result[name]), flush=True)
-        rounds.append(result)
+    settings = {f"{args.clients}_clients_server_defaults": (args.clients, []),
+                f"{args.clients}_clients_no_queue_limit": (args.clients, ["--max-queued-lines", "0"])}
+    rounds = [run_round(args, sentences, settings, number) for number in range(1, args.rounds + 1)]
     report = {"model": args.checkpoint, "engine": args.engine, "lines_per_request": args.lines,
               "lines_asked_at_once": args.clients * args.lines,
               "request": f"{args.lines} sentences of test_2016_flickr, beam as the recipe; a refused client "

@@ -349,13 +349,11 @@ def serve(
     require_fastapi()
     workers, threads = workers_and_threads(workers, threads, device)
     served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers, worker_mode)
-    names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}, {workers} worker "
-                      f"{('processes' if workers > 1 else 'process') if m.worker_mode == 'processes' else 'thread' + 's' * (workers > 1)})"
-                      for m in served.models)
+    names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}; worker {m.worker_mode}: "
+                      f"{workers})" for m in served.models)
     err.print(f"serving {names} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
-    run_server(served, host, port, ServeLimits(max_lines, max_chars, max_constraints=max_constraints,
-                                                       max_queued_lines=max_queued_lines),
-               batch_wait_ms, batch_max_lines, workers=workers)
+    limits = ServeLimits(max_lines, max_chars, max_constraints=max_constraints, max_queued_lines=max_queued_lines)
+    run_server(served, host, port, limits, batch_wait_ms, batch_max_lines, workers=workers)
 
 
 @command()

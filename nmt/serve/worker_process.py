@@ -17,7 +17,6 @@ device anyway.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import pickle
 import signal
 from dataclasses import dataclass
@@ -59,16 +58,12 @@ def resolve_worker_modes(mode: str, workers: int, models: list[tuple[LoadSpec, s
     if mode != "auto":
         return [mode] * len(models)
     eligible = [workers >= 2 and engine == "torch" and spec.device.startswith("cpu") for spec, engine in models]
-    needed = sum(workers * (_size_bytes(Path(spec.path)) + PROCESS_OVERHEAD_BYTES)
+    # an eligible model is a checkpoint file (an export directory runs on CTranslate2)
+    needed = sum(workers * (Path(spec.path).stat().st_size + PROCESS_OVERHEAD_BYTES)
                  for (spec, _), ok in zip(models, eligible) if ok)
     available = available_memory_bytes()
     fits = available is not None and needed <= available // 2
     return ["processes" if ok and fits else "threads" for ok in eligible]
-
-
-def _size_bytes(path: Path) -> int:
-    """A checkpoint's size, or an export directory's."""
-    return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 class WorkerProcess:
@@ -161,7 +156,7 @@ def _serve_calls(connection, spec: LoadSpec, recipe, controls) -> None:
     except Exception as e:
         connection.send(("error", f"{type(e).__name__}: {e}"))
         return
-    connection.send(("ready", os.getpid()))
+    connection.send(("ready", None))
     while True:
         try:
             call = connection.recv()

@@ -24,7 +24,6 @@ from nmt.data.word_alignments import WORD_START
 from nmt.special_tokens import EOS, PAD
 
 
-
 def word_index(pieces: list[str]) -> list[int]:
     """The word of each piece: a piece that starts with ▁ starts a new word (the first piece
     always belongs to word 0)."""
