@@ -11,8 +11,10 @@ no triton), `auto` trains eagerly and says why; `true` is then an error.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 import torch
+from torch.fx.experimental import _config as shape_config
 
 from nmt.config import TrainConfig
 from nmt.errors import NmtError
@@ -34,11 +36,18 @@ def compile_model(forward: torch.nn.Module, backend: str = "inductor", cuda_grap
     return torch.compile(forward, dynamic=True, backend=backend)
 
 
-def compile_settings() -> contextlib.AbstractContextManager:
+@contextlib.contextmanager
+def compile_settings() -> Iterator[None]:
     """Floats (the embedding scale, label smoothing, dropout rates) traced as the constants they
     are in a run. As symbols, torch specializes them only after tracing the whole model to its
-    joint graph, then traces it all again: one wasted trace, seconds on every compile."""
-    return torch._dynamo.config.patch(specialize_float=True)
+    joint graph, then traces it all again: one wasted trace, seconds on every compile.
+
+    And every dimension its own symbol. By default ("duck sizing") dimensions of equal size in
+    the first batch share one, so a first batch whose target length equals its batch size or its
+    source length compiled a graph for that equality, and the first batch without it compiled
+    the step again (on a GPU: a minute, and a host sync inside an update)."""
+    with torch._dynamo.config.patch(specialize_float=True), shape_config.patch(use_duck_shape=False):
+        yield
 
 
 def compile_smoke_test(device: torch.device, backend: str = "inductor") -> None:
