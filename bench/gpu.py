@@ -419,6 +419,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
+            "memory_estimate": estimate.describe(),  # its parts, as nmt train says them (GB of 10^9 bytes)
             "trainable_parameters": sum(p.numel() for p in step.parameters), "notes": notes,
         })
     return records

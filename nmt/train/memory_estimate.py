@@ -1,17 +1,24 @@
-"""What a training run will hold in memory, said before it starts: weights, gradients and Adam's
-two moments per parameter (bf16 weights with fp32 masters where they are used), and activations
-per token, measured, not guessed: one forward pass of a small batch on the run's device, in its
-precision and with its activation checkpointing, counting the bytes autograd keeps for the
-backward pass. Activations grow with the tokens of a pass (train.max_tokens times the batches a
-pass merges); the total is compared with the device's memory (a GPU's, or the machine's RAM).
+"""What a training run will hold in memory, said before it starts: the weights as the run stores
+them (bf16 linear weights beside fp32 masters where the step uses them, frozen weights as they
+are), gradients and Adam's two moments for the trained parameters only, and the activations of a
+pass, measured, not guessed: probe batches run on the run's device, in its precision and with its
+activation checkpointing, at two batch sizes. On a GPU the measure is the most memory the probe's
+forward and backward passes allocate; elsewhere, what autograd keeps for the backward pass. What
+grows with the batch is counted per token of a pass (train.max_tokens times the batches a pass
+merges); what does not (autocast's bf16 copies of fp32 weights, the tied output table's among
+them) is counted once. The total is compared with the device's memory (a GPU's, or the
+machine's RAM).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from nmt.config import TrainConfig
 from nmt.model.precision import autocast
@@ -19,7 +26,7 @@ from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS
 
 GB = 1e9
-PROBE_ROWS, PROBE_LENGTH = 4, 32  # the measured batch: 4 sentences of 32 tokens a side
+PROBE_ROWS, PROBE_LENGTH = 4, 32  # the measured batches: 4, then 8, sentences of 32 tokens a side
 
 
 @dataclass
@@ -30,10 +37,11 @@ class MemoryEstimate:
     activations_per_token: float  # bytes per target token of a pass (its source included)
     tokens_per_pass: int
     available: int | None  # the device's memory in bytes, where known
+    activations_fixed: float = 0.0  # bytes a pass keeps whatever its size (casts of fp32 weights)
 
     @property
     def activations(self) -> float:
-        return self.activations_per_token * self.tokens_per_pass
+        return self.activations_per_token * self.tokens_per_pass + self.activations_fixed
 
     @property
     def total(self) -> float:
@@ -46,7 +54,9 @@ class MemoryEstimate:
     def describe(self) -> str:
         line = (f"memory estimate: weights {_size(self.weights)}, gradients {_size(self.gradients)}, "
                 f"Adam {_size(self.optimizer)}, activations {self.activations_per_token / 1e3:.1f} kB per token "
-                f"× {self.tokens_per_pass:,} tokens per pass = {_size(self.activations)}; {_size(self.total)} in all")
+                f"× {self.tokens_per_pass:,} tokens per pass"
+                + (f" + {_size(self.activations_fixed)}" if self.activations_fixed >= 1e5 else "")
+                + f" = {_size(self.activations)}; {_size(self.total)} in all")
         if self.available is None:
             return line
         if self.fits:
@@ -70,16 +80,38 @@ def device_memory(device: torch.device) -> int | None:
 
 
 @torch.no_grad()
-def _probe_batch(model: Transformer, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    ids = torch.arange(PROBE_ROWS * PROBE_LENGTH, device=device).view(PROBE_ROWS, PROBE_LENGTH) % 64 + 4
-    src = torch.cat([ids[:, 1:], torch.full((PROBE_ROWS, 1), EOS, device=device)], dim=1)
-    return src, torch.cat([torch.full((PROBE_ROWS, 1), model.start_token, device=device), ids[:, 1:]], dim=1)
+def _probe_batch(model: Transformer, device: torch.device, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.arange(rows * PROBE_LENGTH, device=device).view(rows, PROBE_LENGTH) % 64 + 4
+    src = torch.cat([ids[:, 1:], torch.full((rows, 1), EOS, device=device)], dim=1)
+    return src, torch.cat([torch.full((rows, 1), model.start_token, device=device), ids[:, 1:]], dim=1)
 
 
-def activation_bytes_per_token(model: Transformer, device: torch.device, precision: str = "fp32") -> float:
-    """Bytes autograd keeps for the backward pass per target token (each storage once, the weights
-    left out), from one forward pass of a PROBE_ROWS × PROBE_LENGTH batch (and as much source) in
-    training mode; the model is left as it was."""
+@contextlib.contextmanager
+def _probing(model: Transformer, device: torch.device) -> Iterator[None]:
+    """Probe passes as training runs them (training mode), leaving the model as it was and the
+    run's random stream where it was (a resumed run probes too)."""
+    was_training = model.training
+    model.train()
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        try:
+            yield
+        finally:
+            model.train(was_training)
+
+
+def _probe_loss(model: Transformer, device: torch.device, precision: str, rows: int) -> torch.Tensor:
+    """The probe batch's forward pass in the run's precision."""
+    src, tgt_in = _probe_batch(model, device, rows)
+    positions = torch.arange(tgt_in.numel(), device=device)
+    numerics = autocast(device, precision) if precision in ("bf16", "fp16") else torch.autocast(device.type, enabled=False)
+    with numerics:
+        return model(src, tgt_in, positions, tgt_in.flatten(), label_smoothing=0.1)
+
+
+def kept_bytes(model: Transformer, device: torch.device, precision: str = "fp32", rows: int = PROBE_ROWS) -> int:
+    """Bytes autograd keeps for the backward pass (each storage once, the weights left out) after
+    one forward pass in training mode of a batch of `rows` × PROBE_LENGTH target tokens (and as
+    much source); the model is left as it was."""
     weights: set[int] = set()  # the storages of the weights as each module runs with them
     kept: dict[int, int] = {}  # storage -> bytes: a tensor saved by several operations counts once
 
@@ -93,33 +125,96 @@ def activation_bytes_per_token(model: Transformer, device: torch.device, precisi
             kept[storage.data_ptr()] = storage.nbytes()
         return tensor
 
-    src, tgt_in = _probe_batch(model, device)
-    was_training = model.training
-    model.train()
     hooks = [module.register_forward_pre_hook(note_weights) for module in model.modules()]
-    # The probe's dropout draws must not move the run's random stream (a resumed run probes too).
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+    try:
+        with _probing(model, device), torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            _probe_loss(model, device, precision, rows)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return sum(kept.values())
+
+
+def probe_backward(model: Transformer, device: torch.device, precision: str, rows: int) -> torch.Tensor:
+    """One forward and backward pass of the probe batch, as an update runs them but for the weights'
+    gradients: the backward asks only for the gradient of a scalar that scales both embeddings'
+    outputs, so every activation's gradient is made and no weight's (the state counts those, and a
+    gradient made here would stay until the first update). Returns that scalar's gradient."""
+    scale = torch.ones((), device=device, requires_grad=True)
+    hooks = [embed.register_forward_hook(lambda module, args, output: output * scale)
+             for embed in (model.src_embed, model.tgt_embed)]
+    try:
+        with _probing(model, device):  # the backward too: checkpointed layers recompute in training mode
+            loss = _probe_loss(model, device, precision, rows)
+            (gradient,) = torch.autograd.grad(loss, [scale])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return gradient
+
+
+def peak_bytes(model: Transformer, device: torch.device, precision: str, rows: int) -> int:
+    """On CUDA: the most memory the probe's forward and backward (probe_backward) allocate above
+    what was allocated before them: the activations kept, and what exists only for a moment (the
+    output layer's chunk of logits and its cast table, activations' gradients, kernels' workspaces)."""
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    start = torch.cuda.memory_allocated(device)
+    probe_backward(model, device, precision, rows)
+    torch.cuda.synchronize(device)
+    return torch.cuda.max_memory_allocated(device) - start
+
+
+def activation_bytes(model: Transformer, device: torch.device, precision: str = "fp32",
+                     tokens_per_pass: int | None = None) -> tuple[float, float]:
+    """(bytes per target token, bytes whatever the batch size) of a pass's activations: the line
+    through two measured batches. A single batch would count its fixed part (autocast's bf16 copy
+    of every fp32 weight it uses, a 256k-vocabulary output table's 1 GB among them) as if each of
+    its tokens brought a share.
+
+    On CUDA (unsharded) the measure is the device's own: peak_bytes of a quarter and of half the
+    run's pass (tokens_per_pass), so that the output layer's chunks are as large as in the run. A
+    probe the device cannot hold, and every other device, measure what autograd keeps for the
+    backward (kept_bytes) of PROBE_ROWS and twice as many sentences."""
+    def line(measure, small: int, large: int) -> tuple[float, float]:
+        tokens_small, tokens_large = small * PROBE_LENGTH, large * PROBE_LENGTH
+        at_small, at_large = measure(small), measure(large)
+        per_token = max(at_large - at_small, 0) / (tokens_large - tokens_small)
+        return per_token, max(at_small - per_token * tokens_small, 0.0)
+
+    sharded = any(hasattr(p, "to_local") for p in model.parameters())
+    if device.type == "cuda" and tokens_per_pass and not sharded:
+        quarter = max(PROBE_ROWS, tokens_per_pass // (4 * PROBE_LENGTH))
         try:
-            numerics = autocast(device, precision) if precision in ("bf16", "fp16") else \
-                torch.autocast(device.type, enabled=False)
-            with numerics, torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-                positions = torch.arange(tgt_in.numel(), device=device)
-                model(src, tgt_in, positions, tgt_in.flatten(), label_smoothing=0.1)
-        finally:
-            model.train(was_training)
-            for hook in hooks:
-                hook.remove()
-    return sum(kept.values()) / tgt_in.numel()
+            return line(lambda rows: peak_bytes(model, device, precision, rows), quarter, 2 * quarter)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+    return line(lambda rows: kept_bytes(model, device, precision, rows), PROBE_ROWS, 2 * PROBE_ROWS)
+
+
+def state_bytes(model: nn.Module, master_weights: bool = False) -> tuple[int, int, int]:
+    """(weights, gradients, Adam's moments) in bytes, as a run holds them: every weight at its
+    dtype, and with master weights each linear layer's as a bf16 copy beside its fp32 master
+    (gradients too: bf16 from the passes, fp32 into the masters); gradients and the two fp32
+    moments for trained parameters only (LoRA, train.freeze). A weight shared by layers counts once."""
+    linear = {id(p) for module in model.modules() if isinstance(module, nn.Linear)
+              for p in module.parameters(recurse=False)}
+    weights = gradients = optimizer = 0
+    for parameter in model.parameters():
+        count = parameter.numel()
+        held = (2 + 4) * count if master_weights and id(parameter) in linear else parameter.element_size() * count
+        weights += held
+        if parameter.requires_grad:
+            gradients += held
+            optimizer += 8 * count
+    return weights, gradients, optimizer
 
 
 def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, tokens_per_pass: int,
                     master_weights: bool = False, shards: int = 1) -> MemoryEstimate:
     """The run's estimate, per process. master_weights: bf16 copies of the linear weights beside fp32
-    masters, and bf16 gradients for the passes (nmt.train.master_weights), counted for every
-    parameter (an upper bound: embeddings and norms stay fp32). shards: FSDP's processes, each
-    holding 1/shards of the weights, gradients and Adam's moments."""
-    parameters = -(-sum(p.numel() for p in model.parameters()) // shards)
-    weights = parameters * (4 + (2 if master_weights else 0))
-    gradients = parameters * (4 + (2 if master_weights else 0))
-    per_token = activation_bytes_per_token(model, device, cfg.precision)
-    return MemoryEstimate(weights, gradients, parameters * 8, per_token, tokens_per_pass, device_memory(device))
+    masters, and bf16 gradients for the passes (nmt.train.master_weights). shards: FSDP's
+    processes, each holding 1/shards of the weights, gradients and Adam's moments."""
+    weights, gradients, optimizer = (-(-part // shards) for part in state_bytes(model, master_weights))
+    per_token, fixed = activation_bytes(model, device, cfg.precision, tokens_per_pass)
+    return MemoryEstimate(weights, gradients, optimizer, per_token, tokens_per_pass, device_memory(device), fixed)

@@ -1,16 +1,18 @@
 """Activation checkpointing (train.checkpoint_activations) and the memory estimate printed before
 training: checkpointed layers give the same loss and gradients, dropout included, while autograd
-keeps far less; the estimate's parts by hand, its per-token activations measured, and its warning
-where the run does not fit."""
+keeps far less; the estimate's parts by hand (master weights, frozen parameters), its activations
+measured at two batch sizes predicting a third, autocast's weight casts counted once, and its
+warning where the run does not fit."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from torch import nn
 
 from nmt.data.batching import collate, epoch_batches
 from nmt.train import memory_estimate
-from nmt.train.memory_estimate import MemoryEstimate, activation_bytes_per_token, estimate_memory
+from nmt.train.memory_estimate import MemoryEstimate, activation_bytes, estimate_memory, kept_bytes, state_bytes
 from nmt.train.trainer import Trainer, train
 from tests.conftest import assert_same_gradients, loss_and_gradients, prepared_tiny
 
@@ -28,31 +30,66 @@ def test_checkpointed_layers_give_the_same_loss_and_gradients_and_keep_less(trai
     model = trainer.model.train()  # dropout on: the recomputation must draw the same masks
     torch.manual_seed(5)
     plain_loss, plain_grads = loss_and_gradients(model, batch)
-    plain_kept = activation_bytes_per_token(model, torch.device("cpu"))
+    plain_kept, _ = activation_bytes(model, torch.device("cpu"))
     model.checkpoint_layers = True
     torch.manual_seed(5)
     kept_loss, kept_grads = loss_and_gradients(model, batch)
     assert torch.equal(plain_loss, kept_loss)
     assert_same_gradients(model, plain_grads, kept_grads, rtol=1e-6)
-    assert activation_bytes_per_token(model, torch.device("cpu")) < 0.5 * plain_kept
+    assert activation_bytes(model, torch.device("cpu"))[0] < 0.5 * plain_kept
     model.checkpoint_layers = False
 
 
 def test_the_estimate_by_hand_and_its_warning(trainer, monkeypatch):
-    parameters = sum(p.numel() for p in trainer.model.parameters())
-    estimate = estimate_memory(trainer.model, trainer.train_cfg, torch.device("cpu"), tokens_per_pass=1000)
+    model = trainer.model
+    parameters = sum(p.numel() for p in model.parameters())
+    linear = sum(p.numel() for m in model.modules() if isinstance(m, nn.Linear) for p in m.parameters(recurse=False))
+    estimate = estimate_memory(model, trainer.train_cfg, torch.device("cpu"), tokens_per_pass=1000)
     assert (estimate.weights, estimate.gradients, estimate.optimizer) == (4 * parameters, 4 * parameters,
                                                                             8 * parameters)
-    with_masters = estimate_memory(trainer.model, trainer.train_cfg, torch.device("cpu"), 1000, master_weights=True)
-    assert with_masters.weights == 6 * parameters  # fp32 masters and the passes' bf16 copies
-    # a bigger probe batch keeps the same bytes per token (activations grow with the tokens)
-    monkeypatch.setattr(memory_estimate, "PROBE_ROWS", 8)
-    assert activation_bytes_per_token(trainer.model, torch.device("cpu")) == pytest.approx(
-        estimate.activations_per_token, rel=0.05)
-    assert estimate.total == pytest.approx(16 * parameters + 1000 * estimate.activations_per_token)
+    with_masters = estimate_memory(model, trainer.train_cfg, torch.device("cpu"), 1000, master_weights=True)
+    # linear layers: fp32 masters and the passes' bf16 copies (their gradients alike); the rest fp32
+    assert with_masters.weights == with_masters.gradients == 6 * linear + 4 * (parameters - linear)
+    assert with_masters.optimizer == 8 * parameters
+    assert estimate.total == pytest.approx(16 * parameters + 1000 * estimate.activations_per_token
+                                           + estimate.activations_fixed)
     small = MemoryEstimate(10**9, 10**9, 2 * 10**9, 10**3, 10**6, available=2 * 10**9)
     assert small.fits is False and "more than the device's 2.0 GB" in small.describe()
     assert "train.checkpoint_activations" in small.describe()
+
+
+def test_frozen_parameters_have_no_gradients_or_adam_moments(trainer):
+    model = trainer.model
+    frozen = list(model.encoder_layers.parameters())
+    try:
+        for parameter in frozen:
+            parameter.requires_grad_(False)
+        trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        assert 0 < trained < sum(p.numel() for p in model.parameters())
+        weights, gradients, optimizer = state_bytes(model)
+        assert (weights, gradients, optimizer) == (4 * sum(p.numel() for p in model.parameters()),
+                                                   4 * trained, 8 * trained)
+    finally:
+        for parameter in frozen:
+            parameter.requires_grad_(True)
+
+
+def test_activations_measured_at_two_sizes_predict_a_third_and_count_weight_casts_once(trainer):
+    """What autograd keeps grows in a line with the batch; autocast's bf16 copy of each fp32 weight
+    is kept once a pass, whatever its size, so it is the line's fixed part, not a share per token
+    (one probe batch of 128 tokens counted an NLLB-3.3B LoRA run's casts 32 times over on a
+    4,096-token pass: 231 GB estimated, 44 GB measured)."""
+    model, cpu = trainer.model, torch.device("cpu")
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Linear))
+    rows = 3 * memory_estimate.PROBE_ROWS
+    fits = {}
+    for precision in ("fp32", "bf16"):
+        per_token, fixed = fits[precision] = activation_bytes(model, cpu, precision)
+        measured = kept_bytes(model, cpu, precision, rows)
+        assert fixed + per_token * rows * memory_estimate.PROBE_LENGTH == pytest.approx(measured, rel=0.01)
+    (fp32_per_token, fp32_fixed), (bf16_per_token, bf16_fixed) = fits["fp32"], fits["bf16"]
+    assert bf16_per_token < 0.8 * fp32_per_token  # bf16 activations
+    assert 2 * linear <= bf16_fixed - fp32_fixed <= 2.2 * sum(p.numel() for p in model.parameters())
 
 
 def test_training_says_the_estimate_and_trains_with_checkpointing(tmp_path, capsys):
@@ -60,3 +97,45 @@ def test_training_says_the_estimate_and_trains_with_checkpointing(tmp_path, caps
     train(recipe, show_progress=False)
     said = capsys.readouterr().err
     assert "memory estimate: weights" in said and "kB per token" in said
+
+
+def test_the_probe_backward_makes_every_activation_gradient_and_no_weight_gradient(trainer):
+    """On a GPU the estimate measures the probe's forward and backward passes (peak_bytes); the
+    backward must make no weight gradient (it would stay allocated until the first update) and
+    leave the model and the run's random stream as they were, with layers checkpointed too."""
+    model, cpu = trainer.model, torch.device("cpu")
+    model.zero_grad(set_to_none=True)
+    model.eval()
+    try:
+        for checkpointed in (False, True):
+            model.checkpoint_layers = checkpointed
+            state = torch.get_rng_state()
+            gradient = memory_estimate.probe_backward(model, cpu, "bf16", rows=2)
+            assert torch.isfinite(gradient) and gradient != 0
+            assert all(p.grad is None for p in model.parameters())
+            assert torch.equal(torch.get_rng_state(), state) and not model.training
+    finally:
+        model.checkpoint_layers = False
+        model.train()
+
+
+def test_on_cuda_the_estimate_measures_a_quarter_and_half_of_the_pass(trainer, monkeypatch):
+    """The device's own measure at a quarter and half of the run's pass (so the output layer's
+    chunks are the run's); a probe the device cannot hold falls back to the kept bytes."""
+    measured = []
+
+    def peak(model, device, precision, rows):
+        measured.append(rows)
+        return 5_000 + 300 * rows * memory_estimate.PROBE_LENGTH
+
+    monkeypatch.setattr(memory_estimate, "peak_bytes", peak)
+    cuda = torch.device("cuda")
+    assert activation_bytes(trainer.model, cuda, "bf16", tokens_per_pass=25_600) == (300, 5_000)
+    assert measured == [200, 400]
+
+    def out_of_memory(*args):
+        raise torch.cuda.OutOfMemoryError("probe")
+
+    monkeypatch.setattr(memory_estimate, "peak_bytes", out_of_memory)
+    monkeypatch.setattr(memory_estimate, "kept_bytes", lambda model, device, precision, rows: 7 * rows)
+    assert activation_bytes(trainer.model, cuda, "bf16", tokens_per_pass=25_600) == (7 / 32, 0.0)
