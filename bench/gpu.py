@@ -229,6 +229,19 @@ def time_window(step: TrainStep, data: ParallelShards, updates: list[list[np.nda
             "device": [begin.elapsed_time(end) / 1000 for begin, end in events], "results": results}
 
 
+def slowest_updates(data: ParallelShards, updates: list[list[np.ndarray]], measured: list[dict], count: int = 5) -> list[dict]:
+    """The `count` timed updates that took the device longest (the host where there is no device
+    time), each with its batches' sentences and longest source and target: whether the slow ones
+    are those of one shape (a CUDA graph recorded again, say) or of the longest batches."""
+    host = [t for m in measured for t in m["host"]]
+    device = [t for m in measured for t in m["device"]] or host
+    slowest = sorted(range(len(updates)), key=lambda i: device[i], reverse=True)[:count]
+    return [{"update": i, "device_seconds": round(device[i], 4), "host_seconds": round(host[i], 4),
+             "batches": [[len(idx), int(data.src.lengths[idx].max()) + 1, int(data.tgt.lengths[idx].max()) + 1]
+                         for idx in updates[i]]}
+            for i in slowest]
+
+
 @contextlib.contextmanager
 def native_stderr_silenced():
     """The process's standard error (file descriptor 2) sent nowhere inside the block: the profiler's
@@ -420,6 +433,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
             "memory_estimate": estimate.describe(),  # its parts, as nmt train says them (GB of 10^9 bytes)
+            "slowest_updates": slowest_updates(data, window_updates, measured),
             "trainable_parameters": sum(p.numel() for p in step.parameters), "notes": notes,
         })
     return records

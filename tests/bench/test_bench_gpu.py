@@ -103,3 +103,7 @@ def test_the_nllb_layout_fine_tunes_with_lora_and_checkpointing_beside_the_estim
     assert any("LoRA" in note for note in runs["lora"]["notes"])
     for run in runs.values():
         assert run["estimated_memory_gb"] > 0 and run["peak_memory_gb"] > 0
+        assert run["memory_estimate"].startswith("memory estimate: weights")
+        [slowest] = run["slowest_updates"]  # one timed update, its one batch: sentences, longest sides
+        sentences, source, target = slowest["batches"][0]
+        assert slowest["update"] == 0 and sentences > 0 and source > 1 and target > 1
