@@ -373,7 +373,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         own = {key: getattr(step, key) for key in TURN_SETTINGS}
         # nmt train's estimate at start, to set beside the measured peak
         estimate = estimate_memory(model, cfg, device, cfg.max_tokens * freq // step.micro_batches,
-                                   step.master_weights is not None)
+                                   step.master_weights is not None, compiled=step.compiled)
         start = time.perf_counter()
         warm = updates[:warmup]
         if step.cuda_graphs:  # every shape the timing will meet recorded first: the steady state of a long run

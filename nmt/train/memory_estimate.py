@@ -38,10 +38,11 @@ class MemoryEstimate:
     tokens_per_pass: int
     available: int | None  # the device's memory in bytes, where known
     activations_fixed: float = 0.0  # bytes a pass keeps whatever its size (casts of fp32 weights)
+    compiled_logits: float = 0.0  # a compiled step's whole (tokens × vocabulary) logits and their gradient
 
     @property
     def activations(self) -> float:
-        return self.activations_per_token * self.tokens_per_pass + self.activations_fixed
+        return self.activations_per_token * self.tokens_per_pass + self.activations_fixed + self.compiled_logits
 
     @property
     def total(self) -> float:
@@ -56,6 +57,7 @@ class MemoryEstimate:
                 f"Adam {_size(self.optimizer)}, activations {self.activations_per_token / 1e3:.1f} kB per token "
                 f"× {self.tokens_per_pass:,} tokens per pass"
                 + (f" + {_size(self.activations_fixed)}" if self.activations_fixed >= 1e5 else "")
+                + (f" + the compiled step's logits {_size(self.compiled_logits)}" if self.compiled_logits else "")
                 + f" = {_size(self.activations)}; {_size(self.total)} in all")
         if self.available is None:
             return line
@@ -211,10 +213,18 @@ def state_bytes(model: nn.Module, master_weights: bool = False) -> tuple[int, in
 
 
 def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, tokens_per_pass: int,
-                    master_weights: bool = False, shards: int = 1) -> MemoryEstimate:
+                    master_weights: bool = False, shards: int = 1, compiled: bool = False) -> MemoryEstimate:
     """The run's estimate, per process. master_weights: bf16 copies of the linear weights beside fp32
     masters, and bf16 gradients for the passes (nmt.train.master_weights). shards: FSDP's
-    processes, each holding 1/shards of the weights, gradients and Adam's moments."""
+    processes, each holding 1/shards of the weights, gradients and Adam's moments. compiled: the
+    probes run eagerly, where the output layer goes through the logits in chunks; the compiled
+    step computes them whole (nmt.model.output_loss) and keeps them and their gradient, in the
+    passes' precision, for a pass's tokens."""
     weights, gradients, optimizer = (-(-part // shards) for part in state_bytes(model, master_weights))
     per_token, fixed = activation_bytes(model, device, cfg.precision, tokens_per_pass)
-    return MemoryEstimate(weights, gradients, optimizer, per_token, tokens_per_pass, device_memory(device), fixed)
+    logits = 0.0
+    if compiled:
+        element = 4 if cfg.precision == "fp32" else 2
+        logits = 2 * element * tokens_per_pass * model.output_weight.size(0)
+    return MemoryEstimate(weights, gradients, optimizer, per_token, tokens_per_pass, device_memory(device), fixed,
+                          logits)

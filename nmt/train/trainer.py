@@ -210,7 +210,8 @@ class Trainer:
         if self.world.is_main or self.update.sharded:  # the probe's forward pass gathers shards on every rank
             tokens_per_pass = cfg.max_tokens * self.batches_per_rank // passes
             memory = estimate_memory(self.model, cfg, self.device, tokens_per_pass,
-                                     self.update.master_weights is not None, shards=self.world.size if self.update.sharded else 1)
+                                     self.update.master_weights is not None, shards=self.world.size if self.update.sharded else 1,
+                                     compiled=self.update.compiled)
             self.log(("warning: " if memory.fits is False else "") + memory.describe())
 
     def _progress_bar(self, show: bool) -> Progress:

@@ -53,6 +53,13 @@ def test_the_estimate_by_hand_and_its_warning(trainer, monkeypatch):
     assert with_masters.optimizer == 8 * parameters
     assert estimate.total == pytest.approx(16 * parameters + 1000 * estimate.activations_per_token
                                            + estimate.activations_fixed)
+    # compiled, the output layer's (tokens × V) logits and their gradient, whole, in the passes' precision
+    vocab = model.output_weight.size(0)
+    compiled = estimate_memory(model, trainer.train_cfg, torch.device("cpu"), 1000, compiled=True)
+    assert compiled.total - estimate.total == pytest.approx(2 * 4 * 1000 * vocab, rel=0.02)
+    assert "the compiled step's logits" in compiled.describe() and "compiled" not in estimate.describe()
+    bf16 = trainer.train_cfg.model_copy(update={"precision": "bf16"})
+    assert estimate_memory(model, bf16, torch.device("cpu"), 1000, compiled=True).compiled_logits == 2 * 2 * 1000 * vocab
     small = MemoryEstimate(10**9, 10**9, 2 * 10**9, 10**3, 10**6, available=2 * 10**9)
     assert small.fits is False and "more than the device's 2.0 GB" in small.describe()
     assert "train.checkpoint_activations" in small.describe()
