@@ -10,6 +10,11 @@ masters and get autocast's gradients, so an update equals autocast's bit for bit
 (tests/train/test_master_weights.py). Embeddings (the tied output layer among them) and layer norms
 stay fp32 parameters, used as autocast uses them.
 
+Frozen linear weights (LoRA's base weights, train.freeze) are bf16 in the passes too, with no
+cast per pass and none held for the backward; their fp32 masters never change, so they wait in
+host memory (an NLLB-200 3.3B LoRA run keeps 13 GB of fp32 off the GPU), out of the optimizer,
+and come to the device only while validation puts the fp32 weights in place.
+
 The model's state_dict keeps giving (and load_state_dict keeps taking) the fp32 masters, so a
 checkpoint is the same whichever way it was trained.
 """
@@ -26,11 +31,11 @@ from torch import nn
 class MasterWeights:
     def __init__(self, model: nn.Module, dtype: torch.dtype = torch.bfloat16):
         self.model = model
-        self.lowered: list[nn.Parameter] = []  # the bf16 parameters the passes use
+        self.lowered: list[nn.Parameter] = []  # the trained bf16 parameters the passes use
         self.masters: list[nn.Parameter] = []  # their fp32 masters, in the same order
-        self._master_of: dict[str, nn.Parameter] = {}  # state_dict key -> master
+        self._master_of: dict[str, nn.Parameter] = {}  # state_dict key -> master (a frozen one on the host)
         self._places: list[tuple[nn.Module, str, nn.Parameter, nn.Parameter]] = []  # (module, name, master, bf16)
-        replaced = {}  # id(master) -> its bf16 parameter (a weight shared by two layers stays shared)
+        replaced = {}  # id(master) -> (its bf16 parameter, the master kept) (a shared weight stays shared)
         for module_name, module in model.named_modules():
             if not isinstance(module, nn.Linear):
                 continue
@@ -40,22 +45,27 @@ class MasterWeights:
                                      "(a model already lowered by another TrainStep?)")
                 if id(master) not in replaced:
                     lowered = nn.Parameter(master.detach().to(dtype), requires_grad=master.requires_grad)
-                    replaced[id(master)] = lowered
-                    self.lowered.append(lowered)
-                    self.masters.append(master)
-                setattr(module, name, replaced[id(master)])
-                self._places.append((module, name, master, replaced[id(master)]))
-                self._master_of[f"{module_name}.{name}" if module_name else name] = master
+                    if master.requires_grad:
+                        self.lowered.append(lowered)
+                        self.masters.append(master)
+                        kept = master
+                    else:  # frozen: the fp32 values only for checkpoints and validation
+                        kept = nn.Parameter(master.detach().to("cpu", copy=True), requires_grad=False)
+                    replaced[id(master)] = lowered, kept
+                lowered, kept = replaced[id(master)]
+                setattr(module, name, lowered)
+                self._places.append((module, name, kept, lowered))
+                self._master_of[f"{module_name}.{name}" if module_name else name] = kept
         self.master_grads = [torch.zeros_like(master) for master in self.masters]  # fp32, kept allocated
         # (functions, not bound methods: torch marks its hooks with an attribute)
         model.register_state_dict_post_hook(lambda *args: self._masters_in_state_dict(*args))
         model.register_load_state_dict_pre_hook(lambda *args: self._load_into_masters(*args))
 
     def parameters(self) -> list[nn.Parameter]:
-        """What the optimizer updates: the model's parameters with each bf16 one's master in its
-        place (the order of model.parameters(), so optimizer states stay interchangeable)."""
+        """What the optimizer updates: the model's trained parameters with each bf16 one's master in
+        its place (the order of model.parameters(), so optimizer states stay interchangeable)."""
         master = {id(low): high for low, high in zip(self.lowered, self.masters)}
-        return [master.get(id(p), p) for p in self.model.parameters()]
+        return [master.get(id(p), p) for p in self.model.parameters() if p.requires_grad]
 
     def start_update(self) -> None:
         """Before an update's passes: the masters' gradients zeroed and given back to them (the
@@ -86,9 +96,12 @@ class MasterWeights:
     @contextlib.contextmanager
     def masters_in_place(self) -> Iterator[None]:
         """The fp32 masters in the model's layers inside the block (validation, decoding in any
-        precision), the bf16 weights back after it."""
-        for module, name, master, _ in self._places:
-            setattr(module, name, master)
+        precision), the bf16 weights back after it. Frozen ones come from the host for the block."""
+        on_device: dict[int, nn.Parameter] = {}
+        for module, name, master, lowered in self._places:
+            if master.device != lowered.device and id(master) not in on_device:
+                on_device[id(master)] = nn.Parameter(master.to(lowered.device), requires_grad=False)
+            setattr(module, name, on_device.get(id(master), master))
         try:
             yield
         finally:

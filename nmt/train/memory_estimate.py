@@ -195,16 +195,20 @@ def activation_bytes(model: Transformer, device: torch.device, precision: str = 
 
 
 def state_bytes(model: nn.Module, master_weights: bool = False) -> tuple[int, int, int]:
-    """(weights, gradients, Adam's moments) in bytes, as a run holds them: every weight at its
-    dtype, and with master weights each linear layer's as a bf16 copy beside its fp32 master
-    (gradients too: bf16 from the passes, fp32 into the masters); gradients and the two fp32
-    moments for trained parameters only (LoRA, train.freeze). A weight shared by layers counts once."""
+    """(weights, gradients, Adam's moments) in bytes, as a run holds them on its device: every
+    weight at its dtype, and with master weights each linear layer's as a bf16 copy beside its fp32
+    master (a frozen one's master in host memory; gradients: bf16 from the passes, fp32 into the
+    masters); gradients and the two fp32 moments for trained parameters only (LoRA, train.freeze).
+    A weight shared by layers counts once."""
     linear = {id(p) for module in model.modules() if isinstance(module, nn.Linear)
               for p in module.parameters(recurse=False)}
     weights = gradients = optimizer = 0
     for parameter in model.parameters():
         count = parameter.numel()
-        held = (2 + 4) * count if master_weights and id(parameter) in linear else parameter.element_size() * count
+        if master_weights and id(parameter) in linear:
+            held = (2 + 4 if parameter.requires_grad else 2) * count
+        else:
+            held = parameter.element_size() * count
         weights += held
         if parameter.requires_grad:
             gradients += held

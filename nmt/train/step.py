@@ -42,8 +42,9 @@ def fused_adam(device: torch.device) -> bool:
 
 def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
     """bf16 training on CUDA keeps its linear weights in bf16 for the passes and their fp32 masters
-    in the optimizer: the same updates as autocast's casts, without a cast kernel per weight and pass."""
-    return device.type == "cuda" and cfg.precision == "bf16" and not cfg.freeze and not cfg.lora_rank  # frozen: autocast
+    in the optimizer (frozen ones' in host memory): the same updates as autocast's casts, without a
+    cast kernel per weight and pass."""
+    return device.type == "cuda" and cfg.precision == "bf16"
 
 
 def keep_gradients_allocated(model: torch.nn.Module) -> None:

@@ -125,3 +125,45 @@ def test_under_cuda_graphs_the_bf16_weights_gradients_are_allocated_once_and_add
         assert float(loss_graphed) / tokens == pytest.approx(float(loss_plain) / tokens, rel=1e-3)
     for key, value in plain.model.state_dict().items():
         assert torch.allclose(graphed.model.state_dict()[key], value, rtol=0, atol=2e-3), key
+
+
+@pytest.mark.parametrize("frozen", ["train.lora_rank=4", "train.freeze=[encoder]"])
+def test_frozen_weights_in_bf16_make_autocasts_updates_and_keep_their_fp32_values_on_the_host(tmp_path, monkeypatch,
+                                                                                              frozen):
+    """LoRA's base weights and train.freeze's are bf16 in the passes too (no cast per pass, none
+    held for the backward), their fp32 masters out of the optimizer and in host memory: the updates
+    are autocast's bit for bit, checkpoints hold the frozen fp32 values unchanged, and validation
+    gets them back in place."""
+    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1", frozen]
+    autocast = trainer_with(tmp_path / "autocast", False, monkeypatch, *settings)
+    masters = trainer_with(tmp_path / "masters", True, monkeypatch, *settings)
+    before = {key: value.clone() for key, value in autocast.model.state_dict().items()}
+    for key, value in masters.model.state_dict().items():  # the same seed: lowering kept every fp32 value
+        assert value.dtype == torch.float32 and torch.equal(value, before[key]), key
+    step = masters.update
+    trained = [p for p in masters.model.parameters() if p.requires_grad]
+    assert step.parameters == [m for m in step.parameters if m.requires_grad] and len(step.parameters) == len(trained)
+    assert len(step.master_weights.masters) == len(step.master_weights.master_grads) < len(step.master_weights._places)
+    frozen_linear = [module.weight for module in masters.model.modules()
+                     if isinstance(module, torch.nn.Linear) and not module.weight.requires_grad]
+    assert frozen_linear and all(w.dtype == torch.bfloat16 for w in frozen_linear)
+    batches = epoch_batches(autocast.train_data, 128, 1, 0, group=2)
+    for i in range(0, 6, 2):
+        loss_a, _ = autocast.train_step(batches[i:i + 2])
+        if i == 4:
+            with OperatorCensus(masters.model) as census:
+                loss_m, _ = masters.train_step(batches[i:i + 2])
+        else:
+            loss_m, _ = masters.train_step(batches[i:i + 2])
+        assert torch.equal(loss_a, loss_m)
+    frozen_names = {name for name, p in masters.model.named_parameters() if not p.requires_grad}
+    assert not [name for name in census.parameter_casts if name in frozen_names and "embed" not in name]
+    state_a, state_m = autocast.model.state_dict(), masters.model.state_dict()
+    for key in state_a:
+        assert state_m[key].dtype == torch.float32 and torch.equal(state_a[key], state_m[key]), key
+    changed = {key for key in state_a if not torch.equal(state_a[key], before[key])}
+    assert changed and all(name not in changed for name in frozen_names)  # only what trains moved
+    with step.fp32_weights():
+        assert all(module.weight.dtype == torch.float32 for module in masters.model.modules()
+                   if isinstance(module, torch.nn.Linear))
+    assert all(w.dtype == torch.bfloat16 for w in frozen_linear)

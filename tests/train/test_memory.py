@@ -76,6 +76,11 @@ def test_frozen_parameters_have_no_gradients_or_adam_moments(trainer):
         weights, gradients, optimizer = state_bytes(model)
         assert (weights, gradients, optimizer) == (4 * sum(p.numel() for p in model.parameters()),
                                                    4 * trained, 8 * trained)
+        # master weights: a frozen linear weight's bf16 copy alone on the device (its fp32 in host memory)
+        linear = {id(p) for m in model.modules() if isinstance(m, nn.Linear) for p in m.parameters(recurse=False)}
+        by_hand = sum(p.numel() * (4 if id(p) not in linear else 6 if p.requires_grad else 2)
+                      for p in model.parameters())
+        assert state_bytes(model, master_weights=True)[0] == by_hand
     finally:
         for parameter in frozen:
             parameter.requires_grad_(True)
