@@ -99,3 +99,26 @@ def test_translation_on_cuda_equals_the_cpu_in_fp32_and_runs_in_bf16(trained_tin
     assert [h[0].tokens for h in on_cuda] == [h[0].tokens for h in on_cpu]
     bf16 = translate_lines(load_engine([checkpoint], device="cuda"), lines, trained_tiny.decode)  # auto: bf16
     assert len(bf16) == len(lines)
+
+
+def test_lora_in_bf16_on_cuda_keeps_frozen_weights_in_bf16_and_their_fp32_values_on_the_host(tmp_path):
+    """LoRA in bf16 on CUDA: frozen linear weights bf16 on the device, their fp32 values in host
+    memory; a run with validation saves the base weights exactly as they started, and every
+    update stays on the device."""
+    recipe = prepared_tiny(tmp_path, "train.precision=bf16", "train.lora_rank=4", "train.compile=false",
+                           "train.max_steps=4", "train.valid_every=2", "train.valid_bleu_sentences=4", *ON_CUDA[:1])
+    trainer = Trainer(recipe)
+    start = {key: value.detach().cpu().clone() for key, value in trainer.model.state_dict().items()}
+    frozen = [m for m in trainer.model.modules() if isinstance(m, torch.nn.Linear) and not m.weight.requires_grad]
+    assert trainer.update.master_weights and frozen
+    assert all(m.weight.dtype == torch.bfloat16 and m.weight.is_cuda for m in frozen)
+    batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, 1, 0)
+    trainer.train_step(batches[:1])
+    with host_syncs_are_errors():
+        loss, _ = trainer.train_step(batches[1:2])
+    assert torch.isfinite(loss)
+    result = train(recipe, show_progress=False)
+    saved = load_checkpoint(result.checkpoint)["model"]
+    for key, value in start.items():
+        if "lora_" not in key:
+            assert torch.equal(saved[key].float().cpu(), value.float()), key
