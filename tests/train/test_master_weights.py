@@ -167,3 +167,30 @@ def test_frozen_weights_in_bf16_make_autocasts_updates_and_keep_their_fp32_value
         assert all(module.weight.dtype == torch.float32 for module in masters.model.modules()
                    if isinstance(module, torch.nn.Linear))
     assert all(w.dtype == torch.bfloat16 for w in frozen_linear)
+
+
+def test_the_first_pass_copies_into_the_masters_gradients_the_next_add_and_an_unused_weight_gets_zero():
+    """The masters' fp32 gradients are not zeroed before an update: its first pass's bf16 gradients
+    are copied in, the next passes' added. A weight an update's first pass leaves unused must get
+    a zero gradient, not the last update's."""
+    from torch import nn
+
+    from nmt.train.master_weights import MasterWeights
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))
+    masters = MasterWeights(model)
+    x = torch.randn(3, 4, dtype=torch.bfloat16)
+    masters.start_update()
+    expected = []
+    for _ in range(2):  # two passes: the masters' gradients are their sum, in fp32
+        model(x).square().sum().backward()
+        expected.append([low.grad.float() for low in masters.lowered])
+        masters.add_gradients_to_masters()
+    for master, first, second in zip(masters.masters, *expected):
+        assert torch.equal(master.grad, first + second) and master.grad.abs().sum() > 0
+    masters.start_update()
+    model[0](x).square().sum().backward()  # the second layer unused
+    masters.add_gradients_to_masters()
+    assert masters.masters[0].grad.abs().sum() > 0
+    assert all(torch.count_nonzero(master.grad) == 0 for master in masters.masters[2:])
