@@ -168,23 +168,23 @@ def peak_bytes(model: Transformer, device: torch.device, precision: str, rows: i
 
 
 def activation_bytes(model: Transformer, device: torch.device, precision: str = "fp32",
-                     tokens_per_pass: int | None = None) -> tuple[float, float]:
+                     tokens_per_pass: int | None = None, sharded: bool = False) -> tuple[float, float]:
     """(bytes per target token, bytes whatever the batch size) of a pass's activations: the line
     through two measured batches. A single batch would count its fixed part (autocast's bf16 copy
     of every fp32 weight it uses, a 256k-vocabulary output table's 1 GB among them) as if each of
     its tokens brought a share.
 
-    On CUDA (unsharded) the measure is the device's own: peak_bytes of a quarter and of half the
-    run's pass (tokens_per_pass), so that the output layer's chunks are as large as in the run. A
-    probe the device cannot hold, and every other device, measure what autograd keeps for the
-    backward (kept_bytes) of PROBE_ROWS and twice as many sentences."""
+    On CUDA the measure is the device's own: peak_bytes of a quarter and of half the run's pass
+    (tokens_per_pass), so that the output layer's chunks are as large as in the run. A sharded run
+    (FSDP's hooks gather and reduce around a backward), a probe the device cannot hold, and every
+    other device measure what autograd keeps for the backward (kept_bytes) of PROBE_ROWS and twice
+    as many sentences."""
     def line(measure, small: int, large: int) -> tuple[float, float]:
         tokens_small, tokens_large = small * PROBE_LENGTH, large * PROBE_LENGTH
         at_small, at_large = measure(small), measure(large)
         per_token = max(at_large - at_small, 0) / (tokens_large - tokens_small)
         return per_token, max(at_small - per_token * tokens_small, 0.0)
 
-    sharded = any(hasattr(p, "to_local") for p in model.parameters())
     if device.type == "cuda" and tokens_per_pass and not sharded:
         quarter = max(PROBE_ROWS, tokens_per_pass // (4 * PROBE_LENGTH))
         try:
@@ -225,7 +225,7 @@ def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, 
     step computes them whole (nmt.model.output_loss) and keeps them and their gradient, in the
     passes' precision, for a pass's tokens."""
     weights, gradients, optimizer = (-(-part // shards) for part in state_bytes(model, master_weights))
-    per_token, fixed = activation_bytes(model, device, cfg.precision, tokens_per_pass)
+    per_token, fixed = activation_bytes(model, device, cfg.precision, tokens_per_pass, sharded=shards > 1)
     logits = 0.0
     if compiled:
         element = 4 if cfg.precision == "fp32" else 2
