@@ -318,6 +318,10 @@ class TrainConfig(Section):
     # CUDA graphs (torch.compile's mode reduce-overhead) over shape buckets (nmt.data.buckets): the
     # compiled step's kernels replayed in one launch per shape; one CUDA process, with compile on.
     cuda_graphs: bool = False
+    # Packing (nmt.data.packing): each pass's pairs laid end to end in rows of pack_width tokens on
+    # each side, every token attending within its own sentence: the same sentences, loss and
+    # gradients as one pair per row, with less padding. null: one pair per padded row.
+    pack_width: int | None = Field(None, ge=8)
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.
@@ -378,6 +382,15 @@ class TrainConfig(Section):
     def _fsdp_trains_every_parameter(self) -> "TrainConfig":
         if self.parallel == "fsdp" and (self.freeze or self.lora_rank):
             raise ValueError("parallel fsdp trains every parameter: freeze and lora_rank run under parallel ddp")
+        return self
+
+    @model_validator(mode="after")
+    def _packed_rows_run_without_what_needs_one_pair_per_row(self) -> "TrainConfig":
+        if self.pack_width and self.guided_alignment.active:
+            raise ValueError("train.pack_width: guided alignment trains on one pair per row; set pack_width to null")
+        if self.pack_width and self.cuda_graphs:
+            raise ValueError("train.pack_width: CUDA graphs replay shape buckets of one pair per row; "
+                             "set pack_width to null or cuda_graphs to false")
         return self
 
     @field_validator("micro_batches", mode="before")

@@ -7,12 +7,27 @@ and the position inside it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from nmt.data.shards import ParallelShards
 from nmt.special_tokens import BOS, EOS, PAD
+
+
+class Packing(NamedTuple):
+    """Packed rows (train.pack_width, nmt.data.packing): where each token's sentence is. Segments
+    number the pairs of a row from 1 at their tokens (a pair's source and target share the
+    number), 0 at padding; positions count from 0 at each sentence's first token."""
+
+    src_segments: torch.Tensor  # (R, S) int64
+    tgt_segments: torch.Tensor  # (R, T) int64
+    src_positions: torch.Tensor  # (R, S) int64
+    tgt_positions: torch.Tensor  # (R, T) int64
+
+    def to(self, device: torch.device) -> "Packing":
+        return Packing(*(to_device(t, device) for t in self))
 
 
 @dataclass
@@ -30,6 +45,8 @@ class Batch:
     # Guided alignment (nmt.data.word_alignments.alignment_targets): (B, T, S), what each target
     # position's guided attention is trained towards; None without train.guided_alignment.
     alignment: torch.Tensor | None = None
+    # Packed rows: each token's sentence and position; None: one pair per row.
+    packing: Packing | None = None
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
@@ -37,7 +54,8 @@ class Batch:
         src, tgt_in, tgt_out, positions, targets = (to_device(t, device) for t in (
             self.src, self.tgt_in, self.tgt_out, self.out_positions, self.out_targets))
         alignment = None if self.alignment is None else to_device(self.alignment, device)
-        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets, alignment)
+        packing = None if self.packing is None else self.packing.to(device)
+        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets, alignment, packing)
 
 
 def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:

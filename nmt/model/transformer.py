@@ -16,10 +16,12 @@ import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig
+from nmt.data.batching import Packing
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.output_loss import output_layer_loss
+from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
 
 
 class PositionalEncoding(nn.Module):
@@ -81,8 +83,13 @@ class Embeddings(nn.Module):
         self.norm = nn.LayerNorm(tokens.embedding_dim) if norm else nn.Identity()
         self.dropout = Dropout(dropout)
 
-    def forward(self, ids: Tensor, offset: int = 0) -> Tensor:  # (B, L) -> (B, L, D)
-        return self.dropout(self.norm(self.tokens(ids) * self.scale + self.positions(ids.size(1), offset)))
+    def forward(self, ids: Tensor, offset: int = 0, positions: Tensor | None = None) -> Tensor:  # (B, L) -> (B, L, D)
+        """`positions` (B, L): each token's own position (packed rows), instead of offset + column."""
+        if positions is None:
+            where = self.positions(ids.size(1), offset)
+        else:
+            where = self.positions.rows(positions.flatten()).view(*positions.shape, -1)
+        return self.dropout(self.norm(self.tokens(ids) * self.scale + where))
 
     def at_positions(self, ids: Tensor, positions: Tensor) -> Tensor:
         """ids (B, L) at the positions (L,) given as a tensor (the ONNX decoder's step), no dropout."""
@@ -164,13 +171,16 @@ class MultiHeadAttention(nn.Module):
         return k.transpose(-1, -2).contiguous(), v.contiguous()
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool) -> Tensor:
+        if mask is not None and not isinstance(mask, Tensor):  # a FlexAttention block mask (packed rows)
+            return self.out_proj(_merge_heads(flex_attend(q, k, v, mask)))
         dropout = self.attention_dropout if self.training else 0.0
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal)
         return self.out_proj(_merge_heads(out))
 
     def forward(self, x: Tensor, mask: Tensor | None = None, causal: bool = False,
                 kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
-        """x: (B, L, D). mask: (B, 1, 1, S) True where a key may be attended. kv: cross-attention keys/values."""
+        """x: (B, L, D). mask: (B, 1, 1, S) True where a key may be attended, or a packed batch's
+        (B, 1, L, S) or block mask (nmt.model.packed_attention). kv: cross-attention keys/values."""
         if self.self_attention:
             q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
         else:
@@ -283,14 +293,17 @@ class DecoderLayer(nn.Module):
         self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
         self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
 
-    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, guided_heads: int = 0) -> Tensor | tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, guided_heads: int = 0,
+                self_mask: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
         """The whole target x (B, T, D) at once: the causal mask hides the future (3.2.3). memory:
         the encoder's output (B, S, D), projected to keys and values here (inside the layer's own
         forward, where a sharded layer has its weights gathered); src_mask: (B, 1, 1, S), True at
         real source tokens. With `guided_heads` > 0, also the log-probabilities of the first
-        guided_heads heads' encoder-decoder attention (B, guided_heads, T, S), for guided alignment."""
+        guided_heads heads' encoder-decoder attention (B, guided_heads, T, S), for guided alignment.
+        Packed rows (nmt.model.packed_attention): src_mask is the cross-attention mask and
+        `self_mask` the self-attention's, in place of the causal mask."""
         kv = self.cross_attn.project_kv(memory)
-        x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
+        x = self.self_sublayer(x, lambda y: self.self_attn(y, mask=self_mask, causal=self_mask is None))
         guided = None
         if guided_heads:
             guided = self.cross_attn.log_weights(self.cross_sublayer.sublayer_input(x), kv, src_mask, guided_heads)
@@ -438,26 +451,28 @@ class Transformer(nn.Module):
             return torch.utils.checkpoint.checkpoint(function, *inputs, use_reentrant=False)
         return function(*inputs)
 
-    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
-        """src (B, S) -> memory (B, S, D), src_mask (B, 1, 1, S) True at real tokens."""
+    def encode(self, src: Tensor, mask: Tensor | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """src (B, S) -> memory (B, S, D), src_mask (B, 1, 1, S) True at real tokens. Packed rows
+        (`forward`) give the self-attention `mask` and each token's position."""
         src_mask = (src != PAD)[:, None, None, :]
-        x = self.src_embed(src)
+        x = self.src_embed(src, positions=positions)
         for layer in self.encoder_layers:
-            x = self._layer(layer, x, src_mask)
+            x = self._layer(layer, x, src_mask if mask is None else mask)
         return self.encoder_norm(x), src_mask
 
     # --- decoder, whole target (training, scoring) ------------------------------------------
-    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, guided: bool = False
-               ) -> Tensor | tuple[Tensor, Tensor]:
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, guided: bool = False,
+               self_mask: Tensor | None = None, positions: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
         """tgt_in (B, T) -> hidden states (B, T, D); `guided`: also the alignment heads' attention
-        log-probabilities (B, heads, T, S) (see `alignment_heads`)."""
-        x, attention = self.tgt_embed(tgt_in), None
+        log-probabilities (B, heads, T, S) (see `alignment_heads`). Packed rows (`forward`) give
+        the cross-attention mask as src_mask, the self-attention's and each token's position."""
+        x, attention = self.tgt_embed(tgt_in, positions=positions), None
         guided_layer, heads = self.alignment_heads if guided else (-1, 0)
         for i, layer in enumerate(self.decoder_layers):
             if i == guided_layer:
                 x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads), x, memory)
             else:
-                x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask), x, memory)
+                x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, 0, self_mask), x, memory)
         x = self.decoder_norm(x)
         return (x, attention) if guided else x
 
@@ -470,12 +485,15 @@ class Transformer(nn.Module):
 
     def forward(self, src: Tensor, tgt_in: Tensor, output_positions: Tensor | None = None,
                 targets: Tensor | None = None, label_smoothing: float = 0.0,
-                alignment: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+                alignment: Tensor | None = None, packing: Packing | None = None) -> Tensor | tuple[Tensor, Tensor]:
         """Logits (B, T, V); with output_positions (N,), indices into the flattened (B·T) target
         positions, only there: (N, V). With `targets` (N,), the tokens at those positions, the
         summed label-smoothed cross-entropy instead, from the fused output layer (nmt.model.output_loss);
         with `alignment` (B, T, S) as well (guided alignment, `alignment_heads` set), the pair
         (that cross-entropy, the alignment heads' summed cross-entropy against `alignment`).
+
+        `packing`: src and tgt_in are packed rows (nmt.data.packing), each token attending within
+        its own sentence (nmt.model.packed_attention).
 
         Training passes the non-padding positions (`Batch.out_positions`, built on the host), so
         padding never reaches the (large) output layer, and nothing here depends on tensor values:
@@ -485,8 +503,15 @@ class Transformer(nn.Module):
         if guided and self.alignment_heads is None:
             raise ValueError("an alignment to train towards, but no alignment heads "
                              "(Transformer.alignment_heads, from train.guided_alignment)")
-        memory, src_mask = self.encode(src)
-        hidden = self.decode(tgt_in, memory, src_mask, guided)
+        if packing is None:
+            memory, src_mask = self.encode(src)
+            hidden = self.decode(tgt_in, memory, src_mask, guided)
+        elif guided:
+            raise ValueError("guided alignment trains on one pair per row, not on packed rows")
+        else:
+            masks = packed_masks(packing, use_flex(src.device, self.cfg.attention_dropout, self.training))
+            memory, _ = self.encode(src, masks.encoder, packing.src_positions)
+            hidden = self.decode(tgt_in, memory, masks.cross, self_mask=masks.decoder, positions=packing.tgt_positions)
         if guided:
             hidden, attention = hidden
         if output_positions is not None:

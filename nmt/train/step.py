@@ -21,6 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 from nmt.config import TrainConfig
 from nmt.data.batching import Batch, collate, length_multiple
 from nmt.data.buckets import bucket_rows, collate_bucketed
+from nmt.data.packing import collate_packed
 from nmt.data.shards import ParallelShards
 from nmt.errors import NmtError
 from nmt.model.precision import attention_kernels, autocast, tf32
@@ -156,11 +157,14 @@ class TrainStep:
                 f"and raise train.update_freq to keep the tokens per update")
 
     def _collate(self, data: ParallelShards, run: list[np.ndarray]) -> Batch:
-        """One pass's batch: the run of batches merged, padded to its bucket's shape under CUDA graphs."""
+        """One pass's batch: the run of batches merged, padded to its bucket's shape under CUDA
+        graphs, or packed into rows (train.pack_width)."""
         indices = run[0] if len(run) == 1 else np.concatenate(run)
         if self.shape_buckets:
             rows = bucket_rows(data, run, self.train_cfg.max_tokens)
             batch = collate_bucketed(data, indices, rows, self.model.start_token)
+        elif self.train_cfg.pack_width:
+            batch = collate_packed(data, indices, self.train_cfg.pack_width, self.length_multiple, self.model.start_token)
         else:
             batch = collate(data, indices, self.length_multiple, self.model.start_token)
         if self.alignment_targets:
@@ -194,7 +198,7 @@ class TrainStep:
             with sync:
                 with autocast(self.device, self.train_cfg.precision), self.tracing():
                     loss = self.forward(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets,
-                                        self.train_cfg.label_smoothing, batch.alignment)
+                                        self.train_cfg.label_smoothing, batch.alignment, batch.packing)
                 alignment_loss = None
                 if batch.alignment is not None:  # guided alignment: the model gives its loss too
                     loss, alignment_loss = loss[0], loss[1] * weight
