@@ -48,8 +48,9 @@ import torch.distributed as dist
 
 from bench.flops import model_flops_per_update
 from nmt.config import ModelConfig, TrainConfig, load_recipe
-from nmt.data.batching import epoch_batches, round_up
+from nmt.data.batching import round_up
 from nmt.data.buckets import bucket_shape
+from nmt.data.packing import packed_rows_per_batch
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.model.transformer import Transformer
 from nmt.train import step as step_module
@@ -58,6 +59,7 @@ from nmt.train.freezing import adapt_with_lora
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.micro_batches import merge, passes_of
 from nmt.train.step import TrainStep
+from nmt.train.training_data import run_epoch_batches
 from tools.results import provenance, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,9 +318,12 @@ def time_by_kind(events: list[tuple[str, int, float]], updates: int, top: int = 
 
 
 def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], passes: int, multiple: int,
-                         bucketed_max_tokens: int | None = None) -> int:
+                         bucketed_max_tokens: int | None = None, packed_rows: tuple[int, int] | None = None) -> int:
     """Target positions the updates' passes run through, padding included (batches merged as
-    TrainStep merges them; with `bucketed_max_tokens`, padded to their shape buckets)."""
+    TrainStep merges them; with `bucketed_max_tokens`, padded to their shape buckets; with
+    `packed_rows` (rows, width), packed batches of that shape)."""
+    if packed_rows:
+        return sum(len(update) for update in updates) * packed_rows[0] * packed_rows[1]
     if bucketed_max_tokens:
         shapes = (bucket_shape(data, run, bucketed_max_tokens) for update in updates for run in passes_of(update, passes))
         return sum(rows * tgt_width for rows, _, tgt_width in shapes)
@@ -358,7 +363,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         adapt_with_lora(model, cfg)
         notes.append("LoRA: the model FLOPs count the frozen weights' gradients, which LoRA skips "
                      "(about a third of the work), so its MFU overstates the work done")
-    batches = epoch_batches(data, cfg.max_tokens, seed, epoch=0, group=freq, bucketed=cfg.cuda_graphs)
+    batches = run_epoch_batches(data, cfg.model_copy(update={"seed": seed}), epoch=0)  # as nmt train cuts them
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
     needed = warmup + len(turns) * (windows * steps + profiled)
     if len(updates) < needed:
@@ -411,15 +416,16 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1)
                  for update in window_updates for idx in update for i in idx]
         flops = model_flops_per_update(spec_shape["model"], spec_shape["vocab"], pairs)
+        packed = (packed_rows_per_batch(cfg.max_tokens, cfg.pack_width), cfg.pack_width) if cfg.pack_width else None
         padded = padded_target_tokens(data, window_updates, settings["micro_batches"], settings["length_multiple"],
-                                      cfg.max_tokens if step.shape_buckets else None)
+                                      cfg.max_tokens if step.shape_buckets else None, packed)
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
             "shape": spec["shape"], "recipe_defaults": not changes and not turn and not ddp and "master_weights" not in spec,
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
             "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs,
-            "master_weights": step.master_weights is not None, "ddp": ddp,
+            "master_weights": step.master_weights is not None, "ddp": ddp, "pack_width": cfg.pack_width,
             "length_multiple": settings["length_multiple"],
             "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
             "updates": n, "timings": [significant(m["seconds"] / steps) for m in measured],

@@ -318,10 +318,11 @@ class TrainConfig(Section):
     # CUDA graphs (torch.compile's mode reduce-overhead) over shape buckets (nmt.data.buckets): the
     # compiled step's kernels replayed in one launch per shape; one CUDA process, with compile on.
     cuda_graphs: bool = False
-    # Packing (nmt.data.packing): each pass's pairs laid end to end in rows of pack_width tokens on
-    # each side, every token attending within its own sentence: the same sentences, loss and
-    # gradients as one pair per row, with less padding. null: one pair per padded row.
-    pack_width: int | None = Field(None, ge=8)
+    # Packing (nmt.data.packing): pairs in a random order laid end to end in rows of pack_width
+    # tokens on each side (a multiple of 8, at least the longest pair), max_tokens // pack_width rows
+    # per batch, each token attending within its own sentence: far less padding, one batch shape.
+    # null: one pair per padded row, batches cut from neighbouring lengths.
+    pack_width: int | None = Field(None, ge=8, multiple_of=8)
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.

@@ -263,6 +263,8 @@ def speed_runs(on_gpu: bool) -> list[dict]:
              "what": "the base recipe as nmt train runs it"},
             {"name": "big_recipe", "spec": {"shape": "big"}, "processes": 3,
              "what": "the big recipe as nmt train runs it"},
+            {"name": "base_packed", "spec": {"shape": "base", "train": {"pack_width": 256}},
+             "what": "compiled, pairs packed into rows of 256 (48 per batch, 96 per pass; FlexAttention), the recipe otherwise"},
             {"name": "base_cuda_graphs", "spec": {"shape": "base", "train": {"cuda_graphs": True}},
              "what": "compiled with CUDA graphs over shape buckets (every shape recorded before the timing)"},
             {"name": "base_two_passes", "spec": {"shape": "base", "train": {"micro_batches": 2}},
@@ -274,6 +276,10 @@ def speed_runs(on_gpu: bool) -> list[dict]:
             {"name": "base_padding", "spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
                                               "turns": [{"length_multiple": 8}, {"length_multiple": 1}]}, "optional": True,
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},
+            {"name": "big_packed", "spec": {"shape": "big", "train": {"pack_width": 256}}, "optional": True,
+             "what": "compiled, pairs packed into rows of 256 (24 per batch, 96 per pass; FlexAttention), the recipe otherwise"},
+            {"name": "base_packed_eager", "spec": {"shape": "base", "train": {"pack_width": 256, "compile": False}},
+             "optional": True, "what": "eager, pairs packed into rows of 256 (48 per batch, 96 per pass; dense masks)"},
             # Fine-tuning a large imported model on one GPU (issue: large pretrained models), eager:
             # a cold compile of 48 layers would take the lease. Peak memory beside nmt's estimate.
             {"name": "nllb3b_lora", "spec": {"shape": "nllb_3b", "train": {"compile": False, "lora_rank": 16}},

@@ -1,17 +1,23 @@
-"""Packing (train.pack_width): a pass's sentence pairs laid end to end in rows of a fixed width
-instead of one pair per padded row.
-
-Token batches are cut from neighbouring target lengths, but their sources still vary: on
-Multi30k a merged update of the base recipe is 19 % target and 37 % source padding once widths
-are rounded to 8 for the GPU's attention kernel, and every padded position costs the work of a
-real one in every layer. Packed, the pairs of the same batches fill rows of `pack_width` tokens
-on each side (row r's sources in source row r, its targets in target row r), and only each row's
-tail is padding. The sentences of an update, hence its loss and gradients, do not change (float
-rounding aside); each token attends only within its own sentence (segments, below) and counts its
+"""Packing (train.pack_width): sentence pairs laid end to end in rows of a fixed width instead of
+one pair per padded row, each token attending only within its own sentence and counting its
 position from its sentence's start (nmt.model.packed_attention builds the masks).
 
-Rows are filled first-fit, longest pair first: a pair goes into the first row with room for
-both its sides. A pair longer than `pack_width` on either side widens that pass's rows to hold it.
+Why: token batches cut from neighbouring target lengths still vary in their source lengths. On
+Multi30k the base recipe's passes are 45 % source and 22 % target padding once widths are rounded
+to 8 for the GPU's attention kernel; on news-like lengths 25 % and 10 % (bench/packing.py). Every
+padded position costs the work of a real one in every layer.
+
+How: packing pays only where lengths mix. Sentences of one length leave the same gap at the end of
+every row (four 29-token sentences in a row of 128). So a packed epoch is not cut from sorted
+lengths: its pairs come in a random order (a pure function of the seed and the epoch, as resuming
+needs), and each batch is `rows` rows of `width` tokens on each side (rows = train.max_tokens //
+pack_width), filled first-fit: a pair goes into the first row with room for both its sides. A
+pair that fits no row waits for the next batch, and a batch closes after `patience` pairs in a row
+have not fitted. A row's pairs share it on both sides: row r of the source holds the sources of
+the pairs whose targets are in row r of the target.
+
+Every batch of a run has the same shape, (rows, width) on each side; a short last batch gets empty
+rows. A pass that merges k batches has k · rows rows.
 """
 
 from __future__ import annotations
@@ -19,60 +25,89 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from nmt.data.batching import Batch, Packing, round_up
+from nmt.data.batching import Batch, Packing
 from nmt.data.shards import ParallelShards
 from nmt.special_tokens import BOS, EOS, PAD
 
-
-def first_fit_rows(src_sizes: np.ndarray, tgt_sizes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows for pairs of (src_sizes[i], tgt_sizes[i]) tokens in rows of `width` on each side:
-    (each pair's row, its source offset, its target offset). Longest pair first, each into the
-    first row where both its sides fit (a new row if none)."""
-    n = len(src_sizes)
-    free_src = np.full(n, width, dtype=np.int64)  # at most one row per pair
-    free_tgt = np.full(n, width, dtype=np.int64)
-    row = np.empty(n, dtype=np.int64)
-    src_offset, tgt_offset = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    used = 0
-    for i in np.argsort(-np.maximum(src_sizes, tgt_sizes), kind="stable"):
-        s, t = int(src_sizes[i]), int(tgt_sizes[i])
-        fits = (free_src[:used] >= s) & (free_tgt[:used] >= t)
-        r = int(fits.argmax()) if used and fits.any() else used
-        used = max(used, r + 1)
-        row[i], src_offset[i], tgt_offset[i] = r, width - free_src[r], width - free_tgt[r]
-        free_src[r] -= s
-        free_tgt[r] -= t
-    return row, src_offset, tgt_offset
+PATIENCE = 64  # pairs in a row that fit no row of a batch before it closes
 
 
-def collate_packed(data: ParallelShards, indices: np.ndarray, pack_width: int, multiple: int = 1,
-                   start: int = BOS) -> Batch:
-    """The pairs `indices` packed into rows (module doc): the source with its EOS, the decoder's
-    input with the `start` token first, the target with its EOS, each pair's sides in one row.
-    Scored are each target's tokens and EOS, less its forced first tokens (as in collate). Row
-    width: pack_width, or the pass's longest side where that is longer, rounded up to `multiple`."""
-    src = [data.src[i] for i in indices]
-    tgt = [data.tgt[i] for i in indices]
-    src_sizes = np.array([len(s) + 1 for s in src], dtype=np.int64)  # + EOS
-    tgt_sizes = np.array([len(t) + 1 for t in tgt], dtype=np.int64)  # + start / EOS
-    width = round_up(max(pack_width, int(src_sizes.max()), int(tgt_sizes.max())), multiple)
-    row, src_offset, tgt_offset = first_fit_rows(src_sizes, tgt_sizes, width)
-    rows = int(row.max()) + 1
-    src_ids, tgt_in, tgt_out = (np.full((rows, width), PAD, dtype=np.int64) for _ in range(3))
-    src_seg, tgt_seg, src_pos, tgt_pos = (np.zeros((rows, width), dtype=np.int64) for _ in range(4))
-    pairs_in_row = np.zeros(rows, dtype=np.int64)
-    scored = []
-    forced = data.forced_target_tokens
-    for i, (s, t) in enumerate(zip(src, tgt)):
-        r, a, b, ls, lt = row[i], src_offset[i], tgt_offset[i], src_sizes[i], tgt_sizes[i]
-        pairs_in_row[r] += 1
-        src_ids[r, a:a + ls - 1], src_ids[r, a + ls - 1] = s, EOS
-        tgt_in[r, b], tgt_in[r, b + 1:b + lt] = start, t
-        tgt_out[r, b:b + lt - 1], tgt_out[r, b + lt - 1] = t, EOS
-        src_seg[r, a:a + ls], tgt_seg[r, b:b + lt] = pairs_in_row[r], pairs_in_row[r]
-        src_pos[r, a:a + ls], tgt_pos[r, b:b + lt] = np.arange(ls), np.arange(lt)
-        scored.append(np.arange(r * width + b + forced, r * width + b + lt, dtype=np.int64))
-    positions = torch.from_numpy(np.concatenate(scored))
+def pair_sizes(data: ParallelShards, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's source positions (with its EOS) and target positions (with the start token or EOS)."""
+    return data.src.lengths[indices].astype(np.int64) + 1, data.tgt.lengths[indices].astype(np.int64) + 1
+
+
+def first_fit(src_size: int, tgt_size: int, free_src: list[int], free_tgt: list[int]) -> int | None:
+    """The first row with room for both sides, taken (its free room reduced); None where none has."""
+    for row, (room_src, room_tgt) in enumerate(zip(free_src, free_tgt)):
+        if src_size <= room_src and tgt_size <= room_tgt:
+            free_src[row], free_tgt[row] = room_src - src_size, room_tgt - tgt_size
+            return row
+    return None
+
+
+def packed_epoch_batches(data: ParallelShards, width: int, rows: int, seed: int, epoch: int,
+                         selection: np.ndarray | None = None, patience: int = PATIENCE) -> list[np.ndarray]:
+    """The batches of one packed epoch (module doc): of every pair once, or of `selection` (several
+    corpora drawn by weight, nmt.data.sampling), in a random order; each batch's pairs in the order
+    they were placed, so that `collate_packed` places them in the same rows again."""
+    src_sizes, tgt_sizes = pair_sizes(data, np.arange(len(data)))
+    if len(data) and max(int(src_sizes.max()), int(tgt_sizes.max())) > width:
+        raise ValueError(f"a pair of {max(int(src_sizes.max()), int(tgt_sizes.max()))} positions is wider than "
+                         f"the packed rows ({width})")
+    rng = np.random.default_rng([seed, epoch])
+    order = (rng.permutation(len(data)) if selection is None else rng.permutation(selection)).tolist()
+    src_list, tgt_list = src_sizes.tolist(), tgt_sizes.tolist()
+    batches, waiting, next_new = [], [], 0
+    while waiting or next_new < len(order):
+        free_src, free_tgt = [width] * rows, [width] * rows
+        placed, skipped, taken, misses = [], [], 0, 0
+        while misses < patience:
+            if taken < len(waiting):
+                pair, taken = waiting[taken], taken + 1
+            elif next_new < len(order):
+                pair, next_new = order[next_new], next_new + 1
+            else:
+                break
+            if first_fit(src_list[pair], tgt_list[pair], free_src, free_tgt) is None:
+                skipped.append(pair)
+                misses += 1
+            else:
+                placed.append(pair)
+                misses = 0
+        waiting = skipped + waiting[taken:]
+        batches.append(np.array(placed, dtype=np.int64))
+    return batches
+
+
+def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows: int, start: int = BOS) -> Batch:
+    """One pass of packed batches (`packed_epoch_batches`'s), each placed first-fit in its order into
+    `rows` rows of `width` (the rows it was cut for), the batches' rows one after the other. A pair
+    holds: its source and EOS; the decoder's input, the `start` token then the target; the target
+    and EOS. Scored are each target's tokens and EOS, less its forced first tokens (as in collate)."""
+    total = rows * len(run)
+    src_ids, tgt_in, tgt_out = (np.full((total, width), PAD, dtype=np.int64) for _ in range(3))
+    src_seg, tgt_seg, src_pos, tgt_pos = (np.zeros((total, width), dtype=np.int64) for _ in range(4))
+    forced, scored = data.forced_target_tokens, []
+    for b, indices in enumerate(run):
+        free_src, free_tgt = [width] * rows, [width] * rows
+        pairs_in_row = [0] * rows
+        for i in indices:
+            s, t = data.src[i], data.tgt[i]
+            ls, lt = len(s) + 1, len(t) + 1
+            local = first_fit(ls, lt, free_src, free_tgt)
+            if local is None:
+                raise ValueError(f"pair {i} fits none of the {rows} rows of {width}: not a batch cut for them")
+            a, c = width - free_src[local] - ls, width - free_tgt[local] - lt  # where the pair starts on each side
+            pairs_in_row[local] += 1
+            row, segment = local + b * rows, pairs_in_row[local]
+            src_ids[row, a:a + ls - 1], src_ids[row, a + ls - 1] = s, EOS
+            tgt_in[row, c], tgt_in[row, c + 1:c + lt] = start, t
+            tgt_out[row, c:c + lt - 1], tgt_out[row, c + lt - 1] = t, EOS
+            src_seg[row, a:a + ls], tgt_seg[row, c:c + lt] = segment, segment
+            src_pos[row, a:a + ls], tgt_pos[row, c:c + lt] = np.arange(ls), np.arange(lt)
+            scored.append(np.arange(row * width + c + forced, row * width + c + lt, dtype=np.int64))
+    positions = torch.from_numpy(np.concatenate(scored) if scored else np.zeros(0, dtype=np.int64))
     tgt_out = torch.from_numpy(tgt_out)
     packing = Packing(*(torch.from_numpy(a) for a in (src_seg, tgt_seg, src_pos, tgt_pos)))
     return Batch(src=torch.from_numpy(src_ids), tgt_in=torch.from_numpy(tgt_in), tgt_out=tgt_out,
@@ -80,6 +115,6 @@ def collate_packed(data: ParallelShards, indices: np.ndarray, pack_width: int, m
                  packing=packing)
 
 
-def padding_fraction(batch: Batch) -> tuple[float, float]:
-    """(source, target) fraction of a batch's positions that are padding."""
-    return tuple(float((ids == PAD).float().mean()) for ids in (batch.src, batch.tgt_out))
+def packed_rows_per_batch(max_tokens: int, width: int) -> int:
+    """Rows of a packed batch: as many rows of `width` as train.max_tokens holds, at least one."""
+    return max(1, max_tokens // width)

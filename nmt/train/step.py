@@ -21,7 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 from nmt.config import TrainConfig
 from nmt.data.batching import Batch, collate, length_multiple
 from nmt.data.buckets import bucket_rows, collate_bucketed
-from nmt.data.packing import collate_packed
+from nmt.data.packing import collate_packed, packed_rows_per_batch
 from nmt.data.shards import ParallelShards
 from nmt.errors import NmtError
 from nmt.model.precision import attention_kernels, autocast, tf32
@@ -164,7 +164,9 @@ class TrainStep:
             rows = bucket_rows(data, run, self.train_cfg.max_tokens)
             batch = collate_bucketed(data, indices, rows, self.model.start_token)
         elif self.train_cfg.pack_width:
-            batch = collate_packed(data, indices, self.train_cfg.pack_width, self.length_multiple, self.model.start_token)
+            width = self.train_cfg.pack_width
+            batch = collate_packed(data, run, width, packed_rows_per_batch(self.train_cfg.max_tokens, width),
+                                   self.model.start_token)
         else:
             batch = collate(data, indices, self.length_multiple, self.model.start_token)
         if self.alignment_targets:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nmt.config import Recipe
+from nmt.config import Recipe, TrainConfig
 from nmt.data.batching import epoch_batches
+from nmt.data.packing import packed_epoch_batches, packed_rows_per_batch
 from nmt.data.prepare import corpus_sizes, data_dir
 from nmt.data.sampling import epoch_selection
 from nmt.data.shards import ParallelShards, Shard
@@ -42,6 +43,9 @@ class TrainingData:
             raise NmtError(f"{shards}: a prepared sentence has {longest} pieces, more than model.max_positions "
                            f"({recipe.model.max_positions}) holds; set data.max_tokens_per_sentence to at most "
                            f"{recipe.model.max_positions - 1} and run `nmt prepare` again")
+        if recipe.train.pack_width and longest + 1 > recipe.train.pack_width:
+            raise NmtError(f"{shards}: a prepared pair takes {longest + 1} positions, more than train.pack_width "
+                           f"({recipe.train.pack_width}) holds; set pack_width to at least {-(-(longest + 1) // 8) * 8}")
         self.valid_sets = valid_sets(recipe, shards)
         self.alignments = self.word_starts = None  # guided alignment: each pair's word links
         if recipe.train.guided_alignment.active:
@@ -68,5 +72,15 @@ class TrainingData:
         if self.corpus_sizes:  # several corpora: this epoch's draw from each (nmt.data.sampling)
             selection = epoch_selection(self.corpus_sizes, [c.weight for c in data.corpora()],
                                         data.sampling_temperature, train.seed, epoch)
-        return pairs, epoch_batches(pairs, train.max_tokens, train.seed, epoch, selection=selection,
-                                    group=train.update_freq, bucketed=train.cuda_graphs)
+        return pairs, run_epoch_batches(pairs, train, epoch, selection)
+
+
+def run_epoch_batches(pairs: ParallelShards, train: TrainConfig, epoch: int, selection: np.ndarray | None = None
+                      ) -> list[np.ndarray]:
+    """An epoch's batches as the run's settings cut them: packed (train.pack_width), in shape
+    buckets (train.cuda_graphs) or plain; a pure function of the seed and the epoch."""
+    if train.pack_width:
+        rows = packed_rows_per_batch(train.max_tokens, train.pack_width)
+        return packed_epoch_batches(pairs, train.pack_width, rows, train.seed, epoch, selection)
+    return epoch_batches(pairs, train.max_tokens, train.seed, epoch, selection=selection,
+                         group=train.update_freq, bucketed=train.cuda_graphs)

@@ -12,68 +12,91 @@ import pytest
 import torch
 
 from nmt.config import TrainConfig
-from nmt.data.batching import collate, epoch_batches
-from nmt.data.packing import collate_packed, first_fit_rows
+from nmt.data.batching import collate
+from bench.gpu import synthetic_shards
+from nmt.data.packing import collate_packed, first_fit, pair_sizes, packed_epoch_batches
 from nmt.data.shards import ParallelShards
 from nmt.model import transformer as transformer_module
 from nmt.model.packed_attention import dense_masks, flex_masks
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.train import step as step_module
+from nmt.errors import NmtError
 from nmt.train.trainer import Trainer
+from nmt.train.training_data import TrainingData, run_epoch_batches
 from tests.conftest import assert_same_gradients, prepared_tiny
 
 QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
 
 
-def test_first_fit_rows_by_hand():
-    """Width 10, longest side first (ties in the given order): (6, 7) opens row 0; (3, 5) opens
-    row 1 (7 + 5 > 10); (5, 4) fits row 1 after (3, 5) (3 + 5, 5 + 4), not row 0 (6 + 5 > 10);
-    (4, 3) fills row 0 (6 + 4, 7 + 3); (2, 2) fits neither (row 1: 5 + 4 + 2 > 10) and opens row 2."""
-    src = np.array([3, 6, 2, 5, 4])
-    tgt = np.array([5, 7, 2, 4, 3])
-    row, src_offset, tgt_offset = first_fit_rows(src, tgt, 10)
-    assert row.tolist() == [1, 0, 2, 1, 0]
-    assert src_offset.tolist() == [0, 0, 0, 3, 6]
-    assert tgt_offset.tolist() == [0, 0, 0, 5, 7]
+def test_first_fit_by_hand():
+    """Rows of 10: (6, 7) opens row 0; (3, 5) cannot join it (7 + 5 > 10) and opens row 1; (5, 4)
+    joins row 1 (3 + 5, 5 + 4), not row 0 (6 + 5 > 10); (4, 3) fills row 0; (2, 2) fits nowhere."""
+    free_src, free_tgt = [10, 10], [10, 10]
+    rows = [first_fit(s, t, free_src, free_tgt) for s, t in ((6, 7), (3, 5), (5, 4), (4, 3), (2, 2))]
+    assert rows == [0, 1, 1, 0, None]
+    assert (free_src, free_tgt) == ([0, 2], [0, 1])
+
+
+def test_a_packed_epoch_holds_every_pair_once_in_batches_of_one_shape(tmp_path):
+    """News-like lengths in the base recipe's batches (48 rows of 256): every pair exactly once, in
+    an order of the seed and the epoch, and each batch fits its rows. Packed, the positions run
+    through are at most 6 % padding on each side (plain batches cut from sorted lengths, widths
+    rounded to 8: 25 % of the source side, bench/packing.py)."""
+    data = synthetic_shards(tmp_path, vocab=1000, pairs=20_000)
+    batches = packed_epoch_batches(data, 256, 48, seed=1, epoch=0)
+    everything = np.concatenate(batches)
+    assert np.array_equal(np.sort(everything), np.arange(len(data)))
+    again, other = packed_epoch_batches(data, 256, 48, seed=1, epoch=0), packed_epoch_batches(data, 256, 48, seed=1, epoch=1)
+    assert all(np.array_equal(a, b) for a, b in zip(batches, again)) and not np.array_equal(everything, np.concatenate(other))
+    src, tgt = pair_sizes(data, everything)
+    assert 1 - src.sum() / (len(batches) * 48 * 256) < 0.06 and 1 - tgt.sum() / (len(batches) * 48 * 256) < 0.06
+    for run in (batches[:1], batches[-1:], batches[3:5]):
+        assert collate_packed(data, run, 256, 48).src.shape == (48 * len(run), 256)
+    with pytest.raises(ValueError, match="wider than the packed rows"):
+        packed_epoch_batches(data, 64, 48, seed=1, epoch=0)
+    selection = np.array([5, 5, 7])  # several corpora drawn by weight: repeats
+    assert sorted(np.concatenate(packed_epoch_batches(data, 256, 48, 1, 0, selection)).tolist()) == [5, 5, 7]
 
 
 def _plain_and_packed(tmp_path, width: int, forced: int = 0):
     recipe = prepared_tiny(tmp_path, *QUIET)
     data = ParallelShards(recipe.out / "data", "train", forced_target_tokens=forced)
-    indices = np.concatenate(epoch_batches(data, 512, 1, 0)[:2])
-    return recipe, data, indices, collate(data, indices), collate_packed(data, indices, width)
+    indices = packed_epoch_batches(data, width, 6, 1, 0)[0]
+    return recipe, data, indices, collate(data, indices), collate_packed(data, [indices], width, 6)
 
 
 def test_a_packed_batch_holds_each_pair_in_one_row_with_its_segments_and_positions(tmp_path):
     _, data, indices, plain, packed = _plain_and_packed(tmp_path, 64, forced=1)
     seg_src, seg_tgt, pos_src, pos_tgt = packed.packing
-    width = packed.src.size(1)
-    assert packed.tgt_in.shape == packed.tgt_out.shape == (packed.src.size(0), width) and width == 64
-    assert packed.src.size(0) < len(indices)  # several pairs per row
+    assert packed.src.shape == packed.tgt_in.shape == packed.tgt_out.shape == (6, 64)
+    assert len(indices) > 6  # several pairs per row
     assert (packed.src != PAD).sum() == (plain.src != PAD).sum()  # every token once, nothing lost
+    found = []
     for row in range(packed.src.size(0)):
         for segment in range(1, int(seg_src[row].max()) + 1):
             src = packed.src[row][seg_src[row] == segment]
             tgt_in, tgt_out = packed.tgt_in[row][seg_tgt[row] == segment], packed.tgt_out[row][seg_tgt[row] == segment]
-            pair = next(i for i in indices if len(data.src[i]) + 1 == len(src)
-                        and np.array_equal(data.src[i], src[:-1].numpy()) and np.array_equal(data.tgt[i], tgt_out[:-1].numpy()))
+            pair = next(i for i in indices if np.array_equal(data.src[i], src[:-1].numpy())
+                        and np.array_equal(data.tgt[i], tgt_out[:-1].numpy()))
+            found.append(pair)
             assert src[-1] == EOS and tgt_out[-1] == EOS and tgt_in[0] == BOS
             assert torch.equal(tgt_in[1:], tgt_out[:-1])
             assert pos_src[row][seg_src[row] == segment].tolist() == list(range(len(data.src[pair]) + 1))
             assert pos_tgt[row][seg_tgt[row] == segment].tolist() == list(range(len(data.tgt[pair]) + 1))
+    assert sorted(found) == sorted(indices.tolist())
     # scored: the plain batch's tokens, less each target's forced first token
     assert packed.n_tgt_tokens == plain.n_tgt_tokens
     assert sorted(packed.out_targets.tolist()) == sorted(plain.out_targets.tolist())
     assert (packed.out_targets != PAD).all() and not bool((seg_tgt.view(-1)[packed.out_positions] == 0).any())
-    starts = (pos_tgt.view(-1)[packed.out_positions] == 0).sum()
-    assert starts == 0  # a forced first token is never scored
+    assert not bool((pos_tgt.view(-1)[packed.out_positions] == 0).any())  # a forced first token is never scored
 
 
-def test_a_pair_longer_than_the_width_widens_its_passs_rows(tmp_path):
-    _, _, _, plain, packed = _plain_and_packed(tmp_path, 8)
-    longest = max(plain.src.size(1), plain.tgt_in.size(1))
-    assert packed.src.size(1) == packed.tgt_in.size(1) == longest
-    assert collate_packed(ParallelShards(tmp_path / "data", "train"), np.arange(4), 8, multiple=8).src.size(1) % 8 == 0
+def test_a_short_batch_gets_empty_rows_and_a_batch_not_cut_for_the_rows_is_refused(tmp_path):
+    _, data, indices, _, _ = _plain_and_packed(tmp_path, 64)
+    short = collate_packed(data, [indices[:2]], 64, 6)
+    assert short.src.shape == (6, 64) and (short.src[2:] == PAD).all() and (short.packing.tgt_segments[2:] == 0).all()
+    with pytest.raises(ValueError, match="fits none of the 2 rows of 64"):
+        collate_packed(data, [indices], 64, 2)
 
 
 def test_a_packed_batch_gives_the_plain_batchs_loss_and_gradients(tmp_path):
@@ -130,7 +153,8 @@ def test_a_packed_step_makes_the_plain_steps_update(tmp_path):
         for module in model.modules():
             if hasattr(module, "p"):
                 module.p = 0.0
-    group = epoch_batches(plain.train_data, 128, 1, 0, group=2)[:2]
+    group = run_epoch_batches(packed.train_data, packed.train_cfg, 0)[:2]  # merged into one pass of 2 x 2 rows
+    assert len(group[0]) + len(group[1]) > 4
     results = []
     for trainer in (plain, packed):
         loss, tokens = trainer.train_step(group)
@@ -140,26 +164,29 @@ def test_a_packed_step_makes_the_plain_steps_update(tmp_path):
 
 
 def test_a_compiled_packed_step_is_one_graph_for_every_pass(tmp_path, monkeypatch):
-    """Packed passes of different rows and widths, compiled (aot_eager: dynamo's and AOT
-    autograd's traces without inductor's C++): one graph, no break, eager's losses."""
+    """Packed passes of one batch and of two merged (twice the rows), each scoring its own number of
+    tokens, compiled (aot_eager: dynamo's and AOT autograd's traces without inductor's C++): one
+    graph, no break, eager's losses."""
     from torch._dynamo.utils import counters
 
     monkeypatch.setattr(step_module, "compile_model", functools.partial(step_module.compile_model, backend="aot_eager"))
-    settings = ["train.max_tokens=256", "train.pack_width=40", *QUIET]
+    settings = ["train.max_tokens=256", "train.pack_width=64", *QUIET]
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings))
     compiled = Trainer(prepared_tiny(tmp_path / "compiled", *settings, "train.compile=true"))
     compiled.model.load_state_dict(eager.model.state_dict())
-    rng = np.random.default_rng(0)
-    groups = [[rng.choice(len(compiled.train_data), size, replace=False)] for size in (3, 9, 17, 30)]
+    batches = run_epoch_batches(compiled.train_data, compiled.train_cfg, 0)
+    groups = [batches[:1], batches[1:2], batches[2:4], batches[4:5]]
     torch._dynamo.reset()
     counters.clear()
-    shapes = set()
+    shapes, scored = set(), set()
     for group in groups:
-        shapes.add(tuple(collate_packed(compiled.train_data, group[0], 40).src.shape))
+        batch = collate_packed(compiled.train_data, group, 64, 4)
+        shapes.add(tuple(batch.src.shape))
+        scored.add(batch.n_tgt_tokens)
         loss_compiled, tokens = compiled.train_step(group)
         loss_eager, _ = eager.train_step(group)
         assert loss_compiled.item() / tokens == pytest.approx(loss_eager.item() / tokens, rel=2e-3)
-    assert len(shapes) >= 3
+    assert shapes == {(4, 64), (8, 64)} and len(scored) == 4
     assert not counters["graph_break"], dict(counters["graph_break"])
     assert counters["stats"]["unique_graphs"] == 1
 
@@ -170,4 +197,11 @@ def test_packing_where_it_cannot_run_is_an_error_that_says_why():
     with pytest.raises(ValueError, match="CUDA graphs replay shape buckets"):
         TrainConfig(pack_width=64, cuda_graphs=True)
     with pytest.raises(ValueError, match="greater than or equal to 8"):
-        TrainConfig(pack_width=4)
+        TrainConfig(pack_width=0)
+    with pytest.raises(ValueError, match="multiple of 8"):
+        TrainConfig(pack_width=100)
+
+
+def test_rows_narrower_than_a_prepared_pair_are_an_error_that_names_the_setting(tmp_path):
+    with pytest.raises(NmtError, match=r"more than train.pack_width \(8\) holds; set pack_width to at least"):
+        TrainingData(prepared_tiny(tmp_path, "train.pack_width=8"))
