@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from nmt.config import Recipe, save_recipe
+from nmt.data.packing import packed_rows_per_batch
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
 from nmt.errors import NmtError
 from nmt.host_memory import keep_freed_memory
@@ -191,6 +192,8 @@ class Trainer:
             effective += f" ({self.world.size} processes × {self.batches_per_rank} batches)"
         effective += f" in {passes} pass{'es' if passes > 1 else ''}" + (" each" if self.world.distributed else "")
         effective += ", compiled" if self.update.compiled else ""
+        if cfg.pack_width:
+            effective += f", packed into {packed_rows_per_batch(cfg.max_tokens, cfg.pack_width)} rows of {cfg.pack_width} per batch"
         if self.device.type == "cpu" and cfg.precision != "fp32":
             self.log(f"warning: train.precision={cfg.precision} on a CPU: most CPUs lack fast {cfg.precision} "
                      "matmuls; use fp32 unless you have measured otherwise")
