@@ -235,7 +235,8 @@ def test_tensorboard_events_mirror_the_json_lines(trained_tiny):
 
 
 @pytest.mark.parametrize("augment", [(), ("data.augment.uppercase=0.2", "data.augment.typos=0.3",
-                                          "data.augment.tags=0.2", "data.augment.verbatim=0.2")])
+                                          "data.augment.tags=0.2", "data.augment.verbatim=0.2"),
+                                     ("train.pack_width=48",)])  # packed epochs: a random order of the seed
 def test_resumed_training_equals_uninterrupted_training(tmp_path, augment):
     settings = ("model.dropout=0.1", "model.attention_dropout=0.1", "train.max_tokens=128", "train.update_freq=2",
                 "train.valid_every=1000", "train.valid_bleu_sentences=0", "train.log_every=1000", *augment)
