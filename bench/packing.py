@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from bench.gpu import synthetic_shards
+from bench.padding_cpu import tokens_per_s
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches, round_up
 from nmt.data.packing import pair_sizes, packed_epoch_batches, packed_rows_per_batch
 from nmt.data.shards import ParallelShards
-from nmt.model.transformer import Transformer
 from nmt.train.micro_batches import merge
-from nmt.train.step import TrainStep
 from nmt.train.training_data import run_epoch_batches
 from tools.results import write_json
 
@@ -80,17 +78,6 @@ def census(data: ParallelShards, max_tokens: int, update_freq: int, multiple: in
     return result
 
 
-def tokens_per_s(recipe, data: ParallelShards, batches: list[np.ndarray], pack_width: int | None) -> float:
-    torch.manual_seed(1)
-    model = Transformer(recipe.model, recipe.tokenizer.vocab_size, recipe.tokenizer.vocab_size)  # joint
-    cfg = recipe.train.model_copy(update={"pack_width": pack_width})
-    step = TrainStep(model, cfg, torch.device("cpu"))
-    step(data, batches[:1])  # warm-up
-    start = time.perf_counter()
-    tokens = sum(step(data, [b])[1] for b in batches[1:])
-    return tokens / (time.perf_counter() - start)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=30)
@@ -114,7 +101,7 @@ def main() -> None:
         for name, width in (("one_pair_per_row", None), (f"packed_{widths[0]}", widths[0])):
             cfg = recipe.train.model_copy(update={"pack_width": width})
             epoch = run_epoch_batches(multi30k, cfg, 0)[:args.updates + 1]
-            speeds[name].append(round(tokens_per_s(recipe, multi30k, epoch, width)))
+            speeds[name].append(round(tokens_per_s(recipe, multi30k, epoch, train=cfg)))
     result = {"positions": counts, "cpu_speed": {
         "threads": args.threads, "max_tokens": recipe.train.max_tokens, "updates": args.updates,
         "target_tokens_per_s": speeds,

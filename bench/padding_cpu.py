@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nmt.config import load_recipe
+from nmt.config import TrainConfig, load_recipe
 from nmt.data.batching import epoch_batches, round_up
 from nmt.data.shards import ParallelShards
 from nmt.model.transformer import Transformer
@@ -38,11 +38,15 @@ def padded_positions(data: ParallelShards, batches: list[np.ndarray], multiple: 
     return total
 
 
-def tokens_per_s(recipe, data: ParallelShards, batches: list[np.ndarray], multiple: int) -> float:
+def tokens_per_s(recipe, data: ParallelShards, batches: list[np.ndarray], multiple: int | None = None,
+                 train: TrainConfig | None = None) -> float:
+    """Target tokens/s of TrainStep on a CPU over `batches` (the first a warm-up), a fresh model of the
+    recipe's shape; `train` in place of the recipe's settings, `multiple` the step's batch widths."""
     torch.manual_seed(1)
     model = Transformer(recipe.model, recipe.tokenizer.vocab_size, recipe.tokenizer.vocab_size)  # joint
-    step = TrainStep(model, recipe.train, torch.device("cpu"))
-    step.length_multiple = multiple
+    step = TrainStep(model, train or recipe.train, torch.device("cpu"))
+    if multiple is not None:
+        step.length_multiple = multiple
     step(data, batches[:1])  # warm-up
     start = time.perf_counter()
     tokens = sum(step(data, [b])[1] for b in batches[1:])
