@@ -321,7 +321,8 @@ class TrainConfig(Section):
     # Packing (nmt.data.packing): pairs in a random order laid end to end in rows of pack_width
     # tokens on each side (a multiple of 8, at least the longest pair), max_tokens // pack_width rows
     # per batch, each token attending within its own sentence: far less padding, one batch shape.
-    # null: one pair per padded row, batches cut from neighbouring lengths.
+    # null: one pair per padded row, batches cut from neighbouring lengths. Under cuda_graphs every
+    # pass then has one shape.
     pack_width: int | None = Field(None, ge=8, multiple_of=8)
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
@@ -389,9 +390,6 @@ class TrainConfig(Section):
     def _packed_rows_run_without_what_needs_one_pair_per_row(self) -> "TrainConfig":
         if self.pack_width and self.guided_alignment.active:
             raise ValueError("train.pack_width: guided alignment trains on one pair per row; set pack_width to null")
-        if self.pack_width and self.cuda_graphs:
-            raise ValueError("train.pack_width: CUDA graphs replay shape buckets of one pair per row; "
-                             "set pack_width to null or cuda_graphs to false")
         return self
 
     @field_validator("micro_batches", mode="before")

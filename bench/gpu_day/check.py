@@ -278,6 +278,8 @@ def speed_runs(on_gpu: bool) -> list[dict]:
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},
             {"name": "big_packed", "spec": {"shape": "big", "train": {"pack_width": 256}}, "optional": True,
              "what": "compiled, pairs packed into rows of 256 (24 per batch, 96 per pass; FlexAttention), the recipe otherwise"},
+            {"name": "base_packed_cuda_graphs", "spec": {"shape": "base", "train": {"pack_width": 256, "cuda_graphs": True}},
+             "optional": True, "what": "packed rows under CUDA graphs: every pass one shape, compiled for it alone (not dynamic)"},
             {"name": "base_packed_eager", "spec": {"shape": "base", "train": {"pack_width": 256, "compile": False}},
              "optional": True, "what": "eager, pairs packed into rows of 256 (48 per batch, 96 per pass; dense masks)"},
             # Fine-tuning a large imported model on one GPU (issue: large pretrained models), eager:

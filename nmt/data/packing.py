@@ -17,7 +17,10 @@ have not fitted. A row's pairs share it on both sides: row r of the source holds
 the pairs whose targets are in row r of the target.
 
 Every batch of a run has the same shape, (rows, width) on each side; a short last batch gets empty
-rows. A pass that merges k batches has k · rows rows.
+rows. A pass that merges k batches has k · rows rows. For CUDA graphs every pass has one shape
+and scores a fixed number of positions: `collate_packed(..., batches=k, score_every_position=True)`
+adds empty batches to a pass of fewer (an epoch's short last update) and gives every target
+position to the loss, PAD (scoring nothing) at padding and forced first tokens.
 """
 
 from __future__ import annotations
@@ -80,12 +83,17 @@ def packed_epoch_batches(data: ParallelShards, width: int, rows: int, seed: int,
     return batches
 
 
-def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows: int, start: int = BOS) -> Batch:
+def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows: int, start: int = BOS,
+                   batches: int | None = None, score_every_position: bool = False) -> Batch:
     """One pass of packed batches (`packed_epoch_batches`'s), each placed first-fit in its order into
     `rows` rows of `width` (the rows it was cut for), the batches' rows one after the other. A pair
     holds: its source and EOS; the decoder's input, the `start` token then the target; the target
-    and EOS. Scored are each target's tokens and EOS, less its forced first tokens (as in collate)."""
-    total = rows * len(run)
+    and EOS. Scored are each target's tokens and EOS, less its forced first tokens (as in collate).
+    `batches`: the pass's rows are those of this many batches, the missing ones empty;
+    `score_every_position`: every target position goes to the loss (module doc)."""
+    total = rows * (batches or len(run))
+    if len(run) > total // rows:
+        raise ValueError(f"{len(run)} batches in a pass of {batches}")
     src_ids, tgt_in, tgt_out = (np.full((total, width), PAD, dtype=np.int64) for _ in range(3))
     src_seg, tgt_seg, src_pos, tgt_pos = (np.zeros((total, width), dtype=np.int64) for _ in range(4))
     forced, scored = data.forced_target_tokens, []
@@ -108,10 +116,14 @@ def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows
             src_pos[row, a:a + ls], tgt_pos[row, c:c + lt] = np.arange(ls), np.arange(lt)
             scored.append(np.arange(row * width + c + forced, row * width + c + lt, dtype=np.int64))
     positions = torch.from_numpy(np.concatenate(scored) if scored else np.zeros(0, dtype=np.int64))
-    tgt_out = torch.from_numpy(tgt_out)
+    targets = torch.from_numpy(tgt_out).view(-1)[positions]
+    if score_every_position:
+        every = torch.full((total * width,), PAD, dtype=torch.int64)
+        every[positions] = targets
+        positions, targets = torch.arange(total * width), every
     packing = Packing(*(torch.from_numpy(a) for a in (src_seg, tgt_seg, src_pos, tgt_pos)))
-    return Batch(src=torch.from_numpy(src_ids), tgt_in=torch.from_numpy(tgt_in), tgt_out=tgt_out,
-                 n_tgt_tokens=len(positions), out_positions=positions, out_targets=tgt_out.view(-1)[positions],
+    return Batch(src=torch.from_numpy(src_ids), tgt_in=torch.from_numpy(tgt_in), tgt_out=torch.from_numpy(tgt_out),
+                 n_tgt_tokens=int((targets != PAD).sum()), out_positions=positions, out_targets=targets,
                  packing=packing)
 
 

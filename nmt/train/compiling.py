@@ -25,15 +25,17 @@ MIN_STEPS_TO_COMPILE = 5_000
 MIN_MINUTES_TO_COMPILE = 10.0
 
 
-def compile_model(forward: torch.nn.Module, backend: str = "inductor", cuda_graphs: bool = False) -> torch.nn.Module:
+def compile_model(forward: torch.nn.Module, backend: str = "inductor", cuda_graphs: bool = False,
+                  dynamic: bool = True) -> torch.nn.Module:
     """torch.compile with dynamic shapes: batch size and lengths are symbols, so a run's varying
     batch shapes share one graph instead of recompiling for each (see docs/gpu.md). With
     `cuda_graphs`, mode reduce-overhead: each new shape's kernels are recorded once into a CUDA
-    graph and replayed (one per shape bucket). Run the compiled module's calls inside
-    `compile_settings()`."""
+    graph and replayed (one per shape bucket). `dynamic=False` where every pass has one shape
+    (packed rows under CUDA graphs): kernels specialized to it. Run the compiled module's calls
+    inside `compile_settings()`."""
     if cuda_graphs:
-        return torch.compile(forward, dynamic=True, backend=backend, mode="reduce-overhead")
-    return torch.compile(forward, dynamic=True, backend=backend)
+        return torch.compile(forward, dynamic=dynamic, backend=backend, mode="reduce-overhead")
+    return torch.compile(forward, dynamic=dynamic, backend=backend)
 
 
 @contextlib.contextmanager

@@ -119,11 +119,14 @@ class TrainStep:
         for text in (compile_note, graphs_note):
             if text:
                 note(text)
-        # CUDA graphs replay a fixed set of shapes: batches padded to shape buckets (nmt.data.buckets).
-        self.shape_buckets = self.cuda_graphs
+        # CUDA graphs replay a fixed set of shapes: batches padded to shape buckets (nmt.data.buckets),
+        # or packed passes of one shape (nmt.data.packing), compiled for that shape alone.
+        self.shape_buckets = self.cuda_graphs and not cfg.pack_width
+        self.one_packed_shape = self.cuda_graphs and bool(cfg.pack_width)
         if self.cuda_graphs:
             keep_gradients_allocated(model)
-        self.forward = compile_model(forward, cuda_graphs=self.cuda_graphs) if self.compiled else forward
+        self.forward = compile_model(forward, cuda_graphs=self.cuda_graphs, dynamic=not self.one_packed_shape) \
+            if self.compiled else forward
         self.tracing = compile_settings if self.compiled else contextlib.nullcontext
 
     def __call__(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
@@ -165,8 +168,10 @@ class TrainStep:
             batch = collate_bucketed(data, indices, rows, self.model.start_token)
         elif self.train_cfg.pack_width:
             width = self.train_cfg.pack_width
+            # one shape: every pass as many batches as the fullest pass of a full update
+            batches = -(-self.batches_per_process // self.micro_batches) if self.one_packed_shape else None
             batch = collate_packed(data, run, width, packed_rows_per_batch(self.train_cfg.max_tokens, width),
-                                   self.model.start_token)
+                                   self.model.start_token, batches, score_every_position=self.one_packed_shape)
         else:
             batch = collate(data, indices, self.length_multiple, self.model.start_token)
         if self.alignment_targets:

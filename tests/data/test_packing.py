@@ -191,11 +191,50 @@ def test_a_compiled_packed_step_is_one_graph_for_every_pass(tmp_path, monkeypatc
     assert counters["stats"]["unique_graphs"] == 1
 
 
+def _graphs_on_the_cpu(monkeypatch) -> list[bool]:
+    """TrainStep set up as under train.cuda_graphs on a GPU, on the CPU: the choice to replay graphs
+    made, and the step compiled with aot_eager (dynamo's and AOT autograd's traces) at the
+    dynamism TrainStep asks for (returned, one per compile), without mode reduce-overhead."""
+    compile_model, asked = step_module.compile_model, []
+    monkeypatch.setattr(step_module, "resolve_cuda_graphs", lambda *args: (True, None))
+    monkeypatch.setattr(step_module, "compile_model", lambda forward, cuda_graphs, dynamic: asked.append(dynamic) or
+                        compile_model(forward, backend="aot_eager", dynamic=dynamic))
+    return asked
+
+
+def test_packed_passes_for_cuda_graphs_have_one_shape_compiled_once_and_make_the_plain_update(tmp_path, monkeypatch):
+    """Under CUDA graphs packed passes have one shape and score one number of positions over a
+    whole epoch, its short last update (one batch of two) included: the step compiles once, for
+    that shape (not dynamic), and each update equals the plain step's (every position scored, PAD
+    at padding, so the number of scored tokens changes nothing)."""
+    from torch._dynamo.utils import counters
+
+    dynamic = _graphs_on_the_cpu(monkeypatch)
+    settings = ["train.update_freq=2", "train.max_tokens=256", "train.micro_batches=1", "train.pack_width=64", *QUIET]
+    graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
+    plain = Trainer(prepared_tiny(tmp_path / "plain", *settings[:3], *QUIET))
+    plain.model.load_state_dict(graphed.model.state_dict())
+    assert graphed.update.one_packed_shape and not graphed.update.shape_buckets and dynamic == [False]
+    batches = run_epoch_batches(graphed.train_data, graphed.train_cfg, 0)
+    assert len(batches) % 2 == 1  # the epoch ends on an update of one batch
+    groups = [batches[i:i + 2] for i in range(0, len(batches), 2)]
+    passes = [graphed.update._collate(graphed.train_data, group) for group in groups]
+    assert {tuple(p.src.shape) for p in passes} == {tuple(p.tgt_in.shape) for p in passes} == {(8, 64)}
+    assert {len(p.out_positions) for p in passes} == {8 * 64}
+    torch._dynamo.reset()
+    counters.clear()
+    for group in groups:
+        loss_graphed, tokens = graphed.train_step(group)
+        loss_plain, _ = plain.train_step(group)
+        assert loss_graphed.item() / tokens == pytest.approx(loss_plain.item() / tokens, rel=2e-3)
+    assert not counters["graph_break"] and counters["stats"]["unique_graphs"] == 1
+    assert counters["frames"]["total"] == counters["frames"]["ok"] == 1  # no recompile for the last update
+
+
 def test_packing_where_it_cannot_run_is_an_error_that_says_why():
     with pytest.raises(ValueError, match="guided alignment trains on one pair per row"):
         TrainConfig(pack_width=64, guided_alignment={"weight": 0.1})
-    with pytest.raises(ValueError, match="CUDA graphs replay shape buckets"):
-        TrainConfig(pack_width=64, cuda_graphs=True)
+    assert TrainConfig(pack_width=64, cuda_graphs=True).pack_width == 64  # one shape: packed_passes_for_cuda_graphs
     with pytest.raises(ValueError, match="greater than or equal to 8"):
         TrainConfig(pack_width=0)
     with pytest.raises(ValueError, match="multiple of 8"):

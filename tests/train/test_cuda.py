@@ -124,11 +124,11 @@ def test_lora_in_bf16_on_cuda_keeps_frozen_weights_in_bf16_and_their_fp32_values
             assert torch.equal(saved[key].float().cpu(), value.float()), key
 
 
-@pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_path, monkeypatch, precision):
+@pytest.mark.parametrize("precision,graphs", [("fp32", False), ("bf16", False), ("bf16", True)])
+def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_path, monkeypatch, precision, graphs):
     """train.pack_width on CUDA: the compiled step attends through FlexAttention's block masks (its
     backward runs on a GPU only), the eager step through dense masks; the same losses update after
-    update, and no host sync."""
+    update, and no host sync. With CUDA graphs, every pass of one shape, compiled for it alone."""
     from nmt.model import transformer as transformer_module
     from nmt.train.training_data import run_epoch_batches
 
@@ -136,7 +136,9 @@ def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_pa
     flex_attend = transformer_module.flex_attend
     monkeypatch.setattr(transformer_module, "flex_attend", lambda *args: flex_calls.append(1) or flex_attend(*args))
     settings = ["train.pack_width=64", "train.max_tokens=256", "train.tf32=false", f"train.precision={precision}", *ON_CUDA]
-    compiled = Trainer(prepared_tiny(tmp_path / "compiled", *settings, "train.compile=true"))
+    compiled = Trainer(prepared_tiny(tmp_path / "compiled", *settings, "train.compile=true",
+                                     f"train.cuda_graphs={str(graphs).lower()}"))
+    assert compiled.update.one_packed_shape == graphs
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
     eager.model.load_state_dict(compiled.model.state_dict())
     batches = run_epoch_batches(compiled.train_data, compiled.train_cfg, 0)
