@@ -10,7 +10,8 @@ recipe's passes (2 × 12,500 tokens merged into one, widths rounded to 8, as on 
 bench.gpu's news-like synthetic pairs (lengths of WMT14 en-de's pieces) in the base recipe's passes.
 Packed batches hold max_tokens // width rows; a width narrower than the corpus's longest pair is
 left out. The speed is the demo's (eager, fp32; target tokens per second), plain and packed at
-the first width. Writes
+the first width; and the host's time to collate one of the base recipe's passes, plain and packed
+at the last width. Writes
 bench/results/packing.json.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +28,8 @@ import torch
 from bench.gpu import synthetic_shards
 from bench.padding_cpu import tokens_per_s
 from nmt.config import load_recipe
-from nmt.data.batching import epoch_batches, round_up
-from nmt.data.packing import pair_sizes, packed_epoch_batches, packed_rows_per_batch
+from nmt.data.batching import collate, epoch_batches, round_up
+from nmt.data.packing import collate_packed, pair_sizes, packed_epoch_batches, packed_rows_per_batch
 from nmt.data.shards import ParallelShards
 from nmt.train.micro_batches import merge
 from nmt.train.training_data import run_epoch_batches
@@ -78,6 +80,25 @@ def census(data: ParallelShards, max_tokens: int, update_freq: int, multiple: in
     return result
 
 
+def collate_milliseconds(data: ParallelShards, width: int, passes: int = 30, rounds: int = 3) -> dict:
+    """The host's time to collate one pass of the base recipe's update (2 batches merged), plain and
+    packed, alternately: on a GPU it is part of every update's host time."""
+    plain = epoch_batches(data, BASE_PASS["max_tokens"], 1, 0, group=2)
+    packed = packed_epoch_batches(data, width, packed_rows_per_batch(BASE_PASS["max_tokens"], width), 1, 0)
+    rows = packed_rows_per_batch(BASE_PASS["max_tokens"], width)
+    times: dict[str, list[float]] = {"one_pair_per_row": [], f"packed_{width}": []}
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for i in range(passes):
+            collate(data, np.concatenate(plain[2 * i:2 * i + 2]), BASE_PASS["multiple"])
+        times["one_pair_per_row"].append(round((time.perf_counter() - start) / passes * 1e3, 2))
+        start = time.perf_counter()
+        for i in range(passes):
+            collate_packed(data, packed[2 * i:2 * i + 2], width, rows)
+        times[f"packed_{width}"].append(round((time.perf_counter() - start) / passes * 1e3, 2))
+    return {"passes": passes, "milliseconds_per_pass": times}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=30)
@@ -96,13 +117,14 @@ def main() -> None:
             "multi30k_base_recipe_passes": census(multi30k, **BASE_PASS, widths=widths),
             "news_like_base_recipe_passes": census(news, **BASE_PASS, widths=widths),
         }
+        collating = collate_milliseconds(news, widths[-1])
     speeds: dict[str, list[float]] = {"one_pair_per_row": [], f"packed_{widths[0]}": []}
     for _ in range(args.rounds):
         for name, width in (("one_pair_per_row", None), (f"packed_{widths[0]}", widths[0])):
             cfg = recipe.train.model_copy(update={"pack_width": width})
             epoch = run_epoch_batches(multi30k, cfg, 0)[:args.updates + 1]
             speeds[name].append(round(tokens_per_s(recipe, multi30k, epoch, train=cfg)))
-    result = {"positions": counts, "cpu_speed": {
+    result = {"positions": counts, "collate_news_like_base_recipe_pass": collating, "cpu_speed": {
         "threads": args.threads, "max_tokens": recipe.train.max_tokens, "updates": args.updates,
         "target_tokens_per_s": speeds,
         "speed_ratio_packed_over_plain": round(sum(speeds[f"packed_{widths[0]}"]) / sum(speeds["one_pair_per_row"]), 3)}}

@@ -94,27 +94,36 @@ def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows
     total = rows * (batches or len(run))
     if len(run) > total // rows:
         raise ValueError(f"{len(run)} batches in a pass of {batches}")
-    src_ids, tgt_in, tgt_out = (np.full((total, width), PAD, dtype=np.int64) for _ in range(3))
-    src_seg, tgt_seg, src_pos, tgt_pos = (np.zeros((total, width), dtype=np.int64) for _ in range(4))
-    forced, scored = data.forced_target_tokens, []
-    for b, indices in enumerate(run):
+    # Where each pair goes: a first-fit pass over the lengths alone, then every array filled at once.
+    indices = np.concatenate(run) if len(run) else np.zeros(0, dtype=np.int64)
+    src_sizes, tgt_sizes = pair_sizes(data, indices)
+    src_start, tgt_start, segment = (np.empty(len(indices), dtype=np.int64) for _ in range(3))
+    k = 0
+    for b, batch in enumerate(run):
         free_src, free_tgt = [width] * rows, [width] * rows
         pairs_in_row = [0] * rows
-        for i in indices:
-            s, t = data.src[i], data.tgt[i]
-            ls, lt = len(s) + 1, len(t) + 1
+        for ls, lt in zip(src_sizes[k:k + len(batch)].tolist(), tgt_sizes[k:k + len(batch)].tolist()):
             local = first_fit(ls, lt, free_src, free_tgt)
             if local is None:
-                raise ValueError(f"pair {i} fits none of the {rows} rows of {width}: not a batch cut for them")
-            a, c = width - free_src[local] - ls, width - free_tgt[local] - lt  # where the pair starts on each side
+                raise ValueError(f"pair {indices[k]} fits none of the {rows} rows of {width}: not a batch cut for them")
             pairs_in_row[local] += 1
-            row, segment = local + b * rows, pairs_in_row[local]
-            src_ids[row, a:a + ls - 1], src_ids[row, a + ls - 1] = s, EOS
-            tgt_in[row, c], tgt_in[row, c + 1:c + lt] = start, t
-            tgt_out[row, c:c + lt - 1], tgt_out[row, c + lt - 1] = t, EOS
-            src_seg[row, a:a + ls], tgt_seg[row, c:c + lt] = segment, segment
-            src_pos[row, a:a + ls], tgt_pos[row, c:c + lt] = np.arange(ls), np.arange(lt)
-            scored.append(np.arange(row * width + c + forced, row * width + c + lt, dtype=np.int64))
+            row = local + b * rows
+            src_start[k], tgt_start[k] = row * width + width - free_src[local] - ls, row * width + width - free_tgt[local] - lt
+            segment[k] = pairs_in_row[local]
+            k += 1
+    src_ids, src_seg, src_pos, _ = _lay_out(src_start, src_sizes, segment, total * width)
+    tgt_out, tgt_seg, tgt_pos, tgt_in = _lay_out(tgt_start, tgt_sizes, segment, total * width)
+    sources, targets = [data.src[i] for i in indices], [data.tgt[i] for i in indices]
+    src_ids[_flat(src_start, src_sizes - 1)] = np.concatenate(sources) if sources else []
+    src_ids[src_start + src_sizes - 1] = EOS
+    tgt_out[_flat(tgt_start, tgt_sizes - 1)] = np.concatenate(targets) if targets else []
+    tgt_out[tgt_start + tgt_sizes - 1] = EOS
+    tgt_in[_flat(tgt_start + 1, tgt_sizes - 1)] = np.concatenate(targets) if targets else []
+    tgt_in[tgt_start] = start
+    forced = data.forced_target_tokens
+    scored = [_flat(tgt_start + forced, tgt_sizes - forced)]
+    src_ids, tgt_in, tgt_out, src_seg, tgt_seg, src_pos, tgt_pos = (
+        a.reshape(total, width) for a in (src_ids, tgt_in, tgt_out, src_seg, tgt_seg, src_pos, tgt_pos))
     positions = torch.from_numpy(np.concatenate(scored) if scored else np.zeros(0, dtype=np.int64))
     targets = torch.from_numpy(tgt_out).view(-1)[positions]
     if score_every_position:
@@ -125,6 +134,23 @@ def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows
     return Batch(src=torch.from_numpy(src_ids), tgt_in=torch.from_numpy(tgt_in), tgt_out=torch.from_numpy(tgt_out),
                  n_tgt_tokens=int((targets != PAD).sum()), out_positions=positions, out_targets=targets,
                  packing=packing)
+
+
+def _flat(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The flat positions starts[i], ..., starts[i] + sizes[i] - 1 of every i, in order."""
+    offsets = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return np.repeat(starts, sizes) + offsets
+
+
+def _lay_out(starts: np.ndarray, sizes: np.ndarray, segment: np.ndarray, positions: int) -> tuple[np.ndarray, ...]:
+    """Flat arrays of `positions` for sentences at `starts` of `sizes`: two of ids (PAD-filled, for
+    the caller), their segments and their positions within their sentence."""
+    ids, more_ids = np.full(positions, PAD, dtype=np.int64), np.full(positions, PAD, dtype=np.int64)
+    seg, pos = np.zeros(positions, dtype=np.int64), np.zeros(positions, dtype=np.int64)
+    where = _flat(starts, sizes)
+    seg[where] = np.repeat(segment, sizes)
+    pos[where] = where - np.repeat(starts, sizes)
+    return ids, seg, pos, more_ids
 
 
 def packed_rows_per_batch(max_tokens: int, width: int) -> int:
