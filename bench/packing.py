@@ -67,12 +67,12 @@ def census(data: ParallelShards, max_tokens: int, update_freq: int, multiple: in
     result = {"pairs": len(data), "max_tokens": max_tokens, "update_freq": update_freq, "length_multiple": multiple,
               "one_pair_per_row": plain | {"batches": len(batches)}}
     longest = int(max(data.src.lengths.max(), data.tgt.lengths.max())) + 1
+    src, tgt = pair_sizes(data, np.arange(len(data)))
     for width in widths:
         if width < longest:
             continue
         rows = packed_rows_per_batch(max_tokens, width)
         packed = packed_epoch_batches(data, width, rows, 1, 0)
-        src, tgt = pair_sizes(data, np.arange(len(data)))
         computed = len(packed) * rows * width
         result[f"packed_{width}"] = fractions(int(src.sum()), int(tgt.sum()), computed, computed) | {
             "rows_per_batch": rows, "batches": len(packed),
@@ -84,8 +84,8 @@ def collate_milliseconds(data: ParallelShards, width: int, passes: int = 30, rou
     """The host's time to collate one pass of the base recipe's update (2 batches merged), plain and
     packed, alternately: on a GPU it is part of every update's host time."""
     plain = epoch_batches(data, BASE_PASS["max_tokens"], 1, 0, group=2)
-    packed = packed_epoch_batches(data, width, packed_rows_per_batch(BASE_PASS["max_tokens"], width), 1, 0)
     rows = packed_rows_per_batch(BASE_PASS["max_tokens"], width)
+    packed = packed_epoch_batches(data, width, rows, 1, 0)
     times: dict[str, list[float]] = {"one_pair_per_row": [], f"packed_{width}": []}
     for _ in range(rounds):
         start = time.perf_counter()

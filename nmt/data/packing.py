@@ -91,9 +91,9 @@ def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows
     and EOS. Scored are each target's tokens and EOS, less its forced first tokens (as in collate).
     `batches`: the pass's rows are those of this many batches, the missing ones empty;
     `score_every_position`: every target position goes to the loss (module doc)."""
-    total = rows * (batches or len(run))
-    if len(run) > total // rows:
+    if batches is not None and len(run) > batches:
         raise ValueError(f"{len(run)} batches in a pass of {batches}")
+    total = rows * (batches or len(run))
     # Where each pair goes: a first-fit pass over the lengths alone, then every array filled at once.
     indices = np.concatenate(run) if len(run) else np.zeros(0, dtype=np.int64)
     src_sizes, tgt_sizes = pair_sizes(data, indices)
@@ -111,20 +111,18 @@ def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows
             src_start[k], tgt_start[k] = row * width + width - free_src[local] - ls, row * width + width - free_tgt[local] - lt
             segment[k] = pairs_in_row[local]
             k += 1
-    src_ids, src_seg, src_pos, _ = _lay_out(src_start, src_sizes, segment, total * width)
-    tgt_out, tgt_seg, tgt_pos, tgt_in = _lay_out(tgt_start, tgt_sizes, segment, total * width)
-    sources, targets = [data.src[i] for i in indices], [data.tgt[i] for i in indices]
-    src_ids[_flat(src_start, src_sizes - 1)] = np.concatenate(sources) if sources else []
-    src_ids[src_start + src_sizes - 1] = EOS
-    tgt_out[_flat(tgt_start, tgt_sizes - 1)] = np.concatenate(targets) if targets else []
-    tgt_out[tgt_start + tgt_sizes - 1] = EOS
-    tgt_in[_flat(tgt_start + 1, tgt_sizes - 1)] = np.concatenate(targets) if targets else []
-    tgt_in[tgt_start] = start
-    forced = data.forced_target_tokens
-    scored = [_flat(tgt_start + forced, tgt_sizes - forced)]
+    src_seg, src_pos = _segments_and_positions(src_start, src_sizes, segment, total * width)
+    tgt_seg, tgt_pos = _segments_and_positions(tgt_start, tgt_sizes, segment, total * width)
+    src_ids, tgt_in, tgt_out = (np.full(total * width, PAD, dtype=np.int64) for _ in range(3))
+    src_tokens = np.concatenate([data.src[i] for i in indices]) if len(indices) else []
+    tgt_tokens = np.concatenate([data.tgt[i] for i in indices]) if len(indices) else []
+    src_ids[_flat(src_start, src_sizes - 1)], src_ids[src_start + src_sizes - 1] = src_tokens, EOS
+    tgt_out[_flat(tgt_start, tgt_sizes - 1)], tgt_out[tgt_start + tgt_sizes - 1] = tgt_tokens, EOS
+    tgt_in[_flat(tgt_start + 1, tgt_sizes - 1)], tgt_in[tgt_start] = tgt_tokens, start
     src_ids, tgt_in, tgt_out, src_seg, tgt_seg, src_pos, tgt_pos = (
         a.reshape(total, width) for a in (src_ids, tgt_in, tgt_out, src_seg, tgt_seg, src_pos, tgt_pos))
-    positions = torch.from_numpy(np.concatenate(scored) if scored else np.zeros(0, dtype=np.int64))
+    forced = data.forced_target_tokens
+    positions = torch.from_numpy(_flat(tgt_start + forced, tgt_sizes - forced))
     targets = torch.from_numpy(tgt_out).view(-1)[positions]
     if score_every_position:
         every = torch.full((total * width,), PAD, dtype=torch.int64)
@@ -142,15 +140,15 @@ def _flat(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.repeat(starts, sizes) + offsets
 
 
-def _lay_out(starts: np.ndarray, sizes: np.ndarray, segment: np.ndarray, positions: int) -> tuple[np.ndarray, ...]:
-    """Flat arrays of `positions` for sentences at `starts` of `sizes`: two of ids (PAD-filled, for
-    the caller), their segments and their positions within their sentence."""
-    ids, more_ids = np.full(positions, PAD, dtype=np.int64), np.full(positions, PAD, dtype=np.int64)
+def _segments_and_positions(starts: np.ndarray, sizes: np.ndarray, segment: np.ndarray, positions: int
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """Flat arrays of `positions` for sentences at `starts` of `sizes`: each position's segment (0 at
+    padding) and its position within its sentence."""
     seg, pos = np.zeros(positions, dtype=np.int64), np.zeros(positions, dtype=np.int64)
     where = _flat(starts, sizes)
     seg[where] = np.repeat(segment, sizes)
     pos[where] = where - np.repeat(starts, sizes)
-    return ids, seg, pos, more_ids
+    return seg, pos
 
 
 def packed_rows_per_batch(max_tokens: int, width: int) -> int:
