@@ -20,6 +20,7 @@ from nmt.data.batching import Packing
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
+from nmt.model.layer_norm import LayerNorm
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
 
@@ -252,7 +253,7 @@ class SublayerConnection(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, pre_norm: bool, residual: bool = True):
         super().__init__()
-        self.norm = nn.LayerNorm(d_model)
+        self.norm = LayerNorm(d_model)
         self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
         self.residual = residual
@@ -395,9 +396,11 @@ class Transformer(nn.Module):
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg, i != cfg.residual_free_encoder_layer)
                                             for i in range(cfg.encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.decoder_layers))
-        # pre-LN leaves the last residual stream un-normalized: one final LayerNorm on each side
+        # pre-LN leaves the last residual stream un-normalized: one final LayerNorm on each side.
+        # The encoder's stays torch's (fp32 under autocast): its output feeds every decoder layer,
+        # whose gradients then sum in fp32.
         self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.decoder_norm = LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         # (decoder layer, heads): the first heads of that layer give the model's word alignments

@@ -1,0 +1,85 @@
+"""Does a post-LN model trained in bf16 learn as well with its residual stream in bf16
+(nmt.model.layer_norm) as with the fp32 stream that torch's LayerNorm under autocast gives? The
+demo's Multi30k settings in bf16 on this CPU, both ways, from the same seeds, for the same updates.
+
+    python -m experiments.precision.residual_stream [--updates 2000] [--seeds 1,2]
+
+Both runs are `nmt train` on the demo's prepared data (runs/demo: `make demo` prepares it) with
+`train.precision=bf16`; the fp32-stream run has the layers' LayerNorm replaced by torch's own for
+the whole process (`--norm torch` below), which is how nmt trained before. The demo's overrides,
+a fixed number of updates, the rate cooled down over the last 30 %. Recorded for each: dev loss
+(nll per token) and greedy BLEU on 300 val sentences at the last update, updates per second and
+the mean logged target tokens per second. Results: experiments/precision/results/residual_stream.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from experiments.packing.packed_vs_plain import DEMO, RECIPE
+from experiments.shared.runs import ROOT, run_facts, sets
+from tools.results import write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def train_run(name: str, norm: str, updates: int, seed: int) -> dict:
+    out = ROOT / "runs" / "precision" / name
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    shutil.copytree(ROOT / "runs" / "demo" / "data", out / "data")  # the demo's prepared pairs and tokenizer
+    for piece in ("spm.model", "spm.vocab", "tokenizer.json"):
+        if (ROOT / "runs" / "demo" / piece).is_file():
+            shutil.copy(ROOT / "runs" / "demo" / piece, out / piece)
+    settings = [f"output_dir={out}", *DEMO, f"train.max_steps={updates}", f"train.valid_every={updates}",
+                f"train.seed={seed}", "train.precision=bf16"]
+    subprocess.run([sys.executable, "-m", "experiments.precision.residual_stream", "--norm", norm, "--",
+                    "train", RECIPE, *sets(settings), "--no-progress"], cwd=ROOT, check=True)
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    valid = [r for r in records if r.get("kind") == "valid"][-1]
+    trained = [r for r in records if r.get("kind") == "train"]
+    seconds = trained[-1]["time"] - trained[0]["time"]
+    return {"residual_stream": "bf16" if norm == "nmt" else "fp32", "seed": seed, "updates": valid["step"],
+            "dev_nll": valid["nll"], "dev_bleu": round(valid["bleu"], 2),
+            "updates_per_s": round((trained[-1]["step"] - trained[0]["step"]) / seconds, 2), **run_facts(out)}
+
+
+def nmt_with(norm: str, args: list[str]) -> None:
+    """`nmt ARGS` in this process, with torch's LayerNorm in the layers where `norm` is torch."""
+    if norm == "torch":
+        import torch
+
+        from nmt.model import layer_norm
+
+        layer_norm.LayerNorm.forward = torch.nn.LayerNorm.forward
+    from nmt.cli import app
+
+    app(args)
+
+
+def main() -> None:
+    if "--norm" in sys.argv:  # a run of the study: --norm nmt|torch -- NMT ARGS
+        nmt_with(sys.argv[sys.argv.index("--norm") + 1], sys.argv[sys.argv.index("--") + 1:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--updates", type=int, default=2000)
+    parser.add_argument("--seeds", default="1,2")
+    args = parser.parse_args()
+    if not (ROOT / "runs" / "demo" / "data" / "train.src.idx").is_file():
+        raise SystemExit("runs/demo/data: no prepared data (run `make demo` first)")
+    result = {"updates": args.updates, "precision": "bf16", "runs": []}
+    for seed in (int(s) for s in args.seeds.split(",")):
+        for stream, norm in (("fp32", "torch"), ("bf16", "nmt")):
+            result["runs"].append(train_run(f"{stream}_stream_seed{seed}", norm, args.updates, seed))
+            print(json.dumps(result["runs"][-1]), flush=True)
+    write_json(RESULTS / "residual_stream.json", result)
+
+
+if __name__ == "__main__":
+    main()

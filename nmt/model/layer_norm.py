@@ -1,0 +1,36 @@
+"""The layers' LayerNorm: statistics and affine in fp32, output in autocast's dtype (bf16, fp16).
+
+CUDA autocast runs `layer_norm` in fp32 and returns fp32, so in a post-LN model every layer's
+output, the residual stream, became fp32 again: each dropout, residual addition and norm on it
+moved twice the bytes of bf16, its saved activations were twice the size, and every linear layer
+after it cast it back to bf16 before its matmul. Here the norm returns what those matmuls take.
+fairseq's fp16 training and Megatron's bf16 keep the residual stream in 16 bits the same way.
+
+What changes in the numbers: with pre-LN, nothing (a norm's output only feeds linear layers,
+which autocast rounds to bf16 anyway; its residual stream stays as the embeddings make it). With
+post-LN, the residual stream is rounded to bf16 where each layer's norm writes it, as the next
+layer's matmuls already saw it. Without autocast (fp32 training, CPU decoding) it is nn.LayerNorm.
+
+The embeddings' own LayerNorm (model.embedding_norm) stays a plain nn.LayerNorm: with pre-LN its
+output is the residual stream, which stays fp32.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        device = x.device.type
+        if not torch.is_autocast_enabled(device):
+            return super().forward(x)
+        dtype = torch.get_autocast_dtype(device)
+        # The same arithmetic on every device (CPU autocast would keep a bf16 input in bf16, CUDA's
+        # casts it to fp32); weights fp32 as they are, or from FSDP's bf16 copies.
+        weight = None if self.weight is None else self.weight.float()
+        bias = None if self.bias is None else self.bias.float()
+        with torch.autocast(device, enabled=False):
+            return F.layer_norm(x.float(), self.normalized_shape, weight, bias, self.eps).to(dtype)
