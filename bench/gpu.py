@@ -52,6 +52,7 @@ from nmt.data.batching import round_up
 from nmt.data.buckets import bucket_shape
 from nmt.data.packing import packed_rows_per_batch
 from nmt.data.shards import ParallelShards, ShardWriter
+from nmt.model import layer_norm
 from nmt.model.transformer import Transformer
 from nmt.train import step as step_module
 from nmt.train.distributed import World
@@ -331,6 +332,14 @@ def padded_target_tokens(data: ParallelShards, updates: list[list[np.ndarray]], 
                for update in updates for idx in merge(update, passes))
 
 
+def layer_norms_of(spec: dict) -> contextlib.AbstractContextManager:
+    """Inside: torch's LayerNorm in the layers where `spec` asks for "fp32_residual" (under CUDA
+    autocast its fp32 output keeps the residual stream fp32, as nmt trained before), else nmt's."""
+    if not spec.get("fp32_residual"):
+        return contextlib.nullcontext()
+    return unittest.mock.patch.object(layer_norm.LayerNorm, "forward", torch.nn.LayerNorm.forward)
+
+
 TURN_SETTINGS = ("length_multiple", "micro_batches")  # TrainStep's attributes a turn may set
 
 
@@ -338,7 +347,9 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
               windows: int = 1, profiled: int | None = None, seed: int = 1) -> list[dict]:
     """Time TrainStep as `spec` sets it up: {"shape": base|big|tiny|host, "train": {setting: value}
     changed from the recipe (none: the recipe's own, as `nmt train` runs it), "ddp": bool,
-    "master_weights": false (autocast's per-pass casts instead of bf16 weights, to compare), "turns":
+    "master_weights": false (autocast's per-pass casts instead of bf16 weights, to compare),
+    "fp32_residual": true (torch's LayerNorm in the layers, whose fp32 output under CUDA autocast
+    keeps the residual stream fp32, as nmt trained before: to compare), "turns":
     [{"length_multiple": 8}, {"length_multiple": 1}] (settings of the step that take turns, window
     by window, on the same model; none: one turn as TrainStep sets itself up)}.
 
@@ -369,7 +380,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     if len(updates) < needed:
         raise ValueError(f"{len(batches)} batches are too few for {needed} updates")
     ddp = bool(spec.get("ddp"))
-    with one_process_group(device) if ddp else contextlib.nullcontext():
+    with one_process_group(device) if ddp else contextlib.nullcontext(), layer_norms_of(spec):
         if spec.get("master_weights") is False:  # autocast's casts instead, for comparison
             with unittest.mock.patch.object(step_module, "uses_master_weights", lambda cfg, device: False):
                 step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
@@ -422,10 +433,12 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
-            "shape": spec["shape"], "recipe_defaults": not changes and not turn and not ddp and "master_weights" not in spec,
+            "shape": spec["shape"], "recipe_defaults": (not changes and not turn and not ddp
+                                                   and not {"master_weights", "fp32_residual"} & set(spec)),
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
             "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs,
-            "master_weights": step.master_weights is not None, "ddp": ddp, "pack_width": cfg.pack_width,
+            "master_weights": step.master_weights is not None, "fp32_residual": bool(spec.get("fp32_residual")),
+            "ddp": ddp, "pack_width": cfg.pack_width,
             "length_multiple": settings["length_multiple"],
             "parameters": model.num_parameters(), "batches_per_update": freq, "max_tokens": cfg.max_tokens,
             "updates": n, "timings": [significant(m["seconds"] / steps) for m in measured],

@@ -1,8 +1,7 @@
 """A census of the operators a piece of code runs, taken on the CPU: what a GPU's host would launch
 one by one (operator calls), which of them cast a parameter to another dtype (autocast's copies
-of the weights), and the fp32 tensors they made: the largest (the (tokens × vocabulary) logits
-are the one that matters) and how many each operator made of each size (a bf16 pass's fp32
-activations). A regression in any of them shows here without a GPU."""
+of the weights), and the largest fp32 tensor any of them made (the (tokens × vocabulary) logits
+are the one that matters). A regression in any of them shows here without a GPU."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 class OperatorCensus(TorchDispatchMode):
     """`with OperatorCensus(model) as census: ...`; then `census.operators` (calls by operator),
-    `census.parameter_casts` (casts by parameter name), `census.largest_fp32` (elements) and
-    `census.fp32_made` (fp32 tensors made, by operator and number of elements)."""
+    `census.parameter_casts` (casts by parameter name) and `census.largest_fp32` (elements)."""
 
     def __init__(self, model: torch.nn.Module):
         super().__init__()
@@ -23,7 +21,6 @@ class OperatorCensus(TorchDispatchMode):
         self.operators: Counter[str] = Counter()
         self.parameter_casts: Counter[str] = Counter()
         self.largest_fp32 = 0
-        self.fp32_made: Counter[tuple[str, int]] = Counter()
 
     @property
     def calls(self) -> int:
@@ -40,5 +37,4 @@ class OperatorCensus(TorchDispatchMode):
         for tensor in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(tensor, torch.Tensor) and tensor.dtype == torch.float32:
                 self.largest_fp32 = max(self.largest_fp32, tensor.numel())
-                self.fp32_made[str(func), tensor.numel()] += 1
         return out

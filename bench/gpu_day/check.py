@@ -273,6 +273,8 @@ def speed_runs(on_gpu: bool) -> list[dict]:
             # Asked for by name only (--runs): each costs a cold compile or minutes the default list has not.
             {"name": "base_autocast_weights", "spec": {"shape": "base", "master_weights": False}, "optional": True,
              "what": "as the recipe, but fp32 weights cast by autocast in each pass instead of bf16 weights with fp32 masters"},
+            {"name": "base_fp32_residual", "spec": {"shape": "base", "fp32_residual": True}, "optional": True,
+             "what": "as the recipe, but torch's LayerNorm in the layers: the fp32 residual stream CUDA autocast gave before"},
             {"name": "base_padding", "spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},
                                               "turns": [{"length_multiple": 8}, {"length_multiple": 1}]}, "optional": True,
              "what": "eager in 2 passes (the default before), widths padded to a multiple of 8 and exact, in turns"},

@@ -9,7 +9,9 @@ fairseq's fp16 training and Megatron's bf16 keep the residual stream in 16 bits 
 What changes in the numbers: with pre-LN, nothing (a norm's output only feeds linear layers,
 which autocast rounds to bf16 anyway; its residual stream stays as the embeddings make it). With
 post-LN, the residual stream is rounded to bf16 where each layer's norm writes it, as the next
-layer's matmuls already saw it. Without autocast (fp32 training, CPU decoding) it is nn.LayerNorm.
+layer's matmuls already saw it; the residual addition before it is computed in fp32
+(`SublayerConnection`), so the stream is rounded once per sublayer. Without autocast (fp32
+training, CPU decoding) it is nn.LayerNorm.
 
 The embeddings' own LayerNorm (model.embedding_norm) stays a plain nn.LayerNorm: with pre-LN its
 output is the residual stream, which stays fp32.

@@ -263,9 +263,11 @@ class SublayerConnection(nn.Module):
         return self.norm(x) if self.pre_norm else x
 
     def forward(self, x: Tensor, sublayer) -> Tensor:
-        skip = x if self.residual else 0.0
         if self.pre_norm:
-            return skip + self.dropout(sublayer(self.norm(x)))
+            return (x if self.residual else 0.0) + self.dropout(sublayer(self.norm(x)))
+        # The sum in fp32 whatever the stream's dtype (bf16 under autocast: nmt.model.layer_norm),
+        # so that it is rounded once, where the norm writes it (a compiled step fuses all three).
+        skip = x.float() if self.residual else 0.0
         return self.norm(skip + self.dropout(sublayer(x)))
 
 

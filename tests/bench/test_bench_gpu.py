@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from bench.gpu import kernel_kind, main, synthetic_shards, time_by_kind
+from bench.gpu import kernel_kind, layer_norms_of, main, synthetic_shards, time_by_kind
 from nmt.data.batching import collate
 from nmt.special_tokens import BOS, EOS, PAD
 
@@ -62,6 +62,26 @@ def test_host_overhead_bench_counts_fewer_operators_in_one_pass(tmp_path):
     assert one["operators_per_update"] < 0.8 * two["operators_per_update"]
     assert report["one_pass_against_two"]["operators"] == round(one["operators_per_update"] / two["operators_per_update"], 3)
     assert report["provenance"]["commit"] and report["provenance"]["host"]["cpus"] >= 1
+
+
+def test_an_fp32_residual_run_has_torchs_layer_norm_in_the_layers_and_only_there():
+    """The GPU day's base_fp32_residual: inside its runs the layers' norms return fp32 under
+    autocast, as torch's do (nmt's before); before and after them, autocast's bf16."""
+    import torch
+
+    from nmt.model.layer_norm import LayerNorm
+
+    norm, x = LayerNorm(8), torch.randn(3, 8)
+
+    def dtype_under_autocast():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return norm(x).dtype
+
+    with layer_norms_of({"shape": "base"}):
+        assert dtype_under_autocast() == torch.bfloat16
+    with layer_norms_of({"shape": "base", "fp32_residual": True}):
+        assert dtype_under_autocast() == torch.float32
+    assert dtype_under_autocast() == torch.bfloat16
 
 
 def test_kernels_are_told_apart_by_their_names():

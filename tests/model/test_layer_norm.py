@@ -3,13 +3,11 @@ pre-LN models bit for bit as with torch's own LayerNorm, post-LN ones with a bf1
 
 import copy
 
-import pytest
 import torch
 
 from nmt.config import ModelConfig
 from nmt.model.layer_norm import LayerNorm
 from nmt.model.transformer import Transformer
-from tests.op_census import OperatorCensus
 
 VOCAB = 40
 
@@ -88,9 +86,9 @@ def median_relative_error(grads: list, truth: list) -> float:
 
 
 def test_post_ln_keeps_its_residual_stream_in_bf16_and_its_gradients_near_fp32s():
-    """The residual stream between post-LN layers is bf16. Rounding it costs some precision: the
-    gradients stay within a small multiple of bf16's own error with an fp32 stream, both measured
-    against the fp32 model's."""
+    """The residual stream between post-LN layers is bf16, its additions in fp32. Rounding it once
+    per sublayer costs next to nothing: against the fp32 model's, the gradients are about as far
+    as bf16's own with an fp32 stream."""
     model, batch = model_and_batch("post")
     layer_outputs = []
     for layer in [*model.encoder_layers, *model.decoder_layers]:
@@ -105,26 +103,4 @@ def test_post_ln_keeps_its_residual_stream_in_bf16_and_its_gradients_near_fp32s(
     assert not torch.equal(loss, ref_loss)  # a change, and a small one
     assert (loss - true_loss).abs() <= 2e-3 * true_loss.abs()
     ours, torchs = median_relative_error(grads, true_grads), median_relative_error(ref_grads, true_grads)
-    assert ours < 0.06 and ours < 2.5 * torchs
-
-
-@pytest.mark.parametrize("norm", ["post", "pre"])
-def test_the_residual_streams_additions_and_dropouts_run_in_bf16(norm):
-    """The CPU proxy of the bytes a GPU's bf16 pass moves: fp32 tensors of a side's (tokens ×
-    d_model) that the residual stream's additions, dropouts and the linear layers' casts make in
-    a forward and backward, the norms' own fp32 arithmetic and casts aside (a compiled step fuses
-    them into kernels that read and write bf16; eager, the norm makes one more cast than autocast
-    did). With torch's LayerNorm post-LN makes them at every sublayer; with the layers' LayerNorm
-    only where the embeddings' fp32 meets the first layer. Pre-LN keeps its fp32 stream: only the
-    decoder's output, in bf16 now, makes fewer."""
-    model, batch = model_and_batch(norm)
-    sizes = {batch[0].numel() * 32, batch[1].numel() * 32}
-    norms_own = {"aten.native_layer_norm.default", "aten.native_layer_norm_backward.default", "aten._to_copy.default"}
-
-    def fp32_residual_tensors(m) -> int:
-        with OperatorCensus(m) as census:
-            bf16_loss_and_gradients(m, batch)
-        return sum(n for (op, numel), n in census.fp32_made.items() if numel in sizes and op not in norms_own)
-
-    ours, torchs = fp32_residual_tensors(model), fp32_residual_tensors(with_torchs_layer_norm(model))
-    assert ours <= (0.4 if norm == "post" else 0.9) * torchs
+    assert ours < 0.04 and ours < 1.5 * torchs
