@@ -1,8 +1,10 @@
 """Does a post-LN model trained in bf16 learn as well with its residual stream in bf16
 (nmt.model.layer_norm) as with the fp32 stream that torch's LayerNorm under autocast gives? The
-demo's Multi30k settings in bf16 on this CPU, both ways, from the same seeds, for the same updates.
+demo's Multi30k settings, post-LN (the WMT recipes', the paper's) at a peak rate of 1e-3, in bf16
+on this CPU, both ways, from the same seeds, for the same updates. (The Multi30k recipe's own
+pre-LN trains bit for bit the same either way: tests/model/test_layer_norm.py.)
 
-    python -m experiments.precision.residual_stream [--updates 2000] [--seeds 1,2,3]
+    python -m experiments.precision.residual_stream [--updates 2000] [--seeds 1,2]
 
 Both runs are `nmt train` on the demo's prepared data (runs/demo: `make demo` prepares it) with
 `train.precision=bf16`; the fp32-stream run has the layers' LayerNorm replaced by torch's own for
@@ -29,6 +31,7 @@ from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TEST = ROOT / "data" / "multi30k" / "test_2016_flickr"
+POST_LN = ["model.norm=post", "train.lr=0.001"]  # post-LN wants a lower peak rate than the recipe's pre-LN 4e-3
 
 
 def test_bleu(out: Path) -> float:
@@ -51,7 +54,7 @@ def train_run(name: str, norm: str, updates: int, seed: int) -> dict:
         if (ROOT / "runs" / "demo" / piece).is_file():
             shutil.copy(ROOT / "runs" / "demo" / piece, out / piece)
     settings = [f"output_dir={out}", *DEMO, f"train.max_steps={updates}", f"train.valid_every={updates}",
-                f"train.seed={seed}", "train.precision=bf16"]
+                f"train.seed={seed}", "train.precision=bf16", *POST_LN]
     subprocess.run([sys.executable, "-m", "experiments.precision.residual_stream", "--norm", norm, "--",
                     "train", RECIPE, *sets(settings), "--no-progress"], cwd=ROOT, check=True)
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -82,11 +85,11 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=2000)
-    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--seeds", default="1,2")
     args = parser.parse_args()
     if not (ROOT / "runs" / "demo" / "data" / "train.src.idx").is_file():
         raise SystemExit("runs/demo/data: no prepared data (run `make demo` first)")
-    result = {"updates": args.updates, "precision": "bf16", "runs": []}
+    result = {"updates": args.updates, "precision": "bf16", "settings": POST_LN, "runs": []}
     for seed in (int(s) for s in args.seeds.split(",")):
         for stream, norm in (("fp32", "torch"), ("bf16", "nmt")):
             result["runs"].append(train_run(f"{stream}_stream_seed{seed}", norm, args.updates, seed))

@@ -6,8 +6,9 @@ moved twice the bytes of bf16, its saved activations were twice the size, and ev
 after it cast it back to bf16 before its matmul. Here the norm returns what those matmuls take.
 fairseq's fp16 training and Megatron's bf16 keep the residual stream in 16 bits the same way.
 
-What changes in the numbers: with pre-LN, nothing (a norm's output only feeds linear layers,
-which autocast rounds to bf16 anyway; its residual stream stays as the embeddings make it). With
+What changes in the numbers: with pre-LN, nothing (a sublayer's norm only feeds a linear layer,
+which autocast rounds to bf16 anyway; the residual stream stays as the fp32 embeddings make it,
+and the final norms are torch's: `Transformer`). With
 post-LN, the residual stream is rounded to bf16 where each layer's norm writes it, as the next
 layer's matmuls already saw it; the residual addition before it is computed in fp32
 (`SublayerConnection`), so the stream is rounded once per sublayer. Without autocast (fp32

@@ -35,7 +35,8 @@ class _OutputLayerLoss(torch.autograd.Function):
         dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else hidden.dtype
         need_hidden, need_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         vocab = weight.size(0)
-        grad_hidden = torch.empty_like(hidden) if need_hidden else None
+        # fp32, scaled by the backward's gradient before it is rounded to a bf16 hidden's dtype
+        grad_hidden = torch.empty_like(hidden, dtype=torch.float32) if need_hidden else None
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
         with torch.autocast(device, enabled=False):
@@ -63,13 +64,13 @@ class _OutputLayerLoss(torch.autograd.Function):
                 elif need_weight:  # bf16/fp16 products, summed in fp32
                     grad_weight += (grad.t() @ h).float()
         ctx.save_for_backward(grad_hidden, grad_weight)
-        ctx.weight_dtype = weight.dtype
+        ctx.weight_dtype, ctx.hidden_dtype = weight.dtype, hidden.dtype
         return total
 
     @staticmethod
     def backward(ctx, grad_output: Tensor):
         grad_hidden, grad_weight = ctx.saved_tensors
-        return (None if grad_hidden is None else grad_hidden * grad_output,
+        return (None if grad_hidden is None else (grad_hidden * grad_output).to(ctx.hidden_dtype),
                 None if grad_weight is None else (grad_weight * grad_output).to(ctx.weight_dtype),
                 None, None, None)
 

@@ -398,11 +398,12 @@ class Transformer(nn.Module):
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg, i != cfg.residual_free_encoder_layer)
                                             for i in range(cfg.encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.decoder_layers))
-        # pre-LN leaves the last residual stream un-normalized: one final LayerNorm on each side.
-        # The encoder's stays torch's (fp32 under autocast): its output feeds every decoder layer,
-        # whose gradients then sum in fp32.
+        # pre-LN leaves the last residual stream un-normalized: one final LayerNorm on each side,
+        # torch's (fp32 under autocast, as the stream they end): the encoder's output feeds every
+        # decoder layer, whose gradients then sum in fp32, and the decoder's gets the loss's scaled
+        # gradient, which bf16 would round.
         self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
-        self.decoder_norm = LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         # (decoder layer, heads): the first heads of that layer give the model's word alignments

@@ -36,10 +36,11 @@ def with_torchs_layer_norm(model: Transformer) -> Transformer:
 
 
 def bf16_loss_and_gradients(model, batch):
+    """As an update runs them: the summed loss's gradient scaled (by 1 / the update's tokens)."""
     model.zero_grad()
     with torch.autocast("cpu", dtype=torch.bfloat16):
         loss = model(*batch)
-    loss.backward()
+    (loss * 0.0371).backward()
     return loss.detach(), [p.grad.clone() for p in model.parameters()]
 
 
@@ -77,7 +78,7 @@ def test_pre_ln_models_train_bit_for_bit_as_with_torchs_layer_norm():
 def fp32_loss_and_gradients(model, batch):
     model.zero_grad()
     loss = model(*batch)
-    loss.backward()
+    (loss * 0.0371).backward()
     return loss.detach(), [p.grad.clone() for p in model.parameters()]
 
 
