@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 
-from experiments.shared.runs import ROOT, nmt, run_facts, sets
+from experiments.shared.runs import ROOT, last_validation, nmt, on_the_demos_data, sets
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -30,21 +29,10 @@ DEMO = ["model.dropout=0.1", "tokenizer.vocab_size=8000", "train.max_tokens=1024
 
 
 def train_run(name: str, updates: int, extra: list[str]) -> dict:
-    out = ROOT / "runs" / "packing" / name
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    shutil.copytree(ROOT / "runs" / "demo" / "data", out / "data")  # the demo's prepared pairs and tokenizer
-    for piece in ("spm.model", "spm.vocab", "tokenizer.json"):  # its tokenizer
-        shutil.copy(ROOT / "runs" / "demo" / piece, out / piece)
+    out = on_the_demos_data(ROOT / "runs" / "packing" / name)
     settings = [f"output_dir={out}", *DEMO, f"train.max_steps={updates}", f"train.valid_every={updates}", *extra]
     nmt("train", RECIPE, *sets(settings), "--no-progress")
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    valid = [r for r in records if r.get("kind") == "valid"][-1]
-    trained = [r for r in records if r.get("kind") == "train"]
-    seconds = trained[-1]["time"] - trained[0]["time"]
-    return {"settings": extra, "updates": valid["step"], "dev_nll": valid["nll"], "dev_bleu": round(valid["bleu"], 2),
-            "updates_per_s": round((trained[-1]["step"] - trained[0]["step"]) / seconds, 2), **run_facts(out)}
+    return {"settings": extra, **last_validation(out)}
 
 
 def main() -> None:
@@ -53,8 +41,6 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=128)
     parser.add_argument("--seeds", default="1,2")
     args = parser.parse_args()
-    if not (ROOT / "runs" / "demo" / "data" / "train.src.idx").is_file():
-        raise SystemExit("runs/demo/data: no prepared data (run `make demo` first)")
     result = {"updates": args.updates, "runs": []}
     for seed in (int(s) for s in args.seeds.split(",")):
         for name, extra in (("plain", []), ("packed", [f"train.pack_width={args.width}"])):

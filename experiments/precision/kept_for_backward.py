@@ -12,14 +12,11 @@ between the two batches. Results: experiments/precision/results/kept_for_backwar
 
 from __future__ import annotations
 
-import contextlib
-import unittest.mock
 from pathlib import Path
 
 import torch
 
 from bench import gpu as bench_gpu
-from nmt.model import layer_norm
 from nmt.model.transformer import Transformer
 from tools.results import write_json
 
@@ -57,10 +54,8 @@ def main() -> None:
     torch.manual_seed(0)
     model = Transformer(spec["model"], spec["vocab"], spec["vocab"]).train()
     result = {"shape": "base", "precision": "bf16 autocast", "length": LENGTH, "streams": {}}
-    for stream, norms in (("fp32", lambda: unittest.mock.patch.object(layer_norm.LayerNorm, "forward",
-                                                                       torch.nn.LayerNorm.forward)),
-                          ("bf16", contextlib.nullcontext)):
-        with norms():
+    for stream in ("fp32", "bf16"):
+        with bench_gpu.layer_norms_of({"fp32_residual": stream == "fp32"}):
             torch._dynamo.reset()
             compiled = torch.compile(model, dynamic=False, backend="aot_eager_decomp_partition")
             result["streams"][stream] = {"eager_bytes_per_target_token": per_target_token(model, model),

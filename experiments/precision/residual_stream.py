@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import ROOT, nmt_command, run_facts, sets
+from experiments.shared.runs import ROOT, last_validation, nmt_command, on_the_demos_data, sets
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -34,7 +33,7 @@ TEST = ROOT / "data" / "multi30k" / "test_2016_flickr"
 POST_LN = ["model.norm=post", "train.lr=0.001"]  # post-LN wants a lower peak rate than the recipe's pre-LN 4e-3
 
 
-def test_bleu(out: Path) -> float:
+def test_bleu(out: Path) -> dict:
     """sacreBLEU of the run's last checkpoint on the test set, translated as the recipe decodes."""
     hypotheses = out / "test.de.hyp"
     subprocess.run([nmt_command(), "translate", "-c", str(out / "checkpoints" / "last.pt"), "--decode-from", RECIPE,
@@ -45,38 +44,22 @@ def test_bleu(out: Path) -> float:
 
 
 def train_run(name: str, norm: str, updates: int, seed: int) -> dict:
-    out = ROOT / "runs" / "precision" / name
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    shutil.copytree(ROOT / "runs" / "demo" / "data", out / "data")  # the demo's prepared pairs and tokenizer
-    for piece in ("spm.model", "spm.vocab", "tokenizer.json"):
-        if (ROOT / "runs" / "demo" / piece).is_file():
-            shutil.copy(ROOT / "runs" / "demo" / piece, out / piece)
+    out = on_the_demos_data(ROOT / "runs" / "precision" / name)
     settings = [f"output_dir={out}", *DEMO, f"train.max_steps={updates}", f"train.valid_every={updates}",
                 f"train.seed={seed}", "train.precision=bf16", *POST_LN]
     subprocess.run([sys.executable, "-m", "experiments.precision.residual_stream", "--norm", norm, "--",
                     "train", RECIPE, *sets(settings), "--no-progress"], cwd=ROOT, check=True)
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    valid = [r for r in records if r.get("kind") == "valid"][-1]
-    trained = [r for r in records if r.get("kind") == "train"]
-    seconds = trained[-1]["time"] - trained[0]["time"]
-    return {"residual_stream": "bf16" if norm == "nmt" else "fp32", "seed": seed, "updates": valid["step"],
-            "dev_nll": valid["nll"], "dev_bleu": round(valid["bleu"], 2), "test": test_bleu(out),
-            "updates_per_s": round((trained[-1]["step"] - trained[0]["step"]) / seconds, 2), **run_facts(out)}
+    summary = last_validation(out)
+    return {"residual_stream": "bf16" if norm == "nmt" else "fp32", "seed": seed, **summary, "test": test_bleu(out)}
 
 
 def nmt_with(norm: str, args: list[str]) -> None:
     """`nmt ARGS` in this process, with torch's LayerNorm in the layers where `norm` is torch."""
-    if norm == "torch":
-        import torch
-
-        from nmt.model import layer_norm
-
-        layer_norm.LayerNorm.forward = torch.nn.LayerNorm.forward
+    from bench.gpu import layer_norms_of
     from nmt.cli import app
 
-    app(args)
+    with layer_norms_of({"fp32_residual": norm == "torch"}):
+        app(args)
 
 
 def main() -> None:
@@ -87,8 +70,6 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000)
     parser.add_argument("--seeds", default="1,2")
     args = parser.parse_args()
-    if not (ROOT / "runs" / "demo" / "data" / "train.src.idx").is_file():
-        raise SystemExit("runs/demo/data: no prepared data (run `make demo` first)")
     result = {"updates": args.updates, "precision": "bf16", "settings": POST_LN, "runs": []}
     for seed in (int(s) for s in args.seeds.split(",")):
         for stream, norm in (("fp32", "torch"), ("bf16", "nmt")):

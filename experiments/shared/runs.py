@@ -4,6 +4,7 @@ environment from the repository's root, `--set` overrides, and what a run's metr
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +31,32 @@ def run_facts(run: Path) -> dict:
     rates = [r["tgt_tokens_per_s"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
              if r.get("kind") == "train" and "tgt_tokens_per_s" in r]
     return {"target_tokens_per_s": round(sum(rates) / len(rates)) if rates else None}
+
+
+DEMO_RUN = ROOT / "runs" / "demo"
+
+
+def on_the_demos_data(out: Path) -> Path:
+    """`out` emptied and given the demo's prepared pairs and tokenizer (runs/demo, from `make
+    demo`), so that a study's run trains on them without preparing anything; a stop if there are none."""
+    if not (DEMO_RUN / "data" / "train.src.idx").is_file():
+        raise SystemExit("runs/demo/data: no prepared data (run `make demo` first)")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    shutil.copytree(DEMO_RUN / "data", out / "data")
+    for piece in ("spm.model", "spm.vocab", "tokenizer.json"):
+        if (DEMO_RUN / piece).is_file():
+            shutil.copy(DEMO_RUN / piece, out / piece)
+    return out
+
+
+def last_validation(run: Path) -> dict:
+    """A run's updates, its last validation's dev loss and BLEU, its updates per second between its
+    first and last logged updates and its mean target tokens/s (metrics.jsonl)."""
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    valid = [r for r in records if r.get("kind") == "valid"][-1]
+    trained = [r for r in records if r.get("kind") == "train"]
+    seconds = trained[-1]["time"] - trained[0]["time"]
+    return {"updates": valid["step"], "dev_nll": valid["nll"], "dev_bleu": round(valid["bleu"], 2),
+            "updates_per_s": round((trained[-1]["step"] - trained[0]["step"]) / seconds, 2), **run_facts(run)}

@@ -4,9 +4,11 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from bench.gpu import kernel_kind, layer_norms_of, main, synthetic_shards, time_by_kind
 from nmt.data.batching import collate
+from nmt.model.layer_norm import LayerNorm
 from nmt.special_tokens import BOS, EOS, PAD
 
 
@@ -67,10 +69,6 @@ def test_host_overhead_bench_counts_fewer_operators_in_one_pass(tmp_path):
 def test_an_fp32_residual_run_has_torchs_layer_norm_in_the_layers_and_only_there():
     """The GPU day's base_fp32_residual: inside its runs the layers' norms return fp32 under
     autocast, as torch's do (nmt's before); before and after them, autocast's bf16."""
-    import torch
-
-    from nmt.model.layer_norm import LayerNorm
-
     norm, x = LayerNorm(8), torch.randn(3, 8)
 
     def dtype_under_autocast():
@@ -109,8 +107,6 @@ def test_kernels_are_told_apart_by_their_names():
 def test_the_nllb_layout_fine_tunes_with_lora_and_checkpointing_beside_the_estimate(tmp_path):
     """The GPU day's NLLB-3.3B runs (LoRA; full with activation checkpointing) on their tiny-width
     stand-in: only the adapters train under LoRA, and each run records its peak beside nmt's estimate."""
-    import torch
-
     from bench.gpu import bench_one, shape, shards_for
 
     data = shards_for(shape("nllb_tiny"), tmp_path / "data", 8)
@@ -132,8 +128,6 @@ def test_the_nllb_layout_fine_tunes_with_lora_and_checkpointing_beside_the_estim
 def test_a_packed_run_records_its_rows_and_far_less_padding(tmp_path):
     """bench.gpu times packed rows (train.pack_width) on batches cut as nmt train cuts them, and
     counts their padding from the rows: far below the plain batches' of the same data."""
-    import torch
-
     from bench.gpu import bench_one, shape, shards_for
 
     data = shards_for(shape("tiny"), tmp_path / "data", 8)

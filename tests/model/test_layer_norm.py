@@ -35,10 +35,10 @@ def with_torchs_layer_norm(model: Transformer) -> Transformer:
     return other
 
 
-def bf16_loss_and_gradients(model, batch):
+def loss_and_gradients(model, batch, bf16: bool = True):
     """As an update runs them: the summed loss's gradient scaled (by 1 / the update's tokens)."""
     model.zero_grad()
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         loss = model(*batch)
     (loss * 0.0371).backward()
     return loss.detach(), [p.grad.clone() for p in model.parameters()]
@@ -67,19 +67,12 @@ def test_pre_ln_models_train_bit_for_bit_as_with_torchs_layer_norm():
     """With pre-LN a norm's output only feeds linear layers, which round it to bf16 anyway: the
     loss and every gradient are equal, not merely close."""
     model, batch = model_and_batch("pre")
-    loss, grads = bf16_loss_and_gradients(model, batch)
+    loss, grads = loss_and_gradients(model, batch)
     reference = with_torchs_layer_norm(model)
-    ref_loss, ref_grads = bf16_loss_and_gradients(reference, batch)
+    ref_loss, ref_grads = loss_and_gradients(reference, batch)
     assert torch.equal(loss, ref_loss)
     for (name, _), a, b in zip(model.named_parameters(), grads, ref_grads):
         assert torch.equal(a, b), name
-
-
-def fp32_loss_and_gradients(model, batch):
-    model.zero_grad()
-    loss = model(*batch)
-    (loss * 0.0371).backward()
-    return loss.detach(), [p.grad.clone() for p in model.parameters()]
 
 
 def median_relative_error(grads: list, truth: list) -> float:
@@ -94,13 +87,13 @@ def test_post_ln_keeps_its_residual_stream_in_bf16_and_its_gradients_near_fp32s(
     layer_outputs = []
     for layer in [*model.encoder_layers, *model.decoder_layers]:
         layer.register_forward_hook(lambda module, args, out: layer_outputs.append(out.dtype))
-    loss, grads = bf16_loss_and_gradients(model, batch)
+    loss, grads = loss_and_gradients(model, batch)
     assert layer_outputs == [torch.bfloat16] * 4
     layer_outputs.clear()
     reference = with_torchs_layer_norm(model)
-    ref_loss, ref_grads = bf16_loss_and_gradients(reference, batch)
+    ref_loss, ref_grads = loss_and_gradients(reference, batch)
     assert layer_outputs == [torch.float32] * 4  # torch's LayerNorm keeps the fp32 the embeddings start
-    true_loss, true_grads = fp32_loss_and_gradients(model, batch)
+    true_loss, true_grads = loss_and_gradients(model, batch, bf16=False)
     assert not torch.equal(loss, ref_loss)  # a change, and a small one
     assert (loss - true_loss).abs() <= 2e-3 * true_loss.abs()
     ours, torchs = median_relative_error(grads, true_grads), median_relative_error(ref_grads, true_grads)
