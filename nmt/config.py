@@ -324,6 +324,12 @@ class TrainConfig(Section):
     # null: one pair per padded row, batches cut from neighbouring lengths. Under cuda_graphs every
     # pass then has one shape.
     pack_width: int | None = Field(None, ge=8, multiple_of=8)
+    # How the training passes compute attention. sdpa: torch's scaled_dot_product_attention
+    # (FlashAttention or the memory-efficient kernel on CUDA, in tiles of 64-128 queries and keys);
+    # matmul: the scores materialised by two matmuls and a softmax, which inductor fuses; no tile
+    # left mostly empty by short sentences (nmt.model.matmul_attention). The same arithmetic within
+    # rounding; validation and decoding use sdpa. Packed rows on CUDA keep FlexAttention.
+    attention: Literal["sdpa", "matmul"] = "sdpa"
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.

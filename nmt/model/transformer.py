@@ -21,6 +21,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import LayerNorm
+from nmt.model.matmul_attention import matmul_attention
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
 
@@ -154,6 +155,7 @@ class MultiHeadAttention(nn.Module):
         self.heads = heads
         self.attention_dropout = attention_dropout
         self.self_attention = self_attention
+        self.by_matmul = False  # train.attention: matmul (Transformer.use_matmul_attention)
         if self_attention:
             self.qkv_proj = nn.Linear(d_model, 3 * d_model)
         else:
@@ -175,7 +177,10 @@ class MultiHeadAttention(nn.Module):
         if mask is not None and not isinstance(mask, Tensor):  # a FlexAttention block mask (packed rows)
             return self.out_proj(_merge_heads(flex_attend(q, k, v, mask)))
         dropout = self.attention_dropout if self.training else 0.0
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal)
+        if self.by_matmul and self.training:
+            out = matmul_attention(q, k, v, mask, causal, dropout)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal)
         return self.out_proj(_merge_heads(out))
 
     def forward(self, x: Tensor, mask: Tensor | None = None, causal: bool = False,
@@ -448,6 +453,14 @@ class Transformer(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once
+
+    def use_matmul_attention(self, on: bool) -> None:
+        """train.attention: matmul: the training passes compute attention by matmuls and a softmax
+        (nmt.model.matmul_attention) instead of scaled_dot_product_attention's fused kernels;
+        validation and decoding keep the fused kernels."""
+        for module in self.modules():
+            if isinstance(module, MultiHeadAttention):
+                module.by_matmul = on
 
     # --- encoder --------------------------------------------------------------------------
     def _layer(self, function, *inputs: Tensor) -> Tensor:

@@ -84,6 +84,7 @@ class TrainStep:
         (TrainingData.alignment_targets), with train.guided_alignment."""
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
+        model.use_matmul_attention(cfg.attention == "matmul")  # train.attention
         # this rank's summed guided-alignment loss of the last update (on the device), for the log;
         # None without guided alignment
         self.alignment_loss: torch.Tensor | None = None

@@ -1,0 +1,40 @@
+"""Attention with its scores materialised: softmax(q kᵀ / √dh, masked) v as two batched matmuls and a
+softmax (train.attention: matmul), in place of `F.scaled_dot_product_attention`'s fused kernels.
+
+The fused kernels (FlashAttention, the memory-efficient one) work in tiles of 64 to 128 queries
+by 64 to 128 keys. Translation batches hold many short sentences (about 30 tokens in news text),
+so most of each tile is padding of the tile itself: on an H200 the base model's attention took 20 %
+of an update's kernel time for about 1 % of its FLOPs (bench/gpu_day/README.md, fifth run). The
+scores of such batches are small, (B, h, L, S) with L and S near 30, and the matmuls that make
+them waste nothing on tiles; compiled, inductor fuses the mask, the softmax and the dropout into
+one kernel each way. Which is faster depends on the lengths and the device:
+`bench/gpu_day/attention_probe.py` times both.
+
+The arithmetic is the same as the fused kernels' within rounding: the scores in the inputs' dtype
+(bf16 under autocast, as the fused kernels compute them), the softmax in fp32, the weights rounded
+to the inputs' dtype before they multiply the values.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def matmul_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool,
+                     dropout: float) -> Tensor:
+    """q (B, h, L, dh), k and v (B, h, S, dh); mask broadcastable to (B, h, L, S), True where a
+    query may attend a key; `causal`: query i attends keys up to i. Every query must keep at
+    least one key (an all-masked row is NaN, as in the fused kernels)."""
+    scores = torch.matmul(q * q.size(-1) ** -0.5, k.transpose(-2, -1))
+    if causal:
+        length, keys = scores.shape[-2:]
+        scores = scores.masked_fill(torch.ones(length, keys, dtype=torch.bool, device=q.device).triu(1),
+                                    float("-inf"))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1, dtype=torch.promote_types(scores.dtype, torch.float32)).to(q.dtype)
+    if dropout > 0:
+        weights = F.dropout(weights, dropout)
+    return torch.matmul(weights, v)
