@@ -6,10 +6,10 @@ the fused kernels' tiles of 64-128 queries and keys are then mostly empty, and o
 update's attention took 20 % of its kernel time for about 1 % of its FLOPs. This says, per
 sentence length, which way is faster, and so whether train.attention: matmul should be the default.
 
-    python3 -m bench.gpu_day.attention_probe --out $OUT/attention_probe.json [--lengths 16,32,64,128,256]
+    bash bench/gpu_day/run.sh attention_probe [--lengths 16,32,64,128,256] [--shapes base,big]
 
-Needs only torch (no nmt dependency beyond the model's attention), so it runs with the GPU
-machine's own python3. Per (shape, attention, length, variant): milliseconds per forward and
+(or `python3 -m bench.gpu_day.attention_probe --out FILE`: it needs torch alone). Per (shape,
+attention, length, variant): milliseconds per forward and
 backward call (the median of `--timings` timings of `--calls` calls each, CUDA events), and each
 variant's largest difference from the fused kernels' output and gradients. `fused_by_inductor`
 counts inductor's rewrites of the compiled matmuls back into scaled_dot_product_attention (its

@@ -3,15 +3,18 @@ timed as nmt runs it, then with cuDNN's attention allowed inside the update, the
 traced as symbols (torch's default) instead of constants, then with CUDA graphs
 (train.cuda_graphs; before it existed, a variant of this probe failed in the backward on an H200
 with PyTorch 2.11: "Gradient addition node due to multiple use of tensor"), then with inductor's
-C++ wrapper. Two more variants ask why the speed part's compiled update (0.074 s on an H200) was
+C++ wrapper, with Triton's own launcher in place of inductor's static CUDA launcher, and with
+inductor's combo kernels: three ways the host might spend less per kernel launched, or launch
+fewer (the base update's host time, 48-70 ms for 984 kernels on an H200, exceeds its 42 ms of
+kernels). Two more variants ask why the speed part's compiled update (0.074 s on an H200) was
 faster than this probe's (0.122 s on the same machine): `after_eager` runs the eager bf16 update
 first in the process, as the speed part did; `cold_cache` compiles with empty inductor and triton
 caches, as the speed part's first compile did. Each variant runs in a process of its own (no compiled graph shared between them), on the
 same synthetic batches; the JSON is rewritten as each variant ends, so a run cut short still
 returns what it measured.
 
-    python -m bench.gpu_day.compiled_probe --out $OUT/compiled_probe.json [--steps 10] [--warmup 3]
-    python -m bench.gpu_day.compiled_probe --out $OUT/compiled_probe.json --variants as_run,after_eager,cold_cache
+    bash bench/gpu_day/run.sh compiled_probe [--steps 10] [--warmup 3]     (every variant: $OUT/compiled_probe.json)
+    bash bench/gpu_day/run.sh compiled_probe --variants as_run,cold_cache,cpp_wrapper
 
 Without a GPU: the tiny shape on the CPU, compiled with the aot_eager backend (a smoke run).
 """
@@ -36,10 +39,13 @@ VARIANTS = {
     "float_symbols": "floats traced as symbols (torch.compile's default)",
     "cuda_graphs": "train.cuda_graphs: the compiled step replayed from CUDA graphs over shape buckets",
     "cpp_wrapper": "inductor's C++ wrapper (torch._inductor.config.cpp_wrapper): kernels launched from C++",
+    "static_launcher_off": "Triton's own launcher for inductor's kernels instead of inductor's static CUDA launcher",
+    "combo_kernels": "inductor's combo kernels (torch._inductor.config.combo_kernels): independent small kernels "
+                     "launched as one",
     "after_eager": "nmt's settings, timed after the eager bf16 update in the same process (as the speed part ran)",
     "cold_cache": "nmt's settings, compiled with empty inductor and triton caches",
 }
-GPU_ONLY = {"cuda_graphs", "cpp_wrapper"}
+GPU_ONLY = {"cuda_graphs", "cpp_wrapper", "static_launcher_off", "combo_kernels"}
 
 
 def run_variant(variant: str, steps: int, warmup: int) -> dict:
@@ -57,10 +63,15 @@ def run_variant(variant: str, steps: int, warmup: int) -> dict:
         step_module.compile_settings = contextlib.nullcontext
     elif variant == "cuda_graphs":
         train["cuda_graphs"] = True
-    elif variant == "cpp_wrapper":
+    elif variant in ("cpp_wrapper", "static_launcher_off", "combo_kernels"):
         from torch._inductor import config as inductor_config
 
-        inductor_config.cpp_wrapper = True
+        if variant == "cpp_wrapper":
+            inductor_config.cpp_wrapper = True
+        elif variant == "static_launcher_off":
+            inductor_config.use_static_cuda_launcher = False
+        else:
+            inductor_config.combo_kernels = True
     if not on_gpu:
         step_module.compile_model = lambda forward, **kwargs: torch.compile(forward, dynamic=True, backend="aot_eager")
     device = torch.device("cuda" if on_gpu else "cpu")

@@ -1,7 +1,12 @@
-# experiments/precision: bf16 training with the residual stream in bf16 against fp32 (README.md beside this file).
+# experiments/precision: bf16 training with the residual stream in bf16 against fp32, and attention
+# by matmuls against the fused kernels (README.md beside this file).
 # Included by the top-level Makefile, whose variables it uses.
-.PHONY: bench-residual-stream
+.PHONY: bench-residual-stream bench-attention-by-matmul
 
 # The demo's Multi30k settings in bf16, both ways, the same updates (needs runs/demo's prepared data: make demo).
 bench-residual-stream: install
 	$(BIN)/python -m experiments.precision.residual_stream
+
+# The demo's Multi30k settings in bf16 with train.attention sdpa and matmul, the same updates (needs runs/demo).
+bench-attention-by-matmul: install
+	$(BIN)/python -m experiments.precision.attention_by_matmul

@@ -131,3 +131,33 @@ def test_wheels_that_did_not_travel_are_a_one_line_error(gpu_python, tmp_path):
     assert run.returncode != 0 and "Traceback" not in run.stderr
     assert run.stderr.strip().splitlines() == [run.stderr.strip()] and "bench/gpu_day/wheels" in run.stderr
     assert not files_under(out)
+
+
+@pytest.mark.slow
+def test_the_probes_run_as_the_gpu_machine_runs_them(gpu_python, tmp_path):
+    """bench/gpu_day/README.md's probes, through run.sh on the GPU machine's Python: the attention
+    probe times every variant at every length and finds them equal to the fused kernels (fp32 on
+    a CPU); the compiled probe imports nmt's step (pydantic from the wheels) and says which of its
+    variants need CUDA."""
+    tree, out = tree_as_it_travels(tmp_path / "tree"), tmp_path / "out"
+    out.mkdir()
+    env = gpu_machine_env(gpu_python, out) | {"NMT_COMMIT": "f" * 40}  # the tree travels without git
+    for command in ("bash bench/gpu_day/run.sh attention_probe --lengths 8,12 --calls 1 --timings 2",
+                    "bash bench/gpu_day/run.sh compiled_probe --variants combo_kernels"):
+        run = subprocess.run(["bash", "-c", command], cwd=tree, env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, (run.stdout + run.stderr)[-OUTPUT_TAIL:]
+    assert files_under(out) == {"attention_probe.json", "compiled_probe.json"}
+
+    attention = json.loads((out / "attention_probe.json").read_text())
+    assert attention["provenance"]["commit"] == "f" * 40 and attention["device"] == "cpu"
+    runs = attention["runs"]
+    assert [(r["attention"], r["length"]) for r in runs] == [("padded_keys", 8), ("padded_keys", 12),
+                                                              ("causal", 8), ("causal", 12)]
+    for r in runs:
+        assert set(r["milliseconds"]) == {"fused", "matmul", "matmul_compiled"}
+        assert all(len(m["timings"]) == 2 and m["median"] > 0 for m in r["milliseconds"].values())
+        assert r["fastest"] == min(r["milliseconds"], key=lambda name: r["milliseconds"][name]["median"])
+        assert max(r["largest_difference"].values()) < 1e-5
+        assert r["rows"] == 256 // r["length"] and r["fused_by_inductor"] == 0
+    compiled = json.loads((out / "compiled_probe.json").read_text())["runs"]
+    assert [(r["variant"], r.get("not_run")) for r in compiled] == [("combo_kernels", "needs CUDA")]
