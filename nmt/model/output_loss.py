@@ -11,7 +11,8 @@ one-hot), and backward only scales the stored gradients by its incoming factor.
 
 Under `torch.compile` the plain formula is traced instead (projection, then cross-entropy): the
 chunk loop would make the graph depend on the number of tokens, and the compiler fuses the
-softmax and its gradient itself.
+softmax and its gradient itself, written so that the fused kernels read the logits once each way
+(`smoothed_cross_entropy_sum`).
 """
 
 from __future__ import annotations
@@ -75,14 +76,28 @@ class _OutputLayerLoss(torch.autograd.Function):
                 None, None, None)
 
 
+def smoothed_cross_entropy_sum(logits: Tensor, target: Tensor, epsilon: float) -> Tensor:
+    """F.cross_entropy(logits, target, ignore_index=PAD, label_smoothing=epsilon, reduction="sum"),
+    written for a compiler to read the (N, V) logits once in the forward and once in the backward.
+    Each token's loss is lse − (1−ε)·z_t − ε·mean(z): three sums over the vocabulary with no
+    order between them (F.cross_entropy's smoothing term sums the log-softmax, which needs lse
+    first: a second pass), the target's logit picked by comparison with its id (gather's gradient
+    would be a scatter into a fresh (N, V) tensor). Its gradient, softmax − ε/V − (1−ε)·one-hot,
+    is then pointwise: no sum over the vocabulary in the backward."""
+    lse = torch.logsumexp(logits, 1)
+    is_target = torch.arange(logits.size(1), device=logits.device) == target[:, None]
+    target_logit = torch.where(is_target, logits, 0.0).sum(1)
+    loss = lse - (1 - epsilon) * target_logit - epsilon * logits.mean(1)
+    return loss.masked_fill(target == PAD, 0.0).sum()
+
+
 def output_layer_loss(hidden: Tensor, weight: Tensor, target: Tensor, epsilon: float,
                       rows: int | None = None) -> Tensor:
     """Sum over tokens of the label-smoothed cross-entropy of `hidden @ weight.T` (PAD targets
     count zero): hidden (N, D), weight (V, D), target (N,). `rows` per chunk; by default as many
     as fit the chunk budget. Backward may run once (its gradients are computed here)."""
     if torch.compiler.is_compiling():
-        logits = F.linear(hidden, weight).float()  # (N, V)
-        return F.cross_entropy(logits, target, ignore_index=PAD, label_smoothing=epsilon, reduction="sum")
+        return smoothed_cross_entropy_sum(F.linear(hidden, weight).float(), target, epsilon)  # (N, V) logits
     if rows is None:
         budget = _CPU_CHUNK_ELEMENTS if hidden.device.type == "cpu" else _GPU_CHUNK_ELEMENTS
         rows = max(1, budget // weight.size(0))

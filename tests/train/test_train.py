@@ -9,7 +9,7 @@ from nmt.special_tokens import PAD
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
-from nmt.model.output_loss import output_layer_loss
+from nmt.model.output_loss import output_layer_loss, smoothed_cross_entropy_sum
 from nmt.checkpoint import count_parameters
 from nmt.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
@@ -52,6 +52,86 @@ def test_fused_output_loss_matches_pytorch_in_value_and_gradients(rows):
     assert torch.allclose(h2.grad, h1.grad, atol=1e-5) and torch.allclose(w2.grad, w1.grad, atol=1e-5)
     with torch.no_grad():  # validation: no gradients computed
         assert output_layer_loss(hidden, weight, target, 0.1, rows).item() == pytest.approx(reference.item(), rel=1e-5)
+
+
+def test_the_compiled_steps_loss_is_label_smoothed_cross_entropy():
+    """The formula a compiled step traces (smoothed_cross_entropy_sum) gives F.cross_entropy's
+    label-smoothed sum and its gradient, PAD targets counting zero."""
+    torch.manual_seed(0)
+    logits = torch.randn(9, 13, dtype=torch.float64) * 3
+    target = torch.randint(1, 13, (9,))
+    target[[1, 6]] = PAD
+    grads = []
+    for loss_of in (lambda z: smoothed_cross_entropy_sum(z, target, 0.1),
+                    lambda z: F.cross_entropy(z, target, ignore_index=PAD, label_smoothing=0.1, reduction="sum")):
+        z = logits.clone().requires_grad_()
+        loss = loss_of(z)
+        (loss * 0.3).backward()
+        grads.append((loss.detach(), z.grad))
+    (ours, our_grad), (torchs, torch_grad) = grads
+    assert torch.allclose(ours, torchs, rtol=1e-12) and torch.allclose(our_grad, torch_grad, atol=1e-12)
+    assert not our_grad[[1, 6]].any()
+
+
+REDUCTIONS_INSIDE = {"aten._log_softmax.default", "aten._softmax.default", "aten.logsumexp.default",
+                     "aten._log_softmax_backward_data.default", "aten._softmax_backward_data.default"}
+
+
+def reductions_over_the_vocabulary(graph: torch.fx.Graph, vocabulary: int) -> list[torch.fx.Node]:
+    """The graph's operators that reduce over a (N, V) tensor's last dimension: those that do
+    inside (softmax and its kin), and those whose output is smaller than such an input."""
+    def rows_by_vocabulary(node):
+        value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        return isinstance(value, torch.Tensor) and value.dim() == 2 and value.size(1) == vocabulary
+
+    found = []
+    for node in graph.nodes:
+        if node.op != "call_function" or not any(map(rows_by_vocabulary, node.all_input_nodes)):
+            continue
+        output = node.meta.get("val")
+        if str(node.target) in REDUCTIONS_INSIDE or (isinstance(output, torch.Tensor) and output.dim() < 2):
+            found.append(node)
+    return found
+
+
+@pytest.mark.parametrize("formula", ["nmt's", "F.cross_entropy"])
+def test_the_compiled_steps_loss_reads_the_logits_in_one_pass_each_way(formula):
+    """A CPU proxy of the compiled step's loss kernels on a GPU (where the (N, V) logits are the
+    largest tensor: 1.7 GB for the base recipe's update in bf16). In the graphs AOT autograd gives
+    the compiler, no reduction over the vocabulary needs another's result (inductor then fuses
+    them into one pass over the logits: logsumexp's max and sum as an online softmax), and the
+    backward reduces nothing over the vocabulary (a pointwise kernel). F.cross_entropy's
+    smoothing term sums the log-softmax (a second pass), and its backward sums the incoming
+    gradient over the vocabulary: the check fails for it."""
+    from functorch.compile import aot_function, make_boxed_func
+
+    graphs = {}
+
+    def keep(name):
+        def compiler(graph_module, inputs):
+            graphs[name] = graph_module.graph
+            return make_boxed_func(graph_module.forward)
+        return compiler
+
+    vocabulary, target = 11, torch.tensor([1, PAD, 3, 10, 2, 5])
+    loss = (lambda z, t: smoothed_cross_entropy_sum(z, t, 0.1)) if formula == "nmt's" else \
+        (lambda z, t: F.cross_entropy(z, t, ignore_index=PAD, label_smoothing=0.1, reduction="sum"))
+    aot_function(loss, fw_compiler=keep("forward"), bw_compiler=keep("backward"))(
+        torch.randn(6, vocabulary, requires_grad=True), target).backward()
+    forward = reductions_over_the_vocabulary(graphs["forward"], vocabulary)
+    chained = [node for node in forward if ancestors(node) & set(forward)]
+    one_pass_each_way = not chained and not reductions_over_the_vocabulary(graphs["backward"], vocabulary)
+    assert one_pass_each_way == (formula == "nmt's")
+
+
+def ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:
+    seen, todo = set(), list(node.all_input_nodes)
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(current.all_input_nodes)
+    return seen
 
 
 def test_fused_output_loss_under_bf16_autocast_stays_close_to_fp32():
