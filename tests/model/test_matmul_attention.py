@@ -8,12 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.config import ModelConfig, TrainConfig
+from nmt.config import TrainConfig
 from nmt.model.matmul_attention import matmul_attention
-from nmt.model.transformer import MultiHeadAttention, Transformer
+from nmt.model.transformer import MultiHeadAttention
 from nmt.train.step import TrainStep
-
-VOCAB = 40
+from tests.model.test_layer_norm import model_and_batch
 
 
 def test_one_query_by_hand():
@@ -53,20 +52,6 @@ def test_it_equals_scaled_dot_product_attention_with_its_gradients(masking):
         assert torch.allclose(ours, torchs, atol=1e-12)
 
 
-def model_and_batch(seed: int = 0, attention_dropout: float = 0.0):
-    torch.manual_seed(seed)
-    cfg = ModelConfig(encoder_layers=2, decoder_layers=2, d_model=32, heads=4, d_ff=64, dropout=0.0,
-                      attention_dropout=attention_dropout, max_positions=64)
-    model = Transformer(cfg, VOCAB, VOCAB)
-    src = torch.randint(4, VOCAB, (3, 7))
-    tgt = torch.randint(4, VOCAB, (3, 6))
-    src[0, 5:] = 0  # padding in one row of each side
-    tgt[1, 4:] = 0
-    positions = (tgt.flatten() != 0).nonzero().squeeze(1)
-    targets = torch.randint(4, VOCAB, (positions.numel(),))
-    return model, (src, tgt, positions, targets, 0.1)
-
-
 def loss_and_gradients(model, batch, bf16: bool):
     model.zero_grad()
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
@@ -80,7 +65,7 @@ def median_gradient_error(result, reference) -> float:
 
 
 def test_the_models_training_passes_give_the_fused_kernels_loss_and_gradients(monkeypatch):
-    model, batch = model_and_batch()
+    model, batch = model_and_batch("post")
     fused = loss_and_gradients(model, batch, bf16=False)
     fused_bf16 = loss_and_gradients(model, batch, bf16=True)
     model.use_matmul_attention(True)
@@ -108,7 +93,7 @@ def test_the_models_training_passes_give_the_fused_kernels_loss_and_gradients(mo
 
 
 def test_train_attention_matmul_reaches_every_attention_through_the_step():
-    model, _ = model_and_batch()
+    model, _ = model_and_batch("post")
     TrainStep(model, TrainConfig(max_tokens=64, attention="matmul"), torch.device("cpu"))
     attentions = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
     assert len(attentions) == 6 and all(m.by_matmul for m in attentions)
