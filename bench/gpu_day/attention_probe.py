@@ -9,10 +9,10 @@ sentence length, which way is faster, and so whether train.attention: matmul sho
     bash bench/gpu_day/run.sh attention_probe [--lengths 16,32,64,128,256] [--shapes base,big]
 
 (or `python3 -m bench.gpu_day.attention_probe --out FILE`: it needs torch alone). Per (shape,
-attention, length, variant): milliseconds per forward and
-backward call (the median of `--timings` timings of `--calls` calls each, CUDA events), and each
-variant's largest difference from the fused kernels' output and gradients. `fused_by_inductor`
-counts inductor's rewrites of the compiled matmuls back into scaled_dot_product_attention (its
+attention, length, variant): milliseconds per forward and backward call (the median of
+`--timings` timings of `--calls` calls each, CUDA events), and each variant's largest difference
+from the fused kernels' output and gradients (`agrees_with_fused`: below 5 % of each tensor's
+largest value in bf16). `fused_by_inductor` counts inductor's rewrites of the compiled matmuls back into scaled_dot_product_attention (its
 fuse_attention pass); a count above 0 means the compiled variant timed the fused kernels. The
 JSON is rewritten after each length, so a run cut short returns what it measured.
 
@@ -41,6 +41,9 @@ TINY = {"tiny": {"heads": 2, "head_width": 16, "tokens": 256}}
 # self-attention is causal (right padding then needs no mask: no real query sees a later padding key).
 ATTENTIONS = {"padded_keys": {"padded_keys": True, "causal": False},
               "causal": {"padded_keys": False, "causal": True}}
+
+
+AGREEMENT = {torch.bfloat16: 0.05, torch.float32: 1e-5}  # largest relative difference from the fused kernels
 
 
 def fused(q, k, v, mask, causal):
@@ -159,6 +162,8 @@ def main(argv: list[str] | None = None) -> dict:
                     run["fused_over_best_matmul"] = round(medians["fused"] / min(medians["matmul"],
                                                                                   medians["matmul_compiled"]), 3)
                     run["fused_by_inductor"] = fused_by_inductor()
+                    # within bf16's rounding of the same arithmetic (relative to each tensor's largest value)
+                    run["agrees_with_fused"] = max(run["largest_difference"].values()) < AGREEMENT[dtype]
                     result["runs"].append(run)
                     write_json(args.out, result)
                     print(json.dumps({k: run[k] for k in ("shape", "attention", "length", "fastest",
