@@ -12,7 +12,7 @@ from nmt.config import TrainConfig
 from nmt.model.matmul_attention import matmul_attention
 from nmt.model.transformer import MultiHeadAttention
 from nmt.train.step import TrainStep
-from tests.model.test_layer_norm import model_and_batch
+from tests.model.test_layer_norm import loss_and_gradients, model_and_batch
 
 
 def test_one_query_by_hand():
@@ -52,14 +52,6 @@ def test_it_equals_scaled_dot_product_attention_with_its_gradients(masking):
         assert torch.allclose(ours, torchs, atol=1e-12)
 
 
-def loss_and_gradients(model, batch, bf16: bool):
-    model.zero_grad()
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        loss = model(*batch)
-    loss.backward()
-    return loss.detach(), [p.grad.clone() for p in model.parameters()]
-
-
 def median_gradient_error(result, reference) -> float:
     return torch.stack([(a - b).norm() / b.norm() for a, b in zip(result[1], reference[1]) if b.norm() > 0]).median()
 
@@ -80,7 +72,7 @@ def test_the_models_training_passes_give_the_fused_kernels_loss_and_gradients(mo
     # In bf16 the scores are rounded to bf16 before the softmax (as fairseq's fp16 attention
     # rounds them), where the fused kernels keep them in fp32: measured against fp32, the loss as
     # close as the fused kernels' and the gradients' error at most twice theirs (1.3-1.9 times on
-    # four seeds of this model, 1.5 on this one).
+    # four seeds of this model, 1.6 on this one).
     by_matmul_bf16 = loss_and_gradients(model, batch, bf16=True)
     assert abs(by_matmul_bf16[0] - fused[0]) <= abs(fused_bf16[0] - fused[0])
     assert median_gradient_error(by_matmul_bf16, fused) < 2 * median_gradient_error(fused_bf16, fused) < 0.1
