@@ -5,7 +5,7 @@ run this class, so the benchmark times the code users run.
 Nothing in an update reads a device value on the host (no `.item()`, no boolean-mask indexing,
 no data-dependent shapes): on a GPU the host queues update n+1, collating its batches, while
 the device still computes update n. The one exception is fp16's overflow check when the
-optimizer is not fused (on a CPU): `GradScaler.step` reads one flag per update.
+optimizer is not fused (under FSDP): `GradScaler.step` reads one flag per update.
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ from nmt.train import sharding
 
 
 def fused_adam(device: torch.device) -> bool:
-    """Fused Adam on CUDA: one kernel for all parameters, its step counts on the device, and it
-    takes the GradScaler's overflow flag on the device instead of reading it on the host. On a
-    CPU the default (foreach) Adam."""
-    return device.type == "cuda"
+    """Fused Adam: one kernel for all parameters, its step counts on the device, and it takes the
+    GradScaler's overflow flag on the device instead of reading it on the host. On a CPU too,
+    where torch's default is a Python loop over the parameters: the fused step takes 2 ms instead
+    of 11 for the Multi30k recipe's 133 tensors (2 cores), about 5 % of a CPU update."""
+    return device.type in ("cuda", "cpu")
 
 
 def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
