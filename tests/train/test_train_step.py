@@ -131,6 +131,32 @@ def test_fine_tuning_loads_the_parent_to_the_cpu(tmp_path, monkeypatch):
     assert locations == ["cpu"]
 
 
+def test_fused_adam_takes_the_steps_of_torchs_reference_loop(tmp_path, monkeypatch):
+    """Every device's step runs fused Adam; from the same weights and gradients its updates, and
+    the moments it keeps, are those of torch's unfused loop within float rounding (two updates,
+    with weight decay; no dropout, and each update from the same weights, so both see the same
+    gradients: the key biases' are rounding noise, which Adam would blow up to full steps)."""
+    settings = ["model.dropout=0", "train.weight_decay=0.01", *QUIET]
+    trainers = {}
+    for fused in (True, False):
+        monkeypatch.setattr(step_module, "fused_adam", lambda device, fused=fused: fused)
+        trainers[fused] = Trainer(prepared_tiny(tmp_path / str(fused), *settings))
+    assert trainers[True].update.optimizer.defaults["fused"] and not trainers[False].update.optimizer.defaults["fused"]
+    start = weights(trainers[True])
+    for group in groups_of(trainers[True], 2):
+        trainers[False].model.load_state_dict(trainers[True].model.state_dict())
+        for trainer in trainers.values():
+            trainer.train_step(group)
+    fused, loop = weights(trainers[True]), weights(trainers[False])
+    assert any(not torch.equal(fused[k], start[k]) for k in start)
+    for key in fused:
+        assert torch.allclose(fused[key], loop[key], rtol=1e-5, atol=1e-7), key
+    for a, b in zip(trainers[True].update.optimizer.state.values(), trainers[False].update.optimizer.state.values()):
+        assert float(a["step"]) == float(b["step"]) == 2
+        assert torch.allclose(a["exp_avg"], b["exp_avg"], rtol=1e-5, atol=1e-9)
+        assert torch.allclose(a["exp_avg_sq"], b["exp_avg_sq"], rtol=1e-5, atol=1e-12)
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
 @pytest.mark.parametrize("fused", [True, False])
 def test_a_training_update_reads_nothing_back_from_the_device(tmp_path, monkeypatch, precision, fused):
