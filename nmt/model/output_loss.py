@@ -48,12 +48,17 @@ class _OutputLayerLoss(torch.autograd.Function):
                 real = t.ne(PAD)  # (rows, 1); PAD rows are masked in the small (rows × D) products
                 z = F.linear(h, w).float()
                 # (1-ε)·(lse - z_t) + ε·(lse - mean z): PyTorch's label smoothing spreads ε over all V
-                lse = torch.logsumexp(z, 1, keepdim=True)
-                token_loss = lse - (1 - epsilon) * z.gather(1, t) - epsilon * z.mean(1, keepdim=True)
+                target_logit, mean = z.gather(1, t), z.mean(1, keepdim=True)
+                # lse as torch.logsumexp computes it, but the exponentials kept for the softmax:
+                # one pass of exp over the chunk instead of two (half the time on a CPU)
+                top = z.amax(1, keepdim=True)
+                exps = z.sub_(top).exp_()  # z is gone from here on
+                sums = exps.sum(1, keepdim=True)
+                token_loss = top + sums.log() - (1 - epsilon) * target_logit - epsilon * mean
                 total += token_loss.masked_fill_(~real, 0).sum()
                 if not (need_hidden or need_weight):
                     continue
-                grad = z.sub_(lse).exp_().sub_(epsilon / vocab)  # softmax - ε/V ...
+                grad = exps.div_(sums).sub_(epsilon / vocab)  # softmax - ε/V ...
                 grad.scatter_add_(1, t, grad.new_full(t.shape, epsilon - 1))  # ... - (1-ε)·one-hot
                 grad = grad.to(dtype)
                 if need_hidden:
