@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install install-comet demo test bench bench-peers bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page wmt14-base wmt14-big clean
+.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page wmt14-base wmt14-big clean
 
 # uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
 # environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
@@ -67,6 +67,11 @@ bench: install
 # installs itself into its own environment under PEERS_HOME (package index needed); about 15 minutes.
 bench-peers: install
 	$(BIN)/python -m bench.peers
+
+# Which value of a training setting makes faster CPU updates (train.attention by default: sdpa
+# against matmul, the figures behind its CPU default), in alternating windows; about 15 minutes.
+bench-cpu-settings: install
+	$(BIN)/python -m bench.cpu_settings
 
 bench-serve: install
 	$(BIN)/python -m bench.serve_load --engine torch

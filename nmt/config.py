@@ -329,7 +329,9 @@ class TrainConfig(Section):
     # matmul: the scores materialised by two matmuls and a softmax, which inductor fuses; no tile
     # left mostly empty by short sentences (nmt.model.matmul_attention). The same arithmetic within
     # rounding; validation and decoding use sdpa. Packed rows on CUDA keep FlexAttention.
-    attention: Literal["sdpa", "matmul"] = "sdpa"
+    # auto: matmul on a CPU, where whole updates were never slower with it and up to 7 % faster
+    # (bench/results/cpu_settings.json); sdpa on other devices until a GPU has timed both.
+    attention: Literal["auto", "sdpa", "matmul"] = "auto"
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.

@@ -49,6 +49,11 @@ def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
     return device.type == "cuda" and cfg.precision == "bf16"
 
 
+def attention_by_matmul(setting: str, device: torch.device) -> bool:
+    """train.attention: matmul, or auto on a CPU (nmt.model.matmul_attention)."""
+    return setting == "matmul" or (setting == "auto" and device.type == "cpu")
+
+
 def keep_gradients_allocated(model: torch.nn.Module) -> None:
     """A CUDA graph's outputs are overwritten by its next replay, so no gradient may be one: every
     parameter the passes train gets its gradient allocated once (under master weights the bf16
@@ -85,7 +90,7 @@ class TrainStep:
         (TrainingData.alignment_targets), with train.guided_alignment."""
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
-        model.use_matmul_attention(cfg.attention == "matmul")  # train.attention
+        model.use_matmul_attention(attention_by_matmul(cfg.attention, device))  # train.attention
         # this rank's summed guided-alignment loss of the last update (on the device), for the log;
         # None without guided alignment
         self.alignment_loss: torch.Tensor | None = None

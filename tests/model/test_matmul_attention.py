@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from nmt.config import TrainConfig
 from nmt.model.matmul_attention import matmul_attention
 from nmt.model.transformer import MultiHeadAttention
-from nmt.train.step import TrainStep
+from nmt.train.step import TrainStep, attention_by_matmul
 from tests.model.test_layer_norm import loss_and_gradients, model_and_batch
 
 
@@ -28,6 +28,21 @@ def test_one_query_by_hand():
     two = torch.randn(1, 1, 2, 2)
     assert torch.allclose(matmul_attention(two, two, v[..., :2, :], None, True, 0.0)[0, 0, 0], v[0, 0, 0])
 
+
+
+def test_attention_dropout_drops_weights_and_scales_the_rest():
+    """With the identity as values, the output is the attention weights themselves: under dropout
+    0.5 each one is either dropped or doubled, about half of each."""
+    torch.manual_seed(0)
+    S = 64
+    q, k = torch.randn(1, 2, S, S), torch.randn(1, 2, S, S)
+    v = torch.eye(S).expand(1, 2, S, S)
+    weights = matmul_attention(q, k, v, None, False, 0.0)
+    assert torch.allclose(weights.sum(-1), torch.ones(1, 2, S))
+    dropped = matmul_attention(q, k, v, None, False, 0.5)
+    kept = dropped != 0
+    assert torch.equal(dropped[kept], 2 * weights[kept])
+    assert 0.45 < kept.float().mean().item() < 0.55
 
 @pytest.mark.parametrize("masking", ["padded keys", "causal", "packed rows"])
 def test_it_equals_scaled_dot_product_attention_with_its_gradients(masking):
@@ -84,13 +99,18 @@ def test_the_models_training_passes_give_the_fused_kernels_loss_and_gradients(mo
     assert not calls
 
 
-def test_train_attention_matmul_reaches_every_attention_through_the_step():
+def test_train_attention_reaches_every_attention_through_the_step():
+    """matmul turns it on, sdpa off; auto, the default, is matmul on a CPU and sdpa on CUDA."""
     model, _ = model_and_batch("post")
-    TrainStep(model, TrainConfig(max_tokens=64, attention="matmul"), torch.device("cpu"))
     attentions = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
-    assert len(attentions) == 6 and all(m.by_matmul for m in attentions)
-    TrainStep(model, TrainConfig(max_tokens=64), torch.device("cpu"))  # sdpa, the default, turns it off
-    assert not any(m.by_matmul for m in attentions)
+    TrainStep(model, TrainConfig(max_tokens=64, attention="sdpa"), torch.device("cpu"))
+    assert len(attentions) == 6 and not any(m.by_matmul for m in attentions)
+    TrainStep(model, TrainConfig(max_tokens=64), torch.device("cpu"))
+    assert all(m.by_matmul for m in attentions)
+    TrainStep(model, TrainConfig(max_tokens=64, attention="sdpa"), torch.device("cpu"))
+    TrainStep(model, TrainConfig(max_tokens=64, attention="matmul"), torch.device("cpu"))
+    assert all(m.by_matmul for m in attentions)
+    assert not attention_by_matmul("auto", torch.device("cuda")) and attention_by_matmul("matmul", torch.device("cuda"))
 
 
 def textbook_attention(q, k, v, mask, causal, dropout):
