@@ -329,7 +329,8 @@ class TrainConfig(Section):
     # matmul: the scores materialised by two matmuls and a softmax, which inductor fuses; no tile
     # left mostly empty by short sentences (nmt.model.matmul_attention). The same arithmetic within
     # rounding; validation and decoding use sdpa. Packed rows on CUDA keep FlexAttention.
-    # auto: matmul on a CPU, where whole updates were never slower with it and up to 7 % faster
+    # auto: matmul on a CPU, where whole updates at the demo's shape on Multi30k were 4 % faster
+    # with it, and within 1.5 % either way at other shapes and lengths
     # (bench/results/cpu_settings.json); sdpa on other devices until a GPU has timed both.
     attention: Literal["auto", "sdpa", "matmul"] = "auto"
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
