@@ -11,7 +11,8 @@ from pathlib import Path
 
 def provenance() -> dict:
     """Where a result comes from: the commit (NMT_COMMIT where the tree travelled without git, as
-    to a lent GPU machine), whether the tree had changes, the command, the host and the date."""
+    to a lent GPU machine), whether the tree had changes other than result files (`make bench`
+    rewrites one result after another), the command, the host and the date."""
     import platform
     import subprocess
     import sys
@@ -35,9 +36,14 @@ def provenance() -> dict:
     host = {"cpu": cpu, "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
             "python": platform.python_version(), "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
-    return {"commit": commit, "tree_changed": None if status is None else bool(status),
+    return {"commit": commit, "tree_changed": None if status is None else code_changed(status.splitlines()),
             "command": " ".join([Path(sys.executable).name, *sys.argv]), "host": host,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+
+
+def code_changed(porcelain: list[str]) -> bool:
+    """Whether `git status --porcelain` lists a changed file outside a results folder."""
+    return any("results" not in Path(line[3:].split(" -> ")[-1]).parts[:-1] for line in porcelain if line.strip())
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tools.results import INDEX, provenance, record, write_json
+from tools.results import INDEX, code_changed, provenance, record, write_json
 
 RESULT_FOLDERS = [ROOT / "bench" / "results", ROOT / "bench" / "gpu_day" / "results",
                   *sorted((ROOT / "experiments").glob("*/results"))]
@@ -54,6 +54,14 @@ def test_results_written_now_carry_their_provenance(tmp_path):
     (tmp_path / "curve.png").write_bytes(b"\x89PNG")
     record([tmp_path / "curve.png"], source=provenance() | {"command": "nmt plot runs/x -o curve.png"})
     assert json.loads((tmp_path / INDEX).read_text())["curve.png"]["command"] == "nmt plot runs/x -o curve.png"
+
+
+def test_a_tree_changed_only_in_result_files_counts_as_unchanged():
+    """`make bench` writes one result after another: the later ones' code is still the commit's."""
+    assert not code_changed([" M bench/results/bench_small.json", " M experiments/precision/results/a.json",
+                             "R  bench/results/old.json -> bench/results/new.json"])
+    assert code_changed([" M bench/results/bench_small.json", " M nmt/train/step.py"])
+    assert code_changed(["M  bench/results.py"]) and not code_changed([])
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
