@@ -20,16 +20,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import sentencepiece as spm
 import torch
 import yaml
 
 from bench.gpu import synthetic_shards
+from bench.packing import DEMO
 from bench.run import BENCH_SMALL
 from nmt.config import load_recipe
 from nmt.data.prepare import prepare
 from nmt.data.shards import ParallelShards
-from nmt.data.tokenizer import train_tokenizer
+from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
 from nmt.model.transformer import Transformer
 from nmt.train.step import TrainStep
 from nmt.train.training_data import run_epoch_batches
@@ -37,9 +37,7 @@ from tools.results import provenance, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-# The Makefile's DEMO_SET, less its time budget and schedule (which do not change an update's work)
-DEMO = ["model.dropout=0.1", "tokenizer.vocab_size=8000", "train.max_tokens=1024"]
-SHAPES = {"demo": DEMO, "bench_small": BENCH_SMALL}
+SHAPES = {"demo": DEMO, "bench_small": BENCH_SMALL}  # (each recipe's output_dir replaced by a scratch folder)
 
 
 def prepared(shape: str, scratch: Path):
@@ -52,7 +50,7 @@ def prepared(shape: str, scratch: Path):
 
 
 def vocabulary_size(recipe) -> int:
-    return spm.SentencePieceProcessor(model_file=str(recipe.out / "spm.model")).get_piece_size()
+    return load_processor(tokenizer_paths(recipe.out, recipe.tokenizer.joint)[1]).get_piece_size()
 
 
 def compare(recipe, data: ParallelShards, vocab: int, key: str, values: list, windows: int, updates: int) -> dict:

@@ -42,8 +42,10 @@ def provenance() -> dict:
 
 
 def code_changed(porcelain: list[str]) -> bool:
-    """Whether `git status --porcelain` lists a changed file outside a results folder."""
-    return any("results" not in Path(line[3:].split(" -> ")[-1]).parts[:-1] for line in porcelain if line.strip())
+    """Whether `git status --porcelain` lists a changed file outside a results folder. (A line is
+    "XY PATH" or "XY OLD -> NEW"; the first may have lost its leading space to a strip.)"""
+    paths = [line.split(maxsplit=1)[1].split(" -> ")[-1] for line in porcelain if line.strip()]
+    return any("results" not in Path(path).parts[:-1] for path in paths)
 
 
 def write_json(path: Path, data: dict) -> None:
