@@ -371,7 +371,7 @@ def score(
         help="text, json, or jsonl (the system's scores, then each line's).")] = "text",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (--output-format json).")] = False,
     langid: Annotated[Optional[str], typer.Option(
-        help="Also the share of lines identified as this language, e.g. de (pip install 'nmt[langid]').")] = None,
+        help="Also the share of lines identified as this language, e.g. de (pip install 'nmt\\[langid]').")] = None,
     source: Annotated[Optional[Path], typer.Option(
         "--source", help="The source file the hypotheses translate (COMET and CometKiwi read it).")] = None,
     comet_model: Annotated[Optional[Path], typer.Option(
@@ -383,7 +383,7 @@ def score(
     threads: ThreadsOpt = 0,
 ):
     """Score hypotheses: sacrebleu's BLEU, chrF and TER with their signatures; COMET and CometKiwi
-    from a local model (pip install 'nmt[comet]'); paired significance tests with several systems."""
+    from a local model (pip install 'nmt\\[comet]'); paired significance tests with several systems."""
     from nmt.score import NeuralSettings, score_report
 
     if threads:

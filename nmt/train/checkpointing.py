@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
+from rich.text import Text
 
 import nmt
 from nmt.checkpoint import (SHARDS, assembled, checkpoint_of, link_checkpoint, load_latest, load_shard, open_checkpoint,
@@ -103,8 +104,10 @@ class RunCheckpoints:
     def resume(self) -> TrainingState | None:
         """The newest intact checkpoint's weights, optimizer and RNG states loaded; its training
         state, or None where the run has none."""
-        found = load_latest(self.folder, self.device, lambda message: self.log(f"[yellow]warning:[/] {message}"),
-                            assemble=False)
+        def warn(message: str) -> None:
+            self.log(Text.assemble(("warning:", "yellow"), " ", message))
+
+        found = load_latest(self.folder, self.device, warn, assemble=False)
         if found is None:
             return None
         path, payload = found
@@ -131,7 +134,7 @@ class RunCheckpoints:
         if own_shards:
             self.log(f"{path}: each process read its own shards ({shards['folder']}/)")
         for note in notes:
-            self.log(f"[yellow]note:[/] {path}: {note}")
+            self.log(Text.assemble(("note:", "yellow"), " ", f"{path}: {note}"))
         progress = TrainingState(**payload["progress"])
         ranks = payload["rng"].get("ranks", [payload["rng"]])
         if len(ranks) == self.world.size:  # same number of processes: continue each RNG exactly
@@ -181,7 +184,7 @@ class RunCheckpoints:
         if not self.recipe.train.init_from_continues:
             return None
         for note in self.update.load_state_dict(payload):
-            self.log(f"[yellow]note:[/] {parent}: {note}")
+            self.log(Text.assemble(("note:", "yellow"), " ", f"{parent}: {note}"))
         return TrainingState(step=done, elapsed_seconds=payload["progress"].get("elapsed_seconds", 0.0))
 
 

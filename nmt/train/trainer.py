@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
 from nmt.config import Recipe, save_recipe
 from nmt.data.packing import packed_rows_per_batch
@@ -96,9 +97,11 @@ class Trainer:
                                           lambda message: self.log(message))
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
 
-    def log(self, message: str) -> None:
+    def log(self, message: str | Text) -> None:
+        """One line on stderr from the main process, as written: not read as rich markup, where
+        a path's square brackets would vanish as tags; a rich Text keeps its styles."""
         if self.world.is_main:
-            self.console.print(message, highlight=False)
+            self.console.print(message, highlight=False, markup=False)
 
     def resume(self) -> bool:
         progress = self.checkpoints.resume()
@@ -197,9 +200,10 @@ class Trainer:
         if self.device.type == "cpu" and cfg.precision != "fp32":
             self.log(f"warning: train.precision={cfg.precision} on a CPU: most CPUs lack fast {cfg.precision} "
                      "matmuls; use fp32 unless you have measured otherwise")
-        self.log(f"[bold]nmt train[/] {self.recipe.output_dir}: {self.model.num_parameters():,} parameters, "
-                 f"{len(self.train_data):,} training pairs, device {self.device}, {effective}"
-                 + (f", resumed at step {self.progress.step}" if self.checkpoints.resumed else ""))
+        summary = (f"{self.recipe.output_dir}: {self.model.num_parameters():,} parameters, {len(self.train_data):,} "
+                   f"training pairs, device {self.device}, {effective}"
+                   + (f", resumed at step {self.progress.step}" if self.checkpoints.resumed else ""))
+        self.log(Text.assemble(("nmt train", "bold"), " ", summary))
         if self.frozen:
             what = f"LoRA rank {cfg.lora_rank} on {', '.join(cfg.lora_targets)}" if cfg.lora_rank else ", ".join(cfg.freeze)
             self.log(f"frozen ({what}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")

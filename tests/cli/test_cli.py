@@ -148,8 +148,9 @@ def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     from nmt.checkpoint import load_checkpoint
     from tests.conftest import prepared_tiny
 
-    recipe = prepared_tiny(tmp_path, "train.max_steps=100000", "train.valid_every=100000")
-    sets = [f"--set=output_dir={tmp_path}", f"--set=data.train={TINY_DATA / 'train'}",
+    out = tmp_path / "run [en-de]"  # brackets, which rich markup would take for a tag, and a space
+    recipe = prepared_tiny(out, "train.max_steps=100000", "train.valid_every=100000")
+    sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA / 'train'}",
             f"--set=data.valid={TINY_DATA / 'valid'}", f"--set=data.test={TINY_DATA / 'valid'}",
             "--set=train.valid_every=100000", "--set=train.log_every=1"]
     command = [str(Path(sys.executable).parent / "nmt"), "train", str(TINY), "--no-progress"]
@@ -166,7 +167,7 @@ def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     assert stopped_at >= 3
     resumed = nmt("train", TINY, "--no-progress", *sets, f"--set=train.max_steps={stopped_at + 2}")  # in this process
     assert resumed.exit_code == 0, resumed.output
-    assert f"resumed at step {stopped_at}" in resumed.output
+    assert f"nmt train {out}: " in resumed.output and f"resumed at step {stopped_at}" in resumed.output
     assert load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"] == stopped_at + 2
 
 
@@ -334,3 +335,18 @@ def test_a_short_option_means_one_thing_on_every_verb():
                     meanings.setdefault(short, set()).add(max(param.opts, key=len))
     assert meanings["-s"] == {"--set"} and meanings["-c"] == {"--checkpoint"}
     assert all(len(longs) == 1 for longs in meanings.values()), meanings
+
+
+def test_square_brackets_in_help_are_printed_not_taken_for_markup():
+    """Typer renders help as rich markup, where `[comet]` is a style tag that vanishes: every
+    bracketed word in a verb's help (an extra's name, say) must reach the printed help."""
+    import re
+
+    import typer.main
+
+    for name, command in typer.main.get_command(app).commands.items():
+        texts = [command.help or "", *(getattr(param, "help", None) or "" for param in command.params)]
+        words = {word for text in texts for word in re.findall(r"\[([a-z_]+)\]", text)}
+        printed = nmt(name, "--help", terminal_width=400).output
+        for word in words:
+            assert f"[{word}]" in printed, f"nmt {name} --help lost [{word}]"
