@@ -613,12 +613,34 @@ def _one_branch(errors: list[dict], raw: dict) -> list[dict]:
     return kept
 
 
+class _RecipeLoader(yaml.SafeLoader):
+    """safe_load's loader, except that a key given twice in one mapping is an error: YAML loaders
+    keep the last silently, so a recipe with two `train:` sections would lose the first's keys.
+    (Keys that a `<<` merge brings in may still be overridden: only the mapping's own keys count.)"""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first_line: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, (str, int, float, bool)) and key is not None:
+                    continue  # an unhashable key: SafeLoader's own error follows
+                if key in first_line:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"{key} given twice (first on line {first_line[key]}): YAML would keep only the last",
+                        key_node.start_mark)
+                first_line[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     path = Path(path)
     if not path.is_file():
         raise NmtError(f"{path}: recipe file not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_RecipeLoader)  # a SafeLoader
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark else ""

@@ -67,6 +67,25 @@ def test_missing_recipe_and_invalid_yaml(tmp_path):
         load_recipe(tmp_path / "broken.yaml")
 
 
+def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path):
+    """YAML loaders keep a repeated key's last value: a second `train:` section would silently drop
+    the first's keys. Keys a `<<` merge brings in may still be overridden."""
+    base = "output_dir: runs/x\ndata: {src_lang: en, tgt_lang: de, train: t, valid: v}\n"
+    (tmp_path / "twice.yaml").write_text(base + "train:\n  max_steps: 5\nmodel:\n  d_model: 64\ntrain:\n  lr: 0.001\n")
+    with pytest.raises(NmtError, match=r"twice.yaml: line 7 invalid YAML: train given twice \(first on line 3\)"):
+        load_recipe(tmp_path / "twice.yaml")
+    (tmp_path / "nested.yaml").write_text(base + "model:\n  d_model: 64\n  heads: 4\n  d_model: 128\n")
+    with pytest.raises(NmtError, match=r"nested.yaml: line 6 invalid YAML: d_model given twice \(first on line 4\)"):
+        load_recipe(tmp_path / "nested.yaml")
+    (tmp_path / "merged.yaml").write_text(base + "model: &shape {d_model: 64, heads: 4}\n"
+                                          "decode: {beam_size: 2}\ntrain: {lr: 0.001}\n")
+    assert load_recipe(tmp_path / "merged.yaml").model.d_model == 64  # an anchor alone is fine
+    from nmt.config import _RecipeLoader
+
+    merged = yaml.load("a: &x {k: 1, j: 2}\nb:\n  <<: *x\n  k: 3\n", Loader=_RecipeLoader)
+    assert merged["b"] == {"k": 3, "j": 2}
+
+
 def test_a_renamed_key_still_loads_with_a_note(tmp_path, capsys):
     from nmt.config import load_recipe, recipe_from_dict
 
