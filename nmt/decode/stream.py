@@ -107,7 +107,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         lines = read_lines(Path(source))
     report = StreamReport()
     write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
-                                      shards, interactive))
+                                      shards, interactive), inputs=[source])
     return report
 
 
@@ -125,9 +125,19 @@ def translate_all(translator, lines: Iterable[str], cfg: DecodeConfig, output_fo
     return shards(lines, cfg, output_format, warn, input_format, report, extras)
 
 
-def write_lines(output: str, lines: Iterable[str]) -> None:
+def refuse_to_overwrite(output: str, inputs: Iterable[str | Path]) -> None:
+    """An NmtError where the file `output` is one of `inputs` (or a link to one): writing it
+    would lose the text it is made from."""
+    for given in inputs:
+        if output != "-" and str(given) != "-" and Path(output).resolve() == Path(given).resolve():
+            raise NmtError(f"{output}: is the input {given}; write the output to another file")
+
+
+def write_lines(output: str, lines: Iterable[str], inputs: Iterable[str | Path] = ()) -> None:
     """Lines to "-" (standard output, each flushed as it comes) or to a file that appears only
-    when complete (written beside it under a hidden name, then renamed)."""
+    when complete (written beside it under a hidden name, then renamed), never over one of
+    `inputs`, the files the lines come from (refuse_to_overwrite)."""
+    refuse_to_overwrite(output, inputs)
     if output == "-":
         for line in lines:
             sys.stdout.write(line + "\n")

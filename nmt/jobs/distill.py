@@ -34,7 +34,7 @@ from sacrebleu.metrics import BLEU
 
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
-from nmt.decode.stream import translate_all, write_lines
+from nmt.decode.stream import refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 
 
@@ -70,6 +70,11 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     the corpus's target side, to choose among the n-best by."""
     if not 0.0 <= drop_worst < 1.0:
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
+    data = teacher.recipe.data
+    src_file, tgt_file, report_file = (f"{out_stem}.{data.src_lang}", f"{out_stem}.{data.tgt_lang}",
+                                       f"{out_stem}.json")
+    for written in (src_file, tgt_file, report_file):  # before the teacher's hours of work
+        refuse_to_overwrite(written, [source, *([reference] if reference else [])])
     started = time.perf_counter()
     sources = list(read_lines(Path(source)))
     references = _references(Path(reference), Path(source), len(sources)) if reference else None
@@ -85,9 +90,6 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     worst = sorted(pairs, key=lambda pair: (-pair[2], pair[0]))[:math.floor(drop_worst * len(pairs))]
     dropped = {number for number, _, _ in worst}
     kept = [(number, text, entropy) for number, text, entropy in pairs if number not in dropped]
-    data = teacher.recipe.data
-    src_file, tgt_file, report_file = (f"{out_stem}.{data.src_lang}", f"{out_stem}.{data.tgt_lang}",
-                                       f"{out_stem}.json")
     write_lines(src_file, (sources[number] for number, _, _ in kept))
     write_lines(tgt_file, (text for _, text, _ in kept))
     result = Distillation(src_file, tgt_file, report_file, len(sources), len(kept), len(sources) - len(pairs),

@@ -52,4 +52,4 @@ def likelihood_file(scorer, source: Path, target: Path, output: str, max_tokens:
     if output_format not in OUTPUT_FORMATS:
         raise NmtError(f"--output-format {output_format}: choose text or jsonl")
     write_lines(output, score_stream(scorer, read_parallel(source, target), max_tokens, output_format, precision,
-                                     warn, done))
+                                     warn, done), inputs=[source, target])

@@ -350,3 +350,22 @@ def test_square_brackets_in_help_are_printed_not_taken_for_markup():
         printed = nmt(name, "--help", terminal_width=400).output
         for word in words:
             assert f"[{word}]" in printed, f"nmt {name} --help lost [{word}]"
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(trained_tiny, tmp_path):
+    """-o naming the input file (or a link to it) would replace the user's text with its
+    translation: a one-line error before any work, and the file as it was."""
+    from tests.conftest import one_line_error
+
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    source, target = tmp_path / "text.en", tmp_path / "text.de"
+    source.write_text("a small dog .\n", encoding="utf-8")
+    target.write_text("ein kleiner hund .\n", encoding="utf-8")
+    (tmp_path / "link.de").symlink_to(source)
+    for output in (source, tmp_path / "link.de"):
+        one_line_error(nmt("translate", "-c", ckpt, "-i", source, "-o", output), f"{output}: is the input {source}")
+    one_line_error(nmt("likelihood", "-c", ckpt, "--source", source, "--target", target, "-o", target),
+                   f"{target}: is the input {target}")
+    one_line_error(nmt("distill", "-c", ckpt, "-i", source, "-o", tmp_path / "text"), f"{source}: is the input")
+    assert source.read_text(encoding="utf-8") == "a small dog .\n" and target.read_text(encoding="utf-8") == "ein kleiner hund .\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.de", "text.de", "text.en"]
