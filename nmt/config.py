@@ -97,8 +97,8 @@ class DataConfig(Section):
     # any direction between two of them is translated as a trained one.
     languages: list[str] = []
     # Cleaning of the training split (valid and test are never filtered).
-    max_tokens_per_sentence: int = 250  # in subword pieces, per side
-    max_length_ratio: float = 3.0  # longer/shorter side, in pieces
+    max_tokens_per_sentence: int = Field(default=250, ge=1)  # in subword pieces, per side
+    max_length_ratio: float = Field(default=3.0, ge=1.0)  # longer/shorter side, in pieces
     remove_duplicates: bool = True
     normalize_nfkc: bool = False
     # Subword regularization (Kudo 2018; BPE-dropout, Provilkov et al. 2020): `nmt prepare` also
@@ -181,11 +181,11 @@ class TokenizerConfig(Section):
     """A sentencepiece model trained on the training text."""
 
     model_type: Literal["bpe", "unigram"] = "bpe"
-    vocab_size: int = 8000
+    vocab_size: int = Field(default=8000, ge=1)
     joint: bool = True  # one vocabulary for both languages (needed to share embeddings)
-    character_coverage: float = 1.0
-    input_sentence_size: int = 2_000_000  # sentences sampled to train on; 0 = all
-    num_threads: int = 2
+    character_coverage: float = Field(default=1.0, gt=0.0, le=1.0)
+    input_sentence_size: int = Field(default=2_000_000, ge=0)  # sentences sampled to train on; 0 = all
+    num_threads: int = Field(default=2, ge=1)
     seed: int = 1
     # Text the training data lacks: byte_fallback spells a character no piece covers as its UTF-8
     # bytes (256 byte pieces, so an emoji or a rare script survives instead of becoming <unk>);
@@ -209,19 +209,19 @@ class TokenizerConfig(Section):
 class ModelConfig(Section):
     """The Transformer of "Attention Is All You Need" (base: 6+6 layers, 512, 8 heads, 2048)."""
 
-    encoder_layers: int = 6
-    decoder_layers: int = 6
-    d_model: int = 512
-    heads: int = 8
-    d_ff: int = 2048
-    dropout: float = 0.1  # sublayer outputs and embeddings+positions (paper, section 5.4)
-    attention_dropout: float = 0.0  # on attention weights
-    activation_dropout: float = 0.0  # inside the feed-forward, after the ReLU
+    encoder_layers: int = Field(default=6, ge=1)
+    decoder_layers: int = Field(default=6, ge=1)
+    d_model: int = Field(default=512, ge=1)
+    heads: int = Field(default=8, ge=1)
+    d_ff: int = Field(default=2048, ge=1)
+    dropout: float = Field(default=0.1, ge=0.0, lt=1.0)  # sublayer outputs and embeddings+positions (paper, section 5.4)
+    attention_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)  # on attention weights
+    activation_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)  # inside the feed-forward, after the ReLU
     norm: Literal["post", "pre"] = "post"  # post-LN is the paper's
     activation: Literal["relu", "swish", "gelu"] = "relu"  # the feed-forward's; the paper's is ReLU (OPUS-MT's swish)
     share_embeddings: bool = True  # source, target and output share one matrix (joint vocabulary)
     tie_output: bool = True  # target embedding doubles as the output projection
-    max_positions: int = 1024
+    max_positions: int = Field(default=1024, ge=1)
     # sinusoidal: the paper's table, from position 0. fairseq: fairseq's (tensor2tensor's)
     # frequencies, 10000^(-i/(D/2 - 1)), from position 2, as NLLB-200 and M2M-100 were trained with
     # (set by `nmt import`).
@@ -271,43 +271,43 @@ class GuidedAlignmentConfig(Section):
 
 
 class TrainConfig(Section):
-    max_tokens: int = 4096  # per batch, counting padding, per device
-    update_freq: int = 1  # batches accumulated into one update
+    max_tokens: int = Field(default=4096, ge=1)  # per batch, counting padding, per device
+    update_freq: int = Field(default=1, ge=1)  # batches accumulated into one update
     # Forward and backward passes per update and process, each merging consecutive batches of the
     # update (the same loss and gradients): auto = one on CUDA (more only if memory runs out), one
     # per batch on a CPU (nmt.train.micro_batches).
     micro_batches: int | Literal["auto"] = "auto"
-    max_steps: int = 100_000  # updates
-    max_epochs: int = 0  # 0 = no limit
-    max_minutes: float = 0  # training wall time (validation included, summed over resumes); 0 = no limit
+    max_steps: int = Field(default=100_000, ge=0)  # updates
+    max_epochs: int = Field(default=0, ge=0)  # 0 = no limit
+    max_minutes: float = Field(default=0, ge=0)  # training wall time (validation included, summed over resumes); 0 = no limit
     # Linear warm-up to the peak rate train.lr over warmup_steps, then decay with 1/sqrt(step): the
     # paper's schedule (5.3) and fairseq's inverse_sqrt. lr: None = the paper's peak,
     # d_model^-0.5 · warmup_steps^-0.5 (7.0e-4 for the base model).
     lr_schedule: Literal["inverse_sqrt"] = "inverse_sqrt"
     lr: float | None = Field(None, gt=0.0)
-    warmup_steps: int = 4000
+    warmup_steps: int = Field(default=4000, ge=0)
     # The last `cooldown` fraction of the budget (whichever of max_steps, max_minutes and max_epochs
     # runs out first) takes the rate linearly down to 0: a time-budgeted run ends on a settled
     # model instead of one still taking large steps. 0 = no cool-down (the paper's schedule).
     cooldown: float = Field(0.0, ge=0.0, le=1.0)
     adam_betas: tuple[float, float] = (0.9, 0.98)
-    adam_eps: float = 1e-9
-    weight_decay: float = 0.0
-    label_smoothing: float = 0.1
-    clip_norm: float = 0.0  # 0 = no clipping
+    adam_eps: float = Field(default=1e-9, ge=0.0)
+    weight_decay: float = Field(default=0.0, ge=0.0)
+    label_smoothing: float = Field(default=0.1, ge=0.0, lt=1.0)
+    clip_norm: float = Field(default=0.0, ge=0.0)  # 0 = no clipping
     seed: int = 1
-    log_every: int = 100
-    valid_every: int = 1000
+    log_every: int = Field(default=100, ge=1)
+    valid_every: int = Field(default=1000, ge=1)
     # Dev sentences greedy-decoded at each validation, for BLEU (always, for the log) and for
     # valid_metric's score; 0 = loss only.
-    valid_bleu_sentences: int = 500
+    valid_bleu_sentences: int = Field(default=500, ge=0)
     # What picks best.pt: bleu, chrf (sacrebleu's corpus scores), comet (valid_comet_model's system
     # score of the same sentences, nmt.metrics.comet: slow on a CPU, docs/quality.md), or loss (dev nll).
     valid_metric: Literal["bleu", "chrf", "comet", "loss"] = "bleu"
     valid_comet_model: str | None = None  # a local COMET model directory, for valid_metric comet
-    patience: int = 0  # validations without improvement before stopping; 0 = never stop early
-    keep_last: int = 5  # step checkpoints kept besides last.pt and best.pt
-    threads: int = 0  # torch CPU threads; 0 = leave torch's default
+    patience: int = Field(default=0, ge=0)  # validations without improvement before stopping; 0 = never stop early
+    keep_last: int = Field(default=5, ge=0)  # step checkpoints kept besides last.pt and best.pt
+    threads: int = Field(default=0, ge=0)  # torch CPU threads; 0 = leave torch's default
     device: str = "auto"  # auto, cpu, cuda, cuda:1, ...
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"  # bf16/fp16: autocast (fp16 with loss scaling)
     tf32: bool = True  # CUDA only: fp32 matmuls on tensor cores (TF32); ignored on a CPU
@@ -450,7 +450,7 @@ class RerankConfig(Section):
 
 
 class DecodeConfig(Section):
-    beam_size: int = 4
+    beam_size: int = Field(default=4, ge=1)  # 1 = greedy
     # alpha: a finished output is ranked by its log-probability / |Y|^alpha (|Y|: its tokens, EOS not
     # counted), as in CTranslate2; 0 = by log-probability. gnmt: / ((5 + |Y|) / 6)^alpha instead.
     length_penalty: float = 0.6
@@ -458,17 +458,17 @@ class DecodeConfig(Section):
     # Beam search stops once beam_size · patience outputs have ended (Kasai et al., 2022), as in
     # CTranslate2; more patience: a longer search.
     patience: float = Field(default=1.0, ge=1.0)
-    max_len_a: float = 1.5  # output length limit = a * source length + b
-    max_len_b: int = 10
-    min_len: int = 0  # outputs have at least this many tokens (EOS not counted)
-    max_tokens: int = 4096  # source tokens per translation batch, padding included (as train.max_tokens)
-    nbest: int = 1
-    no_repeat_ngram_size: int = 0  # > 0: no n-gram of this size appears twice in an output (0 = off)
+    max_len_a: float = Field(default=1.5, ge=0.0)  # output length limit = a * source length + b
+    max_len_b: int = Field(default=10, ge=0)
+    min_len: int = Field(default=0, ge=0)  # outputs have at least this many tokens (EOS not counted)
+    max_tokens: int = Field(default=4096, ge=1)  # source tokens per translation batch, padding included (as train.max_tokens)
+    nbest: int = Field(default=1, ge=1)
+    no_repeat_ngram_size: int = Field(default=0, ge=0)  # > 0: no n-gram of this size appears twice in an output (0 = off)
     # Sampling instead of search (for back-translation, diverse outputs): beam_size is then ignored.
     sampling: bool = False
-    temperature: float = 1.0
-    top_k: int = 0  # 0 = no top-k truncation
-    top_p: float = 1.0  # 1.0 = no nucleus truncation
+    temperature: float = Field(default=1.0, gt=0.0)  # for the most probable token alone: beam_size 1
+    top_k: int = Field(default=0, ge=0)  # 0 = no top-k truncation
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)  # 1.0 = no nucleus truncation
     # Epsilon sampling (Hewitt et al., 2022): tokens less probable than this are never drawn; 0 = off
     epsilon: float = Field(default=0.0, ge=0.0, lt=1.0)
     seed: int = 1
@@ -502,6 +502,8 @@ class DecodeConfig(Section):
             if beam and section.candidates > max(self.beam_size, 1):
                 raise ValueError(f"{name}.candidates ({section.candidates}) must not exceed beam_size "
                                  f"({self.beam_size}): the candidates are the beam's n-best")
+        if self.max_len_a == 0 and self.max_len_b == 0:
+            raise ValueError("max_len_a and max_len_b both 0: no output could have a token")
         if self.mbr.candidates and self.rerank.candidates:
             raise ValueError("mbr.candidates and rerank.candidates: choose one way to pick the output")
         if self.mbr.candidates and self.mbr.utility == "comet" and not self.mbr.comet_model:

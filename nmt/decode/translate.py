@@ -278,4 +278,5 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
     raw["decode"].update({key: value for key, value in (shortcuts or {}).items() if value is not None})
     for assignment in overrides:
         apply_override(raw, assignment)
-    return recipe_from_dict(raw, "--set", say=lambda note: print(note, file=sys.stderr)).decode
+    # the label of an error: the value may come from --set, a shortcut such as --beam-size, or --decode-from
+    return recipe_from_dict(raw, "the decode options", say=lambda note: print(note, file=sys.stderr)).decode

@@ -40,6 +40,19 @@ def test_overrides_are_typed_and_change_only_their_key():
     ("model.norm=middle", "model.norm: Input should be 'post' or 'pre'"),
     ("model.heads=5", "d_model (64) must be divisible by heads (5)"),
     ("train.max_steps", "expected KEY=VALUE"),
+    # values outside what the key can mean: an error naming the key, not a crash or a silent misrun
+    ("model.heads=0", "model.heads: Input should be greater than or equal to 1"),
+    ("model.dropout=1.5", "model.dropout: Input should be less than 1"),
+    ("train.max_tokens=0", "train.max_tokens: Input should be greater than or equal to 1"),
+    ("train.label_smoothing=1", "train.label_smoothing: Input should be less than 1"),
+    ("train.valid_every=0", "train.valid_every: Input should be greater than or equal to 1"),
+    ("data.max_length_ratio=0.5", "data.max_length_ratio: Input should be greater than or equal to 1"),
+    ("tokenizer.character_coverage=0", "tokenizer.character_coverage: Input should be greater than 0"),
+    ("decode.beam_size=0", "decode.beam_size: Input should be greater than or equal to 1"),
+    ("decode.temperature=0", "decode.temperature: Input should be greater than 0"),
+    ("decode.top_p=1.5", "decode.top_p: Input should be less than or equal to 1"),
+    ("decode.nbest=0", "decode.nbest: Input should be greater than or equal to 1"),
+    ("decode.max_len_a=-1", "decode.max_len_a: Input should be greater than or equal to 0"),
 ])
 def test_bad_overrides_name_the_key(override, message):
     with pytest.raises(NmtError, match=message.replace("(", r"\(").replace(")", r"\)")):
