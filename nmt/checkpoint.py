@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,15 +67,28 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemb
     return payload
 
 
+def _load_failure(error: Exception) -> str:
+    """Why torch.load refused a file, in a few words: torch's weights-only message is a page of
+    advice to load the file unsafely, which nmt never does."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # torch bolds part of it for terminals
+    if unsupported := re.search(r"Unsupported global: GLOBAL ([\w.]+)", text):
+        return f"it holds a Python object ({unsupported[1]}) besides tensors and plain values, which nmt never unpickles"
+    if "WeightsUnpickler error:" in text:  # what the unpickler met, without the advice around it
+        text = text.split("WeightsUnpickler error:", 1)[1].split("Check the documentation", 1)[0]
+    detail = " ".join(text.split()) or type(error).__name__
+    return f"corrupt or truncated? {detail[:200]}"
+
+
 def _load(path: Path, map_location: str | torch.device) -> dict:
     path = Path(path)
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
+    if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6
+        raise NmtError(f"{path}: not a readable nmt checkpoint (not a PyTorch archive: truncated, or another kind of file)")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise NmtError(f"{path}: not a readable nmt checkpoint (corrupt or truncated?): {first_line}") from None
+        raise NmtError(f"{path}: not a readable nmt checkpoint ({_load_failure(e)})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
     keep_stored_meaning(payload.get("recipe"))

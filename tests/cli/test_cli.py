@@ -369,3 +369,22 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(trained_tiny, 
     one_line_error(nmt("distill", "-c", ckpt, "-i", source, "-o", tmp_path / "text"), f"{source}: is the input")
     assert source.read_text(encoding="utf-8") == "a small dog .\n" and target.read_text(encoding="utf-8") == "ein kleiner hund .\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.de", "text.de", "text.en"]
+
+
+def test_an_output_that_cannot_be_written_is_a_one_line_error_and_a_device_stays_one(trained_tiny, tmp_path):
+    """A folder, a path under a file, a full disk: one-line errors (no traceback, no hidden
+    leftovers). /dev/null is written to, never replaced by a regular file (as root it could be)."""
+    import stat
+
+    from tests.conftest import one_line_error
+
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    source = tmp_path / "text.en"
+    source.write_text("a small dog .\n", encoding="utf-8")
+    one_line_error(nmt("translate", "-c", ckpt, "-i", source, "-o", tmp_path), f"{tmp_path}: is a directory")
+    one_line_error(nmt("translate", "-c", ckpt, "-i", source, "-o", source / "out.de"), f"{source / 'out.de'}: cannot write there")
+    if Path("/dev/full").exists():
+        one_line_error(nmt("translate", "-c", ckpt, "-i", source, "-o", "/dev/full"), "/dev/full: cannot write there (No space")
+    assert nmt("translate", "-c", ckpt, "-i", source, "-o", "/dev/null").exit_code == 0
+    assert all(stat.S_ISCHR(Path(device).stat().st_mode) for device in ("/dev/null", "/dev/full") if Path(device).exists())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["text.en"]

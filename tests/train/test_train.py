@@ -229,9 +229,18 @@ def test_checkpoints_are_atomic_and_damaged_files_are_clear_errors(tmp_path):
     save_checkpoint({"model": {"w": torch.ones(3)}, "recipe": {}}, path)
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
     assert torch.equal(load_checkpoint(path)["model"]["w"], torch.ones(3))
-    path.write_bytes(path.read_bytes()[:100])
-    with pytest.raises(NmtError, match="c.pt: not a readable nmt checkpoint"):
+    whole = path.read_bytes()
+    path.write_bytes(whole[:100])
+    with pytest.raises(NmtError, match=r"c.pt: not a readable nmt checkpoint \(not a PyTorch archive"):
         load_checkpoint(path)
+    path.write_text("a translation, not a checkpoint\n")
+    with pytest.raises(NmtError, match=r"c.pt: not a readable nmt checkpoint \(not a PyTorch archive"):
+        load_checkpoint(path)
+    start = whole.index(b"data.pkl") + 100  # the pickle's bytes inside the archive, garbled
+    path.write_bytes(whole[:start] + b"\xff" * 16 + whole[start + 16:])
+    with pytest.raises(NmtError, match=r"c.pt: not a readable nmt checkpoint \(corrupt or truncated\?") as refused:
+        load_checkpoint(path)
+    assert "weights_only" not in str(refused.value) and "\n" not in str(refused.value)  # none of torch's advice
     torch.save({"something": torch.zeros(1)}, tmp_path / "other.pt")
     with pytest.raises(NmtError, match="other.pt: not an nmt checkpoint"):
         load_checkpoint(tmp_path / "other.pt")
@@ -244,7 +253,7 @@ class Unsafe:
 
 def test_checkpoints_never_unpickle_code(tmp_path):
     torch.save({"format": "nmt-checkpoint-1", "payload": Unsafe()}, tmp_path / "evil.pt")
-    with pytest.raises(NmtError, match="not a readable nmt checkpoint"):
+    with pytest.raises(NmtError, match=r"not a readable nmt checkpoint \(it holds a Python object \([\w.]*print\)"):
         load_checkpoint(tmp_path / "evil.pt")
 
 
