@@ -20,20 +20,17 @@ import torch
 from nmt.compat import keep_stored_meaning
 from nmt.config import Recipe, recipe_from_dict
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 
 FORMAT = "nmt-checkpoint-1"
 _STEP_FILE = re.compile(r"step_(\d+)\.pt$")
 
 
 def save_checkpoint(payload: dict, path: Path) -> None:
-    """Write to a temporary file in the same folder, flush to disk, then rename over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
+    """Write to a temporary file in the same folder, flush to disk, then rename over `path`
+    (nmt.files.replaced_whole)."""
+    with replaced_whole(path, "wb", sync=True) as f:
         torch.save({"format": FORMAT} | payload, f)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
 
 
 def link_checkpoint(source: Path, path: Path) -> None:

@@ -24,6 +24,7 @@ from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, TrainingAlignments
 from nmt.data.word_pairs import WordPairs
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 
 CHUNK = 20_000  # pairs encoded at once; bounds memory whatever the corpus size
 
@@ -247,9 +248,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         if split == "train" and isinstance(data.train, list):
             report["splits"][split]["corpora"] = per_corpus
     report["seconds"] = round(time.perf_counter() - started, 2)
-    tmp = report_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report, indent=2))
-    tmp.replace(report_path)
+    with replaced_whole(report_path) as f:
+        f.write(json.dumps(report, indent=2))
     return report | {"skipped": False}
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 from nmt.special_tokens import BOS, EOS, UNK
 
 
@@ -76,10 +77,7 @@ def write_shortlist(path: str | Path, always: list[str], rules: dict[str, list[s
     for key, targets in [("", always), *rules.items()]:
         if any(c in key for c in "\t\n") or any(c in piece for piece in targets for c in " \t\n"):
             raise NmtError(f"{key!r}: a vocabulary map's pieces hold no tab, line break or (target) space")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with replaced_whole(path) as f:
         f.write("\t" + " ".join(always) + "\n")
         for key, targets in rules.items():
             f.write(f"{key}\t{' '.join(targets)}\n")
-    tmp.replace(path)

@@ -21,6 +21,7 @@ from nmt.decode.request import Line, check_request, hypothesis_record, parse_req
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl")
@@ -136,51 +137,14 @@ def refuse_to_overwrite(output: str, inputs: Iterable[str | Path]) -> None:
 def write_lines(output: str, lines: Iterable[str], inputs: Iterable[str | Path] = ()) -> None:
     """Lines to "-" (standard output, each flushed as it comes) or to a file that appears only
     when complete (written beside it under a hidden name, then renamed), never over one of
-    `inputs`, the files the lines come from (refuse_to_overwrite). A path that cannot be written
-    fails before any line is computed."""
+    `inputs`, the files the lines come from (refuse_to_overwrite); nmt.files.replaced_whole. A
+    path that cannot be written fails before any line is computed."""
     refuse_to_overwrite(output, inputs)
     if output == "-":
         for line in lines:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
         return
-    path = Path(output)
-    if path.is_dir():
-        raise NmtError(f"{output}: is a directory; name a file to write")
-    if path.exists() and not path.is_file():  # /dev/null, a named pipe: written to, never replaced
-        _write_file(output, path, lines)
-        return
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise NmtError(f"{output}: cannot write there ({e.strerror or e})") from None
-    try:
-        _write_file(output, tmp, lines)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _write_file(output: str, target: Path, lines: Iterable[str]) -> None:
-    """`lines` into `target`; the system's refusals (no such folder, a full disk) as one-line
-    errors naming `output`, the errors of computing the lines as they are."""
-    def refused(e: OSError) -> NmtError:
-        return NmtError(f"{output}: cannot write there ({e.strerror or e})")
-
-    try:
-        f = open(target, "w", encoding="utf-8")
-    except OSError as e:
-        raise refused(e) from None
-    try:
+    with replaced_whole(output) as f:
         for line in lines:
-            try:
-                f.write(line + "\n")
-            except OSError as e:
-                raise refused(e) from None
-    finally:
-        try:
-            f.close()
-        except OSError as e:  # the last buffer's write
-            raise refused(e) from None
+            f.write(line + "\n")

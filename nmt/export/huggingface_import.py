@@ -41,6 +41,7 @@ from nmt.config import language_token, recipe_from_dict, recipe_to_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.tokenizer import CARRIED, load_processor
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 from nmt.export.huggingface import marian_order, require_transformers
 from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary, pack_original
 from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary, parse_added_languages,
@@ -393,9 +394,8 @@ def write_finetuning_recipe(recipe, checkpoint: Path, path: Path) -> None:
     header = (f"# Fine-tunes {checkpoint} (imported by `nmt import`): edit the data section, then\n"
               f"#   nmt tokenizer {path} && nmt prepare {path} && nmt train {path}\n"
               "# The model and tokenizer sections are the imported model's: fine-tuning needs them as they are.\n")
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    tmp.replace(path)
+    with replaced_whole(path) as f:
+        f.write(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True))
 
 
 def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang: str | None = None,

@@ -1,0 +1,58 @@
+"""Files that appear only when whole: written beside their path under a hidden name, then renamed
+over it, so that a failed or interrupted write leaves whatever was there before. The system's
+refusals (a folder in the way, no such folder, a full disk) are one-line errors naming the path,
+and an existing device or pipe (`-o /dev/null`) is written to, never replaced by a regular file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from nmt.errors import NmtError
+
+
+def cannot_write(path: Path | str, error: OSError) -> NmtError:
+    return NmtError(f"{path}: cannot write there ({error.strerror or error})")
+
+
+@contextmanager
+def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False) -> Iterator[IO]:
+    """The file to write `path`'s new content into (text in UTF-8, or bytes with mode "wb"); it
+    takes `path`'s place when the block ends without an error. `sync`: on disk before the rename
+    (checkpoints). An OSError inside the block is the write's (cannot_write)."""
+    path = Path(path)
+    if path.is_dir():
+        raise NmtError(f"{path}: is a directory; name a file to write")
+    encoding = None if "b" in mode else "utf-8"
+    if path.exists() and not path.is_file():
+        try:
+            with open(path, mode, encoding=encoding) as f:
+                yield f
+        except OSError as e:
+            raise cannot_write(path, e) from None
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, mode, encoding=encoding) as f:
+            yield f
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as e:
+        _discard(tmp)
+        raise cannot_write(path, e) from None
+    except BaseException:
+        _discard(tmp)
+        raise
+
+
+def _discard(tmp: Path) -> None:
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:  # its folder was never there
+        pass
