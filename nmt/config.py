@@ -6,6 +6,7 @@ Every section forbids unknown keys, so a mistyped key fails at load time with it
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -413,6 +414,8 @@ class TrainConfig(Section):
     def _compile_choice(cls, value: Any) -> Any:
         if isinstance(value, bool) or value == "auto":
             return value
+        if isinstance(value, str) and value.lower() in ("yes", "on", "no", "off"):  # YAML 1.1's booleans
+            return value.lower() in ("yes", "on")
         raise ValueError("expected true, false or auto")
 
     @field_validator("lr")
@@ -573,7 +576,7 @@ def apply_override(raw: dict, assignment: str) -> None:
         if not isinstance(child, dict):
             raise NmtError(f"override '{assignment}': {'.'.join(parents[: i + 1])} is not a section")
         node = child
-    node[leaf] = yaml.safe_load(value) if value.strip() else None
+    node[leaf] = yaml.load(value, Loader=_RecipeLoader) if value.strip() else None  # a SafeLoader
 
 
 def _describe(error: dict) -> str:
@@ -616,9 +619,11 @@ def _one_branch(errors: list[dict], raw: dict) -> list[dict]:
 
 
 class _RecipeLoader(yaml.SafeLoader):
-    """safe_load's loader, except that a key given twice in one mapping is an error: YAML loaders
-    keep the last silently, so a recipe with two `train:` sections would lose the first's keys.
-    (Keys that a `<<` merge brings in may still be overridden: only the mapping's own keys count.)"""
+    """safe_load's loader with two changes. A key given twice in one mapping is an error: YAML
+    loaders keep the last silently, so a recipe with two `train:` sections would lose the first's
+    keys (keys that a `<<` merge brings in may still be overridden: only the mapping's own keys
+    count). And only true and false are booleans, as in YAML 1.2: YAML 1.1 also reads no, yes, on
+    and off so, and `tgt_lang: no` (Norwegian) became False."""
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -635,6 +640,13 @@ class _RecipeLoader(yaml.SafeLoader):
                         key_node.start_mark)
                 first_line[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep)
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_RecipeLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_RecipeLoader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:

@@ -114,3 +114,13 @@ def test_a_renamed_key_still_loads_with_a_note(tmp_path, capsys):
                              "decode": {"batch_tokens": 77}}
     assert recipe_from_dict(old_checkpoint_recipe).decode.max_tokens == 77
     assert capsys.readouterr().err == ""  # a checkpoint's recipe is read silently
+
+
+def test_norwegian_stays_a_language_and_yaml_11_booleans_still_switch(tmp_path):
+    """YAML 1.1 reads no, yes, on and off as booleans: `tgt_lang: no` (Norwegian) became False.
+    Recipes read only true and false so, and a boolean key still takes no, yes, on and off."""
+    (tmp_path / "nb.yaml").write_text("output_dir: runs/x\ndata: {src_lang: en, tgt_lang: no, train: t, valid: v}\n"
+                                      "model: {share_embeddings: no}\ntrain: {compile: off, cuda_graphs: yes}\n")
+    recipe = load_recipe(tmp_path / "nb.yaml", ["data.src_lang=on"])
+    assert (recipe.data.src_lang, recipe.data.tgt_lang) == ("on", "no")
+    assert (recipe.model.share_embeddings, recipe.train.compile, recipe.train.cuda_graphs) == (False, False, True)
