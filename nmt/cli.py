@@ -343,10 +343,11 @@ def serve(
     """Serve translations over HTTP: POST /translate (nmt's API and LibreTranslate's), GET /health,
     GET /languages, and a page at / to try the model. Several models: a request goes to the one of
     its languages. The decode settings are each checkpoint's recipe's, then --decode-from's, then --set's."""
-    from nmt.serve.app import ServeLimits, require_fastapi, serve as run_server, workers_and_threads
+    from nmt.serve.app import ServeLimits, check_listening, require_fastapi, serve as run_server, workers_and_threads
     from nmt.serve.models import load_served
 
     require_fastapi()
+    check_listening(host, port)
     workers, threads = workers_and_threads(workers, threads, device)
     served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers, worker_mode)
     names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}; worker {m.worker_mode}: "

@@ -290,6 +290,25 @@ def _validation_message(e) -> str:
     return f"{where}: {first.get('msg', 'invalid request')}"
 
 
+def check_listening(host: str, port: int) -> None:
+    """An NmtError where the server could not listen on host:port (a port in use or out of range,
+    an address not this machine's), said before minutes of loading models, not after."""
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise NmtError(f"--port {port}: a port is a number from 0 to 65535")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as e:
+        raise NmtError(f"--host {host}: {e.strerror or e}") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as e:
+            raise NmtError(f"{host}:{port}: cannot listen there ({e.strerror or e})") from None
+
+
 def serve(models, host: str, port: int, limits: ServeLimits, batch_wait_ms: float, batch_max_lines: int,
           model_name: str = "", log_level: str = "info", workers: int = 1) -> None:
     """Run the app under uvicorn until SIGINT/SIGTERM (requests in flight are answered first)."""

@@ -263,3 +263,21 @@ def test_workers_and_threads_share_the_cores(monkeypatch):
     assert workers_and_threads(0, 0, "cuda") == (1, 0)
     monkeypatch.setattr("os.cpu_count", lambda: 1)
     assert workers_and_threads(0, 0, "cpu") == (1, 1)
+
+
+def test_a_port_that_cannot_be_listened_on_is_a_one_line_error_before_loading(tmp_path):
+    """A port in use or out of range: one line and exit code 2 at once, not uvicorn's log after
+    the models have loaded (the checkpoint here does not exist, so loading would fail otherwise)."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.conftest import one_line_error
+
+    never_loaded = str(tmp_path / "missing.pt")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        one_line_error(CliRunner().invoke(app, ["serve", never_loaded, "--port", str(port)]),
+                       f"127.0.0.1:{port}: cannot listen there")
+    one_line_error(CliRunner().invoke(app, ["serve", never_loaded, "--port", "70000"]), "--port 70000")
