@@ -16,14 +16,20 @@ err = Console(stderr=True, soft_wrap=True)  # log lines stay whole in files and 
 
 
 def one_line_errors(function: Callable) -> Callable:
-    """`function` with its NmtError printed as `error: ...` on one line and exit code 2, never a
-    traceback (Ctrl-C: exit code 130)."""
+    """`function` with its NmtError, or an OSError (a path the system refused), printed as
+    `error: ...` on one line and exit code 2, never a traceback (Ctrl-C: exit code 130)."""
     @functools.wraps(function)
     def friendly(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         except NmtError as e:
             err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as e:  # a file or folder the system refused, where no check of nmt's foresaw it
+            if isinstance(e, BrokenPipeError):  # `nmt translate ... | head`: the reader has gone
+                raise typer.Exit(1) from None
+            where = "".join(f"{name}: " for name in (e.filename, e.filename2) if name)
+            err.print(f"[red]error:[/] {escape(where + (e.strerror or str(e)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
             err.print("interrupted")

@@ -388,3 +388,16 @@ def test_an_output_that_cannot_be_written_is_a_one_line_error_and_a_device_stays
     assert nmt("translate", "-c", ckpt, "-i", source, "-o", "/dev/null").exit_code == 0
     assert all(stat.S_ISCHR(Path(device).stat().st_mode) for device in ("/dev/null", "/dev/full") if Path(device).exists())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["text.en"]
+
+
+def test_a_path_the_system_refuses_is_a_one_line_error_in_any_verb(tmp_path):
+    """Where no check of nmt's foresaw it (an output_dir that is a file, say), the system's refusal
+    still comes as one line naming the path, exit code 2, no traceback."""
+    from tests.conftest import one_line_error
+
+    in_the_way = tmp_path / "runs"
+    in_the_way.write_text("a file where the run's folder would go")
+    sets = [f"--set=output_dir={in_the_way / 'tiny'}", f"--set=data.train={TINY_DATA / 'train'}",
+            f"--set=data.valid={TINY_DATA / 'valid'}"]
+    one_line_error(nmt("tokenizer", TINY, *sets), f"{in_the_way / 'tiny'}: ")
+    assert in_the_way.read_text() == "a file where the run's folder would go"
