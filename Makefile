@@ -52,7 +52,7 @@ $(COMET_VENV)/.installed: pyproject.toml
 # the target fails if either run fails.
 test:
 	@$(MAKE) --no-print-directory -j2 install install-comet  # the two environments side by side
-	@$(COMET_VENV)/bin/python -m pytest -m comet > .comet-tests.log 2>&1 & comet=$$!; \
+	@$(COMET_VENV)/bin/python -m pytest -m comet tests/metrics > .comet-tests.log 2>&1 & comet=$$!; \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"; suite=$$?; \
 	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
 	rm -f .comet-tests.log; test $$suite -eq 0 && test $$comet_status -eq 0
