@@ -107,7 +107,9 @@ def test_the_new_rows_start_from_the_documented_rule_and_the_old_rows_stay(check
 def test_a_new_language_code_learns_czech(checkpoints, tmp_path):
     """A toy task: fine-tuned on 80 Multi30k pairs into the new code ces_Latn, the tiny random
     model (which can only memorise) translates 30 of their sources into text that `nmt score
-    --langid cs` identifies as Czech, where the extended model before fine-tuning did not."""
+    --langid cs` identifies as Czech, where the extended model before fine-tuning did not. How
+    much of it depends on the run's random numbers: over train.seed 1-8, 400 updates gave shares
+    of 0.57-1.0 (200 updates: 0.0-1.0, too few to hold a bar)."""
     import yaml
 
     from nmt.config import load_recipe
@@ -124,7 +126,7 @@ def test_a_new_language_code_learns_czech(checkpoints, tmp_path):
     written = yaml.safe_load((extended.parent / "finetune.yaml").read_text(encoding="utf-8"))
     written["data"].update(train=str(corpus / "train"), valid=str(corpus / "dev"), test=None,
                            src_lang="eng_Latn", tgt_lang="ces_Latn")
-    written["train"].update(max_steps=200, warmup_steps=20, lr=0.012, valid_every=200, max_minutes=0,
+    written["train"].update(max_steps=400, warmup_steps=20, lr=0.012, valid_every=200, max_minutes=0,
                             max_tokens=800, valid_bleu_sentences=0, log_every=100, threads=1)
     written["output_dir"] = str(tmp_path / "run")
     path = tmp_path / "finetune.yaml"
@@ -143,7 +145,7 @@ def test_a_new_language_code_learns_czech(checkpoints, tmp_path):
         return json.loads(scored.output)
 
     before, after = czech_share(extended), czech_share(recipe.out / "checkpoints" / "last.pt")
-    assert before["share"] < 0.5 and after["share"] >= 0.9, (before, after)
+    assert before["share"] < 0.2 and after["share"] >= 0.5, (before, after)
 
 
 def test_bad_requests_are_one_line_errors_that_write_nothing(checkpoints, tmp_path):
