@@ -1,7 +1,7 @@
 """Dropout whose CPU masks come from 16-bit random integers instead of `bernoulli_`.
 
 On CPU, `bernoulli_` is slow: drawing int16 integers and comparing them takes about a third of
-its time (bench/speed.md).
+its time (bench/speed.md), and drawing them four to a 64-bit word a third of that again.
 Here an element is kept when its draw is at least a threshold, so p is rounded to a multiple of
 1/65536 (0.1 becomes 0.100006); the mask is kept as booleans for backward. On other devices,
 and for p = 0 or in eval mode, this is `F.dropout`.
@@ -40,9 +40,17 @@ def dropout(x: Tensor, p: float, training: bool) -> Tensor:
     dropped = dropped_levels(p)
     if dropped >= _LEVELS:
         return x * 0.0
-    draws = torch.randint(-(_LEVELS // 2), _LEVELS // 2, x.shape, dtype=torch.int16)
-    keep = draws >= dropped - _LEVELS // 2  # the lowest `dropped` values drop
+    keep = _int16_draws(x.shape) >= dropped - _LEVELS // 2  # the lowest `dropped` values drop
     return _MaskedScale.apply(x, keep, _LEVELS / (_LEVELS - dropped))  # 1 / (1 - p as rounded)
+
+
+def _int16_draws(shape: torch.Size) -> Tensor:
+    """Uniform int16 integers of `shape`, from torch's generator: full 64-bit draws, each cut into
+    four, cost a third of as many int16 draws (torch's CPU generator spends one 32-bit draw on
+    each element whatever its width)."""
+    n = shape.numel()
+    words = torch.empty((n + 3) // 4, dtype=torch.int64).random_(-(2**63), None)  # every bit random
+    return words.view(torch.int16)[:n].view(shape)
 
 
 class Dropout(nn.Module):
