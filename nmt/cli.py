@@ -387,10 +387,10 @@ def score(
     from a local model (pip install 'nmt\\[comet]'); paired significance tests with several systems."""
     from nmt.score import NeuralSettings, score_report
 
-    if threads:
-        import torch
+    from nmt.devices import resolve_device, use_threads
 
-        torch.set_num_threads(threads)
+    use_threads(threads)
+    resolve_device(device)
     neural = NeuralSettings(comet_model, cometkiwi_model, source, batch_size, device)
     typer.echo(score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples,
                             "json" if as_json else output_format, langid, neural))

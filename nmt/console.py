@@ -12,7 +12,8 @@ from rich.markup import escape
 
 from nmt.errors import NmtError
 
-err = Console(stderr=True, soft_wrap=True)  # log lines stay whole in files and CI logs
+# soft_wrap: log lines stay whole in files and CI logs; emoji=False: ":x:" in a path stays as written
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 def one_line_errors(function: Callable) -> Callable:

@@ -25,7 +25,7 @@ from rich.text import Text
 from nmt.config import Recipe, save_recipe
 from nmt.data.packing import packed_rows_per_batch
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
-from nmt.errors import NmtError
+from nmt.devices import resolve_device, use_threads
 from nmt.host_memory import keep_freed_memory
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer
@@ -50,23 +50,14 @@ class TrainResult:
     checkpoint: Path
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise NmtError(f"train.device={name}: CUDA is not available on this machine")
-    return torch.device(name)
-
-
 class Trainer:
     def __init__(self, recipe: Recipe, console: Console | None = None):
         self.recipe = recipe
         self.train_cfg = recipe.train
-        self.console = console or Console(stderr=True, soft_wrap=True)
-        if self.train_cfg.threads:
-            torch.set_num_threads(self.train_cfg.threads)
+        self.console = console or Console(stderr=True, soft_wrap=True, emoji=False)  # ":x:" stays as written
+        use_threads(self.train_cfg.threads, "train.threads")
         self.world, device_name = join_world(self.train_cfg.device)
-        self.device = resolve_device(device_name)
+        self.device = resolve_device(device_name, "train.device")
         if self.device.type == "cpu":
             keep_freed_memory()
         torch.manual_seed(self.train_cfg.seed + self.world.rank)  # each rank its own dropout masks

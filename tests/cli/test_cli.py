@@ -401,3 +401,22 @@ def test_a_path_the_system_refuses_is_a_one_line_error_in_any_verb(tmp_path):
             f"--set=data.valid={TINY_DATA / 'valid'}"]
     one_line_error(nmt("tokenizer", TINY, *sets), f"{in_the_way / 'tiny'}: ")
     assert in_the_way.read_text() == "a file where the run's folder would go"
+
+
+def test_devices_and_threads_this_machine_cannot_use_are_one_line_errors(trained_tiny, tmp_path):
+    """A device torch cannot read or this machine lacks, or a negative thread count: one line
+    naming the option, as written (":x:" is not turned into an emoji), before anything loads."""
+    import torch
+
+    from tests.conftest import one_line_error
+
+    ckpt, source = trained_tiny.out / "checkpoints" / "best.pt", TINY_DATA / "valid.en"
+    out = tmp_path / "out.de"
+    lacking = "cuda:99" if torch.cuda.is_available() else "cuda"
+    for options, fragment in ((["--device", "tpu"], "--device tpu: not a device"),
+                              (["--device", "cuda:x"], "--device cuda:x: not a device"),
+                              (["--device", lacking], f"--device {lacking}: "),
+                              (["--threads", "-1"], "--threads -1: a number of threads")):
+        one_line_error(nmt("translate", "-c", ckpt, "-i", source, "-o", out, *options), fragment)
+    one_line_error(nmt("score", source, "-r", source, "--threads", "-2"), "--threads -2")
+    assert not out.exists()

@@ -14,6 +14,7 @@ from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls, direction_controls
 from nmt.decode.engines.capabilities import Capabilities
 from nmt.decode.search import Hypothesis
+from nmt.devices import resolve_device, use_threads
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
 from nmt.host_memory import keep_freed_memory
@@ -54,8 +55,8 @@ def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "tor
     `parallel_calls`: how many threads may translate with it at once (a server's workers); the
     torch engine takes any number, CTranslate2 runs that many batches side by side.
     """
-    if threads:
-        torch.set_num_threads(threads)
+    use_threads(threads)
+    resolve_device(device)  # a device this machine lacks: one line, before anything loads
     loaded = _load(checkpoints, device, engine, compute_type, threads, ensemble, parallel_calls)
     choose_direction(loaded, src_lang, tgt_lang, zero_shot)
     return loaded
@@ -80,7 +81,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
     if engine == "ctranslate2":
         return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads, parallel_calls)
     keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
-    target = torch.device(device)
+    target = resolve_device(device)
     if ensemble:
         return torch_engine.load_ensemble(checkpoints, target)
     return torch_engine.load(open_checkpoint(checkpoints), target)
