@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import tempfile
 from collections.abc import Callable, Iterable
 from itertools import chain, count
@@ -93,7 +94,11 @@ def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: Tokeniz
             **({"user_defined_symbols": list(cfg.user_defined_symbols)} if cfg.user_defined_symbols else {}),
         )
     except RuntimeError as e:
-        raise NmtError(f"sentencepiece training failed: {str(e).splitlines()[-1]}") from None
+        message = str(e).splitlines()[-1]
+        if limit := re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message):
+            raise NmtError(f"tokenizer.vocab_size {limit[1]}: more pieces than this training text holds "
+                           f"(at most {limit[2]}); set a smaller tokenizer.vocab_size") from None
+        raise NmtError(f"sentencepiece training failed: {message}") from None
     finally:
         Path(text.name).unlink(missing_ok=True)
 

@@ -111,3 +111,14 @@ def test_fine_tuning_refuses_a_recipe_whose_options_differ_from_the_parents(trai
     other = same.tokenizer.model_copy(update={"byte_fallback": False})
     with pytest.raises(NmtError, match="tokenizer.byte_fallback: the recipe has False"):
         train_tokenizer(same.data, other, tmp_path / "child2", init_from=parent)
+
+
+def test_a_vocabulary_larger_than_the_text_allows_names_the_key(tmp_path):
+    """sentencepiece's "Vocabulary size too high" becomes an error naming tokenizer.vocab_size and the most it can be."""
+    from nmt.data.tokenizer import train_tokenizer
+    from nmt.errors import NmtError
+    from tests.conftest import tiny_recipe
+
+    recipe = tiny_recipe(tmp_path, "tokenizer.vocab_size=5000")
+    with pytest.raises(NmtError, match=r"tokenizer.vocab_size 5000: more pieces than this training text holds \(at most \d+\)"):
+        train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
