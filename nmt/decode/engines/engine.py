@@ -56,7 +56,6 @@ def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "tor
     torch engine takes any number, CTranslate2 runs that many batches side by side.
     """
     use_threads(threads)
-    resolve_device(device)  # a device this machine lacks: one line, before anything loads
     loaded = _load(checkpoints, device, engine, compute_type, threads, ensemble, parallel_calls)
     choose_direction(loaded, src_lang, tgt_lang, zero_shot)
     return loaded
@@ -81,7 +80,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
     if engine == "ctranslate2":
         return ctranslate2_engine.load_from_checkpoints(checkpoints, device, compute_type, threads, parallel_calls)
     keep_freed_memory()  # each search step frees and re-allocates the same large blocks (logits)
-    target = resolve_device(device)
+    target = resolve_device(device)  # CTranslate2 (above) has devices of its own: a CPU torch may drive a CUDA build
     if ensemble:
         return torch_engine.load_ensemble(checkpoints, target)
     return torch_engine.load(open_checkpoint(checkpoints), target)
