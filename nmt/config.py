@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -632,8 +633,8 @@ class _RecipeLoader(yaml.SafeLoader):
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 key = self.construct_object(key_node, deep=True)
-                if not isinstance(key, (str, int, float, bool)) and key is not None:
-                    continue  # an unhashable key: SafeLoader's own error follows
+                if not isinstance(key, Hashable):
+                    continue  # SafeLoader's own error follows
                 if key in first_line:
                     raise yaml.constructor.ConstructorError(
                         None, None, f"{key} given twice (first on line {first_line[key]}): YAML would keep only the last",

@@ -17,6 +17,7 @@ import sentencepiece as spm
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 
 # A checkpoint's "tokenizer" entry holds the sentencepiece models ("src", "tgt") and, for a model
@@ -175,14 +176,12 @@ def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, 
             raise NmtError(f"tokenizer.{key}: the recipe has {getattr(cfg, key)}, but {parent} was trained "
                            f"with {theirs.get(key)}; fine-tuning keeps the parent's vocabulary")
     for path, side in ((src_model, "src"), (tgt_model, "tgt")):
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(models[side])
-        tmp.replace(path)
+        with replaced_whole(path, "wb") as f:
+            f.write(models[side])
     carried = carried_path(src_model.parent)
     if CARRIED in payload["tokenizer"]:
-        tmp = carried.with_name(f".{carried.name}.tmp")
-        tmp.write_bytes(payload["tokenizer"][CARRIED].numpy().tobytes())
-        tmp.replace(carried)
+        with replaced_whole(carried, "wb") as f:
+            f.write(payload["tokenizer"][CARRIED].numpy().tobytes())
     elif carried.exists():
         carried.unlink()
 

@@ -129,8 +129,10 @@ def translate_all(translator, lines: Iterable[str], cfg: DecodeConfig, output_fo
 def refuse_to_overwrite(output: str, inputs: Iterable[str | Path]) -> None:
     """An NmtError where the file `output` is one of `inputs` (or a link to one): writing it
     would lose the text it is made from."""
+    if output == "-":
+        return
     for given in inputs:
-        if output != "-" and str(given) != "-" and Path(output).resolve() == Path(given).resolve():
+        if str(given) != "-" and Path(output).resolve() == Path(given).resolve():
             raise NmtError(f"{output}: is the input {given}; write the output to another file")
 
 
