@@ -220,7 +220,8 @@ class ModelConfig(Section):
     attention_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)  # on attention weights
     activation_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)  # inside the feed-forward, after the ReLU
     norm: Literal["post", "pre"] = "post"  # post-LN is the paper's
-    activation: Literal["relu", "swish", "gelu"] = "relu"  # the feed-forward's; the paper's is ReLU (OPUS-MT's swish)
+    # the feed-forward's; the paper's is ReLU (OPUS-MT's swish; gelu_tanh: GELU's tanh form, T5's gelu_new)
+    activation: Literal["relu", "swish", "gelu", "gelu_tanh"] = "relu"
     share_embeddings: bool = True  # source, target and output share one matrix (joint vocabulary)
     tie_output: bool = True  # target embedding doubles as the output projection
     max_positions: int = Field(default=1024, ge=1)
@@ -228,7 +229,8 @@ class ModelConfig(Section):
     # frequencies, 10000^(-i/(D/2 - 1)), from position 2, as NLLB-200 and M2M-100 were trained with
     # (set by `nmt import`).
     # learned: a learned row per position and side (mBART's; set by `nmt import`).
-    positions: Literal["sinusoidal", "fairseq", "learned"] = "sinusoidal"
+    # relative: T5's bucketed biases in self-attention, nothing added to the embeddings (below).
+    positions: Literal["sinusoidal", "fairseq", "learned", "relative"] = "sinusoidal"
     # A LayerNorm on embeddings + positions, before the dropout (mBART's layernorm_embedding).
     embedding_norm: bool = False
     # The encoder layer (0-based) whose self-attention has no residual connection, so that its
@@ -238,11 +240,33 @@ class ModelConfig(Section):
     # The token the decoder starts from: bos (nmt's own <s>), or eos (</s>, as fairseq-trained
     # models such as NLLB-200 and M2M-100 start; set by `nmt import`).
     decoder_start: Literal["bos", "eos"] = "bos"
+    # T5's layout (MADLAD-400, set by `nmt import`), each its own key. relative: no position
+    # vectors; each self-attention adds a learned bias per head and bucket of the key's distance
+    # from the query (T5's buckets: `relative_buckets`, log-spaced up to `relative_max_distance`),
+    # one table per side shared by its layers (nmt.model.relative_positions).
+    relative_buckets: int = Field(default=32, ge=2)
+    relative_max_distance: int = Field(default=128, ge=2)
+    norm_type: Literal["layer", "rms"] = "layer"  # rms: RMSNorm (no mean, no bias; eps 1e-6), T5's
+    gated_ffn: bool = False  # FFN(x) = (act(x W1) * x W3) W2 (Shazeer 2020's GLU variants; T5 v1.1's)
+    bias: bool = True  # biases in the attention and feed-forward projections (T5 has none)
+    head_dim: int | None = Field(default=None, ge=1)  # per head; None: d_model / heads (T5's d_kv may differ)
+    scale_embeddings: bool = True  # token embeddings times sqrt(d_model) (3.4); T5 does not scale
+
+    def t5_layout(self) -> list[str]:
+        """The keys set to T5's layout rather than the paper's ("positions: relative", ...): what
+        an engine or export must compute besides the paper's Transformer."""
+        keys = {"positions": self.positions == "relative", "norm_type": self.norm_type == "rms",
+                "gated_ffn": self.gated_ffn, "bias": not self.bias, "activation": self.activation == "gelu_tanh",
+                "scale_embeddings": not self.scale_embeddings,
+                "head_dim": self.head_dim is not None and self.head_dim * self.heads != self.d_model}
+        return [f"{key}: {str(getattr(self, key)).lower()}" for key, set_ in keys.items() if set_]
 
     @model_validator(mode="after")
     def _heads_divide_d_model(self) -> "ModelConfig":
-        if self.d_model % self.heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        if self.head_dim is None and self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads}), or head_dim set")
+        if self.positions == "relative" and self.embedding_norm:
+            raise ValueError("embedding_norm normalizes embeddings plus positions; positions: relative adds none")
         layer = self.residual_free_encoder_layer
         if layer is not None and not 0 <= layer < self.encoder_layers:
             raise ValueError(f"residual_free_encoder_layer {layer}: the encoder has layers 0 to {self.encoder_layers - 1}")
@@ -253,7 +277,9 @@ class ModelConfig(Section):
 # when fine-tuning).
 MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
                     "share_embeddings", "tie_output", "max_positions", "positions", "residual_free_encoder_layer",
-                    "decoder_start", "embedding_norm")
+                    "decoder_start", "embedding_norm", "relative_buckets", "relative_max_distance", "norm_type",
+                    "gated_ffn", "bias", "head_dim", "scale_embeddings")
+
 
 
 class GuidedAlignmentConfig(Section):
@@ -529,6 +555,13 @@ class Recipe(Section):
     def _shared_embeddings_need_joint_vocab(self) -> "Recipe":
         if self.model.share_embeddings and not self.tokenizer.joint:
             raise ValueError("model.share_embeddings needs tokenizer.joint: true")
+        return self
+
+    @model_validator(mode="after")
+    def _packed_rows_need_positions_per_token(self) -> "Recipe":
+        if self.train.pack_width and self.model.positions == "relative":
+            raise ValueError("train.pack_width: packed rows need each token's own position, and model.positions: "
+                             "relative biases every pair of tokens in a row; set pack_width to null")
         return self
 
     @model_validator(mode="after")

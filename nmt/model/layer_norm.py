@@ -37,3 +37,32 @@ class LayerNorm(nn.LayerNorm):
         bias = None if self.bias is None else self.bias.float()
         with torch.autocast(device, enabled=False):
             return F.layer_norm(x.float(), self.normalized_shape, weight, bias, self.eps).to(dtype)
+
+
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x²) + eps) · weight (Zhang and Sennrich 2019; T5's norm, model.norm_type: rms):
+    no mean subtracted, no bias. Computed in fp32, output in autocast's dtype (or the input's),
+    as LayerNorm above; `keep_fp32`: fp32 output under autocast too (a pre-LN stack's final norm)."""
+
+    def __init__(self, d_model: int, eps: float = 1e-6, keep_fp32: bool = False):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.eps = eps
+        self.keep_fp32 = keep_fp32
+
+    def forward(self, x: Tensor) -> Tensor:
+        device = x.device.type
+        dtype = x.dtype
+        if torch.is_autocast_enabled(device):
+            dtype = torch.float32 if self.keep_fp32 else torch.get_autocast_dtype(device)
+        with torch.autocast(device, enabled=False):
+            x = x.float()
+            return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight.float()).to(dtype)
+
+
+def make_norm(norm_type: str, d_model: int, final: bool = False) -> nn.Module:
+    """A layer's norm for model.norm_type; `final`: a pre-LN stack's last norm, kept in fp32 (see
+    Transformer)."""
+    if norm_type == "rms":
+        return RMSNorm(d_model, keep_fp32=final)
+    return nn.LayerNorm(d_model) if final else LayerNorm(d_model)

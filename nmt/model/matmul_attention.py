@@ -29,14 +29,17 @@ from nmt.model.dropout import dropout as nmt_dropout
 def matmul_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool,
                      dropout: float) -> Tensor:
     """q (B, h, L, dh), k and v (B, h, S, dh); mask broadcastable to (B, h, L, S), True where a
-    query may attend a key; `causal`: query i attends keys up to i. Every query must keep at
-    least one key (an all-masked row is NaN, as in the fused kernels)."""
+    query may attend a key, or a float bias added to the scores (relative positions, -inf where
+    hidden); `causal`: query i attends keys up to i. Every query must keep at least one key (an
+    all-masked row is NaN, as in the fused kernels)."""
     scores = torch.matmul(q * q.size(-1) ** -0.5, k.transpose(-2, -1))
     if causal:
         length, keys = scores.shape[-2:]
         scores = scores.masked_fill(torch.ones(length, keys, dtype=torch.bool, device=q.device).triu(1),
                                     float("-inf"))
-    if mask is not None:
+    if mask is not None and mask.dtype == torch.bool:
         scores = scores.masked_fill(~mask, float("-inf"))
+    elif mask is not None:
+        scores = scores + mask
     weights = torch.softmax(scores, dim=-1, dtype=torch.promote_types(scores.dtype, torch.float32)).to(q.dtype)
     return torch.matmul(nmt_dropout(weights, dropout, training=True), v)  # (the CPU's faster masks)

@@ -20,10 +20,11 @@ from nmt.data.batching import Packing
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
-from nmt.model.layer_norm import LayerNorm
+from nmt.model.layer_norm import make_norm
 from nmt.model.matmul_attention import matmul_attention
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
+from nmt.model.relative_positions import RelativePositionBias
 
 
 class PositionalEncoding(nn.Module):
@@ -75,30 +76,39 @@ def positions_slice(table: Tensor, length: int, offset: int) -> Tensor:  # (leng
 
 class Embeddings(nn.Module):
     """Token embeddings scaled by sqrt(D), plus positions, then dropout (3.4, 3.5, 5.4); with
-    `norm` (model.embedding_norm, mBART's layernorm_embedding) a LayerNorm before the dropout."""
+    `norm` (model.embedding_norm, mBART's layernorm_embedding) a LayerNorm before the dropout.
+    T5's layout: `scale` False (model.scale_embeddings) and no `positions` (model.positions:
+    relative, which the self-attentions add)."""
 
-    def __init__(self, tokens: nn.Embedding, positions: nn.Module, dropout: float, norm: bool = False):
+    def __init__(self, tokens: nn.Embedding, positions: nn.Module | None, dropout: float, norm: bool = False,
+                 scale: bool = True):
         super().__init__()
         self.tokens = tokens
         self.positions = positions
-        self.scale = math.sqrt(tokens.embedding_dim)
+        self.scale = math.sqrt(tokens.embedding_dim) if scale else 1.0
         self.norm = nn.LayerNorm(tokens.embedding_dim) if norm else nn.Identity()
         self.dropout = Dropout(dropout)
 
+    def _scaled(self, ids: Tensor) -> Tensor:
+        x = self.tokens(ids)
+        return x if self.scale == 1.0 else x * self.scale
+
     def forward(self, ids: Tensor, offset: int = 0, positions: Tensor | None = None) -> Tensor:  # (B, L) -> (B, L, D)
         """`positions` (B, L): each token's own position (packed rows), instead of offset + column."""
+        if self.positions is None:
+            return self.dropout(self._scaled(ids))
         if positions is None:
             where = self.positions(ids.size(1), offset)
         else:
             where = self.positions.rows(positions.flatten()).view(*positions.shape, -1)
-        return self.dropout(self.norm(self.tokens(ids) * self.scale + where))
+        return self.dropout(self.norm(self._scaled(ids) + where))
 
     def at_positions(self, ids: Tensor, positions: Tensor) -> Tensor:
         """ids (B, L) at the positions (L,) given as a tensor (the ONNX decoder's step), no dropout."""
-        return self.norm(self.tokens(ids) * self.scale + self.positions.rows(positions))
+        return self.norm(self._scaled(ids) + self.positions.rows(positions))
 
 
-def _split_heads(x: Tensor, heads: int) -> Tensor:  # (B, L, D) -> (B, h, L, dh)
+def _split_heads(x: Tensor, heads: int) -> Tensor:  # (B, L, h·dh) -> (B, h, L, dh)
     b, length, d = x.shape
     return x.view(b, length, heads, d // heads).transpose(1, 2)
 
@@ -150,18 +160,20 @@ class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention (3.2). Self-attention projects q, k, v in one matmul;
     encoder-decoder attention projects q from the decoder and k, v from the encoder output."""
 
-    def __init__(self, d_model: int, heads: int, attention_dropout: float, self_attention: bool):
+    def __init__(self, d_model: int, heads: int, attention_dropout: float, self_attention: bool,
+                 head_dim: int | None = None, bias: bool = True):
         super().__init__()
         self.heads = heads
+        self.inner = heads * (head_dim or d_model // heads)  # h·dh: d_model unless model.head_dim says otherwise
         self.attention_dropout = attention_dropout
         self.self_attention = self_attention
         self.by_matmul = False  # train.attention: matmul (Transformer.use_matmul_attention)
         if self_attention:
-            self.qkv_proj = nn.Linear(d_model, 3 * d_model)
+            self.qkv_proj = nn.Linear(d_model, 3 * self.inner, bias=bias)
         else:
-            self.q_proj = nn.Linear(d_model, d_model)
-            self.kv_proj = nn.Linear(d_model, 2 * d_model)
-        self.out_proj = nn.Linear(d_model, d_model)
+            self.q_proj = nn.Linear(d_model, self.inner, bias=bias)
+            self.kv_proj = nn.Linear(d_model, 2 * self.inner, bias=bias)
+        self.out_proj = nn.Linear(self.inner, d_model, bias=bias)
 
     def project_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """Encoder-side keys and values, (B, h, S, dh) each: computed once per sentence."""
@@ -186,7 +198,9 @@ class MultiHeadAttention(nn.Module):
     def forward(self, x: Tensor, mask: Tensor | None = None, causal: bool = False,
                 kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
         """x: (B, L, D). mask: (B, 1, 1, S) True where a key may be attended, or a packed batch's
-        (B, 1, L, S) or block mask (nmt.model.packed_attention). kv: cross-attention keys/values."""
+        (B, 1, L, S) or block mask (nmt.model.packed_attention), or a float bias added to the
+        scores (B or 1, h, L, S): relative positions, -inf where a key is hidden. kv:
+        cross-attention keys/values."""
         if self.self_attention:
             q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
         else:
@@ -208,7 +222,7 @@ class MultiHeadAttention(nn.Module):
         q = self.q_proj(x).view(sentences, -1, heads, dh).transpose(1, 2)  # (B, h, K, dh)
         scores = torch.matmul(q, k_t).mul_(dh ** -0.5).add_(bias)  # (B, h, K, S)
         out = torch.matmul(scores.softmax(dim=-1), v)  # (B, h, K, dh)
-        return self.out_proj(out.transpose(1, 2).reshape(x.shape))
+        return self.out_proj(out.transpose(1, 2).reshape(x.size(0), x.size(1), -1))
 
     def weights(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor) -> Tensor:
         """Encoder-decoder attention probabilities (B, h, T, S), written out (SDPA returns none)."""
@@ -225,30 +239,41 @@ class MultiHeadAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(-1, -2)) * q.size(-1) ** -0.5
         return scores.masked_fill(~mask, float("-inf"))
 
-    def step(self, x: Tensor, cache: SelfAttentionCache) -> Tensor:
-        """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`."""
+    def step(self, x: Tensor, cache: SelfAttentionCache, bias: Tensor | None = None) -> Tensor:
+        """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`. bias:
+        relative positions' (1, h, 1, t+1), or None."""
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
         k, v = cache.append(k, v)  # (N, h, t+1, dh)
-        return self._attend(q, k, v, None, False)  # the cache holds only the past: no mask needed
+        return self._attend(q, k, v, bias, False)  # the cache holds only the past: no mask needed
 
 
 CPU_SOFTMAX_MIN_COLUMNS = 16  # see Transformer.start_decoding
 
-ACTIVATIONS = {"relu": F.relu, "swish": F.silu, "gelu": F.gelu}
+def _gelu_tanh(x: Tensor) -> Tensor:
+    return F.gelu(x, approximate="tanh")
+
+
+ACTIVATIONS = {"relu": F.relu, "swish": F.silu, "gelu": F.gelu, "gelu_tanh": _gelu_tanh}
 
 
 class PositionwiseFeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2 (3.3); swish (SiLU) or GELU in place of the max on request."""
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (3.3); swish (SiLU) or GELU in place of the max on request.
+    `gated` (model.gated_ffn, T5 v1.1's): FFN(x) = (act(x W1) * x W3) W2."""
 
-    def __init__(self, d_model: int, d_ff: int, activation_dropout: float, activation: str = "relu"):
+    def __init__(self, d_model: int, d_ff: int, activation_dropout: float, activation: str = "relu",
+                 gated: bool = False, bias: bool = True):
         super().__init__()
-        self.w1 = nn.Linear(d_model, d_ff)
-        self.w2 = nn.Linear(d_ff, d_model)
+        self.w1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.w3 = nn.Linear(d_model, d_ff, bias=bias) if gated else None
+        self.w2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = Dropout(activation_dropout)
         self.activation = ACTIVATIONS[activation]
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w2(self.dropout(self.activation(self.w1(x))))
+        hidden = self.activation(self.w1(x))
+        if self.w3 is not None:
+            hidden = hidden * self.w3(x)
+        return self.w2(self.dropout(hidden))
 
 
 class SublayerConnection(nn.Module):
@@ -256,9 +281,10 @@ class SublayerConnection(nn.Module):
     post-LN (paper): LayerNorm(x + Dropout(f(x))); pre-LN: x + Dropout(f(LayerNorm(x))).
     Without `residual`, the x + is left out (model.residual_free_encoder_layer)."""
 
-    def __init__(self, d_model: int, dropout: float, pre_norm: bool, residual: bool = True):
+    def __init__(self, d_model: int, dropout: float, pre_norm: bool, residual: bool = True,
+                 norm_type: str = "layer"):
         super().__init__()
-        self.norm = LayerNorm(d_model)
+        self.norm = make_norm(norm_type, d_model)
         self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
         self.residual = residual
@@ -276,14 +302,26 @@ class SublayerConnection(nn.Module):
         return self.norm(skip + self.dropout(sublayer(x)))
 
 
+def _attention(cfg: ModelConfig, self_attention: bool) -> MultiHeadAttention:
+    return MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention, cfg.head_dim, cfg.bias)
+
+
+def _feed_forward(cfg: ModelConfig) -> PositionwiseFeedForward:
+    return PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout, cfg.activation, cfg.gated_ffn,
+                                   cfg.bias)
+
+
+def _sublayer(cfg: ModelConfig, residual: bool = True) -> SublayerConnection:
+    return SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm == "pre", residual, cfg.norm_type)
+
+
 class EncoderLayer(nn.Module):
     def __init__(self, cfg: ModelConfig, residual_attention: bool = True):
         super().__init__()
-        pre = cfg.norm == "pre"
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
-        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout, cfg.activation)
-        self.attn_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre, residual_attention)
-        self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+        self.self_attn = _attention(cfg, self_attention=True)
+        self.feed_forward = _feed_forward(cfg)
+        self.attn_sublayer = _sublayer(cfg, residual_attention)
+        self.ff_sublayer = _sublayer(cfg)
 
     def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
         x = self.attn_sublayer(x, lambda y: self.self_attn(y, mask=src_mask))
@@ -293,13 +331,12 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        pre = cfg.norm == "pre"
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=True)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.heads, cfg.attention_dropout, self_attention=False)
-        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout, cfg.activation)
-        self.self_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
-        self.cross_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
-        self.ff_sublayer = SublayerConnection(cfg.d_model, cfg.dropout, pre)
+        self.self_attn = _attention(cfg, self_attention=True)
+        self.cross_attn = _attention(cfg, self_attention=False)
+        self.feed_forward = _feed_forward(cfg)
+        self.self_sublayer = _sublayer(cfg)
+        self.cross_sublayer = _sublayer(cfg)
+        self.ff_sublayer = _sublayer(cfg)
 
     def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, guided_heads: int = 0,
                 self_mask: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
@@ -309,7 +346,8 @@ class DecoderLayer(nn.Module):
         real source tokens. With `guided_heads` > 0, also the log-probabilities of the first
         guided_heads heads' encoder-decoder attention (B, guided_heads, T, S), for guided alignment.
         Packed rows (nmt.model.packed_attention): src_mask is the cross-attention mask and
-        `self_mask` the self-attention's, in place of the causal mask."""
+        `self_mask` the self-attention's, in place of the causal mask; with relative positions,
+        `self_mask` is their bias, -inf over the future (Transformer.decoder_self_bias)."""
         kv = self.cross_attn.project_kv(memory)
         x = self.self_sublayer(x, lambda y: self.self_attn(y, mask=self_mask, causal=self_mask is None))
         guided = None
@@ -319,17 +357,20 @@ class DecoderLayer(nn.Module):
         x = self.ff_sublayer(x, self.feed_forward)
         return x if guided is None else (x, guided)
 
-    def step(self, x: Tensor, memory_kv: tuple[Tensor, Tensor], src_bias: Tensor, cache: SelfAttentionCache) -> Tensor:
+    def step(self, x: Tensor, memory_kv: tuple[Tensor, Tensor], src_bias: Tensor, cache: SelfAttentionCache,
+             self_bias: Tensor | None = None) -> Tensor:
         """One new position x (N, 1, D) of each row, attending to the past in `cache` (its keys and
         values appended) and to the encoder side laid out for stepping (`step_memory`, `step_cross`):
-        memory_kv once per sentence, src_bias (B, 1, 1, S) 0 at real source tokens, -inf at padding."""
-        x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache))
+        memory_kv once per sentence, src_bias (B, 1, 1, S) 0 at real source tokens, -inf at padding.
+        self_bias: relative positions' bias over the past (1, h, 1, t+1), or None."""
+        x = self.self_sublayer(x, lambda y: self.self_attn.step(y, cache, self_bias))
         x = self.cross_sublayer(x, lambda y: self.cross_attn.step_cross(y, memory_kv, src_bias))
         return self.ff_sublayer(x, self.feed_forward)
 
-    def cross_attention_weights(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor) -> Tensor:
+    def cross_attention_weights(self, x: Tensor, kv: tuple[Tensor, Tensor], src_mask: Tensor,
+                                self_mask: Tensor | None = None) -> Tensor:
         """The layer's encoder-decoder attention probabilities (B, h, T, S) for its input x (B, T, D)."""
-        x = self.self_sublayer(x, lambda y: self.self_attn(y, causal=True))
+        x = self.self_sublayer(x, lambda y: self.self_attn(y, mask=self_mask, causal=self_mask is None))
         return self.cross_attn.weights(self.cross_sublayer.sublayer_input(x), kv, src_mask)
 
 
@@ -392,14 +433,20 @@ class Transformer(nn.Module):
         if cfg.share_embeddings and src_vocab_size != tgt_vocab_size:
             raise ValueError("shared embeddings need one joint vocabulary")
         self.cfg = cfg
+        self.encoder_position_bias = self.decoder_position_bias = None
         if cfg.positions == "learned":  # a table per side
             src_positions, tgt_positions = (LearnedPositions(cfg.d_model, cfg.max_positions) for _ in range(2))
+        elif cfg.positions == "relative":  # T5's: biases in the self-attentions, a table per side
+            src_positions = tgt_positions = None
+            self.encoder_position_bias, self.decoder_position_bias = (
+                RelativePositionBias(cfg.relative_buckets, cfg.heads, cfg.relative_max_distance, bidirectional)
+                for bidirectional in (True, False))
         else:  # one fixed table, shared
             src_positions = tgt_positions = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions)
         tgt_tokens = nn.Embedding(tgt_vocab_size, cfg.d_model, padding_idx=PAD)
         src_tokens = tgt_tokens if cfg.share_embeddings else nn.Embedding(src_vocab_size, cfg.d_model, padding_idx=PAD)
-        self.src_embed = Embeddings(src_tokens, src_positions, cfg.dropout, cfg.embedding_norm)
-        self.tgt_embed = Embeddings(tgt_tokens, tgt_positions, cfg.dropout, cfg.embedding_norm)
+        self.src_embed = Embeddings(src_tokens, src_positions, cfg.dropout, cfg.embedding_norm, cfg.scale_embeddings)
+        self.tgt_embed = Embeddings(tgt_tokens, tgt_positions, cfg.dropout, cfg.embedding_norm, cfg.scale_embeddings)
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg, i != cfg.residual_free_encoder_layer)
                                             for i in range(cfg.encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.decoder_layers))
@@ -407,8 +454,8 @@ class Transformer(nn.Module):
         # torch's (fp32 under autocast, as the stream they end): the encoder's output feeds every
         # decoder layer, whose gradients then sum in fp32, and the decoder's gets the loss's scaled
         # gradient, which bf16 would round.
-        self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.encoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
+        self.decoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         # (decoder layer, heads): the first heads of that layer give the model's word alignments
@@ -419,7 +466,8 @@ class Transformer(nn.Module):
 
     def _init_weights(self) -> None:
         """Xavier-uniform linear weights (per d×d block for fused projections), zero biases,
-        N(0, D^-0.5) embeddings so that embedding × sqrt(D) has unit scale; the PAD row is zero."""
+        N(0, D^-0.5) embeddings so that embedding × sqrt(D) has unit scale (N(0, 1) unscaled);
+        the PAD row is zero. Relative position biases N(0, D^-0.5), as T5 starts them."""
         d = self.cfg.d_model
         for module in self.modules():
             if isinstance(module, nn.Linear):
@@ -427,13 +475,15 @@ class Transformer(nn.Module):
                 if module.bias is not None:
                     nn.init.zeros_(module.bias)
             elif isinstance(module, nn.Embedding):
-                nn.init.normal_(module.weight, mean=0.0, std=d ** -0.5)
+                nn.init.normal_(module.weight, mean=0.0, std=d ** -0.5 if self.cfg.scale_embeddings else 1.0)
                 with torch.no_grad():
                     module.weight[PAD].zero_()
+            elif isinstance(module, RelativePositionBias):
+                nn.init.normal_(module.weight, mean=0.0, std=d ** -0.5)
         for module in self.modules():  # fused q/k/v projections: as if each were its own d×d matrix
             if isinstance(module, MultiHeadAttention):
                 fused = module.qkv_proj if module.self_attention else module.kv_proj
-                for block in fused.weight.data.split(d, dim=0):
+                for block in fused.weight.data.split(module.inner, dim=0):
                     nn.init.xavier_uniform_(block)
         if self.output_proj is not None:
             nn.init.normal_(self.output_proj.weight, mean=0.0, std=d ** -0.5)
@@ -475,9 +525,21 @@ class Transformer(nn.Module):
         (`forward`) give the self-attention `mask` and each token's position."""
         src_mask = (src != PAD)[:, None, None, :]
         x = self.src_embed(src, positions=positions)
+        if mask is None:
+            mask = src_mask
+            if self.encoder_position_bias is not None:  # (B, h, S, S): the biases, -inf at padding
+                mask = self.encoder_position_bias(src.size(1), src.size(1)).masked_fill(~src_mask, float("-inf"))
         for layer in self.encoder_layers:
-            x = self._layer(layer, x, src_mask if mask is None else mask)
+            x = self._layer(layer, x, mask)
         return self.encoder_norm(x), src_mask
+
+    def decoder_self_bias(self, length: int) -> Tensor | None:
+        """Relative positions' (1, h, T, T) bias for the decoder's self-attention, -inf over the
+        future (its causal mask), or None without them."""
+        if self.decoder_position_bias is None:
+            return None
+        future = torch.ones(length, length, dtype=torch.bool, device=self.decoder_position_bias.weight.device).triu(1)
+        return self.decoder_position_bias(length, length).masked_fill(future, float("-inf"))
 
     # --- decoder, whole target (training, scoring) ------------------------------------------
     def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, guided: bool = False,
@@ -486,6 +548,8 @@ class Transformer(nn.Module):
         log-probabilities (B, heads, T, S) (see `alignment_heads`). Packed rows (`forward`) give
         the cross-attention mask as src_mask, the self-attention's and each token's position."""
         x, attention = self.tgt_embed(tgt_in, positions=positions), None
+        if self_mask is None:
+            self_mask = self.decoder_self_bias(tgt_in.size(1))
         guided_layer, heads = self.alignment_heads if guided else (-1, 0)
         for i, layer in enumerate(self.decoder_layers):
             if i == guided_layer:
@@ -528,6 +592,8 @@ class Transformer(nn.Module):
         elif guided:
             raise ValueError("guided alignment trains on one pair per row, not on packed rows")
         else:
+            if self.encoder_position_bias is not None:
+                raise ValueError("packed rows with model.positions: relative (the biases would cross sentences)")
             masks = packed_masks(packing, use_flex(src.device, self.cfg.attention_dropout, self.training))
             memory, _ = self.encode(src, masks.encoder, packing.src_positions)
             hidden = self.decode(tgt_in, memory, masks.cross, self_mask=masks.decoder, positions=packing.tgt_positions)
@@ -567,8 +633,11 @@ class Transformer(nn.Module):
         (next_token_log_probs, `forbid` applied before its softmax), or (N, C) over a shortlist's
         state.vocabulary (column j: token vocabulary[j]); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
+        self_bias = None
+        if self.decoder_position_bias is not None:  # the new position's row over the past and itself
+            self_bias = self.decoder_position_bias(1, state.length + 1, offset=state.length)
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
-            x = layer.step(x, kv, state.src_bias, cache)
+            x = layer.step(x, kv, state.src_bias, cache, self_bias)
         state.length += 1
         hidden = self.decoder_norm(x[:, 0])
         if state.vocabulary is None:
@@ -582,10 +651,11 @@ class Transformer(nn.Module):
         teacher forcing: row t attends for the token predicted after tgt_in[:, t]."""
         memory, src_mask = self.encode(src)
         x, weights = self.tgt_embed(tgt_in), []
+        self_mask = self.decoder_self_bias(tgt_in.size(1))
         for decoder_layer in self.decoder_layers:
             kv = decoder_layer.cross_attn.project_kv(memory)
-            weights.append(decoder_layer.cross_attention_weights(x, kv, src_mask))
-            x = decoder_layer(x, memory, src_mask)
+            weights.append(decoder_layer.cross_attention_weights(x, kv, src_mask, self_mask))
+            x = decoder_layer(x, memory, src_mask, self_mask=self_mask)
         return weights
 
     def teacher_forced_log_probs(self, src: Tensor, tgt_in: Tensor) -> Tensor:

@@ -41,9 +41,16 @@ def sequence_log_prob(model, src_row: torch.Tensor, tokens: list[int], ended: bo
     return sum(logp[t, tok].item() for t, tok in enumerate(tokens + [EOS] if ended else tokens))
 
 
-@pytest.mark.parametrize("norm", ["post", "pre"])
+# T5's layout (an imported MADLAD-400's): relative position biases, RMSNorm, gated GELU, no biases,
+# heads of their own size, unscaled embeddings.
+T5_LAYOUT = dict(norm="pre", positions="relative", relative_buckets=8, relative_max_distance=16, norm_type="rms",
+                 gated_ffn=True, activation="gelu_tanh", bias=False, head_dim=12, scale_embeddings=False)
+LAYOUTS = {"post": dict(norm="post"), "pre": dict(norm="pre"), "t5": T5_LAYOUT}
+
+
+@pytest.mark.parametrize("norm", ["post", "pre", "t5"])
 def test_incremental_decoding_equals_full_recomputation(norm):
-    model = toy_model(norm=norm)
+    model = toy_model(**LAYOUTS[norm])
     src = sources()
     tgt = torch.randint(4, 40, (4, 9))
     tgt[:, 0] = BOS
@@ -57,14 +64,14 @@ def test_incremental_decoding_equals_full_recomputation(norm):
         assert torch.allclose(step, full[:, t], atol=1e-4), f"position {t}"
 
 
-@pytest.mark.parametrize("norm", ["post", "pre"])
+@pytest.mark.parametrize("norm", ["post", "pre", "t5"])
 @pytest.mark.parametrize("mode", [torch.inference_mode, torch.enable_grad])  # the searches' mode, and autograd's
 def test_incremental_decoding_through_reordered_rows_equals_full_recomputation(norm, mode):
     """Rows reordered, repeated and dropped between steps, as beam search and finished sentences
     do it, and twice before one step (the cache gathers its rows only when the next step comes):
     each step still scores its own row's history, as teacher forcing does."""
     with mode():
-        decode_through_reordered_rows(toy_model(norm=norm))
+        decode_through_reordered_rows(toy_model(**LAYOUTS[norm]))
 
 
 def decode_through_reordered_rows(model: Transformer) -> None:
