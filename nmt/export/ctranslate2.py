@@ -4,7 +4,10 @@ nmt's Transformer maps one to one onto CTranslate2's `TransformerSpec` (the spec
 convert to): fused q/k/v and k/v projections in the same order, post-LN or pre-LN with a final
 LayerNorm, embeddings scaled by sqrt(d_model). Two things are written out explicitly rather than
 left to CTranslate2's defaults: the position table (nmt interleaves sin and cos, CTranslate2's
-own table concatenates them) and the LayerNorm epsilon (torch's 1e-5).
+own table concatenates them) and the LayerNorm epsilon (torch's 1e-5). T5's layout
+(model.positions: relative, norm_type: rms, gated_ffn, bias: false, scale_embeddings: false, an
+imported MADLAD-400) maps onto the same spec's relative attention bias, RMSNorm and gated FFN, as
+CTranslate2's own T5 converter writes it.
 
 The directory holds the CTranslate2 model, both sentencepiece models, and `nmt_export.json`
 with the recipe (its decode section gives the engine's defaults) and where the model came from.
@@ -58,35 +61,44 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
     from ctranslate2.specs import common_spec
 
     activation = {"relu": common_spec.Activation.RELU, "swish": common_spec.Activation.SWISH,
-                  "gelu": common_spec.Activation.GELU}[cfg.activation]
+                  "gelu": common_spec.Activation.GELU, "gelu_tanh": common_spec.Activation.GELUTanh}[cfg.activation]
+    relative, rms = cfg.positions == "relative", cfg.norm_type == "rms"
     # The attention CTranslate2 returns (return_attention): a guided model's alignment heads
     # (train.guided_alignment); any other's is not used (alignments are refused).
     layer, heads = alignment_heads(checkpoint.recipe) or (-1, 1)
     spec = transformer_spec.TransformerSpec.from_config(
         (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation,
-        layernorm_embedding=cfg.embedding_norm, alignment_layer=layer, alignment_heads=heads)
-    spec.config.layer_norm_epsilon = 1e-5  # torch.nn.LayerNorm's default, which nmt uses
+        layernorm_embedding=cfg.embedding_norm, alignment_layer=layer, alignment_heads=heads,
+        relative_attention_bias=relative, ffn_glu=cfg.gated_ffn, rms_norm=rms)
+    # torch.nn.LayerNorm's default, which nmt uses; its RMSNorm's (T5's)
+    spec.config.layer_norm_epsilon = 1e-6 if rms else 1e-5
     spec.config.add_source_eos = True  # nmt's sources end with EOS
     spec.config.decoder_start_token = tgt_pieces[EOS if cfg.decoder_start == "eos" else BOS]
     if cfg.positions == "learned":  # a table per side
         positions = {side: weights[f"{side}_embed.positions.weight"] for side in ("src", "tgt")}
+    elif relative:
+        positions = None
     else:
         table = PositionalEncoding(cfg.d_model, cfg.max_positions, cfg.positions).table.numpy()
         positions = {"src": table, "tgt": table}
 
-    def linear(target, prefix: str, bias: bool = True) -> None:
+    def linear(target, prefix: str) -> None:
         target.weight = weights[f"{prefix}.weight"]
-        if bias:
+        if cfg.bias:
             target.bias = weights[f"{prefix}.bias"]
 
     def norm(target, prefix: str) -> None:
-        target.gamma, target.beta = weights[f"{prefix}.weight"], weights[f"{prefix}.bias"]
+        target.gamma = weights[f"{prefix}.weight"]
+        if not rms:
+            target.beta = weights[f"{prefix}.bias"]
 
     encoder, decoder = spec.encoder, spec.decoder
     encoder.embeddings[0].weight = weights["src_embed.tokens.weight"]
     decoder.embeddings.weight = weights["tgt_embed.tokens.weight"]
-    encoder.position_encodings.encodings = positions["src"]
-    decoder.position_encodings.encodings = positions["tgt"]
+    if positions is not None:
+        encoder.position_encodings.encodings = positions["src"]
+        decoder.position_encodings.encodings = positions["tgt"]
+    encoder.scale_embeddings = decoder.scale_embeddings = cfg.scale_embeddings
     if cfg.embedding_norm:
         norm(encoder.layernorm_embedding, "src_embed.norm")
         norm(decoder.layernorm_embedding, "tgt_embed.norm")
@@ -94,22 +106,31 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
         norm(encoder.layer_norm, "encoder_norm")
         norm(decoder.layer_norm, "decoder_norm")
 
-    def self_attention(target, prefix: str, sublayer: str) -> None:
+    def self_attention(target, prefix: str, sublayer: str, side: str) -> None:
         linear(target.linear[0], f"{prefix}.self_attn.qkv_proj")
         linear(target.linear[1], f"{prefix}.self_attn.out_proj")
         norm(target.layer_norm, f"{prefix}.{sublayer}.norm")
+        if cfg.head_dim:  # CTranslate2 would divide by the square root of d_model / heads
+            target.queries_scale = np.dtype("float32").type(cfg.head_dim ** -0.5)
+        if relative:  # the side's one table, in every layer (as CTranslate2's T5 converter shares it)
+            target.relative_attention_bias = weights[f"{side}_position_bias.weight"]
+            target.relative_attention_max_distance = np.dtype("int32").type(cfg.relative_max_distance)
 
     def feed_forward(target, prefix: str) -> None:
         linear(target.linear_0, f"{prefix}.feed_forward.w1")
+        if cfg.gated_ffn:
+            linear(target.linear_0_noact, f"{prefix}.feed_forward.w3")
         linear(target.linear_1, f"{prefix}.feed_forward.w2")
         norm(target.layer_norm, f"{prefix}.ff_sublayer.norm")
 
     for i, layer in enumerate(encoder.layer):
-        self_attention(layer.self_attention, f"encoder_layers.{i}", "attn_sublayer")
+        self_attention(layer.self_attention, f"encoder_layers.{i}", "attn_sublayer", "encoder")
         feed_forward(layer.ffn, f"encoder_layers.{i}")
     for i, layer in enumerate(decoder.layer):
         p = f"decoder_layers.{i}"
-        self_attention(layer.self_attention, p, "self_sublayer")
+        self_attention(layer.self_attention, p, "self_sublayer", "decoder")
+        if cfg.head_dim:
+            layer.attention.queries_scale = np.dtype("float32").type(cfg.head_dim ** -0.5)
         linear(layer.attention.linear[0], f"{p}.cross_attn.q_proj")
         linear(layer.attention.linear[1], f"{p}.cross_attn.kv_proj")  # keys and values, fused in this order
         linear(layer.attention.linear[2], f"{p}.cross_attn.out_proj")

@@ -31,6 +31,7 @@ from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenize
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.languages import language_usage, target_control_ids
 from nmt.data.tokenizer import CARRIED, load_processor
+from nmt.export.t5_export import export_t5, is_t5_layout
 from nmt.errors import NmtError
 from nmt.export.ctranslate2 import FORBIDDEN_LOGIT
 from nmt.export.directory import write_directory_atomically
@@ -195,6 +196,11 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
     payload, recipe = loaded.payload, loaded.recipe
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
+    if is_t5_layout(recipe.model):  # imported from MADLAD-400 (or fine-tuned from such an import)
+        return export_t5(payload, recipe, checkpoint, out, force, require_transformers)
+    if layout := recipe.model.t5_layout():
+        raise NmtError(f"{checkpoint}: model {', '.join(layout)}: transformers' Marian, Pegasus and M2M-100 compute "
+                       "the paper's layers, and T5 relative positions; this model exports to CTranslate2 (`nmt export`)")
     if CARRIED in payload["tokenizer"]:  # imported from NLLB-200/M2M-100/mBART-50 (or fine-tuned from such an import)
         return export_m2m100(payload, recipe, payload["tokenizer"][CARRIED].numpy().tobytes(), checkpoint, out,
                              force, transformers_state_dict(payload["model"], recipe.model), require_transformers)

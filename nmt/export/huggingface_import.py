@@ -1,5 +1,5 @@
-"""A Hugging Face `transformers` Marian (OPUS-MT), Pegasus, M2M-100 (NLLB-200, M2M-100) or
-mBART-50 directory as an nmt checkpoint: `nmt import`.
+"""A Hugging Face `transformers` Marian (OPUS-MT), Pegasus, M2M-100 (NLLB-200, M2M-100), mBART-50
+or T5 (MADLAD-400) directory as an nmt checkpoint: `nmt import`.
 
 The inverse of `nmt.export.huggingface`: MarianMTModel's layers are nmt's post-LN layers, Pegasus's
 its pre-LN ones, and the d_model dimensions are permuted back from sines-then-cosines to nmt's
@@ -26,6 +26,7 @@ output); its vocabulary is read by nmt.export.m2m100_vocabulary, and every langu
 a language of the checkpoint (data.languages). An MBartForConditionalGeneration (mBART-50) is
 the same but for learned positions, a table per side (model.positions: learned), and a LayerNorm
 on the embeddings (model.embedding_norm); its MBart50Tokenizer puts the codes where NLLB's does.
+A T5ForConditionalGeneration (MADLAD-400) is read by nmt.export.t5_import.
 """
 
 from __future__ import annotations
@@ -44,16 +45,17 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 from nmt.export.huggingface import marian_order, require_transformers
 from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary, pack_original
+from nmt.export.t5_import import check_t5_config, spm_path, t5_model_section, t5_state_dict, t5_vocabulary
 from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary, parse_added_languages,
                                              read_added_pieces)
 from nmt.model.transformer import Transformer
 
-NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre", "mbart": "pre"}
+NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre", "mbart": "pre", "t5": "pre"}
 POSITIONS_OF = {"m2m_100": "fairseq", "mbart": "learned"}  # else the paper's sinusoid
 MULTILINGUAL = ("m2m_100", "mbart")  # language codes on both sides, the vocabulary of nmt.export.m2m100_vocabulary
 # Architectures nmt's Transformer cannot compute, and what it lacks for each.
 UNSUPPORTED = {"bart": "a byte-level BPE tokenizer (GPT-2's; nmt's tokenizer is sentencepiece)",
-               "t5": "relative position buckets, RMSNorm without biases and gated feed-forwards (MADLAD-400's T5)"}
+               "mt5": "mT5's tokenizer without language tokens (nmt imports T5 models with <2xx> pieces, as MADLAD-400)"}
 ACTIVATION_OF = {"relu": "relu", "swish": "swish", "silu": "swish", "gelu": "gelu"}
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")  # nmt's ids 0..3
 MAX_LOGIT_DIFFERENCE = 1e-3  # the import's own check against transformers
@@ -76,7 +78,13 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
     languages: list[str] = []
     decoder_start = "bos"
-    if config.model_type in MULTILINGUAL:
+    if config.model_type == "t5":  # the target's code <2xx> in front of the source; the decoder starts from <pad>
+        vocab, codes = t5_vocabulary(transformers, directory, config.vocab_size)
+        languages = list(codes)
+        src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)
+        one = reordered_tokenizer(spm_path(directory), vocab, specials, spm_path(directory), controls=set(codes.values()))
+        tokenizers = {"src": one, "tgt": one}
+    elif config.model_type in MULTILINGUAL:
         if config.decoder_start_token_id == config.eos_token_id:
             # fairseq's decoder starts from </s>: nmt's does too (model.decoder_start: eos), and nmt's
             # BOS is the row of the <s> the model never reads, so each row maps to one nmt token.
@@ -96,6 +104,9 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                                                     ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
 
     if added_languages or added_pieces:  # every request checked before the model is read
+        if config.model_type == "t5":
+            raise NmtError(f"{directory}: --add-languages and --add-pieces extend NLLB-200, M2M-100 and mBART-50 "
+                           "models; not yet T5's")
         if tokenizers["src"][0] != tokenizers["tgt"][0]:
             raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
                            "extend one joint vocabulary")
@@ -114,7 +125,10 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                      decoder_start)
     protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
     indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
-    weights = nmt_state_dict(hf_state, recipe.model, indices)
+    if config.model_type == "t5":
+        weights = t5_state_dict(hf_state, recipe.model, config, indices["tgt"])
+    else:
+        weights = nmt_state_dict(hf_state, recipe.model, indices)
     model = Transformer(recipe.model, len(indices["src"]), len(indices["tgt"]))
     model.load_state_dict(weights, strict=True)
     difference = max_logit_difference(model.eval(), hf_model, indices)
@@ -127,7 +141,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
         protos = {"src": proto, "tgt": proto}
         languages = recipe.data.languages
     carried = {}
-    if languages:  # what exporting back to an M2M100ForConditionalGeneration needs
+    if config.model_type in MULTILINGUAL:  # what exporting back to an M2M100ForConditionalGeneration needs
         carried[CARRIED] = torch.frombuffer(bytearray(pack_original(directory, indices["tgt"], codes)), dtype=torch.uint8)
     save_checkpoint({
         "recipe": recipe_to_dict(recipe),
@@ -164,12 +178,15 @@ def _read_config(transformers, directory: Path):
         raise NmtError(f"{directory}: a {model_type} model; nmt's Transformer lacks {UNSUPPORTED[model_type]}")
     if model_type not in NORM_OF:
         raise NmtError(f"{directory}: a {model_type!r} model; nmt imports Marian (MarianMTModel, OPUS-MT), "
-                       "Pegasus, M2M-100 (M2M100ForConditionalGeneration: NLLB-200, M2M-100) and mBART-50 "
-                       "(MBartForConditionalGeneration) models")
+                       "Pegasus, M2M-100 (M2M100ForConditionalGeneration: NLLB-200, M2M-100), mBART-50 "
+                       "(MBartForConditionalGeneration) and T5 (T5ForConditionalGeneration: MADLAD-400) models")
     try:
         config = transformers.AutoConfig.from_pretrained(directory)
     except (OSError, ValueError) as e:
         raise NmtError(f"{directory}/config.json: {str(e).strip().splitlines()[0]}") from None
+    if model_type == "t5":
+        check_t5_config(config, directory)
+        return config
     lacking = []
     if not config.scale_embedding:
         lacking.append("scale_embedding false (nmt scales embeddings by sqrt(d_model))")
@@ -228,10 +245,10 @@ def reordered_tokenizer(spm_path: Path, vocab: dict[str, int], specials: dict[st
         if piece in SPECIAL_PIECES:
             raise NmtError(f"{vocab_path}: {piece} has id {marian_id}, which nmt's vocabulary has no room for "
                            "(its <pad>, <unk>, <s>, </s> are the model's pad, unknown, decoder-start and EOS tokens)")
-        if piece in kept:
-            rebuilt.pieces.append(kept[piece])
-        elif piece in controls:
+        if piece in controls:  # (T5's <2xx> are pieces of its sentencepiece model)
             rebuilt.pieces.add(piece=piece, score=0.0, type=kinds.CONTROL)
+        elif piece in kept:
+            rebuilt.pieces.append(kept[piece])
         else:  # the other side's piece in a shared vocabulary: a row of the model, never produced by encoding
             rebuilt.pieces.add(piece=piece, score=lowest - 10.0, type=kinds.UNUSED)
         index.append(marian_id)
@@ -263,13 +280,14 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
 
     src_proto, tgt_proto = tokenizers["src"][0], tokenizers["tgt"][0]
     joint = src_proto == tgt_proto
-    share = joint and torch.equal(hf_state["model.encoder.embed_tokens.weight"], hf_state["model.decoder.embed_tokens.weight"])
+    prefix = "" if config.model_type == "t5" else "model."
+    share = joint and torch.equal(hf_state[f"{prefix}encoder.embed_tokens.weight"],
+                                  hf_state[f"{prefix}decoder.embed_tokens.weight"])
     spec = model_pb2.ModelProto()
     spec.ParseFromString(tgt_proto)
     model_type = {1: "unigram", 2: "bpe"}.get(spec.trainer_spec.model_type)
     if model_type is None:
         raise NmtError(f"{directory}: a word or character sentencepiece model; nmt's tokenizer is unigram or BPE")
-    tied = torch.equal(hf_state["lm_head.weight"], hf_state["model.decoder.embed_tokens.weight"])
     generation = _read_json(directory / "generation_config.json", required=False)
     decode = {"beam_size": int(generation.get("num_beams") or 1),
               "length_penalty": float(generation.get("length_penalty", 1.0)),
@@ -280,19 +298,27 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
         "output_dir": str(out.with_suffix("")),
         "data": {"src_lang": src_lang, "tgt_lang": tgt_lang, "train": f"(imported from {directory})",
                  "valid": f"(imported from {directory})",
-                 **({"language_token": "both", "languages": languages} if languages else {})},
+                 **({"language_token": "source" if config.model_type == "t5" else "both", "languages": languages}
+                    if languages else {})},
         "tokenizer": {"model_type": model_type, "vocab_size": len(tokenizers["tgt"][1]), "joint": joint},
-        "model": {"encoder_layers": config.encoder_layers, "decoder_layers": config.decoder_layers,
-                  "d_model": config.d_model, "heads": config.encoder_attention_heads, "d_ff": config.encoder_ffn_dim,
-                  "dropout": config.dropout, "attention_dropout": config.attention_dropout,
-                  "activation_dropout": config.activation_dropout, "norm": NORM_OF[config.model_type],
-                  "activation": ACTIVATION_OF[config.activation_function], "share_embeddings": share,
-                  "tie_output": tied, "max_positions": config.max_position_embeddings,
-                  "positions": POSITIONS_OF.get(config.model_type, "sinusoidal"),
-                  "embedding_norm": config.model_type == "mbart", "decoder_start": decoder_start},
+        "model": t5_model_section(config, share) if config.model_type == "t5" else
+        _model_section(config, hf_state, share, decoder_start),
         "decode": decode,
     }
     return recipe_from_dict(raw, str(directory))
+
+
+def _model_section(config, hf_state: dict, share: bool, decoder_start: str) -> dict:
+    """The recipe's model section for a Marian, Pegasus, M2M-100 or mBART configuration."""
+    return {"encoder_layers": config.encoder_layers, "decoder_layers": config.decoder_layers,
+            "d_model": config.d_model, "heads": config.encoder_attention_heads, "d_ff": config.encoder_ffn_dim,
+            "dropout": config.dropout, "attention_dropout": config.attention_dropout,
+            "activation_dropout": config.activation_dropout, "norm": NORM_OF[config.model_type],
+            "activation": ACTIVATION_OF[config.activation_function], "share_embeddings": share,
+            "tie_output": torch.equal(hf_state["lm_head.weight"], hf_state["model.decoder.embed_tokens.weight"]),
+            "max_positions": config.max_position_embeddings,
+            "positions": POSITIONS_OF.get(config.model_type, "sinusoidal"),
+            "embedding_norm": config.model_type == "mbart", "decoder_start": decoder_start}
 
 
 # --- the weights ---------------------------------------------------------------------------------
@@ -428,6 +454,7 @@ def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang
                       ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",
                        "share_embeddings", "tie_output")
                       + (("positions", "decoder_start") if model.positions != "sinusoidal" else ()))
+    shape += "".join(f", {key}" for key in model.t5_layout() if not key.startswith(("positions", "activation")))
     lines.append(f"imported {directory} ({summary['architecture']}, {summary['direction']}, vocabularies "
                  f"{summary['vocab']['src']}/{summary['vocab']['tgt']}) to {out}; logits within "
                  f"{summary['max_logit_difference']:.1g} of transformers'. Fine-tune with `nmt train RECIPE --init-from "

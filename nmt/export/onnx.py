@@ -115,6 +115,9 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     if recipe.data.language_token != "none":
         raise NmtError(f"{checkpoint_path}: a multilingual model (data.language_token {recipe.data.language_token}): "
                        "its language tokens are not in the ONNX export; export it to CTranslate2 instead")
+    if layout := cfg.t5_layout():
+        raise NmtError(f"{checkpoint_path}: model {', '.join(layout)}: the ONNX export computes the paper's layers; "
+                       "export this model to CTranslate2 instead")
     protos = checkpoint.tokenizer_models()
     from nmt.data.tokenizer import load_processor
 

@@ -238,7 +238,9 @@ def test_bad_directories_and_codes_are_one_line_errors_that_write_nothing(m2m_di
     shutil.copytree(directory, t5)
     config = json.loads((t5 / "config.json").read_text())
     (t5 / "config.json").write_text(json.dumps(config | {"model_type": "t5"}))
-    one_line_error(runner.invoke(app, ["import", str(t5), "-o", str(out)]), "t5", "relative position buckets")
+    one_line_error(runner.invoke(app, ["import", str(t5), "-o", str(out)]), "no spiece.model or sentencepiece.model")
+    (t5 / "config.json").write_text(json.dumps(config | {"model_type": "mt5"}))
+    one_line_error(runner.invoke(app, ["import", str(t5), "-o", str(out)]), "mt5", "language tokens")
     (t5 / "config.json").write_text(json.dumps(config | {"model_type": "mbart"}))  # mBART with this layout's tokenizer
     one_line_error(runner.invoke(app, ["import", str(t5), "-o", str(out)]), "an mBART model with a",
                    "MBart50Tokenizer")

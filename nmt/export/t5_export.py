@@ -1,0 +1,159 @@
+"""A checkpoint of T5's layout (imported from MADLAD-400, or fine-tuned from such an import) as a
+transformers `T5ForConditionalGeneration` directory: `nmt export --format huggingface`.
+
+The inverse of nmt.export.t5_import, in nmt's own token ids: the vocabulary is the checkpoint's
+sentencepiece model (written as `spiece.model`, its language tokens `<2xx>` made user-defined
+pieces again, so the T5 tokenizer reads them in text as MADLAD's does), the decoder starts from
+nmt's BOS row, and generation suppresses PAD and BOS, which nmt never predicts. The queries are
+divided by sqrt(d_kv) again (T5 does not scale its scores) and the output layer is written as
+its own matrix, which T5 v1.1 does not rescale.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from nmt.checkpoint import tokenizer_models
+from nmt.config import Recipe
+from nmt.errors import NmtError
+from nmt.export.directory import write_directory_atomically
+from nmt.special_tokens import BOS, EOS, PAD
+
+FEED_FORWARD = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "swish": "silu"}
+
+
+def is_t5_layout(cfg) -> bool:
+    return cfg.positions == "relative"
+
+
+def check_t5_exportable(cfg, checkpoint: Path) -> None:
+    """A one-line error naming what a T5ForConditionalGeneration cannot hold."""
+    lacking = [text for wrong, text in (
+        (cfg.norm != "pre", "post-LN layers (norm: post)"),
+        (cfg.norm_type != "rms", "LayerNorm (norm_type: layer)"),
+        (cfg.bias, "biases (bias: true)"),
+        (cfg.scale_embeddings, "scaled embeddings (scale_embeddings: true)"),
+        (not cfg.share_embeddings, "separate vocabularies (share_embeddings: false)"),
+        (cfg.residual_free_encoder_layer is not None, "a layer without its residual connection"),
+        (cfg.decoder_start != "bos", "a decoder starting from EOS"),
+    ) if wrong]
+    if lacking:
+        raise NmtError(f"{checkpoint}: relative positions export as a T5ForConditionalGeneration, which has no "
+                       + ", ".join(lacking) + "; export to CTranslate2 (`nmt export`)")
+
+
+def t5_weights(state: dict[str, torch.Tensor], cfg) -> dict[str, torch.Tensor]:
+    """nmt's weights under T5's names (the inverse of nmt.export.t5_import.t5_state_dict)."""
+    head_dim = cfg.head_dim or cfg.d_model // cfg.heads
+    out: dict[str, torch.Tensor] = {}
+
+    def attention(target: str, source: str, self_attention: bool) -> None:
+        if self_attention:
+            q, k, v = state[f"{source}.qkv_proj.weight"].chunk(3)
+        else:
+            q, (k, v) = state[f"{source}.q_proj.weight"], state[f"{source}.kv_proj.weight"].chunk(2)
+        out[f"{target}.q.weight"], out[f"{target}.k.weight"], out[f"{target}.v.weight"] = q * head_dim ** -0.5, k, v
+        out[f"{target}.o.weight"] = state[f"{source}.out_proj.weight"]
+
+    def feed_forward(target: str, source: str) -> None:
+        if cfg.gated_ffn:
+            out[f"{target}.wi_0.weight"], out[f"{target}.wi_1.weight"] = state[f"{source}.w1.weight"], state[f"{source}.w3.weight"]
+        else:
+            out[f"{target}.wi.weight"] = state[f"{source}.w1.weight"]
+        out[f"{target}.wo.weight"] = state[f"{source}.w2.weight"]
+
+    for i in range(cfg.encoder_layers):
+        t, s = f"encoder.block.{i}.layer", f"encoder_layers.{i}"
+        attention(f"{t}.0.SelfAttention", f"{s}.self_attn", True)
+        out[f"{t}.0.layer_norm.weight"] = state[f"{s}.attn_sublayer.norm.weight"]
+        feed_forward(f"{t}.1.DenseReluDense", f"{s}.feed_forward")
+        out[f"{t}.1.layer_norm.weight"] = state[f"{s}.ff_sublayer.norm.weight"]
+    for i in range(cfg.decoder_layers):
+        t, s = f"decoder.block.{i}.layer", f"decoder_layers.{i}"
+        attention(f"{t}.0.SelfAttention", f"{s}.self_attn", True)
+        out[f"{t}.0.layer_norm.weight"] = state[f"{s}.self_sublayer.norm.weight"]
+        attention(f"{t}.1.EncDecAttention", f"{s}.cross_attn", False)
+        out[f"{t}.1.layer_norm.weight"] = state[f"{s}.cross_sublayer.norm.weight"]
+        feed_forward(f"{t}.2.DenseReluDense", f"{s}.feed_forward")
+        out[f"{t}.2.layer_norm.weight"] = state[f"{s}.ff_sublayer.norm.weight"]
+    for side in ("encoder", "decoder"):
+        out[f"{side}.final_layer_norm.weight"] = state[f"{side}_norm.weight"]
+        out[f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"] = state[f"{side}_position_bias.weight"]
+    out["shared.weight"] = state["src_embed.tokens.weight"]
+    out["lm_head.weight"] = state["tgt_embed.tokens.weight" if cfg.tie_output else "output_proj.weight"]
+    return {name: t.float().contiguous() for name, t in out.items()}
+
+
+def _spiece_with_language_pieces(proto: bytes) -> bytes:
+    """The sentencepiece model with its language tokens <2xx> user-defined pieces (nmt keeps them
+    as control tokens, which text never produces; MADLAD's tokenizer reads them in text)."""
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    model = model_pb2.ModelProto()
+    model.ParseFromString(proto)
+    kinds = model_pb2.ModelProto.SentencePiece
+    for piece in model.pieces:
+        if piece.type == kinds.CONTROL and piece.piece.startswith("<2") and piece.piece.endswith(">"):
+            piece.type = kinds.USER_DEFINED
+    return model.SerializeToString()
+
+
+def export_t5(payload: dict, recipe: Recipe, checkpoint: Path, out: Path, force: bool, require_transformers) -> dict:
+    transformers = require_transformers()
+    cfg = recipe.model
+    check_t5_exportable(cfg, checkpoint)
+    protos = tokenizer_models(payload)
+    weights = t5_weights(payload["model"], cfg)
+    vocab_size = weights["shared.weight"].size(0)
+    head_dim = cfg.head_dim or cfg.d_model // cfg.heads
+    config = transformers.T5Config(
+        vocab_size=vocab_size, d_model=cfg.d_model, d_kv=head_dim, d_ff=cfg.d_ff, num_layers=cfg.encoder_layers,
+        num_decoder_layers=cfg.decoder_layers, num_heads=cfg.heads, relative_attention_num_buckets=cfg.relative_buckets,
+        relative_attention_max_distance=cfg.relative_max_distance, dropout_rate=cfg.dropout, layer_norm_epsilon=1e-6,
+        feed_forward_proj=("gated-gelu" if cfg.activation == "gelu_tanh" else f"gated-{FEED_FORWARD[cfg.activation]}")
+        if cfg.gated_ffn else FEED_FORWARD[cfg.activation],
+        tie_word_embeddings=False, pad_token_id=PAD, eos_token_id=EOS, decoder_start_token_id=BOS,
+        architectures=["T5ForConditionalGeneration"])
+    data, decode = recipe.data, recipe.decode
+
+    def fill(directory: Path) -> None:
+        from safetensors.torch import save_file
+
+        config.save_pretrained(directory)
+        (directory / "spiece.model").write_bytes(_spiece_with_language_pieces(protos["tgt"]))
+        tokenizer = transformers.T5Tokenizer.from_pretrained(directory, extra_ids=0)
+        tokenizer.save_pretrained(directory)
+        transformers.GenerationConfig(
+            num_beams=max(decode.beam_size, 1), length_penalty=decode.length_penalty,
+            no_repeat_ngram_size=decode.no_repeat_ngram_size, max_length=cfg.max_positions - 1,
+            early_stopping=decode.beam_size > 1 and decode.length_penalty != 0, pad_token_id=PAD, eos_token_id=EOS,
+            decoder_start_token_id=BOS, suppress_tokens=[PAD, BOS],  # nmt never predicts them
+        ).save_pretrained(directory)
+        save_file(weights, str(directory / "model.safetensors"), metadata={"format": "pt"})
+        (directory / "README.md").write_text(_card(recipe, checkpoint, payload), encoding="utf-8")
+
+    write_directory_atomically(Path(out), fill, force)
+    return {"directory": str(out), "direction": f"{data.src_lang}-{data.tgt_lang}",
+            "architecture": "T5ForConditionalGeneration", "quantization": "float32",
+            "bytes": sum(f.stat().st_size for f in Path(out).iterdir()), "generation_differences": []}
+
+
+def _card(recipe: Recipe, checkpoint: Path, payload: dict) -> str:
+    data = recipe.data
+    return "\n".join([
+        "---", "library_name: transformers", "pipeline_tag: translation", "tags: [nmt, translation]", "---", "",
+        f"# {data.src_lang}→{data.tgt_lang} (and {len(data.languages)} languages) exported by nmt", "",
+        f"Exported from `{checkpoint}` (update {payload.get('progress', {}).get('step')}) by `nmt export --format "
+        "huggingface` as a `T5ForConditionalGeneration`. Ask for a target language with its token in front of "
+        f"the source, as MADLAD-400 does: `<2{data.tgt_lang}> A dog runs on the beach.`", "",
+        "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
+        "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
+        "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")",
+        f"batch = tokenizer([\"<2{data.tgt_lang}> A dog runs on the beach.\"], return_tensors=\"pt\")",
+        "print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))", "```", "",
+        "## Recipe", "", "```json", json.dumps(recipe.model_dump(mode="json"), indent=1), "```", "",
+    ])
+
