@@ -12,8 +12,9 @@ from nmt.errors import NmtError
 
 GROUPS = {
     "embeddings": ("src_embed.", "tgt_embed."),
-    "encoder": ("encoder_layers.", "encoder_norm."),
-    "decoder": ("decoder_layers.", "decoder_norm."),
+    # (a side's relative position biases, model.positions: relative, belong to its stack)
+    "encoder": ("encoder_layers.", "encoder_norm.", "encoder_position_bias."),
+    "decoder": ("decoder_layers.", "decoder_norm.", "decoder_position_bias."),
     "output": ("output_proj.",),  # a separate output layer (model.tie_output: false)
 }
 

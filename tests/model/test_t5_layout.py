@@ -105,3 +105,12 @@ def test_packing_with_relative_positions_is_refused_naming_the_key():
     with pytest.raises(ValueError, match="train.pack_width"):
         Recipe(output_dir="runs/x", model=T5_LAYOUT, train={"pack_width": 64}, data={"src_lang": "en", "tgt_lang": "de", "train": "x",
                                                                 "valid": "y"})
+
+
+def test_freezing_a_stack_freezes_its_position_biases():
+    from nmt.train.freezing import freeze
+
+    model = Transformer(ModelConfig(**T5_LAYOUT), 40, 40)
+    freeze(model, ["encoder"])
+    assert not model.encoder_position_bias.weight.requires_grad
+    assert model.decoder_position_bias.weight.requires_grad
