@@ -51,7 +51,10 @@ def describe(info: dict) -> list[str]:
         f"progress     step {info['step']:,}, epoch {info['epoch']}, {info['training_minutes']} min of training",
         f"model        {info['parameters']:,} parameters: {m['encoder_layers']}+{m['decoder_layers']} layers, "
         f"d_model {m['d_model']}, {m['heads']} heads, d_ff {m['d_ff']}, {m['norm']}-LN"
-        + (", shared embeddings" if m["share_embeddings"] else ""),
+        + (", shared embeddings" if m["share_embeddings"] else "")
+        + "".join(f", {text}" for key, value, text in (("positions", "relative", "relative positions"),
+                                                      ("norm_type", "rms", "RMSNorm"), ("gated_ffn", True, "gated feed-forwards"))
+                  if m.get(key) == value),
         f"vocabulary   {'joint ' if info['vocabulary']['joint'] else ''}{info['vocabulary']['src']:,} source, "
         f"{info['vocabulary']['tgt']:,} target pieces",
     ]

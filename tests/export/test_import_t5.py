@@ -92,6 +92,8 @@ def test_the_import_reads_the_layout_tokens_and_logits(imported):
     assert (cfg.positions, cfg.norm_type, cfg.gated_ffn, cfg.bias, cfg.head_dim, cfg.scale_embeddings, cfg.activation) \
         == ("relative", "rms", True, False, 16, False, "gelu_tanh")
     assert own.recipe.data.language_token == "source" and set(own.recipe.data.languages) == {"de", "fr", "en"}
+    info = runner.invoke(app, ["info", str(ckpt)]).output
+    assert "relative positions, RMSNorm, gated feed-forwards" in info and "<2de>" in info
     tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     hf = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
     for line in LINES:
