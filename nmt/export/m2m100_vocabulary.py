@@ -72,6 +72,12 @@ def m2m100_vocabulary(transformers, directory: Path, vocab_size: int,
         raise NmtError(f"{directory}: the tokenizer has no language codes (NLLB's eng_Latn, M2M-100's __en__)")
     for code, token in codes.items():
         vocab[language_token(code)] = tokenizer.convert_tokens_to_ids(token)
+    return with_every_row(vocab, tokenizer, vocab_size, directory), codes
+
+
+def with_every_row(vocab: dict[str, int], tokenizer, vocab_size: int, directory: Path) -> dict[str, int]:
+    """`vocab` with the tokenizer's other added tokens under their names and every row no token has
+    as `<unused:N>`, so that nmt's output layer keeps every row the model has."""
     taken = set(vocab.values())
     for token, token_id in tokenizer.get_added_vocab().items():
         if token_id not in taken and token not in vocab:
@@ -80,8 +86,7 @@ def m2m100_vocabulary(transformers, directory: Path, vocab_size: int,
     beyond = [token_id for token_id in taken if token_id >= vocab_size]
     if beyond:
         raise NmtError(f"{directory}: the tokenizer has ids up to {max(beyond)}, the model {vocab_size} rows")
-    vocab |= {f"<unused:{row}>": row for row in range(vocab_size) if row not in taken}
-    return vocab, codes
+    return vocab | {f"<unused:{row}>": row for row in range(vocab_size) if row not in taken}
 
 
 def default_direction(directory: Path, codes: list[str], src_lang: str | None, tgt_lang: str | None,

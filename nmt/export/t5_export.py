@@ -20,6 +20,7 @@ from nmt.checkpoint import tokenizer_models
 from nmt.config import Recipe
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
+from nmt.export.t5_import import t5_names
 from nmt.special_tokens import BOS, EOS, PAD
 
 FEED_FORWARD = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "swish": "silu"}
@@ -47,41 +48,15 @@ def check_t5_exportable(cfg, checkpoint: Path) -> None:
 
 def t5_weights(state: dict[str, torch.Tensor], cfg) -> dict[str, torch.Tensor]:
     """nmt's weights under T5's names (the inverse of nmt.export.t5_import.t5_state_dict)."""
-    head_dim = cfg.head_dim or cfg.d_model // cfg.heads
-    out: dict[str, torch.Tensor] = {}
-
-    def attention(target: str, source: str, self_attention: bool) -> None:
+    plain, attentions = t5_names(cfg)
+    out = {theirs: state[ours] for ours, theirs in plain}
+    query_scale = (cfg.head_dim or cfg.d_model // cfg.heads) ** -0.5
+    for target, source, self_attention in attentions:
         if self_attention:
-            q, k, v = state[f"{source}.qkv_proj.weight"].chunk(3)
+            q, k, v = state[f"{target}.qkv_proj.weight"].chunk(3)
         else:
-            q, (k, v) = state[f"{source}.q_proj.weight"], state[f"{source}.kv_proj.weight"].chunk(2)
-        out[f"{target}.q.weight"], out[f"{target}.k.weight"], out[f"{target}.v.weight"] = q * head_dim ** -0.5, k, v
-        out[f"{target}.o.weight"] = state[f"{source}.out_proj.weight"]
-
-    def feed_forward(target: str, source: str) -> None:
-        if cfg.gated_ffn:
-            out[f"{target}.wi_0.weight"], out[f"{target}.wi_1.weight"] = state[f"{source}.w1.weight"], state[f"{source}.w3.weight"]
-        else:
-            out[f"{target}.wi.weight"] = state[f"{source}.w1.weight"]
-        out[f"{target}.wo.weight"] = state[f"{source}.w2.weight"]
-
-    for i in range(cfg.encoder_layers):
-        t, s = f"encoder.block.{i}.layer", f"encoder_layers.{i}"
-        attention(f"{t}.0.SelfAttention", f"{s}.self_attn", True)
-        out[f"{t}.0.layer_norm.weight"] = state[f"{s}.attn_sublayer.norm.weight"]
-        feed_forward(f"{t}.1.DenseReluDense", f"{s}.feed_forward")
-        out[f"{t}.1.layer_norm.weight"] = state[f"{s}.ff_sublayer.norm.weight"]
-    for i in range(cfg.decoder_layers):
-        t, s = f"decoder.block.{i}.layer", f"decoder_layers.{i}"
-        attention(f"{t}.0.SelfAttention", f"{s}.self_attn", True)
-        out[f"{t}.0.layer_norm.weight"] = state[f"{s}.self_sublayer.norm.weight"]
-        attention(f"{t}.1.EncDecAttention", f"{s}.cross_attn", False)
-        out[f"{t}.1.layer_norm.weight"] = state[f"{s}.cross_sublayer.norm.weight"]
-        feed_forward(f"{t}.2.DenseReluDense", f"{s}.feed_forward")
-        out[f"{t}.2.layer_norm.weight"] = state[f"{s}.ff_sublayer.norm.weight"]
-    for side in ("encoder", "decoder"):
-        out[f"{side}.final_layer_norm.weight"] = state[f"{side}_norm.weight"]
-        out[f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"] = state[f"{side}_position_bias.weight"]
+            q, (k, v) = state[f"{target}.q_proj.weight"], state[f"{target}.kv_proj.weight"].chunk(2)
+        out[f"{source}.q.weight"], out[f"{source}.k.weight"], out[f"{source}.v.weight"] = q * query_scale, k, v
     out["shared.weight"] = state["src_embed.tokens.weight"]
     out["lm_head.weight"] = state["tgt_embed.tokens.weight" if cfg.tie_output else "output_proj.weight"]
     return {name: t.float().contiguous() for name, t in out.items()}

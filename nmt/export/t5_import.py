@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from nmt.errors import NmtError
+from nmt.export.m2m100_vocabulary import with_every_row
 
 SPM_FILES = ("spiece.model", "sentencepiece.model")
 LANGUAGE_PIECE = re.compile(r"^<2([^<>\s]+)>$")
@@ -84,16 +85,7 @@ def t5_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[
     if not codes:
         raise NmtError(f"{directory}: {path.name} has no language pieces <2xx> (MADLAD-400's <2de>); nmt imports "
                        "T5 models that translate into the language such a piece names")
-    taken = set(vocab.values())
-    for token, token_id in tokenizer.get_added_vocab().items():
-        if token_id not in taken and token not in vocab:
-            vocab[token] = token_id
-            taken.add(token_id)
-    beyond = [token_id for token_id in taken if token_id >= vocab_size]
-    if beyond:
-        raise NmtError(f"{directory}: the tokenizer has ids up to {max(beyond)}, the model {vocab_size} rows")
-    vocab |= {f"<unused:{row}>": row for row in range(vocab_size) if row not in taken}
-    return vocab, codes
+    return with_every_row(vocab, tokenizer, vocab_size, directory), codes
 
 
 def t5_model_section(config, share: bool) -> dict:
@@ -118,44 +110,42 @@ def scales_output(config) -> bool:
     return bool(getattr(config, "scale_decoder_outputs", config.tie_word_embeddings))
 
 
+def t5_names(cfg) -> tuple[list[tuple[str, str]], list[tuple[str, str, bool]]]:
+    """How nmt's tensors and T5's correspond, for the import and the export (nmt.export.t5_export):
+    (nmt's name, T5's) of each tensor that maps one to one, and (nmt's attention, T5's, whether a
+    self-attention) of each attention, whose q, k and v nmt fuses."""
+    plain, attentions = [], []
+
+    def feed_forward(target: str, source: str) -> None:
+        pairs = (("w1", "wi_0"), ("w3", "wi_1"), ("w2", "wo")) if cfg.gated_ffn else (("w1", "wi"), ("w2", "wo"))
+        plain.extend((f"{target}.{ours}.weight", f"{source}.{theirs}.weight") for ours, theirs in pairs)
+
+    for side, layers, sublayers in (("encoder", cfg.encoder_layers, ("attn_sublayer", "ff_sublayer")),
+                                    ("decoder", cfg.decoder_layers, ("self_sublayer", "cross_sublayer", "ff_sublayer"))):
+        for i in range(layers):
+            t, s = f"{side}_layers.{i}", f"{side}.block.{i}.layer"
+            attentions.append((f"{t}.self_attn", f"{s}.0.SelfAttention", True))
+            if side == "decoder":
+                attentions.append((f"{t}.cross_attn", f"{s}.1.EncDecAttention", False))
+            feed_forward(f"{t}.feed_forward", f"{s}.{len(sublayers) - 1}.DenseReluDense")
+            plain.extend((f"{t}.{sublayer}.norm.weight", f"{s}.{j}.layer_norm.weight") for j, sublayer in enumerate(sublayers))
+        plain.append((f"{side}_norm.weight", f"{side}.final_layer_norm.weight"))
+        plain.append((f"{side}_position_bias.weight", f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"))
+    plain.extend((f"{target}.out_proj.weight", f"{source}.o.weight") for target, source, _ in attentions)
+    return plain, attentions
+
+
 def t5_state_dict(hf: dict[str, torch.Tensor], cfg, config, index: list[int]) -> dict[str, torch.Tensor]:
     """transformers' T5 weights under nmt's names (nmt.model.transformer)."""
-    out: dict[str, torch.Tensor] = {}
+    plain, attentions = t5_names(cfg)
+    out = {ours: hf[theirs] for ours, theirs in plain}
     query_scale = math.sqrt(config.d_kv)  # T5's unscaled scores, as nmt's attention scales them
-
-    def attention(target: str, source: str, self_attention: bool) -> None:
-        q = hf[f"{source}.q.weight"] * query_scale
-        k, v = hf[f"{source}.k.weight"], hf[f"{source}.v.weight"]
+    for target, source, self_attention in attentions:
+        q, k, v = hf[f"{source}.q.weight"] * query_scale, hf[f"{source}.k.weight"], hf[f"{source}.v.weight"]
         if self_attention:
             out[f"{target}.qkv_proj.weight"] = torch.cat([q, k, v])
         else:
             out[f"{target}.q_proj.weight"], out[f"{target}.kv_proj.weight"] = q, torch.cat([k, v])
-        out[f"{target}.out_proj.weight"] = hf[f"{source}.o.weight"]
-
-    def feed_forward(target: str, source: str) -> None:
-        if cfg.gated_ffn:
-            out[f"{target}.w1.weight"], out[f"{target}.w3.weight"] = hf[f"{source}.wi_0.weight"], hf[f"{source}.wi_1.weight"]
-        else:
-            out[f"{target}.w1.weight"] = hf[f"{source}.wi.weight"]
-        out[f"{target}.w2.weight"] = hf[f"{source}.wo.weight"]
-
-    for i in range(cfg.encoder_layers):
-        t, s = f"encoder_layers.{i}", f"encoder.block.{i}.layer"
-        attention(f"{t}.self_attn", f"{s}.0.SelfAttention", True)
-        out[f"{t}.attn_sublayer.norm.weight"] = hf[f"{s}.0.layer_norm.weight"]
-        feed_forward(f"{t}.feed_forward", f"{s}.1.DenseReluDense")
-        out[f"{t}.ff_sublayer.norm.weight"] = hf[f"{s}.1.layer_norm.weight"]
-    for i in range(cfg.decoder_layers):
-        t, s = f"decoder_layers.{i}", f"decoder.block.{i}.layer"
-        attention(f"{t}.self_attn", f"{s}.0.SelfAttention", True)
-        out[f"{t}.self_sublayer.norm.weight"] = hf[f"{s}.0.layer_norm.weight"]
-        attention(f"{t}.cross_attn", f"{s}.1.EncDecAttention", False)
-        out[f"{t}.cross_sublayer.norm.weight"] = hf[f"{s}.1.layer_norm.weight"]
-        feed_forward(f"{t}.feed_forward", f"{s}.2.DenseReluDense")
-        out[f"{t}.ff_sublayer.norm.weight"] = hf[f"{s}.2.layer_norm.weight"]
-    for side in ("encoder", "decoder"):
-        out[f"{side}_norm.weight"] = hf[f"{side}.final_layer_norm.weight"]
-        out[f"{side}_position_bias.weight"] = hf[f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
     rows = torch.tensor(index)
     out["src_embed.tokens.weight"] = hf["encoder.embed_tokens.weight"][rows]
     out["tgt_embed.tokens.weight"] = hf["decoder.embed_tokens.weight"][rows]
