@@ -104,9 +104,6 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                                                     ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
 
     if added_languages or added_pieces:  # every request checked before the model is read
-        if config.model_type == "t5":
-            raise NmtError(f"{directory}: --add-languages and --add-pieces extend NLLB-200, M2M-100 and mBART-50 "
-                           "models; not yet T5's")
         if tokenizers["src"][0] != tokenizers["tgt"][0]:
             raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
                            "extend one joint vocabulary")

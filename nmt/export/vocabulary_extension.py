@@ -9,13 +9,15 @@ embedding row and its output row; the sentencepiece model gets the new pieces af
                           after every old one) or at the lowest score of a unigram model
 
 New rows, in the embedding and (when it is not tied) the output layer, start from a rule that
-never lets a new row outrank the rows it comes from, so greedy outputs of the old directions stay
-as they were:
+never lets a new piece score as high as the best old token (a mean of distinct rows stays below
+the highest of them), so greedy and beam outputs of the old directions stay as they were:
 
     code=related          the related language's row (`ukr_Cyrl=rus_Cyrl`)
     code                  the mean of every language token's row
     piece                 the mean of the rows of the pieces the old tokenizer splits its text into
-                          (unknown characters aside), else the mean of every normal piece's row
+                          (unknown characters aside), else the mean of every normal piece's row;
+                          where those are one piece (`ště` read as `t`), halfway between its row
+                          and that mean, as a copy of its row would tie with it
 
 A BPE model reaches a piece only by merging two pieces it has, so a long piece whose prefixes the
 model lacks is never produced: the summary names such pieces (single characters always are).
@@ -130,7 +132,9 @@ def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, language
     state = model.state_dict()
     for name in ("src_embed.tokens.weight", "tgt_embed.tokens.weight", "output_proj.weight"):
         if name in state:
-            state[name] = torch.cat([state[name], torch.stack([state[name][ids].mean(0) for ids in rows])])
+            table = state[name]
+            grown_rows = [torch.stack([table[ids].mean(0) for ids in groups]).mean(0) for groups in rows]
+            state[name] = torch.cat([table, torch.stack(grown_rows)])
     grown_model.load_state_dict(state, strict=True)
 
     new = load_processor(model_proto=extended)
@@ -140,17 +144,25 @@ def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, language
     return extended, grown_model.eval(), grown_recipe, summary
 
 
-def _new_rows(old, have: dict[str, int], languages: list[tuple[str, str | None]], pieces: list[str]) -> list[list[int]]:
-    """For each new token, in order, the old rows whose mean it starts from (the module's rule)."""
+def _new_rows(old, have: dict[str, int], languages: list[tuple[str, str | None]],
+              pieces: list[str]) -> list[list[list[int]]]:
+    """For each new token, in order, groups of old rows: it starts from the mean of the groups'
+    means (the module's rule)."""
     language_rows = [i for piece, i in have.items() if piece.startswith("<2") and piece.endswith(">")]
     normal_rows = [i for i in range(old.get_piece_size()) if not (old.is_control(i) or old.is_unknown(i)
                                                                    or old.is_unused(i))]
     rows = []
     for code, related in languages:
-        rows.append([have[language_token(related)]] if related else language_rows or normal_rows)
+        rows.append([[have[language_token(related)]] if related else language_rows or normal_rows])
     for piece in pieces:
         ids = [i for i in old.encode(piece.replace("▁", " ").strip()) if i != UNK]
         if not piece.startswith("▁") and ids and old.id_to_piece(ids[0]) == "▁":
             ids = ids[1:]  # the word start the encoder adds, which a word-inner piece does not carry
-        rows.append(ids or normal_rows)
+        if len(set(ids)) == 1:
+            # A copy of one piece's row would tie with that piece wherever it is the best next token,
+            # and a search could then take the new piece: halfway to the mean of every normal piece
+            # scores strictly below it there.
+            rows.append([ids, normal_rows])
+        else:
+            rows.append([ids or normal_rows])
     return rows
