@@ -114,3 +114,22 @@ def test_freezing_a_stack_freezes_its_position_biases():
     freeze(model, ["encoder"])
     assert not model.encoder_position_bias.weight.requires_grad
     assert model.decoder_position_bias.weight.requires_grad
+
+
+def test_exports_that_compute_the_papers_layers_refuse_t5_keys_naming_them(trained_tiny, tmp_path):
+    """A checkpoint whose model section sets T5's keys without relative positions: transformers'
+    Marian/Pegasus export and the ONNX export name the keys in one line and write nothing."""
+    from typer.testing import CliRunner
+
+    from nmt.checkpoint import load_checkpoint, save_checkpoint
+    from nmt.cli import app
+    from tests.conftest import one_line_error
+
+    payload = load_checkpoint(trained_tiny.out / "checkpoints" / "best.pt")
+    payload["recipe"]["model"].update(norm_type="rms", gated_ffn=True)
+    save_checkpoint(payload, tmp_path / "rms.pt")
+    runner = CliRunner()
+    for fmt in ("huggingface", "onnx"):
+        one_line_error(runner.invoke(app, ["export", str(tmp_path / "rms.pt"), "-o", str(tmp_path / fmt), "--format", fmt]),
+                       "norm_type: rms", "gated_ffn: true")
+        assert not (tmp_path / fmt).exists()
