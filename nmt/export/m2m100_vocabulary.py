@@ -75,11 +75,15 @@ def m2m100_vocabulary(transformers, directory: Path, vocab_size: int,
     return with_every_row(vocab, tokenizer, vocab_size, directory), codes
 
 
-def with_every_row(vocab: dict[str, int], tokenizer, vocab_size: int, directory: Path) -> dict[str, int]:
+def with_every_row(vocab: dict[str, int], tokenizer, vocab_size: int, directory: Path,
+                   rowless_added: bool = False) -> dict[str, int]:
     """`vocab` with the tokenizer's other added tokens under their names and every row no token has
-    as `<unused:N>`, so that nmt's output layer keeps every row the model has."""
+    as `<unused:N>`, so that nmt's output layer keeps every row the model has. `rowless_added`:
+    added tokens past the model's rows are left out (a T5 tokenizer's `<extra_id_N>` may be)."""
     taken = set(vocab.values())
     for token, token_id in tokenizer.get_added_vocab().items():
+        if rowless_added and token_id >= vocab_size:
+            continue
         if token_id not in taken and token not in vocab:
             vocab[token] = token_id
             taken.add(token_id)

@@ -16,7 +16,8 @@ The vocabulary is the sentencepiece model's (`spiece.model` or `sentencepiece.mo
 are the model's rows; T5 starts its decoder from the pad token, whose row becomes nmt's BOS row
 too. Pieces `<2xx>` are the language codes: each becomes a control token of the checkpoint and xx
 one of its languages. The tokenizer's added tokens (`<extra_id_N>`) keep their rows under their
-names, and rows no token has become `<unused:N>`, so the output layer keeps every row.
+names (those past the model's rows, which it can never read or write, are left out), and rows no
+token has become `<unused:N>`, so the output layer keeps every row.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def t5_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[
     if not codes:
         raise NmtError(f"{directory}: {path.name} has no language pieces <2xx> (MADLAD-400's <2de>); nmt imports "
                        "T5 models that translate into the language such a piece names")
-    return with_every_row(vocab, tokenizer, vocab_size, directory), codes
+    return with_every_row(vocab, tokenizer, vocab_size, directory, rowless_added=True), codes
 
 
 def t5_model_section(config, share: bool) -> dict:

@@ -31,7 +31,8 @@ TARGETS = ("de", "fr")
 MAX_NEW = 30
 
 
-def build_t5(root, tied: bool = False):
+def build_t5(root, tied: bool = False, extra_ids: int = 0):
+    """`extra_ids`: the tokenizer's <extra_id_N>, past the model's rows (the rows end with the pieces)."""
     directory = root / "madlad"
     directory.mkdir()
     text = [line for name in ("train.en", "train.de") for line in (TINY_DATA / name).read_text(encoding="utf-8").splitlines()]
@@ -39,9 +40,9 @@ def build_t5(root, tied: bool = False):
                                    model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, minloglevel=2,
                                    user_defined_symbols=["<2de>", "<2fr>", "<2en>"])
     shutil.copy(root / "sp.model", directory / "spiece.model")
-    tokenizer = transformers.T5Tokenizer.from_pretrained(directory, extra_ids=0)
+    tokenizer = transformers.T5Tokenizer.from_pretrained(directory, extra_ids=extra_ids)
     config = transformers.T5Config(
-        vocab_size=len(tokenizer) + 4, d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=3,
+        vocab_size=len(tokenizer) - extra_ids + (0 if extra_ids else 4), d_model=32, d_kv=16, d_ff=48, num_layers=2, num_decoder_layers=2, num_heads=3,
         relative_attention_num_buckets=8, relative_attention_max_distance=20, feed_forward_proj="gated-gelu",
         tie_word_embeddings=tied, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
     torch.manual_seed(0)
@@ -162,12 +163,16 @@ def test_the_import_exports_back_to_transformers_generating_alike(imported, tmp_
     assert back.generation_config.suppress_tokens == [0, 2]
 
 
-def test_a_t5_whose_output_layer_is_its_embedding_imports_exactly(tmp_path):
-    directory = build_t5(tmp_path, tied=True)
+def test_a_t5_v1_0_and_extra_ids_past_the_rows_import_exactly(tmp_path):
+    """T5 v1.0: its output layer is its embedding, the decoder's output scaled by d_model^-0.5 first.
+    Its tokenizer's 100 <extra_id_N> lie past the model's rows: left out, as no row reads them."""
+    directory = build_t5(tmp_path, tied=True, extra_ids=100)
+    assert len(transformers.AutoTokenizer.from_pretrained(directory)) == 280
     result = runner.invoke(app, ["import", str(directory), "-o", str(tmp_path / "tied.pt"), "--src-lang", "en",
                                  "--tgt-lang", "de"])
     assert result.exit_code == 0, result.output  # the import's own check: logits within 1e-3
-    assert "tie_output: False" in result.output
+    # the 180 rows and nmt's BOS, a second copy of the pad row T5 starts from
+    assert "tie_output: False" in result.output and "vocabularies 181/181" in result.output
 
 
 def test_what_nmt_cannot_import_or_export_is_one_line(imported, tmp_path):
