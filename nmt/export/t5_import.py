@@ -75,7 +75,8 @@ def t5_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[
     kinds = model_pb2.ModelProto.SentencePiece
     vocab: dict[str, int] = {}
     for row, piece in enumerate(proto.pieces):
-        if piece.type in (kinds.NORMAL, kinds.USER_DEFINED, kinds.BYTE):
+        # (a language piece may be a control piece, which T5 tokenizers read in text all the same)
+        if piece.type in (kinds.NORMAL, kinds.USER_DEFINED, kinds.BYTE) or LANGUAGE_PIECE.match(piece.piece):
             if tokenizer.convert_tokens_to_ids(piece.piece) != row:
                 raise NmtError(f"{directory}: the tokenizer reads the piece {piece.piece!r} of {path.name} as id "
                                f"{tokenizer.convert_tokens_to_ids(piece.piece)}, not its row {row}")

@@ -31,14 +31,16 @@ TARGETS = ("de", "fr")
 MAX_NEW = 30
 
 
-def build_t5(root, tied: bool = False, extra_ids: int = 0):
-    """`extra_ids`: the tokenizer's <extra_id_N>, past the model's rows (the rows end with the pieces)."""
+def build_t5(root, tied: bool = False, extra_ids: int = 0, control_codes: bool = False):
+    """`extra_ids`: the tokenizer's <extra_id_N>, past the model's rows (the rows end with the pieces);
+    `control_codes`: the language pieces control pieces of the sentencepiece model (else user-defined)."""
     directory = root / "madlad"
     directory.mkdir()
     text = [line for name in ("train.en", "train.de") for line in (TINY_DATA / name).read_text(encoding="utf-8").splitlines()]
     spm.SentencePieceTrainer.train(sentence_iterator=iter(text), model_prefix=str(root / "sp"), vocab_size=180,
                                    model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, minloglevel=2,
-                                   user_defined_symbols=["<2de>", "<2fr>", "<2en>"])
+                                   **{"control_symbols" if control_codes else "user_defined_symbols":
+                                      ["<2de>", "<2fr>", "<2en>"]})
     shutil.copy(root / "sp.model", directory / "spiece.model")
     tokenizer = transformers.T5Tokenizer.from_pretrained(directory, extra_ids=extra_ids)
     config = transformers.T5Config(
@@ -224,3 +226,15 @@ def test_a_new_language_leaves_the_old_directions_as_they_were_and_exports_to_tr
     settings = own.recipe.decode.model_copy(update={"beam_size": 1, "max_len_a": 0.0, "max_len_b": MAX_NEW})
     ours = [h[0].tokens for h in translate_lines(own, LINES, settings)]
     assert [[t for t in ids[1:] if t != EOS] for ids in _generate(back, tokenizer, LINES, "cs", 1, ())] == ours
+
+
+def test_language_codes_that_are_control_pieces_import_alike(tmp_path):
+    directory = build_t5(tmp_path, control_codes=True)
+    ckpt = tmp_path / "control.pt"
+    result = runner.invoke(app, ["import", str(directory), "-o", str(ckpt), "--src-lang", "en", "--tgt-lang", "fr"])
+    assert result.exit_code == 0, result.output
+    own = load_engine([ckpt], src_lang="en", tgt_lang="fr")
+    assert set(own.recipe.data.languages) == {"de", "fr", "en"}
+    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    source = [*own.controls.source, *own.src_tokenizer.encode([LINES[0]])[0], EOS]
+    assert _model_ids(own, tokenizer, source) == tokenizer(f"<2fr> {LINES[0]}")["input_ids"]
