@@ -294,7 +294,7 @@ def export(
 
 @command("import")
 def import_(
-    directory: Annotated[Path, typer.Argument(help="A transformers model directory: Marian (OPUS-MT), Pegasus, M2M-100 (NLLB-200, M2M-100).")],
+    directory: Annotated[Path, typer.Argument(help="A transformers model directory: Marian (OPUS-MT), Pegasus, M2M-100 (NLLB-200, M2M-100), mBART-50, T5 (MADLAD-400).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Checkpoint to write (e.g. opus_en_de.pt).")],
     src_lang: Annotated[Optional[str], typer.Option(help="Source language, if tokenizer_config.json does not say.")] = None,
     tgt_lang: Annotated[Optional[str], typer.Option(help="Target language, if tokenizer_config.json does not say.")] = None,
