@@ -553,7 +553,7 @@ class Transformer(nn.Module):
         guided_layer, heads = self.alignment_heads if guided else (-1, 0)
         for i, layer in enumerate(self.decoder_layers):
             if i == guided_layer:
-                x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads), x, memory)
+                x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads, self_mask), x, memory)
             else:
                 x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, 0, self_mask), x, memory)
         x = self.decoder_norm(x)

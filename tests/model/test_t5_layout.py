@@ -133,3 +133,16 @@ def test_exports_that_compute_the_papers_layers_refuse_t5_keys_naming_them(train
         one_line_error(runner.invoke(app, ["export", str(tmp_path / "rms.pt"), "-o", str(tmp_path / fmt), "--format", fmt]),
                        "norm_type: rms", "gated_ffn: true")
         assert not (tmp_path / fmt).exists()
+
+
+def test_the_guided_alignment_layer_keeps_the_relative_position_biases():
+    """Guided alignment reads one decoder layer's attention: that layer's output must be the one
+    the plain pass computes, biases and all."""
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(**T5_LAYOUT), 40, 40).eval()
+    model.alignment_heads = (1, 2)
+    src, tgt = torch.tensor([[5, 6, 7, 3]]), torch.tensor([[2, 8, 9, 10]])
+    memory, src_mask = model.encode(src)
+    hidden, attention = model.decode(tgt, memory, src_mask, guided=True)
+    assert torch.allclose(hidden, model.decode(tgt, memory, src_mask), atol=1e-6)
+    assert attention.shape == (1, 2, 4, 4)
