@@ -1,7 +1,9 @@
 """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), module by module.
 
 Section references are to the paper. Shapes: B batch, S source length, T target length,
-D d_model, h heads, dh = D / h, V vocabulary.
+D d_model, h heads, dh = D / h (model.head_dim where set), V vocabulary. T5's layout (an imported
+MADLAD-400's: relative positions, RMSNorm, gated feed-forwards, no biases) is a set of model keys
+(nmt.config.ModelConfig, docs/huggingface.md).
 """
 
 from __future__ import annotations
@@ -248,6 +250,7 @@ class MultiHeadAttention(nn.Module):
 
 
 CPU_SOFTMAX_MIN_COLUMNS = 16  # see Transformer.start_decoding
+
 
 def _gelu_tanh(x: Tensor) -> Tensor:
     return F.gelu(x, approximate="tanh")
