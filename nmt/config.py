@@ -281,7 +281,6 @@ MODEL_SHAPE_KEYS = ("encoder_layers", "decoder_layers", "d_model", "heads", "d_f
                     "gated_ffn", "bias", "head_dim", "scale_embeddings")
 
 
-
 class GuidedAlignmentConfig(Section):
     """Guided alignment (Garg et al., 2019): the first `heads` heads of decoder layer `layer`
     (negative: from the end) trained towards the word alignments of data.word_alignments, by

@@ -82,7 +82,8 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
         vocab, codes = t5_vocabulary(transformers, directory, config.vocab_size)
         languages = list(codes)
         src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)
-        one = reordered_tokenizer(spm_path(directory), vocab, specials, spm_path(directory), controls=set(codes.values()))
+        spm_file = spm_path(directory)
+        one = reordered_tokenizer(spm_file, vocab, specials, spm_file, controls=set(codes.values()))
         tokenizers = {"src": one, "tgt": one}
     elif config.model_type in MULTILINGUAL:
         if config.decoder_start_token_id == config.eos_token_id:

@@ -393,6 +393,9 @@ class DecoderState:
     vocabulary: Tensor | None = None
     vocabulary_weight: Tensor | None = None
     vocabulary_bias: Tensor | None = None
+    # Relative positions: the decoder's self-attention bias by distance, farthest first
+    # (1, h, 1, max_positions), made once per batch; position t's row is its last t+1 columns.
+    self_bias: Tensor | None = None
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
         """Keep (and reorder) rows: beam reordering and dropping finished sentences. `rows` comes
@@ -410,7 +413,7 @@ class DecoderState:
             memory_kv=memory_kv, src_bias=src_bias,
             self_cache=[cache.select(rows) for cache in self.self_cache],
             beams=self.beams, length=self.length, vocabulary=self.vocabulary, vocabulary_weight=self.vocabulary_weight,
-            vocabulary_bias=self.vocabulary_bias,
+            vocabulary_bias=self.vocabulary_bias, self_bias=self.self_bias,
         )
 
 
@@ -628,8 +631,12 @@ class Transformer(nn.Module):
             weight = self.output_weight.index_select(0, vocabulary)
             bias = torch.zeros(vocabulary.shape, dtype=weight.dtype, device=weight.device)
             bias.masked_fill_((vocabulary == PAD) | (vocabulary == BOS), float("-inf"))
+        self_bias = None
+        if self.decoder_position_bias is not None:  # the last position's row: every distance, farthest first
+            last = self.cfg.max_positions - 1
+            self_bias = self.decoder_position_bias(1, last + 1, offset=last)
         return DecoderState(memory_kv, src_bias, [SelfAttentionCache() for _ in self.decoder_layers], beams, 0,
-                            vocabulary, weight, bias)
+                            vocabulary, weight, bias, self_bias)
 
     def decode_step(self, tokens: Tensor, state: DecoderState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
@@ -637,8 +644,11 @@ class Transformer(nn.Module):
         state.vocabulary (column j: token vocabulary[j]); advances the state."""
         x = self.tgt_embed(tokens.unsqueeze(1), offset=state.length)  # (N, 1, D)
         self_bias = None
-        if self.decoder_position_bias is not None:  # the new position's row over the past and itself
-            self_bias = self.decoder_position_bias(1, state.length + 1, offset=state.length)
+        if state.self_bias is not None:  # the new position's row over the past and itself: a view
+            first = state.self_bias.size(-1) - 1 - state.length
+            if first < 0:
+                raise ValueError(f"sequence of {state.length + 1} positions exceeds max_positions {state.self_bias.size(-1)}")
+            self_bias = state.self_bias[..., first:]
         for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
             x = layer.step(x, kv, state.src_bias, cache, self_bias)
         state.length += 1
