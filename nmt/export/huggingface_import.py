@@ -31,6 +31,7 @@ A T5ForConditionalGeneration (MADLAD-400) is read by nmt.export.t5_import.
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -48,7 +49,8 @@ from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_voc
 from nmt.export.t5_import import check_t5_config, spm_path, t5_model_section, t5_state_dict, t5_vocabulary
 from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary, parse_added_languages,
                                              read_added_pieces)
-from nmt.model.transformer import Transformer
+from nmt.model.from_weights import transformer_from_weights
+from nmt.model.transformer import Transformer, start_token_of
 
 NORM_OF = {"marian": "post", "pegasus": "pre", "m2m_100": "pre", "mbart": "pre", "t5": "pre"}
 POSITIONS_OF = {"m2m_100": "fairseq", "mbart": "learned"}  # else the paper's sinusoid
@@ -109,10 +111,11 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
             raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
                            "extend one joint vocabulary")
         check_extension(tokenizers["tgt"][0], languages, added_languages, added_pieces, str(add_pieces))
-    try:
-        hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    try:  # in fp32, as nmt holds it, whatever precision the directory stores: the check compares alike
+        hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory, dtype=torch.float32).eval()
     except (OSError, ValueError) as e:
         raise NmtError(f"{directory}: transformers cannot load the model ({str(e).strip().splitlines()[0]})") from None
+    architecture = type(hf_model).__name__
     hf_state = hf_model.state_dict()
     _check_output_bias(hf_state, specials, directory)
     src_lang = src_lang or tokenizer_config.get("source_lang")
@@ -123,13 +126,19 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                      decoder_start)
     protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
     indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
+    probe = LogitProbe(hf_model, recipe.model, indices)
+    # The weights are converted tensor by tensor, each of transformers' freed once read (the
+    # converters pop them), so the import holds about one model's weights at a time, not three.
+    del hf_model
+    gc.collect()
     if config.model_type == "t5":
         weights = t5_state_dict(hf_state, recipe.model, config, indices["tgt"])
     else:
         weights = nmt_state_dict(hf_state, recipe.model, indices)
-    model = Transformer(recipe.model, len(indices["src"]), len(indices["tgt"]))
-    model.load_state_dict(weights, strict=True)
-    difference = max_logit_difference(model.eval(), hf_model, indices)
+    del hf_state
+    model = transformer_from_weights(recipe.model, len(indices["src"]), len(indices["tgt"]), weights).eval()
+    del weights
+    difference = probe.difference(model)
     if difference > MAX_LOGIT_DIFFERENCE:
         raise NmtError(f"{directory}: the imported model's logits differ from transformers' by {difference:.2g} "
                        "(a feature this import does not read); nothing written")
@@ -150,7 +159,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
         "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__),
                      "transformers": str(transformers.__version__)},
     }, out)
-    return {"checkpoint": str(out), "architecture": type(hf_model).__name__, "direction": f"{src_lang}-{tgt_lang}",
+    return {"checkpoint": str(out), "architecture": architecture, "direction": f"{src_lang}-{tgt_lang}",
             "vocab": {side: len(index) for side, index in indices.items()}, "max_logit_difference": difference,
             "languages": languages, "recipe": recipe, "extension": extension}
 
@@ -322,7 +331,8 @@ def _model_section(config, hf_state: dict, share: bool, decoder_start: str) -> d
 # --- the weights ---------------------------------------------------------------------------------
 
 def nmt_state_dict(hf: dict[str, torch.Tensor], cfg, indices: dict[str, list[int]]) -> dict[str, torch.Tensor]:
-    """transformers' weights under nmt's names: the inverse of `transformers_state_dict`."""
+    """transformers' weights under nmt's names: the inverse of `transformers_state_dict`. Each
+    tensor read is popped from `hf`, so that it is freed once converted (where nothing else holds it)."""
     back = torch.argsort(marian_order(cfg.d_model))  # nmt's dimension j is Marian's back[j]
     out: dict[str, torch.Tensor] = {}
 
@@ -333,17 +343,17 @@ def nmt_state_dict(hf: dict[str, torch.Tensor], cfg, indices: dict[str, list[int
         return t[back].contiguous()
 
     def reads_stream(target: str, source: str) -> None:  # a projection whose input is the residual stream
-        out[f"{target}.weight"], out[f"{target}.bias"] = columns(hf[f"{source}.weight"]), hf[f"{source}.bias"].clone()
+        out[f"{target}.weight"], out[f"{target}.bias"] = columns(hf.pop(f"{source}.weight")), hf.pop(f"{source}.bias").clone()
 
     def writes_stream(target: str, source: str) -> None:  # a projection whose output is the residual stream
-        out[f"{target}.weight"], out[f"{target}.bias"] = rows(hf[f"{source}.weight"]), rows(hf[f"{source}.bias"])
+        out[f"{target}.weight"], out[f"{target}.bias"] = rows(hf.pop(f"{source}.weight")), rows(hf.pop(f"{source}.bias"))
 
     def norm(target: str, source: str) -> None:
-        out[f"{target}.weight"], out[f"{target}.bias"] = rows(hf[f"{source}.weight"]), rows(hf[f"{source}.bias"])
+        out[f"{target}.weight"], out[f"{target}.bias"] = rows(hf.pop(f"{source}.weight")), rows(hf.pop(f"{source}.bias"))
 
     def fused(target: str, source: str, names: tuple[str, ...]) -> None:
-        out[f"{target}.weight"] = torch.cat([columns(hf[f"{source}.{n}.weight"]) for n in names])
-        out[f"{target}.bias"] = torch.cat([hf[f"{source}.{n}.bias"] for n in names])
+        out[f"{target}.weight"] = torch.cat([columns(hf.pop(f"{source}.{n}.weight")) for n in names])
+        out[f"{target}.bias"] = torch.cat([hf.pop(f"{source}.{n}.bias") for n in names])
 
     def feed_forward(target: str, source: str) -> None:
         reads_stream(f"{target}.w1", f"{source}.fc1")
@@ -376,31 +386,40 @@ def nmt_state_dict(hf: dict[str, torch.Tensor], cfg, indices: dict[str, list[int
         if cfg.embedding_norm:
             norm(f"{target}.norm", f"model.{side}.layernorm_embedding")
         if cfg.positions == "learned":  # mBART reads its table from row 2 (fairseq's offset) on
-            out[f"{target}.positions.weight"] = columns(hf[f"model.{side}.embed_positions.weight"][2:2 + cfg.max_positions])
+            out[f"{target}.positions.weight"] = columns(hf.pop(f"model.{side}.embed_positions.weight")[2:2 + cfg.max_positions])
 
     src_index, tgt_index = torch.tensor(indices["src"]), torch.tensor(indices["tgt"])
-    out["src_embed.tokens.weight"] = columns(hf["model.encoder.embed_tokens.weight"][src_index])
-    out["tgt_embed.tokens.weight"] = columns(hf["model.decoder.embed_tokens.weight"][tgt_index])
+    out["tgt_embed.tokens.weight"] = columns(hf.pop("model.decoder.embed_tokens.weight")[tgt_index])
+    out["src_embed.tokens.weight"] = (out["tgt_embed.tokens.weight"] if cfg.share_embeddings  # one table, made once
+                                      else columns(hf.pop("model.encoder.embed_tokens.weight")[src_index]))
     if not cfg.tie_output:
-        out["output_proj.weight"] = columns(hf["lm_head.weight"][tgt_index])
+        out["output_proj.weight"] = columns(hf.pop("lm_head.weight")[tgt_index])
     return {name: t.float() for name, t in out.items()}
 
 
-def max_logit_difference(model: Transformer, hf_model, indices: dict[str, list[int]], length: int = 12) -> float:
-    """The largest difference between nmt's and transformers' logits on a probe sentence pair
-    (every id nmt can predict, PAD and BOS aside; transformers' ids mapped through the index)."""
-    src_index, tgt_index = torch.tensor(indices["src"]), torch.tensor(indices["tgt"])
-    generator = torch.Generator().manual_seed(0)
-    src = torch.randint(4, len(src_index), (1, length), generator=generator)
-    src[0, -1] = EOS
-    tgt = torch.randint(4, len(tgt_index), (1, length), generator=generator)
-    tgt[0, 0] = model.start_token
-    with torch.no_grad():
-        ours = model(src, tgt)[0]
-        theirs = hf_model(input_ids=src_index[src], decoder_input_ids=tgt_index[tgt]).logits[0]
-    kept = torch.ones(len(tgt_index), dtype=torch.bool)
-    kept[[PAD, BOS]] = False
-    return float((ours[:, kept] - theirs[:, tgt_index[kept]]).abs().max())
+class LogitProbe:
+    """transformers' logits on a random probe sentence pair, kept so that its model can be freed
+    before nmt's is built; `difference` compares nmt's model with them."""
+
+    def __init__(self, hf_model, cfg, indices: dict[str, list[int]], length: int = 12):
+        self.src_index, self.tgt_index = torch.tensor(indices["src"]), torch.tensor(indices["tgt"])
+        generator = torch.Generator().manual_seed(0)
+        self.src = torch.randint(4, len(self.src_index), (1, length), generator=generator)
+        self.src[0, -1] = EOS
+        self.tgt = torch.randint(4, len(self.tgt_index), (1, length), generator=generator)
+        self.tgt[0, 0] = start_token_of(cfg)
+        with torch.no_grad():
+            self.logits = hf_model(input_ids=self.src_index[self.src],
+                                   decoder_input_ids=self.tgt_index[self.tgt]).logits[0]
+
+    def difference(self, model: Transformer) -> float:
+        """The largest difference between nmt's logits and transformers' (every id nmt can predict,
+        PAD and BOS aside; transformers' ids mapped through the index)."""
+        with torch.no_grad():
+            ours = model(self.src, self.tgt)[0]
+        kept = torch.ones(len(self.tgt_index), dtype=torch.bool)
+        kept[[PAD, BOS]] = False
+        return float((ours[:, kept] - self.logits[:, self.tgt_index[kept]]).abs().max())
 
 
 def write_finetuning_recipe(recipe, checkpoint: Path, path: Path) -> None:

@@ -138,18 +138,21 @@ def t5_names(cfg) -> tuple[list[tuple[str, str]], list[tuple[str, str, bool]]]:
 
 
 def t5_state_dict(hf: dict[str, torch.Tensor], cfg, config, index: list[int]) -> dict[str, torch.Tensor]:
-    """transformers' T5 weights under nmt's names (nmt.model.transformer)."""
+    """transformers' T5 weights under nmt's names (nmt.model.transformer). Each tensor read is
+    popped from `hf`, so that it is freed once converted (where nothing else holds it)."""
     plain, attentions = t5_names(cfg)
-    out = {ours: hf[theirs] for ours, theirs in plain}
+    out = {ours: hf.pop(theirs).float().contiguous() for ours, theirs in plain}
     query_scale = math.sqrt(config.d_kv)  # T5's unscaled scores, as nmt's attention scales them
     for target, source, self_attention in attentions:
-        q, k, v = hf[f"{source}.q.weight"] * query_scale, hf[f"{source}.k.weight"], hf[f"{source}.v.weight"]
+        q, k, v = (hf.pop(f"{source}.{name}.weight").float() for name in ("q", "k", "v"))
+        q = q * query_scale
         if self_attention:
             out[f"{target}.qkv_proj.weight"] = torch.cat([q, k, v])
         else:
             out[f"{target}.q_proj.weight"], out[f"{target}.kv_proj.weight"] = q, torch.cat([k, v])
     rows = torch.tensor(index)
-    out["src_embed.tokens.weight"] = hf["encoder.embed_tokens.weight"][rows]
-    out["tgt_embed.tokens.weight"] = hf["decoder.embed_tokens.weight"][rows]
-    out["output_proj.weight"] = hf["lm_head.weight"][rows] * (config.d_model ** -0.5 if scales_output(config) else 1.0)
-    return {name: t.float().contiguous() for name, t in out.items()}
+    out["tgt_embed.tokens.weight"] = hf.pop("decoder.embed_tokens.weight")[rows].float()
+    out["src_embed.tokens.weight"] = (out["tgt_embed.tokens.weight"] if cfg.share_embeddings  # one table, made once
+                                      else hf.pop("encoder.embed_tokens.weight")[rows].float())
+    out["output_proj.weight"] = hf.pop("lm_head.weight")[rows].float() * (config.d_model ** -0.5 if scales_output(config) else 1.0)
+    return out

@@ -38,12 +38,16 @@ class PositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_positions: int, style: str = "sinusoidal"):
         super().__init__()
         first = 2 if style == "fairseq" else 0
-        position = torch.arange(first, first + max_positions, dtype=torch.float64).unsqueeze(1)
+        # Made on the CPU even where the model is built on the meta device (nmt.model.from_weights),
+        # since no state dict holds the table.
+        cpu = torch.device("cpu")
+        position = torch.arange(first, first + max_positions, dtype=torch.float64, device=cpu).unsqueeze(1)
         if style == "fairseq":
-            inv_freq = torch.exp(torch.arange(d_model // 2, dtype=torch.float64) * (-math.log(10000.0) / (d_model // 2 - 1)))
+            steps = torch.arange(d_model // 2, dtype=torch.float64, device=cpu)
+            inv_freq = torch.exp(steps * (-math.log(10000.0) / (d_model // 2 - 1)))
         else:
-            inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
-        table = torch.zeros(max_positions, d_model, dtype=torch.float64)
+            inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64, device=cpu) * (-math.log(10000.0) / d_model))
+        table = torch.zeros(max_positions, d_model, dtype=torch.float64, device=cpu)
         table[:, 0::2] = torch.sin(position * inv_freq)
         table[:, 1::2] = torch.cos(position * inv_freq)
         self.register_buffer("table", table.float(), persistent=False)  # (max_positions, D)
@@ -433,6 +437,11 @@ def next_token_log_probs(logits: Tensor, forbid: Callable[[Tensor], None] | None
     return F.log_softmax(logits, dim=-1)
 
 
+def start_token_of(cfg: ModelConfig) -> int:
+    """The token the decoder reads first (model.decoder_start)."""
+    return EOS if cfg.decoder_start == "eos" else BOS
+
+
 class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int):
         super().__init__()
@@ -504,8 +513,7 @@ class Transformer(nn.Module):
 
     @property
     def start_token(self) -> int:
-        """The token the decoder reads first (model.decoder_start)."""
-        return EOS if self.cfg.decoder_start == "eos" else BOS
+        return start_token_of(self.cfg)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared tensors are counted once

@@ -225,6 +225,27 @@ def test_fine_tuning_with_the_written_recipe_lowers_the_loss(imported, tmp_path)
         assert [t for t in generated[0, 2:].tolist() if t not in (1, 2)] == _hf_ids(own, tokenizer, code_form, hyps[0].tokens)
 
 
+def test_a_directory_stored_in_bf16_imports_its_weights_exactly(imported, tmp_path):
+    """transformers 5 loads a directory in the precision it is stored in: the import reads it in
+    fp32, as nmt holds it, so that its logits check compares alike (a bf16 model's own logits
+    differ from the same weights' in fp32 by more than the check allows)."""
+    from nmt.checkpoint import load_checkpoint
+
+    layout, directory, ckpt = imported
+    stored = tmp_path / "bf16"
+    transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).to(torch.bfloat16).save_pretrained(stored)
+    for name in directory.iterdir():
+        if not name.name.startswith(("model", "config")):
+            shutil.copy(name, stored / name.name)
+    out = tmp_path / "bf16.pt"
+    result = runner.invoke(app, ["import", str(stored), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    full, half = (load_checkpoint(path)["model"] for path in (ckpt, out))
+    assert full.keys() == half.keys()
+    for name, weight in half.items():
+        assert weight.dtype == torch.float32 and torch.equal(weight, full[name].bfloat16().float()), name
+
+
 def test_bad_directories_and_codes_are_one_line_errors_that_write_nothing(m2m_dir, tmp_path):
     layout, directory = m2m_dir
     out = tmp_path / "out.pt"

@@ -1,0 +1,32 @@
+"""A Transformer built around weights one already holds (a checkpoint's, an import's), without
+initialising random ones first.
+
+`Transformer(cfg, ...)` followed by `load_state_dict` holds every weight twice for a moment (the
+random ones and the given ones) and spends seconds per billion parameters drawing the random
+ones. Built on the meta device and given the tensors themselves (`assign=True`), the model costs
+its weights' memory once: what lets a 3-billion-parameter import or translation fit in memory
+that holds the model once or twice but not three times."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from nmt.config import ModelConfig
+from nmt.model.transformer import Transformer
+
+
+def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int,
+                             weights: dict[str, Tensor]) -> Transformer:
+    """The Transformer of `cfg` whose parameters are the tensors of `weights` (a whole state dict,
+    as `load_state_dict(strict=True)` takes it; a key missing or left over raises as it does), cast
+    to the model's dtype where stored in another. The model and `weights` then share their tensors."""
+    with torch.device("meta"):
+        model = Transformer(cfg, src_vocab_size, tgt_vocab_size)
+    dtypes = {name: t.dtype for name, t in model.state_dict().items()}
+    cast = {name: t.to(dtypes[name]) if name in dtypes else t for name, t in weights.items()}
+    model.load_state_dict(cast, strict=True, assign=True)
+    unset = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    if unset:  # a tensor the state dict does not hold, made in __init__ on the meta device
+        raise RuntimeError(f"transformer_from_weights: {', '.join(unset)} not set by the weights")
+    return model

@@ -1,0 +1,68 @@
+"""A Transformer built around given weights (nmt.model.from_weights): what `Transformer(...)` then
+`load_state_dict` gives, computed alike, but holding the given tensors themselves, with no random
+weights drawn first; every layout's tensors set, none left on the meta device."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nmt.config import ModelConfig
+from nmt.model.from_weights import transformer_from_weights
+from nmt.model.transformer import Transformer
+
+SMALL = dict(encoder_layers=2, decoder_layers=2, d_model=16, heads=2, d_ff=32, dropout=0.0, max_positions=32)
+LAYOUTS = {
+    "paper": {},
+    "separate vocabularies, untied output": dict(share_embeddings=False, tie_output=False),
+    "fairseq sinusoid, pre-LN": dict(positions="fairseq", norm="pre"),
+    "learned positions, embedding norm": dict(positions="learned", embedding_norm=True, norm="pre"),
+    "T5": dict(positions="relative", relative_buckets=8, relative_max_distance=16, norm_type="rms", gated_ffn=True,
+               activation="gelu_tanh", bias=False, head_dim=6, scale_embeddings=False, norm="pre", tie_output=False),
+}
+
+
+def _pair(cfg: ModelConfig, vocab: int) -> tuple[Transformer, dict[str, torch.Tensor]]:
+    torch.manual_seed(0)
+    model = Transformer(cfg, vocab, vocab).eval()
+    return model, {name: t.clone() for name, t in model.state_dict().items()}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_the_model_computes_what_load_state_dict_gives_and_holds_the_given_tensors(layout):
+    cfg = ModelConfig(**SMALL, **LAYOUTS[layout])
+    reference, weights = _pair(cfg, 40)
+    model = transformer_from_weights(cfg, 40, 40, weights).eval()
+
+    src, tgt = torch.randint(4, 40, (3, 9)), torch.randint(4, 40, (3, 7))
+    with torch.no_grad():
+        assert torch.equal(model(src, tgt), reference(src, tgt))
+    assert not any(t.is_meta for t in [*model.parameters(), *model.buffers()])
+    held = {weights[name].data_ptr() for name in weights}
+    assert all(p.data_ptr() in held for p in model.parameters())  # the given tensors, not copies
+    assert (model.src_embed.tokens is model.tgt_embed.tokens) == cfg.share_embeddings
+    assert (model.output_proj is None) == cfg.tie_output
+    assert all(p.requires_grad for p in model.parameters())
+    model.train()
+    model(src, tgt).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_weights_stored_in_another_precision_are_cast_to_the_models():
+    cfg = ModelConfig(**SMALL)
+    reference, weights = _pair(cfg, 40)
+    model = transformer_from_weights(cfg, 40, 40, {name: t.bfloat16() for name, t in weights.items()})
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, weights[name].bfloat16().float()), name
+
+
+def test_a_missing_or_unknown_weight_raises_as_load_state_dict_does():
+    cfg = ModelConfig(**SMALL)
+    _, weights = _pair(cfg, 40)
+    missing = dict(weights)
+    del missing["decoder_layers.1.feed_forward.w2.weight"]
+    with pytest.raises(RuntimeError, match="decoder_layers.1.feed_forward.w2.weight"):
+        transformer_from_weights(cfg, 40, 40, missing)
+    with pytest.raises(RuntimeError, match="extra.weight"):
+        transformer_from_weights(cfg, 40, 40, weights | {"extra.weight": torch.zeros(2)})
