@@ -33,6 +33,7 @@ from torch import Tensor, nn
 import nmt
 from nmt.checkpoint import open_checkpoint
 from nmt.errors import NmtError
+from nmt.model.from_weights import transformer_from_weights
 from nmt.model.transformer import Transformer, _merge_heads, _split_heads
 from nmt.special_tokens import BOS, EOS, PAD
 
@@ -122,8 +123,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     from nmt.data.tokenizer import load_processor
 
     src_sp, tgt_sp = load_processor(model_proto=protos["src"]), load_processor(model_proto=protos["tgt"])
-    model = Transformer(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size())
-    model.load_state_dict(checkpoint.weights)
+    model = transformer_from_weights(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size(), checkpoint.weights)
     model.eval()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ import torch
 from nmt.config import Recipe, language_token, recipe_from_dict, recipe_to_dict
 from nmt.data.tokenizer import load_processor
 from nmt.errors import NmtError
+from nmt.model.from_weights import transformer_from_weights
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import UNK
 
@@ -128,14 +129,16 @@ def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, language
     grown["data"]["languages"] = [*recipe.data.languages, *(code for code, _ in languages)]
     grown["tokenizer"]["vocab_size"] = len(spec.pieces)
     grown_recipe = recipe_from_dict(grown, "the extended recipe")
-    grown_model = Transformer(grown_recipe.model, len(spec.pieces), len(spec.pieces))
-    state = model.state_dict()
+    state = model.state_dict()  # the other weights are shared with the model given, not copied
+    grown_tables: dict[int, torch.Tensor] = {}  # by the table's storage: a table shared by both sides grows once
     for name in ("src_embed.tokens.weight", "tgt_embed.tokens.weight", "output_proj.weight"):
         if name in state:
             table = state[name]
-            grown_rows = [torch.stack([table[ids].mean(0) for ids in groups]).mean(0) for groups in rows]
-            state[name] = torch.cat([table, torch.stack(grown_rows)])
-    grown_model.load_state_dict(state, strict=True)
+            if table.data_ptr() not in grown_tables:
+                grown_rows = [torch.stack([table[ids].mean(0) for ids in groups]).mean(0) for groups in rows]
+                grown_tables[table.data_ptr()] = torch.cat([table, torch.stack(grown_rows)])
+            state[name] = grown_tables[table.data_ptr()]
+    grown_model = transformer_from_weights(grown_recipe.model, len(spec.pieces), len(spec.pieces), state)
 
     new = load_processor(model_proto=extended)
     unreached = [p for p in pieces if new.piece_to_id(p) not in new.encode(p.replace("▁", " ").strip())]

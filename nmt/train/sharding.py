@@ -28,7 +28,7 @@ from torch import nn
 
 from nmt.config import TrainConfig
 from nmt.errors import NmtError
-from nmt.model.transformer import Transformer
+from nmt.model.from_weights import transformer_from_weights
 
 # auto shards when weights, gradients and Adam's moments (16 bytes a parameter) would take more
 # than this share of one device's memory, leaving the rest to activations
@@ -201,6 +201,6 @@ def unsharded_copy(model: nn.Module, is_main: bool, device: torch.device) -> nn.
     state = full_model_state(model)
     if not is_main:
         return None
-    copy = Transformer(model.cfg, model.src_embed.tokens.num_embeddings, model.tgt_embed.tokens.num_embeddings)
-    copy.load_state_dict(state)
+    copy = transformer_from_weights(model.cfg, model.src_embed.tokens.num_embeddings,
+                                    model.tgt_embed.tokens.num_embeddings, state)
     return copy.to(device)

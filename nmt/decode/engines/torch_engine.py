@@ -22,6 +22,7 @@ from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.precision import attention_kernels, autocast, tf32
+from nmt.model.from_weights import transformer_from_weights
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
 
@@ -64,8 +65,8 @@ def load(checkpoint: Checkpoint, device: torch.device) -> Translator:
 def _model_of(checkpoint: Checkpoint):
     models = checkpoint.tokenizer_models()
     src_sp, tgt_sp = load_processor(model_proto=models["src"]), load_processor(model_proto=models["tgt"])
-    model = Transformer(checkpoint.recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size())
-    model.load_state_dict(checkpoint.weights)
+    model = transformer_from_weights(checkpoint.recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size(),
+                                     checkpoint.weights)
     model.alignment_heads = alignment_heads(checkpoint.recipe)
     return model, src_sp, tgt_sp
 
