@@ -54,13 +54,16 @@ def shard_file(folder: Path, rank: int) -> Path:
     return folder / f"rank_{rank:03d}.pt"
 
 
-def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemble: bool = True) -> dict:
+def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemble: bool = True,
+                    optimizer: bool = True) -> dict:
     """A checkpoint's payload; a sharded one's (train.sharded_checkpoints) with its processes'
     shards put together into whole weights and optimizer state, as an ordinary one holds them
-    (unless not `assemble`: then as written, naming its shards; `assembled`, `load_shard`)."""
-    payload = _load(path, map_location)
+    (unless not `assemble`: then as written, naming its shards; `assembled`, `load_shard`).
+    Without `optimizer`, the optimizer's state is left unread: a reader of the weights then needs
+    a third of a training checkpoint's memory under Adam."""
+    payload = _load(path, map_location, optimizer)
     if SHARDS in payload and assemble:
-        payload = assembled(payload, Path(path), map_location)
+        payload = assembled(payload, Path(path), map_location, optimizer)
     return payload
 
 
@@ -76,26 +79,48 @@ def _load_failure(error: Exception) -> str:
     return f"corrupt or truncated? {detail[:200]}"
 
 
-def _load(path: Path, map_location: str | torch.device) -> dict:
+def _load(path: Path, map_location: str | torch.device, optimizer: bool = True) -> dict:
     path = Path(path)
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
     if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6
         raise NmtError(f"{path}: not a readable nmt checkpoint (not a PyTorch archive: truncated, or another kind of file)")
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
+        payload = torch.load(path, map_location=map_location, weights_only=True, mmap=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
         raise NmtError(f"{path}: not a readable nmt checkpoint ({_load_failure(e)})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
     keep_stored_meaning(payload.get("recipe"))
-    return payload
+    # The file is mapped, not read, so that the optimizer's state is read only where it is wanted.
+    # What is kept is copied out of the mapping at once: no tensor stays backed by the file, which
+    # may be overwritten in place later (a fault, or changed weights, in a reader that kept it).
+    copies: dict[int, torch.UntypedStorage] = {}
+    return {key: _in_memory(value, copies) for key, value in payload.items() if optimizer or key != "optimizer"}
+
+
+def _in_memory(value, copies: dict[int, torch.UntypedStorage]):
+    """`value` with each tensor mapped from the file copied into memory of its own; tensors that
+    share a storage in the file (tied embeddings) share its one copy (`copies`, by the mapped
+    storage's address)."""
+    if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            return value
+        storage = value.untyped_storage()
+        copy = copies.setdefault(storage.data_ptr(), storage.clone())
+        return torch.empty(0, dtype=value.dtype).set_(copy, value.storage_offset(), value.size(), value.stride())
+    if isinstance(value, dict):
+        return {key: _in_memory(item, copies) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_in_memory(item, copies) for item in value)
+    return value
 
 
 SHARDS = "shards"  # a sharded checkpoint's entry: {"folder": name beside it, "processes": K}
 
 
-def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.device = "cpu") -> dict:
+def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.device = "cpu",
+               optimizer: bool = True) -> dict:
     """Process `rank`'s shards of the sharded checkpoint `path` (its payload as written):
     {"model": ..., "optimizer": ...}, each tensor that process's first-dimension slice."""
     info = payload[SHARDS]
@@ -103,14 +128,14 @@ def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.d
     if not file.is_file():
         raise NmtError(f"{path}: its shard {file} is missing (a sharded checkpoint is {Path(path).name} with the "
                        f"folder {info['folder']}/ beside it)")
-    return _load(file, map_location)
+    return _load(file, map_location, optimizer)
 
 
-def assembled(payload: dict, path: Path, map_location: str | torch.device = "cpu") -> dict:
+def assembled(payload: dict, path: Path, map_location: str | torch.device = "cpu", optimizer: bool = True) -> dict:
     """The shards of FSDP (which splits each tensor along its first dimension, in process order)
     joined again: each weight and each of the optimizer's per-parameter tensors concatenated in
     process order; a scalar (Adam's step count) is the first process's."""
-    parts = [load_shard(path, payload, rank, map_location) for rank in range(payload[SHARDS]["processes"])]
+    parts = [load_shard(path, payload, rank, map_location, optimizer) for rank in range(payload[SHARDS]["processes"])]
     joined: dict[int, torch.Tensor] = {}  # by the first shard's storage: tied weights stay one tensor
 
     def join(tensors: list) -> torch.Tensor:
@@ -173,7 +198,7 @@ def prune(directory: Path, keep_last: int) -> None:
         kept = set()
         for name in ("last.pt", "best.pt"):
             if (directory / name).is_file():
-                kept.add(_load(directory / name, "cpu").get(SHARDS, {}).get("folder"))
+                kept.add(_load(directory / name, "cpu", optimizer=False).get(SHARDS, {}).get("folder"))
         for folder in folders:
             if folder.name not in kept:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -182,32 +207,37 @@ def prune(directory: Path, keep_last: int) -> None:
 def average_checkpoints(paths: list[Path]) -> dict:
     """A checkpoint whose model weights are the mean of `paths`' weights (optimizer state dropped).
 
-    Checkpoints are read one at a time (a running float64 sum), so memory stays at about three
-    models however many are averaged. Tensors shared under several names (tied embeddings) stay
-    shared in the result.
+    Checkpoints are read one at a time into a running float64 sum, and each one's weights are
+    dropped once added, so memory stays at about three models (the sum, at twice a model, and the
+    checkpoint being read) however many are averaged. Tensors shared under several names (tied
+    embeddings) stay shared in the result.
     """
     if not paths:
         raise NmtError("no checkpoints to average")
-    first = _merged(load_checkpoint(paths[0]))
+    first = _merged(load_checkpoint(paths[0], optimizer=False))
+    weights = first.pop("model")
     names_of_storage: dict[tuple, list[str]] = {}  # one sum per shared tensor, not per name
-    for name, tensor in first["model"].items():
+    for name, tensor in weights.items():
         if tensor.is_floating_point():
             names_of_storage.setdefault((tensor.data_ptr(), tensor.shape), []).append(name)
-    sums = {names[0]: first["model"][names[0]].double() for names in names_of_storage.values()}
-    last = first
+    averaged = {name: tensor for name, tensor in weights.items() if not tensor.is_floating_point()}  # the first's
+    dtypes = {names[0]: weights[names[0]].dtype for names in names_of_storage.values()}
+    sums = {names[0]: weights[names[0]].double() for names in names_of_storage.values()}
+    keys, last = list(weights), first  # names in order, without holding the weights
+    del weights
     for path in paths[1:]:
-        payload = _merged(load_checkpoint(path))
-        if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != first["model"].keys():
+        payload = _merged(load_checkpoint(path, optimizer=False))
+        if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != set(keys):
             raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
         for name, total in sums.items():
             total += payload["model"][name].double()
+        del payload["model"]
         last = payload
-    averaged = dict(first["model"])  # integer buffers are kept from the first
     for names in names_of_storage.values():
-        mean = (sums[names[0]] / len(paths)).to(first["model"][names[0]].dtype)
+        mean = (sums.pop(names[0]) / len(paths)).to(dtypes[names[0]])
         averaged.update(dict.fromkeys(names, mean))
     return {
-        "recipe": last["recipe"], "model": averaged, "tokenizer": last["tokenizer"],
+        "recipe": last["recipe"], "model": {name: averaged[name] for name in keys}, "tokenizer": last["tokenizer"],
         "progress": last["progress"], "averaged_from": [str(p) for p in paths],
     }
 
@@ -306,8 +336,11 @@ def checkpoint_of(payload: dict, path: Path) -> Checkpoint:
     return Checkpoint(Path(path), recipe_from_dict(payload["recipe"], str(path)), payload)
 
 
-def open_checkpoint(paths: Path | list[Path], map_location: str | torch.device = "cpu") -> Checkpoint:
-    """One checkpoint, or the mean of several checkpoints' weights, its recipe validated."""
+def open_checkpoint(paths: Path | list[Path], map_location: str | torch.device = "cpu",
+                    optimizer: bool = False) -> Checkpoint:
+    """One checkpoint, or the mean of several checkpoints' weights, its recipe validated; the
+    optimizer's state only if asked for (`load_checkpoint`)."""
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
-    payload = average_checkpoints(paths) if len(paths) > 1 else load_checkpoint(paths[0], map_location)
+    payload = (average_checkpoints(paths) if len(paths) > 1
+               else load_checkpoint(paths[0], map_location, optimizer=optimizer))
     return checkpoint_of(payload, paths[0])

@@ -168,7 +168,7 @@ def describe_tokenizer(summary: dict, init_from: str | None = None) -> list[str]
 def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
     from nmt.checkpoint import load_checkpoint, tokenizer_models
 
-    payload = load_checkpoint(parent)
+    payload = load_checkpoint(parent, optimizer=False)
     models = tokenizer_models(payload)
     theirs = payload["recipe"]["tokenizer"]
     for key in ("joint", "vocab_size", *LATER_OPTIONS):

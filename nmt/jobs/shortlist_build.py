@@ -96,7 +96,7 @@ def build_shortlist(checkpoint: Path, source: Path, target: Path, output: Path, 
 
     if best < 0 or frequent < 0 or best + frequent == 0:
         raise NmtError(f"--best {best} --frequent {frequent}: neither may be negative, and not both 0")
-    protos = tokenizer_models(load_checkpoint(checkpoint))
+    protos = tokenizer_models(load_checkpoint(checkpoint, optimizer=False))
     pairs = list(read_parallel(Path(source), Path(target)))
     sides = [load_processor(model_proto=protos[side]).encode([pair[i] for pair in pairs], out_type=str)
              for i, side in enumerate(("src", "tgt"))]

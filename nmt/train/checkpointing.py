@@ -151,7 +151,7 @@ class RunCheckpoints:
         train.init_from_continues: then the parent's optimizer and update count too (returned)."""
         parent = Path(self.recipe.train.init_from)
         # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
-        loaded = open_checkpoint(parent, map_location="cpu")
+        loaded = open_checkpoint(parent, map_location="cpu", optimizer=self.recipe.train.init_from_continues)
         payload, theirs, ours = loaded.payload, loaded.recipe.model, self.recipe.model
         picks = {f"{side}_layers": getattr(self.recipe.train, f"init_{side}_layers") for side in ("encoder", "decoder")}
         for key, picked in picks.items():

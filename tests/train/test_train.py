@@ -287,6 +287,28 @@ def test_average_keeps_tied_weights_tied(tmp_path):
     assert count_parameters(reloaded) == 3 * 2 + 2
 
 
+def test_a_read_checkpoint_owns_its_tensors_and_reads_the_optimizer_only_when_asked(tmp_path):
+    """Checkpoints are mapped, not read, so that readers of the weights never read the optimizer's
+    state; what a reader gets is copied out of the mapping, ties and views kept, so that the file
+    can be overwritten in place afterwards without changing anything it holds."""
+    path = tmp_path / "c.pt"
+    shared = torch.arange(6.0).reshape(3, 2)
+    moments = torch.full((3,), 0.5)
+    save_checkpoint({"model": {"embed": shared, "output": shared, "row": shared[1]}, "recipe": {"model": {}},
+                     "optimizer": {"state": {0: {"exp_avg": moments}}, "param_groups": []}}, path)
+    everything, weights_only = load_checkpoint(path), load_checkpoint(path, optimizer=False)
+    assert "optimizer" not in weights_only
+    for payload in (everything, weights_only):
+        model = payload["model"]
+        assert model["embed"].data_ptr() == model["output"].data_ptr()
+        assert model["row"].untyped_storage().data_ptr() == model["embed"].untyped_storage().data_ptr()
+    with open(path, "r+b") as f:  # overwritten in place, not replaced: a mapping would now read zeros
+        f.write(b"\0" * path.stat().st_size)
+    for payload in (everything, weights_only):
+        assert torch.equal(payload["model"]["embed"], shared) and torch.equal(payload["model"]["row"], shared[1])
+    assert torch.equal(everything["optimizer"]["state"][0]["exp_avg"], moments)
+
+
 def test_a_checkpoint_from_before_new_keys_keeps_its_meaning(trained_tiny, tmp_path):
     payload = load_checkpoint(trained_tiny.out / "checkpoints" / "best.pt")
     assert payload["recipe"]["decode"]["length_penalty_form"] == "power"

@@ -116,9 +116,9 @@ def test_fine_tuning_loads_the_parent_to_the_cpu(tmp_path, monkeypatch):
     locations = []
     real_open = checkpointing.open_checkpoint
 
-    def open_and_record(path, map_location="cpu"):
+    def open_and_record(path, map_location="cpu", **options):
         locations.append(str(map_location))
-        return real_open(path, map_location)
+        return real_open(path, map_location, **options)
 
     monkeypatch.setattr(checkpointing, "open_checkpoint", open_and_record)
     child = tiny_recipe(tmp_path / "child", f"train.init_from={parent.out / 'checkpoints' / 'last.pt'}",
