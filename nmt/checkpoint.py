@@ -55,13 +55,15 @@ def shard_file(folder: Path, rank: int) -> Path:
 
 
 def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemble: bool = True,
-                    optimizer: bool = True) -> dict:
+                    optimizer: bool = True, mapped: bool = False) -> dict:
     """A checkpoint's payload; a sharded one's (train.sharded_checkpoints) with its processes'
     shards put together into whole weights and optimizer state, as an ordinary one holds them
     (unless not `assemble`: then as written, naming its shards; `assembled`, `load_shard`).
     Without `optimizer`, the optimizer's state is left unread: a reader of the weights then needs
-    a third of a training checkpoint's memory under Adam."""
-    payload = _load(path, map_location, optimizer)
+    a third of a training checkpoint's memory under Adam. `mapped` leaves the tensors mapped from
+    the file, read only where touched: for a short look (shapes, counts, the tokenizers), not for
+    weights kept while the file may change."""
+    payload = _load(path, map_location, optimizer, mapped)
     if SHARDS in payload and assemble:
         payload = assembled(payload, Path(path), map_location, optimizer)
     return payload
@@ -79,7 +81,7 @@ def _load_failure(error: Exception) -> str:
     return f"corrupt or truncated? {detail[:200]}"
 
 
-def _load(path: Path, map_location: str | torch.device, optimizer: bool = True) -> dict:
+def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, mapped: bool = False) -> dict:
     path = Path(path)
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
@@ -96,7 +98,8 @@ def _load(path: Path, map_location: str | torch.device, optimizer: bool = True) 
     # What is kept is copied out of the mapping at once: no tensor stays backed by the file, which
     # may be overwritten in place later (a fault, or changed weights, in a reader that kept it).
     copies: dict[int, torch.UntypedStorage] = {}
-    return {key: _in_memory(value, copies) for key, value in payload.items() if optimizer or key != "optimizer"}
+    return {key: value if mapped else _in_memory(value, copies) for key, value in payload.items()
+            if optimizer or key != "optimizer"}
 
 
 def _in_memory(value, copies: dict[int, torch.UntypedStorage]):
@@ -337,10 +340,10 @@ def checkpoint_of(payload: dict, path: Path) -> Checkpoint:
 
 
 def open_checkpoint(paths: Path | list[Path], map_location: str | torch.device = "cpu",
-                    optimizer: bool = False) -> Checkpoint:
+                    optimizer: bool = False, mapped: bool = False) -> Checkpoint:
     """One checkpoint, or the mean of several checkpoints' weights, its recipe validated; the
-    optimizer's state only if asked for (`load_checkpoint`)."""
+    optimizer's state only if asked for, and the tensors left mapped if asked for (`load_checkpoint`)."""
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     payload = (average_checkpoints(paths) if len(paths) > 1
-               else load_checkpoint(paths[0], map_location, optimizer=optimizer))
+               else load_checkpoint(paths[0], map_location, optimizer=optimizer, mapped=mapped))
     return checkpoint_of(payload, paths[0])

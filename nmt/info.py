@@ -12,7 +12,7 @@ from nmt.model.guided_alignment import alignment_heads
 
 
 def checkpoint_info(path: Path) -> dict:
-    checkpoint = open_checkpoint(path)
+    checkpoint = open_checkpoint(path, mapped=True)  # counts and shapes: the weights themselves stay unread
     payload, recipe = checkpoint.payload, checkpoint.recipe
     progress = payload.get("progress", {})
     vocab = {side: load_processor(model_proto=proto).get_piece_size() for side, proto in tokenizer_models(payload).items()}

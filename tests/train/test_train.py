@@ -298,6 +298,9 @@ def test_a_read_checkpoint_owns_its_tensors_and_reads_the_optimizer_only_when_as
                      "optimizer": {"state": {0: {"exp_avg": moments}}, "param_groups": []}}, path)
     everything, weights_only = load_checkpoint(path), load_checkpoint(path, optimizer=False)
     assert "optimizer" not in weights_only
+    glance = load_checkpoint(path, optimizer=False, mapped=True)  # nmt info's: read where touched
+    assert "optimizer" not in glance and count_parameters(glance["model"]) == count_parameters(weights_only["model"])
+    assert torch.equal(glance["model"]["row"], shared[1])
     for payload in (everything, weights_only):
         model = payload["model"]
         assert model["embed"].data_ptr() == model["output"].data_ptr()
