@@ -135,8 +135,7 @@ def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, language
         if name in state:
             table = state[name]
             if table.data_ptr() not in grown_tables:
-                grown_rows = [torch.stack([table[ids].mean(0) for ids in groups]).mean(0) for groups in rows]
-                grown_tables[table.data_ptr()] = torch.cat([table, torch.stack(grown_rows)])
+                grown_tables[table.data_ptr()] = _grown(table, rows)
             state[name] = grown_tables[table.data_ptr()]
     grown_model = transformer_from_weights(grown_recipe.model, len(spec.pieces), len(spec.pieces), state)
 
@@ -145,6 +144,19 @@ def extend_vocabulary(proto: bytes, model: Transformer, recipe: Recipe, language
     summary = {"languages": [code for code, _ in languages], "pieces": len(pieces),
                "vocab": {"before": old.get_piece_size(), "after": len(spec.pieces)}, "unreached_pieces": unreached}
     return extended, grown_model.eval(), grown_recipe, summary
+
+
+def _grown(table: torch.Tensor, rows: list[list[list[int]]]) -> torch.Tensor:
+    """`table` with a row for each new token after its own: the mean of its groups' means
+    (`_new_rows`). Each distinct group's mean is taken once: every normal piece's, which many new
+    rows share, is a pass over the whole table (256k rows in NLLB's)."""
+    means: dict[tuple[int, ...], torch.Tensor] = {}
+    for groups in rows:
+        for ids in groups:
+            if tuple(ids) not in means:
+                means[tuple(ids)] = table[ids].mean(0)
+    grown = [torch.stack([means[tuple(ids)] for ids in groups]).mean(0) for groups in rows]
+    return torch.cat([table, torch.stack(grown)])
 
 
 def _new_rows(old, have: dict[str, int], languages: list[tuple[str, str | None]],
