@@ -245,9 +245,10 @@ def reordered_tokenizer(spm_path: Path, vocab: dict[str, int], specials: dict[st
     for piece, kind in zip(SPECIAL_PIECES, (kinds.CONTROL, kinds.UNKNOWN, kinds.CONTROL, kinds.CONTROL)):
         rebuilt.pieces.add(piece=piece, score=0.0, type=kind)
     lowest = min((p.score for p in kept.values()), default=0.0)
+    placed = set(index)  # a set: NLLB's 256k ids against a list took minutes
     for marian_id in sorted(piece_of):
         piece = piece_of[marian_id]
-        if marian_id in index:
+        if marian_id in placed:
             continue
         if piece in SPECIAL_PIECES:
             raise NmtError(f"{vocab_path}: {piece} has id {marian_id}, which nmt's vocabulary has no room for "
