@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page bench-load-memory wmt14-base wmt14-big clean
+.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page bench-large-models wmt14-base wmt14-big clean
 
 # uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
 # environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
@@ -73,9 +73,10 @@ bench-peers: install
 bench-cpu-settings: install
 	$(BIN)/python -m bench.cpu_settings
 
-# The memory a large model costs where nmt reads it (import, info, translate, export, average): about 2 minutes.
-bench-load-memory: install
-	$(BIN)/python -m bench.load_memory
+# What a large model costs where nmt reads it (import, info, translate, export, average): a wide model's
+# memory and a 250k-piece vocabulary's time; about 3 minutes.
+bench-large-models: install
+	$(BIN)/python -m bench.large_models
 
 bench-serve: install
 	$(BIN)/python -m bench.serve_load --engine torch

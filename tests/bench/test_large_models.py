@@ -1,4 +1,4 @@
-"""`make bench-load-memory`'s instrument: the peak anonymous memory of a child process, sampled
+"""`make bench-large-models`'s instrument: the peak anonymous memory of a child process, sampled
 from /proc, sees memory the child holds for a moment and then frees."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load_memory import sampled_run
+from bench.large_models import sampled_run
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs Linux's /proc")
