@@ -210,26 +210,25 @@ def prune(directory: Path, keep_last: int) -> None:
 def average_checkpoints(paths: list[Path]) -> dict:
     """A checkpoint whose model weights are the mean of `paths`' weights (optimizer state dropped).
 
-    Checkpoints are read one at a time into a running float64 sum, and each one's weights are
-    dropped once added, so memory stays at about three models (the sum, at twice a model, and the
-    checkpoint being read) however many are averaged. Tensors shared under several names (tied
-    embeddings) stay shared in the result.
+    Checkpoints are mapped one at a time and added into a running float64 sum, so memory stays at
+    about two models (the sum) and the mean however many are averaged. Tensors shared under several
+    names (tied embeddings) stay shared in the result.
     """
     if not paths:
         raise NmtError("no checkpoints to average")
-    first = _merged(load_checkpoint(paths[0], optimizer=False))
+    first = _merged(load_checkpoint(paths[0], optimizer=False, mapped=True))
     weights = first.pop("model")
     names_of_storage: dict[tuple, list[str]] = {}  # one sum per shared tensor, not per name
     for name, tensor in weights.items():
         if tensor.is_floating_point():
             names_of_storage.setdefault((tensor.data_ptr(), tensor.shape), []).append(name)
-    averaged = {name: tensor for name, tensor in weights.items() if not tensor.is_floating_point()}  # the first's
+    averaged = {name: tensor.clone() for name, tensor in weights.items() if not tensor.is_floating_point()}  # the first's
     dtypes = {names[0]: weights[names[0]].dtype for names in names_of_storage.values()}
     sums = {names[0]: weights[names[0]].double() for names in names_of_storage.values()}
     keys, last = list(weights), first  # names in order, without holding the weights
     del weights
     for path in paths[1:]:
-        payload = _merged(load_checkpoint(path, optimizer=False))
+        payload = _merged(load_checkpoint(path, optimizer=False, mapped=True))
         if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != set(keys):
             raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
         for name, total in sums.items():
@@ -240,7 +239,8 @@ def average_checkpoints(paths: list[Path]) -> dict:
         mean = (sums.pop(names[0]) / len(paths)).to(dtypes[names[0]])
         averaged.update(dict.fromkeys(names, mean))
     return {
-        "recipe": last["recipe"], "model": {name: averaged[name] for name in keys}, "tokenizer": last["tokenizer"],
+        "recipe": last["recipe"], "model": {name: averaged[name] for name in keys},
+        "tokenizer": _in_memory(last["tokenizer"], {}),
         "progress": last["progress"], "averaged_from": [str(p) for p in paths],
     }
 

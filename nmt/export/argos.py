@@ -55,7 +55,7 @@ def export_argos(checkpoint: Path, out: Path, quantization: str | None = None, f
         raise NmtError(f"{out}: exists and is a directory")
     if out.exists() and not force:
         raise NmtError(f"{out}: already exists (use --force to replace it)")
-    loaded = open_checkpoint(checkpoint)
+    loaded = open_checkpoint(checkpoint, mapped=True)  # read once, as converted, and not kept
     recipe = loaded.recipe
     if not recipe.tokenizer.joint:
         raise NmtError(f"{checkpoint}: Argos encodes and decodes with one sentencepiece model, and this model has one "

@@ -150,7 +150,8 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
 
 def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = None, force: bool = False,
                        shortlist: Path | None = None) -> dict:
-    return export_checkpoint(open_checkpoint(checkpoint), Path(out), quantization, force, shortlist)
+    # mapped: an export reads each weight once, as it converts it, and keeps none
+    return export_checkpoint(open_checkpoint(checkpoint, mapped=True), Path(out), quantization, force, shortlist)
 
 
 def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = None,

@@ -192,7 +192,7 @@ def generation_differences(recipe) -> list[str]:
 def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=None) -> dict:
     """Write the directory; `decode` (a DecodeConfig) replaces the checkpoint's decode settings."""
     require_transformers()
-    loaded = open_checkpoint(checkpoint)
+    loaded = open_checkpoint(checkpoint, mapped=True)  # read once, as converted, and not kept
     payload, recipe = loaded.payload, loaded.recipe
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
