@@ -61,8 +61,8 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemb
     (unless not `assemble`: then as written, naming its shards; `assembled`, `load_shard`).
     Without `optimizer`, the optimizer's state is left unread: a reader of the weights then needs
     a third of a training checkpoint's memory under Adam. `mapped` leaves the tensors mapped from
-    the file, read only where touched: for a short look (shapes, counts, the tokenizers), not for
-    weights kept while the file may change."""
+    the file, read only where touched: for a reader that reads each tensor once and keeps none
+    (`nmt info`, the exports, averaging), not for weights kept while the file may change."""
     payload = _load(path, map_location, optimizer, mapped)
     if SHARDS in payload and assemble:
         payload = assembled(payload, Path(path), map_location, optimizer)
@@ -95,8 +95,9 @@ def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, 
         raise NmtError(f"{path}: not an nmt checkpoint (format {FORMAT} expected)")
     keep_stored_meaning(payload.get("recipe"))
     # The file is mapped, not read, so that the optimizer's state is read only where it is wanted.
-    # What is kept is copied out of the mapping at once: no tensor stays backed by the file, which
-    # may be overwritten in place later (a fault, or changed weights, in a reader that kept it).
+    # Unless `mapped`, what is kept is copied out of the mapping at once: no tensor stays backed by
+    # the file, which may be overwritten in place later (a fault, or changed weights, in a reader
+    # that kept it).
     copies: dict[int, torch.UntypedStorage] = {}
     return {key: value if mapped else _in_memory(value, copies) for key, value in payload.items()
             if optimizer or key != "optimizer"}

@@ -128,7 +128,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
     probe = LogitProbe(hf_model, recipe.model, indices)
     # The weights are converted tensor by tensor, each of transformers' freed once read (the
-    # converters pop them), so the import holds about one model's weights at a time, not three.
+    # converters pop them), so that the import holds about one copy of the weights at a time.
     del hf_model
     gc.collect()
     if config.model_type == "t5":
