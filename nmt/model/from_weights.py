@@ -9,6 +9,9 @@ that holds the model once or twice but not three times."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 from torch import Tensor
 
@@ -21,7 +24,7 @@ def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_si
     """The Transformer of `cfg` whose parameters are the tensors of `weights` (a whole state dict,
     as `load_state_dict(strict=True)` takes it; a key missing or left over raises as it does), cast
     to the model's dtype where stored in another. The model and `weights` then share their tensors."""
-    with torch.device("meta"):
+    with torch.device("meta"), _initialisers_skipped():
         model = Transformer(cfg, src_vocab_size, tgt_vocab_size)
     dtypes = {name: t.dtype for name, t in model.state_dict().items()}
     cast = {name: t.to(dtypes[name]) if name in dtypes else t for name, t in weights.items()}
@@ -30,3 +33,19 @@ def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_si
     if unset:  # a tensor the state dict does not hold, made in __init__ on the meta device
         raise RuntimeError(f"transformer_from_weights: {', '.join(unset)} not set by the weights")
     return model
+
+
+@contextmanager
+def _initialisers_skipped() -> Iterator[None]:
+    """torch.nn.init's functions as no-ops for a while, as transformers' `no_init_weights` does: a
+    meta tensor has nothing to fill, and `normal_` on one imports torch._dynamo, a second of start-up
+    for every `nmt translate`."""
+    names = [name for name in vars(torch.nn.init) if name.endswith("_") and not name.startswith("_")]
+    originals = {name: getattr(torch.nn.init, name) for name in names}
+    try:
+        for name in names:
+            setattr(torch.nn.init, name, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for name, function in originals.items():
+            setattr(torch.nn.init, name, function)

@@ -66,3 +66,18 @@ def test_a_missing_or_unknown_weight_raises_as_load_state_dict_does():
         transformer_from_weights(cfg, 40, 40, missing)
     with pytest.raises(RuntimeError, match="extra.weight"):
         transformer_from_weights(cfg, 40, 40, weights | {"extra.weight": torch.zeros(2)})
+
+
+def test_no_initialiser_runs_and_each_is_restored_after(monkeypatch):
+    """No random weights are drawn (on the meta device `normal_` alone imports torch._dynamo, a
+    second of every `nmt translate`'s start), and torch.nn.init is as it was afterwards."""
+    cfg = ModelConfig(**SMALL, **LAYOUTS["T5"])
+    _, weights = _pair(cfg, 40)
+
+    def drawn(tensor, *args, **kwargs):
+        raise AssertionError("an initialiser ran")
+
+    for name in ("normal_", "xavier_uniform_", "kaiming_uniform_", "uniform_", "zeros_"):
+        monkeypatch.setattr(torch.nn.init, name, drawn)
+    transformer_from_weights(cfg, 40, 40, weights)
+    assert torch.nn.init.normal_ is drawn and torch.nn.init.zeros_ is drawn
