@@ -124,7 +124,7 @@ SHARDS = "shards"  # a sharded checkpoint's entry: {"folder": name beside it, "p
 
 
 def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.device = "cpu",
-               optimizer: bool = True) -> dict:
+               optimizer: bool = True, mapped: bool = False) -> dict:
     """Process `rank`'s shards of the sharded checkpoint `path` (its payload as written):
     {"model": ..., "optimizer": ...}, each tensor that process's first-dimension slice."""
     info = payload[SHARDS]
@@ -132,20 +132,24 @@ def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.d
     if not file.is_file():
         raise NmtError(f"{path}: its shard {file} is missing (a sharded checkpoint is {Path(path).name} with the "
                        f"folder {info['folder']}/ beside it)")
-    return _load(file, map_location, optimizer)
+    return _load(file, map_location, optimizer, mapped)
 
 
 def assembled(payload: dict, path: Path, map_location: str | torch.device = "cpu", optimizer: bool = True) -> dict:
     """The shards of FSDP (which splits each tensor along its first dimension, in process order)
     joined again: each weight and each of the optimizer's per-parameter tensors concatenated in
-    process order; a scalar (Adam's step count) is the first process's."""
-    parts = [load_shard(path, payload, rank, map_location, optimizer) for rank in range(payload[SHARDS]["processes"])]
+    process order; a scalar (Adam's step count) is the first process's. The shards are read
+    mapped, each tensor once, into the joined copies: the whole model is held once, not twice."""
+    parts = [load_shard(path, payload, rank, map_location, optimizer, mapped=True)
+             for rank in range(payload[SHARDS]["processes"])]
     joined: dict[int, torch.Tensor] = {}  # by the first shard's storage: tied weights stay one tensor
 
     def join(tensors: list) -> torch.Tensor:
         first = tensors[0]
-        if not isinstance(first, torch.Tensor) or first.dim() == 0:
+        if not isinstance(first, torch.Tensor):
             return first
+        if first.dim() == 0:
+            return first.clone()  # out of the mapping
         key = first.untyped_storage().data_ptr()
         if key not in joined:
             joined[key] = torch.cat(tensors, dim=0)

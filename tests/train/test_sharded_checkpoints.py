@@ -54,6 +54,13 @@ def test_the_shards_are_joined_into_the_whole_checkpoint(tmp_path):
         for key, value in entry.items():
             assert torch.equal(read["optimizer"]["state"][i][key], value), (i, key)
     assert SHARDS not in read and read["progress"] == {"step": 1}
+    for shard in shard_folder(path).iterdir():  # read mapped, joined into copies: nothing read depends on them
+        with open(shard, "r+b") as f:
+            f.write(b"\0" * shard.stat().st_size)
+    assert all(torch.equal(read["model"][name], tensor) for name, tensor in whole["model"].items())
+    assert all(torch.equal(read["optimizer"]["state"][i][key], value)
+               for i, entry in whole["optimizer"]["state"].items() for key, value in entry.items())
+    whole, path = whole_and_sharded(tmp_path, 1)  # written again for the average
     average_into(tmp_path / "whole.pt", [path])  # `nmt average step_N.pt -o whole.pt`: its weights in one file
     written = torch.load(tmp_path / "whole.pt", weights_only=True)
     assert all(torch.equal(written["model"][name], tensor) for name, tensor in whole["model"].items())
