@@ -150,8 +150,10 @@ class RunCheckpoints:
         """Fine-tuning: the parent's weights; optimizer, schedule and progress stay fresh, unless
         train.init_from_continues: then the parent's optimizer and update count too (returned)."""
         parent = Path(self.recipe.train.init_from)
-        # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over.
-        loaded = open_checkpoint(parent, map_location="cpu", optimizer=self.recipe.train.init_from_continues)
+        # To the CPU: the tokenizers are compared with ours there; load_state_dict copies the weights over,
+        # so they are read mapped, once, unless the optimizer continues (it keeps the tensors it is given).
+        continues = self.recipe.train.init_from_continues
+        loaded = open_checkpoint(parent, map_location="cpu", optimizer=continues, mapped=not continues)
         payload, theirs, ours = loaded.payload, loaded.recipe.model, self.recipe.model
         picks = {f"{side}_layers": getattr(self.recipe.train, f"init_{side}_layers") for side in ("encoder", "decoder")}
         for key, picked in picks.items():
