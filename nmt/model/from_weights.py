@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from nmt.config import ModelConfig
-from nmt.model.transformer import Transformer
+from nmt.model.transformer import PositionalEncoding, Transformer
 
 
 def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int,
@@ -29,6 +29,9 @@ def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_si
     dtypes = {name: t.dtype for name, t in model.state_dict().items()}
     cast = {name: t.to(dtypes[name]) if name in dtypes else t for name, t in weights.items()}
     model.load_state_dict(cast, strict=True, assign=True)
+    for module in model.modules():  # buffers no state dict holds
+        if isinstance(module, PositionalEncoding):
+            module.remake_table(torch.device("cpu"))
     unset = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if unset:  # a tensor the state dict does not hold, made in __init__ on the meta device
         raise RuntimeError(f"transformer_from_weights: {', '.join(unset)} not set by the weights")

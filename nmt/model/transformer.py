@@ -29,6 +29,21 @@ from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
 from nmt.model.relative_positions import RelativePositionBias
 
 
+def sinusoid_table(d_model: int, max_positions: int, style: str, device: torch.device | None = None) -> Tensor:
+    """PositionalEncoding's (max_positions, d_model) table, computed in float64 and kept in fp32."""
+    first = 2 if style == "fairseq" else 0
+    position = torch.arange(first, first + max_positions, dtype=torch.float64, device=device).unsqueeze(1)
+    if style == "fairseq":
+        inv_freq = torch.exp(torch.arange(d_model // 2, dtype=torch.float64, device=device)
+                             * (-math.log(10000.0) / (d_model // 2 - 1)))
+    else:
+        inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64, device=device) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(max_positions, d_model, dtype=torch.float64, device=device)
+    table[:, 0::2] = torch.sin(position * inv_freq)
+    table[:, 1::2] = torch.cos(position * inv_freq)
+    return table.float()
+
+
 class PositionalEncoding(nn.Module):
     """Sinusoidal positions (3.5): PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...).
 
@@ -37,20 +52,13 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_positions: int, style: str = "sinusoidal"):
         super().__init__()
-        first = 2 if style == "fairseq" else 0
-        # Made on the CPU even where the model is built on the meta device (nmt.model.from_weights),
-        # since no state dict holds the table.
-        cpu = torch.device("cpu")
-        position = torch.arange(first, first + max_positions, dtype=torch.float64, device=cpu).unsqueeze(1)
-        if style == "fairseq":
-            steps = torch.arange(d_model // 2, dtype=torch.float64, device=cpu)
-            inv_freq = torch.exp(steps * (-math.log(10000.0) / (d_model // 2 - 1)))
-        else:
-            inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64, device=cpu) * (-math.log(10000.0) / d_model))
-        table = torch.zeros(max_positions, d_model, dtype=torch.float64, device=cpu)
-        table[:, 0::2] = torch.sin(position * inv_freq)
-        table[:, 1::2] = torch.cos(position * inv_freq)
-        self.register_buffer("table", table.float(), persistent=False)  # (max_positions, D)
+        self.style = style
+        self.register_buffer("table", sinusoid_table(d_model, max_positions, style), persistent=False)  # (max_positions, D)
+
+    def remake_table(self, device: torch.device) -> None:
+        """The table computed again on `device`: a model built on the meta device
+        (nmt.model.from_weights) gets no table from its state dict."""
+        self.table = sinusoid_table(self.table.size(1), self.table.size(0), self.style, device)
 
     def forward(self, length: int, offset: int = 0) -> Tensor:
         return positions_slice(self.table, length, offset)
