@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.checkpoint import save_checkpoint
+from nmt.checkpoint import load_checkpoint, save_checkpoint
 from nmt.config import load_recipe, recipe_to_dict
 from nmt.data.tokenizer import tokenizer_paths, train_tokenizer
 from nmt.model.transformer import Transformer
@@ -117,8 +117,7 @@ def measure(name: str, folder: Path, recipe_overrides: list[str], pieces: int | 
     result = {"model": dict(recipe.model), "vocabulary": recipe.tokenizer.vocab_size,
               "model_fp32_mb": model_bytes // 2**20, "checkpoint_mb": checkpoint.stat().st_size // 2**20, "runs": {}}
     (folder / "in.txt").write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    save_checkpoint({k: v for k, v in torch.load(checkpoint, weights_only=True).items() if k != "optimizer"},
-                    folder / "weights.pt")
+    save_checkpoint(load_checkpoint(checkpoint, optimizer=False), folder / "weights.pt")
     commands = {
         "python_with_nmt_imported": None,  # what every command holds before it reads a model
         "export_huggingface": ["export", str(folder / "weights.pt"), "--format", "huggingface", "-o", str(folder / "hf")],

@@ -88,17 +88,25 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
 
 
 def _card(recipe: Recipe, checkpoint: Path, payload: dict) -> str:
+    return multilingual_card(
+        recipe, f"(update {payload.get('progress', {}).get('step')}; imported from "
+        f"`{payload.get('imported_from') or recipe.train.init_from}`) by `nmt export --format huggingface`, as an "
+        "`M2M100ForConditionalGeneration` with the tokenizer it was imported with.", checkpoint,
+        "A dog runs on the beach.", "  # src_lang/tgt_lang: the recipe's")
+
+
+def multilingual_card(recipe: Recipe, exported: str, checkpoint: Path, example: str, tokenizer_note: str = "") -> str:
+    """The README.md of an exported many-to-many model: `exported` says how (after "Exported from
+    CHECKPOINT"), `example` is the source the usage snippet translates."""
     data = recipe.data
     return "\n".join([
         "---", "library_name: transformers", "pipeline_tag: translation", "tags: [nmt, translation]", "---", "",
         f"# {data.src_lang}→{data.tgt_lang} (and {len(data.languages)} languages) exported by nmt", "",
-        f"Exported from `{checkpoint}` (update {payload.get('progress', {}).get('step')}; imported from "
-        f"`{payload.get('imported_from') or recipe.train.init_from}`) by `nmt export --format huggingface`, "
-        "as an `M2M100ForConditionalGeneration` with the tokenizer it was imported with.", "",
+        f"Exported from `{checkpoint}` {exported}", "",
         "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
         "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
-        "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")  # src_lang/tgt_lang: the recipe's",
-        "batch = tokenizer([\"A dog runs on the beach.\"], return_tensors=\"pt\")",
+        f"tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\"){tokenizer_note}",
+        f"batch = tokenizer([\"{example}\"], return_tensors=\"pt\")",
         "print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))", "```", "",
         "## Recipe", "", "```json", json.dumps(recipe.model_dump(mode="json"), indent=1), "```", "",
     ])

@@ -11,7 +11,6 @@ its own matrix, which T5 v1.1 does not rescale.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
@@ -20,6 +19,7 @@ from nmt.checkpoint import tokenizer_models
 from nmt.config import Recipe
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
+from nmt.export.m2m100_export import multilingual_card
 from nmt.export.t5_import import t5_names
 from nmt.special_tokens import BOS, EOS, PAD
 
@@ -117,18 +117,9 @@ def export_t5(payload: dict, recipe: Recipe, checkpoint: Path, out: Path, force:
 
 
 def _card(recipe: Recipe, checkpoint: Path, payload: dict) -> str:
-    data = recipe.data
-    return "\n".join([
-        "---", "library_name: transformers", "pipeline_tag: translation", "tags: [nmt, translation]", "---", "",
-        f"# {data.src_lang}→{data.tgt_lang} (and {len(data.languages)} languages) exported by nmt", "",
-        f"Exported from `{checkpoint}` (update {payload.get('progress', {}).get('step')}) by `nmt export --format "
-        "huggingface` as a `T5ForConditionalGeneration`. Ask for a target language with its token in front of "
-        f"the source, as MADLAD-400 does: `<2{data.tgt_lang}> A dog runs on the beach.`", "",
-        "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
-        "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
-        "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")",
-        f"batch = tokenizer([\"<2{data.tgt_lang}> A dog runs on the beach.\"], return_tensors=\"pt\")",
-        "print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))", "```", "",
-        "## Recipe", "", "```json", json.dumps(recipe.model_dump(mode="json"), indent=1), "```", "",
-    ])
+    tgt = recipe.data.tgt_lang
+    return multilingual_card(
+        recipe, f"(update {payload.get('progress', {}).get('step')}) by `nmt export --format huggingface` as a "
+        "`T5ForConditionalGeneration`. Ask for a target language with its token in front of the source, as "
+        f"MADLAD-400 does: `<2{tgt}> A dog runs on the beach.`", checkpoint, f"<2{tgt}> A dog runs on the beach.")
 
