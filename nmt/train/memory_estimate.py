@@ -125,7 +125,7 @@ def kept_bytes(model: Transformer, device: torch.device, precision: str = "fp32"
         storage = tensor.untyped_storage()
         if storage.data_ptr() not in weights:  # the weights are held anyway
             kept[storage.data_ptr()] = storage.nbytes()
-        return tensor
+        return tensor.detach()  # the tensor itself would hold its own grad_fn: a cycle through C++ that never dies
 
     hooks = [module.register_forward_pre_hook(note_weights) for module in model.modules()]
     try:
