@@ -1,6 +1,8 @@
 """`make bench-large-models`: what a large model costs where nmt reads it, in memory and time:
 `nmt import` of a transformers directory, and `nmt info`, `nmt translate`, `nmt export` and `nmt
-average` of a training checkpoint (weights and Adam's state, as `nmt train` writes them).
+average` of a training checkpoint (weights and Adam's state, as `nmt train` writes them), and
+fine-tuning from it (`nmt train` with train.init_from: 2 updates of 1,000 target tokens on the
+demo's Multi30k), whose peak is set beside the memory estimate `nmt train` prints first.
 
     python -m bench.large_models [--d-model 1024 --layers 12 --d-ff 4096] [--vocabulary 250000] [--out FILE]
 
@@ -20,7 +22,9 @@ are sampled from /proc every 10 ms. Linux only (/proc). Results: bench/results/l
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,11 +42,13 @@ from tools.results import provenance, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+RECIPE = ROOT / "recipes" / "multi30k_en_de.yaml"
+ESTIMATE = re.compile(r"memory estimate: .*; ([\d.]+) (GB|MB) in all")
 LINES = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow."]
 
 
 def sampled_run(command: list[str], env: dict | None = None) -> dict:
-    """Run `command`; its seconds and peak RssAnon / VmRSS in MB, sampled every 10 ms."""
+    """Run `command`; its seconds, peak RssAnon / VmRSS in MB, sampled every 10 ms, and stderr."""
     peaks = {"RssAnon": 0, "VmRSS": 0}
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
@@ -66,7 +72,7 @@ def sampled_run(command: list[str], env: dict | None = None) -> dict:
         last = (stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
         raise SystemExit(f"{' '.join(command)} failed: {last}")
     return {"seconds": round(time.perf_counter() - start, 2), "peak_anonymous_mb": peaks["RssAnon"] // 1024,
-            "peak_resident_mb": peaks["VmRSS"] // 1024}
+            "peak_resident_mb": peaks["VmRSS"] // 1024, "stderr": stderr.decode(errors="replace")}
 
 
 def training_checkpoint(recipe, proto: bytes, path: Path) -> int:
@@ -104,14 +110,15 @@ def with_pieces(proto: bytes, size: int) -> bytes:
 def measure(name: str, folder: Path, recipe_overrides: list[str], pieces: int | None) -> dict:
     """One model's checkpoint and transformers directory under `folder`, and each command run on them."""
     nmt = [sys.executable, "-m", "nmt"]
-    recipe = load_recipe(ROOT / "recipes" / "multi30k_en_de.yaml", [
-        f"output_dir={folder / 'run'}", "tokenizer.vocab_size=8000", "tokenizer.joint=true", "model.norm=post",
-        *recipe_overrides])
+    settings = [f"data.train={ROOT / 'data' / 'multi30k' / 'train'}", "tokenizer.vocab_size=8000", "tokenizer.joint=true",
+                "model.norm=post", *recipe_overrides]
+    recipe = load_recipe(RECIPE, [f"output_dir={folder / 'run'}", *settings])
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     proto = tokenizer_paths(recipe.out, True)[0].read_bytes()
     if pieces:
         proto = with_pieces(proto, pieces)
         recipe = recipe.model_copy(update={"tokenizer": recipe.tokenizer.model_copy(update={"vocab_size": pieces})})
+        settings.append(f"tokenizer.vocab_size={pieces}")
     checkpoint = folder / "train.pt"
     model_bytes = training_checkpoint(recipe, proto, checkpoint)
     result = {"model": dict(recipe.model), "vocabulary": recipe.tokenizer.vocab_size,
@@ -130,10 +137,38 @@ def measure(name: str, folder: Path, recipe_overrides: list[str], pieces: int | 
     for command_name, command in commands.items():
         argv = [sys.executable, "-c", "import torch, nmt.cli"] if command is None else [*nmt, *command]
         run = sampled_run(argv, env=os.environ.copy())
+        del run["stderr"]
         run["anonymous_over_model"] = round(run["peak_anonymous_mb"] / max(result["model_fp32_mb"], 1), 2)
         result["runs"][command_name] = run
         print(name, command_name, run, flush=True)
+    baseline = result["runs"]["python_with_nmt_imported"]["peak_anonymous_mb"]
+    result["runs"]["fine_tune"] = fine_tune(folder, settings, checkpoint, baseline)
+    print(name, "fine_tune", result["runs"]["fine_tune"], flush=True)
     return result
+
+
+def fine_tune(folder: Path, settings: list[str], parent: Path, baseline_mb: int) -> dict:
+    """`nmt tokenizer` and `nmt prepare` for fine-tuning from `parent`, then 2 updates of 1,000 target
+    tokens of `nmt train` (validated on 4 pairs): its time and peak memory beside the memory estimate
+    it printed. baseline_mb: the interpreter's own peak, which the estimate leaves out."""
+    nmt = [sys.executable, "-m", "nmt"]
+    valid = folder / "valid"
+    for side in ("en", "de"):
+        with gzip.open(ROOT / "data" / "multi30k" / f"val.{side}.gz", "rt", encoding="utf-8") as lines:
+            valid.with_suffix(f".{side}").write_text("".join(next(lines) for _ in range(4)), encoding="utf-8")
+    sets = [arg for setting in [*settings, f"output_dir={folder / 'child'}", f"train.init_from={parent}",
+                                f"data.valid={valid}", "train.valid_bleu_sentences=0", "train.max_steps=2",
+                                "train.max_minutes=0", "train.max_tokens=1000", "train.update_freq=1"]
+            for arg in ("--set", setting)]
+    for verb in ("tokenizer", "prepare"):
+        subprocess.run([*nmt, verb, str(RECIPE), *sets], check=True, capture_output=True)
+    run = sampled_run([*nmt, "train", str(RECIPE), *sets], env=os.environ.copy())
+    said = ESTIMATE.search(run.pop("stderr"))
+    if said is None:
+        raise SystemExit("nmt train printed no memory estimate")
+    estimate_mb = float(said[1]) * (1e9 if said[2] == "GB" else 1e6) / 2**20
+    return run | {"estimate_mb": round(estimate_mb), "estimate_line": said[0],
+                  "estimate_over_peak": round(estimate_mb / (run["peak_anonymous_mb"] - baseline_mb), 3)}
 
 
 def main(argv: list[str] | None = None) -> dict:
