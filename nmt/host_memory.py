@@ -30,3 +30,16 @@ def keep_freed_memory() -> bool:
         return False
     libc = ctypes.CDLL(None)
     return bool(libc.mallopt(_M_MMAP_THRESHOLD, _LARGEST_HEAP_BLOCK)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
+
+
+def anonymous_memory() -> int | None:
+    """The bytes of anonymous memory this process holds (Linux's RssAnon: what the machine must
+    keep for it, not file pages the kernel may drop); None where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None

@@ -6,8 +6,9 @@ activation checkpointing, at two batch sizes. On a GPU the measure is the most m
 forward and backward passes allocate; elsewhere, what autograd keeps for the backward pass. What
 grows with the batch is counted per token of a pass (train.max_tokens times the batches a pass
 merges); what does not (autocast's bf16 copies of fp32 weights, the tied output table's among
-them) is counted once. The total is compared with the device's memory (a GPU's, or the
-machine's RAM).
+them) is counted once. On a CPU the process's own memory before the model (interpreter,
+libraries, training data) is added. The total is compared with the device's memory (a GPU's, or
+the machine's RAM).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class MemoryEstimate:
     available: int | None  # the device's memory in bytes, where known
     activations_fixed: float = 0.0  # bytes a pass keeps whatever its size (casts of fp32 weights)
     compiled_logits: float = 0.0  # a compiled step's whole (tokens × vocabulary) logits and their gradient
+    process: float = 0.0  # on a CPU, what the process held before the model: interpreter, libraries, data
 
     @property
     def activations(self) -> float:
@@ -46,7 +48,7 @@ class MemoryEstimate:
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations
+        return self.weights + self.gradients + self.optimizer + self.activations + self.process
 
     @property
     def fits(self) -> bool | None:
@@ -58,7 +60,9 @@ class MemoryEstimate:
                 f"× {self.tokens_per_pass:,} tokens per pass"
                 + (f" + {_size(self.activations_fixed)}" if self.activations_fixed >= 1e5 else "")
                 + (f" + the compiled step's logits {_size(self.compiled_logits)}" if self.compiled_logits else "")
-                + f" = {_size(self.activations)}; {_size(self.total)} in all")
+                + f" = {_size(self.activations)}"
+                + (f"; the process besides {_size(self.process)}" if self.process else "")
+                + f"; {_size(self.total)} in all")
         if self.available is None:
             return line
         if self.fits:
@@ -217,13 +221,15 @@ def state_bytes(model: nn.Module, master_weights: bool = False) -> tuple[int, in
 
 
 def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, tokens_per_pass: int,
-                    master_weights: bool = False, shards: int = 1, compiled: bool = False) -> MemoryEstimate:
+                    master_weights: bool = False, shards: int = 1, compiled: bool = False,
+                    process: int = 0) -> MemoryEstimate:
     """The run's estimate, per process. master_weights: bf16 copies of the linear weights beside fp32
     masters, and bf16 gradients for the passes (nmt.train.master_weights). shards: FSDP's
     processes, each holding 1/shards of the weights, gradients and Adam's moments. compiled: the
     probes run eagerly, where the output layer goes through the logits in chunks; the compiled
     step computes them whole (nmt.model.output_loss) and keeps them and their gradient, in the
-    passes' precision, for a pass's tokens."""
+    passes' precision, for a pass's tokens. process: bytes the process holds besides (on a CPU,
+    where the run shares the machine's memory with them: what it held before building the model)."""
     weights, gradients, optimizer = (-(-part // shards) for part in state_bytes(model, master_weights))
     per_token, fixed = activation_bytes(model, device, cfg.precision, tokens_per_pass, sharded=shards > 1)
     logits = 0.0
@@ -231,4 +237,4 @@ def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, 
         element = 4 if cfg.precision == "fp32" else 2
         logits = 2 * element * tokens_per_pass * model.output_weight.size(0)
     return MemoryEstimate(weights, gradients, optimizer, per_token, tokens_per_pass, device_memory(device), fixed,
-                          logits)
+                          logits, process)

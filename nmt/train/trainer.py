@@ -26,7 +26,7 @@ from nmt.config import Recipe, save_recipe
 from nmt.data.packing import packed_rows_per_batch
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
 from nmt.devices import resolve_device, use_threads
-from nmt.host_memory import keep_freed_memory
+from nmt.host_memory import anonymous_memory, keep_freed_memory
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
@@ -73,6 +73,8 @@ class Trainer:
         # The recipe's update_freq counts batches over all ranks: each takes its share.
         self.batches_per_rank = batches_per_rank(self.train_cfg.update_freq, self.train_cfg.max_tokens, self.world.size)
 
+        # On a CPU the run shares the machine's memory with the interpreter and the data: the estimate counts them
+        self.held_before_model = (anonymous_memory() or 0) if self.device.type == "cpu" else 0
         self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
                                  self.tgt_tokenizer.get_piece_size()).to(self.device)
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
@@ -209,7 +211,7 @@ class Trainer:
             tokens_per_pass = cfg.max_tokens * self.batches_per_rank // passes
             memory = estimate_memory(self.model, cfg, self.device, tokens_per_pass,
                                      self.update.master_weights is not None, shards=self.world.size if self.update.sharded else 1,
-                                     compiled=self.update.compiled)
+                                     compiled=self.update.compiled, process=self.held_before_model)
             self.log(("warning: " if memory.fits is False else "") + memory.describe())
 
     def _progress_bar(self, show: bool) -> Progress:

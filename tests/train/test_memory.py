@@ -6,7 +6,9 @@ warning where the run does not fit."""
 
 from __future__ import annotations
 
+import re
 import weakref
+from pathlib import Path
 
 import pytest
 import torch
@@ -62,6 +64,9 @@ def test_the_estimate_by_hand_and_its_warning(trainer, monkeypatch):
     assert "the compiled step's logits" in compiled.describe() and "compiled" not in estimate.describe()
     bf16 = trainer.train_cfg.model_copy(update={"precision": "bf16"})
     assert estimate_memory(model, bf16, torch.device("cpu"), 1000, compiled=True).compiled_logits == 2 * 2 * 1000 * vocab
+    held = estimate_memory(model, trainer.train_cfg, torch.device("cpu"), 1000, process=3 * 10**8)
+    assert held.total == pytest.approx(estimate.total + 3 * 10**8, rel=0.02)
+    assert "the process besides 0.30 GB" in held.describe() and "besides" not in estimate.describe()
     small = MemoryEstimate(10**9, 10**9, 2 * 10**9, 10**3, 10**6, available=2 * 10**9)
     assert small.fits is False and "more than the device's 2.0 GB" in small.describe()
     assert "train.checkpoint_activations" in small.describe()
@@ -126,6 +131,9 @@ def test_training_says_the_estimate_and_trains_with_checkpointing(tmp_path, caps
     train(recipe, show_progress=False)
     said = capsys.readouterr().err
     assert "memory estimate: weights" in said and "kB per token" in said
+    if Path("/proc/self/status").is_file():  # the interpreter, torch and the data: some 100 MB at least
+        besides = re.search(r"the process besides ([\d.]+) (MB|GB)", said)
+        assert besides and float(besides[1]) * (1000 if besides[2] == "GB" else 1) > 100, said
 
 
 def test_the_probe_backward_makes_every_activation_gradient_and_no_weight_gradient(trainer):
