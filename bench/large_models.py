@@ -16,8 +16,9 @@ Two models with random weights, each written here as a training checkpoint and a
   pieces and unreachable made-up ones), where work per piece shows: the seconds to watch.
 Each command runs in a process of its own; its seconds, peak anonymous memory (RssAnon: what the
 machine must hold; file pages, which the kernel may drop, are not in it) and peak resident memory
-are sampled from /proc every 10 ms. For fine_tune, `estimate_over_peak` is the memory estimate
-`nmt train` printed (on a CPU it counts the process's own memory too) over the peak measured.
+are sampled from /proc every 10 ms. For the fine_tune runs (FINE_TUNES), `estimate_over_peak` is
+the memory estimate `nmt train` printed (on a CPU it counts the process's own memory too) over the
+peak measured.
 Linux only (/proc). Results: bench/results/large_models.json.
 """
 
@@ -27,6 +28,7 @@ import argparse
 import gzip
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,13 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 RECIPE = ROOT / "recipes" / "multi30k_en_de.yaml"
 ESTIMATE = re.compile(r"memory estimate: .*; ([\d.]+) (GB|MB) in all")
+# Fine-tuning runs: every weight trained; LoRA; LoRA with glibc giving blocks of 1 MB or more back
+# on free (nmt.host_memory), where the heap otherwise keeps what later blocks do not fit into.
+FINE_TUNES = {
+    "fine_tune": ([], {}),
+    "fine_tune_lora": (["train.lora_rank=16"], {}),
+    "fine_tune_lora_blocks_given_back": (["train.lora_rank=16"], {"MALLOC_MMAP_THRESHOLD_": "1048576"}),
+}
 LINES = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow."]
 
 
@@ -143,16 +152,16 @@ def measure(name: str, folder: Path, recipe_overrides: list[str], pieces: int | 
         run["anonymous_over_model"] = round(run["peak_anonymous_mb"] / max(result["model_fp32_mb"], 1), 2)
         result["runs"][command_name] = run
         print(name, command_name, run, flush=True)
-    result["runs"]["fine_tune"] = fine_tune(folder, settings, checkpoint)
-    print(name, "fine_tune", result["runs"]["fine_tune"], flush=True)
+    child = prepared_child(folder, settings, checkpoint)
+    for run_name, (extra, env) in FINE_TUNES.items():
+        result["runs"][run_name] = fine_tune(folder, child, extra, env)
+        print(name, run_name, result["runs"][run_name], flush=True)
     return result
 
 
-def fine_tune(folder: Path, settings: list[str], parent: Path) -> dict:
-    """`nmt tokenizer` and `nmt prepare` for fine-tuning from `parent`, then 2 updates of 1,000 target
-    tokens of `nmt train` (validated on 4 pairs): its time and peak memory beside the memory estimate
-    it printed."""
-    nmt = [sys.executable, "-m", "nmt"]
+def prepared_child(folder: Path, settings: list[str], parent: Path) -> list[str]:
+    """`nmt tokenizer` and `nmt prepare` for fine-tuning from `parent` into folder/child (validated
+    on 4 pairs, 2 updates of 1,000 target tokens); returns the --set arguments of that run."""
     valid = folder / "valid"
     for side in ("en", "de"):
         with gzip.open(ROOT / "data" / "multi30k" / f"val.{side}.gz", "rt", encoding="utf-8") as lines:
@@ -162,13 +171,21 @@ def fine_tune(folder: Path, settings: list[str], parent: Path) -> dict:
                                 "train.max_minutes=0", "train.max_tokens=1000", "train.update_freq=1"]
             for arg in ("--set", setting)]
     for verb in ("tokenizer", "prepare"):
-        subprocess.run([*nmt, verb, str(RECIPE), *sets], check=True, capture_output=True)
-    run = sampled_run([*nmt, "train", str(RECIPE), *sets], env=os.environ.copy())
+        subprocess.run([sys.executable, "-m", "nmt", verb, str(RECIPE), *sets], check=True, capture_output=True)
+    return sets
+
+
+def fine_tune(folder: Path, sets: list[str], extra: list[str], env: dict[str, str]) -> dict:
+    """`nmt train` of the prepared child run (from scratch each time) with `extra` settings and
+    `env`: its time and peak memory beside the memory estimate it printed."""
+    shutil.rmtree(folder / "child" / "checkpoints", ignore_errors=True)
+    run = sampled_run([sys.executable, "-m", "nmt", "train", str(RECIPE), *sets,
+                       *(arg for setting in extra for arg in ("--set", setting))], env=os.environ | env)
     said = ESTIMATE.search(run.pop("stderr"))
     if said is None:
         raise SystemExit("nmt train printed no memory estimate")
     estimate_mb = float(said[1]) * (1e9 if said[2] == "GB" else 1e6) / 2**20
-    return run | {"estimate_mb": round(estimate_mb), "estimate_line": said[0],
+    return run | {"settings": extra, "environment": env, "estimate_mb": round(estimate_mb), "estimate_line": said[0],
                   "estimate_over_peak": round(estimate_mb / run["peak_anonymous_mb"], 3)}
 
 

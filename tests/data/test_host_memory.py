@@ -1,3 +1,4 @@
+import os
 import platform
 import subprocess
 import sys
@@ -9,6 +10,8 @@ import resource, sys, torch
 from nmt.host_memory import keep_freed_memory
 if sys.argv[1] == "keep":
     assert keep_freed_memory()
+elif sys.argv[1] == "environment":  # glibc's own setting in the environment wins
+    assert not keep_freed_memory()
 def resident_mb(): return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
 def faults(): return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 block = torch.ones(20 * 2**18)  # 20 MB
@@ -21,9 +24,9 @@ print(faults() - before)  # pages faulted in by the new block
 """
 
 
-def run(mode: str) -> tuple[float, int]:
+def run(mode: str, env: dict | None = None) -> tuple[float, int]:
     out = subprocess.run([sys.executable, "-c", ALLOCATE_FREE_ALLOCATE, mode],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=os.environ | (env or {}))
     returned_mb, faults = out.stdout.split()
     return float(returned_mb), int(faults)
 
@@ -35,3 +38,6 @@ def test_freed_memory_stays_in_the_process_and_is_reused():
     assert returned > 15 and faults > pages // 2  # glibc unmapped the block; the next one faults in
     returned, faults = run("keep")
     assert returned < 5 and faults < pages // 10
+    # a run short of memory sets glibc's threshold itself: blocks of 1 MB or more go back on free
+    returned, faults = run("environment", {"MALLOC_MMAP_THRESHOLD_": str(2**20)})
+    assert returned > 15 and faults > pages // 2
