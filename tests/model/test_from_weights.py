@@ -81,3 +81,12 @@ def test_no_initialiser_runs_and_each_is_restored_after(monkeypatch):
         monkeypatch.setattr(torch.nn.init, name, drawn)
     transformer_from_weights(cfg, 40, 40, weights)
     assert torch.nn.init.normal_ is drawn and torch.nn.init.zeros_ is drawn
+
+
+def test_a_model_built_under_a_device_context_holds_every_tensor_there():
+    """What building on a GPU (bench.gpu draws a model's weights where it runs) needs of every
+    layout: no parameter or buffer made on a fixed device; the meta device stands in for the GPU."""
+    for layout in LAYOUTS.values():
+        with torch.device("meta"):
+            model = Transformer(ModelConfig(**(SMALL | layout)), 40, 40)
+        assert [name for name, t in [*model.named_parameters(), *model.named_buffers()] if not t.is_meta] == []
