@@ -11,11 +11,11 @@ frees and re-allocates its logits every step). (Blocks above 32 MB still come fr
 the largest, the output layer's logits, are never built whole: see nmt.model.output_loss.)
 jemalloc or tcmalloc preloaded with LD_PRELOAD do the same; with them this changes nothing.
 
-A heap also keeps freed blocks that the next ones do not fit into: LoRA fine-tuning a
-361M-parameter model holds 4.8 GB resident for a live peak of 3.1 GB (bench/large_models.py).
+A heap also keeps freed blocks that the next ones do not fit into: LoRA fine-tuning of a
+361M-parameter model, estimated at 3.2 GB, holds 4.9 GB (bench/results/large_models.json).
 Where that is more than the machine has, glibc's own setting in the environment wins over this
-one: MALLOC_MMAP_THRESHOLD_=1048576 gives every block of 1 MB or more back on free, at the cost of
-the page faults above.
+one: MALLOC_MMAP_THRESHOLD_=1048576 gives every block of 1 MB or more back on free (3.3 GB for
+that run), at the cost of the page faults above.
 """
 
 from __future__ import annotations
