@@ -417,6 +417,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         step.forward = model  # let DDP go before its process group
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    # what the caching allocator held at most: the tensors' peak and the blocks it could not reuse
+    peak_reserved = torch.cuda.max_memory_reserved(device) if device.type == "cuda" else None
     records = []
     for turn, rounds, turn_work in zip(turns, timed, work):
         settings = own | turn
@@ -452,6 +454,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
+            "peak_reserved_memory_gb": None if peak_reserved is None else round(peak_reserved / 2**30, 2),
             "memory_estimate": estimate.describe(),  # its parts, as nmt train says them (GB of 10^9 bytes)
             "slowest_updates": slowest_updates(data, window_updates, measured),
             "trainable_parameters": sum(p.numel() for p in step.parameters), "notes": notes,
@@ -460,7 +463,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
 
 
 PER_PROCESS = ("timings", "seconds_per_update", "host_issue_seconds", "device_seconds", "kernels_per_update",
-               "kernel_seconds_per_update", "operators_per_update", "warmup_seconds", "peak_memory_gb", "process_seconds")
+               "kernel_seconds_per_update", "operators_per_update", "warmup_seconds", "peak_memory_gb",
+               "peak_reserved_memory_gb", "process_seconds")
 
 
 def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch.device, steps: int, warmup: int,
