@@ -48,12 +48,14 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 RECIPE = ROOT / "recipes" / "multi30k_en_de.yaml"
 ESTIMATE = re.compile(r"memory estimate: .*; ([\d.]+) (GB|MB) in all")
-# Fine-tuning runs: every weight trained; LoRA; LoRA with glibc giving blocks of 1 MB or more back
-# on free (nmt.host_memory), where the heap otherwise keeps what later blocks do not fit into.
+# Fine-tuning runs: every weight trained, and LoRA; each also with glibc giving blocks of 1 MB or
+# more back on free (nmt.host_memory), where the heap otherwise keeps what later blocks do not fit into.
+BLOCKS_GIVEN_BACK = {"MALLOC_MMAP_THRESHOLD_": "1048576"}
 FINE_TUNES = {
     "fine_tune": ([], {}),
+    "fine_tune_blocks_given_back": ([], BLOCKS_GIVEN_BACK),
     "fine_tune_lora": (["train.lora_rank=16"], {}),
-    "fine_tune_lora_blocks_given_back": (["train.lora_rank=16"], {"MALLOC_MMAP_THRESHOLD_": "1048576"}),
+    "fine_tune_lora_blocks_given_back": (["train.lora_rank=16"], BLOCKS_GIVEN_BACK),
 }
 LINES = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow."]
 
