@@ -67,6 +67,15 @@ def test_the_estimate_by_hand_and_its_warning(trainer, monkeypatch):
     held = estimate_memory(model, trainer.train_cfg, torch.device("cpu"), 1000, process=3 * 10**8)
     assert held.total == pytest.approx(estimate.total + 3 * 10**8, rel=0.02)
     assert "the process besides 0.30 GB" in held.describe() and "besides" not in estimate.describe()
+    # a CPU's heap may hold half as much again (glibc): a run within that of the machine's memory is told
+    # how to have large blocks given back, unless the environment sets glibc's malloc already
+    assert estimate.heap_may_grow and "MALLOC_MMAP_THRESHOLD_" not in estimate.describe()  # 25 GB
+    tight = MemoryEstimate(10**9, 10**9, 2 * 10**9, 0, 0, available=5 * 10**9, heap_may_grow=True)
+    assert tight.fits and "run with MALLOC_MMAP_THRESHOLD_=1048576" in tight.describe()
+    assert "MALLOC" not in MemoryEstimate(10**9, 10**9, 2 * 10**9, 0, 0, available=7 * 10**9, heap_may_grow=True).describe()
+    assert "MALLOC" not in MemoryEstimate(10**9, 10**9, 2 * 10**9, 0, 0, available=5 * 10**9).describe()
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1048576")
+    assert not estimate_memory(model, trainer.train_cfg, torch.device("cpu"), 1000).heap_may_grow
     small = MemoryEstimate(10**9, 10**9, 2 * 10**9, 10**3, 10**6, available=2 * 10**9)
     assert small.fits is False and "more than the device's 2.0 GB" in small.describe()
     assert "train.checkpoint_activations" in small.describe()
