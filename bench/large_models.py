@@ -47,6 +47,7 @@ from tools.results import provenance, write_json
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 RECIPE = ROOT / "recipes" / "multi30k_en_de.yaml"
+NMT = [sys.executable, "-m", "nmt"]
 ESTIMATE = re.compile(r"memory estimate: .*; ([\d.]+) (GB|MB) in all")
 # Fine-tuning runs: every weight trained, and LoRA; each also with glibc giving blocks of 1 MB or
 # more back on free (nmt.host_memory), where the heap otherwise keeps what later blocks do not fit into.
@@ -122,7 +123,6 @@ def with_pieces(proto: bytes, size: int) -> bytes:
 
 def measure(name: str, folder: Path, recipe_overrides: list[str], pieces: int | None) -> dict:
     """One model's checkpoint and transformers directory under `folder`, and each command run on them."""
-    nmt = [sys.executable, "-m", "nmt"]
     settings = [f"data.train={ROOT / 'data' / 'multi30k' / 'train'}", "tokenizer.vocab_size=8000", "tokenizer.joint=true",
                 "model.norm=post", *recipe_overrides]
     recipe = load_recipe(RECIPE, [f"output_dir={folder / 'run'}", *settings])
@@ -148,7 +148,7 @@ def measure(name: str, folder: Path, recipe_overrides: list[str], pieces: int | 
         "average": ["average", str(checkpoint), str(checkpoint), "-o", str(folder / "averaged.pt")],
     }
     for command_name, command in commands.items():
-        argv = [sys.executable, "-c", "import torch, nmt.cli"] if command is None else [*nmt, *command]
+        argv = [sys.executable, "-c", "import torch, nmt.cli"] if command is None else [*NMT, *command]
         run = sampled_run(argv, env=os.environ.copy())
         del run["stderr"]
         run["anonymous_over_model"] = round(run["peak_anonymous_mb"] / max(result["model_fp32_mb"], 1), 2)
@@ -168,12 +168,11 @@ def prepared_child(folder: Path, settings: list[str], parent: Path) -> list[str]
     for side in ("en", "de"):
         with gzip.open(ROOT / "data" / "multi30k" / f"val.{side}.gz", "rt", encoding="utf-8") as lines:
             valid.with_suffix(f".{side}").write_text("".join(next(lines) for _ in range(4)), encoding="utf-8")
-    sets = [arg for setting in [*settings, f"output_dir={folder / 'child'}", f"train.init_from={parent}",
-                                f"data.valid={valid}", "train.valid_bleu_sentences=0", "train.max_steps=2",
-                                "train.max_minutes=0", "train.max_tokens=1000", "train.update_freq=1"]
-            for arg in ("--set", setting)]
+    sets = set_arguments([*settings, f"output_dir={folder / 'child'}", f"train.init_from={parent}", f"data.valid={valid}",
+                          "train.valid_bleu_sentences=0", "train.max_steps=2", "train.max_minutes=0",
+                          "train.max_tokens=1000", "train.update_freq=1"])
     for verb in ("tokenizer", "prepare"):
-        subprocess.run([sys.executable, "-m", "nmt", verb, str(RECIPE), *sets], check=True, capture_output=True)
+        subprocess.run([*NMT, verb, str(RECIPE), *sets], check=True, capture_output=True)
     return sets
 
 
@@ -181,14 +180,18 @@ def fine_tune(folder: Path, sets: list[str], extra: list[str], env: dict[str, st
     """`nmt train` of the prepared child run (from scratch each time) with `extra` settings and
     `env`: its time and peak memory beside the memory estimate it printed."""
     shutil.rmtree(folder / "child" / "checkpoints", ignore_errors=True)
-    run = sampled_run([sys.executable, "-m", "nmt", "train", str(RECIPE), *sets,
-                       *(arg for setting in extra for arg in ("--set", setting))], env=os.environ | env)
+    run = sampled_run([*NMT, "train", str(RECIPE), *sets, *set_arguments(extra)], env=os.environ | env)
     said = ESTIMATE.search(run.pop("stderr"))
     if said is None:
         raise SystemExit("nmt train printed no memory estimate")
     estimate_mb = float(said[1]) * (1e9 if said[2] == "GB" else 1e6) / 2**20
     return run | {"settings": extra, "environment": env, "estimate_mb": round(estimate_mb), "estimate_line": said[0],
                   "estimate_over_peak": round(estimate_mb / run["peak_anonymous_mb"], 3)}
+
+
+def set_arguments(settings: list[str]) -> list[str]:
+    """`--set KEY=VALUE` for each setting, as nmt's verbs take them."""
+    return [arg for setting in settings for arg in ("--set", setting)]
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -36,16 +36,19 @@ def keep_freed_memory() -> bool:
     """Set glibc's malloc to reuse freed memory; False where the C library is not glibc, or where
     the environment sets glibc's malloc itself (MALLOC_MMAP_THRESHOLD_=1048576, say: large blocks
     given back on free, for a run short of memory), which wins."""
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc" or malloc_set_by_environment():
+    if not nmt_sets_malloc():
         return False
     libc = ctypes.CDLL(None)
     return bool(libc.mallopt(_M_MMAP_THRESHOLD, _LARGEST_HEAP_BLOCK)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
 
 
-def malloc_set_by_environment() -> bool:
-    """Whether the environment sets glibc's malloc (its MALLOC_*_ variables or malloc tunables)."""
-    return (any(os.environ.get(f"MALLOC_{name}_") for name in ("MMAP_THRESHOLD", "TRIM_THRESHOLD", "TOP_PAD", "MMAP_MAX"))
-            or "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", ""))
+def nmt_sets_malloc() -> bool:
+    """Whether keep_freed_memory sets the C library's malloc: glibc's, not set by the environment
+    already (its MALLOC_*_ variables or malloc tunables)."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    return not (any(os.environ.get(f"MALLOC_{name}_") for name in ("MMAP_THRESHOLD", "TRIM_THRESHOLD", "TOP_PAD", "MMAP_MAX"))
+                or "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", ""))
 
 
 def anonymous_memory() -> int | None:

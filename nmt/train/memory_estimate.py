@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from nmt.config import TrainConfig
-from nmt.host_memory import malloc_set_by_environment
+from nmt.host_memory import nmt_sets_malloc
 from nmt.model.precision import autocast
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS
@@ -244,6 +244,6 @@ def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, 
     if compiled:
         element = 4 if cfg.precision == "fp32" else 2
         logits = 2 * element * tokens_per_pass * model.output_weight.size(0)
-    heap_may_grow = device.type == "cpu" and not malloc_set_by_environment()
+    heap_may_grow = device.type == "cpu" and nmt_sets_malloc()
     return MemoryEstimate(weights, gradients, optimizer, per_token, tokens_per_pass, device_memory(device), fixed,
                           logits, process, heap_may_grow)
