@@ -31,6 +31,9 @@ from nmt.model.relative_positions import RelativePositionBias
 
 def sinusoid_table(d_model: int, max_positions: int, style: str, device: torch.device | None = None) -> Tensor:
     """PositionalEncoding's (max_positions, d_model) table, computed in float64 and kept in fp32."""
+    if torch.device(device or torch.get_default_device()).type == "meta":
+        # only its shape: the arithmetic on the meta device imports torch._dynamo, a second of start-up
+        return torch.empty(max_positions, d_model, device=device)
     first = 2 if style == "fairseq" else 0
     position = torch.arange(first, first + max_positions, dtype=torch.float64, device=device).unsqueeze(1)
     if style == "fairseq":

@@ -32,6 +32,19 @@ def test_console_script_and_module_run():
         assert "translate" in subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
+def test_translate_starts_without_the_compiler(trained_tiny, tmp_path):
+    """`nmt translate` in a fresh process never imports torch._dynamo, about 1.5 seconds of every
+    start: building the model on the meta device once did (its sinusoid tables' arithmetic there)."""
+    out = tmp_path / "out.de"
+    script = ("import sys; from typer.testing import CliRunner; from nmt.cli import app; "
+              f"result = CliRunner().invoke(app, ['translate', '-c', {str(trained_tiny.out / 'checkpoints' / 'best.pt')!r}, "
+              f"'-i', {str(TINY_DATA / 'valid.en')!r}, '-o', {str(out)!r}]); "
+              "print(result.exit_code, 'torch._dynamo' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.stdout.split() == ["0", "False"], run.stdout + run.stderr
+    assert out.read_text().count("\n") == (TINY_DATA / "valid.en").read_text().count("\n")
+
+
 def test_translate_keeps_one_line_per_input_line(trained_tiny, tmp_path):
     lines = ["Asian man sweeping the walkway.", "", "A black dog leaps over a log.", "   ", "", "Two young toddlers outside on the grass."]
     source = tmp_path / "in.en"
