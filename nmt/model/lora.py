@@ -24,8 +24,9 @@ class LoraLinear(nn.Linear):
     parameters, under the same names: lora_a and lora_b are added)."""
 
     def __init__(self, base: nn.Linear, rank: int, alpha: float):
+        # (on the meta device: nn.Linear would draw a weight of its own, only to be replaced by base's)
         super().__init__(base.in_features, base.out_features, bias=base.bias is not None,
-                         device=base.weight.device, dtype=base.weight.dtype)
+                         device="meta", dtype=base.weight.dtype)
         self.weight, self.bias = base.weight, base.bias
         self.weight.requires_grad_(False)
         if self.bias is not None:

@@ -27,6 +27,7 @@ from nmt.data.packing import packed_rows_per_batch
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
 from nmt.devices import resolve_device, use_threads
 from nmt.host_memory import anonymous_memory, keep_freed_memory
+from nmt.model.from_weights import unfilled_transformer
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
@@ -75,8 +76,11 @@ class Trainer:
 
         # On a CPU the run shares the machine's memory with the interpreter and the data: the estimate counts them
         self.held_before_model = (anonymous_memory() or 0) if self.device.type == "cpu" else 0
-        self.model = Transformer(recipe.model, self.src_tokenizer.get_piece_size(),
-                                 self.tgt_tokenizer.get_piece_size()).to(self.device)
+        vocabularies = self.src_tokenizer.get_piece_size(), self.tgt_tokenizer.get_piece_size()
+        if self.train_cfg.init_from:  # every weight comes from the parent (or this run's own checkpoint): none drawn
+            self.model = unfilled_transformer(recipe.model, *vocabularies, self.device)
+        else:
+            self.model = Transformer(recipe.model, *vocabularies).to(self.device)
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
         self.model.alignment_heads = alignment_heads(recipe)
         self.frozen = freeze(self.model, self.train_cfg.freeze) if self.train_cfg.freeze else None

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from nmt.config import ModelConfig
-from nmt.model.from_weights import transformer_from_weights
+from nmt.model.from_weights import transformer_from_weights, unfilled_transformer
 from nmt.model.transformer import Transformer
 
 SMALL = dict(encoder_layers=2, decoder_layers=2, d_model=16, heads=2, d_ff=32, dropout=0.0, max_positions=32)
@@ -90,3 +90,25 @@ def test_a_model_built_under_a_device_context_holds_every_tensor_there():
         with torch.device("meta"):
             model = Transformer(ModelConfig(**(SMALL | layout)), 40, 40)
         assert [name for name, t in [*model.named_parameters(), *model.named_buffers()] if not t.is_meta] == []
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_an_unfilled_model_draws_nothing_and_once_loaded_computes_as_the_drawn_one(layout):
+    """A fine-tune's model (every weight loaded next from its parent): no random number drawn, its
+    tensors allocated where it runs; once the weights are loaded it is the model `Transformer(...)`
+    and `load_state_dict` give, the buffers no state dict holds (the sinusoid tables) included."""
+    cfg = ModelConfig(**SMALL, **LAYOUTS[layout])
+    reference, weights = _pair(cfg, 40)
+    rng = torch.get_rng_state()
+    model = unfilled_transformer(cfg, 40, 40, torch.device("cpu"))
+    assert torch.equal(torch.get_rng_state(), rng)  # nothing drawn
+    assert not any(t.is_meta for t in [*model.parameters(), *model.buffers()])
+    assert list(model.state_dict()) == list(reference.state_dict())
+    model.load_state_dict(weights)
+    for (name, tensor), (_, expected) in zip(model.named_buffers(), reference.named_buffers(), strict=True):
+        assert torch.equal(tensor, expected), name
+    src, tgt = torch.randint(4, 40, (3, 9)), torch.randint(4, 40, (3, 7))
+    with torch.no_grad():
+        assert torch.equal(model.eval()(src, tgt), reference(src, tgt))
+    assert len(list(model.parameters())) == len(list(reference.parameters()))  # tied weights stay tied
+    assert all(t.is_meta for t in unfilled_transformer(cfg, 40, 40, torch.device("meta")).state_dict().values())

@@ -39,7 +39,10 @@ def test_fine_tuning_keeps_the_tokenizer_and_lowers_the_loss_on_the_new_data(tra
     before = Transformer(trained_tiny.model, 160, 160)
     before.load_state_dict(load_checkpoint(parent)["model"])
     loss_before = dev_loss(before.eval(), new_data, 512, torch.device("cpu"))["nll"]
+    torch.manual_seed(child.train.seed)
+    seeded = torch.get_rng_state()
     starting = Trainer(child)
+    assert torch.equal(torch.get_rng_state(), seeded)  # no random weight drawn: every one comes from the parent
     starting.checkpoints.init_from_parent()
     for name, tensor in before.state_dict().items():  # the run starts from the parent's weights
         assert torch.equal(starting.model.state_dict()[name], tensor), name
@@ -73,7 +76,10 @@ def test_a_shrunk_child_starts_from_the_parent_layers_it_picks(trained_tiny, tmp
     train_tokenizer(child.data, child.tokenizer, child.out, child.train.init_from)
     prepare(child.data, child.tokenizer, child.out)
     parent = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")["model"]
+    torch.manual_seed(child.train.seed)
+    seeded = torch.get_rng_state()
     starting = Trainer(child)
+    assert torch.equal(torch.get_rng_state(), seeded)  # no random weight drawn: every one comes from the parent
     starting.checkpoints.init_from_parent()
     weights = starting.model.state_dict()
     as_parent = {name: name.replace("decoder_layers.0.", "decoder_layers.1.") for name in weights}

@@ -33,7 +33,7 @@ def fine_tuned(trained_tiny, tmp_path_factory):
     return parent, recipe
 
 
-def test_zero_b_starts_as_the_base_model_and_a_target_naming_no_layer_is_an_error(tmp_path):
+def test_zero_b_starts_as_the_base_model_and_a_target_naming_no_layer_is_an_error(tmp_path, monkeypatch):
     recipe = prepared_tiny(tmp_path, *QUIET)
     unknown = recipe.train.model_copy(update={"lora_rank": 4, "lora_targets": ["attention"]})
     with pytest.raises(NmtError, match="train.lora_targets"):
@@ -41,8 +41,13 @@ def test_zero_b_starts_as_the_base_model_and_a_target_naming_no_layer_is_an_erro
     trainer = Trainer(recipe)
     batch = collate(trainer.train_data, epoch_batches(trainer.train_data, 512, 1, 0)[0])
     base = logits(trainer.model, batch)
+    drawn, draw = [], torch.nn.init.kaiming_uniform_
+    monkeypatch.setattr(torch.nn.init, "kaiming_uniform_",
+                        lambda tensor, *args, **kwargs: drawn.append(tensor) or draw(tensor, *args, **kwargs))
     # qkv_proj: 2 encoder + 2 decoder self-attentions; out_proj: those and 2 cross-attentions
     assert add_lora(trainer.model, 4, 16.0, ["qkv_proj", "out_proj"]) == 4 + 6
+    # only the adapters' A is drawn, not a weight of the layer's size that the base weight replaces
+    assert [tuple(t.shape) for t in drawn if not t.is_meta] == [(4, recipe.model.d_model)] * 10
     assert torch.equal(logits(trainer.model, batch), base)
     assert all(p.requires_grad == name.endswith(("lora_a", "lora_b")) for name, p in trainer.model.named_parameters())
 
