@@ -90,6 +90,23 @@ def test_fine_tuning_and_resuming_on_cuda_across_precisions(tmp_path):
     assert load_checkpoint(tmp_path / "child" / "checkpoints" / "last.pt")["scaler"]["scale"] > 0
 
 
+def test_a_fine_tune_is_built_on_cuda_and_starts_from_exactly_the_parents_weights(trained_tiny, tmp_path):
+    """With train.init_from the model is built on the GPU, nothing drawn (nmt.model.from_weights.
+    unfilled_transformer): after loading, under bf16 weights with fp32 masters, every weight is
+    the parent's and the sinusoid tables are the CPU's."""
+    parent = trained_tiny.out / "checkpoints" / "last.pt"
+    recipe = prepared_tiny(tmp_path, f"train.init_from={parent}", "train.precision=bf16", *ON_CUDA)
+    trainer = Trainer(recipe)
+    assert all(t.is_cuda for t in [*trainer.model.parameters(), *trainer.model.buffers()])
+    trainer.checkpoints.init_from_parent()
+    state = trainer.model.state_dict()  # the fp32 masters
+    for name, tensor in load_checkpoint(parent)["model"].items():
+        assert torch.equal(state[name].cpu(), tensor), name
+    on_cpu = dict(Trainer(prepared_tiny(tmp_path / "cpu", "train.device=cpu")).model.named_buffers())
+    for name, buffer in trainer.model.named_buffers():
+        assert torch.equal(buffer.cpu(), on_cpu[name]), name
+
+
 def test_translation_on_cuda_equals_the_cpu_in_fp32_and_runs_in_bf16(trained_tiny):
     checkpoint = trained_tiny.out / "checkpoints" / "last.pt"
     lines = [line.strip() for line in open(trained_tiny.data.valid + ".en", encoding="utf-8")]
