@@ -64,6 +64,11 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemb
     the file, read only where touched: for a reader that reads each tensor once and keeps none
     (`nmt info`, the exports, averaging), not for weights kept while the file may change."""
     payload = _load(path, map_location, optimizer, mapped)
+    if FROZEN_WEIGHTS in payload:
+        raise NmtError(f"{path}: the frozen weights of a run's checkpoints, not a checkpoint; "
+                       "read the step_*.pt, last.pt or best.pt beside it")
+    if FROZEN in payload:
+        payload = with_frozen_weights(payload, Path(path), map_location, mapped)
     if SHARDS in payload and assemble:
         payload = assembled(payload, Path(path), map_location, optimizer)
     return payload
@@ -121,6 +126,50 @@ def _in_memory(value, copies: dict[int, torch.UntypedStorage]):
 
 
 SHARDS = "shards"  # a sharded checkpoint's entry: {"folder": name beside it, "processes": K}
+# A run that trains some weights only (LoRA, train.freeze) keeps the others, which never change,
+# in one file beside its checkpoints, each of which names it and holds the trained ones alone:
+FROZEN = "frozen"  # a checkpoint's entry: {"file": name beside it, "order": every weight's name}
+FROZEN_WEIGHTS = "frozen_weights"  # that file's entry: {name: tensor}
+_FROZEN_FILE = re.compile(r"frozen_\d+(_\d+)?\.pt$")
+
+
+def frozen_file(folder: Path, step: int) -> Path:
+    """Where a run writes its frozen weights at update `step`: a name no file has yet."""
+    path, again = folder / f"frozen_{step:07d}.pt", 1
+    while path.exists():
+        path, again = folder / f"frozen_{step:07d}_{again}.pt", again + 1
+    return path
+
+
+def save_frozen_weights(weights: dict[str, torch.Tensor], path: Path) -> None:
+    save_checkpoint({FROZEN_WEIGHTS: weights}, path)
+
+
+def with_frozen_weights(payload: dict, path: Path, map_location: str | torch.device = "cpu",
+                        mapped: bool = False) -> dict:
+    """A checkpoint's payload whose frozen weights lie in the file it names (FROZEN), with
+    them put back among its trained ones, in the model's order: what every reader gets."""
+    info = payload[FROZEN]
+    file = Path(path).parent / info["file"]
+    if not file.is_file():
+        raise NmtError(f"{path}: its frozen weights {file} are missing (a checkpoint of a run with frozen weights, "
+                       f"LoRA or train.freeze, is {Path(path).name} with {info['file']} beside it)")
+    frozen = _load(file, map_location, mapped=mapped)[FROZEN_WEIGHTS]
+    weights = frozen | payload["model"]
+    if missing := [name for name in info["order"] if name not in weights]:
+        raise NmtError(f"{path}: {file} does not hold its frozen weight {missing[0]} (another run's file?)")
+    whole = {key: value for key, value in payload.items() if key != FROZEN}
+    whole["model"] = {name: weights[name] for name in info["order"]}
+    return whole
+
+
+def frozen_reference(path: Path) -> tuple[str, frozenset[str]] | None:
+    """The frozen-weights file a checkpoint names and the weights it takes from there, if any
+    (the checkpoint's own payload read, mapped: small where weights are frozen)."""
+    payload = _load(path, "cpu", optimizer=False, mapped=True)
+    if FROZEN not in payload:
+        return None
+    return payload[FROZEN]["file"], frozenset(payload[FROZEN]["order"]) - set(payload["model"])
 
 
 def load_shard(path: Path, payload: dict, rank: int, map_location: str | torch.device = "cpu",
@@ -198,9 +247,17 @@ def load_latest(directory: Path, map_location: str | torch.device = "cpu",
 
 def prune(directory: Path, keep_last: int) -> None:
     """Keep the newest `keep_last` step checkpoints; a sharded one's folder of shards goes with it,
-    unless last.pt or best.pt still refers to it."""
+    unless last.pt or best.pt still refers to it; a file of frozen weights once no checkpoint
+    names it."""
     for old in step_checkpoints(directory)[:-keep_last] if keep_last > 0 else []:
         old.unlink(missing_ok=True)
+    frozen = [f for f in directory.glob("frozen_*.pt") if _FROZEN_FILE.search(f.name)]
+    if frozen:  # a frozen-weights file stays while a checkpoint names it
+        named = {reference[0] for p in [*step_checkpoints(directory), directory / "last.pt", directory / "best.pt"]
+                 if p.is_file() and (reference := frozen_reference(p))}
+        for file in frozen:
+            if file.name not in named:
+                file.unlink(missing_ok=True)
     folders = [f for f in directory.glob("step_*.shards") if not f.with_suffix(".pt").is_file()]
     if folders:
         kept = set()

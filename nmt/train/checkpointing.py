@@ -11,8 +11,9 @@ import torch
 from rich.text import Text
 
 import nmt
-from nmt.checkpoint import (SHARDS, assembled, checkpoint_of, link_checkpoint, load_latest, load_shard, open_checkpoint,
-                            prune, save_checkpoint, shard_file, shard_folder)
+from nmt.checkpoint import (FROZEN, SHARDS, assembled, checkpoint_of, frozen_file, frozen_reference, link_checkpoint,
+                            load_latest, load_shard, open_checkpoint, prune, save_checkpoint, save_frozen_weights,
+                            shard_file, shard_folder)
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
@@ -44,6 +45,8 @@ class RunCheckpoints:
         self.tokenizer_protos, self.log = tokenizer_protos, log
         self.folder = recipe.out / "checkpoints"
         self.resumed = False  # set by start(): whether this run's own checkpoint was resumed
+        # (file name, frozen weights' names) of the frozen-weights file this run's checkpoints name
+        self._frozen_written: tuple[str, frozenset[str]] | None = None
 
     def _rng_state(self) -> dict:
         rng = {"torch": torch.get_rng_state()}
@@ -68,6 +71,8 @@ class RunCheckpoints:
             whole = {SHARDS: {"folder": shard_folder(path).name, "processes": self.world.size}}
         else:  # every rank takes part: FSDP gathers
             whole = {"model": self.update.model_state(), "optimizer": self.update.optimizer_state()}
+            if self.world.is_main and (frozen := self.frozen_names()):
+                whole = self._frozen_apart(whole, frozen, progress.step)
         if self.world.is_main:
             payload = {
                 "recipe": recipe_to_dict(self.recipe),
@@ -85,6 +90,24 @@ class RunCheckpoints:
             prune(self.folder, self.recipe.train.keep_last)
         self.world.barrier()
         return path
+
+    def frozen_names(self) -> frozenset[str]:
+        """The state-dict names of the weights this run does not train (LoRA, train.freeze)."""
+        return frozenset(name for name, parameter in self.model.named_parameters(remove_duplicate=False)
+                         if not parameter.requires_grad)
+
+    def _frozen_apart(self, whole: dict, frozen: frozenset[str], step: int) -> dict:
+        """The checkpoint's weights without the frozen ones, which never change: those go into one
+        file beside the checkpoints (written once, before the first checkpoint that names it, and
+        again only if another set of weights is frozen, as a resumed run may), so that a LoRA
+        checkpoint holds its adapters and their optimizer state alone."""
+        weights = whole["model"]
+        if self._frozen_written is None or self._frozen_written[1] != frozen:
+            file = frozen_file(self.folder, step)
+            save_frozen_weights({name: weights[name] for name in weights if name in frozen}, file)
+            self._frozen_written = (file.name, frozen)
+        trained = {name: tensor for name, tensor in weights.items() if name not in frozen}
+        return whole | {"model": trained, FROZEN: {"file": self._frozen_written[0], "order": list(weights)}}
 
     def start(self) -> TrainingState | None:
         """Resume the run, or start it from its parent (fine-tuning, said in the log) or from
@@ -111,6 +134,7 @@ class RunCheckpoints:
         if found is None:
             return None
         path, payload = found
+        self._frozen_written = frozen_reference(path)  # named again by the checkpoints to come while they stay frozen
         shards = payload.get(SHARDS)
         # sharded as it was written, by as many processes: each reads only its own shards
         own_shards = shards is not None and self.update.sharded and shards["processes"] == self.world.size

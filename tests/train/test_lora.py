@@ -5,6 +5,8 @@ layer is an error."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 
@@ -76,3 +78,37 @@ def test_only_the_adapters_change_and_the_merged_model_computes_the_adapted_ones
     # fp32 forwards' own roundings, which reach 1e-5 at logits of 10
     assert torch.allclose(logits(merged.double(), batch), logits(adapted.double(), batch), atol=1e-5, rtol=0)
     assert any(isinstance(m, LoraLinear) for m in adapted.modules())
+
+
+def test_a_checkpoint_holds_the_adapters_and_names_one_file_of_the_frozen_weights(fine_tuned, trained_tiny, tmp_path):
+    """The base weights never change, so they are written once, beside the checkpoints: each
+    checkpoint holds the adapters and their optimizer state alone and names that file, whose
+    weights every reader gets back (above). A checkpoint carried away without it, or the file
+    read as a checkpoint, is a one-line error; a resumed run names the same file, and a file no
+    checkpoint names any more is pruned."""
+    parent, recipe = fine_tuned
+    folder = recipe.out / "checkpoints"
+    [frozen] = folder.glob("frozen_*.pt")
+    raw = torch.load(folder / "last.pt", weights_only=True)
+    assert raw["frozen"]["file"] == frozen.name
+    assert raw["model"] and all(key.endswith((".lora_a", ".lora_b")) for key in raw["model"])
+    assert (folder / "last.pt").stat().st_size < parent.stat().st_size / 4
+
+    carried = tmp_path / "carried.pt"
+    carried.write_bytes((folder / "last.pt").read_bytes())
+    with pytest.raises(NmtError, match=f"its frozen weights .*{frozen.name} are missing"):
+        load_checkpoint(carried)
+    with pytest.raises(NmtError, match="the frozen weights of a run's checkpoints, not a checkpoint"):
+        load_checkpoint(frozen)
+
+    resumed = tmp_path / "resumed"
+    shutil.copytree(recipe.out, resumed)
+    stale = resumed / "checkpoints" / "frozen_0000001.pt"  # named by no checkpoint
+    shutil.copyfile(frozen, stale)
+    more = prepared_tiny(resumed, *QUIET, f"train.init_from={trained_tiny.out / 'checkpoints' / 'best.pt'}",
+                         "train.lora_rank=4", "train.max_steps=14", "train.lr=0.01", "train.warmup_steps=2")
+    assert train(more, show_progress=False).step == 14
+    assert [p.name for p in (resumed / "checkpoints").glob("frozen_*.pt")] == [frozen.name]
+    before = load_checkpoint(parent)["model"]
+    after = load_checkpoint(resumed / "checkpoints" / "last.pt")["model"]
+    assert all(torch.equal(after[key], before[key]) for key in before)
