@@ -2,7 +2,8 @@
 `nmt import` of a transformers directory, and `nmt info`, `nmt translate`, `nmt export` and `nmt
 average` of a training checkpoint (weights and Adam's state, as `nmt train` writes them), and
 fine-tuning from it (`nmt train` with train.init_from: 2 updates of 1,000 target tokens on the
-demo's Multi30k), whose peak is set beside the memory estimate `nmt train` prints first.
+demo's Multi30k), whose peak is set beside the memory estimate `nmt train` prints first, and
+whose checkpoint's size beside that of the frozen weights written once beside it (LoRA).
 
     python -m bench.large_models [--d-model 1024 --layers 12 --d-ff 4096] [--vocabulary 250000] [--out FILE]
 
@@ -185,8 +186,12 @@ def fine_tune(folder: Path, sets: list[str], extra: list[str], env: dict[str, st
     if said is None:
         raise SystemExit("nmt train printed no memory estimate")
     estimate_mb = float(said[1]) * (1e9 if said[2] == "GB" else 1e6) / 2**20
+    folder = folder / "child" / "checkpoints"
+    # what the run wrote: its checkpoint, and the frozen weights beside it (LoRA: written once)
+    written = {"checkpoint_mb": round((folder / "last.pt").stat().st_size / 2**20, 1),
+               "frozen_weights_mb": round(sum(f.stat().st_size for f in folder.glob("frozen_*.pt")) / 2**20, 1)}
     return run | {"settings": extra, "environment": env, "estimate_mb": round(estimate_mb), "estimate_line": said[0],
-                  "estimate_over_peak": round(estimate_mb / run["peak_anonymous_mb"], 3)}
+                  "estimate_over_peak": round(estimate_mb / run["peak_anonymous_mb"], 3)} | written
 
 
 def set_arguments(settings: list[str]) -> list[str]:
