@@ -12,10 +12,10 @@ the largest, the output layer's logits, are never built whole: see nmt.model.out
 jemalloc or tcmalloc preloaded with LD_PRELOAD do the same; with them this changes nothing.
 
 A heap also keeps freed blocks that the next ones do not fit into: LoRA fine-tuning of a
-361M-parameter model, estimated at 3.2 GB, holds 4.9 GB (bench/results/large_models.json).
+361M-parameter model, estimated at 3.2 GB, holds 4.8 GB (bench/results/large_models.json).
 Where that is more than the machine has, glibc's own setting in the environment wins over this
 one: MALLOC_MMAP_THRESHOLD_=1048576 gives every block of 1 MB or more back on free (3.3 GB for
-that run), at the cost of the page faults above (14 % more time there, 45 % with every weight
+that run), at the cost of the page faults above (12 % more time there, 43 % with every weight
 trained).
 """
 

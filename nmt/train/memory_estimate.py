@@ -30,7 +30,7 @@ from nmt.special_tokens import EOS
 GB = 1e9
 PROBE_ROWS, PROBE_LENGTH = 4, 32  # the measured batches: 4, then 8, sentences of 32 tokens a side
 # glibc's heap keeps freed blocks that later ones do not fit into: a LoRA fine-tune's process held
-# 1.53 times its estimate, one training every weight 1.04 times (bench/results/large_models.json)
+# 1.51-1.53 times its estimate, one training every weight 1.04 times (bench/results/large_models.json)
 HEAP_SLACK = 1.5
 
 
