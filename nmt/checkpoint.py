@@ -221,13 +221,21 @@ def step_checkpoints(directory: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
+def resumable(directory: Path) -> list[Path]:
+    """The checkpoints a run in `directory` resumes from, the first that loads (load_latest):
+    last.pt, then the step checkpoints, newest first. Where there is one, a run resumes from it or
+    stops with an error, never starting anew."""
+    last = directory / "last.pt"
+    return ([last] if last.is_file() else []) + step_checkpoints(directory)[::-1]
+
+
 def load_latest(directory: Path, map_location: str | torch.device = "cpu",
                 warn: Callable[[str], None] = lambda message: None, assemble: bool = True) -> tuple[Path, dict] | None:
     """The checkpoint to resume from: `last.pt`, or, when it is missing or damaged (a crash while
     copying, a full disk), the newest step checkpoint that loads, with a warning naming both files.
     None when the folder holds no checkpoint at all; an error when none of them loads."""
     last = directory / "last.pt"
-    candidates = ([last] if last.is_file() else []) + step_checkpoints(directory)[::-1]
+    candidates = resumable(directory)
     if not candidates:
         return None
     problems = []

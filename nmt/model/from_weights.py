@@ -7,8 +7,9 @@ ones. Built on the meta device and given the tensors themselves (`assign=True`),
 its weights' memory once: what lets a 3-billion-parameter import or translation fit in memory
 that holds the model once or twice but not three times.
 
-A run whose every weight is loaded next (a fine-tune, which starts from its parent) gets its
-model from `unfilled_transformer`: built where it runs, its weights allocated but not drawn."""
+A run whose every weight is loaded next (a fine-tune, which starts from its parent, or a run
+resumed from its own checkpoint) gets its model from `unfilled_transformer`: built where it runs,
+its weights allocated but not drawn."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
+from nmt.checkpoint import resumable
 from nmt.config import Recipe, save_recipe
 from nmt.data.packing import packed_rows_per_batch
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
@@ -77,7 +78,8 @@ class Trainer:
         # On a CPU the run shares the machine's memory with the interpreter and the data: the estimate counts them
         self.held_before_model = (anonymous_memory() or 0) if self.device.type == "cpu" else 0
         vocabularies = self.src_tokenizer.get_piece_size(), self.tgt_tokenizer.get_piece_size()
-        if self.train_cfg.init_from:  # every weight comes from the parent (or this run's own checkpoint): none drawn
+        if self.train_cfg.init_from or resumable(recipe.out / "checkpoints"):
+            # every weight comes from this run's own checkpoint or its parent: none drawn
             self.model = unfilled_transformer(recipe.model, *vocabularies, self.device)
         else:
             self.model = Transformer(recipe.model, *vocabularies).to(self.device)

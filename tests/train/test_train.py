@@ -359,6 +359,10 @@ def test_resumed_training_equals_uninterrupted_training(tmp_path, augment):
     stopped = prepared_tiny(tmp_path / "stopped", "train.max_steps=5", *settings)
     train(stopped, show_progress=False)
     resumed = prepared_tiny(tmp_path / "stopped", "train.max_steps=14", *settings)
+    torch.manual_seed(resumed.train.seed)
+    seeded = torch.get_rng_state()
+    Trainer(resumed)
+    assert torch.equal(torch.get_rng_state(), seeded)  # no random weight drawn: each comes from the checkpoint
     assert train(resumed, show_progress=False).step == 14
     a = load_checkpoint(straight.out / "checkpoints" / "last.pt")
     b = load_checkpoint(resumed.out / "checkpoints" / "last.pt")
