@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenizer_models
+from nmt.checkpoint import best_dev, count_parameters, frozen_reference, open_checkpoint, tokenizer_models
 from nmt.config import MODEL_SHAPE_KEYS
 from nmt.data.languages import listed
 from nmt.data.tokenizer import load_processor
@@ -14,6 +14,7 @@ from nmt.model.guided_alignment import alignment_heads
 def checkpoint_info(path: Path) -> dict:
     checkpoint = open_checkpoint(path, mapped=True)  # counts and shapes: the weights themselves stay unread
     payload, recipe = checkpoint.payload, checkpoint.recipe
+    frozen = frozen_reference(path)  # (LoRA, train.freeze) the file beside it that holds the weights not trained
     progress = payload.get("progress", {})
     vocab = {side: load_processor(model_proto=proto).get_piece_size() for side, proto in tokenizer_models(payload).items()}
     return {
@@ -33,6 +34,7 @@ def checkpoint_info(path: Path) -> dict:
         "averaged_from": payload.get("averaged_from"),
         "imported_from": payload.get("imported_from"),
         "init_from": recipe.train.init_from,
+        "frozen_weights": None if frozen is None else {"file": frozen[0], "weights": len(frozen[1])},
         # guided alignment: (decoder layer, heads) that give its word alignments, in any engine
         "alignment_heads": alignment_heads(recipe),
         "versions": payload.get("versions", {"torch": "unknown", "nmt": "unknown"}),
@@ -71,6 +73,10 @@ def describe(info: dict) -> list[str]:
         lines.append(f"averaged     {len(info['averaged_from'])} checkpoints: {', '.join(info['averaged_from'])}")
     if info["init_from"]:
         lines.append(f"fine-tuned   from {info['init_from']}")
+    if info["frozen_weights"]:
+        f = info["frozen_weights"]
+        lines.append(f"frozen       {f['weights']:,} weight tensors in {f['file']} beside it (read together; "
+                     "`nmt average CKPT -o FILE` writes one whole checkpoint)")
     if info["alignment_heads"]:
         layer, heads = info["alignment_heads"]
         lines.append(f"alignments   from decoder layer {layer}'s first {heads} head{'s' if heads > 1 else ''}, trained on "

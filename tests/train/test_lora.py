@@ -13,6 +13,7 @@ import torch
 from nmt.checkpoint import load_checkpoint, open_checkpoint
 from nmt.data.batching import collate, epoch_batches
 from nmt.errors import NmtError
+from nmt.info import checkpoint_info, describe
 from nmt.model.lora import LoraLinear, add_lora
 from nmt.model.transformer import Transformer
 from nmt.train.trainer import Trainer, train
@@ -93,6 +94,9 @@ def test_a_checkpoint_holds_the_adapters_and_names_one_file_of_the_frozen_weight
     assert raw["frozen"]["file"] == frozen.name
     assert raw["model"] and all(key.endswith((".lora_a", ".lora_b")) for key in raw["model"])
     assert (folder / "last.pt").stat().st_size < parent.stat().st_size / 4
+    info = checkpoint_info(folder / "last.pt")  # nmt info names the file it needs
+    assert info["frozen_weights"]["file"] == frozen.name and info["frozen_weights"]["weights"] == len(raw["frozen"]["order"]) - len(raw["model"])
+    assert any(line.startswith("frozen") and frozen.name in line for line in describe(info))
 
     carried = tmp_path / "carried.pt"
     carried.write_bytes((folder / "last.pt").read_bytes())
