@@ -186,10 +186,10 @@ def fine_tune(folder: Path, sets: list[str], extra: list[str], env: dict[str, st
     if said is None:
         raise SystemExit("nmt train printed no memory estimate")
     estimate_mb = float(said[1]) * (1e9 if said[2] == "GB" else 1e6) / 2**20
-    folder = folder / "child" / "checkpoints"
+    checkpoints = folder / "child" / "checkpoints"
     # what the run wrote: its checkpoint, and the frozen weights beside it (LoRA: written once)
-    written = {"checkpoint_mb": round((folder / "last.pt").stat().st_size / 2**20, 1),
-               "frozen_weights_mb": round(sum(f.stat().st_size for f in folder.glob("frozen_*.pt")) / 2**20, 1)}
+    written = {"checkpoint_mb": round((checkpoints / "last.pt").stat().st_size / 2**20, 1),
+               "frozen_weights_mb": round(sum(f.stat().st_size for f in checkpoints.glob("frozen_*.pt")) / 2**20, 1)}
     return run | {"settings": extra, "environment": env, "estimate_mb": round(estimate_mb), "estimate_line": said[0],
                   "estimate_over_peak": round(estimate_mb / run["peak_anonymous_mb"], 3)} | written
 

@@ -33,9 +33,7 @@ def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_si
     dtypes = {name: t.dtype for name, t in model.state_dict().items()}
     cast = {name: t.to(dtypes[name]) if name in dtypes else t for name, t in weights.items()}
     model.load_state_dict(cast, strict=True, assign=True)
-    for module in model.modules():  # buffers no state dict holds
-        if isinstance(module, PositionalEncoding):
-            module.remake_table(torch.device("cpu"))
+    _tables_remade(model, torch.device("cpu"))  # buffers no state dict holds
     unset = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if unset:  # a tensor the state dict does not hold, made in __init__ on the meta device
         raise RuntimeError(f"transformer_from_weights: {', '.join(unset)} not set by the weights")
@@ -53,11 +51,17 @@ def unfilled_transformer(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: 
     with torch.device("meta"), _initialisers_skipped():
         model = Transformer(cfg, src_vocab_size, tgt_vocab_size)
     model.to_empty(device=device)
+    _tables_remade(model, device)
+    return model
+
+
+def _tables_remade(model: Transformer, device: torch.device) -> None:
+    """The sinusoid tables of a model built on the meta device, which no state dict holds, computed
+    on the CPU (bit for bit those of a model built there) and put on `device`."""
     for module in model.modules():
-        if isinstance(module, PositionalEncoding):  # bit for bit the table of a model built on the CPU
+        if isinstance(module, PositionalEncoding):
             module.remake_table(torch.device("cpu"))
             module.table = module.table.to(device)
-    return model
 
 
 @contextmanager
