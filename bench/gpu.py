@@ -232,6 +232,18 @@ def time_window(step: TrainStep, data: ParallelShards, updates: list[list[np.nda
             "device": [begin.elapsed_time(end) / 1000 for begin, end in events], "results": results}
 
 
+def updates_before_timing(updates: list, warmup: int, needed: int, cuda_graphs: bool) -> list:
+    """What runs before the timing: the first `warmup` updates; under CUDA graphs then every update
+    the timing will meet (`updates[warmup:needed]`), twice. torch's CUDA graph trees run a shape's
+    first pass eagerly (a warm-up) and record its graph at the second: only from the third does a
+    pass replay, the steady state of a long run. (Run once before, 25 of the base shape's 60 timed
+    updates each met their shape for the second time and recorded it inside the timing.)"""
+    before = updates[:warmup]
+    if cuda_graphs:
+        before += 2 * updates[warmup:needed]
+    return before
+
+
 def slowest_updates(data: ParallelShards, updates: list[list[np.ndarray]], measured: list[dict], count: int = 5) -> list[dict]:
     """The `count` timed updates that took the device longest (the host where there is no device
     time), each with its batches' sentences and longest source and target: whether the slow ones
@@ -392,10 +404,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         estimate = estimate_memory(model, cfg, device, cfg.max_tokens * freq // step.micro_batches,
                                    step.master_weights is not None, compiled=step.compiled)
         start = time.perf_counter()
-        warm = updates[:warmup]
-        if step.cuda_graphs:  # every shape the timing will meet recorded first: the steady state of a long run
-            warm += updates[warmup:needed]
-        for update in warm:
+        for update in updates_before_timing(updates, warmup, needed, step.cuda_graphs):
             step(data, update)
         _synchronize(device)
         warmup_seconds = time.perf_counter() - start

@@ -138,3 +138,30 @@ def test_a_packed_run_records_its_rows_and_far_less_padding(tmp_path):
     assert packed["pack_width"] == 256 and plain["pack_width"] is None and not packed["recipe_defaults"]
     assert packed["target_padding_fraction"] < 0.5 * plain["target_padding_fraction"]
     assert packed["final_loss"] > 0
+
+
+def test_under_cuda_graphs_every_timed_shape_is_met_twice_before_the_timing(tmp_path):
+    """torch's CUDA graph trees run a shape's first pass eagerly and record it at the second: a
+    CUDA-graph run times replays only if every shape it will time was met twice before. Checked on
+    the shape buckets the tiny shape's batches fall into, with the GPU day's warm-up and windows."""
+    from collections import Counter
+
+    from bench.gpu import shape, shards_for, updates_before_timing
+    from nmt.data.buckets import bucket_shape
+    from nmt.train.training_data import run_epoch_batches
+
+    spec_shape = shape("tiny")
+    cfg = spec_shape["train"].model_copy(update={"cuda_graphs": True, "seed": 1})
+    warmup, needed = 5, 5 + 3 * 20 + 3  # the GPU day's: 3 windows of 20, 3 profiled
+    data = shards_for(spec_shape, tmp_path / "data", needed + 10)
+    batches = run_epoch_batches(data, cfg, epoch=0)
+    updates = [batches[i:i + cfg.update_freq] for i in range(0, len(batches) - 1, cfg.update_freq)]
+    def shape_of(update):  # one pass per update on one GPU
+        return bucket_shape(data, update, cfg.max_tokens)
+
+    met = Counter(shape_of(update) for update in updates_before_timing(updates, warmup, needed, cuda_graphs=True))
+    timed = [shape_of(update) for update in updates[warmup:needed]]
+    assert len(set(timed)) > 5 and min(met[s] for s in timed) >= 2
+    once = Counter(shape_of(update) for update in updates[:needed])  # each timed update run once before
+    assert any(once[s] == 1 for s in timed)  # would record inside the timing
+    assert updates_before_timing(updates, warmup, needed, cuda_graphs=False) == updates[:warmup]
