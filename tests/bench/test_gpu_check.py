@@ -4,6 +4,7 @@ test_gpu_day.py shows that they pass where nothing is broken.)"""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,7 @@ def test_the_speed_part_measures_the_recipes_first_and_runs_a_chosen_few_by_name
     assert [r["name"] for r in chosen_runs(True, "base_padding")] == ["base_padding"]
     with pytest.raises(SystemExit, match="--runs: unknown base_fast"):
         chosen_runs(True, "base_recipe,base_fast")
+    # every run the runbook names exists: a misspelt one would cost a lease a command
+    readme = (Path(__file__).resolve().parents[2] / "bench" / "gpu_day" / "README.md").read_text()
+    named = [name for runs in re.findall(r"--runs ([\w,]+)", readme) for name in runs.split(",")]
+    assert "base_cuda_graphs" in named and set(named) <= {r["name"] for r in on_gpu}
