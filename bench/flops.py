@@ -4,10 +4,14 @@ Linear layers cost the same per token whatever the sentence, so they are counted
 attention scores (Q·Kᵀ) and weighted sums (A·V) grow with the lengths, so they are counted per
 sentence pair. Model FLOPs count real tokens only: padding is work the hardware does, not work
 the model needs, so it lowers MFU instead of raising it. The decoder's causal self-attention is
-counted in full (T² per layer), as a dense kernel computes it.
+counted in full (T² per layer), as a dense kernel computes it. A run that trains only some
+weights (LoRA, train.freeze) computes less: `trained_work_share` counts how much less.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+import torch
+from torch import nn
 
 from nmt.config import ModelConfig
 
@@ -51,3 +55,42 @@ def forward_flops(cfg: ModelConfig, vocab: int, pairs: Iterable[tuple[int, int]]
 def model_flops_per_update(cfg: ModelConfig, vocab: int, pairs: Iterable[tuple[int, int]]) -> int:
     """Forward + backward (the backward pass costs twice the forward): the numerator of MFU."""
     return 3 * forward_flops(cfg, vocab, pairs)
+
+
+def counted_training_flops(cfg: ModelConfig, vocab: int, rows: int, source_length: int, target_length: int,
+                           set_up: Callable[[nn.Module], object] | None = None) -> int:
+    """torch's FLOP counter over one forward and backward of the model on `rows` pairs of these
+    lengths, after `set_up(model)` (LoRA, train.freeze, as the run sets them up): the matmuls the
+    run computes, the gradients it skips left out (a frozen weight's, an activation's where
+    nothing before it trains). On fake tensors: shapes only, no memory and no arithmetic, so
+    NLLB-200 3.3B's shape counts in seconds on any machine. Every weight trained and no padding,
+    the count equals `model_flops_per_update` (tests/bench/test_flops.py)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from nmt.model.transformer import Transformer
+
+    def accumulated_product(self_shape, a_shape, b_shape, out_shape=None, **kwargs) -> int:
+        return 2 * a_shape[0] * a_shape[1] * b_shape[1]
+
+    with FakeTensorMode():
+        model = Transformer(cfg, vocab, vocab)
+        model.use_matmul_attention(True)  # attention as the matmuls the count knows (the fused kernels' FLOPs)
+        if set_up:
+            set_up(model)
+        source = torch.full((rows, source_length), 4)  # ids 0-3 are PAD, UNK, BOS, EOS
+        target = torch.full((rows, target_length), 4)
+        # the fused output loss sums its weight gradient in place (addmm_), which the counter leaves out
+        with FlopCounterMode(display=False, custom_mapping={torch.ops.aten.addmm_: accumulated_product}) as counter:
+            loss = model(source, target, torch.arange(rows * target_length), target.reshape(-1), 0.0, None, None)
+            loss.backward()
+    return counter.get_total_flops()
+
+
+def trained_work_share(cfg: ModelConfig, vocab: int, set_up: Callable[[nn.Module], object],
+                       source_length: int, target_length: int, rows: int = 4) -> float:
+    """The share of training every weight that a run training only some (`set_up`: LoRA,
+    train.freeze) computes, counted at these lengths: its model FLOPs are this share of
+    `model_flops_per_update`'s. Under LoRA about two thirds (the frozen weights' gradients skipped)."""
+    run = counted_training_flops(cfg, vocab, rows, source_length, target_length, set_up)
+    return run / counted_training_flops(cfg, vocab, rows, source_length, target_length)

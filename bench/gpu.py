@@ -46,7 +46,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from bench.flops import model_flops_per_update
+from bench.flops import model_flops_per_update, trained_work_share
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import round_up
 from nmt.data.buckets import bucket_shape
@@ -56,7 +56,7 @@ from nmt.model import layer_norm
 from nmt.model.transformer import Transformer
 from nmt.train import step as step_module
 from nmt.train.distributed import World
-from nmt.train.freezing import adapt_with_lora
+from nmt.train.freezing import adapt_with_lora, freeze
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.micro_batches import merge, passes_of
 from nmt.train.step import TrainStep
@@ -232,6 +232,14 @@ def time_window(step: TrainStep, data: ParallelShards, updates: list[list[np.nda
             "device": [begin.elapsed_time(end) / 1000 for begin, end in events], "results": results}
 
 
+def freeze_as_nmt_train(model: Transformer, cfg: TrainConfig) -> None:
+    """train.freeze and LoRA (every weight frozen but the adapters) set up as `nmt train` does."""
+    if cfg.freeze:
+        freeze(model, cfg.freeze)
+    if cfg.lora_rank:
+        adapt_with_lora(model, cfg)
+
+
 def updates_before_timing(updates: list, warmup: int, needed: int, cuda_graphs: bool) -> list:
     """What runs before the timing: the first `warmup` updates; under CUDA graphs then every update
     the timing will meet (`updates[warmup:needed]`), twice. torch's CUDA graph trees run a shape's
@@ -383,10 +391,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     with torch.device(device):  # drawn where it runs: a CPU takes 35 s to draw NLLB-3.3B's weights
         model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
     model.checkpoint_layers = cfg.checkpoint_activations
-    if cfg.lora_rank:  # as nmt train sets LoRA up: every weight frozen but the adapters
-        adapt_with_lora(model, cfg)
-        notes.append("LoRA: the model FLOPs count the frozen weights' gradients, which LoRA skips "
-                     "(about a third of the work), so its MFU overstates the work done")
+    freeze_as_nmt_train(model, cfg)
     batches = run_epoch_batches(data, cfg.model_copy(update={"seed": seed}), epoch=0)  # as nmt train cuts them
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
     needed = warmup + len(turns) * (windows * steps + profiled)
@@ -439,6 +444,12 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         pairs = [(int(data.src.lengths[i]) + 1, int(data.tgt.lengths[i]) + 1)
                  for update in window_updates for idx in update for i in idx]
         flops = model_flops_per_update(spec_shape["model"], spec_shape["vocab"], pairs)
+        work_share = 1.0
+        if cfg.lora_rank or cfg.freeze:  # no gradient for a frozen weight: MFU counts the work done
+            mean_source, mean_target = (round(sum(side) / len(pairs)) for side in zip(*pairs))
+            work_share = trained_work_share(spec_shape["model"], spec_shape["vocab"],
+                                            lambda counted: freeze_as_nmt_train(counted, cfg), mean_source, mean_target)
+            flops = round(flops * work_share)
         packed = (packed_rows_per_batch(cfg.max_tokens, cfg.pack_width), cfg.pack_width) if cfg.pack_width else None
         padded = padded_target_tokens(data, window_updates, settings["micro_batches"], settings["length_multiple"],
                                       cfg.max_tokens if step.shape_buckets else None, packed)
@@ -461,6 +472,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "target_tokens_per_update": round(tgt_tokens / n), "target_tokens_per_s": round(tgt_tokens / seconds),
             "target_padding_fraction": round(1 - tgt_tokens / padded, 3),
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
+            "trained_work_share": significant(work_share, 3),
             "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
             "peak_reserved_memory_gb": None if peak_reserved is None else round(peak_reserved / 2**30, 2),
