@@ -71,11 +71,13 @@ def bucket_shape(data: ParallelShards, batches: list[np.ndarray], max_tokens: in
 
 def epoch_shapes(data: ParallelShards, passes: list[list[np.ndarray]], max_tokens: int) -> dict:
     """The distinct (rows, source width, target width) shapes of an epoch's passes (each a list of
-    batches merged into one) under buckets, and the share of padded target positions."""
+    batches merged into one) under buckets (`distinct`, and how many: `shapes`), and the share of
+    padded target positions."""
     shapes, positions, real = set(), 0, 0
     for batches in passes:
         rows, _, tgt_width = shape = bucket_shape(data, batches, max_tokens)
         shapes.add(shape)
         positions += rows * tgt_width
         real += sum(int(data.tgt.lengths[idx].sum()) + len(idx) for idx in batches)
-    return {"shapes": len(shapes), "passes": len(passes), "target_padding_fraction": round(1 - real / positions, 3)}
+    return {"shapes": len(shapes), "passes": len(passes), "target_padding_fraction": round(1 - real / positions, 3),
+            "distinct": shapes}

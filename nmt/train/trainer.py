@@ -24,6 +24,7 @@ from rich.text import Text
 
 from nmt.checkpoint import resumable
 from nmt.config import Recipe, save_recipe
+from nmt.data.buckets import epoch_shapes
 from nmt.data.packing import packed_rows_per_batch
 from nmt.data.tokenizer import CARRIED, carried_path, load_processor, tokenizer_paths
 from nmt.devices import resolve_device, use_threads
@@ -37,6 +38,7 @@ from nmt.train.distributed import batches_per_rank, join_world, launched_rank
 from nmt.train.freezing import adapt_with_lora, freeze
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.metrics import LossWindow, MetricsLog
+from nmt.train.micro_batches import rank_passes
 from nmt.train.run_lock import exclusive_run
 from nmt.train.step import TrainStep
 from nmt.train.stopping import StopSignal, stop_reason
@@ -90,6 +92,7 @@ class Trainer:
             self.frozen = adapt_with_lora(self.model, self.train_cfg)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
+        self.shapes_met: set[tuple[int, int, int]] = set()  # under CUDA graphs: the passes' shapes so far
         self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log,
                                 self.data.alignment_targets)
         self.checkpoints = RunCheckpoints(recipe, self.model, self.update, self.world, self.device, tokenizer_protos,
@@ -230,7 +233,23 @@ class Trainer:
     def _epoch_batches(self) -> list[np.ndarray]:
         self.train_data, batches = self.data.epoch(self.progress.epoch)
         self.batches_this_epoch = len(batches)
+        if self.update.shape_buckets:
+            self._say_epoch_shapes(batches)
         return batches
+
+    def _say_epoch_shapes(self, batches: list[np.ndarray]) -> None:
+        """Under CUDA graphs: the shapes this epoch's passes take, and how many the run meets for the
+        first time. Each new one runs eagerly at its first pass and is recorded at its second, both
+        slower than a replay, and its graph is kept for the rest of the run."""
+        freq = self.train_cfg.update_freq
+        passes = [run for start in range(0, len(batches), freq)
+                  for run in rank_passes(batches[start:start + freq], 0, 1, self.update.micro_batches)[0]]
+        census = epoch_shapes(self.train_data, passes, self.train_cfg.max_tokens)
+        new = census["distinct"] - self.shapes_met
+        self.shapes_met |= census["distinct"]
+        self.log(f"CUDA graphs: epoch {self.progress.epoch + 1}'s {census['passes']:,} passes take {census['shapes']} "
+                 f"shapes, {len(new)} new to the run (a new shape's first pass runs eagerly, its second is recorded); "
+                 f"{100 * census['target_padding_fraction']:.1f} % of target positions are padding")
 
     def _after_update(self, bar: Progress, window: LossWindow) -> bool:
         """Between two updates: the progress bar, the log and, on schedule, validation and a

@@ -109,3 +109,26 @@ def test_cuda_graphs_where_they_cannot_run_are_errors_that_say_why():
         resolve_cuda_graphs(TrainConfig(cuda_graphs=True, compile=False), cuda, False, 1)
     on, note = resolve_cuda_graphs(graphs, cuda, False, 1)  # auto compile turned off (a short run)
     assert not on and "the step is not compiled" in note
+
+
+def test_under_cuda_graphs_each_epoch_says_its_shapes_how_many_are_new_and_its_padding(tmp_path):
+    """What each shape costs the first time (an eager pass, then a recording) is said per epoch:
+    the shapes of its passes as the step collates them, those the run had not met, the padding."""
+    trainer = Trainer(prepared_tiny(tmp_path, "train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1",
+                                    *QUIET))
+    trainer.update.shape_buckets = True  # as under train.cuda_graphs on a GPU: an update in one pass
+    lines: list[str] = []
+    trainer.log = lines.append
+    met, said = set(), []
+    for epoch in (0, 1):
+        trainer.progress.epoch = epoch
+        batches = trainer._epoch_batches()
+        collated = [trainer.update._collate(trainer.train_data, batches[i:i + 2]) for i in range(0, len(batches), 2)]
+        shapes = {(*b.src.shape, b.tgt_in.size(1)) for b in collated}
+        padding = 1 - sum(b.n_tgt_tokens for b in collated) / sum(len(b.out_positions) for b in collated)
+        said.append(f"CUDA graphs: epoch {epoch + 1}'s {len(collated)} passes take {len(shapes)} shapes, "
+                    f"{len(shapes - met)} new to the run (a new shape's first pass runs eagerly, its second is recorded); "
+                    f"{100 * padding:.1f} % of target positions are padding")
+        met |= shapes
+    assert lines == said and len(met) > 1
+    assert f"{len(met)} new" in said[0] and " 0 new" in said[1]  # the tiny corpus's epochs meet the same shapes
