@@ -203,6 +203,28 @@ def loss_and_gradients(model, batch, label_smoothing: float = 0.1) -> tuple:
     return loss.detach(), [p.grad.clone() for p in model.parameters()]
 
 
+def compile_with_aot_eager(monkeypatch) -> list[bool]:
+    """TrainStep compiling on the CPU as it does on a GPU, with the aot_eager backend: dynamo's and
+    AOT autograd's traces run by torch's own kernels, without inductor's C++ compile of the step or
+    of the compile smoke test (seconds each on a CPU). Never mode reduce-overhead (CUDA graphs
+    need a GPU). Returns the dynamism TrainStep asks for, one entry per compile."""
+    import functools
+
+    from nmt.train import compiling
+    from nmt.train import step as step_module
+
+    asked: list[bool] = []
+
+    def aot_eager(forward, cuda_graphs: bool = False, dynamic: bool = True):
+        asked.append(dynamic)
+        return compiling.compile_model(forward, backend="aot_eager", dynamic=dynamic)
+
+    smoke_test = functools.partial(compiling.compile_smoke_test, backend="aot_eager")
+    monkeypatch.setattr(step_module, "compile_model", aot_eager)
+    monkeypatch.setattr(step_module, "resolve_compile", functools.partial(compiling.resolve_compile, smoke_test=smoke_test))
+    return asked
+
+
 def assert_same_gradients(model, expected: list, actual: list, rtol: float = 1e-5) -> None:
     """Gradients equal up to float rounding (another summation order): each within `rtol` of the
     largest element of its expected value."""

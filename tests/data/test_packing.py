@@ -5,7 +5,6 @@ update (eager, and compiled into one graph), and the settings that cannot pack s
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from nmt.train import step as step_module
 from nmt.errors import NmtError
 from nmt.train.trainer import Trainer
 from nmt.train.training_data import TrainingData, run_epoch_batches
-from tests.conftest import assert_same_gradients, prepared_tiny
+from tests.conftest import assert_same_gradients, compile_with_aot_eager, prepared_tiny
 
 QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
 
@@ -169,7 +168,7 @@ def test_a_compiled_packed_step_is_one_graph_for_every_pass(tmp_path, monkeypatc
     graph, no break, eager's losses."""
     from torch._dynamo.utils import counters
 
-    monkeypatch.setattr(step_module, "compile_model", functools.partial(step_module.compile_model, backend="aot_eager"))
+    compile_with_aot_eager(monkeypatch)
     settings = ["train.max_tokens=256", "train.pack_width=64", *QUIET]
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings))
     compiled = Trainer(prepared_tiny(tmp_path / "compiled", *settings, "train.compile=true"))
@@ -195,10 +194,8 @@ def _graphs_on_the_cpu(monkeypatch) -> list[bool]:
     """TrainStep set up as under train.cuda_graphs on a GPU, on the CPU: the choice to replay graphs
     made, and the step compiled with aot_eager (dynamo's and AOT autograd's traces) at the
     dynamism TrainStep asks for (returned, one per compile), without mode reduce-overhead."""
-    compile_model, asked = step_module.compile_model, []
+    asked = compile_with_aot_eager(monkeypatch)
     monkeypatch.setattr(step_module, "resolve_cuda_graphs", lambda *args: (True, None))
-    monkeypatch.setattr(step_module, "compile_model", lambda forward, cuda_graphs, dynamic: asked.append(dynamic) or
-                        compile_model(forward, backend="aot_eager", dynamic=dynamic))
     return asked
 
 

@@ -18,7 +18,7 @@ from nmt.data.tokenizer import train_tokenizer
 from nmt.train import checkpointing
 from nmt.train import step as step_module
 from nmt.train.trainer import Trainer, train
-from tests.conftest import assert_same_gradients, loss_and_gradients, prepared_tiny, tiny_recipe
+from tests.conftest import assert_same_gradients, compile_with_aot_eager, loss_and_gradients, prepared_tiny, tiny_recipe
 from tests.host_syncs import HostSyncCounter
 
 QUIET = ["train.valid_bleu_sentences=0", "train.log_every=5", "train.valid_every=1000"]
@@ -186,11 +186,9 @@ def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_
     is torch's and costs a minute of C++ compiling on a CPU: the backend here is aot_eager (the same
     traces, run by torch's own kernels); the GPU day compiles with inductor (compiled_vs_eager, and
     the compiled speed runs)."""
-    import functools
-
     from torch._dynamo.utils import counters
 
-    monkeypatch.setattr(step_module, "compile_model", functools.partial(step_module.compile_model, backend="aot_eager"))
+    compile_with_aot_eager(monkeypatch)
     settings = ["train.compile=true", "train.max_tokens=256", *QUIET]
     recipe = prepared_tiny(tmp_path, *settings)
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings[1:]))
