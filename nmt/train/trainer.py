@@ -238,9 +238,9 @@ class Trainer:
         return batches
 
     def _say_epoch_shapes(self, batches: list[np.ndarray]) -> None:
-        """Under CUDA graphs: the shapes this epoch's passes take, and how many the run meets for the
-        first time. Each new one runs eagerly at its first pass and is recorded at its second, both
-        slower than a replay, and its graph is kept for the rest of the run."""
+        """Under CUDA graphs: the shapes this epoch's passes take, and how many this process meets
+        for the first time (a resumed run records its graphs again). Each new one runs eagerly at its
+        first pass and is recorded at its second, both slower than a replay."""
         freq = self.train_cfg.update_freq
         passes = [run for start in range(0, len(batches), freq)
                   for run in rank_passes(batches[start:start + freq], 0, 1, self.update.micro_batches)[0]]
@@ -248,7 +248,7 @@ class Trainer:
         new = census["distinct"] - self.shapes_met
         self.shapes_met |= census["distinct"]
         self.log(f"CUDA graphs: epoch {self.progress.epoch + 1}'s {census['passes']:,} passes take {census['shapes']} "
-                 f"shapes, {len(new)} new to the run (a new shape's first pass runs eagerly, its second is recorded); "
+                 f"shapes, {len(new)} new to this process (a new shape's first pass runs eagerly, its second is recorded); "
                  f"{100 * census['target_padding_fraction']:.1f} % of target positions are padding")
 
     def _after_update(self, bar: Progress, window: LossWindow) -> bool:

@@ -127,7 +127,7 @@ def test_under_cuda_graphs_each_epoch_says_its_shapes_how_many_are_new_and_its_p
         shapes = {(*b.src.shape, b.tgt_in.size(1)) for b in collated}
         padding = 1 - sum(b.n_tgt_tokens for b in collated) / sum(len(b.out_positions) for b in collated)
         said.append(f"CUDA graphs: epoch {epoch + 1}'s {len(collated)} passes take {len(shapes)} shapes, "
-                    f"{len(shapes - met)} new to the run (a new shape's first pass runs eagerly, its second is recorded); "
+                    f"{len(shapes - met)} new to this process (a new shape's first pass runs eagerly, its second is recorded); "
                     f"{100 * padding:.1f} % of target positions are padding")
         met |= shapes
     assert lines == said and len(met) > 1
