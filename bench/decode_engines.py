@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from bench.flops import decoder_flops_per_target_token
+from nmt.model.flops import decoder_flops_per_target_token
 from bench.run import BENCH_SMALL, matmul_ceiling
 from nmt.checkpoint import checkpoint_of
 from nmt.config import load_recipe, recipe_to_dict

@@ -18,7 +18,7 @@ summary; the host's time to issue an update and, on CUDA, the update's time on t
 stream (median and p90 over every timed update: a device time well above the kernels' own time
 means the device waited for the host); kernels per update and their summed time from a short
 profile (aten operators per update on a CPU); target tokens/s, padding, peak memory, and MFU =
-model FLOPs per update (bench.flops: every matmul, the attention scores, the output layer, real
+model FLOPs per update (nmt.model.flops: every matmul, the attention scores, the output layer, real
 tokens only) / time / the device's bf16 dense peak, against both the datasheet peak and a
 measured large bf16 matmul.
 
@@ -32,7 +32,6 @@ import contextlib
 import json
 import os
 import platform
-import re
 import resource
 import socket
 import subprocess
@@ -46,17 +45,18 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from bench.flops import model_flops_per_update, trained_work_share
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import round_up
 from nmt.data.buckets import bucket_shape
 from nmt.data.packing import packed_rows_per_batch
 from nmt.data.shards import ParallelShards, ShardWriter
+from nmt.devices import datasheet_bf16_tflops
 from nmt.model import layer_norm
+from nmt.model.flops import model_flops_per_update, trained_work_share
 from nmt.model.transformer import Transformer
 from nmt.train import step as step_module
 from nmt.train.distributed import World
-from nmt.train.freezing import adapt_with_lora, freeze
+from nmt.train.freezing import frozen_as_configured
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.micro_batches import merge, passes_of
 from nmt.train.step import TrainStep
@@ -158,20 +158,6 @@ def bf16_matmul_tflops(device: torch.device, size: int = 8192, repeats: int = 20
     return 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e12
 
 
-def datasheet_bf16_tflops(device_name: str) -> tuple[float | None, str]:
-    """NVIDIA's bf16 dense peak (TFLOP/s, no sparsity) for a device name as torch reports it, and
-    the model it was read as; (None, "unknown") for a device not listed: never a guess."""
-    name = device_name.upper()
-    for pattern, model, peak in (
-        (r"H100.*NVL", "H100 NVL", 835.0), (r"H100.*PCIE", "H100 PCIe", 756.0),
-        (r"H100.*(SXM|HBM3)", "H100 SXM", 989.0), (r"H200.*NVL", "H200 NVL", 835.0), (r"H200", "H200 SXM", 989.0),
-        (r"A100", "A100", 312.0),
-    ):
-        if re.search(pattern, name):
-            return peak, model
-    return None, "unknown"
-
-
 @contextlib.contextmanager
 def one_process_group(device: torch.device):
     """A world of one process, so DDP's bucketing and all-reduce hooks run as under torchrun."""
@@ -230,14 +216,6 @@ def time_window(step: TrainStep, data: ParallelShards, updates: list[list[np.nda
     _synchronize(device)
     return {"seconds": time.perf_counter() - start, "host": host,
             "device": [begin.elapsed_time(end) / 1000 for begin, end in events], "results": results}
-
-
-def freeze_as_nmt_train(model: Transformer, cfg: TrainConfig) -> None:
-    """train.freeze and LoRA (every weight frozen but the adapters) set up as `nmt train` does."""
-    if cfg.freeze:
-        freeze(model, cfg.freeze)
-    if cfg.lora_rank:
-        adapt_with_lora(model, cfg)
 
 
 def updates_before_timing(updates: list, warmup: int, needed: int, cuda_graphs: bool) -> list:
@@ -391,7 +369,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     with torch.device(device):  # drawn where it runs: a CPU takes 35 s to draw NLLB-3.3B's weights
         model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
     model.checkpoint_layers = cfg.checkpoint_activations
-    freeze_as_nmt_train(model, cfg)
+    frozen_as_configured(model, cfg)
     batches = run_epoch_batches(data, cfg.model_copy(update={"seed": seed}), epoch=0)  # as nmt train cuts them
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
     needed = warmup + len(turns) * (windows * steps + profiled)
@@ -448,7 +426,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         if cfg.lora_rank or cfg.freeze:  # no gradient for a frozen weight: MFU counts the work done
             mean_source, mean_target = (round(sum(side) / len(pairs)) for side in zip(*pairs))
             work_share = trained_work_share(spec_shape["model"], spec_shape["vocab"],
-                                            lambda counted: freeze_as_nmt_train(counted, cfg), mean_source, mean_target)
+                                            lambda counted: frozen_as_configured(counted, cfg), mean_source, mean_target)
             flops = round(flops * work_share)
         packed = (packed_rows_per_batch(cfg.max_tokens, cfg.pack_width), cfg.pack_width) if cfg.pack_width else None
         padded = padded_target_tokens(data, window_updates, settings["micro_batches"], settings["length_multiple"],

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from bench.flops import decoder_flops_per_target_token, training_flops
+from nmt.model.flops import decoder_flops_per_target_token, training_flops
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches
 from nmt.data.corpus import read_lines

@@ -68,7 +68,7 @@ def run_step(name: str, argv: list[str], log: Path) -> dict:
 
 def training_figures(ceiling_gflops: float) -> dict:
     """Seconds per update and FLOP rate from the metrics log and the exact batches trained on."""
-    from bench.flops import training_flops
+    from nmt.model.flops import training_flops
     from nmt.config import load_recipe
     from nmt.data.batching import epoch_batches
     from nmt.data.shards import ParallelShards
@@ -107,7 +107,7 @@ def training_figures(ceiling_gflops: float) -> dict:
 def decoding_figures(hypotheses: Path, seconds: float, ceiling_gflops: float, beam: int = 4) -> dict:
     """Decoder matmul work, approximated as beam × (output pieces + EOS) × decoder FLOPs per token
     (exact when every hypothesis runs to the length limit, as an untrained model's do)."""
-    from bench.flops import decoder_flops_per_target_token
+    from nmt.model.flops import decoder_flops_per_target_token
     from nmt.config import load_recipe
     from nmt.data.tokenizer import load_processor
 

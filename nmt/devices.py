@@ -1,8 +1,10 @@
 """The device and the CPU threads a command runs on, from what the user wrote: a name torch cannot
 read, a device this machine lacks, or a negative number of threads is a one-line error naming
-the option, before anything loads."""
+the option, before anything loads. And a GPU's datasheet peak, which MFU is measured against."""
 
 from __future__ import annotations
+
+import re
 
 import torch
 
@@ -38,3 +40,17 @@ def use_threads(threads: int, option: str = "--threads") -> None:
         raise NmtError(f"{option} {threads}: a number of threads (0: torch's default)")
     if threads:
         torch.set_num_threads(threads)
+
+
+def datasheet_bf16_tflops(device_name: str) -> tuple[float | None, str]:
+    """NVIDIA's bf16 dense peak (TFLOP/s, no sparsity) for a device name as torch reports it, and
+    the model it was read as; (None, "unknown") for a device not listed: never a guess."""
+    name = device_name.upper()
+    for pattern, model, peak in (
+        (r"H100.*NVL", "H100 NVL", 835.0), (r"H100.*PCIE", "H100 PCIe", 756.0),
+        (r"H100.*(SXM|HBM3)", "H100 SXM", 989.0), (r"H200.*NVL", "H200 NVL", 835.0), (r"H200", "H200 SXM", 989.0),
+        (r"A100", "A100", 312.0),
+    ):
+        if re.search(pattern, name):
+            return peak, model
+    return None, "unknown"

@@ -48,3 +48,12 @@ def adapt_with_lora(model: nn.Module, cfg) -> tuple[int, int]:
     parameters = list(model.parameters())
     frozen = sum(p.numel() for p in parameters if not p.requires_grad)
     return frozen, sum(p.numel() for p in parameters)
+
+
+def frozen_as_configured(model: nn.Module, cfg) -> tuple[int, int] | None:
+    """train.freeze, then train.lora_rank, as a run sets them up; (frozen, all) parameter counts,
+    None where every parameter trains."""
+    frozen = freeze(model, cfg.freeze) if cfg.freeze else None
+    if cfg.lora_rank:
+        frozen = adapt_with_lora(model, cfg)
+    return frozen

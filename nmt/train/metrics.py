@@ -57,11 +57,15 @@ class LossWindow:
         self.alignment_loss: torch.Tensor | None = None  # guided alignment's, once one is added
         self.last_alignment_loss: float | None = None  # summed over ranks, at the last read
         self.tokens = 0  # all ranks' (every rank knows them)
+        self.flops = 0.0  # the model FLOPs of all ranks' updates, where the run measures MFU
+        self.last_flops = 0.0  # at the last read
         self.start = time.perf_counter()
 
-    def add(self, loss: torch.Tensor, tokens: int, alignment_loss: torch.Tensor | None = None) -> None:
+    def add(self, loss: torch.Tensor, tokens: int, alignment_loss: torch.Tensor | None = None,
+            flops: float = 0.0) -> None:
         self.loss += loss
         self.tokens += tokens
+        self.flops += flops
         if alignment_loss is not None:
             self.alignment_loss = alignment_loss.double() if self.alignment_loss is None else self.alignment_loss + alignment_loss
 
@@ -76,5 +80,6 @@ class LossWindow:
             self.last_alignment_loss = float(world.sum(self.alignment_loss))
             self.alignment_loss = None
         self.tokens = 0
+        self.last_flops, self.flops = self.flops, 0.0
         self.restart()
         return result

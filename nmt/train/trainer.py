@@ -35,7 +35,7 @@ from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train import sharding
 from nmt.train.distributed import batches_per_rank, join_world, launched_rank
-from nmt.train.freezing import adapt_with_lora, freeze
+from nmt.train.freezing import frozen_as_configured
 from nmt.train.memory_estimate import estimate_memory
 from nmt.train.metrics import LossWindow, MetricsLog
 from nmt.train.micro_batches import rank_passes
@@ -43,6 +43,7 @@ from nmt.train.run_lock import exclusive_run
 from nmt.train.step import TrainStep
 from nmt.train.stopping import StopSignal, stop_reason
 from nmt.train.training_data import TrainingData
+from nmt.train.utilization import Utilization
 from nmt.train.validate import improved, validate
 
 
@@ -87,14 +88,14 @@ class Trainer:
             self.model = Transformer(recipe.model, *vocabularies).to(self.device)
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
         self.model.alignment_heads = alignment_heads(recipe)
-        self.frozen = freeze(self.model, self.train_cfg.freeze) if self.train_cfg.freeze else None
-        if self.train_cfg.lora_rank:
-            self.frozen = adapt_with_lora(self.model, self.train_cfg)
+        self.frozen = frozen_as_configured(self.model, self.train_cfg)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
         self.shapes_met: set[tuple[int, int, int]] = set()  # under CUDA graphs: the passes' shapes so far
         self.update = TrainStep(self.model, self.train_cfg, self.device, self.world, self._budget_used, self.log,
                                 self.data.alignment_targets)
+        # MFU in the log, where the device's peak is known (nmt.train.utilization)
+        self.utilization = Utilization.of_run(self.model, vocabularies[1], self.train_cfg, self.device, self.world.size)
         self.checkpoints = RunCheckpoints(recipe, self.model, self.update, self.world, self.device, tokenizer_protos,
                                           lambda message: self.log(message))
         self.metrics = MetricsLog(recipe.out / "metrics.jsonl", recipe.out / "tensorboard") if self.world.is_main else None
@@ -173,7 +174,8 @@ class Trainer:
                     stop = stop_reason(cfg, p)
                     continue
                 group = batches[p.batch_in_epoch:p.batch_in_epoch + cfg.update_freq]
-                window.add(*self.train_step(group), self.update.alignment_loss)
+                flops = self.utilization.update_flops(self.train_data, group) if self.utilization else 0.0
+                window.add(*self.train_step(group), self.update.alignment_loss, flops)
                 p.batch_in_epoch, p.step = p.batch_in_epoch + len(group), p.step + 1
                 validated = saved = self._after_update(bar, window)
                 clock, signalled = self._advance_clock(clock, signal)
@@ -263,11 +265,15 @@ class Trainer:
                      "tgt_tokens_per_s": tokens / seconds, "epoch": p.epoch}
             if cfg.guided_alignment.active:  # per target token, unweighted
                 stats["alignment_loss"] = window.last_alignment_loss / tokens
+            if self.utilization:
+                stats["mfu"] = self.utilization.mfu(window.last_flops, seconds)
             if self.metrics:
                 self.metrics.write("train", p.step, **stats)
             status = f"loss {stats['loss']:.3f} lr {stats['lr']:.2e} {stats['tgt_tokens_per_s']:.0f} tok/s"
             if "alignment_loss" in stats:
                 status += f" alignment {stats['alignment_loss']:.3f}"
+            if "mfu" in stats:
+                status += f" MFU {100 * stats['mfu']:.1f} %"
             bar.update(task, status=status)
             if bar.disable:
                 self.log(f"step {p.step}: {status}")

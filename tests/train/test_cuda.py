@@ -90,6 +90,22 @@ def test_fine_tuning_and_resuming_on_cuda_across_precisions(tmp_path):
     assert load_checkpoint(tmp_path / "child" / "checkpoints" / "last.pt")["scaler"]["scale"] > 0
 
 
+def test_a_bf16_run_logs_its_mfu_where_the_gpus_peak_is_known(tmp_path):
+    """On the GPU day's H100 or H200: `mfu` in metrics.jsonl, above zero and below one; on a GPU
+    nmt has no datasheet peak for, none."""
+    import json
+
+    from nmt.devices import datasheet_bf16_tflops
+
+    train(prepared_tiny(tmp_path, "train.precision=bf16", "train.max_steps=5", *ON_CUDA), show_progress=False)
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    [logged] = [r for r in records if r["kind"] == "train"]
+    if datasheet_bf16_tflops(torch.cuda.get_device_name())[0] is None:
+        assert "mfu" not in logged
+    else:
+        assert 0 < logged["mfu"] < 1
+
+
 def test_a_fine_tune_is_built_on_cuda_and_starts_from_exactly_the_parents_weights(trained_tiny, tmp_path):
     """With train.init_from the model is built on the GPU, nothing drawn (nmt.model.from_weights.
     unfilled_transformer): after loading, under bf16 weights with fp32 masters, every weight is

@@ -8,8 +8,11 @@ counted in full (T² per layer), as a dense kernel computes it. A run that train
 weights (LoRA, train.freeze) computes less: `trained_work_share` counts how much less.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -57,6 +60,16 @@ def model_flops_per_update(cfg: ModelConfig, vocab: int, pairs: Iterable[tuple[i
     return 3 * forward_flops(cfg, vocab, pairs)
 
 
+def training_flops_of_pairs(cfg: ModelConfig, vocab: int, source_lengths: np.ndarray, target_lengths: np.ndarray) -> float:
+    """`model_flops_per_update` of pairs given as arrays of their lengths (EOS/BOS included), in
+    one pass over the arrays: what a training run counts per update for its MFU."""
+    s, t = source_lengths.astype(np.float64), target_lengths.astype(np.float64)
+    d = cfg.d_model
+    forward = (s.sum() * encoder_flops_per_source_token(cfg) + t.sum() * decoder_flops_per_target_token(cfg, vocab)
+               + 4 * d * (cfg.encoder_layers * (s * s).sum() + cfg.decoder_layers * (t * t + t * s).sum()))
+    return 3 * float(forward)
+
+
 def counted_training_flops(cfg: ModelConfig, vocab: int, rows: int, source_length: int, target_length: int,
                            set_up: Callable[[nn.Module], object] | None = None) -> int:
     """torch's FLOP counter over one forward and backward of the model on `rows` pairs of these
@@ -64,7 +77,7 @@ def counted_training_flops(cfg: ModelConfig, vocab: int, rows: int, source_lengt
     run computes, the gradients it skips left out (a frozen weight's, an activation's where
     nothing before it trains). On fake tensors: shapes only, no memory and no arithmetic, so
     NLLB-200 3.3B's shape counts in seconds on any machine. Every weight trained and no padding,
-    the count equals `model_flops_per_update` (tests/bench/test_flops.py)."""
+    the count equals `model_flops_per_update` (tests/model/test_flops.py)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.flop_counter import FlopCounterMode
 

@@ -4,7 +4,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from bench.flops import forward_flops, model_flops_per_update
+from nmt.model.flops import forward_flops, model_flops_per_update
 from nmt.config import ModelConfig
 from nmt.model.transformer import Transformer
 
@@ -39,7 +39,7 @@ def test_a_counted_update_equals_the_formula_and_frozen_embeddings_skip_what_han
     first attention projection, whose input is the embeddings: 2·3d² per source and target token."""
     from functools import partial
 
-    from bench.flops import counted_training_flops, trained_work_share
+    from nmt.model.flops import counted_training_flops, trained_work_share
     from nmt.train.freezing import freeze
 
     cfg = ModelConfig(encoder_layers=2, decoder_layers=2, d_model=32, heads=4, d_ff=64)
@@ -57,7 +57,7 @@ def test_lora_computes_the_forward_the_input_gradients_and_the_adapters_weight_g
     stack's first attention projection (its input is the frozen embeddings), and no frozen weight's
     gradient; the adapters' weight gradients (their forward's FLOPs again), B's input gradients, and
     A's but in those first projections. On NLLB-200 3.3B's shape this is 0.67 of the full update."""
-    from bench.flops import attention_flops, counted_training_flops, forward_flops
+    from nmt.model.flops import attention_flops, counted_training_flops, forward_flops
     from nmt.config import TrainConfig
     from nmt.train.freezing import adapt_with_lora
 
@@ -76,3 +76,14 @@ def test_lora_computes_the_forward_the_input_gradients_and_the_adapters_weight_g
     adapter_inputs = S * (12 + 4) * r * d + T * (12 + 6) * r * d
     forward = forward_flops(cfg, vocab, [(s, t)] * rows) + adapters
     assert counted == forward + 2 * rows * attention_flops(cfg, s, t) + frozen_inputs + adapters + adapter_inputs
+
+
+def test_the_flops_of_arrays_of_lengths_are_those_of_the_pairs():
+    import numpy as np
+
+    from nmt.model.flops import training_flops_of_pairs
+
+    cfg = ModelConfig(encoder_layers=2, decoder_layers=3, d_model=32, heads=4, d_ff=64)
+    rng = np.random.default_rng(0)
+    source, target = rng.integers(1, 60, 50), rng.integers(1, 60, 50)
+    assert training_flops_of_pairs(cfg, 70, source, target) == model_flops_per_update(cfg, 70, zip(source.tolist(), target.tolist()))
