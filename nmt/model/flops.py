@@ -19,25 +19,32 @@ from torch import nn
 from nmt.config import ModelConfig
 
 
+def _widths(cfg: ModelConfig) -> tuple[int, int, int]:
+    """(d_model, the attention's inner width: heads × head width, the feed-forward's matrices' FLOPs
+    per token and layer / 2: two d × d_ff matrices, three when gated)."""
+    inner = cfg.heads * cfg.head_dim if cfg.head_dim else cfg.d_model
+    return cfg.d_model, inner, (3 if cfg.gated_ffn else 2) * cfg.d_model * cfg.d_ff
+
+
 def encoder_flops_per_source_token(cfg: ModelConfig) -> int:
     """Forward: self-attention q,k,v,out + feed-forward per encoder layer, and the decoder's
     cross-attention k,v projections of each source token."""
-    d, ff = cfg.d_model, cfg.d_ff
-    per_layer = 2 * (4 * d * d + 2 * d * ff)
-    return cfg.encoder_layers * per_layer + cfg.decoder_layers * 2 * (2 * d * d)
+    d, inner, ffn = _widths(cfg)
+    per_layer = 2 * (4 * d * inner + ffn)
+    return cfg.encoder_layers * per_layer + cfg.decoder_layers * 2 * (2 * d * inner)
 
 
 def decoder_flops_per_target_token(cfg: ModelConfig, vocab: int) -> int:
     """Forward: self-attention q,k,v,out + cross-attention q,out + feed-forward, and the output layer."""
-    d, ff = cfg.d_model, cfg.d_ff
-    per_layer = 2 * (4 * d * d + 2 * d * d + 2 * d * ff)
+    d, inner, ffn = _widths(cfg)
+    per_layer = 2 * (4 * d * inner + 2 * d * inner + ffn)
     return cfg.decoder_layers * per_layer + 2 * d * vocab
 
 
 def attention_flops(cfg: ModelConfig, source_length: int, target_length: int) -> int:
-    """Forward: Q·Kᵀ and A·V (2 · L_q · L_k · d each) of every attention of one sentence pair."""
+    """Forward: Q·Kᵀ and A·V (2 · L_q · L_k · inner width each) of every attention of one sentence pair."""
     s, t = source_length, target_length
-    return 4 * cfg.d_model * (cfg.encoder_layers * s * s + cfg.decoder_layers * (t * t + t * s))
+    return 4 * _widths(cfg)[1] * (cfg.encoder_layers * s * s + cfg.decoder_layers * (t * t + t * s))
 
 
 def training_flops(cfg: ModelConfig, vocab: int, source_tokens: int, target_tokens: int) -> int:
@@ -64,9 +71,9 @@ def training_flops_of_pairs(cfg: ModelConfig, vocab: int, source_lengths: np.nda
     """`model_flops_per_update` of pairs given as arrays of their lengths (EOS/BOS included), in
     one pass over the arrays: what a training run counts per update for its MFU."""
     s, t = source_lengths.astype(np.float64), target_lengths.astype(np.float64)
-    d = cfg.d_model
+    inner = _widths(cfg)[1]
     forward = (s.sum() * encoder_flops_per_source_token(cfg) + t.sum() * decoder_flops_per_target_token(cfg, vocab)
-               + 4 * d * (cfg.encoder_layers * (s * s).sum() + cfg.decoder_layers * (t * t + t * s).sum()))
+               + 4 * inner * (cfg.encoder_layers * (s * s).sum() + cfg.decoder_layers * (t * t + t * s).sum()))
     return 3 * float(forward)
 
 

@@ -87,3 +87,14 @@ def test_the_flops_of_arrays_of_lengths_are_those_of_the_pairs():
     rng = np.random.default_rng(0)
     source, target = rng.integers(1, 60, 50), rng.integers(1, 60, 50)
     assert training_flops_of_pairs(cfg, 70, source, target) == model_flops_per_update(cfg, 70, zip(source.tolist(), target.tolist()))
+
+
+def test_the_formula_counts_every_layout_as_torchs_counter_does():
+    """The T5 layout's gated feed-forward (three matrices) and head width apart from d_model / heads
+    included: for each layout nmt builds, a whole update counted on the model equals the formula."""
+    from nmt.model.flops import counted_training_flops
+    from tests.model.test_from_weights import LAYOUTS, SMALL
+
+    for name, layout in LAYOUTS.items():
+        cfg = ModelConfig(**SMALL, **layout)
+        assert counted_training_flops(cfg, 40, 2, 9, 7) == model_flops_per_update(cfg, 40, [(9, 7)] * 2), name
