@@ -111,6 +111,7 @@ def trained_work_share(cfg: ModelConfig, vocab: int, set_up: Callable[[nn.Module
                        source_length: int, target_length: int, rows: int = 4) -> float:
     """The share of training every weight that a run training only some (`set_up`: LoRA,
     train.freeze) computes, counted at these lengths: its model FLOPs are this share of
-    `model_flops_per_update`'s. Under LoRA about two thirds (the frozen weights' gradients skipped)."""
+    `model_flops_per_update`'s. Under LoRA about two thirds (the frozen weights' gradients skipped).
+    The whole update is the formula's, which equals the counter's for every layout (tests)."""
     run = counted_training_flops(cfg, vocab, rows, source_length, target_length, set_up)
-    return run / counted_training_flops(cfg, vocab, rows, source_length, target_length)
+    return run / model_flops_per_update(cfg, vocab, [(source_length, target_length)] * rows)
