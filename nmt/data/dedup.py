@@ -46,18 +46,23 @@ class DuplicateLines:
 
 
 def find_duplicates(pairs: Iterable[tuple[str, str]], workdir: Path) -> DuplicateLines:
-    """Which lines of `pairs` (numbered from 0) repeat an earlier pair exactly. Bucket files live
-    in a temporary folder under `workdir` and are removed afterwards."""
+    """Which lines of `pairs` (numbered from 0) repeat an earlier pair exactly. A corpus of one
+    chunk is sorted in memory; a larger one goes through bucket files, which live in a temporary
+    folder under `workdir` and are removed afterwards."""
+    iterator = iter(pairs)
+    first = list(islice(iterator, _CHUNK))
+    second = list(islice(iterator, _CHUNK))
+    if not second:  # 50k pairs' records take 1.2 MB: no disk needed
+        duplicates = DuplicateLines(len(first))
+        _mark_repeats(_records(first, 0), duplicates)
+        return duplicates
     with tempfile.TemporaryDirectory(dir=workdir, prefix="dedup.") as tmp:
         buckets = [Path(tmp) / f"{b:03d}.u64" for b in range(BUCKETS)]
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(open(path, "wb")) for path in buckets]
             lines = 0
-            iterator = iter(pairs)
-            while chunk := list(islice(iterator, _CHUNK)):
-                records = np.empty((len(chunk), 3), dtype=np.uint64)
-                records[:, :2] = pair_digests(chunk)
-                records[:, 2] = np.arange(lines, lines + len(chunk), dtype=np.uint64)
+            for chunk in (first, second, *iter(lambda: list(islice(iterator, _CHUNK)), [])):
+                records = _records(chunk, lines)
                 lines += len(chunk)
                 bucket_of = (records[:, 0] >> np.uint64(56)).astype(np.intp)
                 order = np.argsort(bucket_of, kind="stable")
@@ -67,10 +72,22 @@ def find_duplicates(pairs: Iterable[tuple[str, str]], workdir: Path) -> Duplicat
 
         duplicates = DuplicateLines(lines)
         for path in buckets:
-            records = np.fromfile(path, dtype=np.uint64).reshape(-1, 3)
-            if len(records) < 2:
-                continue
-            records = records[np.lexsort((records[:, 2], records[:, 1], records[:, 0]))]  # by hash, then line
-            repeats = (records[1:, 0] == records[:-1, 0]) & (records[1:, 1] == records[:-1, 1])
-            duplicates.mark(records[1:, 2][repeats].astype(np.int64))
+            _mark_repeats(np.fromfile(path, dtype=np.uint64).reshape(-1, 3), duplicates)
         return duplicates
+
+
+def _records(chunk: list[tuple[str, str]], first_line: int) -> np.ndarray:
+    """(n, 3) uint64: each pair's two hash halves and its line number."""
+    records = np.empty((len(chunk), 3), dtype=np.uint64)
+    records[:, :2] = pair_digests(chunk)
+    records[:, 2] = np.arange(first_line, first_line + len(chunk), dtype=np.uint64)
+    return records
+
+
+def _mark_repeats(records: np.ndarray, duplicates: DuplicateLines) -> None:
+    """Marks every line after the first of each run of equal hashes among `records`."""
+    if len(records) < 2:
+        return
+    records = records[np.lexsort((records[:, 2], records[:, 1], records[:, 0]))]  # by hash, then line
+    repeats = (records[1:, 0] == records[:-1, 0]) & (records[1:, 1] == records[:-1, 1])
+    duplicates.mark(records[1:, 2][repeats].astype(np.int64))

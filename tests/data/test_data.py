@@ -119,8 +119,9 @@ def test_tokenizer_round_trips_text_and_is_skipped_when_up_to_date(tmp_path):
     assert train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
 
 
-def test_duplicates_found_on_disk_equal_a_set_in_memory(tmp_path, monkeypatch):
-    monkeypatch.setattr(dedup, "_CHUNK", 97)  # many chunks, so repeats cross chunk boundaries
+@pytest.mark.parametrize("chunk", [97, 502, 1004])  # many chunks, two exactly (on disk), one (in memory)
+def test_duplicates_found_equal_a_set_in_memory(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(dedup, "_CHUNK", chunk)  # repeats cross chunk boundaries
     rng = np.random.default_rng(0)
     words = ["a", "b", "c", "ab", "a b", ""]
     pairs = [(words[i], words[j]) for i, j in rng.integers(0, len(words), size=(1000, 2))]
@@ -131,7 +132,7 @@ def test_duplicates_found_on_disk_equal_a_set_in_memory(tmp_path, monkeypatch):
     found = dedup.find_duplicates(iter(pairs), tmp_path)
     assert {line for line in range(len(pairs)) if line in found} == expected
     assert len(found) == len(expected) == len(pairs) - len(set(pairs)) and len(pairs) not in found
-    assert list(tmp_path.iterdir()) == []  # bucket files removed
+    assert list(tmp_path.iterdir()) == []  # bucket files removed, or never written
 
 
 def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):
