@@ -37,7 +37,7 @@ class Server:
                 if self.get("/health")[0] == 200:
                     return
             except OSError:
-                time.sleep(0.2)
+                time.sleep(0.05)
         raise AssertionError("server did not start within 60 s")
 
     def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes, str]:
