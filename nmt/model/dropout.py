@@ -4,7 +4,9 @@ On CPU, `bernoulli_` is slow: drawing int16 integers and comparing them takes ab
 its time (bench/speed.md), and drawing them four to a 64-bit word a third of that again.
 Here an element is kept when its draw is at least a threshold, so p is rounded to a multiple of
 1/65536 (0.1 becomes 0.100006); the mask is kept as booleans for backward. On other devices,
-and for p = 0 or in eval mode, this is `F.dropout`.
+for p = 0, in eval mode and inside torch.compile, this is `F.dropout`: a compiled graph draws its
+masks in its own kernels, and AOT autograd cannot rebuild the int16 view of the 64-bit draws (it
+fails at run time with "setStorage: ... out of bounds").
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class _MaskedScale(torch.autograd.Function):
 
 
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    if not training or p == 0.0 or x.device.type != "cpu":
+    if not training or p == 0.0 or x.device.type != "cpu" or torch.compiler.is_compiling():
         return F.dropout(x, p, training)
     dropped = dropped_levels(p)
     if dropped >= _LEVELS:
