@@ -35,11 +35,11 @@ def graphs_compiled() -> int:
 
 
 def run(recipe, compiled: bool, steps: int, warmup: int, repeat_one_batch: bool = False, dynamic=None) -> dict:
-    torch._dynamo.reset()
     from torch._dynamo.utils import counters
 
-    counters.clear()
     trainer = Trainer(recipe.model_copy(update={"train": recipe.train.model_copy(update={"compile": compiled})}))
+    torch._dynamo.reset()
+    counters.clear()  # the step's graphs only, not the preflight's (nmt.train.compiling.compile_smoke_test)
     if compiled and dynamic is not None:  # static graphs: compile without dynamic shapes
         trainer.update.forward = torch.compile(trainer.model, dynamic=dynamic)
     batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, seed=1, epoch=0)
