@@ -186,7 +186,8 @@ class TrainStep:
         return batch
 
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
-        self.model.train()
+        if not self.model.training:  # after validation; setting the flag of each of the base model's
+            self.model.train()       # 223 modules took the host 0.5 ms, which every update paid
         # The same on every rank, from the lengths alone: no communication.
         # Scored target tokens: each target and its EOS, less its forced first tokens (collate).
         total_tokens = sum(int(data.tgt.lengths[idx].sum()) + len(idx) * (1 - data.forced_target_tokens) for idx in group)

@@ -281,6 +281,19 @@ def test_each_training_update_runs_inside_the_attention_choice(tmp_path, monkeyp
     assert calls == [("enter", "cpu"), ("forward", None), ("exit", "cpu")] * 2
 
 
+def test_an_update_after_validation_runs_every_module_in_training_mode(tmp_path):
+    """The step sets training mode only when the model left it (validation's eval): each module's
+    flag, as the forward meets it, is training, in the update after an eval and in the next."""
+    trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
+    modes = []
+    real_forward = trainer.update.forward
+    trainer.update.forward = lambda *args: modes.append({m.training for m in trainer.model.modules()}) or real_forward(*args)
+    trainer.model.eval()  # as validate() leaves it, were it not to restore training mode itself
+    for group in groups_of(trainer, 2):
+        trainer.train_step(group)
+    assert modes == [{True}, {True}]
+
+
 def test_ddp_device_ids_name_one_gpu_even_for_plain_cuda(monkeypatch):
     """`cuda` without an index (bench/gpu.py's device) must not reach DDP as device_ids=[None]."""
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
