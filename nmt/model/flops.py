@@ -42,7 +42,8 @@ def decoder_flops_per_target_token(cfg: ModelConfig, vocab: int) -> int:
 
 
 def attention_flops(cfg: ModelConfig, source_length: int, target_length: int) -> int:
-    """Forward: Q·Kᵀ and A·V (2 · L_q · L_k · inner width each) of every attention of one sentence pair."""
+    """Forward: Q·Kᵀ and A·V (2 · L_q · L_k · inner width each) of every attention of one sentence
+    pair (elementwise, given arrays of lengths)."""
     s, t = source_length, target_length
     return 4 * _widths(cfg)[1] * (cfg.encoder_layers * s * s + cfg.decoder_layers * (t * t + t * s))
 
@@ -55,11 +56,14 @@ def training_flops(cfg: ModelConfig, vocab: int, source_tokens: int, target_toke
 
 def forward_flops(cfg: ModelConfig, vocab: int, pairs: Iterable[tuple[int, int]]) -> int:
     """All matmuls of one forward pass over (source length, target length) pairs (EOS/BOS included)."""
-    total = 0
-    for s, t in pairs:
-        total += s * encoder_flops_per_source_token(cfg) + t * decoder_flops_per_target_token(cfg, vocab)
-        total += attention_flops(cfg, s, t)
-    return total
+    lengths = np.array(list(pairs), dtype=np.int64).reshape(-1, 2)
+    return _forward_flops_of_lengths(cfg, vocab, lengths[:, 0], lengths[:, 1])
+
+
+def _forward_flops_of_lengths(cfg: ModelConfig, vocab: int, source: np.ndarray, target: np.ndarray) -> int:
+    """forward_flops of pairs given as int64 arrays of their lengths."""
+    linear = source.sum() * encoder_flops_per_source_token(cfg) + target.sum() * decoder_flops_per_target_token(cfg, vocab)
+    return int(linear + attention_flops(cfg, source, target).sum())
 
 
 def model_flops_per_update(cfg: ModelConfig, vocab: int, pairs: Iterable[tuple[int, int]]) -> int:
@@ -70,11 +74,8 @@ def model_flops_per_update(cfg: ModelConfig, vocab: int, pairs: Iterable[tuple[i
 def training_flops_of_pairs(cfg: ModelConfig, vocab: int, source_lengths: np.ndarray, target_lengths: np.ndarray) -> float:
     """`model_flops_per_update` of pairs given as arrays of their lengths (EOS/BOS included), in
     one pass over the arrays: what a training run counts per update for its MFU."""
-    s, t = source_lengths.astype(np.float64), target_lengths.astype(np.float64)
-    inner = _widths(cfg)[1]
-    forward = (s.sum() * encoder_flops_per_source_token(cfg) + t.sum() * decoder_flops_per_target_token(cfg, vocab)
-               + 4 * inner * (cfg.encoder_layers * (s * s).sum() + cfg.decoder_layers * (t * t + t * s).sum()))
-    return 3 * float(forward)
+    source, target = source_lengths.astype(np.int64), target_lengths.astype(np.int64)
+    return 3.0 * _forward_flops_of_lengths(cfg, vocab, source, target)
 
 
 def counted_training_flops(cfg: ModelConfig, vocab: int, rows: int, source_length: int, target_length: int,
