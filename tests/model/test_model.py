@@ -160,6 +160,38 @@ def test_cpu_dropout_is_the_identity_in_eval_or_at_zero_and_follows_the_seed():
     assert torch.equal(layer(x), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_cpu_dropout_multiplies_tensors_of_one_dtype_and_never_selects(dtype):
+    """The CPU's where(mask, x, 0), or a product with a boolean mask, runs 5-15 times slower than a
+    product of two tensors of one dtype: the mask is ones and zeros in x's dtype, forward and
+    backward. Its products equal where(mask, x · scale, 0) bit for bit, the gradient too."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Products(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.mixed = [], []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func.overloadpacket.__name__)
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            if func.overloadpacket in (torch.ops.aten.mul, torch.ops.aten.mul_) and len({t.dtype for t in tensors}) > 1:
+                self.mixed.append([t.dtype for t in tensors])
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(64, 23, 32).to(dtype).requires_grad_()
+    grad = torch.randn(64, 23, 32).to(dtype)
+    torch.manual_seed(1)
+    with Products() as census:
+        y = dropout(x, 0.3, training=True)
+        y.backward(grad)
+    assert "where" not in census.ops and not census.mixed and census.ops.count("mul") == 2
+    kept = y.detach() != 0
+    scale = 1 / (1 - dropped_levels(0.3) / 65536)
+    assert torch.equal(y.detach(), torch.where(kept, x.detach() * scale, 0.0))
+    assert torch.equal(x.grad, torch.where(kept, grad * scale, 0.0))
+
+
 def test_compiled_cpu_dropout_is_one_graph_that_drops_p_and_rescales_the_rest():
     """Under torch.compile (`train.compile: true` on a CPU) dropout is torch's: the int16 view of
     64-bit draws broke the graph and failed at run time in AOT autograd (setStorage out of bounds).
