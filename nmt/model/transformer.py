@@ -261,8 +261,6 @@ class MultiHeadAttention(nn.Module):
         relative positions' (1, h, 1, t+1), or None."""
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
         k, v = cache.append(k, v)  # (N, h, t+1, dh)
-        if q.device.type == "cpu":  # one query a row: torch's CPU flash kernel takes 1.3-3x the matmuls' time
-            return self.out_proj(_merge_heads(matmul_attention(q, k, v, bias, False, 0.0)))
         return self._attend(q, k, v, bias, False)  # the cache holds only the past: no mask needed
 
 
