@@ -23,7 +23,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
-from nmt.model.matmul_attention import matmul_attention
+from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
 from nmt.model.relative_positions import RelativePositionBias
@@ -262,9 +262,6 @@ class MultiHeadAttention(nn.Module):
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
         k, v = cache.append(k, v)  # (N, h, t+1, dh)
         return self._attend(q, k, v, bias, False)  # the cache holds only the past: no mask needed
-
-
-CPU_SOFTMAX_MIN_COLUMNS = 16  # see Transformer.start_decoding
 
 
 def _gelu_tanh(x: Tensor) -> Tensor:
@@ -639,7 +636,8 @@ class Transformer(nn.Module):
         outputs may use (a shortlist), or None for all."""
         if memory.device.type == "cpu" and memory.size(1) < CPU_SOFTMAX_MIN_COLUMNS:
             # torch's CPU softmax over fewer columns than one vector register holds is ~10x
-            # slower: a short batch of sources gets masked columns, which change no probability.
+            # slower (nmt.model.matmul_attention): a short batch of sources gets masked columns,
+            # which change no probability.
             missing = CPU_SOFTMAX_MIN_COLUMNS - memory.size(1)
             memory, src_mask = F.pad(memory, (0, 0, 0, missing)), F.pad(src_mask, (0, missing), value=False)
         memory_kv = [layer.cross_attn.step_memory(memory) for layer in self.decoder_layers]

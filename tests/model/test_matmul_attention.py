@@ -9,10 +9,36 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import TrainConfig
-from nmt.model.matmul_attention import matmul_attention
+from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention, softmax_over_keys
 from nmt.model.transformer import MultiHeadAttention
 from nmt.train.step import TrainStep, attention_by_matmul
 from tests.model.test_layer_norm import loss_and_gradients, model_and_batch
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_the_softmax_over_few_keys_pads_on_a_cpu_and_equals_torchs(dtype):
+    """Rows of 1 to 20 keys, some hidden (-inf): softmax_over_keys, which pads rows narrower than
+    16 keys on a CPU, gives torch's probabilities and gradients (in fp32, from bf16 scores too),
+    and a tensor of the rows' own width."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    for keys in range(1, 21):
+        scores = torch.randn(3, 2, 5, keys).to(dtype)
+        if keys > 2:
+            scores[0, :, :, -2:] = float("-inf")
+        grad = torch.randn(3, 2, 5, keys)
+        ours, theirs = scores.clone().requires_grad_(), scores.clone().requires_grad_()
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            probabilities = softmax_over_keys(ours, torch.float32)
+        expected = torch.softmax(theirs, dim=-1, dtype=torch.float32)
+        assert probabilities.shape == scores.shape and probabilities.dtype == torch.float32
+        assert torch.allclose(probabilities, expected, atol=1e-6, rtol=1e-5)
+        probabilities.backward(grad)
+        expected.backward(grad)
+        assert torch.allclose(ours.grad.float(), theirs.grad.float(), atol=1e-6 if dtype == torch.float32 else 1e-2)
+        padded = any(event.key == "aten::constant_pad_nd" for event in prof.key_averages())
+        assert padded == (keys < CPU_SOFTMAX_MIN_COLUMNS), keys
 
 
 def test_one_query_by_hand():
