@@ -175,3 +175,15 @@ def test_the_speed_part_measures_the_recipes_first_and_runs_a_chosen_few_by_name
     readme = (Path(__file__).resolve().parents[2] / "bench" / "gpu_day" / "README.md").read_text()
     named = [name for runs in re.findall(r"--runs ([\w,]+)", readme) for name in runs.split(",")]
     assert "base_cuda_graphs" in named and set(named) <= {r["name"] for r in on_gpu}
+
+
+def test_every_compiled_probe_variant_the_runbook_names_exists(tmp_path):
+    from bench.gpu_day.compiled_probe import GPU_ONLY, VARIANTS, main
+
+    readme = (Path(__file__).resolve().parents[2] / "bench" / "gpu_day" / "README.md").read_text()
+    named = [name for names in re.findall(r"--variants\s+([\w,]+)", readme) for name in names.split(",")]
+    assert {"as_run", "cold_cache", "coordinate_descent", "max_autotune"} <= set(named) <= set(VARIANTS)
+    assert GPU_ONLY <= set(VARIANTS)
+    with pytest.raises(SystemExit, match="--variants: unknown as_ran"):  # before any process starts
+        main(["--out", str(tmp_path / "probe.json"), "--variants", "as_run,as_ran"])
+    assert not (tmp_path / "probe.json").exists()
