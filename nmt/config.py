@@ -356,10 +356,14 @@ class TrainConfig(Section):
     # matmul: the scores materialised by two matmuls and a softmax, which inductor fuses; no tile
     # left mostly empty by short sentences (nmt.model.matmul_attention). The same arithmetic within
     # rounding; validation and decoding use sdpa. Packed rows on CUDA keep FlexAttention.
+    # varlen (CUDA, bf16 or fp16, no attention dropout): the key-padding masks become
+    # FlashAttention's variable-length segments, so the encoder's self-attention and the
+    # encoder-decoder attention run FlashAttention instead of the memory-efficient kernel
+    # (nmt.model.varlen_attention).
     # auto: matmul on a CPU, where whole updates at the demo's shape on Multi30k were 4 % faster
     # with it, and within 1.5 % either way at other shapes and lengths
     # (bench/results/cpu_settings.json); sdpa on other devices until a GPU has timed both.
-    attention: Literal["auto", "sdpa", "matmul"] = "auto"
+    attention: Literal["auto", "sdpa", "matmul", "varlen"] = "auto"
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
     # grow with the layers). The memory estimate at start says what it saves.
@@ -426,6 +430,17 @@ class TrainConfig(Section):
     def _packed_rows_run_without_what_needs_one_pair_per_row(self) -> "TrainConfig":
         if self.pack_width and self.guided_alignment.active:
             raise ValueError("train.pack_width: guided alignment trains on one pair per row; set pack_width to null")
+        return self
+
+    @model_validator(mode="after")
+    def _varlen_attention_runs_flash_attention(self) -> "TrainConfig":
+        if self.attention != "varlen":
+            return self
+        if self.precision == "fp32":
+            raise ValueError("train.attention varlen: FlashAttention takes bf16 or fp16; set train.precision")
+        if self.pack_width:
+            raise ValueError("train.attention varlen segments padded batches; packed rows (train.pack_width) "
+                             "attend through their own masks")
         return self
 
     @field_validator("micro_batches", mode="before")
@@ -561,6 +576,23 @@ class Recipe(Section):
         if self.train.pack_width and self.model.positions == "relative":
             raise ValueError("train.pack_width: packed rows need each token's own position, and model.positions: "
                              "relative biases every pair of tokens in a row; set pack_width to null")
+        return self
+
+    @model_validator(mode="after")
+    def _varlen_attention_fits_flash_attention(self) -> "Recipe":
+        if self.train.attention != "varlen":
+            return self
+        model = self.model
+        head_width = model.head_dim or model.d_model // model.heads
+        if model.attention_dropout > 0:
+            raise ValueError("train.attention varlen: FlashAttention's variable-length kernel takes no dropout; "
+                             "set model.attention_dropout to 0 or train.attention to sdpa")
+        if model.positions == "relative":
+            raise ValueError("train.attention varlen: model.positions relative adds a bias to the scores, "
+                             "which FlashAttention does not take")
+        if head_width % 8 or head_width > 256:
+            raise ValueError(f"train.attention varlen: FlashAttention takes heads of a multiple of 8 up to 256 "
+                             f"wide, not {head_width}")
         return self
 
     @model_validator(mode="after")

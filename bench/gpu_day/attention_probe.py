@@ -1,10 +1,14 @@
 """Attention alone, forward and backward, at the recipes' shapes: torch's fused kernels
 (scaled_dot_product_attention as nmt trains with it: FlashAttention or the memory-efficient
 kernel, cuDNN's left out) against the scores materialised by matmuls (train.attention: matmul,
-nmt.model.matmul_attention), eager and compiled. Translation batches hold many short sentences;
+nmt.model.matmul_attention), eager and compiled, and, where keys are padded, FlashAttention over
+the padding as variable-length segments (train.attention: varlen, nmt.model.varlen_attention).
+Translation batches hold many short sentences;
 the fused kernels' tiles of 64-128 queries and keys are then mostly empty, and on an H200 the base
-update's attention took 20 % of its kernel time for about 1 % of its FLOPs. This says, per
-sentence length, which way is faster, and so whether train.attention: matmul should be the default.
+update's attention took 20 % of its kernel time for about 1 % of its FLOPs; its padded
+attentions ran the memory-efficient kernel, as FlashAttention takes no mask. This says, per
+sentence length, which way is faster, and so which train.attention should be the default. q, k
+and v are laid out as the model's projections make them, (B, L, h, dh) viewed as (B, h, L, dh).
 
     bash bench/gpu_day/run.sh attention_probe [--lengths 16,32,64,128,256] [--shapes base,big]
 
@@ -16,8 +20,8 @@ largest value in bf16). `fused_by_inductor` counts inductor's rewrites of the co
 fuse_attention pass); a count above 0 means the compiled variant timed the fused kernels. The
 JSON is rewritten after each length, so a run cut short returns what it measured.
 
-Without a GPU: tiny shapes on the CPU in fp32, compiled with the aot_eager backend: a smoke run of
-the same code, whose times say nothing about a GPU.
+Without a GPU: tiny shapes on the CPU in fp32, compiled with the aot_eager backend, varlen by its
+reference computation: a smoke run of the same code, whose times say nothing about a GPU.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from nmt.model.matmul_attention import matmul_attention
+from nmt.model.varlen_attention import key_padding_segments, varlen_attention
 
 # The base and big recipes' heads (head width 64), and the tokens of their update in one pass.
 SHAPES = {"base": {"heads": 8, "head_width": 64, "tokens": 25_000},
@@ -54,13 +59,23 @@ def by_matmul(q, k, v, mask, causal):
     return matmul_attention(q, k, v, mask, causal, 0.0)
 
 
+def by_segments(segments):
+    """train.attention: varlen over one batch's padding (its segments built once, as a pass builds
+    them once for all its layers), its output viewed as the others' (B, h, L, dh)."""
+    def attend(q, k, v, mask, causal):
+        rows, heads, length, width = q.shape
+        return varlen_attention(q, k, v, segments).view(rows, length, heads, width).transpose(1, 2)
+    return attend
+
+
 def inputs(shape: dict, length: int, padded_keys: bool, device: torch.device, dtype: torch.dtype, seed: int = 1):
-    """q, k, v of a batch of sentences about `length` long (each row's keys 85-100 % of it real
-    where keys are padded), the tokens of one pass, and the output's gradient."""
+    """q, k, v (B, L, h, dh) of a batch of sentences about `length` long (each row's keys 85-100 %
+    of it real where keys are padded), the tokens of one pass, and the output's gradient."""
     generator = torch.Generator().manual_seed(seed)
     rows = max(1, shape["tokens"] // length)
-    size = (rows, shape["heads"], length, shape["head_width"])
+    size = (rows, length, shape["heads"], shape["head_width"])
     q, k, v, grad = (torch.randn(size, generator=generator).to(device, dtype) for _ in range(4))
+    grad = grad.transpose(1, 2)
     mask = None
     if padded_keys:
         real = torch.randint(max(1, int(0.85 * length)), length + 1, (rows,), generator=generator)
@@ -71,7 +86,7 @@ def inputs(shape: dict, length: int, padded_keys: bool, device: torch.device, dt
 def forward_backward(function, q, k, v, mask, causal, grad) -> tuple[torch.Tensor, list[torch.Tensor]]:
     for t in (q, k, v):
         t.grad = None
-    out = function(q, k, v, mask, causal)
+    out = function(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), mask, causal)  # (B, h, L, dh) views
     out.backward(grad)
     return out.detach(), [t.grad for t in (q, k, v)]
 
@@ -146,10 +161,14 @@ def main(argv: list[str] | None = None) -> dict:
                 for length in lengths:
                     q_k_v, mask, grad = inputs(shapes[shape_name], length, how["padded_keys"], device, dtype)
                     call = (*q_k_v, mask, how["causal"], grad)
+                    # FlashAttention over segments replaces the mask; the causal attention has none
+                    # (on a CPU: the segments' reference computation, a smoke run of the same code)
+                    run_variants = variants | ({"varlen": by_segments(key_padding_segments(mask, length))}
+                                               if mask is not None else {})
                     reference = forward_backward(fused, *call)
                     run = {"shape": shape_name, "attention": attention, "length": length, "rows": q_k_v[0].size(0),
                            "milliseconds": {}, "largest_difference": {}}
-                    for name, function in variants.items():
+                    for name, function in run_variants.items():
                         compile_start = time.perf_counter()
                         outcome = forward_backward(function, *call)  # (the compiled one compiles here)
                         if name.endswith("compiled"):
@@ -161,6 +180,8 @@ def main(argv: list[str] | None = None) -> dict:
                     run["fastest"] = min(medians, key=medians.get)
                     run["fused_over_best_matmul"] = round(medians["fused"] / min(medians["matmul"],
                                                                                   medians["matmul_compiled"]), 3)
+                    if "varlen" in medians:
+                        run["fused_over_varlen"] = round(medians["fused"] / medians["varlen"], 3)
                     run["fused_by_inductor"] = fused_by_inductor()
                     # within bf16's rounding of the same arithmetic (relative to each tensor's largest value)
                     run["agrees_with_fused"] = max(run["largest_difference"].values()) < AGREEMENT[dtype]
@@ -169,7 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
                     print(json.dumps({k: run[k] for k in ("shape", "attention", "length", "fastest",
                                                           "fused_over_best_matmul")}
                                      | {"ms": medians}), flush=True)
-                    del q_k_v, mask, grad, call, reference
+                    del q_k_v, mask, grad, call, reference, run_variants
     return result
 
 

@@ -26,6 +26,7 @@ from nmt.model.layer_norm import make_norm
 from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
+from nmt.model.varlen_attention import KeySegments, key_padding_segments, varlen_attention
 from nmt.model.relative_positions import RelativePositionBias
 
 
@@ -203,6 +204,8 @@ class MultiHeadAttention(nn.Module):
         return k.transpose(-1, -2).contiguous(), v.contiguous()
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool) -> Tensor:
+        if isinstance(mask, KeySegments):  # key padding as FlashAttention's segments (train.attention: varlen)
+            return self.out_proj(varlen_attention(q, k, v, mask))
         if mask is not None and not isinstance(mask, Tensor):  # a FlexAttention block mask (packed rows)
             return self.out_proj(_merge_heads(flex_attend(q, k, v, mask)))
         dropout = self.attention_dropout if self.training else 0.0
@@ -216,7 +219,8 @@ class MultiHeadAttention(nn.Module):
                 kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
         """x: (B, L, D). mask: (B, 1, 1, S) True where a key may be attended, or a packed batch's
         (B, 1, L, S) or block mask (nmt.model.packed_attention), or a float bias added to the
-        scores (B or 1, h, L, S): relative positions, -inf where a key is hidden. kv:
+        scores (B or 1, h, L, S): relative positions, -inf where a key is hidden, or the key padding
+        as variable-length segments (nmt.model.varlen_attention). kv:
         cross-attention keys/values."""
         if self.self_attention:
             q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
@@ -354,7 +358,7 @@ class DecoderLayer(nn.Module):
         self.ff_sublayer = _sublayer(cfg)
 
     def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, guided_heads: int = 0,
-                self_mask: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+                self_mask: Tensor | None = None, cross_mask: KeySegments | None = None) -> Tensor | tuple[Tensor, Tensor]:
         """The whole target x (B, T, D) at once: the causal mask hides the future (3.2.3). memory:
         the encoder's output (B, S, D), projected to keys and values here (inside the layer's own
         forward, where a sharded layer has its weights gathered); src_mask: (B, 1, 1, S), True at
@@ -362,13 +366,16 @@ class DecoderLayer(nn.Module):
         guided_heads heads' encoder-decoder attention (B, guided_heads, T, S), for guided alignment.
         Packed rows (nmt.model.packed_attention): src_mask is the cross-attention mask and
         `self_mask` the self-attention's, in place of the causal mask; with relative positions,
-        `self_mask` is their bias, -inf over the future (Transformer.decoder_self_bias)."""
+        `self_mask` is their bias, -inf over the future (Transformer.decoder_self_bias).
+        `cross_mask`: src_mask as variable-length segments for the cross-attention (train.attention:
+        varlen); guided heads still read src_mask."""
         kv = self.cross_attn.project_kv(memory)
         x = self.self_sublayer(x, lambda y: self.self_attn(y, mask=self_mask, causal=self_mask is None))
         guided = None
         if guided_heads:
             guided = self.cross_attn.log_weights(self.cross_sublayer.sublayer_input(x), kv, src_mask, guided_heads)
-        x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask, kv=kv))
+        x = self.cross_sublayer(x, lambda y: self.cross_attn(y, mask=src_mask if cross_mask is None else cross_mask,
+                                                             kv=kv))
         x = self.ff_sublayer(x, self.feed_forward)
         return x if guided is None else (x, guided)
 
@@ -481,6 +488,7 @@ class Transformer(nn.Module):
         self.decoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
+        self.varlen_attention = False  # train.attention: varlen (use_varlen_attention)
         # (decoder layer, heads): the first heads of that layer give the model's word alignments
         # and are trained on them (train.guided_alignment; nmt.model.guided_alignment); None: the
         # alignments come from the mean of every layer's heads.
@@ -534,6 +542,20 @@ class Transformer(nn.Module):
             if isinstance(module, MultiHeadAttention):
                 module.by_matmul = on
 
+    def use_varlen_attention(self, on: bool) -> None:
+        """train.attention: varlen: the training passes' key-padding masks (the encoder's
+        self-attention, the encoder-decoder attention) become FlashAttention's variable-length
+        segments (nmt.model.varlen_attention); the causal decoder self-attention needs no mask and
+        keeps scaled_dot_product_attention, as do validation and decoding."""
+        self.varlen_attention = on
+
+    def _varlen_segments(self, src_mask: Tensor, queries: int) -> KeySegments | None:
+        """src_mask (B, 1, 1, S) as segments for `queries` queries per sentence, where the
+        training passes attend by them (use_varlen_attention); else None."""
+        if self.varlen_attention and self.training and src_mask.size(2) == 1:
+            return key_padding_segments(src_mask, queries)
+        return None
+
     # --- encoder --------------------------------------------------------------------------
     def _layer(self, function, *inputs: Tensor) -> Tensor:
         """A layer's forward; with `checkpoint_layers` while training, its activations are not kept
@@ -551,6 +573,8 @@ class Transformer(nn.Module):
             mask = src_mask
             if self.encoder_position_bias is not None:  # (B, h, S, S): the biases, -inf at padding
                 mask = self.encoder_position_bias(src.size(1), src.size(1)).masked_fill(~src_mask, float("-inf"))
+            elif (segments := self._varlen_segments(src_mask, src.size(1))) is not None:
+                mask = segments
         for layer in self.encoder_layers:
             x = self._layer(layer, x, mask)
         return self.encoder_norm(x), src_mask
@@ -573,11 +597,13 @@ class Transformer(nn.Module):
         if self_mask is None:
             self_mask = self.decoder_self_bias(tgt_in.size(1))
         guided_layer, heads = self.alignment_heads if guided else (-1, 0)
+        cross = self._varlen_segments(src_mask, tgt_in.size(1)) if self_mask is None else None
         for i, layer in enumerate(self.decoder_layers):
             if i == guided_layer:
-                x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads, self_mask), x, memory)
+                x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads, self_mask, cross),
+                                           x, memory)
             else:
-                x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, 0, self_mask), x, memory)
+                x = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, 0, self_mask, cross), x, memory)
         x = self.decoder_norm(x)
         return (x, attention) if guided else x
 

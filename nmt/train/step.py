@@ -91,6 +91,10 @@ class TrainStep:
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
         model.use_matmul_attention(attention_by_matmul(cfg.attention, device))  # train.attention
+        if cfg.attention == "varlen" and device.type != "cuda":
+            raise NmtError(f"train.attention=varlen needs a CUDA device, where FlashAttention runs (this run trains "
+                           f"on {device})")
+        model.use_varlen_attention(cfg.attention == "varlen")
         # this rank's summed guided-alignment loss of the last update (on the device), for the log;
         # None without guided alignment
         self.alignment_loss: torch.Tensor | None = None

@@ -184,3 +184,49 @@ def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_pa
     with host_syncs_are_errors():
         loss, _ = compiled.train_step(batches[6:7])
     assert torch.isfinite(loss)
+
+
+def test_flash_attentions_segments_attend_as_the_key_padding_mask():
+    """train.attention: varlen's kernel, torch's varlen_attn (FlashAttention), over the key-padding
+    segments, some holding no query (nmt.model.varlen_attention): in bf16 the output and gradients
+    of the masked attention in fp32 within bf16's rounding, and a padding key's gradient zero. A
+    full row, a one-key row and others; the encoder's shape and the encoder-decoder attention's."""
+    import torch.nn.functional as F
+
+    from nmt.model.varlen_attention import key_padding_segments, varlen_attention
+
+    torch.manual_seed(0)
+    real, keys, heads, width = [30, 1, 17, 29, 30], 30, 8, 64
+    mask = (torch.arange(keys)[None, :] < torch.tensor(real)[:, None])[:, None, None, :].cuda()
+    for queries in (keys, 23):
+        q = torch.randn(len(real), heads, queries, width, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        k, v = (torch.randn(len(real), heads, keys, width, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                for _ in range(2))
+        grad = torch.randn(len(real), queries, heads * width, device="cuda", dtype=torch.bfloat16)
+        ours = varlen_attention(q, k, v, key_padding_segments(mask, queries))
+        exact = [t.detach().float().requires_grad_() for t in (q, k, v)]
+        theirs = F.scaled_dot_product_attention(*exact, attn_mask=mask).transpose(1, 2).reshape(grad.shape)
+        ours_grads = torch.autograd.grad(ours, (q, k, v), grad)
+        theirs_grads = torch.autograd.grad(theirs, exact, grad.float())
+        for a, b in zip([ours.detach(), *ours_grads], [theirs.detach(), *theirs_grads]):
+            assert float((a.float() - b).abs().max() / b.abs().max()) < 2e-2
+        assert ours_grads[1][1, :, 1:].abs().max() == 0 and ours_grads[2][2, :, 17:].abs().max() == 0
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_varlen_attention_trains_as_the_masked_step_and_never_waits_for_the_device(tmp_path, compiled):
+    """train.attention: varlen in bf16, eager and compiled: the losses of the masked kernels' step
+    (train.attention: sdpa) from the same weights, update after update, and no host sync."""
+    settings = ["train.precision=bf16", "train.tf32=false", f"train.compile={str(compiled).lower()}", *ON_CUDA]
+    varlen = Trainer(prepared_tiny(tmp_path / "varlen", *settings, "train.attention=varlen"))
+    masked = Trainer(prepared_tiny(tmp_path / "masked", *settings, "train.attention=sdpa"))
+    assert varlen.model.varlen_attention and not masked.model.varlen_attention
+    masked.model.load_state_dict(varlen.model.state_dict())
+    batches = epoch_batches(varlen.train_data, varlen.train_cfg.max_tokens, 1, 0)
+    for group in ([b] for b in batches[:5]):
+        loss_varlen, tokens = varlen.train_step(group)
+        loss_masked, _ = masked.train_step(group)
+        assert float(loss_varlen) / tokens == pytest.approx(float(loss_masked) / tokens, rel=3e-2)
+    with host_syncs_are_errors():
+        loss, _ = varlen.train_step(batches[5:6])
+    assert torch.isfinite(loss)
