@@ -279,9 +279,12 @@ def speed_runs(on_gpu: bool) -> list[dict]:
              "what": "as the recipe, but attention by matmuls and a softmax (train.attention: matmul) instead of the fused kernels"},
             {"name": "big_matmul_attention", "spec": {"shape": "big", "train": {"attention": "matmul"}}, "optional": True,
              "what": "as the big recipe, but attention by matmuls and a softmax (train.attention: matmul)"},
-            {"name": "base_varlen_attention", "spec": {"shape": "base", "train": {"attention": "varlen"}}, "optional": True,
+            {"name": "base_varlen_attention", "spec": {"shape": "base", "train": {"attention": "varlen"},
+                                                       "turns": [{"length_multiple": 1}, {"length_multiple": 8}]},
+             "optional": True,
              "what": "as the recipe, but the padded attentions by FlashAttention over variable-length segments "
-                     "(train.attention: varlen) instead of the memory-efficient kernel with masks"},
+                     "(train.attention: varlen) instead of the memory-efficient kernel with masks; in turns, "
+                     "the exact batch widths varlen allows and the recipe's multiple of 8"},
             {"name": "big_varlen_attention", "spec": {"shape": "big", "train": {"attention": "varlen"}}, "optional": True,
              "what": "as the big recipe, but the padded attentions by FlashAttention's segments (train.attention: varlen)"},
             {"name": "base_padding", "spec": {"shape": "base", "train": {"compile": False, "micro_batches": 2},

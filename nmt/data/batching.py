@@ -147,12 +147,14 @@ def round_up(width: int, multiple: int) -> int:
     return -(-width // multiple) * multiple
 
 
-def length_multiple(device_type: str) -> int:
+def length_multiple(device_type: str, varlen_attention: bool = False) -> int:
     """Batch widths a multiple of 8 on CUDA: the (B, 1, 1, S) key-padding mask then meets the
     memory-efficient attention kernel's alignment rule (S mod 8 = 0) whatever the batch, so a
-    compiled graph with dynamic shapes never recompiles or fails when the parity of S flips,
-    and tensor-core tiles are full. On a CPU the extra padding would only cost (docs/gpu.md)."""
-    return 8 if device_type == "cuda" else 1
+    compiled graph with dynamic shapes never recompiles or fails when the parity of S flips.
+    Exact widths where no mask reaches a kernel: with `varlen_attention` (train.attention: varlen)
+    the padded attentions take segments and the decoder's is causal without one, so the padding
+    would only cost, as it does on a CPU (docs/gpu.md). The linear layers see B·L rows, whatever L."""
+    return 8 if device_type == "cuda" and not varlen_attention else 1
 
 
 def real_positions(lengths: np.ndarray, width: int, skip: int = 0) -> np.ndarray:

@@ -114,7 +114,7 @@ class TrainStep:
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
-        self.length_multiple = length_multiple(device.type)  # batch widths (see length_multiple)
+        self.length_multiple = length_multiple(device.type, cfg.attention == "varlen")  # batch widths (see there)
         # Forward and backward passes per update (nmt.train.micro_batches); `auto` on one process
         # may raise it when the device runs out of memory.
         self.batches_per_process = max(1, cfg.update_freq // world.size)

@@ -303,11 +303,13 @@ def test_ddp_device_ids_name_one_gpu_even_for_plain_cuda(monkeypatch):
 
 
 def test_batches_padded_to_a_multiple_of_8_give_the_same_loss_and_gradients(tmp_path):
-    """CUDA's collation pads both sides to a multiple of 8 (length_multiple): the extra PAD columns
-    are masked keys and unscored targets, so loss and gradients are those of the unpadded batch."""
+    """CUDA's collation pads both sides to a multiple of 8 (length_multiple), unless no mask reaches
+    an attention kernel (train.attention: varlen): the extra PAD columns are masked keys and
+    unscored targets, so loss and gradients are those of the unpadded batch."""
     from nmt.data.batching import length_multiple
 
     assert length_multiple("cuda") == 8 and length_multiple("cpu") == 1
+    assert length_multiple("cuda", varlen_attention=True) == length_multiple("cpu", varlen_attention=True) == 1
     trainer = Trainer(prepared_tiny(tmp_path, *QUIET))
     indices = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, 1, 0)[0]
     plain, padded = collate(trainer.train_data, indices), collate(trainer.train_data, indices, 8)
