@@ -182,7 +182,7 @@ def test_every_compiled_probe_variant_the_runbook_names_exists(tmp_path):
 
     readme = (Path(__file__).resolve().parents[2] / "bench" / "gpu_day" / "README.md").read_text()
     named = [name for names in re.findall(r"--variants\s+([\w,]+)", readme) for name in names.split(",")]
-    assert {"as_run", "cold_cache", "coordinate_descent", "max_autotune"} <= set(named) <= set(VARIANTS)
+    assert {"as_run", "cold_cache", "coordinate_descent", "max_autotune", "online_softmax_off"} <= set(named) <= set(VARIANTS)
     assert GPU_ONLY <= set(VARIANTS)
     with pytest.raises(SystemExit, match="--variants: unknown as_ran"):  # before any process starts
         main(["--out", str(tmp_path / "probe.json"), "--variants", "as_run,as_ran"])
