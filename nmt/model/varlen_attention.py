@@ -7,7 +7,9 @@ segments with no copy: segment 2i holds sentence i's L queries and its s_i real 
 2i+1 no query and its S - s_i padding keys. Each query attends only within its own segment, so a
 real key is seen by its sentence's queries alone and a padding key by none: what the boolean
 key-padding mask computes, padding queries included (their rows attend their sentence's real keys,
-as under the mask). `torch.nn.attention.varlen.varlen_attn` runs FlashAttention on CUDA in bf16 or
+as under the mask). A segment without queries is a case FlashAttention's kernels handle: the
+forward skips it, and the backward writes zero gradients for its keys (tests/train/test_cuda.py
+checks both against the masked attention). `torch.nn.attention.varlen.varlen_attn` runs FlashAttention on CUDA in bf16 or
 fp16, without dropout; elsewhere `reference_attention` computes the same segments through a dense
 mask: the logic of the CUDA path, tested on a CPU.
 """
