@@ -48,21 +48,26 @@ def test_the_segments_attend_as_the_key_padding_mask(queries):
     assert ours_grads[1][1, :, 1:].abs().max() == 0  # a padding key gets no gradient
 
 
-def test_the_models_training_passes_through_segments_give_the_masks_loss_and_gradients(monkeypatch):
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["kept", "checkpointed"])
+def test_the_models_training_passes_through_segments_give_the_masks_loss_and_gradients(monkeypatch, checkpointed):
     """The encoder's self-attention and the encoder-decoder attention of every layer attend
     through the segments in training (the CPU computes them by the reference), with the loss and
-    gradients of the boolean masks; the decoder's causal self-attention, validation and decoding
+    gradients of the boolean masks, also with each layer recomputed in the backward
+    (train.checkpoint_activations); the decoder's causal self-attention, validation and decoding
     do not use them."""
     model, batch = model_and_batch("post")
     masked = loss_and_gradients(model, batch, bf16=False)
+    model.checkpoint_layers = checkpointed
     model.use_varlen_attention(True)
     calls = []
     monkeypatch.setattr("nmt.model.transformer.varlen_attention",
                         lambda *args: calls.append(args[0].shape) or varlen_attention(*args))
     segmented = loss_and_gradients(model, batch, bf16=False)
     src, tgt = batch[0], batch[1]
-    assert len(calls) == 2 + 2  # 2 encoder layers' self-attention, 2 decoder layers' cross-attention
-    assert sorted(shape[2] for shape in calls) == [tgt.size(1)] * 2 + [src.size(1)] * 2  # queries per sentence
+    # 2 encoder self-attentions (src.size(1) queries a sentence), 2 cross-attentions (tgt.size(1)),
+    # each run again in the backward where the layers are recomputed
+    passes = 2 if checkpointed else 1
+    assert sorted(shape[2] for shape in calls) == sorted([src.size(1)] * 2 * passes + [tgt.size(1)] * 2 * passes)
     assert torch.allclose(segmented[0], masked[0], rtol=1e-6)
     for ours, theirs in zip(segmented[1], masked[1]):
         assert torch.allclose(ours, theirs, rtol=1e-4, atol=1e-6)
