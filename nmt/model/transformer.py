@@ -551,8 +551,9 @@ class Transformer(nn.Module):
 
     def _varlen_segments(self, src_mask: Tensor, queries: int) -> KeySegments | None:
         """src_mask (B, 1, 1, S) as segments for `queries` queries per sentence, where the
-        training passes attend by them (use_varlen_attention); else None."""
-        if self.varlen_attention and self.training and src_mask.size(2) == 1:
+        training passes attend by them (use_varlen_attention); else None. Its callers ask only for
+        padded batches without relative positions (packed rows bring masks of their own)."""
+        if self.varlen_attention and self.training:
             return key_padding_segments(src_mask, queries)
         return None
 

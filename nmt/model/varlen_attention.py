@@ -64,7 +64,7 @@ def reference_attention(q: Tensor, k: Tensor, v: Tensor, segments: KeySegments) 
     """What varlen_attn computes, through a dense (B·L, B·S) mask of same-segment pairs: q (Tq, h, dh),
     k and v (Tk, h, dh) -> (Tq, h, dh). Memory grows with the square of the batch: for CPUs and tests."""
     def segment_of(cu: Tensor, rows: int) -> Tensor:  # each row's segment: how many offsets are <= it
-        return torch.searchsorted(cu[1:].contiguous(), torch.arange(rows, device=cu.device, dtype=cu.dtype),
+        return torch.searchsorted(cu[1:], torch.arange(rows, device=cu.device, dtype=cu.dtype),
                                   right=True)
 
     same = segment_of(segments.cu_queries, q.size(0))[:, None] == segment_of(segments.cu_keys, k.size(0))[None, :]

@@ -91,10 +91,11 @@ class TrainStep:
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
         model.use_matmul_attention(attention_by_matmul(cfg.attention, device))  # train.attention
-        if cfg.attention == "varlen" and device.type != "cuda":
+        varlen = cfg.attention == "varlen"
+        if varlen and device.type != "cuda":
             raise NmtError(f"train.attention=varlen needs a CUDA device, where FlashAttention runs (this run trains "
                            f"on {device})")
-        model.use_varlen_attention(cfg.attention == "varlen")
+        model.use_varlen_attention(varlen)
         # this rank's summed guided-alignment loss of the last update (on the device), for the log;
         # None without guided alignment
         self.alignment_loss: torch.Tensor | None = None
@@ -114,7 +115,7 @@ class TrainStep:
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
-        self.length_multiple = length_multiple(device.type, cfg.attention == "varlen")  # batch widths (see there)
+        self.length_multiple = length_multiple(device.type, varlen)  # batch widths (see there)
         # Forward and backward passes per update (nmt.train.micro_batches); `auto` on one process
         # may raise it when the device runs out of memory.
         self.batches_per_process = max(1, cfg.update_freq // world.size)
