@@ -54,6 +54,15 @@ def varlen_attention(q: Tensor, k: Tensor, v: Tensor, segments: KeySegments) -> 
     return attend(*rows, segments).reshape(b, length, heads * dh)
 
 
+def flash_varlen_available() -> bool:
+    """Whether this torch has `varlen_attn` (torch 2.10 and later)."""
+    try:
+        from torch.nn.attention.varlen import varlen_attn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _flash_varlen(q: Tensor, k: Tensor, v: Tensor, segments: KeySegments) -> Tensor:
     from torch.nn.attention.varlen import varlen_attn
 

@@ -26,6 +26,7 @@ from nmt.data.shards import ParallelShards
 from nmt.errors import NmtError
 from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.transformer import Transformer
+from nmt.model.varlen_attention import flash_varlen_available
 from nmt.train.compiling import compile_model, compile_settings, resolve_compile, resolve_cuda_graphs
 from nmt.train.distributed import World
 from nmt.train.master_weights import MasterWeights
@@ -92,6 +93,9 @@ class TrainStep:
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
         model.use_matmul_attention(attention_by_matmul(cfg.attention, device))  # train.attention
         varlen = cfg.attention == "varlen"
+        if varlen and not flash_varlen_available():
+            raise NmtError(f"train.attention=varlen needs torch 2.10 or later, whose varlen_attn runs FlashAttention's "
+                           f"segments (this is torch {torch.__version__})")
         if varlen and device.type != "cuda":
             raise NmtError(f"train.attention=varlen needs a CUDA device, where FlashAttention runs (this run trains "
                            f"on {device})")

@@ -3,13 +3,15 @@ nmt.model.varlen_attention): the segments by hand, what they compute against the
 key-padding mask, the model's training passes through them, and the settings it refuses. The
 CUDA kernel itself: tests/train/test_cuda.py."""
 
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 from nmt.config import Recipe, TrainConfig
 from nmt.errors import NmtError
-from nmt.model.varlen_attention import key_padding_segments, varlen_attention
+from nmt.model.varlen_attention import flash_varlen_available, key_padding_segments, varlen_attention
 from nmt.train.step import TrainStep
 from tests.model.test_layer_norm import loss_and_gradients, model_and_batch
 
@@ -78,7 +80,7 @@ def test_the_models_training_passes_through_segments_give_the_masks_loss_and_gra
     assert not calls
 
 
-def test_varlen_attention_is_refused_where_flash_attention_cannot_run_it():
+def test_varlen_attention_is_refused_where_flash_attention_cannot_run_it(monkeypatch):
     base = {"output_dir": "out", "data": {"src_lang": "en", "tgt_lang": "de", "train": "t", "valid": "v"},
             "train": {"attention": "varlen", "precision": "bf16"}}
 
@@ -95,5 +97,16 @@ def test_varlen_attention_is_refused_where_flash_attention_cannot_run_it():
     assert "bf16 or fp16" in problem(train={"precision": "fp32"})
     assert "packed rows" in problem(train={"pack_width": 64})
     model, _ = model_and_batch("post")
+    monkeypatch.setattr("nmt.train.step.flash_varlen_available", lambda: True)  # as from torch 2.10
     with pytest.raises(NmtError, match="needs a CUDA device"):
+        TrainStep(model, TrainConfig(max_tokens=64, attention="varlen", precision="bf16"), torch.device("cpu"))
+
+
+def test_a_torch_without_varlen_attn_is_named_before_training(monkeypatch):
+    """torch 2.9, which nmt supports, has no torch.nn.attention.varlen: the step says which torch
+    it needs instead of failing at the first attention (a None in sys.modules fails the import)."""
+    monkeypatch.setitem(sys.modules, "torch.nn.attention.varlen", None)
+    assert not flash_varlen_available()
+    model, _ = model_and_batch("post")
+    with pytest.raises(NmtError, match=r"needs torch 2\.10 or later.*this is torch 2\."):
         TrainStep(model, TrainConfig(max_tokens=64, attention="varlen", precision="bf16"), torch.device("cpu"))
