@@ -9,12 +9,13 @@ fewer (the base update's host time, 48-70 ms for 984 kernels on an H200, exceeds
 kernels). Three ask for faster kernels instead: inductor's coordinate descent tuning of the Triton
 kernels' block sizes (the fused reductions, the layer-norm backward's among them, took 12.6 of
 those 42 ms), its autotuning of the matmuls (15.3 ms), and the output loss's log-sum-exp in two
-passes instead of one online pass (2.0 ms, five times what reading its logits takes). Two more variants ask why the speed part's compiled update (0.074 s on an H200) was
-faster than this probe's (0.122 s on the same machine): `after_eager` runs the eager bf16 update
-first in the process, as the speed part did; `cold_cache` compiles with empty inductor and triton
-caches, as the speed part's first compile did. Each variant runs in a process of its own (no compiled graph shared between them), on the
-same synthetic batches; the JSON is rewritten as each variant ends, so a run cut short still
-returns what it measured.
+passes instead of one online pass (2.0 ms, five times what reading its logits takes). Two more
+variants ask why the speed part's compiled update (0.074 s on an H200) was faster than this
+probe's (0.122 s on the same machine): `after_eager` runs the eager bf16 update first in the
+process, as the speed part did; `cold_cache` compiles with empty inductor and triton caches, as
+the speed part's first compile did. Each variant runs in a process of its own (no compiled graph
+shared between them), on the same synthetic batches; the JSON is rewritten as each variant ends,
+so a run cut short still returns what it measured.
 
     bash bench/gpu_day/run.sh compiled_probe [--steps 10] [--warmup 3]     (every variant: $OUT/compiled_probe.json)
     bash bench/gpu_day/run.sh compiled_probe --variants as_run,cold_cache,cpp_wrapper

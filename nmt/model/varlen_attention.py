@@ -9,9 +9,10 @@ real key is seen by its sentence's queries alone and a padding key by none: what
 key-padding mask computes, padding queries included (their rows attend their sentence's real keys,
 as under the mask). A segment without queries is a case FlashAttention's kernels handle: the
 forward skips it, and the backward writes zero gradients for its keys (tests/train/test_cuda.py
-checks both against the masked attention). `torch.nn.attention.varlen.varlen_attn` runs FlashAttention on CUDA in bf16 or
-fp16, without dropout; elsewhere `reference_attention` computes the same segments through a dense
-mask: the logic of the CUDA path, tested on a CPU.
+checks both against the masked attention). `torch.nn.attention.varlen.varlen_attn` (torch 2.10
+and later) runs FlashAttention on CUDA in bf16 or fp16, without dropout; elsewhere
+`reference_attention` computes the same segments through a dense mask: the logic of the CUDA
+path, tested on a CPU.
 """
 
 from __future__ import annotations

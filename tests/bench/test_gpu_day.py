@@ -78,7 +78,8 @@ WHEEL_PYTHONS = ((3, 11), (3, 12))
 @pytest.fixture(scope="session")
 def gpu_python(tmp_path_factory) -> Path:
     if sys.version_info[:2] not in WHEEL_PYTHONS:
-        pytest.skip(f"bench/gpu_day/wheels/ holds builds for CPython 3.11 and 3.12 only; this is "
+        built = " and ".join(f"{major}.{minor}" for major, minor in WHEEL_PYTHONS)
+        pytest.skip(f"bench/gpu_day/wheels/ holds builds for CPython {built} only; this is "
                     f"{sys.version_info.major}.{sys.version_info.minor}")
     python = gpu_image_python(tmp_path_factory.mktemp("gpu-image") / "env")
     missing = subprocess.run([python, "-c", "import pydantic"], capture_output=True)
