@@ -54,7 +54,7 @@ def export_argos(checkpoint: Path, out: Path, quantization: str | None = None, f
     if out.is_dir():
         raise NmtError(f"{out}: exists and is a directory")
     if out.exists() and not force:
-        raise NmtError(f"{out}: already exists (use --force to replace it)")
+        raise NmtError(f"{out}: already exists (--force replaces it)")
     loaded = open_checkpoint(checkpoint, mapped=True)  # read once, as converted, and not kept
     recipe = loaded.recipe
     if not recipe.tokenizer.joint:

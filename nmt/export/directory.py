@@ -16,7 +16,7 @@ def write_directory_atomically(out: Path, fill: Callable[[Path], None], force: b
     export leaves nothing at `out` (and, with `force`, the old directory stays until the new one is whole)."""
     out = Path(out)
     if out.exists() and not force:
-        raise NmtError(f"{out}: already exists (use --force to replace it)")
+        raise NmtError(f"{out}: already exists (--force replaces it)")
     if out.exists() and not out.is_dir():
         raise NmtError(f"{out}: exists and is not a directory")
     try:

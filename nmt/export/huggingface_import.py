@@ -72,7 +72,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     transformers = require_transformers()
     directory, out = Path(directory), Path(out)
     if out.exists() and not force:
-        raise NmtError(f"{out}: exists (--force replaces it)")
+        raise NmtError(f"{out}: already exists (--force replaces it)")
     added_languages = parse_added_languages(add_languages) if add_languages else []
     added_pieces = read_added_pieces(add_pieces) if add_pieces else []
     config = _read_config(transformers, directory)
@@ -448,7 +448,7 @@ def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang
     """`nmt import`: the checkpoint, and, with `recipe`, a recipe that fine-tunes it; returns the
     lines to print (what was imported, how close its logits are, how to fine-tune it)."""
     if recipe and recipe.exists() and not force:
-        raise NmtError(f"{recipe}: exists (--force replaces it)")
+        raise NmtError(f"{recipe}: already exists (--force replaces it)")
     summary = import_huggingface(directory, out, force, src_lang, tgt_lang, add_languages, add_pieces)
     lines = []
     if extension := summary["extension"]:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from nmt.errors import NmtError
+
 
 def _tensorboard_writer(folder: Path):
     try:
@@ -44,8 +46,28 @@ class MetricsLog:
 
 
 def read_metrics(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The records of a metrics log. A last line without its newline is a record a running job is
+    still writing, and is left out; any other line that is not a record is an error naming it."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        raise NmtError(f"{path}: not a metrics log (invalid UTF-8 at byte {e.start})") from None
+    except OSError as e:
+        raise NmtError(f"{path}: cannot read: {e.strerror or e}") from None
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            if number == len(lines):  # no newline after it yet
+                break
+            raise NmtError(f"{path}:{number}: not a metrics record (invalid JSON: {e.msg}, column {e.colno})") from None
+        if not (isinstance(record, dict) and isinstance(record.get("kind"), str) and isinstance(record.get("step"), int)):
+            raise NmtError(f"{path}:{number}: not a metrics record (an object with \"kind\" and \"step\")")
+        records.append(record)
+    return records
 
 
 class LossWindow:

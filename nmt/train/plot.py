@@ -5,15 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 from nmt.train.metrics import read_metrics
 
 
 def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
     """Training and dev loss, and dev BLEU, by update, from metrics.jsonl (or a run's folder) to a
-    PNG (default: learning_curve.png beside it)."""
+    PNG (default: learning_curve.png beside it), or to the format `output`'s suffix names (a name
+    without one gets .png). Returns the path written."""
     if metrics_path.is_dir():
         metrics_path = metrics_path / "metrics.jsonl"
     output = output or metrics_path.with_name("learning_curve.png")
+    if output.is_dir():
+        raise NmtError(f"{output}: is a directory; name a file to write")
+    output = output if output.suffix else output.with_name(output.name + ".png")
     try:
         import matplotlib
 
@@ -30,6 +35,11 @@ def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
         raise NmtError(f"{metrics_path}: no metrics yet")
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    image_format = output.suffix[1:].lower()
+    if image_format not in fig.canvas.get_supported_filetypes():
+        plt.close(fig)
+        formats = ", ".join(sorted(fig.canvas.get_supported_filetypes()))
+        raise NmtError(f"{output}: cannot draw a .{image_format} file; name one of {formats}")
     left.plot([r["step"] for r in train], [r["loss"] for r in train], label="train (label-smoothed)")
     left.plot([r["step"] for r in valid], [r["nll"] for r in valid], "o-", label="dev (NLL)")
     left.set(xlabel="update", ylabel="loss per target token", title="Loss")
@@ -41,7 +51,9 @@ def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
         ax.grid(alpha=0.3)
     fig.suptitle(str(metrics_path.parent))
     fig.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=100)
-    plt.close(fig)
+    try:
+        with replaced_whole(output, "wb") as f:  # an interrupted plot leaves the old one
+            fig.savefig(f, format=image_format, dpi=100)
+    finally:
+        plt.close(fig)
     return output

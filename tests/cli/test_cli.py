@@ -206,6 +206,24 @@ def test_plot_draws_the_learning_curve(trained_tiny, tmp_path):
     assert missing.exit_code == 2 and "metrics log not found" in missing.output
 
 
+def test_plot_writes_only_a_format_it_names(trained_tiny, tmp_path):
+    """The format follows the suffix (.png added where there is none, and said); a directory or a
+    suffix matplotlib cannot draw is an error that leaves the file named there as it was."""
+    bare = nmt("plot", trained_tiny.out, "-o", tmp_path / "curve")
+    assert bare.exit_code == 0 and f"wrote {tmp_path / 'curve.png'}" in bare.output
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG" and not (tmp_path / "curve").exists()
+    assert nmt("plot", trained_tiny.out, "-o", tmp_path / "curve.svg").exit_code == 0
+    assert b"<svg" in (tmp_path / "curve.svg").read_bytes()[:1000]
+    text = tmp_path / "notes.txt"
+    text.write_text("mine\n")
+    wrong = nmt("plot", trained_tiny.out, "-o", text)
+    assert wrong.exit_code == 2 and "cannot draw a .txt file; name one of" in wrong.output and "png" in wrong.output
+    assert text.read_text() == "mine\n"
+    folder = nmt("plot", trained_tiny.out, "-o", tmp_path)
+    assert folder.exit_code == 2 and "is a directory" in folder.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.png", "curve.svg", "notes.txt"]
+
+
 def test_run_summary_names_scores_checkpoint_and_training(trained_tiny, tmp_path):
     from nmt.model.transformer import Transformer
     from tools.run_summary import summarize

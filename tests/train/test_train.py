@@ -528,3 +528,23 @@ def test_prepared_sentences_longer_than_the_models_positions_are_a_clear_error(t
     recipe = prepared_tiny(tmp_path, "model.max_positions=12")
     with pytest.raises(NmtError, match=r"more than model.max_positions \(12\) holds; set data.max_tokens_per_sentence to at most 11"):
         Trainer(recipe)
+
+
+def test_metrics_log_skips_a_record_being_written_and_names_a_bad_line(tmp_path):
+    """A run still writing leaves its last record without a newline: read while it trains, the log
+    gives the records before it. Any other line that is not a record names its file and line."""
+    log = tmp_path / "metrics.jsonl"
+    whole = '{"kind": "train", "step": 1, "loss": 2.5}\n\n{"kind": "valid", "step": 1, "nll": 2.0}\n'
+    log.write_text(whole + '{"kind": "train", "st')
+    assert [r["kind"] for r in read_metrics(log)] == ["train", "valid"]
+    log.write_text(whole)
+    assert len(read_metrics(log)) == 2
+    for bad, problem in (('{"kind": "tr\n', "invalid JSON"), ('[1, 2]\n', '"kind" and "step"'),
+                         ('{"kind": "train", "step": "1"}\n', '"kind" and "step"')):
+        log.write_text(whole + bad + whole)
+        with pytest.raises(NmtError, match=rf"metrics.jsonl:4: not a metrics record \(.*{problem}"):
+            read_metrics(log)
+    log.write_bytes(b"\xff\n")
+    with pytest.raises(NmtError, match="not a metrics log"):
+        read_metrics(log)
+
