@@ -89,7 +89,7 @@ def _load_failure(error: Exception) -> str:
 def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, mapped: bool = False) -> dict:
     path = Path(path)
     if not path.is_file():
-        raise NmtError(f"{path}: checkpoint not found")
+        raise NmtError(f"{path}: {'a directory, not a checkpoint file' if path.is_dir() else 'checkpoint not found'}")
     if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6
         raise NmtError(f"{path}: not a readable nmt checkpoint (not a PyTorch archive: truncated, or another kind of file)")
     try:

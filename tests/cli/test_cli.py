@@ -135,6 +135,10 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
     (["train", str(TINY), "--set", "train.max_stepz=1"], "train.max_stepz: unknown key"),
     (["tokenizer", str(TINY), "--set", "output_dir={tmp}/o", "--set", "data.train={tmp}/missing"], "missing.en: file not found"),
     (["average", "--last", "3", "--dir", "{tmp}"], "0 step checkpoints, 3 asked for"),
+    (["train", "{tmp}"], "a directory, not a recipe file"),
+    (["info", "{tmp}"], "a directory, not a checkpoint file"),
+    (["plot", "{tmp}/empty.de"], "empty.de: no metrics yet"),
+    (["plot", str(TINY_DATA / "valid.de")], "valid.de:1: not a metrics record (invalid JSON"),
 ])
 def test_errors_are_one_line_with_exit_code_2(tmp_path, args, message):
     (tmp_path / "empty.de").write_text("")
