@@ -212,6 +212,6 @@ def read_export_info(directory: Path) -> dict:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise NmtError(f"{path}: not a readable export description ({e})") from None
-    if info.get("format") != EXPORT_FORMAT:
+    if not isinstance(info, dict) or info.get("format") != EXPORT_FORMAT:
         raise NmtError(f"{path}: not an nmt CTranslate2 export (format {EXPORT_FORMAT} expected)")
     return info

@@ -172,9 +172,12 @@ def _read_json(path: Path, required: bool = True) -> dict:
             raise NmtError(f"{path}: missing (a Marian tokenizer directory has vocab.json, source.spm and target.spm)")
         return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        content = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise NmtError(f"{path}: not JSON ({e})") from None
+    if not isinstance(content, dict):
+        raise NmtError(f"{path}: not a JSON object (a {type(content).__name__})")
+    return content
 
 
 def _read_config(transformers, directory: Path):

@@ -26,7 +26,12 @@ class OnnxTranslator:
         directory = Path(directory)
         if not (directory / CONFIG).is_file():
             raise NmtError(f"{directory}: not an ONNX export of nmt (no {CONFIG})")
-        self.config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+        try:
+            self.config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise NmtError(f"{directory / CONFIG}: not a readable export description ({e})") from None
+        if not isinstance(self.config, dict):
+            raise NmtError(f"{directory / CONFIG}: not a readable export description (not a JSON object)")
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads

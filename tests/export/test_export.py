@@ -125,6 +125,12 @@ def test_missing_or_corrupt_checkpoints_are_one_line_errors(trained_tiny, tmp_pa
     one_line_error(runner.invoke(app, ["export", str(broken), "-o", str(tmp_path / "m")]), "broken.pt", "truncated")
     assert not (tmp_path / "m").exists()
     one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"), "nmt export")
+    (tmp_path / "nmt_export.json").write_text("[1]")
+    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"),
+                   "nmt_export.json: not an nmt CTranslate2 export")
+    (tmp_path / "nmt_export.json").write_text("{")
+    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"),
+                   "nmt_export.json: not a readable export description")
 
 
 def test_unwritable_or_existing_output_is_an_error_and_nothing_is_lost(trained_tiny, tmp_path):

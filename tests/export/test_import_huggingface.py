@@ -165,6 +165,12 @@ def test_bad_directories_are_one_line_errors_and_write_nothing(marian_dir, tmp_p
     other.mkdir()
     (other / "config.json").write_text(json.dumps({"model_type": "bert"}))
     one_line_error(runner.invoke(app, ["import", str(other), "-o", str(out)]), "'bert'", "imports Marian")
+    (other / "config.json").write_text("[1, 2]\n")
+    one_line_error(runner.invoke(app, ["import", str(other), "-o", str(out)]), "config.json: not a JSON object (a list)")
+    not_object = tmp_path / "list_vocab"
+    shutil.copytree(marian_dir, not_object)
+    (not_object / "vocab.json").write_text('["a", "b"]')
+    one_line_error(runner.invoke(app, ["import", str(not_object), "-o", str(out)]), "vocab.json: not a JSON object")
     no_spm = tmp_path / "no_spm"
     shutil.copytree(marian_dir, no_spm)
     (no_spm / "source.spm").unlink()

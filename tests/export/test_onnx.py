@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import decode_settings, translate_lines
+from nmt.errors import NmtError
 from nmt.special_tokens import EOS
 from tests.conftest import exported_variant, one_line_error, optional_module, trained_once
 from tests.export.test_export import LINES, VARIANTS
@@ -81,6 +82,10 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
     one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "s"), "--format", "onnx", "--shortlist",
                                        str(tmp_path / "x")]), "--shortlist")
     assert not (tmp_path / "f16").exists() and not (tmp_path / "s").exists()
+    for broken in ("{", "[1]"):
+        (out / "onnx_config.json").write_text(broken)
+        with pytest.raises(NmtError, match="onnx_config.json: not a readable export description"):
+            OnnxTranslator(out)
 
 
 def test_a_multilingual_model_is_refused(tmp_path_factory, toy_corpus, tmp_path):
