@@ -5,6 +5,7 @@ and an existing device or pipe (`-o /dev/null`) is written to, never replaced by
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,3 +57,14 @@ def _discard(tmp: Path) -> None:
         tmp.unlink(missing_ok=True)
     except OSError:  # its folder was never there
         pass
+
+
+def cached_record(path: Path) -> dict:
+    """A JSON object nmt wrote to remember what an earlier run did, or {} where it is missing or
+    unreadable (written by hand, cut short): the work it describes is then done again."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+

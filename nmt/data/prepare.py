@@ -24,7 +24,7 @@ from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, TrainingAlignments
 from nmt.data.word_pairs import WordPairs
 from nmt.errors import NmtError
-from nmt.files import replaced_whole
+from nmt.files import cached_record, replaced_whole
 
 CHUNK = 20_000  # pairs encoded at once; bounds memory whatever the corpus size
 
@@ -160,7 +160,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             raise NmtError(f"{data.word_alignments}: word alignments not found (data.word_alignments)")
         inputs["word_alignments"] = _sha256(Path(data.word_alignments))
     if report_path.is_file():
-        previous = json.loads(report_path.read_text())
+        previous = cached_record(report_path)
         if previous.get("inputs") == inputs:
             return previous | {"skipped": True}
 

@@ -17,7 +17,7 @@ import sentencepiece as spm
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
-from nmt.files import replaced_whole
+from nmt.files import cached_record, replaced_whole
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 
 # A checkpoint's "tokenizer" entry holds the sentencepiece models ("src", "tgt") and, for a model
@@ -135,7 +135,7 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
         settings = {"init_from": init_from, "tokenizer": {"joint": cfg.joint, "vocab_size": cfg.vocab_size}}
     src_model, tgt_model = tokenizer_paths(out, cfg.joint)
     if summary_path.is_file() and src_model.is_file() and tgt_model.is_file():
-        previous = json.loads(summary_path.read_text())
+        previous = cached_record(summary_path)
         if previous.get("settings") == settings:
             return previous | {"skipped": True}
 
@@ -145,7 +145,8 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
         _train_from_corpus(data, cfg, src_model, tgt_model)
     summary = {"settings": settings, "models": [str(src_model), str(tgt_model)]}
     summary.update(_measure(data, src_model, tgt_model))
-    summary_path.write_text(json.dumps(summary, indent=2))
+    with replaced_whole(summary_path) as f:
+        f.write(json.dumps(summary, indent=2))
     return summary | {"skipped": False}
 
 

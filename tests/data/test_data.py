@@ -117,6 +117,10 @@ def test_tokenizer_round_trips_text_and_is_skipped_when_up_to_date(tmp_path):
     text = "Ein schwarzer Hund springt über einen Baumstamm."
     assert sp.decode(sp.encode(text)) == text
     assert train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
+    for cut_short in ('{"settings": {"data"', "[1]"):  # a record cut short or edited: the work is done again
+        (recipe.out / "tokenizer.json").write_text(cut_short)
+        assert not train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
+        assert train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
 
 
 @pytest.mark.parametrize("chunk", [97, 502, 1004])  # many chunks, two exactly (on disk), one (in memory)
@@ -153,6 +157,8 @@ def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):
     assert not prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
     saved = json.loads((recipe.out / "data" / "report.json").read_text())
     assert saved["splits"]["valid"]["kept"] == 8
+    (recipe.out / "data" / "report.json").write_text('{"inputs": ')  # cut short: prepared again
+    assert not prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
 
 
 def test_prepare_names_missing_files(tmp_path):
