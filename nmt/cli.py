@@ -425,7 +425,9 @@ def info(
 @command()
 def plot(
     metrics: Annotated[Path, typer.Argument(help="metrics.jsonl written by nmt train (or its output_dir).")],
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="PNG to write.")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Image to write, in the format its suffix names (png, svg, pdf, ...; .png where it "
+                               "has none); default learning_curve.png beside the log.")] = None,
 ):
     """Draw the learning curves (training loss, dev loss and BLEU) to a PNG."""
     from nmt.train.plot import plot_learning_curve
