@@ -131,12 +131,21 @@ def translate(
         [*(f"decode.{key}.candidates={n}" for key, n in (("mbr", mbr), ("rerank", rerank)) if n is not None),
          *(set_ or [])])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
-    report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input), input_format,
-                            extras, sharding(nproc, spec))
+    with _lines_counter(input, output, interactive) as count:
+        report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
+                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n))
     if report.failed:
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
                   "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)
         raise typer.Exit(1)
+
+
+def _lines_counter(input: str, output: str, interactive: bool):
+    """`nmt translate`'s count of lines done, on a terminal, where the translations go to a file
+    (not between lines typed and answered one by one)."""
+    from nmt.decode.stream import line_by_line
+
+    return counter("translating: {task.completed:,} lines", show=output != "-" and not line_by_line(input, interactive))
 
 
 @command("back-translate")
@@ -160,7 +169,10 @@ def back_translate_(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads)
     translator = spec.load()
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
-    say(back_translate(translator, input, output, cfg, warner(input), sharding(nproc, spec), noise).describe())
+    with counter("back-translating: {task.completed:,} lines") as count:
+        result = back_translate(translator, input, output, cfg, warner(input), sharding(nproc, spec), noise,
+                                done=lambda n: count("lines", n))
+    say(result.describe())
 
 
 @command()

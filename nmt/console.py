@@ -58,6 +58,7 @@ def counter(text: str, show: bool = True) -> Iterator[Callable[[str, int], None]
         tasks: dict[str, int] = {}
 
         def count(name: str, n: int) -> None:
-            tasks.setdefault(name, bar.add_task("", total=None, name=name))
+            if name not in tasks:  # one line per name (setdefault would add a task at every call)
+                tasks[name] = bar.add_task("", total=None, name=name)
             bar.update(tasks[name], completed=n)
         yield count

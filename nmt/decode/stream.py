@@ -86,11 +86,13 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
 def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
                    interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
                    input_format: str = "plain", extras: Iterable[str] = (),
-                   shards: Callable[..., Iterator[str]] | None = None) -> StreamReport:
+                   shards: Callable[..., Iterator[str]] | None = None,
+                   done: Callable[[int], None] = lambda _: None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
-    `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded)."""
+    `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
+    `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if output_format not in ("plain", "jsonl"):
@@ -101,15 +103,27 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
         raise NmtError("--nbest > 1 needs --output-format jsonl (plain keeps one line per input)")
+    interactive = line_by_line(source, interactive)
     if source == "-":
         lines = decode_lines(sys.stdin.buffer, "<stdin>")
-        interactive = interactive or sys.stdin.isatty()
     else:
         lines = read_lines(Path(source))
     report = StreamReport()
-    write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
-                                      shards, interactive), inputs=[source])
+    write_lines(output, counted(translate_all(translator, lines, cfg, output_format, warn, input_format, report,
+                                              extras, shards, interactive), done), inputs=[source])
     return report
+
+
+def counted(lines: Iterable[str], done: Callable[[int], None]) -> Iterator[str]:
+    """`lines`, telling `done` how many have passed after each."""
+    for count, line in enumerate(lines, 1):
+        done(count)
+        yield line
+
+
+def line_by_line(source: str, interactive: bool = False) -> bool:
+    """Whether each line is answered as soon as it is read: asked for, or typed at a terminal."""
+    return interactive or (source == "-" and sys.stdin.isatty())
 
 
 def translate_all(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",

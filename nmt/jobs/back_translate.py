@@ -39,15 +39,17 @@ class BackTranslation:
 
 
 def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConfig,
-                   warn: Callable[[str], None] = lambda _: None, shards=None, noise: bool = False) -> BackTranslation:
+                   warn: Callable[[str], None] = lambda _: None, shards=None, noise: bool = False,
+                   done: Callable[[int], None] = lambda _: None) -> BackTranslation:
     """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}`; the reverse model translates
     from its data.src_lang (the monolingual text's language) into its data.tgt_lang (`shards`: over
     several processes, as in translate_file); with `noise`, each translation is noised (line n
-    from seed cfg.seed + n)."""
+    from seed cfg.seed + n); `done(n)` hears of the lines translated so far."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
     synthetic = f"{out_stem}.{synthetic_lang}"
-    report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards)
+    report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards,
+                            done=done)
     if noise:  # rewritten whole, then swapped in: the file is never half noised
         write_lines(synthetic, (noised(line, cfg.seed + n) for n, line in enumerate(read_lines(Path(synthetic)))))
     write_lines(f"{out_stem}.{mono_lang}", read_lines(Path(monolingual)))
