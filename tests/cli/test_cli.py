@@ -157,6 +157,8 @@ def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
     assert translated.stdout.strip() == "Ein asiatischer Mann kehrt den Gehweg."
     refused = nmt("average", ckpts / "best.pt", "-o", ckpts / "best.pt")
     assert refused.exit_code == 2 and "would overwrite" in refused.output
+    run_folder = nmt("info", trained_tiny.out)  # a run's folder where a checkpoint belongs: its checkpoints named
+    assert run_folder.exit_code == 2 and "a directory, not a checkpoint file (it holds checkpoints/best.pt" in run_folder.output
 
 
 def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
