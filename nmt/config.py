@@ -304,7 +304,7 @@ class TrainConfig(Section):
     # update (the same loss and gradients): auto = one on CUDA (more only if memory runs out), one
     # per batch on a CPU (nmt.train.micro_batches).
     micro_batches: int | Literal["auto"] = "auto"
-    max_steps: int = Field(default=100_000, ge=0)  # updates
+    max_steps: int = Field(default=100_000, ge=1)  # updates: a cap even where max_epochs or max_minutes stops first
     max_epochs: int = Field(default=0, ge=0)  # 0 = no limit
     max_minutes: float = Field(default=0, ge=0)  # training wall time (validation included, summed over resumes); 0 = no limit
     # Linear warm-up to the peak rate train.lr over warmup_steps, then decay with 1/sqrt(step): the

@@ -135,6 +135,7 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
     (["train", str(TINY), "--set", "train.max_stepz=1"], "train.max_stepz: unknown key"),
     (["tokenizer", str(TINY), "--set", "output_dir={tmp}/o", "--set", "data.train={tmp}/missing"], "missing.en: file not found"),
     (["average", "--last", "3", "--dir", "{tmp}"], "0 step checkpoints, 3 asked for"),
+    (["train", str(TINY), "--set", "train.max_steps=0"], "train.max_steps: Input should be greater than or equal to 1"),
     (["train", "{tmp}"], "a directory, not a recipe file"),
     (["info", "{tmp}"], "a directory, not a checkpoint file"),
     (["plot", "{tmp}/empty.de"], "empty.de: no metrics yet"),
