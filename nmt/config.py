@@ -224,7 +224,7 @@ class ModelConfig(Section):
     activation: Literal["relu", "swish", "gelu", "gelu_tanh"] = "relu"
     share_embeddings: bool = True  # source, target and output share one matrix (joint vocabulary)
     tie_output: bool = True  # target embedding doubles as the output projection
-    max_positions: int = Field(default=1024, ge=1)
+    max_positions: int = Field(default=1024, ge=2)  # a piece and its EOS at least
     # sinusoidal: the paper's table, from position 0. fairseq: fairseq's (tensor2tensor's)
     # frequencies, 10000^(-i/(D/2 - 1)), from position 2, as NLLB-200 and M2M-100 were trained with
     # (set by `nmt import`).

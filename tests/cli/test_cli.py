@@ -136,6 +136,7 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
     (["tokenizer", str(TINY), "--set", "output_dir={tmp}/o", "--set", "data.train={tmp}/missing"], "missing.en: file not found"),
     (["average", "--last", "3", "--dir", "{tmp}"], "0 step checkpoints, 3 asked for"),
     (["train", str(TINY), "--set", "train.max_steps=0"], "train.max_steps: Input should be greater than or equal to 1"),
+    (["train", str(TINY), "--set", "model.max_positions=1"], "model.max_positions: Input should be greater than or equal to 2"),
     (["train", "{tmp}"], "a directory, not a recipe file"),
     (["info", "{tmp}"], "a directory, not a checkpoint file"),
     (["plot", "{tmp}/empty.de"], "empty.de: no metrics yet"),
