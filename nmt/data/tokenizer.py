@@ -99,6 +99,13 @@ def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: Tokeniz
         if limit := re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message):
             raise NmtError(f"tokenizer.vocab_size {limit[1]}: more pieces than this training text holds "
                            f"(at most {limit[2]}); set a smaller tokenizer.vocab_size") from None
+        if need := re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message):
+            raise NmtError(f"tokenizer.vocab_size {need[1]}: this training text's characters and the special "
+                           f"tokens take {need[2]} pieces; set tokenizer.vocab_size to at least {need[2]} (or "
+                           "tokenizer.character_coverage below 1)") from None
+        if re.search(r"insert_id\(trainer_spec_\.\w+_id\(\)", message):  # no room for a special token
+            raise NmtError(f"tokenizer.vocab_size {cfg.vocab_size}: fewer pieces than the special tokens take; "
+                           "set a larger tokenizer.vocab_size") from None
         raise NmtError(f"sentencepiece training failed: {message}") from None
     finally:
         Path(text.name).unlink(missing_ok=True)

@@ -113,12 +113,19 @@ def test_fine_tuning_refuses_a_recipe_whose_options_differ_from_the_parents(trai
         train_tokenizer(same.data, other, tmp_path / "child2", init_from=parent)
 
 
-def test_a_vocabulary_larger_than_the_text_allows_names_the_key(tmp_path):
-    """sentencepiece's "Vocabulary size too high" becomes an error naming tokenizer.vocab_size and the most it can be."""
+@pytest.mark.parametrize("size, message", [
+    (5000, r"tokenizer.vocab_size 5000: more pieces than this training text holds \(at most \d+\)"),
+    (20, r"tokenizer.vocab_size 20: this training text's characters and the special tokens take (\d+) pieces; "
+         r"set tokenizer.vocab_size to at least \1 "),
+    (2, r"tokenizer.vocab_size 2: fewer pieces than the special tokens take"),
+])
+def test_a_vocabulary_the_text_cannot_fill_or_fit_names_the_key(tmp_path, size, message):
+    """sentencepiece's "Vocabulary size too high" and its refusals of too small a vocabulary become
+    errors naming tokenizer.vocab_size and the bound."""
     from nmt.data.tokenizer import train_tokenizer
     from nmt.errors import NmtError
     from tests.conftest import tiny_recipe
 
-    recipe = tiny_recipe(tmp_path, "tokenizer.vocab_size=5000")
-    with pytest.raises(NmtError, match=r"tokenizer.vocab_size 5000: more pieces than this training text holds \(at most \d+\)"):
+    recipe = tiny_recipe(tmp_path, f"tokenizer.vocab_size={size}")
+    with pytest.raises(NmtError, match=message):
         train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
