@@ -716,8 +716,10 @@ _RecipeLoader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     path = Path(path)
+    if path.is_dir():
+        raise NmtError(f"{path}: a directory, not a recipe file")
     if not path.is_file():
-        raise NmtError(f"{path}: {'a directory, not a recipe file' if path.is_dir() else 'recipe file not found'}")
+        raise NmtError(f"{path}: recipe file not found")
     try:
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_RecipeLoader)  # a SafeLoader
     except yaml.YAMLError as e:

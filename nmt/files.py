@@ -67,4 +67,3 @@ def cached_record(path: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
-

@@ -16,7 +16,7 @@ def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
     if metrics_path.is_dir():
         metrics_path = metrics_path / "metrics.jsonl"
     output = output or metrics_path.with_name("learning_curve.png")
-    if output.is_dir():
+    if output.is_dir():  # before .png is added, which would write DIR.png beside it
         raise NmtError(f"{output}: is a directory; name a file to write")
     output = output if output.suffix else output.with_name(output.name + ".png")
     try:
@@ -24,8 +24,12 @@ def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
         raise NmtError("nmt plot needs matplotlib: pip install 'nmt[plot]'") from None
+    image_format, formats = output.suffix[1:].lower(), FigureCanvasBase.get_supported_filetypes()
+    if image_format not in formats:
+        raise NmtError(f"{output}: cannot draw a .{image_format} file; name one of {', '.join(sorted(formats))}")
     if not metrics_path.is_file():
         raise NmtError(f"{metrics_path}: metrics log not found (written by nmt train)")
     records = read_metrics(metrics_path)
@@ -35,11 +39,6 @@ def plot_learning_curve(metrics_path: Path, output: Path | None = None) -> Path:
         raise NmtError(f"{metrics_path}: no metrics yet")
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    image_format = output.suffix[1:].lower()
-    if image_format not in fig.canvas.get_supported_filetypes():
-        plt.close(fig)
-        formats = ", ".join(sorted(fig.canvas.get_supported_filetypes()))
-        raise NmtError(f"{output}: cannot draw a .{image_format} file; name one of {formats}")
     left.plot([r["step"] for r in train], [r["loss"] for r in train], label="train (label-smoothed)")
     left.plot([r["step"] for r in valid], [r["nll"] for r in valid], "o-", label="dev (NLL)")
     left.set(xlabel="update", ylabel="loss per target token", title="Loss")
