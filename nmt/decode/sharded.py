@@ -1,7 +1,8 @@
 """Translation spread over processes (`nmt translate --nproc K`): K worker processes each load the
 engine once, on their share of the threads (or, on GPUs, each on its own device), and translate
 consecutive shares of every chunk of input lines; the main process writes their outputs in input
-order, so the output is what one process writes. Warnings keep their input line numbers.
+order, so the output is what one process writes. Warnings keep their input line numbers; each
+worker's count of lines translated comes to the main process after each batch (for the counter).
 
 Processes are started with "spawn" (a fork would copy the parent's torch threads and locks).
 Each chunk is split into K equal consecutive shares, so the K processes finish a chunk at about
@@ -11,6 +12,7 @@ the same time; the next chunk starts when all are done.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -51,15 +53,18 @@ class EngineSpec:
 
 
 _engine = None  # each worker's engine, loaded once by _start
+_progress = None  # each worker's queue to the main process: (chunk, lines translated) after each batch
 
 
-def _start(spec: EngineSpec, nproc: int, threads: int, ranks) -> None:
-    global _engine
+def _start(spec: EngineSpec, nproc: int, threads: int, ranks, progress) -> None:
+    global _engine, _progress
     _engine = spec.for_worker(ranks.get(), nproc, threads).load()
+    _progress = progress
 
 
 @dataclass(frozen=True)
 class _Share:
+    chunk: int  # which chunk of the input it belongs to, for its counts of progress
     lines: list[str]
     first_line: int
     cfg: DecodeConfig
@@ -74,33 +79,57 @@ def _translate_share(share: _Share) -> tuple[list[str], list[str], int]:
     report = StreamReport()
     out = list(translate_stream(_engine, share.lines, share.cfg, share.output_format, warnings.append,
                                 max(len(share.lines), 1), share.input_format, report, share.extras,
-                                first_line=share.first_line))
+                                first_line=share.first_line, finished=lambda n: _progress.put((share.chunk, n))))
     return out, warnings, report.failed
 
 
 def translate_sharded(spec: EngineSpec, nproc: int, threads: int, lines: Iterable[str], cfg: DecodeConfig,
                       output_format: str = "plain", warn: Callable[[str], None] = lambda _: None,
                       input_format: str = "plain", report: StreamReport | None = None,
-                      extras: Iterable[str] = (), chunk_lines: int = CHUNK_LINES) -> Iterator[str]:
-    """`translate_stream` over `nproc` processes sharing `threads` CPU threads; the same lines out."""
+                      extras: Iterable[str] = (), chunk_lines: int = CHUNK_LINES,
+                      done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
+    """`translate_stream` over `nproc` processes sharing `threads` CPU threads; the same lines out.
+    `done(n)` hears of the lines translated so far, after each batch of any process."""
     report = report if report is not None else StreamReport()
     context = multiprocessing.get_context("spawn")
-    ranks = context.Queue()
+    ranks, progress = context.Queue(), context.Queue()
     for rank in range(nproc):
         ranks.put(rank)
-    with context.Pool(nproc, initializer=_start, initargs=(spec, nproc, threads, ranks)) as pool:
+    with context.Pool(nproc, initializer=_start, initargs=(spec, nproc, threads, ranks, progress)) as pool:
         iterator, first_line = iter(lines), 1
-        while chunk := list(islice(iterator, chunk_lines)):
+        chunks = iter(lambda: list(islice(iterator, chunk_lines)), [])  # until no line is left
+        for number, chunk in enumerate(chunks):
             size = -(-len(chunk) // nproc)
-            shares = [_Share(chunk[i:i + size], first_line + i, cfg, output_format, input_format, tuple(extras))
-                      for i in range(0, len(chunk), size)]
-            for out, warnings, failed in pool.map(_translate_share, shares):
+            shares = [_Share(number, chunk[i:i + size], first_line + i, cfg, output_format, input_format,
+                             tuple(extras)) for i in range(0, len(chunk), size)]
+            results = pool.map_async(_translate_share, shares)
+            _follow(progress, results, number, len(chunk), lambda n: done(first_line - 1 + n))
+            for out, warnings, failed in results.get():
                 for warning in warnings:
                     warn(warning)
                 report.failed += failed
                 yield from out
             report.lines += len(chunk)
             first_line += len(chunk)
+
+
+def _follow(progress, results, chunk: int, lines: int, done: Callable[[int], None]) -> None:
+    """Pass on the workers' counts for `chunk` (of `lines` lines) as they come, until its `results`
+    are in and every line is counted (a count still on its way when they are in is waited for,
+    5 s at most); at once where a worker failed."""
+    heard = 0
+    while heard < lines:
+        if results.ready() and not results.successful():
+            return  # the failure is raised by results.get()
+        try:
+            number, n = progress.get(timeout=0.1 if not results.ready() else 5)
+        except queue.Empty:
+            if results.ready():
+                return
+            continue
+        if number == chunk:  # a count left over from an earlier chunk is not this one's
+            heard += n
+            done(min(heard, lines))
 
 
 def sharding(nproc: int, spec: EngineSpec) -> Callable[..., Iterator[str]] | None:

@@ -42,7 +42,8 @@ class StreamReport:
 def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
                      warn: Callable[[str], None] = lambda _: None, chunk_lines: int = CHUNK_LINES,
                      input_format: str = "plain", report: StreamReport | None = None,
-                     extras: Iterable[str] = (), first_line: int = 1) -> Iterator[str]:
+                     extras: Iterable[str] = (), first_line: int = 1,
+                     finished: Callable[[int], None] = lambda _: None) -> Iterator[str]:
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
     markup, each line is inline markup whose tags the translation keeps (nmt.decode.text.markup);
@@ -50,7 +51,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     and the first such line is warned about; text, every line is text, tags and all; with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
     (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated.
-    Warnings number the lines from `first_line`."""
+    Warnings number the lines from `first_line`. `finished(n)` hears, after each batch, of `n`
+    more lines translated (their output comes when the chunk is done)."""
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
@@ -75,7 +77,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 requests.append(Line(""))
         report.failed += len(errors)
         report.lines += len(chunk)
-        for i, hyps in enumerate(translate(translator, requests, cfg, warn, first_line, extras)):
+        for i, hyps in enumerate(translate(translator, requests, cfg, warn, first_line, extras,
+                                           lambda done: finished(len(done)))):
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
@@ -109,16 +112,20 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     else:
         lines = read_lines(Path(source))
     report = StreamReport()
-    write_lines(output, counted(translate_all(translator, lines, cfg, output_format, warn, input_format, report,
-                                              extras, shards, interactive), done), inputs=[source])
+    write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
+                                      shards, interactive, done), inputs=[source])
     return report
 
 
-def counted(lines: Iterable[str], done: Callable[[int], None]) -> Iterator[str]:
-    """`lines`, telling `done` how many have passed after each."""
-    for count, line in enumerate(lines, 1):
-        done(count)
-        yield line
+def running_total(done: Callable[[int], None]) -> Callable[[int], None]:
+    """A callback that adds up the counts it hears and tells `done` the sum so far."""
+    total = 0
+
+    def add(n: int) -> None:
+        nonlocal total
+        total += n
+        done(total)
+    return add
 
 
 def line_by_line(source: str, interactive: bool = False) -> bool:
@@ -129,15 +136,17 @@ def line_by_line(source: str, interactive: bool = False) -> bool:
 def translate_all(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
                   warn: Callable[[str], None] = lambda _: None, input_format: str = "plain",
                   report: StreamReport | None = None, extras: Iterable[str] = (),
-                  shards: Callable[..., Iterator[str]] | None = None, interactive: bool = False) -> Iterator[str]:
+                  shards: Callable[..., Iterator[str]] | None = None, interactive: bool = False,
+                  done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
     """`translate_stream` in chunks (one line at a time when `interactive`), or spread over
-    processes by `shards` (nmt.decode.sharded), which refuses lines typed at a terminal."""
+    processes by `shards` (nmt.decode.sharded), which refuses lines typed at a terminal.
+    `done(n)` hears of the lines translated so far, after each batch."""
     if shards is None:
         return translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
-                                input_format, report, extras)
+                                input_format, report, extras, finished=running_total(done))
     if interactive:
         raise NmtError("--nproc > 1 translates a file or piped input, not lines typed at a terminal")
-    return shards(lines, cfg, output_format, warn, input_format, report, extras)
+    return shards(lines, cfg, output_format, warn, input_format, report, extras, done=done)
 
 
 def refuse_to_overwrite(output: str, inputs: Iterable[str | Path]) -> None:

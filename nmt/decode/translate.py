@@ -7,6 +7,7 @@ than the model's positions is truncated (with a warning), never dropped.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -82,7 +83,8 @@ def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
 
 
 def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
-              first_line: int = 1, extras: Iterable[str] = ()) -> list[list[Hypothesis]]:
+              first_line: int = 1, extras: Iterable[str] = (),
+              finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order, one per line,
     each request whole (nmt.decode.request.Line). A line marked `markup` is read as inline
     markup, and its tags are put back into the output around the words aligned to those they
@@ -92,7 +94,8 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     (nmt.decode.text.casing); with decode.split_sentences, a line of several sentences is
     translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
     `_translate_rows` says what prefixes, constraints, language tokens (`controls`) and `extras` do.
-    A line with a prefix or constraints is translated as it is written."""
+    A line with a prefix or constraints is translated as it is written. `finished` hears, after each
+    batch, the indices of the requests whose translations it completed (for a count of progress)."""
     lines = [r.text for r in requests]
     prefixes = [r.prefix for r in requests] if any(r.prefix for r in requests) else None
     constraints = [list(r.constraints) for r in requests] if any(r.constraints for r in requests) else None
@@ -116,7 +119,8 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
             return [values[i] for i in rows] if values else None
 
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
-                                      pick(prefixes), group_extras, pick(constraints), pick(line_controls))
+                                      pick(prefixes), group_extras, pick(constraints), pick(line_controls),
+                                      lambda done, rows=rows: finished([rows[j] for j in done]))
         for i, hyps in zip(rows, group):
             results[i] = hyps
     for hyps, m in zip(results, marked):
@@ -134,10 +138,12 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
                           numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
                           extras: Iterable[str], constraints: list[list[str]] | None,
-                          line_controls: list[Controls] | None) -> list[list[Hypothesis]]:
+                          line_controls: list[Controls] | None,
+                          finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `_translate_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
-    (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses."""
+    (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses.
+    `finished` hears of each line once its last sentence is translated."""
     if cfg.split_sentences:
         room = translator.max_positions - 1 - len(translator.controls.source)
         split = split_lines(lines, translator.recipe.data.src_lang,
@@ -153,11 +159,19 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         cases = [None if as_written[i] else line_cases[i] or (source_case(sentence) if sentence != lines[i] else None)
                  for sentence, i in zip(split.sentences, owner)]
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
+    pending = Counter(owner)  # each line's sentences not yet translated
+
+    def rows_finished(done: list[int]) -> None:
+        pending.subtract(owner[row] for row in done)
+        complete = sorted({owner[row] for row in done if pending[owner[row]] == 0})
+        if complete:
+            finished(complete)
+
     per_row = _translate_rows(
         translator, rows, cfg, warn, [numbers[i] for i in owner],
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
         extras, [constraints[i] for i in owner] if constraints else None,
-        [line_controls[i] for i in owner] if line_controls else None)
+        [line_controls[i] for i in owner] if line_controls else None, rows_finished)
     for hyps, case in zip(per_row, cases):
         for h in hyps:
             h.upper = case == "upper"
@@ -193,7 +207,8 @@ def _source_words(translator, sentences: list[str]) -> list[int]:
 def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
                     prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
-                    line_controls: list[Controls] | None = None) -> list[list[Hypothesis]]:
+                    line_controls: list[Controls] | None = None,
+                    finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order (warnings
     name each row by its line number in `numbers`); with
     `line_controls` (per line: a multilingual model's language tokens), each line goes into
@@ -202,7 +217,8 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     `constraints` (phrases per line), each output contains its line's phrases (a line whose
     phrases cannot all be placed gets the best output found and a warning). `extras` adds to
     each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
-    ("alignments", nmt.decode.text.alignment)."""
+    ("alignments", nmt.decode.text.alignment). `finished` hears the rows whose hypotheses are final:
+    after each batch, or all at the end where a choice among candidates or `extras` follow the search."""
     encoded = _encode(translator, lines, warn, numbers, line_controls)
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
@@ -212,6 +228,10 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
     search_cfg, copies = candidate_search(cfg)  # several candidates per line where one is chosen among them
+    after_search = selecting(cfg) or bool(extras)  # work on every row's hypotheses after the search
+    empty = [i for i, ids in enumerate(encoded) if not ids]
+    if empty and not after_search:
+        finished(empty)
     if len(nonempty):
         lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
         order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
@@ -235,10 +255,14 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                 if hyps and hyps[0].constraints_met is False:
                     warn(f"line {numbers[i]}: constraints: not all could be placed within the output limit; "
                          "the best output found is given")
+            if not after_search:
+                finished(rows)
     if selecting(cfg):
         choose(translator, lines, results, cfg)
     if extras:
         _annotate(translator, encoded, results, set(extras), forced)
+    if after_search:
+        finished(list(range(len(lines))))
     return results
 
 

@@ -34,7 +34,7 @@ from sacrebleu.metrics import BLEU
 
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
-from nmt.decode.stream import counted, refuse_to_overwrite, translate_all, write_lines
+from nmt.decode.stream import refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 
 
@@ -103,7 +103,7 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
 
 
 def _translations(teacher, sources: list[str], cfg: DecodeConfig, warn, shards, done) -> Iterator[str]:
-    return counted(translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",), shards=shards), done)
+    return translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",), shards=shards, done=done)
 
 
 def _references(reference: Path, source: Path, count: int) -> list[str]:

@@ -22,11 +22,16 @@ def test_two_processes_write_what_one_writes_in_input_order(trained_tiny, tmp_pa
     one = list(translate_stream(spec.load(), lines, cfg, warn=one_warnings.append))
     warnings: list[str] = []
     report = StreamReport()
+    heard: list[int] = []
     # chunks of 13 lines: shares of 7 and 6, and a last chunk of 13 lines to a different split
-    sharded = list(translate_sharded(spec, 2, 2, lines, cfg, warn=warnings.append, report=report, chunk_lines=13))
+    sharded = list(translate_sharded(spec, 2, 2, lines, cfg, warn=warnings.append, report=report, chunk_lines=13,
+                                     done=heard.append))
     assert sharded == one and len(sharded) == len(lines) and sharded[3] == sharded[4] == ""
     assert warnings == one_warnings and warnings and warnings[0].startswith("line 21:")
     assert report.lines == len(lines) and report.failed == 0
+    # the lines translated so far, heard after each worker's batches: more often than once a chunk
+    assert heard == sorted(heard) and heard[-1] == len(lines) and len(set(heard)) > 3
+    assert {13, 26} <= set(heard)  # each chunk is counted whole before the next begins
 
 
 def test_nproc_on_the_command_line(trained_tiny, tmp_path):
