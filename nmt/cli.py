@@ -5,6 +5,7 @@ Errors users can fix (`NmtError`) become one line on stderr and exit code 2, nev
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -23,8 +24,14 @@ app = typer.Typer(help="Neural machine translation with the Transformer: tokeniz
 
 
 def command(name: str | None = None):
-    """An `nmt` verb, named after its function unless `name`; its NmtError is one line, exit code 2."""
-    return lambda function: app.command(name=name)(one_line_errors(function))
+    """An `nmt` verb, named after its function unless `name`; its NmtError is one line, exit code 2.
+    Its help is its docstring with each paragraph as one line of text, for the terminal to wrap
+    (Typer's rich help would keep the line breaks of the source, and break lines mid-sentence)."""
+    def register(function):
+        paragraphs = inspect.cleandoc(function.__doc__ or "").split("\n\n")
+        help_text = "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
+        return app.command(name=name, help=help_text or None)(one_line_errors(function))
+    return register
 
 
 @command()
@@ -441,7 +448,7 @@ def plot(
         "--output", "-o", help="Image to write, in the format its suffix names (png, svg, pdf, ...; .png where it "
                                "has none); default learning_curve.png beside the log.")] = None,
 ):
-    """Draw the learning curves (training loss, dev loss and BLEU) to a PNG."""
+    """Draw the learning curves (training loss, dev loss and BLEU) to an image: PNG, or the format -o names."""
     from nmt.train.plot import plot_learning_curve
 
     err.print(f"wrote {plot_learning_curve(metrics, output)}", markup=False)

@@ -27,6 +27,24 @@ def test_help_lists_every_verb():
     assert "--beam-size" in nmt("translate", "--help").output
 
 
+def test_help_gives_each_paragraph_of_a_verbs_docstring_as_one_line():
+    """A docstring wrapped over lines in cli.py is one line of text per paragraph, in `nmt --help`'s
+    list and in the verb's own help, for the terminal to wrap (Typer's rich help kept the line
+    breaks, so the text broke mid-sentence)."""
+    import inspect
+
+    import typer.main
+
+    listed = nmt("--help", env={"COLUMNS": "1000"}).output
+    for name, command in typer.main.get_command(app).commands.items():
+        paragraphs = [" ".join(p.split()).replace("\\[", "[")
+                      for p in inspect.cleandoc(command.callback.__doc__).split("\n\n")]
+        assert paragraphs[0] in listed, f"nmt --help: {name}'s summary is not one line"
+        own = nmt(name, "--help", env={"COLUMNS": "1000"}).output
+        for paragraph in paragraphs:
+            assert paragraph in own, f"nmt {name} --help: a paragraph is not one line"
+
+
 def test_console_script_and_module_run():
     for command in ([str(Path(sys.executable).parent / "nmt"), "--help"], [sys.executable, "-m", "nmt", "--help"]):
         assert "translate" in subprocess.run(command, capture_output=True, text=True, check=True).stdout
