@@ -431,7 +431,7 @@ def average(
 
 @command()
 def info(
-    checkpoint: Annotated[Path, typer.Argument(help="A checkpoint written by nmt train or nmt average.")],
+    checkpoint: Annotated[Path, typer.Argument(help="A checkpoint written by nmt train, average or import.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the whole recipe included).")] = False,
 ):
     """Describe a checkpoint: progress, model shape, vocabularies, best dev score, recipe, versions."""
