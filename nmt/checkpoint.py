@@ -333,7 +333,7 @@ def average_into(output: Path, paths: list[Path], last: int = 0, folder: Path | 
             raise NmtError("--last needs --dir (the checkpoints folder)")
         found = step_checkpoints(folder)
         if len(found) < last:
-            raise NmtError(f"{folder}: {len(found)} step checkpoints, {last} asked for")
+            raise NmtError(f"{folder}: {len(found)} step checkpoint{'' if len(found) == 1 else 's'}, {last} asked for")
         paths += found[-last:]
     if output.resolve() in {p.resolve() for p in paths}:
         raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")

@@ -140,12 +140,15 @@ class RunCheckpoints:
         own_shards = shards is not None and self.update.sharded and shards["processes"] == self.world.size
         if shards is not None and not own_shards:
             payload = assembled(payload, path, self.device)
-        saved_model = recipe_to_dict(checkpoint_of(payload, path).recipe)["model"]  # defaults filled
-        wanted = recipe_to_dict(self.recipe)["model"]
-        changed = [f"{k}: {saved_model.get(k)} -> {v}" for k, v in wanted.items() if saved_model.get(k) != v]
+        saved = recipe_to_dict(checkpoint_of(payload, path).recipe)  # defaults filled
+        wanted = recipe_to_dict(self.recipe)
+        changed = [f"{k}: {saved['model'].get(k)} -> {v}" for k, v in wanted["model"].items()
+                   if saved["model"].get(k) != v]
         if changed:
             raise NmtError(f"{path}: recipe's model differs from the checkpoint's ({'; '.join(changed)}); "
                            "use another output_dir or the checkpoint's settings")
+        if settings := changed_settings(saved, wanted):
+            self.log(Text.assemble(("note:", "yellow"), " ", f"{path}: resumed with the recipe changed: {settings}"))
         shard = load_shard(path, payload, self.world.rank, self.device) if own_shards else None
         try:
             if own_shards:
@@ -228,3 +231,23 @@ def picked_layers(weights: dict[str, torch.Tensor], picks: dict[str, list[int] |
         if int(layer) in picked:
             kept[f"{stack}.{picked.index(int(layer))}.{inner}"] = tensor
     return kept
+
+
+def changed_settings(saved: dict, wanted: dict, shown: int = 8) -> str:
+    """The recipe keys whose values differ between a checkpoint's recipe and the one resuming it
+    ("train.lr 0.001 -> 0.002, ..."; at most `shown`, then how many more), "" where none do.
+    The run's own folder (output_dir) is left out: moving a run is not changing it."""
+    def leaves(section: dict, prefix: str = "") -> dict:
+        flat = {}
+        for key, value in section.items():
+            if isinstance(value, dict):
+                flat.update(leaves(value, f"{prefix}{key}."))
+            elif f"{prefix}{key}" != "output_dir":
+                flat[f"{prefix}{key}"] = value
+        return flat
+
+    before, after = leaves(saved), leaves(wanted)
+    changes = [f"{key} {before.get(key)} -> {after.get(key)}" for key in sorted(before.keys() | after.keys())
+               if before.get(key) != after.get(key)]
+    more = f", and {len(changes) - shown} more" if len(changes) > shown else ""
+    return ", ".join(changes[:shown]) + more

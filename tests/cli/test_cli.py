@@ -207,6 +207,7 @@ def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     resumed = nmt("train", TINY, "--no-progress", *sets, f"--set=train.max_steps={stopped_at + 2}")  # in this process
     assert resumed.exit_code == 0, resumed.output
     assert f"nmt train {out}: " in resumed.output and f"resumed at step {stopped_at}" in resumed.output
+    assert f"resumed with the recipe changed: train.max_steps 100000 -> {stopped_at + 2}\n" in resumed.output
     assert load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"] == stopped_at + 2
 
 

@@ -374,6 +374,19 @@ def test_resumed_training_equals_uninterrupted_training(tmp_path, augment):
     assert a["optimizer"]["state"][0]["exp_avg_sq"].equal(b["optimizer"]["state"][0]["exp_avg_sq"])
 
 
+def test_a_resumed_run_names_the_recipe_keys_changed_since_its_checkpoint():
+    """Resuming with `--set train.lr=...` or other data takes effect silently unless said: the note
+    names each changed key with both values (nested keys dotted), leaves the run's folder out, and
+    stops after `shown` keys."""
+    from nmt.train.checkpointing import changed_settings
+
+    saved = {"output_dir": "runs/a", "train": {"lr": 0.001, "max_steps": 100, "mbr": {"n": 1}}, "data": {"train": "x"}}
+    wanted = {"output_dir": "runs/b", "train": {"lr": 0.002, "max_steps": 100, "mbr": {"n": 2}}, "data": {"train": "y"}}
+    assert changed_settings(saved, saved) == ""
+    assert changed_settings(saved, wanted) == "data.train x -> y, train.lr 0.001 -> 0.002, train.mbr.n 1 -> 2"
+    assert changed_settings(saved, wanted, shown=1) == "data.train x -> y, and 2 more"
+
+
 def test_time_budget_stops_training_and_counts_across_resumes(tmp_path):
     settings = ("train.max_steps=100000", "train.valid_every=100000", "train.valid_bleu_sentences=0")
     recipe = prepared_tiny(tmp_path, "train.max_minutes=0.005", *settings)  # 0.3 s
