@@ -17,7 +17,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
                              EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
                              ZeroShotOpt)
 from nmt.config import load_recipe
-from nmt.console import counter, err, one_line_errors, say, warner
+from nmt.console import counter, err, lines_counter, one_line_errors, say, warner
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -152,7 +152,7 @@ def _lines_counter(input: str, output: str, interactive: bool):
     (not between lines typed and answered one by one)."""
     from nmt.decode.stream import line_by_line
 
-    return counter("translating: {task.completed:,} lines", show=output != "-" and not line_by_line(input, interactive))
+    return lines_counter("translating", input, show=output != "-" and not line_by_line(input, interactive))
 
 
 @command("back-translate")
@@ -176,7 +176,7 @@ def back_translate_(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads)
     translator = spec.load()
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
-    with counter("back-translating: {task.completed:,} lines") as count:
+    with lines_counter("back-translating", input) as count:
         result = back_translate(translator, input, output, cfg, warner(input), sharding(nproc, spec), noise,
                                 done=lambda n: count("lines", n))
     say(result.describe())
@@ -223,7 +223,7 @@ def distill(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads, ensemble=ensemble)
     teacher = spec.load()
     cfg = decode_settings(teacher.recipe, decode_from, {"beam_size": beam_size}, set_ or [])
-    with counter("distilling: {task.completed:,} lines") as count:
+    with lines_counter("distilling", input) as count:
         result = distill_corpus(teacher, input, output, cfg, drop_worst, warner(input), sharding(nproc, spec),
                                 [str(c) for c in checkpoint], done=lambda n: count("lines", n), reference=reference)
     say(result.describe())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -49,16 +50,37 @@ def warner(path) -> Callable[[str], None]:
 
 
 @contextmanager
-def counter(text: str, show: bool = True) -> Iterator[Callable[[str, int], None]]:
-    """A spinner per counted thing on a terminal: yields `count(name, n)`, which sets that thing's count."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+def counter(text: str, show: bool = True, total: int | None = None) -> Iterator[Callable[[str, int], None]]:
+    """A spinner per counted thing on a terminal: yields `count(name, n)`, which sets that thing's
+    count; with a `total`, a bar and the time left too."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = [SpinnerColumn(), TextColumn(text), TimeElapsedColumn()]
+    if total is not None:
+        columns[2:2] = [BarColumn()]
+        columns.append(TimeRemainingColumn())
     with Progress(*columns, console=err, disable=not (show and err.is_terminal)) as bar:
         tasks: dict[str, int] = {}
 
         def count(name: str, n: int) -> None:
             if name not in tasks:  # one line per name (setdefault would add a task at every call)
-                tasks[name] = bar.add_task("", total=None, name=name)
+                tasks[name] = bar.add_task("", total=total, name=name)
             bar.update(tasks[name], completed=n)
         yield count
+
+
+def lines_counter(doing: str, source, show: bool = True):
+    """`counter` of lines done: "DOING: N of M lines" with a bar and the time left where `source`
+    is a file (its lines counted first, on a terminal only), "DOING: N lines" for standard input
+    ("-") or a file that cannot be read (the command that reads it says why)."""
+    from nmt.data.corpus import count_lines
+
+    total = None
+    if show and err.is_terminal and str(source) != "-":
+        try:
+            total = count_lines(Path(source))
+        except NmtError:
+            pass
+    if total is None:
+        return counter(f"{doing}: {{task.completed:,}} lines", show)
+    return counter(f"{doing}: {{task.completed:,}} of {{task.total:,}} lines", show, total)

@@ -57,6 +57,21 @@ def read_lines(path: Path) -> Iterator[str]:
         raise NmtError(f"{path}: cannot read: {e}") from None
 
 
+def count_lines(path: Path) -> int:
+    """How many lines `read_lines(path)` yields (a last line without its newline included), counted
+    in the raw bytes, without decoding them."""
+    count, last = 0, b"\n"
+    try:
+        with _open_binary(path) as raw:
+            while block := raw.read(1 << 20):
+                count, last = count + block.count(b"\n"), block[-1:]
+    except (OSError, EOFError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise NmtError(f"{path}: file not found") from None
+        raise NmtError(f"{path}: cannot read: {e}") from None
+    return count + (last != b"\n")
+
+
 def read_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:
     """Yield (source, target) pairs; the two files must have the same number of lines."""
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)

@@ -45,7 +45,8 @@ def test_translate_and_back_translate_count_their_lines_on_a_terminal(trained_ti
     assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "out.de")]).exit_code == 0
     assert runner.invoke(app, ["back-translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "bt")]).exit_code == 0
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
-    assert "translating: 3 lines" in shown and "back-translating: 3 lines" in shown
+    # the input file's lines counted first: a bar and the time left
+    assert "translating: 3 of 3 lines" in shown and "back-translating: 3 of 3 lines" in shown
     assert len((tmp_path / "out.de").read_text().splitlines()) == 3
     screen.seek(0)
     screen.truncate()

@@ -26,6 +26,23 @@ def test_read_lines_handles_bom_crlf_and_gzip(tmp_path):
     assert list(read_lines(packed)) == ["eins", "zwei", "", "drei"]
 
 
+@pytest.mark.parametrize("content", [b"", b"\n", b"a", b"a\n", b"a\nb", "\ufeffa\r\nb\r\n\r\n".encode(), b"a\x0cb\nc\xe2\x80\xa8d\n",
+                                     b"x" * (1 << 20) + b"\ny", b"x" * ((1 << 20) - 1) + b"\n"],
+                         ids=["empty", "newline", "no-newline", "one", "last-unended", "bom-crlf", "other-breaks",
+                              "block-edge", "newline-at-block-end"])
+def test_count_lines_counts_what_read_lines_yields(tmp_path, content):
+    """The count behind `nmt translate`'s bar: raw bytes, 1 MiB at a time, equal to the lines read."""
+    from nmt.data.corpus import count_lines
+
+    plain, packed = tmp_path / "a.txt", tmp_path / "a.txt.gz"
+    plain.write_bytes(content)
+    packed.write_bytes(gzip.compress(content))
+    for path in (plain, packed):
+        assert count_lines(path) == len(list(read_lines(path)))
+    with pytest.raises(NmtError, match="missing.txt: file not found"):
+        count_lines(tmp_path / "missing.txt")
+
+
 def test_invalid_utf8_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.de"
     bad.write_bytes(b"gut\nauch gut\nschlecht \xff\xfe\n")
