@@ -410,9 +410,18 @@ def score(
 
     use_threads(threads)
     resolve_device(device)
-    neural = NeuralSettings(comet_model, cometkiwi_model, source, batch_size, device)
-    typer.echo(score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples,
-                            "json" if as_json else output_format, langid, neural))
+    with _segments_counter(hypotheses[0], metrics) as count:
+        neural = NeuralSettings(comet_model, cometkiwi_model, source, batch_size, device, count)
+        report = score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples,
+                              "json" if as_json else output_format, langid, neural)
+    typer.echo(report)
+
+
+def _segments_counter(hypotheses: Path, metrics: list[str]):
+    """`nmt score`'s bar of segments scored by COMET or CometKiwi (per system), on a terminal."""
+    from nmt.score import NEURAL
+
+    return lines_counter("{task.fields[name]}", hypotheses, show=bool(set(metrics) & set(NEURAL)), unit="segments")
 
 
 @command()

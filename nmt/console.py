@@ -69,10 +69,10 @@ def counter(text: str, show: bool = True, total: int | None = None) -> Iterator[
         yield count
 
 
-def lines_counter(doing: str, source, show: bool = True):
-    """`counter` of lines done: "DOING: N of M lines" with a bar and the time left where `source`
-    is a file (its lines counted first, on a terminal only), "DOING: N lines" for standard input
-    ("-") or a file that cannot be read (the command that reads it says why)."""
+def lines_counter(doing: str, source, show: bool = True, unit: str = "lines"):
+    """`counter` of lines (or another `unit`, one a line) done: "DOING: N of M lines" with a bar and
+    the time left where `source` is a file (its lines counted first, on a terminal only), "DOING: N
+    lines" for standard input ("-") or a file that cannot be read (the command that reads it says why)."""
     from nmt.data.corpus import count_lines
 
     total = None
@@ -82,5 +82,5 @@ def lines_counter(doing: str, source, show: bool = True):
         except NmtError:
             pass
     if total is None:
-        return counter(f"{doing}: {{task.completed:,}} lines", show)
-    return counter(f"{doing}: {{task.completed:,}} of {{task.total:,}} lines", show, total)
+        return counter(f"{doing}: {{task.completed:,}} {unit}", show)
+    return counter(f"{doing}: {{task.completed:,}} of {{task.total:,}} {unit}", show, total)

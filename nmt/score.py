@@ -10,6 +10,7 @@ scores with sacrebleu's own procedure (nmt.metrics.segment_mean).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,13 +29,15 @@ NEURAL = {"comet": "COMET", "cometkiwi": "CometKiwi"}  # metric -> its name in t
 @dataclass(frozen=True)
 class NeuralSettings:
     """What COMET and CometKiwi need besides hypotheses and references: each one's model directory,
-    the source file, the batch size and the device."""
+    the source file, the batch size and the device; `progress(name, n)`, where given, hears the
+    segments scored so far of the system a model (COMET or CometKiwi) is scoring."""
 
     comet_model: Path | None = None
     cometkiwi_model: Path | None = None
     source: Path | None = None
     batch_size: int = 16
     device: str = "cpu"
+    progress: Callable[[str, int], None] | None = None
 
 
 def build_metric(name: str, tokenize: str | None = None, lowercase: bool = False) -> Metric:
@@ -78,7 +81,9 @@ class NeuralScores:
                 self.scorers[name] = CometScorer(getattr(self.settings, f"{name}_model"), name,
                                                  self.settings.device, self.settings.batch_size)
             references = self.reference if name == "comet" else None
-            self.cache[key] = self.scorers[name].score(self.sources, hypotheses, references)
+            progress = self.settings.progress
+            done = (lambda n: progress(NEURAL[name], n)) if progress else None
+            self.cache[key] = self.scorers[name].score(self.sources, hypotheses, references, done)
         return self.cache[key]
 
     def signature(self, name: str) -> dict:

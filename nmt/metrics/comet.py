@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,8 +136,12 @@ class CometScorer:
                 raise NmtError(f"{checkpoint}: not a loadable COMET checkpoint ({type(e).__name__}: "
                                f"{str(e).splitlines()[0] if str(e) else ''})") from None
 
-    def score(self, sources: list[str], hypotheses: list[str], references: list[str] | None = None) -> CometScores:
-        """Scores of `hypotheses` (with `references` for a reference-based model)."""
+    def score(self, sources: list[str], hypotheses: list[str], references: list[str] | None = None,
+              done: Callable[[int], None] | None = None, per_call: int | None = None) -> CometScores:
+        """Scores of `hypotheses` (with `references` for a reference-based model). With `done`, the
+        segments go to the model `per_call` at a time (16 batches by default) and `done(n)` hears
+        how many are scored after each call; the system score is their mean either way, as
+        unbabel-comet's."""
         if self.kind == "comet" and references is None:
             raise NmtError("--metric comet needs references (-r); without them use --metric cometkiwi")
         if not hypotheses:
@@ -145,8 +150,17 @@ class CometScorer:
         if self.kind == "comet":
             for sample, reference in zip(samples, references):
                 sample["ref"] = reference
+        step = len(samples) if done is None else per_call or 16 * self.batch_size
+        scores: list[float] = []
+        for start in range(0, len(samples), step):
+            scores += self._predict(samples[start:start + step])
+            if done is not None:
+                done(len(scores))
+        return CometScores(sum(scores) / len(scores), scores)
+
+    def _predict(self, samples: list[dict]) -> list[float]:
         gpus = 1 if self.device.startswith("cuda") else 0
         with _quiet():
             prediction = self.model.predict(samples, batch_size=self.batch_size, gpus=gpus, progress_bar=False,
                                             num_workers=0)
-        return CometScores(float(prediction.system_score), [float(s) for s in prediction.scores])
+        return [float(s) for s in prediction.scores]

@@ -74,6 +74,40 @@ def test_comet_equals_unbabel_comet(models, texts):
     assert "BLEU" in system and all("BLEU" in record for record in per_line)
 
 
+def test_scoring_in_slices_tells_its_progress_and_keeps_the_scores(models, texts):
+    """With a listener, the segments go to the model a slice at a time (here 3 per call) and each
+    slice's end is heard; the scores are the one-call scores, the system score their mean."""
+    from nmt.metrics.comet import CometScorer
+
+    scorer = CometScorer(models["comet"], "comet", batch_size=2)
+    src, hyp, ref = lines(texts["src"]), lines(texts["a"]), lines(texts["ref"])
+    whole = scorer.score(src, hyp, ref)
+    heard: list[int] = []
+    sliced = scorer.score(src, hyp, ref, done=heard.append, per_call=3)
+    assert heard == [3, 6, 9, 10]
+    assert sliced.segments == pytest.approx(whole.segments, abs=1e-6)
+    assert sliced.system == pytest.approx(sum(sliced.segments) / 10, abs=1e-12)
+    assert sliced.system == pytest.approx(whole.system, abs=1e-6)
+
+
+def test_score_shows_the_segments_scored_on_a_terminal(models, texts, monkeypatch):
+    import io
+    import re
+
+    from rich.console import Console
+
+    from nmt import console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=100))
+    result = runner.invoke(app, ["score", str(texts["a"]), str(texts["b"]), "-r", str(texts["ref"]), "--source",
+                                 str(texts["src"]), "-m", "comet", "--comet-model", str(models["comet"]), "--json"])
+    assert result.exit_code == 0, result.output
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    assert "COMET: 10 of 10 segments" in shown
+    assert json.loads(result.stdout)  # the scores alone on stdout
+
+
 def test_cometkiwi_needs_no_references(models, texts):
     result = runner.invoke(app, ["score", str(texts["a"]), "--source", str(texts["src"]), "-m", "cometkiwi",
                                  "--cometkiwi-model", str(models["cometkiwi"]), "--output-format", "jsonl"])
