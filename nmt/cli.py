@@ -258,7 +258,7 @@ def likelihood(
 
     scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
-    with counter("scoring: {task.completed:,} pairs", show=output != "-") as count:
+    with lines_counter("scoring", source, show=output != "-", unit="pairs") as count:
         likelihood_file(scorer, source, target, output, cfg.max_tokens, output_format, cfg.precision,
                         warner(source), done=lambda n: count("pairs", n))
 

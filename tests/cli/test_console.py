@@ -31,7 +31,7 @@ def test_a_counter_away_from_a_terminal_shows_nothing(monkeypatch):
     assert screen.getvalue() == ""
 
 
-def test_translate_and_back_translate_count_their_lines_on_a_terminal(trained_tiny, tmp_path, monkeypatch):
+def test_translate_back_translate_and_likelihood_count_their_lines_on_a_terminal(trained_tiny, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from nmt.cli import app
@@ -44,9 +44,12 @@ def test_translate_and_back_translate_count_their_lines_on_a_terminal(trained_ti
     runner = CliRunner()
     assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "out.de")]).exit_code == 0
     assert runner.invoke(app, ["back-translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "bt")]).exit_code == 0
+    assert runner.invoke(app, ["likelihood", "-c", checkpoint, "--source", str(source), "--target", str(source),
+                               "-o", str(tmp_path / "scores.txt")]).exit_code == 0
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
     # the input file's lines counted first: a bar and the time left
     assert "translating: 3 of 3 lines" in shown and "back-translating: 3 of 3 lines" in shown
+    assert "scoring: 3 of 3 pairs" in shown
     assert len((tmp_path / "out.de").read_text().splitlines()) == 3
     screen.seek(0)
     screen.truncate()
