@@ -148,11 +148,12 @@ def translate(
 
 
 def _lines_counter(input: str, output: str, interactive: bool):
-    """`nmt translate`'s count of lines done, on a terminal, where the translations go to a file
-    (not between lines typed and answered one by one)."""
+    """`nmt translate`'s count of lines done, on stderr's terminal, unless the translations go to a
+    terminal too (standard output is one) or typed lines are answered one by one."""
     from nmt.decode.stream import line_by_line
 
-    return lines_counter("translating", input, show=output != "-" and not line_by_line(input, interactive))
+    to_terminal = output == "-" and sys.stdout.isatty()
+    return lines_counter("translating", input, show=not (to_terminal or line_by_line(input, interactive)))
 
 
 @command("back-translate")

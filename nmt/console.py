@@ -59,7 +59,8 @@ def counter(text: str, show: bool = True, total: int | None = None) -> Iterator[
     if total is not None:
         columns[2:2] = [BarColumn()]
         columns.append(TimeRemainingColumn())
-    with Progress(*columns, console=err, disable=not (show and err.is_terminal)) as bar:
+    # redirect_stdout off: what the command writes to standard output (translations) stays there
+    with Progress(*columns, console=err, disable=not (show and err.is_terminal), redirect_stdout=False) as bar:
         tasks: dict[str, int] = {}
 
         def count(name: str, n: int) -> None:

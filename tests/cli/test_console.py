@@ -51,8 +51,44 @@ def test_translate_back_translate_and_likelihood_count_their_lines_on_a_terminal
     assert "translating: 3 of 3 lines" in shown and "back-translating: 3 of 3 lines" in shown
     assert "scoring: 3 of 3 pairs" in shown
     assert len((tmp_path / "out.de").read_text().splitlines()) == 3
-    screen.seek(0)
-    screen.truncate()
-    to_terminal = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source)])  # the lines are the display
-    assert to_terminal.exit_code == 0 and len(to_terminal.stdout.splitlines()) == 3
-    assert "translating" not in screen.getvalue()
+
+
+def _terminal_shows(command: list[str], stdout_to_terminal: bool, stdout_file) -> str:
+    """What a terminal on stderr (and, where asked, on stdout too) shows of `command`, escapes removed."""
+    import os
+    import pty
+    import subprocess
+
+    primary, secondary = pty.openpty()
+    with open(stdout_file, "wb") as out:
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=secondary if stdout_to_terminal else out,
+                                 stderr=secondary)
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the child has gone and closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(primary)
+    assert child.wait(timeout=60) == 0, shown
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode(errors="replace"))
+
+
+def test_translations_to_standard_output_show_the_count_unless_it_is_the_terminal(trained_tiny, tmp_path):
+    """`nmt translate -i FILE > out` shows its bar on the terminal; where the translations are
+    printed to the terminal, they are the display and no bar is drawn between them."""
+    import sys
+
+    source = tmp_path / "in.en"
+    source.write_text("A dog runs.\n\nTwo men talk.\n")
+    command = [sys.executable, "-m", "nmt", "translate", "-c", str(trained_tiny.out / "checkpoints" / "best.pt"),
+               "-i", str(source)]
+    redirected = _terminal_shows(command, False, tmp_path / "out.de")
+    assert "translating: 3 of 3 lines" in redirected
+    assert len((tmp_path / "out.de").read_text().splitlines()) == 3
+    on_terminal = _terminal_shows(command, True, tmp_path / "unused")
+    assert "translating" not in on_terminal and len([line for line in on_terminal.splitlines() if line.strip()]) == 2
