@@ -152,8 +152,12 @@ def _lines_counter(input: str, output: str, interactive: bool):
     terminal too (standard output is one) or typed lines are answered one by one."""
     from nmt.decode.stream import line_by_line
 
-    to_terminal = output == "-" and sys.stdout.isatty()
-    return lines_counter("translating", input, show=not (to_terminal or line_by_line(input, interactive)))
+    return lines_counter("translating", input, show=_drawn_beside(output) and not line_by_line(input, interactive))
+
+
+def _drawn_beside(output: str) -> bool:
+    """Whether a counter may be drawn on stderr's terminal: not where the output goes to a terminal."""
+    return not (output == "-" and sys.stdout.isatty())
 
 
 @command("back-translate")
@@ -259,7 +263,7 @@ def likelihood(
 
     scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
-    with lines_counter("scoring", source, show=output != "-", unit="pairs") as count:
+    with lines_counter("scoring", source, show=_drawn_beside(output), unit="pairs") as count:
         likelihood_file(scorer, source, target, output, cfg.max_tokens, output_format, cfg.precision,
                         warner(source), done=lambda n: count("pairs", n))
 
