@@ -17,7 +17,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
                              EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
                              ZeroShotOpt)
 from nmt.config import load_recipe
-from nmt.console import counter, err, lines_counter, one_line_errors, say, warner
+from nmt.console import counter, err, lines_counter, one_line_errors, say, warner, working
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -40,7 +40,9 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
     from nmt.data.tokenizer import describe_tokenizer, train_tokenizer
 
     r = load_recipe(recipe, set_)
-    say(describe_tokenizer(train_tokenizer(r.data, r.tokenizer, r.out, r.train.init_from), r.train.init_from))
+    with working("training the tokenizer (sentencepiece)"):  # minutes at WMT's size, with nothing else shown
+        trained = train_tokenizer(r.data, r.tokenizer, r.out, r.train.init_from)
+    say(describe_tokenizer(trained, r.train.init_from))
 
 
 @command()

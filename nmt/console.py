@@ -70,6 +70,17 @@ def counter(text: str, show: bool = True, total: int | None = None) -> Iterator[
         yield count
 
 
+def working(text: str):
+    """A spinner with `text` and the time elapsed on stderr's terminal while a long step runs that
+    counts nothing (nothing shown elsewhere, and nothing left behind when it ends)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    progress = Progress(SpinnerColumn(), TextColumn(text), TimeElapsedColumn(), console=err, transient=True,
+                        disable=not err.is_terminal, redirect_stdout=False)
+    progress.add_task("", total=None)
+    return progress
+
+
 def lines_counter(doing: str, source, show: bool = True, unit: str = "lines"):
     """`counter` of lines (or another `unit`, one a line) done: "DOING: N of M lines" with a bar and
     the time left where `source` is a file (its lines counted first, on a terminal only), "DOING: N

@@ -92,3 +92,20 @@ def test_translations_to_standard_output_show_the_count_unless_it_is_the_termina
     assert len((tmp_path / "out.de").read_text().splitlines()) == 3
     on_terminal = _terminal_shows(command, True, tmp_path / "unused")
     assert "translating" not in on_terminal and len([line for line in on_terminal.splitlines() if line.strip()]) == 2
+
+
+def test_training_the_tokenizer_shows_a_spinner_and_leaves_no_line_behind(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.conftest import TINY
+
+    screen = io.StringIO()
+    monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=100))
+    result = CliRunner().invoke(app, ["tokenizer", str(TINY), "--set", f"output_dir={tmp_path / 'run'}"])
+    assert result.exit_code == 0, result.output
+    shown = screen.getvalue()
+    assert "training the tokenizer (sentencepiece)" in shown
+    last = shown[shown.rindex("training the tokenizer"):]
+    assert "\x1b[2K" in last and "trained " in last  # the spinner's line erased, the summary written after it
+
