@@ -15,8 +15,10 @@ from __future__ import annotations
 import gzip
 import io
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import zip_longest
 from pathlib import Path
+from typing import BinaryIO
 
 from nmt.errors import NmtError
 
@@ -29,8 +31,17 @@ def split_file(stem: str, lang: str) -> Path:
     raise NmtError(f"{stem}.{lang}: file not found (also tried {stem}.{lang}.gz)")
 
 
-def _open_binary(path: Path):
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+@contextmanager
+def _opened(path: Path) -> Iterator[BinaryIO]:
+    """`path`'s bytes (decompressed for .gz); a file that cannot be opened or read, then or while
+    it is read in the block, is an NmtError naming it."""
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as raw:
+            yield raw
+    except (OSError, EOFError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise NmtError(f"{path}: file not found") from None
+        raise NmtError(f"{path}: cannot read: {e}") from None
 
 
 def decode_lines(stream, name: str) -> Iterator[str]:
@@ -48,27 +59,17 @@ def decode_lines(stream, name: str) -> Iterator[str]:
 
 def read_lines(path: Path) -> Iterator[str]:
     """Yield lines without their line ending; names file and line on invalid UTF-8."""
-    try:
-        with _open_binary(path) as raw:
-            yield from decode_lines(io.BufferedReader(raw), str(path))
-    except (OSError, EOFError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise NmtError(f"{path}: file not found") from None
-        raise NmtError(f"{path}: cannot read: {e}") from None
+    with _opened(path) as raw:
+        yield from decode_lines(io.BufferedReader(raw), str(path))
 
 
 def count_lines(path: Path) -> int:
     """How many lines `read_lines(path)` yields (a last line without its newline included), counted
     in the raw bytes, without decoding them."""
     count, last = 0, b"\n"
-    try:
-        with _open_binary(path) as raw:
-            while block := raw.read(1 << 20):
-                count, last = count + block.count(b"\n"), block[-1:]
-    except (OSError, EOFError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise NmtError(f"{path}: file not found") from None
-        raise NmtError(f"{path}: cannot read: {e}") from None
+    with _opened(path) as raw:
+        while block := raw.read(1 << 20):
+            count, last = count + block.count(b"\n"), block[-1:]
     return count + (last != b"\n")
 
 
