@@ -17,7 +17,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
                              EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
                              ZeroShotOpt)
 from nmt.config import load_recipe
-from nmt.console import counter, err, lines_counter, one_line_errors, say, warner, working
+from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, warner, working
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -52,8 +52,8 @@ def prepare(recipe: RecipeArg, set_: SetOpt = None,
     from nmt.data.prepare import describe_preparation, prepare as run_prepare
 
     r = load_recipe(recipe, set_)
-    with counter("preparing {task.fields[name]}: {task.completed:,} pairs read") as count:
-        report = run_prepare(r.data, r.tokenizer, r.out, threads, count)
+    with counter("preparing {task.fields[name]}: {task.completed:,}{task.fields[of]} pairs read", bars=True) as count:
+        report = run_prepare(r.data, r.tokenizer, r.out, threads, count, count_first=drawn())
     say(describe_preparation(report, r.out))
 
 
@@ -73,7 +73,7 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
     r = load_recipe(recipe, [*(set_ or []), *([f"train.init_from={init_from}"] if init_from else [])])
     if nproc > 1:
         raise typer.Exit(relaunch_under_torchrun(nproc, sys.argv[1:], r.train))
-    result = run_train(r, err, show_progress=progress and err.is_terminal)
+    result = run_train(r, err, show_progress=drawn(progress))
     if result.stopped_because.startswith("signal"):
         if launched_rank() == 0:  # under torchrun, one process speaks
             err.print(f"checkpoint saved at step {result.step}; run the same command again to resume")

@@ -49,23 +49,33 @@ def warner(path) -> Callable[[str], None]:
     return lambda message: err.print(f"warning: {path}: {message}", highlight=False, markup=False)
 
 
+def drawn(show: bool = True) -> bool:
+    """Whether progress is drawn: asked for, and stderr is a terminal (else nothing is shown, and
+    nothing need be counted for it)."""
+    return show and err.is_terminal
+
+
 @contextmanager
-def counter(text: str, show: bool = True, total: int | None = None) -> Iterator[Callable[[str, int], None]]:
-    """A spinner per counted thing on a terminal: yields `count(name, n)`, which sets that thing's
-    count; with a `total`, a bar and the time left too."""
+def counter(text: str, show: bool = True, total: int | None = None,
+            bars: bool = False) -> Iterator[Callable[..., None]]:
+    """A spinner per counted thing on a terminal: yields `count(name, n, of=None)`, which sets that
+    thing's count; with a total (`total` for every thing, or `of` per thing where `bars`), a bar
+    and the time left too. `text` may name `{task.fields[of]}`: " of TOTAL" where
+    the thing has a total, else nothing."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = [SpinnerColumn(), TextColumn(text), TimeElapsedColumn()]
-    if total is not None:
+    if total is not None or bars:
         columns[2:2] = [BarColumn()]
         columns.append(TimeRemainingColumn())
     # redirect_stdout off: what the command writes to standard output (translations) stays there
-    with Progress(*columns, console=err, disable=not (show and err.is_terminal), redirect_stdout=False) as bar:
+    with Progress(*columns, console=err, disable=not drawn(show), redirect_stdout=False) as bar:
         tasks: dict[str, int] = {}
 
-        def count(name: str, n: int) -> None:
+        def count(name: str, n: int, of: int | None = None) -> None:
             if name not in tasks:  # one line per name (setdefault would add a task at every call)
-                tasks[name] = bar.add_task("", total=total, name=name)
+                whole = total if of is None else of
+                tasks[name] = bar.add_task("", total=whole, name=name, of="" if whole is None else f" of {whole:,}")
             bar.update(tasks[name], completed=n)
         yield count
 
@@ -76,7 +86,7 @@ def working(text: str):
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     progress = Progress(SpinnerColumn(), TextColumn(text), TimeElapsedColumn(), console=err, transient=True,
-                        disable=not err.is_terminal, redirect_stdout=False)
+                        disable=not drawn(), redirect_stdout=False)
     progress.add_task("", total=None)
     return progress
 
@@ -88,7 +98,7 @@ def lines_counter(doing: str, source, show: bool = True, unit: str = "lines"):
     from nmt.data.corpus import count_lines
 
     total = None
-    if show and err.is_terminal and str(source) != "-":
+    if drawn(show) and str(source) != "-":
         try:
             total = count_lines(Path(source))
         except NmtError:

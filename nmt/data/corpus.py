@@ -105,6 +105,10 @@ class Corpus:
         """What identifies the content, to decide whether prepared data is up to date."""
         raise NotImplementedError
 
+    def count_pairs(self) -> int:
+        """How many pairs `pairs` will give, found without decoding the text (a progress bar's total)."""
+        raise NotImplementedError
+
 
 def _file_fingerprint(path: Path) -> dict:
     stat = path.stat()
@@ -123,6 +127,9 @@ class TextPair(Corpus):
 
     def fingerprint(self):
         return {"files": [_file_fingerprint(self.src_path), _file_fingerprint(self.tgt_path)]}
+
+    def count_pairs(self):
+        return count_lines(self.src_path)  # a target side of another length is read_parallel's error
 
     def __str__(self):
         return f"{self.src_path} + {self.tgt_path}"
@@ -146,6 +153,9 @@ class Tsv(Corpus):
 
     def fingerprint(self):
         return {"files": [_file_fingerprint(self.path)]}
+
+    def count_pairs(self):
+        return count_lines(self.path)
 
     def __str__(self):
         return str(self.path)
@@ -192,6 +202,9 @@ class HuggingFace(Corpus):
     def fingerprint(self):
         return {"dataset": self.spec, "fingerprint": getattr(self.dataset, "_fingerprint", None),
                 "rows": len(self.dataset)}
+
+    def count_pairs(self):
+        return len(self.dataset)
 
     def __str__(self):
         return self.spec

@@ -48,15 +48,18 @@ def _normalized_pairs(corpus: Corpus, nfkc: bool) -> Iterator[tuple[str, str]]:
 
 
 def _train_filter(data: DataConfig, corpus: Corpus, workdir: Path,
-                  on_progress: Callable[[str, int], None] | None) -> PairFilter:
+                  on_progress: Callable[..., None] | None, total: int | None) -> PairFilter:
     if not data.remove_duplicates:
         return PairFilter(data)
 
     def counted(pairs: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        n = 0
         for n, pair in enumerate(pairs, 1):
             if on_progress and n % CHUNK == 0:
-                on_progress("train (finding duplicates)", n)
+                on_progress("train (finding duplicates)", n, total)
             yield pair
+        if on_progress:
+            on_progress("train (finding duplicates)", n, total)
 
     # A pass of its own, so that memory does not grow with the corpus (see nmt.data.dedup).
     return PairFilter(data, find_duplicates(counted(_normalized_pairs(corpus, data.normalize_nfkc)), workdir))
@@ -141,8 +144,10 @@ def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
 
 
 def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
-            on_progress: Callable[[str, int], None] | None = None) -> dict:
-    """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date."""
+            on_progress: Callable[..., None] | None = None, count_first: bool = False) -> dict:
+    """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date.
+    `on_progress(split, pairs_read, total)` follows the reading; `count_first` counts each split's
+    pairs before reading it, for that total (else None)."""
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
     splits = split_sources(data, sp_src, sp_tgt)
@@ -169,7 +174,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     for stale in [*target.glob("train.s[0-9]*.*"), *target.glob(f"{ALIGN_SPLIT}.*")]:  # of earlier settings
         stale.unlink()
     for split, sources in splits.items():
-        pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress)
+        total = sum(source.corpus.count_pairs() for source in sources) if count_first and on_progress else None
+        pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress, total)
                        if split == "train" else None)
         src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
         tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
@@ -231,7 +237,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 if sampler:
                     sampler.add(chunk, src_ids, tgt_ids, source.prefix, source.target_prefix)
                 if on_progress:
-                    on_progress(split, read)
+                    on_progress(split, read, total)
             per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read, "kept": corpus_kept,
                                **({"augmented": corpus_augmented} if corpus_augmented else {})})
             augmented += corpus_augmented

@@ -53,6 +53,27 @@ def test_translate_back_translate_and_likelihood_count_their_lines_on_a_terminal
     assert len((tmp_path / "out.de").read_text().splitlines()) == 3
 
 
+def test_prepare_shows_each_split_read_against_its_pairs_counted_first(tmp_path, monkeypatch):
+    """`nmt prepare` on a terminal: every pass over a split (the search for duplicates, then the
+    encoding) with a bar to its total, the pairs counted from the files before it starts."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.conftest import TINY, TINY_DATA
+
+    screen = io.StringIO()
+    monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=100))
+    settings = [f"--set=output_dir={tmp_path}", f"--set=data.train={TINY_DATA / 'train'}",
+                f"--set=data.valid={TINY_DATA / 'valid'}", "--set=data.test=null"]
+    runner = CliRunner()
+    assert runner.invoke(app, ["tokenizer", str(TINY), *settings]).exit_code == 0
+    result = runner.invoke(app, ["prepare", str(TINY), *settings])
+    assert result.exit_code == 0, result.output
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    for split, pairs in (("train (finding duplicates)", 48), ("train", 48), ("valid", 8)):
+        assert f"preparing {split}: {pairs} of {pairs} pairs read" in shown, shown
+
+
 def _terminal_shows(command: list[str], stdout_to_terminal: bool, stdout_file) -> str:
     """What a terminal on stderr (and, where asked, on stdout too) shows of `command`, escapes removed."""
     import os
