@@ -111,14 +111,12 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
         assert result.exit_code == 0, result.output
         translations.append(out.read_text(encoding="utf-8"))
     assert translations[0] == translations[1] and translations[0].count("\n") == 8
-    # the sharded checkpoint resumes to where the whole one does: in as many processes, each
-    # reading only its own shards; then in one process, which joins them
+    # the sharded checkpoint resumes to where the whole one goes uninterrupted: in as many
+    # processes, each reading only its own shards; then in one process, which joins them
     resharded = run_nmt_train(one, stopped_at + 5, nproc=2,
                               settings=[*SETTINGS, "train.parallel=fsdp", "train.sharded_checkpoints=true"])
     assert resharded.returncode == 0 and f"resumed at step {stopped_at + 3}" in resharded.stderr, resharded.stderr
     assert "each process read its own shards" in resharded.stderr
-    assert run_nmt_train(two, stopped_at + 5, nproc=1).returncode == 0
-    assert_same_parameters(model_of(one), model_of(two))
     for run in (one, two):
         assert run_nmt_train(run, stopped_at + 7, nproc=1).returncode == 0
     assert_same_parameters(model_of(one), model_of(two))
