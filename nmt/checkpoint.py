@@ -305,23 +305,51 @@ def average_checkpoints(paths: list[Path]) -> dict:
     dtypes = {names[0]: weights[names[0]].dtype for names in names_of_storage.values()}
     sums = {names[0]: weights[names[0]].double() for names in names_of_storage.values()}
     keys, last = list(weights), first  # names in order, without holding the weights
+    progress = first.get("progress")  # the last one's that has any (an imported model has none)
     del weights
     for path in paths[1:]:
         payload = _merged(load_checkpoint(path, optimizer=False, mapped=True))
-        if payload["recipe"]["model"] != first["recipe"]["model"] or payload["model"].keys() != set(keys):
-            raise NmtError(f"{path}: model shape differs from {paths[0]}; cannot average")
+        _check_averageable(payload, path, first, paths[0])
+        if payload["model"].keys() != set(keys):
+            raise NmtError(f"{path}: its weights are not named as those of {paths[0]}; cannot average")
         for name, total in sums.items():
             total += payload["model"][name].double()
         del payload["model"]
-        last = payload
+        last, progress = payload, payload.get("progress", progress)
     for names in names_of_storage.values():
         mean = (sums.pop(names[0]) / len(paths)).to(dtypes[names[0]])
         averaged.update(dict.fromkeys(names, mean))
     return {
         "recipe": last["recipe"], "model": {name: averaged[name] for name in keys},
         "tokenizer": _in_memory(last["tokenizer"], {}),
-        "progress": last["progress"], "averaged_from": [str(p) for p in paths],
+        **({"progress": progress} if progress is not None else {}),
+        "averaged_from": [str(p) for p in paths],
     }
+
+
+def _check_averageable(payload: dict, path: Path, first: dict, first_path: Path) -> None:
+    """Weights average into a model only where they have its shape and its tokens mean the same
+    pieces: a run's dropout or learning rate may differ (a parent and its fine-tuned child
+    average), its layers or vocabularies may not."""
+    from nmt.config import MODEL_SHAPE_KEYS
+
+    theirs, ours = (recipe_from_dict(p["recipe"], str(where)).model for p, where in ((payload, path), (first, first_path)))
+    for key in MODEL_SHAPE_KEYS:
+        if getattr(theirs, key) != getattr(ours, key):
+            raise NmtError(f"{path}: model.{key} is {getattr(theirs, key)}, {getattr(ours, key)} in {first_path}; "
+                           "cannot average")
+    for side in ("src", "tgt"):
+        theirs, ours = payload["tokenizer"][side], first["tokenizer"][side]
+        if not torch.equal(theirs, ours) and _pieces(theirs) != _pieces(ours):
+            raise NmtError(f"{path}: its {side} tokenizer's pieces are not those of {first_path}; cannot average")
+
+
+def _pieces(proto: torch.Tensor) -> list[str]:
+    """A serialized sentencepiece model's pieces, in id order."""
+    import sentencepiece as spm
+
+    processor = spm.SentencePieceProcessor(model_proto=proto.numpy().tobytes())
+    return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
 
 
 def average_into(output: Path, paths: list[Path], last: int = 0, folder: Path | None = None) -> list[Path]:

@@ -314,7 +314,8 @@ def export(
     """Export a checkpoint for another engine (CTranslate2, Hugging Face transformers, ONNX, Argos Translate), with its tokenizers and decode settings."""
     from nmt.export import describe_export, export_checkpoint
 
-    summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist)
+    with working(f"exporting {checkpoint} ({format_})"):  # minutes for a model of billions of weights
+        summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist)
     say(describe_export(summary, checkpoint, format_))
 
 
@@ -335,7 +336,9 @@ def import_(
     """Import a Hugging Face transformers model as an nmt checkpoint, to translate, fine-tune (train --init-from) and export."""
     from nmt.export.huggingface_import import import_with_recipe
 
-    say(import_with_recipe(directory, output, force, src_lang, tgt_lang, recipe, add_languages, add_pieces))
+    with working(f"importing {directory}"):  # reading, checking against transformers, writing: minutes at NLLB's size
+        summary = import_with_recipe(directory, output, force, src_lang, tgt_lang, recipe, add_languages, add_pieces)
+    say(summary)
 
 
 @command()
@@ -441,8 +444,9 @@ def average(
     """Average the weights of several checkpoints (e.g. the last 5) into one."""
     from nmt.checkpoint import average_into
 
-    averaged = average_into(output, checkpoints or [], last, dir)
-    err.print(f"averaged {len(averaged)} checkpoints -> {output}", markup=False)
+    with working("averaging checkpoints"):  # each read whole: a minute for several of a large model
+        averaged = average_into(output, checkpoints or [], last, dir)
+    say([f"averaged {len(averaged)} checkpoint{'s' * (len(averaged) != 1)} -> {output}"])
 
 
 @command()

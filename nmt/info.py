@@ -50,6 +50,7 @@ def describe(info: dict) -> list[str]:
         f"direction    {info['direction']}" + (f" (trained: {', '.join(info['directions'])})"
                                                  if info["directions"] != [info["direction"]] else ""),
         f"imported     from {info['imported_from']} (`nmt import`), not trained by nmt" if info["imported_from"] else
+        "progress     none recorded (imported models only, averaged)" if info["step"] is None else
         f"progress     step {info['step']:,}, epoch {info['epoch']}, {info['training_minutes']} min of training",
         f"model        {info['parameters']:,} parameters: {m['encoder_layers']}+{m['decoder_layers']} layers, "
         f"d_model {m['d_model']}, {m['heads']} heads, d_ff {m['d_ff']}, {m['norm']}-LN"

@@ -130,3 +130,27 @@ def test_training_the_tokenizer_shows_a_spinner_and_leaves_no_line_behind(tmp_pa
     last = shown[shown.rindex("training the tokenizer"):]
     assert "\x1b[2K" in last and "trained " in last  # the spinner's line erased, the summary written after it
 
+
+
+def test_export_import_and_average_show_a_spinner_while_they_work(trained_tiny, tmp_path, monkeypatch):
+    """Each reads and writes whole models (minutes at a few billion weights) and shows nothing else
+    until it ends: a spinner says what it is doing, and its line is erased before the summary."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    exported, imported = tmp_path / "hf", tmp_path / "imported.pt"
+    for command, doing, done in (
+        (["export", str(checkpoint), "-o", str(exported), "--format", "huggingface"], "exporting", "exported"),
+        (["import", str(exported), "-o", str(imported)], "importing", "imported"),
+        (["average", str(checkpoint), str(imported), "-o", str(tmp_path / "mean.pt")], "averaging checkpoints",
+         "averaged 2 checkpoints"),
+    ):
+        screen = io.StringIO()
+        monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=200))
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, result.output
+        shown = screen.getvalue()
+        last = shown[shown.rindex(doing):]
+        assert "\x1b[2K" in last and done in last[len(doing):], shown  # erased, then the summary

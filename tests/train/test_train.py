@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.config import TrainConfig, recipe_from_dict
+from nmt.config import TrainConfig, recipe_from_dict, recipe_to_dict
 from nmt.special_tokens import PAD
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
@@ -257,17 +257,54 @@ def test_checkpoints_never_unpickle_code(tmp_path):
         load_checkpoint(tmp_path / "evil.pt")
 
 
+def toy_checkpoint(model: dict, path, *overrides: str, **more) -> None:
+    """`model`'s tensors saved as a checkpoint of the tiny recipe (with `overrides`), its tokenizers
+    stand-ins that are equal in every toy checkpoint."""
+    from tests.conftest import tiny_recipe
+
+    tokenizer = torch.frombuffer(bytearray(b"toy"), dtype=torch.uint8)
+    save_checkpoint({"model": model, "recipe": recipe_to_dict(tiny_recipe(path.parent, *overrides)),
+                     "tokenizer": {"src": tokenizer, "tgt": tokenizer}, **more}, path)
+
+
 def test_average_of_toy_checkpoints(tmp_path):
-    recipe = {"model": {"d_model": 2}}
     for i, values in enumerate(([1.0, 2.0], [3.0, 6.0], [5.0, 1.0])):
-        save_checkpoint({"model": {"w": torch.tensor(values), "n": torch.tensor([7])}, "recipe": recipe,
-                         "tokenizer": {}, "progress": {"step": i}}, tmp_path / f"{i}.pt")
+        toy_checkpoint({"w": torch.tensor(values), "n": torch.tensor([7])}, tmp_path / f"{i}.pt", progress={"step": i})
     averaged = average_checkpoints([tmp_path / f"{i}.pt" for i in range(3)])
     assert averaged["model"]["w"].tolist() == [3.0, 3.0]
     assert averaged["model"]["n"].tolist() == [7]
-    save_checkpoint({"model": {"w": torch.zeros(2)}, "recipe": {"model": {"d_model": 3}}}, tmp_path / "x.pt")
-    with pytest.raises(NmtError, match="model shape differs"):
+    assert averaged["progress"] == {"step": 2}
+    toy_checkpoint({"w": torch.zeros(2)}, tmp_path / "x.pt", "model.d_ff=96")
+    with pytest.raises(NmtError, match=r"x.pt: model.d_ff is 96, 128 in .*0.pt; cannot average"):
         average_checkpoints([tmp_path / "0.pt", tmp_path / "x.pt"])
+    toy_checkpoint({"v": torch.zeros(2)}, tmp_path / "y.pt")
+    with pytest.raises(NmtError, match=r"y.pt: its weights are not named as those of .*0.pt"):
+        average_checkpoints([tmp_path / "0.pt", tmp_path / "y.pt"])
+    # what may differ: the settings that are not the model's shape (a parent and its fine-tuned
+    # child, trained with other dropout), and progress, which an imported model has none of
+    toy_checkpoint({"w": torch.tensor([3.0, 0.0]), "n": torch.tensor([7])}, tmp_path / "z.pt", "model.dropout=0.3")
+    averaged = average_checkpoints([tmp_path / "0.pt", tmp_path / "z.pt"])
+    assert averaged["model"]["w"].tolist() == [2.0, 1.0] and averaged["progress"] == {"step": 0}
+    assert "progress" not in average_checkpoints([tmp_path / "z.pt", tmp_path / "z.pt"])
+
+
+def test_checkpoints_whose_tokens_are_other_pieces_do_not_average(tmp_path):
+    """Two runs of one shape whose tokenizers were trained differently: the same ids are other
+    pieces, so their mean would be no model of either vocabulary."""
+    from nmt.data.tokenizer import train_tokenizer
+    from tests.conftest import tiny_recipe
+
+    paths = []
+    for name, model_type in (("bpe", "bpe"), ("unigram", "unigram")):
+        recipe = tiny_recipe(tmp_path / name, f"tokenizer.model_type={model_type}")
+        train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+        proto = torch.frombuffer(bytearray((recipe.out / "spm.model").read_bytes()), dtype=torch.uint8)
+        save_checkpoint({"model": {"w": torch.zeros(2)}, "recipe": recipe_to_dict(recipe),
+                         "tokenizer": {"src": proto, "tgt": proto}}, tmp_path / f"{name}.pt")
+        paths.append(tmp_path / f"{name}.pt")
+    with pytest.raises(NmtError, match=r"unigram.pt: its src tokenizer's pieces are not those of .*bpe.pt; cannot average"):
+        average_checkpoints(paths)
+    assert average_checkpoints([paths[1], paths[1]])["model"]["w"].tolist() == [0.0, 0.0]
 
 
 def test_average_keeps_tied_weights_tied(tmp_path):
@@ -275,8 +312,8 @@ def test_average_keeps_tied_weights_tied(tmp_path):
     (else the saved file holds it twice and the parameter count doubles it)."""
     for i in range(2):
         shared = torch.full((3, 2), float(i))
-        save_checkpoint({"model": {"embed": shared, "output": shared, "other": torch.full((2,), 2.0 * i)},
-                         "recipe": {"model": {}}, "tokenizer": {}, "progress": {"step": i}}, tmp_path / f"{i}.pt")
+        toy_checkpoint({"embed": shared, "output": shared, "other": torch.full((2,), 2.0 * i)}, tmp_path / f"{i}.pt",
+                       progress={"step": i})
     averaged = average_checkpoints([tmp_path / "0.pt", tmp_path / "1.pt"])
     assert averaged["model"]["embed"] is averaged["model"]["output"]
     assert averaged["model"]["embed"].tolist() == [[0.5, 0.5]] * 3
