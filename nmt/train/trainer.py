@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
 from nmt.checkpoint import resumable
@@ -41,7 +41,7 @@ from nmt.train.metrics import LossWindow, MetricsLog
 from nmt.train.micro_batches import rank_passes
 from nmt.train.run_lock import exclusive_run
 from nmt.train.step import TrainStep
-from nmt.train.stopping import StopSignal, stop_reason
+from nmt.train.stopping import StopSignal, budget_fractions, budget_text, stop_reason
 from nmt.train.training_data import TrainingData
 from nmt.train.utilization import Utilization
 from nmt.train.validate import improved, validate
@@ -132,13 +132,7 @@ class Trainer:
 
     def _budget_used(self, completed_updates: int) -> float:
         """The fraction of the training budget spent: the largest of steps, wall time and epochs."""
-        cfg, p = self.train_cfg, self.progress
-        used = completed_updates / cfg.max_steps
-        if cfg.max_minutes > 0:
-            used = max(used, p.elapsed_seconds / (60 * cfg.max_minutes))
-        if cfg.max_epochs and self.batches_this_epoch:
-            used = max(used, (p.epoch + p.batch_in_epoch / self.batches_this_epoch) / cfg.max_epochs)
-        return used
+        return max(budget_fractions(self.train_cfg, self.progress, completed_updates, self.batches_this_epoch).values())
 
     def run(self, show_progress: bool = True) -> TrainResult:
         finished = False
@@ -182,6 +176,7 @@ class Trainer:
                 validated = saved = self._after_update(bar, window)
                 clock, signalled = self._advance_clock(clock, signal)
                 stop = stop_reason(cfg, p, signalled, signal.received)
+            bar.update(bar.task_ids[0], **self._budget_shown())  # with the last update's time
             if not (validated or stop.startswith("signal")):
                 self.validate_and_save()  # the final model competes for best.pt
             elif not saved:
@@ -228,11 +223,18 @@ class Trainer:
             self.log(("warning: " if memory.fits is False else "") + memory.describe())
 
     def _progress_bar(self, show: bool) -> Progress:
-        columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
+        """The bar of the budget spent: of max_minutes or max_epochs where one of them ends training
+        first (a 12-minute run's bar and time left are those of its 12 minutes, not of max_steps)."""
+        columns = [TextColumn("[progress.description]{task.description}"), TextColumn("{task.fields[budget]}"),
+                   BarColumn(), TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
         bar = Progress(*columns, console=self.console, disable=not show)
-        bar.add_task("training", total=self.train_cfg.max_steps, completed=self.progress.step, status="")
+        bar.add_task("training", total=1.0, status="", **self._budget_shown())
         return bar
+
+    def _budget_shown(self) -> dict:
+        """The progress bar's fraction done and its text (nmt.train.stopping.budget_text)."""
+        used = budget_fractions(self.train_cfg, self.progress, self.progress.step, self.batches_this_epoch)
+        return {"completed": min(1.0, max(used.values())), "budget": budget_text(self.train_cfg, self.progress, used)}
 
     def _epoch_batches(self) -> list[np.ndarray]:
         self.train_data, batches = self.data.epoch(self.progress.epoch)
@@ -260,7 +262,7 @@ class Trainer:
         checkpoint; whether it validated."""
         cfg, p = self.train_cfg, self.progress
         task = bar.task_ids[0]
-        bar.update(task, completed=p.step)
+        bar.update(task, **self._budget_shown())
         if p.step % cfg.log_every == 0 or p.step == cfg.max_steps:
             loss_sum, tokens, seconds = window.read(self.world)
             stats = {"loss": loss_sum / tokens, "lr": self.update.scheduler.get_last_lr()[0],

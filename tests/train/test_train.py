@@ -1,4 +1,5 @@
 import math
+import re
 
 import pytest
 import torch
@@ -436,6 +437,37 @@ def test_time_budget_stops_training_and_counts_across_resumes(tmp_path):
     assert (again.stopped_because, again.step) == ("max_minutes", result.step)
     longer = prepared_tiny(tmp_path, "train.max_minutes=0.01", *settings)
     assert train(longer, show_progress=False).step > result.step
+
+
+def test_the_progress_bar_is_that_of_the_budget_that_ends_training_first(tmp_path):
+    """A run of 100,000 steps or 12 minutes shows its minutes: a bar and a time left counted in
+    steps would say hours for a run that ends in minutes."""
+    import io
+
+    from rich.console import Console
+
+    from nmt.train.checkpointing import TrainingState
+    from nmt.train.stopping import budget_fractions, budget_text
+
+    cfg = TrainConfig(max_steps=100_000, max_minutes=12, max_epochs=10)
+    state = TrainingState(step=4524, epoch=2, batch_in_epoch=50, elapsed_seconds=552.0)
+    used = budget_fractions(cfg, state, state.step, batches_this_epoch=200)
+    assert used == pytest.approx({"steps": 0.04524, "minutes": 552 / 720, "epochs": 0.225})
+    assert budget_text(cfg, state, used) == "4,524 steps of 12 min"
+    assert budget_text(cfg, state, used | {"epochs": 0.9}) == "4,524 steps, epoch 3/10"
+    assert budget_text(TrainConfig(max_steps=6000), state, {"steps": 0.754}) == "4,524/6,000 steps"
+
+    def last_frame(*settings) -> str:
+        screen = io.StringIO()
+        recipe = prepared_tiny(tmp_path / str(len(settings)), "train.valid_every=100000", "train.valid_bleu_sentences=0",
+                               *settings)
+        train(recipe, Console(file=screen, force_terminal=True, width=160), show_progress=True)
+        shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+        return shown[shown.rindex("training"):].splitlines()[0]
+
+    timed = last_frame("train.max_steps=100000", "train.max_minutes=0.005")  # 0.3 s
+    assert re.search(r"training [\d,]+ steps of 0\.005 min ━+ 0:00:00 0:00:00", timed), timed
+    assert re.search(r"training 20/20 steps ━+ ", last_frame("train.max_steps=20")), "the steps' bar"
 
 
 def test_an_epoch_budget_validates_the_final_model_once_and_saves_the_epoch(tmp_path):
