@@ -723,9 +723,13 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     try:
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_RecipeLoader)  # a SafeLoader
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
+        mark, context = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
         line = f" line {mark.line + 1}" if mark else ""
-        raise NmtError(f"{path}:{line} invalid YAML: {getattr(e, 'problem', e)}") from None
+        # where the construct began, when that is another line: a key without its colon is
+        # noticed only on the next line
+        began = (f" ({e.context} on line {context.line + 1})"
+                 if context and getattr(e, "context", None) and (not mark or context.line != mark.line) else "")
+        raise NmtError(f"{path}:{line} invalid YAML: {getattr(e, 'problem', e)}{began}") from None
     if not isinstance(raw, dict):
         raise NmtError(f"{path}: a recipe must be a mapping of sections")
     for assignment in overrides or []:

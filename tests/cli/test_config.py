@@ -78,6 +78,11 @@ def test_missing_recipe_and_invalid_yaml(tmp_path):
     (tmp_path / "broken.yaml").write_text("model: [1, 2\n")
     with pytest.raises(NmtError, match="broken.yaml: line .* invalid YAML"):
         load_recipe(tmp_path / "broken.yaml")
+    # a key without its colon is noticed on the line after it: the error names both
+    (tmp_path / "colon.yaml").write_text("output_dir: x\ndata:\n  src_lang: en\n  tgt_lang de\n")
+    with pytest.raises(NmtError, match=r"colon.yaml: line 5 invalid YAML: could not find expected ':' "
+                                       r"\(while scanning a simple key on line 4\)$"):
+        load_recipe(tmp_path / "colon.yaml")
 
 
 def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path):
