@@ -641,7 +641,10 @@ def apply_override(raw: dict, assignment: str) -> None:
         if not isinstance(child, dict):
             raise NmtError(f"override '{assignment}': {'.'.join(parents[: i + 1])} is not a section")
         node = child
-    node[leaf] = yaml.load(value, Loader=_RecipeLoader) if value.strip() else None  # a SafeLoader
+    try:
+        node[leaf] = yaml.load(value, Loader=_RecipeLoader) if value.strip() else None  # a SafeLoader
+    except yaml.YAMLError as e:
+        raise NmtError(f"override '{assignment}': the value is not valid YAML: {getattr(e, 'problem', None) or e}") from None
 
 
 def _describe(error: dict) -> str:

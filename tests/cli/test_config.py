@@ -78,6 +78,8 @@ def test_missing_recipe_and_invalid_yaml(tmp_path):
     (tmp_path / "broken.yaml").write_text("model: [1, 2\n")
     with pytest.raises(NmtError, match="broken.yaml: line .* invalid YAML"):
         load_recipe(tmp_path / "broken.yaml")
+    with pytest.raises(NmtError, match=r"override 'train.freeze=\[encoder': the value is not valid YAML: expected ',' or ']'"):
+        load_recipe(TINY, ["train.freeze=[encoder"])
     # a key without its colon is noticed on the line after it: the error names both
     (tmp_path / "colon.yaml").write_text("output_dir: x\ndata:\n  src_lang: en\n  tgt_lang de\n")
     with pytest.raises(NmtError, match=r"colon.yaml: line 5 invalid YAML: could not find expected ':' "
