@@ -372,9 +372,11 @@ def serve(
     """Serve translations over HTTP: POST /translate (nmt's API and LibreTranslate's), GET /health,
     GET /languages, and a page at / to try the model. Several models: a request goes to the one of
     its languages. The decode settings are each checkpoint's recipe's, then --decode-from's, then --set's."""
-    from nmt.serve.app import ServeLimits, check_listening, require_fastapi, serve as run_server, workers_and_threads
+    from nmt.serve.app import ServeLimits, check_limits, check_listening, require_fastapi, serve as run_server, workers_and_threads
     from nmt.serve.models import load_served
 
+    check_limits(max_lines=max_lines, max_chars=max_chars, max_constraints=max_constraints, batch_wait_ms=batch_wait_ms,
+                 batch_max_lines=batch_max_lines, max_queued_lines=max_queued_lines, workers=workers)
     require_fastapi()
     check_listening(host, port)
     workers, threads = workers_and_threads(workers, threads, device)

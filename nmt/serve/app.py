@@ -155,6 +155,20 @@ def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator) -
     return answer
 
 
+# The least value each of nmt serve's limits takes: below it a server would refuse every request
+# (--max-lines 0, --max-chars 0), or the value means nothing (a negative wait, queue or number of
+# workers, no lines per model call).
+LEAST = {"max_lines": 1, "max_chars": 1, "max_constraints": 0, "batch_wait_ms": 0, "batch_max_lines": 1,
+         "max_queued_lines": 0, "workers": 0}
+
+
+def check_limits(**options: float) -> None:
+    """A one-line error naming the first option below its least value (LEAST)."""
+    for name, value in options.items():
+        if value < LEAST[name]:
+            raise NmtError(f"--{name.replace('_', '-')} {value:g}: at least {LEAST[name]}")
+
+
 def workers_and_threads(workers: int, threads: int, device: str) -> tuple[int, int]:
     """(model workers, torch threads) for `nmt serve`: where not given, two workers on a CPU of two
     or more cores, each on its share of the cores (small models decode faster on one thread each

@@ -281,3 +281,18 @@ def test_a_port_that_cannot_be_listened_on_is_a_one_line_error_before_loading(tm
         one_line_error(CliRunner().invoke(app, ["serve", never_loaded, "--port", str(port)]),
                        f"127.0.0.1:{port}: cannot listen there")
     one_line_error(CliRunner().invoke(app, ["serve", never_loaded, "--port", "70000"]), "--port 70000")
+
+
+@pytest.mark.parametrize("option, value, least", [("--max-lines", "0", "1"), ("--batch-max-lines", "0", "1"),
+                                                  ("--max-chars", "0", "1"), ("--batch-wait-ms", "-1", "0"),
+                                                  ("--max-queued-lines", "-5", "0"), ("--workers", "-1", "0")])
+def test_limits_that_would_refuse_every_request_or_mean_nothing_are_one_line_errors(tmp_path, option, value, least):
+    """--max-lines 0 or --max-chars 0 would refuse every request, a negative wait or number of
+    workers means nothing: refused before the models load."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.conftest import one_line_error
+
+    one_line_error(CliRunner().invoke(app, ["serve", str(tmp_path / "missing.pt"), option, value]),
+                   f"{option} {value}: at least {least}")
