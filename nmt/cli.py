@@ -18,6 +18,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
                              ZeroShotOpt)
 from nmt.config import load_recipe
 from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, warner, working
+from nmt.errors import NmtError
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -292,12 +293,22 @@ def rerank_tune(
     beam's n-best lists, scored once; prints the --set flags of the best."""
     from nmt.jobs.rerank_tuning import tune_files
 
-    weights = tuple(float(w) for w in grid.split(",") if w.strip())
+    weights = _grid_weights(grid)
     tuning, flags = tune_files(checkpoint, source, reference, candidates, reverse_model, qe_model, metric, weights,
                                output, device, threads, decode_from, set_ or [])
     say([f"{metric} {tuning.beam[metric]:.2f} with the beam's choice, {tuning.best[metric]:.2f} reranked "
          f"({tuning.candidates} candidates, {tuning.lines} lines)"])
     typer.echo(flags)
+
+
+def _grid_weights(grid: str) -> tuple[float, ...]:
+    try:
+        weights = tuple(float(w) for w in grid.split(",") if w.strip())
+    except ValueError:
+        raise NmtError(f"--grid {grid}: expected weights, comma-separated numbers (0,0.5,1)") from None
+    if not weights:
+        raise NmtError(f"--grid {grid!r}: no weights")
+    return weights
 
 
 @command()

@@ -42,6 +42,8 @@ class NeuralSettings:
 
 def build_metric(name: str, tokenize: str | None = None, lowercase: bool = False) -> Metric:
     if name == "bleu":
+        if tokenize is not None and tokenize not in BLEU.TOKENIZERS:
+            raise NmtError(f"--tokenize {tokenize}: not one of sacrebleu's ({', '.join(BLEU.TOKENIZERS)})")
         return BLEU(tokenize=tokenize, lowercase=lowercase)
     if name == "chrf":
         return CHRF()
@@ -281,6 +283,8 @@ def score_report(hypotheses: list[Path], references: list[Path], metrics: list[s
                          for r in results)
     if paired_test not in ("bs", "ar"):
         raise NmtError(f"--paired-test {paired_test}: choose bs or ar")
+    if samples < 0:
+        raise NmtError(f"--samples {samples}: a number of resamples or trials (0: sacrebleu's default)")
     shared = None  # jsonl: one COMET scorer for the paired test and the records, each system scored once
     if output_format == "jsonl" and set(metrics) & set(NEURAL):
         check_metrics(metrics, neural)

@@ -159,6 +159,13 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
     (["info", "{tmp}"], "a directory, not a checkpoint file"),
     (["plot", "{tmp}/empty.de"], "empty.de: no metrics yet"),
     (["plot", str(TINY_DATA / "valid.de")], "valid.de:1: not a metrics record (invalid JSON"),
+    (["score", str(TINY_DATA / "valid.de"), "-r", str(TINY_DATA / "valid.de"), "--tokenize", "bogus"],
+     "--tokenize bogus: not one of sacrebleu's (none, zh, 13a"),
+    (["score", str(TINY_DATA / "valid.de"), str(TINY_DATA / "valid.de"), "-r", str(TINY_DATA / "valid.de"),
+      "--samples", "-1"], "--samples -1: a number of resamples"),
+    (["train", str(TINY), "--set", "train.freeze=[encoder"], "the value is not valid YAML"),
+    (["rerank-tune", "-c", "{tmp}/none.pt", "--source", "{tmp}/empty.de", "--reference", "{tmp}/empty.de",
+      "--grid", "0,half,1"], "--grid 0,half,1: expected weights"),
 ])
 def test_errors_are_one_line_with_exit_code_2(tmp_path, args, message):
     (tmp_path / "empty.de").write_text("")
