@@ -29,7 +29,8 @@ from nmt.config import load_recipe
 from nmt.data.corpus import read_lines
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.engine import load_engine
-from nmt.decode.shortlist import read_shortlist, write_shortlist
+from nmt.data.vocabulary_map import write_vocabulary_map
+from nmt.decode.shortlist import read_shortlist
 from nmt.jobs.shortlist_build import aligned_shortlist, cooccurrence_shortlist
 from nmt.export.ctranslate2 import export_ctranslate2
 from tools.results import write_json
@@ -104,7 +105,7 @@ def main() -> None:
             for method, built in (("cooccurrence", cooccurrence_shortlist(*pieces, best=best)),
                                   ("eflomal", aligned_shortlist(*pieces, links, best=best))):
                 files[(name, method, best)] = scratch / f"{name}.{method}.{best}.txt"
-                write_shortlist(files[(name, method, best)], *built)
+                write_vocabulary_map(files[(name, method, best)], *built)
     student = load_engine([models["student"]])
     greedy = recipe.model_copy(update={"beam_size": 1})
     val_sources, val_references = data["val"]

@@ -4,16 +4,13 @@ for one sentence, 64-80 % of them for a batch of 4,096 tokens), which shrinks ea
 largest matrix product in a small decoder (docs/decoding.md, "Shortlists", says what that can and
 cannot gain).
 
-The file is CTranslate2's vocabulary map, so that `nmt export --format ctranslate2` carries it
-as it is (`vmap.txt`, used with `use_vmap`) and both engines translate alike. Each line is
-
-    SOURCE N-GRAM <tab> TARGET PIECE TARGET PIECE ...
-
-in sentencepiece pieces; the line with an empty n-gram lists the tokens always allowed (the most
-frequent). A batch's candidates, as CTranslate2 computes them: UNK, BOS and EOS, the tokens
-always allowed, those of every source n-gram found in any sentence of the batch, and the
-batch's forced tokens (prefixes; in nmt's engine, constraints too). The model's softmax runs
-over the candidates only (the others get no probability at all).
+The file is CTranslate2's vocabulary map (nmt.data.vocabulary_map), so that `nmt export --format
+ctranslate2` carries it as it is (`vmap.txt`, used with `use_vmap`) and both engines translate
+alike; its line with an empty n-gram lists the tokens always allowed (the most frequent). A
+batch's candidates, as CTranslate2 computes them: UNK, BOS and EOS, the tokens always allowed,
+those of every source n-gram found in any sentence of the batch, and the batch's forced tokens
+(prefixes; in nmt's engine, constraints too). The model's softmax runs over the candidates only
+(the others get no probability at all).
 """
 
 from __future__ import annotations
@@ -22,8 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.files import replaced_whole
+from nmt.data.vocabulary_map import read_vocabulary_map
 from nmt.special_tokens import BOS, EOS, UNK
 
 
@@ -47,37 +43,11 @@ class Shortlist:
 
 def read_shortlist(path: str | Path, tgt_tokenizer) -> Shortlist:
     """A vocabulary map file; target pieces outside the vocabulary count as UNK (as in CTranslate2)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise NmtError(f"{path}: cannot read the shortlist ({e})") from None
+    always_pieces, by_ngram = read_vocabulary_map(path)
     rules: list[dict[str, list[int]]] = [{}]
-    always = {UNK, BOS, EOS}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line:
-            continue
-        key, tab, targets = line.partition("\t")
-        if not tab:
-            raise NmtError(f"{path}:{number}: no tab between the source n-gram and its target pieces")
-        ids = [tgt_tokenizer.piece_to_id(piece) for piece in targets.split(" ") if piece]
-        if not key:
-            always.update(ids)
-            continue
+    for key, pieces in by_ngram.items():
         n = key.count(" ") + 1
         rules.extend({} for _ in range(n - len(rules)))
-        rules[n - 1][key] = ids
+        rules[n - 1][key] = [tgt_tokenizer.piece_to_id(piece) for piece in pieces]
+    always = {UNK, BOS, EOS} | {tgt_tokenizer.piece_to_id(piece) for piece in always_pieces}
     return Shortlist(rules, sorted(always))
-
-
-def write_shortlist(path: str | Path, always: list[str], rules: dict[str, list[str]]) -> None:
-    """The vocabulary map file: the always-allowed pieces first, then one line per source n-gram;
-    written beside `path` and renamed, so a stopped run leaves no partial file."""
-    path = Path(path)
-    for key, targets in [("", always), *rules.items()]:
-        if any(c in key for c in "\t\n") or any(c in piece for piece in targets for c in " \t\n"):
-            raise NmtError(f"{key!r}: a vocabulary map's pieces hold no tab, line break or (target) space")
-    with replaced_whole(path) as f:
-        f.write("\t" + " ".join(always) + "\n")
-        for key, targets in rules.items():
-            f.write(f"{key}\t{' '.join(targets)}\n")

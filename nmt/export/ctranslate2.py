@@ -23,6 +23,7 @@ import numpy as np
 import nmt
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.data.tokenizer import load_processor
+from nmt.data.vocabulary_map import read_vocabulary_map
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
 from nmt.model.guided_alignment import alignment_heads
@@ -176,6 +177,7 @@ def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = 
     if shortlist:
         if not Path(shortlist).is_file():
             raise NmtError(f"{shortlist}: shortlist not found (--shortlist, or the recipe's decode.shortlist)")
+        read_vocabulary_map(shortlist)  # a file of another kind is an error here, not in the exported model
         spec.register_vocabulary_mapping(str(shortlist))
     spec.validate()
     spec.optimize(quantization=quantization)

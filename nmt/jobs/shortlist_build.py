@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.data.word_pairs import WordPairs
-from nmt.decode.shortlist import write_shortlist
+from nmt.data.vocabulary_map import write_vocabulary_map
 from nmt.errors import NmtError
 
 
@@ -101,5 +101,5 @@ def build_shortlist(checkpoint: Path, source: Path, target: Path, output: Path, 
     sides = [load_processor(model_proto=protos[side]).encode([pair[i] for pair in pairs], out_type=str)
              for i, side in enumerate(("src", "tgt"))]
     always, rules = cooccurrence_shortlist(*sides, best=best, frequent=frequent, min_count=min_count)
-    write_shortlist(output, always, rules)
+    write_vocabulary_map(output, always, rules)
     return ShortlistSummary(str(output), len(pairs), len(rules), len(always), best)

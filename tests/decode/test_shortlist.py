@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from conftest import TINY_DATA, one_line_error
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
-from nmt.decode.shortlist import Shortlist, read_shortlist, write_shortlist
+from nmt.data.vocabulary_map import read_vocabulary_map, write_vocabulary_map
+from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.jobs.shortlist_build import aligned_shortlist, cooccurrence_shortlist, most_frequent
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
@@ -48,12 +49,15 @@ def test_a_batchs_candidates_are_the_fixed_tokens_its_ngrams_and_its_forced_toke
 def test_a_shortlist_written_is_read_back_and_a_bad_line_names_the_file_and_line(tmp_path):
     tgt = Pieces(["<pad>", "<unk>", "<s>", "</s>", "▁a", "▁b", "▁c"])
     path = tmp_path / "out" / "shortlist.txt"
-    write_shortlist(path, ["▁a"], {"▁x": ["▁b", "▁c"], "▁y": ["▁c"]})
+    write_vocabulary_map(path, ["▁a"], {"▁x": ["▁b", "▁c"], "▁y": ["▁c"]})
     assert path.read_text(encoding="utf-8") == "\t▁a\n▁x\t▁b ▁c\n▁y\t▁c\n"
     assert read_shortlist(path, tgt).candidates([["▁y"]]) == [1, 2, 3, 4, 6]
     with pytest.raises(NmtError, match="target.*space"):
-        write_shortlist(tmp_path / "bad.txt", ["▁a b"], {})
+        write_vocabulary_map(tmp_path / "bad.txt", ["▁a b"], {})
     assert not (tmp_path / "bad.txt").exists()
+    # only a line feed ends a line, as written: a piece may hold other line separators
+    write_vocabulary_map(path, ["▁a"], {"▁x\u2028": ["▁c\x85"]})
+    assert read_vocabulary_map(path) == (["▁a"], {"▁x\u2028": ["▁c\x85"]})
     path.write_text("\t▁a\n▁x ▁b ▁c\n", encoding="utf-8")
     with pytest.raises(NmtError, match=r"shortlist.txt:2: no tab"):
         read_shortlist(path, tgt)
@@ -93,7 +97,7 @@ def test_an_unrestricted_shortlist_changes_nothing(trained_tiny, tmp_path):
     translator = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
     sp = translator.tgt_tokenizer
     everything = tmp_path / "all.txt"
-    write_shortlist(everything, [sp.id_to_piece(i) for i in range(4, sp.get_piece_size())], {})
+    write_vocabulary_map(everything, [sp.id_to_piece(i) for i in range(4, sp.get_piece_size())], {})
     for update in ({"beam_size": 1}, {"beam_size": 4, "nbest": 2}):
         cfg = translator.recipe.decode.model_copy(update={"precision": "fp32", **update})
         full = translate_lines(translator, LINES, cfg)
@@ -152,6 +156,11 @@ def test_both_engines_translate_alike_over_the_exported_shortlist(trained_tiny, 
         assert [h[0].tokens for h in unrestricted] != [h[0].tokens for h in ours]
     with pytest.raises(NmtError, match="has no shortlist; export it with `nmt export --shortlist"):
         translate_lines(load_engine([plain]), LINES[:1], cfg)
+    # a file of another kind is refused before anything is written
+    refused = runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "other"), "--shortlist",
+                                  str(TINY_DATA / "valid.en")])
+    assert refused.exit_code == 2 and "valid.en:1: no tab between the source n-gram" in refused.output, refused.output
+    assert not (tmp_path / "other").exists()
 
 
 def test_constraints_are_met_over_a_shortlist_that_lacks_their_tokens(trained_tiny, shortlist_file):
