@@ -724,7 +724,12 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     if not path.is_file():
         raise NmtError(f"{path}: recipe file not found")
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_RecipeLoader)  # a SafeLoader
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise NmtError(f"{path}: line {line} is not UTF-8 text (byte {e.start}); a recipe is a YAML file") from None
+    try:
+        raw = yaml.load(text, Loader=_RecipeLoader)  # a SafeLoader
     except yaml.YAMLError as e:
         mark, context = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
         line = f" line {mark.line + 1}" if mark else ""

@@ -80,6 +80,9 @@ def test_missing_recipe_and_invalid_yaml(tmp_path):
         load_recipe(tmp_path / "broken.yaml")
     with pytest.raises(NmtError, match=r"override 'train.freeze=\[encoder': the value is not valid YAML: expected ',' or ']'"):
         load_recipe(TINY, ["train.freeze=[encoder"])
+    (tmp_path / "binary.yaml").write_bytes(b"output_dir: x\ndata: \xff\xfe\n")
+    with pytest.raises(NmtError, match=r"binary.yaml: line 2 is not UTF-8 text \(byte 20\)"):
+        load_recipe(tmp_path / "binary.yaml")
     # a key without its colon is noticed on the line after it: the error names both
     (tmp_path / "colon.yaml").write_text("output_dir: x\ndata:\n  src_lang: en\n  tgt_lang de\n")
     with pytest.raises(NmtError, match=r"colon.yaml: line 5 invalid YAML: could not find expected ':' "
