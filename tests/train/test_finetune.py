@@ -194,3 +194,16 @@ def test_info_describes_a_checkpoint(trained_tiny):
     assert "step 300" in text and f"{info['parameters']:,} parameters" in text
     bad = CliRunner().invoke(app, ["info", str(trained_tiny.out / "nothing.pt")])
     assert bad.exit_code == 2 and "nothing.pt: checkpoint not found" in bad.output
+
+
+def test_info_of_a_checkpoint_without_progress_says_so(trained_tiny, tmp_path):
+    """An average of imported models records no progress: nmt info says so (it failed formatting
+    the step it did not have)."""
+    from nmt.checkpoint import load_checkpoint, save_checkpoint
+
+    payload = load_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", optimizer=False)
+    del payload["progress"]
+    save_checkpoint(payload | {"averaged_from": ["a.pt", "b.pt"]}, tmp_path / "mean.pt")
+    result = CliRunner().invoke(app, ["info", str(tmp_path / "mean.pt")])
+    assert result.exit_code == 0, result.output
+    assert "progress     none recorded" in result.output

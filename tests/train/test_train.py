@@ -457,17 +457,13 @@ def test_the_progress_bar_is_that_of_the_budget_that_ends_training_first(tmp_pat
     assert budget_text(cfg, state, used | {"epochs": 0.9}) == "4,524 steps, epoch 3/10"
     assert budget_text(TrainConfig(max_steps=6000), state, {"steps": 0.754}) == "4,524/6,000 steps"
 
-    def last_frame(*settings) -> str:
-        screen = io.StringIO()
-        recipe = prepared_tiny(tmp_path / str(len(settings)), "train.valid_every=100000", "train.valid_bleu_sentences=0",
-                               *settings)
-        train(recipe, Console(file=screen, force_terminal=True, width=160), show_progress=True)
-        shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
-        return shown[shown.rindex("training"):].splitlines()[0]
-
-    timed = last_frame("train.max_steps=100000", "train.max_minutes=0.005")  # 0.3 s
-    assert re.search(r"training [\d,]+ steps of 0\.005 min ━+ 0:00:00 0:00:00", timed), timed
-    assert re.search(r"training 20/20 steps ━+ ", last_frame("train.max_steps=20")), "the steps' bar"
+    screen = io.StringIO()
+    recipe = prepared_tiny(tmp_path, "train.valid_every=100000", "train.valid_bleu_sentences=0",
+                           "train.max_steps=100000", "train.max_minutes=0.005")  # 0.3 s
+    train(recipe, Console(file=screen, force_terminal=True, width=160), show_progress=True)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    last_frame = shown[shown.rindex("training"):].splitlines()[0]
+    assert re.search(r"training [\d,]+ steps of 0\.005 min ━+ 0:00:00 0:00:00", last_frame), last_frame
 
 
 def test_an_epoch_budget_validates_the_final_model_once_and_saves_the_epoch(tmp_path):
