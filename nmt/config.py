@@ -497,7 +497,8 @@ class DecodeConfig(Section):
     beam_size: int = Field(default=4, ge=1)  # 1 = greedy
     # alpha: a finished output is ranked by its log-probability / |Y|^alpha (|Y|: its tokens, EOS not
     # counted), as in CTranslate2; 0 = by log-probability. gnmt: / ((5 + |Y|) / 6)^alpha instead.
-    length_penalty: float = 0.6
+    # (A negative alpha would reward short outputs beyond their probability: refused, as serve does.)
+    length_penalty: float = Field(default=0.6, ge=0.0)
     length_penalty_form: Literal["power", "gnmt"] = "power"
     # Beam search stops once beam_size · patience outputs have ended (Kasai et al., 2022), as in
     # CTranslate2; more patience: a longer search.

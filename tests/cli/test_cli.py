@@ -164,6 +164,7 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
     (["score", str(TINY_DATA / "valid.de"), str(TINY_DATA / "valid.de"), "-r", str(TINY_DATA / "valid.de"),
       "--samples", "-1"], "--samples -1: a number of resamples"),
     (["train", str(TINY), "--set", "train.freeze=[encoder"], "the value is not valid YAML"),
+    (["train", str(TINY), "--set", "decode.length_penalty=-1"], "decode.length_penalty: Input should be greater than or equal to 0"),
     (["rerank-tune", "-c", "{tmp}/none.pt", "--source", "{tmp}/empty.de", "--reference", "{tmp}/empty.de",
       "--grid", "0,half,1"], "--grid 0,half,1: expected weights"),
 ])
