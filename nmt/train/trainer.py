@@ -282,10 +282,22 @@ class Trainer:
             if bar.disable:
                 self.log(f"step {p.step}: {status}")
         if p.step % cfg.valid_every == 0 or p.step == cfg.max_steps:
+            training_status = bar.tasks[0].fields["status"]
+            bar.update(task, status=self._validating())  # tens of seconds on a CPU, the bar standing still
+            bar.refresh()  # drawn now, however short the validation
             self.validate_and_save()
+            bar.update(task, status=training_status)
             window.restart()  # validation time is not training speed
             return True
         return False
+
+    def _validating(self) -> str:
+        """What the bar says while the model is validated."""
+        sets, cfg = self.data.valid_sets, self.train_cfg
+        what = f"validating: loss on {sum(len(s.pairs) for s in sets):,} dev pairs"
+        if cfg.valid_bleu_sentences > 0:
+            what += f", {cfg.valid_metric} of {sum(len(s.references) for s in sets):,} translations"
+        return what
 
     def _advance_clock(self, clock: float, signal: StopSignal) -> tuple[float, bool]:
         """Add this update's wall time. Ranks' clocks differ: all take the slowest one's time (so they

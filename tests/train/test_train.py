@@ -458,12 +458,14 @@ def test_the_progress_bar_is_that_of_the_budget_that_ends_training_first(tmp_pat
     assert budget_text(TrainConfig(max_steps=6000), state, {"steps": 0.754}) == "4,524/6,000 steps"
 
     screen = io.StringIO()
-    recipe = prepared_tiny(tmp_path, "train.valid_every=100000", "train.valid_bleu_sentences=0",
+    recipe = prepared_tiny(tmp_path, "train.valid_every=5", "train.valid_bleu_sentences=4",
                            "train.max_steps=100000", "train.max_minutes=0.005")  # 0.3 s
     train(recipe, Console(file=screen, force_terminal=True, width=160), show_progress=True)
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
     last_frame = shown[shown.rindex("training"):].splitlines()[0]
     assert re.search(r"training [\d,]+ steps of 0\.005 min ━+ 0:00:00 0:00:00", last_frame), last_frame
+    # while validating, which can take a while with the bar standing still, it says so
+    assert "validating: loss on 8 dev pairs, bleu of 4 translations" in shown
 
 
 def test_an_epoch_budget_validates_the_final_model_once_and_saves_the_epoch(tmp_path):
