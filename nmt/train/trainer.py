@@ -178,7 +178,7 @@ class Trainer:
                 stop = stop_reason(cfg, p, signalled, signal.received)
             bar.update(bar.task_ids[0], **self._budget_shown())  # with the last update's time
             if not (validated or stop.startswith("signal")):
-                self.validate_and_save()  # the final model competes for best.pt
+                self._validate_showing(bar)  # the final model competes for best.pt
             elif not saved:
                 self.checkpoints.save(p)
         best = "none" if p.best_score is None else f"{abs(p.best_score):.3f}"
@@ -282,14 +282,18 @@ class Trainer:
             if bar.disable:
                 self.log(f"step {p.step}: {status}")
         if p.step % cfg.valid_every == 0 or p.step == cfg.max_steps:
-            training_status = bar.tasks[0].fields["status"]
-            bar.update(task, status=self._validating())  # tens of seconds on a CPU, the bar standing still
-            bar.refresh()  # drawn now, however short the validation
-            self.validate_and_save()
-            bar.update(task, status=training_status)
+            self._validate_showing(bar)
             window.restart()  # validation time is not training speed
             return True
         return False
+
+    def _validate_showing(self, bar: Progress) -> None:
+        """validate_and_save, the bar saying so meanwhile (tens of seconds on a CPU, the bar standing still)."""
+        task, training_status = bar.task_ids[0], bar.tasks[0].fields["status"]
+        bar.update(task, status=self._validating())
+        bar.refresh()  # drawn now, however short the validation
+        self.validate_and_save()
+        bar.update(task, status=training_status)
 
     def _validating(self) -> str:
         """What the bar says while the model is validated."""

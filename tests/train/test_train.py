@@ -457,15 +457,20 @@ def test_the_progress_bar_is_that_of_the_budget_that_ends_training_first(tmp_pat
     assert budget_text(cfg, state, used | {"epochs": 0.9}) == "4,524 steps, epoch 3/10"
     assert budget_text(TrainConfig(max_steps=6000), state, {"steps": 0.754}) == "4,524/6,000 steps"
 
-    screen = io.StringIO()
-    recipe = prepared_tiny(tmp_path, "train.valid_every=5", "train.valid_bleu_sentences=4",
-                           "train.max_steps=100000", "train.max_minutes=0.005")  # 0.3 s
-    train(recipe, Console(file=screen, force_terminal=True, width=160), show_progress=True)
-    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
-    last_frame = shown[shown.rindex("training"):].splitlines()[0]
+    def shown(*settings: str) -> str:
+        screen = io.StringIO()
+        train(prepared_tiny(tmp_path / str(len(settings)), "train.valid_bleu_sentences=4", *settings),
+              Console(file=screen, force_terminal=True, width=160), show_progress=True)
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+
+    # stopped by time, validated only then (after the loop); the bar of the minutes, filled
+    timed = shown("train.max_steps=100000", "train.max_minutes=0.005", "train.valid_every=100000")  # 0.3 s
+    last_frame = timed[timed.rindex("training"):].splitlines()[0]
     assert re.search(r"training [\d,]+ steps of 0\.005 min ━+ 0:00:00 0:00:00", last_frame), last_frame
-    # while validating, which can take a while with the bar standing still, it says so
-    assert "validating: loss on 8 dev pairs, bleu of 4 translations" in shown
+    # while validating, which can take a while with the bar standing still, it says so: at the end,
+    # and between updates
+    validating = "validating: loss on 8 dev pairs, bleu of 4 translations"
+    assert validating in timed and validating in shown("train.max_steps=2", "train.valid_every=1")
 
 
 def test_an_epoch_budget_validates_the_final_model_once_and_saves_the_epoch(tmp_path):
