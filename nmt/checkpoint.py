@@ -306,10 +306,11 @@ def average_checkpoints(paths: list[Path]) -> dict:
     sums = {names[0]: weights[names[0]].double() for names in names_of_storage.values()}
     keys, last = list(weights), first  # names in order, without holding the weights
     progress = first.get("progress")  # the last one's that has any (an imported model has none)
+    shape = recipe_from_dict(first["recipe"], str(paths[0])).model
     del weights
     for path in paths[1:]:
         payload = _merged(load_checkpoint(path, optimizer=False, mapped=True))
-        _check_averageable(payload, path, first, paths[0])
+        _check_averageable(payload, path, shape, first["tokenizer"], paths[0])
         if payload["model"].keys() != set(keys):
             raise NmtError(f"{path}: its weights are not named as those of {paths[0]}; cannot average")
         for name, total in sums.items():
@@ -327,19 +328,20 @@ def average_checkpoints(paths: list[Path]) -> dict:
     }
 
 
-def _check_averageable(payload: dict, path: Path, first: dict, first_path: Path) -> None:
-    """Weights average into a model only where they have its shape and its tokens mean the same
-    pieces: a run's dropout or learning rate may differ (a parent and its fine-tuned child
-    average), its layers or vocabularies may not."""
+def _check_averageable(payload: dict, path: Path, shape, tokenizer: dict, first_path: Path) -> None:
+    """Weights average into the first checkpoint's model (its model section `shape`, its
+    `tokenizer`) only where they have its shape and its tokens mean the same pieces: a run's
+    dropout or learning rate may differ (a parent and its fine-tuned child average), its layers
+    or vocabularies may not."""
     from nmt.config import MODEL_SHAPE_KEYS
 
-    theirs, ours = (recipe_from_dict(p["recipe"], str(where)).model for p, where in ((payload, path), (first, first_path)))
+    theirs = recipe_from_dict(payload["recipe"], str(path)).model
     for key in MODEL_SHAPE_KEYS:
-        if getattr(theirs, key) != getattr(ours, key):
-            raise NmtError(f"{path}: model.{key} is {getattr(theirs, key)}, {getattr(ours, key)} in {first_path}; "
+        if getattr(theirs, key) != getattr(shape, key):
+            raise NmtError(f"{path}: model.{key} is {getattr(theirs, key)}, {getattr(shape, key)} in {first_path}; "
                            "cannot average")
     for side in ("src", "tgt"):
-        theirs, ours = payload["tokenizer"][side], first["tokenizer"][side]
+        theirs, ours = payload["tokenizer"][side], tokenizer[side]
         if not torch.equal(theirs, ours) and _pieces(theirs) != _pieces(ours):
             raise NmtError(f"{path}: its {side} tokenizer's pieces are not those of {first_path}; cannot average")
 

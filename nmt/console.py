@@ -103,6 +103,4 @@ def lines_counter(doing: str, source, show: bool = True, unit: str = "lines"):
             total = count_lines(Path(source))
         except NmtError:
             pass
-    if total is None:
-        return counter(f"{doing}: {{task.completed:,}} {unit}", show)
-    return counter(f"{doing}: {{task.completed:,}} of {{task.total:,}} {unit}", show, total)
+    return counter(f"{doing}: {{task.completed:,}}{{task.fields[of]}} {unit}", show, total)

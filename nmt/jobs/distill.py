@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -80,7 +80,9 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     references = _references(Path(reference), Path(source), len(sources)) if reference else None
     if references is not None and cfg.nbest == 1:
         cfg = cfg.model_copy(update={"nbest": max(cfg.beam_size, 1)})
-    nbest = [json.loads(line)["hypotheses"] for line in _translations(teacher, sources, cfg, warn, shards, done)]
+    translations = translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",), shards=shards,
+                                 done=done)
+    nbest = [json.loads(line)["hypotheses"] for line in translations]
     bleu = BLEU(effective_order=True)  # one for all lines: sacreBLEU builds its tokenizer per object
     chosen = [0] * len(nbest) if references is None else \
         [_closest(bleu, [h["text"] for h in hyps], reference) for hyps, reference in zip(nbest, references)]
@@ -100,10 +102,6 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
               "decode": cfg.model_dump(mode="json"), **asdict(result)}
     write_lines(report_file, [json.dumps(report, indent=1)])
     return result
-
-
-def _translations(teacher, sources: list[str], cfg: DecodeConfig, warn, shards, done) -> Iterator[str]:
-    return translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",), shards=shards, done=done)
 
 
 def _references(reference: Path, source: Path, count: int) -> list[str]:
