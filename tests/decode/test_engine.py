@@ -72,3 +72,23 @@ def test_a_request_travels_whole_from_jsonl_and_serve_down_to_translation(traine
     plan = plan_request(TranslateRequest(text=["A dog.", "A cat."], prefix=["Ein", ""], constraints=[["Hund"], []],
                                          markup=True), translator, ServeLimits())
     assert plan.lines == [Line("A dog.", "Ein", ("Hund",), True), Line("A cat.", "", (), True)]
+
+
+def test_a_compute_type_or_device_an_engine_lacks_is_a_one_line_error_before_anything_loads(tmp_path):
+    """--compute-type is CTranslate2's: the torch engine refuses it rather than ignore it, and
+    CTranslate2 is asked which devices and compute types it has here before any conversion."""
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    from nmt.decode.engines.engine import load_engine
+
+    never_read = [tmp_path / "missing.pt"]  # every check comes before the checkpoint is opened
+    lacking = sorted({"float16", "bfloat16", "int8_float16"} - ctranslate2.get_supported_compute_types("cpu"))[0]
+    for options, message in (({"compute_type": "int8"}, r"--compute-type int8 is CTranslate2's \(add --engine"),
+                             ({"engine": "ctranslate2", "compute_type": "int4"}, r"--compute-type int4: choose one of"),
+                             ({"engine": "ctranslate2", "compute_type": lacking},
+                              rf"--compute-type {lacking}: CTranslate2 on cpu computes in .*float32"),
+                             ({"engine": "ctranslate2", "device": "gpu"}, r"--device gpu: CTranslate2 runs on cpu, cuda"),
+                             ({"engine": "ctranslate2", "device": "cpu:1"}, r"--device cpu:1: CTranslate2 runs on"),
+                             ({"engine": "ctranslate2", "device": f"cuda:{ctranslate2.get_cuda_device_count()}"},
+                              r"--device cuda:\d+: CTranslate2 sees (no|\d+) CUDA device")):
+        with pytest.raises(NmtError, match=f"^{message}"):
+            load_engine(never_read, **options)

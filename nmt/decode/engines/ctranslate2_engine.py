@@ -157,11 +157,12 @@ def _hypothesis(tokens: list[int], score: float, alpha: float, ended: bool) -> H
 
 
 def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0,
-         parallel_calls: int = 1) -> CTranslate2Translator:
+         parallel_calls: int = 1, name: str | None = None) -> CTranslate2Translator:
     """The export in `directory`, translating up to `parallel_calls` calls at once (CTranslate2's
     inter_threads: a call made while as many run waits for one of them), each on `threads`
-    threads (0: torch's default)."""
+    threads (0: torch's default). Errors call the model `name` (default: the directory)."""
     ctranslate2 = require_ctranslate2()
+    check_runs_here(device, compute_type)
     directory = Path(directory)
     info = read_export_info(directory)
     recipe = recipe_from_dict(info["recipe"], str(directory))
@@ -171,18 +172,50 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
                                             compute_type=compute_type, inter_threads=parallel_calls,
                                             intra_threads=threads or torch.get_num_threads())
     except (RuntimeError, ValueError) as e:
-        raise NmtError(f"{directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
+        raise NmtError(f"{name or directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
     capabilities = replace(CTRANSLATE2, alignments=alignment_heads(recipe) is not None)
     return CTranslate2Translator(translator, recipe, load_processor(directory / SOURCE_SPM),
                                  load_processor(directory / TARGET_SPM), info["quantization"], has_shortlist(directory),
                                  capabilities=capabilities)
 
 
+def check_runs_here(device: str, compute_type: str) -> None:
+    """A one-line error unless CTranslate2 has `device` here and computes in `compute_type` on it."""
+    ctranslate2 = require_ctranslate2()
+    kind, _, index = device.partition(":")
+    _check_device(ctranslate2, device, kind, index)
+    _check_device_computes(ctranslate2, kind, compute_type)
+
+
+def _check_device(ctranslate2, device: str, kind: str, index: str) -> None:
+    """CTranslate2's devices: cpu, cuda, cuda:N and auto (CUDA where there is one)."""
+    if kind not in ("cpu", "cuda", "auto") or (index and (kind != "cuda" or not index.isdigit())):
+        raise NmtError(f"--device {device}: CTranslate2 runs on cpu, cuda, cuda:N or auto")
+    count = ctranslate2.get_cuda_device_count()
+    if kind == "cuda" and not count:
+        raise NmtError(f"--device {device}: CTranslate2 sees no CUDA device here")
+    if kind == "cuda" and int(index or 0) >= count:
+        raise NmtError(f"--device {device}: CTranslate2 sees {count} CUDA device(s) here, numbered from 0")
+
+
+def _check_device_computes(ctranslate2, kind: str, compute_type: str) -> None:
+    if compute_type in ("default", "auto"):
+        return
+    if kind == "auto":
+        kind = "cuda" if ctranslate2.get_cuda_device_count() else "cpu"
+    supported = ctranslate2.get_supported_compute_types(kind)
+    if compute_type not in supported:
+        raise NmtError(f"--compute-type {compute_type}: CTranslate2 on {kind} computes in "
+                       f"{', '.join(sorted(supported))}")
+
+
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
                           threads: int = 0, parallel_calls: int = 1) -> CTranslate2Translator:
     """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
+    check_runs_here(device, compute_type)  # before the conversion
     checkpoint = open_checkpoint(checkpoints)
     with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
         out = Path(scratch) / "model"
         export_checkpoint(checkpoint, out)
-        return load(out, device, compute_type, threads, parallel_calls)  # the weights are in memory from here on
+        shown = ", ".join(str(c) for c in checkpoints)
+        return load(out, device, compute_type, threads, parallel_calls, shown)  # the weights are in memory from here on

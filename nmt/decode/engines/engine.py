@@ -19,6 +19,10 @@ from nmt.errors import NmtError
 from nmt.export.ctranslate2 import is_export_dir
 from nmt.host_memory import keep_freed_memory
 
+# CTranslate2's compute types (its quantization docs); which of them a device has, it says when loading
+COMPUTE_TYPES = ("default", "auto", "float32", "float16", "bfloat16", "int16",
+                 "int8", "int8_float32", "int8_float16", "int8_bfloat16")
+
 
 class Engine(Protocol):
     recipe: Recipe
@@ -67,6 +71,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
 
     if engine not in ("torch", "ctranslate2"):
         raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
+    _check_compute_type(compute_type, engine, any(is_export_dir(c) for c in checkpoints))
     exports = [c for c in checkpoints if is_export_dir(c)]
     if exports:
         if len(checkpoints) > 1:
@@ -84,6 +89,14 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
     if ensemble:
         return torch_engine.load_ensemble(checkpoints, target)
     return torch_engine.load(open_checkpoint(checkpoints), target)
+
+
+def _check_compute_type(compute_type: str, engine: str, exported: bool) -> None:
+    if compute_type not in COMPUTE_TYPES:
+        raise NmtError(f"--compute-type {compute_type}: choose one of {', '.join(COMPUTE_TYPES)}")
+    if compute_type != "default" and engine == "torch" and not exported:
+        raise NmtError(f"--compute-type {compute_type} is CTranslate2's (add --engine ctranslate2); "
+                       "the torch engine's precision is --set decode.precision=fp32|bf16|fp16")
 
 
 def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
