@@ -16,6 +16,7 @@ line answer 413 with a JSON error naming the limit; malformed JSON or wrong type
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -186,6 +187,7 @@ def workers_and_threads(workers: int, threads: int, device: str) -> tuple[int, i
 def require_fastapi():
     try:
         import fastapi  # noqa: F401
+        import python_multipart  # noqa: F401  (LibreTranslate's form requests)
         import uvicorn  # noqa: F401
     except ImportError:
         raise NmtError("the server is not installed: pip install 'nmt[serve]'") from None
@@ -199,6 +201,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
+    from starlette.exceptions import HTTPException
 
     if not isinstance(models, ServedModels):
         models = ServedModels([Served(models, model_name)])
@@ -254,8 +257,14 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     @app.post("/translate")
     async def translate(request: Request):
         raw, content_type = await request.body(), request.headers.get("content-type", "")
-        if libretranslate.is_libre_body(content_type, raw):
-            return await translate_libre(libretranslate.read_body(content_type, raw))
+        if libretranslate.is_form(content_type):
+            try:
+                form = await request.form()
+            except HTTPException as e:  # a malformed form (starlette's parser, within an app)
+                return JSONResponse({"error": f"Invalid request: {e.detail}"}, status_code=400)
+            return await translate_libre(libretranslate.form_fields(form.multi_items()))
+        if libretranslate.is_libre_json(raw):
+            return await translate_libre(json.loads(raw))
         try:
             body = TranslateRequest.model_validate_json(raw or b"null")
         except ValidationError as e:

@@ -2,7 +2,7 @@
 web and mobile clients, the apps that speak to a LibreTranslate server) can use `nmt serve`:
 
   POST /translate  q=..., source=en|auto, target=de, format=text|html, alternatives=N, api_key=...
-                   (a JSON object, or a form as libretranslatepy sends it)
+                   (a JSON object, or a form: URL-encoded as libretranslatepy sends it, or multipart)
                    -> {"translatedText": "..."} (a list where q is a list; + "alternatives",
                       + "detectedLanguage" where source was auto)
   GET  /languages  -> [{"code": "en", "name": "English", "targets": ["de"]}, ...]
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from urllib.parse import parse_qs
 
 from nmt.data.languages import language_name
 
@@ -40,10 +39,17 @@ class LibreRequest:
     detected: bool = False  # source was auto
 
 
-def is_libre_body(content_type: str, body: bytes) -> bool:
-    """Whether a POST /translate body is LibreTranslate's (a form, or a JSON object with q)."""
-    if content_type.startswith("application/x-www-form-urlencoded"):
-        return True
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def is_form(content_type: str) -> bool:
+    """A form body: URL-encoded, as libretranslatepy posts it, or multipart, as a browser's
+    FormData does; both are LibreTranslate's (nmt's own API takes JSON only)."""
+    return content_type.startswith(FORMS)
+
+
+def is_libre_json(body: bytes) -> bool:
+    """Whether a JSON POST /translate body is LibreTranslate's: an object with q."""
     try:
         parsed = json.loads(body or b"null")
     except ValueError:
@@ -51,12 +57,14 @@ def is_libre_body(content_type: str, body: bytes) -> bool:
     return isinstance(parsed, dict) and "q" in parsed
 
 
-def read_body(content_type: str, body: bytes) -> dict:
-    """The request's fields, from a form or a JSON object."""
-    if content_type.startswith("application/x-www-form-urlencoded"):
-        fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
-        return {key: values if key == "q" and len(values) > 1 else values[-1] for key, values in fields.items()}
-    return json.loads(body)
+def form_fields(items: list[tuple[str, object]]) -> dict:
+    """A form's fields as a JSON body holds them: q given more than once is a list. A file part
+    is not a field of /translate and is left out."""
+    fields: dict[str, list[str]] = {}
+    for key, value in items:
+        if isinstance(value, str):
+            fields.setdefault(key, []).append(value)
+    return {key: values if key == "q" and len(values) > 1 else values[-1] for key, values in fields.items()}
 
 
 def languages(directions: set[tuple[str, str]]) -> list[dict]:

@@ -36,6 +36,26 @@ def test_a_libretranslate_client_translates_as_nmts_own_api(server):
     assert client.translate("\n".join(LINES), "auto", "de") == "\n".join(own)  # a text of several lines
 
 
+def multipart(fields: list[tuple[str, str]], boundary: str = "nmt-test-boundary") -> tuple[bytes, str]:
+    """A multipart/form-data body, as a browser's FormData posts it."""
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+             for name, value in fields]
+    return "".join(parts + [f"--{boundary}--\r\n"]).encode("utf-8"), f"multipart/form-data; boundary={boundary}"
+
+
+def test_a_multipart_form_translates_as_json_does(server):
+    own = server.post({"text": LINES + ["Zwei Männer."]})[1]["translations"]
+    for fields, expected in (([("q", LINES[0]), ("source", "en"), ("target", "de")], own[0]),
+                             ([("q", LINES[1]), ("q", "Zwei Männer."), ("source", "auto"), ("target", "de")], own[1:])):
+        status, body, _ = server.request("POST", "/translate", *multipart(fields))
+        assert status == 200 and json.loads(body)["translatedText"] == expected, body
+    body, content_type = multipart([("q", "a"), ("source", "en"), ("target", "de")])
+    status, reply, _ = server.request("POST", "/translate", body[:-10], content_type)  # cut short
+    assert status == 400 and json.loads(reply)["error"].startswith("Invalid request"), reply
+    status, reply, _ = server.request("POST", "/translate", body, "multipart/form-data")  # no boundary
+    assert status == 400 and "boundary" in json.loads(reply)["error"], reply
+
+
 def test_json_requests_lists_html_alternatives_and_auto(server):
     own = server.post({"text": LINES})[1]["translations"]
     status, reply = libre(server, {"q": LINES, "source": "auto", "target": "de", "format": "text"})

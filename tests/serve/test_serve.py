@@ -40,9 +40,9 @@ class Server:
                 time.sleep(0.05)
         raise AssertionError("server did not start within 60 s")
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes, str]:
-        req = urllib.request.Request(self.url + path, data=body, method=method,
-                                     headers={"Content-Type": "application/json"})
+    def request(self, method: str, path: str, body: bytes | None = None,
+                content_type: str = "application/json") -> tuple[int, bytes, str]:
+        req = urllib.request.Request(self.url + path, data=body, method=method, headers={"Content-Type": content_type})
         try:
             with urllib.request.urlopen(req, timeout=60) as response:
                 return response.status, response.read(), response.headers.get("Content-Type", "")
