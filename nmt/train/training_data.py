@@ -24,6 +24,8 @@ class TrainingData:
         shards, data = data_dir(recipe.out), recipe.data
         if not (shards / "train.src.idx").is_file():
             raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
+        if not (shards / "report.json").is_file():  # written last: the splits after train are incomplete
+            raise NmtError(f"{shards}: `nmt prepare` did not finish (run it again)")
         self.pairs = ParallelShards(shards, "train", data.forced_target_tokens)
         self.corpus_sizes = corpus_sizes(recipe.out)  # None: one training corpus
         if self.corpus_sizes and len(self.corpus_sizes) != len(data.corpora()):

@@ -514,11 +514,20 @@ def test_a_checkpoint_written_before_newer_model_keys_existed_resumes(tmp_path):
 
 def test_missing_prepared_data_is_a_clear_error(tmp_path):
     from tests.conftest import tiny_recipe
+    from nmt.data.prepare import prepare
     from nmt.data.tokenizer import train_tokenizer
 
     recipe = tiny_recipe(tmp_path)
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     with pytest.raises(NmtError, match="no prepared data"):
+        Trainer(recipe)
+    for side in ("en", "de"):
+        (tmp_path / f"empty.{side}").write_text("")
+    broken = recipe.model_copy(update={"data": recipe.data.model_copy(update={"valid": str(tmp_path / "empty")})})
+    with pytest.raises(NmtError, match="empty file"):
+        prepare(broken.data, broken.tokenizer, broken.out)  # the training split is written, then the dev split fails
+    assert (recipe.out / "data" / "train.src.idx").is_file()
+    with pytest.raises(NmtError, match=r"^.*data: `nmt prepare` did not finish \(run it again\)$"):
         Trainer(recipe)
 
 
