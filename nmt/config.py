@@ -656,7 +656,8 @@ def _describe(error: dict) -> str:
         return f"{where}: missing required key"
     got = error.get("input")
     shown = "" if isinstance(got, dict) else f" (got {got!r})"  # a whole section: its check names the keys
-    return f"{where}: {error['msg']}{shown}"
+    message = error["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
+    return f"{where}: {message}{shown}"
 
 
 def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
