@@ -224,6 +224,11 @@ def assembled(payload: dict, path: Path, map_location: str | torch.device = "cpu
     return whole
 
 
+def run_checkpoints(out: Path) -> Path:
+    """The folder of a run's checkpoints (out: its output_dir)."""
+    return out / "checkpoints"
+
+
 def step_checkpoints(directory: Path) -> list[Path]:
     """`step_*.pt` files in update order."""
     found = [(int(m.group(1)), p) for p in directory.glob("step_*.pt") if (m := _STEP_FILE.search(p.name))]

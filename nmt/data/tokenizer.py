@@ -14,6 +14,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
+from nmt.checkpoint import resumable, run_checkpoints
 from nmt.config import DataConfig, TokenizerConfig
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
@@ -144,7 +145,8 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     if summary_path.is_file() and src_model.is_file() and tgt_model.is_file():
         previous = cached_record(summary_path)
         if previous.get("settings") == settings:
-            return previous | {"skipped": True}
+            return previous | {"skipped": True, "models": [str(src_model), str(tgt_model)]}  # where they are now
+        _refuse_under_checkpoints(out, previous.get("settings", {}), settings)
 
     if init_from:
         _copy_parent_tokenizer(Path(init_from), cfg, src_model, tgt_model)
@@ -155,6 +157,27 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     with replaced_whole(summary_path) as f:
         f.write(json.dumps(summary, indent=2))
     return summary | {"skipped": False}
+
+
+def _refuse_under_checkpoints(out: Path, before: dict, after: dict) -> None:
+    """A run's checkpoints were trained with the tokenizer in its folder: another one there would
+    leave them unable to resume (and its prepared data encoded for neither)."""
+    folder = run_checkpoints(out)
+    if resumable(folder):
+        raise NmtError(f"{out}: the checkpoints in {folder} were trained with the tokenizer there; a new one "
+                       f"({', '.join(_changes(before, after)) or 'other settings'}) needs another output_dir")
+
+
+def _changes(before: dict, after: dict, prefix: str = "") -> list[str]:
+    """The settings that differ, as 'key old -> new' (nested keys joined with dots)."""
+    changes = []
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key), after.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes += _changes(old, new, f"{prefix}{key}.")
+        elif old != new:
+            changes.append(f"{prefix}{key} {old} -> {new}")
+    return changes
 
 
 def describe_tokenizer(summary: dict, init_from: str | None = None) -> list[str]:

@@ -12,8 +12,8 @@ from rich.text import Text
 
 import nmt
 from nmt.checkpoint import (FROZEN, SHARDS, assembled, checkpoint_of, frozen_file, frozen_reference, link_checkpoint,
-                            load_latest, load_shard, open_checkpoint, prune, save_checkpoint, save_frozen_weights,
-                            shard_file, shard_folder)
+                            load_latest, load_shard, open_checkpoint, prune, run_checkpoints, save_checkpoint,
+                            save_frozen_weights, shard_file, shard_folder)
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
@@ -43,7 +43,7 @@ class RunCheckpoints:
                  tokenizer_protos: dict, log: Callable[[str], None]):
         self.recipe, self.model, self.update, self.world, self.device = recipe, model, update, world, device
         self.tokenizer_protos, self.log = tokenizer_protos, log
-        self.folder = recipe.out / "checkpoints"
+        self.folder = run_checkpoints(recipe.out)
         self.resumed = False  # set by start(): whether this run's own checkpoint was resumed
         # (file name, frozen weights' names) of the frozen-weights file this run's checkpoints name
         self._frozen_written: tuple[str, frozenset[str]] | None = None
@@ -147,6 +147,10 @@ class RunCheckpoints:
         if changed:
             raise NmtError(f"{path}: recipe's model differs from the checkpoint's ({'; '.join(changed)}); "
                            "use another output_dir or the checkpoint's settings")
+        for side, proto in self.tokenizer_protos.items():
+            if not torch.equal(proto, payload["tokenizer"][side].cpu()):
+                raise NmtError(f"{path}: trained with another tokenizer than the one now in {self.recipe.out} "
+                               "(retrained since); use another output_dir, or the tokenizer it was trained with")
         if settings := changed_settings(saved, wanted):
             self.log(Text.assemble(("note:", "yellow"), " ", f"{path}: resumed with the recipe changed: {settings}"))
         shard = load_shard(path, payload, self.world.rank, self.device) if own_shards else None

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from nmt.checkpoint import resumable
+from nmt.checkpoint import resumable, run_checkpoints
 from nmt.config import Recipe, save_recipe
 from nmt.data.buckets import epoch_shapes
 from nmt.data.packing import packed_rows_per_batch
@@ -81,7 +81,7 @@ class Trainer:
         # On a CPU the run shares the machine's memory with the interpreter and the data: the estimate counts them
         self.held_before_model = (anonymous_memory() or 0) if self.device.type == "cpu" else 0
         vocabularies = self.src_tokenizer.get_piece_size(), self.tgt_tokenizer.get_piece_size()
-        if self.train_cfg.init_from or resumable(recipe.out / "checkpoints"):
+        if self.train_cfg.init_from or resumable(run_checkpoints(recipe.out)):
             # every weight comes from this run's own checkpoint or its parent: none drawn
             self.model = unfilled_transformer(recipe.model, *vocabularies, self.device)
         else:

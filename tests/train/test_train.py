@@ -512,6 +512,28 @@ def test_a_checkpoint_written_before_newer_model_keys_existed_resumes(tmp_path):
     assert train(longer, show_progress=False).step == 5
 
 
+def test_a_runs_tokenizer_is_not_replaced_under_its_checkpoints(trained_tiny, tmp_path):
+    """`nmt tokenizer` with changed settings refuses a folder with checkpoints (they could not
+    resume); a tokenizer replaced by hand is refused on resuming, before any weights load."""
+    import shutil
+
+    from nmt.data.tokenizer import train_tokenizer
+
+    run = trained_tiny.model_copy(update={"output_dir": str(tmp_path / "run")})
+    shutil.copytree(trained_tiny.out, run.out, ignore=shutil.ignore_patterns("step_*.pt", "best.pt"))
+    before = (run.out / "spm.model").read_bytes()
+    smaller = run.tokenizer.model_copy(update={"vocab_size": 150})
+    with pytest.raises(NmtError, match=r"checkpoints were trained with the tokenizer there; a new one "
+                                       r"\(tokenizer.vocab_size 160 -> 150\) needs another output_dir"):
+        train_tokenizer(run.data, smaller, run.out)
+    assert (run.out / "spm.model").read_bytes() == before
+    assert train_tokenizer(run.data, run.tokenizer, run.out)["skipped"]  # the same settings: nothing to do
+    train_tokenizer(run.data, smaller, tmp_path / "other")
+    shutil.copy(tmp_path / "other" / "spm.model", run.out / "spm.model")
+    with pytest.raises(NmtError, match=r"last.pt: trained with another tokenizer than the one now in"):
+        Trainer(run).resume()
+
+
 def test_missing_prepared_data_is_a_clear_error(tmp_path):
     from tests.conftest import tiny_recipe
     from nmt.data.prepare import prepare
