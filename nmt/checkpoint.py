@@ -86,7 +86,7 @@ def _load_failure(error: Exception) -> str:
     return f"corrupt or truncated? {detail[:200]}"
 
 
-def _checkpoints_inside(directory: Path) -> str:
+def checkpoints_inside(directory: Path) -> str:
     """Where a run's folder was named for a checkpoint: the checkpoints it holds, to name one of."""
     found = sorted(directory.glob("*.pt")) + sorted(directory.glob("checkpoints/*.pt"))
     names = [str(f.relative_to(directory)) for f in found]
@@ -96,7 +96,7 @@ def _checkpoints_inside(directory: Path) -> str:
 def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, mapped: bool = False) -> dict:
     path = Path(path)
     if path.is_dir():
-        raise NmtError(f"{path}: a directory, not a checkpoint file{_checkpoints_inside(path)}")
+        raise NmtError(f"{path}: a directory, not a checkpoint file{checkpoints_inside(path)}")
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
     if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6

@@ -41,6 +41,21 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
     return export_ctranslate2(checkpoint, out, quantization, force, shortlist)
 
 
+def not_translatable(directory: Path) -> str:
+    """Why `nmt translate -c DIRECTORY` cannot translate with a directory that is not a
+    CTranslate2 export: another export's (named, with what runs it) or a run's folder."""
+    from nmt.checkpoint import checkpoints_inside
+    from nmt.export.onnx import CONFIG as ONNX_CONFIG
+
+    if (directory / ONNX_CONFIG).is_file():
+        return (f"{directory}: an ONNX export, for onnxruntime (nmt.export.onnx_runtime.OnnxTranslator); "
+                "-c takes a checkpoint or a CTranslate2 export")
+    if (directory / "config.json").is_file():
+        return (f"{directory}: a Hugging Face transformers model; translate the checkpoint it came from, "
+                f"or `nmt import {directory}` first")
+    return f"{directory}: a directory, neither a checkpoint nor a CTranslate2 export{checkpoints_inside(directory)}"
+
+
 def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
     """The lines `nmt export` prints: what was written, how to load it, where generation differs."""
     if format == "argos":
@@ -48,7 +63,7 @@ def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
                 f"{summary['bytes'] / 1e6:.1f} MB; install with argostranslate.package.install_from_path"
                 f"(\"{summary['file']}\") and translate with ARGOS_CHUNK_TYPE=SPACY (docs/serving.md)"]
     use = {"huggingface": f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")',
-           "onnx": f'onnxruntime, as nmt.export.onnx_runtime.OnnxTranslator("{summary["directory"]}") does'}.get(
+           "onnx": f'nmt.export.onnx_runtime.OnnxTranslator("{summary["directory"]}")'}.get(
         format, f"nmt translate -c {summary['directory']}")
     kind = f"{summary['architecture']}, " if "architecture" in summary else ""
     kind += "with its shortlist, " if summary.get("shortlist") else ""

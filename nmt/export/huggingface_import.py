@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import gc
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -112,7 +113,8 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
                            "extend one joint vocabulary")
         check_extension(tokenizers["tgt"][0], languages, added_languages, added_pieces, str(add_pieces))
     try:  # in fp32, as nmt holds it, whatever precision the directory stores: the check compares alike
-        hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory, dtype=torch.float32).eval()
+        with _without_progress_bars(transformers):  # nmt import's own spinner says what is happening
+            hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory, dtype=torch.float32).eval()
     except (OSError, ValueError) as e:
         raise NmtError(f"{directory}: transformers cannot load the model ({str(e).strip().splitlines()[0]})") from None
     architecture = type(hf_model).__name__
@@ -482,3 +484,14 @@ def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang
                  f"{out}`, whose model section is {{{shape}}} and tokenizer section {{joint: "
                  f"{tokenizer.joint}, vocab_size: {tokenizer.vocab_size}}}")
     return lines
+
+
+@contextmanager
+def _without_progress_bars(transformers):
+    shown = transformers.utils.logging.is_progress_bar_enabled()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            transformers.utils.logging.enable_progress_bar()

@@ -16,6 +16,7 @@ from nmt.decode.engines.capabilities import Capabilities
 from nmt.decode.search import Hypothesis
 from nmt.devices import resolve_device, use_threads
 from nmt.errors import NmtError
+from nmt.export import not_translatable
 from nmt.export.ctranslate2 import is_export_dir
 from nmt.host_memory import keep_freed_memory
 
@@ -79,7 +80,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
         return ctranslate2_engine.load(exports[0], device, compute_type, threads, parallel_calls)
     for path in checkpoints:
         if Path(path).is_dir():
-            raise NmtError(f"{path}: a directory, but not one written by `nmt export` (no nmt_export.json)")
+            raise NmtError(not_translatable(Path(path)))
     if ensemble and engine == "ctranslate2":
         raise NmtError("--ensemble runs on the torch engine only")
     if engine == "ctranslate2":
