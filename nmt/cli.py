@@ -427,12 +427,13 @@ def score(
 ):
     """Score hypotheses: sacrebleu's BLEU, chrF and TER with their signatures; COMET and CometKiwi
     from a local model (pip install 'nmt\\[comet]'); paired significance tests with several systems."""
-    from nmt.score import NeuralSettings, score_report
+    from nmt.devices import check_threads, resolve_device, use_threads
+    from nmt.score import NEURAL, NeuralSettings, score_report
 
-    from nmt.devices import resolve_device, use_threads
-
-    use_threads(threads)
-    resolve_device(device)
+    check_threads(threads)
+    if set(metrics) & set(NEURAL):  # the device and threads are COMET's: torch loads only for it
+        use_threads(threads)
+        resolve_device(device)
     with _segments_counter(hypotheses[0], metrics) as count:
         neural = NeuralSettings(comet_model, cometkiwi_model, source, batch_size, device, count)
         report = score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples,

@@ -5,15 +5,19 @@ the option, before anything loads. And a GPU's datasheet peak, which MFU is meas
 from __future__ import annotations
 
 import re
-
-import torch
+from typing import TYPE_CHECKING
 
 from nmt.errors import NmtError
+
+if TYPE_CHECKING:
+    import torch
 
 
 def resolve_device(name: str, option: str = "--device") -> torch.device:
     """`name` (cpu, cuda, cuda:1, mps, or auto: CUDA where there is one) as a torch device that
     exists here; `option` names the setting in errors (--device, train.device)."""
+    import torch  # here, not above: `nmt score` checks --threads without a second of torch's import
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -34,11 +38,17 @@ def resolve_device(name: str, option: str = "--device") -> torch.device:
     return device
 
 
-def use_threads(threads: int, option: str = "--threads") -> None:
-    """torch's CPU threads: `threads`, or torch's default for 0."""
+def check_threads(threads: int, option: str = "--threads") -> None:
     if threads < 0:
         raise NmtError(f"{option} {threads}: a number of threads (0: torch's default)")
+
+
+def use_threads(threads: int, option: str = "--threads") -> None:
+    """torch's CPU threads: `threads`, or torch's default for 0."""
+    check_threads(threads, option)
     if threads:
+        import torch
+
         torch.set_num_threads(threads)
 
 

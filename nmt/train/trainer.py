@@ -36,8 +36,9 @@ from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train import sharding
 from nmt.train.distributed import batches_per_rank, join_world, launched_rank
 from nmt.train.freezing import frozen_as_configured
+from nmt.train.loss_window import LossWindow
 from nmt.train.memory_estimate import estimate_memory
-from nmt.train.metrics import LossWindow, MetricsLog
+from nmt.train.metrics import MetricsLog
 from nmt.train.micro_batches import rank_passes
 from nmt.train.run_lock import exclusive_run
 from nmt.train.step import TrainStep

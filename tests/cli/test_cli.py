@@ -107,6 +107,19 @@ def test_nmt_score_equals_sacrebleu_command_line(tmp_path):
     assert (lowercase["score"], lowercase["signature"]) == (theirs["score"], theirs["signature"])
 
 
+def test_score_and_plot_do_not_import_torch(tmp_path):
+    """Scoring with sacrebleu's metrics and plotting a log need no torch, whose import costs a
+    second: a script that scores each checkpoint's output pays it for nothing."""
+    hyp, log = TINY_DATA / "valid.de", tmp_path / "metrics.jsonl"
+    log.write_text("".join(json.dumps({"kind": "train", "step": s, "loss": 5.0 / s}) + "\n" for s in (1, 2, 3)))
+    code = ("import sys; from typer.testing import CliRunner; from nmt.cli import app; run = CliRunner().invoke;"
+            f"assert run(app, ['score', {str(hyp)!r}, '-r', {str(hyp)!r}, '-m', 'chrf', '--threads', '1']).exit_code == 0;"
+            f"assert run(app, ['plot', {str(log)!r}, '-o', {str(tmp_path / 'curve.png')!r}]).exit_code == 0;"
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "[]" and (tmp_path / "curve.png").is_file()
+
+
 def test_bleu_reports_the_length_ratio(tmp_path):
     ref, hyp, short = tmp_path / "ref", tmp_path / "hyp", tmp_path / "short"
     ref.write_text("a b c d\ne f g h\n")
