@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nmt.compat import noam_as_peak_rate, rename_old_keys
 from nmt.errors import NmtError
+from nmt.recipe_errors import KeyPlaces, closest_key
 
 
 class Section(BaseModel):
@@ -651,7 +652,8 @@ def apply_override(raw: dict, assignment: str) -> None:
 def _describe(error: dict) -> str:
     where = ".".join(str(p) for p in error["loc"]) or "recipe"
     if error["type"] == "extra_forbidden":
-        return f"{where}: unknown key"
+        near = closest_key(Recipe, tuple(error["loc"]))
+        return f"{where}: unknown key" + (f" (did you mean {near}?)" if near else "")
     if error["type"] == "missing":
         return f"{where}: missing required key"
     got = error.get("input")
@@ -660,17 +662,20 @@ def _describe(error: dict) -> str:
     return f"{where}: {message}{shown}"
 
 
-def recipe_from_dict(raw: dict, source: str = "recipe", say=None) -> Recipe:
+def recipe_from_dict(raw: dict, source: str = "recipe", say=None, places: KeyPlaces | None = None) -> Recipe:
     """A validated recipe from its dict; `say(note)` hears of renamed keys (a checkpoint's recipe
-    is read silently)."""
+    is read silently). An error names `source`, or, with `places`, each key's line or --set."""
     for note in rename_old_keys(raw) + noam_as_peak_rate(raw, ModelConfig().d_model, TrainConfig().warmup_steps):
         if say:
             say(f"note: {source}: {note}")
     try:
         return Recipe.model_validate(raw)
     except ValidationError as e:
-        problems = "; ".join(dict.fromkeys(_describe(err) for err in _one_branch(e.errors(), raw)))
-        raise NmtError(f"{source}: {problems}") from None
+        errors = _one_branch(e.errors(), raw)
+        if places is None:
+            raise NmtError(f"{source}: " + "; ".join(dict.fromkeys(_describe(err) for err in errors))) from None
+        raise NmtError("; ".join(dict.fromkeys(f"{places.of(tuple(err['loc']))}: {_describe(err)}"
+                                               for err in errors))) from None
 
 
 def _one_branch(errors: list[dict], raw: dict) -> list[dict]:
@@ -744,7 +749,8 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
         raise NmtError(f"{path}: a recipe must be a mapping of sections")
     for assignment in overrides or []:
         apply_override(raw, assignment)
-    return recipe_from_dict(raw, str(path), say=lambda note: print(note, file=sys.stderr))
+    places = KeyPlaces(path, text, overrides or [], _RecipeLoader)
+    return recipe_from_dict(raw, str(path), say=lambda note: print(note, file=sys.stderr), places=places)
 
 
 def recipe_to_dict(recipe: Recipe) -> dict[str, Any]:

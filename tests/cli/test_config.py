@@ -1,3 +1,5 @@
+import re
+
 import pytest
 import yaml
 
@@ -34,8 +36,9 @@ def test_overrides_are_typed_and_change_only_their_key():
 
 
 @pytest.mark.parametrize("override, message", [
-    ("model.d_modle=3", "model.d_modle: unknown key"),
-    ("trian.max_steps=3", "trian: unknown key"),
+    ("model.d_modle=3", "--set model.d_modle=3: model.d_modle: unknown key (did you mean model.d_model?)"),
+    ("trian.max_steps=3", "trian: unknown key (did you mean train?)"),
+    ("train.colour=3", "train.colour: unknown key"),
     ("train.max_steps=lots", "train.max_steps: Input should be a valid integer"),
     ("model.norm=middle", "model.norm: Input should be 'post' or 'pre'"),
     ("model.heads=5", "d_model (64) must be divisible by heads (5)"),
@@ -55,7 +58,7 @@ def test_overrides_are_typed_and_change_only_their_key():
     ("decode.max_len_a=-1", "decode.max_len_a: Input should be greater than or equal to 0"),
 ])
 def test_bad_overrides_name_the_key(override, message):
-    with pytest.raises(NmtError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(NmtError, match=re.escape(message)):
         load_recipe(TINY, [override])
 
 
@@ -64,8 +67,15 @@ def test_unknown_key_in_file_and_missing_section(tmp_path):
     raw["decode"]["beam_sise"] = 5
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(raw))
-    with pytest.raises(NmtError, match=r"bad.yaml: decode.beam_sise: unknown key"):
+    line = path.read_text().splitlines().index("  beam_sise: 5") + 1
+    with pytest.raises(NmtError, match=rf"bad.yaml: line {line}: decode.beam_sise: unknown key "
+                                       r"\(did you mean decode.beam_size\?\)$"):
         load_recipe(path)
+    with pytest.raises(NmtError, match=r"^--set decode.beam_sise=4: decode.beam_sise: unknown key"):
+        load_recipe(path, ["decode.beam_sise=3", "decode.beam_sise=4"])  # the override that wrote it last
+    with pytest.raises(NmtError, match=rf"bad.yaml: line {line}: decode.beam_sise: unknown key .*; "
+                                       r"--set trian.x=1: trian: unknown key \(did you mean train\?\)$"):
+        load_recipe(path, ["decode.beam_size=4", "trian.x=1"])
     del raw["data"]
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(NmtError, match="data: missing required key"):
