@@ -22,6 +22,7 @@ def checkpoint_info(path: Path) -> dict:
         "step": progress.get("step"),
         "epoch": progress.get("epoch"),
         "training_minutes": round(progress.get("elapsed_seconds", 0.0) / 60, 1),
+        "training_seconds": round(progress.get("elapsed_seconds", 0.0), 1),
         "parameters": count_parameters(payload["model"]),
         "model": {k: getattr(recipe.model, k) for k in MODEL_SHAPE_KEYS},
         "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
@@ -51,7 +52,7 @@ def describe(info: dict) -> list[str]:
                                                  if info["directions"] != [info["direction"]] else ""),
         f"imported     from {info['imported_from']} (`nmt import`), not trained by nmt" if info["imported_from"] else
         "progress     none recorded (imported models only, averaged)" if info["step"] is None else
-        f"progress     step {info['step']:,}, epoch {info['epoch']}, {info['training_minutes']} min of training",
+        f"progress     step {info['step']:,}, epoch {info['epoch']}, {_duration(info['training_seconds'])} of training",
         f"model        {info['parameters']:,} parameters: {m['encoder_layers']}+{m['decoder_layers']} layers, "
         f"d_model {m['d_model']}, {m['heads']} heads, d_ff {m['d_ff']}, {m['norm']}-LN"
         + (", shared embeddings" if m["share_embeddings"] else "")
@@ -86,3 +87,10 @@ def describe(info: dict) -> list[str]:
     lines.append(f"versions     nmt {v['nmt']}, torch {v['torch']}")
     lines.append(f"recipe       `nmt info {info['checkpoint']} --json` prints it whole")
     return lines
+
+
+def _duration(seconds: float) -> str:
+    """A training time as read at a glance: seconds, minutes or hours."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"

@@ -192,8 +192,16 @@ def test_info_describes_a_checkpoint(trained_tiny):
     assert info["versions"]["torch"] == torch.__version__
     text = CliRunner().invoke(app, ["info", str(last)]).output
     assert "step 300" in text and f"{info['parameters']:,} parameters" in text
+    assert f"{info['training_seconds']:.0f} s of training" in text and 0 < info["training_seconds"] < 60
     bad = CliRunner().invoke(app, ["info", str(trained_tiny.out / "nothing.pt")])
     assert bad.exit_code == 2 and "nothing.pt: checkpoint not found" in bad.output
+
+
+def test_training_times_read_at_a_glance():
+    from nmt.info import _duration
+
+    assert [_duration(s) for s in (0.4, 59.4, 60, 7199, 7200, 12 * 3600)] == ["0 s", "59 s", "1.0 min", "120.0 min",
+                                                                             "2.0 h", "12.0 h"]
 
 
 def test_info_of_a_checkpoint_without_progress_says_so(trained_tiny, tmp_path):
