@@ -142,21 +142,34 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
     if init_from:
         settings = {"init_from": init_from, "tokenizer": {"joint": cfg.joint, "vocab_size": cfg.vocab_size}}
     src_model, tgt_model = tokenizer_paths(out, cfg.joint)
+    text = None if init_from else _training_text(data)
     if summary_path.is_file() and src_model.is_file() and tgt_model.is_file():
         previous = cached_record(summary_path)
+        found = previous | {"skipped": True, "models": [str(src_model), str(tgt_model)]}  # where they are now
         if previous.get("settings") == settings:
-            return previous | {"skipped": True, "models": [str(src_model), str(tgt_model)]}  # where they are now
-        _refuse_under_checkpoints(out, previous.get("settings", {}), settings)
+            if previous.get("text", text) == text:  # a record of before the text was recorded: kept
+                return found
+            if resumable(run_checkpoints(out)):  # the run's checkpoints were trained with it
+                return found | {"kept_for_checkpoints": True}
+        else:
+            _refuse_under_checkpoints(out, previous.get("settings", {}), settings)
 
     if init_from:
         _copy_parent_tokenizer(Path(init_from), cfg, src_model, tgt_model)
     else:
         _train_from_corpus(data, cfg, src_model, tgt_model)
-    summary = {"settings": settings, "models": [str(src_model), str(tgt_model)]}
+    summary = {"settings": settings, "text": text, "models": [str(src_model), str(tgt_model)]}
     summary.update(_measure(data, src_model, tgt_model))
     with replaced_whole(summary_path) as f:
         f.write(json.dumps(summary, indent=2))
     return summary | {"skipped": False}
+
+
+def _training_text(data: DataConfig) -> list[dict]:
+    """What identifies the training text: each file's size and modification time (a corpus edited
+    or replaced retrains the tokenizer); a Hugging Face dataset by its name, read only to train."""
+    return [{"dataset": spec} if spec.startswith("hf:") else open_corpus(spec, src, tgt).fingerprint()
+            for spec, src, tgt in dict.fromkeys((c.path, c.src_lang, c.tgt_lang) for c in data.corpora())]
 
 
 def _refuse_under_checkpoints(out: Path, before: dict, after: dict) -> None:
@@ -183,7 +196,10 @@ def _changes(before: dict, after: dict, prefix: str = "") -> list[str]:
 def describe_tokenizer(summary: dict, init_from: str | None = None) -> list[str]:
     """The lines `nmt tokenizer` prints about `train_tokenizer`'s summary."""
     models = ", ".join(sorted(set(summary["models"])))
-    if summary["skipped"]:
+    if summary.get("kept_for_checkpoints"):
+        lines = [f"tokenizer kept: {summary['models'][0]} (the training text changed since it was trained, "
+                 "but the run's checkpoints use it; another output_dir trains a new one)"]
+    elif summary["skipped"]:
         lines = [f"tokenizer up to date: {summary['models'][0]}"]
     elif init_from:
         lines = [f"copied the tokenizer of {init_from} to {models}"]

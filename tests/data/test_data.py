@@ -140,6 +140,32 @@ def test_tokenizer_round_trips_text_and_is_skipped_when_up_to_date(tmp_path):
         assert train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
 
 
+def test_a_training_text_edited_since_retrains_the_tokenizer_unless_checkpoints_use_it(tmp_path):
+    import shutil
+
+    from nmt.data.tokenizer import describe_tokenizer
+
+    for side in ("en", "de"):
+        shutil.copy(TINY_DATA_DIR / f"train.{side}", tmp_path / f"train.{side}")
+    recipe = tiny_recipe(tmp_path / "run", f"data.train={tmp_path / 'train'}")
+    train = lambda: train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)  # noqa: E731
+    assert not train()["skipped"] and train()["skipped"]
+    with open(tmp_path / "train.en", "a", encoding="utf-8") as f:
+        f.write("Zebras zigzag zestfully.\n")  # pieces the text had none of
+    with open(tmp_path / "train.de", "a", encoding="utf-8") as f:
+        f.write("Zebras zickzacken zügig.\n")
+    retrained = train()
+    assert not retrained["skipped"] and train()["skipped"]
+    (recipe.out / "checkpoints").mkdir()
+    (recipe.out / "checkpoints" / "last.pt").write_bytes(b"")
+    before = (recipe.out / "spm.model").read_bytes()
+    (tmp_path / "train.en").write_text((TINY_DATA_DIR / "train.en").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "train.de").write_text((TINY_DATA_DIR / "train.de").read_text(encoding="utf-8"), encoding="utf-8")
+    kept = train()
+    assert kept["skipped"] and (recipe.out / "spm.model").read_bytes() == before
+    assert describe_tokenizer(kept)[0].startswith("tokenizer kept: ")
+
+
 @pytest.mark.parametrize("chunk", [97, 502, 1004])  # many chunks, two exactly (on disk), one (in memory)
 def test_duplicates_found_equal_a_set_in_memory(tmp_path, monkeypatch, chunk):
     monkeypatch.setattr(dedup, "_CHUNK", chunk)  # repeats cross chunk boundaries
