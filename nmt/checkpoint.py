@@ -360,20 +360,39 @@ def _pieces(proto: torch.Tensor) -> list[str]:
 
 
 def average_into(output: Path, paths: list[Path], last: int = 0, folder: Path | None = None) -> list[Path]:
-    """Average `paths` and, with `last`, the last N step checkpoints of `folder`, into `output`
-    (never one of them); returns the checkpoints averaged."""
+    """Average `paths` and, with `last`, the last N step checkpoints of `folder` (a checkpoints
+    folder or a run's), into `output` (never one of them); each file once (best.pt and last.pt
+    are links to step checkpoints); returns the checkpoints averaged."""
     paths = list(paths)
     if last:
         if folder is None:
             raise NmtError("--last needs --dir (the checkpoints folder)")
+        if not step_checkpoints(folder) and step_checkpoints(run_checkpoints(folder)):
+            folder = run_checkpoints(folder)  # a run's folder
         found = step_checkpoints(folder)
         if len(found) < last:
             raise NmtError(f"{folder}: {len(found)} step checkpoint{'' if len(found) == 1 else 's'}, {last} asked for")
         paths += found[-last:]
+    paths = _distinct(paths)
     if output.resolve() in {p.resolve() for p in paths}:
         raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")
     save_checkpoint(average_checkpoints(paths), output)
     return paths
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """`paths` without a file named twice, by any name (a hard or symbolic link)."""
+    seen, kept = set(), []
+    for path in paths:
+        try:
+            found = path.stat()
+            identity = (found.st_dev, found.st_ino)
+        except OSError:
+            identity = path  # missing: loading it names it
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(path)
+    return kept
 
 
 def tokenizer_models(payload: dict) -> dict[str, bytes]:

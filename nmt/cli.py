@@ -453,7 +453,7 @@ def average(
     checkpoints: Annotated[Optional[list[Path]], typer.Argument(help="Checkpoints to average.")] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Averaged checkpoint to write.")] = Path("averaged.pt"),
     last: Annotated[int, typer.Option(help="Instead of listing files: the last N step checkpoints of --dir.")] = 0,
-    dir: Annotated[Optional[Path], typer.Option(help="Checkpoint folder for --last.")] = None,
+    dir: Annotated[Optional[Path], typer.Option(help="The checkpoints folder (or the run's) for --last.")] = None,
 ):
     """Average the weights of several checkpoints (e.g. the last 5) into one."""
     from nmt.checkpoint import average_into

@@ -289,6 +289,21 @@ def test_average_of_toy_checkpoints(tmp_path):
     assert "progress" not in average_checkpoints([tmp_path / "z.pt", tmp_path / "z.pt"])
 
 
+def test_averaging_takes_each_file_once_and_a_runs_folder_for_its_checkpoints(tmp_path):
+    """best.pt with --last 2, where best.pt is (a link to) one of those two: averaged once, not
+    weighted twice; --dir may name the run's folder."""
+    from nmt.checkpoint import average_into, link_checkpoint, run_checkpoints
+
+    folder = run_checkpoints(tmp_path / "run")
+    folder.mkdir(parents=True)
+    for step, values in ((1, [1.0, 2.0]), (2, [3.0, 6.0]), (3, [5.0, 1.0])):
+        toy_checkpoint({"w": torch.tensor(values)}, folder / f"step_{step:07d}.pt", progress={"step": step})
+    link_checkpoint(folder / "step_0000003.pt", folder / "best.pt")
+    averaged = average_into(tmp_path / "avg.pt", [folder / "best.pt"], last=2, folder=tmp_path / "run")
+    assert averaged == [folder / "best.pt", folder / "step_0000002.pt"]
+    assert load_checkpoint(tmp_path / "avg.pt")["model"]["w"].tolist() == [4.0, 3.5]
+
+
 def test_checkpoints_whose_tokens_are_other_pieces_do_not_average(tmp_path):
     """Two runs of one shape whose tokenizers were trained differently: the same ids are other
     pieces, so their mean would be no model of either vocabulary."""
