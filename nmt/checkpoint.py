@@ -296,8 +296,10 @@ def average_checkpoints(paths: list[Path]) -> dict:
 
     Checkpoints are mapped one at a time and added into a running float64 sum, so memory stays at
     about two models (the sum) and the mean however many are averaged. Tensors shared under several
-    names (tied embeddings) stay shared in the result.
+    names (tied embeddings) stay shared in the result. A file named twice (best.pt is a link to a
+    step checkpoint) counts once.
     """
+    paths = _distinct(list(paths))
     if not paths:
         raise NmtError("no checkpoints to average")
     first = _merged(load_checkpoint(paths[0], optimizer=False, mapped=True))
