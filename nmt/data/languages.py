@@ -51,9 +51,10 @@ def direction_controls(src_processor, tgt_processor, data: DataConfig, src_lang:
                                     tuple(target_control_ids(tgt_processor, data, tgt)), (src, tgt))
 
 
-def language_usage(data: DataConfig) -> list[str]:
-    """How to ask an exported model for a language, as Markdown lines (none without language tokens)."""
-    src, tgt = language_token(data.src_lang), language_token(data.tgt_lang)
+def language_usage(data: DataConfig, token=language_token) -> list[str]:
+    """How to ask an exported model for a language, as Markdown lines (none without language tokens);
+    `token(lang)`: how the export spells a language's token."""
+    src, tgt = token(data.src_lang), token(data.tgt_lang)
     usage = {"source": f"Put the target's language token in front of each source text: `{tgt} ...`.",
              "target": f"The target's language token is forced first in each output: generate(..., "
                        f"forced_bos_token_id=tokenizer.convert_tokens_to_ids(\"{tgt}\")) (the default is {tgt}).",

@@ -15,8 +15,9 @@ exactly as it was. PAD and BOS, which nmt never predicts, get a -1e4 output bias
 
 The directory holds config.json, generation_config.json
 (the recipe's beam size, length penalty and n-gram blocking), model.safetensors, the tokenizer
-files MarianTokenizer reads (source.spm, target.spm, vocab.json) and a model card (README.md).
-Written atomically, like the CTranslate2 export.
+files MarianTokenizer reads (source.spm, target.spm, vocab.json; a language token named as
+OPUS-MT names it, `>>fra<<`, which MarianTokenizer reads in front of a text) and a model card
+(README.md). Written atomically, like the CTranslate2 export.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import torch
 
 import nmt
 from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenizer_models
+from nmt.config import language_token
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.languages import language_usage, target_control_ids
 from nmt.data.tokenizer import CARRIED, load_processor
@@ -220,7 +222,7 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
                        "vocabulary for both sides; this one has separate vocabularies (model.share_embeddings: false)")
     protos = tokenizer_models(payload)
     processors = {side: load_processor(model_proto=proto) for side, proto in protos.items()}
-    vocabs = {side: {sp.id_to_piece(i): i for i in range(sp.get_piece_size())} for side, sp in processors.items()}
+    vocabs = {side: marian_vocabulary(sp, recipe.data) for side, sp in processors.items()}
     separate = not recipe.model.share_embeddings
     state = transformers_state_dict(payload["model"], recipe.model)
 
@@ -256,6 +258,20 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
             "generation_differences": generation_differences(recipe)}
 
 
+def marian_code(lang: str) -> str:
+    """A language token as Marian (OPUS-MT) spells it in vocab.json: MarianTokenizer reads a
+    `>>fra<<` in front of a text as that token, where sentencepiece would split nmt's `<2fra>`."""
+    return f">>{lang}<<"
+
+
+def marian_vocabulary(processor, data) -> dict[str, int]:
+    """vocab.json: each piece's id, nmt's language tokens named as Marian's."""
+    languages = set(data.source_languages()) | set(data.target_languages()) if data.language_token != "none" else set()
+    renamed = {language_token(lang): marian_code(lang) for lang in languages}
+    pieces = (processor.id_to_piece(i) for i in range(processor.get_piece_size()))
+    return {renamed.get(piece, piece): i for i, piece in enumerate(pieces)}
+
+
 def transformers_architecture(recipe) -> str:
     return "PegasusForConditionalGeneration" if recipe.model.norm == "pre" else "MarianMTModel"
 
@@ -271,7 +287,7 @@ def model_card(recipe, payload: dict, checkpoint: Path) -> str:
         f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer trained with nmt {nmt.__version__}", "",
         f"Exported from `{checkpoint}` (update {progress.get('step')}) by `nmt export --format huggingface`: "
         f"a {recipe.model.norm}-LN Transformer of {count_parameters(payload['model']):,} parameters as a "
-        f"`{transformers_architecture(recipe)}`.", "", *scores, *language_usage(recipe.data),
+        f"`{transformers_architecture(recipe)}`.", "", *scores, *language_usage(recipe.data, marian_code),
         "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
         "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
         "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")",

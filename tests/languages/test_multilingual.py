@@ -100,6 +100,31 @@ def test_tgt_lang_chooses_the_direction(multilingual, toy_corpus, tmp_path, engi
     assert_answers_in_each_language(model, toy_corpus, tmp_path)
 
 
+def test_the_transformers_export_reads_opus_mts_language_codes_in_front_of_a_text(multilingual, toy_corpus, tmp_path):
+    """MarianTokenizer takes `>>xb<<` in front of a text as the language token (sentencepiece would
+    split nmt's `<2xb>`): the export names the tokens so, and translates as nmt does."""
+    transformers = pytest.importorskip("transformers")
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import translate_lines
+    from nmt.special_tokens import EOS
+
+    ckpt = multilingual.out / "checkpoints" / "best.pt"
+    out = tmp_path / "hf"
+    assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"]).exit_code == 0
+    assert "`>>xa<< ...`" in (out / "README.md").read_text(encoding="utf-8")
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(out)
+    lines = (toy_corpus / "valid.en").read_text(encoding="utf-8").splitlines()[:4]
+    for lang in MARKERS:
+        engine = load_engine([ckpt], tgt_lang=lang)
+        ours = translate_lines(engine, lines, engine.recipe.decode.model_copy(update={"beam_size": 1, "max_len_b": 60}))
+        for line, hypotheses in zip(lines, ours):
+            batch = tokenizer([f">>{lang}<< {line}"], return_tensors="pt")
+            assert batch["input_ids"][0, 0] == engine.src_tokenizer.piece_to_id(language_token(lang))
+            generated = model.generate(**batch, num_beams=1, do_sample=False, max_length=200)[0].tolist()
+            assert [t for t in generated[1:] if t != EOS] == hypotheses[0].tokens, line
+
+
 def test_unknown_and_untrained_directions_are_one_line_errors(multilingual, toy_corpus, tmp_path):
     ckpt = str(multilingual.out / "checkpoints" / "best.pt")
     source = str(toy_corpus / "valid.en")
