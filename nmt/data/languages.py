@@ -64,12 +64,19 @@ def language_usage(data: DataConfig, token=language_token) -> list[str]:
     return [usage, ""] if usage else []
 
 
+def listed_sources(data: DataConfig) -> list[str]:
+    """The languages an imported model translates from into each of data.languages: each of them
+    (M2M-100, MADLAD-400: the recipe's source language is one), or the recipe's source language
+    alone (a multilingual OPUS-MT model, whose codes name its targets)."""
+    return data.languages if data.src_lang in data.languages else [data.src_lang]
+
+
 def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None, zero_shot: bool) -> tuple[str, str]:
     """The (source, target) to translate; a target the model has no token for is an error, and so
     is a direction it was not trained on, unless `zero_shot`."""
     src, tgt = src_lang or data.src_lang, tgt_lang or data.tgt_lang
     directions = data.directions()
-    if (src, tgt) in directions or (src in data.languages and tgt in data.languages):
+    if (src, tgt) in directions or (src in listed_sources(data) and tgt in data.languages):
         return src, tgt
     if data.language_token == "both" and src not in data.source_languages():
         raise NmtError(f"--src-lang {src}: the model reads {listed(data.source_languages())} only")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,10 +43,11 @@ import nmt
 from nmt.checkpoint import save_checkpoint
 from nmt.config import language_token, recipe_from_dict, recipe_to_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
+from nmt.data.languages import listed
 from nmt.data.tokenizer import CARRIED, load_processor
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
-from nmt.export.huggingface import marian_order, require_transformers
+from nmt.export.huggingface import marian_code, marian_order, require_transformers
 from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary, pack_original
 from nmt.export.t5_import import check_t5_config, spm_path, t5_model_section, t5_state_dict, t5_vocabulary
 from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary, parse_added_languages,
@@ -103,7 +105,13 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
         separate = bool(tokenizer_config.get("separate_vocabs", False))
         vocabs = {"src": _read_json(directory / "vocab.json")}
         vocabs["tgt"] = _read_json(directory / "target_vocab.json") if separate else vocabs["src"]
-        tokenizers = {side: reordered_tokenizer(directory / name, vocabs[side], specials, directory / json_name)
+        languages = marian_languages(vocabs["src"])  # a multilingual OPUS-MT model's target codes (>>fra<<)
+        if languages:
+            vocabs = {side: _language_tokens_renamed(vocab, languages) for side, vocab in vocabs.items()}
+            tgt_lang = _marian_target(directory, languages, tgt_lang or tokenizer_config.get("target_lang"),
+                                      given=tgt_lang is not None)
+        controls = {language_token(code) for code in languages}
+        tokenizers = {side: reordered_tokenizer(directory / name, vocabs[side], specials, directory / json_name, controls)
                       for side, name, json_name in (("src", "source.spm", "vocab.json"),
                                                     ("tgt", "target.spm", "target_vocab.json" if separate else "vocab.json"))}
 
@@ -220,6 +228,29 @@ def _read_config(transformers, directory: Path):
     return config
 
 
+def marian_languages(vocab: dict[str, int]) -> list[str]:
+    """The target language codes of a multilingual OPUS-MT vocabulary: its `>>fra<<` entries,
+    which MarianTokenizer reads in front of a source text."""
+    return [match.group(1) for piece in vocab if (match := re.fullmatch(r">>(.+)<<", piece))]
+
+
+def _language_tokens_renamed(vocab: dict[str, int], languages: list[str]) -> dict[str, int]:
+    """`>>fra<<` as nmt's language token `<2fra>` (nmt.config.language_token), its id kept."""
+    renamed = {marian_code(code): language_token(code) for code in languages}
+    return {renamed.get(piece, piece): i for piece, i in vocab.items()}
+
+
+def _marian_target(directory: Path, languages: list[str], tgt_lang: str | None, given: bool) -> str:
+    """The default target language of a multilingual OPUS-MT model: --tgt-lang, else its
+    tokenizer's target_lang where that is one of its codes (often it names a group: roa)."""
+    if tgt_lang in languages:
+        return tgt_lang
+    if given:
+        raise NmtError(f"--tgt-lang {tgt_lang}: not a language code of {directory} ({listed(languages)})")
+    raise NmtError(f"{directory} translates into the language whose code starts the source (>>{languages[0]}<<, ...): "
+                   f"give the default with --tgt-lang, one of {listed(languages)}")
+
+
 def reordered_tokenizer(spm_path: Path, vocab: dict[str, int], specials: dict[str, int],
                         vocab_path: Path, controls: set[str] = frozenset()) -> tuple[bytes, list[int]]:
     """(a sentencepiece model whose id i is nmt's token i, the Marian id of each nmt id);
@@ -311,8 +342,8 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
         "output_dir": str(out.with_suffix("")),
         "data": {"src_lang": src_lang, "tgt_lang": tgt_lang, "train": f"(imported from {directory})",
                  "valid": f"(imported from {directory})",
-                 **({"language_token": "source" if config.model_type == "t5" else "both", "languages": languages}
-                    if languages else {})},
+                 **({"language_token": "source" if config.model_type in ("t5", "marian") else "both",
+                     "languages": languages} if languages else {})},
         "tokenizer": {"model_type": model_type, "vocab_size": len(tokenizers["tgt"][1]), "joint": joint},
         "model": t5_model_section(config, share) if config.model_type == "t5" else
         _model_section(config, hf_state, share, decoder_start),
@@ -470,8 +501,9 @@ def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang
                      f"&& nmt train {recipe}`")
     if summary["languages"]:
         some = ", ".join(summary["languages"][:5]) + (", ..." if len(summary["languages"]) > 5 else "")
-        lines.append(f"{len(summary['languages'])} languages ({some}): choose a direction with "
-                     "`nmt translate --src-lang CODE --tgt-lang CODE`")
+        how = ("a direction with `nmt translate --src-lang CODE --tgt-lang CODE`"
+               if summary["recipe"].data.src_lang in summary["languages"] else "the target with `nmt translate --tgt-lang CODE`")
+        lines.append(f"{len(summary['languages'])} languages ({some}): choose {how}")
     model, tokenizer = summary["recipe"].model, summary["recipe"].tokenizer
     shape = ", ".join(f"{key}: {getattr(model, key)}" for key in
                       ("encoder_layers", "decoder_layers", "d_model", "heads", "d_ff", "norm", "activation",

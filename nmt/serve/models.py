@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from nmt.data.languages import listed_sources
 from nmt.decode.request import RequestRefused
 from nmt.errors import NmtError
 from nmt.serve.worker_process import WORKER_MODES, LoadSpec, resolve_worker_modes
@@ -26,10 +27,9 @@ class Served:
         return self.translator.recipe.data
 
     def directions(self) -> set[tuple[str, str]]:
-        """(source, target) pairs it translates: its corpora's, and any pair of an import's languages."""
+        """(source, target) pairs it translates: its corpora's, and those of an import's languages."""
         pairs = set(self.data.directions())
-        languages = self.data.languages
-        return pairs | {(a, b) for a in languages for b in languages if a != b}
+        return pairs | {(a, b) for a in listed_sources(self.data) for b in self.data.languages if a != b}
 
     @property
     def multidirectional(self) -> bool:

@@ -37,9 +37,14 @@ def _spm(path_prefix, text_file, size):
 
 @pytest.fixture(scope="module")
 def marian_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("opus")
+    return marian_directory(tmp_path_factory.mktemp("opus"))
+
+
+def marian_directory(root, codes: tuple[str, ...] = (), target_lang: str = "de"):
+    """A random OPUS-MT-style model saved in `root`; with `codes`, a multilingual one whose
+    vocabulary has a `>>code<<` entry for each target language (right after <unk>)."""
     src, tgt = _spm(root / "src", TINY_DATA / "train.en", 100), _spm(root / "tgt", TINY_DATA / "train.de", 110)
-    vocab = {"</s>": 0, "<unk>": 1}
+    vocab = {"</s>": 0, "<unk>": 1} | {f">>{code}<<": 2 + i for i, code in enumerate(codes)}
     for sp in (src, tgt):
         for i in range(sp.get_piece_size()):
             if not (sp.is_control(i) or sp.is_unknown(i)):
@@ -47,7 +52,7 @@ def marian_dir(tmp_path_factory):
     pad = vocab["<pad>"] = len(vocab)
     (root / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     tokenizer = transformers.MarianTokenizer(str(root / "src.model"), str(root / "tgt.model"), str(root / "vocab.json"),
-                                             source_lang="en", target_lang="de")
+                                             source_lang="en", target_lang=target_lang)
     config = transformers.MarianConfig(
         vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=SHAPE["d_model"],
         encoder_layers=SHAPE["encoder_layers"], decoder_layers=SHAPE["decoder_layers"],
@@ -99,6 +104,40 @@ def test_the_imported_model_translates_as_transformers_does(marian_dir, imported
         limit = int(cfg.max_len_a * (len(own.src_tokenizer.encode([line])[0]) + 1) + cfg.max_len_b)
         theirs = _generate(model, tokenizer, line, limit, num_beams=beam_size, length_penalty=1.0, do_sample=False)
         assert own.tgt_tokenizer.decode(hyps[0].tokens) == theirs, line
+
+
+def test_a_multilingual_opus_mt_model_translates_into_the_language_asked_for_and_exports_back(tmp_path):
+    """Its `>>fra<<` codes become nmt's language tokens (data.language_token: source): --tgt-lang
+    puts one in front of the source, as a text starting `>>fra<<` does in transformers; the
+    export writes them back as codes."""
+    directory = marian_directory(tmp_path, codes=("fra", "spa"), target_lang="roa")
+    ckpt = tmp_path / "mul.pt"
+    one_line_error(runner.invoke(app, ["import", str(directory), "-o", str(ckpt)]),
+                   "the language whose code starts the source (>>fra<<, ...): give the default with --tgt-lang")
+    one_line_error(runner.invoke(app, ["import", str(directory), "-o", str(ckpt), "--tgt-lang", "ita"]),
+                   "--tgt-lang ita: not a language code of")
+    result = runner.invoke(app, ["import", str(directory), "-o", str(ckpt), "--tgt-lang", "spa"])
+    assert result.exit_code == 0 and "2 languages (fra, spa): choose the target with" in result.output, result.output
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+    outputs = {}
+    for lang in ("fra", "spa"):
+        own = load_engine([ckpt], tgt_lang=lang)
+        assert own.recipe.data.language_token == "source" and own.recipe.data.languages == ["fra", "spa"]
+        cfg = own.recipe.decode.model_copy(update={"beam_size": 1, "max_len_b": 20, "max_len_a": 0})
+        ours = translate_lines(own, LINES[:6], cfg)
+        outputs[lang] = [own.tgt_tokenizer.decode(hyps[0].tokens) for hyps in ours]
+        assert outputs[lang] == [_generate(model, tokenizer, f">>{lang}<< {line}", 20, num_beams=1, do_sample=False)
+                                 for line in LINES[:6]]
+    assert outputs["fra"] != outputs["spa"]  # the code is read: a random model answers each otherwise
+    from nmt.serve.models import Served
+
+    assert Served(own, str(ckpt)).directions() == {("en", "spa"), ("en", "fra")}  # what a server offers
+    out = tmp_path / "back"
+    assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"]).exit_code == 0
+    back, back_tokenizer = (transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval(),
+                            transformers.AutoTokenizer.from_pretrained(out))
+    assert [_generate(back, back_tokenizer, f">>fra<< {line}", 20, num_beams=1) for line in LINES[:6]] == outputs["fra"]
 
 
 def _total_log_prob(ckpt, tmp_path) -> float:
