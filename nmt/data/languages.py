@@ -107,6 +107,18 @@ LANGUAGE_NAMES = {"ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Cat
          "vi": "Vietnamese", "zh": "Chinese"}
 
 
+# The same languages' three-letter codes (ISO 639-3, and NLLB-200's where it names a macrolanguage's
+# member: pes Persian, lvs Latvian, zsm Malay, als Albanian), as OPUS-MT and NLLB-200 write them.
+THREE_LETTER = {"ara": "ar", "bul": "bg", "ben": "bn", "cat": "ca", "ces": "cs", "dan": "da", "deu": "de", "ell": "el",
+                "eng": "en", "spa": "es", "est": "et", "eus": "eu", "fas": "fa", "pes": "fa", "fin": "fi", "fra": "fr",
+                "gle": "ga", "glg": "gl", "heb": "he", "hin": "hi", "hrv": "hr", "hun": "hu", "ind": "id", "ita": "it",
+                "jpn": "ja", "kor": "ko", "lit": "lt", "lav": "lv", "lvs": "lv", "msa": "ms", "zsm": "ms", "nob": "nb",
+                "nld": "nl", "pol": "pl", "por": "pt", "ron": "ro", "rus": "ru", "slk": "sk", "slv": "sl", "sqi": "sq",
+                "als": "sq", "swe": "sv", "tha": "th", "tur": "tr", "ukr": "uk", "urd": "ur", "vie": "vi", "zho": "zh"}
+
+
 def language_name(code: str) -> str:
-    """A language's English name, or its code where the table has none."""
-    return LANGUAGE_NAMES.get(code, code)
+    """A language's English name (for `de`, `deu`, or NLLB-200's `deu_Latn`), or its code where the
+    table has none."""
+    base = code.split("_")[0]
+    return LANGUAGE_NAMES.get(code) or LANGUAGE_NAMES.get(THREE_LETTER.get(base, base), code)

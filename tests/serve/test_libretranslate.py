@@ -84,3 +84,14 @@ def test_bad_libretranslate_requests_are_400_with_an_error(server):
     assert status == 413 and "max_lines" in reply["error"]
     status, reply = server.post({"text": "not a list"})  # nmt's own API keeps its answers
     assert status == 422 and reply["error"].startswith("text:")
+
+
+def test_languages_are_named_for_two_and_three_letter_codes_and_nllbs():
+    from nmt.serve.libretranslate import languages
+
+    listed = languages({("eng_Latn", "deu_Latn"), ("eng_Latn", "zho_Hant"), ("en", "fra"), ("en", "xx")})
+    assert [(entry["code"], entry["name"]) for entry in listed] == [("en", "English"), ("eng_Latn", "English")]
+    assert languages({("fra", "pes_Arab"), ("pes_Arab", "qq_Latn"), ("qq_Latn", "fra")}) == [
+        {"code": "fra", "name": "French", "targets": ["pes_Arab"]},
+        {"code": "pes_Arab", "name": "Persian", "targets": ["qq_Latn"]},
+        {"code": "qq_Latn", "name": "qq_Latn", "targets": ["fra"]}]  # a code the table lacks: as it is
