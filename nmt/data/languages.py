@@ -117,8 +117,13 @@ THREE_LETTER = {"ara": "ar", "bul": "bg", "ben": "bn", "cat": "ca", "ces": "cs",
                 "als": "sq", "swe": "sv", "tha": "th", "tur": "tr", "ukr": "uk", "urd": "ur", "vie": "vi", "zho": "zh"}
 
 
+def two_letter(code: str) -> str | None:
+    """A code's ISO 639-1 language (de for de, deu, deu_Latn, de_AT), where the tables know it."""
+    base = code.split("_")[0]
+    return base if len(base) == 2 else THREE_LETTER.get(base)
+
+
 def language_name(code: str) -> str:
     """A language's English name (for `de`, `deu`, or NLLB-200's `deu_Latn`), or its code where the
     table has none."""
-    base = code.split("_")[0]
-    return LANGUAGE_NAMES.get(code) or LANGUAGE_NAMES.get(THREE_LETTER.get(base, base), code)
+    return LANGUAGE_NAMES.get(code) or LANGUAGE_NAMES.get(two_letter(code) or "", code)

@@ -9,7 +9,8 @@ web and mobile clients, the apps that speak to a LibreTranslate server) can use 
 
 Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A text of several
 lines is translated line by line and joined again; format html reads it as markup (tags kept
-around the words they wrap), text as plain text. source auto takes the model's source language
+around the words they wrap), text as plain text. A language may be named by another code of it
+(de for a model's deu_Latn) where one served code has it. source auto takes the model's source language
 where it reads only one, and is an error naming them where it reads several. api_key is
 accepted and not checked.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from nmt.data.languages import language_name
+from nmt.data.languages import language_name, two_letter
 
 FORMATS = ("text", "html")
 
@@ -98,6 +99,8 @@ def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
     except (TypeError, ValueError):
         raise LibreError("Invalid request: alternatives must be a number") from None
     offered = {entry["code"]: entry["targets"] for entry in languages(directions)}
+    target = as_served(target, {t for targets in offered.values() for t in targets})
+    source = source if source == "auto" else as_served(source, offered)
     detected = source == "auto"
     if detected:
         readers = [code for code, into in offered.items() if target in into]
@@ -110,6 +113,15 @@ def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
     if target not in offered[source]:
         raise LibreError(f"{target} is not supported from {source}: choose {', '.join(offered[source])}")
     return LibreRequest(texts, as_list, source, target, text_format == "html", max(alternatives, 0), detected)
+
+
+def as_served(code: str, served) -> str:
+    """`code` as the server names its language: itself where served, else the one served code of
+    the same language (de for deu_Latn, eng for en: clients often know ISO 639-1 codes only)."""
+    if code in served:
+        return code
+    same = [c for c in served if two_letter(c) is not None and two_letter(c) == two_letter(code)]
+    return same[0] if len(same) == 1 else code
 
 
 def lines_of(request: LibreRequest) -> tuple[list[str], list[int]]:

@@ -72,6 +72,16 @@ def test_json_requests_lists_html_alternatives_and_auto(server):
     assert reply["alternatives"] == [h["text"] for h in nbest[1:]]
 
 
+def test_a_language_may_be_named_by_another_of_its_codes(server):
+    """Clients that know ISO 639-1 codes only reach a model that names its languages otherwise
+    (NLLB-200's deu_Latn), and the other way round: here eng and deu_Latn reach en-de."""
+    own = server.post({"text": LINES[:1]})[1]["translations"]
+    status, reply = libre(server, {"q": LINES[0], "source": "eng", "target": "deu_Latn"})
+    assert status == 200 and reply["translatedText"] == own[0], reply
+    status, reply = libre(server, {"q": LINES[0], "source": "fra", "target": "de"})
+    assert status == 400 and reply["error"].startswith("fra is not supported"), reply
+
+
 def test_bad_libretranslate_requests_are_400_with_an_error(server):
     for payload, words in (({"q": "a", "source": "fr", "target": "de"}, "fr is not supported"),
                            ({"q": "a", "source": "en", "target": "fr"}, "fr is not supported from en"),
