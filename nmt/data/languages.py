@@ -79,9 +79,11 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
     if (src, tgt) in directions or (src in listed_sources(data) and tgt in data.languages):
         return src, tgt
     if data.language_token == "both" and src not in data.source_languages():
-        raise NmtError(f"--src-lang {src}: the model reads {listed(data.source_languages())} only")
+        raise NmtError(f"--src-lang {src}: {_same_language(src, data.source_languages())}the model reads "
+                       f"{listed(data.source_languages())} only")
     if tgt not in data.target_languages():
-        raise NmtError(f"--tgt-lang {tgt}: the model translates into {listed(data.target_languages())} only")
+        raise NmtError(f"--tgt-lang {tgt}: {_same_language(tgt, data.target_languages())}the model translates into "
+                       f"{listed(data.target_languages())} only")
     if data.language_token == "none" and tgt != data.tgt_lang:
         raise NmtError(f"--tgt-lang {tgt}: the model has no language tokens; it translates into {data.tgt_lang}")
     if not zero_shot:
@@ -89,6 +91,17 @@ def check_direction(data: DataConfig, src_lang: str | None, tgt_lang: str | None
         raise NmtError(f"{src}-{tgt}: not a direction the model was trained on ({trained}); "
                        "add --zero-shot to translate it anyway")
     return src, tgt
+
+
+def same_language(code: str, codes) -> list[str]:
+    """The codes among `codes` that name `code`'s language (deu_Latn for de, en for eng)."""
+    return sorted(c for c in codes if two_letter(c) is not None and two_letter(c) == two_letter(code))
+
+
+def _same_language(code: str, codes: list[str]) -> str:
+    """'did you mean deu_Latn? ' where the model names `code`'s language by other codes, else ''."""
+    same = same_language(code, codes)
+    return f"did you mean {' or '.join(same)}? " if same else ""
 
 
 def listed(items: list[str], separator: str = ", ", most: int = 12) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from nmt.data.languages import language_name, two_letter
+from nmt.data.languages import language_name, same_language
 
 FORMATS = ("text", "html")
 
@@ -120,7 +120,7 @@ def as_served(code: str, served) -> str:
     the same language (de for deu_Latn, eng for en: clients often know ISO 639-1 codes only)."""
     if code in served:
         return code
-    same = [c for c in served if two_letter(c) is not None and two_letter(c) == two_letter(code)]
+    same = same_language(code, served)
     return same[0] if len(same) == 1 else code
 
 

@@ -137,6 +137,21 @@ def test_unknown_and_untrained_directions_are_one_line_errors(multilingual, toy_
     assert result.exit_code == 0, result.output
 
 
+def test_a_language_named_by_another_of_its_codes_is_suggested():
+    from nmt.config import DataConfig
+    from nmt.data.languages import check_direction
+    from nmt.errors import NmtError
+
+    data = DataConfig(src_lang="eng_Latn", tgt_lang="deu_Latn", train="t", valid="v", language_token="both",
+                      languages=["eng_Latn", "deu_Latn", "zho_Hans", "zho_Hant"])
+    for src, tgt, message in ((None, "de", r"--tgt-lang de: did you mean deu_Latn\? the model translates into"),
+                              (None, "zh", r"--tgt-lang zh: did you mean zho_Hans or zho_Hant\? the model"),
+                              ("en", "deu_Latn", r"--src-lang en: did you mean eng_Latn\? the model reads"),
+                              (None, "xx", r"--tgt-lang xx: the model translates into deu_Latn")):
+        with pytest.raises(NmtError, match=f"^{message}"):
+            check_direction(data, src, tgt, False)
+
+
 def test_bad_corpora_are_one_line_errors(toy_corpus, tmp_path):
     recipe = tmp_path / "r.yaml"
     base = {"output_dir": str(tmp_path / "run"), "data": {"src_lang": "en", "tgt_lang": "xa",
