@@ -460,7 +460,9 @@ def average(
 
     with working("averaging checkpoints"):  # each read whole: a minute for several of a large model
         averaged = average_into(output, checkpoints or [], last, dir)
-    say([f"averaged {len(averaged)} checkpoint{'s' * (len(averaged) != 1)} -> {output}"])
+    named = len(checkpoints or []) + last
+    twice = f" ({named - len(averaged)} named twice: one file under two names, counted once)" if named > len(averaged) else ""
+    say([f"averaged {len(averaged)} checkpoint{'s' * (len(averaged) != 1)} -> {output}{twice}"])
 
 
 @command()

@@ -193,7 +193,7 @@ def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
     ckpts = trained_tiny.out / "checkpoints"
     out = tmp_path / "avg.pt"
     result = nmt("average", ckpts / "best.pt", ckpts / "last.pt", "-o", out)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0 and "averaged 1 checkpoint" in result.output and "counted once" in result.output
     translated = nmt("translate", "-c", out, input="Asian man sweeping the walkway.\n")
     assert translated.stdout.strip() == "Ein asiatischer Mann kehrt den Gehweg."
     refused = nmt("average", ckpts / "best.pt", "-o", ckpts / "best.pt")

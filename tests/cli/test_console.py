@@ -148,7 +148,7 @@ def test_export_import_and_average_show_a_spinner_while_they_work(trained_tiny, 
         (["export", str(checkpoints / "best.pt"), "-o", str(tmp_path / "ct2")], "exporting", "exported"),
         (["import", str(tmp_path / "a-model"), "-o", str(tmp_path / "imported.pt")], "importing", "imported"),
         (["average", str(checkpoints / "best.pt"), str(checkpoints / "last.pt"), "-o", str(tmp_path / "mean.pt")],
-         "averaging checkpoints", "averaged 2 checkpoints"),
+         "averaging checkpoints", "averaged 1 checkpoint"),  # best.pt and last.pt: one file (one update)
     ):
         screen = io.StringIO()
         monkeypatch.setattr(console, "err", Console(file=screen, force_terminal=True, width=200))
