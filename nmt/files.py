@@ -15,6 +15,11 @@ from typing import IO
 from nmt.errors import NmtError
 
 
+def line_count(n: int) -> str:
+    """A count of lines as a message says it: "1 line", "2,000 lines"."""
+    return f"{n:,} line{'s' * (n != 1)}"
+
+
 def cannot_write(path: Path | str, error: OSError) -> NmtError:
     return NmtError(f"{path}: cannot write there ({error.strerror or error})")
 

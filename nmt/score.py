@@ -20,6 +20,7 @@ from sacrebleu.significance import PairedTest
 
 from nmt.data.corpus import read_lines
 from nmt.errors import NmtError
+from nmt.files import line_count
 from nmt.language_id import describe, language_shares
 
 METRICS = ("bleu", "chrf", "ter", "comet", "cometkiwi")
@@ -70,7 +71,7 @@ class NeuralScores:
         self.settings, self.scorers, self.cache = settings, {}, {}
         self.sources = read_system(settings.source) if settings.source else []
         if settings.source and len(self.sources) != n_lines:
-            raise NmtError(f"{settings.source} has {len(self.sources)} lines but the hypotheses have {n_lines}: "
+            raise NmtError(f"{settings.source} has {line_count(len(self.sources))} but the hypotheses have {n_lines}: "
                            "sources and hypotheses must align line by line")
         self.reference = references[0] if references else None
 
@@ -116,7 +117,7 @@ def read_references(hypothesis_path: Path, n_lines: int, reference_paths: list[P
     for path in reference_paths:
         lines = read_system(path)
         if len(lines) != n_lines:
-            raise NmtError(f"{hypothesis_path} has {n_lines} lines but {path} has {len(lines)}: "
+            raise NmtError(f"{hypothesis_path} has {line_count(n_lines)} but {path} has {len(lines)}: "
                            "hypotheses and references must align line by line")
         references.append(lines)
     return references
@@ -221,7 +222,7 @@ def compare_systems(system_paths: list[Path], reference_paths: list[Path], metri
     systems = [(str(p), read_system(p)) for p in system_paths]
     for path, lines in systems[1:]:
         if len(lines) != len(systems[0][1]):
-            raise NmtError(f"{systems[0][0]} has {len(systems[0][1])} lines but {path} has {len(lines)}")
+            raise NmtError(f"{systems[0][0]} has {line_count(len(systems[0][1]))} but {path} has {len(lines)}")
     references = _references_for(metrics, system_paths[0], len(systems[0][1]), reference_paths)
     named_metrics = {name: build_metric(name, tokenize, lowercase) for name in metrics if name not in NEURAL}
     neural_scores = neural_scores or _neural_scores(metrics, neural, len(systems[0][1]), references)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from nmt.errors import NmtError
+from nmt.files import line_count
 
 
 def split_file(stem: str, lang: str) -> Path:
@@ -82,7 +83,7 @@ def read_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:
             longer_is_src = tgt is None
             rest = 1 + sum(1 for _ in (src_lines if longer_is_src else tgt_lines))
             n_src, n_tgt = (count + rest, count) if longer_is_src else (count, count + rest)
-            raise NmtError(f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}: "
+            raise NmtError(f"{src_path} has {line_count(n_src)} but {tgt_path} has {n_tgt}: "
                            "parallel files must have the same number of lines")
         count += 1
         yield src, tgt

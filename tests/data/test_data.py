@@ -55,6 +55,9 @@ def test_parallel_files_with_different_line_counts(tmp_path):
     (tmp_path / "c.de").write_text("a\nb\n")
     with pytest.raises(NmtError, match=r"c.en has 3 lines but .*c.de has 2"):
         list(read_parallel(tmp_path / "c.en", tmp_path / "c.de"))
+    (tmp_path / "one.en").write_text("a\n")
+    with pytest.raises(NmtError, match=r"one.en has 1 line but .*c.de has 2"):
+        list(read_parallel(tmp_path / "one.en", tmp_path / "c.de"))
     (tmp_path / "e.en").write_text("")
     (tmp_path / "e.de").write_text("")
     with pytest.raises(NmtError, match="empty file"):
