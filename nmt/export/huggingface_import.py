@@ -43,7 +43,7 @@ import nmt
 from nmt.checkpoint import save_checkpoint
 from nmt.config import language_token, recipe_from_dict, recipe_to_dict
 from nmt.special_tokens import BOS, EOS, PAD, UNK
-from nmt.data.languages import listed
+from nmt.data.languages import listed, same_language
 from nmt.data.tokenizer import CARRIED, load_processor
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
@@ -242,9 +242,12 @@ def _language_tokens_renamed(vocab: dict[str, int], languages: list[str]) -> dic
 
 def _marian_target(directory: Path, languages: list[str], tgt_lang: str | None, given: bool) -> str:
     """The default target language of a multilingual OPUS-MT model: --tgt-lang, else its
-    tokenizer's target_lang where that is one of its codes (often it names a group: roa)."""
+    tokenizer's target_lang where that is one of its codes or names one's language (fr: fra);
+    often it names a group (roa)."""
     if tgt_lang in languages:
         return tgt_lang
+    if tgt_lang and not given and len(same := same_language(tgt_lang, languages)) == 1:
+        return same[0]  # target_lang fr, the code fra
     if given:
         raise NmtError(f"--tgt-lang {tgt_lang}: not a language code of {directory} ({listed(languages)})")
     raise NmtError(f"{directory} translates into the language whose code starts the source (>>{languages[0]}<<, ...): "

@@ -130,6 +130,10 @@ def test_a_multilingual_opus_mt_model_translates_into_the_language_asked_for_and
         assert outputs[lang] == [_generate(model, tokenizer, f">>{lang}<< {line}", 20, num_beams=1, do_sample=False)
                                  for line in LINES[:6]]
     assert outputs["fra"] != outputs["spa"]  # the code is read: a random model answers each otherwise
+    config = json.loads((directory / "tokenizer_config.json").read_text())
+    (directory / "tokenizer_config.json").write_text(json.dumps(config | {"target_lang": "es"}))
+    result = runner.invoke(app, ["import", str(directory), "-o", str(tmp_path / "es.pt")])  # es: the code spa
+    assert result.exit_code == 0 and "(MarianMTModel, en-spa," in result.output, result.output
     from nmt.serve.models import Served
 
     assert Served(own, str(ckpt)).directions() == {("en", "spa"), ("en", "fra")}  # what a server offers
