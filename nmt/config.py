@@ -753,6 +753,23 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     return recipe_from_dict(raw, str(path), say=lambda note: print(note, file=sys.stderr), places=places)
 
 
+def changed_keys(before: dict, after: dict) -> list[str]:
+    """The keys whose values differ between two recipe dicts (or sections of one), as
+    "train.lr 0.001 -> 0.002" (nested keys dotted), in the order of their names."""
+    def leaves(section: dict, prefix: str = "") -> dict:
+        flat = {}
+        for key, value in section.items():
+            if isinstance(value, dict):
+                flat.update(leaves(value, f"{prefix}{key}."))
+            else:
+                flat[f"{prefix}{key}"] = value
+        return flat
+
+    old, new = leaves(before), leaves(after)
+    return [f"{key} {old.get(key)} -> {new.get(key)}" for key in sorted(old.keys() | new.keys())
+            if old.get(key) != new.get(key)]
+
+
 def recipe_to_dict(recipe: Recipe) -> dict[str, Any]:
     return recipe.model_dump(mode="json")
 

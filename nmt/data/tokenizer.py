@@ -15,7 +15,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from nmt.checkpoint import resumable, run_checkpoints
-from nmt.config import DataConfig, TokenizerConfig
+from nmt.config import DataConfig, TokenizerConfig, changed_keys
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
 from nmt.files import cached_record, replaced_whole
@@ -178,19 +178,7 @@ def _refuse_under_checkpoints(out: Path, before: dict, after: dict) -> None:
     folder = run_checkpoints(out)
     if resumable(folder):
         raise NmtError(f"{out}: the checkpoints in {folder} were trained with the tokenizer there; a new one "
-                       f"({', '.join(_changes(before, after)) or 'other settings'}) needs another output_dir")
-
-
-def _changes(before: dict, after: dict, prefix: str = "") -> list[str]:
-    """The settings that differ, as 'key old -> new' (nested keys joined with dots)."""
-    changes = []
-    for key in sorted(before.keys() | after.keys()):
-        old, new = before.get(key), after.get(key)
-        if isinstance(old, dict) and isinstance(new, dict):
-            changes += _changes(old, new, f"{prefix}{key}.")
-        elif old != new:
-            changes.append(f"{prefix}{key} {old} -> {new}")
-    return changes
+                       f"({', '.join(changed_keys(before, after)) or 'other settings'}) needs another output_dir")
 
 
 def describe_tokenizer(summary: dict, init_from: str | None = None) -> list[str]:

@@ -14,7 +14,7 @@ import nmt
 from nmt.checkpoint import (FROZEN, SHARDS, assembled, checkpoint_of, frozen_file, frozen_reference, link_checkpoint,
                             load_latest, load_shard, open_checkpoint, prune, run_checkpoints, save_checkpoint,
                             save_frozen_weights, shard_file, shard_folder)
-from nmt.config import MODEL_SHAPE_KEYS, Recipe, recipe_to_dict
+from nmt.config import MODEL_SHAPE_KEYS, Recipe, changed_keys, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
@@ -241,17 +241,6 @@ def changed_settings(saved: dict, wanted: dict, shown: int = 8) -> str:
     """The recipe keys whose values differ between a checkpoint's recipe and the one resuming it
     ("train.lr 0.001 -> 0.002, ..."; at most `shown`, then how many more), "" where none do.
     The run's own folder (output_dir) is left out: moving a run is not changing it."""
-    def leaves(section: dict, prefix: str = "") -> dict:
-        flat = {}
-        for key, value in section.items():
-            if isinstance(value, dict):
-                flat.update(leaves(value, f"{prefix}{key}."))
-            elif f"{prefix}{key}" != "output_dir":
-                flat[f"{prefix}{key}"] = value
-        return flat
-
-    before, after = leaves(saved), leaves(wanted)
-    changes = [f"{key} {before.get(key)} -> {after.get(key)}" for key in sorted(before.keys() | after.keys())
-               if before.get(key) != after.get(key)]
+    changes = [change for change in changed_keys(saved, wanted) if not change.startswith("output_dir ")]
     more = f", and {len(changes) - shown} more" if len(changes) > shown else ""
     return ", ".join(changes[:shown]) + more
