@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from importlib import metadata
 
+from nmt.data.languages import two_letter
 from nmt.errors import NmtError
 
 
@@ -24,20 +25,23 @@ def identifier():
 
 def language_shares(lines: list[str], expected: str, top: int = 5) -> dict:
     """The share of non-empty `lines` identified as `expected` (an ISO 639-1 code py3langid
-    knows), and the `top` most frequent languages found with their shares."""
+    knows, or another code of its language: deu, deu_Latn), and the `top` most frequent
+    languages found with their shares."""
     ident = identifier()
-    if expected not in ident.labels:
+    label = expected if expected in ident.labels else two_letter(expected)
+    if label not in ident.labels:
         raise NmtError(f"--langid {expected}: not a language the identifier knows "
                        f"(ISO 639-1 codes such as {', '.join(ident.labels[:6])}, ...)")
     found = Counter(ident.classify(line)[0] for line in lines if line.strip())
     total = sum(found.values())
-    return {"name": "langid", "expected": expected, "lines": total,
-            "share": round(found[expected] / total, 4) if total else 0.0,
+    return {"name": "langid", "expected": label, **({"asked": expected} if label != expected else {}), "lines": total,
+            "share": round(found[label] / total, 4) if total else 0.0,
             "languages": {lang: round(n / total, 4) for lang, n in found.most_common(top)},
             "identifier": f"py3langid {metadata.version('py3langid')}"}
 
 
 def describe(result: dict) -> str:
     others = ", ".join(f"{lang} {share:.1%}" for lang, share in result["languages"].items() if lang != result["expected"])
-    return (f"langid {result['expected']}: {result['share']:.1%} of {result['lines']:,} non-empty lines"
+    asked = f" ({result['asked']})" if "asked" in result else ""
+    return (f"langid {result['expected']}{asked}: {result['share']:.1%} of {result['lines']:,} non-empty lines"
             f"{f' (others: {others})' if others else ''}  ({result['identifier']})")

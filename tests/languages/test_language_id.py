@@ -37,3 +37,5 @@ def test_score_langid_on_the_command_line(tmp_path):
     paired = runner.invoke(app, ["score", str(hyp), str(ref), "-r", str(ref), "--langid", "de"])
     assert paired.exit_code == 0 and "in de 75.0%" in paired.output and "in de 100.0%" in paired.output
     one_line_error(runner.invoke(app, ["score", str(hyp), "--langid", "xx"]), "--langid xx")
+    nllb = runner.invoke(app, ["score", str(hyp), "--langid", "deu_Latn"])  # an imported model's code for it
+    assert nllb.exit_code == 0 and "langid de (deu_Latn): 75.0% of 4" in nllb.output, nllb.output
