@@ -93,12 +93,27 @@ def checkpoints_inside(directory: Path) -> str:
     return f" (it holds {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})" if names else ""
 
 
+def _checkpoints_of_recipe(path: Path) -> str:
+    """Where a recipe was named for a checkpoint: where its run's checkpoints are, or go."""
+    import yaml
+
+    try:
+        recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+        folder = run_checkpoints(Path(recipe["output_dir"]))
+    except Exception:  # not a recipe nmt reads: the message names the file only
+        return ""
+    best = folder / "best.pt"
+    return f"; its run's best is {best}" if best.is_file() else f"; `nmt train` writes its checkpoints into {folder}"
+
+
 def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, mapped: bool = False) -> dict:
     path = Path(path)
     if path.is_dir():
         raise NmtError(f"{path}: a directory, not a checkpoint file{checkpoints_inside(path)}")
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
+    if path.suffix in (".yaml", ".yml") and not zipfile.is_zipfile(path):
+        raise NmtError(f"{path}: a recipe, not a checkpoint{_checkpoints_of_recipe(path)}")
     if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6
         raise NmtError(f"{path}: not a readable nmt checkpoint (not a PyTorch archive: truncated, or another kind of file)")
     try:

@@ -200,6 +200,9 @@ def test_average_command_writes_a_usable_checkpoint(trained_tiny, tmp_path):
     assert refused.exit_code == 2 and "would overwrite" in refused.output
     run_folder = nmt("info", trained_tiny.out)  # a run's folder where a checkpoint belongs: its checkpoints named
     assert run_folder.exit_code == 2 and "a directory, not a checkpoint file (it holds checkpoints/best.pt" in run_folder.output
+    recipe = nmt("info", trained_tiny.out / "recipe.yaml")  # the recipe where its checkpoint belongs
+    assert recipe.exit_code == 2 and "recipe.yaml: a recipe, not a checkpoint; its run's best is " in recipe.output
+    assert str(ckpts / "best.pt") in recipe.output.replace("\n", "")
 
 
 def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
