@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+import zipfile
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, Literal
@@ -730,6 +731,9 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
         raise NmtError(f"{path}: a directory, not a recipe file")
     if not path.is_file():
         raise NmtError(f"{path}: recipe file not found")
+    if zipfile.is_zipfile(path):  # what torch.save writes
+        raise NmtError(f"{path}: a checkpoint, not a recipe (its run's recipe.yaml, or `nmt info {path}`, "
+                       "says how it was trained)")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:

@@ -93,6 +93,11 @@ def test_missing_recipe_and_invalid_yaml(tmp_path):
     (tmp_path / "binary.yaml").write_bytes(b"output_dir: x\ndata: \xff\xfe\n")
     with pytest.raises(NmtError, match=r"binary.yaml: line 2 is not UTF-8 text \(byte 20\)"):
         load_recipe(tmp_path / "binary.yaml")
+    import torch
+
+    torch.save({"format": "nmt-checkpoint-1"}, tmp_path / "best.pt")
+    with pytest.raises(NmtError, match=r"best.pt: a checkpoint, not a recipe \(its run's recipe.yaml"):
+        load_recipe(tmp_path / "best.pt")
     # a key without its colon is noticed on the line after it: the error names both
     (tmp_path / "colon.yaml").write_text("output_dir: x\ndata:\n  src_lang: en\n  tgt_lang de\n")
     with pytest.raises(NmtError, match=r"colon.yaml: line 5 invalid YAML: could not find expected ':' "
