@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
-from nmt.data.languages import Controls
+from nmt.data.languages import Controls, direction_controls
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
 from nmt.decode.search import Hypothesis
@@ -29,6 +29,9 @@ class LineRequest(BaseModel):
     # the text is inline markup, its tags kept in the translation (nmt.decode.text.markup); not given:
     # markup where it looks like markup (nmt.decode.text.markup.looks_like_markup)
     markup: StrictBool | None = None
+    # a multilingual model's target language for this line (`nmt translate --input-format jsonl`;
+    # a server's request names it for all its lines); not given: the run's --tgt-lang
+    tgt_lang: StrictStr | None = None
 
 
 FIELDS = tuple(LineRequest.model_fields)
@@ -86,8 +89,8 @@ def _problem(error: dict) -> str:
 
 
 def parse_request(line: str, number: int) -> LineRequest:
-    """A jsonl line, {"text": "...", "prefix": "...", "constraints": ["...", ...], "markup": false}
-    (all but text optional); anything else a RequestRefused naming the line and the field."""
+    """A jsonl line, {"text": "...", "prefix": "...", "constraints": ["...", ...], "markup": false,
+    "tgt_lang": "de"} (all but text optional); anything else a RequestRefused naming the line and the field."""
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as e:
@@ -99,6 +102,21 @@ def parse_request(line: str, number: int) -> LineRequest:
     except ValidationError as e:
         errors = sorted(e.errors(), key=lambda error: FIELDS.index(error["loc"][0]) if error["loc"][0] in FIELDS else -1)
         raise RequestRefused(f"line {number}: {_problem(errors[0])}") from None
+
+
+def line_controls(request: LineRequest, engine: Engine, number: int, known: dict[str, Controls]) -> Controls | None:
+    """A line's language tokens where it names its target language (from the run's source
+    language, zero-shot as the run allows); None: the run's direction. `known`: those found so far."""
+    if request.tgt_lang is None:
+        return None
+    if request.tgt_lang not in known:
+        source = engine.controls.languages[0] if engine.controls.languages else None
+        try:
+            _, known[request.tgt_lang] = direction_controls(engine.src_tokenizer, engine.tgt_tokenizer, engine.recipe.data,
+                                                            source, request.tgt_lang, getattr(engine, "zero_shot", False))
+        except NmtError as e:
+            raise RequestRefused(f"line {number}: {str(e).replace('--tgt-lang', 'tgt_lang')}") from None
+    return known[request.tgt_lang]
 
 
 def check_request(request: LineRequest, engine: Engine, number: int, limits: RequestLimits = RequestLimits()) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
-from nmt.decode.request import Line, check_request, hypothesis_record, parse_request
+from nmt.decode.request import Line, check_request, hypothesis_record, line_controls, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate
 from nmt.errors import NmtError
@@ -56,6 +56,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
+    languages: dict = {}  # the language tokens of each target a jsonl line names
     while chunk := list(islice(iterator, chunk_lines)):
         requests, errors = [], {}
         for number, line in enumerate(chunk, start=first_line):
@@ -70,7 +71,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             try:
                 request = parse_request(line, number)
                 check_request(request, translator, number)
-                requests.append(Line.of(request))
+                requests.append(Line.of(request, line_controls(request, translator, number, languages)))
             except NmtError as e:
                 warn(str(e))
                 errors[number - first_line] = str(e)

@@ -201,6 +201,22 @@ def test_one_corpus_as_a_list_trains_bit_identically_to_the_plain_recipe(tmp_pat
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
 
+def test_a_jsonl_line_names_its_own_target_language(multilingual, toy_corpus, tmp_path):
+    """`nmt translate --input-format jsonl`: a line's tgt_lang asks for its language, a line
+    without one gets the run's --tgt-lang, and a language the model lacks is that line's error."""
+    lines = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[:4]
+    requests = tmp_path / "in.jsonl"
+    targets = ["xa", "xb", None, "fr"]
+    requests.write_text("".join(json.dumps({"text": line} | ({"tgt_lang": lang} if lang else {})) + "\n"
+                                for line, lang in zip(lines, targets)), encoding="utf-8")
+    out = tmp_path / "out.txt"
+    result = runner.invoke(app, ["translate", "-c", str(multilingual.out / "checkpoints" / "best.pt"), "-i", str(requests),
+                                 "-o", str(out), "--input-format", "jsonl", "--tgt-lang", "xb"])
+    assert result.exit_code == 1 and "line 4: tgt_lang fr: the model translates into xa, xb only" in result.output
+    outputs = out.read_text(encoding="utf-8").split("\n")[:-1]
+    assert [o.split()[0] if o else "" for o in outputs] == ["Alpha", "Beta", "Beta", ""]
+
+
 def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
     pytest.importorskip("fastapi")
     from tests.serve.test_serve import Server

@@ -30,6 +30,7 @@ class Engine(Protocol):
     src_tokenizer: object
     tgt_tokenizer: object
     controls: Controls  # the direction's tokens: before each source, forced first in each output
+    zero_shot: bool  # whether directions the model was not trained on are allowed (choose_direction)
     capabilities: Capabilities
 
     @property
@@ -106,4 +107,5 @@ def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | No
     sets its language tokens (`Controls`); returns the direction, e.g. "en-fr"."""
     direction, translator.controls = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
                                                         translator.recipe.data, src_lang, tgt_lang, zero_shot)
+    translator.zero_shot = zero_shot  # for a jsonl line that names its own target (nmt.decode.request.line_controls)
     return direction
