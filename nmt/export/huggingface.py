@@ -281,17 +281,21 @@ def model_card(recipe, payload: dict, checkpoint: Path) -> str:
     best = best_dev(payload, recipe)
     scores = [f"Best validation score during training: dev {best['metric']} {best['score']} at update "
               f"{best['step']}.", ""] if best else []
+    made = "trained with" if progress else "converted by"  # no progress: imported (or averaged imports)
+    origin = (f"update {progress['step']}" if progress.get("step") is not None else
+              f"imported from `{payload['imported_from']}`" if payload.get("imported_from") else "no training recorded")
+    code = marian_code(recipe.data.tgt_lang) + " " if recipe.data.language_token in ("source", "both") else ""
     return "\n".join([
         "---", "library_name: transformers", "pipeline_tag: translation",
         f"language: [{recipe.data.src_lang}, {recipe.data.tgt_lang}]", "tags: [nmt, translation]", "---", "",
-        f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer trained with nmt {nmt.__version__}", "",
-        f"Exported from `{checkpoint}` (update {progress.get('step')}) by `nmt export --format huggingface`: "
+        f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer {made} nmt {nmt.__version__}", "",
+        f"Exported from `{checkpoint}` ({origin}) by `nmt export --format huggingface`: "
         f"a {recipe.model.norm}-LN Transformer of {count_parameters(payload['model']):,} parameters as a "
         f"`{transformers_architecture(recipe)}`.", "", *scores, *language_usage(recipe.data, marian_code),
         "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
         "model = AutoModelForSeq2SeqLM.from_pretrained(\"THIS_DIRECTORY\")",
         "tokenizer = AutoTokenizer.from_pretrained(\"THIS_DIRECTORY\")",
-        "batch = tokenizer([\"A dog runs on the beach.\"], return_tensors=\"pt\", padding=True)",
+        f"batch = tokenizer([\"{code}A dog runs on the beach.\"], return_tensors=\"pt\", padding=True)",
         "print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))", "```", "",
         "## Data", "",
         f"Training data: `{recipe.data.train}`; validation: `{recipe.data.valid}`; test: `{recipe.data.test}`. "

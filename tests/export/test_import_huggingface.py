@@ -139,6 +139,9 @@ def test_a_multilingual_opus_mt_model_translates_into_the_language_asked_for_and
     assert Served(own, str(ckpt)).directions() == {("en", "spa"), ("en", "fra")}  # what a server offers
     out = tmp_path / "back"
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"]).exit_code == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Transformer converted by nmt" in card and f"(imported from `{directory}`)" in card, card
+    assert 'tokenizer([">>spa<< A dog runs on the beach."]' in card  # the example asks for the default target
     back, back_tokenizer = (transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval(),
                             transformers.AutoTokenizer.from_pretrained(out))
     assert [_generate(back, back_tokenizer, f">>fra<< {line}", 20, num_beams=1) for line in LINES[:6]] == outputs["fra"]

@@ -6,6 +6,7 @@ with one corpus training exactly as before."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -111,7 +112,8 @@ def test_the_transformers_export_reads_opus_mts_language_codes_in_front_of_a_tex
     ckpt = multilingual.out / "checkpoints" / "best.pt"
     out = tmp_path / "hf"
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "huggingface"]).exit_code == 0
-    assert "`>>xa<< ...`" in (out / "README.md").read_text(encoding="utf-8")
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "`>>xa<< ...`" in card and "Transformer trained with nmt" in card and re.search(r"\(update \d+\)", card)
     model = transformers.AutoModelForSeq2SeqLM.from_pretrained(out).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(out)
     lines = (toy_corpus / "valid.en").read_text(encoding="utf-8").splitlines()[:4]
