@@ -427,6 +427,15 @@ def count_parameters(state: dict[str, torch.Tensor]) -> int:
     return total
 
 
+def training_origin(payload: dict) -> str:
+    """How a checkpoint came to be, for a model card: "update 1200", or the directory it was
+    imported from (an import records no progress)."""
+    step = payload.get("progress", {}).get("step")
+    if step is not None:
+        return f"update {step}"
+    return f"imported from `{payload['imported_from']}`" if payload.get("imported_from") else "no training recorded"
+
+
 def best_dev(payload: dict, recipe) -> dict | None:
     """The best validation score a checkpoint's run reached: {"metric", "score", "step"}, or None
     before any validation. best.pt is picked on train.valid_metric's score (BLEU, chrF, COMET), or on

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 import nmt
-from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenizer_models
+from nmt.checkpoint import best_dev, count_parameters, open_checkpoint, tokenizer_models, training_origin
 from nmt.config import language_token
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 from nmt.data.languages import language_usage, target_control_ids
@@ -282,14 +282,12 @@ def model_card(recipe, payload: dict, checkpoint: Path) -> str:
     scores = [f"Best validation score during training: dev {best['metric']} {best['score']} at update "
               f"{best['step']}.", ""] if best else []
     made = "trained with" if progress else "converted by"  # no progress: imported (or averaged imports)
-    origin = (f"update {progress['step']}" if progress.get("step") is not None else
-              f"imported from `{payload['imported_from']}`" if payload.get("imported_from") else "no training recorded")
     code = marian_code(recipe.data.tgt_lang) + " " if recipe.data.language_token in ("source", "both") else ""
     return "\n".join([
         "---", "library_name: transformers", "pipeline_tag: translation",
         f"language: [{recipe.data.src_lang}, {recipe.data.tgt_lang}]", "tags: [nmt, translation]", "---", "",
         f"# {recipe.data.src_lang}→{recipe.data.tgt_lang} Transformer {made} nmt {nmt.__version__}", "",
-        f"Exported from `{checkpoint}` ({origin}) by `nmt export --format huggingface`: "
+        f"Exported from `{checkpoint}` ({training_origin(payload)}) by `nmt export --format huggingface`: "
         f"a {recipe.model.norm}-LN Transformer of {count_parameters(payload['model']):,} parameters as a "
         f"`{transformers_architecture(recipe)}`.", "", *scores, *language_usage(recipe.data, marian_code),
         "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",

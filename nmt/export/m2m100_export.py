@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from nmt.checkpoint import training_origin
 from nmt.config import Recipe
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
@@ -88,9 +89,9 @@ def export_m2m100(payload: dict, recipe: Recipe, packed: bytes, checkpoint: Path
 
 
 def _card(recipe: Recipe, checkpoint: Path, payload: dict) -> str:
+    tuned = f"; fine-tuned from `{recipe.train.init_from}`" if recipe.train.init_from and "progress" in payload else ""
     return multilingual_card(
-        recipe, f"(update {payload.get('progress', {}).get('step')}; imported from "
-        f"`{payload.get('imported_from') or recipe.train.init_from}`) by `nmt export --format huggingface`, as an "
+        recipe, f"({training_origin(payload)}{tuned}) by `nmt export --format huggingface`, as an "
         "`M2M100ForConditionalGeneration` with the tokenizer it was imported with.", checkpoint,
         "A dog runs on the beach.", "  # src_lang/tgt_lang: the recipe's")
 

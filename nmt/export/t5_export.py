@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.checkpoint import tokenizer_models
+from nmt.checkpoint import tokenizer_models, training_origin
 from nmt.config import Recipe
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
@@ -119,7 +119,7 @@ def export_t5(payload: dict, recipe: Recipe, checkpoint: Path, out: Path, force:
 def _card(recipe: Recipe, checkpoint: Path, payload: dict) -> str:
     tgt = recipe.data.tgt_lang
     return multilingual_card(
-        recipe, f"(update {payload.get('progress', {}).get('step')}) by `nmt export --format huggingface` as a "
+        recipe, f"({training_origin(payload)}) by `nmt export --format huggingface` as a "
         "`T5ForConditionalGeneration`. Ask for a target language with its token in front of the source, as "
         f"MADLAD-400 does: `<2{tgt}> A dog runs on the beach.`", checkpoint, f"<2{tgt}> A dog runs on the beach.")
 

@@ -299,6 +299,7 @@ def test_the_import_exports_back_to_transformers_translating_alike(imported, tmp
     original, back, tokenizers = exported_back(ckpt, directory, out, src)
     assert type(back).__name__ == "M2M100ForConditionalGeneration"
     assert back.generation_config.forced_bos_token_id is not None
+    assert f"(imported from `{directory}`)" in (out / "README.md").read_text(encoding="utf-8")  # no "update None"
     assert tokenizers[1].src_lang == code_form.format(src) or tokenizers[1].src_lang == src
     for beams in (1, 4):
         assert _generate(back, tokenizers[1], LINES, code_form.format(tgt), beams) == \
