@@ -112,9 +112,9 @@ def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, 
         raise NmtError(f"{path}: a directory, not a checkpoint file{checkpoints_inside(path)}")
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
-    if path.suffix in (".yaml", ".yml") and not zipfile.is_zipfile(path):
-        raise NmtError(f"{path}: a recipe, not a checkpoint{_checkpoints_of_recipe(path)}")
     if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6
+        if path.suffix in (".yaml", ".yml"):
+            raise NmtError(f"{path}: a recipe, not a checkpoint{_checkpoints_of_recipe(path)}")
         raise NmtError(f"{path}: not a readable nmt checkpoint (not a PyTorch archive: truncated, or another kind of file)")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True, mmap=True)

@@ -162,7 +162,6 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     inter_threads: a call made while as many run waits for one of them), each on `threads`
     threads (0: torch's default). Errors call the model `name` (default: the directory)."""
     ctranslate2 = require_ctranslate2()
-    check_runs_here(device, compute_type)
     directory = Path(directory)
     info = read_export_info(directory)
     recipe = recipe_from_dict(info["recipe"], str(directory))
@@ -212,7 +211,6 @@ def _check_device_computes(ctranslate2, kind: str, compute_type: str) -> None:
 def load_from_checkpoints(checkpoints: list[Path], device: str = "cpu", compute_type: str = "default",
                           threads: int = 0, parallel_calls: int = 1) -> CTranslate2Translator:
     """Convert the checkpoint(s) (averaged when several) in a temporary folder and load that."""
-    check_runs_here(device, compute_type)  # before the conversion
     checkpoint = open_checkpoint(checkpoints)
     with tempfile.TemporaryDirectory(prefix="nmt-ct2-") as scratch:
         out = Path(scratch) / "model"

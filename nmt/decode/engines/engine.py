@@ -73,8 +73,10 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
 
     if engine not in ("torch", "ctranslate2"):
         raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
-    _check_compute_type(compute_type, engine, any(is_export_dir(c) for c in checkpoints))
     exports = [c for c in checkpoints if is_export_dir(c)]
+    _check_compute_type(compute_type, engine, bool(exports))
+    if exports or engine == "ctranslate2":  # before a checkpoint is converted for it
+        ctranslate2_engine.check_runs_here(device, compute_type)
     if exports:
         if len(checkpoints) > 1:
             raise NmtError(f"{exports[0]}: an exported model is translated on its own (one -c)")
