@@ -26,6 +26,7 @@ from nmt.special_tokens import BOS, EOS, PAD, UNK
 # zip; nmt.export.m2m100_vocabulary), which fine-tuning carries on (as `carried_path`) so that the
 # result exports back to transformers.
 CARRIED = "transformers"
+_SPACES = re.compile(" {2,}")  # runs of spaces, which output_text takes out
 
 
 def carried_path(out: Path) -> Path:
@@ -291,6 +292,14 @@ def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:
             "dev_unknown_rate": round(unknown / max(pieces, 1), 5),
         }
     return stats
+
+
+def output_text(tokenizer: spm.SentencePieceProcessor, ids: list[int]) -> str:
+    """The text of output token ids. A model may emit a lone "▁" piece before EOS or before a word
+    (sentencepiece decodes it as one more space); such spaces are taken out, as the tokenizer's
+    normalization took them out of the training text, so that no translation ends in a space or
+    holds two in a row (a line joined from its sentences' tokens would, where one ended on "▁")."""
+    return _SPACES.sub(" ", tokenizer.decode(ids)).strip()
 
 
 def encode_within(tokenizer, lines: list[str], limit: int, what: str, warn: Callable[[str], None],

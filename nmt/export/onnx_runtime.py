@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
 from nmt.export.onnx import CONFIG, require_onnx
 
@@ -50,7 +51,7 @@ class OnnxTranslator:
         for start in range(0, len(rows), batch_size):
             batch = rows[start: start + batch_size]
             for i, ids in zip(batch, self.greedy([encoded[i] for i in batch])):
-                outputs[i] = self.target.decode(ids)
+                outputs[i] = output_text(self.target, ids)
         return outputs
 
     def greedy(self, sources: list[list[int]]) -> list[list[int]]:

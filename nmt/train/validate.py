@@ -17,6 +17,7 @@ from nmt.config import Recipe
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
 from nmt.data.corpus import open_corpus
 from nmt.data.shards import ParallelShards
+from nmt.data.tokenizer import output_text
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer
 
@@ -100,7 +101,7 @@ def dev_translations(model: Transformer, data: ParallelShards, n: int, tgt_token
         forced = data.forced_target_tokens  # a decoder-side language token: given, then taken off
         prefixes = [data.tgt[i][:forced].tolist() for i in indices] if forced else None
         for i, hyp in zip(indices.tolist(), greedy_search(model, src, max_len_a, max_len_b, prefixes=prefixes)):
-            hypotheses[i] = tgt_tokenizer.decode(hyp.tokens[forced:])
+            hypotheses[i] = output_text(tgt_tokenizer, hyp.tokens[forced:])
     return hypotheses
 
 

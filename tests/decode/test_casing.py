@@ -6,7 +6,9 @@ import pytest
 
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.engines.engine import load_engine
+from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
+from nmt.data.tokenizer import output_text
 
 
 @pytest.mark.parametrize("line, case", [
@@ -35,8 +37,8 @@ def test_a_line_in_capitals_is_translated_in_sentence_case_and_answered_in_capit
                                   for text in (line, line.upper(), line.title()))
     assert upper[0].tokens == normal[0].tokens and title[0].tokens == normal[0].tokens
     text = hypothesis_text(translator.tgt_tokenizer, upper[0])
-    assert text == translator.tgt_tokenizer.decode(normal[0].tokens).upper() and text.isupper()
-    assert hypothesis_text(translator.tgt_tokenizer, title[0]) == translator.tgt_tokenizer.decode(normal[0].tokens)
+    assert text == output_text(translator.tgt_tokenizer, normal[0].tokens).upper() and text.isupper()
+    assert hypothesis_text(translator.tgt_tokenizer, title[0]) == output_text(translator.tgt_tokenizer, normal[0].tokens)
     off = cfg.model_copy(update={"normalize_case": False})
     [raw] = translate_lines(translator, [line.upper()], off)
     assert not raw[0].upper and raw[0].tokens != normal[0].tokens  # what the model does with capitals alone
@@ -48,7 +50,7 @@ def test_a_sentence_in_capitals_among_others_is_answered_in_capitals_alone(trans
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
     first, second = "A black dog leaps over a log.", "Two men are sitting on a bench."
     [[one], [two]] = translate_lines(translator, [first, second], cfg)
-    out = [translator.tgt_tokenizer.decode(h.tokens) for h in (one, two)]
+    out = [output_text(translator.tgt_tokenizer, h.tokens) for h in (one, two)]
     [mixed] = translate_lines(translator, [f"{first.upper()} {second}"], cfg)
     assert hypothesis_text(translator.tgt_tokenizer, mixed[0]) == f"{out[0].upper()} {out[1]}"
     [headline] = translate_lines(translator, [f"{first.title()} {second}"], cfg)  # a title before its text
@@ -56,3 +58,12 @@ def test_a_sentence_in_capitals_among_others_is_answered_in_capitals_alone(trans
     unsplit = cfg.model_copy(update={"split_sentences": False})
     [whole] = translate_lines(translator, [f"{first.upper()} {second}"], unsplit)
     assert not whole[0].upper  # not a line in capitals, and not split into sentences
+
+
+def test_a_lone_space_piece_leaves_no_space_at_the_ends_or_twice_in_a_row(translator):
+    sp = translator.tgt_tokenizer
+    space, dog, two = sp.piece_to_id("▁"), sp.encode("Hund"), sp.encode("Zwei")
+    assert sp.id_to_piece(space) == "▁" and sp.decode(dog + [space] + two) == "Hund  Zwei"  # what it decodes to
+    for tokens, text in ((dog + [space], "Hund"), ([space] + dog, "Hund"), (dog + [space] + two, "Hund Zwei")):
+        assert hypothesis_text(sp, Hypothesis(tokens, 0.0, 0.0)) == text
+    assert hypothesis_text(sp, Hypothesis(dog + [space], 0.0, 0.0, upper=True)) == "HUND"

@@ -15,6 +15,7 @@ from nmt.decode.text.markup import mark
 from nmt.decode.text.paragraphs import join_alignments
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
+from nmt.data.tokenizer import output_text
 from tests.decode.test_markup import tags
 
 LINE = "A black dog leaps over a log."
@@ -36,7 +37,7 @@ def test_tags_change_nothing_in_the_translation_and_all_come_back(translator, cf
     assert marked[0].tokens == plain[0].tokens
     text = hypothesis_text(translator.tgt_tokenizer, marked[0])
     assert tags(text) == tags(TAGGED)
-    assert mark(text, True, False).text == translator.tgt_tokenizer.decode(plain[0].tokens)
+    assert mark(text, True, False).text == output_text(translator.tgt_tokenizer, plain[0].tokens)
     assert marked[0].alignment is None  # used to place the tags, given only when asked for
 
 

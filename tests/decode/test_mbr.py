@@ -20,6 +20,7 @@ from nmt.decode.search import _sampler
 from nmt.decode.selection import line_seed
 from nmt.decode.translate import decode_settings, translate_lines
 from nmt.metrics.chrf import chrf_matrix
+from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, one_line_error
 
 runner = CliRunner()
@@ -97,7 +98,7 @@ def test_mbr_chooses_among_the_samples_by_expected_utility(model):
     lines = lines_of(5)
     results = translate_lines(model, lines, cfg)
     for line, hyps in zip(lines, results):
-        texts = [model.tgt_tokenizer.decode(h.tokens) for h in hyps]
+        texts = [output_text(model.tgt_tokenizer, h.tokens) for h in hyps]
         assert len(hyps) == 6
         utilities = [sum(row) / 6 for row in chrf_matrix(texts, texts)]
         assert [h.selection for h in hyps] == pytest.approx(sorted(utilities, reverse=True))

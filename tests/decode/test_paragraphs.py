@@ -8,6 +8,7 @@ from nmt.decode.text.paragraphs import join_hypotheses, sentences_of
 from nmt.decode.search import Hypothesis
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
+from nmt.data.tokenizer import output_text
 
 SENTENCES = ["A black dog leaps over a log.", "Two cats sit on a wall!", "Is the man cold?"]
 
@@ -34,8 +35,8 @@ def test_a_paragraph_translates_as_its_sentences_one_per_line(translator, traine
     assert len(out) == len(lines) and out[1][0].tokens == []  # one output per line, empty kept
     assert out[0][0].tokens == alone[0] + alone[1] + alone[2]
     assert out[2][0].tokens == alone[0] and out[3][0].tokens == alone[1] + alone[2]
-    text = translator.tgt_tokenizer.decode(out[0][0].tokens)
-    assert text == " ".join(translator.tgt_tokenizer.decode(t) for t in alone)
+    text = output_text(translator.tgt_tokenizer, out[0][0].tokens)
+    assert text == " ".join(output_text(translator.tgt_tokenizer, t) for t in alone)
 
 
 def test_a_prefix_goes_on_the_first_sentence_and_constraints_keep_the_line_whole(translator, trained_tiny):

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.decode.translate import decode_settings, translate_lines
+from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, one_line_error, trained_once
 
 runner = CliRunner()
@@ -47,7 +48,7 @@ def test_weight_zero_is_the_beam_and_a_weight_picks_by_its_arithmetic(models):
     reverse = load_engine([models["reverse_path"]])
     assert sum(b[0].tokens != r[0].tokens for b, r in zip(beam, reranked)) >= 2
     for line, candidates, chosen in zip(lines, beam, reranked):
-        texts = [forward.tgt_tokenizer.decode(h.tokens) for h in candidates]
+        texts = [output_text(forward.tgt_tokenizer, h.tokens) for h in candidates]
         scores = score_pairs(reverse, [(text, line) for text in texts], 4096)  # log P(source | candidate)
         totals = [h.score + weight * s.log_prob_per_token for h, s in zip(candidates, scores)]
         best = max(range(len(totals)), key=lambda i: (totals[i], -i))

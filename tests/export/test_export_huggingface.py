@@ -15,6 +15,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
+from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, exported_variant, one_line_error, optional_module, prepared_tiny
 
 transformers, pytestmark = optional_module("transformers")
@@ -78,7 +79,7 @@ def test_greedy_generate_and_the_pipeline_translate_like_nmt(exported):
     for hyps, row, text, limit in zip(ours, generated.tolist(), texts, limits):
         if len(hyps[0].tokens) < limit:  # ended before its own limit (HF has one limit per call)
             assert [t for t in row[1:] if t not in (PAD, EOS)] == hyps[0].tokens
-            assert text == own.tgt_tokenizer.decode(hyps[0].tokens)
+            assert text == output_text(own.tgt_tokenizer, hyps[0].tokens)
 
 
 @pytest.mark.parametrize("beam_size,alpha", [(4, 0.6), (5, 1.5), (3, 0.0)])

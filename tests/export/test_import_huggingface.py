@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
+from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, one_line_error, optional_module, prepared_tiny, tiny_recipe
 
 transformers, pytestmark = optional_module("transformers")
@@ -103,7 +104,7 @@ def test_the_imported_model_translates_as_transformers_does(marian_dir, imported
     for line, hyps in zip(LINES, ours):
         limit = int(cfg.max_len_a * (len(own.src_tokenizer.encode([line])[0]) + 1) + cfg.max_len_b)
         theirs = _generate(model, tokenizer, line, limit, num_beams=beam_size, length_penalty=1.0, do_sample=False)
-        assert own.tgt_tokenizer.decode(hyps[0].tokens) == theirs, line
+        assert output_text(own.tgt_tokenizer, hyps[0].tokens) == theirs, line
 
 
 def test_a_multilingual_opus_mt_model_translates_into_the_language_asked_for_and_exports_back(tmp_path):
@@ -126,7 +127,7 @@ def test_a_multilingual_opus_mt_model_translates_into_the_language_asked_for_and
         assert own.recipe.data.language_token == "source" and own.recipe.data.languages == ["fra", "spa"]
         cfg = own.recipe.decode.model_copy(update={"beam_size": 1, "max_len_b": 20, "max_len_a": 0})
         ours = translate_lines(own, LINES[:6], cfg)
-        outputs[lang] = [own.tgt_tokenizer.decode(hyps[0].tokens) for hyps in ours]
+        outputs[lang] = [output_text(own.tgt_tokenizer, hyps[0].tokens) for hyps in ours]
         assert outputs[lang] == [_generate(model, tokenizer, f">>{lang}<< {line}", 20, num_beams=1, do_sample=False)
                                  for line in LINES[:6]]
     assert outputs["fra"] != outputs["spa"]  # the code is read: a random model answers each otherwise

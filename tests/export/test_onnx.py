@@ -16,6 +16,7 @@ from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import decode_settings, translate_lines
 from nmt.errors import NmtError
 from nmt.special_tokens import EOS
+from nmt.data.tokenizer import output_text
 from tests.conftest import exported_variant, one_line_error, optional_module, trained_once
 from tests.export.test_export import LINES, VARIANTS
 
@@ -36,7 +37,7 @@ def test_the_greedy_driver_translates_every_line_as_nmt_does(exported):
     ckpt, out = exported
     own = load_engine([ckpt])
     cfg = decode_settings(own.recipe, None, {}, GREEDY)
-    expected = [own.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(own, LINES, cfg)]
+    expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, LINES, cfg)]
     assert OnnxTranslator(out).translate(LINES) == expected
 
 

@@ -19,6 +19,7 @@ from nmt.decode.engines.engine import load_engine
 from nmt.jobs.likelihood import score_pairs
 from nmt.decode.translate import translate_lines
 from nmt.special_tokens import BOS, EOS
+from nmt.data.tokenizer import output_text
 from tests.conftest import MARKERS, assert_answers_in_each_language, multilingual_recipe, trained_once
 
 runner = CliRunner()
@@ -103,7 +104,7 @@ def test_every_search_forces_the_token_and_leaves_it_out_of_the_output(target_to
         token = engine.controls.target[0]
         assert all(token not in h.tokens and len(h.token_log_probs) == len(h.tokens) for h in hyps)
         assert all(h.alignment is not None and "-" in h.alignment for h in hyps)
-        outputs[lang] = [engine.tgt_tokenizer.decode(h.tokens) for h in hyps]
+        outputs[lang] = [output_text(engine.tgt_tokenizer, h.tokens) for h in hyps]
         # the engine's own search sees the forced token as a prefix
         sources = [[*engine.controls.source, *ids] for ids in engine.src_tokenizer.encode(lines)]
         raw = engine.translate_batch(sources, cfg, [[token]] * len(lines))
@@ -117,9 +118,9 @@ def test_prefixes_and_constraints_come_after_the_language_token(target_tokens, t
     engine = load_engine([target_tokens.out / "checkpoints" / "best.pt"], tgt_lang="xb")
     cfg = engine.recipe.decode.model_copy(update={"beam_size": 4})
     hyps = translate_lines(engine, lines, cfg, prefixes=["Beta Beta"] * len(lines))
-    assert all(engine.tgt_tokenizer.decode(h[0].tokens).startswith("Beta Beta") for h in hyps)
+    assert all(output_text(engine.tgt_tokenizer, h[0].tokens).startswith("Beta Beta") for h in hyps)
     hyps = translate_lines(engine, lines, cfg, constraints=[["Alpha"]] * len(lines))
-    texts = [engine.tgt_tokenizer.decode(h[0].tokens) for h in hyps]
+    texts = [output_text(engine.tgt_tokenizer, h[0].tokens) for h in hyps]
     assert all("Alpha" in t for t in texts) and all(h[0].constraints_met for h in hyps), texts
 
 
@@ -130,7 +131,7 @@ def test_likelihood_of_a_translation_is_the_searchs_score_for_it(target_tokens, 
         engine = load_engine([target_tokens.out / "checkpoints" / "best.pt"], tgt_lang=lang)
         cfg = engine.recipe.decode.model_copy(update={"beam_size": beam_size, "max_len_b": 50})
         hyps = [h[0] for h in translate_lines(engine, lines, cfg)]
-        texts = [engine.tgt_tokenizer.decode(h.tokens) for h in hyps]
+        texts = [output_text(engine.tgt_tokenizer, h.tokens) for h in hyps]
         scores = score_pairs(engine, list(zip(lines, texts)), max_tokens=1000)
         compared = 0
         for h, text, score in zip(hyps, texts, scores):

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
+from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, one_line_error, optional_module
 
 comet, installed = optional_module("comet")
@@ -246,7 +247,7 @@ def test_mbr_with_the_comet_utility_picks_by_comets_own_scores(models, comet_val
                                                     f"decode.mbr.comet_model={models['comet']}"])
     source = (TINY_DATA / "valid.en").read_text().splitlines()[0]
     hyps = translate_lines(engine, [source], cfg)[0]
-    texts = [engine.tgt_tokenizer.decode(h.tokens) for h in hyps]
+    texts = [output_text(engine.tgt_tokenizer, h.tokens) for h in hyps]
     scores = comet_api(models["comet"], [{"src": source, "mt": h, "ref": r} for h in texts for r in texts]).scores
     utilities = [sum(scores[i * 4:(i + 1) * 4]) / 4 for i in range(4)]
     assert [h.selection for h in hyps] == pytest.approx(sorted(utilities, reverse=True), abs=1e-6)
@@ -267,7 +268,7 @@ def test_cometkiwi_reranking_adds_its_weighted_scores(models, comet_validated):
     weighted = translate_lines(engine, sources, decode_settings(engine.recipe, None, {}, [
         *rerank, "decode.rerank.qe_weight=3"]))
     for source, candidates, chosen in zip(sources, beam, weighted):
-        texts = [engine.tgt_tokenizer.decode(h.tokens) for h in candidates]
+        texts = [output_text(engine.tgt_tokenizer, h.tokens) for h in candidates]
         kiwi = comet_api(models["cometkiwi"], [{"src": source, "mt": t} for t in texts]).scores
         totals = sorted((h.score + 3 * k for h, k in zip(candidates, kiwi)), reverse=True)
         assert [h.selection for h in chosen] == pytest.approx(totals, abs=1e-5)

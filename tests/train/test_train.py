@@ -16,6 +16,7 @@ from nmt.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
 from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate
 from nmt.train.trainer import Trainer, train
+from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, prepared_tiny
 
 
@@ -383,7 +384,7 @@ def test_tiny_recipe_learns_and_then_copies_its_training_sentences(trained_tiny)
     sources = (TINY_DATA / "train.en").read_text().splitlines()[:6]
     references = (TINY_DATA / "train.de").read_text().splitlines()[:6]
     hyps = translate_lines(translator, sources, trained_tiny.decode)
-    assert [translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps] == references
+    assert [output_text(translator.tgt_tokenizer, h[0].tokens) for h in hyps] == references
     valid = [r for r in log if r["kind"] == "valid"]
     assert valid[-1]["bleu"] == pytest.approx(100.0)
 
@@ -645,7 +646,7 @@ def test_valid_metric_chrf_picks_best_and_an_old_recipe_key_still_reads(tmp_path
     cfg = recipe.decode.model_copy(update={"beam_size": 1, "length_penalty": 0.0, "no_repeat_ngram_size": 0,
                                            "split_sentences": False, "normalize_case": False, "copy_verbatim": False})
     sources = (TINY_DATA / "valid.en").read_text().splitlines()
-    hyps = [engine.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(engine, sources, cfg)]
+    hyps = [output_text(engine.tgt_tokenizer, h[0].tokens) for h in translate_lines(engine, sources, cfg)]
     references = (TINY_DATA / "valid.de").read_text().splitlines()
     assert sacrebleu.corpus_chrf(hyps, [references]).score == pytest.approx(best["chrf"], abs=1e-6)
     old = load_recipe(recipe.out / "recipe.yaml", ["train.best_metric=loss"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from nmt.data.tokenizer import output_text
 from nmt.decode.search import Hypothesis
 
 _SENTENCE_START = re.compile(r"(^|[.!?][\"'”»)]*\s+)(\W*)(\w)")
@@ -35,5 +36,5 @@ def hypothesis_text(tokenizer, hypothesis: Hypothesis) -> str:
     verbatim spans made it: `Hypothesis.text`)."""
     if hypothesis.text is not None:
         return hypothesis.text
-    text = tokenizer.decode(hypothesis.tokens)
+    text = output_text(tokenizer, hypothesis.tokens)
     return text.upper() if hypothesis.upper else text
