@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from bench.gpu import kernel_kind, layer_norms_of, main, synthetic_shards, time_by_kind
+from bench.gpu import TINY, cpu_operators, kernel_kind, layer_norms_of, main, synthetic_shards, time_by_kind
 from nmt.data.batching import collate
 from nmt.model.layer_norm import LayerNorm
+from nmt.model.transformer import Transformer
 from nmt.special_tokens import BOS, EOS, PAD
 
 
@@ -22,6 +23,26 @@ def test_synthetic_shards_collate_into_well_formed_batches(tmp_path):
         assert batch.src[row, n_src - 1] == EOS and (batch.src[row, n_src:] == PAD).all()
         assert batch.tgt_in[row, 0] == BOS and batch.tgt_out[row, n_tgt - 1] == EOS
         assert (batch.tgt_out[row, :n_tgt] >= 4).sum() == n_tgt - 1  # random ids, no special tokens
+
+
+def test_the_operator_census_from_raw_events_is_what_key_averages_counts(tmp_path):
+    """bench.gpu.cpu_operators against torch's own key_averages over a tiny model's training
+    passes (the autograd engine's thread, nested calls, aten::sum in aten::sum, and bf16 casts)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    data = synthetic_shards(tmp_path, vocab=TINY["vocab"], pairs=16)
+    model = Transformer(TINY["model"], TINY["vocab"], TINY["vocab"])
+    batch = collate(data, np.arange(16))
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for precision in (torch.float32, torch.bfloat16):
+            with torch.autocast("cpu", dtype=precision, enabled=precision != torch.float32):
+                model(batch.src, batch.tgt_in).float().logsumexp(-1).sum().backward()
+    ours = {name: (calls, micros) for name, calls, micros in cpu_operators(prof)}
+    theirs = {e.key: (e.count, e.self_cpu_time_total) for e in prof.key_averages()}
+    assert ours.keys() == theirs.keys() and sum(calls for calls, _ in ours.values()) > 1000
+    for name, (calls, micros) in theirs.items():
+        assert ours[name][0] == calls, name
+        assert ours[name][1] == pytest.approx(micros, rel=1e-6, abs=1e-3), name
 
 
 @pytest.mark.slow
