@@ -521,8 +521,9 @@ class DecodeConfig(Section):
     seed: int = 1
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
-    # A line of several sentences is translated sentence by sentence and joined again
-    # (nmt.decode.text.paragraphs); false: each line as one input, however long.
+    # A line of several sentences is translated sentence by sentence and joined again, a sentence
+    # longer than the model's positions in parts (nmt.decode.text.paragraphs); false: each line as
+    # one input, truncated where it is longer.
     split_sentences: bool = True
     # A line in capitals or Title Case is translated in sentence case, and a line in capitals is
     # answered in capitals (nmt.decode.text.casing); false: every line as it is.

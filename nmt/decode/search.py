@@ -32,7 +32,6 @@ class Hypothesis:
     constraints_met: bool | None = None  # with lexical constraints: whether it contains them all
     upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.text.casing)
     text: str | None = None  # its output text where more than its tokens make it (nmt.decode.text.markup)
-    source_cut: int | None = None  # its line was cut short: the source words translated (nmt.decode.text.paragraphs)
     selection: float | None = None  # chosen among candidates: MBR's expected utility or the reranked score
 
 

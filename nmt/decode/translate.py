@@ -1,7 +1,8 @@
 """Translation of text lines with any engine (nmt.decode.engines.engine): encode, batch by tokens, search,
 restore the order; paragraphs, casing, markup and verbatim spans around it; the decode settings.
-One output per input line, always: an empty line translates to an empty line, and a line longer
-than the model's positions is truncated (with a warning), never dropped.
+One output per input line, always: an empty line translates to an empty line, a sentence longer
+than the model's positions is translated in parts (nmt.decode.text.paragraphs), and a line
+translated whole that is longer is truncated (with a warning), never dropped.
 """
 
 from __future__ import annotations
@@ -127,10 +128,9 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
         for h in hyps:
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
-                source_words = h.source_cut if h.source_cut is not None else len(m.text.split())
-                alignment = h.alignment if h.alignment is not None else monotone_alignment(source_words,
+                alignment = h.alignment if h.alignment is not None else monotone_alignment(len(m.text.split()),
                                                                                             len(text.split()))
-                h.text = render(m, text, alignment, h.source_cut)
+                h.text = render(m, text, alignment)
                 h.alignment = h.alignment if "alignments" in extras else None
     return results
 
@@ -175,25 +175,19 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
     for hyps, case in zip(per_row, cases):
         for h in hyps:
             h.upper = case == "upper"
-    if len(rows) == len(lines) and not split.cut:
+    if len(rows) == len(lines):
         return per_row
     words = _source_words(translator, rows) if "alignments" in extras else None
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
     grouped_words: list[list[int]] = [[] for _ in lines]
-    translated = [0] * len(lines)  # each line's source words in its sentences translated
     for row, (i, hyps) in enumerate(zip(owner, per_row)):
         grouped[i].append(hyps)
         grouped_words[i].append(words[row] if words else 0)
-        translated[i] += len(rows[row].split())
     for sentences in grouped:
         if len(sentences) > 1 and any(h.upper for hyps in sentences for h in hyps):
             for h in (h for hyps in sentences for h in hyps):  # a sentence in capitals among others: joined as text
                 h.text = hypothesis_text(translator.tgt_tokenizer, h)
-    joined = [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
-    for i in split.cut:  # for markup to leave out the items of the sentences left out
-        for h in joined[i]:
-            h.source_cut = translated[i]
-    return joined
+    return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
 
 
 def _source_words(translator, sentences: list[str]) -> list[int]:

@@ -235,17 +235,20 @@ def test_interrupted_training_saves_a_checkpoint_and_resumes(tmp_path):
     assert load_checkpoint(recipe.out / "checkpoints" / "last.pt")["progress"]["step"] == stopped_at + 2
 
 
-def test_very_long_input_is_truncated_with_a_warning_and_checkpoints_average_on_the_fly(trained_tiny, tmp_path):
+def test_very_long_input_is_translated_in_parts_or_truncated_with_a_warning_and_checkpoints_average_on_the_fly(
+        trained_tiny, tmp_path):
     ckpts = trained_tiny.out / "checkpoints"
     source = tmp_path / "long.en"
     source.write_text("A dog runs.\n" + "dog " * 400 + "\nTwo young toddlers outside on the grass.\n")
     out = tmp_path / "out.de"
-    result = nmt("translate", "-c", ckpts / "best.pt", "-c", ckpts / "last.pt", "-i", source, "-o", out,
-                 "--beam-size", "2")
-    assert result.exit_code == 0, result.output
-    assert "line 2:" in result.output and "truncated to 127" in result.output
-    lines = out.read_text().split("\n")[:-1]
-    assert len(lines) == 3 and lines[2] == "Zwei Kleinkinder im Freien auf dem Gras."
+    for split, warning in (("true", "line 2: a sentence of 400 tokens, more than the model's 127 (model.max_positions): "
+                                    "translated in 4 parts"), ("false", "line 2: 400 tokens, truncated to 127")):
+        result = nmt("translate", "-c", ckpts / "best.pt", "-c", ckpts / "last.pt", "-i", source, "-o", out,
+                     "--beam-size", "2", "--set", f"decode.split_sentences={split}")
+        assert result.exit_code == 0, result.output
+        assert warning in " ".join(result.output.split()), result.output
+        lines = out.read_text().split("\n")[:-1]
+        assert len(lines) == 3 and lines[2] == "Zwei Kleinkinder im Freien auf dem Gras."
 
 
 def test_plot_draws_the_learning_curve(trained_tiny, tmp_path):

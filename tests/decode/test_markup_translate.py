@@ -65,20 +65,17 @@ def test_a_paragraph_with_markup_is_split_and_its_alignment_joined(translator, c
     assert marked[0].tokens == joined[0].tokens and tags(marked[0].text) == Counter({"<b>": 1, "</b>": 1})
 
 
-def test_a_line_of_10000_marked_sentences_is_cut_as_a_line_is_and_keeps_the_translated_ones_tags(translator, cfg):
-    """Cut at the model's length limit like a plain line, with one warning; the sentences left out
-    take their tags with them, and the rest is placed as in a line of those sentences alone."""
+def test_a_marked_line_longer_than_the_model_keeps_every_sentences_tags(translator, cfg):
+    """40 marked sentences, past the model's positions: every sentence translated, its tags placed
+    as in that sentence alone."""
     sentence = "A <b>black dog</b> leaps over a log."
     warnings = []
-    [cut], [short] = translate_lines(translator, [" ".join([sentence] * 10_000), "A <i>cat</i>."], cfg,
-                                     warn=warnings.append, markup=True)
-    assert len(warnings) == 1 and warnings[0].startswith("line 1: 10000 sentences; the first ")
-    kept = int(warnings[0].split("the first ")[1].split()[0])
-    assert 0 < kept < 10_000 and cut.source_cut == kept * len(sentence.split())
-    assert tags(cut.text) == Counter({"<b>": kept, "</b>": kept})
-    [[alone]] = translate_lines(translator, [" ".join([sentence] * kept)], cfg, markup=True)
-    assert cut.text == alone.text and cut.tokens == alone.tokens
-    assert tags(short.text) == Counter({"<i>": 1, "</i>": 1})
+    [line], [short] = translate_lines(translator, [" ".join([sentence] * 40), "A <i>cat</i>."], cfg,
+                                      warn=warnings.append, markup=True)
+    [[alone]] = translate_lines(translator, [sentence], cfg, markup=True)
+    assert len(translator.src_tokenizer.encode(" ".join(["A black dog leaps over a log."] * 40))) > translator.max_positions
+    assert line.text == " ".join([alone.text] * 40) and tags(alone.text) == Counter({"<b>": 1, "</b>": 1})
+    assert tags(short.text) == Counter({"<i>": 1, "</i>": 1}) and not warnings
 
 
 def test_translate_markup_keeps_lines_warns_on_bad_markup_and_jsonl_asks_per_line(trained_tiny, tmp_path):

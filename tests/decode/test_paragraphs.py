@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.decode.text.paragraphs import join_hypotheses, sentences_of
+from nmt.decode.text.paragraphs import join_hypotheses, parts_within, sentences_of
 from nmt.decode.search import Hypothesis
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
@@ -59,9 +59,40 @@ def test_nbest_of_a_split_line_joins_the_nth_best_of_each_sentence():
     assert joined[0].log_prob == -2.5 and joined[1].score == -2.0 and joined[1].token_log_probs == [-3.0, -0.5]
 
 
-def test_a_line_of_very_many_sentences_is_bounded_as_a_line_is(translator, trained_tiny):
+def test_a_line_longer_than_the_model_translates_every_sentence(translator, trained_tiny):
+    """60 sentences, about 300 tokens where the model reads 127: each translated, none left out."""
     warnings = []
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
-    out = translate_lines(translator, [" ".join(["A dog runs."] * 10_000)], cfg, warn=warnings.append)
-    assert len(out) == 1 and out[0][0].tokens
-    assert len(warnings) == 1 and warnings[0].startswith("line 1: 10000 sentences; the first ")
+    sentence = "A dog runs."
+    assert 60 * len(translator.src_tokenizer.encode(sentence)) > translator.max_positions
+    [[alone]], [[line]] = (translate_lines(translator, [text], cfg, warn=warnings.append)
+                           for text in (sentence, " ".join([sentence] * 60)))
+    assert line.tokens == alone.tokens * 60 and not warnings
+
+
+def test_an_over_long_sentence_is_cut_between_words_at_a_clause_end_near_the_limit():
+    """By hand: parts as long as fit, ending at their last clause end where that keeps at least
+    half their words."""
+    words = "a, b c d; e f".split()
+    assert parts_within(" ".join(words), [1] * 6, 4) == ["a, b c d;", "e f"]
+    assert parts_within("a, b c d e", [1] * 5, 4) == ["a, b c d", "e"]  # the comma is too early to cut at
+    assert parts_within("a b, c d e", [1] * 5, 4) == ["a b,", "c d e"]
+    assert parts_within("a b c, d e f g", [1] * 7, 5) == ["a b c,", "d e f g"]
+    assert parts_within("a b c", [2, 5, 1], 4) == ["a", "b", "c"]  # a word longer than the limit is a part alone
+    assert parts_within("a b c d", [2, 2, 2, 2], 5) == ["a b", "c d"]
+
+
+def test_an_over_long_sentence_translates_as_its_parts_do(translator, trained_tiny):
+    warnings = []
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
+    clause = "a man in a blue shirt rides a bike on the street,"
+    sentence = " ".join([clause] * 12) + " and a dog runs."
+    limit = translator.max_positions - 1
+    parts = parts_within(sentence, [len(ids) for ids in translator.src_tokenizer.encode(sentence.split())], limit)
+    assert len(parts) > 1 and all(p.endswith(",") for p in parts[:-1])
+    assert all(len(ids) <= limit for ids in translator.src_tokenizer.encode(parts))
+    [[line]] = translate_lines(translator, [sentence], cfg, warn=warnings.append)
+    alone = translate_lines(translator, parts, cfg)
+    assert line.tokens == [t for [h] in alone for t in h.tokens]
+    assert warnings == [f"line 1: a sentence of {len(translator.src_tokenizer.encode(sentence))} tokens, more than "
+                        f"the model's {limit} (model.max_positions): translated in {len(parts)} parts, cut between words"]

@@ -270,35 +270,28 @@ def monotone_alignment(source_words: int, output_words: int) -> str:
     return " ".join(f"{min(source_words - 1, t * source_words // output_words)}-{t}" for t in range(output_words))
 
 
-def render(marked: Marked, output: str, alignment: str, source_cut: int | None = None) -> str:
+def render(marked: Marked, output: str, alignment: str) -> str:
     """The output text with `marked`'s items put back (see the module's docstring); `alignment`
-    is the output's Pharaoh alignment to `marked.text`. `source_cut`: only the first that many
-    source words were translated (a line cut at the model's length limit); the items that begin
-    after them are left out with the words."""
+    is the output's Pharaoh alignment to `marked.text`."""
     if marked.plain and not marked.escape:
         return output
     out = _Output(output, marked.escape)
-    placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {}, source_cut)
+    placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {})
     tokens: list[tuple[str, str]] = []
     _serialize(placer.place(marked.items, 0, len(out.units)), 0, len(out.units), out, tokens)
     return _join(tokens)
 
 
 class _Placer:
-    def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]], source_cut: int | None = None):
+    def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]]):
         self.text, self.out, self.aligned = text, out, aligned
         words = [m.span() for m in re.finditer(r"\S+", text)]
         self.starts, self.ends = [s for s, _ in words], [e for _, e in words]  # the source words', both ascending
-        self.cut = source_cut
 
     def _word_range(self, item: Item) -> tuple[int, int]:
         """The first and last source words the item overlaps, (-1, -1) for none."""
         first, last = bisect.bisect_right(self.ends, item.start), bisect.bisect_left(self.starts, item.end) - 1
         return (first, last) if first <= last else (-1, -1)
-
-    def _past_cut(self, item: Item) -> bool:
-        """The item begins after the source words that were translated."""
-        return self.cut is not None and bisect.bisect_right(self.ends, item.start) >= self.cut
 
     def _span(self, item: Item) -> tuple[int, int] | None:
         first, last = self._word_range(item)
@@ -337,8 +330,6 @@ class _Placer:
         units, in output order; elements nested and not overlapping."""
         elements, points = [], []
         for order, item in enumerate(items):
-            if self._past_cut(item):
-                continue
             span = None if item.point else self._span(item)
             if span is not None:
                 span = (max(span[0], lo), min(span[1], hi))

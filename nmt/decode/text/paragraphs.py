@@ -8,21 +8,23 @@ What a split line's output is: the n-th hypothesis joins each sentence's n-th be
 it has fewer); its score and log-probability are the sentences' sums, its token scores theirs in a
 row, its text (where the sentences have one: a sentence in capitals among others) theirs joined, its alignment theirs with each sentence's word indices moved past the sentences before it.
 A line with constraints is translated whole (where a phrase belongs is not defined across a
-split). A prefix goes on the first sentence.
+split). A prefix goes on the first sentence. A sentence longer than the model's positions is
+translated in parts cut between words, at the end of a clause where one lies near the limit; a
+line of many sentences is translated whole however long it is (`nmt serve` bounds a line's
+characters: --max-chars).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nmt.decode.search import Hypothesis
 
 
 @dataclass
 class SplitLines:
-    sentences: list[str]  # every line's sentences, in order; a line kept whole is one "sentence"
+    sentences: list[str]  # every line's sentences (or parts of one), in order; a line kept whole is one
     line_of: list[int]  # for each sentence, the index of its line
-    cut: set[int] = field(default_factory=set)  # lines whose last sentences were left out
 
     def first_of_line(self, i: int) -> bool:
         return i == 0 or self.line_of[i - 1] != self.line_of[i]
@@ -37,27 +39,54 @@ def sentences_of(line: str, lang: str) -> list[str]:
     return parts if len(parts) > 1 else [line]
 
 
+# A part of an over-long sentence preferably ends after one of these: the end of a clause.
+_CLAUSE_ENDS = tuple(",;:)]}»”")
+
+
+def parts_within(sentence: str, word_tokens: list[int], max_tokens: int) -> list[str]:
+    """`sentence` in consecutive parts of at most `max_tokens` tokens, cut between words
+    (`word_tokens`: each whitespace-separated word's tokens, which sentencepiece never joins across
+    a space): each part as long as fits, ending at its last clause end (a comma, a semicolon, ...)
+    where that keeps at least half its words. A single word longer than `max_tokens` is a part alone
+    (truncated where it is encoded)."""
+    words = sentence.split()
+    parts, start = [], 0
+    while start < len(words):
+        end, total = start + 1, word_tokens[start]
+        while end < len(words) and total + word_tokens[end] <= max_tokens:
+            total, end = total + word_tokens[end], end + 1
+        if end < len(words):
+            clause = next((i + 1 for i in range(end - 1, start + (end - start + 1) // 2 - 2, -1)
+                           if words[i].endswith(_CLAUSE_ENDS)), None)
+            end = clause or end
+        parts.append(" ".join(words[start:end]))
+        start = end
+    return parts
+
+
 def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, max_tokens: int,
                 warn, numbers: list[int]) -> SplitLines:
-    """Every line's sentences. A line's sentences are bounded as a whole line is: those past
-    `max_tokens` source tokens in all (`tokens_of`: a list of sentences -> their token counts)
-    are left out, with a warning naming the line."""
-    sentences, line_of, cut = [], [], set()
+    """Every line's sentences, each within `max_tokens` source tokens (`tokens_of`: a list of texts
+    -> their token counts): a longer sentence is translated in parts (`parts_within`), with a
+    warning naming the line, so that every sentence of a line is translated however long it is.
+    A line `keep_whole` is one sentence (cut where it is encoded, if it is too long)."""
+    sentences, line_of = [], []
     for index, (line, whole) in enumerate(zip(lines, keep_whole)):
         parts = [line] if whole or not line.strip() else sentences_of(line, lang)
-        if len(parts) > 1:
-            total, kept = 0, 0
-            for count in tokens_of(parts):
-                if kept and total + count > max_tokens:
-                    break
-                total, kept = total + count, kept + 1
-            if kept < len(parts):
-                warn(f"line {numbers[index]}: {len(parts)} sentences; the first {kept} translated, the rest past "
-                     f"{max_tokens} tokens left out (model.max_positions)")
-                parts, cut = parts[:kept], cut | {index}
+        if not whole and line.strip():
+            within = []
+            for part, count in zip(parts, tokens_of(parts)):
+                if count <= max_tokens:
+                    within.append(part)
+                    continue
+                pieces = parts_within(part, tokens_of(part.split()), max_tokens)
+                warn(f"line {numbers[index]}: a sentence of {count} tokens, more than the model's {max_tokens} "
+                     f"(model.max_positions): translated in {len(pieces)} parts, cut between words")
+                within += pieces
+            parts = within
         sentences += parts
         line_of += [index] * len(parts)
-    return SplitLines(sentences, line_of, cut)
+    return SplitLines(sentences, line_of)
 
 
 def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int] | None = None) -> list[Hypothesis]:
