@@ -96,3 +96,12 @@ def test_an_over_long_sentence_translates_as_its_parts_do(translator, trained_ti
     assert line.tokens == [t for [h] in alone for t in h.tokens]
     assert warnings == [f"line 1: a sentence of {len(translator.src_tokenizer.encode(sentence))} tokens, more than "
                         f"the model's {limit} (model.max_positions): translated in {len(parts)} parts, cut between words"]
+
+
+def test_a_sentence_without_spaces_past_the_limit_is_truncated_with_one_warning(translator, trained_tiny):
+    warnings = []
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
+    word = "dog" * 200
+    assert len(translator.src_tokenizer.encode(word)) > translator.max_positions
+    [[out]] = translate_lines(translator, [word], cfg, warn=warnings.append)
+    assert out.tokens and len(warnings) == 1 and f"truncated to {translator.max_positions - 1}" in warnings[0]

@@ -80,8 +80,9 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
                     within.append(part)
                     continue
                 pieces = parts_within(part, tokens_of(part.split()), max_tokens)
-                warn(f"line {numbers[index]}: a sentence of {count} tokens, more than the model's {max_tokens} "
-                     f"(model.max_positions): translated in {len(pieces)} parts, cut between words")
+                if len(pieces) > 1:  # (one word, e.g. text without spaces: truncated where it is encoded, said there)
+                    warn(f"line {numbers[index]}: a sentence of {count} tokens, more than the model's {max_tokens} "
+                         f"(model.max_positions): translated in {len(pieces)} parts, cut between words")
                 within += pieces
             parts = within
         sentences += parts
