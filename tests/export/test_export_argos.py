@@ -63,7 +63,9 @@ def test_argostranslate_installs_the_package_and_translates_as_nmt(trained_tiny,
     engine = load_engine([tmp_path / "ct2"])
     cfg = engine.recipe.decode.model_copy(update=ARGOS_DECODING)
     expected = [hypothesis_text(engine.tgt_tokenizer, h[0]).replace("_", " ") for h in translate_lines(engine, LINES, cfg)]
-    assert got["outputs"] == expected
+    # Argos decodes with sentencepiece alone, keeping the space of a lone "▁" piece at the end or
+    # before a word, which nmt's output text takes out (nmt.data.tokenizer.output_text)
+    assert [" ".join(out.split()) for out in got["outputs"]] == expected
     assert sum(out.strip() != "" for out in expected) == len(LINES)
 
 
