@@ -9,8 +9,8 @@ it has fewer); its score and log-probability are the sentences' sums, its token 
 row, its text (where the sentences have one: a sentence in capitals among others) theirs joined, its alignment theirs with each sentence's word indices moved past the sentences before it.
 A line with constraints is translated whole (where a phrase belongs is not defined across a
 split). A prefix goes on the first sentence. A sentence longer than the model's positions is
-translated in parts cut between words, at the end of a clause where one lies near the limit; a
-line of many sentences is translated whole however long it is (`nmt serve` bounds a line's
+translated in parts cut between words, at the end of a clause where one lies near the limit;
+every sentence of a line is translated, however long the line (`nmt serve` bounds a line's
 characters: --max-chars).
 """
 
