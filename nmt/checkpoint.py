@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+import nmt
 from nmt.compat import keep_stored_meaning
 from nmt.config import Recipe, recipe_from_dict
 from nmt.errors import NmtError
@@ -328,7 +329,7 @@ def average_checkpoints(paths: list[Path]) -> dict:
     sums = {names[0]: weights[names[0]].double() for names in names_of_storage.values()}
     keys, last = list(weights), first  # names in order, without holding the weights
     progress = first.get("progress")  # the last one's that has any (an imported model has none)
-    shape = recipe_from_dict(first["recipe"], str(paths[0])).model
+    shape = checkpoint_recipe(first, paths[0]).model
     del weights
     for path in paths[1:]:
         payload = _merged(load_checkpoint(path, optimizer=False, mapped=True))
@@ -357,7 +358,7 @@ def _check_averageable(payload: dict, path: Path, shape, tokenizer: dict, first_
     or vocabularies may not."""
     from nmt.config import MODEL_SHAPE_KEYS
 
-    theirs = recipe_from_dict(payload["recipe"], str(path)).model
+    theirs = checkpoint_recipe(payload, path).model
     for key in MODEL_SHAPE_KEYS:
         if getattr(theirs, key) != getattr(shape, key):
             raise NmtError(f"{path}: model.{key} is {getattr(theirs, key)}, {getattr(shape, key)} in {first_path}; "
@@ -495,7 +496,19 @@ class Checkpoint:
 
 def checkpoint_of(payload: dict, path: Path) -> Checkpoint:
     """A loaded payload with its recipe validated (errors name `path`)."""
-    return Checkpoint(Path(path), recipe_from_dict(payload["recipe"], str(path)), payload)
+    return Checkpoint(Path(path), checkpoint_recipe(payload, path), payload)
+
+
+def checkpoint_recipe(payload: dict, path: Path) -> Recipe:
+    """A checkpoint's recipe, validated; an error names `path`, and the nmt that wrote the file
+    where it is not this one (a key a later version added reads as unknown here)."""
+    try:
+        return recipe_from_dict(payload["recipe"], str(path))
+    except NmtError as e:
+        written_by = payload.get("versions", {}).get("nmt")
+        if written_by is None or written_by == nmt.__version__:
+            raise
+        raise NmtError(f"{e} (the checkpoint was written by nmt {written_by}; this is nmt {nmt.__version__})") from None
 
 
 def open_checkpoint(paths: Path | list[Path], map_location: str | torch.device = "cpu",

@@ -248,6 +248,22 @@ def test_checkpoints_are_atomic_and_damaged_files_are_clear_errors(tmp_path):
         load_checkpoint(tmp_path / "other.pt")
 
 
+def test_a_checkpoint_from_another_nmt_with_a_key_unknown_here_names_both_versions(trained_tiny, tmp_path):
+    """A later nmt may write recipe keys this one lacks: the error says which nmt wrote the file."""
+    import nmt
+    from nmt.checkpoint import open_checkpoint
+
+    payload = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")
+    payload["recipe"]["train"]["a_later_key"] = 1
+    for version, suffix in ((nmt.__version__, ""), ("99.0", f" (the checkpoint was written by nmt 99.0; "
+                                                            f"this is nmt {nmt.__version__})")):
+        payload["versions"]["nmt"] = version
+        save_checkpoint(payload, tmp_path / "later.pt")
+        with pytest.raises(NmtError) as refused:
+            open_checkpoint(tmp_path / "later.pt")
+        assert str(refused.value) == f"{tmp_path / 'later.pt'}: train.a_later_key: unknown key{suffix}"
+
+
 class Unsafe:
     def __reduce__(self):
         return (print, ("this must never run",))
