@@ -500,15 +500,16 @@ def checkpoint_of(payload: dict, path: Path) -> Checkpoint:
 
 
 def checkpoint_recipe(payload: dict, path: Path) -> Recipe:
-    """A checkpoint's recipe, validated; an error names `path`, and the nmt that wrote the file
-    where it is not this one (a key a later version added reads as unknown here)."""
+    """A checkpoint's recipe (or a CTranslate2 export's, from its info), validated; an error names
+    `path`, and the nmt that wrote it where that is not this one (a key a later version added
+    reads as unknown here)."""
     try:
         return recipe_from_dict(payload["recipe"], str(path))
     except NmtError as e:
         written_by = payload.get("versions", {}).get("nmt")
         if written_by is None or written_by == nmt.__version__:
             raise
-        raise NmtError(f"{e} (the checkpoint was written by nmt {written_by}; this is nmt {nmt.__version__})") from None
+        raise NmtError(f"{e} (written by nmt {written_by}; this is nmt {nmt.__version__})") from None
 
 
 def open_checkpoint(paths: Path | list[Path], map_location: str | torch.device = "cpu",

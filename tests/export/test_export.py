@@ -116,6 +116,12 @@ def test_export_keeps_tokenizers_and_decode_settings(trained_tiny, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no scratch folder left
     translated = runner.invoke(app, ["translate", "-c", str(tmp_path / "m")], input="A dog.\n\nTwo men.\n")
     assert translated.exit_code == 0 and len(translated.stdout.split("\n")) == 4  # 3 lines + final newline
+    # an export by a later nmt with a recipe key unknown here: the error names both versions
+    later = info | {"versions": info["versions"] | {"nmt": "99.0"}}
+    later["recipe"]["train"]["a_later_key"] = 1
+    (tmp_path / "m" / "nmt_export.json").write_text(json.dumps(later))
+    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path / "m")], input="A dog.\n"),
+                   "train.a_later_key: unknown key (written by nmt 99.0; this is nmt")
 
 
 def test_missing_or_corrupt_checkpoints_are_one_line_errors(trained_tiny, tmp_path):

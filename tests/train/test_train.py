@@ -255,7 +255,7 @@ def test_a_checkpoint_from_another_nmt_with_a_key_unknown_here_names_both_versio
 
     payload = load_checkpoint(trained_tiny.out / "checkpoints" / "last.pt")
     payload["recipe"]["train"]["a_later_key"] = 1
-    for version, suffix in ((nmt.__version__, ""), ("99.0", f" (the checkpoint was written by nmt 99.0; "
+    for version, suffix in ((nmt.__version__, ""), ("99.0", f" (written by nmt 99.0; "
                                                             f"this is nmt {nmt.__version__})")):
         payload["versions"]["nmt"] = version
         save_checkpoint(payload, tmp_path / "later.pt")

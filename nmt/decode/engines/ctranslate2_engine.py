@@ -19,8 +19,8 @@ from pathlib import Path
 
 import torch
 
-from nmt.checkpoint import open_checkpoint
-from nmt.config import DecodeConfig, Recipe, recipe_from_dict
+from nmt.checkpoint import checkpoint_recipe, open_checkpoint
+from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import CTRANSLATE2, Capabilities, require
@@ -164,7 +164,7 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     ctranslate2 = require_ctranslate2()
     directory = Path(directory)
     info = read_export_info(directory)
-    recipe = recipe_from_dict(info["recipe"], str(directory))
+    recipe = checkpoint_recipe(info, directory)
     kind, _, index = device.partition(":")
     try:
         translator = ctranslate2.Translator(str(directory), device=kind, device_index=int(index or 0),
