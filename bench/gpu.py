@@ -309,8 +309,9 @@ def cpu_operators(prof) -> list[tuple[str, int, float]]:
         for start, minus_end, name in sorted(events):
             while stack and stack[-1][1] <= start:
                 close(stack.pop())
-            if stack:
-                stack[-1][3:] = [stack[-1][3] - minus_end - start, stack[-1][4] + 1, name]
+            if stack:  # nested in the call on top: its nested time, calls and last nested name
+                parent = stack[-1]
+                parent[3], parent[4], parent[5] = parent[3] - minus_end - start, parent[4] + 1, name
             stack.append([start, -minus_end, name, 0, 0, None])
         while stack:
             close(stack.pop())

@@ -72,19 +72,16 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
     A line `keep_whole` is one sentence (cut where it is encoded, if it is too long)."""
     sentences, line_of = [], []
     for index, (line, whole) in enumerate(zip(lines, keep_whole)):
-        parts = [line] if whole or not line.strip() else sentences_of(line, lang)
+        parts = [line]
         if not whole and line.strip():
-            within = []
-            for part, count in zip(parts, tokens_of(parts)):
-                if count <= max_tokens:
-                    within.append(part)
-                    continue
-                pieces = parts_within(part, tokens_of(part.split()), max_tokens)
+            found, parts = sentences_of(line, lang), []
+            for sentence, count in zip(found, tokens_of(found)):
+                pieces = [sentence] if count <= max_tokens else parts_within(sentence, tokens_of(sentence.split()),
+                                                                               max_tokens)
                 if len(pieces) > 1:  # (one word, e.g. text without spaces: truncated where it is encoded, said there)
                     warn(f"line {numbers[index]}: a sentence of {count} tokens, more than the model's {max_tokens} "
                          f"(model.max_positions): translated in {len(pieces)} parts, cut between words")
-                within += pieces
-            parts = within
+                parts += pieces
         sentences += parts
         line_of += [index] * len(parts)
     return SplitLines(sentences, line_of)
