@@ -33,6 +33,7 @@ class Hypothesis:
     upper: bool = False  # its source was in capitals: its text is given in capitals (nmt.decode.text.casing)
     text: str | None = None  # its output text where more than its tokens make it (nmt.decode.text.markup)
     selection: float | None = None  # chosen among candidates: MBR's expected utility or the reranked score
+    joins: tuple[int, ...] = ()  # offsets in `text` where a word starts without a space (nmt.decode.text.paragraphs)
 
 
 LENGTH_PENALTY_FORMS = ("power", "gnmt")

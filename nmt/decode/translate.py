@@ -128,9 +128,9 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
         for h in hyps:
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
-                alignment = h.alignment if h.alignment is not None else monotone_alignment(len(m.text.split()),
-                                                                                            len(text.split()))
-                h.text = render(m, text, alignment)
+                alignment = h.alignment if h.alignment is not None else monotone_alignment(
+                    len(m.text.split()), len(text.split()) + len(h.joins))
+                h.text, h.joins = render(m, text, alignment, h.joins), ()
                 h.alignment = h.alignment if "alignments" in extras else None
     return results
 
@@ -184,8 +184,8 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         grouped[i].append(hyps)
         grouped_words[i].append(words[row] if words else 0)
     for sentences in grouped:
-        if len(sentences) > 1 and any(h.upper for hyps in sentences for h in hyps):
-            for h in (h for hyps in sentences for h in hyps):  # a sentence in capitals among others: joined as text
+        if len(sentences) > 1:  # joined as texts: in capitals where a sentence was, without spaces in Chinese
+            for h in (h for hyps in sentences for h in hyps):
                 h.text = hypothesis_text(translator.tgt_tokenizer, h)
     return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
 

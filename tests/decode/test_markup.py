@@ -76,6 +76,18 @@ def test_tags_follow_the_alignment_with_edge_punctuation_outside():
         'Ein <a href="x>y">großer <i>brauner</i> Hund</a> rennt.'
 
 
+def test_tags_go_around_sentences_joined_without_a_space():
+    """Chinese sentences joined as one line without a space (Hypothesis.joins): each is still a
+    word of the alignment, so tags go where they go in the sentences joined by a space, and no
+    space is added; without the joins, the alignment's words are lost."""
+    marked = mark("<b>A dog.</b> A <i>cat</i>.", True, False)
+    assert render(marked, "一只狗。 一只猫。", "0-0 1-0 2-1 3-1") == "<b>一只狗。</b> <i>一只猫</i>。"
+    assert render(marked, "一只狗。一只猫。", "0-0 1-0 2-1 3-1", (4,)) == "<b>一只狗。</b><i>一只猫</i>。"
+    assert render(marked, "一只狗。一只猫。", "0-0 1-0 2-1 3-1") == "<b>一只狗。一只猫。</b> <i></i>"
+    marked = mark("A dog. A <i>cat</i> runs.", True, False)
+    assert render(marked, "狗。猫 跑。", "0-0 1-0 2-1 3-1 4-2", (2,)) == "狗。<i>猫</i> 跑。"
+
+
 def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_between_words():
     marked = mark("A <b>very</b> big dog<br/> runs.", True, False)
     assert render(marked, "Ein großer Hund rennt.", "0-0 2-1 3-2 4-3") == "Ein <b></b> großer Hund <br/> rennt."

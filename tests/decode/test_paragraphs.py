@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.decode.text.paragraphs import join_hypotheses, parts_within, sentences_of
+from tests.conftest import TINY_DATA, prepared_tiny
+
+from nmt.decode.text.paragraphs import join_hypotheses, join_texts, parts_within, sentences_of
 from nmt.decode.search import Hypothesis
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.data.tokenizer import output_text
+from nmt.decode.text.casing import hypothesis_text
 
 SENTENCES = ["A black dog leaps over a log.", "Two cats sit on a wall!", "Is the man cold?"]
 
@@ -59,6 +62,22 @@ def test_nbest_of_a_split_line_joins_the_nth_best_of_each_sentence():
     assert joined[0].log_prob == -2.5 and joined[1].score == -2.0 and joined[1].token_log_probs == [-3.0, -0.5]
 
 
+def test_sentences_join_by_a_space_or_by_nothing_after_chinese_and_japanese():
+    """By hand: Chinese and Japanese sentences follow each other without a space; a sentence
+    after one of theirs ending in ASCII punctuation too, where it starts in their script."""
+    assert join_texts(["Ein Hund rennt.", "", "Zwei Katzen!"]) == ("Ein Hund rennt. Zwei Katzen!", ())
+    assert join_texts(["我是学生。", "他是老师！", "你呢？"]) == ("我是学生。他是老师！你呢？", (5, 10))
+    assert join_texts(["すごい!", "次は東京です。"]) == ("すごい!次は東京です。", (4,))
+    assert join_texts(["I see.", "我是学生。", "OK."]) == ("I see. 我是学生。OK.", (12,))
+    assert join_texts(["Wow!", "次は"]) == ("Wow! 次は", ())  # after Latin letters: a space
+    assert join_texts(["한국어입니다.", "네."]) == ("한국어입니다. 네.", ())  # Korean is written with spaces
+    assert join_texts(["", "我。"]) == ("我。", ())
+    a = [Hypothesis([5], -1.0, -1.0, text="我是学生。"), Hypothesis([6], -2.0, -2.0, text="I am.")]
+    b = [Hypothesis([7], -0.5, -0.5, text="他是老师。")]
+    joined = join_hypotheses([a, b])
+    assert [(h.text, h.joins) for h in joined] == [("我是学生。他是老师。", (5,)), ("I am. 他是老师。", ())]
+
+
 def test_a_line_longer_than_the_model_translates_every_sentence(translator, trained_tiny):
     """60 sentences, about 300 tokens where the model reads 127: each translated, none left out."""
     warnings = []
@@ -105,3 +124,32 @@ def test_a_sentence_without_spaces_past_the_limit_is_truncated_with_one_warning(
     assert len(translator.src_tokenizer.encode(word)) > translator.max_positions
     [[out]] = translate_lines(translator, [word], cfg, warn=warnings.append)
     assert out.tokens and len(warnings) == 1 and f"truncated to {translator.max_positions - 1}" in warnings[0]
+
+
+def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
+    """A model whose output is written in Han characters (the tiny German targets, each letter a
+    Han character and each full stop "。", briefly trained): a line of three sentences comes out
+    as the three sentences' outputs alone, joined by nothing, and tags still find their words."""
+    from nmt.train.trainer import train
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    han = {c: chr(0x4E00 + 7 * i) for i, c in enumerate("abcdefghijklmnopqrstuvwxyzäöüß")}
+    for split in ("train", "valid"):
+        (corpus / f"{split}.en").write_text((TINY_DATA / f"{split}.en").read_text(encoding="utf-8"), encoding="utf-8")
+        german = (TINY_DATA / f"{split}.de").read_text(encoding="utf-8").lower().splitlines()
+        chinese = ["".join(han.get(c, "。" if c == "." else "") for c in line) for line in german]
+        (corpus / f"{split}.zh").write_text("\n".join(chinese) + "\n", encoding="utf-8")
+    recipe = prepared_tiny(tmp_path / "run", f"data.train={corpus / 'train'}", f"data.valid={corpus / 'valid'}",
+                           "data.test=null", "data.tgt_lang=zh", "train.max_steps=60", "train.valid_every=60")
+    train(recipe, show_progress=False)
+    translator = load_engine([recipe.out / "checkpoints" / "last.pt"])
+    cfg = recipe.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
+    alone = [hypothesis_text(translator.tgt_tokenizer, h) for [h] in translate_lines(translator, SENTENCES, cfg)]
+    assert all(alone) and all("\u4e00" <= text[-1] <= "\u9fff" or text[-1] == "。" for text in alone), alone
+    [[line]] = translate_lines(translator, [" ".join(SENTENCES)], cfg)
+    assert hypothesis_text(translator.tgt_tokenizer, line) == "".join(alone)
+    assert line.joins == (len(alone[0]), len(alone[0]) + len(alone[1]))
+    [[marked]] = translate_lines(translator, ["<b>" + SENTENCES[0] + "</b> " + " ".join(SENTENCES[1:])], cfg,
+                                 markup=True)
+    assert marked.text == f"<b>{alone[0]}</b>{alone[1]}{alone[2]}" and marked.joins == ()

@@ -230,10 +230,10 @@ class _Unit:
 class _Output:
     """The output words cut into units, and where each word's units lie."""
 
-    def __init__(self, text: str, escape: bool):
+    def __init__(self, text: str, escape: bool, joins: tuple[int, ...] = ()):
         self.units: list[_Unit] = []
         self.first, self.core, self.core_end, self.end = [], [], [], []
-        for word in text.split():
+        for word, spaced in _words(text, joins):
             lead = next((i for i, c in enumerate(word) if not _is_punct(c)), len(word))
             trail = next((i for i, c in enumerate(reversed(word)) if not _is_punct(c)), len(word))
             if lead + trail >= len(word):  # punctuation only: one unit
@@ -245,12 +245,22 @@ class _Output:
             for i, part in enumerate(parts):
                 if part:
                     self.units.append(_Unit(html.escape(part, quote=False) if escape else part,
-                                            space_before=i == 0 or (i == 1 and not lead)))
+                                            space_before=spaced and (i == 0 or (i == 1 and not lead))))
             self.end.append(len(self.units))
 
     @property
     def words(self) -> int:
         return len(self.first)
+
+
+def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
+    """The words of an output text, each with whether a space comes before it: those between
+    spaces, cut again at `joins` (where two sentences meet without a space: Hypothesis.joins)."""
+    words = []
+    for match in re.finditer(r"\S+", text):
+        cuts = [match.start(), *(j for j in joins if match.start() < j < match.end()), match.end()]
+        words += [(text[a:b], a == match.start()) for a, b in zip(cuts, cuts[1:])]
+    return words
 
 
 def _aligned(alignment: str, words: int) -> dict[int, list[int]]:
@@ -270,12 +280,13 @@ def monotone_alignment(source_words: int, output_words: int) -> str:
     return " ".join(f"{min(source_words - 1, t * source_words // output_words)}-{t}" for t in range(output_words))
 
 
-def render(marked: Marked, output: str, alignment: str) -> str:
+def render(marked: Marked, output: str, alignment: str, joins: tuple[int, ...] = ()) -> str:
     """The output text with `marked`'s items put back (see the module's docstring); `alignment`
-    is the output's Pharaoh alignment to `marked.text`."""
+    is the output's Pharaoh alignment to `marked.text`, over its words between spaces and
+    `joins` (Hypothesis.joins)."""
     if marked.plain and not marked.escape:
         return output
-    out = _Output(output, marked.escape)
+    out = _Output(output, marked.escape, joins)
     placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {})
     tokens: list[tuple[str, str]] = []
     _serialize(placer.place(marked.items, 0, len(out.units)), 0, len(out.units), out, tokens)

@@ -6,7 +6,9 @@ between each two. A model trained on single sentences otherwise drops part of su
 
 What a split line's output is: the n-th hypothesis joins each sentence's n-th best (its last where
 it has fewer); its score and log-probability are the sentences' sums, its token scores theirs in a
-row, its text (where the sentences have one: a sentence in capitals among others) theirs joined, its alignment theirs with each sentence's word indices moved past the sentences before it.
+row, its text theirs joined by a space, or by nothing after Chinese or Japanese (scripts written
+without spaces: `join_texts`; where, is `Hypothesis.joins`), its alignment theirs with each
+sentence's word indices moved past the sentences before it.
 A line with constraints is translated whole (where a phrase belongs is not defined across a
 split). A prefix goes on the first sentence. A sentence longer than the model's positions is
 translated in parts cut between words, at the end of a clause where one lies near the limit;
@@ -16,6 +18,7 @@ characters: --max-chars).
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from nmt.decode.search import Hypothesis
@@ -97,20 +100,48 @@ def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int
         chosen = [hyps[min(n, len(hyps) - 1)] for hyps in per_sentence]
         scores = [h.token_log_probs for h in chosen]
         texts = [h.text for h in chosen]
+        text, joins = join_texts(texts) if None not in texts else (None, ())
         joined.append(Hypothesis(
             tokens=[t for h in chosen for t in h.tokens], score=sum(h.score for h in chosen),
             log_prob=sum(h.log_prob for h in chosen),
             token_log_probs=None if any(s is None for s in scores) else [p for s in scores for p in s],
             alignment=None if source_words is None else join_alignments([h.alignment or "" for h in chosen],
                                                                         source_words),
-            text=None if None in texts else " ".join(texts)))
+            text=text, joins=joins))
     return joined
+
+
+def _without_spaces(char: str) -> bool:
+    """A character of Chinese or Japanese writing (Han, kana, their punctuation and full-width
+    forms), where one sentence follows another without a space."""
+    code = ord(char)
+    return (0x3000 <= code <= 0x30FF or 0x31F0 <= code <= 0x31FF or 0x3400 <= code <= 0x4DBF
+            or 0x4E00 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF
+            or 0x20000 <= code <= 0x3FFFF)
+
+
+def join_texts(texts: list[str]) -> tuple[str, tuple[int, ...]]:
+    """Consecutive sentences' output texts as one line, joined by a space, or by nothing after a
+    sentence ending in Chinese or Japanese (in its last character, or in its last letter where the
+    next sentence starts in one of theirs: "すごい!" + "次は"); and where the sentences joined by
+    nothing meet (offsets in the line). Empty texts are left out."""
+    line, joins = "", []
+    for text in texts:
+        if line and text:
+            letters = [c for c in line if not unicodedata.category(c).startswith(("P", "Z"))]
+            if _without_spaces(line[-1]) or (_without_spaces(text[0]) and letters and _without_spaces(letters[-1])):
+                joins.append(len(line))
+            else:
+                line += " "
+        line += text
+    return line, tuple(joins)
 
 
 def join_alignments(alignments: list[str], source_words: list[int]) -> str:
     """Consecutive sentences' Pharaoh alignments as one: each sentence's source and output word
     indices moved past those of the sentences before it (an alignment links every output word,
-    so a sentence's output words are those its links name)."""
+    so a sentence's output words are those its links name; a sentence joined to the one before
+    without a space still starts a word, as its first piece does)."""
     pairs, source_at, output_at = [], 0, 0
     for alignment, words in zip(alignments, source_words):
         sentence = [tuple(int(x) for x in pair.split("-")) for pair in alignment.split()]
