@@ -151,7 +151,7 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                             lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn,
                             numbers)
     else:
-        split = SplitLines(list(lines), list(range(len(lines))))
+        split = SplitLines(list(lines), list(range(len(lines))), [False] * len(lines))
     owner = split.line_of
     cases: list[str | None] = [None] * len(owner)
     if cfg.normalize_case:
@@ -178,6 +178,9 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
     if len(rows) == len(lines):
         return per_row
     words = _source_words(translator, rows) if "alignments" in extras else None
+    if words:  # a part cut inside a word starts on the last word of the part before
+        words = [count - 1 if split.inside_word[row + 1:row + 2] == [True] and count else count
+                 for row, count in enumerate(words)]
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
     grouped_words: list[list[int]] = [[] for _ in lines]
     for row, (i, hyps) in enumerate(zip(owner, per_row)):

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import TINY_DATA, prepared_tiny
 
-from nmt.decode.text.paragraphs import join_hypotheses, join_texts, parts_within, sentences_of
+from nmt.decode.text.paragraphs import join_hypotheses, join_texts, parts_within, pieces_of_word, sentences_of
 from nmt.decode.search import Hypothesis
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
@@ -117,13 +117,36 @@ def test_an_over_long_sentence_translates_as_its_parts_do(translator, trained_ti
                         f"the model's {limit} (model.max_positions): translated in {len(parts)} parts, cut between words"]
 
 
-def test_a_sentence_without_spaces_past_the_limit_is_truncated_with_one_warning(translator, trained_tiny):
+def test_text_without_spaces_past_the_limit_is_cut_at_a_clause_mark_near_it():
+    """By hand, a character a token: pieces as long as fit, ending after their last clause mark
+    where that keeps at least half their characters."""
+    def count(texts):
+        return [len(text) for text in texts]
+
+    assert pieces_of_word("一二三，四五六七八九", count, 6) == ["一二三，", "四五六七八九"]
+    assert pieces_of_word("一，二三四五六七", count, 6) == ["一，二三四五", "六七"]  # the mark is too early
+    assert pieces_of_word("一二三四五六七八九十", count, 4) == ["一二三四", "五六七八", "九十"]
+    assert pieces_of_word("一二三", count, 6) == ["一二三"]
+    assert pieces_of_word("กินข้าว", count, 4) == ["กิน", "ข้าว"]  # not "้าว": a combining mark stays on its letter
+
+
+def test_a_sentence_without_spaces_past_the_limit_translates_as_its_pieces_do(translator, trained_tiny):
+    """A word of 200 "dog"s (as a sentence of Chinese or Japanese is, for nmt's word counts) is
+    cut into pieces that each fit, translated as they are alone; alignments still count it as one
+    source word."""
     warnings = []
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
-    word = "dog" * 200
-    assert len(translator.src_tokenizer.encode(word)) > translator.max_positions
+    word, limit = "dog" * 200, translator.max_positions - 1
+    pieces = pieces_of_word(word, lambda texts: [len(ids) for ids in translator.src_tokenizer.encode(texts)], limit)
+    assert len(pieces) > 1 and "".join(pieces) == word
+    assert all(len(ids) <= limit for ids in translator.src_tokenizer.encode(pieces))
     [[out]] = translate_lines(translator, [word], cfg, warn=warnings.append)
-    assert out.tokens and len(warnings) == 1 and f"truncated to {translator.max_positions - 1}" in warnings[0]
+    assert out.tokens == [t for [h] in translate_lines(translator, pieces, cfg) for t in h.tokens]
+    assert len(warnings) == 1 and f"translated in {len(pieces)} parts" in warnings[0], warnings
+    assert "inside text without spaces" in warnings[0]
+    [[aligned]] = translate_lines(translator, [f"A dog runs. {word} sits."], cfg, extras=("alignments",))
+    links = [tuple(int(x) for x in pair.split("-")) for pair in aligned.alignment.split()]
+    assert {s for s, _ in links} == {0, 1, 2, 3, 4}  # A dog runs. | the long word | sits.
 
 
 def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):

@@ -8,10 +8,12 @@ What a split line's output is: the n-th hypothesis joins each sentence's n-th be
 it has fewer); its score and log-probability are the sentences' sums, its token scores theirs in a
 row, its text theirs joined by a space, or by nothing after Chinese or Japanese (scripts written
 without spaces: `join_texts`; where, is `Hypothesis.joins`), its alignment theirs with each
-sentence's word indices moved past the sentences before it.
+sentence's word indices moved past the sentences before it (a part cut inside a word starting on
+that word).
 A line with constraints is translated whole (where a phrase belongs is not defined across a
 split). A prefix goes on the first sentence. A sentence longer than the model's positions is
-translated in parts cut between words, at the end of a clause where one lies near the limit;
+translated in parts cut between words (in text without spaces, between characters), at the end of
+a clause where one lies near the limit;
 every sentence of a line is translated, however long the line (`nmt serve` bounds a line's
 characters: --max-chars).
 """
@@ -28,6 +30,7 @@ from nmt.decode.search import Hypothesis
 class SplitLines:
     sentences: list[str]  # every line's sentences (or parts of one), in order; a line kept whole is one
     line_of: list[int]  # for each sentence, the index of its line
+    inside_word: list[bool]  # for each, whether it goes on with the last word of the one before (text without spaces)
 
     def first_of_line(self, i: int) -> bool:
         return i == 0 or self.line_of[i - 1] != self.line_of[i]
@@ -51,7 +54,7 @@ def parts_within(sentence: str, word_tokens: list[int], max_tokens: int) -> list
     (`word_tokens`: each whitespace-separated word's tokens, which sentencepiece never joins across
     a space): each part as long as fits, ending at its last clause end (a comma, a semicolon, ...)
     where that keeps at least half its words. A single word longer than `max_tokens` is a part alone
-    (truncated where it is encoded)."""
+    (which `pieces_of_word` cuts)."""
     words = sentence.split()
     parts, start = [], 0
     while start < len(words):
@@ -67,27 +70,72 @@ def parts_within(sentence: str, word_tokens: list[int], max_tokens: int) -> list
     return parts
 
 
+# Text without spaces (Chinese, Japanese, Thai) too long for the model is preferably cut after one of these.
+_CLAUSE_MARKS = frozenset("，、；：。！？,;:)]}）」』】》")
+
+
+_LONGEST_PIECE = 16  # characters: sentencepiece's max_piece_length (a longer one only makes pieces shorter)
+
+
+def pieces_of_word(word: str, tokens_of, max_tokens: int) -> list[str]:
+    """A word longer than `max_tokens` tokens (text without spaces) in consecutive pieces of at
+    most `max_tokens` tokens (`tokens_of`: a list of texts -> their token counts): each as long as
+    fits, ending after its last clause mark (，、；...) where that keeps at least half its characters."""
+    pieces, start = [], 0
+    while start < len(word):
+        end = min(len(word), start + max_tokens * _LONGEST_PIECE)  # no piece that fits is longer
+        if tokens_of([word[start:end]])[0] > max_tokens:
+            fits, too_long = start + 1, end  # the longest piece that fits: by bisection
+            while too_long - fits > 1:
+                middle = (fits + too_long) // 2
+                fits, too_long = (middle, too_long) if tokens_of([word[start:middle]])[0] <= max_tokens else (fits, middle)
+            while fits > start + 1 and unicodedata.category(word[fits]).startswith("M"):
+                fits -= 1  # not between a letter and its combining marks (Thai vowels, accents)
+            half = start + (fits - start + 1) // 2
+            end = next((i + 1 for i in range(fits - 1, half - 2, -1) if word[i] in _CLAUSE_MARKS), fits)
+        pieces.append(word[start:end])
+        start = end
+    return pieces
+
+
+def _sentence_parts(sentence: str, tokens_of, max_tokens: int) -> tuple[list[str], list[bool]]:
+    """An over-long sentence's parts (`parts_within`, a word too long for the model cut by
+    `pieces_of_word`), and for each whether it goes on with the word of the part before."""
+    parts, inside = [], []
+    for part in parts_within(sentence, tokens_of(sentence.split()), max_tokens):
+        pieces = [part] if " " in part else pieces_of_word(part, tokens_of, max_tokens)
+        parts += pieces
+        inside += [False] + [True] * (len(pieces) - 1)
+    return parts, inside
+
+
 def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, max_tokens: int,
                 warn, numbers: list[int]) -> SplitLines:
     """Every line's sentences, each within `max_tokens` source tokens (`tokens_of`: a list of texts
-    -> their token counts): a longer sentence is translated in parts (`parts_within`), with a
-    warning naming the line, so that every sentence of a line is translated however long it is.
-    A line `keep_whole` is one sentence (cut where it is encoded, if it is too long)."""
-    sentences, line_of = [], []
+    -> their token counts): a longer sentence is translated in parts (`parts_within`; text without
+    spaces, `pieces_of_word`), with a warning naming the line, so that every sentence of a line is
+    translated however long it is. A line `keep_whole` is one sentence (cut where it is encoded,
+    if it is too long)."""
+    split = SplitLines([], [], [])
     for index, (line, whole) in enumerate(zip(lines, keep_whole)):
-        parts = [line]
+        parts, inside = [line], [False]
         if not whole and line.strip():
-            found, parts = sentences_of(line, lang), []
+            found, parts, inside = sentences_of(line, lang), [], []
             for sentence, count in zip(found, tokens_of(found)):
-                pieces = [sentence] if count <= max_tokens else parts_within(sentence, tokens_of(sentence.split()),
-                                                                               max_tokens)
-                if len(pieces) > 1:  # (one word, e.g. text without spaces: truncated where it is encoded, said there)
-                    warn(f"line {numbers[index]}: a sentence of {count} tokens, more than the model's {max_tokens} "
-                         f"(model.max_positions): translated in {len(pieces)} parts, cut between words")
+                if count <= max_tokens:
+                    parts.append(sentence)
+                    inside.append(False)
+                    continue
+                pieces, within = _sentence_parts(sentence, tokens_of, max_tokens)
+                cut = "between words" + (" and inside text without spaces" if any(within) else "")
+                warn(f"line {numbers[index]}: a sentence of {count} tokens, more than the model's {max_tokens} "
+                     f"(model.max_positions): translated in {len(pieces)} parts, cut {cut}")
                 parts += pieces
-        sentences += parts
-        line_of += [index] * len(parts)
-    return SplitLines(sentences, line_of)
+                inside += within
+        split.sentences += parts
+        split.line_of += [index] * len(parts)
+        split.inside_word += inside
+    return split
 
 
 def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int] | None = None) -> list[Hypothesis]:
