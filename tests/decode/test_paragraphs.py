@@ -164,7 +164,8 @@ def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
         chinese = ["".join(han.get(c, "。" if c == "." else "") for c in line) for line in german]
         (corpus / f"{split}.zh").write_text("\n".join(chinese) + "\n", encoding="utf-8")
     recipe = prepared_tiny(tmp_path / "run", f"data.train={corpus / 'train'}", f"data.valid={corpus / 'valid'}",
-                           "data.test=null", "data.tgt_lang=zh", "train.max_steps=60", "train.valid_every=60")
+                           "data.test=null", "data.tgt_lang=zh", "tokenizer.joint=false",
+                           "model.share_embeddings=false", "train.max_steps=20", "train.valid_every=20")
     train(recipe, show_progress=False)
     translator = load_engine([recipe.out / "checkpoints" / "last.pt"])
     cfg = recipe.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
