@@ -407,6 +407,9 @@ def score(
     metrics: Annotated[list[str], typer.Option(
         "--metrics", "--metric", "-m", help="bleu, chrf, ter, comet, cometkiwi (repeatable).")] = ["bleu"],
     tokenize: Annotated[Optional[str], typer.Option(help="BLEU tokenizer (sacrebleu's, default 13a).")] = None,
+    language_pair: Annotated[Optional[str], typer.Option(
+        "--language-pair", "-l", help="SRC-TGT: BLEU's tokenizer for TGT where --tokenize is not given, as "
+        "sacrebleu -l picks it (zh, ja-mecab, ko-mecab).")] = None,
     lowercase: Annotated[bool, typer.Option(help="Case-insensitive BLEU.")] = False,
     paired_test: Annotated[str, typer.Option(help="With several systems: bs (paired bootstrap) or ar.")] = "bs",
     samples: Annotated[int, typer.Option(help="Resamples/trials of the paired test; 0 = sacrebleu's default.")] = 0,
@@ -428,9 +431,10 @@ def score(
     """Score hypotheses: sacrebleu's BLEU, chrF and TER with their signatures; COMET and CometKiwi
     from a local model (pip install 'nmt\\[comet]'); paired significance tests with several systems."""
     from nmt.devices import check_threads, resolve_device, use_threads
-    from nmt.score import NEURAL, NeuralSettings, score_report
+    from nmt.score import NEURAL, NeuralSettings, pair_tokenizer, score_report
 
     check_threads(threads)
+    tokenize = tokenize or (pair_tokenizer(language_pair) if language_pair else None)
     if set(metrics) & set(NEURAL):  # the device and threads are COMET's: torch loads only for it
         use_threads(threads)
         resolve_device(device)

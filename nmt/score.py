@@ -14,14 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sacrebleu.metrics import BLEU, CHRF, TER
+from sacrebleu.metrics import CHRF, TER
 from sacrebleu.metrics.base import Metric
 from sacrebleu.significance import PairedTest
 
 from nmt.data.corpus import read_lines
+from nmt.data.languages import two_letter
 from nmt.errors import NmtError
 from nmt.files import line_count
 from nmt.language_id import describe, language_shares
+from nmt.metrics.bleu import FOR_TARGET, make_bleu
 
 METRICS = ("bleu", "chrf", "ter", "comet", "cometkiwi")
 NEURAL = {"comet": "COMET", "cometkiwi": "CometKiwi"}  # metric -> its name in the results
@@ -43,14 +45,21 @@ class NeuralSettings:
 
 def build_metric(name: str, tokenize: str | None = None, lowercase: bool = False) -> Metric:
     if name == "bleu":
-        if tokenize is not None and tokenize not in BLEU.TOKENIZERS:
-            raise NmtError(f"--tokenize {tokenize}: not one of sacrebleu's ({', '.join(BLEU.TOKENIZERS)})")
-        return BLEU(tokenize=tokenize, lowercase=lowercase)
+        return make_bleu(tokenize, lowercase)
     if name == "chrf":
         return CHRF()
     if name == "ter":
         return TER()
     raise NmtError(f"unknown metric '{name}' (choose from {', '.join(METRICS)})")
+
+
+def pair_tokenizer(language_pair: str) -> str | None:
+    """BLEU's tokenizer for SRC-TGT as `sacrebleu -l SRC-TGT` picks it: zh, ja-mecab or ko-mecab
+    for a target in Chinese, Japanese or Korean, else None (13a)."""
+    languages = language_pair.split("-")
+    if len(languages) != 2 or not all(languages):
+        raise NmtError(f"--language-pair {language_pair}: SRC-TGT, e.g. en-zh")
+    return FOR_TARGET.get(two_letter(languages[1]) or "")
 
 
 def check_metrics(metrics: list[str], neural: NeuralSettings) -> None:
@@ -193,7 +202,7 @@ def segment_scores(hypotheses: list[str], references: list[list[str]], metrics: 
         if name in NEURAL:
             per_metric[result["name"]] = result["segments"]
             continue
-        metric = BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True) if name == "bleu" else \
+        metric = make_bleu(tokenize, lowercase, effective_order=True) if name == "bleu" else \
             build_metric(name, tokenize, lowercase)
         per_metric[result["name"]] = [metric.sentence_score(h, [r[i] for r in references]).score
                                       for i, h in enumerate(hypotheses)]

@@ -131,8 +131,8 @@ THREE_LETTER = {"ara": "ar", "bul": "bg", "ben": "bn", "cat": "ca", "ces": "cs",
 
 
 def two_letter(code: str) -> str | None:
-    """A code's ISO 639-1 language (de for de, deu, deu_Latn, de_AT), where the tables know it."""
-    base = code.split("_")[0]
+    """A code's ISO 639-1 language (de for de, deu, deu_Latn, de_AT, de-AT), where the tables know it."""
+    base = code.replace("-", "_").split("_")[0]
     return base if len(base) == 2 else THREE_LETTER.get(base)
 
 

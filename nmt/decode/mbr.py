@@ -13,16 +13,18 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from nmt.config import MbrConfig
+from nmt.data.languages import two_letter
+from nmt.metrics.bleu import target_tokenizer
 from nmt.metrics.chrf import chrf_matrix
 
 # utility(source, candidates) -> matrix[i][j]: candidate i scored against candidate j as its reference
 Utility = Callable[[str, list[str]], list[list[float]]]
 
 
-def bleu_matrix(candidates: list[str]) -> list[list[float]]:
-    from sacrebleu.metrics import BLEU
+def bleu_matrix(candidates: list[str], tokenize: str | None = None) -> list[list[float]]:
+    from nmt.metrics.bleu import make_bleu
 
-    bleu = BLEU(effective_order=True)
+    bleu = make_bleu(tokenize, effective_order=True)
     return [[bleu.sentence_score(h, [r]).score for r in candidates] for h in candidates]
 
 
@@ -54,9 +56,12 @@ def mbr_order(matrix: list[list[float]]) -> list[tuple[int, float]]:
     return sorted(enumerate(utilities), key=lambda pair: (-pair[1], pair[0]))
 
 
-def utility_matrices(cfg: MbrConfig, sources: list[str], candidate_lists: list[list[str]]) -> list[list[list[float]]]:
-    """Each line's utility matrix under cfg.utility."""
+def utility_matrices(cfg: MbrConfig, sources: list[str], candidate_lists: list[list[str]],
+                     tgt_lang: str | None = None) -> list[list[list[float]]]:
+    """Each line's utility matrix under cfg.utility (BLEU tokenized for `tgt_lang`:
+    nmt.metrics.bleu.target_tokenizer)."""
     if cfg.utility == "comet":
         return comet_matrices(cfg.comet_model, sources, candidate_lists)
-    pairwise = {"chrf": lambda c: chrf_matrix(c, c), "bleu": bleu_matrix}[cfg.utility]
+    tokenize = target_tokenizer(two_letter(tgt_lang) if tgt_lang else None)
+    pairwise = {"chrf": lambda c: chrf_matrix(c, c), "bleu": lambda c: bleu_matrix(c, tokenize)}[cfg.utility]
     return [pairwise(candidates) for candidates in candidate_lists]

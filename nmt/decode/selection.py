@@ -56,15 +56,15 @@ def choose(translator, sources: list[str], results: list[list[Hypothesis]], cfg:
         return
     texts = [[hypothesis_text(translator.tgt_tokenizer, h) for h in results[i]] for i in rows]
     line_sources = [sources[i] for i in rows]
+    data = translator.recipe.data
+    languages = translator.controls.languages or (data.src_lang, data.tgt_lang)
     if cfg.mbr.candidates:
         from nmt.decode.mbr import mbr_order, utility_matrices
 
-        orders = [mbr_order(matrix) for matrix in utility_matrices(cfg.mbr, line_sources, texts)]
+        orders = [mbr_order(matrix) for matrix in utility_matrices(cfg.mbr, line_sources, texts, languages[1])]
     else:
         from nmt.decode.rerank import features, rerank_order
 
-        data = translator.recipe.data
-        languages = translator.controls.languages or (data.src_lang, data.tgt_lang)
         scored = features(cfg.rerank, languages, line_sources, texts,
                           [[h.score for h in results[i]] for i in rows], cfg.max_tokens)
         orders = [rerank_order(candidates, cfg.rerank) for candidates in scored]

@@ -17,8 +17,9 @@ appear only when complete.
 With the corpus's own target side as `reference` (interpolated distillation, Kim and Rush 2016,
 section 3.2), the teacher keeps its n-best (decode.nbest, the beam's size unless set higher than
 1) and each line's translation is the one of them closest to the human translation by sentence
-BLEU (sacreBLEU's, with effective n-gram order), ties going to the teacher's own ranking: still
-the teacher's output, so still simple to learn, but nearer to what the reference says.
+BLEU (sacreBLEU's, with effective n-gram order, tokenized for the target language), ties going
+to the teacher's own ranking: still the teacher's output, so still simple to learn, but nearer
+to what the reference says.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from sacrebleu.metrics import BLEU
 
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
+from nmt.data.languages import two_letter
 from nmt.decode.stream import refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
+from nmt.metrics.bleu import make_bleu, target_tokenizer
 
 
 @dataclass
@@ -83,7 +86,8 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     translations = translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",), shards=shards,
                                  done=done)
     nbest = [json.loads(line)["hypotheses"] for line in translations]
-    bleu = BLEU(effective_order=True)  # one for all lines: sacreBLEU builds its tokenizer per object
+    # one for all lines (sacreBLEU builds its tokenizer per object), tokenized for the target language
+    bleu = make_bleu(target_tokenizer(two_letter(data.tgt_lang)), effective_order=True)
     chosen = [0] * len(nbest) if references is None else \
         [_closest(bleu, [h["text"] for h in hyps], reference) for hyps, reference in zip(nbest, references)]
     translated = [(hyps[choice], number) for number, (hyps, choice) in enumerate(zip(nbest, chosen))]

@@ -34,10 +34,14 @@ class Tuning:
     metric: str
 
 
-def corpus_score(metric: str, hypotheses: list[str], references: list[str]) -> float:
-    from sacrebleu.metrics import BLEU, CHRF
+def corpus_score(metric: str, hypotheses: list[str], references: list[str], tgt_lang: str | None = None) -> float:
+    """BLEU (tokenized for `tgt_lang`: nmt.metrics.bleu.target_tokenizer) or chrF."""
+    from sacrebleu.metrics import CHRF
 
-    scorer = BLEU() if metric == "bleu" else CHRF()
+    from nmt.data.languages import two_letter
+    from nmt.metrics.bleu import make_bleu, target_tokenizer
+
+    scorer = make_bleu(target_tokenizer(two_letter(tgt_lang) if tgt_lang else None)) if metric == "bleu" else CHRF()
     return scorer.corpus_score(hypotheses, [references]).score
 
 
@@ -68,7 +72,7 @@ def tune_rerank(translator, sources: list[str], references: list[str], cfg: Deco
     tried = []
     for reverse_weight, qe_weight in itertools.product(sorted(set(reverse_grid) | {0.0}), sorted(set(qe_grid) | {0.0})):
         weights = RerankConfig(reverse_weight=reverse_weight, qe_weight=qe_weight)
-        score = corpus_score(metric, pick(lines, weights), references)
+        score = corpus_score(metric, pick(lines, weights), references, languages[1])
         tried.append({"reverse_weight": reverse_weight, "qe_weight": qe_weight, metric: round(score, 4)})
     best = max(tried, key=lambda row: (row[metric], -(row["reverse_weight"] + row["qe_weight"])))
     beam = next(row for row in tried if row["reverse_weight"] == row["qe_weight"] == 0.0)

@@ -16,9 +16,11 @@ import torch
 from nmt.config import Recipe
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
 from nmt.data.corpus import open_corpus
+from nmt.data.languages import two_letter
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import output_text
 from nmt.decode.search import greedy_search
+from nmt.metrics.bleu import make_bleu, target_tokenizer
 from nmt.model.transformer import Transformer
 
 
@@ -28,6 +30,7 @@ class ValidSet:
     pairs: ParallelShards
     references: list[str]  # the first valid_bleu_sentences target lines, for BLEU
     sources: list[str]  # their source lines (COMET reads them)
+    bleu_tokenize: str | None = None  # BLEU's tokenizer for the target language (None: 13a)
 
 
 def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
@@ -42,7 +45,8 @@ def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
         n_refs = min(recipe.train.valid_bleu_sentences, len(pairs))
         corpus = open_corpus(data.valid, src, tgt)
         sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), corpus.side("tgt"))],
-                             [line for _, line in zip(range(n_refs), corpus.side("src"))]))
+                             [line for _, line in zip(range(n_refs), corpus.side("src"))],
+                             target_tokenizer(two_letter(tgt) if tgt else None)))
     return sets
 
 
@@ -107,9 +111,10 @@ def dev_translations(model: Transformer, data: ParallelShards, n: int, tgt_token
 
 def translation_scores(hypotheses: list[str], valid: ValidSet, metric: str, comet_model: str | None,
                        device: str = "cpu") -> dict:
-    """Corpus BLEU (sacrebleu defaults) of the dev translations, and valid_metric's score where it
-    is another: chrF, or COMET's system score (its model loaded once per process)."""
-    scores = {"bleu": sacrebleu.corpus_bleu(hypotheses, [valid.references]).score}
+    """Corpus BLEU of the dev translations (sacrebleu's defaults, with its tokenizer for the target
+    language: nmt.metrics.bleu.target_tokenizer), and valid_metric's score where it is another:
+    chrF, or COMET's system score (its model loaded once per process)."""
+    scores = {"bleu": make_bleu(valid.bleu_tokenize).corpus_score(hypotheses, [valid.references]).score}
     if metric == "chrf":
         scores["chrf"] = sacrebleu.corpus_chrf(hypotheses, [valid.references]).score
     if metric == "comet":

@@ -105,6 +105,14 @@ def test_nmt_score_equals_sacrebleu_command_line(tmp_path):
     theirs = json.loads(subprocess.run([SACREBLEU, ref, "-i", hyp, "-lc", "-tok", "intl", "-w", "4"],
                                        capture_output=True, text=True, check=True).stdout)
     assert (lowercase["score"], lowercase["signature"]) == (theirs["score"], theirs["signature"])
+    hyp_zh, ref_zh = tmp_path / "hyp.zh", tmp_path / "ref.zh"  # -l: the tokenizer for the target, as sacrebleu's
+    hyp_zh.write_text("我是学生。\n他是老师。\n", encoding="utf-8")
+    ref_zh.write_text("我是一个学生。\n他是老师。\n", encoding="utf-8")
+    chinese = json.loads(nmt("score", hyp_zh, "-r", ref_zh, "-l", "en-zh", "--json").stdout)
+    theirs = json.loads(subprocess.run([SACREBLEU, ref_zh, "-i", hyp_zh, "-l", "en-zh", "-w", "4"],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert (chinese["score"], chinese["signature"]) == (theirs["score"], theirs["signature"]) and chinese["score"] > 50
+    assert "tok:zh" in chinese["signature"]
 
 
 def test_score_and_plot_do_not_import_torch(tmp_path):
@@ -176,6 +184,8 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
      "--tokenize bogus: not one of sacrebleu's (none, zh, 13a"),
     (["score", str(TINY_DATA / "valid.de"), str(TINY_DATA / "valid.de"), "-r", str(TINY_DATA / "valid.de"),
       "--samples", "-1"], "--samples -1: a number of resamples"),
+    (["score", str(TINY_DATA / "valid.de"), "-r", str(TINY_DATA / "valid.de"), "-l", "ende"],
+     "--language-pair ende: SRC-TGT, e.g. en-zh"),
     (["train", str(TINY), "--set", "train.freeze=[encoder"], "the value is not valid YAML"),
     (["train", str(TINY), "--set", "decode.length_penalty=-1"], "decode.length_penalty: Input should be greater than or equal to 0"),
     (["rerank-tune", "-c", "{tmp}/none.pt", "--source", "{tmp}/empty.de", "--reference", "{tmp}/empty.de",

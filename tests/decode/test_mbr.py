@@ -58,6 +58,11 @@ def test_bleu_utility_is_sacrebleu_sentence_bleu():
     matrix = utility_matrices(MbrConfig(candidates=3, utility="bleu"), ["src"], [candidates])[0]
     assert matrix[0][1] == pytest.approx(sentence_bleu(candidates[0], [candidates[1]]).score)
     assert mbr_order(matrix)[0][0] in (0, 1) and mbr_order([[7.0]]) == [(0, 7.0)]
+    chinese = ["我是学生。", "我是一个学生。", "他是老师。"]  # BLEU tokenized for the target, as sacrebleu -l en-zh
+    matrix = utility_matrices(MbrConfig(candidates=3, utility="bleu"), ["src"], [chinese], "zho_Hans")[0]
+    assert matrix[0][1] == pytest.approx(sentence_bleu(chinese[0], [chinese[1]], tokenize="zh").score)
+    assert matrix[0][1] > 0
+    assert sentence_bleu(chinese[0], [chinese[1]]).score == 0  # 13a: one word each
 
 
 def test_epsilon_sampling_never_draws_below_the_floor():

@@ -154,6 +154,7 @@ def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
     Han character and each full stop "。", briefly trained): a line of three sentences comes out
     as the three sentences' outputs alone, joined by nothing, and tags still find their words."""
     from nmt.train.trainer import train
+    from nmt.train.validate import valid_sets
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -167,6 +168,7 @@ def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
                            "data.test=null", "data.tgt_lang=zh", "tokenizer.joint=false",
                            "model.share_embeddings=false", "train.max_steps=20", "train.valid_every=20")
     train(recipe, show_progress=False)
+    assert valid_sets(recipe, recipe.out / "data")[0].bleu_tokenize == "zh"  # dev BLEU as sacrebleu -l en-zh counts it
     translator = load_engine([recipe.out / "checkpoints" / "last.pt"])
     cfg = recipe.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
     alone = [hypothesis_text(translator.tgt_tokenizer, h) for [h] in translate_lines(translator, SENTENCES, cfg)]
