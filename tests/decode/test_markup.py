@@ -33,6 +33,10 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     assert spans("C-3PO and R2-D2 meet COVID-19 fans #nmt @nmt_user.") == ["C-3PO", "R2-D2", "COVID-19", "#nmt", "@nmt_user"]
     # a number joined to a word is translated with it; plain words and a lone hyphen are not spans
     assert spans("A 3-year-old boy and a well-known 1st-rate dog - fine.") == []
+    # Chinese and Japanese written against a URL or an address without a space are not part of it
+    assert spans("网址https://example.com/a，谢谢。邮箱是abc@example.com。") == ["https://example.com/a", "abc@example.com"]
+    assert spans("見てwww.example.com）。メールtaro@example.jpです") == ["www.example.com", "taro@example.jp"]
+    assert spans("See https://zh.wikipedia.org/wiki/中国 now") == ["https://zh.wikipedia.org/wiki/中国"]
 
 
 def test_markup_is_read_into_text_and_items_at_offsets():
