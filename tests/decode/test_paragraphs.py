@@ -22,6 +22,8 @@ def test_the_splitter_keeps_urls_decimals_and_abbreviations_whole():
     whole = "Visit https://example.com/a.b or e.g. Dr. Smith at 3.5 p.m. today."
     assert sentences_of(whole, "en") == [whole]
     assert sentences_of("", "en") == [""] and sentences_of("No full stop", "en") == ["No full stop"]
+    german = "Dr. Müller kam am 3. Mai. Er ging."  # an imported model's code names the same language
+    assert sentences_of(german, "deu_Latn") == sentences_of(german, "de") == ["Dr. Müller kam am 3. Mai.", "Er ging."]
 
 
 @pytest.fixture(scope="module")

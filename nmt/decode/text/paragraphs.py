@@ -23,6 +23,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from nmt.data.languages import two_letter
 from nmt.decode.search import Hypothesis
 
 
@@ -37,10 +38,11 @@ class SplitLines:
 
 
 def sentences_of(line: str, lang: str) -> list[str]:
-    """The sentences of `line`, stripped; [line] when it holds one (or none)."""
+    """The sentences of `line`, stripped; [line] when it holds one (or none). `lang` in any of its
+    codes (de, deu, deu_Latn): sentencex knows a language's abbreviations by its two-letter code."""
     from sentencex import segment
 
-    parts = [part.strip() for part in segment(lang, line)]
+    parts = [part.strip() for part in segment(two_letter(lang) or lang, line)]
     parts = [part for part in parts if part]
     return parts if len(parts) > 1 else [line]
 
