@@ -37,6 +37,7 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     assert spans("网址https://example.com/a，谢谢。邮箱是abc@example.com。") == ["https://example.com/a", "abc@example.com"]
     assert spans("見てwww.example.com）。メールtaro@example.jpです") == ["www.example.com", "taro@example.jp"]
     assert spans("See https://zh.wikipedia.org/wiki/中国 now") == ["https://zh.wikipedia.org/wiki/中国"]
+    assert spans("关注@nmt_user吧，#nmt很好") == ["@nmt_user", "#nmt"]
 
 
 def test_markup_is_read_into_text_and_items_at_offsets():

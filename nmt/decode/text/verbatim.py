@@ -12,23 +12,24 @@ from __future__ import annotations
 import re
 
 # Chinese, Japanese and Korean letters and their punctuation and full-width forms: text written
-# against a URL or an e-mail address without a space ("网址https://x.org，谢谢") is not part of it.
+# against a URL, an e-mail address or a handle without a space ("网址https://x.org，谢谢",
+# "关注@nmt吧") is not part of it.
 _CJK_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_PUNCTUATION = "\u3000-\u303f\uff00-\uffef"
 _URL = rf"(?:https?://|ftp://|www\.)[^\s<>\"'`{_CJK_PUNCTUATION}]+"  # (a path may hold Han: /wiki/中国)
-_EMAIL_CHAR = rf"[^\W{_CJK_LETTERS}]"
-_EMAIL = rf"(?:{_EMAIL_CHAR}|[.+-])+@(?:{_EMAIL_CHAR}|-)+(?:\.(?:{_EMAIL_CHAR}|-)+)+"
+_WORD_CHAR = rf"[^\W{_CJK_LETTERS}]"  # a word's character, other than a CJK letter
+_EMAIL = rf"(?:{_WORD_CHAR}|[.+-])+@(?:{_WORD_CHAR}|-)+(?:\.(?:{_WORD_CHAR}|-)+)+"
 _NUMBER = r"[$€£¥₹]?[+-]?\d+(?:[.,:/-]\d+)*(?:%|[$€£¥₹])?"
 _CODE = r"(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
-_HANDLE = r"[@#][^\W_][\w]*"
+_HANDLE = rf"[@#][^\W_{_CJK_LETTERS}][^\W{_CJK_LETTERS}]*(?![^\W{_CJK_LETTERS}]|-)"  # "#nmt很好": #nmt
 # Pictographs, dingbats and symbols, with their modifiers (variation selector, skin tones) and
 # zero-width-joiner sequences; a run of them is one span.
 _PICTOGRAPH = "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\u3030\u303D\u3297\u3299]"
 _EMOJI = f"(?:{_PICTOGRAPH}[\uFE0F\U0001F3FB-\U0001F3FF]*(?:\u200D{_PICTOGRAPH}[\uFE0F]*)*)+"
 
 _VERBATIM = re.compile(
-    rf"(?P<url>{_URL})|(?P<email>(?<!{_EMAIL_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
-    rf"|(?<![\w-])(?:(?P<code>{_CODE})|(?P<number>{_NUMBER})|(?P<handle>{_HANDLE}))(?![\w-])")
+    rf"(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
+    rf"|(?<![\w-])(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?![\w-])|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
 
 
