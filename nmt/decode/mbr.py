@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from nmt.config import MbrConfig
 from nmt.data.languages import two_letter
-from nmt.metrics.bleu import target_tokenizer
+from nmt.metrics.bleu import make_bleu, target_tokenizer
 from nmt.metrics.chrf import chrf_matrix
 
 # utility(source, candidates) -> matrix[i][j]: candidate i scored against candidate j as its reference
@@ -22,8 +22,6 @@ Utility = Callable[[str, list[str]], list[list[float]]]
 
 
 def bleu_matrix(candidates: list[str], tokenize: str | None = None) -> list[list[float]]:
-    from nmt.metrics.bleu import make_bleu
-
     bleu = make_bleu(tokenize, effective_order=True)
     return [[bleu.sentence_score(h, [r]).score for r in candidates] for h in candidates]
 

@@ -179,8 +179,8 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         return per_row
     words = _source_words(translator, rows) if "alignments" in extras else None
     if words:  # a part cut inside a word starts on the last word of the part before
-        words = [count - 1 if split.inside_word[row + 1:row + 2] == [True] and count else count
-                 for row, count in enumerate(words)]
+        continued = split.inside_word[1:] + [False]  # the row after goes on with this one's last word
+        words = [count - 1 if goes_on and count else count for count, goes_on in zip(words, continued)]
     grouped: list[list[list[Hypothesis]]] = [[] for _ in lines]
     grouped_words: list[list[int]] = [[] for _ in lines]
     for row, (i, hyps) in enumerate(zip(owner, per_row)):

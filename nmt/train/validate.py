@@ -46,7 +46,7 @@ def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
         corpus = open_corpus(data.valid, src, tgt)
         sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), corpus.side("tgt"))],
                              [line for _, line in zip(range(n_refs), corpus.side("src"))],
-                             target_tokenizer(two_letter(tgt) if tgt else None)))
+                             target_tokenizer(two_letter(tgt))))
     return sets
 
 
