@@ -66,8 +66,10 @@ from tools.results import provenance, write_json
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 VOCAB = 37_000  # the base recipe's joint BPE
+# The CPU's stand-in for the recipes: it rehearses the paths, not the figures. Batches of 256
+# tokens, since bf16 matmuls on a CPU without bf16 instructions cost 8 times fp32's.
 TINY = {"model": ModelConfig(encoder_layers=2, decoder_layers=2, d_model=64, heads=4, d_ff=128),
-        "train": TrainConfig(max_tokens=1024, update_freq=2, lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=100),
+        "train": TrainConfig(max_tokens=256, update_freq=2, lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=100),
         "vocab": 1000}
 # The base model's depth and heads at a width where arithmetic costs next to nothing: what is left
 # of an update is the host's work per operator (bench.host_overhead).

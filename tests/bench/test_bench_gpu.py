@@ -150,13 +150,15 @@ def test_the_nllb_layout_fine_tunes_with_lora_and_checkpointing_beside_the_estim
 
 def test_a_packed_run_records_its_rows_and_far_less_padding(tmp_path):
     """bench.gpu times packed rows (train.pack_width) on batches cut as nmt train cuts them, and
-    counts their padding from the rows: far below the plain batches' of the same data."""
+    counts their padding from the rows: far below the plain batches' of the same data (batches of
+    1,024 tokens, where plain ones mix lengths enough to pad)."""
     from bench.gpu import bench_one, shape, shards_for
 
-    data = shards_for(shape("tiny"), tmp_path / "data", 8)
-    [plain] = bench_one({"shape": "tiny"}, torch.device("cpu"), data, steps=2, warmup=1, profiled=0)
-    [packed] = bench_one({"shape": "tiny", "train": {"pack_width": 256}}, torch.device("cpu"), data, steps=2,
-                         warmup=1, profiled=0)
+    data = shards_for(shape("tiny"), tmp_path / "data", 32)  # 1,213 pairs
+    [plain] = bench_one({"shape": "tiny", "train": {"max_tokens": 1024}}, torch.device("cpu"), data, steps=2,
+                        warmup=1, profiled=0)
+    [packed] = bench_one({"shape": "tiny", "train": {"max_tokens": 1024, "pack_width": 256}}, torch.device("cpu"),
+                         data, steps=2, warmup=1, profiled=0)
     assert packed["pack_width"] == 256 and plain["pack_width"] is None and not packed["recipe_defaults"]
     assert packed["target_padding_fraction"] < 0.5 * plain["target_padding_fraction"]
     assert packed["final_loss"] > 0
