@@ -60,8 +60,9 @@ def load_checkpoint(path: Path, map_location: str | torch.device = "cpu", assemb
     """A checkpoint's payload; a sharded one's (train.sharded_checkpoints) with its processes'
     shards put together into whole weights and optimizer state, as an ordinary one holds them
     (unless not `assemble`: then as written, naming its shards; `assembled`, `load_shard`).
-    Without `optimizer`, the optimizer's state is left unread: a reader of the weights then needs
-    a third of a training checkpoint's memory under Adam. `mapped` leaves the tensors mapped from
+    Without `optimizer`, the optimizer's state (and the trained weights beside their average,
+    TRAINING_WEIGHTS) is left unread: a reader of the weights then needs a third of a training
+    checkpoint's memory under Adam. `mapped` leaves the tensors mapped from
     the file, read only where touched: for a reader that reads each tensor once and keeps none
     (`nmt info`, the exports, averaging), not for weights kept while the file may change."""
     payload = _load(path, map_location, optimizer, mapped)
@@ -130,7 +131,7 @@ def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, 
     # that kept it).
     copies: dict[int, torch.UntypedStorage] = {}
     return {key: value if mapped else _in_memory(value, copies) for key, value in payload.items()
-            if optimizer or key != "optimizer"}
+            if optimizer or key not in ("optimizer", TRAINING_WEIGHTS)}
 
 
 def _in_memory(value, copies: dict[int, torch.UntypedStorage]):
@@ -155,6 +156,9 @@ SHARDS = "shards"  # a sharded checkpoint's entry: {"folder": name beside it, "p
 # in one file beside its checkpoints, each of which names it and holds the trained ones alone:
 FROZEN = "frozen"  # a checkpoint's entry: {"file": name beside it, "order": every weight's name}
 FROZEN_WEIGHTS = "frozen_weights"  # that file's entry: {name: tensor}
+# With train.ema_decay a checkpoint's "model" is the weights' average; the trained weights, which
+# only resuming reads, lie under this key (nmt.train.weight_average).
+TRAINING_WEIGHTS = "training_weights"
 _FROZEN_FILE = re.compile(r"frozen_\d+(_\d+)?\.pt$")
 
 

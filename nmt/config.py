@@ -324,6 +324,10 @@ class TrainConfig(Section):
     weight_decay: float = Field(default=0.0, ge=0.0)
     label_smoothing: float = Field(default=0.1, ge=0.0, lt=1.0)
     clip_norm: float = Field(default=0.0, ge=0.0)  # 0 = no clipping
+    # An exponential moving average of the weights (nmt.train.weight_average; Marian's
+    # exponential-smoothing 1e-4 is a decay of 0.9999): validation, best.pt and every checkpoint's
+    # weights are the average, which averages over about 1 / (1 - ema_decay) updates. 0 = off.
+    ema_decay: float = Field(default=0.0, ge=0.0, lt=1.0)
     seed: int = 1
     log_every: int = Field(default=100, ge=1)
     valid_every: int = Field(default=1000, ge=1)
@@ -426,6 +430,8 @@ class TrainConfig(Section):
     def _fsdp_trains_every_parameter(self) -> "TrainConfig":
         if self.parallel == "fsdp" and (self.freeze or self.lora_rank):
             raise ValueError("parallel fsdp trains every parameter: freeze and lora_rank run under parallel ddp")
+        if self.parallel == "fsdp" and self.ema_decay:
+            raise ValueError("ema_decay: the weights' average is kept whole, not in shards; run under parallel ddp")
         return self
 
     @model_validator(mode="after")

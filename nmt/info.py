@@ -33,6 +33,7 @@ def checkpoint_info(path: Path) -> dict:
         "vocabulary": {"joint": recipe.tokenizer.joint, "src": vocab["src"], "tgt": vocab["tgt"]},
         "best_dev": best_dev(payload, recipe),
         "averaged_from": payload.get("averaged_from"),
+        "ema_decay": recipe.train.ema_decay or None,  # the weights: their moving average over training
         "imported_from": payload.get("imported_from"),
         "init_from": recipe.train.init_from,
         "frozen_weights": None if frozen is None else {"file": frozen[0], "weights": len(frozen[1])},
@@ -71,6 +72,8 @@ def describe(info: dict) -> list[str]:
     if info["best_dev"]:
         b = info["best_dev"]
         lines.append(f"best dev     {b['metric']} {b['score']} at step {b['step']:,}")
+    if info["ema_decay"]:
+        lines.append(f"weights      their exponential moving average over training (train.ema_decay {info['ema_decay']:g})")
     if info["averaged_from"]:
         lines.append(f"averaged     {len(info['averaged_from'])} checkpoints: {', '.join(info['averaged_from'])}")
     if info["init_from"]:

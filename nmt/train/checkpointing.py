@@ -36,8 +36,9 @@ class TrainingState:
 
 class RunCheckpoints:
     """`checkpoints/` of one run: step_N.pt files, last.pt and best.pt links to them, the oldest
-    pruned. What a checkpoint holds: the recipe, weights, optimizer, schedule and scaler, the
-    training state, every rank's RNG state, both tokenizers and the versions that wrote it."""
+    pruned. What a checkpoint holds: the recipe, weights (with train.ema_decay their average, and
+    the trained weights apart), optimizer, schedule and scaler, the training state, every rank's
+    RNG state, both tokenizers and the versions that wrote it."""
 
     def __init__(self, recipe: Recipe, model: Transformer, update: TrainStep, world: World, device: torch.device,
                  tokenizer_protos: dict, log: Callable[[str], None]):
@@ -70,7 +71,7 @@ class RunCheckpoints:
             self.world.barrier()  # every shard is written before the checkpoint that names them
             whole = {SHARDS: {"folder": shard_folder(path).name, "processes": self.world.size}}
         else:  # every rank takes part: FSDP gathers
-            whole = {"model": self.update.model_state(), "optimizer": self.update.optimizer_state()}
+            whole = {**self.update.model_state(), "optimizer": self.update.optimizer_state()}
             if self.world.is_main and (frozen := self.frozen_names()):
                 whole = self._frozen_apart(whole, frozen, progress.step)
         if self.world.is_main:
@@ -157,11 +158,12 @@ class RunCheckpoints:
         try:
             if own_shards:
                 self.update.load_local_state(shard)
+                notes = []
             else:
-                self.update.load_model_state(payload["model"])
+                notes = self.update.load_weights(payload)
         except (RuntimeError, NmtError) as e:
             raise NmtError(f"{path}: weights do not fit the model: {str(e).splitlines()[0]}") from None
-        notes = self.update.load_schedule_state(payload) if own_shards else self.update.load_state_dict(payload)
+        notes += self.update.load_schedule_state(payload) if own_shards else self.update.load_state_dict(payload)
         if own_shards:
             self.log(f"{path}: each process read its own shards ({shards['folder']}/)")
         for note in notes:

@@ -46,6 +46,7 @@ class MemoryEstimate:
     compiled_logits: float = 0.0  # a compiled step's whole (tokens × vocabulary) logits and their gradient
     process: float = 0.0  # on a CPU, what the process held before the model: interpreter, libraries, data
     heap_may_grow: bool = False  # on a CPU under glibc's heap as nmt sets it (nmt.host_memory)
+    average: int = 0  # bytes of the weights' fp32 average (train.ema_decay)
 
     @property
     def activations(self) -> float:
@@ -53,7 +54,7 @@ class MemoryEstimate:
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.process
+        return self.weights + self.gradients + self.optimizer + self.average + self.activations + self.process
 
     @property
     def fits(self) -> bool | None:
@@ -61,7 +62,9 @@ class MemoryEstimate:
 
     def describe(self) -> str:
         line = (f"memory estimate: weights {_size(self.weights)}, gradients {_size(self.gradients)}, "
-                f"Adam {_size(self.optimizer)}, activations {self.activations_per_token / 1e3:.1f} kB per token "
+                f"Adam {_size(self.optimizer)}, "
+                + (f"the weights' average {_size(self.average)}, " if self.average else "")
+                + f"activations {self.activations_per_token / 1e3:.1f} kB per token "
                 f"× {self.tokens_per_pass:,} tokens per pass"
                 + (f" + {_size(self.activations_fixed)}" if self.activations_fixed >= 1e5 else "")
                 + (f" + the compiled step's logits {_size(self.compiled_logits)}" if self.compiled_logits else "")
@@ -245,5 +248,6 @@ def estimate_memory(model: Transformer, cfg: TrainConfig, device: torch.device, 
         element = 4 if cfg.precision == "fp32" else 2
         logits = 2 * element * tokens_per_pass * model.output_weight.size(0)
     heap_may_grow = device.type == "cpu" and nmt_sets_malloc()
+    average = optimizer // 2 if cfg.ema_decay else 0  # fp32, like each of Adam's two moments
     return MemoryEstimate(weights, gradients, optimizer, per_token, tokens_per_pass, device_memory(device), fixed,
-                          logits, process, heap_may_grow)
+                          logits, process, heap_may_grow, average)

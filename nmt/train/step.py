@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
+from nmt.checkpoint import TRAINING_WEIGHTS
 from nmt.config import TrainConfig
 from nmt.data.batching import Batch, collate, length_multiple
 from nmt.data.buckets import bucket_rows, collate_bucketed
@@ -33,6 +34,7 @@ from nmt.train.master_weights import MasterWeights
 from nmt.train.micro_batches import initial_micro_batches, rank_passes
 from nmt.train.schedule import build_scheduler
 from nmt.train import sharding
+from nmt.train.weight_average import WeightAverage
 
 
 def fused_adam(device: torch.device) -> bool:
@@ -117,6 +119,9 @@ class TrainStep:
         self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device) and not self.sharded)
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
+        # train.ema_decay: the weights' average beside what the optimizer updates (whole: the recipe
+        # and sharding.choose_parallel keep such a run off fsdp)
+        self.average = WeightAverage(self.parameters, cfg.ema_decay) if cfg.ema_decay and not self.sharded else None
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
         self.length_multiple = length_multiple(device.type, varlen)  # batch widths (see there)
@@ -243,6 +248,8 @@ class TrainStep:
         if self.master_weights:
             self.master_weights.masters_to_weights()
         self.scheduler.step()
+        if self.average:  # the schedule counts the updates, a resumed run's before included
+            self.average.update(self.scheduler.last_epoch)
         self.alignment_loss = alignment_sum
         return loss_sum, total_tokens
 
@@ -251,21 +258,52 @@ class TrainStep:
         precision); a no-op unless the passes run on bf16 weights."""
         return self.master_weights.masters_in_place() if self.master_weights else contextlib.nullcontext()
 
+    def averaged(self) -> contextlib.AbstractContextManager:
+        """The model holding the weights' average inside the block (train.ema_decay); a no-op without one."""
+        return self.average.in_place() if self.average else contextlib.nullcontext()
+
     @contextlib.contextmanager
     def validation_model(self):
         """What validation decodes with, on the first process (every process must enter): the model
-        with its fp32 weights, or under FSDP a plain copy gathered from the shards (None elsewhere)."""
+        with its fp32 weights (their average, with train.ema_decay), or under FSDP a plain copy
+        gathered from the shards (None elsewhere)."""
         if self.sharded:
             yield sharding.unsharded_copy(self.model, self.world.is_main, self.device)
         else:
-            with self.fp32_weights():
+            with self.averaged(), self.fp32_weights():
                 yield self.model
 
     # --- checkpointed state ---------------------------------------------------------------------
     def model_state(self) -> dict:
         """The model's whole weights for a checkpoint (under FSDP every process must call it and
-        the first one gets them)."""
-        return sharding.full_model_state(self.model) if self.sharded else self.model.state_dict()
+        the first one gets them): {"model": weights}, or with train.ema_decay {"model": their
+        average, TRAINING_WEIGHTS: the trained weights themselves}."""
+        if self.sharded:
+            return {"model": sharding.full_model_state(self.model)}
+        if not self.average:
+            return {"model": self.model.state_dict()}
+        trained = self.model.state_dict()
+        with self.average.in_place():  # (the average's tensors stay as they are until the next update)
+            average = self.model.state_dict()
+        # the trained weights where they differ from the average's tensors: buffers and frozen
+        # weights are the same tensors in both
+        return {"model": average, TRAINING_WEIGHTS: {name: tensor for name, tensor in trained.items()
+                                                     if tensor.data_ptr() != average[name].data_ptr()}}
+
+    def load_weights(self, payload: dict) -> list[str]:
+        """A checkpoint's weights (`model_state`'s) into the model, and into the weights' average
+        where this run keeps one; notes where the checkpoint and the run differ in that."""
+        trained = payload.get(TRAINING_WEIGHTS)
+        if self.average is None:
+            self.load_model_state(payload["model"] | (trained or {}))
+            return ["train.ema_decay is 0: the checkpoint's average of the weights is left behind, training goes on "
+                    "from its trained weights"] if trained else []
+        self.load_model_state(payload["model"])
+        self.average.restart_from_weights()
+        if trained is None:
+            return ["the checkpoint keeps no average of the weights: train.ema_decay's starts from its weights"]
+        self.load_model_state(payload["model"] | trained)
+        return []
 
     def load_model_state(self, state: dict, strict: bool = True) -> tuple[list, list]:
         """Whole weights (a checkpoint's) into the model, sharded or not; (missing, unexpected) names."""

@@ -209,6 +209,9 @@ class Trainer:
         if self.frozen:
             what = f"LoRA rank {cfg.lora_rank} on {', '.join(cfg.lora_targets)}" if cfg.lora_rank else ", ".join(cfg.freeze)
             self.log(f"frozen ({what}): {self.frozen[0]:,} of {self.frozen[1]:,} parameters")
+        if self.update.average:
+            self.log(f"averaging the weights (train.ema_decay {cfg.ema_decay:g}): validation, best.pt and every "
+                     "checkpoint's weights are their exponential moving average")
         if cfg.sharded_checkpoints and not self.update.sharded:
             self.log("note: train.sharded_checkpoints: this run is not sharded (train.parallel fsdp under torchrun); "
                      "its checkpoints are whole")

@@ -185,3 +185,14 @@ def test_on_cuda_the_estimate_measures_a_quarter_and_half_of_the_pass(trainer, m
     monkeypatch.setattr(memory_estimate, "peak_bytes", out_of_memory)
     monkeypatch.setattr(memory_estimate, "kept_bytes", lambda model, device, precision, rows: 7 * rows)
     assert activation_bytes(trainer.model, cuda, "bf16", tokens_per_pass=25_600) == (7 / 32, 0.0)
+
+
+def test_the_weights_average_adds_four_bytes_per_trained_weight(trainer):
+    """train.ema_decay keeps an fp32 copy of each trained weight: half of Adam's two moments."""
+    device = torch.device("cpu")
+    plain = estimate_memory(trainer.model, trainer.train_cfg, device, 512)
+    averaged = estimate_memory(trainer.model, trainer.train_cfg.model_copy(update={"ema_decay": 0.999}), device, 512)
+    trained = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
+    assert plain.average == 0 and averaged.average == 4 * trained
+    assert averaged.total == plain.total + 4 * trained
+    assert "the weights' average" in averaged.describe() and "average" not in plain.describe()

@@ -12,7 +12,7 @@ from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 from nmt.model.output_loss import output_layer_loss, smoothed_cross_entropy_sum
 from nmt.checkpoint import count_parameters
-from nmt.checkpoint import average_checkpoints, load_checkpoint, save_checkpoint
+from nmt.checkpoint import TRAINING_WEIGHTS, average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
 from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate
 from nmt.train.trainer import Trainer, train
@@ -420,7 +420,8 @@ def test_tensorboard_events_mirror_the_json_lines(trained_tiny):
 
 @pytest.mark.parametrize("augment", [(), ("data.augment.uppercase=0.2", "data.augment.typos=0.3",
                                           "data.augment.tags=0.2", "data.augment.verbatim=0.2"),
-                                     ("train.pack_width=48",)])  # packed epochs: a random order of the seed
+                                     ("train.pack_width=48",),  # packed epochs: a random order of the seed
+                                     ("train.ema_decay=0.9",)])  # the weights' average, and the weights apart
 def test_resumed_training_equals_uninterrupted_training(tmp_path, augment):
     settings = ("model.dropout=0.1", "model.attention_dropout=0.1", "train.max_tokens=128", "train.update_freq=2",
                 "train.valid_every=1000", "train.valid_bleu_sentences=0", "train.log_every=1000", *augment)
@@ -442,6 +443,9 @@ def test_resumed_training_equals_uninterrupted_training(tmp_path, augment):
     for name, tensor in a["model"].items():
         assert torch.equal(tensor, b["model"][name]), name  # bitwise
     assert a["optimizer"]["state"][0]["exp_avg_sq"].equal(b["optimizer"]["state"][0]["exp_avg_sq"])
+    assert (TRAINING_WEIGHTS in a) == (TRAINING_WEIGHTS in b) == ("train.ema_decay=0.9" in augment)
+    for name, tensor in a.get(TRAINING_WEIGHTS, {}).items():
+        assert torch.equal(tensor, b[TRAINING_WEIGHTS][name]), name
 
 
 def test_a_resumed_run_names_the_recipe_keys_changed_since_its_checkpoint():
