@@ -163,9 +163,10 @@ def test_a_training_update_reads_nothing_back_from_the_device(tmp_path, monkeypa
     """No host sync in an update with fused Adam, the optimizer of one process or DDP (the loss is
     read every log_every updates, outside the update). With the unfused Adam (FSDP's), whose step
     counts live on the host on every device, only those host values are read, and fp16's overflow
-    flag once."""
+    flag once. The weights' average (train.ema_decay) is moved within the update, reading nothing."""
     monkeypatch.setattr(step_module, "fused_adam", lambda device: fused)
-    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", "train.update_freq=2", "train.clip_norm=1.0", *QUIET)
+    recipe = prepared_tiny(tmp_path, f"train.precision={precision}", "train.update_freq=2", "train.clip_norm=1.0",
+                           "train.ema_decay=0.99", *QUIET)
     trainer = Trainer(recipe)
     first, second = groups_of(trainer, 2)
     trainer.train_step(first)  # the first update creates Adam's state
