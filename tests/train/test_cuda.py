@@ -80,6 +80,35 @@ def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path, precis
     assert torch.isfinite(loss)
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_weights_average_swaps_in_and_out_of_a_graphed_step(tmp_path, precision):
+    """train.ema_decay under CUDA graphs: validation puts the average into the parameters the
+    graphs read (their storage exchanged, fp32's own parameters, bf16's masters) and gives the
+    weights back; the replays after it still make the eager step's losses, and moving the average
+    never waits for the device."""
+    settings = ["train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false",
+                f"train.precision={precision}", "train.ema_decay=0.9", *ON_CUDA]
+    graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
+    eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
+    assert graphed.update.cuda_graphs and graphed.update.average
+    eager.model.load_state_dict(graphed.model.state_dict())
+    batches = epoch_batches(graphed.train_data, 128, 1, 0, group=2, bucketed=True)
+    groups = [batches[i:i + 2] for i in range(0, 12, 2)] * 2  # every shape twice: recorded, then replayed
+    for i, group in enumerate(groups):
+        if i == len(groups) // 2:
+            trained = [p.detach().clone() for p in graphed.update.parameters]
+            with graphed.update.validation_model():
+                assert not all(torch.equal(p, t) for p, t in zip(graphed.update.parameters, trained))
+            assert all(torch.equal(p, t) for p, t in zip(graphed.update.parameters, trained))
+        loss_graphed, tokens = graphed.train_step(group)
+        loss_eager, _ = eager.train_step(group)
+        assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens,
+                                                             rel=1e-3 if precision == "fp32" else 2e-2)
+    with host_syncs_are_errors():
+        loss, _ = graphed.train_step(groups[0])
+    assert torch.isfinite(loss)
+
+
 def test_fine_tuning_and_resuming_on_cuda_across_precisions(tmp_path):
     parent = prepared_tiny(tmp_path / "parent", "train.max_steps=5", "train.device=cpu", "train.valid_bleu_sentences=0")
     train(parent, show_progress=False)
