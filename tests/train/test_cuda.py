@@ -56,25 +56,38 @@ def test_a_guided_alignment_update_on_cuda_never_waits_for_the_device(tmp_path, 
     assert torch.isfinite(loss) and torch.isfinite(trainer.update.alignment_loss) and trainer.update.alignment_loss > 0
 
 
+def graphed_and_eager(tmp_path, precision: str, *settings: str) -> tuple[Trainer, Trainer, list]:
+    """Two trainers from the same weights, an update in 2 passes on bucketed batches: one replaying
+    its compiled step from CUDA graphs, one eager; and 12 updates' groups of batches, every shape
+    twice (recorded, then replayed)."""
+    settings = ("train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false",
+                f"train.precision={precision}", *settings, *ON_CUDA)
+    graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
+    eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
+    assert graphed.update.cuda_graphs
+    eager.model.load_state_dict(graphed.model.state_dict())
+    batches = epoch_batches(graphed.train_data, 128, 1, 0, group=2, bucketed=True)
+    return graphed, eager, [batches[i:i + 2] for i in range(0, 12, 2)] * 2
+
+
+def same_losses(graphed: Trainer, eager: Trainer, group: list, precision: str) -> None:
+    """One update of each trainer: the same loss per token."""
+    loss_graphed, tokens = graphed.train_step(group)
+    loss_eager, _ = eager.train_step(group)
+    assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens,
+                                                         rel=1e-3 if precision == "fp32" else 2e-2)
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_cuda_graphs_over_shape_buckets_train_as_the_eager_step(tmp_path, precision):
     """train.cuda_graphs: the compiled step replayed from CUDA graphs, an update in 2 passes (each
     backward adding into gradients that no replay overwrites; in bf16 the bf16 weights' gradients
     too), on bucketed batches: the eager step's losses, update after update, and no host sync once
     every shape was recorded."""
-    settings = ["train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false",
-                f"train.precision={precision}", *ON_CUDA]
-    graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
-    eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
-    assert graphed.update.cuda_graphs and graphed.update.shape_buckets
-    eager.model.load_state_dict(graphed.model.state_dict())
-    batches = epoch_batches(graphed.train_data, 128, 1, 0, group=2, bucketed=True)
-    groups = [batches[i:i + 2] for i in range(0, 12, 2)] * 2  # every shape twice: recorded, then replayed
+    graphed, eager, groups = graphed_and_eager(tmp_path, precision)
+    assert graphed.update.shape_buckets
     for group in groups:
-        loss_graphed, tokens = graphed.train_step(group)
-        loss_eager, _ = eager.train_step(group)
-        assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens,
-                                                             rel=1e-3 if precision == "fp32" else 2e-2)
+        same_losses(graphed, eager, group, precision)
     with host_syncs_are_errors():
         loss, _ = graphed.train_step(groups[0])
     assert torch.isfinite(loss)
@@ -86,24 +99,15 @@ def test_the_weights_average_swaps_in_and_out_of_a_graphed_step(tmp_path, precis
     graphs read (their storage exchanged, fp32's own parameters, bf16's masters) and gives the
     weights back; the replays after it still make the eager step's losses, and moving the average
     never waits for the device."""
-    settings = ["train.update_freq=2", "train.micro_batches=2", "train.max_tokens=128", "train.tf32=false",
-                f"train.precision={precision}", "train.ema_decay=0.9", *ON_CUDA]
-    graphed = Trainer(prepared_tiny(tmp_path / "graphed", *settings, "train.compile=true", "train.cuda_graphs=true"))
-    eager = Trainer(prepared_tiny(tmp_path / "eager", *settings, "train.compile=false"))
-    assert graphed.update.cuda_graphs and graphed.update.average
-    eager.model.load_state_dict(graphed.model.state_dict())
-    batches = epoch_batches(graphed.train_data, 128, 1, 0, group=2, bucketed=True)
-    groups = [batches[i:i + 2] for i in range(0, 12, 2)] * 2  # every shape twice: recorded, then replayed
+    graphed, eager, groups = graphed_and_eager(tmp_path, precision, "train.ema_decay=0.9")
+    assert graphed.update.average
     for i, group in enumerate(groups):
         if i == len(groups) // 2:
             trained = [p.detach().clone() for p in graphed.update.parameters]
             with graphed.update.validation_model():
                 assert not all(torch.equal(p, t) for p, t in zip(graphed.update.parameters, trained))
             assert all(torch.equal(p, t) for p, t in zip(graphed.update.parameters, trained))
-        loss_graphed, tokens = graphed.train_step(group)
-        loss_eager, _ = eager.train_step(group)
-        assert float(loss_graphed) / tokens == pytest.approx(float(loss_eager) / tokens,
-                                                             rel=1e-3 if precision == "fp32" else 2e-2)
+        same_losses(graphed, eager, group, precision)
     with host_syncs_are_errors():
         loss, _ = graphed.train_step(groups[0])
     assert torch.isfinite(loss)
