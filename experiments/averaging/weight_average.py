@@ -1,0 +1,86 @@
+"""Does an exponential moving average of the weights (train.ema_decay) translate better than the
+weights themselves, and than the mean of the last checkpoints (`nmt average`)? The demo's
+Multi30k settings for a fixed number of updates, with the demo's cool-down (the rate taken to 0
+over the last 30 %) and with the paper's schedule (no cool-down), each without and with an
+average of decay 0.9999 (Marian's exponential-smoothing 1e-4).
+
+    python -m experiments.averaging.weight_average [--updates 1500] [--seed 1] [--schedules paper_schedule]
+
+Each run is `nmt train` on the demo's prepared data (runs/demo: `make demo` prepares it), one CPU
+thread each, the two runs of a schedule side by side. Recorded for each: the last validation's
+dev loss and greedy BLEU (300 val sentences; a run with the average validates the average),
+updates per second and mean target tokens per second; then test_2016_flickr (1,000 sentences)
+translated with the recipe's decode settings and scored by sacreBLEU, from last.pt (the run's
+weights, or their average) and, for the runs without one, from the mean of the last 3 step
+checkpoints (500 updates apart). Results: experiments/averaging/results/weight_average.json
+(another seed or some of the schedules: weight_average_seed2_paper_schedule.json, say).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+from experiments.packing.packed_vs_plain import DEMO, RECIPE
+from experiments.shared.runs import ROOT, last_validation, nmt, nmt_command, on_the_demos_data, sets
+from tools.results import write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TEST = ROOT / "data" / "multi30k" / "test_2016_flickr"
+DECAY = 0.9999
+SCHEDULES = {"demo_cooldown": "train.cooldown=0.3", "paper_schedule": "train.cooldown=0"}
+
+
+def test_bleu(checkpoint: Path, hypotheses: Path) -> dict:
+    """sacreBLEU and chrF of `checkpoint` on the test set, translated as the recipe decodes."""
+    nmt("translate", "-c", str(checkpoint), "--decode-from", RECIPE, "-i", f"{TEST}.en.gz", "-o", str(hypotheses),
+        "--threads", "2")
+    scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{TEST}.de.gz", "-m", "bleu,chrf",
+                             "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
+    return {s["name"]: s["score"] for s in json.loads(scored.stdout)}
+
+
+def train_side_by_side(runs: dict[str, list[str]], updates: int, seed: int) -> None:
+    """Each run `nmt train` on one thread, all at once; each must end well."""
+    started = []
+    for name, extra in runs.items():
+        out = on_the_demos_data(ROOT / "runs" / "averaging" / name)
+        settings = [f"output_dir={out}", *DEMO, f"train.max_steps={updates}", "train.valid_every=500",
+                    f"train.seed={seed}", "train.threads=1", "train.keep_last=8", *extra]
+        log = open(out / "train.log", "w")
+        started.append((name, log, subprocess.Popen([nmt_command(), "train", RECIPE, *sets(settings), "--no-progress"],
+                                                     cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)))
+    for name, log, process in started:
+        if process.wait() != 0:
+            raise SystemExit(f"{name}: nmt train failed (runs/averaging/{name}/train.log)")
+        log.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--updates", type=int, default=1500)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--schedules", default=",".join(SCHEDULES), help=f"comma-separated: {', '.join(SCHEDULES)}")
+    args = parser.parse_args()
+    chosen = args.schedules.split(",")
+    result = {"updates": args.updates, "seed": args.seed, "ema_decay": DECAY, "runs": []}
+    for schedule, cooldown in ((name, SCHEDULES[name]) for name in chosen):
+        runs = {f"{schedule}_plain": [cooldown], f"{schedule}_ema": [cooldown, f"train.ema_decay={DECAY}"]}
+        train_side_by_side(runs, args.updates, args.seed)
+        for name, extra in runs.items():
+            out = ROOT / "runs" / "averaging" / name
+            record = {"name": name, "settings": extra, **last_validation(out),
+                      "test_last": test_bleu(out / "checkpoints" / "last.pt", out / "test.last.de")}
+            if "ema" not in name:
+                nmt("average", "--last", "3", "--dir", str(out / "checkpoints"), "-o", str(out / "averaged.pt"))
+                record["test_mean_of_last_3"] = test_bleu(out / "averaged.pt", out / "test.averaged.de")
+            result["runs"].append(record)
+            print(json.dumps(record), flush=True)
+    variant = "" if (args.seed, chosen) == (1, list(SCHEDULES)) else f"_seed{args.seed}_{'_'.join(chosen)}"
+    write_json(RESULTS / f"weight_average{variant}.json", result)
+
+
+if __name__ == "__main__":
+    main()
