@@ -24,22 +24,18 @@ import subprocess
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import ROOT, last_validation, nmt, nmt_command, on_the_demos_data, sets
+from experiments.shared.runs import ROOT, last_validation, nmt, nmt_command, on_the_demos_data, sets, test_set_scores
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TEST = ROOT / "data" / "multi30k" / "test_2016_flickr"
 DECAY = 0.9999
 SCHEDULES = {"demo_cooldown": "train.cooldown=0.3", "paper_schedule": "train.cooldown=0"}
 
 
 def test_bleu(checkpoint: Path, hypotheses: Path) -> dict:
     """sacreBLEU and chrF of `checkpoint` on the test set, translated as the recipe decodes."""
-    nmt("translate", "-c", str(checkpoint), "--decode-from", RECIPE, "-i", f"{TEST}.en.gz", "-o", str(hypotheses),
-        "--threads", "2")
-    scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{TEST}.de.gz", "-m", "bleu,chrf",
-                             "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
-    return {s["name"]: s["score"] for s in json.loads(scored.stdout)}
+    scores = test_set_scores(checkpoint, hypotheses, RECIPE, "bleu,chrf", ("--threads", "2"))
+    return {s["name"]: s["score"] for s in scores}
 
 
 def train_side_by_side(runs: dict[str, list[str]], updates: int, seed: int) -> None:

@@ -25,22 +25,16 @@ import sys
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import ROOT, last_validation, nmt_command, on_the_demos_data, sets
+from experiments.shared.runs import ROOT, last_validation, on_the_demos_data, sets, test_set_scores
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
-TEST = ROOT / "data" / "multi30k" / "test_2016_flickr"
 POST_LN = ["model.norm=post", "train.lr=0.001"]  # post-LN wants a lower peak rate than the recipe's pre-LN 4e-3
 
 
-def test_bleu(out: Path) -> dict:
+def test_bleu(out: Path) -> list[dict]:
     """sacreBLEU of the run's last checkpoint on the test set, translated as the recipe decodes."""
-    hypotheses = out / "test.de.hyp"
-    subprocess.run([nmt_command(), "translate", "-c", str(out / "checkpoints" / "last.pt"), "--decode-from", RECIPE,
-                    "-i", f"{TEST}.en.gz", "-o", str(hypotheses)], cwd=ROOT, check=True)
-    scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{TEST}.de.gz", "--json"], cwd=ROOT,
-                            check=True, capture_output=True, text=True)
-    return json.loads(scored.stdout)
+    return test_set_scores(out / "checkpoints" / "last.pt", out / "test.de.hyp", RECIPE)
 
 
 def train_run(name: str, norm: str, updates: int, seed: int) -> dict:

@@ -1,5 +1,6 @@
 """Running nmt's commands from a study, as a user types them: the `nmt` of this interpreter's
-environment from the repository's root, `--set` overrides, and what a run's metrics say."""
+environment from the repository's root, `--set` overrides, what a run's metrics say, and a
+checkpoint's scores on Multi30k's test set."""
 
 from __future__ import annotations
 
@@ -34,6 +35,18 @@ def run_facts(run: Path) -> dict:
 
 
 DEMO_RUN = ROOT / "runs" / "demo"
+MULTI30K_TEST = ROOT / "data" / "multi30k" / "test_2016_flickr"
+
+
+def test_set_scores(checkpoint: Path, hypotheses: Path, recipe: str, metrics: str = "bleu",
+                    translate_options: tuple[str, ...] = ()) -> list[dict]:
+    """`nmt score --json`'s scores (`metrics`, comma-separated) of `checkpoint` on Multi30k's
+    test_2016_flickr, translated en→de into `hypotheses` as `recipe` decodes."""
+    nmt("translate", "-c", str(checkpoint), "--decode-from", recipe, "-i", f"{MULTI30K_TEST}.en.gz",
+        "-o", str(hypotheses), *translate_options)
+    scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{MULTI30K_TEST}.de.gz", "-m", metrics,
+                             "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(scored.stdout)
 
 
 def on_the_demos_data(out: Path) -> Path:

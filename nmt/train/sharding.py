@@ -46,10 +46,11 @@ def choose_parallel(cfg: TrainConfig, model: nn.Module, device: torch.device, pr
     parameters = sum(p.numel() for p in model.parameters())
     held = 16 * parameters
     memory = torch.cuda.get_device_properties(device).total_memory
-    if held > AUTO_SHARE * memory and cfg.ema_decay:
-        return "ddp", (f"train.parallel auto: ddp, although weights, gradients and Adam ({held / 1e9:.1f} GB) take more "
-                       f"than {AUTO_SHARE:.0%} of each GPU's {memory / 1e9:.0f} GB: train.ema_decay keeps the average whole")
     if held > AUTO_SHARE * memory:
+        if cfg.ema_decay:
+            return "ddp", (f"train.parallel auto: ddp, although weights, gradients and Adam ({held / 1e9:.1f} GB) take "
+                           f"more than {AUTO_SHARE:.0%} of each GPU's {memory / 1e9:.0f} GB: train.ema_decay keeps the "
+                           "average whole")
         return "fsdp", (f"train.parallel auto: fsdp, as weights, gradients and Adam ({held / 1e9:.1f} GB) would take "
                         f"more than {AUTO_SHARE:.0%} of each GPU's {memory / 1e9:.0f} GB under DDP")
     return "ddp", None

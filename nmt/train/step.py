@@ -121,7 +121,7 @@ class TrainStep:
         self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # train.ema_decay: the weights' average beside what the optimizer updates (whole: the recipe
         # and sharding.choose_parallel keep such a run off fsdp)
-        self.average = WeightAverage(self.parameters, cfg.ema_decay) if cfg.ema_decay and not self.sharded else None
+        self.average = WeightAverage(self.parameters, cfg.ema_decay) if cfg.ema_decay else None
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
         self.length_multiple = length_multiple(device.type, varlen)  # batch widths (see there)
