@@ -299,6 +299,16 @@ class GuidedAlignmentConfig(Section):
         return self.weight > 0
 
 
+class PlateauConfig(Section):
+    """The rate cut by `factor` each time `patience` validations in a row have not improved the dev
+    score that picks best.pt (train.selection_metric): JoeyNMT's plateau scheduler, Marian's
+    --lr-decay-strategy stalled. Applied on top of lr_schedule, from the next update; counted by
+    the same validations as train.patience (set it higher to cut the rate before stopping)."""
+
+    factor: float = Field(1.0, gt=0.0, le=1.0)  # 1 = off; e.g. 0.5 halves the rate at each cut
+    patience: int = Field(2, ge=1)  # validations without improvement before each cut
+
+
 class TrainConfig(Section):
     max_tokens: int = Field(default=4096, ge=1)  # per batch, counting padding, per device
     update_freq: int = Field(default=1, ge=1)  # batches accumulated into one update
@@ -309,10 +319,12 @@ class TrainConfig(Section):
     max_steps: int = Field(default=100_000, ge=1)  # updates: a cap even where max_epochs or max_minutes stops first
     max_epochs: int = Field(default=0, ge=0)  # 0 = no limit
     max_minutes: float = Field(default=0, ge=0)  # training wall time (validation included, summed over resumes); 0 = no limit
-    # Linear warm-up to the peak rate train.lr over warmup_steps, then decay with 1/sqrt(step): the
-    # paper's schedule (5.3) and fairseq's inverse_sqrt. lr: None = the paper's peak,
-    # d_model^-0.5 · warmup_steps^-0.5 (7.0e-4 for the base model).
-    lr_schedule: Literal["inverse_sqrt"] = "inverse_sqrt"
+    # Linear warm-up to the peak rate train.lr over warmup_steps, then (nmt.train.schedule):
+    # inverse_sqrt: decay with 1/sqrt(step), the paper's schedule (5.3) and fairseq's inverse_sqrt;
+    # constant: the peak (with cooldown, warm-up-stable-decay; with cooldown 1, a linear decay);
+    # cosine: half a cosine from the peak to 0 over the training budget (no cooldown).
+    # lr: None = the paper's peak, d_model^-0.5 · warmup_steps^-0.5 (7.0e-4 for the base model).
+    lr_schedule: Literal["inverse_sqrt", "constant", "cosine"] = "inverse_sqrt"
     lr: float | None = Field(None, gt=0.0)
     warmup_steps: int = Field(default=4000, ge=0)
     # The last `cooldown` fraction of the budget (whichever of max_steps, max_minutes and max_epochs
@@ -328,6 +340,7 @@ class TrainConfig(Section):
     # exponential-smoothing 1e-4 is a decay of 0.9999): validation, best.pt and every checkpoint's
     # weights are the average, which averages over about 1 / (1 - ema_decay) updates. 0 = off.
     ema_decay: float = Field(default=0.0, ge=0.0, lt=1.0)
+    lr_plateau: PlateauConfig = PlateauConfig()  # cut the rate when the dev score stalls
     seed: int = 1
     log_every: int = Field(default=100, ge=1)
     valid_every: int = Field(default=1000, ge=1)
@@ -424,6 +437,13 @@ class TrainConfig(Section):
     def _comet_needs_its_model(self) -> "TrainConfig":
         if self.valid_metric == "comet" and not self.valid_comet_model:
             raise ValueError("valid_metric comet needs valid_comet_model (a local COMET model directory)")
+        return self
+
+    @model_validator(mode="after")
+    def _cosine_decays_by_itself(self) -> "TrainConfig":
+        if self.lr_schedule == "cosine" and self.cooldown:
+            raise ValueError("train.cooldown: the cosine schedule already takes the rate to 0 over the budget; "
+                             "set cooldown to 0 (or lr_schedule constant for a cool-down after a constant rate)")
         return self
 
     @model_validator(mode="after")

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import ROOT, last_validation, nmt, nmt_command, on_the_demos_data, sets, test_set_scores
+from experiments.shared.runs import ROOT, last_validation, nmt, test_set_scores, train_side_by_side
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -38,22 +37,6 @@ def test_bleu(checkpoint: Path, hypotheses: Path) -> dict:
     return {s["name"]: s["score"] for s in scores}
 
 
-def train_side_by_side(runs: dict[str, list[str]], updates: int, seed: int) -> None:
-    """Each run `nmt train` on one thread, all at once; each must end well."""
-    started = []
-    for name, extra in runs.items():
-        out = on_the_demos_data(ROOT / "runs" / "averaging" / name)
-        settings = [f"output_dir={out}", *DEMO, f"train.max_steps={updates}", "train.valid_every=500",
-                    f"train.seed={seed}", "train.threads=1", "train.keep_last=8", *extra]
-        log = open(out / "train.log", "w")
-        started.append((name, log, subprocess.Popen([nmt_command(), "train", RECIPE, *sets(settings), "--no-progress"],
-                                                     cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)))
-    for name, log, process in started:
-        if process.wait() != 0:
-            raise SystemExit(f"{name}: nmt train failed (runs/averaging/{name}/train.log)")
-        log.close()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=1500)
@@ -64,7 +47,9 @@ def main() -> None:
     result = {"updates": args.updates, "seed": args.seed, "ema_decay": DECAY, "runs": []}
     for schedule, cooldown in ((name, SCHEDULES[name]) for name in chosen):
         runs = {f"{schedule}_plain": [cooldown], f"{schedule}_ema": [cooldown, f"train.ema_decay={DECAY}"]}
-        train_side_by_side(runs, args.updates, args.seed)
+        train_side_by_side(runs, ROOT / "runs" / "averaging", RECIPE,
+                           [*DEMO, f"train.max_steps={args.updates}", "train.valid_every=500", f"train.seed={args.seed}",
+                            "train.keep_last=8"])
         for name, extra in runs.items():
             out = ROOT / "runs" / "averaging" / name
             record = {"name": name, "settings": extra, **last_validation(out),

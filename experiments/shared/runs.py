@@ -73,3 +73,20 @@ def last_validation(run: Path) -> dict:
     seconds = trained[-1]["time"] - trained[0]["time"]
     return {"updates": valid["step"], "dev_nll": valid["nll"], "dev_bleu": round(valid["bleu"], 2),
             "updates_per_s": round((trained[-1]["step"] - trained[0]["step"]) / seconds, 2), **run_facts(run)}
+
+
+def train_side_by_side(runs: dict[str, list[str]], folder: Path, recipe: str, settings: list[str]) -> None:
+    """`nmt train recipe` for each run at once, one thread each, in folder/NAME on the demo's
+    prepared data, with `settings` and then the run's own; each must end well (its log:
+    folder/NAME/train.log)."""
+    started = []
+    for name, extra in runs.items():
+        out = on_the_demos_data(folder / name)
+        log = open(out / "train.log", "w")
+        command = [nmt_command(), "train", recipe, *sets([f"output_dir={out}", *settings, "train.threads=1", *extra]),
+                   "--no-progress"]
+        started.append((name, log, subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)))
+    for name, log, process in started:
+        if process.wait() != 0:
+            raise SystemExit(f"{name}: nmt train failed ({folder / name / 'train.log'})")
+        log.close()

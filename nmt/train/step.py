@@ -118,7 +118,8 @@ class TrainStep:
             [p for p in model.parameters() if p.requires_grad]  # frozen ones (train.freeze) left out
         self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device) and not self.sharded)
-        self.scheduler = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
+        # the rate's schedule, and its scale after train.lr_plateau's cuts (kept in the training state)
+        self.scheduler, self.rate_scale = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # train.ema_decay: the weights' average beside what the optimizer updates (whole: the recipe
         # and sharding.choose_parallel keep such a run off fsdp)
         self.average = WeightAverage(self.parameters, cfg.ema_decay) if cfg.ema_decay else None

@@ -166,7 +166,7 @@ def test_the_schedule_by_hand_is_the_papers_with_its_peak_as_lr():
 def test_scheduler_gives_update_n_the_rate_of_step_n_and_no_lr_is_the_papers():
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
-    scheduler = build_scheduler(optimizer, TrainConfig(warmup_steps=10), d_model=64)
+    scheduler, _ = build_scheduler(optimizer, TrainConfig(warmup_steps=10), d_model=64)
     for n in range(1, 30):
         assert optimizer.param_groups[0]["lr"] == pytest.approx(paper_rate(n, 64, 10))
         optimizer.step()
@@ -183,7 +183,7 @@ def test_a_noam_recipe_becomes_its_peak_rate_with_a_note_and_trains_at_the_same_
                      f"inverse_sqrt, train.lr: {recipe.train.lr:.4g} (train.lr is the peak rate under every schedule)"]
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
-    scheduler = build_scheduler(optimizer, recipe.train, d_model=64)
+    scheduler, _ = build_scheduler(optimizer, recipe.train, d_model=64)
     for n in range(1, 30):
         assert optimizer.param_groups[0]["lr"] == pytest.approx(paper_rate(n, 64, 10, factor=2.0))
         optimizer.step()
@@ -200,7 +200,7 @@ def test_cooldown_takes_the_rate_linearly_to_zero_over_the_end_of_the_step_budge
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
     cfg = TrainConfig(lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=2, max_steps=10, cooldown=0.4)
-    scheduler = build_scheduler(optimizer, cfg, d_model=64)
+    scheduler, _ = build_scheduler(optimizer, cfg, d_model=64)
     # Update n runs after n-1 of 10 updates: factor 1 until 6/10 of the budget is used,
     # then (1 - used) / 0.4: 1.0 at n=7, 0.75, 0.5, 0.25 at n=10 (never 0: no wasted update).
     factors = [1.0] * 7 + [0.75, 0.5, 0.25]
@@ -209,6 +209,81 @@ def test_cooldown_takes_the_rate_linearly_to_zero_over_the_end_of_the_step_budge
         optimizer.step()
         scheduler.step()
     assert cooldown_factor(0.95, 0.0) == 1.0 and cooldown_factor(1.2, 0.5) == 0.0
+
+
+def rates_of_updates(cfg: TrainConfig) -> list[float]:
+    """The rate each of cfg.max_steps updates runs at, under the step budget."""
+    optimizer = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler, _ = build_scheduler(optimizer, cfg, d_model=64)
+    rates = []
+    for _ in range(cfg.max_steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def test_the_constant_and_cosine_schedules_by_hand():
+    # constant: warm-up over 4 updates, then the peak; cooled down over the last half of 10 updates
+    # (update n runs after n - 1 of them: (1 - (n - 1)/10) / 0.5 from n = 7)
+    constant = TrainConfig(lr_schedule="constant", lr=1e-3, warmup_steps=4, max_steps=10, cooldown=0.5)
+    assert rates_of_updates(constant) == pytest.approx(
+        [2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3, 8e-4, 6e-4, 4e-4, 2e-4])
+    # cooldown 1 is a linear decay from the first update
+    assert rates_of_updates(TrainConfig(lr_schedule="constant", lr=1e-3, warmup_steps=0, max_steps=4, cooldown=1.0)) == \
+        pytest.approx([1e-3, 7.5e-4, 5e-4, 2.5e-4])
+    # cosine over 4 updates, warm-up over 2: 0.5 (1 + cos(π (n - 1) / 4)) times the warm-up's rate
+    cosine = TrainConfig(lr_schedule="cosine", lr=1e-3, warmup_steps=2, max_steps=4)
+    assert rates_of_updates(cosine) == pytest.approx([5e-4, 1e-3 * 0.853553, 5e-4, 1e-3 * 0.146447], rel=1e-5)
+
+
+def test_a_cosine_with_a_cooldown_and_a_mistyped_plateau_key_are_recipe_errors():
+    raw = {"output_dir": "x", "data": {"src_lang": "en", "tgt_lang": "de", "train": "t", "valid": "v"},
+           "train": {"lr_schedule": "cosine", "cooldown": 0.3}}
+    with pytest.raises(NmtError, match=r"^my.yaml: .*train.cooldown: the cosine schedule already takes the rate to 0"):
+        recipe_from_dict(raw, "my.yaml")
+    raw["train"] = {"lr_plateau": {"factr": 0.5}}
+    with pytest.raises(NmtError, match=r"^my.yaml: train.lr_plateau.factr: unknown key \(did you mean train.lr_plateau.factor\?\)"):
+        recipe_from_dict(raw, "my.yaml")
+    raw["train"] = {"lr_plateau": {"factor": 1.5}}
+    with pytest.raises(NmtError, match=r"train.lr_plateau.factor"):
+        recipe_from_dict(raw, "my.yaml")
+
+
+def test_the_rate_is_cut_after_validations_without_improvement_and_a_resumed_run_keeps_the_cuts(tmp_path, monkeypatch):
+    """Scripted dev losses by update: 3 validations without a better one cut the rate twice with
+    patience 2 (after the 2nd and the 4th), an improvement restarts the count. A run stopped
+    between the cuts and resumed runs its updates at the same rates to the same weights."""
+    dev_nll = {1: 3.0, 2: 3.1, 3: 3.2, 4: 2.5, 5: 2.6, 6: 2.7, 7: 2.8, 8: 2.9, 9: 2.4}
+    settings = ("train.lr_schedule=constant", "train.lr=1e-3", "train.warmup_steps=0", "train.max_tokens=128",
+                "train.valid_every=1", "train.valid_bleu_sentences=0", "train.log_every=1000",
+                "train.lr_plateau.factor=0.5", "train.lr_plateau.patience=2")
+
+    def run(recipe) -> tuple[Trainer, list[float], list[str]]:
+        trainer, rates, said = Trainer(recipe), [], []
+        monkeypatch.setattr("nmt.train.trainer.validate", lambda *args: {"nll": dev_nll[trainer.progress.step]})
+        # the rate each update runs at
+        trainer.update.optimizer.register_step_pre_hook(lambda optimizer, *_: rates.append(optimizer.param_groups[0]["lr"]))
+        trainer.log = lambda message: said.append(str(message))
+        trainer.run(show_progress=False)
+        return trainer, rates, said
+
+    straight, rates, said = run(prepared_tiny(tmp_path / "straight", "train.max_steps=9", *settings))
+    # cut after validation 3 (2 without improvement) and after 6 and 8 (2 and 4 since the best at 4)
+    assert rates == pytest.approx([1e-3] * 3 + [5e-4] * 3 + [2.5e-4] * 2 + [1.25e-4])
+    assert straight.progress.lr_scale == 0.125
+    assert [line for line in said if "lr_plateau" in line] == [
+        f"dev nll not better for {n} validations: the rate is now {scale:g} × the schedule's (train.lr_plateau)"
+        for n, scale in ((2, 0.5), (2, 0.25), (4, 0.125))]
+
+    run(prepared_tiny(tmp_path / "stopped", "train.max_steps=4", *settings))  # after the first cut
+    resumed, resumed_rates, _ = run(prepared_tiny(tmp_path / "stopped", "train.max_steps=9", *settings))
+    assert resumed_rates == pytest.approx(rates[4:])
+    a = load_checkpoint(straight.checkpoints.folder / "last.pt")
+    b = load_checkpoint(resumed.checkpoints.folder / "last.pt")
+    assert a["progress"]["lr_scale"] == b["progress"]["lr_scale"] == 0.125
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name
 
 
 def test_cooldown_follows_the_time_budget_when_it_runs_out_first(tmp_path):

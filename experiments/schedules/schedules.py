@@ -1,0 +1,60 @@
+"""Which learning-rate schedule, at the same peak rate and number of updates? The demo's Multi30k
+settings under the inverse square root with the demo's cool-down (the rate taken to 0 over the
+last 30 %), a constant rate with the same cool-down (warm-up-stable-decay), and a cosine over the
+whole run.
+
+    python -m experiments.schedules.schedules [--updates 1500] [--seed 1]
+
+Each run is `nmt train` on the demo's prepared data (runs/demo: `make demo` prepares it), one CPU
+thread each, all side by side. Recorded for each: the last validation's dev loss and greedy BLEU
+(300 val sentences), updates per second and mean target tokens per second, the rate at each logged
+update, then test_2016_flickr (1,000 sentences) translated from last.pt with the recipe's decode
+settings and scored by sacreBLEU. Results: experiments/schedules/results/schedules.json
+(schedules_seed2.json for another seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from experiments.packing.packed_vs_plain import DEMO, RECIPE
+from experiments.shared.runs import ROOT, last_validation, test_set_scores, train_side_by_side
+from tools.results import write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RUNS = ROOT / "runs" / "schedules"
+SCHEDULES = {  # DEMO cools down over the last 30 %
+    "inverse_sqrt_cooldown": ["train.lr_schedule=inverse_sqrt"],
+    "constant_cooldown": ["train.lr_schedule=constant"],
+    "cosine": ["train.lr_schedule=cosine", "train.cooldown=0"],
+}
+
+
+def logged_rates(run: Path) -> dict[int, float]:
+    """The rate after each logged update (metrics.jsonl)."""
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return {r["step"]: r["lr"] for r in records if r.get("kind") == "train"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--updates", type=int, default=1500)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    settings = [*DEMO, f"train.max_steps={args.updates}", "train.valid_every=500", f"train.seed={args.seed}"]
+    train_side_by_side(SCHEDULES, RUNS, RECIPE, settings)
+    result = {"updates": args.updates, "seed": args.seed, "settings": settings, "runs": []}
+    for name, extra in SCHEDULES.items():
+        out = RUNS / name
+        scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de", RECIPE, "bleu,chrf", ("--threads", "2"))
+        record = {"name": name, "settings": extra, **last_validation(out),
+                  "test_last": {s["name"]: s["score"] for s in scores}, "rates": logged_rates(out)}
+        result["runs"].append(record)
+        print(json.dumps({k: v for k, v in record.items() if k != "rates"}), flush=True)
+    write_json(RESULTS / ("schedules.json" if args.seed == 1 else f"schedules_seed{args.seed}.json"), result)
+
+
+if __name__ == "__main__":
+    main()
