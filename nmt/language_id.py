@@ -10,28 +10,17 @@ from __future__ import annotations
 from collections import Counter
 from importlib import metadata
 
-from nmt.data.languages import two_letter
-from nmt.errors import NmtError
-
-
-def identifier():
-    """py3langid's identifier over all its languages; a one-line error naming the extra when missing."""
-    try:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
-    except ImportError:
-        raise NmtError("--langid needs py3langid: pip install 'nmt[langid]'") from None
-    return LanguageIdentifier.from_model_file(MODEL_FILE)
+from nmt.data.language_filter import identifier, identifier_label, unknown_language
 
 
 def language_shares(lines: list[str], expected: str, top: int = 5) -> dict:
     """The share of non-empty `lines` identified as `expected` (an ISO 639-1 code py3langid
     knows, or another code of its language: deu, deu_Latn), and the `top` most frequent
     languages found with their shares."""
-    ident = identifier()
-    label = expected if expected in ident.labels else two_letter(expected)
-    if label not in ident.labels:
-        raise NmtError(f"--langid {expected}: not a language the identifier knows "
-                       f"(ISO 639-1 codes such as {', '.join(ident.labels[:6])}, ...)")
+    ident = identifier("--langid")
+    label = identifier_label(ident, expected)
+    if label is None:
+        raise unknown_language(ident, f"--langid {expected}")
     found = Counter(ident.classify(line)[0] for line in lines if line.strip())
     total = sum(found.values())
     return {"name": "langid", "expected": label, **({"asked": expected} if label != expected else {}), "lines": total,

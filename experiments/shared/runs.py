@@ -75,13 +75,14 @@ def last_validation(run: Path) -> dict:
             "updates_per_s": round((trained[-1]["step"] - trained[0]["step"]) / seconds, 2), **run_facts(run)}
 
 
-def train_side_by_side(runs: dict[str, list[str]], folder: Path, recipe: str, settings: list[str]) -> None:
-    """`nmt train recipe` for each run at once, one thread each, in folder/NAME on the demo's
-    prepared data, with `settings` and then the run's own; each must end well (its log:
-    folder/NAME/train.log)."""
+def train_side_by_side(runs: dict[str, list[str]], folder: Path, recipe: str, settings: list[str],
+                       on_demo_data: bool = True) -> None:
+    """`nmt train recipe` for each run at once, one thread each, in folder/NAME, with `settings`
+    and then the run's own; each must end well (its log: folder/NAME/train.log). `on_demo_data`:
+    each folder emptied and given the demo's prepared data first, else trained on what it holds."""
     started = []
     for name, extra in runs.items():
-        out = on_the_demos_data(folder / name)
+        out = on_the_demos_data(folder / name) if on_demo_data else folder / name
         log = open(out / "train.log", "w")
         command = [nmt_command(), "train", recipe, *sets([f"output_dir={out}", *settings, "train.threads=1", *extra]),
                    "--no-progress"]

@@ -18,6 +18,7 @@ from nmt.data.augment import augment_pair
 from nmt.data.clean import PairFilter, normalize
 from nmt.data.corpus import Corpus, open_corpus
 from nmt.data.dedup import find_duplicates
+from nmt.data.language_filter import LanguageFilter
 from nmt.data.languages import control_ids, target_control_ids
 from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
@@ -151,6 +152,11 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
     splits = split_sources(data, sp_src, sp_tgt)
+    # before anything is written: py3langid missing, or a corpus's language it does not know, stops here
+    language_filter = LanguageFilter(data.language_filter) if data.language_filter is not None else None
+    if language_filter:
+        for c in data.corpora():
+            language_filter.labels(c.src_lang, c.tgt_lang, c.path)
 
     target = data_dir(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -189,6 +195,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         read, per_corpus, augmented = 0, [], 0
         for source in sources:
             corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
+            languages = language_filter.labels(source.settings["src_lang"], source.settings["tgt_lang"], str(source.corpus)) \
+                if language_filter and split == "train" else None
             word_pairs = None
             if source.augment is not None and source.augment.inserts():
                 word_pairs = WordPairs(_normalized_pairs(source.corpus, data.normalize_nfkc))
@@ -200,7 +208,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 if pair_filter:
                     kept = []
                     for line, (s, t) in zip(lines, chunk):
-                        reason = pair_filter.text_reason(line, s, t)
+                        reason = pair_filter.text_reason(line, s, t) or (languages and language_filter.reason(s, t, languages))
                         if reason:
                             pair_filter.drop(reason)
                         else:

@@ -1,0 +1,137 @@
+"""What does the language filter of `nmt prepare` (data.language_filter) catch, what does it cost
+in good pairs, and what does it gain a model trained on a corpus spoiled as crawled ones are?
+
+    python -m experiments.cleaning.language_filter [--spoiled 0.1] [--updates 1500] [--no-training]
+
+Multi30k's en→de training corpus (29,000 pairs) with a seeded share of its pairs spoiled, a
+quarter each way: the target replaced by the sentence's French translation (Multi30k's own), by
+its Czech one, by the English source itself (left untranslated), and the pair reversed (German
+source, English target). 1. Detection: each pair through nmt.data.language_filter.LanguageFilter at
+thresholds 0, 0.5 and 0.9: the share of each kind of spoiled pair dropped, of the genuine ones
+dropped, and pairs per second; the genuine pairs of en→fr and en→cs too. 2. Training: the demo's
+settings for a fixed number of updates on the spoiled corpus, prepared without and with the
+filter at 0.5 (the demo's tokenizer; runs/demo: `make demo` makes it), side by side, one CPU thread
+each; dev loss and BLEU at the end, then test_2016_flickr translated from last.pt, sacreBLEU, and
+the share of the test translations in German (`nmt score --langid de`). Results:
+experiments/cleaning/results/language_filter.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from experiments.packing.packed_vs_plain import DEMO, RECIPE
+from experiments.shared.runs import (DEMO_RUN, ROOT, last_validation, nmt, nmt_command, sets, test_set_scores,
+                                     train_side_by_side)
+from nmt.data.language_filter import LanguageFilter
+from tools.results import write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RUNS = ROOT / "runs" / "cleaning"
+MULTI30K = ROOT / "data" / "multi30k"
+KINDS = ("french_target", "czech_target", "untranslated", "reversed")
+THRESHOLDS = (0.0, 0.5, 0.9)
+
+
+def lines(split: str, lang: str) -> list[str]:
+    return gzip.open(MULTI30K / f"{split}.{lang}.gz", "rt", encoding="utf-8").read().splitlines()
+
+
+def spoiled_corpus(share: float, seed: int = 1) -> tuple[list[tuple[str, str]], list[str | None]]:
+    """The en→de training pairs with `share` of them spoiled (KINDS in turn, seeded); each pair's kind or None."""
+    en, de, fr, cs = (lines("train", lang) for lang in ("en", "de", "fr", "cs"))
+    chosen = random.Random(seed).sample(range(len(en)), round(share * len(en)))
+    kinds: list[str | None] = [None] * len(en)
+    pairs = list(zip(en, de))
+    for n, i in enumerate(sorted(chosen)):
+        kind = kinds[i] = KINDS[n % len(KINDS)]
+        pairs[i] = {"french_target": (en[i], fr[i]), "czech_target": (en[i], cs[i]),
+                    "untranslated": (en[i], en[i]), "reversed": (de[i], en[i])}[kind]
+    return pairs, kinds
+
+
+def detection(pairs, kinds, threshold: float) -> dict:
+    """The share of each kind of pair the filter drops at `threshold`, and pairs per second."""
+    language_filter = LanguageFilter(threshold)
+    started = time.perf_counter()
+    dropped = [language_filter.reason(s, t, ("en", "de")) is not None for s, t in pairs]
+    seconds = time.perf_counter() - started
+    shares = {}
+    for kind in (None, *KINDS):
+        of_kind = [d for d, k in zip(dropped, kinds) if k == kind]
+        shares[kind or "genuine"] = {"pairs": len(of_kind), "dropped": round(sum(of_kind) / len(of_kind), 4)}
+    return {"threshold": threshold, "dropped": shares, "pairs_per_s": round(len(pairs) / seconds)}
+
+
+def genuine_dropped(tgt_lang: str, threshold: float) -> dict:
+    """The share of Multi30k's genuine en→tgt_lang training pairs the filter drops."""
+    language_filter = LanguageFilter(threshold)
+    pairs = list(zip(lines("train", "en"), lines("train", tgt_lang)))
+    dropped = sum(language_filter.reason(s, t, ("en", tgt_lang)) is not None for s, t in pairs)
+    return {"pairs": len(pairs), "dropped": round(dropped / len(pairs), 4)}
+
+
+def prepared_run(name: str, corpus: Path, extra: list[str]) -> Path:
+    """runs/cleaning/NAME with the demo's tokenizer and the spoiled corpus prepared (its report)."""
+    out = RUNS / name
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for piece in ("spm.model", "spm.vocab", "tokenizer.json"):
+        if (DEMO_RUN / piece).is_file():
+            shutil.copy(DEMO_RUN / piece, out / piece)
+    nmt("prepare", RECIPE, *sets([f"output_dir={out}", *DEMO, f"data.train={corpus}", *extra]))
+    return out
+
+
+def german_share(hypotheses: Path) -> float:
+    scored = subprocess.run([nmt_command(), "score", str(hypotheses), "--langid", "de", "--json"], cwd=ROOT,
+                            check=True, capture_output=True, text=True)
+    return json.loads(scored.stdout)[0]["share"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spoiled", type=float, default=0.1)
+    parser.add_argument("--updates", type=int, default=1500)
+    parser.add_argument("--no-training", action="store_true")
+    args = parser.parse_args()
+    pairs, kinds = spoiled_corpus(args.spoiled)
+    result = {"spoiled": args.spoiled, "kinds": list(KINDS),
+              "detection": [detection(pairs, kinds, t) for t in THRESHOLDS],
+              "genuine_dropped_at_0.5": {f"en-{lang}": genuine_dropped(lang, 0.5) for lang in ("fr", "cs")}}
+    print(json.dumps(result), flush=True)
+    if not args.no_training:
+        if not (DEMO_RUN / "spm.model").is_file():
+            raise SystemExit("runs/demo: no tokenizer (run `make demo` first)")
+        corpus = RUNS / "spoiled"
+        RUNS.mkdir(parents=True, exist_ok=True)
+        for lang, side in (("en", 0), ("de", 1)):
+            with gzip.open(f"{corpus}.{lang}.gz", "wt", encoding="utf-8") as f:
+                f.write("\n".join(pair[side] for pair in pairs) + "\n")
+        runs = {"unfiltered": [], "filtered": ["data.language_filter=0.5"]}
+        reports = {name: json.loads((prepared_run(name, corpus, extra) / "data" / "report.json").read_text())
+                   for name, extra in runs.items()}
+        train_side_by_side(runs, RUNS, RECIPE, [*DEMO, f"data.train={corpus}", f"train.max_steps={args.updates}",
+                                                "train.valid_every=500"], on_demo_data=False)
+        result["training"] = []
+        for name, extra in runs.items():
+            out = RUNS / name
+            scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de", RECIPE, "bleu,chrf", ("--threads", "2"))
+            record = {"name": name, "settings": extra, "train_pairs": reports[name]["splits"]["train"]["kept"],
+                      "dropped": reports[name]["splits"]["train"]["dropped"], **last_validation(out),
+                      "test_last": {s["name"]: s["score"] for s in scores}, "test_in_german": german_share(out / "test.de")}
+            result["training"].append(record)
+            print(json.dumps(record), flush=True)
+    write_json(RESULTS / "language_filter.json", result)
+
+
+if __name__ == "__main__":
+    main()
