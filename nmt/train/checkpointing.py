@@ -31,7 +31,6 @@ class TrainingState:
     best_score: float | None = None
     best_step: int = 0
     bad_validations: int = 0  # since the last improvement
-    lr_scale: float = 1.0  # train.lr_plateau's cuts so far, multiplied
     elapsed_seconds: float = 0.0  # wall time spent training (validation included), summed over resumes
 
 

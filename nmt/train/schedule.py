@@ -1,7 +1,7 @@
 """Learning-rate schedules as plain functions of the update number (1-based) and of the fraction
 of the training budget spent: a linear warm-up to the peak rate, then the schedule's shape
 (inverse square root, constant or a cosine), optionally cooled down to 0 over the end of the
-budget, and scaled by train.lr_plateau's cuts (RateScale)."""
+budget, and scaled by train.lr_plateau's cuts (Schedule)."""
 
 from __future__ import annotations
 
@@ -48,43 +48,50 @@ def peak_rate(cfg: TrainConfig, d_model: int) -> float:
     return cfg.lr if cfg.lr is not None else paper_peak_rate(d_model, cfg.warmup_steps)
 
 
-def scheduled_rate(cfg: TrainConfig, d_model: int) -> Callable[[int, float], float]:
-    """rate(step, budget used before it): the recipe's schedule, its cool-down included."""
+def scheduled_rate(cfg: TrainConfig, d_model: int) -> Callable[[int, float, float | None], float]:
+    """rate(step, budget used before it, budget used when warm-up ended or None before): the
+    recipe's schedule, its cool-down included. The cosine runs from the warm-up's end to the
+    budget's end, whatever the budget (steps, minutes or epochs)."""
     peak, warmup = peak_rate(cfg, d_model), cfg.warmup_steps
     if cfg.lr_schedule == "cosine":
-        return lambda step, used: warmup_rate(step, peak, warmup) * cosine_factor(used)
+        def cosine(step: int, used: float, decay_from: float | None) -> float:
+            if decay_from is None:
+                return warmup_rate(step, peak, warmup)
+            return peak * cosine_factor((used - decay_from) / (1.0 - decay_from) if decay_from < 1.0 else 1.0)
+        return cosine
     shape = inverse_sqrt_rate if cfg.lr_schedule == "inverse_sqrt" else warmup_rate
-    return lambda step, used: shape(step, peak, warmup) * cooldown_factor(used, cfg.cooldown)
+    return lambda step, used, decay_from: shape(step, peak, warmup) * cooldown_factor(used, cfg.cooldown)
 
 
-class RateScale:
-    """The factor train.lr_plateau's cuts have brought the rate to (1 without any), applied to the
-    rate of the update under way at once and to every later one. The training state keeps it."""
-
-    def __init__(self, optimizer: Optimizer):
-        self.optimizer, self.value = optimizer, 1.0
-
-    def set(self, value: float) -> None:
-        """A cut: the rate of the next update, already in the optimizer, is scaled too."""
-        for group in self.optimizer.param_groups:
-            group["lr"] *= value / self.value
-        self.value = value
-
-    def restore(self, value: float) -> None:
-        """A resumed run's scale: its optimizer's saved rate already holds it."""
-        self.value = value
-
-
-def build_scheduler(optimizer: Optimizer, cfg: TrainConfig, d_model: int,
-                    budget_used: Callable[[int], float] | None = None) -> tuple[LambdaLR, RateScale]:
+class Schedule(LambdaLR):
     """The optimizer's base lr must be 1.0: LambdaLR multiplies it by rate(update number).
 
     LambdaLR counts from 0 before the first update, so update n (1-based) runs at rate(n), given
-    the budget fraction used before it, times the plateau's scale. `budget_used(completed
-    updates)` defaults to the fraction of max_steps; the trainer also counts wall time and epochs.
-    """
-    rate, scale = scheduled_rate(cfg, d_model), RateScale(optimizer)
-    if budget_used is None:
-        budget_used = lambda completed: completed / cfg.max_steps  # noqa: E731
-    scheduler = LambdaLR(optimizer, lambda completed: rate(completed + 1, budget_used(completed)) * scale.value)
-    return scheduler, scale
+    the budget fraction used before it, times `scale`. `budget_used(completed updates)` defaults
+    to the fraction of max_steps; the trainer also counts wall time and epochs. Saved with the
+    scheduler's state, for an exact resume: `scale`, the factor train.lr_plateau's cuts have
+    brought the rate to, and `decay_from`, the budget fraction spent when warm-up ended (where
+    the cosine starts)."""
+
+    def __init__(self, optimizer: Optimizer, cfg: TrainConfig, d_model: int,
+                 budget_used: Callable[[int], float] | None = None):
+        self.scale, self.decay_from = 1.0, None
+        rate, warmup = scheduled_rate(cfg, d_model), cfg.warmup_steps
+        if budget_used is None:
+            budget_used = lambda completed: completed / cfg.max_steps  # noqa: E731
+
+        def rate_of(completed: int) -> float:  # a function, not a method: LambdaLR saves no state of it
+            used = budget_used(completed)
+            if self.decay_from is None and completed >= warmup:
+                self.decay_from = used
+            return rate(completed + 1, used, self.decay_from) * self.scale
+
+        super().__init__(optimizer, rate_of)
+
+    def cut(self, factor: float) -> None:
+        """train.lr_plateau: the rate times `factor`, from the next update on (its rate, already
+        in the optimizer, included)."""
+        self.scale *= factor
+        for group in self.optimizer.param_groups:
+            group["lr"] *= factor
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]

@@ -32,7 +32,7 @@ from nmt.train.compiling import compile_model, compile_settings, resolve_compile
 from nmt.train.distributed import World
 from nmt.train.master_weights import MasterWeights
 from nmt.train.micro_batches import initial_micro_batches, rank_passes
-from nmt.train.schedule import build_scheduler
+from nmt.train.schedule import Schedule
 from nmt.train import sharding
 from nmt.train.weight_average import WeightAverage
 
@@ -118,8 +118,7 @@ class TrainStep:
             [p for p in model.parameters() if p.requires_grad]  # frozen ones (train.freeze) left out
         self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device) and not self.sharded)
-        # the rate's schedule, and its scale after train.lr_plateau's cuts (kept in the training state)
-        self.scheduler, self.rate_scale = build_scheduler(self.optimizer, cfg, model.cfg.d_model, budget_used)
+        self.scheduler = Schedule(self.optimizer, cfg, model.cfg.d_model, budget_used)
         # train.ema_decay: the weights' average beside what the optimizer updates (whole: the recipe
         # and sharding.choose_parallel keep such a run off fsdp)
         self.average = WeightAverage(self.parameters, cfg.ema_decay) if cfg.ema_decay else None

@@ -110,7 +110,6 @@ class Trainer:
     def resume(self) -> bool:
         progress = self.checkpoints.resume()
         self.progress = progress or self.progress
-        self.update.rate_scale.restore(self.progress.lr_scale)
         return progress is not None
 
     def train_step(self, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:
@@ -136,12 +135,11 @@ class Trainer:
     def _cut_rate_on_plateau(self) -> None:
         """train.lr_plateau: after each `patience` validations in a row without a better dev score,
         the rate times `factor`, from the next update on."""
-        plateau, p = self.train_cfg.lr_plateau, self.progress
-        if plateau.factor < 1 and p.bad_validations and p.bad_validations % plateau.patience == 0:
-            p.lr_scale *= plateau.factor
-            self.update.rate_scale.set(p.lr_scale)
-            self.log(f"dev {self.train_cfg.selection_metric} not better for {p.bad_validations} validations: "
-                     f"the rate is now {p.lr_scale:g} × the schedule's (train.lr_plateau)")
+        plateau, bad, schedule = self.train_cfg.lr_plateau, self.progress.bad_validations, self.update.scheduler
+        if plateau.factor < 1 and bad and bad % plateau.patience == 0:
+            schedule.cut(plateau.factor)
+            self.log(f"dev {self.train_cfg.selection_metric} not better for {bad} validations: "
+                     f"the rate is now {schedule.scale:g} × the schedule's (train.lr_plateau)")
 
     def _budget_used(self, completed_updates: int) -> float:
         """The fraction of the training budget spent: the largest of steps, wall time and epochs."""
@@ -203,7 +201,6 @@ class Trainer:
         cfg = self.train_cfg
         started = self.checkpoints.start()  # this run's own state, or a continued parent's
         self.progress = started or self.progress
-        self.update.rate_scale.restore(self.progress.lr_scale)
         passes = self.update.micro_batches
         effective = f"{cfg.update_freq} × {cfg.max_tokens} tokens per update"
         if self.world.distributed:

@@ -14,7 +14,7 @@ from nmt.model.output_loss import output_layer_loss, smoothed_cross_entropy_sum
 from nmt.checkpoint import count_parameters
 from nmt.checkpoint import TRAINING_WEIGHTS, average_checkpoints, load_checkpoint, save_checkpoint
 from nmt.train.metrics import read_metrics
-from nmt.train.schedule import build_scheduler, cooldown_factor, inverse_sqrt_rate
+from nmt.train.schedule import Schedule, cooldown_factor, inverse_sqrt_rate
 from nmt.train.trainer import Trainer, train
 from nmt.data.tokenizer import output_text
 from tests.conftest import TINY_DATA, prepared_tiny
@@ -166,7 +166,7 @@ def test_the_schedule_by_hand_is_the_papers_with_its_peak_as_lr():
 def test_scheduler_gives_update_n_the_rate_of_step_n_and_no_lr_is_the_papers():
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
-    scheduler, _ = build_scheduler(optimizer, TrainConfig(warmup_steps=10), d_model=64)
+    scheduler = Schedule(optimizer, TrainConfig(warmup_steps=10), d_model=64)
     for n in range(1, 30):
         assert optimizer.param_groups[0]["lr"] == pytest.approx(paper_rate(n, 64, 10))
         optimizer.step()
@@ -183,7 +183,7 @@ def test_a_noam_recipe_becomes_its_peak_rate_with_a_note_and_trains_at_the_same_
                      f"inverse_sqrt, train.lr: {recipe.train.lr:.4g} (train.lr is the peak rate under every schedule)"]
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
-    scheduler, _ = build_scheduler(optimizer, recipe.train, d_model=64)
+    scheduler = Schedule(optimizer, recipe.train, d_model=64)
     for n in range(1, 30):
         assert optimizer.param_groups[0]["lr"] == pytest.approx(paper_rate(n, 64, 10, factor=2.0))
         optimizer.step()
@@ -200,7 +200,7 @@ def test_cooldown_takes_the_rate_linearly_to_zero_over_the_end_of_the_step_budge
     param = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.Adam([param], lr=1.0)
     cfg = TrainConfig(lr_schedule="inverse_sqrt", lr=1e-3, warmup_steps=2, max_steps=10, cooldown=0.4)
-    scheduler, _ = build_scheduler(optimizer, cfg, d_model=64)
+    scheduler = Schedule(optimizer, cfg, d_model=64)
     # Update n runs after n-1 of 10 updates: factor 1 until 6/10 of the budget is used,
     # then (1 - used) / 0.4: 1.0 at n=7, 0.75, 0.5, 0.25 at n=10 (never 0: no wasted update).
     factors = [1.0] * 7 + [0.75, 0.5, 0.25]
@@ -214,7 +214,7 @@ def test_cooldown_takes_the_rate_linearly_to_zero_over_the_end_of_the_step_budge
 def rates_of_updates(cfg: TrainConfig) -> list[float]:
     """The rate each of cfg.max_steps updates runs at, under the step budget."""
     optimizer = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    scheduler, _ = build_scheduler(optimizer, cfg, d_model=64)
+    scheduler = Schedule(optimizer, cfg, d_model=64)
     rates = []
     for _ in range(cfg.max_steps):
         rates.append(optimizer.param_groups[0]["lr"])
@@ -232,9 +232,10 @@ def test_the_constant_and_cosine_schedules_by_hand():
     # cooldown 1 is a linear decay from the first update
     assert rates_of_updates(TrainConfig(lr_schedule="constant", lr=1e-3, warmup_steps=0, max_steps=4, cooldown=1.0)) == \
         pytest.approx([1e-3, 7.5e-4, 5e-4, 2.5e-4])
-    # cosine over 4 updates, warm-up over 2: 0.5 (1 + cos(π (n - 1) / 4)) times the warm-up's rate
-    cosine = TrainConfig(lr_schedule="cosine", lr=1e-3, warmup_steps=2, max_steps=4)
-    assert rates_of_updates(cosine) == pytest.approx([5e-4, 1e-3 * 0.853553, 5e-4, 1e-3 * 0.146447], rel=1e-5)
+    # cosine: warm-up over 2 of 6 updates, then 0.5 (1 + cos(π x)) of the peak, x going from 0 at
+    # the warm-up's end (2/6 of the budget) to 1 at the budget's end: x = 0, 1/4, 1/2, 3/4
+    cosine = TrainConfig(lr_schedule="cosine", lr=1e-3, warmup_steps=2, max_steps=6)
+    assert rates_of_updates(cosine) == pytest.approx([5e-4, 1e-3, 1e-3, 8.53553e-4, 5e-4, 1.46447e-4], rel=1e-5)
 
 
 def test_a_cosine_with_a_cooldown_and_a_mistyped_plateau_key_are_recipe_errors():
@@ -271,7 +272,7 @@ def test_the_rate_is_cut_after_validations_without_improvement_and_a_resumed_run
     straight, rates, said = run(prepared_tiny(tmp_path / "straight", "train.max_steps=9", *settings))
     # cut after validation 3 (2 without improvement) and after 6 and 8 (2 and 4 since the best at 4)
     assert rates == pytest.approx([1e-3] * 3 + [5e-4] * 3 + [2.5e-4] * 2 + [1.25e-4])
-    assert straight.progress.lr_scale == 0.125
+    assert straight.update.scheduler.scale == 0.125
     assert [line for line in said if "lr_plateau" in line] == [
         f"dev nll not better for {n} validations: the rate is now {scale:g} × the schedule's (train.lr_plateau)"
         for n, scale in ((2, 0.5), (2, 0.25), (4, 0.125))]
@@ -281,7 +282,37 @@ def test_the_rate_is_cut_after_validations_without_improvement_and_a_resumed_run
     assert resumed_rates == pytest.approx(rates[4:])
     a = load_checkpoint(straight.checkpoints.folder / "last.pt")
     b = load_checkpoint(resumed.checkpoints.folder / "last.pt")
-    assert a["progress"]["lr_scale"] == b["progress"]["lr_scale"] == 0.125
+    assert a["scheduler"]["scale"] == b["scheduler"]["scale"] == 0.125
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name
+
+
+def test_a_cosine_run_interrupted_after_its_warm_up_resumes_at_the_same_rates(tmp_path, monkeypatch):
+    """Ctrl-C at update 5 of 10 (warm-up 3): the resumed run's cosine still starts where warm-up
+    ended (3/10 of the budget, kept with the schedule's state), so its updates run at the
+    uninterrupted run's rates to the same weights."""
+    from nmt.train import stopping
+
+    settings = ("train.lr_schedule=cosine", "train.lr=1e-3", "train.warmup_steps=3", "train.max_steps=10",
+                "train.max_tokens=128", "train.valid_every=1000", "train.valid_bleu_sentences=0", "train.log_every=1000")
+
+    def run(out, stop_at: int | None = None) -> tuple[Trainer, list[float]]:
+        trainer, rates = Trainer(prepared_tiny(out, *settings)), []
+        trainer.update.optimizer.register_step_pre_hook(lambda optimizer, *_: rates.append(optimizer.param_groups[0]["lr"]))
+        monkeypatch.setattr("nmt.train.trainer.stop_reason", lambda cfg, p, *args: "signal SIGINT" if p.step == stop_at
+                            else stopping.stop_reason(cfg, p, *args))
+        trainer.run(show_progress=False)
+        return trainer, rates
+
+    straight, rates = run(tmp_path / "straight")
+    assert rates[2:4] == pytest.approx([1e-3, 1e-3]) and rates[4] < 1e-3  # the peak at update 3 and 4, then down
+    _, first = run(tmp_path / "stopped", stop_at=5)
+    assert first == pytest.approx(rates[:5])
+    resumed, rest = run(tmp_path / "stopped")
+    assert rest == pytest.approx(rates[5:], rel=1e-9)
+    a = load_checkpoint(straight.checkpoints.folder / "last.pt")
+    b = load_checkpoint(resumed.checkpoints.folder / "last.pt")
+    assert a["scheduler"]["decay_from"] == b["scheduler"]["decay_from"] == pytest.approx(0.3)
     for name, tensor in a["model"].items():
         assert torch.equal(tensor, b["model"][name]), name
 
