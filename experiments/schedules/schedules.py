@@ -46,10 +46,11 @@ def main() -> None:
     args = parser.parse_args()
     chosen = {name: SCHEDULES[name] for name in args.schedules.split(",")}
     settings = [*DEMO, f"train.max_steps={args.updates}", "train.valid_every=500", f"train.seed={args.seed}"]
-    train_side_by_side(chosen, RUNS, RECIPE, settings)
+    runs = RUNS if args.seed == 1 else RUNS.with_name(f"schedules_seed{args.seed}")  # seeds can train at once
+    train_side_by_side(chosen, runs, RECIPE, settings)
     result = {"updates": args.updates, "seed": args.seed, "settings": settings, "runs": []}
     for name, extra in chosen.items():
-        out = RUNS / name
+        out = runs / name
         scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de", RECIPE, "bleu,chrf", ("--threads", "2"))
         record = {"name": name, "settings": extra, **last_validation(out),
                   "test_last": {s["name"]: s["score"] for s in scores}, "rates": logged_rates(out)}
