@@ -124,22 +124,25 @@ class Trainer:
                 result = validate(model, self.data.valid_sets, self.recipe, self.tgt_tokenizer, self.device)
         result = self.world.share_from_main(result)
         best = improved(self.progress, result, self.train_cfg.selection_metric)
-        self._cut_rate_on_plateau()
+        cut = self._cut_rate_on_plateau()  # before the checkpoint, which keeps the schedule's state
         if self.metrics:
             self.metrics.write("valid", self.progress.step, **result)
         path = self.checkpoints.save(self.progress, best=best)
         shown = ", ".join(f"{k} {v:.3f}" for k, v in result.items())
         self.log(f"step {self.progress.step} valid: {shown}{' (best)' if best else ''} -> {path.name}")
+        if cut:
+            self.log(cut)
         return path
 
-    def _cut_rate_on_plateau(self) -> None:
+    def _cut_rate_on_plateau(self) -> str | None:
         """train.lr_plateau: after each `patience` validations in a row without a better dev score,
-        the rate times `factor`, from the next update on."""
+        the rate times `factor`, from the next update on; what to say of it, if it was cut."""
         plateau, bad, schedule = self.train_cfg.lr_plateau, self.progress.bad_validations, self.update.scheduler
-        if plateau.factor < 1 and bad and bad % plateau.patience == 0:
-            schedule.cut(plateau.factor)
-            self.log(f"dev {self.train_cfg.selection_metric} not better for {bad} validations: "
-                     f"the rate is now {schedule.scale:g} × the schedule's (train.lr_plateau)")
+        if not (plateau.factor < 1 and bad and bad % plateau.patience == 0):
+            return None
+        schedule.cut(plateau.factor)
+        return (f"dev {self.train_cfg.selection_metric} not better for {bad} validations: the rate is now "
+                f"{schedule.scale:g} × the schedule's (train.lr_plateau)")
 
     def _budget_used(self, completed_updates: int) -> float:
         """The fraction of the training budget spent: the largest of steps, wall time and epochs."""

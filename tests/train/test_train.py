@@ -276,6 +276,8 @@ def test_the_rate_is_cut_after_validations_without_improvement_and_a_resumed_run
     assert [line for line in said if "lr_plateau" in line] == [
         f"dev nll not better for {n} validations: the rate is now {scale:g} × the schedule's (train.lr_plateau)"
         for n, scale in ((2, 0.5), (2, 0.25), (4, 0.125))]
+    first_cut = next(i for i, line in enumerate(said) if "lr_plateau" in line)
+    assert said[first_cut - 1].startswith("step 3 valid: nll 3.200")  # said after the validation it follows
 
     run(prepared_tiny(tmp_path / "stopped", "train.max_steps=4", *settings))  # after the first cut
     resumed, resumed_rates, _ = run(prepared_tiny(tmp_path / "stopped", "train.max_steps=9", *settings))
