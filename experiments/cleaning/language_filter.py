@@ -1,7 +1,7 @@
 """What does the language filter of `nmt prepare` (data.language_filter) catch, what does it cost
 in good pairs, and what does it gain a model trained on a corpus spoiled as crawled ones are?
 
-    python -m experiments.cleaning.language_filter [--spoiled 0.1] [--updates 1500] [--no-training]
+    python -m experiments.cleaning.language_filter [--spoiled 0.1] [--updates 1500] [--no-training | --trained]
 
 Multi30k's en→de training corpus (29,000 pairs) with a seeded share of its pairs spoiled, a
 quarter each way: the target replaced by the sentence's French translation (Multi30k's own), by
@@ -12,7 +12,7 @@ dropped, and pairs per second; the genuine pairs of en→fr and en→cs too. 2. 
 settings for a fixed number of updates on the spoiled corpus, prepared without and with the
 filter at 0.5 (the demo's tokenizer; runs/demo: `make demo` makes it), side by side, one CPU thread
 each; dev loss and BLEU at the end, then test_2016_flickr translated from last.pt, sacreBLEU, and
-the share of the test translations in German (`nmt score --langid de`). Results:
+the share of the test translations in German and the other languages found (`nmt score --langid de`). Results:
 experiments/cleaning/results/language_filter.json.
 """
 
@@ -78,8 +78,8 @@ def genuine_dropped(tgt_lang: str, threshold: float) -> dict:
     return {"pairs": len(pairs), "dropped": round(dropped / len(pairs), 4)}
 
 
-def prepared_run(name: str, corpus: Path, extra: list[str]) -> Path:
-    """runs/cleaning/NAME with the demo's tokenizer and the spoiled corpus prepared (its report)."""
+def prepared_run(name: str, corpus: Path, extra: list[str]) -> None:
+    """runs/cleaning/NAME with the demo's tokenizer and the spoiled corpus prepared."""
     out = RUNS / name
     if out.exists():
         shutil.rmtree(out)
@@ -88,13 +88,14 @@ def prepared_run(name: str, corpus: Path, extra: list[str]) -> Path:
         if (DEMO_RUN / piece).is_file():
             shutil.copy(DEMO_RUN / piece, out / piece)
     nmt("prepare", RECIPE, *sets([f"output_dir={out}", *DEMO, f"data.train={corpus}", *extra]))
-    return out
 
 
-def german_share(hypotheses: Path) -> float:
+def output_languages(hypotheses: Path) -> dict:
+    """`nmt score --langid de`: the share of the lines in German, and the languages found."""
     scored = subprocess.run([nmt_command(), "score", str(hypotheses), "--langid", "de", "--json"], cwd=ROOT,
                             check=True, capture_output=True, text=True)
-    return json.loads(scored.stdout)[0]["share"]
+    langid = json.loads(scored.stdout)  # the one score asked for: an object
+    return {"in_german": langid["share"], "languages": langid["languages"]}
 
 
 def main() -> None:
@@ -102,6 +103,7 @@ def main() -> None:
     parser.add_argument("--spoiled", type=float, default=0.1)
     parser.add_argument("--updates", type=int, default=1500)
     parser.add_argument("--no-training", action="store_true")
+    parser.add_argument("--trained", action="store_true", help="score the runs already trained in runs/cleaning")
     args = parser.parse_args()
     pairs, kinds = spoiled_corpus(args.spoiled)
     result = {"spoiled": args.spoiled, "kinds": list(KINDS),
@@ -112,22 +114,24 @@ def main() -> None:
         if not (DEMO_RUN / "spm.model").is_file():
             raise SystemExit("runs/demo: no tokenizer (run `make demo` first)")
         corpus = RUNS / "spoiled"
-        RUNS.mkdir(parents=True, exist_ok=True)
-        for lang, side in (("en", 0), ("de", 1)):
-            with gzip.open(f"{corpus}.{lang}.gz", "wt", encoding="utf-8") as f:
-                f.write("\n".join(pair[side] for pair in pairs) + "\n")
         runs = {"unfiltered": [], "filtered": ["data.language_filter=0.5"]}
-        reports = {name: json.loads((prepared_run(name, corpus, extra) / "data" / "report.json").read_text())
-                   for name, extra in runs.items()}
-        train_side_by_side(runs, RUNS, RECIPE, [*DEMO, f"data.train={corpus}", f"train.max_steps={args.updates}",
-                                                "train.valid_every=500"], on_demo_data=False)
+        if not args.trained:
+            RUNS.mkdir(parents=True, exist_ok=True)
+            for lang, side in (("en", 0), ("de", 1)):
+                with gzip.open(f"{corpus}.{lang}.gz", "wt", encoding="utf-8") as f:
+                    f.write("\n".join(pair[side] for pair in pairs) + "\n")
+            for name, extra in runs.items():
+                prepared_run(name, corpus, extra)
+            train_side_by_side(runs, RUNS, RECIPE, [*DEMO, f"data.train={corpus}", f"train.max_steps={args.updates}",
+                                                    "train.valid_every=500"], on_demo_data=False)
+        reports = {name: json.loads((RUNS / name / "data" / "report.json").read_text()) for name in runs}
         result["training"] = []
         for name, extra in runs.items():
             out = RUNS / name
             scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de", RECIPE, "bleu,chrf", ("--threads", "2"))
             record = {"name": name, "settings": extra, "train_pairs": reports[name]["splits"]["train"]["kept"],
                       "dropped": reports[name]["splits"]["train"]["dropped"], **last_validation(out),
-                      "test_last": {s["name"]: s["score"] for s in scores}, "test_in_german": german_share(out / "test.de")}
+                      "test_last": {s["name"]: s["score"] for s in scores}, "test_output": output_languages(out / "test.de")}
             result["training"].append(record)
             print(json.dumps(record), flush=True)
     write_json(RESULTS / "language_filter.json", result)
