@@ -18,12 +18,11 @@ checkpoints (500 updates apart). Results: experiments/averaging/results/weight_a
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import ROOT, last_validation, nmt, test_set_scores, train_side_by_side
+from experiments.shared.runs import ROOT, bleu_and_chrf, last_validation, nmt, study_arguments, train_side_by_side
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -31,19 +30,8 @@ DECAY = 0.9999
 SCHEDULES = {"demo_cooldown": "train.cooldown=0.3", "paper_schedule": "train.cooldown=0"}
 
 
-def test_bleu(checkpoint: Path, hypotheses: Path) -> dict:
-    """sacreBLEU and chrF of `checkpoint` on the test set, translated as the recipe decodes."""
-    scores = test_set_scores(checkpoint, hypotheses, RECIPE, "bleu,chrf", ("--threads", "2"))
-    return {s["name"]: s["score"] for s in scores}
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--updates", type=int, default=1500)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--schedules", default=",".join(SCHEDULES), help=f"comma-separated: {', '.join(SCHEDULES)}")
-    args = parser.parse_args()
-    chosen = args.schedules.split(",")
+    args, chosen = study_arguments(__doc__.splitlines()[0], SCHEDULES)
     result = {"updates": args.updates, "seed": args.seed, "ema_decay": DECAY, "runs": []}
     for schedule, cooldown in ((name, SCHEDULES[name]) for name in chosen):
         runs = {f"{schedule}_plain": [cooldown], f"{schedule}_ema": [cooldown, f"train.ema_decay={DECAY}"]}
@@ -53,10 +41,10 @@ def main() -> None:
         for name, extra in runs.items():
             out = ROOT / "runs" / "averaging" / name
             record = {"name": name, "settings": extra, **last_validation(out),
-                      "test_last": test_bleu(out / "checkpoints" / "last.pt", out / "test.last.de")}
+                      "test_last": bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.last.de", RECIPE)}
             if "ema" not in name:
                 nmt("average", "--last", "3", "--dir", str(out / "checkpoints"), "-o", str(out / "averaged.pt"))
-                record["test_mean_of_last_3"] = test_bleu(out / "averaged.pt", out / "test.averaged.de")
+                record["test_mean_of_last_3"] = bleu_and_chrf(out / "averaged.pt", out / "test.averaged.de", RECIPE)
             result["runs"].append(record)
             print(json.dumps(record), flush=True)
     variant = "" if (args.seed, chosen) == (1, list(SCHEDULES)) else f"_seed{args.seed}_{'_'.join(chosen)}"

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import (DEMO_RUN, ROOT, last_validation, nmt, nmt_command, sets, test_set_scores,
+from experiments.shared.runs import (DEMO_RUN, ROOT, bleu_and_chrf, last_validation, nmt, nmt_command, sets,
                                      train_side_by_side)
 from nmt.data.language_filter import LanguageFilter
 from tools.results import write_json
@@ -128,10 +128,10 @@ def main() -> None:
         result["training"] = []
         for name, extra in runs.items():
             out = RUNS / name
-            scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de", RECIPE, "bleu,chrf", ("--threads", "2"))
             record = {"name": name, "settings": extra, "train_pairs": reports[name]["splits"]["train"]["kept"],
                       "dropped": reports[name]["splits"]["train"]["dropped"], **last_validation(out),
-                      "test_last": {s["name"]: s["score"] for s in scores}, "test_output": output_languages(out / "test.de")}
+                      "test_last": bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.de", RECIPE),
+                      "test_output": output_languages(out / "test.de")}
             result["training"].append(record)
             print(json.dumps(record), flush=True)
     write_json(RESULTS / "language_filter.json", result)

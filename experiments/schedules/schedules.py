@@ -15,12 +15,11 @@ settings and scored by sacreBLEU. Results: experiments/schedules/results/schedul
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import ROOT, last_validation, test_set_scores, train_side_by_side
+from experiments.shared.runs import ROOT, bleu_and_chrf, last_validation, study_arguments, train_side_by_side
 from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -39,21 +38,17 @@ def logged_rates(run: Path) -> dict[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--updates", type=int, default=1500)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--schedules", default=",".join(SCHEDULES), help=f"comma-separated: {', '.join(SCHEDULES)}")
-    args = parser.parse_args()
-    chosen = {name: SCHEDULES[name] for name in args.schedules.split(",")}
+    args, names = study_arguments(__doc__.splitlines()[0], SCHEDULES)
+    chosen = {name: SCHEDULES[name] for name in names}
     settings = [*DEMO, f"train.max_steps={args.updates}", "train.valid_every=500", f"train.seed={args.seed}"]
     runs = RUNS if args.seed == 1 else RUNS.with_name(f"schedules_seed{args.seed}")  # seeds can train at once
     train_side_by_side(chosen, runs, RECIPE, settings)
     result = {"updates": args.updates, "seed": args.seed, "settings": settings, "runs": []}
     for name, extra in chosen.items():
         out = runs / name
-        scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de", RECIPE, "bleu,chrf", ("--threads", "2"))
         record = {"name": name, "settings": extra, **last_validation(out),
-                  "test_last": {s["name"]: s["score"] for s in scores}, "rates": logged_rates(out)}
+                  "test_last": bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.de", RECIPE),
+                  "rates": logged_rates(out)}
         result["runs"].append(record)
         print(json.dumps({k: v for k, v in record.items() if k != "rates"}), flush=True)
     variant = "" if list(chosen) == list(SCHEDULES) else "_" + "_".join(chosen)

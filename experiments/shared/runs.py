@@ -4,6 +4,7 @@ checkpoint's scores on Multi30k's test set."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -47,6 +48,22 @@ def test_set_scores(checkpoint: Path, hypotheses: Path, recipe: str, metrics: st
     scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{MULTI30K_TEST}.de.gz", "-m", metrics,
                              "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(scored.stdout)
+
+
+def bleu_and_chrf(checkpoint: Path, hypotheses: Path, recipe: str) -> dict[str, float]:
+    """{"BLEU": ..., "chrF2": ...} of `checkpoint` on Multi30k's test set, translated on 2 threads as `recipe` decodes."""
+    return {s["name"]: s["score"] for s in test_set_scores(checkpoint, hypotheses, recipe, "bleu,chrf", ("--threads", "2"))}
+
+
+def study_arguments(description: str, schedules: dict, updates: int = 1500) -> tuple[argparse.Namespace, list[str]]:
+    """The command line of a study that trains runs under some of `schedules` (named settings) for
+    --updates from --seed: its arguments, and the schedules chosen (--schedules, comma-separated; all by default)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--updates", type=int, default=updates)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--schedules", default=",".join(schedules), help=f"comma-separated: {', '.join(schedules)}")
+    args = parser.parse_args()
+    return args, args.schedules.split(",")
 
 
 def on_the_demos_data(out: Path) -> Path:
