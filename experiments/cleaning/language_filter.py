@@ -22,14 +22,13 @@ import argparse
 import gzip
 import json
 import random
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from experiments.packing.packed_vs_plain import DEMO, RECIPE
 from experiments.shared.runs import (DEMO_RUN, ROOT, bleu_and_chrf, last_validation, nmt, nmt_command, sets,
-                                     train_side_by_side)
+                                     train_side_by_side, with_the_demos_tokenizer)
 from nmt.data.language_filter import LanguageFilter
 from tools.results import write_json
 
@@ -80,13 +79,7 @@ def genuine_dropped(tgt_lang: str, threshold: float) -> dict:
 
 def prepared_run(name: str, corpus: Path, extra: list[str]) -> None:
     """runs/cleaning/NAME with the demo's tokenizer and the spoiled corpus prepared."""
-    out = RUNS / name
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    for piece in ("spm.model", "spm.vocab", "tokenizer.json"):
-        if (DEMO_RUN / piece).is_file():
-            shutil.copy(DEMO_RUN / piece, out / piece)
+    out = with_the_demos_tokenizer(RUNS / name)
     nmt("prepare", RECIPE, *sets([f"output_dir={out}", *DEMO, f"data.train={corpus}", *extra]))
 
 

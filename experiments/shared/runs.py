@@ -71,10 +71,16 @@ def on_the_demos_data(out: Path) -> Path:
     demo`), so that a study's run trains on them without preparing anything; a stop if there are none."""
     if not (DEMO_RUN / "data" / "train.src.idx").is_file():
         raise SystemExit("runs/demo/data: no prepared data (run `make demo` first)")
+    with_the_demos_tokenizer(out)
+    shutil.copytree(DEMO_RUN / "data", out / "data")
+    return out
+
+
+def with_the_demos_tokenizer(out: Path) -> Path:
+    """`out` emptied and given the demo's tokenizer (runs/demo), to prepare other data with it."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    shutil.copytree(DEMO_RUN / "data", out / "data")
     for piece in ("spm.model", "spm.vocab", "tokenizer.json"):
         if (DEMO_RUN / piece).is_file():
             shutil.copy(DEMO_RUN / piece, out / piece)

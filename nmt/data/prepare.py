@@ -152,11 +152,11 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
     splits = split_sources(data, sp_src, sp_tgt)
-    # before anything is written: py3langid missing, or a corpus's language it does not know, stops here
+    # Each training corpus's languages as the identifier labels them, found before anything is
+    # written: py3langid missing, or a language it does not know, stops here.
     language_filter = LanguageFilter(data.language_filter) if data.language_filter is not None else None
-    if language_filter:
-        for c in data.corpora():
-            language_filter.labels(c.src_lang, c.tgt_lang, c.path)
+    train_languages = [language_filter.labels(s.settings["src_lang"], s.settings["tgt_lang"], s.settings["path"])
+                       for s in splits["train"]] if language_filter else None
 
     target = data_dir(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -193,10 +193,9 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 word_pairs = WordPairs(_normalized_pairs(_Chained([s.corpus for s in sources]), data.normalize_nfkc))
             aligner = TrainingAlignments(data.word_alignments, target, sp_src, sp_tgt, word_pairs)
         read, per_corpus, augmented = 0, [], 0
-        for source in sources:
+        for index, source in enumerate(sources):
             corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
-            languages = language_filter.labels(source.settings["src_lang"], source.settings["tgt_lang"], str(source.corpus)) \
-                if language_filter and split == "train" else None
+            languages = train_languages[index] if train_languages and split == "train" else None
             word_pairs = None
             if source.augment is not None and source.augment.inserts():
                 word_pairs = WordPairs(_normalized_pairs(source.corpus, data.normalize_nfkc))

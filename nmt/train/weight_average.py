@@ -2,8 +2,9 @@
 Marian's --exponential-smoothing and fairseq's --ema-decay keep one).
 
 After update t the average moves towards the weights by 1 - d_t, with d_t = min(decay,
-(1 + t) / (10 + t)) (TensorFlow's ExponentialMovingAverage given the update count): early on, while the weights change fast, it follows them closely (d_1 = 0.18),
-later it averages over about 1 / (1 - decay) updates. It is kept in fp32 beside the parameters the
+(1 + t) / (10 + t)) (TensorFlow's ExponentialMovingAverage given the update count): early on,
+while the weights change fast, it follows them closely (d_1 = 0.18), later it averages over
+about 1 / (1 - decay) updates. It is kept in fp32 beside the parameters the
 optimizer updates (the fp32 masters under bf16 master weights), on their device, for the trained
 parameters only: frozen ones never change.
 
