@@ -169,7 +169,7 @@ def test_a_compiled_packed_step_is_one_graph_for_every_pass(tmp_path, monkeypatc
     from torch._dynamo.utils import counters
 
     compile_with_aot_eager(monkeypatch)
-    settings = ["train.max_tokens=256", "train.pack_width=64", *QUIET]
+    settings = ["train.max_tokens=256", "train.pack_width=64", "model.encoder_layers=1", "model.decoder_layers=1", *QUIET]
     eager = Trainer(prepared_tiny(tmp_path / "eager", *settings))
     compiled = Trainer(prepared_tiny(tmp_path / "compiled", *settings, "train.compile=true"))
     compiled.model.load_state_dict(eager.model.state_dict())

@@ -52,11 +52,13 @@ def test_written_out_weights_give_the_layers_attention_output(norm):
 
 @pytest.mark.slow
 def test_a_model_trained_to_copy_aligns_each_word_with_itself():
+    # One layer each learns to copy in 250 updates (two each needed 300, at 2.5 times the time, and
+    # their mean attention was less diagonal: on seeds 0-2, 38-40 of 40 copied, all aligned).
     torch.manual_seed(0)
     vocab = 24
-    model = Transformer(ModelConfig(encoder_layers=2, decoder_layers=2, d_model=64, heads=4, d_ff=128, dropout=0.0,
+    model = Transformer(ModelConfig(encoder_layers=1, decoder_layers=1, d_model=64, heads=4, d_ff=128, dropout=0.0,
                                     max_positions=32), vocab, vocab)
-    optimizer = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.9, 0.98))
+    optimizer = torch.optim.Adam(model.parameters(), lr=4e-3, betas=(0.9, 0.98))
 
     def batch(n):
         src, tgt_in, tgt_out = (torch.full((n, 9), PAD) for _ in range(3))
@@ -67,7 +69,7 @@ def test_a_model_trained_to_copy_aligns_each_word_with_itself():
             tgt_out[i, :length], tgt_out[i, length] = x, EOS
         return src, tgt_in, tgt_out
 
-    for _ in range(300):
+    for _ in range(250):
         src, tgt_in, tgt_out = batch(64)
         loss = F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt_out.flatten(), ignore_index=PAD)
         optimizer.zero_grad()
