@@ -48,7 +48,7 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
 
 @command()
 def prepare(recipe: RecipeArg, set_: SetOpt = None,
-            threads: Annotated[int, typer.Option(help="Encoding threads; 0 = all cores.")] = 0):
+            threads: Annotated[int, typer.Option(help="Encoding threads, and processes for data.language_filter; 0 = all cores.")] = 0):
     """Read, clean, encode and binarize the train/valid/test splits."""
     from nmt.data.prepare import describe_preparation, prepare as run_prepare
 

@@ -107,7 +107,8 @@ class DataConfig(Section):
     normalize_nfkc: bool = False
     # Drop the pairs a side of which a language identifier (py3langid; pip install 'nmt[langid]')
     # finds in another language than its corpus's, with a probability above this (0.5: more
-    # likely than all other languages together; nmt.data.language_filter). None = off.
+    # likely than all other languages together; nmt.data.language_filter; on `nmt prepare --threads`
+    # processes). None = off.
     language_filter: float | None = Field(default=None, ge=0.0, lt=1.0)
     # Subword regularization (Kudo 2018; BPE-dropout, Provilkov et al. 2020): `nmt prepare` also
     # writes `subword_samples` segmentations of the training split sampled with this alpha (BPE:

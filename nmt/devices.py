@@ -4,6 +4,7 @@ the option, before anything loads. And a GPU's datasheet peak, which MFU is meas
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,15 @@ def use_threads(threads: int, option: str = "--threads") -> None:
         import torch
 
         torch.set_num_threads(threads)
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity, e.g. under taskset or a container's
+    cpuset), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def datasheet_bf16_tflops(device_name: str) -> tuple[float | None, str]:

@@ -24,6 +24,7 @@ from nmt.data.shards import ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, TrainingAlignments
 from nmt.data.word_pairs import WordPairs
+from nmt.devices import usable_cores
 from nmt.errors import NmtError
 from nmt.files import cached_record, replaced_whole
 
@@ -127,6 +128,26 @@ class _Chained(Corpus):
             yield from corpus.pairs()
 
 
+def _kept_before_encoding(pair_filter: PairFilter, lines: range, chunk: list[tuple[str, str]],
+                          language_filter: LanguageFilter | None, languages: tuple[str, str] | None
+                          ) -> tuple[list[int], list[tuple[str, str]]]:
+    """The lines and pairs of a chunk that pass the filters seen before tokenization (the text's,
+    then the language identifier's, on the pairs the first kept); each pair dropped is counted
+    under its first reason."""
+    kept = []
+    for line, (s, t) in zip(lines, chunk):
+        if reason := pair_filter.text_reason(line, s, t):
+            pair_filter.drop(reason)
+        else:
+            kept.append((line, (s, t)))
+    if languages:
+        verdicts = language_filter.reasons([pair for _, pair in kept], languages)
+        for reason in filter(None, verdicts):
+            pair_filter.drop(reason)
+        kept = [item for item, reason in zip(kept, verdicts) if not reason]
+    return [line for line, _ in kept], [pair for _, pair in kept]
+
+
 def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
     """Every split to write: train (all corpora, one after the other), and valid and test once per
     direction (`valid.en-de`, ...) when the corpora hold several, else once (`valid`)."""
@@ -154,7 +175,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     splits = split_sources(data, sp_src, sp_tgt)
     # Each training corpus's languages as the identifier labels them, found before anything is
     # written: py3langid missing, or a language it does not know, stops here.
-    language_filter = LanguageFilter(data.language_filter) if data.language_filter is not None else None
+    language_filter = (LanguageFilter(data.language_filter, threads or usable_cores())
+                       if data.language_filter is not None else None)
     train_languages = [language_filter.labels(s.settings["src_lang"], s.settings["tgt_lang"], s.settings["path"])
                        for s in splits["train"]] if language_filter else None
 
@@ -179,87 +201,87 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     report: dict = {"inputs": inputs, "splits": {}}
     for stale in [*target.glob("train.s[0-9]*.*"), *target.glob(f"{ALIGN_SPLIT}.*")]:  # of earlier settings
         stale.unlink()
-    for split, sources in splits.items():
-        total = sum(source.corpus.count_pairs() for source in sources) if count_first and on_progress else None
-        pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress, total)
-                       if split == "train" else None)
-        src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
-        tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
-        sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
-        aligner = None
-        if split == "train" and data.word_alignments != "none":
-            word_pairs = None
-            if data.word_alignments == "dice":
-                word_pairs = WordPairs(_normalized_pairs(_Chained([s.corpus for s in sources]), data.normalize_nfkc))
-            aligner = TrainingAlignments(data.word_alignments, target, sp_src, sp_tgt, word_pairs)
-        read, per_corpus, augmented = 0, [], 0
-        for index, source in enumerate(sources):
-            corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
-            languages = train_languages[index] if train_languages and split == "train" else None
-            word_pairs = None
-            if source.augment is not None and source.augment.inserts():
-                word_pairs = WordPairs(_normalized_pairs(source.corpus, data.normalize_nfkc))
-            for chunk in _chunks(_normalized_pairs(source.corpus, data.normalize_nfkc), CHUNK):
-                first_line = read
-                read += len(chunk)
-                corpus_read += len(chunk)
-                lines = range(first_line, first_line + len(chunk))
-                if pair_filter:
-                    kept = []
-                    for line, (s, t) in zip(lines, chunk):
-                        reason = pair_filter.text_reason(line, s, t) or (languages and language_filter.reason(s, t, languages))
-                        if reason:
-                            pair_filter.drop(reason)
-                        else:
-                            kept.append((line, (s, t)))
-                    lines, chunk = [line for line, _ in kept], [pair for _, pair in kept]
-                if source.augment is not None and source.augment.active():
-                    rewritten = [augment_pair(s, t, line, source.augment, word_pairs) for line, (s, t) in zip(lines, chunk)]
-                    corpus_augmented += sum(new != old for new, old in zip(rewritten, chunk))
-                    chunk = rewritten
-                src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
-                if source.prefix:
-                    src_ids = [[*source.prefix, *ids] for ids in src_ids]
-                tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
-                if source.target_prefix:
-                    tgt_ids = [[*source.target_prefix, *ids] for ids in tgt_ids]
-                links = aligner.links_of(list(lines), chunk) if aligner else None
-                if pair_filter:
-                    keep = []
-                    for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
-                        reason = pair_filter.length_reason(len(a), len(b))
-                        if reason:
-                            pair_filter.drop(reason)
-                        else:
-                            keep.append(i)
-                    src_ids = [src_ids[i] for i in keep]
-                    tgt_ids = [tgt_ids[i] for i in keep]
-                    chunk = [chunk[i] for i in keep]
-                    links = [links[i] for i in keep] if links else links
-                src_writer.add(src_ids)
-                tgt_writer.add(tgt_ids)
-                if aligner:
-                    aligner.add(chunk, src_ids, tgt_ids, links)
-                corpus_kept += len(src_ids)
-                if sampler:
-                    sampler.add(chunk, src_ids, tgt_ids, source.prefix, source.target_prefix)
-                if on_progress:
-                    on_progress(split, read, total)
-            per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read, "kept": corpus_kept,
-                               **({"augmented": corpus_augmented} if corpus_augmented else {})})
-            augmented += corpus_augmented
-        kept = src_writer.close()
-        tgt_writer.close()
-        if sampler:
-            sampler.close()
-        report["splits"][split] = {
-            "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
-            "dropped": dict(pair_filter.dropped) if pair_filter else {},
-            **({"augmented": augmented} if augmented else {}),
-            **({"word_alignments": aligner.close()} if aligner else {}),
-        }
-        if split == "train" and isinstance(data.train, list):
-            report["splits"][split]["corpora"] = per_corpus
+    try:
+        for split, sources in splits.items():
+            total = sum(source.corpus.count_pairs() for source in sources) if count_first and on_progress else None
+            pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress, total)
+                           if split == "train" else None)
+            src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
+            tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
+            sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
+            aligner = None
+            if split == "train" and data.word_alignments != "none":
+                word_pairs = None
+                if data.word_alignments == "dice":
+                    chained = _Chained([s.corpus for s in sources])
+                    word_pairs = WordPairs(_normalized_pairs(chained, data.normalize_nfkc))
+                aligner = TrainingAlignments(data.word_alignments, target, sp_src, sp_tgt, word_pairs)
+            read, per_corpus, augmented = 0, [], 0
+            for index, source in enumerate(sources):
+                corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
+                languages = train_languages[index] if train_languages and split == "train" else None
+                word_pairs = None
+                if source.augment is not None and source.augment.inserts():
+                    word_pairs = WordPairs(_normalized_pairs(source.corpus, data.normalize_nfkc))
+                for chunk in _chunks(_normalized_pairs(source.corpus, data.normalize_nfkc), CHUNK):
+                    first_line = read
+                    read += len(chunk)
+                    corpus_read += len(chunk)
+                    lines = range(first_line, first_line + len(chunk))
+                    if pair_filter:
+                        lines, chunk = _kept_before_encoding(pair_filter, lines, chunk, language_filter, languages)
+                    if source.augment is not None and source.augment.active():
+                        rewritten = [augment_pair(s, t, line, source.augment, word_pairs)
+                                     for line, (s, t) in zip(lines, chunk)]
+                        corpus_augmented += sum(new != old for new, old in zip(rewritten, chunk))
+                        chunk = rewritten
+                    src_ids = sp_src.encode([s for s, _ in chunk], num_threads=threads or -1)
+                    if source.prefix:
+                        src_ids = [[*source.prefix, *ids] for ids in src_ids]
+                    tgt_ids = sp_tgt.encode([t for _, t in chunk], num_threads=threads or -1)
+                    if source.target_prefix:
+                        tgt_ids = [[*source.target_prefix, *ids] for ids in tgt_ids]
+                    links = aligner.links_of(list(lines), chunk) if aligner else None
+                    if pair_filter:
+                        keep = []
+                        for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
+                            reason = pair_filter.length_reason(len(a), len(b))
+                            if reason:
+                                pair_filter.drop(reason)
+                            else:
+                                keep.append(i)
+                        src_ids = [src_ids[i] for i in keep]
+                        tgt_ids = [tgt_ids[i] for i in keep]
+                        chunk = [chunk[i] for i in keep]
+                        links = [links[i] for i in keep] if links else links
+                    src_writer.add(src_ids)
+                    tgt_writer.add(tgt_ids)
+                    if aligner:
+                        aligner.add(chunk, src_ids, tgt_ids, links)
+                    corpus_kept += len(src_ids)
+                    if sampler:
+                        sampler.add(chunk, src_ids, tgt_ids, source.prefix, source.target_prefix)
+                    if on_progress:
+                        on_progress(split, read, total)
+                per_corpus.append({"corpus": str(source.corpus), **source.settings, "read": corpus_read,
+                                   "kept": corpus_kept,
+                                   **({"augmented": corpus_augmented} if corpus_augmented else {})})
+                augmented += corpus_augmented
+            kept = src_writer.close()
+            tgt_writer.close()
+            if sampler:
+                sampler.close()
+            report["splits"][split] = {
+                "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
+                "dropped": dict(pair_filter.dropped) if pair_filter else {},
+                **({"augmented": augmented} if augmented else {}),
+                **({"word_alignments": aligner.close()} if aligner else {}),
+            }
+            if split == "train" and isinstance(data.train, list):
+                report["splits"][split]["corpora"] = per_corpus
+    finally:
+        if language_filter:
+            language_filter.close()  # its worker processes
     report["seconds"] = round(time.perf_counter() - started, 2)
     with replaced_whole(report_path) as f:
         f.write(json.dumps(report, indent=2))

@@ -53,6 +53,30 @@ def test_pairs_in_another_language_are_dropped_counted_and_the_rest_kept_in_orde
     assert train["kept"] > 44 and not any("language" in reason for reason in train["dropped"]), train
 
 
+def test_worker_processes_keep_the_same_pairs_as_one(tmp_path, monkeypatch):
+    """With --threads 2 the identifier runs in two worker processes, each on half of every chunk's
+    pairs (at least 8 each here, where a real corpus needs 2,000): the same pairs are dropped for
+    the same reasons, and the shards are byte for byte those of one process."""
+    import nmt.data.language_filter as language_filter
+
+    noisy_corpus(tmp_path)
+    monkeypatch.setattr(language_filter, "PAIRS_PER_PROCESS", 8)
+    pooled = []
+    close = language_filter.LanguageFilter.close
+    monkeypatch.setattr(language_filter.LanguageFilter, "close", lambda self: (pooled.append(self._pool is not None),
+                                                                              close(self)))
+    reports, shards = [], []
+    for threads in (1, 2):
+        recipe = tiny_recipe(tmp_path / f"threads{threads}", f"data.train={tmp_path / 'noisy'}", "data.language_filter=0.5")
+        train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+        reports.append(prepare(recipe.data, recipe.tokenizer, recipe.out, threads=threads)["splits"])
+        shards.append([(recipe.out / "data" / f"train.{side}.{kind}").read_bytes()
+                       for side in ("src", "tgt") for kind in ("bin", "idx")])
+    assert pooled == [False, True]  # one process, then a pool of two
+    assert reports[0] == reports[1] and reports[1]["train"]["kept"] == 44
+    assert shards[0] == shards[1]
+
+
 def test_the_threshold_is_the_other_languages_probability():
     """An English target is in another language than German at the identifier's probability p:
     dropped under a threshold below p, kept above it; a German one never."""
