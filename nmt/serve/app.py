@@ -199,6 +199,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     translator (nmt.decode.engines.engine.load_engine) named `model_name`."""
     require_fastapi()
     from fastapi import FastAPI
+    from fastapi.concurrency import run_in_threadpool
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
     from starlette.exceptions import HTTPException
@@ -302,6 +303,28 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     async def languages() -> list:
         """LibreTranslate's list of languages, each with its targets, over every model served."""
         return libretranslate.languages(models.directions())
+
+    @app.post("/detect")
+    async def detect(request: Request):
+        """LibreTranslate's language detection, among the served source languages."""
+        raw, content_type = await request.body(), request.headers.get("content-type", "")
+        try:
+            if libretranslate.is_form(content_type):
+                fields = libretranslate.form_fields((await request.form()).multi_items())
+            else:
+                fields = json.loads(raw or b"null")
+            texts, _ = libretranslate.texts_of(fields if isinstance(fields, dict) else {})
+            sources = sorted({source for source, _ in models.directions()})
+            # the identifier's first use reads its model: off the event loop
+            return await run_in_threadpool(libretranslate.detections, texts, sources)
+        except (HTTPException, ValueError) as e:  # a malformed form or JSON body, or a LibreError
+            detail = e.detail if isinstance(e, HTTPException) else str(e)
+            return JSONResponse({"error": detail if isinstance(e, libretranslate.LibreError)
+                                 else f"Invalid request: {detail}"}, status_code=400)
+
+    @app.get("/frontend/settings")
+    async def frontend_settings() -> dict:
+        return libretranslate.frontend_settings(models.directions(), limits.max_chars)
 
     return app
 

@@ -6,21 +6,30 @@ web and mobile clients, the apps that speak to a LibreTranslate server) can use 
                    -> {"translatedText": "..."} (a list where q is a list; + "alternatives",
                       + "detectedLanguage" where source was auto)
   GET  /languages  -> [{"code": "en", "name": "English", "targets": ["de"]}, ...]
+  POST /detect     q=... (a text or a list) -> [{"confidence": 97.5, "language": "en"}, ...]
+  GET  /frontend/settings -> what LibreTranslate's web client asks first (limits, default languages)
 
 Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A text of several
 lines is translated line by line and joined again; format html reads it as markup (tags kept
 around the words they wrap), text as plain text. A language may be named by another code of it
 (de for a model's deu_Latn) where one served code has it. source auto takes the model's source language
-where it reads only one, and is an error naming them where it reads several. api_key is
-accepted and not checked.
+where it reads only one; where it reads several, the language identifier (py3langid, `pip install
+'nmt[langid]'`) chooses among them, one language for the whole request (its texts' probabilities
+averaged, weighted by their lengths, as LibreTranslate averages a batch), and without it the
+request is an error naming them. /detect ranks the server's source languages by the identifier's
+probability (0-100, as LibreTranslate's confidence), each text's weighted by its length.
+api_key is accepted and not checked.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 
+from nmt.data.language_filter import identifier, identifier_label
 from nmt.data.languages import language_name, same_language
+from nmt.errors import NmtError
 
 FORMATS = ("text", "html")
 
@@ -38,6 +47,7 @@ class LibreRequest:
     markup: bool  # format html
     alternatives: int = 0
     detected: bool = False  # source was auto
+    confidences: list[float] | None = None  # with source auto: each text's probability of the source, 0-100
 
 
 FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -77,15 +87,47 @@ def languages(directions: set[tuple[str, str]]) -> list[dict]:
     return [{"code": code, "name": language_name(code), "targets": sorted(targets[code])} for code in sorted(targets)]
 
 
-def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
-    """A LibreTranslate request checked against the served directions; LibreError naming the field."""
+def texts_of(fields: dict) -> tuple[list[str], bool]:
+    """q as a list of texts, and whether it was given as a list; LibreError where it is missing."""
     q = fields.get("q")
     if isinstance(q, str):
-        texts, as_list = [q], False
-    elif isinstance(q, list) and all(isinstance(t, str) for t in q):
-        texts, as_list = q, True
-    else:
-        raise LibreError("Invalid request: missing q parameter (a text, or a list of texts)")
+        return [q], False
+    if isinstance(q, list) and all(isinstance(t, str) for t in q):
+        return q, True
+    raise LibreError("Invalid request: missing q parameter (a text, or a list of texts)")
+
+
+def can_detect() -> bool:
+    """Whether py3langid is installed (without loading its model, a second's work)."""
+    return importlib.util.find_spec("py3langid") is not None
+
+
+def detections(texts: list[str], sources: list[str]) -> list[dict]:
+    """LibreTranslate's /detect over `sources` (the served source languages): each one's
+    probability by the identifier, 0-100, averaged over the texts weighted by their lengths,
+    most likely first. A language the identifier does not know gets 0; LibreError where
+    py3langid is missing."""
+    try:
+        ident = identifier("language detection (/detect, source auto)", probabilities=True)
+    except NmtError as e:
+        raise LibreError(str(e)) from None
+    labels = {code: identifier_label(ident, code) for code in sources}
+    totals, weight = dict.fromkeys(sources, 0.0), 0
+    for text in texts:
+        if not text.strip():
+            continue
+        probabilities = dict(ident.rank(text))
+        for code, label in labels.items():
+            totals[code] += probabilities.get(label, 0.0) * len(text)
+        weight += len(text)
+    ranked = [{"confidence": round(100 * total / weight, 2) if weight else 0.0, "language": code}
+              for code, total in totals.items()]
+    return sorted(ranked, key=lambda d: -d["confidence"])
+
+
+def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
+    """A LibreTranslate request checked against the served directions; LibreError naming the field."""
+    texts, as_list = texts_of(fields)
     source, target = fields.get("source"), fields.get("target")
     if not isinstance(source, str) or not source:
         raise LibreError("Invalid request: missing source parameter")
@@ -101,18 +143,32 @@ def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
     offered = {entry["code"]: entry["targets"] for entry in languages(directions)}
     target = as_served(target, {t for targets in offered.values() for t in targets})
     source = source if source == "auto" else as_served(source, offered)
-    detected = source == "auto"
+    detected, confidences = source == "auto", None
     if detected:
-        readers = [code for code, into in offered.items() if target in into]
-        if len(readers) != 1:
-            raise LibreError(f"source auto: this server translates into {target} from "
-                             f"{', '.join(readers) or 'no language'}: name the source")
-        source = readers[0]
+        source, confidences = _detected_source(texts, target, [code for code, into in offered.items() if target in into])
     if source not in offered:
         raise LibreError(f"{source} is not supported: this server translates from {', '.join(offered)}")
     if target not in offered[source]:
         raise LibreError(f"{target} is not supported from {source}: choose {', '.join(offered[source])}")
-    return LibreRequest(texts, as_list, source, target, text_format == "html", max(alternatives, 0), detected)
+    return LibreRequest(texts, as_list, source, target, text_format == "html", max(alternatives, 0), detected,
+                        confidences)
+
+
+def _detected_source(texts: list[str], target: str, readers: list[str]) -> tuple[str, list[float]]:
+    """source auto: the language of `readers` (those translated into `target`) the identifier finds
+    most likely for the texts, and each text's probability of it (100 for the one reader where
+    py3langid is missing)."""
+    if not readers:
+        raise LibreError(f"source auto: this server translates into {target} from no language")
+    try:
+        source = detections(texts, readers)[0]["language"] if len(readers) > 1 else readers[0]
+        confidences = [detections([text], [source])[0]["confidence"] for text in texts]
+    except LibreError:
+        if len(readers) > 1:
+            raise LibreError(f"source auto: this server translates into {target} from {', '.join(readers)}: "
+                             "name the source, or install nmt[langid] to detect it") from None
+        confidences = [100.0] * len(texts)
+    return source, confidences
 
 
 def as_served(code: str, served) -> str:
@@ -148,6 +204,19 @@ def answer(request: LibreRequest, translated: list[list[str]], counts: list[int]
     if request.alternatives:
         out["alternatives"] = alternatives if request.as_list else alternatives[0]
     if request.detected:
-        out["detectedLanguage"] = ({"language": request.source, "confidence": 100.0} if not request.as_list else
-                                   [{"language": request.source, "confidence": 100.0}] * len(texts))
+        detected = [{"language": request.source, "confidence": c} for c in request.confidences]
+        out["detectedLanguage"] = detected if request.as_list else detected[0]
     return out
+
+
+def frontend_settings(directions: set[tuple[str, str]], max_chars: int) -> dict:
+    """What LibreTranslate's web client reads first: the character limit, no API keys, no file
+    translation or suggestions, and its default languages (source auto where the identifier
+    can detect it, else the first source; that source's first target)."""
+    offered = languages(directions)
+    first = offered[0] if offered else {"code": "", "name": "", "targets": [""]}
+    source = {"code": "auto", "name": "Auto Detect"} if can_detect() else {"code": first["code"], "name": first["name"]}
+    target = first["targets"][0]
+    return {"charLimit": max_chars, "frontendTimeout": 500, "apiKeys": False, "keyRequired": False,
+            "suggestions": False, "filesTranslation": False, "supportedFilesFormat": [],
+            "language": {"source": source, "target": {"code": target, "name": language_name(target)}}}

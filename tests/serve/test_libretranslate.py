@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from nmt.serve.libretranslate import LibreError, detections, parse
 from tests.serve.test_serve import Server
 
 LINES = ["A black dog leaps over a log.", "Asian man sweeping the walkway."]
@@ -60,7 +61,9 @@ def test_json_requests_lists_html_alternatives_and_auto(server):
     own = server.post({"text": LINES})[1]["translations"]
     status, reply = libre(server, {"q": LINES, "source": "auto", "target": "de", "format": "text"})
     assert status == 200 and reply["translatedText"] == own
-    assert reply["detectedLanguage"] == [{"language": "en", "confidence": 100.0}] * 2
+    # each text's probability of English by the identifier, as /detect gives it
+    assert reply["detectedLanguage"] == [{"language": "en", "confidence": detections([line], ["en"])[0]["confidence"]}
+                                         for line in LINES]
     tagged = 'A <b>black</b> dog leaps over a <a href="x">log</a>.'
     marked = server.post({"text": [tagged], "markup": True})[1]["translations"][0]
     status, reply = libre(server, {"q": tagged, "source": "en", "target": "de", "format": "html"})
@@ -70,6 +73,48 @@ def test_json_requests_lists_html_alternatives_and_auto(server):
     nbest = server.post({"text": [LINES[0]], "nbest": 3, "beam_size": 4})[1]["nbest"][0]
     assert status == 200 and reply["translatedText"] == nbest[0]["text"]
     assert reply["alternatives"] == [h["text"] for h in nbest[1:]]
+
+
+def test_detect_and_the_web_clients_settings(server):
+    """/detect ranks the served source languages (here en alone) by the identifier's probability,
+    0-100, as LibreTranslate's clients read it (libretranslatepy posts a form, others JSON, a
+    list averaged by length); /frontend/settings gives the web client its limits and defaults."""
+    from libretranslatepy import LibreTranslateAPI
+
+    [english] = LibreTranslateAPI(server.url).detect(LINES[0])
+    assert english["language"] == "en" and english == detections([LINES[0]], ["en"])[0] and english["confidence"] > 50
+    status, body, _ = server.request("POST", "/detect", json.dumps({"q": [LINES[0], "Zwei Männer."]}).encode())
+    assert status == 200 and json.loads(body) == detections([LINES[0], "Zwei Männer."], ["en"])
+    for payload in ({}, {"q": 3}):
+        status, body, _ = server.request("POST", "/detect", json.dumps(payload).encode())
+        assert status == 400 and json.loads(body)["error"].startswith("Invalid request: missing q"), body
+    status, body, _ = server.request("POST", "/detect", b"{not json")
+    assert status == 400 and json.loads(body)["error"].startswith("Invalid request"), body
+    status, body, _ = server.request("GET", "/frontend/settings")
+    settings = json.loads(body)
+    assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is False
+    assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
+                                    "target": {"code": "de", "name": "German"}}
+
+
+def test_source_auto_chooses_among_the_languages_read_into_the_target(monkeypatch):
+    """A server reading English and French into German: source auto takes the language the
+    identifier finds for the whole request. Without py3langid, auto is an error naming both
+    (and the extra); with one language read into the target it is that one, at 100."""
+    served = {("en", "de"), ("fr", "de"), ("de", "en")}
+    french = ["Un chien noir saute par-dessus une bûche.", "Deux hommes marchent dans la rue."]
+    asked = parse({"q": french, "source": "auto", "target": "de"}, served)
+    assert asked.source == "fr" and asked.detected and len(asked.confidences) == 2 and min(asked.confidences) > 50
+    assert parse({"q": LINES[0], "source": "auto", "target": "de"}, served).source == "en"
+    assert parse({"q": LINES[0], "source": "auto", "target": "en"}, served).source == "de"  # the only reader
+
+    def no_py3langid(*_):
+        raise LibreError("language detection (/detect, source auto) needs py3langid: pip install 'nmt[langid]'")
+
+    monkeypatch.setattr("nmt.serve.libretranslate.detections", no_py3langid)
+    with pytest.raises(LibreError, match=r"into de from en, fr: name the source, or install nmt\[langid\]"):
+        parse({"q": french, "source": "auto", "target": "de"}, served)
+    assert parse({"q": LINES, "source": "auto", "target": "en"}, served).confidences == [100.0, 100.0]
 
 
 def test_a_language_may_be_named_by_another_of_its_codes(server):
