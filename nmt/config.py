@@ -506,8 +506,8 @@ class MbrConfig(Section):
     one that agrees most with all the others by a utility metric (Freitag et al., 2022)."""
 
     candidates: int = Field(default=0, ge=0)  # 0: off; N: chosen among N candidates
-    # sampling: N draws under decode.temperature, top_k, top_p and epsilon (epsilon sampling with
-    # decode.epsilon: 0.02, Freitag et al., 2023); beam: the beam's N best (beam_size at least N).
+    # sampling: N draws under decode.temperature, top_k, top_p and epsilon (unset: epsilon sampling
+    # at 0.02, Freitag et al., 2023); beam: the beam's N best (beam_size at least N).
     source: Literal["sampling", "beam"] = "sampling"
     utility: Literal["chrf", "bleu", "comet"] = "chrf"  # bleu: sacrebleu's sentence BLEU (exp smoothing)
     comet_model: str | None = None  # a COMET model directory (utility comet; nmt.metrics.comet)
@@ -547,8 +547,10 @@ class DecodeConfig(Section):
     temperature: float = Field(default=1.0, gt=0.0)  # for the most probable token alone: beam_size 1
     top_k: int = Field(default=0, ge=0)  # 0 = no top-k truncation
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)  # 1.0 = no nucleus truncation
-    # Epsilon sampling (Hewitt et al., 2022): tokens less probable than this are never drawn; 0 = off
-    epsilon: float = Field(default=0.0, ge=0.0, lt=1.0)
+    # Epsilon sampling (Hewitt et al., 2022): tokens less probable than this are never drawn; 0 = off.
+    # Unset: 0.02 for MBR's samples (Freitag et al., 2023; better than plain sampling at every N on
+    # Multi30k, docs/quality.md) where the engine has it, off for --sampling.
+    epsilon: float | None = Field(default=None, ge=0.0, lt=1.0)
     seed: int = 1
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"

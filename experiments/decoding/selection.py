@@ -38,7 +38,7 @@ def systems(reverse: str, reverse_weight: float) -> dict[str, list[str]]:
     """Each system's --set overrides over the recipe's decode settings."""
     out = {"beam": [], f"beam{RERANK_CANDIDATES}": [f"decode.beam_size={RERANK_CANDIDATES}"]}
     for n in SAMPLES:
-        out[f"mbr_chrf_sampling_{n}"] = [f"decode.mbr.candidates={n}"]
+        out[f"mbr_chrf_sampling_{n}"] = [f"decode.mbr.candidates={n}", "decode.epsilon=0"]  # plain sampling
         out[f"mbr_chrf_epsilon_{n}"] = [f"decode.mbr.candidates={n}", f"decode.epsilon={EPSILON}"]
     out[f"rerank_reverse_{RERANK_CANDIDATES}"] = [
         f"decode.beam_size={RERANK_CANDIDATES}", f"decode.rerank.candidates={RERANK_CANDIDATES}",

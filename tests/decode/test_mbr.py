@@ -112,6 +112,29 @@ def test_mbr_chooses_among_the_samples_by_expected_utility(model):
     assert line_seed(1, [5, 6]) == line_seed(1, [5, 6]) != line_seed(2, [5, 6])
 
 
+def test_unset_epsilon_samples_mbrs_candidates_at_0_02_and_leaves_plain_sampling_alone(model):
+    """decode.epsilon unset: MBR's samples are those of epsilon 0.02 (Freitag et al.'s, which beat
+    plain sampling on Multi30k), plain --sampling draws as with epsilon 0, and an explicit 0 turns
+    MBR's off; an engine without epsilon sampling (CTranslate2) samples plainly."""
+    from types import SimpleNamespace
+
+    from nmt.decode.selection import MBR_EPSILON, candidates_epsilon
+
+    lines = lines_of(6)
+
+    def tokens(*settings):
+        return [[h.tokens for h in hyps] for hyps in translate_lines(model, lines, decode_settings(
+            model.recipe, None, {}, [*settings, "decode.precision=fp32"]))]
+
+    mbr = ["decode.mbr.candidates=8", "decode.nbest=8"]
+    assert MBR_EPSILON == 0.02
+    assert tokens(*mbr) == tokens(*mbr, "decode.epsilon=0.02") != tokens(*mbr, "decode.epsilon=0")
+    assert tokens("decode.sampling=true") == tokens("decode.sampling=true", "decode.epsilon=0")
+    unset = decode_settings(model.recipe, None, {}, mbr)
+    ctranslate2 = SimpleNamespace(capabilities=SimpleNamespace(epsilon=False))
+    assert unset.epsilon is None and candidates_epsilon(ctranslate2, unset) == 0.0
+
+
 def test_mbr_the_same_in_one_process_two_and_through_serve(trained_tiny, tmp_path):
     from fastapi.testclient import TestClient
 

@@ -17,10 +17,11 @@ class Capabilities:
     prefixes: bool = True  # forced target prefixes
     token_scores: bool = True  # per-token log-probabilities (score_batch)
     directions: bool = True  # language tokens in front of the source (choose_direction)
+    epsilon: bool = True  # epsilon sampling (decode.epsilon)
 
 
 TORCH = Capabilities("torch", constraints=True, alignments=True)
-CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False)
+CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, epsilon=False)
 # Why an engine without a capability cannot do it, by capability.
 _REASONS = {"constraints": "CTranslate2 has no lexical constraints",
             "alignments": "a CTranslate2 export gives them for a model trained with train.guided_alignment only"}

@@ -148,7 +148,7 @@ def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
     if cfg.sampling:
         generator = torch.Generator(translator.device).manual_seed(cfg.seed)
         sample = {"temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "generator": generator,
-                  "epsilon": cfg.epsilon}
+                  "epsilon": cfg.epsilon or 0.0}
     alpha = 0.0 if cfg.sampling else cfg.length_penalty
     return greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
                          no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
