@@ -279,6 +279,10 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             }
             if split == "train" and isinstance(data.train, list):
                 report["splits"][split]["corpora"] = per_corpus
+    except BaseException:  # Ctrl-C or an error: the shards begun go (a WMT-sized one is gigabytes)
+        for unfinished in target.glob("*.tmp"):
+            unfinished.unlink()
+        raise
     finally:
         if language_filter:
             language_filter.close()  # its worker processes

@@ -207,6 +207,27 @@ def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):
     assert not prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
 
 
+def test_an_interrupted_prepare_leaves_no_unfinished_shard_and_keeps_the_finished_ones(tmp_path, monkeypatch):
+    """Ctrl-C while the training pairs are written: the unfinished shards' temporary files go,
+    the shards of the run before stay as they were, and the next run prepares again."""
+    recipe = prepared_tiny(tmp_path)
+    data = recipe.out / "data"
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+    (tmp_path / "edited.en").write_text((TINY_DATA_DIR / "train.en").read_text() + "One more line.\n")
+    (tmp_path / "edited.de").write_text((TINY_DATA_DIR / "train.de").read_text() + "Noch eine Zeile.\n")
+    edited = tiny_recipe(tmp_path, f"data.train={tmp_path / 'edited'}")
+
+    def interrupted(self, sentences):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ShardWriter, "add", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            prepare(edited.data, edited.tokenizer, edited.out)
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before  # no .tmp file; nothing else changed
+    assert prepare(edited.data, edited.tokenizer, edited.out)["splits"]["train"]["read"] == 49
+
+
 def test_prepare_names_missing_files(tmp_path):
     recipe = prepared_tiny(tmp_path)
     broken = tiny_recipe(tmp_path, f"data.valid={tmp_path / 'nowhere'}")
