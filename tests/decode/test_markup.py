@@ -38,6 +38,9 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     assert spans("見てwww.example.com）。メールtaro@example.jpです") == ["www.example.com", "taro@example.jp"]
     assert spans("See https://zh.wikipedia.org/wiki/中国 now") == ["https://zh.wikipedia.org/wiki/中国"]
     assert spans("关注@nmt_user吧，#nmt很好") == ["@nmt_user", "#nmt"]
+    # numbers and codes written against Chinese, Japanese or Korean letters, as those languages write them
+    assert spans("我有3000元，价格是$25.99，日期2024-05-01，会议在10:30开始。") == ["3000", "$25.99", "2024-05-01", "10:30"]
+    assert spans("COVID-19疫情和R2-D2。2024年5月1日に3000원") == ["COVID-19", "R2-D2", "2024", "5", "1", "3000"]
 
 
 def test_markup_is_read_into_text_and_items_at_offsets():

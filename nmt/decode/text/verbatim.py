@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 
 # Chinese, Japanese and Korean letters and their punctuation and full-width forms: text written
-# against a URL, an e-mail address or a handle without a space ("网址https://x.org，谢谢",
-# "关注@nmt吧") is not part of it.
+# against a URL, an e-mail address, a handle, a number or a code without a space ("网址https://x.org，
+# 谢谢", "关注@nmt吧", "我有3000元", "COVID-19疫情") is not part of it.
 _CJK_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_PUNCTUATION = "\u3000-\u303f\uff00-\uffef"
 _URL = rf"(?:https?://|ftp://|www\.)[^\s<>\"'`{_CJK_PUNCTUATION}]+"  # (a path may hold Han: /wiki/中国)
 _WORD_CHAR = rf"[^\W{_CJK_LETTERS}]"  # a word's character, other than a CJK letter
 _EMAIL = rf"(?:{_WORD_CHAR}|[.+-])+@(?:{_WORD_CHAR}|-)+(?:\.(?:{_WORD_CHAR}|-)+)+"
 _NUMBER = r"[$€£¥₹]?[+-]?\d+(?:[.,:/-]\d+)*(?:%|[$€£¥₹])?"
-_CODE = r"(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+_CODE = rf"(?=(?:{_WORD_CHAR}|-)*\d)(?=(?:{_WORD_CHAR}|-)*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
 _HANDLE = rf"[@#][^\W_{_CJK_LETTERS}][^\W{_CJK_LETTERS}]*(?![^\W{_CJK_LETTERS}]|-)"  # "#nmt很好": #nmt
 # Pictographs, dingbats and symbols, with their modifiers (variation selector, skin tones) and
 # zero-width-joiner sequences; a run of them is one span.
@@ -29,7 +29,8 @@ _EMOJI = f"(?:{_PICTOGRAPH}[\uFE0F\U0001F3FB-\U0001F3FF]*(?:\u200D{_PICTOGRAPH}[
 
 _VERBATIM = re.compile(
     rf"(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
-    rf"|(?<![\w-])(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?![\w-])|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
+    rf"|(?<!{_WORD_CHAR})(?<!-)(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?!{_WORD_CHAR}|-)"
+    rf"|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
 
 
