@@ -282,7 +282,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     async def translate_libre(fields: dict) -> JSONResponse:
         """LibreTranslate's POST /translate (nmt.serve.libretranslate), by the model of its direction."""
         try:
-            asked = libretranslate.parse(fields, models.directions())
+            # (source auto reads the identifier's model on first use: off the event loop)
+            asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
             served = models.for_direction(asked.source, [asked.target])
             lines, counts = libretranslate.lines_of(asked)
             hypotheses = 1 + asked.alternatives

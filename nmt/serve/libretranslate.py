@@ -102,26 +102,29 @@ def can_detect() -> bool:
     return importlib.util.find_spec("py3langid") is not None
 
 
-def detections(texts: list[str], sources: list[str]) -> list[dict]:
-    """LibreTranslate's /detect over `sources` (the served source languages): each one's
-    probability by the identifier, 0-100, averaged over the texts weighted by their lengths,
-    most likely first. A language the identifier does not know gets 0; LibreError where
-    py3langid is missing."""
+def probabilities(texts: list[str], sources: list[str]) -> list[dict[str, float]]:
+    """Each text's probability of each of `sources` by the identifier, 0-100 (0 for a language
+    it does not know, and for an empty text); LibreError where py3langid is missing."""
     try:
         ident = identifier("language detection (/detect, source auto)", probabilities=True)
     except NmtError as e:
         raise LibreError(str(e)) from None
     labels = {code: identifier_label(ident, code) for code in sources}
-    totals, weight = dict.fromkeys(sources, 0.0), 0
+    found = []
     for text in texts:
-        if not text.strip():
-            continue
-        probabilities = dict(ident.rank(text))
-        for code, label in labels.items():
-            totals[code] += probabilities.get(label, 0.0) * len(text)
-        weight += len(text)
-    ranked = [{"confidence": round(100 * total / weight, 2) if weight else 0.0, "language": code}
-              for code, total in totals.items()]
+        ranked = dict(ident.rank(text)) if text.strip() else {}
+        found.append({code: 100 * ranked.get(label, 0.0) for code, label in labels.items()})
+    return found
+
+
+def detections(texts: list[str], sources: list[str], found: list[dict[str, float]] | None = None) -> list[dict]:
+    """LibreTranslate's /detect over `sources` (the served source languages): each one's
+    probability, 0-100, averaged over the texts weighted by their lengths, most likely first
+    (`found`: the texts' `probabilities`, where already known)."""
+    found = probabilities(texts, sources) if found is None else found
+    weight = sum(len(text) for text in texts if text.strip())
+    ranked = [{"confidence": round(sum(p[code] * len(text) for p, text in zip(found, texts)) / weight, 2)
+               if weight else 0.0, "language": code} for code in sources]
     return sorted(ranked, key=lambda d: -d["confidence"])
 
 
@@ -161,14 +164,14 @@ def _detected_source(texts: list[str], target: str, readers: list[str]) -> tuple
     if not readers:
         raise LibreError(f"source auto: this server translates into {target} from no language")
     try:
-        source = detections(texts, readers)[0]["language"] if len(readers) > 1 else readers[0]
-        confidences = [detections([text], [source])[0]["confidence"] for text in texts]
+        found = probabilities(texts, readers)
     except LibreError:
         if len(readers) > 1:
             raise LibreError(f"source auto: this server translates into {target} from {', '.join(readers)}: "
                              "name the source, or install nmt[langid] to detect it") from None
-        confidences = [100.0] * len(texts)
-    return source, confidences
+        return readers[0], [100.0] * len(texts)
+    source = detections(texts, readers, found)[0]["language"] if len(readers) > 1 else readers[0]
+    return source, [round(p[source], 2) for p in found]
 
 
 def as_served(code: str, served) -> str:

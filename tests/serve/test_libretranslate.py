@@ -111,7 +111,7 @@ def test_source_auto_chooses_among_the_languages_read_into_the_target(monkeypatc
     def no_py3langid(*_):
         raise LibreError("language detection (/detect, source auto) needs py3langid: pip install 'nmt[langid]'")
 
-    monkeypatch.setattr("nmt.serve.libretranslate.detections", no_py3langid)
+    monkeypatch.setattr("nmt.serve.libretranslate.probabilities", no_py3langid)
     with pytest.raises(LibreError, match=r"into de from en, fr: name the source, or install nmt\[langid\]"):
         parse({"q": french, "source": "auto", "target": "de"}, served)
     assert parse({"q": LINES, "source": "auto", "target": "en"}, served).confidences == [100.0, 100.0]
