@@ -3,7 +3,7 @@ validated often: a constant rate without a cool-down, the same rate halved whene
 has not improved for 2 validations in a row (train.lr_plateau: factor 0.5, patience 2), and the
 demo's own schedule (the inverse square root, cooled to 0 over the last 30 %), at the same peak.
 
-    python -m experiments.schedules.plateau [--updates 4000] [--valid-every 250] [--seed 1]
+    python -m experiments.schedules.plateau [--updates 4000] [--valid-every 250] [--seed 1] [--schedules ...]
 
 Side by side on the demo's prepared data (runs/demo: `make demo` prepares it), one CPU thread
 each. Recorded for each as in schedules.py, plus every validation's dev loss and BLEU and the
@@ -24,7 +24,11 @@ PLATEAU = {
     "constant": ["train.lr_schedule=constant", "train.cooldown=0"],
     "constant_plateau": ["train.lr_schedule=constant", "train.cooldown=0", "train.lr_plateau.factor=0.5"],
     "inverse_sqrt_cooldown": SCHEDULES["inverse_sqrt_cooldown"],
+    # halved after every validation that is not the best yet (patience 2 never cut in 4,000 updates)
+    "constant_plateau_patience1": ["train.lr_schedule=constant", "train.cooldown=0", "train.lr_plateau.factor=0.5",
+                                   "train.lr_plateau.patience=1"],
 }
+FIRST = ["constant", "constant_plateau", "inverse_sqrt_cooldown"]  # plateau.json's runs
 
 
 def validations(run: Path) -> list[dict]:
@@ -47,7 +51,7 @@ def cuts(run: Path) -> list[dict]:
 
 
 def main() -> None:
-    args, names = study_arguments(__doc__.splitlines()[0], PLATEAU, updates=4000, valid_every=250)
+    args, names = study_arguments(__doc__.splitlines()[0], PLATEAU, updates=4000, valid_every=250, default=FIRST)
     chosen = {name: PLATEAU[name] for name in names}
     settings = [*DEMO, f"train.max_steps={args.updates}", f"train.valid_every={args.valid_every}",
                 f"train.seed={args.seed}"]
@@ -56,7 +60,8 @@ def main() -> None:
     for record in records:
         record["validations"] = validations(runs / record["name"])
         record["cuts"] = cuts(runs / record["name"])
-    write_json(RESULTS / ("plateau.json" if args.seed == 1 else f"plateau_seed{args.seed}.json"),
+    variant = "" if names == FIRST else "_" + "_".join(names)
+    write_json(RESULTS / (f"plateau{variant}.json" if args.seed == 1 else f"plateau_seed{args.seed}{variant}.json"),
                {"updates": args.updates, "seed": args.seed, "settings": settings, "runs": records})
 
 

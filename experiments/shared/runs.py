@@ -55,17 +55,18 @@ def bleu_and_chrf(checkpoint: Path, hypotheses: Path, recipe: str) -> dict[str, 
     return {s["name"]: s["score"] for s in test_set_scores(checkpoint, hypotheses, recipe, "bleu,chrf", ("--threads", "2"))}
 
 
-def study_arguments(description: str, schedules: dict, updates: int = 1500,
-                    valid_every: int | None = None) -> tuple[argparse.Namespace, list[str]]:
+def study_arguments(description: str, schedules: dict, updates: int = 1500, valid_every: int | None = None,
+                    default: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
     """The command line of a study that trains runs under some of `schedules` (named settings) for
     --updates from --seed (and validates every --valid-every updates, where the study has that
-    choice): its arguments, and the schedules chosen (--schedules, comma-separated; all by default)."""
+    choice): its arguments, and the schedules chosen (--schedules, comma-separated; `default`, else all)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--updates", type=int, default=updates)
     parser.add_argument("--seed", type=int, default=1)
     if valid_every is not None:
         parser.add_argument("--valid-every", type=int, default=valid_every)
-    parser.add_argument("--schedules", default=",".join(schedules), help=f"comma-separated: {', '.join(schedules)}")
+    parser.add_argument("--schedules", default=",".join(default or schedules),
+                        help=f"comma-separated: {', '.join(schedules)}")
     args = parser.parse_args()
     return args, args.schedules.split(",")
 
