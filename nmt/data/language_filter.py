@@ -53,7 +53,7 @@ class LanguageFilter:
     """A pair's side is in another language where the identifier's most probable language is not
     its own and has a probability above `threshold` (0.5: at least as likely as all the others
     together). `processes` > 1: `reasons` spreads large lists of pairs over that many worker
-    processes, started at the first such list and stopped by `close` (or the `with` block's end)."""
+    processes, started at the first such list and stopped by `close`."""
 
     KEY = "data.language_filter"
 
@@ -61,12 +61,6 @@ class LanguageFilter:
         self.threshold, self.processes = threshold, processes
         self.ident = identifier(self.KEY, probabilities=True)
         self._pool = None
-
-    def __enter__(self) -> LanguageFilter:
-        return self
-
-    def __exit__(self, *_) -> None:
-        self.close()
 
     def close(self) -> None:
         """Stops the worker processes (idle between calls, or still classifying where `reasons`
