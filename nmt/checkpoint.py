@@ -235,6 +235,9 @@ def assembled(payload: dict, path: Path, map_location: str | torch.device = "cpu
 
     whole = {k: v for k, v in payload.items() if k != SHARDS}
     whole["model"] = {name: join([part["model"][name] for part in parts]) for name in parts[0]["model"]}
+    if TRAINING_WEIGHTS in parts[0]:  # (train.ema_decay: "model" is the average's shards)
+        whole[TRAINING_WEIGHTS] = {name: join([part[TRAINING_WEIGHTS][name] for part in parts])
+                                   for name in parts[0][TRAINING_WEIGHTS]}
     optimizer = parts[0].get("optimizer")
     if optimizer is not None:
         whole["optimizer"] = {

@@ -455,8 +455,6 @@ class TrainConfig(Section):
     def _fsdp_trains_every_parameter(self) -> "TrainConfig":
         if self.parallel == "fsdp" and (self.freeze or self.lora_rank):
             raise ValueError("parallel fsdp trains every parameter: freeze and lora_rank run under parallel ddp")
-        if self.parallel == "fsdp" and self.ema_decay:
-            raise ValueError("ema_decay: the weights' average is kept whole, not in shards; run under parallel ddp")
         return self
 
     @model_validator(mode="after")

@@ -157,8 +157,7 @@ class RunCheckpoints:
         shard = load_shard(path, payload, self.world.rank, self.device) if own_shards else None
         try:
             if own_shards:
-                self.update.load_local_state(shard)
-                notes = []
+                notes = self.update.load_local_state(shard)
             else:
                 notes = self.update.load_weights(payload)
         except (RuntimeError, NmtError) as e:

@@ -47,10 +47,6 @@ def choose_parallel(cfg: TrainConfig, model: nn.Module, device: torch.device, pr
     held = 16 * parameters
     memory = torch.cuda.get_device_properties(device).total_memory
     if held > AUTO_SHARE * memory:
-        if cfg.ema_decay:
-            return "ddp", (f"train.parallel auto: ddp, although weights, gradients and Adam ({held / 1e9:.1f} GB) take "
-                           f"more than {AUTO_SHARE:.0%} of each GPU's {memory / 1e9:.0f} GB: train.ema_decay keeps the "
-                           "average whole")
         return "fsdp", (f"train.parallel auto: fsdp, as weights, gradients and Adam ({held / 1e9:.1f} GB) would take "
                         f"more than {AUTO_SHARE:.0%} of each GPU's {memory / 1e9:.0f} GB under DDP")
     return "ddp", None
@@ -154,12 +150,19 @@ def _local(value):
     return value.detach().cpu() if isinstance(value, torch.Tensor) else value
 
 
-def local_model_state(model: nn.Module) -> dict[str, torch.Tensor]:
+def local_model_state(model: nn.Module, copy: bool = False) -> dict[str, torch.Tensor]:
     """This process's shard of every weight (first-dimension slices, in process order); a tied
-    weight's names share one tensor, as in the model."""
+    weight's names share one tensor, as in the model. `copy`: tensors of their own, which keep
+    their values when the weights change (on a CPU a shard is otherwise the weight's own storage)."""
     shards: dict[int, torch.Tensor] = {}
     state = model.state_dict(keep_vars=True)
-    return {name: shards.setdefault(id(tensor), _local(tensor)) for name, tensor in state.items()}
+
+    def own(tensor):
+        local = _local(tensor)
+        return local.clone() if copy else local
+
+    return {name: shards[id(tensor)] if id(tensor) in shards else shards.setdefault(id(tensor), own(tensor))
+            for name, tensor in state.items()}
 
 
 def local_optimizer_state(optimizer: torch.optim.Optimizer) -> dict:

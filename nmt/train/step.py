@@ -119,8 +119,8 @@ class TrainStep:
         self.optimizer = torch.optim.Adam(self.parameters, lr=1.0, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                           weight_decay=cfg.weight_decay, fused=fused_adam(device) and not self.sharded)
         self.scheduler = Schedule(self.optimizer, cfg, model.cfg.d_model, budget_used)
-        # train.ema_decay: the weights' average beside what the optimizer updates (whole: the recipe
-        # and sharding.choose_parallel keep such a run off fsdp)
+        # train.ema_decay: the weights' average beside what the optimizer updates (under FSDP, of
+        # this process's shards)
         self.average = WeightAverage(self.parameters, cfg.ema_decay) if cfg.ema_decay else None
         # fp16 needs loss scaling on every device; the scaler runs on a CPU too (tested there).
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
@@ -268,7 +268,9 @@ class TrainStep:
         with its fp32 weights (their average, with train.ema_decay), or under FSDP a plain copy
         gathered from the shards (None elsewhere)."""
         if self.sharded:
-            yield sharding.unsharded_copy(self.model, self.world.is_main, self.device)
+            with self.averaged():  # gathered from the average's shards
+                copy = sharding.unsharded_copy(self.model, self.world.is_main, self.device)
+            yield copy
         else:
             with self.averaged(), self.fp32_weights():
                 yield self.model
@@ -279,7 +281,13 @@ class TrainStep:
         the first one gets them): {"model": weights}, or with train.ema_decay {"model": their
         average, TRAINING_WEIGHTS: the trained weights themselves}."""
         if self.sharded:
-            return {"model": sharding.full_model_state(self.model)}
+            trained = sharding.full_model_state(self.model)
+            if not self.average:
+                return {"model": trained}
+            with self.average.in_place():
+                average = sharding.full_model_state(self.model)
+            return {"model": average, TRAINING_WEIGHTS: {name: trained[name] for name in self._parameter_names()
+                                                         if name in trained}}  # ({} on the other processes)
         if not self.average:
             return {"model": self.model.state_dict()}
         trained = self.model.state_dict()
@@ -290,19 +298,25 @@ class TrainStep:
         return {"model": average, TRAINING_WEIGHTS: {name: tensor for name, tensor in trained.items()
                                                      if tensor.data_ptr() != average[name].data_ptr()}}
 
-    def load_weights(self, payload: dict) -> list[str]:
+    def _parameter_names(self) -> list[str]:
+        """Every name of every parameter (a tied weight's two), as a state dict names them."""
+        return [name for name, _ in self.model.named_parameters(remove_duplicate=False)]
+
+    def load_weights(self, payload: dict, load=None) -> list[str]:
         """A checkpoint's weights (`model_state`'s) into the model, and into the weights' average
-        where this run keeps one; notes where the checkpoint and the run differ in that."""
+        where this run keeps one; notes where the checkpoint and the run differ in that. `load`:
+        how weights go into the model (default `load_model_state`; this process's shards under FSDP)."""
+        load = load or self.load_model_state
         trained = payload.get(TRAINING_WEIGHTS)
         if self.average is None:
-            self.load_model_state(payload["model"] | (trained or {}))
+            load(payload["model"] | (trained or {}))
             return ["train.ema_decay is 0: the checkpoint's average of the weights is left behind, training goes on "
                     "from its trained weights"] if trained else []
-        self.load_model_state(payload["model"])
+        load(payload["model"])
         self.average.restart_from_weights()
         if trained is None:
             return ["the checkpoint keeps no average of the weights: train.ema_decay's starts from its weights"]
-        self.load_model_state(payload["model"] | trained)
+        load(payload["model"] | trained)
         return []
 
     def load_model_state(self, state: dict, strict: bool = True) -> tuple[list, list]:
@@ -324,14 +338,25 @@ class TrainStep:
         return {"scheduler": self.scheduler.state_dict(), "scaler": self.scaler.state_dict()}
 
     def local_state(self) -> dict:
-        """Under FSDP: this process's shards of the weights and the optimizer's state (no collective)."""
-        return {"model": sharding.local_model_state(self.model), "optimizer": sharding.local_optimizer_state(self.optimizer)}
+        """Under FSDP: this process's shards of the weights and the optimizer's state (no
+        collective); with train.ema_decay, as `model_state`, "model" is the average's shards and
+        TRAINING_WEIGHTS the trained weights' own."""
+        state = {"optimizer": sharding.local_optimizer_state(self.optimizer)}
+        trained = sharding.local_model_state(self.model, copy=bool(self.average))
+        if not self.average:
+            return state | {"model": trained}
+        with self.average.in_place():
+            average = sharding.local_model_state(self.model, copy=True)
+        names = set(self._parameter_names())
+        return state | {"model": average, TRAINING_WEIGHTS: {k: v for k, v in trained.items() if k in names}}
 
-    def load_local_state(self, shards: dict) -> None:
-        """Under FSDP: this process's shards of the weights and optimizer state (`local_state` of a
-        run of as many processes), each process reading only its own."""
-        sharding.load_local_model_state(self.model, shards["model"])
+    def load_local_state(self, shards: dict) -> list[str]:
+        """Under FSDP: this process's shards of the weights (with their average's) and optimizer
+        state (`local_state` of a run of as many processes), each process reading only its own;
+        notes as `load_weights` gives them."""
+        notes = self.load_weights(shards, load=lambda state: sharding.load_local_model_state(self.model, state))
         sharding.load_local_optimizer_state(self.optimizer, shards["optimizer"])
+        return notes
 
     def load_state_dict(self, state: dict) -> list[str]:
         """Restore the optimizer, schedule and loss scale; returns notes on what could not carry

@@ -1,5 +1,6 @@
 """Training under torchrun with 2 gloo processes on CPU equals training in 1 process."""
 
+import re
 import signal
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from nmt.checkpoint import SHARDS, load_checkpoint
+from nmt.checkpoint import SHARDS, TRAINING_WEIGHTS, load_checkpoint
 from nmt.cli import app
 from tests.conftest import TINY, TINY_DATA, prepared_tiny
 
@@ -59,7 +60,7 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
     loss are those of one process trained as far; then each run resumes in the other's world size,
     the one-process run on 2 sharded processes (train.parallel fsdp: each holds half the
     parameters, and writes its own shards of the checkpoint), and they still agree, translate
-    alike and resume alike."""
+    alike and resume alike, with the weights' average (train.ema_decay) sharded too."""
     one, two = tmp_path / "one", tmp_path / "two"
     prepared_tiny(one, *SETTINGS)
     prepared_tiny(two, *SETTINGS)
@@ -111,15 +112,37 @@ def test_two_processes_stopped_by_a_signal_reach_the_parameters_of_one_and_resum
         assert result.exit_code == 0, result.output
         translations.append(out.read_text(encoding="utf-8"))
     assert translations[0] == translations[1] and translations[0].count("\n") == 8
-    # the sharded checkpoint resumes to where the whole one goes uninterrupted: in as many
-    # processes, each reading only its own shards; then in one process, which joins them
-    resharded = run_nmt_train(one, stopped_at + 5, nproc=2,
-                              settings=[*SETTINGS, "train.parallel=fsdp", "train.sharded_checkpoints=true"])
-    assert resharded.returncode == 0 and f"resumed at step {stopped_at + 3}" in resharded.stderr, resharded.stderr
-    assert "each process read its own shards" in resharded.stderr
+    # From here both runs keep the weights' average (train.ema_decay), under FSDP the average of
+    # each process's shards. The sharded checkpoint resumes to where the whole one goes
+    # uninterrupted: in as many processes, each reading only its own shards (the average's beside
+    # the weights'); then in as many again, gathering a whole checkpoint; then in one process.
+    averaged = [*SETTINGS, "train.ema_decay=0.5"]
+    for settings, steps in (([*averaged, "train.sharded_checkpoints=true"], 5), (averaged, 7)):
+        resharded = run_nmt_train(one, stopped_at + steps, nproc=2, settings=[*settings, "train.parallel=fsdp"])
+        assert resharded.returncode == 0 and "each process read its own shards" in resharded.stderr, resharded.stderr
+        assert ("keeps no average of the weights" in resharded.stderr) == (steps == 5)  # then read from the shards
+        single = run_nmt_train(two, stopped_at + steps, nproc=1, settings=averaged)
+        assert single.returncode == 0, single.stderr
+        assert_same_averages(one, two)
+        assert dev_loss(resharded.stderr) == pytest.approx(dev_loss(single.stderr), abs=2e-3)  # validated on the average
     for run in (one, two):
-        assert run_nmt_train(run, stopped_at + 7, nproc=1).returncode == 0
-    assert_same_parameters(model_of(one), model_of(two))
+        assert run_nmt_train(run, stopped_at + 9, nproc=1, settings=averaged).returncode == 0
+    assert_same_averages(one, two)
+
+
+def dev_loss(log: str) -> float:
+    """The dev loss of a run's last validation ("step N valid: nll 4.747, ppl 115.261 ...")."""
+    return float(re.findall(r" valid: nll ([0-9.]+)", log)[-1])
+
+
+def assert_same_averages(one: Path, two: Path) -> None:
+    """The two runs' weights, their averages (train.ema_decay) and Adam's moments agree, and the
+    average is not the weights (the runs did average them)."""
+    first, second = (load_checkpoint(run / "checkpoints" / "last.pt") for run in (one, two))
+    assert_same_parameters(first["model"], second["model"])
+    assert first[TRAINING_WEIGHTS].keys() == second[TRAINING_WEIGHTS].keys() and first[TRAINING_WEIGHTS]
+    assert_same_parameters(first[TRAINING_WEIGHTS], second[TRAINING_WEIGHTS])
+    assert any(not torch.allclose(first["model"][name], weights, atol=1e-4) for name, weights in first[TRAINING_WEIGHTS].items())
     for m1, m2 in zip(first_moments(one), first_moments(two)):
         assert torch.allclose(m1, m2, atol=1e-6, rtol=1e-3)
 
