@@ -117,7 +117,9 @@ def translate(
     engine: EngineOpt = "torch",
     compute_type: ComputeTypeOpt = "default",
     ensemble: EnsembleOpt = False,
-    src_lang: SrcLangOpt = None,
+    src_lang: Annotated[Optional[str], typer.Option(
+        help="Source language (default: the recipe's data.src_lang); auto: each line's, identified among the "
+             "model's (py3langid: pip install 'nmt\\[langid]').")] = None,
     tgt_lang: TgtLangOpt = None,
     zero_shot: ZeroShotOpt = False,
     set_: SetOpt = None,
@@ -134,7 +136,7 @@ def translate(
     from nmt.decode.translate import decode_settings
 
     spec = EngineSpec(tuple(checkpoint), device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
-    translator = spec.load()
+    translator = spec.load(note=lambda text: err.print(f"note: {text}", highlight=False, markup=False))
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon},
@@ -264,6 +266,8 @@ def likelihood(
     from nmt.decode.translate import decode_settings
     from nmt.decode.engines.engine import load_engine
 
+    if src_lang == "auto":
+        raise NmtError("--src-lang auto is nmt translate's: name the source language of the pairs to score")
     scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
     with lines_counter("scoring", source, show=_drawn_beside(output), unit="pairs") as count:

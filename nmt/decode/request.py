@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
 from nmt.data.languages import Controls, direction_controls
+from nmt.data.source_language import AUTO, SourceGuess
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
 from nmt.decode.search import Hypothesis
@@ -32,6 +33,9 @@ class LineRequest(BaseModel):
     # a multilingual model's target language for this line (`nmt translate --input-format jsonl`;
     # a server's request names it for all its lines); not given: the run's --tgt-lang
     tgt_lang: StrictStr | None = None
+    # its source language (a model with source language tokens needs it), or "auto": identified
+    # (nmt.data.source_language); not given: the run's --src-lang
+    src_lang: StrictStr | None = None
 
 
 FIELDS = tuple(LineRequest.model_fields)
@@ -104,19 +108,44 @@ def parse_request(line: str, number: int) -> LineRequest:
         raise RequestRefused(f"line {number}: {_problem(errors[0])}") from None
 
 
-def line_controls(request: LineRequest, engine: Engine, number: int, known: dict[str, Controls]) -> Controls | None:
-    """A line's language tokens where it names its target language (from the run's source
-    language, zero-shot as the run allows); None: the run's direction. `known`: those found so far."""
-    if request.tgt_lang is None:
-        return None
-    if request.tgt_lang not in known:
-        source = engine.controls.languages[0] if engine.controls.languages else None
+class LineDirections:
+    """The language tokens of lines that name their languages, or whose source is identified
+    (the run's --src-lang auto, or a line's "src_lang": "auto"), each direction's found once per
+    stream. A line's languages not named are the run's, zero-shot as the run allows."""
+
+    def __init__(self, engine: Engine, zero_shot: bool | None = None):
+        self.engine = engine
+        self.zero_shot = getattr(engine, "zero_shot", False) if zero_shot is None else zero_shot
+        self.auto = getattr(engine, "source_guess", None)  # the run's --src-lang auto
+        self.guess = self.auto or SourceGuess(engine.recipe.data, self.zero_shot)
+        self.known: dict[tuple[str, str], Controls] = {}
+
+    def of_request(self, request: LineRequest, number: int) -> Controls | None:
+        return self.of(request.text, number, request.src_lang, request.tgt_lang)
+
+    def identifies(self, request: LineRequest) -> bool:
+        """Whether a request's source language is identified (its own "auto", or the run's)."""
+        return request.src_lang == AUTO or (request.src_lang is None and self.auto is not None)
+
+    def of(self, text: str, number: int, src_lang: str | None = None, tgt_lang: str | None = None) -> Controls | None:
+        """Line `number`'s language tokens; None: the run's direction. RequestRefused where the
+        model has no such direction, naming the line."""
+        if src_lang is None and self.auto is not None:
+            src_lang = AUTO
+        if src_lang is None and tgt_lang is None:
+            return None
+        engine = self.engine
+        source, target = engine.controls.languages or (engine.recipe.data.src_lang, engine.recipe.data.tgt_lang)
+        target = tgt_lang or target
         try:
-            _, known[request.tgt_lang] = direction_controls(engine.src_tokenizer, engine.tgt_tokenizer, engine.recipe.data,
-                                                            source, request.tgt_lang, getattr(engine, "zero_shot", False))
+            source = self.guess.language(text, target) if src_lang == AUTO else src_lang or source
+            if (source, target) not in self.known:
+                _, self.known[source, target] = direction_controls(
+                    engine.src_tokenizer, engine.tgt_tokenizer, engine.recipe.data, source, target, self.zero_shot)
         except NmtError as e:
-            raise RequestRefused(f"line {number}: {str(e).replace('--tgt-lang', 'tgt_lang')}") from None
-    return known[request.tgt_lang]
+            message = str(e).replace("--tgt-lang", "tgt_lang").replace("--src-lang", "src_lang")
+            raise RequestRefused(f"line {number}: {message}") from None
+        return self.known[source, target]
 
 
 def check_request(request: LineRequest, engine: Engine, number: int, limits: RequestLimits = RequestLimits()) -> None:

@@ -47,9 +47,14 @@ class EngineSpec:
             device = f"cuda:{rank % max(torch.cuda.device_count(), 1)}"
         return replace(self, device=device, threads=max(1, threads // nproc))
 
-    def load(self):
-        return load_engine(list(self.checkpoints), self.device, self.engine, self.compute_type, self.threads,
-                           self.ensemble, self.src_lang, self.tgt_lang, self.zero_shot)
+    def load(self, note: Callable[[str], None] = lambda _: None):
+        """The engine; `note` hears what choosing its direction found worth saying (--src-lang
+        auto: languages the identifier cannot tell)."""
+        engine = load_engine(list(self.checkpoints), self.device, self.engine, self.compute_type, self.threads,
+                             self.ensemble, self.src_lang, self.tgt_lang, self.zero_shot)
+        for text in engine.source_guess.notes if engine.source_guess else ():
+            note(text)
+        return engine
 
 
 _engine = None  # each worker's engine, loaded once by _start

@@ -17,7 +17,7 @@ from pathlib import Path
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
-from nmt.decode.request import Line, check_request, hypothesis_record, line_controls, parse_request
+from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate
 from nmt.errors import NmtError
@@ -27,9 +27,11 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl")
 
 
-def format_result(translator, hyps: list[Hypothesis], output_format: str) -> str:
+def format_result(translator, hyps: list[Hypothesis], output_format: str, identified: str | None = None) -> str:
+    """A line's output; in jsonl with the source language `identified` (--src-lang auto), if any."""
     if output_format == "jsonl":
-        return json.dumps({"hypotheses": [hypothesis_record(translator, h) for h in hyps]}, ensure_ascii=False)
+        found = {"src_lang": identified} if identified else {}
+        return json.dumps(found | {"hypotheses": [hypothesis_record(translator, h) for h in hyps]}, ensure_ascii=False)
     return hypothesis_text(translator.tgt_tokenizer, hyps[0])
 
 
@@ -56,9 +58,9 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
-    languages: dict = {}  # the language tokens of each target a jsonl line names
+    directions = LineDirections(translator)  # of lines that name their languages, or whose source is identified
     while chunk := list(islice(iterator, chunk_lines)):
-        requests, errors = [], {}
+        requests, errors, identified = [], {}, set()  # identified: lines whose source language was found
         for number, line in enumerate(chunk, start=first_line):
             if input_format != "jsonl":
                 markup = input_format == "markup" or (input_format == "plain" and looks_like_markup(line))
@@ -66,12 +68,21 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                     warn(f"line {number}: inline markup found: its tags are kept around the words they wrap, here "
                          "and in every line with well-formed tags (--input-format text translates them as text)")
                     told = True
-                requests.append(Line(line, markup=markup))
+                try:
+                    requests.append(Line(line, markup=markup, controls=directions.of(line, number)))
+                    if directions.auto:
+                        identified.add(len(requests) - 1)
+                except NmtError as e:
+                    warn(str(e))
+                    errors[number - first_line] = str(e)
+                    requests.append(Line(""))
                 continue
             try:
                 request = parse_request(line, number)
                 check_request(request, translator, number)
-                requests.append(Line.of(request, line_controls(request, translator, number, languages)))
+                requests.append(Line.of(request, directions.of_request(request, number)))
+                if directions.identifies(request):
+                    identified.add(len(requests) - 1)
             except NmtError as e:
                 warn(str(e))
                 errors[number - first_line] = str(e)
@@ -83,7 +94,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
-                yield format_result(translator, hyps, output_format)
+                source = requests[i].controls.languages[0] if i in identified else None
+                yield format_result(translator, hyps, output_format, source)
         first_line += len(chunk)
 
 

@@ -3,10 +3,11 @@
   POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false,
                     "prefix": ["...", ...], "constraints": [["...", ...], ...],
                     "token_scores": false, "alignments": false,
-                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ..., "zero_shot": false,
+                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ... or "auto", "zero_shot": false,
                     "markup": true|false (not given: where the text looks like markup)}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
-                      "alignments" when asked; "selection" where decode.mbr or decode.rerank chose)
+                      "alignments" when asked; "selection" where decode.mbr or decode.rerank chose;
+                      "src_lang": each line's, with "src_lang": "auto")
   GET  /health     -> {"status": "ok", "engine": ..., "direction": ...}
   GET  /           a page to try the model in a browser
 
@@ -27,7 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 from nmt.config import DecodeConfig
 from nmt.data.languages import Controls, direction_controls
 from nmt.decode.engines.capabilities import refusal
-from nmt.decode.request import Line, LineRequest, RequestLimits, RequestRefused, check_request, hypothesis_record
+from nmt.data.source_language import AUTO
+from nmt.decode.request import (Line, LineDirections, LineRequest, RequestLimits, RequestRefused, check_request,
+                                hypothesis_record)
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.serve import libretranslate
@@ -66,6 +69,7 @@ class TranslateRequest(BaseModel):
     alignments: StrictBool = False
     # a multilingual model's target language: one for every line, or one per line
     tgt_lang: StrictStr | list[StrictStr] | None = None
+    # the lines' source language; auto: each line's, identified among the model's (nmt.data.source_language)
     src_lang: StrictStr | None = None
     zero_shot: StrictBool = False  # allow directions the model was not trained on
     # the lines are inline markup: tags kept around the translated words; not given: each line that
@@ -79,6 +83,7 @@ class Plan:
     cfg: DecodeConfig
     lines: list[Line]  # each line whole: text, prefix, constraints, markup, language tokens
     extras: tuple[str, ...]  # token_scores, alignments
+    sources: list[str] | None = None  # each line's source language, where it was identified (src_lang auto)
 
 
 def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Plan:
@@ -115,7 +120,8 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
         raise RequestRefused("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from None
     extras = tuple(name for name, wanted in (("token_scores", body.token_scores), ("alignments", body.alignments))
                    if wanted)
-    return Plan(cfg, lines, extras)
+    sources = [line.controls.languages[0] for line in lines] if body.src_lang == AUTO else None
+    return Plan(cfg, lines, extras, sources)
 
 
 def _line_directions(body: TranslateRequest, translator) -> list[Controls] | None:
@@ -125,6 +131,9 @@ def _line_directions(body: TranslateRequest, translator) -> list[Controls] | Non
     wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
     if len(wanted) != len(body.text):
         raise RequestRefused(f"tgt_lang: {len(wanted)} entries for {len(body.text)} lines (one, or one per line)")
+    if body.src_lang == AUTO:
+        directions = LineDirections(translator, zero_shot=body.zero_shot)
+        return [directions.of(text, number, AUTO, lang) for number, (text, lang) in enumerate(zip(body.text, wanted), 1)]
     ids_of: dict = {}
     try:
         for lang in dict.fromkeys(wanted):
@@ -135,11 +144,13 @@ def _line_directions(body: TranslateRequest, translator) -> list[Controls] | Non
     return [ids_of[lang] for lang in wanted]
 
 
-def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator) -> dict:
+def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator, sources: list[str] | None = None) -> dict:
     """The JSON answer: the translations, and what else the request asked for, each field taken
     from the records `translate --output-format jsonl` writes (nmt.decode.request.hypothesis_record)."""
     records = [[hypothesis_record(translator, h) for h in hyps] for hyps in results]
     answer: dict = {"translations": [line[0]["text"] for line in records]}
+    if sources is not None:
+        answer["src_lang"] = sources
     if body.scores:
         answer["scores"] = [line[0]["score"] for line in records]
     if body.constraints is not None:
@@ -272,12 +283,15 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             return error(422, _validation_message(e))
         try:
             targets = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] if body.tgt_lang else None
-            served = models.for_direction(body.src_lang, targets)
-            plan = plan_request(body, served.translator, limits)
+            served = models.for_direction(None if body.src_lang == AUTO else body.src_lang, targets)
+            if body.src_lang == AUTO:  # (the identifier reads its model on first use: off the event loop)
+                plan = await run_in_threadpool(plan_request, body, served.translator, limits)
+            else:
+                plan = plan_request(body, served.translator, limits)
             results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
-        return reply(body, results, served.translator)
+        return reply(body, results, served.translator, plan.sources)
 
     async def translate_libre(fields: dict) -> JSONResponse:
         """LibreTranslate's POST /translate (nmt.serve.libretranslate), by the model of its direction."""

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.config import language_token
 from nmt.decode.engines.engine import load_engine
-from nmt.decode.translate import translate_lines
+from nmt.decode.translate import translate, translate_lines
 from nmt.special_tokens import EOS
 from tests.conftest import TINY_DATA, one_line_error, optional_module
 
@@ -332,3 +332,50 @@ def test_the_documented_nllb_commands_run_as_printed(tmp_path, monkeypatch):
     lines = (TINY_DATA / "valid.en").read_text(encoding="utf-8").splitlines()
     assert len((tmp_path / "test.fra_Latn").read_text(encoding="utf-8").splitlines()) == len(lines)
     assert (tmp_path / "nllb.yaml").is_file()
+
+
+def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tmp_path):
+    """--src-lang auto: each line of a file of English and German lines is translated as it is
+    with its language named (the token of its source in front), and jsonl says which was found."""
+    layout, _, ckpt = imported
+    english, (german, french), code_form = LAYOUTS[layout]
+    lines = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")][:3] + LINES[:3]
+    languages = [german] * 3 + [english] * 3
+    source = tmp_path / "mixed.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def translated(*options: str) -> list[dict]:
+        out = tmp_path / "out.jsonl"
+        result = runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "-o", str(out),
+                                     "--tgt-lang", french, "--output-format", "jsonl", *options])
+        assert result.exit_code == 0, result.output
+        return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+    named = {lang: translated("--src-lang", lang) for lang in (english, german)}
+    # the source token changes the translation's score: a wrong one would show
+    assert all(a != b for a, b in zip(named[english], named[german]))
+    found = translated("--src-lang", "auto")
+    assert [r["src_lang"] for r in found] == languages
+    assert [r["hypotheses"] for r in found] == [named[lang][i]["hypotheses"] for i, lang in enumerate(languages)]
+    # a jsonl line names its own source, or asks for it to be found; one the model lacks is that line's error
+    asked = [german, "auto", None, "auto", english, "xx_Latn"]
+    source.write_text("".join(json.dumps({"text": line} | ({"src_lang": lang} if lang else {})) + "\n"
+                              for line, lang in zip(lines, asked)), encoding="utf-8")
+    out = tmp_path / "requests.jsonl"
+    result = runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "-o", str(out), "--tgt-lang", french,
+                                 "--input-format", "jsonl", "--output-format", "jsonl"])
+    assert result.exit_code == 1 and "line 6: src_lang xx_Latn: " in result.output
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r.get("src_lang") for r in records[:5]] == [None, german, None, english, None] and "error" in records[5]
+    expected = [german, german, english, english, english]  # the third: the run's source, English
+    assert [r["hypotheses"] for r in records[:5]] == [named[lang][i]["hypotheses"] for i, lang in enumerate(expected)]
+    # nmt serve's "src_lang": "auto": each line of the request with its own language's token
+    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request, reply
+
+    translator = load_engine([ckpt], tgt_lang=french)
+    plan = plan_request(TranslateRequest(text=lines, src_lang="auto", tgt_lang=french), translator, ServeLimits())
+    assert plan.sources == languages and [line.controls.languages for line in plan.lines] == [(lang, french) for lang in languages]
+    assert len({line.controls.source for line in plan.lines}) == 2
+    answer = reply(TranslateRequest(text=lines), translate(translator, plan.lines, plan.cfg), translator, plan.sources)
+    assert answer["src_lang"] == languages
+    assert answer["translations"] == [named[lang][i]["hypotheses"][0]["text"] for i, lang in enumerate(languages)]

@@ -12,6 +12,7 @@ import torch
 from nmt.checkpoint import open_checkpoint
 from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls, direction_controls
+from nmt.data.source_language import AUTO, SourceGuess, readers
 from nmt.decode.engines.capabilities import Capabilities
 from nmt.decode.search import Hypothesis
 from nmt.devices import resolve_device, use_threads
@@ -31,6 +32,7 @@ class Engine(Protocol):
     tgt_tokenizer: object
     controls: Controls  # the direction's tokens: before each source, forced first in each output
     zero_shot: bool  # whether directions the model was not trained on are allowed (choose_direction)
+    source_guess: SourceGuess | None  # --src-lang auto: each line's source language (choose_direction)
     capabilities: Capabilities
 
     @property
@@ -106,8 +108,17 @@ def _check_compute_type(compute_type: str, engine: str, exported: bool) -> None:
 def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | None = None,
                      zero_shot: bool = False) -> str:
     """Translate from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang):
-    sets its language tokens (`Controls`); returns the direction, e.g. "en-fr"."""
+    sets its language tokens (`Controls`); returns the direction, e.g. "en-fr". src_lang "auto":
+    each line's source is identified (`translator.source_guess`, nmt.data.source_language); until
+    then the recipe's source language, or the first the model translates into tgt_lang from."""
+    data = translator.recipe.data
+    translator.source_guess = SourceGuess(data, zero_shot) if src_lang == AUTO else None
+    if src_lang == AUTO:
+        target = tgt_lang or data.tgt_lang
+        sources = readers(data, target, zero_shot)
+        translator.source_guess.by_label(target)  # a missing identifier is an error now, not at each line
+        src_lang = data.src_lang if data.src_lang in sources else sources[0]
     direction, translator.controls = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
-                                                        translator.recipe.data, src_lang, tgt_lang, zero_shot)
+                                                        data, src_lang, tgt_lang, zero_shot)
     translator.zero_shot = zero_shot  # for a jsonl line that names its own target (nmt.decode.request.line_controls)
     return direction
