@@ -1,6 +1,6 @@
 # experiments/languages: several languages: multilingual, zero-shot, back-translation (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: multilingual zero-shot back-translation
+.PHONY: multilingual zero-shot back-translation source-identification
 
 # Several languages on Multi30k (experiments/languages/languages.py, docs/languages.md): one en→{de,fr,cs} model
 # against three bilingual ones; zero-shot de↔fr against pivoting; back-translation. Budgets in
@@ -17,3 +17,7 @@ zero-shot: install
 	$(BIN)/python -m experiments.languages.languages zero-shot --updates $(ZERO_SHOT_UPDATES) --setups $(ZERO_SHOT_SETUPS)
 back-translation: install
 	$(BIN)/python -m experiments.languages.languages back-translation --updates $(UPDATES)
+# --src-lang auto: Multi30k's test lines in four languages identified among a model's sources (no
+# training; seconds).
+source-identification: install
+	$(BIN)/python -m experiments.languages.source_identification
