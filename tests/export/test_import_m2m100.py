@@ -10,8 +10,10 @@ lower its loss; bad directories and language codes are one-line errors that writ
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import sentencepiece as spm
@@ -344,9 +346,9 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
     source = tmp_path / "mixed.txt"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    def translated(*options: str) -> list[dict]:
+    def translated(*options: str, model: Path = ckpt) -> list[dict]:
         out = tmp_path / "out.jsonl"
-        result = runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "-o", str(out),
+        result = runner.invoke(app, ["translate", "-c", str(model), "-i", str(source), "-o", str(out),
                                      "--tgt-lang", french, "--output-format", "jsonl", *options])
         assert result.exit_code == 0, result.output
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -357,6 +359,13 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
     found = translated("--src-lang", "auto")
     assert [r["src_lang"] for r in found] == languages
     assert [r["hypotheses"] for r in found] == [named[lang][i]["hypotheses"] for i, lang in enumerate(languages)]
+    if importlib.util.find_spec("ctranslate2"):  # an export carries the tokens: CTranslate2 reads them alike
+        assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "ct2")]).exit_code == 0
+        exported = translated("--src-lang", "auto", model=tmp_path / "ct2")
+        assert [r["src_lang"] for r in exported] == languages
+        for ct2, own in zip(exported, found):
+            assert ct2["hypotheses"][0]["tokens"] == own["hypotheses"][0]["tokens"]
+            assert abs(ct2["hypotheses"][0]["log_prob"] - own["hypotheses"][0]["log_prob"]) < 1e-3
     # a jsonl line names its own source, or asks for it to be found; one the model lacks is that line's error
     asked = [german, "auto", None, "auto", english, "xx_Latn"]
     source.write_text("".join(json.dumps({"text": line} | ({"src_lang": lang} if lang else {})) + "\n"
