@@ -16,7 +16,8 @@ from pathlib import Path
 from experiments.shared.demo_model import demo_parser, demo_test_set
 from experiments.shared.reference_alignment import link_sets
 from nmt.data.corpus import read_lines
-from nmt.decode.text.alignment import align_batch, layer_attention, pair_rows, pharaoh, word_index
+from nmt.decode.text.alignment import align_batch, layer_attention, pair_rows, pharaoh
+from nmt.decode.text.words import piece_words
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
@@ -51,7 +52,7 @@ def variants(translator, sources: list[list[int]], outputs: list[list[int]], bat
         for name, weights in named.items():
             for i, (s, o) in enumerate(zip(ss, oo)):
                 rows = pair_rows(weights[i], len(s), len(o))
-                words = word_index([src_piece(t) for t in s]), word_index([tgt_piece(t) for t in o])
+                words = piece_words([src_piece(t) for t in s]), piece_words([tgt_piece(t) for t in o])
                 lines.setdefault(f"{name}_covered", []).append(pharaoh(rows, *words, cover=True))
                 lines.setdefault(name, []).append(pharaoh(rows, *words, cover=False))
     return lines

@@ -24,8 +24,9 @@ from nmt.decode.search import Hypothesis, output_limit
 from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
 from nmt.errors import NmtError
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
-from nmt.decode.text.markup import mark_lines, monotone_alignment, render
+from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
+from nmt.decode.text.words import word_spans
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
@@ -129,7 +130,7 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
                 alignment = h.alignment if h.alignment is not None else monotone_alignment(
-                    len(m.text.split()), len(text.split()) + len(h.joins))
+                    len(word_spans(m.text)), output_words(text, h.joins))
                 h.text, h.joins = render(m, text, alignment, h.joins), ()
                 h.alignment = h.alignment if "alignments" in extras else None
     return results
@@ -195,10 +196,10 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
 
 def _source_words(translator, sentences: list[str]) -> list[int]:
     """Each sentence's number of words as its alignment counts them (nmt.decode.text.alignment)."""
-    from nmt.decode.text.alignment import word_index
+    from nmt.decode.text.words import piece_words, word_count
 
     piece = translator.src_tokenizer.id_to_piece
-    return [max(word_index([piece(t) for t in ids]), default=-1) + 1 for ids in translator.src_tokenizer.encode(sentences)]
+    return [word_count(piece_words([piece(t) for t in ids])) for ids in translator.src_tokenizer.encode(sentences)]
 
 
 def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],

@@ -10,25 +10,51 @@ import torch.nn.functional as F
 
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
-from nmt.decode.text.alignment import align_batch, model_attention, pharaoh, word_index
+from nmt.decode.text.alignment import align_batch, model_attention, pharaoh
+from nmt.decode.text.words import piece_words, word_count, word_spans
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
 from tests.decode.test_search import sources, toy_model
 
 
+def one_each(words: list[int]) -> list[tuple[int, ...]]:
+    return [(w,) for w in words]
+
+
 def test_words_and_links_by_hand():
-    assert word_index(["▁Ein", "▁Hund", "e", "s", "▁", "ü", "."]) == [0, 1, 1, 1, 2, 2, 2]
-    assert word_index(["s", "▁a"]) == [0, 1]
+    assert piece_words(["▁Ein", "▁Hund", "e", "s", "▁", "ü", "."]) == one_each([0, 1, 1, 1, 2, 2, 2])
+    assert piece_words(["s", "▁a"]) == one_each([0, 1])
     # Target pieces 0, 1 form word 0 and attend to source word 1 (pieces 1, 2); piece 2 to word 0.
     attention = torch.tensor([[0.1, 0.5, 0.4], [0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])
-    assert pharaoh(attention, [0, 1, 1], [0, 0, 1]) == "1-0 0-1"
-    assert pharaoh(attention, [], [0]) == ""
+    assert pharaoh(attention, one_each([0, 1, 1]), one_each([0, 0, 1])) == "1-0 0-1"
+    assert pharaoh(attention, [], one_each([0])) == ""
     # Both output words choose source word 0 (word 0 averages its pieces: 0.75, 0.15, 0.1; word 1:
     # 0.5, 0.2, 0.3). Source words 1 and 2 are no output word's choice: each is linked to the
     # output word attending to it most (0.2 > 0.15 and 0.3 > 0.1: output word 1).
     attention = torch.tensor([[0.8, 0.1, 0.1], [0.7, 0.2, 0.1], [0.5, 0.2, 0.3]])
-    assert pharaoh(attention, [0, 1, 2], [0, 0, 1]) == "0-0 0-1 1-1 2-1"
-    assert pharaoh(attention, [0, 1, 2], [0, 0, 1], cover=False) == "0-0 0-1"
+    assert pharaoh(attention, one_each([0, 1, 2]), one_each([0, 0, 1])) == "0-0 0-1 1-1 2-1"
+    assert pharaoh(attention, one_each([0, 1, 2]), one_each([0, 0, 1]), cover=False) == "0-0 0-1"
+
+
+def test_each_chinese_or_japanese_character_is_a_word_on_both_sides():
+    """Text without spaces: the text's words and its pieces' words agree character by character,
+    whatever the pieces (a piece of two characters holds two words, a lone ▁ joins the next)."""
+    text = "一只狗在公园里跑 COVID-19 ３０００元。"
+    assert [text[a:b] for a, b in word_spans(text)] == ["一", "只", "狗", "在", "公", "园", "里", "跑", "COVID-19",
+                                                        "３０００", "元", "。"]
+    pieces = ["▁一只", "狗", "在", "▁", "公园", "里跑", "▁CO", "VID", "-19", "▁3000", "元", "。"]  # as NFKC pieces them
+    assert piece_words(pieces) == [(0, 1), (2,), (3,), (4,), (4, 5), (6, 7), (8,), (8,), (8,), (9,), (10,), (11,)]
+    assert word_count(piece_words(pieces)) == len(word_spans(text))
+    japanese = "わたしはAIです"
+    assert [japanese[a:b] for a, b in word_spans(japanese)] == ["わ", "た", "し", "は", "AI", "で", "す"]
+    assert piece_words(["▁Hund", "狗", "s"]) == [(0,), (1,), (2,)]  # a word ends at the character, and after it
+    # A piece of two characters counts in both its words: source words 0 and 1 (piece 0) take its
+    # attention whole. Output word 0 (pieces 0, 1) averages theirs: 0.6, 0.6, 0.4 over the source
+    # words, the first of the two largest chosen; output word 1: 0.1, 0.1, 0.9. Source word 1, no
+    # output word's choice, goes to the one attending to it most (0.6 > 0.1: output word 0).
+    attention = torch.tensor([[0.7, 0.3], [0.5, 0.5], [0.1, 0.9]])
+    assert pharaoh(attention, [(0, 1), (2,)], [(0,), (0,), (1,)], cover=False) == "0-0 2-1"
+    assert pharaoh(attention, [(0, 1), (2,)], [(0,), (0,), (1,)]) == "0-0 1-0 2-1"
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])

@@ -84,16 +84,26 @@ def test_tags_follow_the_alignment_with_edge_punctuation_outside():
         'Ein <a href="x>y">großer <i>brauner</i> Hund</a> rennt.'
 
 
-def test_tags_go_around_sentences_joined_without_a_space():
-    """Chinese sentences joined as one line without a space (Hypothesis.joins): each is still a
-    word of the alignment, so tags go where they go in the sentences joined by a space, and no
-    space is added; without the joins, the alignment's words are lost."""
-    marked = mark("<b>A dog.</b> A <i>cat</i>.", True, False)
-    assert render(marked, "一只狗。 一只猫。", "0-0 1-0 2-1 3-1") == "<b>一只狗。</b> <i>一只猫</i>。"
-    assert render(marked, "一只狗。一只猫。", "0-0 1-0 2-1 3-1", (4,)) == "<b>一只狗。</b><i>一只猫</i>。"
-    assert render(marked, "一只狗。一只猫。", "0-0 1-0 2-1 3-1") == "<b>一只狗。一只猫。</b> <i></i>"
+def test_tags_go_around_chinese_and_japanese_words_without_spaces():
+    """Text without spaces: each Chinese or Japanese character is a word of the alignment
+    (nmt.decode.text.words), so tags wrap the characters aligned to their words, punctuation the
+    source kept outside stays outside, and no space is added; sentences joined without a space
+    (Hypothesis.joins) keep their tags too, and a verbatim number sits between characters unspaced."""
+    marked = mark("<b>A dog.</b> A <i>cat</i>.", True, False)  # source words: A, dog., A, cat.
+    joined = "0-0 0-1 1-2 1-3 2-4 2-5 3-6 3-7"  # 一 只 狗 。 一 只 猫 。
+    assert render(marked, "一只狗。一只猫。", joined, (4,)) == "<b>一只狗。</b>一只<i>猫</i>。"
+    assert render(marked, "一只狗。 一只猫。", joined) == "<b>一只狗。</b> 一只<i>猫</i>。"
     marked = mark("A dog. A <i>cat</i> runs.", True, False)
-    assert render(marked, "狗。猫 跑。", "0-0 1-0 2-1 3-1 4-2", (2,)) == "狗。<i>猫</i> 跑。"
+    assert render(marked, "狗。猫 跑。", "1-0 1-1 3-2 4-3 4-4", (2,)) == "狗。<i>猫</i> 跑。"
+    marked = mark("一只<b>狗</b>在<i>公园</i>里跑。", True, False)  # into English: 一 只 狗 在 公 园 里 跑 。
+    assert render(marked, "A dog runs in the park.", "0-0 1-0 2-1 7-2 3-3 6-3 3-4 4-5 5-5 8-5") == \
+        "A <b>dog</b> runs in the <i>park</i>."
+    marked = mark("The <b>dog</b> runs in the park.", True, False)  # into Japanese: 犬 が 公 園 で 走 る 。
+    assert render(marked, "犬が公園で走る。", "1-0 0-1 5-2 5-3 3-4 2-5 2-6 2-7") == "<b>犬</b>が公園で走る。"
+    marked = mark("I have 3000 yuan.", False, True)  # verbatim: 3000 between "have" and "yuan."
+    assert marked.text == "I have yuan."
+    assert render(marked, "我有元。", "0-0 1-1 2-2 2-3") == "我有3000元。"
+    assert render(marked, "Ich habe Yuan.", "0-0 1-1 2-2") == "Ich habe 3000 Yuan."
 
 
 def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_between_words():
@@ -103,9 +113,12 @@ def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_
 
 
 def test_markup_output_escapes_the_text_and_keeps_references_in_tags():
-    marked = mark("Tom &amp; Jerry <b>run</b>", True, False)
-    assert marked.text == "Tom & Jerry run"
+    marked = mark("Tom &amp; Jerry <b>&lt;run&gt;</b>", True, False)
+    assert marked.text == "Tom & Jerry <run>"
     assert render(marked, "Tom & Jerry <rennen>", "0-0 1-1 2-2 3-3") == "Tom &amp; Jerry <b>&lt;rennen&gt;</b>"
+    # punctuation the source did not tag stays outside the tags
+    assert render(mark("Tom &amp; Jerry <b>run</b>", True, False), "Tom & Jerry <rennen>", "0-0 1-1 2-2 3-3") == \
+        "Tom &amp; Jerry &lt;<b>rennen</b>&gt;"
 
 
 def test_verbatim_text_goes_before_the_word_aligned_to_the_word_after_it():

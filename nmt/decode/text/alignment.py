@@ -10,9 +10,11 @@ layers. Which single layer aligns best differs between models (Garg et al. 2019 
 penultimate one of their 6; on the 4-layer demo model it is the second and the penultimate is far
 worse); the mean of all is as good as the best one there, and needs no choice (docs/decoding.md,
 `make bench-alignment`).
-Pieces are grouped into words by sentencepiece's word-start mark (▁): a word's attention is its
-pieces' attention summed over the source word's pieces and averaged over the output word's. The
-source EOS takes no alignment (its attention is left out and the rest renormalized).
+Pieces are grouped into words by sentencepiece's word-start mark (▁), and each Chinese or
+Japanese character is a word (nmt.decode.text.words): a word's attention is its pieces' attention
+summed over the source word's pieces and averaged over the output word's (a piece of two such
+characters counts in both). The source EOS takes no alignment (its attention is left out and the
+rest renormalized).
 Pharaoh format: "source-target" word indices from 0, in target order.
 """
 
@@ -20,32 +22,24 @@ from __future__ import annotations
 
 import torch
 
-from nmt.data.word_alignments import WORD_START
+from nmt.decode.text.words import piece_words, word_count
 from nmt.special_tokens import EOS, PAD
 
 
-def word_index(pieces: list[str]) -> list[int]:
-    """The word of each piece: a piece that starts with ▁ starts a new word (the first piece
-    always belongs to word 0)."""
-    words, current = [], -1
-    for i, piece in enumerate(pieces):
-        if i == 0 or piece.startswith(WORD_START):
-            current += 1
-        words.append(current)
-    return words
-
-
-def pharaoh(attention: torch.Tensor, src_words: list[int], tgt_words: list[int], cover: bool = True) -> str:
-    """attention (T, S) over pieces, rows summing to 1 -> "s-t s-t ..." over words, in output
-    order: each output word's source word, and (`cover`) each source word without one its
-    output word."""
-    if not src_words or not tgt_words:
+def pharaoh(attention: torch.Tensor, src_words: list[tuple[int, ...]], tgt_words: list[tuple[int, ...]],
+            cover: bool = True) -> str:
+    """attention (T, S) over pieces, rows summing to 1, and each piece's words (piece_words) ->
+    "s-t s-t ..." over words, in output order: each output word's source word, and (`cover`) each
+    source word without one its output word."""
+    if not src_words or not tgt_words or not word_count(src_words) or not word_count(tgt_words):
         return ""
-    src_map = torch.zeros(len(src_words), max(src_words) + 1)
-    src_map[torch.arange(len(src_words)), torch.tensor(src_words)] = 1.0
-    tgt_map = torch.zeros(max(tgt_words) + 1, len(tgt_words))
-    tgt_map[torch.tensor(tgt_words), torch.arange(len(tgt_words))] = 1.0
-    tgt_map = tgt_map / tgt_map.sum(dim=1, keepdim=True)
+    src_map = torch.zeros(len(src_words), word_count(src_words))
+    for piece, words in enumerate(src_words):
+        src_map[piece, list(words)] = 1.0
+    tgt_map = torch.zeros(word_count(tgt_words), len(tgt_words))
+    for piece, words in enumerate(tgt_words):
+        tgt_map[list(words), piece] = 1.0
+    tgt_map = tgt_map / tgt_map.sum(dim=1, keepdim=True).clamp_min(1.0)
     words = tgt_map @ attention @ src_map  # (target words, source words)
     links = {(s, t) for t, s in enumerate(words.argmax(dim=1).tolist())}
     if cover:
@@ -101,5 +95,5 @@ def align_batch(attention: torch.Tensor, sources: list[list[int]], outputs: list
     decoder-side language token) are not words of the sentence: left out."""
     given = given or [0] * len(sources)
     return [pharaoh(pair_rows(attention[i], len(s), len(o), control_ids, given[i]),
-                    word_index(src_pieces[i][control_ids:]), word_index(tgt_pieces[i][given[i]:]))
+                    piece_words(src_pieces[i][control_ids:]), piece_words(tgt_pieces[i][given[i]:]))
             for i, (s, o) in enumerate(zip(sources, outputs))]

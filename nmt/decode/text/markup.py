@@ -29,6 +29,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from nmt.decode.text.verbatim import verbatim_spans
+from nmt.decode.text.words import is_word_by_itself, word_spans
 from nmt.errors import NmtError
 
 _TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
@@ -233,9 +234,11 @@ class _Output:
     def __init__(self, text: str, escape: bool, joins: tuple[int, ...] = ()):
         self.units: list[_Unit] = []
         self.first, self.core, self.core_end, self.end = [], [], [], []
+        self.punctuation: list[bool] = []  # whether each word is punctuation only ("。", "»")
         for word, spaced in _words(text, joins):
             lead = next((i for i, c in enumerate(word) if not _is_punct(c)), len(word))
             trail = next((i for i, c in enumerate(reversed(word)) if not _is_punct(c)), len(word))
+            self.punctuation.append(lead + trail >= len(word))
             if lead + trail >= len(word):  # punctuation only: one unit
                 lead, trail = 0, 0
             parts = (word[:lead], word[lead:len(word) - trail], word[len(word) - trail:])
@@ -254,13 +257,20 @@ class _Output:
 
 
 def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
-    """The words of an output text, each with whether a space comes before it: those between
-    spaces, cut again at `joins` (where two sentences meet without a space: Hypothesis.joins)."""
+    """The words of an output text (nmt.decode.text.words: between spaces, each Chinese or
+    Japanese character one), each with whether a space comes before it, cut again at `joins`
+    (where two sentences meet without a space: Hypothesis.joins)."""
     words = []
-    for match in re.finditer(r"\S+", text):
-        cuts = [match.start(), *(j for j in joins if match.start() < j < match.end()), match.end()]
-        words += [(text[a:b], a == match.start()) for a, b in zip(cuts, cuts[1:])]
+    for start, end in word_spans(text):
+        cuts = [start, *(j for j in joins if start < j < end), end]
+        spaced = start == 0 or text[start - 1].isspace()
+        words += [(text[a:b], spaced and a == start) for a, b in zip(cuts, cuts[1:])]
     return words
+
+
+def output_words(text: str, joins: tuple[int, ...] = ()) -> int:
+    """How many words an output text has, as `render` reads its alignment."""
+    return len(_words(text, joins))
 
 
 def _aligned(alignment: str, words: int) -> dict[int, list[int]]:
@@ -296,7 +306,7 @@ def render(marked: Marked, output: str, alignment: str, joins: tuple[int, ...] =
 class _Placer:
     def __init__(self, text: str, out: _Output, aligned: dict[int, list[int]]):
         self.text, self.out, self.aligned = text, out, aligned
-        words = [m.span() for m in re.finditer(r"\S+", text)]
+        words = word_spans(text)
         self.starts, self.ends = [s for s, _ in words], [e for _, e in words]  # the source words', both ascending
 
     def _word_range(self, item: Item) -> tuple[int, int]:
@@ -310,9 +320,15 @@ class _Placer:
         if not targets:
             return None
         start_word, end_word = min(targets), max(targets)
-        s, e = self.starts[first], self.ends[last]
-        inner_start = s < item.start and all(_is_punct(c) for c in self.text[s:item.start])
-        inner_end = item.end < e and all(_is_punct(c) for c in self.text[item.end:e])
+        # Punctuation at the output span's edges goes inside the tags only where the tagged source
+        # text has punctuation at that edge ("<b>dog</b>." gives "<b>Hund</b>.", "<b>公园</b>。"
+        # "<b>park</b>."), and so does a word of punctuation alone ("<b>cat</b>." gives "<b>猫</b>。").
+        tagged = self.text[item.start:item.end].strip()
+        inner_start, inner_end = not _is_punct(tagged[0]), not _is_punct(tagged[-1])
+        while inner_start and start_word < end_word and self.out.punctuation[start_word]:
+            start_word += 1
+        while inner_end and end_word > start_word and self.out.punctuation[end_word]:
+            end_word -= 1
         return (self.out.core[start_word] if inner_start else self.out.first[start_word],
                 self.out.core_end[end_word] if inner_end else self.out.end[end_word])
 
@@ -383,8 +399,11 @@ def _serialize(nodes: list[tuple], lo: int, hi: int, out: _Output, tokens: list[
         for unit in out.units[at:start]:
             tokens.append(("space" if unit.space_before else "glue", unit.text))
         at = start
-        if node[0] == "point":
-            tokens.append(("point", node[2]))
+        if node[0] == "point":  # glued where it sits in Chinese or Japanese writing, as 3000 in 我有3000元
+            before, after = out.units[start - 1] if start > 0 else None, out.units[start] if start < len(out.units) else None
+            glued = (before is not None and is_word_by_itself(before.text[-1])) or \
+                (after is not None and not after.space_before and is_word_by_itself(after.text[0]))
+            tokens.append(("glue" if glued else "point", node[2]))
         else:
             _, start, end, item, children = node
             tokens.append(("open", item.open))
