@@ -6,7 +6,8 @@ import pytest
 
 from tests.conftest import TINY_DATA, prepared_tiny
 
-from nmt.decode.text.paragraphs import join_hypotheses, join_texts, parts_within, pieces_of_word, sentences_of
+from nmt.decode.text.paragraphs import (_sentence_parts, join_hypotheses, join_texts, parts_within, pieces_of_word,
+                                       sentences_of)
 from nmt.decode.search import Hypothesis
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
@@ -130,6 +131,10 @@ def test_text_without_spaces_past_the_limit_is_cut_at_a_clause_mark_near_it():
     assert pieces_of_word("一二三四五六七八九十", count, 4) == ["一二三四", "五六七八", "九十"]
     assert pieces_of_word("一二三", count, 6) == ["一二三"]
     assert pieces_of_word("กินข้าว", count, 4) == ["กิน", "ข้าว"]  # not "้าว": a combining mark stays on its letter
+    # whether a part goes on with the word of the one before: not between Chinese characters,
+    # each a word of its own (nmt.decode.text.words); inside Thai (or any other run without spaces), yes
+    assert _sentence_parts("一二三四五六七八九十", count, 4) == (["一二三四", "五六七八", "九十"], [False, False, False])
+    assert _sentence_parts("กินข้าว", count, 4) == (["กิน", "ข้าว"], [False, True])
 
 
 def test_a_sentence_without_spaces_past_the_limit_translates_as_its_pieces_do(translator, trained_tiny):

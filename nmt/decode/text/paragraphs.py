@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from nmt.data.languages import two_letter
 from nmt.decode.search import Hypothesis
+from nmt.decode.text.words import is_word_by_itself
 
 
 @dataclass
@@ -100,12 +101,14 @@ def pieces_of_word(word: str, tokens_of, max_tokens: int) -> list[str]:
 
 def _sentence_parts(sentence: str, tokens_of, max_tokens: int) -> tuple[list[str], list[bool]]:
     """An over-long sentence's parts (`parts_within`, a word too long for the model cut by
-    `pieces_of_word`), and for each whether it goes on with the word of the part before."""
+    `pieces_of_word`), and for each whether it goes on with the word of the part before (not
+    where the cut falls beside a Chinese or Japanese character, a word of its own)."""
     parts, inside = [], []
     for part in parts_within(sentence, tokens_of(sentence.split()), max_tokens):
         pieces = [part] if " " in part else pieces_of_word(part, tokens_of, max_tokens)
         parts += pieces
-        inside += [False] + [True] * (len(pieces) - 1)
+        inside += [False] + [not (is_word_by_itself(before[-1]) or is_word_by_itself(after[0]))
+                             for before, after in zip(pieces, pieces[1:])]
     return parts, inside
 
 
