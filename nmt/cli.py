@@ -146,6 +146,14 @@ def translate(
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
                                 input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n))
+    _translated(report, input)
+
+
+def _translated(report, input: str) -> None:
+    """After `nmt translate`: the source languages found (--src-lang auto), and exit code 1 where
+    lines could not be translated."""
+    if report.sources:
+        err.print(f"--src-lang auto: {report.sources_found()}", highlight=False, markup=False)
     if report.failed:
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
                   "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)

@@ -78,14 +78,15 @@ class _Share:
     extras: tuple[str, ...]
 
 
-def _translate_share(share: _Share) -> tuple[list[str], list[str], int]:
-    """A worker's translation of one share: its output lines, its warnings and its failed lines."""
+def _translate_share(share: _Share) -> tuple[list[str], list[str], StreamReport]:
+    """A worker's translation of one share: its output lines, its warnings and its report (the
+    lines that failed, the source languages identified)."""
     warnings: list[str] = []
     report = StreamReport()
     out = list(translate_stream(_engine, share.lines, share.cfg, share.output_format, warnings.append,
                                 max(len(share.lines), 1), share.input_format, report, share.extras,
                                 first_line=share.first_line, finished=lambda n: _progress.put((share.chunk, n))))
-    return out, warnings, report.failed
+    return out, warnings, report
 
 
 def translate_sharded(spec: EngineSpec, nproc: int, threads: int, lines: Iterable[str], cfg: DecodeConfig,
@@ -109,10 +110,11 @@ def translate_sharded(spec: EngineSpec, nproc: int, threads: int, lines: Iterabl
                              tuple(extras)) for i in range(0, len(chunk), size)]
             results = pool.map_async(_translate_share, shares)
             _follow(progress, results, number, len(chunk), lambda n: done(first_line - 1 + n))
-            for out, warnings, failed in results.get():
+            for out, warnings, share_report in results.get():
                 for warning in warnings:
                     warn(warning)
-                report.failed += failed
+                report.failed += share_report.failed
+                report.sources.update(share_report.sources)
                 yield from out
             report.lines += len(chunk)
             first_line += len(chunk)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
@@ -39,6 +40,11 @@ def format_result(translator, hyps: list[Hypothesis], output_format: str, identi
 class StreamReport:
     failed: int = 0  # input lines that could not be translated (each warned, its output empty)
     lines: int = 0  # input lines read (each gets one output line)
+    sources: Counter = field(default_factory=Counter)  # lines by the source language identified for them (auto)
+
+    def sources_found(self) -> str:
+        """The languages identified, most lines first: "deu_Latn 812 lines, eng_Latn 188 lines"."""
+        return ", ".join(f"{lang} {n:,} line{'s' if n != 1 else ''}" for lang, n in self.sources.most_common())
 
 
 def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output_format: str = "plain",
@@ -95,6 +101,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
                 source = requests[i].controls.languages[0] if i in identified else None
+                if source:
+                    report.sources[source] += 1
                 yield format_result(translator, hyps, output_format, source)
         first_line += len(chunk)
 
