@@ -16,6 +16,8 @@ from nmt.errors import NmtError
 
 AUTO = "auto"  # --src-lang auto
 _TAG = re.compile(r"<[^<>]*>")  # inline markup, left out of what the identifier reads
+# A line the identifier finds at least this probably in a language none of the model's: said (once a language)
+OTHER_LANGUAGE = 0.5  # more probable than all the others together, as data.language_filter reads 0.5
 
 
 def readers(data: DataConfig, target: str, zero_shot: bool = False) -> list[str]:
@@ -72,14 +74,23 @@ class SourceGuess:
         return by_label
 
     def language(self, text: str, target: str) -> str:
-        """The reader of `target` most probable for `text` (its inline tags left out); for a text
-        without letters, the recipe's source language where it reads into `target`, else the first."""
+        """The reader of `target` most probable for `text` (`identify`'s first part)."""
+        return self.identify(text, target)[0]
+
+    def identify(self, text: str, target: str) -> tuple[str, tuple[str, float] | None]:
+        """The reader of `target` most probable for `text` (its inline tags left out), and the
+        identifier's own first choice with its probability where that is none of the readers'
+        languages and at least OTHER_LANGUAGE (a line in a language the model does not read), else
+        None. A text without letters is read as the recipe's source language where it reads into
+        `target`, else as the first reader."""
         by_label = self.by_label(target)
         if "" in by_label:
-            return by_label[""]
+            return by_label[""], None
         words = _TAG.sub(" ", text)
         if not any(ch.isalpha() for ch in words):
-            return self.data.src_lang if self.data.src_lang in by_label.values() else next(iter(by_label.values()))
+            return (self.data.src_lang if self.data.src_lang in by_label.values() else next(iter(by_label.values()))), None
         ident = identifier(f"--src-lang {AUTO}", probabilities=True)
         ranked = ident.rank(words)
-        return next(by_label[label] for label, _ in ranked if label in by_label)
+        top, probability = ranked[0]
+        other = (top, float(probability)) if top not in by_label and probability >= OTHER_LANGUAGE else None
+        return next(by_label[label] for label, _ in ranked if label in by_label), other

@@ -7,6 +7,7 @@ with `hypothesis_record`'s fields."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
@@ -113,8 +114,9 @@ class LineDirections:
     (the run's --src-lang auto, or a line's "src_lang": "auto"), each direction's found once per
     stream. A line's languages not named are the run's, zero-shot as the run allows."""
 
-    def __init__(self, engine: Engine, zero_shot: bool | None = None):
-        self.engine = engine
+    def __init__(self, engine: Engine, zero_shot: bool | None = None, warn: Callable[[str], None] = lambda _: None):
+        self.engine, self.warn = engine, warn
+        self.others: set[str] = set()  # languages identified that the model does not read (warned once each)
         self.zero_shot = getattr(engine, "zero_shot", False) if zero_shot is None else zero_shot
         self.auto = getattr(engine, "source_guess", None)  # the run's --src-lang auto
         self.guess = self.auto or SourceGuess(engine.recipe.data, self.zero_shot)
@@ -122,6 +124,14 @@ class LineDirections:
 
     def of_request(self, request: LineRequest, number: int) -> Controls | None:
         return self.of(request.text, number, request.src_lang, request.tgt_lang)
+
+    def _identified(self, text: str, target: str, number: int) -> str:
+        source, other = self.guess.identify(text, target)
+        if other and other[0] not in self.others:
+            self.others.add(other[0])
+            self.warn(f"line {number}: {other[1]:.0%} {other[0]} by the language identifier, which the model does not "
+                      f"translate from into {target}: read as {source} (its first such line only)")
+        return source
 
     def identifies(self, request: LineRequest) -> bool:
         """Whether a request's source language is identified (its own "auto", or the run's)."""
@@ -138,7 +148,10 @@ class LineDirections:
         source, target = engine.controls.languages or (engine.recipe.data.src_lang, engine.recipe.data.tgt_lang)
         target = tgt_lang or target
         try:
-            source = self.guess.language(text, target) if src_lang == AUTO else src_lang or source
+            if src_lang == AUTO:
+                source = self._identified(text, target, number)
+            else:
+                source = src_lang or source
             if (source, target) not in self.known:
                 _, self.known[source, target] = direction_controls(
                     engine.src_tokenizer, engine.tgt_tokenizer, engine.recipe.data, source, target, self.zero_shot)

@@ -64,7 +64,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
-    directions = LineDirections(translator)  # of lines that name their languages, or whose source is identified
+    directions = LineDirections(translator, warn=warn)  # of lines that name their languages, or whose source is identified
     while chunk := list(islice(iterator, chunk_lines)):
         requests, errors, identified = [], {}, set()  # identified: lines whose source language was found
         for number, line in enumerate(chunk, start=first_line):

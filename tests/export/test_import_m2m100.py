@@ -373,14 +373,21 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
             assert ct2["hypotheses"][0]["tokens"] == own["hypotheses"][0]["tokens"]
             assert abs(ct2["hypotheses"][0]["log_prob"] - own["hypotheses"][0]["log_prob"]) < 1e-3
     # a jsonl line names its own source, or asks for it to be found; one the model lacks is that line's error
-    asked = [german, "auto", None, "auto", english, "xx_Latn"]
+    # (and a Spanish line, which the model does not read, is said to be so)
+    asked = [german, "auto", None, "auto", english, "xx_Latn", "auto", "auto"]
+    spanish = ["El perro negro corre por la playa con su dueño.", "Dos niños juegan en el parque."]
     source.write_text("".join(json.dumps({"text": line} | ({"src_lang": lang} if lang else {})) + "\n"
-                              for line, lang in zip(lines, asked)), encoding="utf-8")
+                              for line, lang in zip(lines + spanish, asked)), encoding="utf-8")
     out = tmp_path / "requests.jsonl"
     result = runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "-o", str(out), "--tgt-lang", french,
                                  "--input-format", "jsonl", "--output-format", "jsonl"])
     assert result.exit_code == 1 and "line 6: src_lang xx_Latn: " in result.output
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    if layout == "m2m":  # M2M-100's tokenizer names its 100 languages, Spanish among them
+        assert [r["src_lang"] for r in records[6:]] == ["es", "es"] and "line 7:" not in result.output
+    else:  # this NLLB directory names three
+        assert "line 7: 88% es by the language identifier, which the model does not translate from into" in result.output
+        assert "line 8:" not in result.output  # said once for the language
     assert [r.get("src_lang") for r in records[:5]] == [None, german, None, english, None] and "error" in records[5]
     expected = [german, german, english, english, english]  # the third: the run's source, English
     assert [r["hypotheses"] for r in records[:5]] == [named[lang][i]["hypotheses"] for i, lang in enumerate(expected)]

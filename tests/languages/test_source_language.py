@@ -39,6 +39,9 @@ def test_each_text_is_read_as_its_most_probable_reader():
     assert guess.language("42 -- 17", "de") == "en"  # no letters: the recipe's source
     assert guess.language("Un homme lit le journal.", "fr") == "en"  # one reader: no identifier asked
     assert guess.notes == []
+    assert guess.identify("Un homme lit le journal dans le parc.", "de") == ("fr", None)
+    found, other = guess.identify("El hombre lee el periódico en el parque.", "de")  # no reader's language
+    assert found in ("en", "fr") and other[0] == "es" and other[1] > 0.5
 
 
 def test_readers_the_identifier_cannot_tell_apart_or_does_not_know_are_noted():
