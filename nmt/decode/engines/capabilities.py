@@ -24,7 +24,8 @@ TORCH = Capabilities("torch", constraints=True, alignments=True)
 CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, epsilon=False)
 # Why an engine without a capability cannot do it, by capability.
 _REASONS = {"constraints": "CTranslate2 has no lexical constraints",
-            "alignments": "a CTranslate2 export gives them for a model trained with train.guided_alignment only"}
+            "alignments": "a CTranslate2 export gives them for a model trained with train.guided_alignment only",
+            "epsilon": "CTranslate2 has no epsilon sampling (decode.epsilon)"}
 
 
 def refusal(engine, capability: str) -> str | None:

@@ -132,8 +132,7 @@ class CTranslate2Translator:
             import ctranslate2
 
             if cfg.epsilon:
-                raise NmtError("decode.epsilon: CTranslate2 has no epsilon sampling; translate with the checkpoint, "
-                               "not an export")
+                require(self, "epsilon")
             ctranslate2.set_random_seed(cfg.seed)
             options |= dict(beam_size=1, sampling_topk=cfg.top_k, sampling_topp=cfg.top_p,
                             sampling_temperature=cfg.temperature, length_penalty=0.0)
