@@ -122,21 +122,6 @@ class LineDirections:
         self.guess = self.auto or SourceGuess(engine.recipe.data, self.zero_shot)
         self.known: dict[tuple[str, str], Controls] = {}
 
-    def of_request(self, request: LineRequest, number: int) -> Controls | None:
-        return self.of(request.text, number, request.src_lang, request.tgt_lang)
-
-    def _identified(self, text: str, target: str, number: int) -> str:
-        source, other = self.guess.identify(text, target)
-        if other and other[0] not in self.others:
-            self.others.add(other[0])
-            self.warn(f"line {number}: {other[1]:.0%} {other[0]} by the language identifier, which the model does not "
-                      f"translate from into {target}: read as {source} (its first such line only)")
-        return source
-
-    def identifies(self, request: LineRequest) -> bool:
-        """Whether a request's source language is identified (its own "auto", or the run's)."""
-        return request.src_lang == AUTO or (request.src_lang is None and self.auto is not None)
-
     def of(self, text: str, number: int, src_lang: str | None = None, tgt_lang: str | None = None) -> Controls | None:
         """Line `number`'s language tokens; None: the run's direction. RequestRefused where the
         model has no such direction, naming the line."""
@@ -159,6 +144,21 @@ class LineDirections:
             message = str(e).replace("--tgt-lang", "tgt_lang").replace("--src-lang", "src_lang")
             raise RequestRefused(f"line {number}: {message}") from None
         return self.known[source, target]
+
+    def of_request(self, request: LineRequest, number: int) -> Controls | None:
+        return self.of(request.text, number, request.src_lang, request.tgt_lang)
+
+    def identifies(self, request: LineRequest) -> bool:
+        """Whether a request's source language is identified (its own "auto", or the run's)."""
+        return request.src_lang == AUTO or (request.src_lang is None and self.auto is not None)
+
+    def _identified(self, text: str, target: str, number: int) -> str:
+        source, other = self.guess.identify(text, target)
+        if other and other[0] not in self.others:
+            self.others.add(other[0])
+            self.warn(f"line {number}: {other[1]:.0%} {other[0]} by the language identifier, which the model does not "
+                      f"translate from into {target}: read as {source} (its first such line only)")
+        return source
 
 
 def check_request(request: LineRequest, engine: Engine, number: int, limits: RequestLimits = RequestLimits()) -> None:

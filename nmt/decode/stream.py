@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -74,14 +74,10 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                     warn(f"line {number}: inline markup found: its tags are kept around the words they wrap, here "
                          "and in every line with well-formed tags (--input-format text translates them as text)")
                     told = True
-                try:
-                    requests.append(Line(line, markup=markup, controls=directions.of(line, number)))
-                    if directions.auto:
-                        identified.add(len(requests) - 1)
-                except NmtError as e:
-                    warn(str(e))
-                    errors[number - first_line] = str(e)
-                    requests.append(Line(""))
+                # (the run's direction, or with --src-lang auto one of the directions into its target)
+                requests.append(Line(line, markup=markup, controls=directions.of(line, number)))
+                if directions.auto:
+                    identified.add(len(requests) - 1)
                 continue
             try:
                 request = parse_request(line, number)
