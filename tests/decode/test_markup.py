@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from nmt.decode.text.words import word_spans
 from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.text.paragraphs import join_alignments
 from nmt.decode.text.verbatim import verbatim_spans
@@ -136,15 +137,18 @@ def test_verbatim_text_goes_before_the_word_aligned_to_the_word_after_it():
 
 
 def test_any_alignment_gives_well_formed_output_with_exactly_the_source_tags():
-    """Random trees of tags and random alignments, crossing and many-to-one included."""
+    """Random trees of tags (empty elements inside words too) and random alignments, crossing and
+    many-to-one included; sources and outputs in words between spaces or in Chinese characters."""
     rng = random.Random(0)
-    for _ in range(300):
-        words = [f"w{i}" for i in range(rng.randint(0, 7))]
+    for case in range(600):
+        chinese = case % 2 == 1  # each character a word (nmt.decode.text.words)
+        words = [rng.choice("狗猫在跑。") if chinese else f"w{i}" for i in range(rng.randint(0, 7))]
         line = _random_markup(rng, words)
         marked = mark(line, True, True)
         n_out = rng.randint(0, 8)
-        output = " ".join(f"v{j}" + rng.choice(["", ".", ","]) for j in range(n_out))
-        n_src = len(marked.text.split())
+        output = ("".join(rng.choice("犬が走る。") for _ in range(n_out)) if rng.random() < 0.5 else
+                  " ".join(f"v{j}" + rng.choice(["", ".", ","]) for j in range(n_out)))
+        n_src = len(word_spans(marked.text))
         alignment = " ".join(f"{rng.randrange(n_src)}-{j}" for j in range(n_out) if n_src and rng.random() < 0.8)
         out = render(marked, output, alignment)
         assert tags(out) == tags(line), (line, alignment, out)
@@ -170,6 +174,8 @@ def _random_markup(rng: random.Random, words: list[str]) -> str:
             stack.append(name)
         elif roll < 0.35:
             out.append(rng.choice(["<br/>", "{0}", "42", "🎉"]))
+        elif roll < 0.4:  # an empty element inside the word
+            word = f"{word}<i></i>x"
         out.append(word)
         if stack and rng.random() < 0.4:
             out.append(f"</{stack.pop()}>")

@@ -315,15 +315,17 @@ class _Placer:
         return (first, last) if first <= last else (-1, -1)
 
     def _span(self, item: Item) -> tuple[int, int] | None:
+        """The output units an element wraps; None where it wraps no text (written empty where it
+        sits) or none of its words is aligned."""
+        tagged = self.text[item.start:item.end].strip()
         first, last = self._word_range(item)
         targets = [t for i in range(first, last + 1) for t in self.aligned.get(i, [])] if first >= 0 else []
-        if not targets:
+        if not targets or not tagged:
             return None
         start_word, end_word = min(targets), max(targets)
         # Punctuation at the output span's edges goes inside the tags only where the tagged source
         # text has punctuation at that edge ("<b>dog</b>." gives "<b>Hund</b>.", "<b>公园</b>。"
         # "<b>park</b>."), and so does a word of punctuation alone ("<b>cat</b>." gives "<b>猫</b>。").
-        tagged = self.text[item.start:item.end].strip()
         inner_start, inner_end = not _is_punct(tagged[0]), not _is_punct(tagged[-1])
         while inner_start and start_word < end_word and self.out.punctuation[start_word]:
             start_word += 1
