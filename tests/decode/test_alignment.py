@@ -4,6 +4,8 @@ aligns each word with itself."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -48,6 +50,16 @@ def test_each_chinese_or_japanese_character_is_a_word_on_both_sides():
     japanese = "わたしはAIです"
     assert [japanese[a:b] for a, b in word_spans(japanese)] == ["わ", "た", "し", "は", "AI", "で", "す"]
     assert piece_words(["▁Hund", "狗", "s"]) == [(0,), (1,), (2,)]  # a word ends at the character, and after it
+    # Any cut of a text into pieces (▁ before each whitespace word, as sentencepiece marks them)
+    # holds as many words as the text has, whatever mix of scripts.
+    rng = random.Random(0)
+    for _ in range(2000):
+        text = " ".join("".join(rng.choice("abc12-.,狗猫在跑。がは３") for _ in range(rng.randint(1, 5)))
+                        for _ in range(rng.randint(0, 6)))
+        marked = "".join("▁" + word for word in text.split())
+        cuts = sorted(rng.sample(range(1, len(marked)), min(len(marked) - 1, rng.randint(0, 6)))) if marked else []
+        pieces = [marked[a:b] for a, b in zip([0, *cuts], [*cuts, len(marked)])] if marked else []
+        assert word_count(piece_words(pieces)) == len(word_spans(text)), (text, pieces)
     # A piece of two characters counts in both its words: source words 0 and 1 (piece 0) take its
     # attention whole. Output word 0 (pieces 0, 1) averages theirs: 0.6, 0.6, 0.4 over the source
     # words, the first of the two largest chosen; output word 1: 0.1, 0.1, 0.9. Source word 1, no
