@@ -69,8 +69,9 @@ class TranslateRequest(BaseModel):
     alignments: StrictBool = False
     # a multilingual model's target language: one for every line, or one per line
     tgt_lang: StrictStr | list[StrictStr] | None = None
-    # the lines' source language; auto: each line's, identified among the model's (nmt.data.source_language)
-    src_lang: StrictStr | None = None
+    # the lines' source language: one, or one per line; auto: each line's, identified among the
+    # model's (nmt.data.source_language)
+    src_lang: StrictStr | list[StrictStr] | None = None
     zero_shot: StrictBool = False  # allow directions the model was not trained on
     # the lines are inline markup: tags kept around the translated words; not given: each line that
     # looks like markup is (nmt.decode.text.markup.looks_like_markup)
@@ -134,14 +135,18 @@ def _line_directions(body: TranslateRequest, translator) -> list[Controls] | Non
     if body.src_lang == AUTO:
         directions = LineDirections(translator, zero_shot=body.zero_shot)
         return [directions.of(text, number, AUTO, lang) for number, (text, lang) in enumerate(zip(body.text, wanted), 1)]
+    sources = body.src_lang if isinstance(body.src_lang, list) else [body.src_lang] * len(body.text)
+    if len(sources) != len(body.text):
+        raise RequestRefused(f"src_lang: {len(sources)} entries for {len(body.text)} lines (one, or one per line)")
     ids_of: dict = {}
     try:
-        for lang in dict.fromkeys(wanted):
-            _, ids_of[lang] = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
-                                                 translator.recipe.data, body.src_lang, lang, body.zero_shot)
+        for pair in dict.fromkeys(zip(sources, wanted)):
+            _, ids_of[pair] = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
+                                                 translator.recipe.data, *pair, body.zero_shot)
     except NmtError as e:
-        raise RequestRefused(str(e).replace("--tgt-lang", "tgt_lang").replace("--zero-shot", '"zero_shot": true')) from None
-    return [ids_of[lang] for lang in wanted]
+        message = str(e).replace("--tgt-lang", "tgt_lang").replace("--src-lang", "src_lang")
+        raise RequestRefused(message.replace("--zero-shot", '"zero_shot": true')) from None
+    return [ids_of[pair] for pair in zip(sources, wanted)]
 
 
 def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator, sources: list[str] | None = None) -> dict:
@@ -299,11 +304,14 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             # (source auto reads the identifier's model on first use: off the event loop)
             asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
             served = models.for_direction(asked.source, [asked.target])
+            if not all((code, asked.target) in served.directions() for code in asked.text_sources()):
+                asked.keep_one_source()  # this model does not read every text's language
             lines, counts = libretranslate.lines_of(asked)
+            line_sources = [code for code, count in zip(asked.text_sources(), counts) for _ in range(count)]
             hypotheses = 1 + asked.alternatives
             beam = max(hypotheses, served.translator.recipe.decode.beam_size) if asked.alternatives else None
             body = TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses, beam_size=beam,
-                                    **({"src_lang": asked.source, "tgt_lang": asked.target}
+                                    **({"src_lang": line_sources, "tgt_lang": asked.target}
                                        if served.multidirectional else {}))
             plan = plan_request(body, served.translator, limits)
             results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []

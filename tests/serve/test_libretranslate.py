@@ -99,7 +99,7 @@ def test_detect_and_the_web_clients_settings(server):
 
 def test_source_auto_chooses_among_the_languages_read_into_the_target(monkeypatch):
     """A server reading English and French into German: source auto takes the language the
-    identifier finds for the whole request. Without py3langid, auto is an error naming both
+    identifier finds for the whole request, and each long text its own. Without py3langid, auto is an error naming both
     (and the extra); with one language read into the target it is that one, at 100."""
     served = {("en", "de"), ("fr", "de"), ("de", "en")}
     french = ["Un chien noir saute par-dessus une bûche.", "Deux hommes marchent dans la rue."]
@@ -107,6 +107,12 @@ def test_source_auto_chooses_among_the_languages_read_into_the_target(monkeypatc
     assert asked.source == "fr" and asked.detected and len(asked.confidences) == 2 and min(asked.confidences) > 50
     assert parse({"q": LINES[0], "source": "auto", "target": "de"}, served).source == "en"
     assert parse({"q": LINES[0], "source": "auto", "target": "en"}, served).source == "de"  # the only reader
+    # as LibreTranslate: a text over 40 characters from its own language, a shorter one from the request's
+    mixed = parse({"q": [" ".join(french), " ".join(LINES), "Un chien."], "source": "auto", "target": "de"}, served)
+    assert mixed.text_sources()[:2] == ["fr", "en"] and mixed.text_sources()[2] == mixed.source
+    assert mixed.confidences[:2] != mixed.request_confidences[:2]  # each text's probability of its own language
+    mixed.keep_one_source()  # where the request's model reads only its own language
+    assert mixed.text_sources() == [mixed.source] * 3 and mixed.confidences == mixed.request_confidences
 
     def no_py3langid(*_):
         raise LibreError("language detection (/detect, source auto) needs py3langid: pip install 'nmt[langid]'")
