@@ -3,7 +3,7 @@
   POST /translate  {"text": ["...", ...], "beam_size": 4, "nbest": 1, "scores": false,
                     "prefix": ["...", ...], "constraints": [["...", ...], ...],
                     "token_scores": false, "alignments": false,
-                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": ... or "auto", "zero_shot": false,
+                    "tgt_lang": "fr" or ["fr", "de", ...], "src_lang": "en" or [per line] or "auto", "zero_shot": false,
                     "markup": true|false (not given: where the text looks like markup)}
                    -> {"translations": ["...", ...]} (+ "scores", "nbest", "token_log_probs",
                       "alignments" when asked; "selection" where decode.mbr or decode.rerank chose;
