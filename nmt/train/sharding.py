@@ -156,13 +156,10 @@ def local_model_state(model: nn.Module, copy: bool = False) -> dict[str, torch.T
     their values when the weights change (on a CPU a shard is otherwise the weight's own storage)."""
     shards: dict[int, torch.Tensor] = {}
     state = model.state_dict(keep_vars=True)
-
-    def own(tensor):
-        local = _local(tensor)
-        return local.clone() if copy else local
-
-    return {name: shards[id(tensor)] if id(tensor) in shards else shards.setdefault(id(tensor), own(tensor))
-            for name, tensor in state.items()}
+    for tensor in state.values():
+        if id(tensor) not in shards:
+            shards[id(tensor)] = _local(tensor).clone() if copy else _local(tensor)
+    return {name: shards[id(tensor)] for name, tensor in state.items()}
 
 
 def local_optimizer_state(optimizer: torch.optim.Optimizer) -> dict:

@@ -342,7 +342,8 @@ class TrainStep:
         collective); with train.ema_decay, as `model_state`, "model" is the average's shards and
         TRAINING_WEIGHTS the trained weights' own."""
         state = {"optimizer": sharding.local_optimizer_state(self.optimizer)}
-        trained = sharding.local_model_state(self.model, copy=bool(self.average))
+        # (the trained weights are back in place when the block below ends, before anything is written)
+        trained = sharding.local_model_state(self.model)
         if not self.average:
             return state | {"model": trained}
         with self.average.in_place():

@@ -112,11 +112,12 @@ def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | No
     each line's source is identified (`translator.source_guess`, nmt.data.source_language); until
     then the recipe's source language, or the first the model translates into tgt_lang from."""
     data = translator.recipe.data
-    translator.source_guess = SourceGuess(data, zero_shot) if src_lang == AUTO else None
+    translator.source_guess = None
     if src_lang == AUTO:
         target = tgt_lang or data.tgt_lang
-        sources = readers(data, target, zero_shot)
+        translator.source_guess = SourceGuess(data, zero_shot)
         translator.source_guess.by_label(target)  # a missing identifier is an error now, not at each line
+        sources = readers(data, target, zero_shot)
         src_lang = data.src_lang if data.src_lang in sources else sources[0]
     direction, translator.controls = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
                                                         data, src_lang, tgt_lang, zero_shot)

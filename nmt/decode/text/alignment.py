@@ -34,11 +34,9 @@ def pharaoh(attention: torch.Tensor, src_words: list[tuple[int, ...]], tgt_words
     if not src_words or not tgt_words or not word_count(src_words) or not word_count(tgt_words):
         return ""
     src_map = torch.zeros(len(src_words), word_count(src_words))
-    for piece, words in enumerate(src_words):
-        src_map[piece, list(words)] = 1.0
+    src_map[_piece_word_pairs(src_words)] = 1.0
     tgt_map = torch.zeros(word_count(tgt_words), len(tgt_words))
-    for piece, words in enumerate(tgt_words):
-        tgt_map[list(words), piece] = 1.0
+    tgt_map[_piece_word_pairs(tgt_words)[::-1]] = 1.0
     tgt_map = tgt_map / tgt_map.sum(dim=1, keepdim=True).clamp_min(1.0)
     words = tgt_map @ attention @ src_map  # (target words, source words)
     links = {(s, t) for t, s in enumerate(words.argmax(dim=1).tolist())}
@@ -46,6 +44,12 @@ def pharaoh(attention: torch.Tensor, src_words: list[tuple[int, ...]], tgt_words
         linked = {s for s, _ in links}
         links |= {(s, t) for s, t in enumerate(words.argmax(dim=0).tolist()) if s not in linked}
     return " ".join(f"{s}-{t}" for s, t in sorted(links, key=lambda link: (link[1], link[0])))
+
+
+def _piece_word_pairs(words: list[tuple[int, ...]]) -> tuple[list[int], list[int]]:
+    """(pieces, words): each piece's index beside each word it holds, for one indexed assignment."""
+    pairs = [(piece, word) for piece, held in enumerate(words) for word in held]
+    return [piece for piece, _ in pairs], [word for _, word in pairs]
 
 
 @torch.inference_mode()

@@ -163,12 +163,9 @@ def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int
 
 
 def _without_spaces(char: str) -> bool:
-    """A character of Chinese or Japanese writing (Han, kana, their punctuation and full-width
-    forms), where one sentence follows another without a space."""
-    code = ord(char)
-    return (0x3000 <= code <= 0x30FF or 0x31F0 <= code <= 0x31FF or 0x3400 <= code <= 0x4DBF
-            or 0x4E00 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF
-            or 0x20000 <= code <= 0x3FFFF)
+    """A character of Chinese or Japanese writing (a word by itself, nmt.decode.text.words), the
+    ideographic space or a full-width form, where one sentence follows another without a space."""
+    return is_word_by_itself(char) or char == "\u3000" or "\uff00" <= char <= "\uffef"
 
 
 def join_texts(texts: list[str]) -> tuple[str, tuple[int, ...]]:
