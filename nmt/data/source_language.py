@@ -34,19 +34,25 @@ class SourceGuess:
     Readers the identifier does not know are never chosen, and where it names several readers by
     one language (zho_Hans, zho_Hant), the first is chosen: `notes` says so, once per target."""
 
+    who = "the model"  # what translates from the readers, as errors name it
+
     def __init__(self, data: DataConfig, zero_shot: bool = False):
         self.data, self.zero_shot = data, zero_shot
         self._labels: dict[str, dict[str, str]] = {}  # target -> {identifier label: the reader it chooses}
         self.notes: list[str] = []
+
+    def sources(self, target: str) -> list[str]:
+        """The languages a text into `target` may be read as, in order of preference."""
+        return readers(self.data, target, self.zero_shot)
 
     def by_label(self, target: str) -> dict[str, str]:
         """{the identifier's label: the reader it stands for} of `target`'s readers ({"": the
         reader} where there is one); a one-line error where there is none, or no identifier."""
         if target in self._labels:
             return self._labels[target]
-        sources = readers(self.data, target, self.zero_shot)
+        sources = self.sources(target)
         if not sources:
-            raise NmtError(f"--src-lang {AUTO}: the model translates into {target} from no language")
+            raise NmtError(f"--src-lang {AUTO}: {self.who} translates into {target} from no language")
         if len(sources) == 1:
             self._labels[target] = {"": sources[0]}
             return self._labels[target]
@@ -62,8 +68,8 @@ class SourceGuess:
             else:
                 by_label[label] = source
         if not by_label:
-            raise NmtError(f"--src-lang {AUTO}: the language identifier knows none of the model's source languages "
-                           f"into {target} ({listed(sources)}); name the source with --src-lang")
+            raise NmtError(f"--src-lang {AUTO}: the language identifier knows none of the source languages "
+                           f"{self.who} translates into {target} from ({listed(sources)}); name the source with --src-lang")
         if unknown:
             self.notes.append(f"--src-lang {AUTO}: the identifier does not know {listed(unknown)}: no line into "
                               f"{target} is read as in them")

@@ -17,6 +17,7 @@ line answer 413 with a JSON error naming the limit; malformed JSON or wrong type
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from contextlib import asynccontextmanager
@@ -36,6 +37,7 @@ from nmt.errors import NmtError
 from nmt.serve import libretranslate
 from nmt.serve.batcher import Batcher
 from nmt.serve.models import Served, ServedModels
+from nmt.serve.routing import Part, in_request_order, per_line, split_request
 from nmt.serve.worker_process import start_workers
 
 try:  # at module level: FastAPI reads the endpoints' annotations (strings here) in this module's names
@@ -87,14 +89,20 @@ class Plan:
     sources: list[str] | None = None  # each line's source language, where it was identified (src_lang auto)
 
 
-def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Plan:
-    """Check a request against the limits and the engine (each line through the one request
-    check, nmt.decode.request) and resolve its settings; RequestRefused (413 naming the limit it
-    went over, or 422) for what may not be served."""
-    n, defaults = len(body.text), translator.recipe.decode
+def check_line_count(n: int, limits: ServeLimits) -> None:
     if n > limits.max_lines:
         raise RequestRefused(f"{n} lines: at most {limits.max_lines} per request (max_lines)", 413, "max_lines",
                              limits.max_lines)
+
+
+def plan_request(body: TranslateRequest, translator, limits: ServeLimits, numbers: list[int] | None = None) -> Plan:
+    """Check a request against the limits and the engine (each line through the one request
+    check, nmt.decode.request) and resolve its settings; RequestRefused (413 naming the limit it
+    went over, or 422) for what may not be served. `numbers`: its lines' numbers in errors, where
+    it is part of a request split between models (nmt.serve.routing)."""
+    n, defaults = len(body.text), translator.recipe.decode
+    numbers = numbers or list(range(1, n + 1))
+    check_line_count(n, limits)
     if body.prefix is not None and len(body.prefix) != n:
         raise RequestRefused(f"prefix: {len(body.prefix)} entries for {n} lines (one per line, \"\" for none)")
     if body.constraints is not None and len(body.constraints) != n:
@@ -103,9 +111,9 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
     requests = [LineRequest(text=text, prefix=body.prefix[i] if body.prefix else "",
                             constraints=body.constraints[i] if body.constraints else [], markup=body.markup)
                 for i, text in enumerate(body.text)]
-    for number, request in enumerate(requests, start=1):
+    for number, request in zip(numbers, requests):
         check_request(request, translator, number, line_limits)
-    line_controls = _line_directions(body, translator) or [None] * n
+    line_controls = _line_directions(body, translator, numbers) or [None] * n
     lines = [Line.of(request, controls) for request, controls in zip(requests, line_controls)]
     if body.alignments and (message := refusal(translator, "alignments")):
         raise RequestRefused(message)
@@ -125,19 +133,15 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits) -> Pla
     return Plan(cfg, lines, extras, sources)
 
 
-def _line_directions(body: TranslateRequest, translator) -> list[Controls] | None:
+def _line_directions(body: TranslateRequest, translator, numbers: list[int]) -> list[Controls] | None:
     """Each line's language tokens where the request names languages (tgt_lang: one, or one per line)."""
     if body.tgt_lang is None and body.src_lang is None:
         return None
-    wanted = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] * len(body.text)
-    if len(wanted) != len(body.text):
-        raise RequestRefused(f"tgt_lang: {len(wanted)} entries for {len(body.text)} lines (one, or one per line)")
+    wanted = per_line(body.tgt_lang, len(body.text), "tgt_lang")
     if body.src_lang == AUTO:
         directions = LineDirections(translator, zero_shot=body.zero_shot)
-        return [directions.of(text, number, AUTO, lang) for number, (text, lang) in enumerate(zip(body.text, wanted), 1)]
-    sources = body.src_lang if isinstance(body.src_lang, list) else [body.src_lang] * len(body.text)
-    if len(sources) != len(body.text):
-        raise RequestRefused(f"src_lang: {len(sources)} entries for {len(body.text)} lines (one, or one per line)")
+        return [directions.of(text, number, AUTO, lang) for number, text, lang in zip(numbers, body.text, wanted)]
+    sources = per_line(body.src_lang, len(body.text), "src_lang")
     ids_of: dict = {}
     try:
         for pair in dict.fromkeys(zip(sources, wanted)):
@@ -149,10 +153,14 @@ def _line_directions(body: TranslateRequest, translator) -> list[Controls] | Non
     return [ids_of[pair] for pair in zip(sources, wanted)]
 
 
-def reply(body: TranslateRequest, results: list[list[Hypothesis]], translator, sources: list[str] | None = None) -> dict:
+def records_of(results: list[list[Hypothesis]], translator) -> list[list[dict]]:
+    """Each line's hypotheses as the records `translate --output-format jsonl` writes."""
+    return [[hypothesis_record(translator, h) for h in hyps] for hyps in results]
+
+
+def reply(body: TranslateRequest, records: list[list[dict]], sources: list[str] | None = None) -> dict:
     """The JSON answer: the translations, and what else the request asked for, each field taken
-    from the records `translate --output-format jsonl` writes (nmt.decode.request.hypothesis_record)."""
-    records = [[hypothesis_record(translator, h) for h in hyps] for hyps in results]
+    from the lines' records (records_of)."""
     answer: dict = {"translations": [line[0]["text"] for line in records]}
     if sources is not None:
         answer["src_lang"] = sources
@@ -287,40 +295,55 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
         except ValidationError as e:
             return error(422, _validation_message(e))
         try:
-            targets = body.tgt_lang if isinstance(body.tgt_lang, list) else [body.tgt_lang] if body.tgt_lang else None
-            served = models.for_direction(None if body.src_lang == AUTO else body.src_lang, targets)
             if body.src_lang == AUTO:  # (the identifier reads its model on first use: off the event loop)
-                plan = await run_in_threadpool(plan_request, body, served.translator, limits)
+                (parts, sources), plans = await run_in_threadpool(plan_parts, body)
             else:
-                plan = plan_request(body, served.translator, limits)
-            results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if body.text else []
+                (parts, sources), plans = plan_parts(body)
+            records = await translate_parts(parts, plans)
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
-        return reply(body, results, served.translator, plan.sources)
+        return reply(body, records, sources or (plans[0].sources if len(plans) == 1 else None))
+
+    def plan_parts(body: TranslateRequest) -> tuple[tuple[list[Part], list[str] | None], list[Plan]]:
+        """The request split between the models of its lines' languages, each part planned."""
+        check_line_count(len(body.text), limits)
+        split = split_request(body, models)
+        return split, [plan_request(part.body, part.served.translator, limits, part.numbers) for part in split[0]]
+
+    async def translate_parts(parts: list[Part], plans: list[Plan]) -> list[list[dict]]:
+        """Each line's records, every model translating its part at once, in the request's order."""
+        results = await asyncio.gather(*(part.served.batcher.translate(plan.lines, plan.cfg, plan.extras)
+                                         if plan.lines else asyncio.sleep(0, []) for part, plan in zip(parts, plans)))
+        return in_request_order(parts, [records_of(result, part.served.translator) for part, result in zip(parts, results)])
 
     async def translate_libre(fields: dict) -> JSONResponse:
         """LibreTranslate's POST /translate (nmt.serve.libretranslate), by the model of its direction."""
         try:
             # (source auto reads the identifier's model on first use: off the event loop)
             asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
-            served = models.for_direction(asked.source, [asked.target])
-            if not all((code, asked.target) in served.directions() for code in asked.text_sources()):
-                asked.keep_one_source()  # this model does not read every text's language
             lines, counts = libretranslate.lines_of(asked)
+            check_line_count(len(lines), limits)
             line_sources = [code for code, count in zip(asked.text_sources(), counts) for _ in range(count)]
-            hypotheses = 1 + asked.alternatives
-            beam = max(hypotheses, served.translator.recipe.decode.beam_size) if asked.alternatives else None
-            body = TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses, beam_size=beam,
-                                    **({"src_lang": line_sources, "tgt_lang": asked.target}
-                                       if served.multidirectional else {}))
-            plan = plan_request(body, served.translator, limits)
-            results = await served.batcher.translate(plan.lines, plan.cfg, plan.extras) if lines else []
+            parts, plans = [], []
+            for index, taken in models.for_lines(line_sources, [asked.target] * len(lines)).items():
+                part = Part(models.models[index], taken, libre_body(asked, models.models[index],
+                                                                    [lines[i] for i in taken], [line_sources[i] for i in taken]))
+                parts.append(part)
+                plans.append(plan_request(part.body, part.served.translator, limits, part.numbers))
+            records = await translate_parts(parts, plans)
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:
             return error(400 if e.status == 422 else e.status, str(e))
-        texts = [[hypothesis_record(served.translator, h)["text"] for h in hyps] for hyps in results]
+        texts = [[record["text"] for record in line] for line in records]
         return JSONResponse(libretranslate.answer(asked, texts, counts))
+
+    def libre_body(asked, served: Served, lines: list[str], sources: list[str]) -> TranslateRequest:
+        """A LibreTranslate request's lines for one model, as nmt's API asks for them."""
+        hypotheses = 1 + asked.alternatives
+        beam = max(hypotheses, served.translator.recipe.decode.beam_size) if asked.alternatives else None
+        return TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses, beam_size=beam,
+                                **({"src_lang": sources, "tgt_lang": asked.target} if served.multidirectional else {}))
 
     @app.get("/languages")
     async def languages() -> list:

@@ -16,9 +16,10 @@ around the words they wrap), text as plain text. A language may be named by anot
 where it reads only one; where it reads several, the language identifier (py3langid, `pip install
 'nmt[langid]'`) chooses among them, as LibreTranslate does: each text of more than 40 characters
 its own language, a shorter one the whole request's (its texts' probabilities averaged, weighted
-by their lengths), and without the identifier the request is an error naming them. Where the
-model of the request's language does not read every text's, all take the request's. /detect ranks the server's source languages by the identifier's
-probability (0-100, as LibreTranslate's confidence), each text's weighted by its length.
+by their lengths), and without the identifier the request is an error naming them. Each text
+goes to the model of its language (nmt.serve.routing). /detect ranks the server's source
+languages by the identifier's probability (0-100, as LibreTranslate's confidence), each text's
+weighted by its length.
 api_key is accepted and not checked.
 """
 
@@ -50,16 +51,10 @@ class LibreRequest:
     detected: bool = False  # source was auto
     confidences: list[float] | None = None  # with source auto: each text's probability of its source, 0-100
     sources: list[str] | None = None  # with source auto: each text's language (`source`: the whole request's)
-    request_confidences: list[float] | None = None  # with source auto: each text's probability of `source`
 
     def text_sources(self) -> list[str]:
         """Each text's source language."""
         return self.sources or [self.source] * len(self.texts)
-
-    def keep_one_source(self) -> None:
-        """Every text read as the request's language (a model that does not read each text's)."""
-        if self.sources and set(self.sources) != {self.source}:
-            self.sources, self.confidences = None, self.request_confidences
 
 
 FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -158,27 +153,26 @@ def parse(fields: dict, directions: set[tuple[str, str]]) -> LibreRequest:
     offered = {entry["code"]: entry["targets"] for entry in languages(directions)}
     target = as_served(target, {t for targets in offered.values() for t in targets})
     source = source if source == "auto" else as_served(source, offered)
-    detected, confidences, sources, request_confidences = source == "auto", None, None, None
+    detected, confidences, sources = source == "auto", None, None
     if detected:
-        source, sources, confidences, request_confidences = _detected_sources(
+        source, sources, confidences = _detected_sources(
             texts, target, [code for code, into in offered.items() if target in into])
     if source not in offered:
         raise LibreError(f"{source} is not supported: this server translates from {', '.join(offered)}")
     if target not in offered[source]:
         raise LibreError(f"{target} is not supported from {source}: choose {', '.join(offered[source])}")
     return LibreRequest(texts, as_list, source, target, text_format == "html", max(alternatives, 0), detected,
-                        confidences, sources, request_confidences)
+                        confidences, sources)
 
 
 OWN_DETECTION = 40  # characters: a longer text gets its own language (LibreTranslate's bar), a shorter the request's
 
 
-def _detected_sources(texts: list[str], target: str, readers: list[str]
-                      ) -> tuple[str, list[str], list[float], list[float]]:
+def _detected_sources(texts: list[str], target: str, readers: list[str]) -> tuple[str, list[str], list[float]]:
     """source auto among `readers` (those translated into `target`): the request's language (the
     most likely for its texts together), each text's (its own where longer than OWN_DETECTION
-    characters), each text's probability of its language, and of the request's (100 for the one
-    reader where py3langid is missing)."""
+    characters), and each text's probability of its language (100 for the one reader where
+    py3langid is missing)."""
     if not readers:
         raise LibreError(f"source auto: this server translates into {target} from no language")
     try:
@@ -187,12 +181,11 @@ def _detected_sources(texts: list[str], target: str, readers: list[str]
         if len(readers) > 1:
             raise LibreError(f"source auto: this server translates into {target} from {', '.join(readers)}: "
                              "name the source, or install nmt[langid] to detect it") from None
-        return readers[0], [readers[0]] * len(texts), [100.0] * len(texts), [100.0] * len(texts)
+        return readers[0], [readers[0]] * len(texts), [100.0] * len(texts)
     source = detections(texts, readers, found)[0]["language"] if len(readers) > 1 else readers[0]
     sources = [max(readers, key=lambda code: p[code]) if len(text) > OWN_DETECTION else source
                for text, p in zip(texts, found)]
-    return (source, sources, [round(p[code], 2) for p, code in zip(found, sources)],
-            [round(p[source], 2) for p in found])
+    return source, sources, [round(p[code], 2) for p, code in zip(found, sources)]
 
 
 def as_served(code: str, served) -> str:

@@ -1,7 +1,8 @@
 """The models one `nmt serve` holds, each loaded once with its own request batcher, and which one
-a request goes to: by its languages (nmt's src_lang/tgt_lang, LibreTranslate's source/target),
-else the first model. Two models that translate the same direction are refused: the second
-would never be asked (to average checkpoints into one model, `nmt average`)."""
+each line of a request goes to: by its languages (nmt's src_lang/tgt_lang, LibreTranslate's
+source/target), else the first model; a request of several languages is split between models.
+Two models that translate the same direction are refused: the second would never be asked (to
+average checkpoints into one model, `nmt average`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.data.languages import listed_sources
+from nmt.data.source_language import SourceGuess
 from nmt.decode.request import RequestRefused
 from nmt.errors import NmtError
 from nmt.serve.worker_process import WORKER_MODES, LoadSpec, resolve_worker_modes
@@ -30,6 +32,13 @@ class Served:
         """(source, target) pairs it translates: its corpora's, and those of an import's languages."""
         pairs = set(self.data.directions())
         return pairs | {(a, b) for a in listed_sources(self.data) for b in self.data.languages if a != b}
+
+    def translates(self, source: str, target: str, zero_shot: bool = False) -> bool:
+        """Whether it translates source→target (with `zero_shot`: from any of its source languages
+        into any of its targets)."""
+        pairs = self.directions()
+        return (source, target) in pairs or (zero_shot and any(s == source for s, _ in pairs)
+                                             and any(t == target for _, t in pairs))
 
     @property
     def multidirectional(self) -> bool:
@@ -55,18 +64,42 @@ class ServedModels:
     def directions(self) -> set[tuple[str, str]]:
         return {pair for model in self.models for pair in model.directions()}
 
-    def for_direction(self, source: str | None, targets: list[str] | None) -> Served:
-        """The model for a request's languages (source None: each model's own; targets None: the
-        first model); RequestRefused where no one model translates them all."""
-        if len(self.models) == 1 or (source is None and not targets):
+    def for_line(self, source: str | None, target: str | None, number: int, zero_shot: bool = False) -> Served:
+        """The model for line `number`'s languages (source None: each model's own; both None: the
+        first model); RequestRefused where none translates them."""
+        if len(self.models) == 1 or (source is None and target is None):
             return self.first
         for model in self.models:
-            src = source or model.data.src_lang
-            if all((src, target) in model.directions() for target in targets or [model.data.tgt_lang]):
+            if model.translates(source or model.data.src_lang, target or model.data.tgt_lang, zero_shot):
                 return model
         offered = ", ".join(f"{a}-{b}" for a, b in sorted(self.directions()))
-        wanted = ", ".join(f"{source or '?'}-{t}" for t in dict.fromkeys(targets or []))
-        raise RequestRefused(f"no one model here translates {wanted} (this server translates {offered})")
+        raise RequestRefused(f"line {number}: no model here translates {source or '?'}-{target or '?'} "
+                             f"(this server translates {offered})")
+
+    def for_lines(self, sources: list[str | None], targets: list[str | None], zero_shot: bool = False
+                  ) -> dict[int, list[int]]:
+        """The lines each model translates ({model's index: the lines' indices}, in order)."""
+        parts: dict[int, list[int]] = {}
+        for i, (source, target) in enumerate(zip(sources, targets)):
+            model = self.for_line(source, target, i + 1, zero_shot)
+            parts.setdefault(self.models.index(model), []).append(i)
+        return parts
+
+
+class ServedSourceGuess(SourceGuess):
+    """src_lang auto over several models: each line's source language among the languages any
+    model translates into its target (the models' order first), so that the line then goes to
+    the model of its direction."""
+
+    who = "this server"
+
+    def __init__(self, models: ServedModels, zero_shot: bool = False):
+        super().__init__(models.first.data, zero_shot)
+        self.models = models.models
+
+    def sources(self, target: str) -> list[str]:
+        return list(dict.fromkeys(source for model in self.models for source in sorted({s for s, _ in model.directions()})
+                                  if model.translates(source, target, self.zero_shot)))
 
 
 def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", compute_type: str = "default",

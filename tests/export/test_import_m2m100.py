@@ -412,12 +412,13 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
     expected = [german, german, english, english, english]  # the third: the run's source, English
     assert [r["hypotheses"] for r in records[:5]] == [named[lang][i]["hypotheses"] for i, lang in enumerate(expected)]
     # nmt serve's "src_lang": "auto": each line of the request with its own language's token
-    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request, reply
+    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request, records_of, reply
 
     translator = load_engine([ckpt], tgt_lang=french)
     plan = plan_request(TranslateRequest(text=lines, src_lang="auto", tgt_lang=french), translator, ServeLimits())
     assert plan.sources == languages and [line.controls.languages for line in plan.lines] == [(lang, french) for lang in languages]
     assert len({line.controls.source for line in plan.lines}) == 2
-    answer = reply(TranslateRequest(text=lines), translate(translator, plan.lines, plan.cfg), translator, plan.sources)
+    answer = reply(TranslateRequest(text=lines), records_of(translate(translator, plan.lines, plan.cfg), translator),
+                   plan.sources)
     assert answer["src_lang"] == languages
     assert answer["translations"] == [named[lang][i]["hypotheses"][0]["text"] for i, lang in enumerate(languages)]

@@ -54,7 +54,7 @@ def test_readers_the_identifier_cannot_tell_apart_or_does_not_know_are_noted():
     with pytest.raises(NmtError, match="--src-lang auto: the model translates into xx from no language"):
         SourceGuess(TRAINED).language("A man.", "xx")
     unknown = DataConfig(src_lang="xyz", tgt_lang="qqq", train="t", valid="v", language_token="both", languages=["xyz", "qqq"])
-    with pytest.raises(NmtError, match=r"knows none of the model's source languages into qqq \(qqq, xyz\)"):
+    with pytest.raises(NmtError, match=r"knows none of the source languages the model translates into qqq from \(qqq, xyz\)"):
         SourceGuess(unknown).language("A man.", "qqq")
 
 

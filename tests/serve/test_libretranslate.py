@@ -110,9 +110,7 @@ def test_source_auto_chooses_among_the_languages_read_into_the_target(monkeypatc
     # as LibreTranslate: a text over 40 characters from its own language, a shorter one from the request's
     mixed = parse({"q": [" ".join(french), " ".join(LINES), "Un chien."], "source": "auto", "target": "de"}, served)
     assert mixed.text_sources()[:2] == ["fr", "en"] and mixed.text_sources()[2] == mixed.source
-    assert mixed.confidences[:2] != mixed.request_confidences[:2]  # each text's probability of its own language
-    mixed.keep_one_source()  # where the request's model reads only its own language
-    assert mixed.text_sources() == [mixed.source] * 3 and mixed.confidences == mixed.request_confidences
+    assert min(mixed.confidences[:2]) > 50  # each text's probability of its own language
 
     def no_py3langid(*_):
         raise LibreError("language detection (/detect, source auto) needs py3langid: pip install 'nmt[langid]'")

@@ -236,14 +236,14 @@ def test_serve_and_jsonl_answer_with_the_same_hypothesis_records(trained_tiny):
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.request import RequestRefused, hypothesis_record
     from nmt.decode.translate import translate_lines
-    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request, reply
+    from nmt.serve.app import ServeLimits, TranslateRequest, plan_request, records_of, reply
 
     translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
     lines = ["A dog runs.", "Two men sit on a bench."]
     body = TranslateRequest(text=lines, beam_size=2, nbest=2, scores=True, token_scores=True)
     plan = plan_request(body, translator, ServeLimits())
     results = translate_lines(translator, lines, plan.cfg, extras=plan.extras)
-    answer = reply(body, results, translator)
+    answer = reply(body, records_of(results, translator))
     records = [[hypothesis_record(translator, h) for h in hyps] for hyps in results]
     assert answer["translations"] == [line[0]["text"] for line in records]
     assert answer["scores"] == [line[0]["score"] for line in records]

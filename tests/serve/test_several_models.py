@@ -1,23 +1,48 @@
-"""One `nmt serve` of two models (en→de and de→en): each loaded once, each request answered by the
-model of its languages, in nmt's API and in LibreTranslate's, as that model alone answers it;
-two models of one direction are refused. (The app in this process: tests/serve/test_serve.py
-runs the real server.)"""
+"""One `nmt serve` of two models (en→de and de→en), then three (and fr→de): each loaded once, each
+request answered by the model of its languages, in nmt's API and in LibreTranslate's, as that
+model alone answers it; a request of several languages split between them, each line (text)
+answered as its model alone answers it, in the request's order; two models of one direction are
+refused. (The app in this process: tests/serve/test_serve.py runs the real server.)"""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from tests.conftest import one_line_error, trained_once
+from tests.conftest import TINY_DATA, one_line_error, trained_once
 
 
 @pytest.fixture(scope="module")
 def models(trained_tiny, tmp_path_factory):
     reverse = trained_once(tmp_path_factory, "data.src_lang=de", "data.tgt_lang=en", "train.max_steps=100")
     return str(trained_tiny.out / "checkpoints" / "best.pt"), str(reverse.out / "checkpoints" / "best.pt")
+
+
+@pytest.fixture(scope="module")
+def french(tmp_path_factory):
+    """A third model, "fr→de": the tiny corpus's English named French (what it translates matters
+    less than that a request's French lines reach it and come back as it alone translates them)."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # one corpus for every worker: trained_once then trains it once
+    corpus = shared / "tiny-fr-de"
+    with FileLock(f"{corpus}.lock"):
+        if not corpus.is_dir():
+            (ready := shared / "tiny-fr-de.part").mkdir(exist_ok=True)
+            for split in ("train", "valid"):
+                shutil.copy(TINY_DATA / f"{split}.en", ready / f"{split}.fr")
+                shutil.copy(TINY_DATA / f"{split}.de", ready / f"{split}.de")
+            ready.rename(corpus)
+    recipe = trained_once(tmp_path_factory, "data.src_lang=fr", f"data.train={corpus / 'train'}",
+                          f"data.valid={corpus / 'valid'}", f"data.test={corpus / 'valid'}", "train.max_steps=60")
+    return str(recipe.out / "checkpoints" / "best.pt")
 
 
 def translations(checkpoint: str, lines: list[str]) -> list[str]:
@@ -53,6 +78,58 @@ def test_each_request_goes_to_the_model_of_its_languages(models):
         status, reply = post({"text": english, "src_lang": "en", "tgt_lang": "fr"})
         assert status == 422 and "this server translates de-en, en-de" in reply["error"]
         assert [m["served"]["requests"] for m in client.get("/health").json()["models"]] == [1, 2]
+
+
+ENGLISH = ["A black dog leaps over a log.", "Two men sit on a bench in the park."]
+GERMAN = ["Ein schwarzer Hund springt über einen Baumstamm."]
+FRENCH = ["Un chien noir saute par-dessus une bûche dans le jardin.", "Deux hommes sont assis sur un banc."]
+
+
+def test_a_request_of_several_languages_is_split_between_their_models(models, french):
+    """Lines of three directions in one request: each answered as its model alone answers it, in
+    the request's order, with nmt's src_lang per line or auto and LibreTranslate's source auto;
+    errors name the request's own line."""
+    from fastapi.testclient import TestClient
+
+    from nmt.serve.app import create_app
+    from nmt.serve.models import load_served
+
+    forward, reverse = models
+    alone = {"en": translations(forward, ENGLISH), "de": translations(reverse, GERMAN), "fr": translations(french, FRENCH)}
+    with TestClient(create_app(load_served([Path(forward), Path(reverse), Path(french)]))) as client:
+        def post(payload: dict) -> dict:
+            response = client.post("/translate", json=payload)
+            assert response.status_code == 200, response.json()
+            return response.json()
+
+        lines = [FRENCH[0], ENGLISH[0], GERMAN[0], FRENCH[1], ENGLISH[1]]
+        sources, targets = ["fr", "en", "de", "fr", "en"], ["de", "de", "en", "de", "de"]
+        expected = [alone["fr"][0], alone["en"][0], alone["de"][0], alone["fr"][1], alone["en"][1]]
+        answer = post({"text": lines, "src_lang": sources, "tgt_lang": targets, "scores": True})
+        assert answer["translations"] == expected and len(answer["scores"]) == 5
+        # a line's prefix goes with it to its model
+        prefixed = post({"text": lines[:3], "src_lang": sources[:3], "tgt_lang": targets[:3],
+                         "prefix": ["", "Zwei", "Two"]})["translations"]
+        assert prefixed[0] == expected[0] and prefixed[1].startswith("Zwei") and prefixed[2].startswith("Two")
+        assert not expected[1].startswith("Zwei") and not expected[2].startswith("Two")
+        assert [m["served"]["requests"] for m in client.get("/health").json()["models"]] == [2, 2, 2]
+
+        # src_lang auto: each line's source among the languages read into its target (en and fr into de)
+        into_german = [ENGLISH[0], FRENCH[0], ENGLISH[1], FRENCH[1]]
+        answer = post({"text": into_german, "src_lang": "auto", "tgt_lang": "de"})
+        assert answer["src_lang"] == ["en", "fr", "en", "fr"]
+        assert answer["translations"] == [alone["en"][0], alone["fr"][0], alone["en"][1], alone["fr"][1]]
+
+        # LibreTranslate's source auto: each text over 40 characters from its own language, to its own model
+        answer = post({"q": [FRENCH[0], ENGLISH[1] + "\n" + ENGLISH[0]], "source": "auto", "target": "de"})
+        assert [d["language"] for d in answer["detectedLanguage"]] == ["fr", "en"]
+        assert answer["translatedText"] == [alone["fr"][0], alone["en"][1] + "\n" + alone["en"][0]]
+
+        response = client.post("/translate", json={"text": lines[:3], "src_lang": "en", "tgt_lang": ["de", "de", "cs"]})
+        assert response.status_code == 422 and response.json()["error"].startswith("line 3: no model here translates en-cs")
+        response = client.post("/translate", json={"text": ENGLISH, "src_lang": "auto", "tgt_lang": "cs"})
+        assert response.status_code == 422
+        assert response.json()["error"] == "src_lang auto: this server translates into cs from no language"
 
 
 def test_two_models_of_one_direction_are_refused(models):
