@@ -27,7 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from nmt.config import DecodeConfig
-from nmt.data.languages import Controls, direction_controls
+from nmt.data.languages import Controls
 from nmt.decode.engines.capabilities import refusal
 from nmt.data.source_language import AUTO
 from nmt.decode.request import (Line, LineDirections, LineRequest, RequestLimits, RequestRefused, check_request,
@@ -134,23 +134,18 @@ def plan_request(body: TranslateRequest, translator, limits: ServeLimits, number
 
 
 def _line_directions(body: TranslateRequest, translator, numbers: list[int]) -> list[Controls] | None:
-    """Each line's language tokens where the request names languages (tgt_lang: one, or one per line)."""
+    """Each line's language tokens where the request names languages (src_lang and tgt_lang: one,
+    or one per line; src_lang auto: each line's identified)."""
     if body.tgt_lang is None and body.src_lang is None:
         return None
-    wanted = per_line(body.tgt_lang, len(body.text), "tgt_lang")
-    if body.src_lang == AUTO:
-        directions = LineDirections(translator, zero_shot=body.zero_shot)
-        return [directions.of(text, number, AUTO, lang) for number, text, lang in zip(numbers, body.text, wanted)]
-    sources = per_line(body.src_lang, len(body.text), "src_lang")
-    ids_of: dict = {}
+    n = len(body.text)
+    targets = per_line(body.tgt_lang, n, "tgt_lang")
+    sources = [AUTO] * n if body.src_lang == AUTO else per_line(body.src_lang, n, "src_lang")
+    directions = LineDirections(translator, zero_shot=body.zero_shot)
     try:
-        for pair in dict.fromkeys(zip(sources, wanted)):
-            _, ids_of[pair] = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
-                                                 translator.recipe.data, *pair, body.zero_shot)
-    except NmtError as e:
-        message = str(e).replace("--tgt-lang", "tgt_lang").replace("--src-lang", "src_lang")
-        raise RequestRefused(message.replace("--zero-shot", '"zero_shot": true')) from None
-    return [ids_of[pair] for pair in zip(sources, wanted)]
+        return [directions.of(*line) for line in zip(body.text, numbers, sources, targets)]
+    except RequestRefused as e:
+        raise RequestRefused(str(e).replace("--zero-shot", '"zero_shot": true')) from None
 
 
 def records_of(results: list[list[Hypothesis]], translator) -> list[list[dict]]:

@@ -236,7 +236,7 @@ def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
         status, reply = server.post({"text": lines[:1], "tgt_lang": "fr"})
         assert status == 422 and "tgt_lang fr" in reply["error"]
         status, reply = server.post({"text": lines[:1], "src_lang": "xa", "tgt_lang": "xb"})
-        assert status == 422 and "zero_shot" in reply["error"]
+        assert status == 422 and reply["error"].startswith("line 1: ") and '"zero_shot": true' in reply["error"], reply
         status, reply = server.post({"text": lines[:2], "tgt_lang": ["xa"]})
         assert status == 422
     finally:
