@@ -5,6 +5,7 @@ aligns each word with itself."""
 from __future__ import annotations
 
 import random
+import unicodedata
 
 import pytest
 import torch
@@ -36,6 +37,25 @@ def test_words_and_links_by_hand():
     attention = torch.tensor([[0.8, 0.1, 0.1], [0.7, 0.2, 0.1], [0.5, 0.2, 0.3]])
     assert pharaoh(attention, one_each([0, 1, 2]), one_each([0, 0, 1])) == "0-0 0-1 1-1 2-1"
     assert pharaoh(attention, one_each([0, 1, 2]), one_each([0, 0, 1]), cover=False) == "0-0 0-1"
+
+
+def test_thai_words_are_the_segmenters_on_both_sides():
+    """Thai, without spaces between words: the text's words are PyThaiNLP's (nmt[thai]), and any
+    cut into pieces of its NFKC form (which writes SARA AM, ำ, as two characters) holds as many."""
+    pytest.importorskip("pythainlp")
+    text = "สุนัขสีดำกระโดดข้ามท่อนไม้ ชายสองคนทำงาน ราคา100บาท OK"
+    words = [text[a:b] for a, b in word_spans(text)]
+    assert words == ["สุนัข", "สี", "ดำ", "กระโดด", "ข้าม", "ท่อนไม้", "ชาย", "สอง", "คน", "ทำงาน", "ราคา", "100",
+                     "บาท", "OK"]
+    spelled = unicodedata.normalize("NFKC", text)
+    assert spelled != text and len(spelled) == len(text) + 2  # the two SARA AMs
+    assert piece_words(["▁สุนัข", "สีด", "ํา", "กระ", "โดด"]) == [(0,), (1, 2), (2,), (3,), (3,)]
+    marked = "▁" + spelled.replace(" ", "▁")
+    rng = random.Random(0)
+    for _ in range(500):
+        cuts = sorted(rng.sample(range(1, len(marked)), rng.randint(1, 20)))
+        pieces = [marked[a:b] for a, b in zip([0, *cuts], [*cuts, len(marked)])]
+        assert word_count(piece_words(pieces)) == len(words), pieces
 
 
 def test_each_chinese_or_japanese_character_is_a_word_on_both_sides():

@@ -107,6 +107,22 @@ def test_tags_go_around_chinese_and_japanese_words_without_spaces():
     assert render(marked, "Ich habe Yuan.", "0-0 1-1 2-2") == "Ich habe 3000 Yuan."
 
 
+def test_tags_go_around_thai_words_found_by_the_segmenter(monkeypatch):
+    """Thai writes no spaces between words: with nmt[thai], PyThaiNLP's words are the alignment's,
+    so tags wrap the aligned words on either side, and a verbatim number sits between them
+    unspaced; without it a run between spaces is one word and the tag takes it whole."""
+    pytest.importorskip("pythainlp")
+    marked = mark("The <b>black dog</b> jumps.", True, False)  # into Thai: สุนัข สี ดำ กระโดด
+    assert render(marked, "สุนัขสีดำกระโดด", "0-0 2-0 1-1 1-2 3-3") == "<b>สุนัขสีดำ</b>กระโดด"
+    marked = mark("<b>สุนัข</b>สีดำกระโดด", True, False)  # from Thai: สุนัข สี ดำ กระโดด
+    assert render(marked, "A black dog jumps.", "1-1 2-1 0-2 3-3") == "A black <b>dog</b> jumps."
+    marked = mark("I have 3000 baht.", False, True)
+    assert render(marked, "ฉันมีบาท", "0-0 1-1 2-2") == "ฉันมี3000บาท"
+    monkeypatch.setattr("nmt.decode.text.words.thai_segmenter", lambda: None)
+    marked = mark("The <b>black dog</b> jumps.", True, False)
+    assert render(marked, "สุนัขสีดำกระโดด", "0-0 1-0 2-0 3-0") == "<b>สุนัขสีดำกระโดด</b>"
+
+
 def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_between_words():
     marked = mark("A <b>very</b> big dog<br/> runs.", True, False)
     assert render(marked, "Ein großer Hund rennt.", "0-0 2-1 3-2 4-3") == "Ein <b></b> großer Hund <br/> rennt."
@@ -138,15 +154,19 @@ def test_verbatim_text_goes_before_the_word_aligned_to_the_word_after_it():
 
 def test_any_alignment_gives_well_formed_output_with_exactly_the_source_tags():
     """Random trees of tags (empty elements inside words too) and random alignments, crossing and
-    many-to-one included; sources and outputs in words between spaces or in Chinese characters."""
+    many-to-one included; sources and outputs in words between spaces, in Chinese characters, or
+    in Thai words without spaces (where nmt[thai] is installed, its segmenter's words)."""
     rng = random.Random(0)
-    for case in range(600):
-        chinese = case % 2 == 1  # each character a word (nmt.decode.text.words)
-        words = [rng.choice("狗猫在跑。") if chinese else f"w{i}" for i in range(rng.randint(0, 7))]
+    thai = ["สุนัข", "สี", "ดำ", "กระโดด", "ข้าม", "ทำงาน", "ใน"]
+    for case in range(900):
+        script = ("latin", "chinese", "thai")[case % 3]  # (nmt.decode.text.words)
+        words = [rng.choice("狗猫在跑。") if script == "chinese" else rng.choice(thai) if script == "thai" else f"w{i}"
+                 for i in range(rng.randint(0, 7))]
         line = _random_markup(rng, words)
         marked = mark(line, True, True)
-        n_out = rng.randint(0, 8)
-        output = ("".join(rng.choice("犬が走る。") for _ in range(n_out)) if rng.random() < 0.5 else
+        n_out, roll = rng.randint(0, 8), rng.random()
+        output = ("".join(rng.choice("犬が走る。") for _ in range(n_out)) if roll < 0.33 else
+                  "".join(rng.choice(thai) for _ in range(n_out)) if roll < 0.67 else
                   " ".join(f"v{j}" + rng.choice(["", ".", ","]) for j in range(n_out)))
         n_src = len(word_spans(marked.text))
         alignment = " ".join(f"{rng.randrange(n_src)}-{j}" for j in range(n_out) if n_src and rng.random() < 0.8)

@@ -132,9 +132,24 @@ def test_text_without_spaces_past_the_limit_is_cut_at_a_clause_mark_near_it():
     assert pieces_of_word("一二三", count, 6) == ["一二三"]
     assert pieces_of_word("กินข้าว", count, 4) == ["กิน", "ข้าว"]  # not "้าว": a combining mark stays on its letter
     # whether a part goes on with the word of the one before: not between Chinese characters,
-    # each a word of its own (nmt.decode.text.words); inside Thai (or any other run without spaces), yes
+    # each a word of its own (nmt.decode.text.words); inside a Thai word (กินข้าว is one), yes
     assert _sentence_parts("一二三四五六七八九十", count, 4) == (["一二三四", "五六七八", "九十"], [False, False, False])
     assert _sentence_parts("กินข้าว", count, 4) == (["กิน", "ข้าว"], [False, True])
+
+
+def test_thai_past_the_limit_is_cut_between_its_words(monkeypatch):
+    """With nmt[thai], a Thai run is cut at the end of its last word that keeps at least half the
+    characters (สุนัข สี ดำ | กระโดด ข้าม | ท่อนไม้), and each part starts a word; without the
+    segmenter, as long as fits, each part going on with the word before."""
+    pytest.importorskip("pythainlp")
+
+    def count(texts):
+        return [len(text) for text in texts]
+
+    thai = "สุนัขสีดำกระโดดข้ามท่อนไม้"
+    assert _sentence_parts(thai, count, 10) == (["สุนัขสีดำ", "กระโดดข้าม", "ท่อนไม้"], [False, False, False])
+    monkeypatch.setattr("nmt.decode.text.words.thai_segmenter", lambda: None)
+    assert _sentence_parts(thai, count, 10) == (["สุนัขสีดำก", "ระโดดข้าม", "ท่อนไม้"], [False, True, True])
 
 
 def test_a_sentence_without_spaces_past_the_limit_translates_as_its_pieces_do(translator, trained_tiny):

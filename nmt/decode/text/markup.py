@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from nmt.decode.text.verbatim import verbatim_spans
-from nmt.decode.text.words import is_word_by_itself, word_spans
+from nmt.decode.text.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
 
 _TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
@@ -258,7 +258,7 @@ class _Output:
 
 def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
     """The words of an output text (nmt.decode.text.words: between spaces, each Chinese or
-    Japanese character one), each with whether a space comes before it, cut again at `joins`
+    Japanese character one, Thai words by its segmenter), each with whether a space comes before it, cut again at `joins`
     (where two sentences meet without a space: Hypothesis.joins)."""
     words = []
     for start, end in word_spans(text):
@@ -401,10 +401,10 @@ def _serialize(nodes: list[tuple], lo: int, hi: int, out: _Output, tokens: list[
         for unit in out.units[at:start]:
             tokens.append(("space" if unit.space_before else "glue", unit.text))
         at = start
-        if node[0] == "point":  # glued where it sits in Chinese or Japanese writing, as 3000 in 我有3000元
+        if node[0] == "point":  # glued in writing without spaces, as 3000 in 我有3000元
             before, after = out.units[start - 1] if start > 0 else None, out.units[start] if start < len(out.units) else None
-            glued = (before is not None and is_word_by_itself(before.text[-1])) or \
-                (after is not None and not after.space_before and is_word_by_itself(after.text[0]))
+            glued = (before is not None and written_without_spaces(before.text[-1])) or \
+                (after is not None and not after.space_before and written_without_spaces(after.text[0]))
             tokens.append(("glue" if glued else "point", node[2]))
         else:
             _, start, end, item, children = node

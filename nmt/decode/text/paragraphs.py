@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from nmt.data.languages import two_letter
 from nmt.decode.search import Hypothesis
-from nmt.decode.text.words import is_word_by_itself
+from nmt.decode.text.words import is_word_by_itself, word_spans
 
 
 @dataclass
@@ -81,7 +81,10 @@ _LONGEST_PIECE = 16  # characters: sentencepiece's max_piece_length (a longer on
 def pieces_of_word(word: str, tokens_of, max_tokens: int) -> list[str]:
     """A word longer than `max_tokens` tokens (text without spaces) in consecutive pieces of at
     most `max_tokens` tokens (`tokens_of`: a list of texts -> their token counts): each as long as
-    fits, ending after its last clause mark (，、；...) where that keeps at least half its characters."""
+    fits, ending after its last clause mark (，、；...) where that keeps at least half its characters,
+    else at the end of its last word (nmt.decode.text.words: a Chinese or Japanese character, a
+    Thai word) where that does."""
+    starts = word_starts(word)
     pieces, start = [], 0
     while start < len(word):
         end = min(len(word), start + max_tokens * _LONGEST_PIECE)  # no piece that fits is longer
@@ -93,22 +96,31 @@ def pieces_of_word(word: str, tokens_of, max_tokens: int) -> list[str]:
             while fits > start + 1 and unicodedata.category(word[fits]).startswith("M"):
                 fits -= 1  # not between a letter and its combining marks (Thai vowels, accents)
             half = start + (fits - start + 1) // 2
-            end = next((i + 1 for i in range(fits - 1, half - 2, -1) if word[i] in _CLAUSE_MARKS), fits)
+            end = next((i + 1 for i in range(fits - 1, half - 2, -1) if word[i] in _CLAUSE_MARKS), None) or \
+                next((i for i in range(fits, half - 1, -1) if i in starts), fits)
         pieces.append(word[start:end])
         start = end
     return pieces
 
 
+def word_starts(text: str) -> set[int]:
+    """Where in `text` a word starts (nmt.decode.text.words)."""
+    return {start for start, _ in word_spans(text)}
+
+
 def _sentence_parts(sentence: str, tokens_of, max_tokens: int) -> tuple[list[str], list[bool]]:
     """An over-long sentence's parts (`parts_within`, a word too long for the model cut by
     `pieces_of_word`), and for each whether it goes on with the word of the part before (not
-    where the cut falls beside a Chinese or Japanese character, a word of its own)."""
+    where the cut falls where a word starts: beside a Chinese or Japanese character, between
+    Thai words)."""
     parts, inside = [], []
     for part in parts_within(sentence, tokens_of(sentence.split()), max_tokens):
         pieces = [part] if " " in part else pieces_of_word(part, tokens_of, max_tokens)
         parts += pieces
-        inside += [False] + [not (is_word_by_itself(before[-1]) or is_word_by_itself(after[0]))
-                             for before, after in zip(pieces, pieces[1:])]
+        starts, at = word_starts(part), 0
+        for piece in pieces:
+            inside.append(at > 0 and at not in starts)
+            at += len(piece)
     return parts, inside
 
 
