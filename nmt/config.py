@@ -458,12 +458,6 @@ class TrainConfig(Section):
         return self
 
     @model_validator(mode="after")
-    def _packed_rows_run_without_what_needs_one_pair_per_row(self) -> "TrainConfig":
-        if self.pack_width and self.guided_alignment.active:
-            raise ValueError("train.pack_width: guided alignment trains on one pair per row; set pack_width to null")
-        return self
-
-    @model_validator(mode="after")
     def _varlen_attention_runs_flash_attention(self) -> "TrainConfig":
         if self.attention != "varlen":
             return self

@@ -47,6 +47,9 @@ class Batch:
     alignment: torch.Tensor | None = None
     # Packed rows: each token's sentence and position; None: one pair per row.
     packing: Packing | None = None
+    # Packed rows, on the host: where each pair lies, in the order of the pass's pairs: (row,
+    # source column, target column) of its first token (guided alignment places its links there).
+    pair_places: np.ndarray | None = None
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
@@ -55,7 +58,7 @@ class Batch:
             self.src, self.tgt_in, self.tgt_out, self.out_positions, self.out_targets))
         alignment = None if self.alignment is None else to_device(self.alignment, device)
         packing = None if self.packing is None else self.packing.to(device)
-        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets, alignment, packing)
+        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, positions, targets, alignment, packing, self.pair_places)
 
 
 def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:

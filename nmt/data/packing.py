@@ -129,9 +129,10 @@ def collate_packed(data: ParallelShards, run: list[np.ndarray], width: int, rows
         every[positions] = targets
         positions, targets = torch.arange(total * width), every
     packing = Packing(*(torch.from_numpy(a) for a in (src_seg, tgt_seg, src_pos, tgt_pos)))
+    places = np.stack([src_start // width, src_start % width, tgt_start % width], axis=1)
     return Batch(src=torch.from_numpy(src_ids), tgt_in=torch.from_numpy(tgt_in), tgt_out=torch.from_numpy(tgt_out),
                  n_tgt_tokens=int((targets != PAD).sum()), out_positions=positions, out_targets=targets,
-                 packing=packing)
+                 packing=packing, pair_places=places)
 
 
 def _flat(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:

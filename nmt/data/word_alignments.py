@@ -154,13 +154,17 @@ def pair_alignment(src_ids: np.ndarray, tgt_ids: np.ndarray, links: np.ndarray, 
 
 
 def alignment_targets(src: list[np.ndarray], tgt: list[np.ndarray], links: list[np.ndarray],
-                      src_starts: np.ndarray, tgt_starts: np.ndarray, shape: tuple[int, int, int]) -> torch.Tensor:
+                      src_starts: np.ndarray, tgt_starts: np.ndarray, shape: tuple[int, int, int],
+                      places: np.ndarray | None = None) -> torch.Tensor:
     """A batch's guided-attention targets (B, T, S), for a batch of `shape` as collated (rows of
     extra padding included): row t of pair b is the distribution over source positions that the
-    attention predicting its target token t (tgt_out[b, t]) is trained towards; zeros elsewhere."""
+    attention predicting its target token t (tgt_out[b, t]) is trained towards; zeros elsewhere.
+    Packed rows (`places`: each pair's row, source column and target column, Batch.pair_places):
+    each pair's block where its tokens lie, so that its targets are those of a row of its own."""
     out = np.zeros(shape, dtype=np.float32)
     for b, (s, t, pair_links) in enumerate(zip(src, tgt, links)):
-        out[b, :len(t), :len(s)] = pair_alignment(s, t, pair_links, src_starts, tgt_starts)
+        row, s0, t0 = places[b] if places is not None else (b, 0, 0)
+        out[row, t0:t0 + len(t), s0:s0 + len(s)] = pair_alignment(s, t, pair_links, src_starts, tgt_starts)
     return torch.from_numpy(out)
 
 

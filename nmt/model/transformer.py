@@ -25,7 +25,7 @@ from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
 from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
 from nmt.model.output_loss import output_layer_loss
-from nmt.model.packed_attention import flex_attend, packed_masks, use_flex
+from nmt.model.packed_attention import dense_masks, flex_attend, packed_masks, use_flex
 from nmt.model.varlen_attention import KeySegments, key_padding_segments, varlen_attention
 from nmt.model.relative_positions import RelativePositionBias
 
@@ -590,15 +590,18 @@ class Transformer(nn.Module):
 
     # --- decoder, whole target (training, scoring) ------------------------------------------
     def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, guided: bool = False,
-               self_mask: Tensor | None = None, positions: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+               self_mask: Tensor | None = None, positions: Tensor | None = None,
+               cross_mask: object = None) -> Tensor | tuple[Tensor, Tensor]:
         """tgt_in (B, T) -> hidden states (B, T, D); `guided`: also the alignment heads' attention
         log-probabilities (B, heads, T, S) (see `alignment_heads`). Packed rows (`forward`) give
-        the cross-attention mask as src_mask, the self-attention's and each token's position."""
+        the cross-attention mask as src_mask (dense, as the alignment heads read it), the
+        self-attention's and each token's position, and `cross_mask`, the cross-attention's
+        FlexAttention block mask where it runs."""
         x, attention = self.tgt_embed(tgt_in, positions=positions), None
         if self_mask is None:
             self_mask = self.decoder_self_bias(tgt_in.size(1))
         guided_layer, heads = self.alignment_heads if guided else (-1, 0)
-        cross = self._varlen_segments(src_mask, tgt_in.size(1)) if self_mask is None else None
+        cross = self._varlen_segments(src_mask, tgt_in.size(1)) if self_mask is None else cross_mask
         for i, layer in enumerate(self.decoder_layers):
             if i == guided_layer:
                 x, attention = self._layer(lambda y, m, layer=layer: layer(y, m, src_mask, heads, self_mask, cross),
@@ -638,14 +641,16 @@ class Transformer(nn.Module):
         if packing is None:
             memory, src_mask = self.encode(src)
             hidden = self.decode(tgt_in, memory, src_mask, guided)
-        elif guided:
-            raise ValueError("guided alignment trains on one pair per row, not on packed rows")
         else:
             if self.encoder_position_bias is not None:
                 raise ValueError("packed rows with model.positions: relative (the biases would cross sentences)")
-            masks = packed_masks(packing, use_flex(src.device, self.cfg.attention_dropout, self.training))
+            flex = use_flex(src.device, self.cfg.attention_dropout, self.training)
+            masks = packed_masks(packing, flex)
             memory, _ = self.encode(src, masks.encoder, packing.src_positions)
-            hidden = self.decode(tgt_in, memory, masks.cross, self_mask=masks.decoder, positions=packing.tgt_positions)
+            # the alignment heads' attention is written out: it reads the dense cross mask
+            cross, flex_cross = (dense_masks(packing).cross, masks.cross) if guided and flex else (masks.cross, None)
+            hidden = self.decode(tgt_in, memory, cross, guided, self_mask=masks.decoder,
+                                 positions=packing.tgt_positions, cross_mask=flex_cross)
         if guided:
             hidden, attention = hidden
         if output_positions is not None:

@@ -196,7 +196,8 @@ class TrainStep:
         else:
             batch = collate(data, indices, self.length_multiple, self.model.start_token)
         if self.alignment_targets:
-            batch.alignment = self.alignment_targets(data, indices, (*batch.tgt_out.shape, batch.src.size(1)))
+            batch.alignment = self.alignment_targets(data, indices, (*batch.tgt_out.shape, batch.src.size(1)),
+                                                     batch.pair_places)
         return batch
 
     def _update(self, data: ParallelShards, group: list[np.ndarray]) -> tuple[torch.Tensor, int]:

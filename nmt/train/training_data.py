@@ -60,11 +60,12 @@ class TrainingData:
             src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
             self.word_starts = (word_starts(load_processor(src_model)), word_starts(load_processor(tgt_model)))
 
-    def alignment_targets(self, pairs: ParallelShards, indices: np.ndarray, shape: tuple[int, int, int]):
+    def alignment_targets(self, pairs: ParallelShards, indices: np.ndarray, shape: tuple[int, int, int],
+                          places: np.ndarray | None = None):
         """The guided-attention targets (B, T, S) of the batch of `pairs` rows `indices`, collated
-        to `shape` (nmt.data.word_alignments.alignment_targets)."""
+        to `shape`, or packed at `places` (nmt.data.word_alignments.alignment_targets)."""
         return alignment_targets([pairs.src[i] for i in indices], [pairs.tgt[i] for i in indices],
-                                 [self.alignments[i] for i in indices], *self.word_starts, shape)
+                                 [self.alignments[i] for i in indices], *self.word_starts, shape, places)
 
     def epoch(self, epoch: int) -> tuple[ParallelShards, list[np.ndarray]]:
         """The pairs of `epoch` (its segmentation sample, if any) and its batches."""

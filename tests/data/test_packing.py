@@ -1,10 +1,12 @@
 """Packed rows (train.pack_width), on the CPU: first-fit rows by hand, every pair's tokens,
 segments and positions where they belong, a packed batch's loss and gradients equal to the plain
 batch's, FlexAttention's masks equal to the dense ones, a packed step making the plain step's
-update (eager, and compiled into one graph), and the settings that cannot pack said as errors."""
+update (eager, and compiled into one graph; with guided alignment too), and the settings that
+cannot pack said as errors."""
 
 from __future__ import annotations
 
+import warnings
 
 import numpy as np
 import pytest
@@ -162,6 +164,53 @@ def test_a_packed_step_makes_the_plain_steps_update(tmp_path):
     assert_same_gradients(plain.model, results[0][2], results[1][2])
 
 
+GUIDED = ("data.word_alignments=dice", "train.guided_alignment.weight=1.0", "train.guided_alignment.layer=-1",
+          "train.guided_alignment.heads=2")
+
+
+def test_a_packed_step_with_guided_alignment_makes_the_plain_steps_update(tmp_path, monkeypatch):
+    """Guided alignment on packed rows: each pair's links placed where its tokens lie, so the
+    update (its translation and alignment losses, every gradient) is the plain step's; the
+    alignment heads read the dense cross mask where FlexAttention runs the cross-attention."""
+    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1", *QUIET, *GUIDED]
+    plain = Trainer(prepared_tiny(tmp_path / "plain", *settings))
+    packed = Trainer(prepared_tiny(tmp_path / "packed", *settings, "train.pack_width=48"))
+    packed.model.load_state_dict(plain.model.state_dict())
+    for model in (plain.model, packed.model):  # dropout 0: the same masks on both sides
+        for module in model.modules():
+            if hasattr(module, "p"):
+                module.p = 0.0
+    group = run_epoch_batches(packed.train_data, packed.train_cfg, 0)[:2]  # merged into one pass of 2 x 2 rows
+    results = []
+    for trainer in (plain, packed):
+        loss, tokens = trainer.train_step(group)
+        results.append((float(loss), float(trainer.update.alignment_loss), [p.grad.clone() for p in trainer.model.parameters()]))
+    assert results[0][1] > 0 and results[1][1] == pytest.approx(results[0][1], rel=1e-5)
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
+    assert_same_gradients(plain.model, results[0][2], results[1][2])
+
+    # the links of each pair where its tokens are: the same targets, moved
+    data, indices = packed.train_data, np.concatenate(group)
+    batch = collate_packed(data, group, 48, 2)  # as the step collated it
+    targets = packed.data.alignment_targets(data, indices, (*batch.tgt_out.shape, batch.src.size(1)), batch.pair_places)
+    plain_targets = packed.data.alignment_targets(data, indices, (len(indices), 48, 48))
+    for k, (i, (row, s0, t0)) in enumerate(zip(indices, batch.pair_places)):
+        src_len, tgt_len = len(data.src[i]), len(data.tgt[i])
+        assert torch.equal(targets[row, t0:t0 + tgt_len, s0:s0 + src_len], plain_targets[k, :tgt_len, :src_len])
+    assert targets.sum() == plain_targets.sum() > 0
+
+    pytest.importorskip("torch.nn.attention.flex_attention")
+    model = packed.model.eval()
+    batch.alignment = targets
+    with torch.no_grad():
+        expected = model(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, 0.0, batch.alignment, batch.packing)
+        monkeypatch.setattr(transformer_module, "use_flex", lambda *args: True)
+        with warnings.catch_warnings():  # eager flex on a CPU runs unfused, and says so (once a process)
+            warnings.simplefilter("ignore", UserWarning)
+            got = model(batch.src, batch.tgt_in, batch.out_positions, batch.out_targets, 0.0, batch.alignment, batch.packing)
+    assert all(torch.allclose(a, b, rtol=1e-5) for a, b in zip(expected, got))
+
+
 def test_a_compiled_packed_step_is_one_graph_for_every_pass(tmp_path, monkeypatch):
     """Packed passes of one batch and of two merged (twice the rows), each scoring its own number of
     tokens, compiled (aot_eager: dynamo's and AOT autograd's traces without inductor's C++): one
@@ -229,8 +278,7 @@ def test_packed_passes_for_cuda_graphs_have_one_shape_compiled_once_and_make_the
 
 
 def test_packing_where_it_cannot_run_is_an_error_that_says_why():
-    with pytest.raises(ValueError, match="guided alignment trains on one pair per row"):
-        TrainConfig(pack_width=64, guided_alignment={"weight": 0.1})
+    assert TrainConfig(pack_width=64, guided_alignment={"weight": 0.1}).pack_width == 64  # links placed per pair
     assert TrainConfig(pack_width=64, cuda_graphs=True).pack_width == 64  # one shape: packed_passes_for_cuda_graphs
     with pytest.raises(ValueError, match="greater than or equal to 8"):
         TrainConfig(pack_width=0)
