@@ -190,11 +190,14 @@ def test_lora_in_bf16_on_cuda_keeps_frozen_weights_in_bf16_and_their_fp32_values
             assert torch.equal(saved[key].float().cpu(), value.float()), key
 
 
-@pytest.mark.parametrize("precision,graphs", [("fp32", False), ("bf16", False), ("bf16", True)])
-def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_path, monkeypatch, precision, graphs):
+@pytest.mark.parametrize("precision,graphs,guided", [("fp32", False, False), ("bf16", False, False),
+                                                     ("bf16", True, False), ("bf16", False, True)])
+def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_path, monkeypatch, precision, graphs,
+                                                                           guided):
     """train.pack_width on CUDA: the compiled step attends through FlexAttention's block masks (its
     backward runs on a GPU only), the eager step through dense masks; the same losses update after
-    update, and no host sync. With CUDA graphs, every pass of one shape, compiled for it alone."""
+    update, and no host sync. With CUDA graphs, every pass of one shape, compiled for it alone.
+    With guided alignment, its heads read the dense cross mask: the same alignment losses too."""
     from nmt.model import transformer as transformer_module
     from nmt.train.training_data import run_epoch_batches
 
@@ -202,6 +205,9 @@ def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_pa
     flex_attend = transformer_module.flex_attend
     monkeypatch.setattr(transformer_module, "flex_attend", lambda *args: flex_calls.append(1) or flex_attend(*args))
     settings = ["train.pack_width=64", "train.max_tokens=256", "train.tf32=false", f"train.precision={precision}", *ON_CUDA]
+    if guided:
+        settings += ["data.word_alignments=dice", "train.guided_alignment.weight=1.0", "train.guided_alignment.layer=-1",
+                     "train.guided_alignment.heads=2"]
     compiled = Trainer(prepared_tiny(tmp_path / "compiled", *settings, "train.compile=true",
                                      f"train.cuda_graphs={str(graphs).lower()}"))
     assert compiled.update.one_packed_shape == graphs
@@ -213,6 +219,8 @@ def test_packed_rows_train_compiled_with_flex_attention_as_the_eager_step(tmp_pa
         loss_eager, _ = eager.train_step(group)
         assert float(loss_compiled) / tokens == pytest.approx(float(loss_eager) / tokens,
                                                               rel=2e-3 if precision == "fp32" else 3e-2)
+        if guided:
+            assert float(compiled.update.alignment_loss) == pytest.approx(float(eager.update.alignment_loss), rel=3e-2)
     assert flex_calls  # traced into the compiled step; the eager step's dense masks never call it
     with host_syncs_are_errors():
         loss, _ = compiled.train_step(batches[6:7])
