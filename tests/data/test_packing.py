@@ -145,16 +145,22 @@ def test_flex_attentions_block_masks_are_the_dense_masks(tmp_path, monkeypatch):
     assert torch.allclose(expected, got, rtol=1e-5)
 
 
-def test_a_packed_step_makes_the_plain_steps_update(tmp_path):
-    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1", *QUIET]
+def _plain_and_packed_trainers(tmp_path, *overrides: str) -> tuple[Trainer, Trainer, list[np.ndarray]]:
+    """Two trainers of the same weights, one packing rows of 48, without dropout (the same masks on
+    both sides), and an update's group of two batches (merged into one pass of 2 x 2 rows)."""
+    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1", *QUIET, *overrides]
     plain = Trainer(prepared_tiny(tmp_path / "plain", *settings))
     packed = Trainer(prepared_tiny(tmp_path / "packed", *settings, "train.pack_width=48"))
     packed.model.load_state_dict(plain.model.state_dict())
-    for model in (plain.model, packed.model):  # dropout 0: the same masks on both sides
+    for model in (plain.model, packed.model):
         for module in model.modules():
             if hasattr(module, "p"):
                 module.p = 0.0
-    group = run_epoch_batches(packed.train_data, packed.train_cfg, 0)[:2]  # merged into one pass of 2 x 2 rows
+    return plain, packed, run_epoch_batches(packed.train_data, packed.train_cfg, 0)[:2]
+
+
+def test_a_packed_step_makes_the_plain_steps_update(tmp_path):
+    plain, packed, group = _plain_and_packed_trainers(tmp_path)
     assert len(group[0]) + len(group[1]) > 4
     results = []
     for trainer in (plain, packed):
@@ -172,15 +178,7 @@ def test_a_packed_step_with_guided_alignment_makes_the_plain_steps_update(tmp_pa
     """Guided alignment on packed rows: each pair's links placed where its tokens lie, so the
     update (its translation and alignment losses, every gradient) is the plain step's; the
     alignment heads read the dense cross mask where FlexAttention runs the cross-attention."""
-    settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1", *QUIET, *GUIDED]
-    plain = Trainer(prepared_tiny(tmp_path / "plain", *settings))
-    packed = Trainer(prepared_tiny(tmp_path / "packed", *settings, "train.pack_width=48"))
-    packed.model.load_state_dict(plain.model.state_dict())
-    for model in (plain.model, packed.model):  # dropout 0: the same masks on both sides
-        for module in model.modules():
-            if hasattr(module, "p"):
-                module.p = 0.0
-    group = run_epoch_batches(packed.train_data, packed.train_cfg, 0)[:2]  # merged into one pass of 2 x 2 rows
+    plain, packed, group = _plain_and_packed_trainers(tmp_path, *GUIDED)
     results = []
     for trainer in (plain, packed):
         loss, tokens = trainer.train_step(group)
