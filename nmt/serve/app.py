@@ -291,19 +291,21 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             return error(422, _validation_message(e))
         try:
             if body.src_lang == AUTO:  # (the identifier reads its model on first use: off the event loop)
-                (parts, sources), plans = await run_in_threadpool(plan_parts, body)
+                parts, plans, sources = await run_in_threadpool(plan_parts, body)
             else:
-                (parts, sources), plans = plan_parts(body)
+                parts, plans, sources = plan_parts(body)
             records = await translate_parts(parts, plans)
         except RequestRefused as e:
             return error(e.status, str(e), **({"limit": e.limit, "value": e.value} if e.limit else {}))
-        return reply(body, records, sources or (plans[0].sources if len(plans) == 1 else None))
+        return reply(body, records, sources)
 
-    def plan_parts(body: TranslateRequest) -> tuple[tuple[list[Part], list[str] | None], list[Plan]]:
-        """The request split between the models of its lines' languages, each part planned."""
+    def plan_parts(body: TranslateRequest) -> tuple[list[Part], list[Plan], list[str] | None]:
+        """The request split between the models of its lines' languages, each part planned, and
+        each line's source language where src_lang auto identified it."""
         check_line_count(len(body.text), limits)
-        split = split_request(body, models)
-        return split, [plan_request(part.body, part.served.translator, limits, part.numbers) for part in split[0]]
+        parts, identified = split_request(body, models)
+        plans = [plan_request(part.body, part.served.translator, limits, part.numbers) for part in parts]
+        return parts, plans, identified if identified is not None else plans[0].sources if len(plans) == 1 else None
 
     async def translate_parts(parts: list[Part], plans: list[Plan]) -> list[list[dict]]:
         """Each line's records, every model translating its part at once, in the request's order."""
