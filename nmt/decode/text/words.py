@@ -8,6 +8,7 @@ that an alignment computed over pieces names the words of the text. Full-width L
 and digits ("３０００") are not such characters: the tokenizer's NFKC reads them as ordinary
 ones ("3000"), one word.
 """
+
 from __future__ import annotations
 
 import functools
