@@ -42,11 +42,12 @@ def test_words_and_links_by_hand():
 def test_thai_words_are_the_segmenters_on_both_sides():
     """Thai, without spaces between words: the text's words are PyThaiNLP's (nmt[thai]), and any
     cut into pieces of its NFKC form (which writes SARA AM, ำ, as two characters) holds as many."""
-    pytest.importorskip("pythainlp")
+    pythainlp = pytest.importorskip("pythainlp.tokenize")
+    text = "สุนัขสีดำ OK"
+    assert [text[a:b] for a, b in word_spans(text)] == ["สุนัข", "สี", "ดำ", "OK"]  # dog, colour, black
     text = "สุนัขสีดำกระโดดข้ามท่อนไม้ ชายสองคนทำงาน ราคา100บาท OK"
     words = [text[a:b] for a, b in word_spans(text)]
-    assert words == ["สุนัข", "สี", "ดำ", "กระโดด", "ข้าม", "ท่อนไม้", "ชาย", "สอง", "คน", "ทำงาน", "ราคา", "100",
-                     "บาท", "OK"]
+    assert words == [w for w in pythainlp.word_tokenize(text, engine="newmm") if not w.isspace()] and len(words) > 10
     spelled = unicodedata.normalize("NFKC", text)
     assert spelled != text and len(spelled) == len(text) + 2  # the two SARA AMs
     assert piece_words(["▁สุนัข", "สีด", "ํา", "กระ", "โดด"]) == [(0,), (1, 2), (2,), (3,), (3,)]
