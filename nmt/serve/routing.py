@@ -47,10 +47,12 @@ def split_request(body, models: ServedModels) -> tuple[list[Part], list[str] | N
     if body.src_lang == AUTO:
         targets = [target or models.first.data.tgt_lang for target in targets]  # as a request without: the first's
         guess = ServedSourceGuess(models, body.zero_shot)
-        try:
-            identified = [guess.language(text, target) for text, target in zip(body.text, targets)]
-        except NmtError as e:
-            raise RequestRefused(str(e).replace("--src-lang", "src_lang")) from None
+        identified = []
+        for number, (text, target) in enumerate(zip(body.text, targets), start=1):
+            try:
+                identified.append(guess.language(text, target))
+            except NmtError as e:
+                raise RequestRefused(f"line {number}: " + str(e).replace("--src-lang", "src_lang")) from None
         sources = identified
     else:
         sources = per_line(body.src_lang, n, "src_lang")

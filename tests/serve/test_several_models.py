@@ -127,9 +127,9 @@ def test_a_request_of_several_languages_is_split_between_their_models(models, fr
 
         response = client.post("/translate", json={"text": lines[:3], "src_lang": "en", "tgt_lang": ["de", "de", "cs"]})
         assert response.status_code == 422 and response.json()["error"].startswith("line 3: no model here translates en-cs")
-        response = client.post("/translate", json={"text": ENGLISH, "src_lang": "auto", "tgt_lang": "cs"})
+        response = client.post("/translate", json={"text": ENGLISH, "src_lang": "auto", "tgt_lang": ["de", "cs"]})
         assert response.status_code == 422
-        assert response.json()["error"] == "src_lang auto: this server translates into cs from no language"
+        assert response.json()["error"] == "line 2: src_lang auto: this server translates into cs from no language"
 
 
 def test_two_models_of_one_direction_are_refused(models):
