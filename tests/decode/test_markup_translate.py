@@ -139,3 +139,23 @@ def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_
     as_text = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, lines, engine.recipe.decode)]
     assert text == as_text and plain[3] == as_text[3] and plain[0] == as_text[0]
     assert len(plain) == len(lines) and plain[4] == ""
+
+
+def test_thai_markup_without_pythainlp_is_said_once_per_stream(translator, cfg, monkeypatch):
+    """Without nmt[thai], tags around Thai wrap whole runs between spaces: the first markup line
+    with Thai in its source or output says so, naming the extra; lines without Thai do not."""
+    from nmt.decode.stream import translate_stream
+    from nmt.decode.text import words
+
+    lines = ["A <b>dog</b> runs.", "A <b>dog</b> สุนัขสีดำ runs.", "<i>สุนัข</i>สีดำ", "สุนัข <b>x</b>"]
+    monkeypatch.setattr("nmt.decode.text.words.thai_segmenter", lambda: None)
+    said: list[str] = []
+    outputs = list(translate_stream(translator, lines, cfg, warn=said.append, input_format="markup", chunk_lines=2))
+    assert len(outputs) == 4
+    thai = [line for line in said if "PyThaiNLP" in line]
+    assert len(thai) == 1 and thai[0].startswith("line 2: Thai:") and "pip install 'nmt[thai]'" in thai[0]
+    monkeypatch.undo()
+    if words.thai_segmenter() is not None:  # with it (nmt[thai], in dev): nothing to say
+        said.clear()
+        list(translate_stream(translator, lines, cfg, warn=said.append, input_format="markup"))
+        assert not any("PyThaiNLP" in line for line in said)

@@ -38,6 +38,11 @@ def written_without_spaces(char: str) -> bool:
     return is_word_by_itself(char) or _THAI.match(char) is not None
 
 
+def lacks_thai_words(text: str) -> bool:
+    """Whether `text` holds Thai but PyThaiNLP (nmt[thai]) is not there to find its words."""
+    return _THAI.search(text) is not None and thai_segmenter() is None
+
+
 def word_spans(text: str) -> list[tuple[int, int]]:
     """The (start, end) of each word of `text`."""
     spans = []
