@@ -98,7 +98,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
-                if requests[i].markup and not told_thai and lacks_thai_words(requests[i].text + (hyps[0].text or "" if hyps else "")):
+                if requests[i].markup and not told_thai and lacks_thai_words(requests[i].text + (hyps[0].text or "")):
                     warn(f"line {first_line + i}: Thai: without PyThaiNLP a Thai run between spaces is one word, so "
                          "tags wrap whole runs; pip install 'nmt[thai]' places them around Thai words")
                     told_thai = True

@@ -40,10 +40,15 @@ def dense_masks(packing: Packing) -> PackedMasks:
     src, tgt = packing.src_segments, packing.tgt_segments
     width = tgt.size(1)
     causal = torch.ones(width, width, dtype=torch.bool, device=tgt.device).tril()
-    # a target's padding attends the whole source row; the target side's, itself among others
-    cross = _same_sentence(tgt, src) | (tgt == 0)[:, :, None]
     return PackedMasks(encoder=_same_sentence(src, src)[:, None], decoder=(_same_sentence(tgt, tgt) & causal)[:, None],
-                       cross=cross[:, None])
+                       cross=dense_cross_mask(packing))
+
+
+def dense_cross_mask(packing: Packing) -> Tensor:
+    """The (R, 1, T, S) encoder-decoder mask: a target's padding attends the whole source row; the
+    target side's, itself among others (guided alignment's heads read it where flex runs)."""
+    tgt = packing.tgt_segments
+    return (_same_sentence(tgt, packing.src_segments) | (tgt == 0)[:, :, None])[:, None]
 
 
 def flex_masks(packing: Packing) -> PackedMasks:

@@ -25,7 +25,7 @@ from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
 from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
 from nmt.model.output_loss import output_layer_loss
-from nmt.model.packed_attention import dense_masks, flex_attend, packed_masks, use_flex
+from nmt.model.packed_attention import dense_cross_mask, flex_attend, packed_masks, use_flex
 from nmt.model.varlen_attention import KeySegments, key_padding_segments, varlen_attention
 from nmt.model.relative_positions import RelativePositionBias
 
@@ -648,7 +648,7 @@ class Transformer(nn.Module):
             masks = packed_masks(packing, flex)
             memory, _ = self.encode(src, masks.encoder, packing.src_positions)
             # the alignment heads' attention is written out: it reads the dense cross mask
-            cross, flex_cross = (dense_masks(packing).cross, masks.cross) if guided and flex else (masks.cross, None)
+            cross, flex_cross = (dense_cross_mask(packing), masks.cross) if guided and flex else (masks.cross, None)
             hidden = self.decode(tgt_in, memory, cross, guided, self_mask=masks.decoder,
                                  positions=packing.tgt_positions, cross_mask=flex_cross)
         if guided:

@@ -6,6 +6,7 @@ average checkpoints into one model, `nmt average`)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,17 +29,30 @@ class Served:
     def data(self):
         return self.translator.recipe.data
 
-    def directions(self) -> set[tuple[str, str]]:
+    def directions(self) -> frozenset[tuple[str, str]]:
         """(source, target) pairs it translates: its corpora's, and those of an import's languages."""
+        return self._pairs
+
+    @functools.cached_property
+    def _pairs(self) -> frozenset[tuple[str, str]]:
+        # found once: an imported NLLB-200 model has some 40,000, and each line of a request asks
         pairs = set(self.data.directions())
-        return pairs | {(a, b) for a in listed_sources(self.data) for b in self.data.languages if a != b}
+        return frozenset(pairs | {(a, b) for a in listed_sources(self.data) for b in self.data.languages if a != b})
+
+    @functools.cached_property
+    def sources(self) -> frozenset[str]:
+        """The languages it translates from."""
+        return frozenset(s for s, _ in self._pairs)
+
+    @functools.cached_property
+    def targets(self) -> frozenset[str]:
+        """The languages it translates into."""
+        return frozenset(t for _, t in self._pairs)
 
     def translates(self, source: str, target: str, zero_shot: bool = False) -> bool:
         """Whether it translates source→target (with `zero_shot`: from any of its source languages
         into any of its targets)."""
-        pairs = self.directions()
-        return (source, target) in pairs or (zero_shot and any(s == source for s, _ in pairs)
-                                             and any(t == target for _, t in pairs))
+        return (source, target) in self._pairs or (zero_shot and source in self.sources and target in self.targets)
 
     @property
     def multidirectional(self) -> bool:
@@ -98,7 +112,7 @@ class ServedSourceGuess(SourceGuess):
         self.models = models.models
 
     def sources(self, target: str) -> list[str]:
-        return list(dict.fromkeys(source for model in self.models for source in sorted({s for s, _ in model.directions()})
+        return list(dict.fromkeys(source for model in self.models for source in sorted(model.sources)
                                   if model.translates(source, target, self.zero_shot)))
 
 

@@ -10,8 +10,8 @@ layers. Which single layer aligns best differs between models (Garg et al. 2019 
 penultimate one of their 6; on the 4-layer demo model it is the second and the penultimate is far
 worse); the mean of all is as good as the best one there, and needs no choice (docs/decoding.md,
 `make bench-alignment`).
-Pieces are grouped into words by sentencepiece's word-start mark (▁), and each Chinese or
-Japanese character is a word (nmt.decode.text.words): a word's attention is its pieces' attention
+Pieces are grouped into the words of the text they spell (nmt.decode.text.words: between
+spaces, each Chinese or Japanese character, Thai words): a word's attention is its pieces' attention
 summed over the source word's pieces and averaged over the output word's (a piece of two such
 characters counts in both). The source EOS takes no alignment (its attention is left out and the
 rest renormalized).
