@@ -333,12 +333,14 @@ def export(
     force: Annotated[bool, typer.Option(help="Replace OUTPUT if it exists.")] = False,
     shortlist: Annotated[Optional[Path], typer.Option(
         help="A shortlist (`nmt shortlist`) to export with the model (default: the recipe's decode.shortlist).")] = None,
+    src_lang: Annotated[Optional[str], typer.Option(help="argos: the package's source language (default: the recipe's).")] = None,
+    tgt_lang: Annotated[Optional[str], typer.Option(help="argos: the package's target language (default: the recipe's).")] = None,
 ):
     """Export a checkpoint for another engine (CTranslate2, Hugging Face transformers, ONNX, Argos Translate), with its tokenizers and decode settings."""
     from nmt.export import describe_export, export_checkpoint
 
     with working(f"exporting {checkpoint} ({format_})"):  # minutes for a model of billions of weights
-        summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist)
+        summary = export_checkpoint(checkpoint, output, format_, quantization, force, shortlist, src_lang, tgt_lang)
     say(describe_export(summary, checkpoint, format_))
 
 

@@ -28,19 +28,29 @@ def _ids(processor, tokens: list[str]) -> list[int]:
     return ids
 
 
+def source_control_tokens(data: DataConfig, tgt_lang: str | None = None, src_lang: str | None = None) -> list[str]:
+    """The language token put in front of a source sentence: the target's (data.language_token:
+    source) or the source's (both); none otherwise."""
+    return {"source": [language_token(tgt_lang or data.tgt_lang)],
+            "both": [language_token(src_lang or data.src_lang)]}.get(data.language_token, [])
+
+
+def target_control_tokens(data: DataConfig, tgt_lang: str | None = None) -> list[str]:
+    """The language token forced first in the output: the target's with data.language_token:
+    target or both; none otherwise."""
+    return [language_token(tgt_lang or data.tgt_lang)] * data.forced_target_tokens
+
+
 def control_ids(processor, data: DataConfig, tgt_lang: str | None = None, tag: str | None = None,
                 src_lang: str | None = None) -> list[int]:
-    """Token ids put in front of a source sentence: the target's language token (with
-    data.language_token: source) or the source's (both), then the corpus tag, if any."""
-    tokens = {"source": [language_token(tgt_lang or data.tgt_lang)],
-              "both": [language_token(src_lang or data.src_lang)]}.get(data.language_token, [])
-    return _ids(processor, tokens + ([tag] if tag else []))
+    """Token ids put in front of a source sentence: its language token (source_control_tokens),
+    then the corpus tag, if any."""
+    return _ids(processor, source_control_tokens(data, tgt_lang, src_lang) + ([tag] if tag else []))
 
 
 def target_control_ids(processor, data: DataConfig, tgt_lang: str | None = None) -> list[int]:
-    """Token ids forced first in the output: the target's language token with
-    data.language_token: target or both, else none."""
-    return _ids(processor, [language_token(tgt_lang or data.tgt_lang)] * data.forced_target_tokens)
+    """Token ids forced first in the output (target_control_tokens)."""
+    return _ids(processor, target_control_tokens(data, tgt_lang))
 
 
 def direction_controls(src_processor, tgt_processor, data: DataConfig, src_lang: str | None,

@@ -11,11 +11,16 @@ FORMATS = ("ctranslate2", "huggingface", "onnx", "argos")
 
 
 def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
-                      quantization: str | None = None, force: bool = False, shortlist: Path | None = None) -> dict:
+                      quantization: str | None = None, force: bool = False, shortlist: Path | None = None,
+                      src_lang: str | None = None, tgt_lang: str | None = None) -> dict:
     """Convert `checkpoint` into `out`; returns what was written (for the CLI to report).
-    `shortlist` (CTranslate2 only; default: the recipe's decode.shortlist) goes with the model."""
+    `shortlist` (CTranslate2 only; default: the recipe's decode.shortlist) goes with the model.
+    `src_lang` and `tgt_lang` choose an Argos package's direction (the others hold every direction)."""
     if format not in FORMATS:
         raise NmtError(f"--format {format}: choose one of {', '.join(FORMATS)}")
+    if format != "argos" and (src_lang or tgt_lang):
+        raise NmtError(f"--src-lang, --tgt-lang: an Argos package's direction; a {format} export translates every "
+                       "direction of the model")
     if format == "huggingface":
         if shortlist is not None:
             raise NmtError("--shortlist: transformers has no vocabulary map; export to ctranslate2")
@@ -35,7 +40,7 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
             raise NmtError("--shortlist: Argos Translate decodes without a vocabulary map; export to ctranslate2")
         from nmt.export.argos import export_argos
 
-        return export_argos(checkpoint, out, quantization, force)
+        return export_argos(checkpoint, out, quantization, force, src_lang=src_lang, tgt_lang=tgt_lang)
     from nmt.export.ctranslate2 import export_ctranslate2
 
     return export_ctranslate2(checkpoint, out, quantization, force, shortlist)
@@ -59,9 +64,11 @@ def not_translatable(directory: Path) -> str:
 def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
     """The lines `nmt export` prints: what was written, how to load it, where generation differs."""
     if format == "argos":
-        return [f"exported {checkpoint} ({summary['direction']}, {summary['quantization']}) to {summary['file']}: "
+        codes = f", as {summary['codes']}" if summary["codes"] != summary["direction"] else ""
+        return [f"exported {checkpoint} ({summary['direction']}{codes}, {summary['quantization']}) to {summary['file']}: "
                 f"{summary['bytes'] / 1e6:.1f} MB; install with argostranslate.package.install_from_path"
-                f"(\"{summary['file']}\") and translate with ARGOS_CHUNK_TYPE=SPACY (docs/serving.md)"]
+                f"(\"{summary['file']}\") and translate with ARGOS_CHUNK_TYPE=SPACY (docs/serving.md)",
+                *[f"note: {note}" for note in summary["notes"]]]
     use = {"huggingface": f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")',
            "onnx": f'nmt.export.onnx_runtime.OnnxTranslator("{summary["directory"]}")'}.get(
         format, f"nmt translate -c {summary['directory']}")

@@ -156,9 +156,11 @@ def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = N
 
 
 def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = None,
-                      force: bool = False, shortlist: Path | None = None) -> dict:
+                      force: bool = False, shortlist: Path | None = None, source_start: str | None = None) -> dict:
     """Export a loaded checkpoint (or an average of several) to `out`; with `shortlist` (default:
-    the recipe's decode.shortlist), that vocabulary map as the model's vmap.txt (nmt.decode.shortlist)."""
+    the recipe's decode.shortlist), that vocabulary map as the model's vmap.txt (nmt.decode.shortlist).
+    `source_start`: a token CTranslate2 itself puts in front of every source (its config's
+    add_source_bos), for a caller that gives the text alone (an Argos package's language token)."""
     ctranslate2 = require_ctranslate2()
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
@@ -173,6 +175,10 @@ def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = 
         pieces[side] = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
     spec = build_spec(loaded, pieces["src"], pieces["tgt"])
+    if source_start is not None:
+        if source_start not in pieces["src"]:
+            raise NmtError(f"{checkpoint}: the source vocabulary has no {source_start} token")
+        spec.config.add_source_bos, spec.config.bos_token = True, source_start
     shortlist = shortlist or recipe.decode.shortlist
     if shortlist:
         if not Path(shortlist).is_file():

@@ -1,10 +1,13 @@
-"""`nmt export --format argos`: the package installs into the real argostranslate (in a process of its
-own, offline, with its data folders in a temporary one) and translates every line as nmt's
+"""`nmt export --format argos`: packages of a bilingual model, of one direction of multilingual
+models (a language token in front of the source, forced first in the output, or both, as an
+imported NLLB-200 has them) install into the real argostranslate (in a process of its own,
+offline, with its data folders in a temporary one), and each translates every line as nmt's
 CTranslate2 engine does with Argos's decode settings; what Argos cannot carry is a one-line error
 that writes nothing."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -12,8 +15,10 @@ import sys
 import zipfile
 
 import pytest
+from typer.testing import CliRunner
 
-from conftest import TINY_DATA, optional_module, variant_checkpoint
+from conftest import TINY_DATA, optional_module, trained_once, variant_checkpoint
+from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.translate import translate_lines
@@ -28,45 +33,97 @@ LINES = [line for name in ("valid.en", "train.en") for line in (TINY_DATA / name
 ARGOS = """
 import json, sys
 import argostranslate.package, argostranslate.translate
-argostranslate.package.install_from_path(sys.argv[1])
+jobs = json.loads(sys.argv[1])  # [package, from_code, to_code, lines] each
+for package, *_ in jobs:
+    argostranslate.package.install_from_path(package)
 languages = {l.code: l for l in argostranslate.translate.get_installed_languages()}
-translation = languages["en"].get_translation(languages["de"])
 print(json.dumps({"installed": sorted(languages),
-                  "outputs": [translation.translate(line) for line in json.loads(sys.argv[2])]}))
+                  "outputs": [[languages[src].get_translation(languages[tgt]).translate(line) for line in lines]
+                              for _, src, tgt, lines in jobs]}))
 """
+# A package per kind of model, as (the checkpoint's fixture, its direction, the codes Argos names it by).
+PACKAGES = {"bilingual": ("en", "de", "en", "de"), "target_token": ("en", "xb", "en", "xb"),
+            "source_token": ("en", "xa", "en", "xa"), "nllb": ("eng_Latn", "fra_Latn", "en", "fr")}
 
 
-def argos_outputs(package, lines, home) -> dict:
+def argos_outputs(jobs: list, home) -> dict:
+    """What the real argostranslate, in a process of its own, offline, installs and translates:
+    `jobs` of [package, from_code, to_code, lines], all installed before any is translated."""
     env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"),
            "XDG_CONFIG_HOME": str(home / "config"), "ARGOS_CHUNK_TYPE": "SPACY", "ARGOS_DEVICE_TYPE": "cpu",
            "ARGOS_COMPUTE_TYPE": "default"}  # the package's float32 weights, as nmt's export is read
-    run = subprocess.run([sys.executable, "-c", ARGOS, str(package), json.dumps(lines)], env=env, capture_output=True,
+    run = subprocess.run([sys.executable, "-c", ARGOS, json.dumps(jobs)], env=env, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def test_argostranslate_installs_the_package_and_translates_as_nmt(trained_tiny, tmp_path):
-    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
-    summary = export_checkpoint(checkpoint, tmp_path / "en_de.argosmodel", "argos")
-    with zipfile.ZipFile(summary["file"]) as archive:
-        names = archive.namelist()
-        metadata = json.loads(archive.read("translate-en_de-1_0/metadata.json"))
-    assert {"translate-en_de-1_0/sentencepiece.model", "translate-en_de-1_0/model/model.bin",
-            "translate-en_de-1_0/spacy/config.cfg"} <= set(names)
-    assert (metadata["from_code"], metadata["to_code"], metadata["from_name"], metadata["to_name"]) == (
-        "en", "de", "English", "German")
-    got = argos_outputs(summary["file"], LINES, tmp_path / "home")
-    assert got["installed"] == ["de", "en"]
+@pytest.fixture(scope="module")
+def installed(trained_tiny, toy_corpus, tmp_path_factory):
+    """{kind: (checkpoint, package summary, Argos's outputs)} for PACKAGES' four models, their
+    packages installed into one argostranslate: the tiny en→de model; the toy en→{xa, xb} model
+    with the target's token forced first in the output (data.language_token: target) and the one
+    with it in front of the source (source); and an imported NLLB-200 layout (both), random weights."""
+    from tests.export.test_import_m2m100 import build_directory
 
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("the NLLB layout is built with transformers (extra hf, in dev)")
+    root = tmp_path_factory.mktemp("argos")
+    toy = ("train.max_steps=240", "train.valid_every=120", "train.valid_bleu_sentences=8")  # as tests/languages'
+    nllb = root / "nllb.pt"
+    # Random weights rarely end an output: positions for Argos's 256 output tokens
+    imported = CliRunner().invoke(app, ["import", str(build_directory(root, "nllb", positions=320)), "-o", str(nllb)])
+    assert imported.exit_code == 0, imported.output
+    checkpoints = {"bilingual": trained_tiny.out / "checkpoints" / "best.pt",
+                   "target_token": trained_once(tmp_path_factory, "data.language_token=target", *toy,
+                                                toy_corpus=toy_corpus).out / "checkpoints" / "best.pt",
+                   "source_token": trained_once(tmp_path_factory, *toy, toy_corpus=toy_corpus).out / "checkpoints" / "best.pt",
+                   "nllb": nllb}
+    summaries, printed, jobs = {}, {}, []
+    for kind, (src, tgt, from_code, to_code) in PACKAGES.items():
+        out = root / f"{kind}.argosmodel"
+        result = CliRunner().invoke(app, ["export", str(checkpoints[kind]), "-o", str(out), "--format", "argos",
+                                          "--src-lang", src, "--tgt-lang", tgt])
+        assert result.exit_code == 0, result.output
+        printed[kind] = result.output
+        with zipfile.ZipFile(out) as archive:
+            summaries[kind] = json.loads(archive.read(f"translate-{from_code}_{to_code}-1_0/metadata.json"))
+        jobs.append([str(out), from_code, to_code, LINES])
+    got = argos_outputs(jobs, root / "home")
+    assert got["installed"] == ["de", "en", "fr", "xa", "xb"]
+    return {kind: (checkpoints[kind], summaries[kind], printed[kind], outputs) for kind, outputs in zip(PACKAGES, got["outputs"])}
+
+
+def nmt_outputs(checkpoint, src: str, tgt: str, tmp_path) -> list[str]:
+    """What nmt's CTranslate2 engine translates LINES into, from the checkpoint's plain export, with Argos's
+    decode settings."""
     export_checkpoint(checkpoint, tmp_path / "ct2")
-    engine = load_engine([tmp_path / "ct2"])
+    engine = load_engine([tmp_path / "ct2"], src_lang=src, tgt_lang=tgt)
     cfg = engine.recipe.decode.model_copy(update=ARGOS_DECODING)
-    expected = [hypothesis_text(engine.tgt_tokenizer, h[0]).replace("_", " ") for h in translate_lines(engine, LINES, cfg)]
+    return [hypothesis_text(engine.tgt_tokenizer, h[0]).replace("_", " ") for h in translate_lines(engine, LINES, cfg)]
+
+
+@pytest.mark.parametrize("kind", list(PACKAGES))
+def test_argostranslate_installs_each_package_and_translates_as_nmt(installed, kind, tmp_path):
+    """Each package translates every line as nmt does, in its direction: the source's language
+    token put in front by the package's model itself, the target's forced by Argos."""
+    checkpoint, metadata, printed, outputs = installed[kind]
+    src, tgt, from_code, to_code = PACKAGES[kind]
+    assert (metadata["from_code"], metadata["to_code"]) == (from_code, to_code)
+    assert f"({src}-{tgt}{'' if src == from_code else f', as {from_code}-{to_code}'}, float32)" in printed
+    # the tiny models' 128 positions, not the NLLB layout's 320, are fewer than Argos's 256 output tokens
+    assert ("note: Argos decodes up to 256 tokens and the model has 128 positions" in printed) == (kind != "nllb")
+    assert metadata.get("target_prefix") == {"target_token": "<2xb>", "nllb": "<2fra_Latn>"}.get(kind)
+    if kind == "bilingual":
+        assert (metadata["from_name"], metadata["to_name"]) == ("English", "German")
+    expected = nmt_outputs(checkpoint, src, tgt, tmp_path)
     # Argos decodes with sentencepiece alone, keeping the space of a lone "▁" piece at the end or
     # before a word, which nmt's output text takes out (nmt.data.tokenizer.output_text)
-    assert [" ".join(out.split()) for out in got["outputs"]] == expected
+    assert [" ".join(out.split()) for out in outputs] == expected
     assert sum(out.strip() != "" for out in expected) == len(LINES)
+    marker = {"target_token": "Beta", "source_token": "Alpha"}.get(kind)
+    if marker:  # the toy model answers in the package's language (each of its 24 lines is one it trained on)
+        assert sum(out.split()[0] == marker for out in outputs) >= 0.9 * len(LINES), outputs[:3]
 
 
 def test_what_argos_cannot_carry_is_a_one_line_error_and_writes_nothing(trained_tiny, tmp_path_factory, tmp_path):
@@ -77,6 +134,11 @@ def test_what_argos_cannot_carry_is_a_one_line_error_and_writes_nothing(trained_
         export_checkpoint(separate, out, "argos")
     with pytest.raises(NmtError, match="a file ending in .argosmodel"):
         export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "model.zip", "argos")
+    tiny = trained_tiny.out / "checkpoints" / "best.pt"
+    with pytest.raises(NmtError, match="--tgt-lang fr: the model translates into de only"):
+        export_checkpoint(tiny, out, "argos", tgt_lang="fr")
+    with pytest.raises(NmtError, match="a ctranslate2 export translates every direction"):
+        export_checkpoint(tiny, tmp_path / "ct2", src_lang="en")
     out.write_bytes(b"the user's file")
     with pytest.raises(NmtError, match="already exists"):
         export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", out, "argos")
@@ -95,3 +157,10 @@ def test_a_missing_extra_is_named_and_nothing_is_written(trained_tiny, tmp_path,
     one_line_error(CliRunner().invoke(app, ["export", str(trained_tiny.out / "checkpoints" / "best.pt"), "--format",
                                             "argos", "-o", str(out)]), "pip install 'nmt[argos]'")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_package_names_its_languages_as_argos_does():
+    from nmt.export.argos import argos_code
+
+    assert [argos_code(code) for code in ("en", "eng", "eng_Latn", "deu_Latn", "zho_Hans", "zho_Hant", "xa", "kbd_Cyrl")] == [
+        "en", "en", "en", "de", "zh", "zho_Hant", "xa", "kbd_Cyrl"]

@@ -52,8 +52,8 @@ def m2m_dir(request, tmp_path_factory):
     return request.param, build_directory(tmp_path_factory.mktemp(request.param), request.param)
 
 
-def build_directory(root, layout: str):
-    """A small random model in `layout`, saved as the hub's directories are: root/layout."""
+def build_directory(root, layout: str, positions: int = 128):
+    """A small random model in `layout` with `positions` positions, saved as the hub's directories are: root/layout."""
     directory = root / layout
     directory.mkdir()
     text = [line for name in ("train.en", "train.de") for line in (TINY_DATA / name).read_text(encoding="utf-8").splitlines()]
@@ -66,7 +66,7 @@ def build_directory(root, layout: str):
         rows = max(tokenizer.lang_code_to_id.values()) + 1 + 8  # and M2M-100's eight "madeupword" rows
     config = transformers.M2M100Config(
         vocab_size=rows + 2, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=positions,
         scale_embedding=True, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
     torch.manual_seed(0)
     model = transformers.M2M100ForConditionalGeneration(config).eval()
