@@ -78,13 +78,13 @@ _CLAUSE_MARKS = frozenset("，、；：。！？,;:)]}）」』】》")
 _LONGEST_PIECE = 16  # characters: sentencepiece's max_piece_length (a longer one only makes pieces shorter)
 
 
-def pieces_of_word(word: str, tokens_of, max_tokens: int) -> list[str]:
+def pieces_of_word(word: str, tokens_of, max_tokens: int, starts: set[int] | None = None) -> list[str]:
     """A word longer than `max_tokens` tokens (text without spaces) in consecutive pieces of at
     most `max_tokens` tokens (`tokens_of`: a list of texts -> their token counts): each as long as
     fits, ending after its last clause mark (，、；...) where that keeps at least half its characters,
     else at the end of its last word (nmt.decode.text.words: a Chinese or Japanese character, a
-    Thai word) where that does."""
-    starts = word_starts(word)
+    Thai word) where that does. `starts`: the word's `word_starts`, where the caller has them."""
+    starts = word_starts(word) if starts is None else starts
     pieces, start = [], 0
     while start < len(word):
         end = min(len(word), start + max_tokens * _LONGEST_PIECE)  # no piece that fits is longer
@@ -115,9 +115,13 @@ def _sentence_parts(sentence: str, tokens_of, max_tokens: int) -> tuple[list[str
     Thai words)."""
     parts, inside = [], []
     for part in parts_within(sentence, tokens_of(sentence.split()), max_tokens):
-        pieces = [part] if " " in part else pieces_of_word(part, tokens_of, max_tokens)
+        if " " in part:  # whole words
+            parts.append(part)
+            inside.append(False)
+            continue
+        starts, at = word_starts(part), 0  # segmented once (Thai: by PyThaiNLP)
+        pieces = pieces_of_word(part, tokens_of, max_tokens, starts)
         parts += pieces
-        starts, at = word_starts(part), 0
         for piece in pieces:
             inside.append(at > 0 and at not in starts)
             at += len(piece)
