@@ -13,7 +13,11 @@
        present_keys and present_values (L, N, h, t + 1, dh): the past for the next step.
 
 Beside them: the sentencepiece models (source.spm, target.spm), and onnx_config.json with the
-special ids, the start token, the positions, the languages and the recipe's decode settings.
+special ids, the start token, the positions, the languages and the recipe's decode settings. A
+multilingual model's language tokens (data.language_token) are listed there by the language each
+names: `source_language_tokens`, one of which goes in front of the source ids (the target's with
+language_token source, the source's with both), and `target_language_tokens`, the target's fed as
+the decoder's first token after the start token (target, both), never counted as output.
 `nmt.export.onnx_runtime.OnnxTranslator` is a greedy driver in numpy that translates as nmt's
 greedy search does (tested); it is also the documentation of how to run the graphs.
 Optional: int8 dynamic quantization of both graphs (onnxruntime's quantize_dynamic).
@@ -32,6 +36,7 @@ from torch import Tensor, nn
 
 import nmt
 from nmt.checkpoint import open_checkpoint
+from nmt.config import language_token
 from nmt.errors import NmtError
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.transformer import Transformer, _merge_heads, _split_heads
@@ -113,9 +118,6 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     quantize = quantization == "int8"
     checkpoint = open_checkpoint(checkpoint_path)
     recipe, cfg = checkpoint.recipe, checkpoint.recipe.model
-    if recipe.data.language_token != "none":
-        raise NmtError(f"{checkpoint_path}: a multilingual model (data.language_token {recipe.data.language_token}): "
-                       "its language tokens are not in the ONNX export; export it to CTranslate2 instead")
     if layout := cfg.t5_layout():
         raise NmtError(f"{checkpoint_path}: model {', '.join(layout)}: the ONNX export computes the paper's layers; "
                        "export this model to CTranslate2 instead")
@@ -123,6 +125,11 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     from nmt.data.tokenizer import load_processor
 
     src_sp, tgt_sp = load_processor(model_proto=protos["src"]), load_processor(model_proto=protos["tgt"])
+    data = recipe.data
+    named = {"source": data.target_languages(), "both": data.source_languages()}.get(data.language_token, [])
+    source_tokens = {lang: src_sp.piece_to_id(language_token(lang)) for lang in named}
+    target_tokens = {lang: tgt_sp.piece_to_id(language_token(lang))
+                     for lang in (data.target_languages() if data.forced_target_tokens else [])}
     model = transformer_from_weights(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size(), checkpoint.weights)
     model.eval()
     try:
@@ -145,7 +152,9 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "start_token": model.start_token, "max_positions": cfg.max_positions, "decoder_layers": layers,
                   "heads": heads, "head_dim": cfg.d_model // heads, "quantized": quantize,
                   "src_lang": recipe.data.src_lang, "tgt_lang": recipe.data.tgt_lang,
-                  "language_token": recipe.data.language_token,
+                  "language_token": data.language_token, "source_language_tokens": source_tokens,
+                  "target_language_tokens": target_tokens,
+                  "directions": [f"{src}-{tgt}" for src, tgt in data.directions()], "languages": data.languages,
                   "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
                                                                "memory_values", "past_keys", "past_values"]}}

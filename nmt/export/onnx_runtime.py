@@ -4,6 +4,11 @@ search: the most probable token at each step, PAD and BOS never, up to a·|sourc
 
     translator = OnnxTranslator("model.onnx.d")
     translator.translate(["A dog runs."])   # ["Ein Hund rennt."]
+
+A multilingual model's direction is chosen when the translator is made (default: the recipe's),
+its language tokens looked up in onnx_config.json by the languages they name:
+
+    OnnxTranslator("nllb.onnx.d", src_lang="eng_Latn", tgt_lang="fra_Latn")
 """
 
 from __future__ import annotations
@@ -13,13 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
+from nmt.data.languages import listed
 from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
 from nmt.export.onnx import CONFIG, require_onnx
 
 
 class OnnxTranslator:
-    def __init__(self, directory: Path, threads: int = 0):
+    def __init__(self, directory: Path, threads: int = 0, src_lang: str | None = None, tgt_lang: str | None = None):
         require_onnx()
         import onnxruntime as ort
         import sentencepiece as spm
@@ -40,30 +46,46 @@ class OnnxTranslator:
         self.decoder = ort.InferenceSession(str(directory / "decoder.onnx"), options, providers=["CPUExecutionProvider"])
         self.source = spm.SentencePieceProcessor(model_file=str(directory / "source.spm"))
         self.target = spm.SentencePieceProcessor(model_file=str(directory / "target.spm"))
+        self.prefix, self.forced = self._language_tokens(src_lang or self.config["src_lang"],
+                                                         tgt_lang or self.config["tgt_lang"])
+
+    def _language_tokens(self, src: str, tgt: str) -> tuple[list[int], list[int]]:
+        """(ids in front of each source, ids fed to the decoder after its start token) for src-tgt."""
+        c = self.config
+        kind = c.get("language_token", "none")
+        if kind == "none":
+            if (src, tgt) != (c["src_lang"], c["tgt_lang"]):
+                raise NmtError(f"{src}-{tgt}: the model has no language tokens; it translates {c['src_lang']}-{c['tgt_lang']}")
+            return [], []
+        named = {"source": tgt, "both": src}.get(kind)
+        prefix = [_token_of(c["source_language_tokens"], named)] if named else []
+        return prefix, [_token_of(c["target_language_tokens"], tgt)] if kind in ("target", "both") else []
 
     def translate(self, lines: list[str], batch_size: int = 32) -> list[str]:
         """Each line's greedy translation, in batches of lines of similar length; an empty line
         gives an empty line."""
-        limit = self.config["max_positions"] - 1
+        limit = self.config["max_positions"] - 1 - len(self.prefix)
         encoded = [self.source.encode(line)[: limit - 1] for line in lines]
         outputs = [""] * len(lines)
         rows = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
         for start in range(0, len(rows), batch_size):
             batch = rows[start: start + batch_size]
-            for i, ids in zip(batch, self.greedy([encoded[i] for i in batch])):
+            for i, ids in zip(batch, self.greedy([self.prefix + encoded[i] for i in batch])):
                 outputs[i] = output_text(self.target, ids)
         return outputs
 
     def greedy(self, sources: list[list[int]]) -> list[list[int]]:
-        """Token ids (without EOS) in, output token ids out, one batch."""
+        """Token ids (without EOS) in, output token ids out, one batch; the direction's forced
+        tokens are fed first, counted in the length limit as nmt counts them, and left out."""
         c = self.config
         width = max(len(s) for s in sources) + 1
         src = np.full((len(sources), width), c["pad_id"], dtype=np.int64)
         for row, ids in enumerate(sources):
             src[row, : len(ids) + 1] = ids + [c["eos_id"]]
         memory_keys, memory_values, src_bias = self.encoder.run(None, {"src_ids": src})
-        limits = np.clip((c["max_len_a"] * (src != c["pad_id"]).sum(1) + c["max_len_b"]).astype(np.int64), 1,
-                         c["max_positions"] - 1)
+        forced = self.forced
+        limits = np.clip(np.maximum((c["max_len_a"] * (src != c["pad_id"]).sum(1) + c["max_len_b"]).astype(np.int64),
+                                    len(forced) + 1), 1, c["max_positions"] - 1)
         past = np.zeros((c["decoder_layers"], len(sources), c["heads"], 0, c["head_dim"]), dtype=np.float32)
         past_keys, past_values = past, past.copy()
         alive = np.arange(len(sources))  # the sentence of each row still decoding
@@ -74,7 +96,10 @@ class OnnxTranslator:
                 "tokens": tokens, "position": np.array([step], dtype=np.int64), "src_bias": src_bias,
                 "memory_keys": memory_keys, "memory_values": memory_values,
                 "past_keys": past_keys, "past_values": past_values})
-            tokens = log_probs.argmax(-1).astype(np.int64)
+            if step < len(forced):
+                tokens = np.full(len(alive), forced[step], dtype=np.int64)
+            else:
+                tokens = log_probs.argmax(-1).astype(np.int64)
             running = np.ones(len(alive), dtype=bool)
             for row, sentence in enumerate(alive):
                 if tokens[row] == c["eos_id"]:
@@ -88,4 +113,10 @@ class OnnxTranslator:
                 alive, tokens, src_bias = alive[running], tokens[running], src_bias[running]
                 memory_keys, memory_values = memory_keys[:, running], memory_values[:, running]
                 past_keys, past_values = past_keys[:, running], past_values[:, running]
-        return outputs
+        return [output[len(forced):] for output in outputs]
+
+
+def _token_of(tokens: dict[str, int], lang: str) -> int:
+    if lang not in tokens:
+        raise NmtError(f"{lang}: the model has no language token for it (it has {listed(sorted(tokens))})")
+    return tokens[lang]

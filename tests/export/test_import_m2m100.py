@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.config import language_token
+from nmt.data.tokenizer import output_text
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate, translate_lines
 from nmt.special_tokens import EOS
@@ -166,6 +167,26 @@ def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(import
         assert max(abs(a.log_prob - b[0].log_prob) for a, b in zip(ct2, ours)) < 1e-3
         outputs[tgt] = [(h[0].tokens, h[0].log_prob) for h in ours]
     assert outputs[targets[0]] != outputs[targets[1]]  # the forced token enters the decoder
+
+
+def test_the_onnx_export_translates_each_direction_as_nmt_does(imported, tmp_path):
+    """The source's language token in front of the source, the target's fed to the decoder after
+    its start token (EOS here): the greedy driver on onnxruntime translates as nmt's greedy search."""
+    if importlib.util.find_spec("onnxruntime") is None:
+        pytest.skip("onnxruntime (extra onnx, in dev) is not installed")
+    from nmt.export.onnx_runtime import OnnxTranslator
+
+    layout, _, ckpt = imported
+    src, targets, _ = LAYOUTS[layout]
+    assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "onnx"), "--format", "onnx"]).exit_code == 0
+    for tgt in targets:
+        own = load_engine([ckpt], src_lang=src, tgt_lang=tgt)
+        cfg = own.recipe.decode.model_copy(update={"beam_size": 1, "no_repeat_ngram_size": 0, "split_sentences": False,
+                                                   "normalize_case": False, "copy_verbatim": False, "max_len_b": 30})
+        expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, LINES, cfg)]
+        translator = OnnxTranslator(tmp_path / "onnx", src_lang=src, tgt_lang=tgt)
+        translator.config["max_len_b"] = 30  # as cfg: random weights rarely end an output
+        assert translator.translate(LINES) == expected and all(expected)
 
 
 def fine_tune_tiny(ckpt, tmp_path, src: str, tgt: str):

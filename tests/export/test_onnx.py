@@ -89,9 +89,32 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
             OnnxTranslator(out)
 
 
-def test_a_multilingual_model_is_refused(tmp_path_factory, toy_corpus, tmp_path):
-    recipe = trained_once(tmp_path_factory, "train.max_steps=20", toy_corpus=toy_corpus)
-    result = runner.invoke(app, ["export", str(recipe.out / "checkpoints" / "last.pt"), "-o", str(tmp_path / "m"),
-                                 "--format", "onnx"])
-    one_line_error(result, "multilingual model", "CTranslate2")
-    assert not (tmp_path / "m").exists()
+@pytest.mark.parametrize("language_token", ["source", "target"])
+def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_token, tmp_path_factory, toy_corpus,
+                                                                     tmp_path):
+    """The toy en→{xa, xb} models (as tests/languages train them): the driver puts the target's
+    token in front of the source, or feeds it to the decoder first, as onnx_config.json lists them,
+    and translates each direction as nmt's greedy search does; a language without a token is a
+    one-line error."""
+    from nmt.export.onnx_runtime import OnnxTranslator
+
+    overrides = ["train.max_steps=240", "train.valid_every=120", "train.valid_bleu_sentences=8"]
+    recipe = trained_once(tmp_path_factory, *([] if language_token == "source" else ["data.language_token=target"]),
+                          *overrides, toy_corpus=toy_corpus)
+    ckpt, out = recipe.out / "checkpoints" / "best.pt", tmp_path / "onnx"
+    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "onnx_config.json").read_text())
+    assert (config["language_token"], set(config["source_language_tokens"]), set(config["target_language_tokens"])) == (
+        language_token, {"xa", "xb"} if language_token == "source" else set(),
+        {"xa", "xb"} if language_token == "target" else set())
+    lines = (toy_corpus / "valid.en").read_text(encoding="utf-8").splitlines()
+    for lang, marker in (("xa", "Alpha"), ("xb", "Beta")):
+        own = load_engine([ckpt], tgt_lang=lang)
+        cfg = decode_settings(own.recipe, None, {}, GREEDY)
+        expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, lines, cfg)]
+        got = OnnxTranslator(out, tgt_lang=lang).translate(lines)
+        assert got == expected
+        assert sum(line.split()[0] == marker for line in got) >= 0.9 * len(lines), got[:3]
+    with pytest.raises(NmtError, match="xc: the model has no language token for it \\(it has xa, xb\\)"):
+        OnnxTranslator(out, tgt_lang="xc")
