@@ -18,7 +18,7 @@ from pathlib import Path
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
-from nmt.decode.text.words import lacks_thai_words
+from nmt.decode.text.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate
@@ -65,7 +65,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     report = report if report is not None else StreamReport()
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
-    told_thai = False  # of Thai markup without Thai words: once per stream
+    told_scripts: set[str] = set()  # scripts whose markup is read without their words (Thai, Lao): once per stream
     directions = LineDirections(translator, warn=warn)  # of lines that name their languages, or whose source is identified
     while chunk := list(islice(iterator, chunk_lines)):
         requests, errors, identified = [], {}, set()  # identified: lines whose source language was found
@@ -98,10 +98,12 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             if i in errors:
                 yield json.dumps({"error": errors[i]}, ensure_ascii=False) if output_format == "jsonl" else ""
             else:
-                if requests[i].markup and not told_thai and lacks_thai_words(requests[i].text + (hyps[0].text or "")):
-                    warn(f"line {first_line + i}: Thai: without PyThaiNLP a Thai run between spaces is one word, so "
-                         "tags wrap whole runs; pip install 'nmt[thai]' places them around Thai words")
-                    told_thai = True
+                script = without_segmenter(requests[i].text + (hyps[0].text or "")) if requests[i].markup else None
+                if script is not None and script.name not in told_scripts:
+                    warn(f"line {first_line + i}: {script.name}: without {script.library} a {script.name} run between "
+                         f"spaces is one word, so tags wrap whole runs; pip install 'nmt[{script.extra}]' places them "
+                         f"around {script.name} words")
+                    told_scripts.add(script.name)
                 source = requests[i].controls.languages[0] if i in identified else None
                 if source:
                     report.sources[source] += 1

@@ -59,6 +59,26 @@ def test_thai_words_are_the_segmenters_on_both_sides():
         assert word_count(piece_words(pieces)) == len(words), pieces
 
 
+def test_lao_words_are_the_segmenters_on_both_sides():
+    """Lao, likewise, with LaoNLP (nmt[lao]). NFKC writes the vowel sign AM (ຳ) and the ligatures ໜ
+    and ໝ as two characters each, which the dictionary reads otherwise (ຄຳເວົ້າ, one word, would be
+    ຄໍ|າ|ເວົ້າ), so a piece's text is read with them put back."""
+    laonlp = pytest.importorskip("laonlp.tokenize")
+    text = "ນ້ຳໜັກຂອງໝູ ຄຳເວົ້າ OK"
+    assert [text[a:b] for a, b in word_spans(text)] == ["ນ້ຳໜັກ", "ຂອງ", "ໝູ", "ຄຳເວົ້າ", "OK"]  # weight of pig; speech
+    text = "ໝາສີດຳແລ່ນຂ້າມທ່ອນໄມ້ ຜູ້ຊາຍສອງຄົນເຮັດວຽກ ລາຄາ100ກີບ ນ້ຳໜັກຂອງໝູ ຄຳເວົ້າ OK"
+    words = [text[a:b] for a, b in word_spans(text)]
+    assert words == [w for w in laonlp.word_tokenize(text) if not w.isspace()] and len(words) > 10
+    spelled = unicodedata.normalize("NFKC", text)
+    assert len(spelled) == len(text) + 6  # its six ຳ, ໜ and ໝ, two characters each
+    marked = "▁" + spelled.replace(" ", "▁")
+    rng = random.Random(0)
+    for _ in range(500):
+        cuts = sorted(rng.sample(range(1, len(marked)), rng.randint(1, 20)))
+        pieces = [marked[a:b] for a, b in zip([0, *cuts], [*cuts, len(marked)])]
+        assert word_count(piece_words(pieces)) == len(words), pieces
+
+
 def test_each_chinese_or_japanese_character_is_a_word_on_both_sides():
     """Text without spaces: the text's words and its pieces' words agree character by character,
     whatever the pieces (a piece of two characters holds two words, a lone ▁ joins the next)."""

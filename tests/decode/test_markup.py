@@ -118,9 +118,18 @@ def test_tags_go_around_thai_words_found_by_the_segmenter(monkeypatch):
     assert render(marked, "A black dog jumps.", "1-1 2-1 0-2 3-3") == "A black <b>dog</b> jumps."
     marked = mark("I have 3000 baht.", False, True)
     assert render(marked, "ฉันมีบาท", "0-0 1-1 2-2") == "ฉันมี3000บาท"
-    monkeypatch.setattr("nmt.decode.text.words.thai_segmenter", lambda: None)
+    monkeypatch.setattr("nmt.decode.text.words.segmenter", lambda script: None)
     marked = mark("The <b>black dog</b> jumps.", True, False)
     assert render(marked, "สุนัขสีดำกระโดด", "0-0 1-0 2-0 3-0") == "<b>สุนัขสีดำกระโดด</b>"
+
+
+def test_tags_go_around_lao_words_found_by_the_segmenter():
+    """Lao, likewise, with LaoNLP (nmt[lao]): ໝາ ສີດຳ ແລ່ນ, dog black runs."""
+    pytest.importorskip("laonlp")
+    marked = mark("The <b>black dog</b> jumps.", True, False)
+    assert render(marked, "ໝາສີດຳແລ່ນ", "1-1 2-0 3-2") == "<b>ໝາສີດຳ</b>ແລ່ນ"
+    marked = mark("<b>ໝາ</b>ສີດຳແລ່ນ", True, False)
+    assert render(marked, "A black dog runs.", "1-1 0-2 2-3") == "A black <b>dog</b> runs."
 
 
 def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_between_words():

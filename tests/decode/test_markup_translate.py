@@ -141,21 +141,25 @@ def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_
     assert len(plain) == len(lines) and plain[4] == ""
 
 
-def test_thai_markup_without_pythainlp_is_said_once_per_stream(translator, cfg, monkeypatch):
-    """Without nmt[thai], tags around Thai wrap whole runs between spaces: the first markup line
-    with Thai in its source or output says so, naming the extra; lines without Thai do not."""
+def test_thai_or_lao_markup_without_its_segmenter_is_said_once_per_stream(translator, cfg, monkeypatch):
+    """Without nmt[thai] (nmt[lao]), tags around Thai (Lao) wrap whole runs between spaces: the first
+    markup line with the script in its source or output says so, naming the extra, once for each
+    script; lines without it do not."""
     from nmt.decode.stream import translate_stream
     from nmt.decode.text import words
 
-    lines = ["A <b>dog</b> runs.", "A <b>dog</b> สุนัขสีดำ runs.", "<i>สุนัข</i>สีดำ", "สุนัข <b>x</b>"]
-    monkeypatch.setattr("nmt.decode.text.words.thai_segmenter", lambda: None)
+    lines = ["A <b>dog</b> runs.", "A <b>dog</b> สุนัขสีดำ runs.", "<i>สุนัข</i>สีดำ", "สุนัข <b>x</b>",
+             "<b>ໝາ</b>ສີດຳ", "ໝາ <b>x</b>"]
+    monkeypatch.setattr("nmt.decode.text.words.segmenter", lambda script: None)
     said: list[str] = []
     outputs = list(translate_stream(translator, lines, cfg, warn=said.append, input_format="markup", chunk_lines=2))
-    assert len(outputs) == 4
+    assert len(outputs) == 6
     thai = [line for line in said if "PyThaiNLP" in line]
     assert len(thai) == 1 and thai[0].startswith("line 2: Thai:") and "pip install 'nmt[thai]'" in thai[0]
+    lao = [line for line in said if "LaoNLP" in line]
+    assert len(lao) == 1 and lao[0].startswith("line 5: Lao:") and "pip install 'nmt[lao]'" in lao[0]
     monkeypatch.undo()
-    if words.thai_segmenter() is not None:  # with it (nmt[thai], in dev): nothing to say
+    if words.segmenter("Thai") is not None and words.segmenter("Lao") is not None:  # with it (nmt[thai], in dev): nothing to say
         said.clear()
         list(translate_stream(translator, lines, cfg, warn=said.append, input_format="markup"))
-        assert not any("PyThaiNLP" in line for line in said)
+        assert not any("PyThaiNLP" in line or "LaoNLP" in line for line in said)

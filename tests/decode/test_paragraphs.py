@@ -148,7 +148,7 @@ def test_thai_past_the_limit_is_cut_between_its_words(monkeypatch):
 
     thai = "สุนัขสีดำกระโดดข้ามท่อนไม้"
     assert _sentence_parts(thai, count, 10) == (["สุนัขสีดำ", "กระโดดข้าม", "ท่อนไม้"], [False, False, False])
-    monkeypatch.setattr("nmt.decode.text.words.thai_segmenter", lambda: None)
+    monkeypatch.setattr("nmt.decode.text.words.segmenter", lambda script: None)
     assert _sentence_parts(thai, count, 10) == (["สุนัขสีดำก", "ระโดดข้าม", "ท่อนไม้"], [False, True, True])
 
 

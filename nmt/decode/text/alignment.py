@@ -11,7 +11,7 @@ penultimate one of their 6; on the 4-layer demo model it is the second and the p
 worse); the mean of all is as good as the best one there, and needs no choice (docs/decoding.md,
 `make bench-alignment`).
 Pieces are grouped into the words of the text they spell (nmt.decode.text.words: between
-spaces, each Chinese or Japanese character, Thai words): a word's attention is its pieces' attention
+spaces, each Chinese or Japanese character, Thai and Lao words): a word's attention is its pieces' attention
 summed over the source word's pieces and averaged over the output word's (a piece of two such
 characters counts in both). The source EOS takes no alignment (its attention is left out and the
 rest renormalized).

@@ -73,7 +73,7 @@ def parts_within(sentence: str, word_tokens: list[int], max_tokens: int) -> list
     return parts
 
 
-# Text without spaces (Chinese, Japanese, Thai) too long for the model is preferably cut after one of these.
+# Text without spaces (Chinese, Japanese, Thai, Lao) too long for the model is preferably cut after one of these.
 _CLAUSE_MARKS = frozenset("，、；：。！？,;:)]}）」』】》")
 _LONGEST_PIECE = 16  # characters: sentencepiece's max_piece_length (a longer one only makes pieces shorter)
 
@@ -83,7 +83,7 @@ def pieces_of_word(word: str, tokens_of, max_tokens: int, starts: set[int] | Non
     most `max_tokens` tokens (`tokens_of`: a list of texts -> their token counts): each as long as
     fits, ending after its last clause mark (，、；...) where that keeps at least half its characters,
     else at the end of its last word (nmt.decode.text.words: a Chinese or Japanese character, a
-    Thai word) where that does. `starts`: the word's `word_starts`, where the caller has them."""
+    Thai or Lao word) where that does. `starts`: the word's `word_starts`, where the caller has them."""
     starts = word_starts(word) if starts is None else starts
     pieces, start = [], 0
     while start < len(word):
@@ -112,14 +112,14 @@ def _sentence_parts(sentence: str, tokens_of, max_tokens: int) -> tuple[list[str
     """An over-long sentence's parts (`parts_within`, a word too long for the model cut by
     `pieces_of_word`), and for each whether it goes on with the word of the part before (not
     where the cut falls where a word starts: beside a Chinese or Japanese character, between
-    Thai words)."""
+    Thai or Lao words)."""
     parts, inside = [], []
     for part in parts_within(sentence, tokens_of(sentence.split()), max_tokens):
         if " " in part:  # whole words
             parts.append(part)
             inside.append(False)
             continue
-        starts, at = word_starts(part), 0  # segmented once (Thai: by PyThaiNLP)
+        starts, at = word_starts(part), 0  # segmented once (Thai, Lao: by their dictionary segmenters)
         pieces = pieces_of_word(part, tokens_of, max_tokens, starts)
         parts += pieces
         for piece in pieces:

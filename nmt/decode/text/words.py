@@ -1,8 +1,8 @@
 """What a word is, for word alignments and for putting markup back: a run of characters between
 spaces; in Chinese and Japanese writing, which has no spaces, each character (Han, kana and
-their punctuation); in Thai, which writes no spaces between words either, the words PyThaiNLP's
-dictionary segmenter finds (`pip install 'nmt[thai]'`; without it a Thai run between spaces
-stays one word). Both sides of an alignment agree on it: the words of a text (`word_spans`)
+their punctuation); in Thai and Lao, which write no spaces between words either, the words a
+dictionary segmenter finds: PyThaiNLP's (`pip install 'nmt[thai]'`) and LaoNLP's (`nmt[lao]`);
+without it such a run between spaces stays one word. Both sides of an alignment agree on it: the words of a text (`word_spans`)
 and those of its tokenizer pieces (`piece_words`, the words of the text the pieces spell), so
 that an alignment computed over pieces names the words of the text. Full-width Latin letters
 and digits ("３０００") are not such characters: the tokenizer's NFKC reads them as ordinary
@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from nmt.data.word_alignments import WORD_START
 
@@ -21,10 +22,27 @@ from nmt.data.word_alignments import WORD_START
 _ONE_WORD_EACH = "\u3001-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff61-\uff9f\U00020000-\U0003ffff"
 _WORD = re.compile(f"[{_ONE_WORD_EACH}]|[^\\s{_ONE_WORD_EACH}]+")
 _CHARACTER_WORD = re.compile(f"[{_ONE_WORD_EACH}]")
-_THAI = re.compile("[\u0e01-\u0e5b]")
-# SARA AM (ำ), which NFKC (the tokenizer's) writes as NIKHAHIT + SARA AA: the segmenter's dictionary
-# knows the one character, so a piece's text is read with it put back
-_SARA_AM, _SARA_AM_NFKC = "\u0e33", "\u0e4d\u0e32"
+
+
+@dataclass(frozen=True)
+class Script:
+    """A writing without spaces between words, whose words a dictionary segmenter finds (an extra)."""
+
+    name: str
+    letters: re.Pattern
+    library: str
+    extra: str
+    # Characters the tokenizer's NFKC writes as two, which the segmenter's dictionary knows as one:
+    # a piece's text is read with them put back (one, the two)
+    composed: tuple[tuple[str, str], ...]
+
+
+SCRIPTS = (
+    Script("Thai", re.compile("[\u0e01-\u0e5b]"), "PyThaiNLP", "thai", (("\u0e33", "\u0e4d\u0e32"),)),  # SARA AM
+    # the vowel sign AM, and the ligatures HO NO and HO MO
+    Script("Lao", re.compile("[\u0e81-\u0edf]"), "LaoNLP", "lao",
+           (("\u0eb3", "\u0ecd\u0eb2"), ("\u0edc", "\u0eab\u0e99"), ("\u0edd", "\u0eab\u0ea1"))),
+)
 
 
 def is_word_by_itself(char: str) -> bool:
@@ -33,47 +51,60 @@ def is_word_by_itself(char: str) -> bool:
 
 
 def written_without_spaces(char: str) -> bool:
-    """A character of writing that puts no space between words (Chinese, Japanese, Thai): what
-    stands next to it is glued to it."""
-    return is_word_by_itself(char) or _THAI.match(char) is not None
+    """A character of writing that puts no space between words (Chinese, Japanese, Thai, Lao):
+    what stands next to it is glued to it."""
+    return is_word_by_itself(char) or any(script.letters.match(char) for script in SCRIPTS)
 
 
-def lacks_thai_words(text: str) -> bool:
-    """Whether `text` holds Thai but PyThaiNLP (nmt[thai]) is not there to find its words."""
-    return _THAI.search(text) is not None and thai_segmenter() is None
+def script_of(run: str) -> Script | None:
+    """The script of SCRIPTS that a run between spaces holds, if any."""
+    return next((script for script in SCRIPTS if script.letters.search(run)), None)
+
+
+def without_segmenter(text: str) -> Script | None:
+    """A script of SCRIPTS that `text` holds but whose segmenter is not installed."""
+    return next((script for script in SCRIPTS if script.letters.search(text) and segmenter(script.name) is None), None)
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
     """The (start, end) of each word of `text`."""
     spans = []
     for m in _WORD.finditer(text):
-        if _THAI.search(m.group()) and (segment := thai_segmenter()) is not None:
-            spans += [(m.start() + a, m.start() + b) for a, b in _thai_words(m.group(), segment)]
+        script = script_of(m.group())
+        if script is not None and (segment := segmenter(script.name)) is not None:
+            spans += [(m.start() + a, m.start() + b) for a, b in _dictionary_words(m.group(), segment, script.composed)]
         else:
             spans.append(m.span())
     return spans
 
 
 @functools.cache
-def thai_segmenter() -> Callable[[str], list[str]] | None:
-    """PyThaiNLP's newmm (maximal matching over its own dictionary, shipped in its package), or
-    None where nmt[thai] is not installed."""
+def segmenter(script: str) -> Callable[[str], list[str]] | None:
+    """The dictionary segmenter of a script of SCRIPTS (its dictionary shipped in its package), or
+    None where its extra is not installed: PyThaiNLP's newmm (maximal matching) for Thai, LaoNLP's
+    (the same algorithm over a Lao dictionary) for Lao."""
     try:
-        from pythainlp.tokenize import word_tokenize
+        if script == "Thai":
+            from pythainlp.tokenize import word_tokenize
+
+            return functools.partial(word_tokenize, engine="newmm", keep_whitespace=True)
+        from laonlp.tokenize import word_tokenize as lao_words
+
+        return lao_words
     except (ImportError, OSError):  # not installed, or its data folder could not be made (a read-only home)
         return None
-    return functools.partial(word_tokenize, engine="newmm", keep_whitespace=True)
 
 
-def _thai_words(run: str, segment: Callable[[str], list[str]]) -> list[tuple[int, int]]:
-    """The words of a run without spaces that holds Thai, as (start, end) in `run`; the run
-    whole where the segmenter's words do not spell it."""
-    composed, origin, i = [], [], 0  # the run with SARA AM as one character, and where each came from
+def _dictionary_words(run: str, segment: Callable[[str], list[str]],
+                      pairs: tuple[tuple[str, str], ...]) -> list[tuple[int, int]]:
+    """The words of a run without spaces, as (start, end) in `run`; the run whole where the
+    segmenter's words do not spell it. `pairs`: Script.composed."""
+    composed, origin, i = [], [], 0  # the run with each pair's one character, and where each came from
     while i < len(run):
-        two = run.startswith(_SARA_AM_NFKC, i)
-        composed.append(_SARA_AM if two else run[i])
+        one, two = next(((one, two) for one, two in pairs if run.startswith(two, i)), (run[i], run[i]))
+        composed.append(one)
         origin.append(i)
-        i += 2 if two else 1
+        i += len(two)
     origin.append(len(run))
     words = segment("".join(composed))
     if "".join(words) != "".join(composed):
