@@ -3,8 +3,13 @@
 quantization in both). For each: BLEU, the lines identical to nmt's own greedy output, the
 export's size, and the seconds to translate the 1,000 lines (median of 3 runs in this process;
 every engine batches lines of similar length). Writes experiments/exports/results/onnx_runtime.json.
+With --directions, a multilingual model's directions are measured alike (one export, the
+driver made for each direction), each against its own references.
 
     python -m experiments.exports.onnx_runtime [-c runs/demo/checkpoints/best.pt]
+    python -m experiments.exports.onnx_runtime -c runs/multi30k_en_many/checkpoints/best.pt \
+        --recipe recipes/multi30k_en_many.yaml --directions en-de,en-fr,en-cs --quantizations float32 \
+        --out onnx_multilingual.json
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import time
 from pathlib import Path
 
 from experiments.shared.demo_model import demo_parser, demo_test_set, score
+from nmt.data.corpus import read_lines
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.translate import decode_settings, translate_lines
@@ -37,41 +43,56 @@ def timed(translate, repeats: int = 3) -> tuple[list[str], list[float]]:
     return out, seconds
 
 
-def main() -> None:
-    args = demo_parser().parse_args()
-    checkpoint, sources, references = demo_test_set(args)
-    own = load_engine([checkpoint])
-    cfg = decode_settings(own.recipe, None, {}, GREEDY)
+def direction_systems(checkpoint: Path, exports: dict, src: str, tgt: str, sources: list[str],
+                      references: list[str], threads: int) -> dict:
+    """Each engine's greedy outputs for one direction: BLEU, lines identical to nmt's, size, seconds.
+    `exports`: {label: {"onnx" | "ctranslate2": (directory, bytes)}}."""
     systems = {}
+    own = load_engine([checkpoint], src_lang=src, tgt_lang=tgt)
+    cfg = decode_settings(own.recipe, None, {}, GREEDY)
+    nmt_outputs, seconds = timed(lambda: [hypothesis_text(own.tgt_tokenizer, h[0]) for h in translate_lines(own, sources, cfg)])
 
     def record(name: str, outputs: list[str], seconds: list[float], size: int | None) -> None:
         systems[name] = {"seconds": seconds, "median_seconds": statistics.median(seconds),
-                         "identical_to_nmt": sum(a == b for a, b in zip(outputs, reference_outputs)),
+                         "identical_to_nmt": sum(a == b for a, b in zip(outputs, nmt_outputs)),
                          "megabytes": None if size is None else round(size / 1e6, 1), **score(outputs, references)}
-        print(name, systems[name], flush=True)
+        print(f"{src}-{tgt}", name, systems[name], flush=True)
 
-    reference_outputs, seconds = timed(lambda: [hypothesis_text(own.tgt_tokenizer, h[0])
-                                                for h in translate_lines(own, sources, cfg)])
-    record("nmt_torch_float32", reference_outputs, seconds, None)
-    with tempfile.TemporaryDirectory() as tmp:
-        for quantization in (None, "int8"):
-            label = quantization or "float32"
-            onnx_dir = Path(tmp) / f"onnx_{label}"
-            summary = export_checkpoint(checkpoint, onnx_dir, "onnx", quantization)
-            onnx = OnnxTranslator(onnx_dir, threads=args.threads)
-            outputs, seconds = timed(lambda: onnx.translate(sources))
-            record(f"onnxruntime_{label}", outputs, seconds, summary["bytes"])
-            ct2_dir = Path(tmp) / f"ct2_{label}"
-            summary = export_checkpoint(checkpoint, ct2_dir, "ctranslate2", quantization)
-            ct2 = load_engine([ct2_dir], threads=args.threads)
-            outputs, seconds = timed(lambda: [hypothesis_text(ct2.tgt_tokenizer, h[0])
-                                              for h in translate_lines(ct2, sources, cfg)])
-            record(f"ctranslate2_{label}", outputs, seconds, summary["bytes"])
+    record("nmt_torch_float32", nmt_outputs, seconds, None)
+    for label, exported in exports.items():
+        onnx = OnnxTranslator(exported["onnx"][0], threads=threads, src_lang=src, tgt_lang=tgt)
+        outputs, seconds = timed(lambda: onnx.translate(sources))  # noqa: B023 (called at once)
+        record(f"onnxruntime_{label}", outputs, seconds, exported["onnx"][1])
+        ct2 = load_engine([exported["ctranslate2"][0]], threads=threads, src_lang=src, tgt_lang=tgt)
+        outputs, seconds = timed(lambda: [hypothesis_text(ct2.tgt_tokenizer, h[0])  # noqa: B023 (called at once)
+                                          for h in translate_lines(ct2, sources, cfg)])
+        record(f"ctranslate2_{label}", outputs, seconds, exported["ctranslate2"][1])
+    return systems
+
+
+def main() -> None:
+    parser = demo_parser()
+    parser.add_argument("--directions", help="A multilingual model's directions, e.g. en-de,en-fr (default: the recipe's).")
+    parser.add_argument("--quantizations", default="float32,int8")
+    parser.add_argument("--out", default="onnx_runtime.json", help="The results' file name in results/.")
+    args = parser.parse_args()
+    checkpoint, sources, _ = demo_test_set(args)
     info = checkpoint_info(checkpoint)
-    write_json(RESULTS / "onnx_runtime.json", {
+    directions = [tuple(d.split("-")) for d in (args.directions or info["direction"]).split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        exports = {}
+        for label in args.quantizations.split(","):
+            quantization = None if label == "float32" else label
+            exports[label] = {engine: (Path(tmp) / f"{engine}_{label}", export_checkpoint(
+                checkpoint, Path(tmp) / f"{engine}_{label}", engine, quantization)["bytes"])
+                for engine in ("onnx", "ctranslate2")}
+        results = {f"{src}-{tgt}": direction_systems(checkpoint, exports, src, tgt, sources,
+                                                     list(read_lines(Path(f"{args.test}.{tgt}.gz"))), args.threads)
+                   for src, tgt in directions}
+    write_json(RESULTS / args.out, {
         "checkpoint": str(checkpoint), "updates": info["step"], "training_minutes": info["training_minutes"],
         "test": args.test, "sentences": len(sources), "threads": args.threads, "search": "greedy",
-        "systems": systems})
+        "directions": results})
 
 
 if __name__ == "__main__":
