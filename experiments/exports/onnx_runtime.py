@@ -61,10 +61,10 @@ def direction_systems(checkpoint: Path, exports: dict, src: str, tgt: str, sourc
     record("nmt_torch_float32", nmt_outputs, seconds, None)
     for label, exported in exports.items():
         onnx = OnnxTranslator(exported["onnx"][0], threads=threads, src_lang=src, tgt_lang=tgt)
-        outputs, seconds = timed(lambda: onnx.translate(sources))  # noqa: B023 (called at once)
+        outputs, seconds = timed(lambda: onnx.translate(sources))
         record(f"onnxruntime_{label}", outputs, seconds, exported["onnx"][1])
         ct2 = load_engine([exported["ctranslate2"][0]], threads=threads, src_lang=src, tgt_lang=tgt)
-        outputs, seconds = timed(lambda: [hypothesis_text(ct2.tgt_tokenizer, h[0])  # noqa: B023 (called at once)
+        outputs, seconds = timed(lambda: [hypothesis_text(ct2.tgt_tokenizer, h[0])
                                           for h in translate_lines(ct2, sources, cfg)])
         record(f"ctranslate2_{label}", outputs, seconds, exported["ctranslate2"][1])
     return systems
