@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.shared.demo_model import demo_parser, demo_test_set, score
+from experiments.shared.demo_model import chosen_directions, demo_test_set, directions_parser, score
 from nmt.data.corpus import read_lines
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
@@ -76,13 +76,9 @@ def through_argos(packages: list[dict], lines: list[str], folder: Path, threads:
 
 
 def main() -> None:
-    parser = demo_parser()
-    parser.add_argument("--directions", help="A multilingual model's directions, e.g. en-de,en-fr (default: the recipe's).")
-    parser.add_argument("--quantizations", default="float32,int8")
-    parser.add_argument("--out", default="argos_package.json", help="The results' file name in results/.")
-    args = parser.parse_args()
+    args = directions_parser("argos_package.json").parse_args()
     checkpoint, sources, _ = demo_test_set(args)
-    directions = [tuple(d.split("-")) for d in (args.directions or checkpoint_info(checkpoint)["direction"]).split(",")]
+    directions = chosen_directions(args, checkpoint)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label in args.quantizations.split(","):

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.shared.demo_model import demo_parser, demo_test_set, score
+from experiments.shared.demo_model import chosen_directions, demo_test_set, directions_parser, score
 from nmt.data.corpus import read_lines
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
@@ -71,14 +71,10 @@ def direction_systems(checkpoint: Path, exports: dict, src: str, tgt: str, sourc
 
 
 def main() -> None:
-    parser = demo_parser()
-    parser.add_argument("--directions", help="A multilingual model's directions, e.g. en-de,en-fr (default: the recipe's).")
-    parser.add_argument("--quantizations", default="float32,int8")
-    parser.add_argument("--out", default="onnx_runtime.json", help="The results' file name in results/.")
-    args = parser.parse_args()
+    args = directions_parser("onnx_runtime.json").parse_args()
     checkpoint, sources, _ = demo_test_set(args)
     info = checkpoint_info(checkpoint)
-    directions = [tuple(d.split("-")) for d in (args.directions or info["direction"]).split(",")]
+    directions = chosen_directions(args, checkpoint)
     with tempfile.TemporaryDirectory() as tmp:
         exports = {}
         for label in args.quantizations.split(","):

@@ -31,6 +31,23 @@ def demo_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def directions_parser(results: str) -> argparse.ArgumentParser:
+    """demo_parser's options and those of a study of a multilingual model's directions: --directions,
+    --quantizations, --out (the results' file name, `results` by default)."""
+    parser = demo_parser()
+    parser.add_argument("--directions", help="A multilingual model's directions, e.g. en-de,en-fr (default: the recipe's).")
+    parser.add_argument("--quantizations", default="float32,int8")
+    parser.add_argument("--out", default=results, help="The results' file name in the study's results/.")
+    return parser
+
+
+def chosen_directions(args: argparse.Namespace, checkpoint: Path) -> list[tuple[str, str]]:
+    """--directions as (source, target) pairs, or the checkpoint's recipe's direction."""
+    from nmt.info import checkpoint_info
+
+    return [tuple(d.split("-")) for d in (args.directions or checkpoint_info(checkpoint)["direction"]).split(",")]
+
+
 def demo_test_set(args: argparse.Namespace) -> tuple[Path, list[str], list[str]]:
     """(checkpoint, English sources, German references) of `demo_parser`'s arguments; sets the threads."""
     import torch

@@ -39,6 +39,17 @@ def test_words_and_links_by_hand():
     assert pharaoh(attention, one_each([0, 1, 2]), one_each([0, 0, 1]), cover=False) == "0-0 0-1"
 
 
+def assert_every_cut_holds_the_words(spelled: str, words: int, cuts: int = 500) -> None:
+    """Random cuts of a text as the tokenizer spells it (NFKC, ▁ for each space) into pieces: each
+    set of pieces holds as many words as the text."""
+    marked = "▁" + spelled.replace(" ", "▁")
+    rng = random.Random(0)
+    for _ in range(cuts):
+        ends = sorted(rng.sample(range(1, len(marked)), rng.randint(1, 20)))
+        pieces = [marked[a:b] for a, b in zip([0, *ends], [*ends, len(marked)])]
+        assert word_count(piece_words(pieces)) == words, pieces
+
+
 def test_thai_words_are_the_segmenters_on_both_sides():
     """Thai, without spaces between words: the text's words are PyThaiNLP's (nmt[thai]), and any
     cut into pieces of its NFKC form (which writes SARA AM, ำ, as two characters) holds as many."""
@@ -51,12 +62,7 @@ def test_thai_words_are_the_segmenters_on_both_sides():
     spelled = unicodedata.normalize("NFKC", text)
     assert spelled != text and len(spelled) == len(text) + 2  # the two SARA AMs
     assert piece_words(["▁สุนัข", "สีด", "ํา", "กระ", "โดด"]) == [(0,), (1, 2), (2,), (3,), (3,)]
-    marked = "▁" + spelled.replace(" ", "▁")
-    rng = random.Random(0)
-    for _ in range(500):
-        cuts = sorted(rng.sample(range(1, len(marked)), rng.randint(1, 20)))
-        pieces = [marked[a:b] for a, b in zip([0, *cuts], [*cuts, len(marked)])]
-        assert word_count(piece_words(pieces)) == len(words), pieces
+    assert_every_cut_holds_the_words(spelled, len(words))
 
 
 def test_lao_words_are_the_segmenters_on_both_sides():
@@ -71,12 +77,7 @@ def test_lao_words_are_the_segmenters_on_both_sides():
     assert words == [w for w in laonlp.word_tokenize(text) if not w.isspace()] and len(words) > 10
     spelled = unicodedata.normalize("NFKC", text)
     assert len(spelled) == len(text) + 6  # its six ຳ, ໜ and ໝ, two characters each
-    marked = "▁" + spelled.replace(" ", "▁")
-    rng = random.Random(0)
-    for _ in range(500):
-        cuts = sorted(rng.sample(range(1, len(marked)), rng.randint(1, 20)))
-        pieces = [marked[a:b] for a, b in zip([0, *cuts], [*cuts, len(marked)])]
-        assert word_count(piece_words(pieces)) == len(words), pieces
+    assert_every_cut_holds_the_words(spelled, len(words))
 
 
 def test_each_chinese_or_japanese_character_is_a_word_on_both_sides():
