@@ -1,6 +1,6 @@
 """`nmt export --format argos`: packages of a bilingual model, of one direction of multilingual
 models (a language token in front of the source, as an imported MADLAD-400 has it, forced first
-in the output, or both, as an imported NLLB-200 has them) install into the real argostranslate
+in the output, or both, as imported NLLB-200 and mBART-50 have them) install into the real argostranslate
 (in a process of its own, offline, with its data folders in a temporary one), and each
 translates every line as nmt's CTranslate2 engine does with Argos's decode settings; what Argos
 cannot carry is a one-line error that writes nothing."""
@@ -44,7 +44,7 @@ print(json.dumps({"installed": sorted(languages),
 # A package per kind of model, as (the checkpoint's fixture, its direction, the codes Argos names it by).
 PACKAGES = {"bilingual": ("en", "de", "en", "de"), "target_token": ("en", "xb", "en", "xb"),
             "source_token": ("en", "xa", "en", "xa"), "nllb": ("eng_Latn", "fra_Latn", "en", "fr"),
-            "madlad": ("de", "en", "de", "en")}
+            "madlad": ("de", "en", "de", "en"), "mbart": ("fr_XX", "de_DE", "fr", "de")}
 
 
 def argos_outputs(jobs: list, home) -> dict:
@@ -62,11 +62,12 @@ def argos_outputs(jobs: list, home) -> dict:
 @pytest.fixture(scope="module")
 def installed(trained_tiny, toy_corpus, tmp_path_factory):
     """{kind: (checkpoint, package metadata, what export printed, Argos's outputs)} for PACKAGES'
-    five models, their packages installed into one argostranslate: the tiny en→de model; the toy
+    six models, their packages installed into one argostranslate: the tiny en→de model; the toy
     en→{xa, xb} model with the target's token forced first in the output (data.language_token:
-    target) and the one with it in front of the source (source); imported NLLB-200 (both) and
-    MADLAD-400 (T5, source) layouts, random weights."""
+    target) and the one with it in front of the source (source); imported NLLB-200 (both),
+    MADLAD-400 (T5, source) and mBART-50 (both, learned positions) layouts, random weights."""
     from tests.export.test_import_m2m100 import build_directory
+    from tests.export.test_import_mbart import build_mbart50
     from tests.export.test_import_t5 import build_t5
 
     if importlib.util.find_spec("transformers") is None:
@@ -81,11 +82,14 @@ def installed(trained_tiny, toy_corpus, tmp_path_factory):
     imported = CliRunner().invoke(app, ["import", str(build_t5(root)), "-o", str(madlad), "--src-lang", "en",
                                         "--tgt-lang", "de"])
     assert imported.exit_code == 0, imported.output
+    mbart = root / "mbart50.pt"
+    imported = CliRunner().invoke(app, ["import", str(build_mbart50(root, positions=320)), "-o", str(mbart)])
+    assert imported.exit_code == 0, imported.output
     checkpoints = {"bilingual": trained_tiny.out / "checkpoints" / "best.pt",
                    "target_token": trained_once(tmp_path_factory, "data.language_token=target", *toy,
                                                 toy_corpus=toy_corpus).out / "checkpoints" / "best.pt",
                    "source_token": trained_once(tmp_path_factory, *toy, toy_corpus=toy_corpus).out / "checkpoints" / "best.pt",
-                   "nllb": nllb, "madlad": madlad}
+                   "nllb": nllb, "madlad": madlad, "mbart": mbart}
     summaries, printed, jobs = {}, {}, []
     for kind, (src, tgt, from_code, to_code) in PACKAGES.items():
         out = root / f"{kind}.argosmodel"
@@ -97,7 +101,7 @@ def installed(trained_tiny, toy_corpus, tmp_path_factory):
             summaries[kind] = json.loads(archive.read(f"translate-{from_code}_{to_code}-1_0/metadata.json"))
         jobs.append([str(out), from_code, to_code, LINES])
     got = argos_outputs(jobs, root / "home")
-    assert got["installed"] == ["de", "en", "fr", "xa", "xb"]
+    assert got["installed"] == ["de", "en", "fr", "xa", "xb"]  # each package's two codes
     return {kind: (checkpoints[kind], summaries[kind], printed[kind], outputs) for kind, outputs in zip(PACKAGES, got["outputs"])}
 
 
@@ -120,8 +124,8 @@ def test_argostranslate_installs_each_package_and_translates_as_nmt(installed, k
     assert f"({src}-{tgt}{'' if src == from_code else f', as {from_code}-{to_code}'}, float32)" in printed
     # the tiny models' 128 positions, not the imports' (320; T5's relative positions), are fewer than Argos's 256
     assert ("note: Argos decodes up to 256 tokens and the model has 128 positions" in printed) == (
-        kind not in ("nllb", "madlad")), printed
-    assert metadata.get("target_prefix") == {"target_token": "<2xb>", "nllb": "<2fra_Latn>"}.get(kind)
+        kind not in ("nllb", "madlad", "mbart")), printed
+    assert metadata.get("target_prefix") == {"target_token": "<2xb>", "nllb": "<2fra_Latn>", "mbart": "<2de_DE>"}.get(kind)
     if kind == "bilingual":
         assert (metadata["from_name"], metadata["to_name"]) == ("English", "German")
     expected = nmt_outputs(checkpoint, src, tgt, tmp_path)

@@ -30,7 +30,8 @@ LINES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="ut
 SOURCE, TARGETS = "en_XX", ("de_DE", "fr_XX")
 
 
-def build_mbart50(root):
+def build_mbart50(root, positions: int = 64):
+    """A small random mBART-50 model with `positions` learned positions, saved as the hub's directories are."""
     directory = root / "mbart50"
     directory.mkdir()
     text = [line for name in ("train.en", "train.de") for line in (TINY_DATA / name).read_text(encoding="utf-8").splitlines()]
@@ -42,7 +43,7 @@ def build_mbart50(root):
                                                               bos_token="<s>")
     config = transformers.MBartConfig(
         vocab_size=len(tokenizer), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=positions,
         scale_embedding=True, activation_function="gelu", pad_token_id=1, bos_token_id=0, eos_token_id=2,
         decoder_start_token_id=2)
     torch.manual_seed(0)
