@@ -9,6 +9,8 @@ A multilingual model's direction is chosen when the translator is made (default:
 its language tokens looked up in onnx_config.json by the languages they name:
 
     OnnxTranslator("nllb.onnx.d", src_lang="eng_Latn", tgt_lang="fra_Latn")
+
+As with `nmt translate`, a direction the model was not trained on needs zero_shot=True.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from nmt.export.onnx import CONFIG, require_onnx
 
 
 class OnnxTranslator:
-    def __init__(self, directory: Path, threads: int = 0, src_lang: str | None = None, tgt_lang: str | None = None):
+    def __init__(self, directory: Path, threads: int = 0, src_lang: str | None = None, tgt_lang: str | None = None,
+                 zero_shot: bool = False):
         require_onnx()
         import onnxruntime as ort
         import sentencepiece as spm
@@ -47,10 +50,12 @@ class OnnxTranslator:
         self.source = spm.SentencePieceProcessor(model_file=str(directory / "source.spm"))
         self.target = spm.SentencePieceProcessor(model_file=str(directory / "target.spm"))
         self.prefix, self.forced = self._language_tokens(src_lang or self.config["src_lang"],
-                                                         tgt_lang or self.config["tgt_lang"])
+                                                         tgt_lang or self.config["tgt_lang"], zero_shot)
 
-    def _language_tokens(self, src: str, tgt: str) -> tuple[list[int], list[int]]:
-        """(ids in front of each source, ids fed to the decoder after its start token) for src-tgt."""
+    def _language_tokens(self, src: str, tgt: str, zero_shot: bool) -> tuple[list[int], list[int]]:
+        """(ids in front of each source, ids fed to the decoder after its start token) for src-tgt:
+        as `nmt translate` allows, a direction the model was trained on (any two of an imported
+        model's languages), another only with `zero_shot`."""
         c = self.config
         kind = c.get("language_token", "none")
         if kind == "none":
@@ -59,7 +64,12 @@ class OnnxTranslator:
             return [], []
         named = {"source": tgt, "both": src}.get(kind)
         prefix = [_token_of(c["source_language_tokens"], named)] if named else []
-        return prefix, [_token_of(c["target_language_tokens"], tgt)] if kind in ("target", "both") else []
+        forced = [_token_of(c["target_language_tokens"], tgt)] if kind in ("target", "both") else []
+        sources = c["languages"] if c["src_lang"] in c["languages"] else [c["src_lang"]]  # an import's: any of them
+        if f"{src}-{tgt}" not in c["directions"] and not (src in sources and tgt in c["languages"]) and not zero_shot:
+            raise NmtError(f"{src}-{tgt}: not a direction the model was trained on ({listed(c['directions'])}); "
+                           "zero_shot=True translates it anyway")
+        return prefix, forced
 
     def translate(self, lines: list[str], batch_size: int = 32) -> list[str]:
         """Each line's greedy translation, in batches of lines of similar length; an empty line

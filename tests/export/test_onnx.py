@@ -95,7 +95,7 @@ def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_tok
     """The toy en→{xa, xb} models (as tests/languages train them): the driver puts the target's
     token in front of the source, or feeds it to the decoder first, as onnx_config.json lists them,
     and translates each direction as nmt's greedy search does; a language without a token is a
-    one-line error."""
+    one-line error, and so is a direction the model was not trained on, unless zero_shot."""
     from nmt.export.onnx_runtime import OnnxTranslator
 
     overrides = ["train.max_steps=240", "train.valid_every=120", "train.valid_bleu_sentences=8"]
@@ -118,3 +118,6 @@ def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_tok
         assert sum(line.split()[0] == marker for line in got) >= 0.9 * len(lines), got[:3]
     with pytest.raises(NmtError, match="xc: the model has no language token for it \\(it has xa, xb\\)"):
         OnnxTranslator(out, tgt_lang="xc")
+    with pytest.raises(NmtError, match="xa-xb: not a direction the model was trained on \\(en-xa, en-xb\\)"):
+        OnnxTranslator(out, src_lang="xa", tgt_lang="xb")
+    assert OnnxTranslator(out, src_lang="xa", tgt_lang="xb", zero_shot=True).translate(lines[:2])  # as nmt's --zero-shot
