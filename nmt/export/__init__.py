@@ -53,7 +53,7 @@ def not_translatable(directory: Path) -> str:
     from nmt.export.onnx import CONFIG as ONNX_CONFIG
 
     if (directory / ONNX_CONFIG).is_file():
-        return (f"{directory}: an ONNX export, for onnxruntime (nmt.export.onnx_runtime.OnnxTranslator); "
+        return (f"{directory}: an ONNX export, for onnxruntime (nmt.decode.onnx_translator.OnnxTranslator); "
                 "-c takes a checkpoint or a CTranslate2 export")
     if (directory / "config.json").is_file():
         return (f"{directory}: a Hugging Face transformers model; translate the checkpoint it came from, "
@@ -70,7 +70,7 @@ def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
                 f"(\"{summary['file']}\") and translate with ARGOS_CHUNK_TYPE=SPACY (docs/serving.md)",
                 *[f"note: {note}" for note in summary["notes"]]]
     use = {"huggingface": f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")',
-           "onnx": f'nmt.export.onnx_runtime.OnnxTranslator("{summary["directory"]}")'}.get(
+           "onnx": f'nmt.decode.onnx_translator.OnnxTranslator("{summary["directory"]}")'}.get(
         format, f"nmt translate -c {summary['directory']}")
     kind = f"{summary['architecture']}, " if "architecture" in summary else ""
     kind += "with its shortlist, " if summary.get("shortlist") else ""

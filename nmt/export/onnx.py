@@ -7,19 +7,21 @@
        src_bias (B, 1, 1, S): 0 at real tokens, -inf at padding.
 - decoder.onnx: one step for N rows with their past: tokens (N,) int64, position (1,) int64
   (the step's index, 0 for the start token), src_bias, memory_keys, memory_values (each row's,
-  N = B for greedy search; repeat them per beam), past_keys and past_values (L, N, h, t, dh;
+  N = B for greedy search; repeated per beam for beam search), past_keys and past_values (L, N, h, t, dh;
   t = 0 at the first step)
     -> log_probs (N, V) of the next token (PAD and BOS never predicted, as nmt's search),
        present_keys and present_values (L, N, h, t + 1, dh): the past for the next step.
 
 Beside them: the sentencepiece models (source.spm, target.spm), and onnx_config.json with the
-special ids, the start token, the positions, the languages and the recipe's decode settings. A
+special ids, the start token, the positions, the languages and the recipe's search ("search":
+beam size, length penalty, patience, min_len, no_repeat_ngram_size; max_len_a and max_len_b). A
 multilingual model's language tokens (data.language_token) are listed there by the language each
 names: `source_language_tokens`, one of which goes in front of the source ids (the target's with
 language_token source, the source's with both), and `target_language_tokens`, the target's fed as
 the decoder's first token after the start token (target, both), never counted as output.
-`nmt.export.onnx_runtime.OnnxTranslator` is a greedy driver in numpy that translates as nmt's
-greedy search does (tested); it is also the documentation of how to run the graphs.
+`nmt.decode.onnx_translator.OnnxTranslator` translates with them as `nmt translate` does (nmt's
+greedy and beam search over the graphs, tested), and its `greedy` in numpy alone is the reference
+for driving the graphs elsewhere.
 Optional: int8 dynamic quantization of both graphs (onnxruntime's quantize_dynamic).
 """
 
@@ -43,6 +45,8 @@ from nmt.model.transformer import Transformer, _merge_heads, _split_heads
 from nmt.special_tokens import BOS, EOS, PAD
 
 CONFIG = "onnx_config.json"
+# The recipe's decode settings an export keeps for nmt.decode.onnx_translator's search.
+SEARCH_SETTINGS = ("beam_size", "length_penalty", "length_penalty_form", "patience", "min_len", "no_repeat_ngram_size")
 OPSET = 17
 
 
@@ -156,6 +160,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "target_language_tokens": target_tokens,
                   "directions": [f"{src}-{tgt}" for src, tgt in data.directions()], "languages": data.languages,
                   "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,
+                  "search": {key: getattr(recipe.decode, key) for key in SEARCH_SETTINGS},
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
                                                                "memory_values", "past_keys", "past_values"]}}
         (staging / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")

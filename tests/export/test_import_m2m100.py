@@ -171,22 +171,24 @@ def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(import
 
 def test_the_onnx_export_translates_each_direction_as_nmt_does(imported, tmp_path):
     """The source's language token in front of the source, the target's fed to the decoder after
-    its start token (EOS here): the greedy driver on onnxruntime translates as nmt's greedy search."""
+    its start token (EOS here): the translator on onnxruntime translates as nmt does, greedy and in
+    beams (the forced token a prefix of every beam search)."""
     if importlib.util.find_spec("onnxruntime") is None:
         pytest.skip("onnxruntime (extra onnx, in dev) is not installed")
-    from nmt.export.onnx_runtime import OnnxTranslator
+    from nmt.decode.onnx_translator import OnnxTranslator
 
     layout, _, ckpt = imported
     src, targets, _ = LAYOUTS[layout]
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "onnx"), "--format", "onnx"]).exit_code == 0
     for tgt in targets:
         own = load_engine([ckpt], src_lang=src, tgt_lang=tgt)
-        cfg = own.recipe.decode.model_copy(update={"beam_size": 1, "no_repeat_ngram_size": 0, "split_sentences": False,
-                                                   "normalize_case": False, "copy_verbatim": False, "max_len_b": 30})
-        expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, LINES, cfg)]
         translator = OnnxTranslator(tmp_path / "onnx", src_lang=src, tgt_lang=tgt)
-        translator.config["max_len_b"] = 30  # as cfg: random weights rarely end an output
-        assert translator.translate(LINES) == expected and all(expected)
+        for beams in (1, 3):
+            cfg = own.recipe.decode.model_copy(update={"beam_size": beams, "split_sentences": False,
+                                                       "normalize_case": False, "copy_verbatim": False, "max_len_b": 30})
+            expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, LINES, cfg)]
+            translator.settings = translator.settings.model_copy(update={"max_len_b": 30})  # random weights rarely end
+            assert translator.translate(LINES, beam_size=beams) == expected and all(expected)
 
 
 def fine_tune_tiny(ckpt, tmp_path, src: str, tgt: str):

@@ -1,6 +1,7 @@
 """`nmt export --format onnx`: the encoder and decoder-step graphs on onnxruntime give nmt's own
-next-token log-probabilities step by step, and the greedy driver (nmt.export.onnx_runtime)
-translates every line as nmt's greedy search does, for each model variant; int8; errors."""
+next-token log-probabilities step by step, and the translator (nmt.decode.onnx_translator)
+translates every line as nmt does, greedy (its numpy reference too) and in beams, with the
+recipe's search or another, for each model variant; int8; errors."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ from tests.export.test_export import LINES, VARIANTS
 
 onnxruntime, pytestmark = optional_module("onnxruntime")
 runner = CliRunner()
-GREEDY = ["decode.beam_size=1", "decode.no_repeat_ngram_size=0", "decode.split_sentences=false",
-          "decode.normalize_case=false", "decode.copy_verbatim=false", "decode.precision=fp32"]
+AS_WRITTEN = ["decode.split_sentences=false", "decode.normalize_case=false", "decode.copy_verbatim=false",
+              "decode.precision=fp32"]  # the ONNX translator's lines are sentences, as they are written
+GREEDY = ["decode.beam_size=1", "decode.no_repeat_ngram_size=0", *AS_WRITTEN]
+# Settings that each change some line's output here (beam_search's rules on a tiny model).
+SEARCHES = {"beam_size": 5, "length_penalty": 1.0, "length_penalty_form": "gnmt", "patience": 2.0, "min_len": 3,
+            "no_repeat_ngram_size": 2}
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
@@ -31,14 +36,41 @@ def exported(request, trained_tiny, tmp_path_factory):
     return exported_variant(tmp_path_factory, trained_tiny, VARIANTS[request.param], "onnx")
 
 
-def test_the_greedy_driver_translates_every_line_as_nmt_does(exported):
-    from nmt.export.onnx_runtime import OnnxTranslator
+def nmt_outputs(engine, lines: list[str], settings: list[str]) -> list[str]:
+    cfg = decode_settings(engine.recipe, None, {}, settings)
+    return [output_text(engine.tgt_tokenizer, h[0].tokens) for h in translate_lines(engine, lines, cfg)]
+
+
+def numpy_greedy(translator, lines: list[str]) -> list[str]:
+    """OnnxTranslator.greedy's outputs, "" for an empty line."""
+    encoded = [translator.source.encode(line) for line in lines]
+    found = iter(translator.greedy([ids for ids in encoded if ids]))
+    return [output_text(translator.target, next(found)) if ids else "" for ids in encoded]
+
+
+def test_the_translator_translates_every_line_as_nmt_does(exported):
+    """The recipe's beam search, greedy search (nmt's over the graphs, and the numpy reference),
+    and every search setting onnx_config.json keeps, changed one at a time and all together: each
+    line's output equals nmt's with the same settings."""
+    from nmt.decode.onnx_translator import OnnxTranslator
 
     ckpt, out = exported
-    own = load_engine([ckpt])
-    cfg = decode_settings(own.recipe, None, {}, GREEDY)
-    expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, LINES, cfg)]
-    assert OnnxTranslator(out).translate(LINES) == expected
+    own, translator = load_engine([ckpt]), OnnxTranslator(out)
+    recipe_search = {key: getattr(own.recipe.decode, key) for key in SEARCHES}
+    assert json.loads((out / "onnx_config.json").read_text())["search"] == recipe_search
+    assert own.recipe.decode.beam_size > 1
+    assert translator.translate(LINES) == nmt_outputs(own, LINES, AS_WRITTEN)
+    greedy = nmt_outputs(own, LINES, GREEDY)
+    assert translator.translate(LINES, beam_size=1) == greedy
+    assert numpy_greedy(translator, LINES) == greedy
+    changed = 0
+    for update in [*({key: value} for key, value in SEARCHES.items()), SEARCHES]:
+        translator.settings = translator.settings.model_copy(update=update)
+        expected = nmt_outputs(own, LINES, [*AS_WRITTEN, *(f"decode.{k}={v}" for k, v in update.items())])
+        assert translator.translate(LINES) == expected, update
+        changed += expected != nmt_outputs(own, LINES, AS_WRITTEN)
+        translator.settings = translator.settings.model_copy(update=recipe_search)
+    assert changed >= 3  # the settings reach the search
 
 
 def test_each_step_gives_nmts_log_probabilities(exported):
@@ -67,7 +99,7 @@ def test_each_step_gives_nmts_log_probabilities(exported):
 
 
 def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
-    from nmt.export.onnx_runtime import OnnxTranslator
+    from nmt.decode.onnx_translator import OnnxTranslator
 
     ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
     out = tmp_path / "int8"
@@ -75,6 +107,15 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
     assert result.exit_code == 0 and "int8" in result.output, result.output
     assert json.loads((out / "onnx_config.json").read_text())["quantized"] is True
     assert all(OnnxTranslator(out).translate(LINES[:4]))
+    config = json.loads((out / "onnx_config.json").read_text())
+    del config["search"]  # as an export of nmt 0.1 wrote it: greedy search
+    (out / "onnx_config.json").write_text(json.dumps(config))
+    translator = OnnxTranslator(out)
+    assert translator.settings.beam_size == 1 and translator.translate(LINES[:4]) == numpy_greedy(translator, LINES[:4])
+    config["search"] = {"beam_size": 0}
+    (out / "onnx_config.json").write_text(json.dumps(config))
+    with pytest.raises(NmtError, match="onnx_config.json: not a readable search"):
+        OnnxTranslator(out)
     before = sorted(p.name for p in out.iterdir())
     one_line_error(runner.invoke(app, ["export", ckpt, "-o", str(out), "--format", "onnx"]), "already exists")
     assert sorted(p.name for p in out.iterdir()) == before
@@ -94,9 +135,9 @@ def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_tok
                                                                      tmp_path):
     """The toy en→{xa, xb} models (as tests/languages train them): the driver puts the target's
     token in front of the source, or feeds it to the decoder first, as onnx_config.json lists them,
-    and translates each direction as nmt's greedy search does; a language without a token is a
+    and translates each direction as nmt's greedy and beam search do; a language without a token is a
     one-line error, and so is a direction the model was not trained on, unless zero_shot."""
-    from nmt.export.onnx_runtime import OnnxTranslator
+    from nmt.decode.onnx_translator import OnnxTranslator
 
     overrides = ["train.max_steps=240", "train.valid_every=120", "train.valid_bleu_sentences=8"]
     recipe = trained_once(tmp_path_factory, *([] if language_token == "source" else ["data.language_token=target"]),
@@ -110,12 +151,11 @@ def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_tok
         {"xa", "xb"} if language_token == "target" else set())
     lines = (toy_corpus / "valid.en").read_text(encoding="utf-8").splitlines()
     for lang, marker in (("xa", "Alpha"), ("xb", "Beta")):
-        own = load_engine([ckpt], tgt_lang=lang)
-        cfg = decode_settings(own.recipe, None, {}, GREEDY)
-        expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, lines, cfg)]
-        got = OnnxTranslator(out, tgt_lang=lang).translate(lines)
-        assert got == expected
+        own, translator = load_engine([ckpt], tgt_lang=lang), OnnxTranslator(out, tgt_lang=lang)
+        got = translator.translate(lines, beam_size=1)
+        assert got == nmt_outputs(own, lines, GREEDY)
         assert sum(line.split()[0] == marker for line in got) >= 0.9 * len(lines), got[:3]
+        assert translator.translate(lines) == nmt_outputs(own, lines, AS_WRITTEN)  # the recipe's beams
     with pytest.raises(NmtError, match="xc: the model has no language token for it \\(it has xa, xb\\)"):
         OnnxTranslator(out, tgt_lang="xc")
     with pytest.raises(NmtError, match="xa-xb: not a direction the model was trained on \\(en-xa, en-xb\\)"):

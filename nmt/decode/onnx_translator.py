@@ -1,9 +1,16 @@
-"""Greedy translation with an ONNX export (nmt.export.onnx) on onnxruntime, in numpy: what an
-application does with the two graphs, and the check that they translate as nmt does (its greedy
-search: the most probable token at each step, PAD and BOS never, up to a·|source| + b tokens).
+"""Translation with an ONNX export (nmt.export.onnx) on onnxruntime, as `nmt translate` translates
+with the checkpoint it came from.
 
     translator = OnnxTranslator("model.onnx.d")
-    translator.translate(["A dog runs."])   # ["Ein Hund rennt."]
+    translator.translate(["A dog runs."])                # the recipe's beam search: ["Ein Hund rennt."]
+    translator.translate(["A dog runs."], beam_size=1)   # greedy
+
+`OnnxTranslator.greedy` is greedy search written in numpy alone: what an application does with
+the two graphs, and the reference for writing it in another language (the most probable token at
+each step, PAD and BOS never, up to a·|source| + b tokens). Beam search runs nmt's own
+(nmt.decode.search.beam_search) over the graphs (`OnnxGraphs`), so its every rule (the length
+penalty, patience, min_len, no_repeat_ngram_size, the forced language token) is nmt's; the
+recipe's settings come from onnx_config.json's "search".
 
 A multilingual model's direction is chosen when the translator is made (default: the recipe's),
 its language tokens looked up in onnx_config.json by the languages they name:
@@ -15,18 +22,27 @@ As with `nmt translate`, a direction the model was not trained on needs zero_sho
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import numpy as np
+import torch
 
+from nmt.config import DecodeConfig
 from nmt.data.languages import listed
 from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
+from nmt.decode.onnx_graphs import OnnxGraphs
+from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.export.onnx import CONFIG, require_onnx
 
 
 class OnnxTranslator:
+    """An ONNX export's translator for one direction. `settings`: the search's (a DecodeConfig of
+    the recipe's beam size, length penalty, patience, min_len, no_repeat_ngram_size and length
+    limits), which a caller may replace (translator.settings.model_copy(update={...}))."""
+
     def __init__(self, directory: Path, threads: int = 0, src_lang: str | None = None, tgt_lang: str | None = None,
                  zero_shot: bool = False):
         require_onnx()
@@ -49,6 +65,12 @@ class OnnxTranslator:
         self.decoder = ort.InferenceSession(str(directory / "decoder.onnx"), options, providers=["CPUExecutionProvider"])
         self.source = spm.SentencePieceProcessor(model_file=str(directory / "source.spm"))
         self.target = spm.SentencePieceProcessor(model_file=str(directory / "target.spm"))
+        self.graphs = OnnxGraphs(self.encoder, self.decoder, self.config)
+        try:  # the recipe's search (an export older than "search" in its config: greedy)
+            self.settings = DecodeConfig(**{"max_len_a": self.config["max_len_a"], "max_len_b": self.config["max_len_b"],
+                                            **self.config.get("search", {"beam_size": 1})})
+        except (TypeError, ValueError) as e:
+            raise NmtError(f"{directory / CONFIG}: not a readable search ({str(e).splitlines()[0]})") from None
         self.prefix, self.forced = self._language_tokens(src_lang or self.config["src_lang"],
                                                          tgt_lang or self.config["tgt_lang"], zero_shot)
 
@@ -71,30 +93,57 @@ class OnnxTranslator:
                            "zero_shot=True translates it anyway")
         return prefix, forced
 
-    def translate(self, lines: list[str], batch_size: int = 32) -> list[str]:
-        """Each line's greedy translation, in batches of lines of similar length; an empty line
-        gives an empty line."""
+    def translate(self, lines: list[str], batch_size: int = 32, beam_size: int | None = None) -> list[str]:
+        """Each line's translation, in batches of lines of similar length, by nmt's search over the
+        graphs: beam search of `beam_size` (None: the recipe's), greedy for 1. An empty line gives
+        an empty line."""
         limit = self.config["max_positions"] - 1 - len(self.prefix)
         encoded = [self.source.encode(line)[: limit - 1] for line in lines]
         outputs = [""] * len(lines)
         rows = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
         for start in range(0, len(rows), batch_size):
             batch = rows[start: start + batch_size]
-            for i, ids in zip(batch, self.greedy([self.prefix + encoded[i] for i in batch])):
+            for i, ids in zip(batch, self.search([self.prefix + encoded[i] for i in batch], beam_size)):
                 outputs[i] = output_text(self.target, ids)
         return outputs
 
-    def greedy(self, sources: list[list[int]]) -> list[list[int]]:
-        """Token ids (without EOS) in, output token ids out, one batch; the direction's forced
-        tokens are fed first, counted in the length limit as nmt counts them, and left out."""
+    def search(self, sources: list[list[int]], beam_size: int | None = None) -> list[list[int]]:
+        """Token ids (without EOS) in, the best output's token ids out, one batch: nmt's greedy or
+        beam search (nmt.decode.search) over the graphs, with the recipe's settings; the
+        direction's forced tokens are its prefix, left out of the output."""
         c = self.config
-        width = max(len(s) for s in sources) + 1
+        beams = beam_size or self.settings.beam_size
+        src = torch.full((len(sources), max(len(ids) for ids in sources) + 1), c["pad_id"], dtype=torch.long)
+        for row, ids in enumerate(sources):
+            src[row, : len(ids) + 1] = torch.tensor(ids + [c["eos_id"]])
+        prefixes = [list(self.forced) for _ in sources]
+        with _torch_on_one_thread():
+            found = self._search(src, beams, prefixes)
+        return [h.tokens[len(self.forced):] for h in found]
+
+    def _search(self, src: torch.Tensor, beams: int, prefixes: list[list[int]]) -> list[Hypothesis]:
+        s = self.settings
+        if beams == 1:
+            return greedy_search(self.graphs, src, s.max_len_a, s.max_len_b, s.min_len,
+                                 no_repeat_ngram_size=s.no_repeat_ngram_size, prefixes=prefixes)
+        return [nbest[0] for nbest in beam_search(
+            self.graphs, src, beams, s.length_penalty, s.max_len_a, s.max_len_b, min_len=s.min_len,
+            no_repeat_ngram_size=s.no_repeat_ngram_size, length_penalty_form=s.length_penalty_form,
+            patience=s.patience, prefixes=prefixes)]
+
+    def greedy(self, sources: list[list[int]]) -> list[list[int]]:
+        """Greedy search in numpy alone, the reference for an application's own: token ids (without
+        EOS) in, output token ids out, one batch; the direction's forced tokens are fed first,
+        counted in the length limit as nmt counts them, and left out. (No min_len or n-gram
+        blocking: `search` has them.)"""
+        c, s = self.config, self.settings
+        width = max(len(ids) for ids in sources) + 1
         src = np.full((len(sources), width), c["pad_id"], dtype=np.int64)
         for row, ids in enumerate(sources):
             src[row, : len(ids) + 1] = ids + [c["eos_id"]]
         memory_keys, memory_values, src_bias = self.encoder.run(None, {"src_ids": src})
         forced = self.forced
-        limits = np.clip(np.maximum((c["max_len_a"] * (src != c["pad_id"]).sum(1) + c["max_len_b"]).astype(np.int64),
+        limits = np.clip(np.maximum((s.max_len_a * (src != c["pad_id"]).sum(1) + s.max_len_b).astype(np.int64),
                                     len(forced) + 1), 1, c["max_positions"] - 1)
         past = np.zeros((c["decoder_layers"], len(sources), c["heads"], 0, c["head_dim"]), dtype=np.float32)
         past_keys, past_values = past, past.copy()
@@ -124,6 +173,19 @@ class OnnxTranslator:
                 memory_keys, memory_values = memory_keys[:, running], memory_values[:, running]
                 past_keys, past_values = past_keys[:, running], past_values[:, running]
         return [output[len(forced):] for output in outputs]
+
+
+@contextlib.contextmanager
+def _torch_on_one_thread():
+    """torch on one thread while a search runs over the graphs: its part (a step's top-k over the
+    rows) is small, and its threads would spin against onnxruntime's (measured: beam search of 4
+    on the demo model twice as slow on 2 cores)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _token_of(tokens: dict[str, int], lang: str) -> int:

@@ -1,0 +1,81 @@
+"""An ONNX export's two graphs (nmt.export.onnx) behind the part of the Transformer's interface
+that nmt's searches call (encode, start_decoding, decode_step, start_token, cfg.max_positions),
+so that nmt.decode.search runs over them unchanged: the same beam search, with its every rule,
+on onnxruntime.
+
+decoder.onnx takes the encoder side (each decoder layer's keys and values, the source's padding
+bias) per row: a sentence's K beams are K rows with its encoder side, repeated once when decoding
+starts and selected again only when sentences leave the batch. The self-attention past travels in
+and out of the graph as arrays, reordered with the beams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+@dataclass
+class GraphState:
+    """What decoding carries between steps: DecoderState's counterpart for the graphs."""
+
+    memory_keys: np.ndarray  # (L, N, h, dh, S): per row, N = B·beams, a sentence's beams alike
+    memory_values: np.ndarray  # (L, N, h, S, dh)
+    src_bias: np.ndarray  # (N, 1, 1, S)
+    past_keys: np.ndarray  # (L, N, h, t, dh)
+    past_values: np.ndarray
+    beams: int = 1
+    length: int = 0
+
+    def select(self, rows: Tensor, same_sentences: bool = False) -> GraphState:
+        """Keep (and reorder) rows, in blocks of `beams` per sentence, as DecoderState.select."""
+        rows = rows.cpu().numpy()
+        keys, values, bias = self.memory_keys, self.memory_values, self.src_bias
+        if not same_sentences:  # (with the same sentences, each row's encoder side stays its own)
+            keys, values, bias = keys[:, rows], values[:, rows], bias[rows]
+        return GraphState(keys, values, bias, self.past_keys[:, rows], self.past_values[:, rows], self.beams,
+                          self.length)
+
+
+class OnnxGraphs:
+    """encoder.onnx and decoder.onnx (onnxruntime sessions) as nmt's searches call a model."""
+
+    def __init__(self, encoder, decoder, config: dict):
+        self.encoder, self.decoder, self.config = encoder, decoder, config
+        self.cfg = SimpleNamespace(max_positions=config["max_positions"])  # for the searches' length limits
+        self.start_token = config["start_token"]
+
+    def encode(self, src: Tensor) -> tuple[tuple[np.ndarray, ...], None]:
+        """The encoder graph's outputs, in the place of (memory, src_mask): start_decoding's input."""
+        return tuple(self.encoder.run(None, {"src_ids": src.cpu().numpy()})), None
+
+    def start_decoding(self, memory: tuple[np.ndarray, ...], src_mask: None, beams: int = 1,
+                       vocabulary: Tensor | None = None) -> GraphState:
+        if vocabulary is not None:
+            raise ValueError("an ONNX export decodes over its whole vocabulary (no shortlist)")
+        keys, values, bias = memory
+        if beams > 1:  # each row its sentence's
+            keys, values, bias = np.repeat(keys, beams, axis=1), np.repeat(values, beams, axis=1), np.repeat(bias, beams, axis=0)
+        c = self.config
+        past = np.zeros((c["decoder_layers"], bias.shape[0], c["heads"], 0, c["head_dim"]), dtype=np.float32)
+        return GraphState(keys, values, bias, past, past.copy(), beams)
+
+    def decode_step(self, tokens: Tensor, state: GraphState, forbid=None) -> Tensor:
+        """tokens (N,) -> log-probabilities (N, V) of the next token, as Transformer.decode_step:
+        `forbid` sets what may not come next to -inf, and the rest is renormalized (the graph's
+        log-probabilities are logits up to a constant per row). Advances the state."""
+        log_probs, state.past_keys, state.past_values = self.decoder.run(None, {
+            "tokens": tokens.cpu().numpy(), "position": np.array([state.length], dtype=np.int64),
+            "src_bias": state.src_bias, "memory_keys": state.memory_keys, "memory_values": state.memory_values,
+            "past_keys": state.past_keys, "past_values": state.past_values})
+        state.length += 1
+        log_probs = torch.from_numpy(log_probs)
+        if forbid is None:
+            return log_probs
+        forbid(log_probs)
+        return F.log_softmax(log_probs, dim=-1)
