@@ -22,7 +22,9 @@ the decoder's first token after the start token (target, both), never counted as
 `nmt.decode.onnx_translator.OnnxTranslator` translates with them as `nmt translate` does (nmt's
 greedy and beam search over the graphs, tested), and its `greedy` in numpy alone is the reference
 for driving the graphs elsewhere.
-Optional: int8 dynamic quantization of both graphs (onnxruntime's quantize_dynamic).
+Optional: int8 dynamic quantization of both graphs (onnxruntime's quantize_dynamic). A graph whose
+tensors come near protobuf's 2 GiB (a model of a billion parameters) keeps them in one file beside
+it, encoder.onnx.data or decoder.onnx.data, which onnxruntime reads from there.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from nmt.model.transformer import Transformer, _merge_heads, _split_heads
 from nmt.special_tokens import BOS, EOS, PAD
 
 CONFIG = "onnx_config.json"
+ONE_FILE_LIMIT = 1_900_000_000  # bytes of tensors a graph holds in its own file, short of protobuf's 2 GiB
 # The recipe's decode settings an export keeps for nmt.decode.onnx_translator's search.
 SEARCH_SETTINGS = ("beam_size", "length_penalty", "length_penalty_form", "patience", "min_len", "no_repeat_ngram_size")
 OPSET = 17
@@ -74,11 +77,16 @@ class EncoderGraph(nn.Module):
 
 class DecoderStepGraph(nn.Module):
     """decoder.onnx: one decoding step, its self-attention past passed in and out as tensors (the
-    same arithmetic as Transformer.decode_step, with concatenation in place of its cache)."""
+    same arithmetic as Transformer.decode_step, with concatenation in place of its cache).
 
-    def __init__(self, model: Transformer):
+    The output layer: in float32 a Gemm with the weight as it is, so a tied embedding is stored
+    once; `for_int8`, a MatMul with its transpose (a second copy, a quarter of the size once
+    quantized), which onnxruntime's dynamic quantization makes an int8 MatMul (a Gemm it would
+    transpose itself, which fails past 2 GiB)."""
+
+    def __init__(self, model: Transformer, for_int8: bool = False):
         super().__init__()
-        self.model = model
+        self.model, self.for_int8 = model, for_int8
         never = torch.zeros(model.output_weight.size(0))
         never[PAD] = never[BOS] = float("-inf")  # as next_token_log_probs takes them out
         self.register_buffer("never", never, persistent=False)
@@ -105,7 +113,11 @@ class DecoderStepGraph(nn.Module):
                                                                               src_bias))
             x = layer.ff_sublayer(x, layer.feed_forward)
         hidden = model.decoder_norm(x[:, 0])
-        log_probs = F.log_softmax(model.output_logits(hidden).float() + self.never, dim=-1)
+        if self.for_int8:  # a product with a transposed copy of the weight: what becomes an int8 MatMul
+            logits = F.linear(hidden, model.output_weight) + self.never
+        else:  # a Gemm reading the (tied) embedding as it is, PAD and BOS ruled out by its bias
+            logits = F.linear(hidden, model.output_weight, self.never)
+        log_probs = F.log_softmax(logits.float(), dim=-1)
         return log_probs, torch.stack(present_keys), torch.stack(present_values)
 
 
@@ -142,13 +154,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
         raise NmtError(f"{out}: cannot be written ({e.strerror})") from None
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))  # beside it: renamed into place
     try:
-        _export_graphs(model, staging)
-        if quantize:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            for name in ("encoder", "decoder"):
-                quantize_dynamic(staging / f"{name}.onnx", staging / f"{name}.int8.onnx", weight_type=QuantType.QInt8)
-                (staging / f"{name}.int8.onnx").replace(staging / f"{name}.onnx")
+        export_graphs(model, staging, quantize)
         (staging / "source.spm").write_bytes(protos["src"])
         (staging / "target.spm").write_bytes(protos["tgt"])
         heads, layers = cfg.heads, cfg.decoder_layers
@@ -175,34 +181,63 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
             "bytes": sum(f.stat().st_size for f in out.iterdir())}
 
 
-def _export_graphs(model: Transformer, out: Path) -> None:
-    """Trace both graphs on small example inputs, every size named dynamic."""
+def export_graphs(model: Transformer, out: Path, quantize: bool) -> None:
+    """Trace both graphs on small example inputs, every size named dynamic, quantize them where
+    asked, and save each into `out` (`save_graph`)."""
     import warnings
 
-    with warnings.catch_warnings():  # the tracer's notes on Python conditions fixed at tracing time
-        warnings.simplefilter("ignore")
-        _trace(model, out)
+    import onnx
+
+    with tempfile.TemporaryDirectory(dir=out) as work:
+        for name, graph, inputs, names in _graphs(model, quantize):
+            traced = Path(work) / name / f"{name}.onnx"
+            traced.parent.mkdir()
+            with warnings.catch_warnings():  # the tracer's notes on Python conditions fixed at tracing time
+                warnings.simplefilter("ignore")
+                # A path as a str: only then does torch write a graph over protobuf's 2 GiB, its
+                # tensors in files of their own beside it (each graph in its folder: their names may repeat).
+                torch.onnx.export(graph, inputs, str(traced), opset_version=OPSET, dynamo=False, **names)
+            if quantize:
+                from onnxruntime.quantization import QuantType, quantize_dynamic
+
+                quantized = traced.with_suffix(".int8.onnx")
+                quantize_dynamic(traced, quantized, weight_type=QuantType.QInt8, use_external_data_format=True)
+                traced = quantized
+            save_graph(onnx.load(str(traced)), out / f"{name}.onnx")
 
 
-def _trace(model: Transformer, out: Path) -> None:
+def save_graph(proto, path: Path) -> None:
+    """Save the graph `proto` as `path`, in one file; or where its tensors come near protobuf's
+    2 GiB limit (a model of a billion parameters), with its tensors in one file beside it,
+    `path`.data, which onnxruntime reads from there."""
+    import onnx
+    from onnx.numpy_helper import to_array
+
+    # (ByteSize cannot measure a tensor past 2 GiB: the bytes of its data)
+    tensor_bytes = sum(len(t.raw_data) if t.raw_data else to_array(t).nbytes for t in proto.graph.initializer)
+    onnx.save_model(proto, str(path), save_as_external_data=tensor_bytes > ONE_FILE_LIMIT,
+                    all_tensors_to_one_file=True, location=f"{path.name}.data")
+
+
+def _graphs(model: Transformer, quantize: bool) -> list[tuple[str, nn.Module, tuple, dict]]:
+    """(name, module, example inputs, the names of inputs, outputs and dynamic sizes) of each graph."""
     cfg = model.cfg
     layers, heads, dh = cfg.decoder_layers, cfg.heads, cfg.d_model // cfg.heads
     src = torch.tensor([[5, 6, 7, EOS], [5, EOS, PAD, PAD]], dtype=torch.long)
     with torch.no_grad():
         memory_keys, memory_values, src_bias = EncoderGraph(model)(src)
-    torch.onnx.export(EncoderGraph(model), (src,), out / "encoder.onnx", input_names=["src_ids"],
-                      output_names=["memory_keys", "memory_values", "src_bias"], opset_version=OPSET, dynamo=False,
-                      dynamic_axes={"src_ids": {0: "batch", 1: "source"},
-                                    "memory_keys": {1: "batch", 4: "source"},
-                                    "memory_values": {1: "batch", 3: "source"}, "src_bias": {0: "batch", 3: "source"}})
+    encoder = {"input_names": ["src_ids"], "output_names": ["memory_keys", "memory_values", "src_bias"],
+               "dynamic_axes": {"src_ids": {0: "batch", 1: "source"}, "memory_keys": {1: "batch", 4: "source"},
+                                "memory_values": {1: "batch", 3: "source"}, "src_bias": {0: "batch", 3: "source"}}}
     past = torch.zeros(layers, 2, heads, 3, dh)
     step_inputs = (torch.tensor([5, 6]), torch.tensor([3]), src_bias, memory_keys, memory_values, past, past.clone())
-    torch.onnx.export(DecoderStepGraph(model), step_inputs, out / "decoder.onnx",
-                      input_names=["tokens", "position", "src_bias", "memory_keys", "memory_values", "past_keys",
-                                   "past_values"],
-                      output_names=["log_probs", "present_keys", "present_values"], opset_version=OPSET, dynamo=False,
-                      dynamic_axes={"tokens": {0: "rows"}, "src_bias": {0: "rows", 3: "source"},
-                                    "memory_keys": {1: "rows", 4: "source"}, "memory_values": {1: "rows", 3: "source"},
-                                    "past_keys": {1: "rows", 3: "past"}, "past_values": {1: "rows", 3: "past"},
-                                    "log_probs": {0: "rows"}, "present_keys": {1: "rows", 3: "steps"},
-                                    "present_values": {1: "rows", 3: "steps"}})
+    decoder = {"input_names": ["tokens", "position", "src_bias", "memory_keys", "memory_values", "past_keys",
+                               "past_values"],
+               "output_names": ["log_probs", "present_keys", "present_values"],
+               "dynamic_axes": {"tokens": {0: "rows"}, "src_bias": {0: "rows", 3: "source"},
+                                "memory_keys": {1: "rows", 4: "source"}, "memory_values": {1: "rows", 3: "source"},
+                                "past_keys": {1: "rows", 3: "past"}, "past_values": {1: "rows", 3: "past"},
+                                "log_probs": {0: "rows"}, "present_keys": {1: "rows", 3: "steps"},
+                                "present_values": {1: "rows", 3: "steps"}}}
+    return [("encoder", EncoderGraph(model), (src,), encoder),
+            ("decoder", DecoderStepGraph(model, for_int8=quantize), step_inputs, decoder)]

@@ -130,6 +130,36 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
             OnnxTranslator(out)
 
 
+@pytest.mark.parametrize("quantization", ["float32", "int8"])
+def test_graphs_past_the_one_file_limit_keep_their_tensors_beside_them(trained_tiny, tmp_path, monkeypatch,
+                                                                         quantization):
+    """A graph of more tensor bytes than protobuf's 2 GiB allow (the limit lowered to 0 here, as a
+    model of a billion parameters passes it) is saved with its tensors in one file beside it,
+    (every tensor but those under 1 kB, none in other files), and translates as the graph in one file."""
+    import onnx
+
+    from nmt.decode.onnx_translator import OnnxTranslator
+    from nmt.export import onnx as onnx_export
+
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    args = ["--quantization", "int8"] if quantization == "int8" else []
+    assert runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "one"), "--format", "onnx", *args]).exit_code == 0
+    monkeypatch.setattr(onnx_export, "ONE_FILE_LIMIT", 0)
+    result = runner.invoke(app, ["export", ckpt, "-o", str(tmp_path / "beside"), "--format", "onnx", *args])
+    assert result.exit_code == 0, result.output
+    one, beside = (sorted(p.name for p in (tmp_path / d).iterdir()) for d in ("one", "beside"))
+    assert beside == sorted([*one, "decoder.onnx.data", "encoder.onnx.data"])
+    for name in ("encoder", "decoder"):
+        graph = onnx.load(str(tmp_path / "beside" / f"{name}.onnx"), load_external_data=False)
+        places = {entry.value for tensor in graph.graph.initializer for entry in tensor.external_data
+                  if entry.key == "location"}
+        assert places == {f"{name}.onnx.data"}
+        inline = [tensor.ByteSize() for tensor in graph.graph.initializer if not tensor.external_data]
+        assert max(inline) < 1200  # onnx keeps tensors under 1 kB in the graph
+    translations = [OnnxTranslator(tmp_path / d).translate(LINES, beam_size=2) for d in ("one", "beside")]
+    assert translations[0] == translations[1] and sum(map(bool, translations[0])) >= len(LINES) - 2
+
+
 @pytest.mark.parametrize("language_token", ["source", "target"])
 def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_token, tmp_path_factory, toy_corpus,
                                                                      tmp_path):
