@@ -5,12 +5,12 @@ with the checkpoint it came from.
     translator.translate(["A dog runs."])                # the recipe's beam search: ["Ein Hund rennt."]
     translator.translate(["A dog runs."], beam_size=1)   # greedy
 
-`OnnxTranslator.greedy` is greedy search written in numpy alone: what an application does with
-the two graphs, and the reference for writing it in another language (the most probable token at
-each step, PAD and BOS never, up to a·|source| + b tokens). Beam search runs nmt's own
-(nmt.decode.search.beam_search) over the graphs (`OnnxGraphs`), so its every rule (the length
-penalty, patience, min_len, no_repeat_ngram_size, the forced language token) is nmt's; the
-recipe's settings come from onnx_config.json's "search".
+`translate` runs nmt's own searches (nmt.decode.search: greedy_search, beam_search) over the graphs
+(`OnnxGraphs`), so its every rule (the length penalty, patience, min_len, no_repeat_ngram_size, the
+forced language token) is nmt's; the recipe's settings come from onnx_config.json's "search".
+`OnnxTranslator.greedy` is greedy search in numpy alone: what an application does with the two
+graphs, and the reference for writing it in another language (the most probable token at each
+step, PAD and BOS never, up to a·|source| + b tokens).
 
 A multilingual model's direction is chosen when the translator is made (default: the recipe's),
 its language tokens looked up in onnx_config.json by the languages they name:
