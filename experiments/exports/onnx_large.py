@@ -45,16 +45,14 @@ def largest_difference(model: Transformer, out: Path, steps: int = 4) -> float:
         state = model.start_decoding(memory, src_mask)
         tokens = torch.full((2,), model.start_token)
         for step in range(steps):
-            expected = model.decode_step(tokens, state)
+            expected = model.decode_step(tokens, state).numpy()
             log_probs, past_keys, past_values = decoder.run(None, {
                 "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
                 "memory_values": values, "past_keys": past_keys, "past_values": past_values})
-            expected = expected.numpy()
             finite = np.isfinite(expected)  # PAD and BOS: -inf in both
             assert (np.isfinite(log_probs) == finite).all()
             worst = max(worst, float(np.abs(log_probs[finite] - expected[finite]).max()))
-            expected = torch.from_numpy(expected)
-            tokens = expected.argmax(-1)
+            tokens = torch.from_numpy(expected.argmax(-1))
     return worst
 
 
