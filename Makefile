@@ -49,10 +49,12 @@ $(COMET_VENV)/.installed: pyproject.toml
 # Two workers (pytest-xdist): the suite's tests are mostly single-threaded set-up and small models,
 # so two at a time finish in about 0.65x the time of one after another on 2 cores. The COMET tests
 # (marked comet) run beside them in the COMET environment, their output shown after the suite's;
-# the target fails if either run fails.
+# the target fails if either run fails. The tests start many Python processes: each imports the
+# compiled bytecode written by the first (unset PYTHONDONTWRITEBYTECODE), rather than compiling
+# sympy, transformers and the rest from source again (about 2 s more per training process).
 test:
 	@$(MAKE) --no-print-directory -j2 install install-comet  # the two environments side by side
-	@$(COMET_VENV)/bin/python -m pytest -m comet tests/metrics > .comet-tests.log 2>&1 & comet=$$!; \
+	@unset PYTHONDONTWRITEBYTECODE; $(COMET_VENV)/bin/python -m pytest -m comet tests/metrics > .comet-tests.log 2>&1 & comet=$$!; \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"; suite=$$?; \
 	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
 	rm -f .comet-tests.log; test $$suite -eq 0 && test $$comet_status -eq 0
