@@ -4,9 +4,10 @@ so that nmt.decode.search runs over them unchanged: the same beam search, with i
 on onnxruntime.
 
 decoder.onnx takes the encoder side (each decoder layer's keys and values, the source's padding
-bias) per row: a sentence's K beams are K rows with its encoder side, repeated once when decoding
-starts and selected again only when sentences leave the batch. The self-attention past travels in
-and out of the graph as arrays, reordered with the beams.
+bias) once per sentence, shared by its K beams (K consecutive rows), as nmt's own decoder keeps it;
+it is selected again only when sentences leave the batch. (An export written before that takes it
+per row: repeated for each beam when decoding starts.) The self-attention past travels in and out
+of the graph as arrays, reordered with the beams.
 """
 
 from __future__ import annotations
@@ -24,22 +25,24 @@ from torch import Tensor
 class GraphState:
     """What decoding carries between steps: DecoderState's counterpart for the graphs."""
 
-    memory_keys: np.ndarray  # (L, N, h, dh, S): per row, N = B·beams, a sentence's beams alike
-    memory_values: np.ndarray  # (L, N, h, S, dh)
-    src_bias: np.ndarray  # (N, 1, 1, S)
-    past_keys: np.ndarray  # (L, N, h, t, dh)
+    memory_keys: np.ndarray  # (L, B, h, dh, S): per sentence (per row, N of them, where shared is False)
+    memory_values: np.ndarray  # (L, B, h, S, dh)
+    src_bias: np.ndarray  # (B, 1, 1, S)
+    past_keys: np.ndarray  # (L, N, h, t, dh), N = B·beams rows, a sentence's beams consecutive
     past_values: np.ndarray
     beams: int = 1
     length: int = 0
+    shared: bool = True  # the encoder side once per sentence (False: once per row)
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> GraphState:
         """Keep (and reorder) rows, in blocks of `beams` per sentence, as DecoderState.select."""
         rows = rows.cpu().numpy()
         keys, values, bias = self.memory_keys, self.memory_values, self.src_bias
-        if not same_sentences:  # (with the same sentences, each row's encoder side stays its own)
-            keys, values, bias = keys[:, rows], values[:, rows], bias[rows]
+        if not same_sentences:  # (with the same sentences, the encoder side stays as it is)
+            kept = rows.reshape(-1, self.beams)[:, 0] // self.beams if self.shared else rows
+            keys, values, bias = keys[:, kept], values[:, kept], bias[kept]
         return GraphState(keys, values, bias, self.past_keys[:, rows], self.past_values[:, rows], self.beams,
-                          self.length)
+                          self.length, self.shared)
 
 
 class OnnxGraphs:
@@ -49,6 +52,7 @@ class OnnxGraphs:
         self.encoder, self.decoder, self.config = encoder, decoder, config
         self.cfg = SimpleNamespace(max_positions=config["max_positions"])  # for the searches' length limits
         self.start_token = config["start_token"]
+        self.shared = config.get("encoder_side", "per_row") == "per_sentence"
 
     def encode(self, src: Tensor) -> tuple[tuple[np.ndarray, ...], None]:
         """The encoder graph's outputs, in the place of (memory, src_mask): start_decoding's input."""
@@ -59,11 +63,12 @@ class OnnxGraphs:
         if vocabulary is not None:
             raise ValueError("an ONNX export decodes over its whole vocabulary (no shortlist)")
         keys, values, bias = memory
-        if beams > 1:  # each row its sentence's
+        rows = bias.shape[0] * beams
+        if beams > 1 and not self.shared:  # an older export's: each row its sentence's
             keys, values, bias = np.repeat(keys, beams, axis=1), np.repeat(values, beams, axis=1), np.repeat(bias, beams, axis=0)
         c = self.config
-        past = np.zeros((c["decoder_layers"], bias.shape[0], c["heads"], 0, c["head_dim"]), dtype=np.float32)
-        return GraphState(keys, values, bias, past, past.copy(), beams)
+        past = np.zeros((c["decoder_layers"], rows, c["heads"], 0, c["head_dim"]), dtype=np.float32)
+        return GraphState(keys, values, bias, past, past.copy(), beams, shared=self.shared)
 
     def decode_step(self, tokens: Tensor, state: GraphState, forbid=None) -> Tensor:
         """tokens (N,) -> log-probabilities (N, V) of the next token, as Transformer.decode_step:

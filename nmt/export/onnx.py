@@ -5,10 +5,11 @@
     -> memory_keys (L, B, h, dh, S), memory_values (L, B, h, S, dh): each decoder layer's
        encoder-side keys (transposed) and values, computed once per sentence;
        src_bias (B, 1, 1, S): 0 at real tokens, -inf at padding.
-- decoder.onnx: one step for N rows with their past: tokens (N,) int64, position (1,) int64
-  (the step's index, 0 for the start token), src_bias, memory_keys, memory_values (each row's,
-  N = B for greedy search; repeated per beam for beam search), past_keys and past_values (L, N, h, t, dh;
-  t = 0 at the first step)
+- decoder.onnx: one step for N = B·K rows (K beams per sentence, in consecutive rows; K = 1 for
+  greedy search) with their past: tokens (N,) int64, position (1,) int64 (the step's index, 0 for
+  the start token), src_bias, memory_keys and memory_values as the encoder gave them (B rows, once
+  per sentence: a sentence's K beams attend to its encoder side in one product), past_keys and
+  past_values (L, N, h, t, dh; t = 0 at the first step)
     -> log_probs (N, V) of the next token (PAD and BOS never predicted, as nmt's search),
        present_keys and present_values (L, N, h, t + 1, dh): the past for the next step.
 
@@ -51,6 +52,10 @@ ONE_FILE_LIMIT = 1_900_000_000  # bytes of tensors a graph holds in its own file
 # The recipe's decode settings an export keeps for nmt.decode.onnx_translator's search.
 SEARCH_SETTINGS = ("beam_size", "length_penalty", "length_penalty_form", "patience", "min_len", "no_repeat_ngram_size")
 OPSET = 17
+# How decoder.onnx takes the encoder side: once per sentence, shared by the sentence's beams. An
+# export whose config has no "encoder_side" (written before it) takes it per row ("per_row"):
+# repeated for each beam.
+ENCODER_SIDE = "per_sentence"
 
 
 def require_onnx():
@@ -167,6 +172,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "directions": [f"{src}-{tgt}" for src, tgt in data.directions()], "languages": data.languages,
                   "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,
                   "search": {key: getattr(recipe.decode, key) for key in SEARCH_SETTINGS},
+                  "encoder_side": ENCODER_SIDE,
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
                                                                "memory_values", "past_keys", "past_values"]}}
         (staging / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
@@ -229,13 +235,15 @@ def _graphs(model: Transformer, quantize: bool) -> list[tuple[str, nn.Module, tu
     encoder = {"input_names": ["src_ids"], "output_names": ["memory_keys", "memory_values", "src_bias"],
                "dynamic_axes": {"src_ids": {0: "batch", 1: "source"}, "memory_keys": {1: "batch", 4: "source"},
                                 "memory_values": {1: "batch", 3: "source"}, "src_bias": {0: "batch", 3: "source"}}}
-    past = torch.zeros(layers, 2, heads, 3, dh)
-    step_inputs = (torch.tensor([5, 6]), torch.tensor([3]), src_bias, memory_keys, memory_values, past, past.clone())
+    # Traced with 2 sentences of 2 beams each: the graph takes any B sentences of K rows each.
+    past = torch.zeros(layers, 4, heads, 3, dh)
+    step_inputs = (torch.tensor([5, 6, 7, 8]), torch.tensor([3]), src_bias, memory_keys, memory_values, past, past.clone())
     decoder = {"input_names": ["tokens", "position", "src_bias", "memory_keys", "memory_values", "past_keys",
                                "past_values"],
                "output_names": ["log_probs", "present_keys", "present_values"],
-               "dynamic_axes": {"tokens": {0: "rows"}, "src_bias": {0: "rows", 3: "source"},
-                                "memory_keys": {1: "rows", 4: "source"}, "memory_values": {1: "rows", 3: "source"},
+               "dynamic_axes": {"tokens": {0: "rows"}, "src_bias": {0: "sentences", 3: "source"},
+                                "memory_keys": {1: "sentences", 4: "source"},
+                                "memory_values": {1: "sentences", 3: "source"},
                                 "past_keys": {1: "rows", 3: "past"}, "past_values": {1: "rows", 3: "past"},
                                 "log_probs": {0: "rows"}, "present_keys": {1: "rows", 3: "steps"},
                                 "present_values": {1: "rows", 3: "steps"}}}

@@ -79,11 +79,20 @@ def test_each_search_setting_the_export_keeps_reaches_the_search(trained_tiny, t
         assert translator.translate(LINES) == expected, update
         changed += expected != recipe_outputs
     assert changed >= 3  # the settings reach the search
+    # An export written before "encoder_side" takes the encoder side per row, repeated for each
+    # beam (this graph takes either: a row per sentence is a sentence of one beam).
+    config = json.loads((tmp_path / "onnx" / "onnx_config.json").read_text())
+    del config["encoder_side"]
+    (tmp_path / "onnx" / "onnx_config.json").write_text(json.dumps(config))
+    per_row = OnnxTranslator(tmp_path / "onnx")
+    assert not per_row.graphs.shared and per_row.translate(LINES) == recipe_outputs
 
 
-def test_each_step_gives_nmts_log_probabilities(exported):
+@pytest.mark.parametrize("beams", [1, 3])
+def test_each_step_gives_nmts_log_probabilities(exported, beams):
     """The graphs against Transformer.decode_step on a batch of two sources of different lengths,
-    feeding both the same tokens: the log-probabilities agree at every step within 1e-4."""
+    each with `beams` rows fed different tokens (the encoder side once per sentence, as the
+    encoder gives it): the log-probabilities agree at every step within 1e-4."""
     ckpt, out = exported
     model = load_engine([ckpt]).model
     encoder = onnxruntime.InferenceSession(str(out / "encoder.onnx"))
@@ -91,19 +100,21 @@ def test_each_step_gives_nmts_log_probabilities(exported):
     src = torch.tensor([[11, 12, 13, 14, EOS], [15, 16, EOS, 0, 0]])
     keys, values, bias = encoder.run(None, {"src_ids": src.numpy()})
     config = json.loads((out / "onnx_config.json").read_text())
-    past = np.zeros((config["decoder_layers"], 2, config["heads"], 0, config["head_dim"]), dtype=np.float32)
+    assert config["encoder_side"] == "per_sentence"
+    rows = 2 * beams
+    past = np.zeros((config["decoder_layers"], rows, config["heads"], 0, config["head_dim"]), dtype=np.float32)
     past_keys, past_values = past, past.copy()
     with torch.no_grad():
         memory, src_mask = model.encode(src)
-        state = model.start_decoding(memory, src_mask)
-        tokens = torch.full((2,), model.start_token)
+        state = model.start_decoding(memory, src_mask, beams=beams)
+        tokens = torch.full((rows,), model.start_token)
         for step in range(6):
             expected = model.decode_step(tokens, state)
             log_probs, past_keys, past_values = decoder.run(None, {
                 "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
                 "memory_values": values, "past_keys": past_keys, "past_values": past_values})
             np.testing.assert_allclose(log_probs, expected.numpy(), atol=1e-4)
-            tokens = torch.tensor([7 + step, 20 + step])  # any tokens: both sides are fed the same
+            tokens = torch.arange(rows) * 5 + 7 + step  # any tokens: both sides are fed the same
 
 
 def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
