@@ -1,6 +1,7 @@
 """The models one `nmt serve` holds, each loaded once with its own request batcher, and which one
 each line of a request goes to: by its languages (nmt's src_lang/tgt_lang, LibreTranslate's
-source/target), else the first model; a request of several languages is split between models.
+source/target; a model trained on the direction before one that would translate it zero-shot),
+else the first model; a request of several languages is split between models.
 Two models that translate the same direction are refused: the second would never be asked (to
 average checkpoints into one model, `nmt average`)."""
 
@@ -80,12 +81,14 @@ class ServedModels:
 
     def for_line(self, source: str | None, target: str | None, number: int, zero_shot: bool = False) -> Served:
         """The model for line `number`'s languages (source None: each model's own; both None: the
-        first model); RequestRefused where none translates them."""
+        first model): one trained on the direction, else (with `zero_shot`) the first that can
+        translate it zero-shot; RequestRefused where none translates them."""
         if len(self.models) == 1 or (source is None and target is None):
             return self.first
-        for model in self.models:
-            if model.translates(source or model.data.src_lang, target or model.data.tgt_lang, zero_shot):
-                return model
+        for allowed in dict.fromkeys((False, zero_shot)):  # a trained direction before a zero-shot one
+            for model in self.models:
+                if model.translates(source or model.data.src_lang, target or model.data.tgt_lang, allowed):
+                    return model
         offered = ", ".join(f"{a}-{b}" for a, b in sorted(self.directions()))
         raise RequestRefused(f"line {number}: no model here translates {source or '?'}-{target or '?'} "
                              f"(this server translates {offered})")

@@ -142,3 +142,31 @@ def test_an_unknown_worker_mode_is_refused_before_any_model_loads(models):
     forward, _ = models
     one_line_error(CliRunner().invoke(app, ["serve", forward, "--worker-mode", "fibers", "--port", "1"]),
                    "--worker-mode fibers: choose one of auto, processes, threads")
+
+
+def test_a_zero_shot_line_goes_to_a_model_trained_on_its_direction_before_one_that_guesses():
+    """Routing alone (no model loaded): a model of de→en and en→fr could translate de→fr
+    zero-shot, but a later model trained on de→fr gets such lines, zero_shot or not; a direction
+    no model was trained on goes to the first that can guess it, only with zero_shot."""
+    from types import SimpleNamespace
+
+    from nmt.config import DataConfig
+    from nmt.decode.request import RequestRefused
+    from nmt.serve.models import Served, ServedModels
+
+    def served(name: str, *directions: tuple[str, str]) -> Served:
+        corpora = [{"path": f"{name}-{src}{tgt}", "src_lang": src, "tgt_lang": tgt} for src, tgt in directions]
+        data = DataConfig(src_lang=directions[0][0], tgt_lang=directions[0][1], train=corpora, valid="valid",
+                          language_token="target")
+        return Served(SimpleNamespace(recipe=SimpleNamespace(data=data)), name)
+
+    many, german_french = served("many", ("de", "en"), ("en", "fr"), ("en", "cs")), served("de-fr", ("de", "fr"))
+    models = ServedModels([many, german_french])
+    assert many.translates("de", "fr", zero_shot=True) and not many.translates("de", "fr")
+    for zero_shot in (False, True):
+        assert models.for_line("de", "fr", 1, zero_shot) is german_french
+        assert models.for_line("en", "fr", 1, zero_shot) is many
+    assert models.for_line("de", "cs", 1, zero_shot=True) is many
+    with pytest.raises(RequestRefused, match="line 3: no model here translates de-cs"):
+        models.for_line("de", "cs", 3)
+    assert models.for_lines(["de", "en", "de"], ["fr", "fr", "cs"], zero_shot=True) == {1: [0], 0: [1, 2]}
