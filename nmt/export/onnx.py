@@ -95,6 +95,19 @@ class DecoderStepGraph(nn.Module):
         never = torch.zeros(model.output_weight.size(0))
         never[PAD] = never[BOS] = float("-inf")  # as next_token_log_probs takes them out
         self.register_buffer("never", never, persistent=False)
+        self.relative = model.decoder_position_bias is not None
+        if self.relative:  # T5's: the last position's row of biases, every distance, farthest first
+            last = model.cfg.max_positions - 1
+            with torch.no_grad():
+                self.register_buffer("self_bias_row", model.decoder_position_bias(1, last + 1, offset=last),
+                                     persistent=False)
+
+    def self_bias(self, position: Tensor, keys: int) -> Tensor:
+        """Relative positions' bias (1, h, 1, keys) of the query at `position` (1,) over keys at
+        0..keys-1 (its past and itself): key j's column of the row is that of distance j - position
+        (Transformer.decode_step's view of the row, as a gather)."""
+        last = self.self_bias_row.size(-1) - 1
+        return self.self_bias_row.index_select(-1, torch.arange(keys) + last - position)
 
     def forward(self, tokens: Tensor, position: Tensor, src_bias: Tensor, memory_keys: Tensor, memory_values: Tensor,
                 past_keys: Tensor, past_values: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -102,6 +115,7 @@ class DecoderStepGraph(nn.Module):
         embed = model.tgt_embed
         x = embed.at_positions(tokens.unsqueeze(1), position)
         present_keys, present_values = [], []
+        bias = self.self_bias(position, past_keys.size(3) + 1) if self.relative else None
         for i, layer in enumerate(model.decoder_layers):
             attention = layer.self_attn
 
@@ -110,7 +124,8 @@ class DecoderStepGraph(nn.Module):
                 k, v = torch.cat([past_keys[i], k], dim=2), torch.cat([past_values[i], v], dim=2)
                 present_keys.append(k)
                 present_values.append(v)
-                weights = torch.matmul(q, k.transpose(-1, -2)).mul(q.size(-1) ** -0.5).softmax(dim=-1)
+                scores = torch.matmul(q, k.transpose(-1, -2)).mul(q.size(-1) ** -0.5)
+                weights = (scores if bias is None else scores + bias).softmax(dim=-1)
                 return attention.out_proj(_merge_heads(torch.matmul(weights, v)))
 
             x = layer.self_sublayer(x, self_attention)
@@ -139,9 +154,6 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     quantize = quantization == "int8"
     checkpoint = open_checkpoint(checkpoint_path)
     recipe, cfg = checkpoint.recipe, checkpoint.recipe.model
-    if layout := cfg.t5_layout():
-        raise NmtError(f"{checkpoint_path}: model {', '.join(layout)}: the ONNX export computes the paper's layers; "
-                       "export this model to CTranslate2 instead")
     protos = checkpoint.tokenizer_models()
     from nmt.data.tokenizer import load_processor
 
@@ -165,7 +177,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
         heads, layers = cfg.heads, cfg.decoder_layers
         config = {"nmt_version": nmt.__version__, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS,
                   "start_token": model.start_token, "max_positions": cfg.max_positions, "decoder_layers": layers,
-                  "heads": heads, "head_dim": cfg.d_model // heads, "quantized": quantize,
+                  "heads": heads, "head_dim": cfg.head_dim or cfg.d_model // heads, "quantized": quantize,
                   "src_lang": recipe.data.src_lang, "tgt_lang": recipe.data.tgt_lang,
                   "language_token": data.language_token, "source_language_tokens": source_tokens,
                   "target_language_tokens": target_tokens,
@@ -228,7 +240,7 @@ def save_graph(proto, path: Path) -> None:
 def _graphs(model: Transformer, quantize: bool) -> list[tuple[str, nn.Module, tuple, dict]]:
     """(name, module, example inputs, the names of inputs, outputs and dynamic sizes) of each graph."""
     cfg = model.cfg
-    layers, heads, dh = cfg.decoder_layers, cfg.heads, cfg.d_model // cfg.heads
+    layers, heads, dh = cfg.decoder_layers, cfg.heads, cfg.head_dim or cfg.d_model // cfg.heads
     src = torch.tensor([[5, 6, 7, EOS], [5, EOS, PAD, PAD]], dtype=torch.long)
     with torch.no_grad():
         memory_keys, memory_values, src_bias = EncoderGraph(model)(src)

@@ -122,7 +122,10 @@ class Embeddings(nn.Module):
         return self.dropout(self.norm(self._scaled(ids) + where))
 
     def at_positions(self, ids: Tensor, positions: Tensor) -> Tensor:
-        """ids (B, L) at the positions (L,) given as a tensor (the ONNX decoder's step), no dropout."""
+        """ids (B, L) at the positions (L,) given as a tensor (the ONNX decoder's step), no dropout;
+        without positions of their own (relative ones, which the self-attentions add), the tokens'."""
+        if self.positions is None:
+            return self._scaled(ids)
         return self.norm(self._scaled(ids) + self.positions.rows(positions))
 
 
