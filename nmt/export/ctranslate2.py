@@ -26,6 +26,7 @@ from nmt.data.tokenizer import load_processor
 from nmt.data.vocabulary_map import read_vocabulary_map
 from nmt.errors import NmtError
 from nmt.export.directory import write_directory_atomically
+from nmt.model.from_weights import check_weights
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import PositionalEncoding
 from nmt.checkpoint import Checkpoint, open_checkpoint, tokenizer_models
@@ -57,7 +58,9 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
     from ctranslate2.specs import transformer_spec
 
     cfg = checkpoint.recipe.model
-    weights = {name: t.float().numpy() for name, t in checkpoint.weights.items()}
+    merged = checkpoint.weights
+    check_weights(cfg, merged, checkpoint.path)
+    weights = {name: t.float().numpy() for name, t in merged.items()}
 
     from ctranslate2.specs import common_spec
 

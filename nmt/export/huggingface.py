@@ -38,6 +38,7 @@ from nmt.errors import NmtError
 from nmt.export.ctranslate2 import FORBIDDEN_LOGIT
 from nmt.export.directory import write_directory_atomically
 from nmt.export.m2m100_export import export_m2m100
+from nmt.model.from_weights import check_weights
 
 
 def require_transformers():
@@ -198,11 +199,12 @@ def export_huggingface(checkpoint: Path, out: Path, force: bool = False, decode=
     payload, recipe = loaded.payload, loaded.recipe
     if decode is not None:
         recipe = recipe.model_copy(update={"decode": decode})
-    if is_t5_layout(recipe.model):  # imported from MADLAD-400 (or fine-tuned from such an import)
-        return export_t5(payload, recipe, checkpoint, out, force, require_transformers)
-    if layout := recipe.model.t5_layout():
+    if not is_t5_layout(recipe.model) and (layout := recipe.model.t5_layout()):
         raise NmtError(f"{checkpoint}: model {', '.join(layout)}: transformers' Marian, Pegasus and M2M-100 compute "
                        "the paper's layers, and T5 relative positions; this model exports to CTranslate2 (`nmt export`)")
+    check_weights(recipe.model, loaded.weights, checkpoint)
+    if is_t5_layout(recipe.model):  # imported from MADLAD-400 (or fine-tuned from such an import)
+        return export_t5(payload, recipe, checkpoint, out, force, require_transformers)
     if CARRIED in payload["tokenizer"]:  # imported from NLLB-200/M2M-100/mBART-50 (or fine-tuned from such an import)
         return export_m2m100(payload, recipe, payload["tokenizer"][CARRIED].numpy().tobytes(), checkpoint, out,
                              force, transformers_state_dict(payload["model"], recipe.model), require_transformers)

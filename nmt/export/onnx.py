@@ -163,7 +163,8 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
     source_tokens = {lang: src_sp.piece_to_id(language_token(lang)) for lang in named}
     target_tokens = {lang: tgt_sp.piece_to_id(language_token(lang))
                      for lang in (data.target_languages() if data.forced_target_tokens else [])}
-    model = transformer_from_weights(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size(), checkpoint.weights)
+    model = transformer_from_weights(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size(), checkpoint.weights,
+                                     checkpoint_path)
     model.eval()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

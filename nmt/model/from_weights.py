@@ -13,31 +13,67 @@ its weights allocated but not drawn."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 
 import torch
 from torch import Tensor
 
 from nmt.config import ModelConfig
+from nmt.errors import NmtError
 from nmt.model.transformer import PositionalEncoding, Transformer
 
 
 def transformer_from_weights(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int,
-                             weights: dict[str, Tensor]) -> Transformer:
+                             weights: dict[str, Tensor], source: Path | None = None) -> Transformer:
     """The Transformer of `cfg` whose parameters are the tensors of `weights` (a whole state dict,
-    as `load_state_dict(strict=True)` takes it; a key missing or left over raises as it does), cast
-    to the model's dtype where stored in another. The model and `weights` then share their tensors."""
+    as `load_state_dict(strict=True)` takes it), cast to the model's dtype where stored in another.
+    The model and `weights` then share their tensors. Weights that are not those of `cfg`'s model
+    (a name missing or left over, a shape that differs) are a one-line NmtError naming `source`."""
     with torch.device("meta"), _initialisers_skipped():
         model = Transformer(cfg, src_vocab_size, tgt_vocab_size)
+    _check_names(model, weights, source)
     dtypes = {name: t.dtype for name, t in model.state_dict().items()}
     cast = {name: t.to(dtypes[name]) if name in dtypes else t for name, t in weights.items()}
-    model.load_state_dict(cast, strict=True, assign=True)
+    try:
+        model.load_state_dict(cast, strict=True, assign=True)
+    except RuntimeError as e:  # shapes that differ: torch lists them, a line each, after a heading
+        details = [line.strip() for line in str(e).splitlines()[1:] if line.strip()]
+        raise NmtError(f"{_named(source)}: the weights do not fit the recipe's model section "
+                       f"({details[0] if details else str(e).strip()})") from None
     _tables_remade(model, torch.device("cpu"))  # buffers no state dict holds
     unset = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if unset:  # a tensor the state dict does not hold, made in __init__ on the meta device
         raise RuntimeError(f"transformer_from_weights: {', '.join(unset)} not set by the weights")
     return model
+
+
+def check_weights(cfg: ModelConfig, weights: Mapping[str, Tensor], source: Path | None = None) -> None:
+    """A one-line NmtError naming `source` where `weights` lack a parameter of `cfg`'s Transformer
+    or hold one it does not have: a checkpoint whose recipe was edited by hand, or whose weights
+    are another model's. For readers that take the weights by name without building the model
+    (the CTranslate2 and transformers exports); transformer_from_weights checks as it builds."""
+    with torch.device("meta"), _initialisers_skipped():
+        model = Transformer(cfg, _rows(weights, "src_embed.tokens.weight"), _rows(weights, "tgt_embed.tokens.weight"))
+    _check_names(model, weights, source)
+
+
+def _rows(weights: Mapping[str, Tensor], name: str) -> int:
+    return weights[name].shape[0] if name in weights else 8  # (any size: the names do not depend on it)
+
+
+def _check_names(model: Transformer, weights: Mapping[str, Tensor], source: Path | None) -> None:
+    expected = model.state_dict().keys()
+    missing, extra = [n for n in expected if n not in weights], [n for n in weights if n not in expected]
+    if missing or extra:
+        parts = [f"{what} {len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+                 for what, names in (("it lacks", missing), ("it has no place for", extra)) if names]
+        raise NmtError(f"{_named(source)}: the weights do not fit the recipe's model section: {'; '.join(parts)}")
+
+
+def _named(source: Path | None) -> str:
+    return str(source) if source is not None else "the weights"
 
 
 def unfilled_transformer(cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int,

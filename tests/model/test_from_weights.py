@@ -4,11 +4,14 @@ weights drawn first; every layout's tensors set, none left on the meta device.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from nmt.config import ModelConfig
-from nmt.model.from_weights import transformer_from_weights, unfilled_transformer
+from nmt.errors import NmtError
+from nmt.model.from_weights import check_weights, transformer_from_weights, unfilled_transformer
 from nmt.model.transformer import Transformer
 
 SMALL = dict(encoder_layers=2, decoder_layers=2, d_model=16, heads=2, d_ff=32, dropout=0.0, max_positions=32)
@@ -57,15 +60,29 @@ def test_weights_stored_in_another_precision_are_cast_to_the_models():
         assert torch.equal(tensor, weights[name].bfloat16().float()), name
 
 
-def test_a_missing_or_unknown_weight_raises_as_load_state_dict_does():
+def test_weights_that_do_not_fit_are_one_line_errors_naming_their_file():
+    """A weight missing, one left over, one of another shape: an NmtError of one line naming the
+    file and the weight, from the builder and (names only) from check_weights."""
     cfg = ModelConfig(**SMALL)
     _, weights = _pair(cfg, 40)
     missing = dict(weights)
     del missing["decoder_layers.1.feed_forward.w2.weight"]
-    with pytest.raises(RuntimeError, match="decoder_layers.1.feed_forward.w2.weight"):
-        transformer_from_weights(cfg, 40, 40, missing)
-    with pytest.raises(RuntimeError, match="extra.weight"):
-        transformer_from_weights(cfg, 40, 40, weights | {"extra.weight": torch.zeros(2)})
+    source = Path("model.pt")
+    cases = [(missing, "it lacks 1 (decoder_layers.1.feed_forward.w2.weight)"),
+             (weights | {"extra.weight": torch.zeros(2)}, "it has no place for 1 (extra.weight)"),
+             (weights | {"decoder_layers.1.feed_forward.w2.weight": torch.zeros(3)},
+              "size mismatch for decoder_layers.1.feed_forward.w2.weight")]
+    for given, problem in cases:
+        readers = [lambda: transformer_from_weights(cfg, 40, 40, given, source)]
+        if not problem.startswith("size"):  # check_weights reads the names only
+            readers.append(lambda: check_weights(cfg, given, source))
+        for read in readers:
+            with pytest.raises(NmtError) as raised:
+                read()
+            message = str(raised.value)
+            assert message.startswith("model.pt: the weights do not fit the recipe's model section")
+            assert problem in message and "\n" not in message
+    check_weights(cfg, weights, source)  # the model's own weights fit
 
 
 def test_no_initialiser_runs_and_each_is_restored_after(monkeypatch):

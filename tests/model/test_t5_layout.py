@@ -116,23 +116,32 @@ def test_freezing_a_stack_freezes_its_position_biases():
     assert model.decoder_position_bias.weight.requires_grad
 
 
-def test_exports_that_compute_the_papers_layers_refuse_t5_keys_naming_them(trained_tiny, tmp_path):
-    """A checkpoint whose model section sets T5's keys without relative positions: transformers'
-    Marian/Pegasus export and the ONNX export name the keys in one line and write nothing."""
+def test_t5_keys_the_export_cannot_compute_and_weights_that_do_not_fit_are_one_line_errors(trained_tiny, tmp_path):
+    """A checkpoint whose model section sets T5's keys without relative positions (edited by hand,
+    its weights the paper's layers'): transformers' Marian/Pegasus export names the keys it cannot
+    compute; translation and the other exports, which compute them, find weights that do not fit
+    (a gate missing, a norm's bias left over) and say so in one line naming the file. Nothing is
+    written."""
     from typer.testing import CliRunner
 
     from nmt.checkpoint import load_checkpoint, save_checkpoint
     from nmt.cli import app
-    from tests.conftest import one_line_error
+    from tests.conftest import TINY_DATA, one_line_error
 
     payload = load_checkpoint(trained_tiny.out / "checkpoints" / "best.pt")
     payload["recipe"]["model"].update(norm_type="rms", gated_ffn=True)
-    save_checkpoint(payload, tmp_path / "rms.pt")
+    rms = tmp_path / "rms.pt"
+    save_checkpoint(payload, rms)
     runner = CliRunner()
-    for fmt in ("huggingface", "onnx"):
-        one_line_error(runner.invoke(app, ["export", str(tmp_path / "rms.pt"), "-o", str(tmp_path / fmt), "--format", fmt]),
-                       "norm_type: rms", "gated_ffn: true")
-        assert not (tmp_path / fmt).exists()
+    one_line_error(runner.invoke(app, ["export", str(rms), "-o", str(tmp_path / "hf"), "--format", "huggingface"]),
+                   "norm_type: rms", "gated_ffn: true")
+    misfit = (f"{rms}: the weights do not fit the recipe's model section: it lacks 8",
+              "encoder_layers.0.feed_forward.w3.weight", "it has no place for")
+    for fmt in ("ctranslate2", "onnx"):
+        one_line_error(runner.invoke(app, ["export", str(rms), "-o", str(tmp_path / fmt), "--format", fmt]), *misfit)
+    one_line_error(runner.invoke(app, ["translate", "-c", str(rms), "-i", str(TINY_DATA / "valid.en"), "-o",
+                                       str(tmp_path / "out.de")]), *misfit)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rms.pt"]
 
 
 def test_the_guided_alignment_layer_keeps_the_relative_position_biases():

@@ -66,7 +66,7 @@ def _model_of(checkpoint: Checkpoint):
     models = checkpoint.tokenizer_models()
     src_sp, tgt_sp = load_processor(model_proto=models["src"]), load_processor(model_proto=models["tgt"])
     model = transformer_from_weights(checkpoint.recipe.model, src_sp.get_piece_size(), tgt_sp.get_piece_size(),
-                                     checkpoint.weights)
+                                     checkpoint.weights, checkpoint.path)
     model.alignment_heads = alignment_heads(checkpoint.recipe)
     return model, src_sp, tgt_sp
 
