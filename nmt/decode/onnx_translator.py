@@ -7,7 +7,8 @@ with the checkpoint it came from.
 
 `translate` runs nmt's own searches (nmt.decode.search: greedy_search, beam_search) over the graphs
 (`OnnxGraphs`), so its every rule (the length penalty, patience, min_len, no_repeat_ngram_size, the
-forced language token) is nmt's; the recipe's settings come from onnx_config.json's "search".
+forced language token) is nmt's; the recipe's settings come from onnx_config.json's "search", and
+lines are batched by source tokens (its "max_tokens") as `nmt translate` batches them.
 `OnnxTranslator.greedy` is greedy search in numpy alone: what an application does with the two
 graphs, and the reference for writing it in another language (the most probable token at each
 step, PAD and BOS never, up to a·|source| + b tokens).
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from nmt.config import DecodeConfig
+from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import listed
 from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
@@ -41,7 +43,8 @@ from nmt.export.onnx import CONFIG, require_onnx
 class OnnxTranslator:
     """An ONNX export's translator for one direction. `settings`: the search's (a DecodeConfig of
     the recipe's beam size, length penalty, patience, min_len, no_repeat_ngram_size and length
-    limits), which a caller may replace (translator.settings.model_copy(update={...}))."""
+    limits, and its max_tokens per batch), which a caller may replace
+    (translator.settings.model_copy(update={...}))."""
 
     def __init__(self, directory: Path, threads: int = 0, src_lang: str | None = None, tgt_lang: str | None = None,
                  zero_shot: bool = False):
@@ -68,6 +71,7 @@ class OnnxTranslator:
         self.graphs = OnnxGraphs(self.encoder, self.decoder, self.config)
         try:  # the recipe's search (an export older than "search" in its config: greedy)
             self.settings = DecodeConfig(**{"max_len_a": self.config["max_len_a"], "max_len_b": self.config["max_len_b"],
+                                            **{key: self.config[key] for key in ("max_tokens",) if key in self.config},
                                             **self.config.get("search", {"beam_size": 1})})
         except (TypeError, ValueError) as e:
             raise NmtError(f"{directory / CONFIG}: not a readable search ({str(e).splitlines()[0]})") from None
@@ -93,17 +97,22 @@ class OnnxTranslator:
                            "zero_shot=True translates it anyway")
         return prefix, forced
 
-    def translate(self, lines: list[str], batch_size: int = 32, beam_size: int | None = None) -> list[str]:
+    def translate(self, lines: list[str], batch_size: int | None = None, beam_size: int | None = None) -> list[str]:
         """Each line's translation, in batches of lines of similar length, by nmt's search over the
-        graphs: beam search of `beam_size` (None: the recipe's), greedy for 1. An empty line gives
-        an empty line."""
+        graphs: beam search of `beam_size` (None: the recipe's), greedy for 1. A batch holds up to
+        the recipe's decode.max_tokens source tokens, padding included, as `nmt translate` batches
+        (`settings.max_tokens`), or `batch_size` lines. An empty line gives an empty line."""
         limit = self.config["max_positions"] - 1 - len(self.prefix)
-        encoded = [self.source.encode(line)[: limit - 1] for line in lines]
+        encoded = [self.prefix + self.source.encode(line)[: limit - 1] for line in lines]
         outputs = [""] * len(lines)
-        rows = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
-        for start in range(0, len(rows), batch_size):
-            batch = rows[start: start + batch_size]
-            for i, ids in zip(batch, self.search([self.prefix + encoded[i] for i in batch], beam_size)):
+        rows = np.array(sorted((i for i, ids in enumerate(encoded) if len(ids) > len(self.prefix)),
+                               key=lambda i: len(encoded[i])), dtype=np.int64)
+        if batch_size is None:
+            batches = pack_by_tokens(rows, np.array([len(ids) + 1 for ids in encoded]), self.settings.max_tokens)
+        else:
+            batches = [rows[start: start + batch_size] for start in range(0, len(rows), batch_size)]
+        for batch in batches:
+            for i, ids in zip(batch.tolist(), self.search([encoded[i] for i in batch], beam_size)):
                 outputs[i] = output_text(self.target, ids)
         return outputs
 

@@ -15,7 +15,8 @@
 
 Beside them: the sentencepiece models (source.spm, target.spm), and onnx_config.json with the
 special ids, the start token, the positions, the languages and the recipe's search ("search":
-beam size, length penalty, patience, min_len, no_repeat_ngram_size; max_len_a and max_len_b). A
+beam size, length penalty, patience, min_len, no_repeat_ngram_size; max_len_a and max_len_b;
+max_tokens, the source tokens of a batch). A
 multilingual model's language tokens (data.language_token) are listed there by the language each
 names: `source_language_tokens`, one of which goes in front of the source ids (the target's with
 language_token source, the source's with both), and `target_language_tokens`, the target's fed as
@@ -184,6 +185,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "target_language_tokens": target_tokens,
                   "directions": [f"{src}-{tgt}" for src, tgt in data.directions()], "languages": data.languages,
                   "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,
+                  "max_tokens": recipe.decode.max_tokens,
                   "search": {key: getattr(recipe.decode, key) for key in SEARCH_SETTINGS},
                   "encoder_side": ENCODER_SIDE,
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",

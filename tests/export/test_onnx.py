@@ -79,6 +79,11 @@ def test_each_search_setting_the_export_keeps_reaches_the_search(trained_tiny, t
         assert translator.translate(LINES) == expected, update
         changed += expected != recipe_outputs
     assert changed >= 3  # the settings reach the search
+    # Batches of the recipe's decode.max_tokens source tokens (all the lines at once here), or of
+    # fewer, or of a number of lines: the same outputs.
+    assert translator.config["max_tokens"] == own.recipe.decode.max_tokens >= 200
+    translator.settings = translator.settings.model_copy(update={**recipe_search, "max_tokens": 24})
+    assert translator.translate(LINES) == translator.translate(LINES, batch_size=3) == recipe_outputs
     # An export written before "encoder_side" takes the encoder side per row, repeated for each
     # beam (this graph takes either: a row per sentence is a sentence of one beam).
     config = json.loads((tmp_path / "onnx" / "onnx_config.json").read_text())
