@@ -25,7 +25,7 @@ from tests.conftest import TINY_DATA, one_line_error, optional_module
 from tests.export.test_import_m2m100 import fine_tune_tiny
 
 transformers, pytestmark = optional_module("transformers")
-onnxruntime, needs_onnxruntime = optional_module("onnxruntime")
+needs_onnxruntime = optional_module("onnxruntime")[1]
 runner = CliRunner()
 LINES = [line.rstrip("\n") for line in open(TINY_DATA / "valid.en", encoding="utf-8")][:8] + ["A dog runs on the beach."]
 TARGETS = ("de", "fr")
@@ -157,37 +157,17 @@ def test_the_onnx_export_steps_and_translates_as_nmt_does(imported, tmp_path):
     GELU, heads of their own width): log-probabilities within float rounding of nmt's step by step
     with 1 and 3 beams per sentence, and every line translated as nmt translates it, greedy and
     beam 4, into both languages; int8 exports too."""
-    import json
-
-    import numpy as np
-
     from nmt.decode.onnx_translator import OnnxTranslator
+    from tests.export.test_onnx import assert_steps_match
 
     _, ckpt = imported
     out = tmp_path / "onnx"
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"]).exit_code == 0
     model = load_engine([ckpt], src_lang="en", tgt_lang="de").model
-    encoder = onnxruntime.InferenceSession(str(out / "encoder.onnx"))
-    decoder = onnxruntime.InferenceSession(str(out / "decoder.onnx"))
-    config = json.loads((out / "onnx_config.json").read_text())
     src = torch.tensor([[11, 12, 13, 14, 15, 16, 17, EOS], [15, 16, EOS, 0, 0, 0, 0, 0]])
-    keys, values, bias = encoder.run(None, {"src_ids": src.numpy()})
-    for beams in (1, 3):
-        rows = 2 * beams
-        past = np.zeros((config["decoder_layers"], rows, config["heads"], 0, config["head_dim"]), dtype=np.float32)
-        past_keys, past_values = past, past.copy()
-        with torch.no_grad():
-            memory, src_mask = model.encode(src)
-            state = model.start_decoding(memory, src_mask, beams=beams)
-            tokens = torch.full((rows,), model.start_token)
-            for step in range(12):  # past the buckets' exact distances (4 of 8)
-                expected = model.decode_step(tokens, state)
-                log_probs, past_keys, past_values = decoder.run(None, {
-                    "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
-                    "memory_values": values, "past_keys": past_keys, "past_values": past_values})
-                # (log-probabilities down to -40 here: float32 rounding of 1.5e-5 of that)
-                np.testing.assert_allclose(log_probs, expected.numpy(), rtol=1e-4, atol=1e-4)
-                tokens = torch.arange(rows) * 5 + 7 + step
+    for beams in (1, 3):  # 12 steps: past the buckets' exact distances (4 of 8). Log-probabilities
+        # go down to -40 here: float32's rounding of them is about 1.5e-5 of that
+        assert_steps_match(model, out, src, beams, steps=12, rtol=1e-4)
     searches = {"length_penalty": 1.0, "patience": 1.0, "no_repeat_ngram_size": 0, "max_len_a": 0.0, "max_len_b": MAX_NEW}
     for tgt in TARGETS:
         own, translator = load_engine([ckpt], src_lang="en", tgt_lang=tgt), OnnxTranslator(out, src_lang="en", tgt_lang=tgt)

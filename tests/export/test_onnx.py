@@ -99,26 +99,31 @@ def test_each_step_gives_nmts_log_probabilities(exported, beams):
     each with `beams` rows fed different tokens (the encoder side once per sentence, as the
     encoder gives it): the log-probabilities agree at every step within 1e-4."""
     ckpt, out = exported
-    model = load_engine([ckpt]).model
+    assert json.loads((out / "onnx_config.json").read_text())["encoder_side"] == "per_sentence"
+    assert_steps_match(load_engine([ckpt]).model, out, torch.tensor([[11, 12, 13, 14, EOS], [15, 16, EOS, 0, 0]]),
+                       beams, steps=6)
+
+
+def assert_steps_match(model, out, src: torch.Tensor, beams: int, steps: int, rtol: float = 0.0) -> None:
+    """The export in `out` and `model` fed the same tokens, `beams` rows per source of `src`, give
+    the same log-probabilities at each of `steps` steps (within 1e-4, and `rtol`)."""
     encoder = onnxruntime.InferenceSession(str(out / "encoder.onnx"))
     decoder = onnxruntime.InferenceSession(str(out / "decoder.onnx"))
-    src = torch.tensor([[11, 12, 13, 14, EOS], [15, 16, EOS, 0, 0]])
     keys, values, bias = encoder.run(None, {"src_ids": src.numpy()})
     config = json.loads((out / "onnx_config.json").read_text())
-    assert config["encoder_side"] == "per_sentence"
-    rows = 2 * beams
+    rows = len(src) * beams
     past = np.zeros((config["decoder_layers"], rows, config["heads"], 0, config["head_dim"]), dtype=np.float32)
     past_keys, past_values = past, past.copy()
     with torch.no_grad():
         memory, src_mask = model.encode(src)
         state = model.start_decoding(memory, src_mask, beams=beams)
         tokens = torch.full((rows,), model.start_token)
-        for step in range(6):
+        for step in range(steps):
             expected = model.decode_step(tokens, state)
             log_probs, past_keys, past_values = decoder.run(None, {
                 "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
                 "memory_values": values, "past_keys": past_keys, "past_values": past_values})
-            np.testing.assert_allclose(log_probs, expected.numpy(), atol=1e-4)
+            np.testing.assert_allclose(log_probs, expected.numpy(), rtol=rtol, atol=1e-4)
             tokens = torch.arange(rows) * 5 + 7 + step  # any tokens: both sides are fed the same
 
 
