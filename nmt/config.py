@@ -259,6 +259,11 @@ class ModelConfig(Section):
     head_dim: int | None = Field(default=None, ge=1)  # per head; None: d_model / heads (T5's d_kv may differ)
     scale_embeddings: bool = True  # token embeddings times sqrt(d_model) (3.4); T5 does not scale
 
+    @property
+    def head_width(self) -> int:
+        """Each attention head's width dh: model.head_dim where set, else d_model / heads."""
+        return self.head_dim or self.d_model // self.heads
+
     def t5_layout(self) -> list[str]:
         """The keys set to T5's layout rather than the paper's ("positions: relative", ...): what
         an engine or export must compute besides the paper's Transformer."""
@@ -612,7 +617,7 @@ class Recipe(Section):
         if self.train.attention != "varlen":
             return self
         model = self.model
-        head_width = model.head_dim or model.d_model // model.heads
+        head_width = model.head_width
         if model.attention_dropout > 0:
             raise ValueError("train.attention varlen: FlashAttention's variable-length kernel takes no dropout; "
                              "set model.attention_dropout to 0 or train.attention to sdpa")

@@ -70,9 +70,10 @@ class OnnxTranslator:
         self.target = spm.SentencePieceProcessor(model_file=str(directory / "target.spm"))
         self.graphs = OnnxGraphs(self.encoder, self.decoder, self.config)
         try:  # the recipe's search (an export older than "search" in its config: greedy)
+            # source tokens a batch (an export older than "max_tokens" in its config: the default)
+            batching = {"max_tokens": self.config["max_tokens"]} if "max_tokens" in self.config else {}
             self.settings = DecodeConfig(**{"max_len_a": self.config["max_len_a"], "max_len_b": self.config["max_len_b"],
-                                            **{key: self.config[key] for key in ("max_tokens",) if key in self.config},
-                                            **self.config.get("search", {"beam_size": 1})})
+                                            **batching, **self.config.get("search", {"beam_size": 1})})
         except (TypeError, ValueError) as e:
             raise NmtError(f"{directory / CONFIG}: not a readable search ({str(e).splitlines()[0]})") from None
         self.prefix, self.forced = self._language_tokens(src_lang or self.config["src_lang"],

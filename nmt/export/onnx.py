@@ -179,7 +179,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
         heads, layers = cfg.heads, cfg.decoder_layers
         config = {"nmt_version": nmt.__version__, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS,
                   "start_token": model.start_token, "max_positions": cfg.max_positions, "decoder_layers": layers,
-                  "heads": heads, "head_dim": cfg.head_dim or cfg.d_model // heads, "quantized": quantize,
+                  "heads": heads, "head_dim": cfg.head_width, "quantized": quantize,
                   "src_lang": recipe.data.src_lang, "tgt_lang": recipe.data.tgt_lang,
                   "language_token": data.language_token, "source_language_tokens": source_tokens,
                   "target_language_tokens": target_tokens,
@@ -243,7 +243,7 @@ def save_graph(proto, path: Path) -> None:
 def _graphs(model: Transformer, quantize: bool) -> list[tuple[str, nn.Module, tuple, dict]]:
     """(name, module, example inputs, the names of inputs, outputs and dynamic sizes) of each graph."""
     cfg = model.cfg
-    layers, heads, dh = cfg.decoder_layers, cfg.heads, cfg.head_dim or cfg.d_model // cfg.heads
+    layers, heads, dh = cfg.decoder_layers, cfg.heads, cfg.head_width
     src = torch.tensor([[5, 6, 7, EOS], [5, EOS, PAD, PAD]], dtype=torch.long)
     with torch.no_grad():
         memory_keys, memory_values, src_bias = EncoderGraph(model)(src)

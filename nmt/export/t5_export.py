@@ -50,7 +50,7 @@ def t5_weights(state: dict[str, torch.Tensor], cfg) -> dict[str, torch.Tensor]:
     """nmt's weights under T5's names (the inverse of nmt.export.t5_import.t5_state_dict)."""
     plain, attentions = t5_names(cfg)
     out = {theirs: state[ours] for ours, theirs in plain}
-    query_scale = (cfg.head_dim or cfg.d_model // cfg.heads) ** -0.5
+    query_scale = cfg.head_width ** -0.5
     for target, source, self_attention in attentions:
         if self_attention:
             q, k, v = state[f"{target}.qkv_proj.weight"].chunk(3)
@@ -83,7 +83,7 @@ def export_t5(payload: dict, recipe: Recipe, checkpoint: Path, out: Path, force:
     protos = tokenizer_models(payload)
     weights = t5_weights(payload["model"], cfg)
     vocab_size = weights["shared.weight"].size(0)
-    head_dim = cfg.head_dim or cfg.d_model // cfg.heads
+    head_dim = cfg.head_width
     config = transformers.T5Config(
         vocab_size=vocab_size, d_model=cfg.d_model, d_kv=head_dim, d_ff=cfg.d_ff, num_layers=cfg.encoder_layers,
         num_decoder_layers=cfg.decoder_layers, num_heads=cfg.heads, relative_attention_num_buckets=cfg.relative_buckets,
