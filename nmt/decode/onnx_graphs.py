@@ -12,6 +12,8 @@ of the graph as arrays, reordered with the beams.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -84,3 +86,26 @@ class OnnxGraphs:
             return log_probs
         forbid(log_probs)
         return F.log_softmax(log_probs, dim=-1)
+
+
+_one_thread = {"lock": threading.Lock(), "inside": 0, "threads": 0}  # searches in flight (a server's threads)
+
+
+@contextlib.contextmanager
+def torch_on_one_thread():
+    """torch on one thread while a search runs over the graphs: its part (a step's top-k over the
+    rows) is small, and its threads would spin against onnxruntime's (measured: beam search of 4
+    on the demo model twice as slow on 2 cores). torch's thread count is the process's: the first
+    search in sets it, the last out restores it."""
+    with _one_thread["lock"]:
+        if _one_thread["inside"] == 0:
+            _one_thread["threads"] = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _one_thread["inside"] += 1
+    try:
+        yield
+    finally:
+        with _one_thread["lock"]:
+            _one_thread["inside"] -= 1
+            if _one_thread["inside"] == 0:
+                torch.set_num_threads(_one_thread["threads"])

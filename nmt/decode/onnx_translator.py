@@ -23,7 +23,6 @@ As with `nmt translate`, a direction the model was not trained on needs zero_sho
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import listed
 from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
-from nmt.decode.onnx_graphs import OnnxGraphs
+from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.export.onnx import CONFIG, require_onnx
 
@@ -127,7 +126,7 @@ class OnnxTranslator:
         for row, ids in enumerate(sources):
             src[row, : len(ids) + 1] = torch.tensor(ids + [c["eos_id"]])
         prefixes = [list(self.forced) for _ in sources]
-        with _torch_on_one_thread():
+        with torch_on_one_thread():
             found = self._search(src, beams, prefixes)
         return [h.tokens[len(self.forced):] for h in found]
 
@@ -183,19 +182,6 @@ class OnnxTranslator:
                 memory_keys, memory_values = memory_keys[:, running], memory_values[:, running]
                 past_keys, past_values = past_keys[:, running], past_values[:, running]
         return [output[len(forced):] for output in outputs]
-
-
-@contextlib.contextmanager
-def _torch_on_one_thread():
-    """torch on one thread while a search runs over the graphs: its part (a step's top-k over the
-    rows) is small, and its threads would spin against onnxruntime's (measured: beam search of 4
-    on the demo model twice as slow on 2 cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _token_of(tokens: dict[str, int], lang: str) -> int:

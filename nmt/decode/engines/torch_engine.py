@@ -116,7 +116,7 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
     constrained = bool(constraints and any(constraints))
     if constrained and cfg.sampling:
         raise NmtError("lexical constraints need beam search, not sampling (decode.sampling)")
-    src = _padded(sources, last=EOS).to(translator.device)
+    src = padded(sources, last=EOS).to(translator.device)
     vocabulary = _shortlisted(translator, sources, cfg, prefixes, constraints)
     with decode_autocast(translator.device, cfg.precision):
         if not constrained and (cfg.sampling or cfg.beam_size <= 1):
@@ -155,7 +155,7 @@ def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
                          length_penalty_form=cfg.length_penalty_form, prefixes=prefixes, vocabulary=vocabulary)
 
 
-def _padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
+def padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
     """Token rows (B, longest + the extra tokens), each with `first` before and `last` after it, PAD-filled."""
     extra = (first is not None) + (last is not None)
     out = torch.full((len(rows), max(len(r) for r in rows) + extra), PAD, dtype=torch.long)
@@ -170,9 +170,9 @@ def score_batch(translator: Translator, sources: list[list[int]], targets: list[
                 precision: str = "auto") -> list[list[float]]:
     """Forced decoding: per pair, the log-probability of each target token and then of EOS given
     the source and the tokens before it (teacher forcing, all positions in one pass)."""
-    src = _padded(sources, last=EOS).to(translator.device)
-    tgt_in = _padded(targets, first=translator.model.start_token).to(translator.device)
-    tgt_out = _padded(targets, last=EOS).to(translator.device)
+    src = padded(sources, last=EOS).to(translator.device)
+    tgt_in = padded(targets, first=translator.model.start_token).to(translator.device)
+    tgt_out = padded(targets, last=EOS).to(translator.device)
     with decode_autocast(translator.device, precision):
         log_probs = translator.model.teacher_forced_log_probs(src, tgt_in)
     picked = log_probs.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1).cpu()  # (B, T)
