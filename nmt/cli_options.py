@@ -20,7 +20,7 @@ ThreadsOpt = Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.
 NprocOpt = Annotated[int, typer.Option(
     help="Processes to translate with, each on a share of --threads (or its own GPU); the output is the same.")]
 EngineOpt = Annotated[str, typer.Option(help="torch (nmt's own search) or ctranslate2 (checkpoints are converted on the "
-                                             "fly; an exported directory always uses it).")]
+                                             "fly; a CTranslate2 export always uses it, an ONNX export onnxruntime).")]
 EnsembleOpt = Annotated[bool, typer.Option(help="With several -c: the models together (mean of their next-token "
                                                 "probabilities) instead of their averaged weights.")]
 ComputeTypeOpt = Annotated[str, typer.Option(help="CTranslate2 only: default (as exported), int8, float32, float16, ...")]

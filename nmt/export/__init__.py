@@ -47,18 +47,14 @@ def export_checkpoint(checkpoint: Path, out: Path, format: str = "ctranslate2",
 
 
 def not_translatable(directory: Path) -> str:
-    """Why `nmt translate -c DIRECTORY` cannot translate with a directory that is not a
-    CTranslate2 export: another export's (named, with what runs it) or a run's folder."""
+    """Why `nmt translate -c DIRECTORY` cannot translate with a directory that is neither a
+    CTranslate2 nor an ONNX export: a transformers model (named, with what to do) or a run's folder."""
     from nmt.checkpoint import checkpoints_inside
-    from nmt.export.onnx import CONFIG as ONNX_CONFIG
 
-    if (directory / ONNX_CONFIG).is_file():
-        return (f"{directory}: an ONNX export, for onnxruntime (nmt.decode.onnx_translator.OnnxTranslator); "
-                "-c takes a checkpoint or a CTranslate2 export")
     if (directory / "config.json").is_file():
         return (f"{directory}: a Hugging Face transformers model; translate the checkpoint it came from, "
                 f"or `nmt import {directory}` first")
-    return f"{directory}: a directory, neither a checkpoint nor a CTranslate2 export{checkpoints_inside(directory)}"
+    return f"{directory}: a directory, neither a checkpoint nor a CTranslate2 or ONNX export{checkpoints_inside(directory)}"
 
 
 def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
@@ -70,7 +66,7 @@ def describe_export(summary: dict, checkpoint: Path, format: str) -> list[str]:
                 f"(\"{summary['file']}\") and translate with ARGOS_CHUNK_TYPE=SPACY (docs/serving.md)",
                 *[f"note: {note}" for note in summary["notes"]]]
     use = {"huggingface": f'AutoModelForSeq2SeqLM.from_pretrained("{summary["directory"]}")',
-           "onnx": f'nmt.decode.onnx_translator.OnnxTranslator("{summary["directory"]}")'}.get(
+           "onnx": f'nmt translate -c {summary["directory"]}` or `OnnxTranslator("{summary["directory"]}")'}.get(
         format, f"nmt translate -c {summary['directory']}")
     kind = f"{summary['architecture']}, " if "architecture" in summary else ""
     kind += "with its shortlist, " if summary.get("shortlist") else ""

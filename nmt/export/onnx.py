@@ -16,7 +16,8 @@
 Beside them: the sentencepiece models (source.spm, target.spm), and onnx_config.json with the
 special ids, the start token, the positions, the languages and the recipe's search ("search":
 beam size, length penalty, patience, min_len, no_repeat_ngram_size; max_len_a and max_len_b;
-max_tokens, the source tokens of a batch). A
+max_tokens, the source tokens of a batch), and the whole recipe, with which `nmt translate -c DIR`
+and `nmt serve DIR` translate through the export (nmt.decode.engines.onnx_engine). A
 multilingual model's language tokens (data.language_token) are listed there by the language each
 names: `source_language_tokens`, one of which goes in front of the source ids (the target's with
 language_token source, the source's with both), and `target_language_tokens`, the target's fed as
@@ -188,6 +189,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "max_tokens": recipe.decode.max_tokens,
                   "search": {key: getattr(recipe.decode, key) for key in SEARCH_SETTINGS},
                   "encoder_side": ENCODER_SIDE,
+                  "recipe": checkpoint.payload["recipe"],  # for `nmt translate -c` and `nmt serve` (onnx_engine)
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
                                                                "memory_values", "past_keys", "past_values"]}}
         (staging / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")

@@ -96,15 +96,15 @@ def test_a_compute_type_or_device_an_engine_lacks_is_a_one_line_error_before_any
             load_engine(never_read, **options)
 
 
-def test_a_directory_that_is_not_a_ctranslate2_export_is_named_for_what_it_is(tmp_path):
+def test_a_directory_that_is_not_a_model_nmt_translates_is_named_for_what_it_is(tmp_path):
     from nmt.decode.engines.engine import load_engine
 
     onnx, hf, run = tmp_path / "onnx", tmp_path / "hf", tmp_path / "run"
     for folder, marker in ((onnx, "onnx_config.json"), (hf, "config.json"), (run / "checkpoints", "best.pt")):
         folder.mkdir(parents=True)
         (folder / marker).write_text("{}")
-    for path, message in ((onnx, "an ONNX export, for onnxruntime"),
+    for path, message in ((onnx, r"this ONNX export was written by nmt \(unknown\) without its recipe; export it again"),
                           (hf, r"a Hugging Face transformers model; translate the checkpoint it came from, or `nmt import"),
-                          (run, r"a directory, neither a checkpoint nor a CTranslate2 export \(it holds checkpoints/best.pt\)$")):
+                          (run, r"a directory, neither a checkpoint nor a CTranslate2 or ONNX export \(it holds checkpoints/best.pt\)$")):
         with pytest.raises(NmtError, match=f"^{path}: {message}"):
             load_engine([path])

@@ -131,7 +131,7 @@ def test_missing_or_corrupt_checkpoints_are_one_line_errors(trained_tiny, tmp_pa
     broken.write_bytes((trained_tiny.out / "checkpoints" / "best.pt").read_bytes()[:5000])
     one_line_error(runner.invoke(app, ["export", str(broken), "-o", str(tmp_path / "m")]), "broken.pt", "truncated")
     assert not (tmp_path / "m").exists()
-    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"), "neither a checkpoint nor a CTranslate2 export")
+    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"), "neither a checkpoint nor a CTranslate2 or ONNX export")
     (tmp_path / "nmt_export.json").write_text("[1]")
     one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"),
                    "nmt_export.json: not an nmt CTranslate2 export")

@@ -172,7 +172,7 @@ def test_the_import_and_its_ctranslate2_export_translate_as_generate_does(import
 def test_the_onnx_export_translates_each_direction_as_nmt_does(imported, tmp_path):
     """The source's language token in front of the source, the target's fed to the decoder after
     its start token (EOS here): the translator on onnxruntime translates as nmt does, greedy and in
-    beams (the forced token a prefix of every beam search)."""
+    beams (the forced token a prefix of every beam search), and so does the export as nmt translate's engine."""
     if importlib.util.find_spec("onnxruntime") is None:
         pytest.skip("onnxruntime (extra onnx, in dev) is not installed")
     from nmt.decode.onnx_translator import OnnxTranslator
@@ -189,6 +189,9 @@ def test_the_onnx_export_translates_each_direction_as_nmt_does(imported, tmp_pat
             expected = [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(own, LINES, cfg)]
             translator.settings = translator.settings.model_copy(update={"max_len_b": 30})  # random weights rarely end
             assert translator.translate(LINES, beam_size=beams) == expected and all(expected)
+        # nmt translate's engine over the export: the direction's tokens put in as for the checkpoint
+        exported = load_engine([tmp_path / "onnx"], src_lang=src, tgt_lang=tgt)
+        assert [output_text(own.tgt_tokenizer, h[0].tokens) for h in translate_lines(exported, LINES, cfg)] == expected
 
 
 def fine_tune_tiny(ckpt, tmp_path, src: str, tgt: str):

@@ -156,7 +156,7 @@ def test_the_onnx_export_steps_and_translates_as_nmt_does(imported, tmp_path):
     """The ONNX graphs of the T5 layout (relative positions in the decoder's step, RMSNorm, gated
     GELU, heads of their own width): log-probabilities within float rounding of nmt's step by step
     with 1 and 3 beams per sentence, and every line translated as nmt translates it, greedy and
-    beam 4, into both languages; int8 exports too."""
+    beam 4, into both languages, by the translator and as nmt translate's engine; int8 exports too."""
     from nmt.decode.onnx_translator import OnnxTranslator
     from tests.export.test_onnx import assert_steps_match
 
@@ -175,7 +175,10 @@ def test_the_onnx_export_steps_and_translates_as_nmt_does(imported, tmp_path):
             cfg = own.recipe.decode.model_copy(update={**searches, "beam_size": beam_size})
             translator.settings = translator.settings.model_copy(update={**searches, "beam_size": beam_size})
             sources = [translator.prefix + translator.source.encode(line) for line in LINES]
-            assert translator.search(sources) == [h[0].tokens for h in translate_lines(own, LINES, cfg)]
+            expected = [h[0].tokens for h in translate_lines(own, LINES, cfg)]
+            assert translator.search(sources) == expected
+            exported = load_engine([out], src_lang="en", tgt_lang=tgt)  # nmt translate's engine over the export
+            assert [h[0].tokens for h in translate_lines(exported, LINES, cfg)] == expected
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "int8"), "--format", "onnx",
                                "--quantization", "int8"]).exit_code == 0
     int8 = OnnxTranslator(tmp_path / "int8", src_lang="en", tgt_lang="fr").translate(LINES)

@@ -1,7 +1,8 @@
 """`nmt export --format onnx`: the encoder and decoder-step graphs on onnxruntime give nmt's own
 next-token log-probabilities step by step, and the translator (nmt.decode.onnx_translator)
 translates every line as nmt does, greedy (its numpy reference too) and in beams, with the
-recipe's search or another, for each model variant; int8; errors."""
+recipe's search or another, for each model variant; the export as `nmt translate`'s and `nmt
+serve`'s engine (nmt.decode.engines.onnx_engine); int8; errors."""
 
 from __future__ import annotations
 
@@ -93,6 +94,81 @@ def test_each_search_setting_the_export_keeps_reaches_the_search(trained_tiny, t
     assert not per_row.graphs.shared and per_row.translate(LINES) == recipe_outputs
 
 
+def assert_same_hypotheses(found: list, expected: list) -> None:
+    """Each sentence's n-best: the same tokens, in the same order, with scores within 1e-4."""
+    assert [[h.tokens for h in nbest] for nbest in found] == [[h.tokens for h in nbest] for nbest in expected]
+    for nbest, own in zip(found, expected):
+        for h, o in zip(nbest, own):
+            assert h.score == pytest.approx(o.score, abs=1e-4) and h.log_prob == pytest.approx(o.log_prob, abs=1e-4)
+
+
+def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(trained_tiny, tmp_path):
+    """An export directory is an engine (nmt.decode.engines.onnx_engine): nmt's searches over the
+    graphs give the checkpoint's n-best (greedy, the recipe's beam, sampling, lexical constraints
+    and prefixes), forced decoding its scores; `nmt translate -c DIR` writes the checkpoint's
+    file, jsonl with token scores included; `nmt serve DIR` answers as it; what the engine cannot
+    do, or what does not fit an export, is a one-line error."""
+    from fastapi.testclient import TestClient
+
+    from nmt.serve.app import create_app
+    from nmt.serve.models import load_served
+
+    ckpt, out = trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "onnx"
+    assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"]).exit_code == 0
+    own, onnx = load_engine([ckpt]), load_engine([out])
+    assert onnx.capabilities.name == "onnx" and onnx.quantization == "float32" and onnx.recipe == own.recipe
+    sources = [own.src_tokenizer.encode(line) for line in LINES if line]
+    for settings in (GREEDY, [*AS_WRITTEN, "decode.nbest=3"],
+                     [*AS_WRITTEN, "decode.sampling=true", "decode.top_k=8", "decode.seed=3"]):
+        cfg = decode_settings(own.recipe, None, {}, settings)
+        assert_same_hypotheses(onnx.translate_batch(sources, cfg), own.translate_batch(sources, cfg))
+    cfg = decode_settings(own.recipe, None, {}, AS_WRITTEN)
+    greedy = [nbest[0].tokens for nbest in own.translate_batch(sources, decode_settings(own.recipe, None, {}, GREEDY))]
+    rolled = greedy[1:] + greedy[:1]  # each line held to another line's tokens: a change the search must make
+    constraints, prefixes = [[output[1:3]] for output in rolled], [output[:1] for output in rolled]
+    constrained = own.translate_batch(sources, cfg, prefixes, constraints)
+    assert [nbest[0].tokens[:1] for nbest in constrained] == prefixes and all(h[0].constraints_met for h in constrained)
+    assert_same_hypotheses(onnx.translate_batch(sources, cfg, prefixes, constraints), constrained)
+    for found, expected in zip(onnx.score_batch(sources, greedy), own.score_batch(sources, greedy)):
+        assert found == pytest.approx(expected, abs=1e-4)
+
+    source = tmp_path / "in.en"
+    source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    written = {}
+    for model in (ckpt, out):
+        for fmt in ("text", "jsonl"):
+            target = tmp_path / f"{model.name}.{fmt}"
+            options = ["--output-format", "jsonl", "--nbest", "2", "--token-scores"] if fmt == "jsonl" else []
+            result = runner.invoke(app, ["translate", "-c", str(model), "-i", str(source), "-o", str(target), *options])
+            assert result.exit_code == 0, result.output
+            written[model, fmt] = target.read_text(encoding="utf-8")
+    assert written[out, "text"] == written[ckpt, "text"] and written[out, "text"].count("\n") == len(LINES)
+    scored = 0
+    for line, own_line in zip(*(written[model, "jsonl"].splitlines() for model in (out, ckpt))):
+        found, expected = json.loads(line), json.loads(own_line)
+        assert [h["text"] for h in found["hypotheses"]] == [h["text"] for h in expected["hypotheses"]]
+        for h, o in zip(found["hypotheses"], expected["hypotheses"]):  # (written to 4 decimals; none for an empty line)
+            assert h.get("token_log_probs") == pytest.approx(o.get("token_log_probs"), abs=2e-4)
+            scored += bool(o.get("token_log_probs"))
+    assert scored >= len(LINES)
+    with TestClient(create_app(load_served([out]))) as client:
+        assert client.get("/health").json()["engine"] == "onnx"
+        answer = client.post("/translate", json={"text": LINES[:4]})
+        assert answer.status_code == 200 and answer.json()["translations"] == written[ckpt, "text"].splitlines()[:4]
+        refused = client.post("/translate", json={"text": LINES[:1], "alignments": True})
+        assert refused.status_code == 422 and "an ONNX export's graphs give no attention" in refused.json()["error"]
+
+    translate = ["translate", "-c", str(out), "-i", str(source), "-o", str(tmp_path / "refused")]
+    for options, message in ((["--alignments", "--output-format", "jsonl"], "alignments: an ONNX export's graphs give no attention"),
+                             (["--device", "cuda"], "--device cuda: an ONNX export runs on the CPU"),
+                             (["--compute-type", "int8"], "--compute-type int8 is CTranslate2's"),
+                             (["--engine", "ctranslate2"], "an ONNX export runs on onnxruntime"),
+                             (["-c", str(ckpt)], "an exported model is translated on its own"),
+                             (["--set", f"decode.shortlist={source}"], "decode.shortlist: an ONNX export decodes over")):
+        one_line_error(runner.invoke(app, [*translate, *options]), message)
+        assert not (tmp_path / "refused").exists()
+
+
 @pytest.mark.parametrize("beams", [1, 3])
 def test_each_step_gives_nmts_log_probabilities(exported, beams):
     """The graphs against Transformer.decode_step on a batch of two sources of different lengths,
@@ -141,6 +217,12 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
     (out / "onnx_config.json").write_text(json.dumps(config))
     translator = OnnxTranslator(out)
     assert translator.settings.beam_size == 1 and translator.translate(LINES[:4]) == numpy_greedy(translator, LINES[:4])
+    engine = load_engine([out])
+    assert engine.quantization == "int8" and all(nmt_outputs(engine, LINES[:4], GREEDY))
+    del config["recipe"]  # as an export of nmt 0.1 wrote it: OnnxTranslator reads it, nmt translate asks for a new one
+    (out / "onnx_config.json").write_text(json.dumps(config))
+    assert OnnxTranslator(out).translate(LINES[:4]) == translator.translate(LINES[:4])
+    one_line_error(runner.invoke(app, ["translate", "-c", str(out)], input="A dog.\n"), "without its recipe; export it again")
     config["search"] = {"beam_size": 0}
     (out / "onnx_config.json").write_text(json.dumps(config))
     with pytest.raises(NmtError, match="onnx_config.json: not a readable search"):
@@ -216,6 +298,8 @@ def test_a_multilingual_model_translates_each_direction_as_nmt_does(language_tok
         assert sum(line.split()[0] == marker for line in got) >= 0.9 * len(lines), got[:3]
         if lang == "xa":  # the recipe's beams, the forced token their prefix
             assert translator.translate(lines) == nmt_outputs(own, lines, AS_WRITTEN)
+        # the export as nmt translate's engine: the direction's tokens chosen as for the checkpoint
+        assert nmt_outputs(load_engine([out], tgt_lang=lang), lines, GREEDY) == got
     with pytest.raises(NmtError, match="xc: the model has no language token for it \\(it has xa, xb\\)"):
         OnnxTranslator(out, tgt_lang="xc")
     with pytest.raises(NmtError, match="xa-xb: not a direction the model was trained on \\(en-xa, en-xb\\)"):

@@ -1,5 +1,5 @@
-"""What each translation engine can do (nmt's own torch engine, which also decodes ensembles, and
-CTranslate2 from an export), and the one message every caller (CLI, jsonl, serve) gives where an
+"""What each translation engine can do (nmt's own torch engine, which also decodes ensembles,
+CTranslate2 and onnxruntime from an export), and the one message every caller (CLI, jsonl, serve) gives where an
 engine cannot: callers ask an engine's `capabilities`, never its type or attributes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from nmt.errors import NmtError
 
 @dataclass(frozen=True)
 class Capabilities:
-    name: str  # "torch" or "ctranslate2" (what `nmt serve`'s /health reports)
+    name: str  # "torch", "ctranslate2" or "onnx" (what `nmt serve`'s /health reports)
     constraints: bool  # lexical constraints (nmt.decode.constraints)
     alignments: bool  # word alignments from cross-attention (nmt.decode.text.alignment)
     prefixes: bool = True  # forced target prefixes
@@ -22,17 +22,20 @@ class Capabilities:
 
 TORCH = Capabilities("torch", constraints=True, alignments=True)
 CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, epsilon=False)
-# Why an engine without a capability cannot do it, by capability.
-_REASONS = {"constraints": "CTranslate2 has no lexical constraints",
-            "alignments": "a CTranslate2 export gives them for a model trained with train.guided_alignment only",
-            "epsilon": "CTranslate2 has no epsilon sampling (decode.epsilon)"}
+ONNX = Capabilities("onnx", constraints=True, alignments=False)  # nmt's searches over the export's graphs
+# Why an engine without a capability cannot do it, by engine and capability.
+_REASONS = {("ctranslate2", "constraints"): "CTranslate2 has no lexical constraints",
+            ("ctranslate2", "alignments"): "a CTranslate2 export gives them for a model trained with "
+                                           "train.guided_alignment only",
+            ("ctranslate2", "epsilon"): "CTranslate2 has no epsilon sampling (decode.epsilon)",
+            ("onnx", "alignments"): "an ONNX export's graphs give no attention"}
 
 
 def refusal(engine, capability: str) -> str | None:
     """None where `engine` has `capability`; else the message every caller (CLI, jsonl, serve) gives."""
     if getattr(engine.capabilities, capability):
         return None
-    return f"{capability}: {_REASONS[capability]}; translate with the checkpoint, not an export"
+    return f"{capability}: {_REASONS[engine.capabilities.name, capability]}; translate with the checkpoint, not an export"
 
 
 def require(engine, capability: str, line: int | None = None) -> None:

@@ -1,6 +1,7 @@
 """The engine interface: what every translation engine offers (nmt's own torch engine,
-nmt.decode.engines.torch_engine, which also decodes ensembles, and CTranslate2 from an export,
-nmt.decode.engines.ctranslate2_engine), what each can do (nmt.decode.engines.capabilities), and loading one."""
+nmt.decode.engines.torch_engine, which also decodes ensembles; CTranslate2 from its export,
+nmt.decode.engines.ctranslate2_engine; onnxruntime from an ONNX export,
+nmt.decode.engines.onnx_engine), what each can do (nmt.decode.engines.capabilities), and loading one."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "tor
                 src_lang: str | None = None, tgt_lang: str | None = None, zero_shot: bool = False,
                 parallel_calls: int = 1) -> Engine:
     """One checkpoint, several averaged on the fly (or, with `ensemble`, decoding together);
-    or a CTranslate2 export directory, on `threads` CPU threads (0: torch's default). It
+    or a CTranslate2 or ONNX export directory, on `threads` CPU threads (0: torch's default). It
     translates from src_lang into tgt_lang (default: the recipe's data.src_lang, data.tgt_lang)
     until `choose_direction` says otherwise.
 
@@ -71,10 +72,17 @@ def load_engine(checkpoints: list[Path], device: str = "cpu", engine: str = "tor
 
 def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, threads: int, ensemble: bool,
           parallel_calls: int) -> Engine:
-    from nmt.decode.engines import ctranslate2_engine, torch_engine
+    from nmt.decode.engines import ctranslate2_engine, onnx_engine, torch_engine
 
     if engine not in ("torch", "ctranslate2"):
         raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
+    if onnx := [c for c in checkpoints if onnx_engine.is_onnx_export(c)]:
+        if len(checkpoints) > 1 or ensemble:
+            raise NmtError(f"{onnx[0]}: an exported model is translated on its own (one -c)")
+        if engine == "ctranslate2":
+            raise NmtError(f"{onnx[0]}: an ONNX export runs on onnxruntime; --engine ctranslate2 takes a "
+                           "checkpoint or a CTranslate2 export")
+        return onnx_engine.load(onnx[0], device, compute_type, threads, parallel_calls)
     exports = [c for c in checkpoints if is_export_dir(c)]
     _check_compute_type(compute_type, engine, bool(exports))
     if exports or engine == "ctranslate2":  # before a checkpoint is converted for it
