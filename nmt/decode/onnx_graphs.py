@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from nmt.export.onnx import DECODER_OUTPUTS
+
 
 @dataclass
 class GraphState:
@@ -35,6 +37,7 @@ class GraphState:
     beams: int = 1
     length: int = 0
     shared: bool = True  # the encoder side once per sentence (False: once per row)
+    attention: np.ndarray | None = None  # (N, S): the last step's, for word alignments (where the graph gives it)
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> GraphState:
         """Keep (and reorder) rows, in blocks of `beams` per sentence, as DecoderState.select."""
@@ -55,6 +58,8 @@ class OnnxGraphs:
         self.cfg = SimpleNamespace(max_positions=config["max_positions"])  # for the searches' length limits
         self.start_token = config["start_token"]
         self.shared = config.get("encoder_side", "per_row") == "per_sentence"
+        # an export that lists no outputs (written before) gives no attention
+        self.attention = "attention" in config.get("outputs", {}).get("decoder", [])
 
     def encode(self, src: Tensor) -> tuple[tuple[np.ndarray, ...], None]:
         """The encoder graph's outputs, in the place of (memory, src_mask): start_decoding's input."""
@@ -75,12 +80,15 @@ class OnnxGraphs:
     def decode_step(self, tokens: Tensor, state: GraphState, forbid=None) -> Tensor:
         """tokens (N,) -> log-probabilities (N, V) of the next token, as Transformer.decode_step:
         `forbid` sets what may not come next to -inf, and the rest is renormalized (the graph's
-        log-probabilities are logits up to a constant per row). Advances the state."""
-        log_probs, state.past_keys, state.past_values = self.decoder.run(None, {
+        log-probabilities are logits up to a constant per row). Advances the state (the step's
+        attention in state.attention, where the graph gives it)."""
+        outputs = DECODER_OUTPUTS if self.attention else DECODER_OUTPUTS[:3]
+        log_probs, state.past_keys, state.past_values, *attention = self.decoder.run(list(outputs), {
             "tokens": tokens.cpu().numpy(), "position": np.array([state.length], dtype=np.int64),
             "src_bias": state.src_bias, "memory_keys": state.memory_keys, "memory_values": state.memory_values,
             "past_keys": state.past_keys, "past_values": state.past_values})
         state.length += 1
+        state.attention = attention[0] if attention else None
         log_probs = torch.from_numpy(log_probs)
         if forbid is None:
             return log_probs

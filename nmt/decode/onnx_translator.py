@@ -160,7 +160,7 @@ class OnnxTranslator:
         tokens = np.full(len(sources), c["start_token"], dtype=np.int64)
         outputs: list[list[int]] = [[] for _ in sources]
         for step in range(int(limits.max())):
-            log_probs, past_keys, past_values = self.decoder.run(None, {
+            log_probs, past_keys, past_values = self.decoder.run(["log_probs", "present_keys", "present_values"], {
                 "tokens": tokens, "position": np.array([step], dtype=np.int64), "src_bias": src_bias,
                 "memory_keys": memory_keys, "memory_values": memory_values,
                 "past_keys": past_keys, "past_values": past_values})

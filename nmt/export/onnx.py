@@ -11,7 +11,9 @@
   per sentence: a sentence's K beams attend to its encoder side in one product), past_keys and
   past_values (L, N, h, t, dh; t = 0 at the first step)
     -> log_probs (N, V) of the next token (PAD and BOS never predicted, as nmt's search),
-       present_keys and present_values (L, N, h, t + 1, dh): the past for the next step.
+       present_keys and present_values (L, N, h, t + 1, dh): the past for the next step,
+       attention (N, S): the encoder-decoder attention word alignments are read from (the
+       guided heads' where the model was trained with guided alignment, else every head's mean).
 
 Beside them: the sentencepiece models (source.spm, target.spm), and onnx_config.json with the
 special ids, the start token, the positions, the languages and the recipe's search ("search":
@@ -46,6 +48,7 @@ from nmt.checkpoint import open_checkpoint
 from nmt.config import language_token
 from nmt.errors import NmtError
 from nmt.model.from_weights import transformer_from_weights
+from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer, _merge_heads, _split_heads
 from nmt.special_tokens import BOS, EOS, PAD
 
@@ -58,6 +61,9 @@ OPSET = 17
 # export whose config has no "encoder_side" (written before it) takes it per row ("per_row"):
 # repeated for each beam.
 ENCODER_SIDE = "per_sentence"
+# decoder.onnx's outputs. An export whose config lists none (written before) has the first three:
+# no attention, so no word alignments.
+DECODER_OUTPUTS = ("log_probs", "present_keys", "present_values", "attention")
 
 
 def require_onnx():
@@ -116,7 +122,7 @@ class DecoderStepGraph(nn.Module):
         model = self.model
         embed = model.tgt_embed
         x = embed.at_positions(tokens.unsqueeze(1), position)
-        present_keys, present_values = [], []
+        present_keys, present_values, cross_weights = [], [], []
         bias = self.self_bias(position, past_keys.size(3) + 1) if self.relative else None
         for i, layer in enumerate(model.decoder_layers):
             attention = layer.self_attn
@@ -132,7 +138,7 @@ class DecoderStepGraph(nn.Module):
 
             x = layer.self_sublayer(x, self_attention)
             x = layer.cross_sublayer(x, lambda y: layer.cross_attn.step_cross(y, (memory_keys[i], memory_values[i]),
-                                                                              src_bias))
+                                                                              src_bias, cross_weights))
             x = layer.ff_sublayer(x, layer.feed_forward)
         hidden = model.decoder_norm(x[:, 0])
         if self.for_int8:  # a product with a transposed copy of the weight: what becomes an int8 MatMul
@@ -140,7 +146,18 @@ class DecoderStepGraph(nn.Module):
         else:  # a Gemm reading the (tied) embedding as it is, PAD and BOS ruled out by its bias
             logits = F.linear(hidden, model.output_weight, self.never)
         log_probs = F.log_softmax(logits.float(), dim=-1)
-        return log_probs, torch.stack(present_keys), torch.stack(present_values)
+        return log_probs, torch.stack(present_keys), torch.stack(present_values), self.attention(cross_weights)
+
+    def attention(self, cross_weights: list[Tensor]) -> Tensor:
+        """(N, S): the attention word alignments are read from, as nmt.decode.text.alignment's
+        model_attention takes it from the model: the guided heads' mean where the model was
+        trained with guided alignment, else the mean of every layer's heads."""
+        if self.model.alignment_heads:
+            layer, heads = self.model.alignment_heads
+            chosen = cross_weights[layer][:, :heads].mean(dim=1)
+        else:
+            chosen = torch.stack([w.mean(dim=1) for w in cross_weights]).mean(dim=0)  # (B, K, S)
+        return chosen.reshape(-1, chosen.size(-1))
 
 
 def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = None, force: bool = False) -> dict:
@@ -167,6 +184,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                      for lang in (data.target_languages() if data.forced_target_tokens else [])}
     model = transformer_from_weights(cfg, src_sp.get_piece_size(), tgt_sp.get_piece_size(), checkpoint.weights,
                                      checkpoint_path)
+    model.alignment_heads = alignment_heads(recipe)  # the heads the decoder's attention output averages
     model.eval()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +209,8 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "encoder_side": ENCODER_SIDE,
                   "recipe": checkpoint.payload["recipe"],  # for `nmt translate -c` and `nmt serve` (onnx_engine)
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
-                                                               "memory_values", "past_keys", "past_values"]}}
+                                                               "memory_values", "past_keys", "past_values"]},
+                  "outputs": {"encoder": ["memory_keys", "memory_values", "src_bias"], "decoder": list(DECODER_OUTPUTS)}}
         (staging / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)
@@ -257,12 +276,12 @@ def _graphs(model: Transformer, quantize: bool) -> list[tuple[str, nn.Module, tu
     step_inputs = (torch.tensor([5, 6, 7, 8]), torch.tensor([3]), src_bias, memory_keys, memory_values, past, past.clone())
     decoder = {"input_names": ["tokens", "position", "src_bias", "memory_keys", "memory_values", "past_keys",
                                "past_values"],
-               "output_names": ["log_probs", "present_keys", "present_values"],
+               "output_names": list(DECODER_OUTPUTS),
                "dynamic_axes": {"tokens": {0: "rows"}, "src_bias": {0: "sentences", 3: "source"},
                                 "memory_keys": {1: "sentences", 4: "source"},
                                 "memory_values": {1: "sentences", 3: "source"},
                                 "past_keys": {1: "rows", 3: "past"}, "past_values": {1: "rows", 3: "past"},
                                 "log_probs": {0: "rows"}, "present_keys": {1: "rows", 3: "steps"},
-                                "present_values": {1: "rows", 3: "steps"}}}
+                                "present_values": {1: "rows", 3: "steps"}, "attention": {0: "rows", 1: "source"}}}
     return [("encoder", EncoderGraph(model), (src,), encoder),
             ("decoder", DecoderStepGraph(model, for_int8=quantize), step_inputs, decoder)]

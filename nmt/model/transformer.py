@@ -232,20 +232,25 @@ class MultiHeadAttention(nn.Module):
             k, v = kv
         return self._attend(q, k, v, mask, causal)
 
-    def step_cross(self, x: Tensor, kv: tuple[Tensor, Tensor], bias: Tensor) -> Tensor:
+    def step_cross(self, x: Tensor, kv: tuple[Tensor, Tensor], bias: Tensor,
+                   weights: list[Tensor] | None = None) -> Tensor:
         """Encoder-decoder attention for one new position of each of K beams per sentence.
 
         x: (B·K, 1, D), the K beams of a sentence in consecutive rows; kv: keys transposed
         (B, h, dh, S) and values (B, h, S, dh), contiguous, once per sentence (`step_memory`);
         bias: (B, 1, 1, S), 0 at real source tokens and -inf at padding. A sentence's beams share
         its encoder keys and values, so its K queries attend in one (K × S) matmul instead of K
-        separate ones over K copies: K times less memory traffic per step.
+        separate ones over K copies: K times less memory traffic per step. `weights`, if given,
+        gets the attention probabilities (B, h, K, S) (the ONNX export's alignments).
         """
         k_t, v = kv
         sentences, heads, dh, _ = k_t.shape
         q = self.q_proj(x).view(sentences, -1, heads, dh).transpose(1, 2)  # (B, h, K, dh)
         scores = torch.matmul(q, k_t).mul_(dh ** -0.5).add_(bias)  # (B, h, K, S)
-        out = torch.matmul(scores.softmax(dim=-1), v)  # (B, h, K, dh)
+        probabilities = scores.softmax(dim=-1)
+        if weights is not None:
+            weights.append(probabilities)
+        out = torch.matmul(probabilities, v)  # (B, h, K, dh)
         return self.out_proj(out.transpose(1, 2).reshape(x.size(0), x.size(1), -1))
 
     def weights(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor) -> Tensor:

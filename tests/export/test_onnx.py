@@ -106,8 +106,8 @@ def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(tra
     """An export directory is an engine (nmt.decode.engines.onnx_engine): nmt's searches over the
     graphs give the checkpoint's n-best (greedy, the recipe's beam, sampling, lexical constraints
     and prefixes), forced decoding its scores; `nmt translate -c DIR` writes the checkpoint's
-    file, jsonl with token scores included; `nmt serve DIR` answers as it; what the engine cannot
-    do, or what does not fit an export, is a one-line error."""
+    file, jsonl with token scores and word alignments included; `nmt serve DIR` answers as it;
+    what does not fit an export is a one-line error."""
     from fastapi.testclient import TestClient
 
     from nmt.serve.app import create_app
@@ -138,7 +138,7 @@ def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(tra
     for model in (ckpt, out):
         for fmt in ("text", "jsonl"):
             target = tmp_path / f"{model.name}.{fmt}"
-            options = ["--output-format", "jsonl", "--nbest", "2", "--token-scores"] if fmt == "jsonl" else []
+            options = ["--output-format", "jsonl", "--nbest", "2", "--token-scores", "--alignments"] if fmt == "jsonl" else []
             result = runner.invoke(app, ["translate", "-c", str(model), "-i", str(source), "-o", str(target), *options])
             assert result.exit_code == 0, result.output
             written[model, fmt] = target.read_text(encoding="utf-8")
@@ -146,21 +146,21 @@ def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(tra
     scored = 0
     for line, own_line in zip(*(written[model, "jsonl"].splitlines() for model in (out, ckpt))):
         found, expected = json.loads(line), json.loads(own_line)
-        assert [h["text"] for h in found["hypotheses"]] == [h["text"] for h in expected["hypotheses"]]
+        assert [(h["text"], h.get("alignment")) for h in found["hypotheses"]] == \
+            [(h["text"], h.get("alignment")) for h in expected["hypotheses"]]
         for h, o in zip(found["hypotheses"], expected["hypotheses"]):  # (written to 4 decimals; none for an empty line)
             assert h.get("token_log_probs") == pytest.approx(o.get("token_log_probs"), abs=2e-4)
             scored += bool(o.get("token_log_probs"))
-    assert scored >= len(LINES)
+    assert scored >= len(LINES) and '"alignment": "0-0' in written[out, "jsonl"]
     with TestClient(create_app(load_served([out]))) as client:
         assert client.get("/health").json()["engine"] == "onnx"
         answer = client.post("/translate", json={"text": LINES[:4]})
         assert answer.status_code == 200 and answer.json()["translations"] == written[ckpt, "text"].splitlines()[:4]
-        refused = client.post("/translate", json={"text": LINES[:1], "alignments": True})
-        assert refused.status_code == 422 and "an ONNX export's graphs give no attention" in refused.json()["error"]
+        aligned = client.post("/translate", json={"text": LINES[:2], "alignments": True}).json()["alignments"]
+        assert aligned == [json.loads(line)["hypotheses"][0]["alignment"] for line in written[ckpt, "jsonl"].splitlines()[:2]]
 
     translate = ["translate", "-c", str(out), "-i", str(source), "-o", str(tmp_path / "refused")]
-    for options, message in ((["--alignments", "--output-format", "jsonl"], "alignments: an ONNX export's graphs give no attention"),
-                             (["--device", "cuda"], "--device cuda: an ONNX export runs on the CPU"),
+    for options, message in ((["--device", "cuda"], "--device cuda: an ONNX export runs on the CPU"),
                              (["--compute-type", "int8"], "--compute-type int8 is CTranslate2's"),
                              (["--engine", "ctranslate2"], "an ONNX export runs on onnxruntime"),
                              (["-c", str(ckpt)], "an exported model is translated on its own"),
@@ -196,7 +196,7 @@ def assert_steps_match(model, out, src: torch.Tensor, beams: int, steps: int, rt
         tokens = torch.full((rows,), model.start_token)
         for step in range(steps):
             expected = model.decode_step(tokens, state)
-            log_probs, past_keys, past_values = decoder.run(None, {
+            log_probs, past_keys, past_values, _ = decoder.run(None, {
                 "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
                 "memory_values": values, "past_keys": past_keys, "past_values": past_values})
             np.testing.assert_allclose(log_probs, expected.numpy(), rtol=rtol, atol=1e-4)
@@ -219,10 +219,16 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
     assert translator.settings.beam_size == 1 and translator.translate(LINES[:4]) == numpy_greedy(translator, LINES[:4])
     engine = load_engine([out])
     assert engine.quantization == "int8" and all(nmt_outputs(engine, LINES[:4], GREEDY))
-    del config["recipe"]  # as an export of nmt 0.1 wrote it: OnnxTranslator reads it, nmt translate asks for a new one
+    recipe = config.pop("recipe")  # as an export of nmt 0.1 wrote it: OnnxTranslator reads it, nmt translate asks for a new one
     (out / "onnx_config.json").write_text(json.dumps(config))
     assert OnnxTranslator(out).translate(LINES[:4]) == translator.translate(LINES[:4])
     one_line_error(runner.invoke(app, ["translate", "-c", str(out)], input="A dog.\n"), "without its recipe; export it again")
+    config["recipe"] = recipe
+    del config["outputs"]  # as an export written before the decoder's attention output: no alignments
+    (out / "onnx_config.json").write_text(json.dumps(config))
+    assert not load_engine([out]).capabilities.alignments
+    one_line_error(runner.invoke(app, ["translate", "-c", str(out), "--output-format", "jsonl", "--alignments"],
+                                 input="A dog.\n"), "alignments: this ONNX export's graphs give no attention")
     config["search"] = {"beam_size": 0}
     (out / "onnx_config.json").write_text(json.dumps(config))
     with pytest.raises(NmtError, match="onnx_config.json: not a readable search"):

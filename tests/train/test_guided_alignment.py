@@ -135,28 +135,32 @@ def test_the_guided_heads_learn_the_links(guided):
     assert linked.sum() > 200 and hits[linked].float().mean() > 0.9
 
 
-def test_ctranslate2_returns_the_guided_heads_and_carries_markup(guided, tmp_path):
-    pytest.importorskip("ctranslate2")
+@pytest.mark.parametrize("export", ["ctranslate2", "onnx"])
+def test_an_export_returns_the_guided_heads_and_carries_markup(guided, tmp_path, export):
+    """The export's engine (CTranslate2's attention output, the ONNX decoder graph's) gives the
+    guided heads' attention of the checkpoint, and with it the same markup and alignments."""
+    pytest.importorskip("ctranslate2" if export == "ctranslate2" else "onnxruntime")
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import translate_lines
     from nmt.export import export_checkpoint
+    from nmt.export.onnx import export_onnx
 
     checkpoint = guided.out / "checkpoints" / "best.pt"
-    export_checkpoint(checkpoint, tmp_path / "ct2")
-    own, ct2 = load_engine([checkpoint]), load_engine([tmp_path / "ct2"])
-    assert ct2.capabilities.alignments
+    (export_checkpoint if export == "ctranslate2" else export_onnx)(checkpoint, tmp_path / export)
+    own, exported = load_engine([checkpoint]), load_engine([tmp_path / export])
+    assert exported.capabilities.alignments and exported.capabilities.name == export
     words = [line.split() for line in (TINY_DATA / "valid.en").read_text().splitlines()]
     sources = own.src_tokenizer.encode([" ".join(w) for w in words])
     outputs = [h[0].tokens for h in own.translate_batch(sources, own.recipe.decode.model_copy(update={"beam_size": 1}))]
-    expected, got = own.alignment_attention(sources, outputs), ct2.alignment_attention(sources, outputs)
+    expected, got = own.alignment_attention(sources, outputs), exported.alignment_attention(sources, outputs)
     for i, (s, o) in enumerate(zip(sources, outputs)):  # CTranslate2 leaves out the source EOS's column
         assert torch.allclose(got[i, :len(o), :len(s)], expected[i, :len(o), :len(s)], atol=1e-5)
     marked = [" ".join([w[0], f"<b>{w[1]}", f"{w[2]}</b>", *w[3:]]) for w in words]
     cfg = own.recipe.decode
     by_own = translate_lines(own, marked, cfg, markup=True, extras=("alignments",))
-    by_ct2 = translate_lines(ct2, marked, cfg, markup=True, extras=("alignments",))
-    assert [(h[0].text, h[0].alignment) for h in by_ct2] == [(h[0].text, h[0].alignment) for h in by_own]
-    assert all(h[0].text.count("<b>") == h[0].text.count("</b>") == 1 for h in by_ct2)
+    by_export = translate_lines(exported, marked, cfg, markup=True, extras=("alignments",))
+    assert [(h[0].text, h[0].alignment) for h in by_export] == [(h[0].text, h[0].alignment) for h in by_own]
+    assert all(h[0].text.count("<b>") == h[0].text.count("</b>") == 1 for h in by_export)
 
 
 def test_nmt_info_says_where_a_guided_models_alignments_come_from(guided):

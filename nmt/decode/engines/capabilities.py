@@ -22,13 +22,13 @@ class Capabilities:
 
 TORCH = Capabilities("torch", constraints=True, alignments=True)
 CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, epsilon=False)
-ONNX = Capabilities("onnx", constraints=True, alignments=False)  # nmt's searches over the export's graphs
+ONNX = Capabilities("onnx", constraints=True, alignments=True)  # nmt's searches over the export's graphs
 # Why an engine without a capability cannot do it, by engine and capability.
 _REASONS = {("ctranslate2", "constraints"): "CTranslate2 has no lexical constraints",
             ("ctranslate2", "alignments"): "a CTranslate2 export gives them for a model trained with "
                                            "train.guided_alignment only",
             ("ctranslate2", "epsilon"): "CTranslate2 has no epsilon sampling (decode.epsilon)",
-            ("onnx", "alignments"): "an ONNX export's graphs give no attention"}
+            ("onnx", "alignments"): "this ONNX export's graphs give no attention (an export of this nmt does)"}
 
 
 def refusal(engine, capability: str) -> str | None:

@@ -5,14 +5,16 @@ The engine runs nmt's own searches (the torch engine's: greedy, beam, sampling, 
 constraints, prefixes, n-best) over the export's two graphs (nmt.decode.onnx_graphs), so its
 outputs are nmt's up to float rounding; everything around the search (tokenization, sentence
 splitting, capitals, markup, batching by tokens, jsonl, serve) is `nmt translate`'s. It runs on
-the CPU (onnxruntime's CPU provider), with the weights the export holds (float32 or int8). It has
-no attention outputs (no word alignments) and no shortlist.
+the CPU (onnxruntime's CPU provider), with the weights the export holds (float32 or int8). Word
+alignments (and with them the placement of numbers and markup) come from the decoder graph's
+attention output, teacher-forced one step at a time, as the torch engine reads them from the
+model; an export written before that output has none. No shortlist.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -21,7 +23,7 @@ from nmt.checkpoint import checkpoint_recipe
 from nmt.config import DecodeConfig, Recipe
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
-from nmt.decode.engines.capabilities import ONNX, require
+from nmt.decode.engines.capabilities import ONNX, Capabilities, require
 from nmt.decode.engines.torch_engine import padded, translate_batch
 from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
 from nmt.decode.search import Hypothesis
@@ -42,7 +44,7 @@ class OnnxEngine:
     quantization: str  # the export's: float32 or int8
     controls: Controls = field(default_factory=Controls)  # the direction's tokens (choose_direction)
     device: torch.device = torch.device("cpu")
-    capabilities = ONNX
+    capabilities: Capabilities = ONNX
 
     @property
     def max_positions(self) -> int:
@@ -56,25 +58,29 @@ class OnnxEngine:
         with torch_on_one_thread():
             return translate_batch(self, sources, cfg, prefixes, constraints)
 
-    @torch.inference_mode()
     def score_batch(self, sources: list[list[int]], targets: list[list[int]], precision: str = "auto") -> list[list[float]]:
-        """Forced decoding, one graph step per target position (the decoder graph takes one token
-        a row): per pair, the log-probability of each target token and then of EOS. `precision`
-        is the torch engine's; the export's weights decide here."""
+        """Forced decoding: per pair, the log-probability of each target token and then of EOS.
+        `precision` is the torch engine's; the export's weights decide here."""
         expected = padded(targets, last=EOS)  # (B, T): what each step should predict
-        with torch_on_one_thread():
-            state = self.model.start_decoding(*self.model.encode(padded(sources, last=EOS)))
-            tokens = torch.full((len(targets),), self.model.start_token, dtype=torch.long)
-            picked = []
-            for step in range(expected.size(1)):
-                log_probs = self.model.decode_step(tokens, state)
-                picked.append(log_probs.gather(1, expected[:, step: step + 1]).squeeze(1))
-                tokens = expected[:, step]  # past a row's EOS: padding, whose scores are not read
-        table = torch.stack(picked, dim=1)
+        table = torch.stack([log_probs.gather(1, expected[:, step: step + 1]).squeeze(1)
+                             for step, (log_probs, _) in enumerate(self._forced_steps(sources, targets))], dim=1)
         return [table[i, : len(ids) + 1].tolist() for i, ids in enumerate(targets)]
 
     def alignment_attention(self, sources: list[list[int]], outputs: list[list[int]]) -> torch.Tensor:
+        """The attention (B, T, S) word alignments are read from (nmt.decode.text.alignment), row t
+        the step that predicts output token t, as the torch engine gives it."""
         require(self, "alignments")
+        return torch.stack([torch.from_numpy(state.attention) for _, state in self._forced_steps(sources, outputs)], dim=1)
+
+    def _forced_steps(self, sources: list[list[int]], targets: list[list[int]]):
+        """Teacher forcing one graph step per target position (the decoder graph takes one token a
+        row): (log-probabilities, state) after the start token, then after each target token
+        (past a row's end, padding, whose results are not read)."""
+        fed = padded(targets, first=self.model.start_token)
+        with torch_on_one_thread():
+            state = self.model.start_decoding(*self.model.encode(padded(sources, last=EOS)))
+            for step in range(fed.size(1)):
+                yield self.model.decode_step(fed[:, step], state), state
 
 
 def is_onnx_export(path: Path) -> bool:
@@ -109,8 +115,10 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
                             for name in ("encoder.onnx", "decoder.onnx"))
     except Exception as e:  # onnxruntime's own exception types (a missing or damaged graph)
         raise NmtError(f"{directory}: onnxruntime cannot load this export: {str(e).splitlines()[0]}") from None
-    return OnnxEngine(OnnxGraphs(encoder, decoder, config), recipe, load_processor(directory / "source.spm"),
-                      load_processor(directory / "target.spm"), "int8" if config.get("quantized") else "float32")
+    graphs = OnnxGraphs(encoder, decoder, config)
+    return OnnxEngine(graphs, recipe, load_processor(directory / "source.spm"), load_processor(directory / "target.spm"),
+                      "int8" if config.get("quantized") else "float32",
+                      capabilities=replace(ONNX, alignments=graphs.attention))
 
 
 def _read_config(directory: Path) -> dict:
