@@ -46,7 +46,7 @@ def largest_difference(model: Transformer, out: Path, steps: int = 4) -> float:
         tokens = torch.full((2,), model.start_token)
         for step in range(steps):
             expected = model.decode_step(tokens, state).numpy()
-            log_probs, past_keys, past_values = decoder.run(None, {
+            log_probs, past_keys, past_values = decoder.run(["log_probs", "present_keys", "present_values"], {
                 "tokens": tokens.numpy(), "position": np.array([step]), "src_bias": bias, "memory_keys": keys,
                 "memory_values": values, "past_keys": past_keys, "past_values": past_values})
             finite = np.isfinite(expected)  # PAD and BOS: -inf in both
