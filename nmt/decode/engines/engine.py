@@ -82,6 +82,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
         if engine == "ctranslate2":
             raise NmtError(f"{onnx[0]}: an ONNX export runs on onnxruntime; --engine ctranslate2 takes a "
                            "checkpoint or a CTranslate2 export")
+        keep_freed_memory()  # each step's outputs (log-probabilities, the past) are new arrays of the same sizes
         return onnx_engine.load(onnx[0], device, compute_type, threads, parallel_calls)
     exports = [c for c in checkpoints if is_export_dir(c)]
     _check_compute_type(compute_type, engine, bool(exports))
