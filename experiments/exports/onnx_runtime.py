@@ -3,6 +3,7 @@
 each, float32 and int8 (dynamic quantization in both). For each: BLEU, the lines identical to
 nmt's own output with the same search, the export's size, and the seconds to translate the 1,000
 lines (median of 3 runs in this process; every engine batches lines of similar length). The
+export's graphs run twice: by its driver (OnnxTranslator) and as `nmt translate -c DIR`'s engine. The
 float32 export also in batches of 32 lines (against the recipe's decode.max_tokens source tokens
 a batch) and, for beam search, with the encoder side repeated per beam (as an export written
 before onnx_config.json's "encoder_side" is read), against sharing it between a sentence's beams. Writes
@@ -77,6 +78,10 @@ def direction_systems(checkpoint: Path, exports: dict, src: str, tgt: str, sourc
             onnx.graphs.shared = False
             outputs, seconds = timed(lambda: onnx.translate(sources, beam_size=onnx_beams))
             record("onnxruntime_float32_encoder_side_per_row", outputs, seconds, exported["onnx"][1])
+        engine = load_engine([exported["onnx"][0]], threads=threads, src_lang=src, tgt_lang=tgt)  # nmt translate -c DIR
+        outputs, seconds = timed(lambda: [hypothesis_text(engine.tgt_tokenizer, h[0])
+                                          for h in translate_lines(engine, sources, cfg)])
+        record(f"nmt_onnx_engine_{label}", outputs, seconds, exported["onnx"][1])
         ct2 = load_engine([exported["ctranslate2"][0]], threads=threads, src_lang=src, tgt_lang=tgt)
         outputs, seconds = timed(lambda: [hypothesis_text(ct2.tgt_tokenizer, h[0])
                                           for h in translate_lines(ct2, sources, cfg)])
