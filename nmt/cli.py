@@ -485,13 +485,15 @@ def average(
 
 @command()
 def info(
-    checkpoint: Annotated[Path, typer.Argument(help="A checkpoint written by nmt train, average or import.")],
+    checkpoint: Annotated[Path, typer.Argument(
+        help="A checkpoint written by nmt train, average or import, or a directory written by nmt export "
+             "(CTranslate2 or ONNX).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (the whole recipe included).")] = False,
 ):
-    """Describe a checkpoint: progress, model shape, vocabularies, best dev score, recipe, versions."""
-    from nmt.info import checkpoint_info, describe
+    """Describe a checkpoint (progress, model shape, vocabularies, best dev score, recipe, versions) or an export."""
+    from nmt.info import describe, info_of
 
-    found = checkpoint_info(checkpoint)
+    found = info_of(checkpoint)
     typer.echo(json.dumps(found, indent=1) if as_json else "\n".join(describe(found)))
 
 

@@ -23,7 +23,6 @@ As with `nmt translate`, a direction the model was not trained on needs zero_sho
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +35,7 @@ from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
 from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
-from nmt.export.onnx import CONFIG, require_onnx
+from nmt.export.onnx import CONFIG, read_onnx_config, require_onnx
 
 
 class OnnxTranslator:
@@ -54,12 +53,7 @@ class OnnxTranslator:
         directory = Path(directory)
         if not (directory / CONFIG).is_file():
             raise NmtError(f"{directory}: not an ONNX export of nmt (no {CONFIG})")
-        try:
-            self.config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise NmtError(f"{directory / CONFIG}: not a readable export description ({e})") from None
-        if not isinstance(self.config, dict):
-            raise NmtError(f"{directory / CONFIG}: not a readable export description (not a JSON object)")
+        self.config = read_onnx_config(directory)
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads

@@ -160,6 +160,22 @@ class DecoderStepGraph(nn.Module):
         return chosen.reshape(-1, chosen.size(-1))
 
 
+def is_onnx_export(path: Path) -> bool:
+    return Path(path).is_dir() and (Path(path) / CONFIG).is_file()
+
+
+def read_onnx_config(directory: Path) -> dict:
+    """An export's onnx_config.json; a one-line error where it cannot be read."""
+    path = Path(directory) / CONFIG
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise NmtError(f"{path}: not a readable export description ({e})") from None
+    if not isinstance(config, dict):
+        raise NmtError(f"{path}: not a readable export description (not a JSON object)")
+    return config
+
+
 def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = None, force: bool = False) -> dict:
     """Write the ONNX directory `out` (see the module's docstring), whole or not at all; an
     existing `out` only with `force`. quantization: None (float32) or int8. Returns what was
@@ -208,6 +224,8 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "search": {key: getattr(recipe.decode, key) for key in SEARCH_SETTINGS},
                   "encoder_side": ENCODER_SIDE,
                   "recipe": checkpoint.payload["recipe"],  # for `nmt translate -c` and `nmt serve` (onnx_engine)
+                  "checkpoint": str(checkpoint_path),  # and for `nmt info`
+                  "progress": {k: checkpoint.payload.get("progress", {}).get(k) for k in ("step", "epoch")},
                   "inputs": {"encoder": ["src_ids"], "decoder": ["tokens", "position", "src_bias", "memory_keys",
                                                                "memory_values", "past_keys", "past_values"]},
                   "outputs": {"encoder": ["memory_keys", "memory_values", "src_bias"], "decoder": list(DECODER_OUTPUTS)}}

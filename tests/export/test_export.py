@@ -116,6 +116,9 @@ def test_export_keeps_tokenizers_and_decode_settings(trained_tiny, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no scratch folder left
     translated = runner.invoke(app, ["translate", "-c", str(tmp_path / "m")], input="A dog.\n\nTwo men.\n")
     assert translated.exit_code == 0 and len(translated.stdout.split("\n")) == 4  # 3 lines + final newline
+    described = runner.invoke(app, ["info", str(tmp_path / "m")]).output  # nmt info: what it holds, and whence
+    assert f"{tmp_path / 'm'}: CTranslate2, int8" in described and f"exported     from {ckpt} at step 300" in described
+    assert "joint 160 source, 160 target pieces" in described and "ctranslate2 " in described
     # an export by a later nmt with a recipe key unknown here: the error names both versions
     later = info | {"versions": info["versions"] | {"nmt": "99.0"}}
     later["recipe"]["train"]["a_later_key"] = 1

@@ -159,6 +159,15 @@ def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(tra
         aligned = client.post("/translate", json={"text": LINES[:2], "alignments": True}).json()["alignments"]
         assert aligned == [json.loads(line)["hypotheses"][0]["alignment"] for line in written[ckpt, "jsonl"].splitlines()[:2]]
 
+    described = runner.invoke(app, ["info", str(out)]).output  # nmt info: what the export holds, and whence
+    assert f"{out}: ONNX (encoder and decoder-step graphs for onnxruntime), float32" in described
+    assert f"exported     from {ckpt} at step 300" in described and "`nmt serve` run it" in described
+    facts = json.loads(runner.invoke(app, ["info", str(out), "--json"]).output)
+    own_facts = json.loads(runner.invoke(app, ["info", str(ckpt), "--json"]).output)
+    assert facts["format"] == "onnx" and facts["step"] == own_facts["step"] == 300
+    assert {k: facts[k] for k in ("model", "vocabulary", "direction", "recipe")} == \
+        {k: own_facts[k] for k in ("model", "vocabulary", "direction", "recipe")}
+
     translate = ["translate", "-c", str(out), "-i", str(source), "-o", str(tmp_path / "refused")]
     for options, message in ((["--device", "cuda"], "--device cuda: an ONNX export runs on the CPU"),
                              (["--compute-type", "int8"], "--compute-type int8 is CTranslate2's"),
@@ -223,6 +232,9 @@ def test_int8_export_and_bad_requests(trained_tiny, tmp_path):
     (out / "onnx_config.json").write_text(json.dumps(config))
     assert OnnxTranslator(out).translate(LINES[:4]) == translator.translate(LINES[:4])
     one_line_error(runner.invoke(app, ["translate", "-c", str(out)], input="A dog.\n"), "without its recipe; export it again")
+    described = runner.invoke(app, ["info", str(out)])
+    assert described.exit_code == 0 and "recipe       not kept by this export" in described.output
+    assert "run it" not in described.output and "160 source, 160 target pieces" in described.output
     config["recipe"] = recipe
     del config["outputs"]  # as an export written before the decoder's attention output: no alignments
     (out / "onnx_config.json").write_text(json.dumps(config))

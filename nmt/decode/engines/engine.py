@@ -20,6 +20,7 @@ from nmt.devices import resolve_device, use_threads
 from nmt.errors import NmtError
 from nmt.export import not_translatable
 from nmt.export.ctranslate2 import is_export_dir
+from nmt.export.onnx import is_onnx_export
 from nmt.host_memory import keep_freed_memory
 
 # CTranslate2's compute types (its quantization docs); which of them a device has, it says when loading
@@ -76,7 +77,7 @@ def _load(checkpoints: list[Path], device: str, engine: str, compute_type: str, 
 
     if engine not in ("torch", "ctranslate2"):
         raise NmtError(f"--engine {engine}: choose torch or ctranslate2")
-    if onnx := [c for c in checkpoints if onnx_engine.is_onnx_export(c)]:
+    if onnx := [c for c in checkpoints if is_onnx_export(c)]:
         if len(checkpoints) > 1 or ensemble:
             raise NmtError(f"{onnx[0]}: an exported model is translated on its own (one -c)")
         if engine == "ctranslate2":

@@ -13,7 +13,6 @@ model; an export written before that output has none. No shortlist.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from nmt.decode.engines.torch_engine import padded, translate_batch
 from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
-from nmt.export.onnx import CONFIG, require_onnx
+from nmt.export.onnx import read_onnx_config, require_onnx
 from nmt.special_tokens import EOS
 
 
@@ -83,10 +82,6 @@ class OnnxEngine:
                 yield self.model.decode_step(fed[:, step], state), state
 
 
-def is_onnx_export(path: Path) -> bool:
-    return Path(path).is_dir() and (Path(path) / CONFIG).is_file()
-
-
 def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0,
          parallel_calls: int = 1) -> OnnxEngine:
     """The export in `directory`, on the CPU with `threads` threads per call (0: onnxruntime's
@@ -98,7 +93,7 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     if compute_type != "default":
         raise NmtError(f"--compute-type {compute_type} is CTranslate2's; an ONNX export computes with the "
                        "weights it was exported with (nmt export --format onnx --quantization int8)")
-    config = _read_config(directory)
+    config = read_onnx_config(directory)
     if "recipe" not in config:
         raise NmtError(f"{directory}: this ONNX export was written by nmt {config.get('nmt_version', '(unknown)')} "
                        "without its recipe; export it again to translate it with nmt "
@@ -120,13 +115,3 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
                       "int8" if config.get("quantized") else "float32",
                       capabilities=replace(ONNX, alignments=graphs.attention))
 
-
-def _read_config(directory: Path) -> dict:
-    path = directory / CONFIG
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise NmtError(f"{path}: not a readable export description ({e})") from None
-    if not isinstance(config, dict):
-        raise NmtError(f"{path}: not a readable export description (not a JSON object)")
-    return config
