@@ -25,7 +25,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.data.tokenizer import load_processor
 from nmt.data.vocabulary_map import read_vocabulary_map
 from nmt.errors import NmtError
-from nmt.export.directory import write_directory_atomically
+from nmt.export.directory import read_description, write_directory_atomically
 from nmt.model.from_weights import check_weights
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import PositionalEncoding
@@ -219,10 +219,7 @@ def has_shortlist(directory: Path) -> bool:
 
 def read_export_info(directory: Path) -> dict:
     path = Path(directory) / EXPORT_INFO
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise NmtError(f"{path}: not a readable export description ({e})") from None
-    if not isinstance(info, dict) or info.get("format") != EXPORT_FORMAT:
+    info = read_description(path)
+    if info.get("format") != EXPORT_FORMAT:
         raise NmtError(f"{path}: not an nmt CTranslate2 export (format {EXPORT_FORMAT} expected)")
     return info

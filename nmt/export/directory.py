@@ -1,7 +1,8 @@
-"""An export directory written whole or not at all."""
+"""An export directory written whole or not at all, and its description read back."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -39,3 +40,15 @@ def write_directory_atomically(out: Path, fill: Callable[[Path], None], force: b
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
+
+
+def read_description(path: Path) -> dict:
+    """An export's JSON description (nmt_export.json, onnx_config.json); a one-line error naming
+    the file where it cannot be read or is not a JSON object."""
+    try:
+        description = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise NmtError(f"{path}: not a readable export description ({e})") from None
+    if not isinstance(description, dict):
+        raise NmtError(f"{path}: not a readable export description (not a JSON object)")
+    return description

@@ -47,6 +47,7 @@ import nmt
 from nmt.checkpoint import open_checkpoint
 from nmt.config import language_token
 from nmt.errors import NmtError
+from nmt.export.directory import read_description
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer, _merge_heads, _split_heads
@@ -166,14 +167,7 @@ def is_onnx_export(path: Path) -> bool:
 
 def read_onnx_config(directory: Path) -> dict:
     """An export's onnx_config.json; a one-line error where it cannot be read."""
-    path = Path(directory) / CONFIG
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise NmtError(f"{path}: not a readable export description ({e})") from None
-    if not isinstance(config, dict):
-        raise NmtError(f"{path}: not a readable export description (not a JSON object)")
-    return config
+    return read_description(Path(directory) / CONFIG)
 
 
 def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = None, force: bool = False) -> dict:

@@ -137,6 +137,9 @@ def test_missing_or_corrupt_checkpoints_are_one_line_errors(trained_tiny, tmp_pa
     one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"), "neither a checkpoint nor a CTranslate2 or ONNX export")
     (tmp_path / "nmt_export.json").write_text("[1]")
     one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"),
+                   "nmt_export.json: not a readable export description (not a JSON object)")
+    (tmp_path / "nmt_export.json").write_text('{"format": "another"}')
+    one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"),
                    "nmt_export.json: not an nmt CTranslate2 export")
     (tmp_path / "nmt_export.json").write_text("{")
     one_line_error(runner.invoke(app, ["translate", "-c", str(tmp_path)], input="A dog.\n"),
