@@ -37,7 +37,8 @@ class GraphState:
     beams: int = 1
     length: int = 0
     shared: bool = True  # the encoder side once per sentence (False: once per row)
-    attention: np.ndarray | None = None  # (N, S): the last step's, for word alignments (where the graph gives it)
+    wants_attention: bool = False  # each step's attention asked of the graph (word alignments), else left there
+    attention: np.ndarray | None = None  # (N, S): the last step's, where wanted
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> GraphState:
         """Keep (and reorder) rows, in blocks of `beams` per sentence, as DecoderState.select."""
@@ -47,7 +48,7 @@ class GraphState:
             kept = rows.reshape(-1, self.beams)[:, 0] // self.beams if self.shared else rows
             keys, values, bias = keys[:, kept], values[:, kept], bias[kept]
         return GraphState(keys, values, bias, self.past_keys[:, rows], self.past_values[:, rows], self.beams,
-                          self.length, self.shared)
+                          self.length, self.shared, self.wants_attention)
 
 
 class OnnxGraphs:
@@ -59,14 +60,16 @@ class OnnxGraphs:
         self.start_token = config["start_token"]
         self.shared = config.get("encoder_side", "per_row") == "per_sentence"
         # an export that lists no outputs (written before) gives no attention
-        self.attention = "attention" in config.get("outputs", {}).get("decoder", [])
+        self.gives_attention = "attention" in config.get("outputs", {}).get("decoder", [])
 
     def encode(self, src: Tensor) -> tuple[tuple[np.ndarray, ...], None]:
         """The encoder graph's outputs, in the place of (memory, src_mask): start_decoding's input."""
         return tuple(self.encoder.run(None, {"src_ids": src.cpu().numpy()})), None
 
     def start_decoding(self, memory: tuple[np.ndarray, ...], src_mask: None, beams: int = 1,
-                       vocabulary: Tensor | None = None) -> GraphState:
+                       vocabulary: Tensor | None = None, attention: bool = False) -> GraphState:
+        """The state before the first step; with `attention` (where the graph gives it), each step
+        also returns the attention alignments are read from (the searches leave it in the graph)."""
         if vocabulary is not None:
             raise ValueError("an ONNX export decodes over its whole vocabulary (no shortlist)")
         keys, values, bias = memory
@@ -75,14 +78,15 @@ class OnnxGraphs:
             keys, values, bias = np.repeat(keys, beams, axis=1), np.repeat(values, beams, axis=1), np.repeat(bias, beams, axis=0)
         c = self.config
         past = np.zeros((c["decoder_layers"], rows, c["heads"], 0, c["head_dim"]), dtype=np.float32)
-        return GraphState(keys, values, bias, past, past.copy(), beams, shared=self.shared)
+        return GraphState(keys, values, bias, past, past.copy(), beams, shared=self.shared,
+                          wants_attention=attention and self.gives_attention)
 
     def decode_step(self, tokens: Tensor, state: GraphState, forbid=None) -> Tensor:
         """tokens (N,) -> log-probabilities (N, V) of the next token, as Transformer.decode_step:
         `forbid` sets what may not come next to -inf, and the rest is renormalized (the graph's
         log-probabilities are logits up to a constant per row). Advances the state (the step's
-        attention in state.attention, where the graph gives it)."""
-        outputs = DECODER_OUTPUTS if self.attention else DECODER_OUTPUTS[:3]
+        attention in state.attention, where the state wants it)."""
+        outputs = DECODER_OUTPUTS if state.wants_attention else DECODER_OUTPUTS[:3]
         log_probs, state.past_keys, state.past_values, *attention = self.decoder.run(list(outputs), {
             "tokens": tokens.cpu().numpy(), "position": np.array([state.length], dtype=np.int64),
             "src_bias": state.src_bias, "memory_keys": state.memory_keys, "memory_values": state.memory_values,

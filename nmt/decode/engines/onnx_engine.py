@@ -69,15 +69,17 @@ class OnnxEngine:
         """The attention (B, T, S) word alignments are read from (nmt.decode.text.alignment), row t
         the step that predicts output token t, as the torch engine gives it."""
         require(self, "alignments")
-        return torch.stack([torch.from_numpy(state.attention) for _, state in self._forced_steps(sources, outputs)], dim=1)
+        steps = self._forced_steps(sources, outputs, attention=True)
+        return torch.stack([torch.from_numpy(state.attention) for _, state in steps], dim=1)
 
-    def _forced_steps(self, sources: list[list[int]], targets: list[list[int]]):
+    def _forced_steps(self, sources: list[list[int]], targets: list[list[int]], attention: bool = False):
         """Teacher forcing one graph step per target position (the decoder graph takes one token a
         row): (log-probabilities, state) after the start token, then after each target token
-        (past a row's end, padding, whose results are not read)."""
+        (past a row's end, padding, whose results are not read); each step's attention in the state
+        where `attention`."""
         fed = padded(targets, first=self.model.start_token)
         with torch_on_one_thread():
-            state = self.model.start_decoding(*self.model.encode(padded(sources, last=EOS)))
+            state = self.model.start_decoding(*self.model.encode(padded(sources, last=EOS)), attention=attention)
             for step in range(fed.size(1)):
                 yield self.model.decode_step(fed[:, step], state), state
 
@@ -113,5 +115,5 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     graphs = OnnxGraphs(encoder, decoder, config)
     return OnnxEngine(graphs, recipe, load_processor(directory / "source.spm"), load_processor(directory / "target.spm"),
                       "int8" if config.get("quantized") else "float32",
-                      capabilities=replace(ONNX, alignments=graphs.attention))
+                      capabilities=replace(ONNX, alignments=graphs.gives_attention))
 
