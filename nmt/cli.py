@@ -19,6 +19,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
 from nmt.config import load_recipe
 from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, warner, working
 from nmt.errors import NmtError
+from nmt.shutdown import end_quickly
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -511,4 +512,5 @@ def plot(
 
 
 def main() -> None:
+    end_quickly()
     app()
