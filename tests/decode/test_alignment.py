@@ -65,6 +65,29 @@ def test_thai_words_are_the_segmenters_on_both_sides():
     assert_every_cut_holds_the_words(spelled, len(words))
 
 
+def test_khmer_clusters_and_burmese_syllables_are_the_words_on_both_sides():
+    """Khmer and Burmese, without spaces between words and without a segmenter: each Khmer
+    character cluster and each Burmese syllable is a word, as each Han character is; their digits
+    together, each sign of punctuation apart, a zero-width space no word; NFKC keeps them as they
+    are written, and any cut into pieces holds as many words."""
+    def words(text: str) -> list[str]:
+        return [text[a:b] for a, b in word_spans(text)]
+
+    # I want to go to the market. The subscripts (្ញ, ្ស) stay with their base; the final ង់ and រ,
+    # written as bases, are clusters of their own
+    assert words("ខ្ញុំចង់ទៅផ្សារ។") == ["ខ្ញុំ", "ច", "ង់", "ទៅ", "ផ្សា", "រ", "។"]
+    assert words("10គីឡូ ២០២៤ ខ្ញុំ\u200bចង់") == ["10", "គី", "ឡូ", "២០២៤", "ខ្ញុំ", "ច", "ង់"]
+    # I am going to Mandalay: a final consonant killed by ASAT stays in its syllable, and so does
+    # one stacked by VIRAMA with the consonant under it (မန္တ); DOT BELOW may stand before ASAT (ကြည့်)
+    assert words("ကျွန်တော်မန္တလေးကိုသွားမယ်။") == ["ကျွန်", "တော်", "မန္တ", "လေး", "ကို", "သွား", "မယ်", "။"]
+    assert words("ကြည့်ပါ ၁၀၀ ကျပ် OK") == ["ကြည့်", "ပါ", "၁၀၀", "ကျပ်", "OK"]
+    assert piece_words(["▁ខ្ញុំ", "ចង់", "ទៅ"]) == [(0,), (1, 2), (3,)]
+    assert piece_words(["▁ကျွန်", "တော်မ", "န္တ", "လေး"]) == [(0,), (1, 2), (2,), (3,)]
+    for text in ("ខ្ញុំចង់ទៅផ្សារ។ ឆ្កែខ្មៅលោតរំលងឈើ ២០២៤ OK", "ကျွန်တော်မန္တလေးကိုသွားမယ်။ ခွေးနက်ခုန်တယ် ၁၀၀ OK"):
+        assert unicodedata.normalize("NFKC", text) == text
+        assert_every_cut_holds_the_words(text, len(word_spans(text)))
+
+
 def test_lao_words_are_the_segmenters_on_both_sides():
     """Lao, likewise, with LaoNLP (nmt[lao]). NFKC writes the vowel sign AM (ຳ) and the ligatures ໜ
     and ໝ as two characters each, which the dictionary reads otherwise (ຄຳເວົ້າ, one word, would be

@@ -132,6 +132,18 @@ def test_tags_go_around_lao_words_found_by_the_segmenter():
     assert render(marked, "A black dog runs.", "1-1 0-2 2-3") == "A black <b>dog</b> runs."
 
 
+def test_tags_go_around_khmer_clusters_and_burmese_syllables():
+    """Khmer and Burmese: tags wrap the character clusters and syllables aligned to the words they
+    wrapped, on either side, and a verbatim number sits between them unspaced."""
+    marked = mark("The <b>black dog</b> jumps.", True, False)  # into Khmer: ឆ្កែ ខ្មៅ លោ|ត, dog black jumps
+    assert render(marked, "ឆ្កែខ្មៅលោត", "2-0 1-1 3-2 3-3") == "<b>ឆ្កែខ្មៅ</b>លោត"
+    assert render(marked, "ခွေးနက်ခုန်တယ်", "2-0 1-1 3-2 3-3") == "<b>ခွေးနက်</b>ခုန်တယ်"  # Burmese
+    marked = mark("<b>ခွေး</b>နက်ခုန်တယ်", True, False)  # from Burmese
+    assert render(marked, "A black dog jumps.", "1-1 0-2 2-3 3-3") == "A black <b>dog</b> jumps."
+    marked = mark("I have 3000 riel.", False, True)  # ខ្ញុំ មា|ន រៀ|ល, I have riel
+    assert render(marked, "ខ្ញុំមានរៀល", "0-0 1-1 1-2 2-3 2-4") == "ខ្ញុំមាន3000រៀល"
+
+
 def test_an_element_whose_words_have_no_output_is_written_empty_and_points_stay_between_words():
     marked = mark("A <b>very</b> big dog<br/> runs.", True, False)
     assert render(marked, "Ein großer Hund rennt.", "0-0 2-1 3-2 4-3") == "Ein <b></b> großer Hund <br/> rennt."

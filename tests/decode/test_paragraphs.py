@@ -25,6 +25,10 @@ def test_the_splitter_keeps_urls_decimals_and_abbreviations_whole():
     assert sentences_of("", "en") == [""] and sentences_of("No full stop", "en") == ["No full stop"]
     german = "Dr. Müller kam am 3. Mai. Er ging."  # an imported model's code names the same language
     assert sentences_of(german, "deu_Latn") == sentences_of(german, "de") == ["Dr. Müller kam am 3. Mai.", "Er ging."]
+    # Khmer's full stop (។) and section end (៕), with a space after them or without; not before a quote's end
+    khmer = ["ខ្ញុំចង់ទៅផ្សារ។", "គាត់មិនទៅទេ៕", "«ល្អ។»"]  # I want to go to the market. He is not going. "Good."
+    assert sentences_of(" ".join(khmer), "km") == sentences_of("".join(khmer), "khm_Khmr") == khmer
+    assert sentences_of("ကျွန်တော်မန္တလေးကိုသွားမယ်။ ခွေးနက်ခုန်တယ်။", "my") == ["ကျွန်တော်မန္တလေးကိုသွားမယ်။", "ခွေးနက်ခုန်တယ်။"]
 
 
 @pytest.fixture(scope="module")

@@ -258,7 +258,8 @@ class _Output:
 
 def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
     """The words of an output text (nmt.decode.text.words: between spaces, each Chinese or
-    Japanese character one, Thai and Lao words by their segmenters), each with whether a space comes before it, cut again at `joins`
+    Japanese character one, Thai and Lao words by their segmenters, Khmer clusters and Burmese
+    syllables), each with whether a space comes before it, cut again at `joins`
     (where two sentences meet without a space: Hypothesis.joins)."""
     words = []
     for start, end in word_spans(text):

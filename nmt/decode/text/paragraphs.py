@@ -1,6 +1,7 @@
 """A line of several sentences (a paragraph pasted as one line) is translated sentence by sentence:
 split by sentencex (Wikimedia's segmenter for some 300 languages; it keeps URLs, decimals and
-abbreviations such as "e.g." or "Dr." whole), each sentence translated in the same length-sorted
+abbreviations such as "e.g." or "Dr." whole) and after Khmer's full stops (which it does not
+know), each sentence translated in the same length-sorted
 batches as every other, and the translations joined back into the line's one output, a space
 between each two. A model trained on single sentences otherwise drops part of such a line.
 
@@ -20,6 +21,7 @@ characters: --max-chars).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -43,9 +45,15 @@ def sentences_of(line: str, lang: str) -> list[str]:
     codes (de, deu, deu_Latn): sentencex knows a language's abbreviations by its two-letter code."""
     from sentencex import segment
 
-    parts = [part.strip() for part in segment(two_letter(lang) or lang, line)]
+    parts = [piece.strip() for part in segment(two_letter(lang) or lang, line) for piece in _AFTER_KHMER_END.split(part)]
     parts = [part for part in parts if part]
     return parts if len(parts) > 1 else [line]
+
+
+# Khmer's full stop (KHAN, ។) and end of a section (BARIYOOSAN, ៕), which sentencex does not know:
+# a sentence ends after one where a space, a Khmer letter or an opening quote or bracket follows
+# (not a closing one).
+_AFTER_KHMER_END = re.compile("(?<=[\u17d4\u17d5])(?:\\s+|(?=[\u1780-\u17b3«“‘(\\[]))")
 
 
 # A part of an over-long sentence preferably ends after one of these: the end of a clause.
@@ -112,7 +120,7 @@ def _sentence_parts(sentence: str, tokens_of, max_tokens: int) -> tuple[list[str
     """An over-long sentence's parts (`parts_within`, a word too long for the model cut by
     `pieces_of_word`), and for each whether it goes on with the word of the part before (not
     where the cut falls where a word starts: beside a Chinese or Japanese character, between
-    Thai or Lao words)."""
+    Thai, Lao, Khmer or Burmese words)."""
     parts, inside = [], []
     for part in parts_within(sentence, tokens_of(sentence.split()), max_tokens):
         if " " in part:  # whole words

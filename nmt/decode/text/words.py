@@ -2,11 +2,15 @@
 spaces; in Chinese and Japanese writing, which has no spaces, each character (Han, kana and
 their punctuation); in Thai and Lao, which write no spaces between words either, the words a
 dictionary segmenter finds: PyThaiNLP's (`pip install 'nmt[thai]'`) and LaoNLP's (`nmt[lao]`);
-without it such a run between spaces stays one word. Both sides of an alignment agree on it: the words of a text (`word_spans`)
-and those of its tokenizer pieces (`piece_words`, the words of the text the pieces spell), so
-that an alignment computed over pieces names the words of the text. Full-width Latin letters
-and digits ("３０００") are not such characters: the tokenizer's NFKC reads them as ordinary
-ones ("3000"), one word.
+without it such a run between spaces stays one word. Khmer and Burmese write none either, and
+have no segmenter that is a well-kept library: as each Han character is a word, each Khmer
+character cluster (a consonant or independent vowel with its subscript consonants, vowel signs
+and marks) and each Burmese syllable (a consonant with its medials, vowels, tones and its final
+consonants, killed or stacked) is one, found by Unicode's rules of the script (`syllable_spans`).
+Both sides of an alignment agree on it: the words of a text (`word_spans`) and those of its
+tokenizer pieces (`piece_words`, the words of the text the pieces spell), so that an alignment
+computed over pieces names the words of the text. Full-width Latin letters and digits ("３０００")
+are not such characters: the tokenizer's NFKC reads them as ordinary ones ("3000"), one word.
 """
 
 from __future__ import annotations
@@ -45,15 +49,52 @@ SCRIPTS = (
 )
 
 
+# Khmer: a base (consonant or independent vowel) with what it carries: subscripts (COENG and a
+# consonant), vowel signs and marks, zero-width joiners; its digits together; each sign of
+# punctuation and each lunar-date symbol a word.
+_KHMER_BASE, _KHMER_MARKS = "\u1780-\u17b3", "\u17b4-\u17d1\u17d3\u17dd\u200c\u200d"
+_KHMER = (f"[{_KHMER_BASE}](?:\u17d2[{_KHMER_BASE}]|[{_KHMER_MARKS}])*", "[\u17e0-\u17e9\u17f0-\u17f9]+",
+          "[\u17d4-\u17dc\u19e0-\u19ff]")
+# Burmese (and the other languages of its script): a base (consonant, independent vowel, the
+# symbols that are words) with its medials, vowels and tones, and the consonants that end the
+# syllable: one killed by ASAT (U+103A, a DOT BELOW may come between) or stacked by VIRAMA
+# (U+1039) on the one after it, which belongs to the same syllable ("မန္တ" of မန္တလေး).
+_MYANMAR_BASE = ("\u1000-\u102a\u103f\u104c-\u104f\u1050-\u1055\u105a-\u105d\u1061\u1065\u1066"
+                 "\u106e-\u1070\u1075-\u1081\u108e")
+_MYANMAR_MARKS = ("\u102b-\u103e\u1056-\u1059\u105e-\u1060\u1062-\u1064\u1067-\u106d\u1071-\u1074"
+                  "\u1082-\u108d\u108f\u109a-\u109d")
+_MYANMAR = (f"[{_MYANMAR_BASE}](?:[{_MYANMAR_MARKS}]|[{_MYANMAR_BASE}](?=\u1037*[\u103a\u1039])"
+            f"|(?<=\u1039)[{_MYANMAR_BASE}])*", "[\u1040-\u1049\u1090-\u1099]+", "[\u104a\u104b]")
+_SYLLABLE = re.compile("|".join((*_KHMER, *_MYANMAR)))
+_SYLLABLE_SCRIPTS = re.compile("[\u1780-\u17ff\u19e0-\u19ff\u1000-\u109f]")
+_NOT_A_WORD = re.compile("[\u200b-\u200d\u2060\ufeff]+")  # zero-width spaces and joiners between words
+
+
+def syllable_spans(run: str) -> list[tuple[int, int]]:
+    """The words of a run between spaces in Khmer or Burmese writing, as (start, end) in `run`:
+    each character cluster (Khmer) or syllable (Burmese); what lies between them ("10" in
+    10គីឡូ) one word, zero-width spaces none."""
+    spans, at = [], 0
+    for m in _SYLLABLE.finditer(run):
+        if m.start() > at and not _NOT_A_WORD.fullmatch(run, at, m.start()):
+            spans.append((at, m.start()))
+        spans.append(m.span())
+        at = m.end()
+    if at < len(run) and not _NOT_A_WORD.fullmatch(run, at):
+        spans.append((at, len(run)))
+    return spans
+
+
 def is_word_by_itself(char: str) -> bool:
     """A character that is a word of its own (Chinese and Japanese writing)."""
     return _CHARACTER_WORD.fullmatch(char) is not None
 
 
 def written_without_spaces(char: str) -> bool:
-    """A character of writing that puts no space between words (Chinese, Japanese, Thai, Lao):
-    what stands next to it is glued to it."""
-    return is_word_by_itself(char) or any(script.letters.match(char) for script in SCRIPTS)
+    """A character of writing that puts no space between words (Chinese, Japanese, Thai, Lao,
+    Khmer, Burmese): what stands next to it is glued to it."""
+    return is_word_by_itself(char) or any(script.letters.match(char) for script in SCRIPTS) or \
+        _SYLLABLE_SCRIPTS.match(char) is not None
 
 
 def script_of(run: str) -> Script | None:
@@ -73,6 +114,8 @@ def word_spans(text: str) -> list[tuple[int, int]]:
         script = script_of(m.group())
         if script is not None and (segment := segmenter(script.name)) is not None:
             spans += [(m.start() + a, m.start() + b) for a, b in _dictionary_words(m.group(), segment, script.composed)]
+        elif script is None and _SYLLABLE_SCRIPTS.search(m.group()):
+            spans += [(m.start() + a, m.start() + b) for a, b in syllable_spans(m.group())]
         else:
             spans.append(m.span())
     return spans
