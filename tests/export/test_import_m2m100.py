@@ -390,22 +390,23 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
     # LibreTranslate answers it: each text over 40 characters from its own language, a shorter one
     # from the whole request's, detectedLanguage one per text
     if layout == "nllb":
-        from tests.serve.test_serve import Server
+        from fastapi.testclient import TestClient
 
-        server = Server(str(ckpt), "--worker-mode", "threads")
-        try:
+        from nmt.serve.app import create_app
+        from nmt.serve.models import load_served
+
+        with TestClient(create_app(load_served([ckpt]))) as server:
             texts = ["\n".join(lines[0:2]), "\n".join(lines[3:5]), "Ein Hund."]
-            status, answer = server.post({"q": texts, "source": "auto", "target": french})
-            assert status == 200, answer
+            answer = server.post("/translate", json={"q": texts, "source": "auto", "target": french})
+            assert answer.status_code == 200, answer.text
+            answer = answer.json()
             detected = [d["language"] for d in answer["detectedLanguage"]]
             assert detected[:2] == [german, english] and detected[2] in (german, english)
             assert answer["translatedText"][:2] == [
                 "\n".join(named[german][i]["hypotheses"][0]["text"] for i in (0, 1)),
                 "\n".join(named[english][i]["hypotheses"][0]["text"] for i in (3, 4))]
-            status, own = server.post({"text": ["Ein Hund."], "src_lang": detected[2], "tgt_lang": french})
-            assert status == 200 and answer["translatedText"][2] == own["translations"][0]
-        finally:
-            assert server.stop() == 0
+            own = server.post("/translate", json={"text": ["Ein Hund."], "src_lang": detected[2], "tgt_lang": french})
+            assert own.status_code == 200 and answer["translatedText"][2] == own.json()["translations"][0]
         out = tmp_path / "sharded.jsonl"
         result = runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "-o", str(out), "--tgt-lang",
                                      french, "--output-format", "jsonl", "--src-lang", "auto", "--nproc", "2"])
