@@ -221,26 +221,30 @@ def test_a_jsonl_line_names_its_own_target_language(multilingual, toy_corpus, tm
 
 def test_serve_takes_a_target_language_per_line(multilingual, toy_corpus):
     pytest.importorskip("fastapi")
-    from tests.serve.test_serve import Server
+    from fastapi.testclient import TestClient
+
+    from nmt.serve.app import create_app
+    from nmt.serve.models import load_served
 
     lines = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[:4]
-    server = Server(str(multilingual.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "50", "--worker-mode", "threads")
-    try:
-        status, health = server.get("/health")
-        assert status == 200 and health["directions"] == ["en-xa", "en-xb"]
-        status, reply = server.post({"text": lines, "tgt_lang": ["xa", "xb", "xb", "xa"]})
+    with TestClient(create_app(load_served([multilingual.out / "checkpoints" / "best.pt"]), batch_wait_ms=50)) as server:
+        def post(payload: dict) -> tuple[int, dict]:
+            reply = server.post("/translate", json=payload)
+            return reply.status_code, reply.json()
+
+        health = server.get("/health")
+        assert health.status_code == 200 and health.json()["directions"] == ["en-xa", "en-xb"]
+        status, reply = post({"text": lines, "tgt_lang": ["xa", "xb", "xb", "xa"]})
         assert status == 200, reply
         assert [t.split()[0] for t in reply["translations"]] == ["Alpha", "Beta", "Beta", "Alpha"]
-        status, reply = server.post({"text": lines[:1], "tgt_lang": "xb"})
+        status, reply = post({"text": lines[:1], "tgt_lang": "xb"})
         assert status == 200 and reply["translations"][0].startswith("Beta")
-        status, reply = server.post({"text": lines[:1], "tgt_lang": "fr"})
+        status, reply = post({"text": lines[:1], "tgt_lang": "fr"})
         assert status == 422 and "tgt_lang fr" in reply["error"]
-        status, reply = server.post({"text": lines[:1], "src_lang": "xa", "tgt_lang": "xb"})
+        status, reply = post({"text": lines[:1], "src_lang": "xa", "tgt_lang": "xb"})
         assert status == 422 and reply["error"].startswith("line 1: ") and '"zero_shot": true' in reply["error"], reply
-        status, reply = server.post({"text": lines[:2], "tgt_lang": ["xa"]})
+        status, reply = post({"text": lines[:2], "tgt_lang": ["xa"]})
         assert status == 422
-    finally:
-        assert server.stop() == 0
 
 
 def test_fine_tuning_a_multilingual_parent_keeps_its_tokenizer_and_tokens(multilingual, toy_corpus, tmp_path):
