@@ -74,7 +74,7 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 
     r = load_recipe(recipe, [*(set_ or []), *([f"train.init_from={init_from}"] if init_from else [])])
     if nproc > 1:
-        raise typer.Exit(relaunch_under_torchrun(nproc, sys.argv[1:], r.train))
+        raise typer.Exit(relaunch_under_torchrun(nproc, sys.argv[1:], r))
     result = run_train(r, err, show_progress=drawn(progress))
     if result.stopped_because.startswith("signal"):
         if launched_rank() == 0:  # under torchrun, one process speaks

@@ -40,14 +40,19 @@ def tokenizer_paths(out: Path, joint: bool) -> tuple[Path, Path]:
     return out / "spm.src.model", out / "spm.tgt.model"
 
 
+def require_tokenizer(path: Path) -> None:
+    """An error naming `nmt tokenizer` where its model is not at `path`."""
+    if not Path(path).is_file():
+        raise NmtError(f"{path}: tokenizer model not found (run `nmt tokenizer` first)")
+
+
 def load_processor(path: Path | None = None, model_proto: bytes | None = None) -> spm.SentencePieceProcessor:
     processor = spm.SentencePieceProcessor()
     try:
         if model_proto is not None:
             processor.LoadFromSerializedProto(model_proto)
         else:
-            if not Path(path).is_file():
-                raise NmtError(f"{path}: tokenizer model not found (run `nmt tokenizer` first)")
+            require_tokenizer(path)
             processor.Load(str(path))
     except (OSError, RuntimeError) as e:
         raise NmtError(f"{path or 'checkpoint'}: not a sentencepiece model ({e})") from None

@@ -128,16 +128,19 @@ def join_world(device_name: str) -> tuple[World, str]:
     return world, (f"cuda:{world.local_rank}" if use_cuda else "cpu" if device_name == "auto" else device_name)
 
 
-def relaunch_under_torchrun(nproc: int, argv: list[str], cfg) -> int:
+def relaunch_under_torchrun(nproc: int, argv: list[str], recipe) -> int:
     """`nmt train ... --nproc K`: the same command line, without --nproc, under torchrun with K
     processes on this machine; returns 0, or the exit code of the first process that failed (2 for
     bad input, as in one process). torchrun runs inside this process: no second interpreter to
     start, and a signal sent to `nmt train` reaches its agent, which passes it on to the K
-    processes. `cfg`: the recipe's train section, checked first so that a batch K processes cannot
-    share stops before anything starts."""
+    processes. `recipe` is checked first, so that a batch K processes cannot share, or a step not
+    yet run (`nmt tokenizer`, `nmt prepare`), is one line before anything starts."""
+    from nmt.train.training_data import check_prepared
+
     if "WORLD_SIZE" in os.environ:
         raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
-    batches_per_rank(cfg.update_freq, cfg.max_tokens, nproc)
+    batches_per_rank(recipe.train.update_freq, recipe.train.max_tokens, nproc)
+    check_prepared(recipe)
     args, skip_value = [], False
     for arg in argv:
         if skip_value:

@@ -12,20 +12,33 @@ from nmt.data.packing import packed_epoch_batches, packed_rows_per_batch
 from nmt.data.prepare import corpus_sizes, data_dir
 from nmt.data.sampling import epoch_selection
 from nmt.data.shards import ParallelShards, Shard
-from nmt.data.tokenizer import load_processor, tokenizer_paths
+from nmt.data.tokenizer import load_processor, require_tokenizer, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, alignment_targets, word_starts
 from nmt.errors import NmtError
 from nmt.train.validate import valid_sets
+
+
+def check_prepared(recipe: Recipe) -> None:
+    """What `nmt tokenizer` and `nmt prepare` leave for a run: its tokenizer models and its prepared
+    data, or the one-line error naming the step to run. `nmt train --nproc` checks them before it
+    starts its processes, each of which would say the same."""
+    for path in dict.fromkeys(tokenizer_paths(recipe.out, recipe.tokenizer.joint)):
+        require_tokenizer(path)
+    _require_prepared(data_dir(recipe.out))
+
+
+def _require_prepared(shards) -> None:
+    if not (shards / "train.src.idx").is_file():
+        raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
+    if not (shards / "report.json").is_file():  # written last: the splits after train are incomplete
+        raise NmtError(f"{shards}: `nmt prepare` did not finish (run it again)")
 
 
 class TrainingData:
     def __init__(self, recipe: Recipe):
         self.recipe = recipe
         shards, data = data_dir(recipe.out), recipe.data
-        if not (shards / "train.src.idx").is_file():
-            raise NmtError(f"{shards}: no prepared data (run `nmt prepare` first)")
-        if not (shards / "report.json").is_file():  # written last: the splits after train are incomplete
-            raise NmtError(f"{shards}: `nmt prepare` did not finish (run it again)")
+        _require_prepared(shards)
         self.pairs = ParallelShards(shards, "train", data.forced_target_tokens)
         self.corpus_sizes = corpus_sizes(recipe.out)  # None: one training corpus
         if self.corpus_sizes and len(self.corpus_sizes) != len(data.corpora()):

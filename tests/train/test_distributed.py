@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from nmt.checkpoint import SHARDS, TRAINING_WEIGHTS, load_checkpoint
 from nmt.cli import app
-from tests.conftest import TINY, TINY_DATA, prepared_tiny
+from tests.conftest import TINY, TINY_DATA, prepared_tiny, tiny_recipe
 
 NMT = str(Path(sys.executable).parent / "nmt")
 SETTINGS = ["train.update_freq=2", "train.max_tokens=96", "model.dropout=0.0", "train.valid_every=1000",
@@ -150,11 +150,31 @@ def assert_same_averages(one: Path, two: Path) -> None:
 
 
 def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_without_traceback(tmp_path):
-    result = run_nmt_train(tmp_path / "unprepared", 6, nproc=2)  # no tokenizer trained in that folder
+    out = tmp_path / "run"
+    prepared_tiny(out, *SETTINGS)
+    # the processes find it reading the prepared data: sentences longer than the model's positions
+    result = run_nmt_train(out, 6, nproc=2, settings=[*SETTINGS, "model.max_positions=8"])
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert errors and all("tokenizer model not found" in line for line in errors)
+    assert errors and all("more than model.max_positions (8) holds" in line for line in errors)
     assert "Traceback" not in result.stderr
+
+
+def test_a_step_not_yet_run_is_one_line_before_any_process_starts(tmp_path):
+    """Without `nmt tokenizer` or `nmt prepare`, `nmt train --nproc 2` says so once, as one process
+    would, instead of starting processes that each say it."""
+    unprepared = run_nmt_train(tmp_path / "unprepared", 6, nproc=2, in_this_process=True)
+    assert unprepared.returncode == 2
+    assert unprepared.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'unprepared' / 'spm.model'}: tokenizer model not found (run `nmt tokenizer` first)"]
+    out = tmp_path / "tokenized"
+    recipe = tiny_recipe(out, *SETTINGS)
+    from nmt.data.tokenizer import train_tokenizer
+
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    tokenized = run_nmt_train(out, 6, nproc=2, in_this_process=True)
+    assert tokenized.returncode == 2
+    assert tokenized.stderr.strip().splitlines() == [f"error: {out / 'data'}: no prepared data (run `nmt prepare` first)"]
 
 
 def test_k_processes_share_the_recipes_batches_or_say_which_settings_keep_it():
