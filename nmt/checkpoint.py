@@ -108,12 +108,17 @@ def _checkpoints_of_recipe(path: Path) -> str:
     return f"; its run's best is {best}" if best.is_file() else f"; `nmt train` writes its checkpoints into {folder}"
 
 
-def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, mapped: bool = False) -> dict:
-    path = Path(path)
+def require_checkpoint_file(path: Path) -> None:
+    """The one-line error where `path` is not a file a checkpoint could be read from."""
     if path.is_dir():
         raise NmtError(f"{path}: a directory, not a checkpoint file{checkpoints_inside(path)}")
     if not path.is_file():
         raise NmtError(f"{path}: checkpoint not found")
+
+
+def _load(path: Path, map_location: str | torch.device, optimizer: bool = True, mapped: bool = False) -> dict:
+    path = Path(path)
+    require_checkpoint_file(path)
     if not zipfile.is_zipfile(path):  # torch.save has written zip archives since PyTorch 1.6
         if path.suffix in (".yaml", ".yml"):
             raise NmtError(f"{path}: a recipe, not a checkpoint{_checkpoints_of_recipe(path)}")

@@ -69,7 +69,8 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
 
     Several GPUs or machines: `torchrun --nproc-per-node K -m nmt train RECIPE` (or --nproc K).
     """
-    from nmt.train.distributed import launched_rank, relaunch_under_torchrun
+    from nmt.train.distributed import launched_rank
+    from nmt.train.launch import relaunch_under_torchrun
     from nmt.train.trainer import train as run_train
 
     r = load_recipe(recipe, [*(set_ or []), *([f"train.init_from={init_from}"] if init_from else [])])

@@ -12,13 +12,28 @@ from rich.text import Text
 
 import nmt
 from nmt.checkpoint import (FROZEN, SHARDS, assembled, checkpoint_of, frozen_file, frozen_reference, link_checkpoint,
-                            load_latest, load_shard, open_checkpoint, prune, run_checkpoints, save_checkpoint,
-                            save_frozen_weights, shard_file, shard_folder)
+                            load_latest, load_shard, open_checkpoint, prune, require_checkpoint_file, resumable,
+                            run_checkpoints, save_checkpoint, save_frozen_weights, shard_file, shard_folder)
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, changed_keys, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
 from nmt.train.distributed import World
 from nmt.train.step import TrainStep
+
+
+def check_parent(recipe: Recipe) -> None:
+    """A fine-tuning run's parent (train.init_from), checked without reading it: not in the run's
+    own checkpoints (which would change it), and there where the run does not resume its own.
+    `nmt train --nproc` checks it before it starts the processes, each of which would say it."""
+    parent = recipe.train.init_from
+    if not parent:
+        return
+    folder = run_checkpoints(recipe.out)
+    if Path(parent).resolve().parent == folder.resolve():
+        raise NmtError(f"train.init_from={parent} lies in this run's own checkpoints; "
+                       "fine-tune into another output_dir, so that the parent run is kept as it is")
+    if not resumable(folder):
+        require_checkpoint_file(Path(parent))
 
 
 @dataclass
@@ -114,9 +129,7 @@ class RunCheckpoints:
         """Resume the run, or start it from its parent (fine-tuning, said in the log) or from
         scratch; returns the training state resumed, if any."""
         parent = self.recipe.train.init_from
-        if parent and Path(parent).resolve().parent == self.folder.resolve():
-            raise NmtError(f"train.init_from={parent} lies in this run's own checkpoints; "
-                           "fine-tune into another output_dir, so that the parent run is kept as it is")
+        check_parent(self.recipe)
         progress = self.resume()
         self.resumed = progress is not None
         if progress is None and parent:

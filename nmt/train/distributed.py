@@ -126,37 +126,3 @@ def join_world(device_name: str) -> tuple[World, str]:
     if dist.get_backend() != "gloo":
         world.host_group = dist.new_group(backend="gloo")
     return world, (f"cuda:{world.local_rank}" if use_cuda else "cpu" if device_name == "auto" else device_name)
-
-
-def relaunch_under_torchrun(nproc: int, argv: list[str], recipe) -> int:
-    """`nmt train ... --nproc K`: the same command line, without --nproc, under torchrun with K
-    processes on this machine; returns 0, or the exit code of the first process that failed (2 for
-    bad input, as in one process). torchrun runs inside this process: no second interpreter to
-    start, and a signal sent to `nmt train` reaches its agent, which passes it on to the K
-    processes. `recipe` is checked first, so that a batch K processes cannot share, or a step not
-    yet run (`nmt tokenizer`, `nmt prepare`), is one line before anything starts."""
-    from nmt.train.training_data import check_prepared
-
-    if "WORLD_SIZE" in os.environ:
-        raise NmtError("--nproc is for a plain `nmt train`; under torchrun, leave it out")
-    batches_per_rank(recipe.train.update_freq, recipe.train.max_tokens, nproc)
-    check_prepared(recipe)
-    args, skip_value = [], False
-    for arg in argv:
-        if skip_value:
-            skip_value = False
-        elif arg == "--nproc":
-            skip_value = True
-        elif not arg.startswith("--nproc="):
-            args.append(arg)
-    from torch.distributed.elastic.multiprocessing.api import SignalException
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.run import main as torchrun
-
-    try:
-        torchrun(["--standalone", f"--nproc-per-node={nproc}", "-m", "nmt", *args])
-    except ChildFailedError as failed:  # torchrun has logged which process failed and how
-        return failed.get_first_failure()[1].exitcode or 1
-    except SignalException:  # passed on to the processes, which saved a checkpoint
-        return 130  # as `nmt train` in one process
-    return 0

@@ -161,8 +161,9 @@ def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_withou
 
 
 def test_a_step_not_yet_run_is_one_line_before_any_process_starts(tmp_path):
-    """Without `nmt tokenizer` or `nmt prepare`, `nmt train --nproc 2` says so once, as one process
-    would, instead of starting processes that each say it."""
+    """Without `nmt tokenizer` or `nmt prepare`, or without the checkpoint to fine-tune from, `nmt
+    train --nproc 2` says so once, as one process would, instead of starting processes that each
+    say it."""
     unprepared = run_nmt_train(tmp_path / "unprepared", 6, nproc=2, in_this_process=True)
     assert unprepared.returncode == 2
     assert unprepared.stderr.strip().splitlines() == [
@@ -175,6 +176,16 @@ def test_a_step_not_yet_run_is_one_line_before_any_process_starts(tmp_path):
     tokenized = run_nmt_train(out, 6, nproc=2, in_this_process=True)
     assert tokenized.returncode == 2
     assert tokenized.stderr.strip().splitlines() == [f"error: {out / 'data'}: no prepared data (run `nmt prepare` first)"]
+    prepared_tiny(out, *SETTINGS)
+    orphan = run_nmt_train(out, 6, nproc=2, in_this_process=True,
+                           settings=[*SETTINGS, f"train.init_from={tmp_path / 'parent.pt'}"])
+    assert orphan.returncode == 2
+    assert orphan.stderr.strip().splitlines() == [f"error: {tmp_path / 'parent.pt'}: checkpoint not found"]
+    own = out / "checkpoints" / "step_0000004.pt"  # fine-tuning would change its own parent
+    itself = run_nmt_train(out, 6, nproc=2, in_this_process=True, settings=[*SETTINGS, f"train.init_from={own}"])
+    assert itself.returncode == 2 and itself.stderr.strip().splitlines() == [
+        f"error: train.init_from={own} lies in this run's own checkpoints; fine-tune into another output_dir, so that "
+        "the parent run is kept as it is"]
 
 
 def test_k_processes_share_the_recipes_batches_or_say_which_settings_keep_it():
