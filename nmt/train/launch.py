@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 
+from nmt.config import Recipe
 from nmt.errors import NmtError
 from nmt.train.checkpointing import check_parent
 from nmt.train.distributed import batches_per_rank
 from nmt.train.training_data import check_prepared
 
 
-def relaunch_under_torchrun(nproc: int, argv: list[str], recipe) -> int:
+def relaunch_under_torchrun(nproc: int, argv: list[str], recipe: Recipe) -> int:
     """`nmt train ... --nproc K`: the same command line, without --nproc, under torchrun with K
     processes on this machine; returns 0, or the exit code of the first process that failed (2 for
     bad input, as in one process). torchrun runs inside this process: no second interpreter to
