@@ -117,8 +117,7 @@ def describe(info: dict) -> list[str]:
         lines.append(f"frozen       {f['weights']:,} weight tensors in {f['file']} beside it (read together; "
                      "`nmt average CKPT -o FILE` writes one whole checkpoint)")
     if info["alignment_heads"]:
-        layer, heads = info["alignment_heads"]
-        lines.append(f"alignments   from decoder layer {layer}'s first {heads} head{'s' if heads > 1 else ''}, trained on "
+        lines.append(f"alignments   from {_guided_heads(info)}, trained on "
                      "word alignments (train.guided_alignment): CTranslate2 and ONNX exports return them too")
     v = info["versions"]
     lines.append(f"versions     nmt {v['nmt']}, torch {v['torch']}")
@@ -141,12 +140,16 @@ def _describe_export(info: dict) -> list[str]:
     if info.get("shortlist"):
         lines.append(f"shortlist    {info['shortlist']} (decode.shortlist)")
     if info["alignment_heads"]:
-        layer, heads = info["alignment_heads"]
-        lines.append(f"alignments   from decoder layer {layer}'s first {heads} head{'s' if heads > 1 else ''} (guided alignment)")
+        lines.append(f"alignments   from {_guided_heads(info)} (guided alignment)")
     versions = ", ".join(f"{name} {version}" for name, version in info["versions"].items() if version)
     lines.append(f"versions     {versions or 'not recorded'}")
     lines.append(f"recipe       `nmt info {info['export']} --json` prints it whole")
     return lines
+
+
+def _guided_heads(info: dict) -> str:
+    layer, heads = info["alignment_heads"]
+    return f"decoder layer {layer}'s first {heads} head{'s' if heads > 1 else ''}"
 
 
 def _direction(info: dict) -> list[str]:

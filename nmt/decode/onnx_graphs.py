@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt.export.onnx import DECODER_OUTPUTS
+from nmt.export.onnx import DECODER_OUTPUTS, STEP_OUTPUTS
 
 
 @dataclass
@@ -86,7 +86,7 @@ class OnnxGraphs:
         `forbid` sets what may not come next to -inf, and the rest is renormalized (the graph's
         log-probabilities are logits up to a constant per row). Advances the state (the step's
         attention in state.attention, where the state wants it)."""
-        outputs = DECODER_OUTPUTS if state.wants_attention else DECODER_OUTPUTS[:3]
+        outputs = DECODER_OUTPUTS if state.wants_attention else STEP_OUTPUTS
         log_probs, state.past_keys, state.past_values, *attention = self.decoder.run(list(outputs), {
             "tokens": tokens.cpu().numpy(), "position": np.array([state.length], dtype=np.int64),
             "src_bias": state.src_bias, "memory_keys": state.memory_keys, "memory_values": state.memory_values,

@@ -35,7 +35,7 @@ from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
 from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
-from nmt.export.onnx import CONFIG, read_onnx_config, require_onnx
+from nmt.export.onnx import CONFIG, STEP_OUTPUTS, read_onnx_config, require_onnx
 
 
 class OnnxTranslator:
@@ -154,7 +154,7 @@ class OnnxTranslator:
         tokens = np.full(len(sources), c["start_token"], dtype=np.int64)
         outputs: list[list[int]] = [[] for _ in sources]
         for step in range(int(limits.max())):
-            log_probs, past_keys, past_values = self.decoder.run(["log_probs", "present_keys", "present_values"], {
+            log_probs, past_keys, past_values = self.decoder.run(list(STEP_OUTPUTS), {
                 "tokens": tokens, "position": np.array([step], dtype=np.int64), "src_bias": src_bias,
                 "memory_keys": memory_keys, "memory_values": memory_values,
                 "past_keys": past_keys, "past_values": past_values})

@@ -62,9 +62,10 @@ OPSET = 17
 # export whose config has no "encoder_side" (written before it) takes it per row ("per_row"):
 # repeated for each beam.
 ENCODER_SIDE = "per_sentence"
-# decoder.onnx's outputs. An export whose config lists none (written before) has the first three:
-# no attention, so no word alignments.
-DECODER_OUTPUTS = ("log_probs", "present_keys", "present_values", "attention")
+# decoder.onnx's outputs: a search step reads STEP_OUTPUTS, word alignments the attention too. An
+# export whose config lists none (written before) has STEP_OUTPUTS only: no word alignments.
+STEP_OUTPUTS = ("log_probs", "present_keys", "present_values")
+DECODER_OUTPUTS = (*STEP_OUTPUTS, "attention")
 
 
 def require_onnx():
