@@ -97,6 +97,10 @@ class DataConfig(Section):
     # token in front of the source and the target's forced first in the output, as NLLB-200 and
     # M2M-100 do; none: no language token.
     language_token: Literal["none", "source", "target", "both"] = "none"
+    # The source's language token as text in front of the sentence, sentencepiece's word-boundary
+    # piece "▁" before it, as MADLAD-400 was trained (`<2de> text` through its tokenizer); set by
+    # `nmt import` where the imported model's tokenizer reads its codes so.
+    language_token_as_text: bool = False
     # Languages the model has tokens for besides its corpora's (an imported many-to-many model's):
     # any direction between two of them is translated as a trained one.
     languages: list[str] = []
@@ -135,6 +139,9 @@ class DataConfig(Section):
                              "source, target or both")
         if self.languages and self.language_token == "none":
             raise ValueError("data.languages needs data.language_token (source, target or both)")
+        if self.language_token_as_text and self.language_token != "source":
+            raise ValueError("data.language_token_as_text needs data.language_token: source "
+                             f"(not {self.language_token})")
         if self.word_alignments not in ("none", "dice") and any(
                 (c.augment or self.augment).inserts() for c in self.corpora()):
             raise ValueError(f"word_alignments {self.word_alignments}: a file's links number the corpus's own words, "

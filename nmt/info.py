@@ -79,6 +79,7 @@ def _recipe_facts(recipe: Recipe, vocab: dict[str, int]) -> dict:
         "directions": [f"{s}-{t}" for s, t in recipe.data.directions()],
         "languages": recipe.data.languages,
         "control_tokens": recipe.data.control_tokens(),
+        "language_token_as_text": recipe.data.language_token_as_text,
         "target_control_tokens": recipe.data.target_control_tokens(),
         "vocabulary": {"joint": recipe.tokenizer.joint, "src": vocab["src"], "tgt": vocab["tgt"]},
         # guided alignment: (decoder layer, heads) that give its word alignments, in any engine
@@ -175,7 +176,9 @@ def _languages(info: dict) -> list[str]:
     if info["languages"]:
         lines.append(f"languages    {len(info['languages'])}, any direction between them: {listed(info['languages'], ' ')}")
     if info["control_tokens"]:
-        lines.append(f"tokens       {listed(info['control_tokens'], ' ')} in front of the source (language, corpus tags)")
+        where = ("in front of the source, after the word boundary ▁, as text is (`<2xx> text`)"
+                 if info.get("language_token_as_text") else "in front of the source")
+        lines.append(f"tokens       {listed(info['control_tokens'], ' ')} {where} (language, corpus tags)")
     if info["target_control_tokens"]:
         lines.append(f"tokens       {listed(info['target_control_tokens'], ' ')} forced first in the output (language)")
     return lines

@@ -30,23 +30,30 @@ MAX_WORDS = 1 << 16  # word indices are stored as uint16: links of later words a
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word (nmt.decode.text.alignment too)
 
 
+BARE_START = 2  # word_starts' flag of the piece "▁" alone
+
+
 def word_starts(processor) -> np.ndarray:
     """Per vocabulary id of a sentencepiece model: 1 where the piece starts a word (▁), 0 where it
     continues one, -1 where it is no part of the text (control tokens: BOS, EOS, PAD, language
-    tokens, corpus tags)."""
+    tokens, corpus tags), BARE_START for "▁" alone (piece_words says when it is text)."""
     flags = np.zeros(processor.get_piece_size(), dtype=np.int8)
     for i in range(len(flags)):
+        piece = processor.id_to_piece(i)
         if processor.is_control(i):
             flags[i] = -1
-        elif processor.id_to_piece(i).startswith(WORD_START):
-            flags[i] = 1
+        elif piece.startswith(WORD_START):
+            flags[i] = BARE_START if piece == WORD_START else 1
     return flags
 
 
 def piece_words(ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The word index of each piece (-1 for control tokens): a piece with ▁ starts a new word, and
-    the first piece of the text always does."""
+    the first piece of the text always does. A "▁" alone before a control token spells no word:
+    it is the space in front of a language token written as text (data.language_token_as_text)."""
     flags = starts[np.asarray(ids, dtype=np.int64)]
+    bare = flags == BARE_START
+    flags = np.where(bare & (np.append(flags[1:], -1) < 0), -1, np.where(bare, 1, flags))
     text = flags >= 0
     begins = (flags == 1) & text
     if text.any():

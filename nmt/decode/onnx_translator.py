@@ -83,7 +83,7 @@ class OnnxTranslator:
                 raise NmtError(f"{src}-{tgt}: the model has no language tokens; it translates {c['src_lang']}-{c['tgt_lang']}")
             return [], []
         named = {"source": tgt, "both": src}.get(kind)
-        prefix = [_token_of(c["source_language_tokens"], named)] if named else []
+        prefix = [*c.get("source_language_prefix", []), _token_of(c["source_language_tokens"], named)] if named else []
         forced = [_token_of(c["target_language_tokens"], tgt)] if kind in ("target", "both") else []
         sources = c["languages"] if c["src_lang"] in c["languages"] else [c["src_lang"]]  # an import's: any of them
         if f"{src}-{tgt}" not in c["directions"] and not (src in sources and tgt in c["languages"]) and not zero_shot:

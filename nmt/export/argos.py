@@ -11,10 +11,12 @@ sentencizer when ARGOS_CHUNK_TYPE=SPACY: sentences split offline (docs/serving.m
 
 A package translates one direction, named by ISO 639-1 codes where nmt knows the language (en
 for eng_Latn: the codes Argos's own packages use, so that it can pivot between them). Of a
-multilingual model (data.language_token; an imported NLLB-200, M2M-100, mBART-50 or MADLAD-400),
-Argos gives CTranslate2 the source text alone, so the package's model itself puts the direction's
-source token in front (CTranslate2's add_source_bos), and the metadata's `target_prefix` makes
-Argos force the target token first in each output (as argostranslate 1.11 reads it).
+multilingual model (data.language_token; an imported NLLB-200, M2M-100 or mBART-50), Argos gives
+CTranslate2 the source text alone, so the package's model itself puts the direction's source
+token in front (CTranslate2's add_source_bos), and the metadata's `target_prefix` makes Argos
+force the target token first in each output (as argostranslate 1.11 reads it). MADLAD-400 reads
+two tokens in front, the word boundary ▁ and its code (data.language_token_as_text), which
+CTranslate2 cannot add: refused, in one line.
 
 Argos decodes with its own settings (ARGOS_DECODING: beam 4, length penalty 0.2, patience 1, no
 n-gram blocking, 1 to 256 tokens, unknown tokens replaced) and turns "_" into spaces in its
@@ -74,6 +76,10 @@ def export_argos(checkpoint: Path, out: Path, quantization: str | None = None, f
     if not recipe.tokenizer.joint:
         raise NmtError(f"{checkpoint}: Argos encodes and decodes with one sentencepiece model, and this model has one "
                        "per side (tokenizer.joint: false); export it with --format ctranslate2")
+    if recipe.data.language_token_as_text:
+        raise NmtError(f"{checkpoint}: the source starts with two tokens, the word boundary and the language code "
+                       "(data.language_token_as_text, MADLAD-400's), and Argos adds one; export it with --format "
+                       "ctranslate2")
     src, tgt = check_direction(recipe.data, src_lang, tgt_lang, zero_shot=False)
     [source_token] = source_control_tokens(recipe.data, tgt, src) or [None]
     [target_token] = target_control_tokens(recipe.data, tgt) or [None]

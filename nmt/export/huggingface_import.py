@@ -49,7 +49,8 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 from nmt.export.huggingface import marian_code, marian_order, require_transformers
 from nmt.export.m2m100_vocabulary import SPM_FILE, default_direction, m2m100_vocabulary, pack_original
-from nmt.export.t5_import import check_t5_config, spm_path, t5_model_section, t5_state_dict, t5_vocabulary
+from nmt.export.t5_import import (check_t5_config, codes_read_as_text, spm_path, t5_model_section, t5_state_dict,
+                                  t5_vocabulary)
 from nmt.export.vocabulary_extension import (check_extension, extend_vocabulary, parse_added_languages,
                                              read_added_pieces)
 from nmt.model.from_weights import transformer_from_weights
@@ -82,12 +83,13 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     tokenizer_config = _read_json(directory / "tokenizer_config.json", required=False)
     specials = {"pad": config.pad_token_id, "eos": config.eos_token_id, "start": config.decoder_start_token_id}
     languages: list[str] = []
-    decoder_start = "bos"
+    decoder_start, language_as_text = "bos", False
     if config.model_type == "t5":  # the target's code <2xx> in front of the source; the decoder starts from <pad>
         vocab, codes = t5_vocabulary(transformers, directory, config.vocab_size)
         languages = list(codes)
         src_lang, tgt_lang = default_direction(directory, languages, src_lang, tgt_lang, tokenizer_config)
         spm_file = spm_path(directory)
+        language_as_text = codes_read_as_text(spm_file, codes)
         one = reordered_tokenizer(spm_file, vocab, specials, spm_file, controls=set(codes.values()))
         tokenizers = {"src": one, "tgt": one}
     elif config.model_type in MULTILINGUAL:
@@ -133,7 +135,7 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
     if not src_lang or not tgt_lang:
         raise NmtError(f"{directory}/tokenizer_config.json names no source_lang/target_lang: give --src-lang and --tgt-lang")
     recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang), languages,
-                     decoder_start)
+                     decoder_start, language_as_text)
     protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
     indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
     probe = LogitProbe(hf_model, recipe.model, indices)
@@ -322,7 +324,7 @@ def _check_output_bias(hf_state: dict, specials: dict, directory: Path) -> None:
 
 
 def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict, src_lang: str, tgt_lang: str,
-            languages: list[str], decoder_start: str):
+            languages: list[str], decoder_start: str, language_as_text: bool = False):
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
     src_proto, tgt_proto = tokenizers["src"][0], tokenizers["tgt"][0]
@@ -346,7 +348,8 @@ def _recipe(config, directory: Path, out: Path, tokenizers: dict, hf_state: dict
         "data": {"src_lang": src_lang, "tgt_lang": tgt_lang, "train": f"(imported from {directory})",
                  "valid": f"(imported from {directory})",
                  **({"language_token": "source" if config.model_type in ("t5", "marian") else "both",
-                     "languages": languages} if languages else {})},
+                     "languages": languages, **({"language_token_as_text": True} if language_as_text else {})}
+                    if languages else {})},
         "tokenizer": {"model_type": model_type, "vocab_size": len(tokenizers["tgt"][1]), "joint": joint},
         "model": t5_model_section(config, share) if config.model_type == "t5" else
         _model_section(config, hf_state, share, decoder_start),

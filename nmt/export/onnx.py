@@ -22,8 +22,10 @@ max_tokens, the source tokens of a batch), and the whole recipe, with which `nmt
 and `nmt serve DIR` translate through the export (nmt.decode.engines.onnx_engine). A
 multilingual model's language tokens (data.language_token) are listed there by the language each
 names: `source_language_tokens`, one of which goes in front of the source ids (the target's with
-language_token source, the source's with both), and `target_language_tokens`, the target's fed as
-the decoder's first token after the start token (target, both), never counted as output.
+language_token source, the source's with both) after the ids of `source_language_prefix` (the
+word boundary "▁" of a language token written as text, MADLAD-400's; none otherwise), and
+`target_language_tokens`, the target's fed as the decoder's first token after the start token
+(target, both), never counted as output.
 `nmt.decode.onnx_translator.OnnxTranslator` translates with them as `nmt translate` does (nmt's
 greedy and beam search over the graphs, tested), and its `greedy` in numpy alone is the reference
 for driving the graphs elsewhere.
@@ -46,6 +48,7 @@ from torch import Tensor, nn
 import nmt
 from nmt.checkpoint import open_checkpoint
 from nmt.config import language_token
+from nmt.data.languages import WORD_BOUNDARY
 from nmt.errors import NmtError
 from nmt.export.directory import read_description
 from nmt.model.from_weights import transformer_from_weights
@@ -212,6 +215,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "heads": heads, "head_dim": cfg.head_width, "quantized": quantize,
                   "src_lang": recipe.data.src_lang, "tgt_lang": recipe.data.tgt_lang,
                   "language_token": data.language_token, "source_language_tokens": source_tokens,
+                  "source_language_prefix": [src_sp.piece_to_id(WORD_BOUNDARY)] if data.language_token_as_text else [],
                   "target_language_tokens": target_tokens,
                   "directions": [f"{src}-{tgt}" for src, tgt in data.directions()], "languages": data.languages,
                   "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,

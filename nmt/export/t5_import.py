@@ -15,7 +15,9 @@ embedding times d_model^-0.5 (tie_output: false; MADLAD-400's is its own matrix 
 The vocabulary is the sentencepiece model's (`spiece.model` or `sentencepiece.model`), whose ids
 are the model's rows; T5 starts its decoder from the pad token, whose row becomes nmt's BOS row
 too. Pieces `<2xx>` are the language codes: each becomes a control token of the checkpoint and xx
-one of its languages. The tokenizer's added tokens (`<extra_id_N>`) keep their rows under their
+one of its languages; where the sentencepiece model reads them in text (MADLAD-400's), the source
+starts with the word boundary "▁" before the code, as `<2de> text` is tokenized
+(data.language_token_as_text). The tokenizer's added tokens (`<extra_id_N>`) keep their rows under their
 names (those past the model's rows, which it can never read or write, are left out), and rows no
 token has become `<unused:N>`, so the output layer keeps every row.
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from nmt.data.languages import WORD_BOUNDARY
 from nmt.errors import NmtError
 from nmt.export.m2m100_vocabulary import with_every_row
 
@@ -88,6 +91,18 @@ def t5_vocabulary(transformers, directory: Path, vocab_size: int) -> tuple[dict[
         raise NmtError(f"{directory}: {path.name} has no language pieces <2xx> (MADLAD-400's <2de>); nmt imports "
                        "T5 models that translate into the language such a piece names")
     return with_every_row(vocab, tokenizer, vocab_size, directory, rowless_added=True), codes
+
+
+def codes_read_as_text(path: Path, codes: dict[str, str]) -> bool:
+    """Whether the sentencepiece model at `path` reads its language pieces in text, after the word
+    boundary "▁" it puts in front of a text: `<2de> A dog` is ▁ <2de> ▁A ▁dog, as MADLAD-400 was
+    trained (T5X tokenizes with sentencepiece itself; transformers' T5Tokenizer agrees from 5.25 on,
+    and did in 4.x, but not in 5.0-5.24 nor 4.x's T5TokenizerFast). Codes that
+    are control pieces are never read from text: tokenizers split them off first, with no ▁."""
+    from sentencepiece import SentencePieceProcessor
+
+    piece = next(iter(codes.values()))
+    return SentencePieceProcessor(model_proto=path.read_bytes()).encode(piece, out_type=str) == [WORD_BOUNDARY, piece]
 
 
 def t5_model_section(config, share: bool) -> dict:

@@ -56,6 +56,7 @@ def test_overrides_are_typed_and_change_only_their_key():
     ("decode.top_p=1.5", "decode.top_p: Input should be less than or equal to 1"),
     ("decode.nbest=0", "decode.nbest: Input should be greater than or equal to 1"),
     ("decode.max_len_a=-1", "decode.max_len_a: Input should be greater than or equal to 0"),
+    ("data.language_token_as_text=true", "data.language_token_as_text needs data.language_token: source (not none)"),
 ])
 def test_bad_overrides_name_the_key(override, message):
     with pytest.raises(NmtError, match=re.escape(message)):

@@ -44,7 +44,7 @@ print(json.dumps({"installed": sorted(languages),
 # A package per kind of model, as (the checkpoint's fixture, its direction, the codes Argos names it by).
 PACKAGES = {"bilingual": ("en", "de", "en", "de"), "target_token": ("en", "xb", "en", "xb"),
             "source_token": ("en", "xa", "en", "xa"), "nllb": ("eng_Latn", "fra_Latn", "en", "fr"),
-            "madlad": ("de", "en", "de", "en"), "mbart": ("fr_XX", "de_DE", "fr", "de")}
+            "t5": ("de", "en", "de", "en"), "mbart": ("fr_XX", "de_DE", "fr", "de")}
 
 
 def argos_outputs(jobs: list, home) -> dict:
@@ -78,9 +78,12 @@ def installed(trained_tiny, toy_corpus, tmp_path_factory):
     # Random weights rarely end an output: positions for Argos's 256 output tokens
     imported = CliRunner().invoke(app, ["import", str(build_directory(root, "nllb", positions=320)), "-o", str(nllb)])
     assert imported.exit_code == 0, imported.output
-    madlad = root / "madlad.pt"
-    imported = CliRunner().invoke(app, ["import", str(build_t5(root)), "-o", str(madlad), "--src-lang", "en",
-                                        "--tgt-lang", "de"])
+    # MADLAD-400's layout, its codes control pieces: a tokenizer reads them apart from the text, with
+    # no word boundary ▁ in front, so one token goes before the source, as Argos puts it (MADLAD's
+    # own, read as text after a ▁, are refused: tests/export/test_import_t5.py)
+    t5 = root / "t5.pt"
+    imported = CliRunner().invoke(app, ["import", str(build_t5(root, control_codes=True)), "-o", str(t5), "--src-lang",
+                                        "en", "--tgt-lang", "de"])
     assert imported.exit_code == 0, imported.output
     mbart = root / "mbart50.pt"
     imported = CliRunner().invoke(app, ["import", str(build_mbart50(root, positions=320)), "-o", str(mbart)])
@@ -89,7 +92,7 @@ def installed(trained_tiny, toy_corpus, tmp_path_factory):
                    "target_token": trained_once(tmp_path_factory, "data.language_token=target", *toy,
                                                 toy_corpus=toy_corpus).out / "checkpoints" / "best.pt",
                    "source_token": trained_once(tmp_path_factory, *toy, toy_corpus=toy_corpus).out / "checkpoints" / "best.pt",
-                   "nllb": nllb, "madlad": madlad, "mbart": mbart}
+                   "nllb": nllb, "t5": t5, "mbart": mbart}
     summaries, printed, jobs = {}, {}, []
     for kind, (src, tgt, from_code, to_code) in PACKAGES.items():
         out = root / f"{kind}.argosmodel"
@@ -124,7 +127,7 @@ def test_argostranslate_installs_each_package_and_translates_as_nmt(installed, k
     assert f"({src}-{tgt}{'' if src == from_code else f', as {from_code}-{to_code}'}, float32)" in printed
     # the tiny models' 128 positions, not the imports' (320; T5's relative positions), are fewer than Argos's 256
     assert ("note: Argos decodes up to 256 tokens and the model has 128 positions" in printed) == (
-        kind not in ("nllb", "madlad", "mbart")), printed
+        kind not in ("nllb", "t5", "mbart")), printed
     assert metadata.get("target_prefix") == {"target_token": "<2xb>", "nllb": "<2fra_Latn>", "mbart": "<2de_DE>"}.get(kind)
     if kind == "bilingual":
         assert (metadata["from_name"], metadata["to_name"]) == ("English", "German")

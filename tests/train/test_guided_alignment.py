@@ -14,15 +14,15 @@ import torch
 
 from conftest import TINY_DATA, prepared_tiny, tiny_recipe, trained_once
 from nmt.data.shards import Shard
-from nmt.data.word_alignments import ALIGN_SPLIT, pair_alignment, piece_words
+from nmt.data.word_alignments import ALIGN_SPLIT, BARE_START, pair_alignment, piece_words
 from nmt.errors import NmtError
 from nmt.model.guided_alignment import guided_alignment_loss
 
 GUIDED = ("data.word_alignments=dice", "train.guided_alignment.weight=1.0", "train.guided_alignment.layer=-1",
           "train.guided_alignment.heads=2")
 
-# A vocabulary by hand: 0-3 control tokens, then ▁a, b, ▁c, ▁d
-STARTS = np.array([-1, -1, -1, -1, 1, 0, 1, 1], dtype=np.int8)
+# A vocabulary by hand: 0-3 control tokens, then ▁a, b, ▁c, ▁d, ▁ (alone)
+STARTS = np.array([-1, -1, -1, -1, 1, 0, 1, 1, BARE_START], dtype=np.int8)
 
 
 def test_pieces_take_their_words_links():
@@ -30,6 +30,10 @@ def test_pieces_take_their_words_links():
     tgt = np.array([7, 4, 5])  # "▁d ▁a b": words 0 1 1
     assert piece_words(src, STARTS).tolist() == [-1, 0, 0, 1]
     assert piece_words(np.array([5, 6]), STARTS).tolist() == [0, 1]  # the first piece always starts a word
+    # "▁" alone starts a word ("▁ b" spells " b"), but before a control token it is the space in front
+    # of a language token written as text (MADLAD-400's "<2de> b ▁c": ▁ <2de> ▁ b ▁c)
+    assert piece_words(np.array([4, 8, 5]), STARTS).tolist() == [0, 1, 1]
+    assert piece_words(np.array([8, 3, 8, 5, 6]), STARTS).tolist() == [-1, -1, 0, 0, 1]
     # source word 1 -> target word 0, source word 0 -> target words 1
     matrix = pair_alignment(src, tgt, np.array([1, 0, 0, 1]), STARTS, STARTS)
     assert matrix.tolist() == [[0, 0, 0, 1], [0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]]
