@@ -118,8 +118,12 @@ def export_t5(payload: dict, recipe: Recipe, checkpoint: Path, out: Path, force:
 
 def _card(recipe: Recipe, checkpoint: Path, payload: dict) -> str:
     tgt = recipe.data.tgt_lang
+    as_text = (" The model reads it after the word boundary ▁, as sentencepiece and transformers 5.25 or later "
+               f"tokenize this text (▁ <2{tgt}> ▁A ...); transformers 5.0 to 5.24 leave the ▁ out."
+               if recipe.data.language_token_as_text else "")
     return multilingual_card(
         recipe, f"({training_origin(payload)}) by `nmt export --format huggingface` as a "
         "`T5ForConditionalGeneration`. Ask for a target language with its token in front of the source, as "
-        f"MADLAD-400 does: `<2{tgt}> A dog runs on the beach.`", checkpoint, f"<2{tgt}> A dog runs on the beach.")
+        f"MADLAD-400 does: `<2{tgt}> A dog runs on the beach.`{as_text}", checkpoint,
+        f"<2{tgt}> A dog runs on the beach.")
 

@@ -207,7 +207,8 @@ def test_the_import_exports_back_to_transformers_generating_alike(imported, tmp_
     original, back = (transformers.AutoModelForSeq2SeqLM.from_pretrained(d).eval() for d in (directory, tmp_path / "back"))
     tokenizers = [transformers.AutoTokenizer.from_pretrained(d) for d in (directory, tmp_path / "back")]
     assert type(back).__name__ == "T5ForConditionalGeneration"
-    assert f"(imported from `{directory}`)" in (tmp_path / "back" / "README.md").read_text(encoding="utf-8")
+    card = (tmp_path / "back" / "README.md").read_text(encoding="utf-8")
+    assert f"(imported from `{directory}`)" in card and "after the word boundary ▁" in card
     for beams in (1, 4):
         texts = [[tokenizer.decode(ids, skip_special_tokens=True) for ids in
                   _generate(model, path, LINES, "fr", beams, suppress)]
