@@ -1,6 +1,6 @@
 """`nmt export --format argos`: packages of a bilingual model, of one direction of multilingual
-models (a language token in front of the source, as an imported MADLAD-400 has it, forced first
-in the output, or both, as imported NLLB-200 and mBART-50 have them) install into the real argostranslate
+models (a language token in front of the source, as a T5 import may have it, forced first in the
+output, or both, as imported NLLB-200 and mBART-50 have them) install into the real argostranslate
 (in a process of its own, offline, with its data folders in a temporary one), and each
 translates every line as nmt's CTranslate2 engine does with Argos's decode settings; what Argos
 cannot carry is a one-line error that writes nothing."""
@@ -65,7 +65,7 @@ def installed(trained_tiny, toy_corpus, tmp_path_factory):
     six models, their packages installed into one argostranslate: the tiny en→de model; the toy
     en→{xa, xb} model with the target's token forced first in the output (data.language_token:
     target) and the one with it in front of the source (source); imported NLLB-200 (both),
-    MADLAD-400 (T5, source) and mBART-50 (both, learned positions) layouts, random weights."""
+    MADLAD-400's T5 (source) and mBART-50 (both, learned positions) layouts, random weights."""
     from tests.export.test_import_m2m100 import build_directory
     from tests.export.test_import_mbart import build_mbart50
     from tests.export.test_import_t5 import build_t5
