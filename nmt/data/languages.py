@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from nmt.config import DataConfig, language_token
 from nmt.errors import NmtError
+from nmt.special_tokens import WORD_START
 
 
 @dataclass(frozen=True)
@@ -28,16 +29,13 @@ def _ids(processor, tokens: list[str]) -> list[int]:
     return ids
 
 
-WORD_BOUNDARY = "\u2581"  # sentencepiece's piece for the space its tokenizer puts in front of a text
-
-
 def source_control_tokens(data: DataConfig, tgt_lang: str | None = None, src_lang: str | None = None) -> list[str]:
     """The language token put in front of a source sentence: the target's (data.language_token:
     source) or the source's (both); none otherwise. Written as text (data.language_token_as_text),
     the token comes after the word boundary "▁" that sentencepiece puts in front of a text."""
     tokens = {"source": [language_token(tgt_lang or data.tgt_lang)],
               "both": [language_token(src_lang or data.src_lang)]}.get(data.language_token, [])
-    return [WORD_BOUNDARY, *tokens] if tokens and data.language_token_as_text else tokens
+    return [WORD_START, *tokens] if tokens and data.language_token_as_text else tokens
 
 
 def target_control_tokens(data: DataConfig, tgt_lang: str | None = None) -> list[str]:

@@ -24,12 +24,10 @@ import torch
 
 from nmt.data.shards import ShardWriter
 from nmt.errors import NmtError
+from nmt.special_tokens import WORD_START
 
 ALIGN_SPLIT = "train.align"
 MAX_WORDS = 1 << 16  # word indices are stored as uint16: links of later words are left out
-WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word (nmt.decode.text.alignment too)
-
-
 BARE_START = 2  # word_starts' flag of the piece "▁" alone
 
 

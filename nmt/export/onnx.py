@@ -48,13 +48,12 @@ from torch import Tensor, nn
 import nmt
 from nmt.checkpoint import open_checkpoint
 from nmt.config import language_token
-from nmt.data.languages import WORD_BOUNDARY
 from nmt.errors import NmtError
 from nmt.export.directory import read_description
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.transformer import Transformer, _merge_heads, _split_heads
-from nmt.special_tokens import BOS, EOS, PAD
+from nmt.special_tokens import BOS, EOS, PAD, WORD_START
 
 CONFIG = "onnx_config.json"
 ONE_FILE_LIMIT = 1_900_000_000  # bytes of tensors a graph holds in its own file, short of protobuf's 2 GiB
@@ -215,7 +214,7 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                   "heads": heads, "head_dim": cfg.head_width, "quantized": quantize,
                   "src_lang": recipe.data.src_lang, "tgt_lang": recipe.data.tgt_lang,
                   "language_token": data.language_token, "source_language_tokens": source_tokens,
-                  "source_language_prefix": [src_sp.piece_to_id(WORD_BOUNDARY)] if data.language_token_as_text else [],
+                  "source_language_prefix": [src_sp.piece_to_id(WORD_START)] if data.language_token_as_text else [],
                   "target_language_tokens": target_tokens,
                   "directions": [f"{src}-{tgt}" for src, tgt in data.directions()], "languages": data.languages,
                   "max_len_a": recipe.decode.max_len_a, "max_len_b": recipe.decode.max_len_b,

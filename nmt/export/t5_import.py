@@ -30,9 +30,9 @@ from pathlib import Path
 
 import torch
 
-from nmt.data.languages import WORD_BOUNDARY
 from nmt.errors import NmtError
 from nmt.export.m2m100_vocabulary import with_every_row
+from nmt.special_tokens import WORD_START
 
 SPM_FILES = ("spiece.model", "sentencepiece.model")
 LANGUAGE_PIECE = re.compile(r"^<2([^<>\s]+)>$")
@@ -102,7 +102,7 @@ def codes_read_as_text(path: Path, codes: dict[str, str]) -> bool:
     from sentencepiece import SentencePieceProcessor
 
     piece = next(iter(codes.values()))
-    return SentencePieceProcessor(model_proto=path.read_bytes()).encode(piece, out_type=str) == [WORD_BOUNDARY, piece]
+    return SentencePieceProcessor(model_proto=path.read_bytes()).encode(piece, out_type=str) == [WORD_START, piece]
 
 
 def t5_model_section(config, share: bool) -> dict:

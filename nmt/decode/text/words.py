@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nmt.data.word_alignments import WORD_START
+from nmt.special_tokens import WORD_START
 
 # Han (with extensions and compatibility forms), kana, CJK symbols and punctuation, half-width katakana.
 _ONE_WORD_EACH = "\u3001-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff61-\uff9f\U00020000-\U0003ffff"
