@@ -17,7 +17,7 @@ from experiments.shared.demo_model import demo_parser, demo_test_set
 from experiments.shared.reference_alignment import link_sets
 from nmt.data.corpus import read_lines
 from nmt.decode.text.alignment import align_batch, layer_attention, pair_rows, pharaoh
-from nmt.decode.text.words import piece_words
+from nmt.data.words import piece_words
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info

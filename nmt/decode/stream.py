@@ -18,7 +18,7 @@ from pathlib import Path
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
-from nmt.decode.text.words import without_segmenter
+from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate

@@ -26,7 +26,7 @@ from nmt.errors import NmtError
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
-from nmt.decode.text.words import word_spans
+from nmt.data.words import word_spans
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
@@ -196,7 +196,7 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
 
 def _source_words(translator, sentences: list[str]) -> list[int]:
     """Each sentence's number of words as its alignment counts them (nmt.decode.text.alignment)."""
-    from nmt.decode.text.words import piece_words, word_count
+    from nmt.data.words import piece_words, word_count
 
     piece = translator.src_tokenizer.id_to_piece
     return [word_count(piece_words([piece(t) for t in ids])) for ids in translator.src_tokenizer.encode(sentences)]

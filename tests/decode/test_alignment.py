@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.text.alignment import align_batch, model_attention, pharaoh
-from nmt.decode.text.words import piece_words, word_count, word_spans
+from nmt.data.words import piece_words, word_count, word_spans
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
 from tests.decode.test_search import sources, toy_model

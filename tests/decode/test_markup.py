@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from nmt.decode.text.words import word_spans
+from nmt.data.words import word_spans
 from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.text.paragraphs import join_alignments
 from nmt.decode.text.verbatim import verbatim_spans
@@ -87,7 +87,7 @@ def test_tags_follow_the_alignment_with_edge_punctuation_outside():
 
 def test_tags_go_around_chinese_and_japanese_words_without_spaces():
     """Text without spaces: each Chinese or Japanese character is a word of the alignment
-    (nmt.decode.text.words), so tags wrap the characters aligned to their words, punctuation the
+    (nmt.data.words), so tags wrap the characters aligned to their words, punctuation the
     source kept outside stays outside, and no space is added; sentences joined without a space
     (Hypothesis.joins) keep their tags too, and a verbatim number sits between characters unspaced."""
     marked = mark("<b>A dog.</b> A <i>cat</i>.", True, False)  # source words: A, dog., A, cat.
@@ -118,7 +118,7 @@ def test_tags_go_around_thai_words_found_by_the_segmenter(monkeypatch):
     assert render(marked, "A black dog jumps.", "1-1 2-1 0-2 3-3") == "A black <b>dog</b> jumps."
     marked = mark("I have 3000 baht.", False, True)
     assert render(marked, "ฉันมีบาท", "0-0 1-1 2-2") == "ฉันมี3000บาท"
-    monkeypatch.setattr("nmt.decode.text.words.segmenter", lambda script: None)
+    monkeypatch.setattr("nmt.data.words.segmenter", lambda script: None)
     marked = mark("The <b>black dog</b> jumps.", True, False)
     assert render(marked, "สุนัขสีดำกระโดด", "0-0 1-0 2-0 3-0") == "<b>สุนัขสีดำกระโดด</b>"
 
@@ -180,7 +180,7 @@ def test_any_alignment_gives_well_formed_output_with_exactly_the_source_tags():
     rng = random.Random(0)
     thai = ["สุนัข", "สี", "ดำ", "กระโดด", "ข้าม", "ทำงาน", "ใน"]
     for case in range(900):
-        script = ("latin", "chinese", "thai")[case % 3]  # (nmt.decode.text.words)
+        script = ("latin", "chinese", "thai")[case % 3]  # (nmt.data.words)
         words = [rng.choice("狗猫在跑。") if script == "chinese" else rng.choice(thai) if script == "thai" else f"w{i}"
                  for i in range(rng.randint(0, 7))]
         line = _random_markup(rng, words)

@@ -146,11 +146,11 @@ def test_thai_or_lao_markup_without_its_segmenter_is_said_once_per_stream(transl
     markup line with the script in its source or output says so, naming the extra, once for each
     script; lines without it do not."""
     from nmt.decode.stream import translate_stream
-    from nmt.decode.text import words
+    from nmt.data import words
 
     lines = ["A <b>dog</b> runs.", "A <b>dog</b> สุนัขสีดำ runs.", "<i>สุนัข</i>สีดำ", "สุนัข <b>x</b>",
              "<b>ໝາ</b>ສີດຳ", "ໝາ <b>x</b>"]
-    monkeypatch.setattr("nmt.decode.text.words.segmenter", lambda script: None)
+    monkeypatch.setattr("nmt.data.words.segmenter", lambda script: None)
     said: list[str] = []
     outputs = list(translate_stream(translator, lines, cfg, warn=said.append, input_format="markup", chunk_lines=2))
     assert len(outputs) == 6

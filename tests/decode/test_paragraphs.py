@@ -136,7 +136,7 @@ def test_text_without_spaces_past_the_limit_is_cut_at_a_clause_mark_near_it():
     assert pieces_of_word("一二三", count, 6) == ["一二三"]
     assert pieces_of_word("กินข้าว", count, 4) == ["กิน", "ข้าว"]  # not "้าว": a combining mark stays on its letter
     # whether a part goes on with the word of the one before: not between Chinese characters,
-    # each a word of its own (nmt.decode.text.words); inside a Thai word (กินข้าว is one), yes
+    # each a word of its own (nmt.data.words); inside a Thai word (กินข้าว is one), yes
     assert _sentence_parts("一二三四五六七八九十", count, 4) == (["一二三四", "五六七八", "九十"], [False, False, False])
     assert _sentence_parts("กินข้าว", count, 4) == (["กิน", "ข้าว"], [False, True])
 
@@ -152,7 +152,7 @@ def test_thai_past_the_limit_is_cut_between_its_words(monkeypatch):
 
     thai = "สุนัขสีดำกระโดดข้ามท่อนไม้"
     assert _sentence_parts(thai, count, 10) == (["สุนัขสีดำ", "กระโดดข้าม", "ท่อนไม้"], [False, False, False])
-    monkeypatch.setattr("nmt.decode.text.words.segmenter", lambda script: None)
+    monkeypatch.setattr("nmt.data.words.segmenter", lambda script: None)
     assert _sentence_parts(thai, count, 10) == (["สุนัขสีดำก", "ระโดดข้าม", "ท่อนไม้"], [False, True, True])
 
 

@@ -10,7 +10,7 @@ layers. Which single layer aligns best differs between models (Garg et al. 2019 
 penultimate one of their 6; on the 4-layer demo model it is the second and the penultimate is far
 worse); the mean of all is as good as the best one there, and needs no choice (docs/decoding.md,
 `make bench-alignment`).
-Pieces are grouped into the words of the text they spell (nmt.decode.text.words: between
+Pieces are grouped into the words of the text they spell (nmt.data.words: between
 spaces, each Chinese or Japanese character, Thai and Lao words): a word's attention is its pieces' attention
 summed over the source word's pieces and averaged over the output word's (a piece of two such
 characters counts in both). The source EOS takes no alignment (its attention is left out and the
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from nmt.decode.text.words import piece_words, word_count
+from nmt.data.words import piece_words, word_count
 from nmt.special_tokens import EOS, PAD
 
 

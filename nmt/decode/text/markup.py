@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from nmt.decode.text.verbatim import verbatim_spans
-from nmt.decode.text.words import word_spans, written_without_spaces
+from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
 
 _TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
@@ -257,7 +257,7 @@ class _Output:
 
 
 def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
-    """The words of an output text (nmt.decode.text.words: between spaces, each Chinese or
+    """The words of an output text (nmt.data.words: between spaces, each Chinese or
     Japanese character one, Thai and Lao words by their segmenters, Khmer clusters and Burmese
     syllables), each with whether a space comes before it, cut again at `joins`
     (where two sentences meet without a space: Hypothesis.joins)."""

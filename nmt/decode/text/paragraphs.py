@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from nmt.data.languages import two_letter
 from nmt.decode.search import Hypothesis
-from nmt.decode.text.words import is_word_by_itself, word_spans
+from nmt.data.words import is_word_by_itself, word_spans
 
 
 @dataclass
@@ -90,7 +90,7 @@ def pieces_of_word(word: str, tokens_of, max_tokens: int, starts: set[int] | Non
     """A word longer than `max_tokens` tokens (text without spaces) in consecutive pieces of at
     most `max_tokens` tokens (`tokens_of`: a list of texts -> their token counts): each as long as
     fits, ending after its last clause mark (，、；...) where that keeps at least half its characters,
-    else at the end of its last word (nmt.decode.text.words: a Chinese or Japanese character, a
+    else at the end of its last word (nmt.data.words: a Chinese or Japanese character, a
     Thai or Lao word) where that does. `starts`: the word's `word_starts`, where the caller has them."""
     starts = word_starts(word) if starts is None else starts
     pieces, start = [], 0
@@ -112,7 +112,7 @@ def pieces_of_word(word: str, tokens_of, max_tokens: int, starts: set[int] | Non
 
 
 def word_starts(text: str) -> set[int]:
-    """Where in `text` a word starts (nmt.decode.text.words)."""
+    """Where in `text` a word starts (nmt.data.words)."""
     return {start for start, _ in word_spans(text)}
 
 
@@ -187,7 +187,7 @@ def join_hypotheses(per_sentence: list[list[Hypothesis]], source_words: list[int
 
 
 def _without_spaces(char: str) -> bool:
-    """A character of Chinese or Japanese writing (a word by itself, nmt.decode.text.words), the
+    """A character of Chinese or Japanese writing (a word by itself, nmt.data.words), the
     ideographic space or a full-width form, where one sentence follows another without a space."""
     return is_word_by_itself(char) or char == "\u3000" or "\uff00" <= char <= "\uffef"
 
