@@ -1,11 +1,13 @@
 """Word alignments of the training pairs, for guided alignment (train.guided_alignment).
 
 With data.word_alignments set, `nmt prepare` writes the shard `train.align` beside `train.src` and
-`train.tgt`: for each kept pair, its links between whitespace words, flattened as (source word,
-target word) index pairs. They come from prepare's word dictionary (`dice`: nmt.data.word_pairs,
-competitive linking, one to one) or from a Pharaoh file aligned with the training corpus line by
-line (an aligner's output, e.g. eflomal's). A pair whose pieces do not split into its
-whitespace words (sentencepiece's word-start mark ▁ disagreeing with the spaces) keeps no links.
+`train.tgt`: for each kept pair, its links between words, flattened as (source word, target word)
+index pairs. They come from prepare's word dictionary (`dice`: nmt.data.word_pairs, competitive
+linking, one to one), whose words are those nmt finds without a dictionary (each Chinese or
+Japanese character, Khmer cluster and Burmese syllable a word, as decoding's alignments read them:
+nmt.data.words.by_rules_alone), or from a Pharaoh file aligned with the training corpus line by
+line (an aligner's output over whitespace words, e.g. eflomal's). A pair whose pieces do not split
+into its words (sentencepiece's word-start mark ▁ disagreeing with the spaces) keeps no links.
 
 Links between words hold for every segmentation of a pair, the sampled ones of
 data.subword_sampling_alpha included, so they are mapped onto pieces batch by batch
@@ -23,6 +25,8 @@ import numpy as np
 import torch
 
 from nmt.data.shards import ShardWriter
+from nmt.data.words import by_rules_alone, has_character_words, word_count
+from nmt.data.words import piece_words as words_of_pieces
 from nmt.errors import NmtError
 from nmt.special_tokens import WORD_START
 
@@ -103,13 +107,48 @@ class PharaohFile:
         self._file.close()
 
 
+class PieceWords:
+    """The words a sentencepiece model's pieces make, as a pair's links number them: whitespace
+    words (a file's links, from an aligner of whitespace words), or with `by_rules` the words nmt
+    finds without a dictionary (dice's links: nmt.data.words.by_rules_alone), where a piece may
+    hold several (two Chinese characters) and a word several pieces."""
+
+    def __init__(self, processor, by_rules: bool = False):
+        self.starts = word_starts(processor)
+        self.pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())] if by_rules else None
+        # the pieces whose words their characters say (the rest go by ▁ alone, the quick way)
+        self.by_characters = np.array([has_character_words(p) for p in self.pieces]) if by_rules else None
+
+    def text_words(self, text: str) -> list[str]:
+        """The words of a text, as its links number them."""
+        return by_rules_alone(text) if self.pieces is not None else text.split()
+
+    def incidence(self, ids: np.ndarray) -> np.ndarray:
+        """(len(ids), words): 1 where piece i spells part of word w; control tokens' rows 0."""
+        ids = np.asarray(ids, dtype=np.int64)
+        words = piece_words(ids, self.starts)
+        text = np.nonzero(words >= 0)[0]
+        if self.by_characters is None or not self.by_characters[ids].any():
+            matrix = np.zeros((len(ids), int(words.max(initial=-1)) + 1), dtype=np.float32)
+            matrix[text, words[text]] = 1.0
+            return matrix
+        found = words_of_pieces([self.pieces[i] for i in ids[text]], dictionaries=False)
+        matrix = np.zeros((len(ids), word_count(found)), dtype=np.float32)
+        for i, held in zip(text, found):
+            matrix[i, list(held)] = 1.0
+        return matrix
+
+    def count(self, ids: np.ndarray) -> int:
+        return self.incidence(ids).shape[1]
+
+
 class AlignmentWriter:
     """Writes `train.align`: each pair's links (source word, target word), flattened, with a
-    pair's links dropped where its pieces do not split into its whitespace words."""
+    pair's links dropped where its pieces do not split into its words (PieceWords, each side's)."""
 
-    def __init__(self, target: Path, src_starts: np.ndarray, tgt_starts: np.ndarray):
+    def __init__(self, target: Path, src_words: PieceWords, tgt_words: PieceWords):
         self.shard = ShardWriter(target / ALIGN_SPLIT, MAX_WORDS)
-        self.starts = (src_starts, tgt_starts)
+        self.words = (src_words, tgt_words)
         self.mismatched = 0  # pairs left without links
 
     def add(self, pairs: list[tuple[str, str]], src_ids: list[list[int]], tgt_ids: list[list[int]],
@@ -117,8 +156,8 @@ class AlignmentWriter:
         """Write the pairs' links; returns what was written for each (flattened)."""
         rows = []
         for (source, target), s_ids, t_ids, pair_links in zip(pairs, src_ids, tgt_ids, links):
-            if (_word_count(s_ids, self.starts[0]) != len(source.split())
-                    or _word_count(t_ids, self.starts[1]) != len(target.split())):
+            if (self.words[0].count(s_ids) != len(self.words[0].text_words(source))
+                    or self.words[1].count(t_ids) != len(self.words[1].text_words(target))):
                 self.mismatched += 1
                 pair_links = []
             rows.append([x for s, t in pair_links if s < MAX_WORDS and t < MAX_WORDS for x in (s, t)])
@@ -129,37 +168,34 @@ class AlignmentWriter:
         return self.shard.close()
 
 
-def _word_count(ids: list[int], starts: np.ndarray) -> int:
-    return int(piece_words(np.asarray(ids, dtype=np.int64), starts).max(initial=-1)) + 1
-
-
 def dice_links(word_pairs, pairs: list[tuple[str, str]]) -> list[list[tuple[int, int]]]:
-    """Each pair's one-to-one word links from prepare's dictionary (nmt.data.word_pairs)."""
-    return [sorted(word_pairs.links(s.split(), t.split()).items()) for s, t in pairs]
+    """Each pair's one-to-one word links from prepare's dictionary (nmt.data.word_pairs), between
+    the words nmt finds without a dictionary (by_rules_alone)."""
+    return [sorted(word_pairs.links(by_rules_alone(s), by_rules_alone(t)).items()) for s, t in pairs]
 
 
-def pair_alignment(src_ids: np.ndarray, tgt_ids: np.ndarray, links: np.ndarray, src_starts: np.ndarray,
-                   tgt_starts: np.ndarray) -> np.ndarray:
+def pair_alignment(src_ids: np.ndarray, tgt_ids: np.ndarray, links: np.ndarray, src_words: PieceWords,
+                   tgt_words: PieceWords) -> np.ndarray:
     """One pair's piece alignment (T, S) for its target pieces (T = len(tgt_ids)) and source
     pieces (S = len(src_ids)): row t links target piece t to the pieces of the source words its
-    word is linked to, normalized to sum to 1 (all 0: no links). `links`: flattened word pairs."""
-    src_words, tgt_words = piece_words(src_ids, src_starts), piece_words(tgt_ids, tgt_starts)
+    words are linked to, normalized to sum to 1 (all 0: no links). `links`: flattened word pairs;
+    a link past the pair's words is left out."""
     matrix = np.zeros((len(tgt_ids), len(src_ids)), dtype=np.float32)
     if len(links) == 0:
         return matrix
+    source, target = src_words.incidence(src_ids), tgt_words.incidence(tgt_ids)  # (S, source words), (T, ...)
     pairs = np.asarray(links, dtype=np.int64).reshape(-1, 2)
-    word_links = np.zeros((int(max(src_words.max(initial=-1), pairs[:, 0].max())) + 1,
-                           int(max(tgt_words.max(initial=-1), pairs[:, 1].max())) + 1), dtype=np.float32)
+    pairs = pairs[(pairs[:, 0] < source.shape[1]) & (pairs[:, 1] < target.shape[1])]
+    word_links = np.zeros((source.shape[1], target.shape[1]), dtype=np.float32)
     word_links[pairs[:, 0], pairs[:, 1]] = 1.0
-    source_text, target_text = src_words >= 0, tgt_words >= 0
-    # (T, S): target piece t's word linked to source piece s's word
-    matrix[np.ix_(target_text, source_text)] = word_links[src_words[source_text]][:, tgt_words[target_text]].T
+    # (T, S): a word of target piece t linked to a word of source piece s
+    matrix[:] = (target @ word_links.T @ source.T) > 0
     total = matrix.sum(axis=1, keepdims=True)
     return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
 
 
 def alignment_targets(src: list[np.ndarray], tgt: list[np.ndarray], links: list[np.ndarray],
-                      src_starts: np.ndarray, tgt_starts: np.ndarray, shape: tuple[int, int, int],
+                      src_words: PieceWords, tgt_words: PieceWords, shape: tuple[int, int, int],
                       places: np.ndarray | None = None) -> torch.Tensor:
     """A batch's guided-attention targets (B, T, S), for a batch of `shape` as collated (rows of
     extra padding included): row t of pair b is the distribution over source positions that the
@@ -169,7 +205,7 @@ def alignment_targets(src: list[np.ndarray], tgt: list[np.ndarray], links: list[
     out = np.zeros(shape, dtype=np.float32)
     for b, (s, t, pair_links) in enumerate(zip(src, tgt, links)):
         row, s0, t0 = places[b] if places is not None else (b, 0, 0)
-        out[row, t0:t0 + len(t), s0:s0 + len(s)] = pair_alignment(s, t, pair_links, src_starts, tgt_starts)
+        out[row, t0:t0 + len(t), s0:s0 + len(s)] = pair_alignment(s, t, pair_links, src_words, tgt_words)
     return torch.from_numpy(out)
 
 
@@ -181,7 +217,7 @@ class TrainingAlignments:
         self.dice = setting == "dice"
         self.word_pairs = word_pairs  # dice: prepare's dictionary of the training corpora
         self.file = None if self.dice else PharaohFile(Path(setting))
-        self.writer = AlignmentWriter(target, word_starts(sp_src), word_starts(sp_tgt))
+        self.writer = AlignmentWriter(target, PieceWords(sp_src, self.dice), PieceWords(sp_tgt, self.dice))
         self.pairs = self.links = 0
 
     def links_of(self, lines: list[int], chunk: list[tuple[str, str]]) -> list[list[tuple[int, int]]]:

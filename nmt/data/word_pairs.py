@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from nmt.data.words import by_rules_alone
+
 _EDGES = re.compile(r"^\W+|\W+$")
 MIN_DICE = 0.1  # weaker than this, a best match is mostly chance
 
@@ -27,8 +29,9 @@ def word_key(word: str) -> str:
 
 
 def word_keys(text: str) -> list[str]:
-    """A text's words as the dictionary compares them (word_key), the empty ones left out."""
-    return [key for key in map(word_key, text.split()) if key]
+    """A text's words as the dictionary compares them (word_key), the empty ones left out: those
+    nmt finds without a dictionary (each Chinese or Japanese character a word, nmt.data.words)."""
+    return [key for key in map(word_key, by_rules_alone(text)) if key]
 
 
 class WordPairs:

@@ -107,11 +107,12 @@ def without_segmenter(text: str) -> Script | None:
     return next((script for script in SCRIPTS if script.letters.search(text) and segmenter(script.name) is None), None)
 
 
-def word_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of each word of `text`."""
+def word_spans(text: str, dictionaries: bool = True) -> list[tuple[int, int]]:
+    """The (start, end) of each word of `text`; `dictionaries` False: Thai and Lao runs whole, as
+    without their segmenters (words by Unicode's rules alone, the same on every machine)."""
     spans = []
     for m in _WORD.finditer(text):
-        script = script_of(m.group())
+        script = script_of(m.group()) if dictionaries else None
         if script is not None and (segment := segmenter(script.name)) is not None:
             spans += [(m.start() + a, m.start() + b) for a, b in _dictionary_words(m.group(), segment, script.composed)]
         elif script is None and _SYLLABLE_SCRIPTS.search(m.group()):
@@ -159,7 +160,23 @@ def _dictionary_words(run: str, segment: Callable[[str], list[str]],
     return spans
 
 
-def piece_words(pieces: list[str]) -> list[tuple[int, ...]]:
+def by_rules_alone(text: str) -> list[str]:
+    """The words of `text` that need no dictionary (word_spans without dictionaries): its
+    whitespace words, each Chinese or Japanese character, Khmer cluster and Burmese syllable a
+    word of its own. Guided alignment's dice links number these (nmt.data.word_alignments)."""
+    if not has_character_words(text):
+        return text.split()
+    return [text[start:end] for start, end in word_spans(text, dictionaries=False)]
+
+
+def has_character_words(text: str) -> bool:
+    """Whether `text` holds a character of a script whose words are found by its characters
+    (Chinese and Japanese characters, Khmer and Burmese): where it does not, words are those
+    between spaces, dictionaries aside."""
+    return bool(_CHARACTER_WORD.search(text) or _SYLLABLE_SCRIPTS.search(text))
+
+
+def piece_words(pieces: list[str], dictionaries: bool = True) -> list[tuple[int, ...]]:
     """The words each tokenizer piece holds, in order: the words of the text the pieces spell
     (▁ a space; `word_spans`), so that a piece starting with ▁ starts a new word, a piece of two
     Chinese characters holds two words, and a piece within a word continues it; a piece without
@@ -167,7 +184,7 @@ def piece_words(pieces: list[str]) -> list[tuple[int, ...]]:
     first piece always to word 0)."""
     text = "".join(pieces).replace(WORD_START, " ")
     word_at = [-1] * len(text)
-    for word, (start, end) in enumerate(word_spans(text)):
+    for word, (start, end) in enumerate(word_spans(text, dictionaries)):
         word_at[start:end] = [word] * (end - start)
     found, at = [], 0
     for piece in pieces:

@@ -13,7 +13,7 @@ from nmt.data.prepare import corpus_sizes, data_dir
 from nmt.data.sampling import epoch_selection
 from nmt.data.shards import ParallelShards, Shard
 from nmt.data.tokenizer import load_processor, require_tokenizer, tokenizer_paths
-from nmt.data.word_alignments import ALIGN_SPLIT, alignment_targets, word_starts
+from nmt.data.word_alignments import ALIGN_SPLIT, PieceWords, alignment_targets
 from nmt.errors import NmtError
 from nmt.train.validate import valid_sets
 
@@ -62,7 +62,7 @@ class TrainingData:
             raise NmtError(f"{shards}: a prepared pair takes {longest + 1} positions, more than train.pack_width "
                            f"({recipe.train.pack_width}) holds; set pack_width to at least {-(-(longest + 1) // 8) * 8}")
         self.valid_sets = valid_sets(recipe, shards)
-        self.alignments = self.word_starts = None  # guided alignment: each pair's word links
+        self.alignments = self.piece_words = None  # guided alignment: each pair's word links
         if recipe.train.guided_alignment.active:
             if not (shards / f"{ALIGN_SPLIT}.idx").is_file():
                 raise NmtError(f"{shards}: no word alignments for train.guided_alignment "
@@ -71,14 +71,15 @@ class TrainingData:
             if len(self.alignments) != len(self.pairs):
                 raise NmtError(f"{shards}: {ALIGN_SPLIT} and the training pairs differ in number (run `nmt prepare` again)")
             src_model, tgt_model = tokenizer_paths(recipe.out, recipe.tokenizer.joint)
-            self.word_starts = (word_starts(load_processor(src_model)), word_starts(load_processor(tgt_model)))
+            by_rules = recipe.data.word_alignments == "dice"  # the words dice's links number (a file's: spaces)
+            self.piece_words = tuple(PieceWords(load_processor(model), by_rules) for model in (src_model, tgt_model))
 
     def alignment_targets(self, pairs: ParallelShards, indices: np.ndarray, shape: tuple[int, int, int],
                           places: np.ndarray | None = None):
         """The guided-attention targets (B, T, S) of the batch of `pairs` rows `indices`, collated
         to `shape`, or packed at `places` (nmt.data.word_alignments.alignment_targets)."""
         return alignment_targets([pairs.src[i] for i in indices], [pairs.tgt[i] for i in indices],
-                                 [self.alignments[i] for i in indices], *self.word_starts, shape, places)
+                                 [self.alignments[i] for i in indices], *self.piece_words, shape, places)
 
     def epoch(self, epoch: int) -> tuple[ParallelShards, list[np.ndarray]]:
         """The pairs of `epoch` (its segmentation sample, if any) and its batches."""

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.text.alignment import align_batch, model_attention, pharaoh
-from nmt.data.words import piece_words, word_count, word_spans
+from nmt.data.words import by_rules_alone, piece_words, word_count, word_spans
 from nmt.decode.search import greedy_search
 from nmt.model.transformer import Transformer, _merge_heads
 from tests.decode.test_search import sources, toy_model
@@ -63,6 +63,18 @@ def test_thai_words_are_the_segmenters_on_both_sides():
     assert spelled != text and len(spelled) == len(text) + 2  # the two SARA AMs
     assert piece_words(["▁สุนัข", "สีด", "ํา", "กระ", "โดด"]) == [(0,), (1, 2), (2,), (3,), (3,)]
     assert_every_cut_holds_the_words(spelled, len(words))
+
+
+def test_words_by_rules_alone_are_the_same_on_every_machine():
+    """The words guided alignment's dice links number (by_rules_alone): Chinese and Japanese
+    characters, Khmer clusters and Burmese syllables each a word, Thai and Lao runs whole whether
+    their segmenters are installed or not, and the whitespace words of any other text."""
+    assert by_rules_alone("一只狗 runs, fast。") == ["一", "只", "狗", "runs,", "fast", "。"]
+    assert by_rules_alone("ខ្ញុំចង់ OK") == ["ខ្ញុំ", "ច", "ង់", "OK"]
+    assert by_rules_alone("สุนัขสีดำ OK") == ["สุนัขสีดำ", "OK"]  # (word_spans splits it where PyThaiNLP is installed)
+    latin = "  A dog\u00a0runs\tfast.  "
+    assert by_rules_alone(latin) == latin.split() == [latin[a:b] for a, b in word_spans(latin, dictionaries=False)]
+    assert piece_words(["▁สุนัข", "สี", "ดำ"], dictionaries=False) == [(0,), (0,), (0,)]
 
 
 def test_khmer_clusters_and_burmese_syllables_are_the_words_on_both_sides():

@@ -14,15 +14,39 @@ import torch
 
 from conftest import TINY_DATA, prepared_tiny, tiny_recipe, trained_once
 from nmt.data.shards import Shard
-from nmt.data.word_alignments import ALIGN_SPLIT, BARE_START, pair_alignment, piece_words
+from nmt.data.word_alignments import (ALIGN_SPLIT, BARE_START, AlignmentWriter, PieceWords, dice_links,
+                                      pair_alignment, piece_words, word_starts)
+from nmt.data.word_pairs import WordPairs
 from nmt.errors import NmtError
 from nmt.model.guided_alignment import guided_alignment_loss
 
 GUIDED = ("data.word_alignments=dice", "train.guided_alignment.weight=1.0", "train.guided_alignment.layer=-1",
           "train.guided_alignment.heads=2")
 
-# A vocabulary by hand: 0-3 control tokens, then ▁a, b, ▁c, ▁d, ▁ (alone)
-STARTS = np.array([-1, -1, -1, -1, 1, 0, 1, 1, BARE_START], dtype=np.int8)
+class HandVocabulary:
+    """A sentencepiece model's answers about pieces written by hand, the first 4 control tokens."""
+
+    def __init__(self, pieces: list[str]):
+        self.pieces = pieces
+
+    def get_piece_size(self) -> int:
+        return len(self.pieces)
+
+    def id_to_piece(self, i: int) -> str:
+        return self.pieces[i]
+
+    def is_control(self, i: int) -> bool:
+        return i < 4
+
+
+# 0-3 control tokens, then ▁a, b, ▁c, ▁d, ▁ (alone), and Chinese: ▁我 们喜 欢 猫
+VOCABULARY = HandVocabulary(["<pad>", "<2xx>", "<s>", "</s>", "▁a", "b", "▁c", "▁d", "▁", "▁我", "们喜", "欢", "猫"])
+STARTS = word_starts(VOCABULARY)
+SPACES, RULES = PieceWords(VOCABULARY), PieceWords(VOCABULARY, by_rules=True)  # a file's words, dice's
+
+
+def test_word_starts_flag_each_piece():
+    assert STARTS.tolist() == [-1, -1, -1, -1, 1, 0, 1, 1, BARE_START, 1, 0, 0, 0]
 
 
 def test_pieces_take_their_words_links():
@@ -35,12 +59,45 @@ def test_pieces_take_their_words_links():
     assert piece_words(np.array([4, 8, 5]), STARTS).tolist() == [0, 1, 1]
     assert piece_words(np.array([8, 3, 8, 5, 6]), STARTS).tolist() == [-1, -1, 0, 0, 1]
     # source word 1 -> target word 0, source word 0 -> target words 1
-    matrix = pair_alignment(src, tgt, np.array([1, 0, 0, 1]), STARTS, STARTS)
+    matrix = pair_alignment(src, tgt, np.array([1, 0, 0, 1]), SPACES, SPACES)
     assert matrix.tolist() == [[0, 0, 0, 1], [0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]]
     # a target word linked to two source words: its rows spread over both words' pieces
-    matrix = pair_alignment(src, tgt, np.array([0, 0, 1, 0]), STARTS, STARTS)
+    matrix = pair_alignment(src, tgt, np.array([0, 0, 1, 0]), SPACES, SPACES)
     assert np.allclose(matrix[0], [0, 1 / 3, 1 / 3, 1 / 3]) and not matrix[1:].any()
-    assert not pair_alignment(src, tgt, np.array([], dtype=np.int64), STARTS, STARTS).any()
+    assert not pair_alignment(src, tgt, np.array([], dtype=np.int64), SPACES, SPACES).any()
+    # pieces without Chinese characters make the same words either way
+    links = np.array([1, 0, 0, 1])
+    assert np.array_equal(pair_alignment(src, tgt, links, RULES, RULES),
+                          pair_alignment(src, tgt, links, SPACES, SPACES))
+
+
+def test_chinese_characters_are_words_of_dices_links():
+    """Dice's links number the words nmt finds without a dictionary: in "我们喜欢猫" (no spaces),
+    each character, so a piece may hold two words ("们喜"); a file's links number whitespace words,
+    of which the sentence is one."""
+    tgt = np.array([9, 10, 11, 12, 3])  # "▁我 们喜 欢 猫" and EOS
+    assert RULES.incidence(tgt).tolist() == [[1, 0, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1],
+                                             [0, 0, 0, 0, 0]]
+    assert SPACES.incidence(tgt).tolist() == [[1], [1], [1], [1], [0]]
+    src = np.array([1, 4, 5, 6, 7])  # "<2xx> ▁a b ▁c ▁d": words ab, c, d
+    links = np.array([0, 2, 2, 4])  # ab -> 喜, d -> 猫
+    assert pair_alignment(src, tgt, links, RULES, RULES).tolist() == [
+        [0, 0, 0, 0, 0], [0, 0.5, 0.5, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 1], [0, 0, 0, 0, 0]]
+    assert not pair_alignment(src, tgt, links, SPACES, SPACES).any()  # past the one target word: left out
+    # the dictionary counts characters too, and links them one to one
+    pairs = [("猫喝水", "the cat drinks water"), ("狗喝水", "the dog drinks water"), ("猫吃鱼", "the cat eats fish"),
+             ("狗吃肉", "the dog eats meat")]
+    assert dice_links(WordPairs(pairs), pairs[:2]) == [[(0, 1), (1, 2), (2, 3)], [(0, 1), (1, 2), (2, 3)]]
+
+
+def test_a_pair_keeps_its_links_where_its_pieces_spell_its_words(tmp_path):
+    """The writer keeps dice's links of a Chinese pair (its pieces make its characters' words) and
+    drops a pair whose pieces spell other words than its text."""
+    writer = AlignmentWriter(tmp_path, RULES, RULES)
+    rows = writer.add([("ab", "我们喜欢猫"), ("ab", "我们")], [[4, 5, 3]] * 2, [[9, 10, 11, 12, 3]] * 2,
+                      [[(0, 2)], [(0, 1)]])
+    assert rows == [[0, 2], []] and writer.mismatched == 1
+    writer.close()
 
 
 def test_loss_by_hand():
