@@ -1,6 +1,6 @@
 # experiments/alignment: word alignments of the demo model against eflomal's (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-alignment bench-guided-alignment
+.PHONY: bench-alignment bench-guided-alignment bench-guided-characters
 
 # The demo model's word alignments against eflomal's: AER of each layer, their mean, covered or not.
 bench-alignment: install
@@ -12,3 +12,8 @@ bench-alignment: install
 bench-guided-alignment: install
 	$(BIN)/pip install --quiet -e ".[bench,ctranslate2]"
 	$(BIN)/python -m experiments.alignment.guided
+
+# Guided alignment into a side written without spaces (Multi30k English as one Han character per
+# word, reversed): unguided, dice between whitespace words, dice by characters (about 12 minutes).
+bench-guided-characters: install
+	$(BIN)/python -m experiments.alignment.characters
