@@ -22,6 +22,7 @@ import re
 
 from nmt.config import AugmentConfig
 from nmt.data.word_pairs import WordPairs
+from nmt.data.words import has_character_words, spans_by_rules_alone
 
 _TYPOS = ("swap", "drop", "double")
 
@@ -73,12 +74,35 @@ def augment_pair(source: str, target: str, index: int, cfg: AugmentConfig,
     if cfg.verbatim and rng.random() < cfg.verbatim:
         inserts.append(_verbatim)
     if inserts and word_pairs is not None:
-        links = word_pairs.links(*(text.split(" ") for text in original))
-        source_words, target_words = source.split(" "), target.split(" ")
-        for insert in inserts:
-            insert(source_words, target_words, links, rng)
-        source, target = " ".join(source_words), " ".join(target_words)
+        (source_words, source_gaps), (target_words, target_gaps) = _words(source), _words(target)
+        original_words = [_words(text)[0] for text in original]
+        counts = (len(source_words), len(target_words))
+        if min(counts) > 0 and counts == tuple(map(len, original_words)):  # (a typo may drop a word)
+            links = word_pairs.links(*original_words)
+            for insert in inserts:
+                insert(source_words, target_words, links, rng)
+            source, target = _joined(source_words, source_gaps), _joined(target_words, target_gaps)
     return source, target
+
+
+def _words(text: str) -> tuple[list[str], list[str]]:
+    """A text's words, as the dictionary reads them (each Chinese or Japanese character one:
+    nmt.data.words.spans_by_rules_alone), and the gaps around them: the text is gaps[0] +
+    words[0] + gaps[1] + ... + words[-1] + gaps[-1]."""
+    spans = spans_by_rules_alone(text)
+    edges = [0, *(edge for span in spans for edge in span), len(text)]
+    return [text[a:b] for a, b in spans], [text[edges[i]:edges[i + 1]] for i in range(0, len(edges), 2)]
+
+
+def _joined(words: list[str], gaps: list[str]) -> str:
+    return "".join(gap + word for gap, word in zip(gaps, words)) + gaps[-1]
+
+
+def _space_beside(word: str) -> str:
+    """What goes between an inserted item and `word` (tags it has gained included): nothing where
+    it is a character that is a word of its own (Chinese, Japanese, Khmer, Burmese: writing
+    without spaces), else a space."""
+    return "" if has_character_words(word) else " "
 
 
 # Tags as web pages and software strings have them: elements around words, and points between them.
@@ -124,10 +148,10 @@ def _insert_point(source_words: list[str], target_words: list[str], links: dict[
     else:
         to = round(at * len(target_words) / max(len(source_words), 1))
     for words, i in ((source_words, at), (target_words, to)):
-        if i < len(words):
-            words[i] = f"{item} {words[i]}"  # one slot, so that the other words keep their indices
+        if i < len(words):  # one slot, so that the other words keep their indices
+            words[i] = f"{item}{_space_beside(words[i])}{words[i]}"
         else:
-            words[-1] = f"{words[-1]} {item}"
+            words[-1] = f"{words[-1]}{_space_beside(words[-1])}{item}"
 
 
 def _verbatim(source_words, target_words, links, rng) -> None:

@@ -26,6 +26,7 @@ from nmt.special_tokens import WORD_START
 _ONE_WORD_EACH = "\u3001-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff61-\uff9f\U00020000-\U0003ffff"
 _WORD = re.compile(f"[{_ONE_WORD_EACH}]|[^\\s{_ONE_WORD_EACH}]+")
 _CHARACTER_WORD = re.compile(f"[{_ONE_WORD_EACH}]")
+_RUN = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -160,13 +161,19 @@ def _dictionary_words(run: str, segment: Callable[[str], list[str]],
     return spans
 
 
-def by_rules_alone(text: str) -> list[str]:
-    """The words of `text` that need no dictionary (word_spans without dictionaries): its
-    whitespace words, each Chinese or Japanese character, Khmer cluster and Burmese syllable a
-    word of its own. Guided alignment's dice links number these (nmt.data.word_alignments)."""
+def spans_by_rules_alone(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each word of `text` that needs no dictionary (word_spans without
+    dictionaries): its whitespace words, each Chinese or Japanese character, Khmer cluster and
+    Burmese syllable a word of its own."""
     if not has_character_words(text):
-        return text.split()
-    return [text[start:end] for start, end in word_spans(text, dictionaries=False)]
+        return [m.span() for m in _RUN.finditer(text)]
+    return word_spans(text, dictionaries=False)
+
+
+def by_rules_alone(text: str) -> list[str]:
+    """The words of spans_by_rules_alone. Guided alignment's dice links number these
+    (nmt.data.word_alignments), and augmentation's tags wrap them (nmt.data.augment)."""
+    return [text[start:end] for start, end in spans_by_rules_alone(text)]
 
 
 def has_character_words(text: str) -> bool:

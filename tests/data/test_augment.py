@@ -162,3 +162,41 @@ def test_tags_and_verbatim_items_by_counting_on_both_sides_consistently():
     again = [augment_pair(s, t, i, cfg, word_pairs) for i, (s, t) in enumerate(pairs)]
     assert again == out and [augment_pair(s, t, i, cfg.model_copy(update={"seed": 3}), word_pairs)
                              for i, (s, t) in enumerate(pairs)] != out
+
+
+HAN = {"dog": "狗", "cat": "猫", "man": "男", "woman": "女", "runs": "跑", "sleeps": "睡", "red": "红", "big": "大",
+       "small": "小", "ball": "球", "park": "园", "street": "街", "plays": "玩", "with": "和", "in": "在", "near": "近",
+       "house": "房", "tree": "树"}
+
+
+def test_tags_and_items_go_around_characters_where_a_side_is_written_without_spaces():
+    """Into writing without spaces (each word one Chinese character here), the dictionary links
+    characters, tags wrap the characters linked to the wrapped source words, glued to them as
+    such writing has it, and an item is glued in too: no space is added to that side."""
+    from collections import Counter
+
+    from nmt.data.word_pairs import WordPairs
+    from nmt.decode.text.markup import mark, walk
+
+    pairs = [(s, "".join(HAN[w] for w in s[:-1].split()) + "。") for s, _ in lexicon_pairs(4000)]
+    word_pairs = WordPairs(pairs)
+    cfg = AugmentConfig(tags=0.3, verbatim=0.2, seed=2)
+    tagged = itemized = 0
+    for i, (src, tgt) in enumerate(pairs):
+        new_src, new_tgt = augment_pair(src, tgt, i, cfg, word_pairs)
+        marked_src, marked_tgt = mark(new_src, markup=True, verbatim=False), mark(new_tgt, markup=True, verbatim=False)
+        tags = [Counter((i.open, i.close) for i in walk(m.items)) for m in (marked_src, marked_tgt)]
+        assert tags[0] == tags[1], (new_src, new_tgt)
+        tagged += bool(tags[0])
+        [item] = [w for w in marked_src.text.split() if w.strip(".") not in HAN] or [None]
+        itemized += item is not None
+        for source_part, target_part in zip(_between_tags(new_src), _between_tags(new_tgt)):
+            content = target_part if item is None else target_part.replace(item, "")
+            # the characters of the wrapped words, and at most two more (links of a repeated word may cross)
+            wrapped = Counter(HAN[w] for w in source_part.split() if w in HAN)
+            assert wrapped <= Counter(content) and len(content) <= wrapped.total() + 2, (new_src, new_tgt)
+        text = marked_tgt.text if item is None else marked_tgt.text.replace(item, "", 1)
+        assert text == tgt, (new_src, new_tgt)  # the item glued in, no space added
+    n = len(pairs)
+    for count, rate in ((tagged, 0.3), (itemized, 0.2)):
+        assert abs(count - rate * n) < 4 * math.sqrt(n * rate * (1 - rate)), (count, rate)
