@@ -125,8 +125,9 @@ class DataConfig(Section):
     augment: AugmentConfig = AugmentConfig()
     # Word alignments of the training pairs, for train.guided_alignment (nmt.data.word_alignments):
     # none; dice: prepare's own word dictionary links each pair's words one to one (no aligner to
-    # install); or a file of Pharaoh lines ("0-0 1-2 ..."), one per line of a single training
-    # corpus, e.g. from eflomal or fast_align on its whitespace words.
+    # install; each Chinese or Japanese character a word, nmt.data.words.by_rules_alone); or a file
+    # of Pharaoh lines ("0-0 1-2 ..."), one per line of a single training corpus, e.g. from eflomal
+    # or fast_align on its whitespace words.
     word_alignments: str = "none"
 
     @model_validator(mode="after")
