@@ -114,21 +114,22 @@ class PieceWords:
     hold several (two Chinese characters) and a word several pieces."""
 
     def __init__(self, processor, by_rules: bool = False):
+        self.by_rules = by_rules
         self.starts = word_starts(processor)
-        self.pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())] if by_rules else None
+        self.pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
         # the pieces whose words their characters say (the rest go by ▁ alone, the quick way)
-        self.by_characters = np.array([has_character_words(p) for p in self.pieces]) if by_rules else None
+        self.by_characters = np.array([by_rules and has_character_words(p) for p in self.pieces])
 
     def text_words(self, text: str) -> list[str]:
         """The words of a text, as its links number them."""
-        return by_rules_alone(text) if self.pieces is not None else text.split()
+        return by_rules_alone(text) if self.by_rules else text.split()
 
     def incidence(self, ids: np.ndarray) -> np.ndarray:
         """(len(ids), words): 1 where piece i spells part of word w; control tokens' rows 0."""
         ids = np.asarray(ids, dtype=np.int64)
         words = piece_words(ids, self.starts)
         text = np.nonzero(words >= 0)[0]
-        if self.by_characters is None or not self.by_characters[ids].any():
+        if not self.by_characters[ids].any():
             matrix = np.zeros((len(ids), int(words.max(initial=-1)) + 1), dtype=np.float32)
             matrix[text, words[text]] = 1.0
             return matrix
