@@ -90,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=int, default=10)
     parser.add_argument("--runs", default=",".join(RUN_NAMES), help=f"comma-separated: {', '.join(RUN_NAMES)}")
+    parser.add_argument("--result", default=None, help="the result file's name (default quality_{minutes}min.json)")
     parser.add_argument("--nmt-updates", default=None,
                         help="instead: nmt_matched trained for each of these updates (comma-separated: the peers' "
                              "counts at the minutes), to tell speed from what an update learns")
@@ -112,7 +113,7 @@ def main() -> None:
     for name in args.runs.split(","):
         results.append({"name": name, **runs[name]()})
         print(json.dumps(results[-1]), flush=True)
-    write_json(RESULTS / f"quality_{args.minutes}min.json",
+    write_json(RESULTS / (args.result or f"quality_{args.minutes}min.json"),
                {"minutes": args.minutes, "threads": 2, "test_set": "test_2016_flickr", "runs": results})
 
 
