@@ -30,8 +30,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from experiments.shared.runs import (MULTI30K_TEST, ROOT, nmt_command, on_the_demos_data, run_facts, sets,
-                                     test_set_scores)
+from experiments.shared.runs import (ROOT, bleu_and_chrf, nmt_command, on_the_demos_data, run_facts, sets,
+                                     test_translation_scores)
 from tools.results import write_json
 
 STUDY = Path(__file__).resolve().parent
@@ -47,11 +47,8 @@ PLAIN_BEAM = ("--beam-size", "4", "--set", "decode.length_penalty=1.0", "--set",
 RUN_NAMES = ("eole", "nmt_matched", "joeynmt", "nmt_demo")  # peers between nmt's runs: host drift shows
 
 
-def scores(hypotheses: Path) -> dict:
-    """BLEU and chrF2 of a test_2016_flickr translation, by `nmt score` (sacreBLEU)."""
-    scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{MULTI30K_TEST}.de.gz", "-m",
-                             "bleu,chrf", "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
-    return {s["name"]: round(s["score"], 2) for s in json.loads(scored.stdout)}
+def rounded(scores: dict[str, float]) -> dict[str, float]:
+    return {name: round(score, 2) for name, score in scores.items()}
 
 
 def peer(script: str, minutes: int) -> dict:
@@ -60,7 +57,8 @@ def peer(script: str, minutes: int) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"{script} failed:\n{(done.stdout + done.stderr)[-2000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    return report | {"test": scores(Path(report.pop("hypotheses")))}
+    scores = test_translation_scores(Path(report.pop("hypotheses")), "bleu,chrf")
+    return report | {"test": rounded({s["name"]: s["score"] for s in scores})}
 
 
 def nmt_run(name: str, settings: list[str], minutes: int, checkpoint: str) -> dict:
@@ -78,11 +76,9 @@ def nmt_run(name: str, settings: list[str], minutes: int, checkpoint: str) -> di
               "train_seconds": round(seconds, 1),
               "logged_target_tokens_per_s": run_facts(out)["target_tokens_per_s"]}
     checkpoint_path = out / "checkpoints" / checkpoint
-    recipe_scores = test_set_scores(checkpoint_path, out / "test.recipe.de", RECIPE, "bleu,chrf", ("--threads", "2"))
-    report["test"] = {s["name"]: round(s["score"], 2) for s in recipe_scores}
+    report["test"] = rounded(bleu_and_chrf(checkpoint_path, out / "test.recipe.de", RECIPE))
     if name.startswith("nmt_matched"):  # as the peers decode: beam 4, the mean log-probability per token
-        plain = test_set_scores(checkpoint_path, out / "test.beam4.de", RECIPE, "bleu,chrf", ("--threads", "2", *PLAIN_BEAM))
-        report["test_beam4_plain"] = {s["name"]: round(s["score"], 2) for s in plain}
+        report["test_beam4_plain"] = rounded(bleu_and_chrf(checkpoint_path, out / "test.beam4.de", RECIPE, PLAIN_BEAM))
     return report
 
 

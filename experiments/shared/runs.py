@@ -45,14 +45,21 @@ def test_set_scores(checkpoint: Path, hypotheses: Path, recipe: str, metrics: st
     test_2016_flickr, translated en→de into `hypotheses` as `recipe` decodes."""
     nmt("translate", "-c", str(checkpoint), "--decode-from", recipe, "-i", f"{MULTI30K_TEST}.en.gz",
         "-o", str(hypotheses), *translate_options)
+    return test_translation_scores(hypotheses, metrics)
+
+
+def test_translation_scores(hypotheses: Path, metrics: str = "bleu") -> list[dict]:
+    """`nmt score --json`'s scores (`metrics`, comma-separated) of a translation of Multi30k's test_2016_flickr into German."""
     scored = subprocess.run([nmt_command(), "score", str(hypotheses), "-r", f"{MULTI30K_TEST}.de.gz", "-m", metrics,
                              "--json"], cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(scored.stdout)
 
 
-def bleu_and_chrf(checkpoint: Path, hypotheses: Path, recipe: str) -> dict[str, float]:
-    """{"BLEU": ..., "chrF2": ...} of `checkpoint` on Multi30k's test set, translated on 2 threads as `recipe` decodes."""
-    return {s["name"]: s["score"] for s in test_set_scores(checkpoint, hypotheses, recipe, "bleu,chrf", ("--threads", "2"))}
+def bleu_and_chrf(checkpoint: Path, hypotheses: Path, recipe: str, translate_options: tuple[str, ...] = ()) -> dict[str, float]:
+    """{"BLEU": ..., "chrF2": ...} of `checkpoint` on Multi30k's test set, translated on 2 threads as `recipe`
+    decodes (then `translate_options`)."""
+    return {s["name"]: s["score"] for s in test_set_scores(checkpoint, hypotheses, recipe, "bleu,chrf",
+                                                            ("--threads", "2", *translate_options))}
 
 
 def study_arguments(description: str, schedules: dict, updates: int = 1500, valid_every: int | None = None,
