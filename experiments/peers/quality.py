@@ -32,6 +32,7 @@ from pathlib import Path
 
 from experiments.shared.runs import (ROOT, bleu_and_chrf, nmt_command, on_the_demos_data, run_facts, sets,
                                      test_translation_scores)
+from nmt.checkpoint import load_checkpoint
 from tools.results import write_json
 
 STUDY = Path(__file__).resolve().parent
@@ -70,8 +71,7 @@ def nmt_run(name: str, settings: list[str], minutes: int, checkpoint: str) -> di
                                                            f"train.max_minutes={minutes}"]), "--no-progress"],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    updates = max(r["step"] for r in records if r.get("kind") == "train")
+    updates = load_checkpoint(out / "checkpoints" / "last.pt")["progress"]["step"]  # the log has every 50th only
     report = {"toolkit": "nmt", "settings": settings, "checkpoint": checkpoint, "updates": updates,
               "train_seconds": round(seconds, 1),
               "logged_target_tokens_per_s": run_facts(out)["target_tokens_per_s"]}
