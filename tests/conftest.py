@@ -35,6 +35,20 @@ def _claim_the_tests_package() -> None:
 
 _claim_the_tests_package()
 
+
+def _click_command_built_once() -> None:
+    """typer's CliRunner builds the Click command of the app it is given at every invoke (30 ms:
+    the type hints of every verb's function; about 460 invokes a run); the command is the same
+    each time, so each test process builds it once per app."""
+    import functools
+
+    import typer.testing
+
+    typer.testing._get_command = functools.cache(typer.testing._get_command)  # noqa: SLF001
+
+
+_click_command_built_once()
+
 if TYPE_CHECKING:
     from nmt.config import Recipe
 

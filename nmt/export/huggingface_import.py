@@ -122,27 +122,29 @@ def import_huggingface(directory: Path, out: Path, force: bool = False, src_lang
             raise NmtError(f"{directory}: separate source and target vocabularies; --add-languages and --add-pieces "
                            "extend one joint vocabulary")
         check_extension(tokenizers["tgt"][0], languages, added_languages, added_pieces, str(add_pieces))
-    try:  # in fp32, as nmt holds it, whatever precision the directory stores: the check compares alike
-        with _without_progress_bars(transformers):  # nmt import's own spinner says what is happening
-            hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory, dtype=torch.float32).eval()
-    except (OSError, ValueError) as e:
-        raise NmtError(f"{directory}: transformers cannot load the model ({str(e).strip().splitlines()[0]})") from None
-    architecture = type(hf_model).__name__
-    hf_state = hf_model.state_dict()
-    _check_output_bias(hf_state, specials, directory)
-    src_lang = src_lang or tokenizer_config.get("source_lang")
-    tgt_lang = tgt_lang or tokenizer_config.get("target_lang")
-    if not src_lang or not tgt_lang:
-        raise NmtError(f"{directory}/tokenizer_config.json names no source_lang/target_lang: give --src-lang and --tgt-lang")
-    recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang), languages,
-                     decoder_start, language_as_text)
-    protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
-    indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
-    probe = LogitProbe(hf_model, recipe.model, indices)
-    # The weights are converted tensor by tensor, each of transformers' freed once read (the
-    # converters pop them), so that the import holds about one copy of the weights at a time.
-    del hf_model
-    gc.collect()
+    with collecting_new_objects_only():  # the model's cycles, not the whole heap's
+        try:  # in fp32, as nmt holds it, whatever precision the directory stores: the check compares alike
+            with _without_progress_bars(transformers):  # nmt import's own spinner says what is happening
+                hf_model = transformers.AutoModelForSeq2SeqLM.from_pretrained(directory, dtype=torch.float32).eval()
+        except (OSError, ValueError) as e:
+            raise NmtError(f"{directory}: transformers cannot load the model ({str(e).strip().splitlines()[0]})") from None
+        architecture = type(hf_model).__name__
+        hf_state = hf_model.state_dict()
+        _check_output_bias(hf_state, specials, directory)
+        src_lang = src_lang or tokenizer_config.get("source_lang")
+        tgt_lang = tgt_lang or tokenizer_config.get("target_lang")
+        if not src_lang or not tgt_lang:
+            raise NmtError(f"{directory}/tokenizer_config.json names no source_lang/target_lang: give --src-lang and --tgt-lang")
+        recipe = _recipe(config, directory, out, tokenizers, hf_state, str(src_lang), str(tgt_lang), languages,
+                         decoder_start, language_as_text)
+        protos = {side: tokenizers[side][0] for side in ("src", "tgt")}
+        indices = {side: tokenizers[side][1] for side in ("src", "tgt")}
+        probe = LogitProbe(hf_model, recipe.model, indices)
+        # The weights are converted tensor by tensor, each of transformers' freed once read (the
+        # converters pop them), so that the import holds about one copy of the weights at a time: the
+        # model's modules go now, with any reference cycle among them.
+        del hf_model
+        gc.collect()
     if config.model_type == "t5":
         weights = t5_state_dict(hf_state, recipe.model, config, indices["tgt"])
     else:
@@ -522,6 +524,18 @@ def import_with_recipe(directory: Path, out: Path, force: bool = False, src_lang
                  f"{out}`, whose model section is {{{shape}}} and tokenizer section {{joint: "
                  f"{tokenizer.joint}, vocab_size: {tokenizer.vocab_size}}}")
     return lines
+
+
+@contextmanager
+def collecting_new_objects_only():
+    """Inside, gc.collect() scans the objects made inside it: everything older is frozen
+    (gc.freeze) until the block ends. A full collection in a long-lived process with a large heap
+    (a server's, a test run's) takes 0.5-1 s; the import's own objects take milliseconds."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextmanager

@@ -44,7 +44,9 @@ print(json.dumps({"installed": sorted(languages),
 # A package per kind of model, as (the checkpoint's fixture, its direction, the codes Argos names it by).
 PACKAGES = {"bilingual": ("en", "de", "en", "de"), "target_token": ("en", "xb", "en", "xb"),
             "source_token": ("en", "xa", "en", "xa"), "nllb": ("eng_Latn", "fra_Latn", "en", "fr"),
-            "t5": ("de", "en", "de", "en"), "mbart": ("fr_XX", "de_DE", "fr", "de")}
+            "t5": ("de", "en", "de", "en"), "mbart": ("de_DE", "fr_XX", "de", "fr")}
+# (No package from French: spaCy compiles its French tokenizer exceptions in 3 s, in the test's
+# process and again in Argos's, where any other language's take a tenth of a second.)
 
 
 def argos_outputs(jobs: list, home) -> dict:
@@ -128,7 +130,7 @@ def test_argostranslate_installs_each_package_and_translates_as_nmt(installed, k
     # the tiny models' 128 positions, not the imports' (320; T5's relative positions), are fewer than Argos's 256
     assert ("note: Argos decodes up to 256 tokens and the model has 128 positions" in printed) == (
         kind not in ("nllb", "t5", "mbart")), printed
-    assert metadata.get("target_prefix") == {"target_token": "<2xb>", "nllb": "<2fra_Latn>", "mbart": "<2de_DE>"}.get(kind)
+    assert metadata.get("target_prefix") == {"target_token": "<2xb>", "nllb": "<2fra_Latn>", "mbart": "<2fr_XX>"}.get(kind)
     if kind == "bilingual":
         assert (metadata["from_name"], metadata["to_name"]) == ("English", "German")
     expected = nmt_outputs(checkpoint, src, tgt, tmp_path)
