@@ -269,3 +269,37 @@ def test_the_documented_import_commands_run_as_printed(marian_dir, tmp_path, mon
     assert len((tmp_path / "opus.de").read_text(encoding="utf-8").splitlines()) == len(
         (corpus / "test.en").read_text(encoding="utf-8").splitlines())
     assert (tmp_path / "opus_en_de_tuned" / "config.json").is_file()
+
+
+def test_the_imports_collection_frees_its_own_cycles_and_leaves_the_heap_as_it_was():
+    """Inside collecting_new_objects_only, gc.collect() frees a reference cycle made inside, while
+    every older object waits frozen; after it nothing is frozen, and a heap the process had frozen
+    itself stays frozen."""
+    import gc
+    import weakref
+
+    from nmt.export.huggingface_import import collecting_new_objects_only
+
+    class Node:
+        pass
+
+    assert gc.get_freeze_count() == 0
+    old = Node()
+    old.itself = old
+    with collecting_new_objects_only():
+        assert gc.get_freeze_count() > 0  # the older objects
+        new = Node()
+        new.itself = new
+        alive = weakref.ref(new)
+        del new
+        gc.collect()
+        assert alive() is None
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collecting_new_objects_only():
+            gc.collect()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
