@@ -51,11 +51,12 @@ $(COMET_VENV)/.installed: pyproject.toml
 # (marked comet) run beside them in the COMET environment, their output shown after the suite's;
 # the target fails if either run fails. The tests start many Python processes: each imports the
 # compiled bytecode written by the first (unset PYTHONDONTWRITEBYTECODE), rather than compiling
-# sympy, transformers and the rest from source again (about 2 s more per training process).
+# sympy, transformers and the rest from source again (about 2 s more per training process). The
+# suite's report ends with its 10 slowest test phases: where its minutes go.
 test:
 	@$(MAKE) --no-print-directory -j2 install install-comet  # the two environments side by side
 	@unset PYTHONDONTWRITEBYTECODE; $(COMET_VENV)/bin/python -m pytest -m comet tests/metrics > .comet-tests.log 2>&1 & comet=$$!; \
-	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet"; suite=$$?; \
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet" --durations=10; suite=$$?; \
 	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
 	rm -f .comet-tests.log; test $$suite -eq 0 && test $$comet_status -eq 0
 
