@@ -2,15 +2,18 @@
 # eole 0.6.4 trained on Multi30k en->de for MINUTES minutes with the demo's settings (eole.yaml;
 # a checkpoint every 100 updates, since eole saves nothing when stopped), then test_2016_flickr
 # translated with beam 4 from the last checkpoint. Prints JSON: updates, tokens/s, the output file.
+# SEED replaces eole.yaml's seed (42).
 #
-#   experiments/peers/eole.sh MINUTES
+#   experiments/peers/eole.sh MINUTES [SEED]
 set -euo pipefail
 minutes=${1:?minutes}
+seed=${2:-}
 peer=eole
 packages="eole==0.6.4 aiohttp ctranslate2==4.8.5"  # as bench/peers/eole.sh
 study=$(cd "$(dirname "$0")" && pwd)
 source "$study/../../bench/peers/setup.sh"
 sed 's#run/model#quality/model#' "$study/eole.yaml" > quality.yaml
+[ -z "$seed" ] || sed -i "s/^seed: .*/seed: $seed/" quality.yaml
 export PYTHONWARNINGS=ignore
 [ -s run/vocab.shared ] || "$venv/bin/eole" build_vocab -config quality.yaml -n_sample -1 > vocab.log 2>&1 \
   || { tail -5 vocab.log; exit 1; }

@@ -2,16 +2,19 @@
 # JoeyNMT 2.3.0 trained on Multi30k en->de for MINUTES minutes with the demo's settings
 # (joeynmt.yaml), stopped by SIGINT (on which JoeyNMT saves model/latest.ckpt), then
 # test_2016_flickr translated with beam 4. Prints JSON: updates, tokens/s, the output file.
+# SEED replaces joeynmt.yaml's random_seed (42).
 #
-#   experiments/peers/joeynmt.sh MINUTES
+#   experiments/peers/joeynmt.sh MINUTES [SEED]
 set -euo pipefail
 minutes=${1:?minutes}
+seed=${2:-}
 peer=joeynmt
 packages="joeynmt==2.3.0 importlib_metadata sentencepiece==0.2.0"  # as bench/peers/joeynmt.sh
 study=$(cd "$(dirname "$0")" && pwd)
 source "$study/../../bench/peers/setup.sh"
 [ -s sp8k.joey.vocab ] || cut -f1 sp8k.vocab > sp8k.joey.vocab
 cp "$study/joeynmt.yaml" quality.yaml
+[ -z "$seed" ] || sed -i "s/^\( *\)random_seed: .*/\1random_seed: $seed/" quality.yaml
 rm -rf model
 start=$(date +%s.%N)
 timeout -s INT "${minutes}m" "$venv/bin/python" -m joeynmt train quality.yaml --skip-test > quality_train.log 2>&1 || true

@@ -7,6 +7,7 @@ translated with beam 4 and scored by sacreBLEU.
 
     python -m experiments.peers.quality [--minutes 10] [--runs eole,nmt_matched,joeynmt,nmt_demo]
     python -m experiments.peers.quality --nmt-updates 2200,876
+    python -m experiments.peers.quality --seed 7    (every toolkit's seed, in place of its configuration's)
 
 The runs:
 - eole, JoeyNMT: experiments/peers/{eole,joeynmt}.{sh,yaml} (their virtual environments and data as
@@ -18,8 +19,10 @@ The runs:
   the minutes, a validation on 300 dev sentences every 500 updates picking best.pt), decoded as
   the recipe says.
 nmt's runs train on the demo's prepared data and tokenizer (runs/demo: `make demo` first).
-Writes experiments/peers/results/quality_{minutes}min.json; with --nmt-updates (nmt_matched
-stopped at the peers' update counts instead of the clock), results/quality_equal_updates.json.
+Writes experiments/peers/results/quality_{minutes}min.json (with --seed, ..._seed{seed}.json);
+with --nmt-updates (nmt_matched stopped at the peers' update counts instead of the clock),
+results/quality_equal_updates.json. Without --seed each toolkit keeps its configuration's seed:
+the peers' 42, nmt's recipe's 1.
 """
 
 from __future__ import annotations
@@ -52,9 +55,10 @@ def rounded(scores: dict[str, float]) -> dict[str, float]:
     return {name: round(score, 2) for name, score in scores.items()}
 
 
-def peer(script: str, minutes: int) -> dict:
+def peer(script: str, minutes: int, seed: int | None = None) -> dict:
     """A peer's run (its script's JSON) with its test scores."""
-    done = subprocess.run(["bash", str(STUDY / script), str(minutes)], capture_output=True, text=True, cwd=ROOT)
+    seeds = [] if seed is None else [str(seed)]
+    done = subprocess.run(["bash", str(STUDY / script), str(minutes), *seeds], capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"{script} failed:\n{(done.stdout + done.stderr)[-2000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -87,6 +91,8 @@ def main() -> None:
     parser.add_argument("--minutes", type=int, default=10)
     parser.add_argument("--runs", default=",".join(RUN_NAMES), help=f"comma-separated: {', '.join(RUN_NAMES)}")
     parser.add_argument("--result", default=None, help="the result file's name (default quality_{minutes}min.json)")
+    parser.add_argument("--seed", type=int, default=None, help="every toolkit's random seed (default: each "
+                        "configuration's own: the peers' 42, nmt's 1)")
     parser.add_argument("--nmt-updates", default=None,
                         help="instead: nmt_matched trained for each of these updates (comma-separated: the peers' "
                              "counts at the minutes), to tell speed from what an update learns")
@@ -99,18 +105,21 @@ def main() -> None:
             print(json.dumps(results[-1]), flush=True)
         write_json(RESULTS / "quality_equal_updates.json", {"threads": 2, "test_set": "test_2016_flickr", "runs": results})
         return
+    seeded = [] if args.seed is None else [f"train.seed={args.seed}"]
     runs = {
-        "eole": lambda: peer("eole.sh", args.minutes),
-        "joeynmt": lambda: peer("joeynmt.sh", args.minutes),
-        "nmt_matched": lambda: nmt_run("nmt_matched", MATCHED, args.minutes, "last.pt"),
-        "nmt_demo": lambda: nmt_run("nmt_demo", DEMO, args.minutes, "best.pt"),
+        "eole": lambda: peer("eole.sh", args.minutes, args.seed),
+        "joeynmt": lambda: peer("joeynmt.sh", args.minutes, args.seed),
+        "nmt_matched": lambda: nmt_run("nmt_matched", [*MATCHED, *seeded], args.minutes, "last.pt"),
+        "nmt_demo": lambda: nmt_run("nmt_demo", [*DEMO, *seeded], args.minutes, "best.pt"),
     }
     results = []
     for name in args.runs.split(","):
         results.append({"name": name, **runs[name]()})
         print(json.dumps(results[-1]), flush=True)
-    write_json(RESULTS / (args.result or f"quality_{args.minutes}min.json"),
-               {"minutes": args.minutes, "threads": 2, "test_set": "test_2016_flickr", "runs": results})
+    seed_part = "" if args.seed is None else f"_seed{args.seed}"
+    write_json(RESULTS / (args.result or f"quality_{args.minutes}min{seed_part}.json"),
+               {"minutes": args.minutes, "threads": 2, "test_set": "test_2016_flickr", "seed": args.seed,
+                "runs": results})
 
 
 if __name__ == "__main__":
