@@ -37,8 +37,21 @@ def provenance() -> dict:
             "python": platform.python_version(), "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
     return {"commit": commit, "tree_changed": None if status is None else code_changed(status.splitlines()),
-            "command": " ".join([Path(sys.executable).name, *sys.argv]), "host": host,
+            "command": command_line(sys.orig_argv, sys.executable, root), "host": host,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+
+
+def command_line(argv: list[str], executable: str, root: Path) -> str:
+    """The command as it was typed (`sys.orig_argv`: `python -m bench.run`, not the module's file),
+    with the interpreter by its name and paths inside the repository relative to it, so that a
+    result says how to make it again from a checkout anywhere."""
+    def shown(arg: str) -> str:
+        path = Path(arg)
+        if path.is_absolute() and path.is_relative_to(root):
+            return str(path.relative_to(root))
+        return arg
+
+    return " ".join([Path(executable).name, *(shown(arg) for arg in argv[1:])])
 
 
 def code_changed(porcelain: list[str]) -> bool:

@@ -7,12 +7,13 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tools.results import INDEX, code_changed, provenance, record, write_json
+from tools.results import INDEX, code_changed, command_line, provenance, record, write_json
 
 RESULT_FOLDERS = [ROOT / "bench" / "results", ROOT / "bench" / "gpu_day" / "results",
                   *sorted((ROOT / "experiments").glob("*/results"))]
@@ -54,6 +55,19 @@ def test_results_written_now_carry_their_provenance(tmp_path):
     (tmp_path / "curve.png").write_bytes(b"\x89PNG")
     record([tmp_path / "curve.png"], source=provenance() | {"command": "nmt plot runs/x -o curve.png"})
     assert json.loads((tmp_path / INDEX).read_text())["curve.png"]["command"] == "nmt plot runs/x -o curve.png"
+
+
+def test_the_command_is_recorded_as_typed_with_paths_inside_the_repository_relative(tmp_path, monkeypatch):
+    """`python -m MODULE` stays a module (not the file Python found for it); a path inside the
+    checkout is written from its root, one outside as it was given."""
+    typed = ["/opt/venv/bin/python", "-m", "tools.run_summary", str(ROOT / "runs" / "demo"), "--reference",
+             str(tmp_path / "ref.de"), "-o", "experiments/multi30k/results/demo.json"]
+    assert command_line(typed, "/opt/venv/bin/python3.11", ROOT) == (
+        f"python3.11 -m tools.run_summary runs/demo --reference {tmp_path / 'ref.de'} "
+        "-o experiments/multi30k/results/demo.json")
+    monkeypatch.setattr(sys, "orig_argv", typed)
+    assert provenance()["command"].endswith(" -m tools.run_summary runs/demo --reference "
+                                            f"{tmp_path / 'ref.de'} -o experiments/multi30k/results/demo.json")
 
 
 def test_a_tree_changed_only_in_result_files_counts_as_unchanged():
