@@ -36,7 +36,7 @@ from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
 from nmt.decode.engines import ctranslate2_engine
-from nmt.decode.engines.torch_engine import Translator
+from nmt.decode.engines.torch_engine import Translator, for_inference
 from nmt.decode.search import beam_search
 from nmt.decode.translate import translate_lines
 from nmt.export.ctranslate2 import export_checkpoint
@@ -65,7 +65,8 @@ def bench_model(threads: int):
     model = Transformer(recipe.model, sp.get_piece_size(), sp.get_piece_size()).eval()
     proto = torch.frombuffer(bytearray(src_path.read_bytes()), dtype=torch.uint8)
     payload = {"recipe": recipe_to_dict(recipe), "model": model.state_dict(), "tokenizer": {"src": proto, "tgt": proto}}
-    return recipe, payload, Translator(model, recipe, sp, load_processor(tgt_path), torch.device("cpu"))
+    cpu = torch.device("cpu")  # as load_engine sets it up: linear layers packed for oneDNN
+    return recipe, payload, Translator(for_inference(model, cpu), recipe, sp, load_processor(tgt_path), cpu)
 
 
 def timed_once(runs: dict) -> dict[str, float]:

@@ -24,6 +24,7 @@ from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
 from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
+from nmt.model.onednn_linear import pack_for_cpu_inference, packed_linear, packed_weight
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import dense_cross_mask, flex_attend, packed_masks, use_flex
 from nmt.model.varlen_attention import KeySegments, key_padding_segments, varlen_attention
@@ -495,6 +496,7 @@ class Transformer(nn.Module):
         self.encoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
         self.decoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
+        self.packed_output: Tensor | None = None  # the output weight packed for oneDNN (pack_for_cpu_inference)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         self.varlen_attention = False  # train.attention: varlen (use_varlen_attention)
         # (decoder layer, heads): the first heads of that layer give the model's word alignments
@@ -624,7 +626,13 @@ class Transformer(nn.Module):
         return self.tgt_embed.tokens.weight if self.output_proj is None else self.output_proj.weight
 
     def output_logits(self, hidden: Tensor) -> Tensor:  # (..., D) -> (..., V)
-        return F.linear(hidden, self.output_weight)
+        return packed_linear(hidden, self.output_weight, None, self.packed_output)
+
+    def pack_for_cpu_inference(self) -> None:
+        """Every linear layer and the output layer through oneDNN with packed weights
+        (nmt.model.onednn_linear), for a model on the CPU whose weights stay as they are."""
+        if pack_for_cpu_inference(self) and self.output_weight.dtype == torch.float32:
+            self.packed_output = packed_weight(self.output_weight)
 
     def forward(self, src: Tensor, tgt_in: Tensor, output_positions: Tensor | None = None,
                 targets: Tensor | None = None, label_smoothing: float = 0.0,

@@ -96,6 +96,18 @@ def imported(m2m_dir, tmp_path_factory):
     return layout, directory, ckpt
 
 
+def assert_same_jsonl(found: list[dict], expected: list[dict]) -> None:
+    """jsonl records alike: every field the same but the hypotheses' scores, within 1e-3."""
+    assert len(found) == len(expected)
+    for a, b in zip(found, expected):
+        assert {k: v for k, v in a.items() if k != "hypotheses"} == {k: v for k, v in b.items() if k != "hypotheses"}
+        assert len(a["hypotheses"]) == len(b["hypotheses"])
+        for ha, hb in zip(a["hypotheses"], b["hypotheses"]):
+            scores = ("score", "log_prob")
+            assert {k: v for k, v in ha.items() if k not in scores} == {k: v for k, v in hb.items() if k not in scores}
+            assert all(abs(ha[k] - hb[k]) <= 1e-3 for k in scores if k in ha)
+
+
 def _hf_ids(own, tokenizer, code_form: str, ids: list[int]) -> list[int]:
     """nmt token ids as the directory's tokenizer's ids (language tokens back to its codes)."""
     out = []
@@ -411,7 +423,9 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
         result = runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "-o", str(out), "--tgt-lang",
                                      french, "--output-format", "jsonl", "--src-lang", "auto", "--nproc", "2"])
         assert result.exit_code == 0 and f"--src-lang auto: {german} 3 lines, {english} 3 lines" in result.output
-        assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == found
+        # the same texts and tokens; a line's scores move by up to 1.5e-5 with the lines batched
+        # beside it (docs/serving.md), enough to change a printed last digit
+        assert_same_jsonl([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()], found)
     if importlib.util.find_spec("ctranslate2"):  # an export carries the tokens: CTranslate2 reads them alike
         assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "ct2")]).exit_code == 0
         exported = translated("--src-lang", "auto", model=tmp_path / "ct2")

@@ -59,7 +59,16 @@ class Translator:
 def load(checkpoint: Checkpoint, device: torch.device) -> Translator:
     """The engine of one checkpoint (or of an average's)."""
     model, src_sp, tgt_sp = _model_of(checkpoint)
-    return Translator(model.to(device).eval(), checkpoint.recipe, src_sp, tgt_sp, device)
+    return Translator(for_inference(model, device), checkpoint.recipe, src_sp, tgt_sp, device)
+
+
+def for_inference(model, device: torch.device):
+    """The model on `device` in eval mode; on a CPU its linear layers packed for oneDNN (an engine's
+    weights never change: nmt.model.onednn_linear)."""
+    model = model.to(device).eval()
+    if device.type == "cpu":
+        model.pack_for_cpu_inference()
+    return model
 
 
 def _model_of(checkpoint: Checkpoint):
@@ -85,7 +94,7 @@ def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
                                "ensemble members need the same tokenizers")
         model, src_sp, tgt_sp = _model_of(checkpoint)
         first = first or (path, protos, checkpoint.recipe, src_sp, tgt_sp)
-        models.append(model.to(device).eval())
+        models.append(for_inference(model, device))
     _, _, recipe, src_sp, tgt_sp = first
     try:
         ensemble = Ensemble(models)
