@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt.model.onednn_linear import trainable_linear
+
 DEFAULT_TARGETS = ("qkv_proj", "q_proj", "kv_proj", "out_proj")
 
 
@@ -37,7 +39,8 @@ class LoraLinear(nn.Linear):
         self.scale = alpha / rank
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.linear(x, self.weight, self.bias) + F.linear(F.linear(x, self.lora_a), self.lora_b) * self.scale
+        # (the frozen product through oneDNN on a CPU: nmt.model.onednn_linear)
+        return trainable_linear(x, self.weight, self.bias) + F.linear(F.linear(x, self.lora_a), self.lora_b) * self.scale
 
 
 def add_lora(model: nn.Module, rank: int, alpha: float, targets: list[str]) -> int:
@@ -48,7 +51,7 @@ def add_lora(model: nn.Module, rank: int, alpha: float, targets: list[str]) -> i
     adapted = 0
     for module in list(model.modules()):
         for name, child in list(module.named_children()):
-            if name in targets and type(child) is nn.Linear:
+            if name in targets and isinstance(child, nn.Linear) and not isinstance(child, LoraLinear):
                 setattr(module, name, LoraLinear(child, rank, alpha))
                 adapted += 1
     return adapted

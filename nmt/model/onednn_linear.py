@@ -1,16 +1,22 @@
-"""Linear layers through oneDNN with their weights packed once, for translation on a CPU.
+"""Linear layers through oneDNN on a CPU: weights packed once for translation, plain weights
+for training.
 
 torch computes an fp32 CPU matmul with Intel's MKL, which on AMD processors runs at about half
 of oneDNN's rate: on a 2-core AMD EPYC host, 400 × 256 by 256 × 1,024 took 1.26 ms with MKL and
 0.61 ms through oneDNN with the weight packed, and 1,024³ 13.4 against 6.0 ms (docs/serving.md).
-CTranslate2 takes oneDNN on any CPU that is not Intel's for the same reason. A translation
-engine's weights never change, so each is packed into oneDNN's layout once, when it is loaded
-(`torch.ops.mkldnn`, the operators inductor's CPU freezing uses). Products of packed weights
-equal MKL's up to the order of fp32 sums. Anything that needs gradients, another dtype or
-autocast (decode.precision bf16) takes `F.linear` as before, and so does a model of more than
-PACKING_LIMIT_BYTES of weights, which would hold them twice.
-"""
+CTranslate2 takes oneDNN on any CPU that is not Intel's for the same reason.
 
+- Translation: an engine's weights never change, so each is packed into oneDNN's layout once,
+  when it is loaded (`torch.ops.mkldnn`, the operators inductor's CPU freezing uses). A model of
+  more than PACKING_LIMIT_BYTES of weights keeps `F.linear`, since it would hold them twice.
+- Training: the three products of a layer, y = x·Wᵀ + b and the gradients x̄ = ȳ·W and
+  W̄ = ȳᵀ·x, go to oneDNN with the weights as they are (OneDnnLinear, use_onednn_for_training).
+  MKL's W̄ is already as fast as oneDNN's fed through torch's transposes, which are slow, so W̄
+  comes from oneDNN's inner-product backward, which reads ȳ and x untransposed.
+
+The products equal MKL's up to the order of fp32 sums. Anything in another dtype, under
+autocast (bf16 training, decode.precision bf16) or under torch.compile takes `F.linear`.
+"""
 from __future__ import annotations
 
 import torch
@@ -21,21 +27,60 @@ _PACKING_ROWS = 64  # the rows oneDNN is told to expect; products of any number 
 
 
 def available() -> bool:
-    """Whether this torch has oneDNN and the packed linear operator."""
+    """Whether this torch has oneDNN and the operators used here."""
     return (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-            and hasattr(torch.ops.mkldnn, "_reorder_linear_weight"))
+            and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
+            and hasattr(torch.ops.aten, "mkldnn_linear_backward_weights"))
 
 
-def packed_weight(weight: Tensor) -> Tensor:
-    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), _PACKING_ROWS)
+def packed_weight(weight: Tensor, rows: int = _PACKING_ROWS) -> Tensor:
+    """`weight` (out × in) in oneDNN's layout for products with about `rows` rows."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), rows)
 
+
+def applies(x: Tensor) -> bool:
+    """Whether a product with input `x` goes to oneDNN: an fp32 CPU tensor, outside autocast and
+    torch.compile (which chooses its own kernels)."""
+    if torch.compiler.is_compiling():
+        return False
+    # a plain tensor: not the fake ones that count FLOPs or trace shapes (oneDNN has no fake kernel)
+    return (type(x) is Tensor and x.dtype == torch.float32 and x.device.type == "cpu" and x.numel() > 0
+            and available() and not torch.is_autocast_enabled("cpu"))
+
+
+def product(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x·weightᵀ + bias through oneDNN; `weight` (out × in) plain or from packed_weight."""
+    return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+
+
+def weight_gradient(grad_output: Tensor, x: Tensor, weight: Tensor, bias: bool) -> tuple[Tensor, Tensor | None]:
+    """(grad_outputᵀ·x, the column sums of grad_output where `bias`) for 2-D fp32 CPU tensors:
+    oneDNN's inner-product backward, which reads both untransposed."""
+    grad_weight, grad_bias = torch.ops.aten.mkldnn_linear_backward_weights(
+        grad_output.contiguous().to_mkldnn(), x.contiguous().to_mkldnn(), weight, bias)
+    return grad_weight, (grad_bias if bias else None)
+
+
+def _replace_linears(model: nn.Module, by) -> int:
+    """Put by(layer) in place of each plain fp32 nn.Linear on the CPU; how many were replaced."""
+    replaced = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is nn.Linear and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32:
+                setattr(parent, name, by(child))
+                replaced += 1
+    return replaced
+
+
+
+# For translation: weights packed once.
 
 def packed_linear(x: Tensor, weight: Tensor, bias: Tensor | None, packed: Tensor | None) -> Tensor:
     """F.linear(x, weight, bias), through `packed` (packed_weight(weight)) where it applies."""
     if packed is None or x.dtype != torch.float32 or x.device.type != "cpu" or torch.is_autocast_enabled("cpu") \
             or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
         return F.linear(x, weight, bias)
-    return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+    return product(x, packed, bias)
 
 
 class PackedLinear(nn.Module):
@@ -62,10 +107,61 @@ def pack_for_cpu_inference(model: nn.Module) -> int:
     For a model whose weights stay as they are."""
     if not available() or sum(p.numel() * p.element_size() for p in model.parameters()) > PACKING_LIMIT_BYTES:
         return 0
-    replaced = 0
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if type(child) is nn.Linear and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32:
-                setattr(parent, name, PackedLinear(child))
-                replaced += 1
-    return replaced
+    return _replace_linears(model, PackedLinear)
+
+
+# For training: plain weights, which the optimizer changes.
+
+class _OneDnnLinearFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return product(x, weight, bias)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output: Tensor):
+        x, weight = ctx.saved_tensors
+        need_x, need_weight, need_bias = ctx.needs_input_grad
+        grad_x = grad_weight = grad_bias = None
+        if need_x:  # x̄ = ȳ·W: a product with Wᵀ as its weight
+            grad_x = product(grad_output.contiguous(), weight.t().contiguous())
+        need_bias = need_bias and ctx.has_bias
+        if need_weight or need_bias:  # W̄ = ȳᵀ·x and b̄ from one oneDNN call, over (rows × features)
+            grad_weight, grad_bias = weight_gradient(grad_output.reshape(-1, grad_output.size(-1)),
+                                                     x.reshape(-1, x.size(-1)), weight, need_bias)
+            grad_weight = grad_weight if need_weight else None
+        return grad_x, grad_weight, grad_bias
+
+
+def trainable_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """F.linear(x, weight, bias) with its forward and backward products through oneDNN where it
+    applies (an fp32 CPU product), else F.linear itself."""
+    if not (applies(x) and weight.dtype == torch.float32):
+        return F.linear(x, weight, bias)
+    return _OneDnnLinearFunction.apply(x.contiguous(), weight, bias)
+
+
+class OneDnnLinear(nn.Linear):
+    """An nn.Linear's weight and bias (the same tensors) whose products, forward and backward, run
+    through oneDNN on a CPU (trainable_linear): for a model in training. Still an nn.Linear to
+    whatever looks for one (bf16 weights, the memory estimate, LoRA)."""
+
+    def __init__(self, linear: nn.Linear):
+        # (on the meta device: nn.Linear would draw a weight of its own, only to be replaced by linear's)
+        super().__init__(linear.in_features, linear.out_features, bias=linear.bias is not None,
+                         device="meta", dtype=linear.weight.dtype)
+        self.weight, self.bias = linear.weight, linear.bias
+
+    def forward(self, x: Tensor) -> Tensor:
+        return trainable_linear(x, self.weight, self.bias)
+
+
+def use_onednn_for_training(model: nn.Module) -> int:
+    """Replace each plain nn.Linear of `model` by a OneDnnLinear, in place; the number replaced
+    (0 where oneDNN is not available). State dicts, parameters and their gradients stay as they
+    were; on a GPU, in bf16 or under autocast the layers compute as nn.Linear does."""
+    if not available():
+        return 0
+    return _replace_linears(model, OneDnnLinear)

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from nmt.model import onednn_linear
 from nmt.special_tokens import PAD
 
 # Logit elements per chunk: 16 MB of fp32 on CPU stays under glibc's 32 MB mmap threshold, so
@@ -40,13 +41,18 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_hidden = torch.empty_like(hidden, dtype=torch.float32) if need_hidden else None
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+        # fp32 on a CPU: the chunks' products through oneDNN, the weight packed once for each way
+        on_onednn = dtype == torch.float32 and onednn_linear.applies(hidden)
         with torch.autocast(device, enabled=False):
             w = weight.to(dtype)
+            if on_onednn:
+                w_forward = onednn_linear.packed_weight(w, rows)
+                w_backward = onednn_linear.packed_weight(w.t().contiguous(), rows) if need_hidden else None
             for start in range(0, hidden.size(0), rows):
                 h = hidden[start:start + rows].to(dtype)
                 t = target[start:start + rows, None]
                 real = t.ne(PAD)  # (rows, 1); PAD rows are masked in the small (rows × D) products
-                z = F.linear(h, w).float()
+                z = (onednn_linear.product(h, w_forward) if on_onednn else F.linear(h, w)).float()
                 # (1-ε)·(lse - z_t) + ε·(lse - mean z): PyTorch's label smoothing spreads ε over all V
                 target_logit, mean = z.gather(1, t), z.mean(1, keepdim=True)
                 # lse as torch.logsumexp computes it, but the exponentials kept for the softmax:
@@ -62,10 +68,13 @@ class _OutputLayerLoss(torch.autograd.Function):
                 grad.scatter_add_(1, t, grad.new_full(t.shape, epsilon - 1))  # ... - (1-ε)·one-hot
                 grad = grad.to(dtype)
                 if need_hidden:
-                    grad_hidden[start:start + rows] = (grad @ w).mul_(real)
+                    product = onednn_linear.product(grad, w_backward) if on_onednn else grad @ w
+                    grad_hidden[start:start + rows] = product.mul_(real)
                 if need_weight:
                     h = h * real
-                if need_weight and dtype == torch.float32:
+                if need_weight and on_onednn:
+                    grad_weight += onednn_linear.weight_gradient(grad, h, w, bias=False)[0]
+                elif need_weight and dtype == torch.float32:
                     grad_weight.addmm_(grad.t(), h)
                 elif need_weight:  # bf16/fp16 products, summed in fp32
                     grad_weight += (grad.t() @ h).float()

@@ -1,7 +1,9 @@
-"""Linear layers packed for oneDNN (nmt.model.onednn_linear): the same products as F.linear up to
-the order of fp32 sums, in every shape a search gives them; anything with gradients or autocast
-goes through F.linear; state dicts unchanged; large models left unpacked; a packed engine
-translates as the unpacked model does."""
+"""Linear layers through oneDNN (nmt.model.onednn_linear). Packed for translation: the same
+products as F.linear up to the order of fp32 sums, in every shape a search gives them; anything
+with gradients or autocast goes through F.linear; state dicts unchanged; large models left
+unpacked; a packed engine translates as the unpacked model does. In training: the products and
+gradients of F.linear, through oneDNN's operators and no MKL product (an operator census), bf16
+left to F.linear, and a training run that follows the one through F.linear."""
 
 from __future__ import annotations
 
@@ -11,8 +13,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from nmt.model import onednn_linear
-from nmt.model.onednn_linear import PackedLinear, pack_for_cpu_inference, packed_linear, packed_weight
-from tests.conftest import TINY_DATA
+from nmt.model.onednn_linear import (OneDnnLinear, PackedLinear, pack_for_cpu_inference, packed_linear, packed_weight,
+                                     trainable_linear, use_onednn_for_training)
+from nmt.model.output_loss import output_layer_loss
+from nmt.special_tokens import PAD
+from tests.conftest import TINY_DATA, prepared_tiny
+from tests.op_census import OperatorCensus
+
+MKL_PRODUCTS = {"aten.mm.default", "aten.addmm.default", "aten.addmm_.default", "aten.bmm.default",
+                "aten.matmul.default", "aten.linear.default"}
+ONEDNN_PRODUCTS = {"mkldnn._linear_pointwise.default", "aten.mkldnn_linear_backward_weights.default"}
 
 pytestmark = pytest.mark.skipif(not onednn_linear.available(), reason="this torch has no oneDNN")
 
@@ -91,3 +101,96 @@ def test_a_packed_engine_translates_as_the_unpacked_model_does(trained_tiny):
         for n_found, n_expected in zip(found, expected):
             for a, b in zip(n_found, n_expected):
                 assert a.score == pytest.approx(b.score, abs=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(1, 40), (37, 40), (3, 5, 40)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_trainable_product_and_its_gradients_equal_f_linears(shape, bias):
+    torch.manual_seed(0)
+    weight, x = torch.randn(96, 40), torch.randn(*shape)
+    b = torch.randn(96) if bias else None
+    grad_output = torch.randn(*shape[:-1], 96)
+    results = []
+    for linear in (trainable_linear, F.linear):
+        inputs = [t.clone().requires_grad_() for t in (x, weight) + ((b,) if bias else ())]
+        out = linear(inputs[0], inputs[1], inputs[2] if bias else None)
+        results.append([out, *torch.autograd.grad(out, inputs, grad_output)])
+    for ours, expected in zip(*results):
+        assert ours.shape == expected.shape and ours.is_contiguous()
+        assert torch.allclose(ours, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_only_the_gradients_asked_for_are_computed():
+    """A frozen weight gets none (train.freeze), an input that needs none gets none."""
+    torch.manual_seed(0)
+    weight, bias, x = torch.randn(8, 6), torch.randn(8, requires_grad=True), torch.randn(5, 6, requires_grad=True)
+    trainable_linear(x, weight, bias).sum().backward()
+    assert weight.grad is None and torch.allclose(x.grad, weight.sum(0).expand(5, 6), atol=1e-6)
+    assert torch.allclose(bias.grad, torch.full((8,), 5.0))
+    weight.requires_grad_()
+    trainable_linear(x.detach(), weight, None).sum().backward()
+    assert torch.allclose(weight.grad, x.detach().sum(0).expand(8, 6), atol=1e-5)
+
+
+def census_of_a_training_pass(run) -> set[str]:
+    with OperatorCensus(nn.Module()) as census:
+        run()
+    return set(census.operators)
+
+
+def test_training_products_run_on_onednn_and_autocast_on_f_linear():
+    """fp32 forward and backward products of a layer and of the output layer through oneDNN, no
+    MKL product among them; under bf16 autocast, F.linear's products as before."""
+    torch.manual_seed(0)
+    layer = OneDnnLinear(nn.Linear(16, 12))
+    weight = torch.randn(30, 12, requires_grad=True)
+    target = torch.randint(1, 30, (20,))
+    target[3] = PAD
+    x = torch.randn(20, 16, requires_grad=True)
+
+    def run():
+        output_layer_loss(layer(x), weight, target, 0.1, rows=7).backward()
+
+    operators = census_of_a_training_pass(run)
+    assert ONEDNN_PRODUCTS <= operators and not operators & MKL_PRODUCTS
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        operators = census_of_a_training_pass(run)
+    assert not operators & ONEDNN_PRODUCTS and operators & MKL_PRODUCTS
+
+
+def test_use_onednn_for_training_keeps_parameters_and_their_names():
+    model = nn.Sequential(nn.Linear(8, 8), nn.Sequential(nn.Linear(8, 4, bias=False)), nn.Linear(4, 4).double())
+    parameters = dict(model.named_parameters())
+    assert use_onednn_for_training(model) == 2
+    assert isinstance(model[0], OneDnnLinear) and isinstance(model[1][0], OneDnnLinear) and type(model[2]) is nn.Linear
+    assert {name: id(p) for name, p in model.named_parameters()} == {name: id(p) for name, p in parameters.items()}
+
+
+def test_training_on_onednn_follows_training_on_f_linear(tmp_path, monkeypatch):
+    """The Trainer puts its CPU model's layers on oneDNN; 6 updates of the tiny model give the
+    losses and weights of 6 updates with F.linear, up to the order of fp32 sums."""
+    from nmt.data.batching import epoch_batches
+    from nmt.train.trainer import Trainer
+
+    runs = {}
+    for on_onednn in (True, False):
+        if not on_onednn:
+            monkeypatch.setattr(onednn_linear, "available", lambda: False)
+        trainer = Trainer(prepared_tiny(tmp_path / str(on_onednn), "train.valid_bleu_sentences=0"))
+        layers = {type(m) for m in trainer.model.modules()}
+        assert (OneDnnLinear in layers) == on_onednn and (nn.Linear in layers) != on_onednn
+        batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, trainer.train_cfg.seed, 0)[:6]
+        losses = [trainer.train_step([indices])[0].item() for indices in batches]
+        runs[on_onednn] = losses, trainer.model.state_dict()
+    (losses, weights), (expected_losses, expected_weights) = runs[True], runs[False]
+    assert losses == pytest.approx(expected_losses, rel=1e-5)
+    for name, tensor in expected_weights.items():
+        ours = weights[name]
+        if name.endswith(("qkv_proj.bias", "kv_proj.bias")):
+            # Not the keys' biases: softmax ignores a shift shared by a query's scores, so their
+            # gradient is 0 up to rounding, and Adam scales rounding noise up to a full step.
+            n = tensor.numel()
+            keys = slice(n // 3, 2 * n // 3) if "qkv" in name else slice(0, n // 2)
+            ours, tensor = ours.clone(), tensor.clone()
+            ours[keys] = tensor[keys] = 0
+        assert torch.allclose(ours, tensor, atol=1e-5, rtol=1e-4), name
