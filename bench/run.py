@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from nmt.model import onednn_linear
 from nmt.model.flops import decoder_flops_per_target_token, training_flops
 from nmt.config import load_recipe
 from nmt.data.batching import epoch_batches
@@ -44,15 +45,22 @@ BENCH_SMALL = [
 
 def matmul_ceiling(size: int = 2048, repeats: int = 3, trials: int = 5) -> float:
     """fp32 GFLOP/s of one large square matmul, the best of several trials (a shared host's
-    speed drifts from second to second): the ceiling for the training figures."""
+    speed drifts from second to second) through either of torch's CPU libraries, MKL (`a @ b`)
+    or oneDNN (which nmt trains and translates with, nmt.model.onednn_linear; twice MKL's rate on
+    AMD processors): the ceiling for the training figures."""
     a, b = torch.randn(size, size), torch.randn(size, size)
-    a @ b
+    products = [lambda: a @ b]
+    if onednn_linear.available():
+        b_transposed = b.t().contiguous()
+        products.append(lambda: onednn_linear.product(a, b_transposed))
     best = 0.0
-    for _ in range(trials):
-        start = time.perf_counter()
-        for _ in range(repeats):
-            a @ b
-        best = max(best, 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e9)
+    for product in products:
+        product()
+        for _ in range(trials):
+            start = time.perf_counter()
+            for _ in range(repeats):
+                product()
+            best = max(best, 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e9)
     return best
 
 
