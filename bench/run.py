@@ -26,6 +26,7 @@ from nmt.data.batching import epoch_batches
 from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
+from nmt.decode.engines.torch_engine import for_inference
 from nmt.decode.search import beam_search, greedy_search
 from nmt.special_tokens import EOS, PAD
 from nmt.train.trainer import Trainer
@@ -81,7 +82,7 @@ def bench_training(trainer: Trainer, steps: int, warmup: int = 3) -> dict:
 
 
 def bench_decoding(trainer: Trainer, recipe_test_prefix: str, n: int = 100) -> dict:
-    model = trainer.model.eval()
+    model = for_inference(trainer.model, torch.device("cpu"))  # as `nmt translate` loads it: packed for oneDNN
     lines = [line for _, line in zip(range(n), read_lines(Path(f"{recipe_test_prefix}.en.gz")))]
     ids = [trainer.src_tokenizer.encode(line) + [EOS] for line in lines]
     src = torch.full((len(ids), max(map(len, ids))), PAD)

@@ -61,16 +61,16 @@ def weight_gradient(grad_output: Tensor, x: Tensor, weight: Tensor, bias: bool) 
     return grad_weight, (grad_bias if bias else None)
 
 
-def _replace_linears(model: nn.Module, by) -> int:
-    """Put by(layer) in place of each plain fp32 nn.Linear on the CPU; how many were replaced."""
+def _replace_linears(model: nn.Module, by, kinds: tuple[type, ...] = (nn.Linear,)) -> int:
+    """Put by(layer) in place of each fp32 layer on the CPU whose type is one of `kinds`; how many
+    were replaced."""
     replaced = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) is nn.Linear and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32:
+            if type(child) in kinds and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32:
                 setattr(parent, name, by(child))
                 replaced += 1
     return replaced
-
 
 
 # For translation: weights packed once.
@@ -102,12 +102,12 @@ PACKING_LIMIT_BYTES = 2**30
 
 
 def pack_for_cpu_inference(model: nn.Module) -> int:
-    """Replace each plain nn.Linear of an fp32 model on the CPU by a PackedLinear, in place; the
-    number replaced (0 where oneDNN is not available, or the weights pass PACKING_LIMIT_BYTES).
-    For a model whose weights stay as they are."""
+    """Replace each plain nn.Linear (or a trained model's OneDnnLinear) of an fp32 model on the CPU
+    by a PackedLinear, in place; the number replaced (0 where oneDNN is not available, or the
+    weights pass PACKING_LIMIT_BYTES). For a model whose weights stay as they are."""
     if not available() or sum(p.numel() * p.element_size() for p in model.parameters()) > PACKING_LIMIT_BYTES:
         return 0
-    return _replace_linears(model, PackedLinear)
+    return _replace_linears(model, PackedLinear, (nn.Linear, OneDnnLinear))
 
 
 # For training: plain weights, which the optimizer changes.

@@ -32,7 +32,8 @@ _GPU_CHUNK_ELEMENTS = 1 << 26
 
 class _OutputLayerLoss(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, epsilon: float, rows: int) -> Tensor:
+    def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, epsilon: float, rows: int,
+                onednn: bool) -> Tensor:
         device = hidden.device.type
         dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else hidden.dtype
         need_hidden, need_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
@@ -42,7 +43,7 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
         # fp32 on a CPU: the chunks' products through oneDNN, the weight packed once for each way
-        on_onednn = dtype == torch.float32 and onednn_linear.applies(hidden)
+        on_onednn = onednn and dtype == torch.float32 and onednn_linear.applies(hidden)
         with torch.autocast(device, enabled=False):
             w = weight.to(dtype)
             if on_onednn:
@@ -87,7 +88,7 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_hidden, grad_weight = ctx.saved_tensors
         return (None if grad_hidden is None else (grad_hidden * grad_output).to(ctx.hidden_dtype),
                 None if grad_weight is None else (grad_weight * grad_output).to(ctx.weight_dtype),
-                None, None, None)
+                None, None, None, None)
 
 
 def smoothed_cross_entropy_sum(logits: Tensor, target: Tensor, epsilon: float) -> Tensor:
@@ -106,13 +107,14 @@ def smoothed_cross_entropy_sum(logits: Tensor, target: Tensor, epsilon: float) -
 
 
 def output_layer_loss(hidden: Tensor, weight: Tensor, target: Tensor, epsilon: float,
-                      rows: int | None = None) -> Tensor:
+                      rows: int | None = None, onednn: bool = True) -> Tensor:
     """Sum over tokens of the label-smoothed cross-entropy of `hidden @ weight.T` (PAD targets
     count zero): hidden (N, D), weight (V, D), target (N,). `rows` per chunk; by default as many
-    as fit the chunk budget. Backward may run once (its gradients are computed here)."""
+    as fit the chunk budget. fp32 products on a CPU through oneDNN unless `onednn` is False
+    (nmt.model.onednn_linear). Backward may run once (its gradients are computed here)."""
     if torch.compiler.is_compiling():
         return smoothed_cross_entropy_sum(F.linear(hidden, weight).float(), target, epsilon)  # (N, V) logits
     if rows is None:
         budget = _CPU_CHUNK_ELEMENTS if hidden.device.type == "cpu" else _GPU_CHUNK_ELEMENTS
         rows = max(1, budget // weight.size(0))
-    return _OutputLayerLoss.apply(hidden, weight, target, epsilon, rows)
+    return _OutputLayerLoss.apply(hidden, weight, target, epsilon, rows, onednn)

@@ -24,7 +24,7 @@ from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
 from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
-from nmt.model.onednn_linear import pack_for_cpu_inference, packed_linear, packed_weight
+from nmt.model.onednn_linear import pack_for_cpu_inference, packed_linear, packed_weight, use_onednn_for_training
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import dense_cross_mask, flex_attend, packed_masks, use_flex
 from nmt.model.varlen_attention import KeySegments, key_padding_segments, varlen_attention
@@ -499,6 +499,7 @@ class Transformer(nn.Module):
         self.packed_output: Tensor | None = None  # the output weight packed for oneDNN (pack_for_cpu_inference)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         self.varlen_attention = False  # train.attention: varlen (use_varlen_attention)
+        self.output_on_onednn = True  # the fused output loss's fp32 CPU products (use_onednn_in_training)
         # (decoder layer, heads): the first heads of that layer give the model's word alignments
         # and are trained on them (train.guided_alignment; nmt.model.guided_alignment); None: the
         # alignments come from the mean of every layer's heads.
@@ -551,6 +552,14 @@ class Transformer(nn.Module):
         for module in self.modules():
             if isinstance(module, MultiHeadAttention):
                 module.by_matmul = on
+
+    def use_onednn_in_training(self, on: bool) -> None:
+        """train.cpu_linear: the training passes' fp32 products on a CPU, forward and backward,
+        through oneDNN (on: every linear layer becomes a OneDnnLinear, nmt.model.onednn_linear) or
+        through F.linear, which torch gives to MKL (off, on a model whose layers were not turned)."""
+        if on:
+            use_onednn_for_training(self)
+        self.output_on_onednn = on
 
     def use_varlen_attention(self, on: bool) -> None:
         """train.attention: varlen: the training passes' key-padding masks (the encoder's
@@ -672,7 +681,7 @@ class Transformer(nn.Module):
         if output_positions is not None:
             hidden = hidden.flatten(0, 1).index_select(0, output_positions)  # (N, D)
         if targets is not None:
-            loss = output_layer_loss(hidden, self.output_weight, targets, label_smoothing)
+            loss = output_layer_loss(hidden, self.output_weight, targets, label_smoothing, onednn=self.output_on_onednn)
             return (loss, guided_alignment_loss(attention, alignment)) if guided else loss
         return self.output_logits(hidden)
 

@@ -102,6 +102,7 @@ class TrainStep:
             raise NmtError(f"train.attention=varlen needs a CUDA device, where FlashAttention runs (this run trains "
                            f"on {device})")
         model.use_varlen_attention(varlen)
+        model.use_onednn_in_training(device.type == "cpu" and cfg.cpu_linear == "onednn")  # train.cpu_linear
         # this rank's summed guided-alignment loss of the last update (on the device), for the log;
         # None without guided alignment
         self.alignment_loss: torch.Tensor | None = None

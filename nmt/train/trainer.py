@@ -31,7 +31,6 @@ from nmt.devices import resolve_device, use_threads
 from nmt.host_memory import anonymous_memory, keep_freed_memory
 from nmt.model.from_weights import unfilled_transformer
 from nmt.model.guided_alignment import alignment_heads
-from nmt.model.onednn_linear import use_onednn_for_training
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train import sharding
@@ -91,8 +90,6 @@ class Trainer:
         self.model.checkpoint_layers = self.train_cfg.checkpoint_activations
         self.model.alignment_heads = alignment_heads(recipe)
         self.frozen = frozen_as_configured(self.model, self.train_cfg)
-        if self.device.type == "cpu":  # fp32 products at oneDNN's rate, not MKL's (nmt.model.onednn_linear)
-            use_onednn_for_training(self.model)
         self.progress = TrainingState()
         self.batches_this_epoch = 0  # known once the epoch's batches are built
         self.shapes_met: set[tuple[int, int, int]] = set()  # under CUDA graphs: the passes' shapes so far

@@ -20,8 +20,8 @@ from nmt.special_tokens import PAD
 from tests.conftest import TINY_DATA, prepared_tiny
 from tests.op_census import OperatorCensus
 
-MKL_PRODUCTS = {"aten.mm.default", "aten.addmm.default", "aten.addmm_.default", "aten.bmm.default",
-                "aten.matmul.default", "aten.linear.default"}
+# F.linear's products and their gradients' (attention's batched products, aten.bmm, stay MKL's)
+MKL_PRODUCTS = {"aten.mm.default", "aten.addmm.default", "aten.addmm_.default"}
 ONEDNN_PRODUCTS = {"mkldnn._linear_pointwise.default", "aten.mkldnn_linear_backward_weights.default"}
 
 pytestmark = pytest.mark.skipif(not onednn_linear.available(), reason="this torch has no oneDNN")
@@ -164,25 +164,30 @@ def test_use_onednn_for_training_keeps_parameters_and_their_names():
     assert use_onednn_for_training(model) == 2
     assert isinstance(model[0], OneDnnLinear) and isinstance(model[1][0], OneDnnLinear) and type(model[2]) is nn.Linear
     assert {name: id(p) for name, p in model.named_parameters()} == {name: id(p) for name, p in parameters.items()}
+    assert pack_for_cpu_inference(model) == 2  # a trained model, turned to translation
+    assert isinstance(model[0], PackedLinear) and isinstance(model[1][0], PackedLinear)
 
 
-def test_training_on_onednn_follows_training_on_f_linear(tmp_path, monkeypatch):
-    """The Trainer puts its CPU model's layers on oneDNN; 6 updates of the tiny model give the
-    losses and weights of 6 updates with F.linear, up to the order of fp32 sums."""
+def test_training_on_onednn_follows_training_on_f_linear(tmp_path):
+    """A CPU run puts its layers on oneDNN, and train.cpu_linear=mkl keeps F.linear (no oneDNN
+    product in an update); 6 updates of the tiny model give the same losses and weights either
+    way, up to the order of fp32 sums."""
     from nmt.data.batching import epoch_batches
     from nmt.train.trainer import Trainer
 
     runs = {}
-    for on_onednn in (True, False):
-        if not on_onednn:
-            monkeypatch.setattr(onednn_linear, "available", lambda: False)
-        trainer = Trainer(prepared_tiny(tmp_path / str(on_onednn), "train.valid_bleu_sentences=0"))
+    for library in ("onednn", "mkl"):
+        trainer = Trainer(prepared_tiny(tmp_path / library, "train.valid_bleu_sentences=0", f"train.cpu_linear={library}"))
         layers = {type(m) for m in trainer.model.modules()}
-        assert (OneDnnLinear in layers) == on_onednn and (nn.Linear in layers) != on_onednn
+        assert (OneDnnLinear in layers) == (library == "onednn") and (nn.Linear in layers) == (library == "mkl")
         batches = epoch_batches(trainer.train_data, trainer.train_cfg.max_tokens, trainer.train_cfg.seed, 0)[:6]
-        losses = [trainer.train_step([indices])[0].item() for indices in batches]
-        runs[on_onednn] = losses, trainer.model.state_dict()
-    (losses, weights), (expected_losses, expected_weights) = runs[True], runs[False]
+        with OperatorCensus(trainer.model) as census:
+            losses = [trainer.train_step([batches[0]])[0].item()]
+        assert bool(set(census.operators) & ONEDNN_PRODUCTS) == (library == "onednn")
+        assert bool(set(census.operators) & MKL_PRODUCTS) == (library == "mkl")
+        losses += [trainer.train_step([indices])[0].item() for indices in batches[1:]]
+        runs[library] = losses, trainer.model.state_dict()
+    (losses, weights), (expected_losses, expected_weights) = runs["onednn"], runs["mkl"]
     assert losses == pytest.approx(expected_losses, rel=1e-5)
     for name, tensor in expected_weights.items():
         ours = weights[name]
