@@ -48,16 +48,40 @@ def applies(x: Tensor) -> bool:
             and available() and not torch.is_autocast_enabled("cpu"))
 
 
+# oneDNN builds (JIT-compiles) its kernels for each shape of a product, the number of rows
+# included, and keeps the last 1,024 built: a new row count cost 0.6 ms for a 1,100 × 128 by
+# 128 × 384 product that then took 0.34 ms, and 2.2 ms for its weight gradient. Batches of tokens
+# have a new row count nearly every update, so the rows are padded with zeros up to the next of 16
+# steps per power of two (at most 1/16 more rows, 3 % on average): few shapes, each built once.
+def padded_rows(rows: int) -> int:
+    """The row count a product of `rows` rows is computed at: `rows` up to 16, else rounded up
+    to a multiple of 2^(⌊log2 rows⌋ - 4)."""
+    step = 1 << max(0, rows.bit_length() - 5)
+    return -(-rows // step) * step
+
+
+def _with_padded_rows(x: Tensor) -> Tensor:
+    """x as (rows × features), zero rows appended up to padded_rows(rows)."""
+    x = x.reshape(-1, x.size(-1))
+    extra = padded_rows(x.size(0)) - x.size(0)
+    return F.pad(x, (0, 0, 0, extra)) if extra else x.contiguous()
+
+
 def product(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x·weightᵀ + bias through oneDNN; `weight` (out × in) plain or from packed_weight."""
-    return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+    """x·weightᵀ + bias through oneDNN; `weight` (out × in) plain or from packed_weight. A row's
+    result does not depend on the rows beside it (equal bit for bit on the hosts measured), so the
+    padding rows change nothing."""
+    rows = x.numel() // x.size(-1)
+    out = torch.ops.mkldnn._linear_pointwise(_with_padded_rows(x), weight, bias, "none", [], "")
+    return out[:rows].view(*x.shape[:-1], out.size(-1))
 
 
 def weight_gradient(grad_output: Tensor, x: Tensor, weight: Tensor, bias: bool) -> tuple[Tensor, Tensor | None]:
-    """(grad_outputᵀ·x, the column sums of grad_output where `bias`) for 2-D fp32 CPU tensors:
-    oneDNN's inner-product backward, which reads both untransposed."""
+    """(grad_outputᵀ·x, the column sums of grad_output where `bias`) for fp32 CPU tensors of
+    (rows × features): oneDNN's inner-product backward, which reads both untransposed (their zero
+    padding rows add nothing)."""
     grad_weight, grad_bias = torch.ops.aten.mkldnn_linear_backward_weights(
-        grad_output.contiguous().to_mkldnn(), x.contiguous().to_mkldnn(), weight, bias)
+        _with_padded_rows(grad_output).to_mkldnn(), _with_padded_rows(x).to_mkldnn(), weight, bias)
     return grad_weight, (grad_bias if bias else None)
 
 

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from nmt.model import onednn_linear
-from nmt.model.onednn_linear import (OneDnnLinear, PackedLinear, pack_for_cpu_inference, packed_linear, packed_weight,
-                                     trainable_linear, use_onednn_for_training)
+from nmt.model.onednn_linear import (OneDnnLinear, PackedLinear, pack_for_cpu_inference, packed_linear, padded_rows,
+                                     packed_weight, product, trainable_linear, use_onednn_for_training)
 from nmt.model.output_loss import output_layer_loss
 from nmt.special_tokens import PAD
 from tests.conftest import TINY_DATA, prepared_tiny
@@ -199,3 +199,18 @@ def test_training_on_onednn_follows_training_on_f_linear(tmp_path):
             ours, tensor = ours.clone(), tensor.clone()
             ours[keys] = tensor[keys] = 0
         assert torch.allclose(ours, tensor, atol=1e-5, rtol=1e-4), name
+
+
+def test_products_are_computed_at_few_row_counts_and_padding_changes_no_row():
+    """oneDNN builds a kernel per shape: rows are padded to 16 counts per power of two, at most
+    1/16 more; a row's product is the same alone, padded, or among others."""
+    padded = [padded_rows(rows) for rows in range(1, 5000)]
+    assert all(rows <= p <= rows * 17 / 16 for rows, p in zip(range(1, 5000), padded))
+    assert padded[:16] == list(range(1, 17)) and len(set(padded[1023:2047])) == 17  # 1,024 up to 2,048
+    torch.manual_seed(0)
+    x, weight, bias = torch.randn(1100, 48), torch.randn(40, 48), torch.randn(40)
+    assert padded_rows(1100) == 1152 and padded_rows(37) == 38
+    whole = product(x, weight, bias)
+    assert whole.shape == (1100, 40) and whole.is_contiguous()
+    assert torch.allclose(product(x[:37], weight, bias), whole[:37], atol=1e-6, rtol=0)
+    assert torch.allclose(whole, F.linear(x, weight, bias), atol=1e-5, rtol=1e-5)
