@@ -158,23 +158,28 @@ def test_training_products_run_on_onednn_and_autocast_on_f_linear():
     assert not operators & ONEDNN_PRODUCTS and operators & MKL_PRODUCTS
 
 
-def test_use_onednn_for_training_keeps_parameters_and_their_names():
-    model = nn.Sequential(nn.Linear(8, 8), nn.Sequential(nn.Linear(8, 4, bias=False)), nn.Linear(4, 4).double())
+def test_use_onednn_for_training_keeps_parameters_and_their_names_and_small_layers():
+    """Layers of 256 × 256 weights and more go to oneDNN; smaller ones, whose products gain less
+    than the calls cost, keep nn.Linear (MIN_TRAINING_WEIGHT)."""
+    model = nn.Sequential(nn.Linear(256, 256), nn.Sequential(nn.Linear(256, 512, bias=False)), nn.Linear(4, 4).double(),
+                          nn.Linear(128, 384))
     parameters = dict(model.named_parameters())
     assert use_onednn_for_training(model) == 2
-    assert isinstance(model[0], OneDnnLinear) and isinstance(model[1][0], OneDnnLinear) and type(model[2]) is nn.Linear
+    assert isinstance(model[0], OneDnnLinear) and isinstance(model[1][0], OneDnnLinear)
+    assert type(model[2]) is nn.Linear and type(model[3]) is nn.Linear
     assert {name: id(p) for name, p in model.named_parameters()} == {name: id(p) for name, p in parameters.items()}
-    assert pack_for_cpu_inference(model) == 2  # a trained model, turned to translation
+    assert pack_for_cpu_inference(model) == 3  # a trained model, turned to translation
     assert isinstance(model[0], PackedLinear) and isinstance(model[1][0], PackedLinear)
 
 
-def test_training_on_onednn_follows_training_on_f_linear(tmp_path):
-    """A CPU run puts its layers on oneDNN, and train.cpu_linear=mkl keeps F.linear (no oneDNN
-    product in an update); 6 updates of the tiny model give the same losses and weights either
-    way, up to the order of fp32 sums."""
+def test_training_on_onednn_follows_training_on_f_linear(tmp_path, monkeypatch):
+    """A CPU run puts its layers on oneDNN (here every layer, however small), and
+    train.cpu_linear=mkl keeps F.linear (no oneDNN product in an update); 6 updates of the tiny
+    model give the same losses and weights either way, up to the order of fp32 sums."""
     from nmt.data.batching import epoch_batches
     from nmt.train.trainer import Trainer
 
+    monkeypatch.setattr(onednn_linear, "MIN_TRAINING_WEIGHT", 0)
     runs = {}
     for library in ("onednn", "mkl"):
         trainer = Trainer(prepared_tiny(tmp_path / library, "train.valid_bleu_sentences=0", f"train.cpu_linear={library}"))
