@@ -90,14 +90,14 @@ def weight_gradient(grad_output: Tensor, x: Tensor, weight: Tensor, bias: bool) 
     return grad_weight, (grad_bias if bias else None)
 
 
-def _replace_linears(model: nn.Module, by, kinds: tuple[type, ...] = (nn.Linear,), min_weight: int = 0) -> int:
+def _replace_linears(model: nn.Module, by, kinds: tuple[type, ...] = (nn.Linear,), worth=lambda weight: True) -> int:
     """Put by(layer) in place of each fp32 layer on the CPU whose type is one of `kinds` and whose
-    weight has at least `min_weight` elements; how many were replaced."""
+    weight is worth(weight); how many were replaced."""
     replaced = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if type(child) in kinds and child.weight.device.type == "cpu" and child.weight.dtype == torch.float32 \
-                    and child.weight.numel() >= min_weight:
+                    and worth(child.weight):
                 setattr(parent, name, by(child))
                 replaced += 1
     return replaced
@@ -188,19 +188,26 @@ class OneDnnLinear(nn.Linear):
         return trainable_linear(x, self.weight, self.bias)
 
 
-# A layer's products go to oneDNN where its weight has at least this many elements. Below, the
-# calls' own costs (padding, conversions, the autograd function) eat the gain: a layer's forward
-# and backward over 700-1,024 rows took 1.26 ms on oneDNN and 1.60 ms with F.linear at 128 → 384,
-# 0.62 and 0.64 ms at 128 → 128, 1.20 and 1.11 ms at 256 → 128; 6.9 and 9.6 ms at 256 → 256 over
-# 3,000-4,096 rows, 3.8 and 6.1 ms at 256 → 768 over 700-1,024 (2 threads, an AMD EPYC host).
-MIN_TRAINING_WEIGHT = 1 << 16
+# Training's products go to oneDNN where both sides of the weight are at least this wide. Below,
+# the calls' own costs (padding, conversions, the autograd function, packing) eat the gain: a
+# layer's forward and backward over 700-1,024 rows took 1.26 ms on oneDNN and 1.60 ms with
+# F.linear at 128 → 384, 0.62 and 0.64 ms at 128 → 128, 1.20 and 1.11 ms at 256 → 128; but 6.9
+# and 9.6 ms at 256 → 256 over 3,000-4,096 rows, 3.8 and 6.1 ms at 256 → 768 over 700-1,024. The
+# output loss over 800-1,024 rows of 128 by 6,000 took 37-40 ms against 33-35 ms with MKL (2
+# threads, an AMD EPYC host).
+MIN_TRAINING_WIDTH = 256
+
+
+def worth_training_on(weight: Tensor) -> bool:
+    """Whether training's products with this (out × in) weight go to oneDNN (MIN_TRAINING_WIDTH)."""
+    return min(weight.shape) >= MIN_TRAINING_WIDTH
 
 
 def use_onednn_for_training(model: nn.Module) -> int:
-    """Replace each plain nn.Linear of `model` with a weight of at least MIN_TRAINING_WEIGHT
-    elements by a OneDnnLinear, in place; the number replaced (0 where oneDNN is not available).
-    State dicts, parameters and their gradients stay as they were; on a GPU, in bf16 or under
-    autocast the layers compute as nn.Linear does."""
+    """Replace each plain nn.Linear of `model` whose weight is worth it (worth_training_on) by a
+    OneDnnLinear, in place; the number replaced (0 where oneDNN is not available). State dicts,
+    parameters and their gradients stay as they were; on a GPU, in bf16 or under autocast the
+    layers compute as nn.Linear does."""
     if not available():
         return 0
-    return _replace_linears(model, OneDnnLinear, min_weight=MIN_TRAINING_WEIGHT)
+    return _replace_linears(model, OneDnnLinear, worth=worth_training_on)

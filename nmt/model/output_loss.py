@@ -42,8 +42,11 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_hidden = torch.empty_like(hidden, dtype=torch.float32) if need_hidden else None
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
-        # fp32 on a CPU: the chunks' products through oneDNN, the weight packed once for each way
-        on_onednn = onednn and dtype == torch.float32 and onednn_linear.applies(hidden)
+        # fp32 on a CPU, where wide enough: the logits and the hidden states' gradient through
+        # oneDNN, the weight packed once for each; the weight's gradient from MKL, which reads the
+        # chunk's gradient where it lies (oneDNN would first copy it into its own tensor)
+        on_onednn = onednn and dtype == torch.float32 and onednn_linear.applies(hidden) \
+            and onednn_linear.worth_training_on(weight)
         with torch.autocast(device, enabled=False):
             w = weight.to(dtype)
             if on_onednn:
@@ -73,9 +76,7 @@ class _OutputLayerLoss(torch.autograd.Function):
                     grad_hidden[start:start + rows] = product.mul_(real)
                 if need_weight:
                     h = h * real
-                if need_weight and on_onednn:
-                    grad_weight += onednn_linear.weight_gradient(grad, h, w, bias=False)[0]
-                elif need_weight and dtype == torch.float32:
+                if need_weight and dtype == torch.float32:
                     grad_weight.addmm_(grad.t(), h)
                 elif need_weight:  # bf16/fp16 products, summed in fp32
                     grad_weight += (grad.t() @ h).float()

@@ -20,8 +20,9 @@ from nmt.special_tokens import PAD
 from tests.conftest import TINY_DATA, prepared_tiny
 from tests.op_census import OperatorCensus
 
-# F.linear's products and their gradients' (attention's batched products, aten.bmm, stay MKL's)
-MKL_PRODUCTS = {"aten.mm.default", "aten.addmm.default", "aten.addmm_.default"}
+# F.linear's products and their gradients' (attention's batched products, aten.bmm, stay MKL's, and
+# so does the output layer's weight gradient, aten.addmm_)
+MKL_PRODUCTS = {"aten.mm.default", "aten.addmm.default"}
 ONEDNN_PRODUCTS = {"mkldnn._linear_pointwise.default", "aten.mkldnn_linear_backward_weights.default"}
 
 pytestmark = pytest.mark.skipif(not onednn_linear.available(), reason="this torch has no oneDNN")
@@ -138,9 +139,11 @@ def census_of_a_training_pass(run) -> set[str]:
     return set(census.operators)
 
 
-def test_training_products_run_on_onednn_and_autocast_on_f_linear():
-    """fp32 forward and backward products of a layer and of the output layer through oneDNN, no
-    MKL product among them; under bf16 autocast, F.linear's products as before."""
+def test_training_products_run_on_onednn_and_autocast_on_f_linear(monkeypatch):
+    """fp32 forward and backward products of a layer through oneDNN, no MKL product among them; the
+    output layer's logits and hidden gradient too, its weight gradient summed by MKL's addmm_ as
+    before; under bf16 autocast, F.linear's products as before."""
+    monkeypatch.setattr(onednn_linear, "MIN_TRAINING_WIDTH", 0)
     torch.manual_seed(0)
     layer = OneDnnLinear(nn.Linear(16, 12))
     weight = torch.randn(30, 12, requires_grad=True)
@@ -148,25 +151,35 @@ def test_training_products_run_on_onednn_and_autocast_on_f_linear():
     target[3] = PAD
     x = torch.randn(20, 16, requires_grad=True)
 
-    def run():
-        output_layer_loss(layer(x), weight, target, 0.1, rows=7).backward()
-
-    operators = census_of_a_training_pass(run)
-    assert ONEDNN_PRODUCTS <= operators and not operators & MKL_PRODUCTS
+    operators = census_of_a_training_pass(lambda: layer(x).sum().backward())
+    assert ONEDNN_PRODUCTS <= operators and not operators & (MKL_PRODUCTS | {"aten.addmm_.default"})
+    operators = census_of_a_training_pass(lambda: output_layer_loss(layer(x), weight, target, 0.1, rows=7).backward())
+    assert ONEDNN_PRODUCTS <= operators and not operators & MKL_PRODUCTS and "aten.addmm_.default" in operators
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        operators = census_of_a_training_pass(run)
+        operators = census_of_a_training_pass(lambda: output_layer_loss(layer(x), weight, target, 0.1).backward())
     assert not operators & ONEDNN_PRODUCTS and operators & MKL_PRODUCTS
 
 
+def test_narrow_output_layers_keep_mkls_products():
+    """An output layer narrower than MIN_TRAINING_WIDTH (the demo's 128) computes as before."""
+    hidden, weight = torch.randn(20, 128, requires_grad=True), torch.randn(300, 128, requires_grad=True)
+    target = torch.randint(1, 300, (20,))
+    operators = census_of_a_training_pass(lambda: output_layer_loss(hidden, weight, target, 0.1).backward())
+    assert not operators & ONEDNN_PRODUCTS and "aten.mm.default" in operators
+    wide = torch.randn(20, 256, requires_grad=True), torch.randn(300, 256, requires_grad=True)
+    operators = census_of_a_training_pass(lambda: output_layer_loss(*wide, target, 0.1).backward())
+    assert "mkldnn._linear_pointwise.default" in operators
+
+
 def test_use_onednn_for_training_keeps_parameters_and_their_names_and_small_layers():
-    """Layers of 256 × 256 weights and more go to oneDNN; smaller ones, whose products gain less
-    than the calls cost, keep nn.Linear (MIN_TRAINING_WEIGHT)."""
+    """Layers at least 256 wide on both sides go to oneDNN; narrower ones, whose products gain less
+    than the calls cost, keep nn.Linear (MIN_TRAINING_WIDTH)."""
     model = nn.Sequential(nn.Linear(256, 256), nn.Sequential(nn.Linear(256, 512, bias=False)), nn.Linear(4, 4).double(),
                           nn.Linear(128, 384))
     parameters = dict(model.named_parameters())
     assert use_onednn_for_training(model) == 2
     assert isinstance(model[0], OneDnnLinear) and isinstance(model[1][0], OneDnnLinear)
-    assert type(model[2]) is nn.Linear and type(model[3]) is nn.Linear
+    assert type(model[2]) is nn.Linear and type(model[3]) is nn.Linear  # fp64; 128 wide
     assert {name: id(p) for name, p in model.named_parameters()} == {name: id(p) for name, p in parameters.items()}
     assert pack_for_cpu_inference(model) == 3  # a trained model, turned to translation
     assert isinstance(model[0], PackedLinear) and isinstance(model[1][0], PackedLinear)
@@ -179,7 +192,7 @@ def test_training_on_onednn_follows_training_on_f_linear(tmp_path, monkeypatch):
     from nmt.data.batching import epoch_batches
     from nmt.train.trainer import Trainer
 
-    monkeypatch.setattr(onednn_linear, "MIN_TRAINING_WEIGHT", 0)
+    monkeypatch.setattr(onednn_linear, "MIN_TRAINING_WIDTH", 0)
     runs = {}
     for library in ("onednn", "mkl"):
         trainer = Trainer(prepared_tiny(tmp_path / library, "train.valid_bleu_sentences=0", f"train.cpu_linear={library}"))
