@@ -402,10 +402,11 @@ class TrainConfig(Section):
     # (bench/results/cpu_settings.json); sdpa on other devices until a GPU has timed both.
     attention: Literal["auto", "sdpa", "matmul", "varlen"] = "auto"
     # How training on a CPU computes the fp32 products of its linear layers and output layer,
-    # forward and backward. onednn: through oneDNN (nmt.model.onednn_linear); mkl: F.linear, which
-    # torch computes with Intel's MKL. On AMD processors MKL runs at about half of oneDNN's rate
-    # (bench-small's updates 1.5x faster with onednn: bench/results/cpu_settings_linear.json); on
-    # Intel processors the two libraries are closer. No effect on other devices, in bf16 or compiled.
+    # forward and backward. onednn: through oneDNN where a weight is 256 wide or more on both sides
+    # (nmt.model.onednn_linear), else as mkl; mkl: F.linear, which torch computes with Intel's MKL.
+    # On AMD processors MKL runs at about half of oneDNN's rate: bench-small's updates took 0.71-0.73
+    # of their time with onednn (bench/results/cpu_settings_linear.json). Not measured on Intel
+    # processors, where the two libraries are closer. No effect on other devices, in bf16 or compiled.
     cpu_linear: Literal["onednn", "mkl"] = "onednn"
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer

@@ -9,12 +9,16 @@ CTranslate2 takes oneDNN on any CPU that is not Intel's for the same reason.
 - Translation: an engine's weights never change, so each is packed into oneDNN's layout once,
   when it is loaded (`torch.ops.mkldnn`, the operators inductor's CPU freezing uses). A model of
   more than PACKING_LIMIT_BYTES of weights keeps `F.linear`, since it would hold them twice.
-- Training: the three products of a layer, y = x·Wᵀ + b and the gradients x̄ = ȳ·W and
-  W̄ = ȳᵀ·x, go to oneDNN with the weights as they are (OneDnnLinear, use_onednn_for_training).
-  MKL's W̄ is already as fast as oneDNN's fed through torch's transposes, which are slow, so W̄
-  comes from oneDNN's inner-product backward, which reads ȳ and x untransposed.
+- Training (train.cpu_linear: onednn): the three products of a layer, y = x·Wᵀ + b and the
+  gradients x̄ = ȳ·W and W̄ = ȳᵀ·x, go to oneDNN with the weights as they are (OneDnnLinear,
+  use_onednn_for_training). MKL's W̄ is as fast as oneDNN's fed through torch's transposes, which
+  are slow, so W̄ comes from oneDNN's inner-product backward, which reads ȳ and x untransposed.
+  Only weights at least MIN_TRAINING_WIDTH wide on both sides: narrower products gain less than
+  the calls cost. bench-small's updates (256 wide) took 0.71-0.73 of their time with MKL
+  (bench/results/cpu_settings_linear.json).
 
-The products equal MKL's up to the order of fp32 sums. Anything in another dtype, under
+The products equal MKL's up to the order of fp32 sums, and their rows are padded to few counts
+(padded_rows), since oneDNN builds a kernel for each shape. Anything in another dtype, under
 autocast (bf16 training, decode.precision bf16) or under torch.compile takes `F.linear`.
 """
 from __future__ import annotations
