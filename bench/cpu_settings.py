@@ -5,8 +5,9 @@ this CPU, the figures behind a CPU default (by default `train.attention`, sdpa a
 
 Four cases: the demo's model and batches (`make demo`) and bench-small's (`make bench`), each on
 Multi30k's sentences (about 13 tokens) and on synthetic pairs of news-like lengths (about 27
-tokens, up to 250). In each case one model per value, from the same initial weights, takes its
-updates through nmt's TrainStep in alternating windows of the same batches, so the host's drift
+tokens, up to 250); `--shapes base_width` adds the base model's shape (6+6 layers, 512 wide). In
+each case one model per value, from the same initial weights, takes its updates through nmt's
+TrainStep in alternating windows of the same batches, so the host's drift
 falls on both alike; the first window of each warms up and is not counted. Reported per case:
 milliseconds per update of each window and value, their medians, and the median over windows of
 the ratio second value / first. Results: bench/results/cpu_settings.json.
@@ -37,7 +38,13 @@ from tools.results import provenance, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-SHAPES = {"demo": DEMO, "bench_small": BENCH_SMALL}  # (each recipe's output_dir replaced by a scratch folder)
+# The base model's shape (recipes/wmt14_en_de_base.yaml: 6+6 layers, 512 wide) on Multi30k's 8k vocabulary,
+# 4,096-token batches: what its products cost on a CPU, at a few updates per window.
+BASE_WIDTH = ["output_dir=runs/base_width", "model.encoder_layers=6", "model.decoder_layers=6", "model.d_model=512",
+              "model.heads=8", "model.d_ff=2048", "model.dropout=0.1", "tokenizer.vocab_size=8000",
+              "tokenizer.joint=true", "train.max_tokens=4096", "train.update_freq=1"]
+# (each recipe's output_dir replaced by a scratch folder)
+SHAPES = {"demo": DEMO, "bench_small": BENCH_SMALL, "base_width": BASE_WIDTH}
 
 
 def prepared(shape: str, scratch: Path):
