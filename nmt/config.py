@@ -404,9 +404,10 @@ class TrainConfig(Section):
     # How training on a CPU computes the fp32 products of its linear layers and output layer,
     # forward and backward. onednn: through oneDNN where a weight is 256 wide or more on both sides
     # (nmt.model.onednn_linear), else as mkl; mkl: F.linear, which torch computes with Intel's MKL.
-    # On AMD processors MKL runs at about half of oneDNN's rate: bench-small's updates took 0.71-0.73
-    # of their time with onednn (bench/results/cpu_settings_linear.json). Not measured on Intel
-    # processors, where the two libraries are closer. No effect on other devices, in bf16 or compiled.
+    # On AMD processors MKL runs at about half of oneDNN's rate: with onednn bench-small's updates
+    # took 0.71-0.73 of their time and the base model's 0.63-0.68
+    # (bench/results/cpu_settings_linear*.json). Not measured on Intel processors, where the two
+    # libraries are closer. No effect on other devices, in bf16 or compiled.
     cpu_linear: Literal["onednn", "mkl"] = "onednn"
     # Activation checkpointing: each encoder and decoder layer's activations are recomputed in the
     # backward pass instead of kept (about a third more compute; the layers' activations no longer
