@@ -16,8 +16,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from nmt.model.onednn_linear import trainable_linear
-
 DEFAULT_TARGETS = ("qkv_proj", "q_proj", "kv_proj", "out_proj")
 
 
@@ -39,8 +37,7 @@ class LoraLinear(nn.Linear):
         self.scale = alpha / rank
 
     def forward(self, x: Tensor) -> Tensor:
-        # (the frozen product through oneDNN on a CPU: nmt.model.onednn_linear)
-        return trainable_linear(x, self.weight, self.bias) + F.linear(F.linear(x, self.lora_a), self.lora_b) * self.scale
+        return F.linear(x, self.weight, self.bias) + F.linear(F.linear(x, self.lora_a), self.lora_b) * self.scale
 
 
 def add_lora(model: nn.Module, rank: int, alpha: float, targets: list[str]) -> int:

@@ -72,8 +72,8 @@ class _OutputLayerLoss(torch.autograd.Function):
                 grad.scatter_add_(1, t, grad.new_full(t.shape, epsilon - 1))  # ... - (1-ε)·one-hot
                 grad = grad.to(dtype)
                 if need_hidden:
-                    product = onednn_linear.product(grad, w_backward) if on_onednn else grad @ w
-                    grad_hidden[start:start + rows] = product.mul_(real)
+                    chunk_grad = onednn_linear.product(grad, w_backward) if on_onednn else grad @ w
+                    grad_hidden[start:start + rows] = chunk_grad.mul_(real)
                 if need_weight:
                     h = h * real
                 if need_weight and dtype == torch.float32:
