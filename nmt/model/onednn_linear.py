@@ -23,6 +23,8 @@ autocast (bf16 training, decode.precision bf16) or under torch.compile takes `F.
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -30,6 +32,7 @@ from torch import Tensor, nn
 _PACKING_ROWS = 64  # the rows oneDNN is told to expect; products of any number of rows are right
 
 
+@functools.cache  # asked on every layer's call (applies)
 def available() -> bool:
     """Whether this torch has oneDNN and the operators used here."""
     return (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
@@ -67,10 +70,10 @@ def padded_rows(rows: int) -> int:
 def _with_padded_rows(x: Tensor) -> Tensor:
     """x as (rows × features), zero rows appended up to padded_rows(rows)."""
     x = x.reshape(-1, x.size(-1))
-    rows = x.size(0)
-    if padded_rows(rows) == rows:
+    rows, padded_count = x.size(0), padded_rows(x.size(0))
+    if padded_count == rows:
         return x.contiguous()
-    padded = x.new_empty(padded_rows(rows), x.size(1))  # (F.pad would write the zeros over every row first)
+    padded = x.new_empty(padded_count, x.size(1))  # (F.pad would write the zeros over every row first)
     padded[:rows] = x
     padded[rows:] = 0
     return padded
@@ -87,8 +90,8 @@ def product(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def weight_gradient(grad_output: Tensor, x: Tensor, weight: Tensor, bias: bool) -> tuple[Tensor, Tensor | None]:
     """(grad_outputᵀ·x, the column sums of grad_output where `bias`) for fp32 CPU tensors of
-    (rows × features): oneDNN's inner-product backward, which reads both untransposed (their zero
-    padding rows add nothing)."""
+    (..., features), taken as (rows × features): oneDNN's inner-product backward, which reads both
+    untransposed (their zero padding rows add nothing)."""
     grad_weight, grad_bias = torch.ops.aten.mkldnn_linear_backward_weights(
         _with_padded_rows(grad_output).to_mkldnn(), _with_padded_rows(x).to_mkldnn(), weight, bias)
     return grad_weight, (grad_bias if bias else None)
@@ -111,8 +114,7 @@ def _replace_linears(model: nn.Module, by, kinds: tuple[type, ...] = (nn.Linear,
 
 def packed_linear(x: Tensor, weight: Tensor, bias: Tensor | None, packed: Tensor | None) -> Tensor:
     """F.linear(x, weight, bias), through `packed` (packed_weight(weight)) where it applies."""
-    if packed is None or x.dtype != torch.float32 or x.device.type != "cpu" or torch.is_autocast_enabled("cpu") \
-            or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
+    if packed is None or not applies(x) or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
         return F.linear(x, weight, bias)
     return product(x, packed, bias)
 
@@ -160,11 +162,10 @@ class _OneDnnLinearFunction(torch.autograd.Function):
         need_x, need_weight, need_bias = ctx.needs_input_grad
         grad_x = grad_weight = grad_bias = None
         if need_x:  # x̄ = ȳ·W: a product with Wᵀ as its weight
-            grad_x = product(grad_output.contiguous(), weight.t().contiguous())
+            grad_x = product(grad_output, weight.t().contiguous())
         need_bias = need_bias and ctx.has_bias
         if need_weight or need_bias:  # W̄ = ȳᵀ·x and b̄ from one oneDNN call, over (rows × features)
-            grad_weight, grad_bias = weight_gradient(grad_output.reshape(-1, grad_output.size(-1)),
-                                                     x.reshape(-1, x.size(-1)), weight, need_bias)
+            grad_weight, grad_bias = weight_gradient(grad_output, x, weight, need_bias)
             grad_weight = grad_weight if need_weight else None
         return grad_x, grad_weight, grad_bias
 
@@ -174,7 +175,7 @@ def trainable_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     applies (an fp32 CPU product), else F.linear itself."""
     if not (applies(x) and weight.dtype == torch.float32):
         return F.linear(x, weight, bias)
-    return _OneDnnLinearFunction.apply(x.contiguous(), weight, bias)
+    return _OneDnnLinearFunction.apply(x, weight, bias)
 
 
 class OneDnnLinear(nn.Linear):
