@@ -31,6 +31,7 @@ from nmt.config import load_recipe
 from nmt.data.prepare import prepare
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths, train_tokenizer
+from nmt.host_memory import keep_freed_memory
 from nmt.model.transformer import Transformer
 from nmt.train.step import TrainStep
 from nmt.train.training_data import run_epoch_batches
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> dict:
     if len(values) != 2:
         parser.error(f"--values {args.values}: two values")
     torch.set_num_threads(args.threads)
+    keep_freed_memory()  # as nmt train does on a CPU: freed blocks reused, not faulted in again
     report = {"provenance": provenance(), "setting": args.setting, "values": values, "windows": args.windows,
               "cases": []}
     with tempfile.TemporaryDirectory(prefix="nmt-cpu-settings-") as scratch:

@@ -402,8 +402,9 @@ class TrainConfig(Section):
     # (bench/results/cpu_settings.json); sdpa on other devices until a GPU has timed both.
     attention: Literal["auto", "sdpa", "matmul", "varlen"] = "auto"
     # How training on a CPU computes the fp32 products of its linear layers and output layer,
-    # forward and backward. onednn: through oneDNN where a weight is 256 wide or more on both sides
-    # (nmt.model.onednn_linear), else as mkl; mkl: F.linear, which torch computes with Intel's MKL.
+    # forward and backward. onednn: through oneDNN where a weight is 256 wide or more on both sides,
+    # and the output layer's where it has 64 × 4,096 weights or more (nmt.model.onednn_linear),
+    # else as mkl; mkl: F.linear, which torch computes with Intel's MKL.
     # On AMD processors MKL runs at about half of oneDNN's rate: with onednn bench-small's updates
     # took 0.71-0.73 of their time and the base model's 0.63-0.68
     # (bench/results/cpu_settings_linear*.json). Not measured on Intel processors, where the two

@@ -14,7 +14,8 @@ CTranslate2 takes oneDNN on any CPU that is not Intel's for the same reason.
   use_onednn_for_training). MKL's W̄ is as fast as oneDNN's fed through torch's transposes, which
   are slow, so W̄ comes from oneDNN's inner-product backward, which reads ȳ and x untransposed.
   Only weights at least MIN_TRAINING_WIDTH wide on both sides: narrower products gain less than
-  the calls cost. bench-small's updates (256 wide) took 0.71-0.73 of their time with MKL
+  the calls cost. The output layer's loss (nmt.model.output_loss) computes its three products the
+  same way, from MIN_OUTPUT_ELEMENTS weights: a vocabulary makes them large at any width. bench-small's updates (256 wide) took 0.71-0.73 of their time with MKL
   (bench/results/cpu_settings_linear.json).
 
 The products equal MKL's up to the order of fp32 sums, and their rows are padded to few counts
@@ -67,7 +68,7 @@ def padded_rows(rows: int) -> int:
     return -(-rows // step) * step
 
 
-def _with_padded_rows(x: Tensor) -> Tensor:
+def with_padded_rows(x: Tensor) -> Tensor:
     """x as (rows × features), zero rows appended up to padded_rows(rows)."""
     x = x.reshape(-1, x.size(-1))
     rows, padded_count = x.size(0), padded_rows(x.size(0))
@@ -84,7 +85,7 @@ def product(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     result does not depend on the rows beside it (equal bit for bit on the hosts measured), so the
     padding rows change nothing."""
     rows = x.numel() // x.size(-1)
-    out = torch.ops.mkldnn._linear_pointwise(_with_padded_rows(x), weight, bias, "none", [], "")
+    out = torch.ops.mkldnn._linear_pointwise(with_padded_rows(x), weight, bias, "none", [], "")
     return out[:rows].view(*x.shape[:-1], out.size(-1))
 
 
@@ -93,7 +94,7 @@ def weight_gradient(grad_output: Tensor, x: Tensor, weight: Tensor, bias: bool) 
     (..., features), taken as (rows × features): oneDNN's inner-product backward, which reads both
     untransposed (their zero padding rows add nothing)."""
     grad_weight, grad_bias = torch.ops.aten.mkldnn_linear_backward_weights(
-        _with_padded_rows(grad_output).to_mkldnn(), _with_padded_rows(x).to_mkldnn(), weight, bias)
+        with_padded_rows(grad_output).to_mkldnn(), with_padded_rows(x).to_mkldnn(), weight, bias)
     return grad_weight, (grad_bias if bias else None)
 
 
@@ -206,6 +207,19 @@ MIN_TRAINING_WIDTH = 256
 def worth_training_on(weight: Tensor) -> bool:
     """Whether training's products with this (out × in) weight go to oneDNN (MIN_TRAINING_WIDTH)."""
     return min(weight.shape) >= MIN_TRAINING_WIDTH
+
+
+# The output layer's loss (nmt.model.output_loss) goes to oneDNN from this many weight elements
+# (64 wide over a 4,096 vocabulary): its products are large at any width, since the vocabulary is.
+# Forward and backward over about 1,000 rows took 0.66 of MKL's time at 128 × 6,000 (the demo's),
+# 0.69 at 128 × 2,000, 0.75 at 64 × 4,000, 0.97 at 32 × 6,000 and 1.04 at 64 × 1,000; 0.57 at
+# 256 × 8,000 over 4,000 rows (2 threads, an AMD EPYC host, malloc as nmt.host_memory sets it).
+MIN_OUTPUT_ELEMENTS = 64 * 4096
+
+
+def worth_output_loss_on(weight: Tensor) -> bool:
+    """Whether the output loss's products with this (vocabulary × width) weight go to oneDNN."""
+    return weight.numel() >= MIN_OUTPUT_ELEMENTS
 
 
 def use_onednn_for_training(model: nn.Module) -> int:

@@ -42,11 +42,12 @@ class _OutputLayerLoss(torch.autograd.Function):
         grad_hidden = torch.empty_like(hidden, dtype=torch.float32) if need_hidden else None
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need_weight else None
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
-        # fp32 on a CPU, where wide enough: the logits and the hidden states' gradient through
-        # oneDNN, the weight packed once for each; the weight's gradient from MKL, which reads the
-        # chunk's gradient where it lies (oneDNN would first copy it into its own tensor)
+        # fp32 on a CPU, where large enough: the three products through oneDNN, the weight packed
+        # once for each product with it. Each chunk's rows are padded as oneDNN takes them
+        # (onednn_linear.padded_rows), the padding's targets PAD like any padded position: every
+        # (rows × V) buffer is then the next product's input as it lies, never copied to pad it.
         on_onednn = onednn and dtype == torch.float32 and onednn_linear.applies(hidden) \
-            and onednn_linear.worth_training_on(weight)
+            and onednn_linear.worth_output_loss_on(weight)
         with torch.autocast(device, enabled=False):
             w = weight.to(dtype)
             if on_onednn:
@@ -55,8 +56,12 @@ class _OutputLayerLoss(torch.autograd.Function):
             for start in range(0, hidden.size(0), rows):
                 h = hidden[start:start + rows].to(dtype)
                 t = target[start:start + rows, None]
+                chunk = h.size(0)
+                if on_onednn:
+                    h = onednn_linear.with_padded_rows(h)
+                    t = F.pad(t, (0, 0, 0, h.size(0) - chunk), value=PAD)
                 real = t.ne(PAD)  # (rows, 1); PAD rows are masked in the small (rows × D) products
-                z = (onednn_linear.product(h, w_forward) if on_onednn else F.linear(h, w)).float()
+                z = onednn_linear.product(h, w_forward) if on_onednn else F.linear(h, w).float()
                 # (1-ε)·(lse - z_t) + ε·(lse - mean z): PyTorch's label smoothing spreads ε over all V
                 target_logit, mean = z.gather(1, t), z.mean(1, keepdim=True)
                 # lse as torch.logsumexp computes it, but the exponentials kept for the softmax:
@@ -73,10 +78,12 @@ class _OutputLayerLoss(torch.autograd.Function):
                 grad = grad.to(dtype)
                 if need_hidden:
                     chunk_grad = onednn_linear.product(grad, w_backward) if on_onednn else grad @ w
-                    grad_hidden[start:start + rows] = chunk_grad.mul_(real)
+                    grad_hidden[start:start + chunk] = chunk_grad[:chunk].mul_(real[:chunk])
                 if need_weight:
                     h = h * real
-                if need_weight and dtype == torch.float32:
+                if need_weight and on_onednn:
+                    grad_weight += onednn_linear.weight_gradient(grad, h, w, bias=False)[0]
+                elif need_weight and dtype == torch.float32:
                     grad_weight.addmm_(grad.t(), h)
                 elif need_weight:  # bf16/fp16 products, summed in fp32
                     grad_weight += (grad.t() @ h).float()

@@ -20,8 +20,7 @@ from nmt.special_tokens import PAD
 from tests.conftest import TINY_DATA, prepared_tiny
 from tests.op_census import OperatorCensus
 
-# F.linear's products and their gradients' (attention's batched products, aten.bmm, stay MKL's, and
-# so does the output layer's weight gradient, aten.addmm_)
+# F.linear's products and their gradients' (attention's batched products, aten.bmm, stay MKL's)
 MKL_PRODUCTS = {"aten.mm.default", "aten.addmm.default"}
 ONEDNN_PRODUCTS = {"mkldnn._linear_pointwise.default", "aten.mkldnn_linear_backward_weights.default"}
 
@@ -141,9 +140,9 @@ def census_of_a_training_pass(run) -> set[str]:
 
 def test_training_products_run_on_onednn_and_autocast_on_f_linear(monkeypatch):
     """fp32 forward and backward products of a layer through oneDNN, no MKL product among them; the
-    output layer's logits and hidden gradient too, its weight gradient summed by MKL's addmm_ as
-    before; under bf16 autocast, F.linear's products as before."""
+    output layer's three products too; under bf16 autocast, F.linear's products as before."""
     monkeypatch.setattr(onednn_linear, "MIN_TRAINING_WIDTH", 0)
+    monkeypatch.setattr(onednn_linear, "MIN_OUTPUT_ELEMENTS", 0)
     torch.manual_seed(0)
     layer = OneDnnLinear(nn.Linear(16, 12))
     weight = torch.randn(30, 12, requires_grad=True)
@@ -154,21 +153,45 @@ def test_training_products_run_on_onednn_and_autocast_on_f_linear(monkeypatch):
     operators = census_of_a_training_pass(lambda: layer(x).sum().backward())
     assert ONEDNN_PRODUCTS <= operators and not operators & (MKL_PRODUCTS | {"aten.addmm_.default"})
     operators = census_of_a_training_pass(lambda: output_layer_loss(layer(x), weight, target, 0.1, rows=7).backward())
-    assert ONEDNN_PRODUCTS <= operators and not operators & MKL_PRODUCTS and "aten.addmm_.default" in operators
+    assert ONEDNN_PRODUCTS <= operators and not operators & (MKL_PRODUCTS | {"aten.addmm_.default"})
     with torch.autocast("cpu", dtype=torch.bfloat16):
         operators = census_of_a_training_pass(lambda: output_layer_loss(layer(x), weight, target, 0.1).backward())
     assert not operators & ONEDNN_PRODUCTS and operators & MKL_PRODUCTS
 
 
-def test_narrow_output_layers_keep_mkls_products():
-    """An output layer narrower than MIN_TRAINING_WIDTH (the demo's 128) computes as before."""
-    hidden, weight = torch.randn(20, 128, requires_grad=True), torch.randn(300, 128, requires_grad=True)
-    target = torch.randint(1, 300, (20,))
+@pytest.mark.parametrize("rows", [37, 13, None])
+def test_the_output_loss_on_onednn_equals_pytorchs_with_its_chunks_rows_padded(rows, monkeypatch):
+    """The fused output loss through oneDNN, chunks of 37 rows padded to padded_rows(37) = 38 with
+    PAD targets (and 90 rows, the last chunk of 16, unpadded; 13 rows, none padded): the loss and
+    both gradients of F.cross_entropy, PAD targets counting zero."""
+    monkeypatch.setattr(onednn_linear, "MIN_OUTPUT_ELEMENTS", 0)
+    assert padded_rows(37) == 38 and padded_rows(13) == 13
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(90, 24), torch.randn(70, 24) * 0.3
+    target = torch.randint(1, 70, (90,))
+    target[[2, 40, 89]] = PAD
+    h1, w1 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    reference = F.cross_entropy(F.linear(h1, w1), target, ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+    (reference * 0.5).backward()
+    h2, w2 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    operators = census_of_a_training_pass(lambda: (output_layer_loss(h2, w2, target, 0.1, rows) * 0.5).backward())
+    assert ONEDNN_PRODUCTS <= operators and not operators & (MKL_PRODUCTS | {"aten.addmm_.default"})
+    assert output_layer_loss(hidden, weight, target, 0.1, rows).item() == pytest.approx(reference.item(), rel=1e-5)
+    assert torch.allclose(h2.grad, h1.grad, atol=1e-5) and torch.allclose(w2.grad, w1.grad, atol=1e-5)
+    assert not h2.grad[[2, 40, 89]].any()
+
+
+def test_small_output_layers_keep_mkls_products():
+    """An output layer of fewer than MIN_OUTPUT_ELEMENTS weights (64 wide over 1,000 pieces)
+    computes as before; the demo's (128 wide over 6,000) through oneDNN."""
+    assert onednn_linear.MIN_OUTPUT_ELEMENTS > 64 * 1000
+    hidden, weight = torch.randn(20, 64, requires_grad=True), torch.randn(1000, 64, requires_grad=True)
+    target = torch.randint(1, 1000, (20,))
     operators = census_of_a_training_pass(lambda: output_layer_loss(hidden, weight, target, 0.1).backward())
     assert not operators & ONEDNN_PRODUCTS and "aten.mm.default" in operators
-    wide = torch.randn(20, 256, requires_grad=True), torch.randn(300, 256, requires_grad=True)
-    operators = census_of_a_training_pass(lambda: output_layer_loss(*wide, target, 0.1).backward())
-    assert "mkldnn._linear_pointwise.default" in operators
+    demo = torch.randn(20, 128, requires_grad=True), torch.randn(6000, 128, requires_grad=True)
+    operators = census_of_a_training_pass(lambda: output_layer_loss(*demo, target, 0.1).backward())
+    assert ONEDNN_PRODUCTS <= operators and not operators & (MKL_PRODUCTS | {"aten.addmm_.default"})
 
 
 def test_use_onednn_for_training_keeps_parameters_and_their_names_and_small_layers():
@@ -193,6 +216,7 @@ def test_training_on_onednn_follows_training_on_f_linear(tmp_path, monkeypatch):
     from nmt.train.trainer import Trainer
 
     monkeypatch.setattr(onednn_linear, "MIN_TRAINING_WIDTH", 0)
+    monkeypatch.setattr(onednn_linear, "MIN_OUTPUT_ELEMENTS", 0)
     runs = {}
     for library in ("onednn", "mkl"):
         trainer = Trainer(prepared_tiny(tmp_path / library, "train.valid_bleu_sentences=0", f"train.cpu_linear={library}"))
