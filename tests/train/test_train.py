@@ -56,6 +56,23 @@ def test_fused_output_loss_matches_pytorch_in_value_and_gradients(rows):
         assert output_layer_loss(hidden, weight, target, 0.1, rows).item() == pytest.approx(reference.item(), rel=1e-5)
 
 
+def test_fused_output_loss_holds_where_a_targets_probability_underflows():
+    """Logits 200 apart: the target's probability is below fp32's smallest (e^-200), and the loss
+    and gradients still equal F.cross_entropy's (the log-sum-exp comes from the likeliest piece,
+    whose probability is at least 1/V)."""
+    hidden, weight = torch.eye(6)[:3] * 200, torch.eye(6)
+    target = torch.tensor([3, 0, PAD])  # row 0: target logit 0, top logit 200
+    h1, w1 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    reference = F.cross_entropy(F.linear(h1, w1), target, ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+    reference.backward()
+    h2, w2 = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
+    fused = output_layer_loss(h2, w2, target, 0.1, 2)
+    fused.backward()
+    assert math.isfinite(fused.item()) and fused.item() == pytest.approx(reference.item(), rel=1e-6)
+    assert reference.item() > 150
+    assert torch.allclose(h2.grad, h1.grad, atol=1e-5) and torch.allclose(w2.grad, w1.grad, atol=1e-4)
+
+
 def test_the_compiled_steps_loss_is_label_smoothed_cross_entropy():
     """The formula a compiled step traces (smoothed_cross_entropy_sum) gives F.cross_entropy's
     label-smoothed sum and its gradient, PAD targets counting zero."""
