@@ -406,7 +406,7 @@ class TrainConfig(Section):
     # and the output layer's where it has 64 × 4,096 weights or more (nmt.model.onednn_linear),
     # else as mkl; mkl: F.linear, which torch computes with Intel's MKL.
     # On AMD processors MKL runs at about half of oneDNN's rate: with onednn bench-small's updates
-    # took 0.71-0.73 of their time and the base model's 0.63-0.68
+    # took 0.69-0.75 of their time, the demo's 0.92-0.95 and the base model's 0.63-0.68
     # (bench/results/cpu_settings_linear*.json). Not measured on Intel processors, where the two
     # libraries are closer. No effect on other devices, in bf16 or compiled.
     cpu_linear: Literal["onednn", "mkl"] = "onednn"

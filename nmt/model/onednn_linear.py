@@ -15,8 +15,9 @@ CTranslate2 takes oneDNN on any CPU that is not Intel's for the same reason.
   are slow, so W̄ comes from oneDNN's inner-product backward, which reads ȳ and x untransposed.
   Only weights at least MIN_TRAINING_WIDTH wide on both sides: narrower products gain less than
   the calls cost. The output layer's loss (nmt.model.output_loss) computes its three products the
-  same way, from MIN_OUTPUT_ELEMENTS weights: a vocabulary makes them large at any width. bench-small's updates (256 wide) took 0.71-0.73 of their time with MKL
-  (bench/results/cpu_settings_linear.json).
+  same way, from MIN_OUTPUT_ELEMENTS weights: a vocabulary makes them large at any width.
+  bench-small's updates (256 wide) took 0.69-0.75 of their time with MKL, the demo's (128 wide)
+  0.92-0.95 (bench/results/cpu_settings_linear.json).
 
 The products equal MKL's up to the order of fp32 sums, and their rows are padded to few counts
 (padded_rows), since oneDNN builds a kernel for each shape. Anything in another dtype, under
