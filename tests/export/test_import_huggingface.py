@@ -298,6 +298,8 @@ def test_the_imports_collection_frees_its_own_cycles_and_leaves_the_heap_as_it_w
         frozen = gc.get_freeze_count()
         with collecting_new_objects_only():
             gc.collect()
-        assert gc.get_freeze_count() == frozen
+        # still frozen, and nothing more: frozen objects freed by their reference counts meanwhile
+        # (another thread's, say) leave the count a few lower, never higher
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
