@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import tempfile
 from collections.abc import Iterable
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +61,8 @@ def find_duplicates(pairs: Iterable[tuple[str, str]], workdir: Path) -> Duplicat
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(open(path, "wb")) for path in buckets]
             lines = 0
-            for chunk in (first, second, *iter(lambda: list(islice(iterator, _CHUNK)), [])):
+            # chunk by chunk: a `*` unpacking here would hold the whole corpus's text at once
+            for chunk in chain((first, second), iter(lambda: list(islice(iterator, _CHUNK)), [])):
                 records = _records(chunk, lines)
                 lines += len(chunk)
                 bucket_of = (records[:, 0] >> np.uint64(56)).astype(np.intp)

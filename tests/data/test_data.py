@@ -185,6 +185,34 @@ def test_duplicates_found_equal_a_set_in_memory(tmp_path, monkeypatch, chunk):
     assert list(tmp_path.iterdir()) == []  # bucket files removed, or never written
 
 
+def test_duplicates_are_found_reading_the_corpus_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """The corpus's text is read as its chunks are hashed, never whole: when a chunk is hashed,
+    at most one chunk beyond it has been read (a WMT-sized corpus held whole took 0.4 GB more
+    for each million pairs)."""
+    monkeypatch.setattr(dedup, "_CHUNK", 10)
+    read, ahead = 0, []
+
+    def pairs():
+        nonlocal read
+        for line in range(100):
+            read += 1
+            yield str(line % 37), "x"
+
+    hashed = 0
+    records = dedup._records
+
+    def counting_records(chunk, first_line):
+        nonlocal hashed
+        hashed += len(chunk)
+        ahead.append(read - hashed)
+        return records(chunk, first_line)
+
+    monkeypatch.setattr(dedup, "_records", counting_records)
+    found = dedup.find_duplicates(pairs(), tmp_path)
+    assert len(found) == 100 - 37 and hashed == 100
+    assert max(ahead) <= 10
+
+
 def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):
     src = ["A dog runs.", "", "A dog runs.", "Two cats sleep.", "word " * 300, "Hi\x07 there", "ok"]
     tgt = ["Ein Hund rennt.", "Leer", "Ein Hund rennt.", "Zwei Katzen schlafen.", "Wort", "Hallo", "ok " * 40]
