@@ -199,9 +199,9 @@ class OneDnnLinear(nn.Linear):
 # the calls' own costs (padding, conversions, the autograd function, packing) eat the gain: a
 # layer's forward and backward over 700-1,024 rows took 1.26 ms on oneDNN and 1.60 ms with
 # F.linear at 128 → 384, 0.62 and 0.64 ms at 128 → 128, 1.20 and 1.11 ms at 256 → 128; but 6.9
-# and 9.6 ms at 256 → 256 over 3,000-4,096 rows, 3.8 and 6.1 ms at 256 → 768 over 700-1,024. The
-# output loss over 800-1,024 rows of 128 by 6,000 took 37-40 ms against 33-35 ms with MKL (2
-# threads, an AMD EPYC host).
+# and 9.6 ms at 256 → 256 over 3,000-4,096 rows, 3.8 and 6.1 ms at 256 → 768 over 700-1,024 (2
+# threads, an AMD EPYC host). Measured again with malloc as nmt.host_memory sets it, over 950-2,000
+# rows: 0.94 of F.linear's time at 128 → 384, 1.34 at 128 → 128, 1.02 at 128 → 256, 1.08 at 256 → 128.
 MIN_TRAINING_WIDTH = 256
 
 
