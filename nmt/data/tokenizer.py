@@ -14,7 +14,6 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from nmt.checkpoint import resumable, run_checkpoints
 from nmt.config import DataConfig, TokenizerConfig, changed_keys
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
@@ -155,6 +154,8 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
         if previous.get("settings") == settings:
             if previous.get("text", text) == text:  # a record of before the text was recorded: kept
                 return found
+            from nmt.checkpoint import resumable, run_checkpoints  # here: prepare runs without torch's import
+
             if resumable(run_checkpoints(out)):  # the run's checkpoints were trained with it
                 return found | {"kept_for_checkpoints": True}
         else:
@@ -181,6 +182,8 @@ def _training_text(data: DataConfig) -> list[dict]:
 def _refuse_under_checkpoints(out: Path, before: dict, after: dict) -> None:
     """A run's checkpoints were trained with the tokenizer in its folder: another one there would
     leave them unable to resume (and its prepared data encoded for neither)."""
+    from nmt.checkpoint import resumable, run_checkpoints
+
     folder = run_checkpoints(out)
     if resumable(folder):
         raise NmtError(f"{out}: the checkpoints in {folder} were trained with the tokenizer there; a new one "

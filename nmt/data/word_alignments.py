@@ -20,15 +20,18 @@ towards; a position without links (an unaligned word, EOS, padding) is not train
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from nmt.data.shards import ShardWriter
 from nmt.data.words import by_rules_alone, has_character_words, word_count
 from nmt.data.words import piece_words as words_of_pieces
 from nmt.errors import NmtError
 from nmt.special_tokens import WORD_START
+
+if TYPE_CHECKING:
+    import torch
 
 ALIGN_SPLIT = "train.align"
 MAX_WORDS = 1 << 16  # word indices are stored as uint16: links of later words are left out
@@ -203,6 +206,8 @@ def alignment_targets(src: list[np.ndarray], tgt: list[np.ndarray], links: list[
     attention predicting its target token t (tgt_out[b, t]) is trained towards; zeros elsewhere.
     Packed rows (`places`: each pair's row, source column and target column, Batch.pair_places):
     each pair's block where its tokens lie, so that its targets are those of a row of its own."""
+    import torch  # here, not above: `nmt prepare` writes the links without torch's import (200 MB)
+
     out = np.zeros(shape, dtype=np.float32)
     for b, (s, t, pair_links) in enumerate(zip(src, tgt, links)):
         row, s0, t0 = places[b] if places is not None else (b, 0, 0)

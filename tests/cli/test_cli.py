@@ -115,17 +115,24 @@ def test_nmt_score_equals_sacrebleu_command_line(tmp_path):
     assert "tok:zh" in chinese["signature"]
 
 
-def test_score_and_plot_do_not_import_torch(tmp_path):
+def test_score_plot_and_prepare_do_not_import_torch(tmp_path):
     """Scoring with sacrebleu's metrics and plotting a log need no torch, whose import costs a
-    second: a script that scores each checkpoint's output pays it for nothing."""
+    second: a script that scores each checkpoint's output pays it for nothing. Nor do training a
+    tokenizer and preparing the data, word alignments included, where torch's import would be
+    most of the process's memory (200 MB)."""
     hyp, log = TINY_DATA / "valid.de", tmp_path / "metrics.jsonl"
     log.write_text("".join(json.dumps({"kind": "train", "step": s, "loss": 5.0 / s}) + "\n" for s in (1, 2, 3)))
+    recipe = [str(TINY), "--set", f"output_dir={tmp_path / 'run'}", "--set", f"data.train={TINY_DATA / 'train'}",
+              "--set", f"data.valid={TINY_DATA / 'valid'}", "--set", "data.test=null", "--set", "data.word_alignments=dice"]
     code = ("import sys; from typer.testing import CliRunner; from nmt.cli import app; run = CliRunner().invoke;"
             f"assert run(app, ['score', {str(hyp)!r}, '-r', {str(hyp)!r}, '-m', 'chrf', '--threads', '1']).exit_code == 0;"
             f"assert run(app, ['plot', {str(log)!r}, '-o', {str(tmp_path / 'curve.png')!r}]).exit_code == 0;"
+            f"assert run(app, ['tokenizer', *{recipe!r}]).exit_code == 0;"
+            f"result = run(app, ['prepare', *{recipe!r}, '--threads', '1']); assert result.exit_code == 0, result.output;"
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert shown.strip() == "[]" and (tmp_path / "curve.png").is_file()
+    assert (tmp_path / "run" / "data" / "train.align.bin").stat().st_size > 0  # the links were written
 
 
 def test_bleu_reports_the_length_ratio(tmp_path):
