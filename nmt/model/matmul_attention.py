@@ -51,6 +51,30 @@ def matmul_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causa
     return torch.matmul(nmt_dropout(weights, dropout, training=True), v)  # (the CPU's faster masks)
 
 
+# A decoding step's self-attention on a CPU in fp32: one query per row over the row's past keys,
+# for hundreds of rows (a batch's beams). scaled_dot_product_attention's CPU kernel works in tiles
+# of queries; with one query, two batched matmuls and a softmax took 0.4-0.8 of its time from 8
+# keys on (400-1,000 rows of 4-16 heads, 2 threads), and 1.0-1.3 of it at 32 rows; below 8 keys the
+# softmax over so few columns is the slower part (CPU_SOFTMAX_MIN_COLUMNS). In bf16 the matmul's
+# scores would be rounded where the fused kernel keeps fp32: bf16 keeps the kernel.
+STEP_MATMUL_MIN_KEYS = 8
+
+
+def step_by_matmul(q: Tensor, keys: int) -> bool:
+    """Whether a decoding step's attention of fp32 queries `q` over `keys` keys takes step_attention."""
+    return (q.device.type == "cpu" and q.dtype == torch.float32 and keys >= STEP_MATMUL_MIN_KEYS
+            and not torch.compiler.is_compiling())
+
+
+def step_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> Tensor:
+    """softmax(q kᵀ / √dh + bias) v for q (N, h, 1, dh), k and v (N, h, t, dh); bias broadcastable
+    to (N, h, 1, t) (relative positions) or None. No mask: a step attends its whole past."""
+    scores = torch.matmul(q, k.transpose(-1, -2)).mul_(q.size(-1) ** -0.5)
+    if bias is not None:
+        scores.add_(bias)
+    return torch.matmul(scores.softmax(dim=-1), v)
+
+
 def softmax_over_keys(scores: Tensor, dtype: torch.dtype) -> Tensor:
     """softmax(scores, dim=-1) computed in `dtype`. On a CPU, rows of fewer than
     CPU_SOFTMAX_MIN_COLUMNS keys are padded with -inf to that width first, and the padding sliced

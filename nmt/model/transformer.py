@@ -23,7 +23,7 @@ from nmt.special_tokens import BOS, EOS, PAD
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
-from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention
+from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention, step_attention, step_by_matmul
 from nmt.model.onednn_linear import pack_for_cpu_inference, packed_linear, packed_weight, use_onednn_for_training
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import dense_cross_mask, flex_attend, packed_masks, use_flex
@@ -274,6 +274,8 @@ class MultiHeadAttention(nn.Module):
         relative positions' (1, h, 1, t+1), or None."""
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
         k, v = cache.append(k, v)  # (N, h, t+1, dh)
+        if step_by_matmul(q, k.size(2)):
+            return self.out_proj(_merge_heads(step_attention(q, k, v, bias)))
         return self._attend(q, k, v, bias, False)  # the cache holds only the past: no mask needed
 
 

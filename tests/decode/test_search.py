@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from nmt.config import ModelConfig
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.search import beam_search, greedy_search, max_output_lengths, normalized_score
+from nmt.model.matmul_attention import STEP_MATMUL_MIN_KEYS, step_attention
 from nmt.model.transformer import Transformer
 
 
@@ -49,10 +50,14 @@ LAYOUTS = {"post": dict(norm="post"), "pre": dict(norm="pre"), "t5": T5_LAYOUT}
 
 
 @pytest.mark.parametrize("norm", ["post", "pre", "t5"])
-def test_incremental_decoding_equals_full_recomputation(norm):
+def test_incremental_decoding_equals_full_recomputation(norm, monkeypatch):
+    import nmt.model.transformer as transformer
+
+    by_matmul = []  # the steps' self-attentions taken by matmuls (nmt.model.matmul_attention.step_attention)
+    monkeypatch.setattr(transformer, "step_attention", lambda *a: by_matmul.append(a[1].size(2)) or step_attention(*a))
     model = toy_model(**LAYOUTS[norm])
     src = sources()
-    tgt = torch.randint(4, 40, (4, 9))
+    tgt = torch.randint(4, 40, (4, 12))  # past STEP_MATMUL_MIN_KEYS: the CPU's steps then attend by matmuls
     tgt[:, 0] = BOS
     logits = model(src, tgt).float()  # (B, T, V)
     logits[:, :, [PAD, BOS]] = float("-inf")  # never predicted: decode_step takes them out before the softmax
@@ -62,6 +67,7 @@ def test_incremental_decoding_equals_full_recomputation(norm):
     for t in range(tgt.size(1)):
         step = model.decode_step(tgt[:, t], state)
         assert torch.allclose(step, full[:, t], atol=1e-4), f"position {t}"
+    assert by_matmul == [keys for keys in range(STEP_MATMUL_MIN_KEYS, 13) for _ in model.decoder_layers]
 
 
 @pytest.mark.parametrize("norm", ["post", "pre", "t5"])
@@ -76,12 +82,12 @@ def test_incremental_decoding_through_reordered_rows_equals_full_recomputation(n
 
 def decode_through_reordered_rows(model: Transformer) -> None:
     src = sources()
-    tgt = torch.randint(4, 40, (4, 7))
+    tgt = torch.randint(4, 40, (4, 12))
     tgt[:, 0] = BOS
     memory, src_mask = model.encode(src)
     state = model.start_decoding(memory, src_mask)
     origin = torch.arange(4)  # the row of src and tgt each current row continues
-    selections = {2: [[3, 0, 0, 1]], 4: [[1, 2, 3], [2, 0]], 5: [[1, 1, 0]]}
+    selections = {2: [[3, 0, 0, 1]], 4: [[1, 2, 3], [2, 0]], 5: [[1, 1, 0]], 9: [[1, 0, 0]]}
     for t in range(tgt.size(1)):
         for rows in map(torch.tensor, selections.get(t, [])):
             state, origin = state.select(rows), origin[rows]

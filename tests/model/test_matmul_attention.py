@@ -1,6 +1,7 @@
 """Attention by matmuls (train.attention: matmul, nmt.model.matmul_attention): by hand on a tiny
 case, against scaled_dot_product_attention for every mask the model passes, in the model's
-training passes only, and compiled by inductor without being rewritten back into the fused op."""
+training passes only, and compiled by inductor without being rewritten back into the fused op.
+And a decoding step's self-attention on a CPU (step_attention), against the fused kernel."""
 
 import math
 
@@ -9,7 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import TrainConfig
-from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention, softmax_over_keys
+from nmt.model.matmul_attention import (CPU_SOFTMAX_MIN_COLUMNS, STEP_MATMUL_MIN_KEYS, matmul_attention, softmax_over_keys,
+                                        step_attention, step_by_matmul)
 from nmt.model.transformer import MultiHeadAttention
 from nmt.train.step import TrainStep, attention_by_matmul
 from tests.model.test_layer_norm import loss_and_gradients, model_and_batch
@@ -54,6 +56,21 @@ def test_one_query_by_hand():
     two = torch.randn(1, 1, 2, 2)
     assert torch.allclose(matmul_attention(two, two, v[..., :2, :], None, True, 0.0)[0, 0, 0], v[0, 0, 0])
 
+
+
+def test_a_decoding_steps_attention_by_matmuls_equals_the_fused_kernels():
+    """One query per row over 1 to 40 keys, with relative positions' bias (1, h, 1, t) and without:
+    step_attention gives scaled_dot_product_attention's output within fp32 rounding, and decoding
+    steps take it on a CPU in fp32 from STEP_MATMUL_MIN_KEYS keys on."""
+    torch.manual_seed(0)
+    for keys in (1, 7, 8, 9, 40):
+        q, k, v = (torch.randn(6, 4, n, 16) for n in (1, keys, keys))
+        for bias in (None, torch.randn(1, 4, 1, keys)):
+            ours = step_attention(q, k, v, bias)
+            assert torch.allclose(ours, F.scaled_dot_product_attention(q, k, v, attn_mask=bias), atol=1e-6, rtol=1e-5)
+        assert step_by_matmul(q, keys) == (keys >= STEP_MATMUL_MIN_KEYS)
+    assert not step_by_matmul(q.bfloat16(), 40)  # bf16 keeps the fused kernel's fp32 scores
+    assert not step_by_matmul(torch.zeros(1, device="meta"), 40)  # so does another device
 
 
 def test_attention_dropout_drops_weights_and_scales_the_rest():
