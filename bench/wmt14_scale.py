@@ -6,9 +6,14 @@ Builds the 4.5M-pair stand-in (bench/wmt14_standin.py), exports it with the same
 `make data/wmt14`, then runs `recipes/wmt14_en_de_base.yaml` through tokenizer → prepare →
 train (5 updates of the real base model at 2 × 12,500 tokens, fp32, a checkpoint after each) →
 average (the 5 checkpoints) → translate (the 3,003-line test set, beam 4) → score. Each step is a
-separate process; its wall time and peak RSS (from wait4's rusage) go to
+separate process; its wall time and peak RSS (from wait4's rusage, taken by a bare launcher) go to
 bench/results/wmt14_scale.json, with seconds per update and the fraction of the fp32 matmul
 ceiling for training.
+
+    python -m bench.wmt14_scale --data-only
+
+stops after prepare (about 8 minutes on 2 cores): the data steps' time and memory, in
+bench/results/wmt14_scale_data.json.
 """
 
 from __future__ import annotations
@@ -48,20 +53,31 @@ def recipe_overrides(threads: int) -> list[str]:
     return [arg for s in sets for arg in ("--set", s)]
 
 
+# Linux counts in a child's peak resident memory (wait4's ru_maxrss) the memory its parent held
+# when it forked: a step started from this process, which holds torch (and later a model), would
+# report at least this process's own peak. So each step is started by a bare Python of a few MB,
+# which waits for it and writes its exit code and peak to a file.
+_LAUNCHER = ("import json, os, subprocess, sys; child = subprocess.Popen(sys.argv[2:]); "
+             "_, status, usage = os.wait4(child.pid, 0); "
+             "open(sys.argv[1], 'w').write(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_maxrss]))")
+
+
 def run_step(name: str, argv: list[str], log: Path) -> dict:
     """Run one step as a child process; its wall time and peak resident memory."""
     print(f"[{time.strftime('%H:%M:%S')}] {name}: {' '.join(argv)}", flush=True)
+    measured = log.with_name(f".{name}.rusage")
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"\n### {name}: {' '.join(argv)}\n")
         out.flush()
         start = time.perf_counter()
-        child = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(child.pid, 0)
+        subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, str(measured), *argv], cwd=ROOT,
+                       stdout=out, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        sys.exit(f"error: step {name} failed with exit code {child.returncode}; see {log}")
-    result = {"seconds": round(seconds, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024)}
+    returncode, peak_kb = json.loads(measured.read_text())
+    measured.unlink()
+    if returncode != 0:
+        sys.exit(f"error: step {name} failed with exit code {returncode}; see {log}")
+    result = {"seconds": round(seconds, 1), "peak_rss_mb": round(peak_kb / 1024)}
     print(f"    {result}", flush=True)
     return result
 
@@ -127,6 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train-rows", type=int, default=0, help="fewer stand-in rows (a quick try); 0 = WMT14's")
+    parser.add_argument("--data-only", action="store_true", help="stop after prepare (wmt14_scale_data.json)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     py, nmt = sys.executable, str(Path(sys.executable).with_name("nmt"))
@@ -142,6 +159,15 @@ def main() -> None:
     steps["export"] = run_step("export", [py, "-m", "tools.export_hf", STANDIN, TEXT, "--src", "en", "--tgt", "de"], log)
     steps["tokenizer"] = run_step("tokenizer", [nmt, "tokenizer", RECIPE, *sets], log)
     steps["prepare"] = run_step("prepare", [nmt, "prepare", RECIPE, *sets], log)
+    data_report = {"corpus": describe(ROOT / STANDIN), "tokenizer_summary": json.loads((ROOT / RUN / "tokenizer.json").read_text()),
+                   "prepare_report": json.loads((ROOT / RUN / "data" / "report.json").read_text())}
+    if args.data_only:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        write_json(RESULTS / "wmt14_scale_data.json", {
+            "benchmark": "recipes/wmt14_en_de_base.yaml's data steps on the 4.5M-pair WMT14 stand-in",
+            **data_report, "steps": steps, "peak_rss_mb_of_any_step": max(s["peak_rss_mb"] for s in steps.values())})
+        print(json.dumps(steps, indent=1))
+        return
     ceiling_before = matmul_ceiling()
     steps["train"] = run_step("train", [nmt, "train", RECIPE, *sets], log)
     ceiling_after = matmul_ceiling()
@@ -173,9 +199,7 @@ def main() -> None:
         "matmul_ceiling_gflop_per_s": round(ceiling, 1),
         "matmul_ceiling_before_after_training": [round(ceiling_before, 1), round(ceiling_after, 1)],
         "overrides": sets[1::2],
-        "corpus": describe(ROOT / STANDIN),
-        "tokenizer_summary": json.loads((ROOT / RUN / "tokenizer.json").read_text()),
-        "prepare_report": json.loads((ROOT / RUN / "data" / "report.json").read_text()),
+        **data_report,
         "steps": steps,
         "peak_rss_mb_of_any_step": max(s["peak_rss_mb"] for s in steps.values()),
         "total_seconds": round(sum(s["seconds"] for s in steps.values()), 1),
