@@ -9,6 +9,9 @@ CTranslate2 takes oneDNN on any CPU that is not Intel's for the same reason.
 - Translation: an engine's weights never change, so each is packed into oneDNN's layout once,
   when it is loaded (`torch.ops.mkldnn`, the operators inductor's CPU freezing uses). A model of
   more than PACKING_LIMIT_BYTES of weights keeps `F.linear`, since it would hold them twice.
+  A product small enough that oneDNN's call costs more than it saves (a few rows, a narrow
+  layer: a served request, an interactive line, a small model's steps) takes `F.linear` all
+  the same (worth_packed_product).
 - Training (train.cpu_linear: onednn): the three products of a layer, y = x·Wᵀ + b and the
   gradients x̄ = ȳ·W and W̄ = ȳᵀ·x, go to oneDNN with the weights as they are (OneDnnLinear,
   use_onednn_for_training). MKL's W̄ is as fast as oneDNN's fed through torch's transposes, which
@@ -114,9 +117,23 @@ def _replace_linears(model: nn.Module, by, kinds: tuple[type, ...] = (nn.Linear,
 
 # For translation: weights packed once.
 
+# A oneDNN call costs about 20 µs before any arithmetic, MKL's about 5: on the 2-core AMD host
+# (1 and 2 threads), a product of 16 rows by a 128 × 384 weight took 42 µs packed and 23 through
+# F.linear, one of 256 rows by 256 × 256 0.96-0.98 of F.linear's time. Weights of 2^18 elements or
+# more (256 × 1,024, 512 × 512, an output layer) gain from 2 rows on (4 rows by 1,024 × 256: 0.54-
+# 0.67 of F.linear's time; by 128 × 6,000, 0.44-0.64), smaller ones only from 16M multiply-adds.
+LARGE_PACKED_WEIGHT = 2**18
+
+
+def worth_packed_product(rows: int, weight_elements: int) -> bool:
+    """Whether a product of `rows` rows by a packed weight goes to oneDNN rather than F.linear."""
+    return rows * weight_elements >= (2**19 if weight_elements >= LARGE_PACKED_WEIGHT else 2**24)
+
+
 def packed_linear(x: Tensor, weight: Tensor, bias: Tensor | None, packed: Tensor | None) -> Tensor:
-    """F.linear(x, weight, bias), through `packed` (packed_weight(weight)) where it applies."""
-    if packed is None or not applies(x) or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
+    """F.linear(x, weight, bias), through `packed` (packed_weight(weight)) where it applies and pays."""
+    if packed is None or not applies(x) or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)) \
+            or not worth_packed_product(x.numel() // x.size(-1), weight.numel()):
         return F.linear(x, weight, bias)
     return product(x, packed, bias)
 

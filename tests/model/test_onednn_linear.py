@@ -1,5 +1,6 @@
 """Linear layers through oneDNN (nmt.model.onednn_linear). Packed for translation: the same
-products as F.linear up to the order of fp32 sums, in every shape a search gives them; anything
+products as F.linear up to the order of fp32 sums, in every shape a search gives them, and
+oneDNN's calls only where they pay (worth_packed_product); anything
 with gradients or autocast goes through F.linear; state dicts unchanged; large models left
 unpacked; a packed engine translates as the unpacked model does. In training: the products and
 gradients of F.linear, through oneDNN's operators and no MKL product (an operator census), bf16
@@ -27,7 +28,8 @@ ONEDNN_PRODUCTS = {"mkldnn._linear_pointwise.default", "aten.mkldnn_linear_backw
 pytestmark = pytest.mark.skipif(not onednn_linear.available(), reason="this torch has no oneDNN")
 
 
-def test_a_packed_product_equals_f_linear_for_any_rows_and_shape():
+def test_a_packed_product_equals_f_linear_for_any_rows_and_shape(monkeypatch):
+    monkeypatch.setattr(onednn_linear, "worth_packed_product", lambda rows, weight_elements: True)
     torch.manual_seed(0)
     weight, bias = torch.randn(96, 40), torch.randn(96)
     packed = packed_weight(weight)
@@ -38,6 +40,26 @@ def test_a_packed_product_equals_f_linear_for_any_rows_and_shape():
             assert out.shape == (*shape[:-1], 96)
             assert torch.allclose(out, F.linear(x, weight, bias), atol=1e-5, rtol=1e-5)
             assert torch.allclose(packed_linear(x, weight, None, packed), F.linear(x, weight), atol=1e-5, rtol=1e-5)
+            assert torch.allclose(product(x, packed, bias), out)
+
+
+@pytest.mark.parametrize("rows, width, out_features, onednn", [
+    (16, 128, 384, False), (1024, 128, 384, True),  # a small weight: only 16M multiply-adds pay for the call
+    (256, 256, 256, True), (64, 256, 256, False),
+    (1, 1024, 256, False), (2, 1024, 256, True),  # 2^18 weights: from 2 rows on
+    (1, 128, 6000, True),  # an output layer, from one row
+])
+def test_packed_products_go_to_onednn_only_where_they_pay(rows, width, out_features, onednn):
+    """A packed layer's product runs through oneDNN or, where its call would cost more than the
+    arithmetic saves (worth_packed_product), through F.linear: an operator census of each."""
+    layer = PackedLinear(nn.Linear(width, out_features))
+    x = torch.randn(rows, width)
+    with torch.inference_mode():
+        operators = census_of_a_training_pass(lambda: layer(x))
+        assert onednn_linear.worth_packed_product(rows, width * out_features) == onednn
+        assert ("mkldnn._linear_pointwise.default" in operators) == onednn
+        assert bool(operators & (MKL_PRODUCTS | {"aten.linear.default"})) != onednn  # (inference keeps aten.linear whole)
+        assert torch.allclose(layer(x), F.linear(x, layer.weight, layer.bias), atol=1e-5, rtol=1e-5)
 
 
 def test_gradients_and_autocast_take_f_linear():
@@ -81,9 +103,10 @@ def test_a_model_past_the_size_limit_stays_unpacked(monkeypatch):
     assert pack_for_cpu_inference(model) == 2
 
 
-def test_a_packed_engine_translates_as_the_unpacked_model_does(trained_tiny):
+def test_a_packed_engine_translates_as_the_unpacked_model_does(trained_tiny, monkeypatch):
     """The torch engine packs its model on a CPU: the same n-best, scores within 1e-4, as the same
-    checkpoint's model with F.linear, in beam search, greedily and with 3-best lists."""
+    checkpoint's model with F.linear, in beam search, greedily and with 3-best lists (every product
+    through oneDNN: the tiny model's are too small to go there otherwise)."""
     from nmt.checkpoint import open_checkpoint
     from nmt.decode.engines.torch_engine import Translator, _model_of, load
     from nmt.decode.translate import decode_settings, translate_lines
@@ -94,6 +117,7 @@ def test_a_packed_engine_translates_as_the_unpacked_model_does(trained_tiny):
     model, src_sp, tgt_sp = _model_of(checkpoint)
     plain = Translator(model.eval(), checkpoint.recipe, src_sp, tgt_sp, torch.device("cpu"))
     lines = (TINY_DATA / "valid.en").read_text(encoding="utf-8").splitlines()
+    monkeypatch.setattr(onednn_linear, "worth_packed_product", lambda rows, weight_elements: True)
     for settings in ([], ["decode.beam_size=1"], ["decode.nbest=3"]):
         cfg = decode_settings(checkpoint.recipe, None, {}, settings)
         found, expected = translate_lines(packed, lines, cfg), translate_lines(plain, lines, cfg)
