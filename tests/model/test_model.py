@@ -6,6 +6,7 @@ import torch
 from nmt.config import ModelConfig
 from nmt.special_tokens import PAD
 from nmt.model.dropout import Dropout, dropout, dropped_levels
+from tests.op_census import OperatorCensus
 from nmt.model.transformer import MultiHeadAttention, PositionalEncoding, Transformer
 
 
@@ -158,6 +159,9 @@ def test_cpu_dropout_is_the_identity_in_eval_or_at_zero_and_follows_the_seed():
     assert torch.equal(dropout(x, 0.2, training=True), a)
     layer = Dropout(0.2).eval()
     assert torch.equal(layer(x), x)
+    with torch.inference_mode(), OperatorCensus(layer) as census:  # as decoding runs: not even F.dropout's call
+        assert layer(x) is x
+    assert census.calls == 0
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
