@@ -52,6 +52,7 @@ from nmt.errors import NmtError
 from nmt.export.directory import read_description
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.guided_alignment import alignment_heads
+from nmt.model.matmul_attention import step_attention
 from nmt.model.transformer import Transformer, _merge_heads, _split_heads
 from nmt.special_tokens import BOS, EOS, PAD, WORD_START
 
@@ -136,9 +137,7 @@ class DecoderStepGraph(nn.Module):
                 k, v = torch.cat([past_keys[i], k], dim=2), torch.cat([past_values[i], v], dim=2)
                 present_keys.append(k)
                 present_values.append(v)
-                scores = torch.matmul(q, k.transpose(-1, -2)).mul(q.size(-1) ** -0.5)
-                weights = (scores if bias is None else scores + bias).softmax(dim=-1)
-                return attention.out_proj(_merge_heads(torch.matmul(weights, v)))
+                return attention.out_proj(_merge_heads(step_attention(q, k, v, bias)))
 
             x = layer.self_sublayer(x, self_attention)
             x = layer.cross_sublayer(x, lambda y: layer.cross_attn.step_cross(y, (memory_keys[i], memory_values[i]),
