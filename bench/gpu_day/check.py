@@ -49,7 +49,8 @@ import torch
 
 from bench import gpu as bench_gpu
 from nmt.data.shards import ParallelShards
-from nmt.train.compiling import compile_model, compile_settings, compile_smoke_test
+from nmt.model.compiler import compile_settings, compile_smoke_test
+from nmt.train.compiling import compile_model
 from tools.results import provenance, write_json
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,14 +10,11 @@ no triton), `auto` trains eagerly and says why; `true` is then an error.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import torch
-from torch.fx.experimental import _config as shape_config
 
 from nmt.config import TrainConfig
 from nmt.errors import NmtError
+from nmt.model.compiler import compile_smoke_test, failure_reason
 
 # `auto` compiles a run only when it is at least this long: shorter runs would spend a large
 # part of their time compiling.
@@ -32,41 +29,10 @@ def compile_model(forward: torch.nn.Module, backend: str = "inductor", cuda_grap
     `cuda_graphs`, mode reduce-overhead: each new shape's kernels are recorded once into a CUDA
     graph and replayed (one per shape bucket). `dynamic=False` where every pass has one shape
     (packed rows under CUDA graphs): kernels specialized to it. Run the compiled module's calls
-    inside `compile_settings()`."""
+    inside `nmt.model.compiler.compile_settings()`."""
     if cuda_graphs:
         return torch.compile(forward, dynamic=dynamic, backend=backend, mode="reduce-overhead")
     return torch.compile(forward, dynamic=dynamic, backend=backend)
-
-
-@contextlib.contextmanager
-def compile_settings() -> Iterator[None]:
-    """Floats (the embedding scale, label smoothing, dropout rates) traced as the constants they
-    are in a run. As symbols, torch specializes them only after tracing the whole model to its
-    joint graph, then traces it all again: one wasted trace, seconds on every compile.
-
-    And every dimension its own symbol. By default ("duck sizing") dimensions of equal size in
-    the first batch share one, so a first batch whose target length equals its batch size or its
-    source length compiled a graph for that equality, and the first batch without it compiled
-    the step again (on a GPU: a minute, and a host sync inside an update)."""
-    with torch._dynamo.config.patch(specialize_float=True), shape_config.patch(use_duck_shape=False):
-        yield
-
-
-def compile_smoke_test(device: torch.device, backend: str = "inductor") -> None:
-    """A small module compiled as training compiles (dynamic shapes), run at two sizes against
-    eager: raises whatever makes torch.compile fail on this machine."""
-    generator = torch.Generator().manual_seed(0)
-    layer = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16))
-    with torch.no_grad():
-        for parameter in layer.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=generator))
-    layer = layer.to(device)
-    compiled = compile_model(layer, backend)
-    for rows in (5, 8):
-        x = torch.randn(rows, 16, generator=generator).to(device)
-        with torch.no_grad(), compile_settings():
-            if not torch.allclose(compiled(x), layer(x), rtol=1e-4, atol=1e-5):
-                raise RuntimeError("the compiled output differs from eager")
 
 
 def long_enough_to_compile(cfg: TrainConfig) -> bool:
@@ -88,8 +54,7 @@ def resolve_compile(cfg: TrainConfig, device: torch.device,
     try:
         smoke_test(device)
     except Exception as e:  # any failure of the compiler stack: the run can still train eagerly
-        text = str(e).strip()
-        reason = f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+        reason = failure_reason(e)
         if cfg.compile is True:
             raise NmtError(f"train.compile=true, but torch.compile fails on this machine ({reason}); "
                            "use train.compile=auto or false to train eagerly") from None

@@ -28,7 +28,8 @@ from nmt.errors import NmtError
 from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.transformer import Transformer
 from nmt.model.varlen_attention import flash_varlen_available
-from nmt.train.compiling import compile_model, compile_settings, resolve_compile, resolve_cuda_graphs
+from nmt.model.compiler import compile_settings
+from nmt.train.compiling import compile_model, resolve_compile, resolve_cuda_graphs
 from nmt.train.distributed import World
 from nmt.train.master_weights import MasterWeights
 from nmt.train.micro_batches import initial_micro_batches, rank_passes

@@ -355,9 +355,9 @@ def test_compile_auto_compiles_long_cuda_runs_only_and_falls_back_to_eager_with_
 
 
 def test_the_compile_smoke_test_runs_and_catches_a_wrong_compiled_output(monkeypatch):
-    from nmt.train import compiling
+    from nmt.model.compiler import compile_smoke_test
 
-    compiling.compile_smoke_test(torch.device("cpu"), backend="aot_eager")
-    monkeypatch.setattr(compiling, "compile_model", lambda layer, backend: lambda x: layer(x) + 1)
+    compile_smoke_test(torch.device("cpu"), backend="aot_eager")
+    monkeypatch.setattr(torch, "compile", lambda layer, **settings: lambda x: layer(x) + 1)
     with pytest.raises(RuntimeError, match="differs from eager"):
-        compiling.compile_smoke_test(torch.device("cpu"), backend="aot_eager")
+        compile_smoke_test(torch.device("cpu"), backend="aot_eager")
