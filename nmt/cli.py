@@ -407,7 +407,8 @@ def serve(
     require_fastapi()
     check_listening(host, port)
     workers, threads = workers_and_threads(workers, threads, device)
-    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers, worker_mode)
+    served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers, worker_mode,
+                         note=lambda text: err.print(text, highlight=False, markup=False))
     names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}; worker {m.worker_mode}: "
                       f"{workers})" for m in served.models)
     err.print(f"serving {names} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)

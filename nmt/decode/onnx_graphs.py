@@ -67,9 +67,10 @@ class OnnxGraphs:
         return tuple(self.encoder.run(None, {"src_ids": src.cpu().numpy()})), None
 
     def start_decoding(self, memory: tuple[np.ndarray, ...], src_mask: None, beams: int = 1,
-                       vocabulary: Tensor | None = None, attention: bool = False) -> GraphState:
+                       vocabulary: Tensor | None = None, attention: bool = False, compiled: bool = False) -> GraphState:
         """The state before the first step; with `attention` (where the graph gives it), each step
-        also returns the attention alignments are read from (the searches leave it in the graph)."""
+        also returns the attention alignments are read from (the searches leave it in the graph).
+        `compiled` (decode.compile) changes nothing: onnxruntime optimizes the graphs itself."""
         if vocabulary is not None:
             raise ValueError("an ONNX export decodes over its whole vocabulary (no shortlist)")
         keys, values, bias = memory

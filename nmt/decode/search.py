@@ -156,7 +156,8 @@ def _sampler(temperature: float, top_k: int, top_p: float, generator: torch.Gene
 def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
                   min_len: int = 0, sample: dict | None = None, no_repeat_ngram_size: int = 0,
                   length_penalty: float = 0.0, length_penalty_form: str = "power",
-                  prefixes: list[list[int]] | None = None, vocabulary: torch.Tensor | None = None) -> list[Hypothesis]:
+                  prefixes: list[list[int]] | None = None, vocabulary: torch.Tensor | None = None,
+                  compiled: bool = False) -> list[Hypothesis]:
     """The most probable next token at each step, for a batch of sources (B, S). An output ends
     with EOS or at its length limit (then without EOS, as in beam search); its score is divided
     by the length penalty as beam search's are. An output with a prefix (token ids) starts with
@@ -164,6 +165,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
 
     With `sample` (temperature, top_k, top_p, generator, epsilon), the next token is drawn at random instead.
     `vocabulary`: the target ids the outputs may use (a lexical shortlist), None for all.
+    `compiled`: the model's decoder layers run compiled (decode.compile, nmt.model.compiled_decoding).
     """
     pick = _sampler(**sample) if sample else None
     batch = src.size(0)
@@ -171,7 +173,7 @@ def greedy_search(model: Transformer, src: Tensor, max_len_a: float = 1.5, max_l
     prefix_lengths = None if forced is None else (forced >= 0).sum(dim=1)
     limits = max_output_lengths(src, model, max_len_a, max_len_b, prefix_lengths)
     memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask, vocabulary=vocabulary)
+    state = model.start_decoding(memory, src_mask, vocabulary=vocabulary, compiled=compiled)
     alive = torch.arange(batch, device=src.device)  # sentence of each active row
     tokens = torch.full((batch,), model.start_token, dtype=torch.long, device=src.device)
     outputs = torch.full((batch, int(limits.max())), PAD, dtype=torch.long, device=src.device)
@@ -353,7 +355,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
                 length_penalty_form: str = "power", patience: float = 1.0,
                 prefixes: list[list[int]] | None = None,
                 constraints: list[list[list[int]]] | None = None,
-                vocabulary: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+                vocabulary: torch.Tensor | None = None, compiled: bool = False) -> list[list[Hypothesis]]:
     """Batched beam search for sources (B, S); returns the `nbest` best hypotheses per sentence.
 
     Each step extends the K beams of every sentence still searched and a chooser keeps K of the
@@ -367,7 +369,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     A sentence with a prefix (token ids) is forced through it on one beam, its probability not
     counted (it is given, not chosen). Each beam's tokens live on the host, indices go back to
     the device as host-built tensors. `vocabulary`: the target ids the outputs may use (a lexical
-    shortlist), None for all.
+    shortlist), None for all. `compiled`: as in greedy_search.
     """
     if length_penalty_form not in LENGTH_PENALTY_FORMS:
         raise ValueError(f"length_penalty_form {length_penalty_form!r}: choose one of {LENGTH_PENALTY_FORMS}")
@@ -379,7 +381,7 @@ def beam_search(model: Transformer, src: Tensor, beam_size: int = 4, length_pena
     banked = bool(constraints and any(constraints))
     chooser: Chooser = BankedBeams(filing, constraints, device) if banked else TopK(filing, batch, device, vocabulary)
     memory, src_mask = model.encode(src)
-    state = model.start_decoding(memory, src_mask, beams=k, vocabulary=vocabulary)
+    state = model.start_decoding(memory, src_mask, beams=k, vocabulary=vocabulary, compiled=compiled)
 
     sentence = list(range(batch))  # sentence of each active batch entry
     history: list[list[int]] = [[] for _ in range(batch * k)]  # tokens of each of the b·K rows

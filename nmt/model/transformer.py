@@ -20,6 +20,7 @@ from torch import Tensor, nn
 from nmt.config import ModelConfig
 from nmt.data.batching import Packing
 from nmt.special_tokens import BOS, EOS, PAD
+from nmt.model.compiled_decoding import CompiledSteps, compiled_steps
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
@@ -166,6 +167,8 @@ class SelfAttentionCache:
         return self.keys, self.values
 
     def _gathered(self, past: Tensor, new: Tensor) -> Tensor:
+        if torch.compiler.is_compiling():  # no out= in a graph; the compiler fuses the gather into the copy
+            return torch.cat([past if self.rows is None else past.index_select(0, self.rows), new], dim=2)
         rows, heads, t, dh = new.size(0), past.size(1), past.size(2), past.size(3)
         out = past.new_empty((rows, heads, t + 1, dh))
         if self.rows is None:
@@ -426,6 +429,8 @@ class DecoderState:
     # Relative positions: the decoder's self-attention bias by distance, farthest first
     # (1, h, 1, max_positions), made once per batch; position t's row is its last t+1 columns.
     self_bias: Tensor | None = None
+    # decode.compile: the decoder layers' part of a step, compiled (nmt.model.compiled_decoding)
+    compiled: Callable | None = None
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
         """Keep (and reorder) rows: beam reordering and dropping finished sentences. `rows` comes
@@ -443,7 +448,7 @@ class DecoderState:
             memory_kv=memory_kv, src_bias=src_bias,
             self_cache=[cache.select(rows) for cache in self.self_cache],
             beams=self.beams, length=self.length, vocabulary=self.vocabulary, vocabulary_weight=self.vocabulary_weight,
-            vocabulary_bias=self.vocabulary_bias, self_bias=self.self_bias,
+            vocabulary_bias=self.vocabulary_bias, self_bias=self.self_bias, compiled=self.compiled,
         )
 
 
@@ -506,6 +511,7 @@ class Transformer(nn.Module):
         # and are trained on them (train.guided_alignment; nmt.model.guided_alignment); None: the
         # alignments come from the mean of every layer's heads.
         self.alignment_heads: tuple[int, int] | None = None
+        self.compiled_decoding: CompiledSteps | None = None  # decode.compile's, made on first use
         self._init_weights()
 
     def _init_weights(self) -> None:
@@ -689,10 +695,11 @@ class Transformer(nn.Module):
 
     # --- decoder, one position at a time (translation) ----------------------------------------
     def start_decoding(self, memory: Tensor, src_mask: Tensor, beams: int = 1,
-                       vocabulary: Tensor | None = None) -> DecoderState:
+                       vocabulary: Tensor | None = None, compiled: bool = False) -> DecoderState:
         """State for incremental decoding of `beams` rows per sentence; the encoder-side keys and
         values are projected and kept once per sentence. `vocabulary`: the target ids (C,) the
-        outputs may use (a shortlist), or None for all."""
+        outputs may use (a shortlist), or None for all. `compiled`: the steps' decoder layers run
+        compiled (decode.compile, nmt.model.compiled_decoding)."""
         if memory.device.type == "cpu" and memory.size(1) < CPU_SOFTMAX_MIN_COLUMNS:
             # torch's CPU softmax over fewer columns than one vector register holds is ~10x
             # slower (nmt.model.matmul_attention): a short batch of sources gets masked columns,
@@ -712,7 +719,7 @@ class Transformer(nn.Module):
             last = self.cfg.max_positions - 1
             self_bias = self.decoder_position_bias(1, last + 1, offset=last)
         return DecoderState(memory_kv, src_bias, [SelfAttentionCache() for _ in self.decoder_layers], beams, 0,
-                            vocabulary, weight, bias, self_bias)
+                            vocabulary, weight, bias, self_bias, compiled_steps(self) if compiled else None)
 
     def decode_step(self, tokens: Tensor, state: DecoderState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
@@ -725,15 +732,21 @@ class Transformer(nn.Module):
             if first < 0:
                 raise ValueError(f"sequence of {state.length + 1} positions exceeds max_positions {state.self_bias.size(-1)}")
             self_bias = state.self_bias[..., first:]
-        for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
-            x = layer.step(x, kv, state.src_bias, cache, self_bias)
+        layers = state.compiled if state.compiled is not None and state.compiled.applies(state) else self.step_layers
+        hidden = layers(x, state, self_bias)
         state.length += 1
-        hidden = self.decoder_norm(x[:, 0])
         if state.vocabulary is None:
             return next_token_log_probs(self.output_logits(hidden), forbid=forbid)
         # The output layer and the softmax over the shortlist only: column j is token vocabulary[j].
         logits = F.linear(hidden, state.vocabulary_weight, state.vocabulary_bias)
         return next_token_log_probs(logits, forbid, shortlisted=True)
+
+    def step_layers(self, x: Tensor, state: DecoderState, self_bias: Tensor | None) -> Tensor:
+        """A decoding step's new position x (N, 1, D), embedded, through every decoder layer (each
+        layer's self-attention cache in `state` appended) and the final norm: hidden (N, D)."""
+        for layer, kv, cache in zip(self.decoder_layers, state.memory_kv, state.self_cache):
+            x = layer.step(x, kv, state.src_bias, cache, self_bias)
+        return self.decoder_norm(x[:, 0])
 
     def cross_attention(self, src: Tensor, tgt_in: Tensor) -> list[Tensor]:
         """Each decoder layer's encoder-decoder attention probabilities (B, h, T, S) under

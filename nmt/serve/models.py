@@ -8,6 +8,7 @@ average checkpoints into one model, `nmt average`)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,12 +122,16 @@ class ServedSourceGuess(SourceGuess):
 
 def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", compute_type: str = "default",
                 threads: int = 0, decode_from: Path | None = None, overrides: list[str] = (),
-                workers: int = 1, worker_mode: str = "threads") -> ServedModels:
+                workers: int = 1, worker_mode: str = "threads",
+                note: Callable[[str], None] = lambda _: None) -> ServedModels:
     """Each model loaded once, its decode defaults its recipe's, then `decode_from`'s, then
     `overrides`; `workers` will translate with each at once, as threads or processes of their
-    own (`worker_mode`: auto, processes, threads; nmt.serve.worker_process)."""
+    own (`worker_mode`: auto, processes, threads; nmt.serve.worker_process). With decode.compile,
+    a model served by threads compiles its decoding steps here (nmt.decode.warm_up), each worker
+    process when it starts; `note` hears that it does."""
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings
+    from nmt.decode.warm_up import warm_up
 
     if worker_mode not in WORKER_MODES:
         raise NmtError(f"--worker-mode {worker_mode}: choose one of {', '.join(WORKER_MODES)}")
@@ -140,4 +145,8 @@ def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", c
     modes = resolve_worker_modes(worker_mode, workers, [(m.spec, m.translator.capabilities.name) for m in models])
     for model, mode in zip(models, modes):
         model.worker_mode = mode
+        if model.translator.recipe.decode.compile:
+            note(f"{model.name}: compiling its decoding steps (decode.compile; 10-40 s on a CPU the first time)")
+            if mode == "threads":  # worker processes warm up as they start
+                warm_up(model.translator, model.translator.recipe.decode)
     return ServedModels(models)

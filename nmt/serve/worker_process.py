@@ -150,9 +150,11 @@ def _serve_calls(connection, spec: LoadSpec, recipe, controls) -> None:
     try:
         from nmt.decode.engines.engine import load_engine
         from nmt.decode.translate import translate
+        from nmt.decode.warm_up import warm_up
 
         translator = load_engine([Path(spec.path)], spec.device, spec.engine, spec.compute_type, spec.threads)
         translator.recipe, translator.controls = recipe, controls  # the server's defaults and direction
+        warm_up(translator, recipe.decode)  # with decode.compile: compiled before the first request
     except Exception as e:
         connection.send(("error", f"{type(e).__name__}: {e}"))
         return

@@ -54,8 +54,8 @@ class Ensemble:
         return [m.encode(src)[0] for m in self.models], (src != PAD)[:, None, None, :]
 
     def start_decoding(self, memories: list[Tensor], src_mask: Tensor, beams: int = 1,
-                       vocabulary: Tensor | None = None) -> EnsembleState:
-        return EnsembleState([m.start_decoding(memory, src_mask, beams, vocabulary)
+                       vocabulary: Tensor | None = None, compiled: bool = False) -> EnsembleState:
+        return EnsembleState([m.start_decoding(memory, src_mask, beams, vocabulary, compiled)
                               for m, memory in zip(self.models, memories)])
 
     def decode_step(self, tokens: Tensor, state: EnsembleState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:

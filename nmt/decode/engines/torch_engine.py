@@ -20,6 +20,7 @@ from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.decode.text.alignment import model_attention
 from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
+from nmt.model.compiled_decoding import check_compiler
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.precision import attention_kernels, autocast, tf32
 from nmt.model.from_weights import transformer_from_weights
@@ -125,6 +126,8 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
     constrained = bool(constraints and any(constraints))
     if constrained and cfg.sampling:
         raise NmtError("lexical constraints need beam search, not sampling (decode.sampling)")
+    if cfg.compile:
+        check_compiler(translator.device)
     src = padded(sources, last=EOS).to(translator.device)
     vocabulary = _shortlisted(translator, sources, cfg, prefixes, constraints)
     with decode_autocast(translator.device, cfg.precision):
@@ -134,7 +137,7 @@ def translate_batch(translator: Translator, sources: list[list[int]], cfg: Decod
                            cfg.max_len_a, cfg.max_len_b, nbest=cfg.nbest, min_len=cfg.min_len,
                            no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty_form=cfg.length_penalty_form,
                            patience=cfg.patience, prefixes=prefixes, constraints=constraints if constrained else None,
-                           vocabulary=vocabulary)
+                           vocabulary=vocabulary, compiled=cfg.compile)
 
 
 def _shortlisted(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
@@ -161,7 +164,8 @@ def _greedy(translator: Translator, src: torch.Tensor, cfg: DecodeConfig,
     alpha = 0.0 if cfg.sampling else cfg.length_penalty
     return greedy_search(translator.model, src, cfg.max_len_a, cfg.max_len_b, cfg.min_len, sample=sample,
                          no_repeat_ngram_size=cfg.no_repeat_ngram_size, length_penalty=alpha,
-                         length_penalty_form=cfg.length_penalty_form, prefixes=prefixes, vocabulary=vocabulary)
+                         length_penalty_form=cfg.length_penalty_form, prefixes=prefixes, vocabulary=vocabulary,
+                         compiled=cfg.compile)
 
 
 def padded(rows: list[list[int]], first: int | None = None, last: int | None = None) -> torch.Tensor:
