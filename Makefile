@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-page bench-large-models wmt14-base wmt14-big clean
+.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-decode-compile bench-page bench-large-models wmt14-base wmt14-big clean
 
 # uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
 # environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
@@ -85,6 +85,9 @@ bench-serve: install
 	$(BIN)/python -m bench.serve_load --engine torch
 	$(BIN)/python -m bench.serve_load --engine ctranslate2
 	$(BIN)/python -m bench.serve_load --engine torch --overload --clients 400
+# decode.compile against eager decoding on the demo's model (run `make demo` first); about 10 minutes.
+bench-decode-compile: install
+	$(BIN)/python -m bench.decode_compile
 bench-page: install
 	$(BIN)/python -m bench.page_screenshot
 
