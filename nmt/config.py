@@ -569,8 +569,8 @@ class DecodeConfig(Section):
     # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     # The torch engine's decoding steps compiled by torch.compile (nmt.model.compiled_decoding): the
-    # same outputs in 0.75-0.9 of the time on a CPU, after 10-40 s of compiling in each process
-    # (seconds once torch's on-disk cache has them). Pays for a server, which compiles before it
+    # same outputs in 0.8-0.9 of the time on a CPU, after about a minute of compiling in each process
+    # (13 s once torch's on-disk cache has the graphs). Pays for a server, which compiles before it
     # takes requests, and for long files. CTranslate2 and ONNX exports run compiled kernels anyway.
     compile: bool = False
     # A line of several sentences is translated sentence by sentence and joined again, a sentence

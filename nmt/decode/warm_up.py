@@ -1,6 +1,6 @@
 """A server's warm-up before it takes requests: with decode.compile, the compiled decoding steps
-(nmt.model.compiled_decoding) are compiled at their first call of each kind of shape, 10-40 s on
-a CPU, which would otherwise fall on the first users' requests."""
+(nmt.model.compiled_decoding) are compiled at their first call of each kind of shape, about a
+minute on 2 cores the first time, which would otherwise fall on the first users' requests."""
 
 from __future__ import annotations
 

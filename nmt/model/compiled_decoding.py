@@ -4,8 +4,9 @@ A step of a small model on a CPU is mostly the cost of its operator calls, not o
 arithmetic: the demo's model (4 layers, 128 wide) calls about 200 operators per step. Compiled,
 the layer norms, residual additions, attention softmaxes and each cache's gather and append are
 fused into a few C++ kernels around the matrix products, which stay with MKL. Measured on 2
-cores: requests of 4 lines to the demo's model 0.74-0.86 of the eager latency, batches of 400
-lines 0.86-0.89 of the time, the same outputs (docs/decoding.md).
+cores (`make bench-decode-compile`): requests of 1 line to a model of the demo's shape 0.80 of the
+eager latency, of 4 lines 0.83, a file of 400 lines 0.92 of the time, the same outputs
+(docs/serving.md, "Compiled decoding steps").
 
 What is compiled: `Transformer.step_layers`, the decoder layers and the final norm. The embedding,
 the output layer (a shortlist's too) and the search's rules stay eager. A batch's first
@@ -13,10 +14,12 @@ MIN_PAST steps run eagerly: the first has no past, and a past of one position wo
 its own (torch specializes dimensions of size 1).
 
 Shapes: rows, sentences, source length and past length are symbols (marked dynamic at every
-call), heads, head size and width constants. A batch of one sentence, and one row (greedy search
-of one sentence), still get graphs of their own: a process compiles up to three, in 10-40 s each
-on 2 cores the first time and a few seconds from torch's on-disk cache after that. A server
-compiles them before it takes requests (nmt.decode.engines.torch_engine.warm_up).
+call), heads, head size and width constants; the past's rows before the search's reorder are
+read by index only, an unbacked symbol, so that no size of theirs makes a graph. A batch of one
+sentence and one row (greedy search) still get graphs of their own: a process compiles four (one
+sentence or several, by beams or by one row each), about a minute on 2 cores the first time and
+13 s from torch's on-disk cache after that. A server compiles them before it takes requests
+(nmt.decode.warm_up).
 """
 
 from __future__ import annotations
