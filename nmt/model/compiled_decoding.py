@@ -37,8 +37,8 @@ DecoderState = Any
 
 MIN_PAST = 2  # positions a step's past must hold for the compiled layers to run it
 
-# the backend every compiled step uses; tests set aot_eager (dynamo's trace run by torch's own
-# kernels), which checks the same trace without inductor's C++ compile
+# the backend every compiled step uses; tests set eager or aot_eager (dynamo's trace, and AOT
+# autograd's, run by torch's own kernels): the same traces without inductor's C++ compile
 BACKEND = "inductor"
 
 

@@ -429,8 +429,8 @@ class DecoderState:
     # Relative positions: the decoder's self-attention bias by distance, farthest first
     # (1, h, 1, max_positions), made once per batch; position t's row is its last t+1 columns.
     self_bias: Tensor | None = None
-    # decode.compile: the decoder layers' part of a step, compiled (nmt.model.compiled_decoding)
-    compiled: Callable | None = None
+    # decode.compile: the decoder layers' part of a step runs compiled (nmt.model.compiled_decoding)
+    compiled: bool = False
 
     def select(self, rows: Tensor, same_sentences: bool = False) -> "DecoderState":
         """Keep (and reorder) rows: beam reordering and dropping finished sentences. `rows` comes
@@ -719,7 +719,7 @@ class Transformer(nn.Module):
             last = self.cfg.max_positions - 1
             self_bias = self.decoder_position_bias(1, last + 1, offset=last)
         return DecoderState(memory_kv, src_bias, [SelfAttentionCache() for _ in self.decoder_layers], beams, 0,
-                            vocabulary, weight, bias, self_bias, compiled_steps(self) if compiled else None)
+                            vocabulary, weight, bias, self_bias, compiled)
 
     def decode_step(self, tokens: Tensor, state: DecoderState, forbid: Callable[[Tensor], None] | None = None) -> Tensor:
         """tokens (N,) at position state.length -> log-probabilities (N, V) of the next token
@@ -732,7 +732,7 @@ class Transformer(nn.Module):
             if first < 0:
                 raise ValueError(f"sequence of {state.length + 1} positions exceeds max_positions {state.self_bias.size(-1)}")
             self_bias = state.self_bias[..., first:]
-        layers = state.compiled if state.compiled is not None and state.compiled.applies(state) else self.step_layers
+        layers = compiled_steps(self) if state.compiled and CompiledSteps.applies(state) else self.step_layers
         hidden = layers(x, state, self_bias)
         state.length += 1
         if state.vocabulary is None:

@@ -146,7 +146,8 @@ def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", c
     for model, mode in zip(models, modes):
         model.worker_mode = mode
         if model.translator.recipe.decode.compile:
-            note(f"{model.name}: compiling its decoding steps (decode.compile; about a minute on a CPU the first time, seconds from the cache after)")
+            note(f"{model.name}: compiling its decoding steps (decode.compile; about a minute on a CPU the "
+                 "first time, seconds from the cache after)")
             if mode == "threads":  # worker processes warm up as they start
                 warm_up(model.translator, model.translator.recipe.decode)
     return ServedModels(models)
