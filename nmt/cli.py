@@ -382,7 +382,8 @@ def serve(
     max_chars: Annotated[int, typer.Option(help="Characters per line at most.")] = 2000,
     max_constraints: Annotated[int, typer.Option(help="Terminology constraints per line at most.")] = 8,
     batch_wait_ms: Annotated[float, typer.Option(
-        help="How long the first waiting request waits for others to share its model call.")] = 5.0,
+        help="How long the first waiting request waits for others to share its model call (not at all where "
+             "no other request is in flight).")] = 5.0,
     batch_max_lines: Annotated[int, typer.Option(help="Lines per model call at most.")] = 64,
     max_queued_lines: Annotated[int, typer.Option(
         help="Lines waiting for a model call at most: past this a request is answered 503 (retry later) at once, "

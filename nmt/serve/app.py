@@ -257,7 +257,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     def counters(served: Served) -> dict:
         s = served.batcher.stats
         return {"requests": s.requests, "lines": s.lines, "model_calls": s.calls,
-                "busy_seconds": round(s.busy_seconds, 3), "queued_lines": served.batcher.queued_lines}
+                "busy_seconds": round(s.busy_seconds, 3), "queued_lines": served.batcher.queued_lines,
+                "requests_in_flight": served.batcher.in_flight}
 
     @app.get("/health")
     async def health() -> dict:

@@ -3,7 +3,9 @@
 `workers` threads share the model (inference only reads its weights) and one queue. A free
 worker takes the first waiting request, waits up to `wait_ms` for more (until `max_lines` lines
 are gathered), groups what it has by decode settings, and translates each group in one call:
-the length-sorted token batching inside then packs lines from several requests together. With
+the length-sorted token batching inside then packs lines from several requests together. It
+waits only while other requests are in flight (queued, or in another worker's call): a request
+alone would gain no company by waiting, and one client's requests come one after another. With
 two workers, one model call runs while the other gathers and starts the next, so a request
 waits for at most about one call ahead of it; on a CPU each worker's torch operations run on its
 own thread (nmt serve sets the threads per worker), or each worker's calls run in a process of
@@ -56,6 +58,7 @@ class Batcher:
         self.max_lines = max_lines
         self.max_queued_lines = max_queued_lines
         self.queued_lines = 0  # lines queued, not yet taken by a worker
+        self.in_flight = 0  # requests queued or in a model call, not yet answered
         self.stats = BatcherStats()
         self._lock = threading.Lock()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
@@ -72,6 +75,7 @@ class Batcher:
                 raise RequestRefused(f"the server is busy: {queued} lines wait for a model call, and at most {limit} "
                                      "may (max_queued_lines); retry later", 503, "max_queued_lines", limit)
             self.queued_lines += len(lines)
+            self.in_flight += 1
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.put(_Request(lines, cfg, extras, future, loop))
@@ -99,8 +103,12 @@ class Batcher:
         return lambda lines, cfg, extras: translate(self.translator, lines, cfg, extras=extras)
 
     def _gather(self, first: _Request) -> tuple[list[_Request], bool]:
-        """The first request and those arriving within the wait; True when told to stop."""
+        """The first request and those arriving within the wait; True when told to stop. No wait
+        for a request alone in flight: nothing it could share a call with has arrived."""
         batch, lines = [first], len(first.lines)
+        with self._lock:
+            if self.in_flight == 1:
+                return batch, False
         deadline = time.monotonic() + self.wait
         while lines < self.max_lines:
             try:
@@ -134,6 +142,7 @@ class Batcher:
         except Exception as e:  # a failed call fails its requests, never the worker
             for r in requests:
                 r.loop.call_soon_threadsafe(_set_exception, r.future, e)
+            self._answered(requests)
             return
         with self._lock:
             s = self.stats
@@ -144,6 +153,11 @@ class Batcher:
         for r in requests:
             r.loop.call_soon_threadsafe(_set_result, r.future, results[offset:offset + len(r.lines)])
             offset += len(r.lines)
+        self._answered(requests)
+
+    def _answered(self, requests: list[_Request]) -> None:
+        with self._lock:
+            self.in_flight -= len(requests)
 
 
 def _set_result(future: asyncio.Future, value) -> None:

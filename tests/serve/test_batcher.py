@@ -32,6 +32,16 @@ class HeldWorker:
         self.release.set()
 
 
+class FirstCallHeld(HeldWorker):
+    """Holds only its first call until `release`; answers the others at once."""
+
+    def translate(self, lines, cfg, extras=()):
+        if self.calls:
+            self.calls.append([line.text for line in lines])
+            return [[line.text] for line in lines]
+        return super().translate(lines, cfg, extras)
+
+
 def lines(*texts: str) -> list[Line]:
     return [Line.of(LineRequest(text=text)) for text in texts]
 
@@ -71,6 +81,37 @@ def test_a_request_larger_than_the_limit_is_taken_when_nothing_waits():
         return answer
 
     assert asyncio.run(scenario()) == [["a"], ["b"], ["c"]]
+
+
+def test_a_request_alone_in_flight_is_translated_without_waiting_for_company():
+    """One client's requests come one after another: the batching window (a minute here) is
+    skipped where no other request is queued or in a call, and kept where one is: a request
+    that arrives while another worker's call runs waits for company, and shares its call."""
+    async def scenario():
+        worker = HeldWorker()
+        worker.release.set()
+        alone = Batcher(None, wait_ms=60_000, workers=1, processes=[worker])
+        first = await asyncio.wait_for(alone.translate(lines("a"), DecodeConfig()), timeout=10)
+        alone.close()
+
+        held = FirstCallHeld()  # whichever worker takes the first call is held there
+        batcher = Batcher(None, wait_ms=60_000, max_lines=2, workers=2, processes=[held, held])
+        cfg = DecodeConfig()
+        in_call = asyncio.ensure_future(batcher.translate(lines("b"), cfg))  # one worker's call, held
+        await asyncio.to_thread(held.started.wait, 10)
+        waiting = asyncio.ensure_future(batcher.translate(lines("c"), cfg))  # the other worker waits for company
+        await asyncio.sleep(0.05)
+        assert not waiting.done() and batcher.in_flight == 2
+        joined = asyncio.ensure_future(batcher.translate(lines("d"), cfg))  # max_lines reached: the call starts
+        answers = [await asyncio.wait_for(waiting, timeout=10), await asyncio.wait_for(joined, timeout=10)]
+        held.release.set()
+        answers.append(await in_call)
+        batcher.close()
+        return first, worker.calls, answers, held.calls, batcher.in_flight
+
+    first, alone_calls, answers, calls, left = asyncio.run(scenario())
+    assert first == [["a"]] and alone_calls == [["a"]]
+    assert answers == [[["c"]], [["d"]], [["b"]]] and calls == [["b"], ["c", "d"]] and left == 0
 
 
 def test_the_server_answers_a_refused_request_503_with_retry_after_in_both_apis(trained_tiny):

@@ -183,15 +183,27 @@ def test_requests_arriving_together_share_a_model_call(server):
 
 
 def test_sigterm_answers_the_request_in_flight_then_exits(trained_tiny):
-    # (worker threads: the module's server stops its worker processes as it ends)
-    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--batch-wait-ms", "1500", "--worker-mode", "threads")
+    # (worker threads: the module's server stops its worker processes as it ends; every output at
+    # least 60 tokens long, so that the request is still being translated when the signal comes)
+    s = Server(str(trained_tiny.out / "checkpoints" / "best.pt"), "--worker-mode", "threads",
+               "--set", "decode.min_len=60", "--set", "decode.max_len_b=80")
     reply = {}
-    client = threading.Thread(target=lambda: reply.update(zip(("status", "body"), s.post({"text": ["A dog."]}))))
-    client.start()
-    time.sleep(0.5)  # the request now waits in the batching window
+
+    def client() -> None:
+        reply.update(zip(("status", "body"), s.post({"text": [f"A dog runs after {n} balls." for n in range(8)]})))
+        reply["answered"] = time.monotonic()
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while s.get("/health")[1]["served"]["requests_in_flight"] == 0 and "answered" not in reply:
+        assert time.monotonic() < deadline, "the request never reached the server"
+        time.sleep(0.002)
+    signalled = time.monotonic()
     assert s.stop() == 0
-    client.join(timeout=30)
-    assert reply["status"] == 200 and len(reply["body"]["translations"]) == 1
+    thread.join(timeout=30)
+    assert reply["status"] == 200 and len(reply["body"]["translations"]) == 8
+    assert reply["answered"] > signalled  # it was in flight when the signal came, and was answered
 
 
 def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path):
