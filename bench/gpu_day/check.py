@@ -18,7 +18,7 @@ logs); the terminal gets one line per check. Parts, in order of value:
 - training: preflight; bf16_vs_fp32 (a learnable task at the base shape from the same weights and
   batches: both precisions learn, and bf16's final loss is at most 1 % above fp32's and at most
   5 % below it); compiled_vs_eager; multi30k (the Multi30k recipe trained for --minutes in bf16,
-  then its test BLEU).
+  then its test BLEU, and the test set's translation time eager and with decode.compile).
 
 Every part starts with `preflight`: device, driver, torch/triton versions, whether a C compiler and
 Python.h exist and, in a part that compiles, whether torch.compile works on the device; where it
@@ -504,15 +504,50 @@ def train_and_translate(ctx: Context, recipe_path: Path, out: Path, overrides: l
     corpus = open_corpus(recipe.data.test, recipe.data.src_lang, recipe.data.tgt_lang)
     sources, references = list(corpus.side("src")), list(corpus.side("tgt"))
     translator = load_engine([result.checkpoint], device=str(ctx.device))
-    start = time.perf_counter()
-    hypotheses = [translator.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(translator, sources, recipe.decode)]
-    seconds = time.perf_counter() - start
+
+    def translated(decode) -> tuple[list[str], float]:
+        start = time.perf_counter()
+        found = [translator.tgt_tokenizer.decode(h[0].tokens) for h in translate_lines(translator, sources, decode)]
+        return found, time.perf_counter() - start
+
+    (hypotheses, seconds), (_, warm) = translated(recipe.decode), translated(recipe.decode)
     return {"recipe": recipe_path.name, "updates": result.step, "stopped_because": result.stopped_because,
             "mean_target_tokens_per_s": round(sum(speeds) / len(speeds)) if speeds else None,
             "test_bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
             "test_sentences": len(sources), "translate_seconds": round(seconds, 1), "recipe_overrides": overrides,
+            "decoding": compiled_decoding(ctx, translated, recipe.decode, hypotheses, references, [seconds, warm]),
             "checkpoint": str(result.checkpoint), "test": recipe.data.test,
             "languages": [recipe.data.src_lang, recipe.data.tgt_lang]}
+
+
+def compiled_decoding(ctx: Context, translated: Callable, decode, eager: list[str], references: list[str],
+                      eager_seconds: list[float]) -> dict:
+    """The test set translated again with decode.compile (nmt.model.compiled_decoding: the decoder
+    layers of each step compiled: inductor on a GPU, dynamo's trace alone on a CPU), twice: the
+    first call compiles the graphs it meets. Beside the eager translations' two times: a GPU's
+    decoding step launches each of its ~200 operators from Python, where compiled it launches a
+    few fused kernels. Outputs in bf16 (decode.precision auto on CUDA) may differ where fused
+    kernels round otherwise: how many are the same, and the BLEU."""
+    import sacrebleu
+
+    from nmt.model import compiled_decoding as steps
+
+    if not ctx.compile_works:
+        return {"not_run": ctx.compile_note, "eager_seconds": [round(s, 2) for s in eager_seconds]}
+    backend = "inductor" if ctx.on_gpu else "eager"  # on a CPU dynamo's trace alone: the suite's rehearsal
+    chosen, steps.BACKEND = steps.BACKEND, backend
+    try:
+        compiled_cfg = decode.model_copy(update={"compile": True})
+        (outputs, first), (_, second) = translated(compiled_cfg), translated(compiled_cfg)
+    except Exception as e:  # the BLEU measured before stays in the report
+        return {"backend": backend, "error": first_line(e), "eager_seconds": [round(s, 2) for s in eager_seconds]}
+    finally:
+        steps.BACKEND = chosen
+    return {"backend": backend, "eager_seconds": [round(s, 2) for s in eager_seconds],
+            "compiled_seconds": [round(first, 2), round(second, 2)],
+            "compiled_over_eager_warm": round(second / eager_seconds[1], 3),
+            "same_outputs": sum(a == b for a, b in zip(outputs, eager)),
+            "compiled_test_bleu": round(sacrebleu.corpus_bleu(outputs, [references]).score, 2)}
 
 
 def multi30k(ctx: Context) -> dict:

@@ -132,6 +132,9 @@ def test_each_gpu_day_command_returns_its_checks_under_out(gpu_python, tmp_path,
         assert checks["preflight"]["compile_works"] and checks["compiled_vs_eager"]["ok"]
         precision = checks["bf16_vs_fp32"]
         assert precision["learned"] and precision["reference_loss"] < precision["uniform_loss"] < precision["first_loss"]
+        decoding = checks["multi30k"]["decoding"]  # the test set again with decode.compile: fp32 here, the same lines
+        assert decoding["same_outputs"] == checks["multi30k"]["test_sentences"] and len(decoding["compiled_seconds"]) == 2
+        assert decoding["compiled_test_bleu"] == checks["multi30k"]["test_bleu"]
 
 
 def test_wheels_that_did_not_travel_are_a_one_line_error(gpu_python, tmp_path):
