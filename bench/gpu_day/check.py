@@ -532,19 +532,19 @@ def compiled_decoding(ctx: Context, translated: Callable, decode, eager: list[st
 
     from nmt.model import compiled_decoding as steps
 
+    eager_times = {"eager_seconds": [round(s, 2) for s in eager_seconds]}
     if not ctx.compile_works:
-        return {"not_run": ctx.compile_note, "eager_seconds": [round(s, 2) for s in eager_seconds]}
+        return {"not_run": ctx.compile_note} | eager_times
     backend = "inductor" if ctx.on_gpu else "eager"  # on a CPU dynamo's trace alone: the suite's rehearsal
     chosen, steps.BACKEND = steps.BACKEND, backend
     try:
         compiled_cfg = decode.model_copy(update={"compile": True})
         (outputs, first), (_, second) = translated(compiled_cfg), translated(compiled_cfg)
     except Exception as e:  # the BLEU measured before stays in the report
-        return {"backend": backend, "error": first_line(e), "eager_seconds": [round(s, 2) for s in eager_seconds]}
+        return {"backend": backend, "error": first_line(e)} | eager_times
     finally:
         steps.BACKEND = chosen
-    return {"backend": backend, "eager_seconds": [round(s, 2) for s in eager_seconds],
-            "compiled_seconds": [round(first, 2), round(second, 2)],
+    return {"backend": backend, **eager_times, "compiled_seconds": [round(first, 2), round(second, 2)],
             "compiled_over_eager_warm": round(second / eager_seconds[1], 3),
             "same_outputs": sum(a == b for a, b in zip(outputs, eager)),
             "compiled_test_bleu": round(sacrebleu.corpus_bleu(outputs, [references]).score, 2)}

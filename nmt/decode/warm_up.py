@@ -22,7 +22,7 @@ def warm_up(translator, cfg: DecodeConfig) -> int:
     calls = 0
     plain = cfg.model_copy(update={"min_len": MIN_PAST + 1, "nbest": 1, "sampling": False, "mbr": MbrConfig(),
                                    "rerank": RerankConfig(), "max_len_b": max(cfg.max_len_b, MIN_PAST + 2)})
-    for beam_size in dict.fromkeys((max(cfg.beam_size, 1), 1)):
+    for beam_size in dict.fromkeys((cfg.beam_size, 1)):  # beam_size 1: greedy only
         for lines in WARM_UP_BATCHES:
             translate_lines(translator, lines, plain.model_copy(update={"beam_size": beam_size}))
             calls += 1
