@@ -17,7 +17,7 @@ import numpy as np
 from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import Controls
-from nmt.data.tokenizer import encode_within
+from nmt.data.tokenizer import encode_lines, encode_within
 from nmt.decode.engines.capabilities import refusal, require
 from nmt.decode.request import Line
 from nmt.decode.search import Hypothesis, output_limit
@@ -58,7 +58,7 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
     limit (with its prefix) is translated without them, with a warning."""
     out = []
     for i, phrases in enumerate(constraints):
-        ids = [p for p in translator.tgt_tokenizer.encode(list(phrases)) if p] if phrases else []
+        ids = [p for p in encode_lines(translator.tgt_tokenizer, phrases) if p] if phrases else []
         prefix = len(prefix_ids[i]) if prefix_ids else 0
         limit = output_limit(len(encoded[i]) + 1, cfg.max_len_a, cfg.max_len_b, translator.max_positions, prefix)
         needed = prefix + sum(len(p) for p in ids)
@@ -149,8 +149,8 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         room = translator.max_positions - 1 - len(translator.controls.source)
         split = split_lines(lines, translator.recipe.data.src_lang,
                             [bool(constraints and constraints[i]) for i in range(len(lines))],
-                            lambda parts: [len(ids) for ids in translator.src_tokenizer.encode(parts)], room, warn,
-                            numbers)
+                            lambda parts: [len(ids) for ids in encode_lines(translator.src_tokenizer, parts)],
+                            room, warn, numbers)
     else:
         split = SplitLines(list(lines), list(range(len(lines))), [False] * len(lines))
     owner = split.line_of
@@ -198,8 +198,9 @@ def _source_words(translator, sentences: list[str]) -> list[int]:
     """Each sentence's number of words as its alignment counts them (nmt.decode.text.alignment)."""
     from nmt.data.words import piece_words, word_count
 
-    piece = translator.src_tokenizer.id_to_piece
-    return [word_count(piece_words([piece(t) for t in ids])) for ids in translator.src_tokenizer.encode(sentences)]
+    tokenizer = translator.src_tokenizer
+    pieces = ([tokenizer.id_to_piece(t) for t in ids] for ids in encode_lines(tokenizer, sentences))
+    return [word_count(piece_words(sentence)) for sentence in pieces]
 
 
 def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],

@@ -76,6 +76,42 @@ def test_a_request_travels_whole_from_jsonl_and_serve_down_to_translation(traine
     assert plan.lines == [Line("A dog.", "Ein", ("Hund",), True), Line("A cat.", "", (), True)]
 
 
+class ListsRefused:
+    """A sentencepiece processor that records every text it encodes and refuses a list of them."""
+
+    def __init__(self, processor):
+        self.processor, self.encoded = processor, []
+
+    def encode(self, text, *args, **kwargs):
+        assert isinstance(text, str), f"sentencepiece asked to encode a list of {len(text)} texts"
+        self.encoded.append(text)
+        return self.processor.encode(text, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.processor, name)
+
+
+def test_translation_encodes_line_by_line_never_a_list(trained_tiny):
+    """Sentencepiece's encode of a list starts a pool of threads at every call, milliseconds per
+    request beside torch's threads (nmt.data.tokenizer.encode_lines): every text on the way to the
+    search (sentences, prefixes, constraints, the words that place tags) is encoded alone, to the
+    same translations."""
+    from nmt.data.tokenizer import encode_lines
+    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.translate import translate_lines
+
+    translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
+    lines = ["A dog runs. A cat sleeps.", "A <b>man</b> smiles.", "", "A woman sings."]
+    asks = {"prefixes": ["Ein", "", "", ""], "constraints": [[], [], [], ["Frau"]], "markup": [False, True, False, False]}
+    before = [[h.text for h in hyps] for hyps in translate_lines(translator, lines, trained_tiny.decode, **asks)]
+    source, target = ListsRefused(translator.src_tokenizer), ListsRefused(translator.tgt_tokenizer)
+    translator.src_tokenizer, translator.tgt_tokenizer = source, target
+    after = [[h.text for h in hyps] for hyps in translate_lines(translator, lines, trained_tiny.decode, **asks)]
+    assert after == before and len(after) == len(lines)
+    assert {"A dog runs.", "A cat sleeps."} <= set(source.encoded) and {"Ein", "Frau"} <= set(target.encoded)
+    assert encode_lines(source.processor, lines) == source.processor.encode(lines)
+
+
 def test_a_compute_type_or_device_an_engine_lacks_is_a_one_line_error_before_anything_loads(tmp_path):
     """--compute-type is CTranslate2's: the torch engine refuses it rather than ignore it, and
     CTranslate2 is asked which devices and compute types it has here before any conversion."""
