@@ -15,6 +15,7 @@ from pathlib import Path
 from nmt.data.languages import listed_sources
 from nmt.data.source_language import SourceGuess
 from nmt.decode.request import RequestRefused
+from nmt.devices import on_a_thread_that_ends
 from nmt.errors import NmtError
 from nmt.serve.worker_process import WORKER_MODES, LoadSpec, resolve_worker_modes
 
@@ -128,7 +129,15 @@ def load_served(paths: list[Path], device: str = "cpu", engine: str = "torch", c
     `overrides`; `workers` will translate with each at once, as threads or processes of their
     own (`worker_mode`: auto, processes, threads; nmt.serve.worker_process). With decode.compile,
     a model served by threads compiles its decoding steps here (nmt.decode.warm_up), each worker
-    process when it starts; `note` hears that it does."""
+    process when it starts; `note` hears that it does. All on a thread that ends: the workers'
+    threads then hold the process's only OpenMP teams (nmt.devices.on_a_thread_that_ends)."""
+    return on_a_thread_that_ends(functools.partial(_load_each, paths, device, engine, compute_type, threads,
+                                                   decode_from, overrides, workers, worker_mode, note))
+
+
+def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, threads: int,
+               decode_from: Path | None, overrides: list[str], workers: int, worker_mode: str,
+               note: Callable[[str], None]) -> ServedModels:
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.translate import decode_settings
     from nmt.decode.warm_up import warm_up

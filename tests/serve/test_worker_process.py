@@ -106,3 +106,67 @@ def test_a_server_whose_worker_processes_cannot_start_serves_with_threads(traine
         assert response.status_code == 200 and len(response.json()["translations"]) == 1
     assert "its worker processes did not start (model.pt: the model worker process could not load it: no room); " \
            "its workers run as threads" in capsys.readouterr().err
+
+
+def os_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def parallel_work() -> float:
+    """Torch work that runs an OpenMP parallel region on 2 threads (an elementwise op over more
+    elements than one thread takes), in whatever thread calls it."""
+    import torch
+
+    torch.set_num_threads(2)
+    return float(torch.ones(1 << 20).exp_().sum())
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the process's threads in /proc (Linux)")
+def test_torch_work_on_a_thread_that_ends_leaves_no_openmp_team_behind():
+    """libgomp keeps a team for each thread that ran a parallel region while that thread lives;
+    teams of more threads than cores make each region's threads sleep at its end, so a server's
+    worker thread decodes 2-3 times slower once the thread that loaded the model holds a team
+    (nmt.devices.on_a_thread_that_ends). Work done through the helper returns its result and
+    leaves the process's threads as they were; the same work on a thread that lives on leaves one
+    more (the team's worker thread: what the count can see)."""
+    import threading
+
+    import torch
+
+    from nmt.devices import on_a_thread_that_ends
+
+    threads = torch.get_num_threads()
+    try:
+        before = os_threads()
+        assert on_a_thread_that_ends(parallel_work) == pytest.approx(2.718281828 * (1 << 20), rel=1e-4)
+        assert os_threads() == before
+        done, stop = threading.Event(), threading.Event()
+        lives_on = threading.Thread(target=lambda: (parallel_work(), done.set(), stop.wait()))
+        lives_on.start()
+        done.wait()
+        assert os_threads() == before + 2  # the thread itself and its team's worker
+        stop.set()
+        lives_on.join()
+        def fails():
+            raise NmtError("raised on the caller's thread")
+
+        with pytest.raises(NmtError, match="raised on the caller's thread"):
+            on_a_thread_that_ends(fails)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_server_loads_its_models_on_a_thread_that_ends(tiny_checkpoint, monkeypatch):
+    """load_served loads (and, with decode.compile, warms up) each model on a thread of its own that
+    ends: the server's worker threads are then the only ones with OpenMP teams."""
+    import threading
+
+    import nmt.decode.engines.engine
+    from nmt.serve.models import load_served
+
+    loaded_on = []
+    monkeypatch.setattr(nmt.decode.engines.engine, "load_engine", lambda *args, **kwargs: loaded_on.append(
+        threading.current_thread()) or load_engine(*args, **kwargs))  # the function load_served imports
+    served = load_served([tiny_checkpoint], threads=1)
+    assert served.first.translator.recipe.model.d_model == 64
+    assert len(loaded_on) == 1 and loaded_on[0] is not threading.current_thread() and not loaded_on[0].is_alive()
