@@ -389,7 +389,9 @@ def serve(
         help="Lines waiting for a model call at most: past this a request is answered 503 (retry later) at once, "
              "so that what is accepted waits a bounded time; 0: no limit.")] = 1024,
     workers: Annotated[int, typer.Option(
-        help="Model calls at once per model; 0: two on a CPU (each on its share of --threads), one on a GPU.")] = 0,
+        help="Model calls at once per model; 0: two on a CPU (each on its share of --threads), one on a GPU. "
+             "1 on a CPU: one call on all the threads, sooner for one client at a time, fewer sentences/s under "
+             "load (docs/serving.md).")] = 0,
     worker_mode: Annotated[str, typer.Option(
         help="auto, processes or threads: whether each worker translates in a process of its own (its own copy of "
              "the model; no Python lock shared) or as a thread of the server. auto: processes for the torch engine "
