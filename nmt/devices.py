@@ -64,9 +64,9 @@ def on_a_thread_that_ends(work: Callable[[], T]) -> T:
     OpenMP (libgomp, torch's) keeps a team of threads for each thread that ran a parallel region,
     until that thread ends; while there are more such threads than cores, a waiting thread spins
     100 times instead of 300,000 before it sleeps (libgomp's manual, GOMP_SPINCOUNT), and each
-    small operator then waits for a wake-up. A server that loaded its model on its main thread decoded 2.3 times slower on
-    its worker's thread (`nmt serve --workers 1` on 2 cores); loaded on a thread that ended, as
-    fast as on the main thread."""
+    small operator then waits for a wake-up. A server that loaded its model on its main thread
+    decoded 2.3 times slower on its worker's thread (`nmt serve --workers 1` on 2 cores); loaded
+    on a thread that ended, as fast as on the main thread."""
     outcome: dict = {}
 
     def run() -> None:

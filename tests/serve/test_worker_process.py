@@ -159,6 +159,7 @@ def test_torch_work_on_a_thread_that_ends_leaves_no_openmp_team_behind():
         assert len(os_threads() - before) == 2  # the thread itself and its team's worker
         stop.set()
         lives_on.join()
+
         def fails():
             raise NmtError("raised on the caller's thread")
 
