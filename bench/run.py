@@ -135,6 +135,9 @@ def main() -> None:
     after = matmul_ceiling()
     ceiling = (before + after) / 2  # measured on both sides of the training run: the host drifts
     training["fraction_of_matmul_ceiling"] = round(training["matmul_gflop_per_s"] / ceiling, 3)
+    # before decoding, which packs the same model's layers for inference (their training products
+    # would then go to MKL, not oneDNN as they do in a run)
+    profile = profile_training(trainer) if args.profile else None
     decoding = bench_decoding(trainer, recipe.data.test)
     report = {
         "config": "bench-small", "torch": torch.__version__, "threads": args.threads,
@@ -146,8 +149,8 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_json(RESULTS / "bench_small.json", report)
     print(json.dumps(report, indent=1))
-    if args.profile:
-        print(profile_training(trainer))
+    if profile:
+        print(profile)
 
 
 if __name__ == "__main__":
