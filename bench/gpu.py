@@ -45,6 +45,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from bench.host_activity import HostActivity, settle
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import round_up
 from nmt.data.buckets import bucket_shape
@@ -386,13 +387,14 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     "fp32_residual": true (torch's LayerNorm in the layers, whose fp32 output under CUDA autocast
     keeps the residual stream fp32, as nmt trained before: to compare), "turns":
     [{"length_multiple": 8}, {"length_multiple": 1}] (settings of the step that take turns, window
-    by window, on the same model; none: one turn as TrainStep sets itself up)}.
+    by window, on the same model; none: one turn as TrainStep sets itself up), "settle_seconds":
+    N (after the warm-up, wait up to N s for the rest of the machine to go quiet: bench.host_activity)}.
 
     `warmup` updates, then `windows` rounds of `steps` timed updates per turn, then `profiled`
     updates per turn under the profiler (3 on CUDA, 1 on a CPU, where the profile of one update
     costs seconds to read). One record per turn: its timings (seconds per update, one
     per window), host and device time per update, kernels (or operators) per update, tokens/s,
-    padding, memory."""
+    padding, memory, and what else the machine ran during the timing (`host_activity`)."""
     spec_shape = shape(spec["shape"])
     changes = spec.get("train", {})
     cfg = spec_shape["train"].model_copy(update=changes)
@@ -428,16 +430,18 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             step(data, update)
         _synchronize(device)
         warmup_seconds = time.perf_counter() - start
+        settled = settle(spec["settle_seconds"]) if spec.get("settle_seconds") else None
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         timed, work, cursor = [[] for _ in turns], [], warmup
-        for _ in range(windows):
-            for i, turn in enumerate(turns):
-                for key, value in (own | turn).items():
-                    setattr(step, key, value)
-                window = updates[cursor:cursor + steps]
-                cursor += steps
-                timed[i].append((window, time_window(step, data, window, device)))
+        with HostActivity() as activity:
+            for _ in range(windows):
+                for i, turn in enumerate(turns):
+                    for key, value in (own | turn).items():
+                        setattr(step, key, value)
+                    window = updates[cursor:cursor + steps]
+                    cursor += steps
+                    timed[i].append((window, time_window(step, data, window, device)))
         for turn in turns:
             for key, value in (own | turn).items():
                 setattr(step, key, value)
@@ -471,8 +475,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
-            "shape": spec["shape"], "recipe_defaults": (not changes and not turn and not ddp
-                                                   and not {"master_weights", "fp32_residual"} & set(spec)),
+            "shape": spec["shape"], "recipe_defaults": (not changes and not turn and not ddp and not
+                                                   {"master_weights", "fp32_residual", "settle_seconds"} & set(spec)),
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
             "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs,
             "master_weights": step.master_weights is not None, "fp32_residual": bool(spec.get("fp32_residual")),
@@ -488,7 +492,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "target_padding_fraction": round(1 - tgt_tokens / padded, 3),
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "trained_work_share": significant(work_share, 3),
-            "warmup_seconds": round(warmup_seconds, 1), "final_loss": round(float(last_loss) / last_tokens, 4),
+            "warmup_seconds": round(warmup_seconds, 1), "settled": settled, "host_activity": activity.result(),
+            "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
             "peak_reserved_memory_gb": None if peak_reserved is None else round(peak_reserved / 2**30, 2),
             "memory_estimate": estimate.describe(),  # its parts, as nmt train says them (GB of 10^9 bytes)
@@ -500,7 +505,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
 
 PER_PROCESS = ("timings", "seconds_per_update", "host_issue_seconds", "device_seconds", "kernels_per_update",
                "kernel_seconds_per_update", "operators_per_update", "warmup_seconds", "peak_memory_gb",
-               "peak_reserved_memory_gb", "process_seconds")
+               "peak_reserved_memory_gb", "process_seconds", "settled", "host_activity")
 
 
 def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch.device, steps: int, warmup: int,

@@ -272,6 +272,11 @@ def speed_runs(on_gpu: bool) -> list[dict]:
              "what": "compiled, the update's 2 batches in 2 passes (merged into one by default)"},
             {"name": "base_eager", "spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},
             # Asked for by name only (--runs): each costs a cold compile or minutes the default list has not.
+            {"name": "base_recipe_settled", "spec": {"shape": "base", "settle_seconds": 30}, "processes": 3,
+             "optional": True,
+             "what": "the base recipe as nmt train runs it, each fresh process waiting after its warm-up (up to "
+                     "30 s) for the rest of the machine, inductor's compile workers included, to go quiet "
+                     "(bench.host_activity): the steady state of a long run"},
             {"name": "base_autocast_weights", "spec": {"shape": "base", "master_weights": False}, "optional": True,
              "what": "as the recipe, but fp32 weights cast by autocast in each pass instead of bf16 weights with fp32 masters"},
             {"name": "base_fp32_residual", "spec": {"shape": "base", "fp32_residual": True}, "optional": True,
@@ -311,8 +316,10 @@ def speed_runs(on_gpu: bool) -> list[dict]:
         {"name": "tiny_recipe", "spec": {"shape": "tiny"}, "processes": 2,
          "what": "the tiny shape's settings as nmt train runs them"},
         {"name": "tiny_padding", "spec": {"shape": "tiny", "train": {"precision": "bf16"},
-                                          "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
-         "what": "bf16, widths padded to a multiple of 8 and exact, in turns"},
+                                          "turns": [{"length_multiple": 8}, {"length_multiple": 1}],
+                                          "settle_seconds": 0.5},
+         "what": "bf16, widths padded to a multiple of 8 and exact, in turns, after waiting (up to 0.5 s) "
+                 "for the machine to go quiet"},
     ]
 
 

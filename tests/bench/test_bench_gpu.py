@@ -62,6 +62,9 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
         assert run["host_issue_seconds"]["median"] <= run["host_issue_seconds"]["p90"]
         assert run["device_seconds"] is None  # no CUDA events on a CPU
         assert run["micro_batches"] == 2 and len(run["timings"]) == 1  # auto on a CPU: one pass per batch
+        activity = run["host_activity"]  # what the machine ran beside the timing (bench.host_activity)
+        assert run["settled"] is None and activity["own_busy_cpus"] > 0 and activity["seconds"] > 0
+        assert activity["own_busy_cpus"] - 0.1 <= activity["machine_busy_cpus"] <= activity["machine_cpus"] + 0.1
         assert run["operators_per_update"] > 100 and run["profiled_updates"] == 1
         kinds, top = run["milliseconds_by_kind"], run["top_kernels"]
         assert kinds["matmul"] > 0 and len(top) == 10 and sum(t["calls"] for t in top) > 0

@@ -128,6 +128,11 @@ def test_each_gpu_day_command_returns_its_checks_under_out(gpu_python, tmp_path,
         assert len(defaults) == 1 and defaults[0]["repeats_in"] == "fresh processes" and len(defaults[0]["timings"]) == 2
         assert all(len(r["timings"]) >= 2 and r["host_issue_seconds"]["median"] > 0 for r in speed["runs"])
         assert {r["length_multiple"] for r in speed["runs"] if not r["recipe_defaults"]} == {1, 8}
+        # what each fresh process timed beside (the compile workers a cached compile may start), and
+        # the wait for the machine to go quiet where a run asks for it
+        assert all(p["host_activity"]["own_busy_cpus"] > 0 for p in defaults[0]["processes"])
+        settled = [r["settled"] for r in speed["runs"] if not r["recipe_defaults"]]
+        assert all(0 <= s["waited_seconds"] <= 1.5 and "quiet" in s for s in settled)
     else:
         assert checks["preflight"]["compile_works"] and checks["compiled_vs_eager"]["ok"]
         precision = checks["bf16_vs_fp32"]

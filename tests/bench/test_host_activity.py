@@ -1,0 +1,79 @@
+"""bench.host_activity: what the machine ran beside a timed window, and the wait for it to go quiet."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from bench.host_activity import HostActivity, compile_pool_started, descendants, settle
+
+pytestmark = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="reads Linux's /proc")
+
+
+def spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_a_window_counts_this_processs_cpu_the_machines_and_the_processes_it_started():
+    before = len(descendants())  # (another test's process may still be ending)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with HostActivity() as idle:
+            time.sleep(0.3)
+        with HostActivity() as busy:
+            spin(0.3)
+    finally:
+        child.kill()
+        child.wait()
+    idle, busy = idle.result(), busy.result()
+    assert idle["own_busy_cpus"] < 0.2 < busy["own_busy_cpus"]  # a sleep against a loop (on a busy host too)
+    for window in (idle, busy):
+        assert window["descendant_processes"][0] >= before + 1 and window["seconds"] >= 0.3
+        # the machine's busy CPUs include this process's; the rest is everything else
+        assert window["own_busy_cpus"] - 0.1 <= window["machine_busy_cpus"] <= window["machine_cpus"] + 0.1
+        assert window["other_busy_cpus"] == pytest.approx(max(0.0, window["machine_busy_cpus"] - window["own_busy_cpus"]),
+                                                          abs=0.011)
+    assert child.pid not in descendants()
+
+
+def test_the_compile_pool_counts_as_started_once_inductor_has_made_it(monkeypatch):
+    """Read from inductor's cached pool constructor (AsyncCompile.process_pool), never by importing
+    inductor: a stand-in module here."""
+    monkeypatch.delitem(sys.modules, "torch._inductor.async_compile", raising=False)
+    assert not compile_pool_started()  # inductor never imported
+
+    class AsyncCompile:
+        @staticmethod
+        @functools.lru_cache(1)
+        def process_pool():
+            return object()
+
+    monkeypatch.setitem(sys.modules, "torch._inductor.async_compile", types.SimpleNamespace(AsyncCompile=AsyncCompile))
+    assert not compile_pool_started()
+    AsyncCompile.process_pool()
+    assert compile_pool_started()
+
+
+def test_settle_waits_for_the_others_to_go_quiet_and_no_longer_than_asked():
+    readings = iter([3.5, 2.0, 0.4, 5.0])
+    asked: list[float] = []
+
+    def others_busy(interval: float) -> float:
+        asked.append(interval)
+        return next(readings)
+
+    quiet = settle(60, quiet_below=1.0, interval=0.25, others_busy=others_busy)
+    assert quiet["quiet"] and quiet["other_busy_cpus"] == 0.4 and asked == [0.25] * 3
+    assert quiet["waited_seconds"] < 1  # the injected readings take no time
+    loud = settle(0.05, quiet_below=1.0, others_busy=lambda interval: 4.0)  # never quiet: the bound holds
+    assert not loud["quiet"] and loud["other_busy_cpus"] == 4.0 and loud["waited_seconds"] <= 0.5
+    blind = settle(60, others_busy=lambda interval: None)  # a machine that cannot be read: no wait
+    assert blind == {"waited_seconds": 0.0, "other_busy_cpus": None, "quiet": False}
