@@ -40,9 +40,9 @@ def machine_cpu_seconds() -> tuple[float, float] | None:
 
 
 def own_cpu_seconds() -> float:
-    """This process's CPU seconds (user and system, every thread)."""
-    times = os.times()
-    return times.user + times.system
+    """This process's CPU seconds (user and system, every thread; to the nanosecond, where
+    /proc/stat counts in ticks of 10 ms)."""
+    return time.process_time()
 
 
 def descendants(pid: int | None = None) -> list[int]:
@@ -73,7 +73,8 @@ class HostActivity:
     """Around a timed window (`with HostActivity() as activity: ...`), then `activity.result()`:
     the CPUs busy on average over the window, machine-wide and by this process (its other
     threads included), the difference (`other_busy_cpus`: what everything else ran), and this
-    process's descendant processes at the start and at the end."""
+    process's descendant processes at the start and at the end. The machine's figure counts in
+    ticks of 10 ms per CPU: it means something over a window of a second or more."""
 
     def __enter__(self) -> HostActivity:
         self.descendants_at_start = len(descendants())
