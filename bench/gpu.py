@@ -46,6 +46,7 @@ import torch
 import torch.distributed as dist
 
 from bench.host_activity import HostActivity, settle
+from bench.triton_launchers import launcher_census
 from nmt.config import ModelConfig, TrainConfig, load_recipe
 from nmt.data.batching import round_up
 from nmt.data.buckets import bucket_shape
@@ -394,7 +395,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     updates per turn under the profiler (3 on CUDA, 1 on a CPU, where the profile of one update
     costs seconds to read). One record per turn: its timings (seconds per update, one
     per window), host and device time per update, kernels (or operators) per update, tokens/s,
-    padding, memory, and what else the machine ran during the timing (`host_activity`)."""
+    padding, memory, what else the machine ran during the timing (`host_activity`) and how the
+    kernels were launched (`triton_launchers`)."""
     spec_shape = shape(spec["shape"])
     changes = spec.get("train", {})
     cfg = spec_shape["train"].model_copy(update=changes)
@@ -442,6 +444,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
                     window = updates[cursor:cursor + steps]
                     cursor += steps
                     timed[i].append((window, time_window(step, data, window, device)))
+        launchers = launcher_census()  # how the timed kernels were launched (None without Triton)
         for turn in turns:
             for key, value in (own | turn).items():
                 setattr(step, key, value)
@@ -493,6 +496,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "trained_work_share": significant(work_share, 3),
             "warmup_seconds": round(warmup_seconds, 1), "settled": settled, "host_activity": activity.result(),
+            "triton_launchers": launchers,
             "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
             "peak_reserved_memory_gb": None if peak_reserved is None else round(peak_reserved / 2**30, 2),
@@ -505,7 +509,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
 
 PER_PROCESS = ("timings", "seconds_per_update", "host_issue_seconds", "device_seconds", "kernels_per_update",
                "kernel_seconds_per_update", "operators_per_update", "warmup_seconds", "peak_memory_gb",
-               "peak_reserved_memory_gb", "process_seconds", "settled", "host_activity")
+               "peak_reserved_memory_gb", "process_seconds", "settled", "host_activity", "triton_launchers")
 
 
 def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch.device, steps: int, warmup: int,

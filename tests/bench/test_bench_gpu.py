@@ -65,6 +65,7 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
         activity = run["host_activity"]  # what the machine ran beside the timing (bench.host_activity)
         assert run["settled"] is None and activity["own_busy_cpus"] > 0 and activity["seconds"] > 0
         assert activity["machine_cpus"] >= 1 and activity["other_busy_cpus"] >= 0  # (one update: too short to weigh)
+        assert run["triton_launchers"] is None  # no Triton kernels on a CPU
         assert run["operators_per_update"] > 100 and run["profiled_updates"] == 1
         kinds, top = run["milliseconds_by_kind"], run["top_kernels"]
         assert kinds["matmul"] > 0 and len(top) == 10 and sum(t["calls"] for t in top) > 0

@@ -1,4 +1,5 @@
-"""bench.host_activity: what the machine ran beside a timed window, and the wait for it to go quiet."""
+"""bench.host_activity: what the machine ran beside a timed window, and the wait for it to go quiet;
+bench.triton_launchers: how the compiled kernels are launched."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from bench.host_activity import HostActivity, compile_pool_started, descendants, settle
+from bench.triton_launchers import launcher_census
 
-pytestmark = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="reads Linux's /proc")
+linux = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="reads Linux's /proc")
 
 
 def spin(seconds: float) -> None:
@@ -22,6 +24,7 @@ def spin(seconds: float) -> None:
         pass
 
 
+@linux
 def test_a_window_counts_this_processs_cpu_the_machines_and_the_processes_it_started():
     before = len(descendants())  # (another test's process may still be ending)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
@@ -41,8 +44,8 @@ def test_a_window_counts_this_processs_cpu_the_machines_and_the_processes_it_sta
         # the machine's busy CPUs include this process's; the rest is everything else
         # (the machine's counts come in ticks of 10 ms per CPU: over 0.3 s, within 0.2 CPU)
         assert window["own_busy_cpus"] - 0.2 <= window["machine_busy_cpus"] <= window["machine_cpus"] + 0.2
-        assert window["other_busy_cpus"] == pytest.approx(max(0.0, window["machine_busy_cpus"] - window["own_busy_cpus"]),
-                                                          abs=0.011)
+        others = max(0.0, window["machine_busy_cpus"] - window["own_busy_cpus"])
+        assert window["other_busy_cpus"] == pytest.approx(others, abs=0.011)
     assert child.pid not in descendants()
 
 
@@ -79,3 +82,20 @@ def test_settle_waits_for_the_others_to_go_quiet_and_no_longer_than_asked():
     assert not loud["quiet"] and loud["other_busy_cpus"] == 4.0 and loud["waited_seconds"] <= 0.5
     blind = settle(60, others_busy=lambda interval: None)  # a machine that cannot be read: no wait
     assert blind == {"waited_seconds": 0.0, "other_busy_cpus": None, "quiet": False}
+
+
+def test_the_launcher_census_counts_static_and_python_launchers_and_kernels_not_yet_tuned(monkeypatch):
+    """Over inductor's kernel objects alive in the process (stand-ins here: a CPU has no Triton)."""
+    monkeypatch.delitem(sys.modules, "torch._inductor.runtime.triton_heuristics", raising=False)
+    assert launcher_census() is None  # inductor's Triton runtime never imported
+
+    class CachingAutotuner:
+        def __init__(self, *static: bool):
+            self.launchers = [types.SimpleNamespace(_is_static=True) if s else (lambda *args: None) for s in static]
+
+    monkeypatch.setitem(sys.modules, "torch._inductor.runtime.triton_heuristics",
+                        types.SimpleNamespace(CachingAutotuner=CachingAutotuner))
+    assert launcher_census() is None  # no kernel made yet
+    kernels = [CachingAutotuner(True), CachingAutotuner(False), CachingAutotuner(True, False), CachingAutotuner(True)]
+    assert launcher_census() == {"kernels": 4, "static_launchers": 3, "python_launchers": 2, "kernels_still_tuning": 1}
+    del kernels
