@@ -21,7 +21,7 @@ def launcher_census() -> dict | None:
     CachingAutotuner objects alive in this process; None where there are none."""
     module = sys.modules.get("torch._inductor.runtime.triton_heuristics")
     kind = getattr(module, "CachingAutotuner", None)
-    if kind is None:
+    if kind is None or "triton" not in sys.modules:  # (without Triton, no kernel to count: no scan of the heap)
         return None
     kernels = [obj for obj in gc.get_objects() if issubclass(type(obj), kind)]  # (isinstance would ask proxies)
     if not kernels:

@@ -95,6 +95,11 @@ def test_the_launcher_census_counts_static_and_python_launchers_and_kernels_not_
 
     monkeypatch.setitem(sys.modules, "torch._inductor.runtime.triton_heuristics",
                         types.SimpleNamespace(CachingAutotuner=CachingAutotuner))
+    monkeypatch.delitem(sys.modules, "triton", raising=False)
+    kernels = [CachingAutotuner(True)]
+    assert launcher_census() is None  # Triton never imported: none of them launches anything
+    monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace())
+    del kernels
     assert launcher_census() is None  # no kernel made yet
     kernels = [CachingAutotuner(True), CachingAutotuner(False), CachingAutotuner(True, False), CachingAutotuner(True)]
     assert launcher_census() == {"kernels": 4, "static_launchers": 3, "python_launchers": 2, "kernels_still_tuning": 1}
