@@ -197,6 +197,19 @@ def spread(values: list[float]) -> dict | None:
     return {"median": significant(float(np.median(values))), "p90": significant(float(np.percentile(values, 90)))}
 
 
+class PhaseClock:
+    """Seconds per phase of a run, each phase timed from the end of the one before."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def ended(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._last, 2)
+        self._last = now
+
+
 def time_window(step: TrainStep, data: ParallelShards, updates: list[list[np.ndarray]], device: torch.device) -> dict:
     """`updates` timed back to back as training runs them: the wall time of the window (synchronized
     at both ends), each update's host time (until `step` returns: what the host spends issuing it,
@@ -406,6 +419,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         raise ValueError(f"turns may set {', '.join(TURN_SETTINGS)}, not {', '.join(sorted(unknown))}")
     freq = cfg.update_freq
     notes: list[str] = []
+    phase = PhaseClock()  # where the run's time goes (a lease's device time: what to trim)
     torch.manual_seed(seed)
     with torch.device(device):  # drawn where it runs: a CPU takes 35 s to draw NLLB-3.3B's weights
         model = Transformer(spec_shape["model"], spec_shape["vocab"], spec_shape["vocab"]).to(device)
@@ -424,15 +438,19 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         else:
             step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
         own = {key: getattr(step, key) for key in TURN_SETTINGS}
+        phase.ended("model_and_step")
         # nmt train's estimate at start, to set beside the measured peak
         estimate = estimate_memory(model, cfg, device, cfg.max_tokens * freq // step.micro_batches,
                                    step.master_weights is not None, compiled=step.compiled)
+        phase.ended("memory_estimate")
         start = time.perf_counter()
         for update in updates_before_timing(updates, warmup, needed, step.cuda_graphs):
             step(data, update)
         _synchronize(device)
         warmup_seconds = time.perf_counter() - start
+        phase.ended("warmup")
         settled = settle(spec["settle_seconds"]) if spec.get("settle_seconds") else None
+        phase.ended("settle")
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         timed, work, cursor = [[] for _ in turns], [], warmup
@@ -444,12 +462,14 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
                     window = updates[cursor:cursor + steps]
                     cursor += steps
                     timed[i].append((window, time_window(step, data, window, device)))
+        phase.ended("timing")
         launchers = launcher_census()  # how the timed kernels were launched (None without Triton)
         for turn in turns:
             for key, value in (own | turn).items():
                 setattr(step, key, value)
             work.append(profile_work(step, data, updates[cursor:cursor + profiled], device) if profiled else {})
             cursor += profiled
+        phase.ended("profile")
         step.forward = model  # let DDP go before its process group
     peak_memory = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
@@ -496,7 +516,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
             "model_gflop_per_update": significant(flops / n / 1e9), "model_tflop_per_s": significant(flops / seconds / 1e12),
             "trained_work_share": significant(work_share, 3),
             "warmup_seconds": round(warmup_seconds, 1), "settled": settled, "host_activity": activity.result(),
-            "triton_launchers": launchers,
+            "triton_launchers": launchers, "phase_seconds": phase.seconds,
             "final_loss": round(float(last_loss) / last_tokens, 4),
             "peak_memory_gb": round(peak_memory / 2**30, 2), "estimated_memory_gb": round(estimate.total / 2**30, 2),
             "peak_reserved_memory_gb": None if peak_reserved is None else round(peak_reserved / 2**30, 2),
@@ -509,7 +529,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
 
 PER_PROCESS = ("timings", "seconds_per_update", "host_issue_seconds", "device_seconds", "kernels_per_update",
                "kernel_seconds_per_update", "operators_per_update", "warmup_seconds", "peak_memory_gb",
-               "peak_reserved_memory_gb", "process_seconds", "settled", "host_activity", "triton_launchers")
+               "peak_reserved_memory_gb", "process_seconds", "settled", "host_activity", "triton_launchers",
+               "phase_seconds", "outside_phases_seconds")
 
 
 def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch.device, steps: int, warmup: int,
@@ -526,7 +547,11 @@ def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch
         lines = child.stdout.strip().splitlines()
         if child.returncode != 0 or not lines:
             return {"shape": spec["shape"], "spec": spec, "error": child.stderr.strip().splitlines()[-6:] or ["no output"]}
-        runs.append(json.loads(lines[-1])[0] | {"process_seconds": round(time.perf_counter() - start, 1)})
+        record = json.loads(lines[-1])[0]
+        seconds = time.perf_counter() - start
+        # the interpreter's start, imports and exit: what the phases leave out
+        outside = seconds - sum(record.get("phase_seconds", {}).values())
+        runs.append(record | {"process_seconds": round(seconds, 1), "outside_phases_seconds": round(outside, 1)})
     timings = [run["seconds_per_update"] for run in runs]
     median = float(np.median(timings))
     combined = {k: v for k, v in runs[0].items() if k not in PER_PROCESS}
