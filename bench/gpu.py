@@ -401,8 +401,9 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     "fp32_residual": true (torch's LayerNorm in the layers, whose fp32 output under CUDA autocast
     keeps the residual stream fp32, as nmt trained before: to compare), "turns":
     [{"length_multiple": 8}, {"length_multiple": 1}] (settings of the step that take turns, window
-    by window, on the same model; none: one turn as TrainStep sets itself up), "settle_seconds":
-    N (after the warm-up, wait up to N s for the rest of the machine to go quiet: bench.host_activity)}.
+    by window, on the same model; none: one turn as TrainStep sets itself up), "settled_window": N
+    (after the timing, wait up to N s for the rest of the machine to go quiet, bench.host_activity,
+    then time one more window of the step as set up: `settled`)}.
 
     `warmup` updates, then `windows` rounds of `steps` timed updates per turn, then `profiled`
     updates per turn under the profiler (3 on CUDA, 1 on a CPU, where the profile of one update
@@ -427,7 +428,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
     frozen_as_configured(model, cfg)
     batches = run_epoch_batches(data, cfg.model_copy(update={"seed": seed}), epoch=0)  # as nmt train cuts them
     updates = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
-    needed = warmup + len(turns) * (windows * steps + profiled)
+    needed = warmup + len(turns) * (windows * steps + profiled) + (steps if spec.get("settled_window") else 0)
     if len(updates) < needed:
         raise ValueError(f"{len(batches)} batches are too few for {needed} updates")
     ddp = bool(spec.get("ddp"))
@@ -449,8 +450,6 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         _synchronize(device)
         warmup_seconds = time.perf_counter() - start
         phase.ended("warmup")
-        settled = settle(spec["settle_seconds"]) if spec.get("settle_seconds") else None
-        phase.ended("settle")
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         timed, work, cursor = [[] for _ in turns], [], warmup
@@ -464,6 +463,19 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
                     timed[i].append((window, time_window(step, data, window, device)))
         phase.ended("timing")
         launchers = launcher_census()  # how the timed kernels were launched (None without Triton)
+        settled = None
+        if spec.get("settled_window"):  # the same step again, once the rest of the machine is quiet
+            for key, value in own.items():
+                setattr(step, key, value)
+            wait = settle(spec["settled_window"])
+            window = updates[cursor:cursor + steps]
+            cursor += steps
+            with HostActivity() as quiet:
+                again = time_window(step, data, window, device)
+            settled = {"wait": wait, "seconds_per_update": significant(again["seconds"] / steps),
+                       "host_issue_seconds": spread(again["host"]), "device_seconds": spread(again["device"]),
+                       "host_activity": quiet.result()}
+        phase.ended("settled_window")
         for turn in turns:
             for key, value in (own | turn).items():
                 setattr(step, key, value)
@@ -499,7 +511,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         last_loss, last_tokens = results[-1]
         records.append({
             "shape": spec["shape"], "recipe_defaults": (not changes and not turn and not ddp and not
-                                                   {"master_weights", "fp32_residual", "settle_seconds"} & set(spec)),
+                                                   {"master_weights", "fp32_residual"} & set(spec)),
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
             "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs,
             "master_weights": step.master_weights is not None, "fp32_residual": bool(spec.get("fp32_residual")),
@@ -558,6 +570,8 @@ def in_fresh_processes(spec: dict, processes: int, data_dir: Path, device: torch
     gflop, tokens = combined["model_gflop_per_update"], combined["target_tokens_per_update"]
     return combined | {
         "repeats_in": "fresh processes", "timings": timings, "seconds_per_update": significant(median),
+        # each process's window after the machine went quiet, where the spec asks for one
+        "settled_timings": [r["settled"]["seconds_per_update"] for r in runs if r.get("settled")] or None,
         "target_tokens_per_s": round(tokens / median), "model_tflop_per_s": significant(gflop / median / 1000),
         "host_issue_seconds": spread([r["host_issue_seconds"]["median"] for r in runs]),
         "device_seconds": spread([r["device_seconds"]["median"] for r in runs if r["device_seconds"]]),

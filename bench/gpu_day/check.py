@@ -260,8 +260,9 @@ def speed_runs(on_gpu: bool) -> list[dict]:
     to a multiple of 8 against exact widths, window by window on one model."""
     if on_gpu:
         return [
-            {"name": "base_recipe", "spec": {"shape": "base"}, "processes": 3,
-             "what": "the base recipe as nmt train runs it"},
+            {"name": "base_recipe", "spec": {"shape": "base", "settled_window": 10}, "processes": 3,
+             "what": "the base recipe as nmt train runs it; then, in each process, once the rest of the machine "
+                     "(inductor's compile workers included) has gone quiet, one more window (settled_timings)"},
             {"name": "big_recipe", "spec": {"shape": "big"}, "processes": 3,
              "what": "the big recipe as nmt train runs it"},
             {"name": "base_packed", "spec": {"shape": "base", "train": {"pack_width": 256}},
@@ -272,11 +273,6 @@ def speed_runs(on_gpu: bool) -> list[dict]:
              "what": "compiled, the update's 2 batches in 2 passes (merged into one by default)"},
             {"name": "base_eager", "spec": {"shape": "base", "train": {"compile": False}}, "what": "eager, one pass"},
             # Asked for by name only (--runs): each costs a cold compile or minutes the default list has not.
-            {"name": "base_recipe_settled", "spec": {"shape": "base", "settle_seconds": 30}, "processes": 3,
-             "optional": True,
-             "what": "the base recipe as nmt train runs it, each fresh process waiting after its warm-up (up to "
-                     "30 s) for the rest of the machine, inductor's compile workers included, to go quiet "
-                     "(bench.host_activity): the steady state of a long run"},
             {"name": "base_autocast_weights", "spec": {"shape": "base", "master_weights": False}, "optional": True,
              "what": "as the recipe, but fp32 weights cast by autocast in each pass instead of bf16 weights with fp32 masters"},
             {"name": "base_fp32_residual", "spec": {"shape": "base", "fp32_residual": True}, "optional": True,
@@ -313,13 +309,11 @@ def speed_runs(on_gpu: bool) -> list[dict]:
     # On a CPU the compiled step is left to the suite's own test of it (a cold CPU compile of the
     # training step costs more than the rest of this part).
     return [
-        {"name": "tiny_recipe", "spec": {"shape": "tiny"}, "processes": 2,
-         "what": "the tiny shape's settings as nmt train runs them"},
+        {"name": "tiny_recipe", "spec": {"shape": "tiny", "settled_window": 0.5}, "processes": 2,
+         "what": "the tiny shape's settings as nmt train runs them, then a window once the machine is quiet"},
         {"name": "tiny_padding", "spec": {"shape": "tiny", "train": {"precision": "bf16"},
-                                          "turns": [{"length_multiple": 8}, {"length_multiple": 1}],
-                                          "settle_seconds": 0.5},
-         "what": "bf16, widths padded to a multiple of 8 and exact, in turns, after waiting (up to 0.5 s) "
-                 "for the machine to go quiet"},
+                                          "turns": [{"length_multiple": 8}, {"length_multiple": 1}]},
+         "what": "bf16, widths padded to a multiple of 8 and exact, in turns"},
     ]
 
 
