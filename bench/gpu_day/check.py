@@ -573,6 +573,7 @@ def summary(name: str, result: dict) -> str:
         shown["runs"] = [f"{r.get('shape')}/{r.get('precision')}{'/compiled' if r.get('compile') else ''}"
                          f"/{r.get('micro_batches')} pass/x{r.get('length_multiple')}"
                          f"{' (recipe)' if r.get('recipe_defaults') else ''}: {r.get('timings', r.get('error'))} s, "
+                         f"{'settled ' + str(r['settled_timings']) + ' s, ' if r.get('settled_timings') else ''}"
                          f"MFU {r.get('mfu_vs_datasheet', r.get('mfu_vs_measured_fp32_matmul'))}"
                          for r in result.get("runs", [])]
     return f"{name}: {'ok' if result.get('ok') else 'FAILED'} ({result.get('seconds')} s) {json.dumps(shown)}"
