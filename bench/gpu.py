@@ -510,8 +510,8 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         n = len(window_updates)
         last_loss, last_tokens = results[-1]
         records.append({
-            "shape": spec["shape"], "recipe_defaults": (not changes and not turn and not ddp and not
-                                                   {"master_weights", "fp32_residual"} & set(spec)),
+            "shape": spec["shape"], "recipe_defaults": (not changes and not turn and not ddp
+                                                   and not {"master_weights", "fp32_residual"} & set(spec)),
             "train_changes": changes, "turn": turn, "precision": cfg.precision, "compile": step.compiled,
             "micro_batches": settings["micro_batches"], "cuda_graphs": step.cuda_graphs,
             "master_weights": step.master_weights is not None, "fp32_residual": bool(spec.get("fp32_residual")),
