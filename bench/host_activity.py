@@ -26,17 +26,15 @@ from pathlib import Path
 _STAT = Path("/proc/stat")
 
 
-def machine_cpu_seconds() -> tuple[float, float] | None:
-    """(busy, total) CPU seconds of the whole machine since boot, summed over its CPUs: from the
-    first line of /proc/stat (user nice system idle iowait irq softirq steal ...); None where
-    there is no such file."""
+def machine_busy_seconds() -> float | None:
+    """The whole machine's busy CPU seconds since boot, summed over its CPUs: from the first line
+    of /proc/stat (user nice system idle iowait irq softirq steal ...), idle and iowait left out;
+    None where there is no such file."""
     try:
         fields = [int(x) for x in _STAT.read_text().splitlines()[0].split()[1:9]]
     except (OSError, ValueError, IndexError):
         return None
-    ticks = os.sysconf("SC_CLK_TCK")
-    idle = fields[3] + fields[4]  # idle and iowait
-    return (sum(fields) - idle) / ticks, sum(fields) / ticks
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu_seconds() -> float:
@@ -45,9 +43,9 @@ def own_cpu_seconds() -> float:
     return time.process_time()
 
 
-def descendants(pid: int | None = None) -> list[int]:
+def descendants() -> list[int]:
     """The process ids this process started, and theirs, still running (Linux); [] elsewhere."""
-    found, waiting = [], [pid or os.getpid()]
+    found, waiting = [], [os.getpid()]
     while waiting:
         parent = waiting.pop()
         for task in Path(f"/proc/{parent}/task").glob("*"):
@@ -78,16 +76,16 @@ class HostActivity:
 
     def __enter__(self) -> HostActivity:
         self.descendants_at_start = len(descendants())
-        self._machine, self._own, self._start = machine_cpu_seconds(), own_cpu_seconds(), time.perf_counter()
+        self._machine, self._own, self._start = machine_busy_seconds(), own_cpu_seconds(), time.perf_counter()
         return self
 
     def __exit__(self, *exc) -> None:
         self.seconds = time.perf_counter() - self._start
-        machine, own = machine_cpu_seconds(), own_cpu_seconds()
+        machine, own = machine_busy_seconds(), own_cpu_seconds()
         self.own_busy = (own - self._own) / self.seconds if self.seconds > 0 else None
         self.machine_busy = None
-        if machine and self._machine and self.seconds > 0:
-            self.machine_busy = (machine[0] - self._machine[0]) / self.seconds
+        if machine is not None and self._machine is not None and self.seconds > 0:
+            self.machine_busy = (machine - self._machine) / self.seconds
         self.descendants_at_end = len(descendants())
 
     def result(self) -> dict:
