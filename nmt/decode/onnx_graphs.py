@@ -104,6 +104,14 @@ class OnnxGraphs:
 _one_thread = {"lock": threading.Lock(), "inside": 0, "threads": 0}  # searches in flight (a server's threads)
 
 
+def session_threads(threads: int) -> int:
+    """onnxruntime's threads for a session: `threads`, or with 0 torch's count, as for the other
+    engines. onnxruntime's own default, every core, ignores OMP_NUM_THREADS and torch's setting,
+    so processes that share the cores (`nmt translate --nproc`, a test runner's workers) would
+    each spin on all of them."""
+    return threads or torch.get_num_threads()
+
+
 @contextlib.contextmanager
 def torch_on_one_thread():
     """torch on one thread while a search runs over the graphs: its part (a step's top-k over the

@@ -33,7 +33,7 @@ from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import listed
 from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
-from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
+from nmt.decode.onnx_graphs import OnnxGraphs, session_threads, torch_on_one_thread
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.export.onnx import CONFIG, STEP_OUTPUTS, read_onnx_config, require_onnx
 
@@ -55,8 +55,7 @@ class OnnxTranslator:
             raise NmtError(f"{directory}: not an ONNX export of nmt (no {CONFIG})")
         self.config = read_onnx_config(directory)
         options = ort.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
+        options.intra_op_num_threads = session_threads(threads)
         self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options, providers=["CPUExecutionProvider"])
         self.decoder = ort.InferenceSession(str(directory / "decoder.onnx"), options, providers=["CPUExecutionProvider"])
         self.source = spm.SentencePieceProcessor(model_file=str(directory / "source.spm"))

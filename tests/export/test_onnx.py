@@ -57,6 +57,7 @@ def test_the_translator_translates_every_line_as_nmt_does(exported):
     ckpt, out = exported
     own, translator = load_engine([ckpt]), OnnxTranslator(out)
     assert own.recipe.decode.beam_size > 1
+    assert translator.encoder.get_session_options().intra_op_num_threads == torch.get_num_threads()
     assert translator.translate(LINES) == nmt_outputs(own, LINES, AS_WRITTEN)
     greedy = nmt_outputs(own, LINES, GREEDY)
     assert translator.translate(LINES, beam_size=1) == greedy
@@ -117,6 +118,10 @@ def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(tra
     assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"]).exit_code == 0
     own, onnx = load_engine([ckpt]), load_engine([out])
     assert onnx.capabilities.name == "onnx" and onnx.quantization == "float32" and onnx.recipe == own.recipe
+    # onnxruntime's threads: torch's count (1 in this suite) unless --threads says, never its own every core
+    for engine, threads in ((onnx, torch.get_num_threads()), (load_engine([out], threads=3), 3)):
+        sessions = (engine.model.encoder, engine.model.decoder)
+        assert [s.get_session_options().intra_op_num_threads for s in sessions] == [threads, threads]
     sources = [own.src_tokenizer.encode(line) for line in LINES if line]
     for settings in (GREEDY, [*AS_WRITTEN, "decode.nbest=3"],
                      [*AS_WRITTEN, "decode.sampling=true", "decode.top_k=8", "decode.seed=3"]):

@@ -24,7 +24,7 @@ from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import ONNX, Capabilities, require
 from nmt.decode.engines.torch_engine import padded, translate_batch
-from nmt.decode.onnx_graphs import OnnxGraphs, torch_on_one_thread
+from nmt.decode.onnx_graphs import OnnxGraphs, session_threads, torch_on_one_thread
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.export.onnx import read_onnx_config, require_onnx
@@ -86,8 +86,8 @@ class OnnxEngine:
 
 def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0,
          parallel_calls: int = 1) -> OnnxEngine:
-    """The export in `directory`, on the CPU with `threads` threads per call (0: onnxruntime's
-    default). onnxruntime's sessions take calls from several threads at once (a server's workers),
+    """The export in `directory`, on the CPU with `threads` threads per call (0: torch's count, as
+    for the other engines: session_threads). onnxruntime's sessions take calls from several threads at once (a server's workers),
     so `parallel_calls` needs nothing of its own here."""
     directory = Path(directory)
     if device not in ("cpu", "auto"):
@@ -105,8 +105,7 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
+    options.intra_op_num_threads = session_threads(threads)
     try:
         encoder, decoder = (ort.InferenceSession(str(directory / name), options, providers=["CPUExecutionProvider"])
                             for name in ("encoder.onnx", "decoder.onnx"))
