@@ -13,9 +13,23 @@ import pytest
 
 # CI has 2 cores and the suite runs on two pytest-xdist workers: one thread per process, the
 # workers' and the commands' they start (nmt train, torchrun, ...), so no process spins waiting
-# for a core the other worker holds. torch and nmt are imported where used, not here: the
+# for a core the other worker holds. torch and nmt's library are imported where used, not here: the
 # pytest-xdist controller loads this file too, and starts the workers only after it.
 os.environ["OMP_NUM_THREADS"] = "1"
+
+
+def _start_and_end_as_nmt_does() -> None:
+    """Each test process imports torch as an nmt command does, the collector paused, and ends as
+    one does, its heap frozen (nmt.startup, nmt.shutdown): a worker's Python would otherwise take
+    its million objects apart one by one at exit, seconds after its last test."""
+    from nmt.shutdown import end_quickly
+    from nmt.startup import pause_collector_for_import
+
+    end_quickly()
+    pause_collector_for_import()
+
+
+_start_and_end_as_nmt_does()
 
 
 def _claim_the_tests_package() -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.shutdown import end_quickly
 
 WORKER_MODES = ("auto", "processes", "threads")
 PROCESS_OVERHEAD_BYTES = 512 * 2**20  # a worker process's memory besides the model (torch 2.13, CPU: ~0.3 GB)
@@ -147,6 +148,7 @@ def start_workers(spec: LoadSpec, recipe, controls, workers: int) -> list[Worker
 def _serve_calls(connection, spec: LoadSpec, recipe, controls) -> None:
     """The worker process: load the model, then answer calls until told to stop or the server is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server stops its workers
+    end_quickly()  # as the server itself ends
     try:
         from nmt.decode.engines.engine import load_engine
         from nmt.decode.translate import translate
