@@ -4,14 +4,13 @@ consecutive shares of every chunk of input lines; the main process writes their 
 order, so the output is what one process writes. Warnings keep their input line numbers; each
 worker's count of lines translated comes to the main process after each batch (for the counter).
 
-Processes are started with "spawn" (a fork would copy the parent's torch threads and locks).
+Workers are forked from a server that imported this module once (nmt.decode.worker_processes).
 Each chunk is split into K equal consecutive shares, so the K processes finish a chunk at about
 the same time; the next chunk starts when all are done.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import queue
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ import torch
 from nmt.config import DecodeConfig
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.stream import CHUNK_LINES, StreamReport, translate_stream
+from nmt.decode.worker_processes import worker_processes
 from nmt.errors import NmtError
 
 
@@ -97,7 +97,7 @@ def translate_sharded(spec: EngineSpec, nproc: int, threads: int, lines: Iterabl
     """`translate_stream` over `nproc` processes sharing `threads` CPU threads; the same lines out.
     `done(n)` hears of the lines translated so far, after each batch of any process."""
     report = report if report is not None else StreamReport()
-    context = multiprocessing.get_context("spawn")
+    context = worker_processes()
     ranks, progress = context.Queue(), context.Queue()
     for rank in range(nproc):
         ranks.put(rank)

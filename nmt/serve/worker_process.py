@@ -16,14 +16,13 @@ device anyway.
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 
+from nmt.decode.worker_processes import worker_processes
 from nmt.errors import NmtError
-from nmt.shutdown import end_quickly
 
 WORKER_MODES = ("auto", "processes", "threads")
 PROCESS_OVERHEAD_BYTES = 512 * 2**20  # a worker process's memory besides the model (torch 2.13, CPU: ~0.3 GB)
@@ -79,7 +78,7 @@ class WorkerProcess:
         self._spawn()
 
     def _spawn(self) -> None:
-        context = multiprocessing.get_context("spawn")  # a fork would copy the server's threads' state
+        context = worker_processes()
         ours, theirs = context.Pipe()
         self._process = context.Process(target=_serve_calls, args=(theirs, *self._args), name=self._name, daemon=True)
         self._process.start()
@@ -148,7 +147,6 @@ def start_workers(spec: LoadSpec, recipe, controls, workers: int) -> list[Worker
 def _serve_calls(connection, spec: LoadSpec, recipe, controls) -> None:
     """The worker process: load the model, then answer calls until told to stop or the server is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server stops its workers
-    end_quickly()  # as the server itself ends
     try:
         from nmt.decode.engines.engine import load_engine
         from nmt.decode.translate import translate
