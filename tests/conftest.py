@@ -89,6 +89,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_collection_finish(session):
+    """What a worker holds once it has collected (every test module, torch, transformers, ...)
+    lives as long as it: frozen out of the collector's full passes, about 40 a worker, each of
+    which would walk those objects again."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def optional_module(name: str):
     """(the module or None, a mark for a test module's `pytestmark`): the tests of a module that
     needs an optional package skip one by one where it is missing. Unlike a module-level
