@@ -19,8 +19,15 @@ import gc
 def end_quickly() -> None:
     """Collect garbage once and freeze the survivors when the interpreter exits. Call it first
     thing in a process's entry point: exit handlers run last in, first out, so this one runs
-    after those of every library imported later (torch's, logging's), whatever they leave."""
-    atexit.register(_collect_then_freeze)
+    after those of every library imported later (torch's, logging's), whatever they leave. A
+    second call changes nothing."""
+    global _registered
+    if not _registered:
+        atexit.register(_collect_then_freeze)
+        _registered = True
+
+
+_registered = False
 
 
 def _collect_then_freeze() -> None:

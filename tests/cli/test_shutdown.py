@@ -27,3 +27,10 @@ def test_objects_left_in_reference_cycles_are_finalized_and_the_survivors_frozen
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[0] == "finalized garbage"
     assert run.stdout.splitlines()[1].startswith("frozen") and int(run.stdout.split()[-1]) >= 5000
+
+
+def test_a_second_call_registers_nothing_more():
+    run = subprocess.run([sys.executable, "-c", "import atexit\nfrom nmt.shutdown import end_quickly\n"
+                          "before = atexit._ncallbacks(); end_quickly(); end_quickly(); print(atexit._ncallbacks() - before)"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.split() == ["1"], run.stderr
