@@ -5,8 +5,6 @@ runs (`python -m bench.gpu`, `bash bench/gpu_day/run.sh`): its first `import tor
 garbage collector paused (nmt.startup), its heap frozen at exit (nmt.shutdown).
 """
 
-from nmt.shutdown import end_quickly
-from nmt.startup import pause_collector_for_import
+from nmt.startup import start_and_end_quickly
 
-end_quickly()
-pause_collector_for_import()
+start_and_end_quickly()

@@ -19,8 +19,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
 from nmt.config import load_recipe
 from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, warner, working
 from nmt.errors import NmtError
-from nmt.shutdown import end_quickly
-from nmt.startup import pause_collector_for_import
+from nmt.startup import start_and_end_quickly
 
 app = typer.Typer(help="Neural machine translation with the Transformer: tokenizer → prepare → train → translate → "
                   "score.", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -518,6 +517,5 @@ def plot(
 
 
 def main() -> None:
-    end_quickly()
-    pause_collector_for_import()
+    start_and_end_quickly()
     app()

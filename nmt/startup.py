@@ -22,6 +22,15 @@ import importlib.abc
 import importlib.util
 import sys
 
+from nmt.shutdown import end_quickly
+
+
+def start_and_end_quickly() -> None:
+    """What a process's entry point calls first: torch imported with the collector paused, and
+    the heap frozen at exit (nmt.shutdown.end_quickly)."""
+    end_quickly()
+    pause_collector_for_import()
+
 
 def pause_collector_for_import(name: str = "torch") -> None:
     """Call it first thing in a process's entry point; once `name` is imported it does nothing."""

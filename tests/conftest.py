@@ -20,13 +20,11 @@ os.environ["OMP_NUM_THREADS"] = "1"
 
 def _start_and_end_as_nmt_does() -> None:
     """Each test process imports torch as an nmt command does, the collector paused, and ends as
-    one does, its heap frozen (nmt.startup, nmt.shutdown): a worker's Python would otherwise take
-    its million objects apart one by one at exit, seconds after its last test."""
-    from nmt.shutdown import end_quickly
-    from nmt.startup import pause_collector_for_import
+    one does, its heap frozen (nmt.startup): a worker's Python would otherwise take its million
+    objects apart one by one at exit, seconds after its last test."""
+    from nmt.startup import start_and_end_quickly
 
-    end_quickly()
-    pause_collector_for_import()
+    start_and_end_quickly()
 
 
 _start_and_end_as_nmt_does()

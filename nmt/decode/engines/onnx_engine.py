@@ -87,8 +87,8 @@ class OnnxEngine:
 def load(directory: Path, device: str = "cpu", compute_type: str = "default", threads: int = 0,
          parallel_calls: int = 1) -> OnnxEngine:
     """The export in `directory`, on the CPU with `threads` threads per call (0: torch's count, as
-    for the other engines: session_threads). onnxruntime's sessions take calls from several threads at once (a server's workers),
-    so `parallel_calls` needs nothing of its own here."""
+    for the other engines: session_threads). onnxruntime's sessions take calls from several
+    threads at once (a server's workers), so `parallel_calls` needs nothing of its own here."""
     directory = Path(directory)
     if device not in ("cpu", "auto"):
         raise NmtError(f"--device {device}: an ONNX export runs on the CPU here (onnxruntime's CPU provider)")
