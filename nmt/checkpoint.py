@@ -7,6 +7,7 @@ nothing of theirs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -21,7 +22,7 @@ import nmt
 from nmt.compat import keep_stored_meaning
 from nmt.config import Recipe, recipe_from_dict
 from nmt.errors import NmtError
-from nmt.files import replaced_whole
+from nmt.files import cannot_write, replaced_whole
 
 FORMAT = "nmt-checkpoint-1"
 _STEP_FILE = re.compile(r"step_(\d+)\.pt$")
@@ -37,12 +38,17 @@ def save_checkpoint(payload: dict, path: Path) -> None:
 def link_checkpoint(source: Path, path: Path) -> None:
     """Make `path` the same checkpoint as `source` (hard link, else copy), atomically."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.unlink(missing_ok=True)
     try:
-        os.link(source, tmp)
-    except OSError:
-        shutil.copyfile(source, tmp)
-    tmp.replace(path)
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+        tmp.replace(path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise cannot_write(path, e) from None
 
 
 def shard_folder(path: Path) -> Path:

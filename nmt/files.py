@@ -24,11 +24,25 @@ def cannot_write(path: Path | str, error: OSError) -> NmtError:
     return NmtError(f"{path}: cannot write there ({error.strerror or error})")
 
 
+def write_failure(error: BaseException) -> OSError | None:
+    """The system's refusal behind `error`: the error itself where it is an OSError, or one it was
+    raised while handling. torch.save, when a write fails (a full disk), raises a RuntimeError of
+    its own as it closes the half-written archive, with the OSError as its context."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError):
+            return error
+        seen.add(id(error))  # (`raise ... from None` hides its context: not followed)
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+    return None
+
+
 @contextmanager
 def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False) -> Iterator[IO]:
     """The file to write `path`'s new content into (text in UTF-8, or bytes with mode "wb"); it
     takes `path`'s place when the block ends without an error. `sync`: on disk before the rename
-    (checkpoints). An OSError inside the block is the write's (cannot_write)."""
+    (checkpoints). An OSError inside the block, or an error raised while handling one
+    (write_failure), is the write's (cannot_write)."""
     path = Path(path)
     if path.is_dir():
         raise NmtError(f"{path}: is a directory; name a file to write")
@@ -49,10 +63,12 @@ def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False) -> Ite
                 f.flush()
                 os.fsync(f.fileno())
         tmp.replace(path)
-    except OSError as e:
+    except Exception as e:
         _discard(tmp)
-        raise cannot_write(path, e) from None
-    except BaseException:
+        if not isinstance(e, NmtError) and (failure := write_failure(e)) is not None:
+            raise cannot_write(path, failure) from None
+        raise
+    except BaseException:  # Ctrl-C
         _discard(tmp)
         raise
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nmt.files import cannot_write
+
 BUCKETS = 256
 _CHUNK = 50_000
 
@@ -56,13 +58,20 @@ def find_duplicates(pairs: Iterable[tuple[str, str]], workdir: Path) -> Duplicat
         duplicates = DuplicateLines(len(first))
         _mark_repeats(_records(first, 0), duplicates)
         return duplicates
+    try:
+        return _duplicates_through_buckets(chain((first, second), iter(lambda: list(islice(iterator, _CHUNK)), [])),
+                                           workdir)
+    except OSError as e:  # the bucket files' writes (a full disk)
+        raise cannot_write(workdir, e) from None
+
+
+def _duplicates_through_buckets(chunks: Iterable[list[tuple[str, str]]], workdir: Path) -> DuplicateLines:
     with tempfile.TemporaryDirectory(dir=workdir, prefix="dedup.") as tmp:
         buckets = [Path(tmp) / f"{b:03d}.u64" for b in range(BUCKETS)]
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(open(path, "wb")) for path in buckets]
             lines = 0
-            # chunk by chunk: a `*` unpacking here would hold the whole corpus's text at once
-            for chunk in chain((first, second), iter(lambda: list(islice(iterator, _CHUNK)), [])):
+            for chunk in chunks:  # one at a time: the whole corpus's text is never held at once
                 records = _records(chunk, lines)
                 lines += len(chunk)
                 bucket_of = (records[:, 0] >> np.uint64(56)).astype(np.intp)

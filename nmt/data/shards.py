@@ -7,9 +7,13 @@ by chunk and turns the lengths into offsets in slices; the reader maps both file
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+from nmt.files import cannot_write
 
 _SLICE = 1 << 16  # sentences whose offsets are computed at a time (close) or lengths (reader)
 
@@ -24,26 +28,49 @@ def token_dtype(vocab_size: int) -> np.dtype:
 
 
 class ShardWriter:
+    """Writes a shard under temporary names (`.tmp`), renamed into place by `close`; a write the
+    system refuses (a full disk) is a one-line error naming the shard (its temporary files are
+    left for the caller to remove with the rest of what it began)."""
+
     def __init__(self, path_stem: Path, vocab_size: int):
         self.path_stem = path_stem
         self.dtype = token_dtype(vocab_size)
         self._tmp_bin = _file(path_stem, ".bin.tmp")
         self._tmp_lengths = _file(path_stem, ".len.tmp")
-        self._bin = open(self._tmp_bin, "wb")
-        self._lengths = open(self._tmp_lengths, "wb")
+        with self._refused_write():
+            self._bin = open(self._tmp_bin, "wb")
+            self._lengths = open(self._tmp_lengths, "wb")
         self.sentences = 0
+
+    @contextmanager
+    def _refused_write(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as e:
+            for handle in (getattr(self, "_bin", None), getattr(self, "_lengths", None)):
+                try:  # closed now: its buffer's bytes, unwritable, raise no second error when collected
+                    if handle is not None:
+                        handle.close()
+                except OSError:
+                    pass
+            raise cannot_write(_file(self.path_stem, ".bin"), e) from None
 
     def add(self, sentences: list[list[int]]) -> None:
         if not sentences:
             return
         lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
         flat = np.fromiter((t for s in sentences for t in s), dtype=self.dtype, count=int(lengths.sum()))
-        self._bin.write(flat.tobytes())
-        self._lengths.write(lengths.tobytes())
+        with self._refused_write():
+            self._bin.write(flat.tobytes())
+            self._lengths.write(lengths.tobytes())
         self.sentences += len(sentences)
 
     def close(self) -> int:
         """Finish both files atomically; return the number of sentences."""
+        with self._refused_write():
+            return self._close()
+
+    def _close(self) -> int:
         self._bin.close()
         self._lengths.close()
         tmp_idx = _file(self.path_stem, ".idx.tmp")

@@ -7,6 +7,7 @@ import io
 import json
 import random
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from itertools import chain, count
@@ -17,7 +18,7 @@ import sentencepiece as spm
 from nmt.config import DataConfig, TokenizerConfig, changed_keys
 from nmt.data.corpus import open_corpus
 from nmt.errors import NmtError
-from nmt.files import cached_record, replaced_whole
+from nmt.files import cached_record, cannot_write, replaced_whole
 from nmt.special_tokens import BOS, EOS, PAD, UNK
 
 # A checkpoint's "tokenizer" entry holds the sentencepiece models ("src", "tgt") and, for a model
@@ -79,15 +80,56 @@ def _write_sample(lines: Iterable[str], handle, limit: int, seed: int) -> int:
 
 def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: TokenizerConfig,
                control_tokens: list[str] = (), limit: int | None = None) -> None:
-    """`limit`: sentences sampled (default tokenizer.input_sentence_size; 0 = all)."""
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as text:
-        n = _write_sample(lines, text, cfg.input_sentence_size if limit is None else limit, cfg.seed)
-    if n == 0:
-        raise NmtError(f"{source}: no text to train the tokenizer on")
-    prefix = model_path.with_suffix("")
+    """`limit`: sentences sampled (default tokenizer.input_sentence_size; 0 = all). The model is
+    trained under a hidden name beside `model_path` and takes its place (and its .vocab the
+    .vocab's) only once it loads back whole: sentencepiece does not report a write it could not
+    finish (a full disk), and a failed training leaves the tokenizer that was there."""
+    try:
+        text = tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False)
+    except OSError as e:
+        raise cannot_write(tempfile.gettempdir(), e) from None
+    staged = model_path.with_name(f".{model_path.stem}.tmp")  # sentencepiece adds .model and .vocab
+    written = [Path(f"{staged}{extension}") for extension in (".model", ".vocab")]
+    try:
+        try:
+            with text:
+                n = _write_sample(lines, text, cfg.input_sentence_size if limit is None else limit, cfg.seed)
+        except OSError as e:
+            if e.filename is not None:  # a file it names (the corpus's)
+                raise
+            raise cannot_write(text.name, e) from None  # the sample's own write
+        if n == 0:
+            raise NmtError(f"{source}: no text to train the tokenizer on")
+        _train_sentencepiece(text.name, staged, cfg, control_tokens)
+        _check_written(written, model_path)
+        for path, extension in zip(written, (".model", ".vocab")):
+            path.replace(model_path.with_suffix(extension))
+    finally:
+        Path(text.name).unlink(missing_ok=True)
+        for path in written:
+            path.unlink(missing_ok=True)
+
+
+def _check_written(written: list[Path], model_path: Path) -> None:
+    """An error naming `model_path` unless sentencepiece's model and vocabulary (`written`) load
+    back whole: one vocabulary line per piece of the model."""
+    model, vocabulary = written
+    try:  # (regular files: what sentencepiece makes, and never a device that reads without end)
+        whole = model.is_file() and vocabulary.is_file() and vocabulary.read_bytes().count(b"\n") == \
+            spm.SentencePieceProcessor(model_file=str(model)).get_piece_size()
+    except (OSError, RuntimeError):
+        whole = False
+    if not whole:
+        free = shutil.disk_usage(model_path.parent).free
+        raise NmtError(f"{model_path}: cannot write there (sentencepiece's model did not load back whole; "
+                       f"{free:,} bytes free on its disk)")
+
+
+def _train_sentencepiece(text: str, prefix: Path, cfg: TokenizerConfig, control_tokens: list[str]) -> None:
+    """sentencepiece's training on the sample in the file `text`, into `prefix`.model and .vocab."""
     try:
         spm.SentencePieceTrainer.Train(
-            input=text.name,
+            input=text,
             model_prefix=str(prefix),
             model_type=cfg.model_type,
             vocab_size=cfg.vocab_size,
@@ -113,8 +155,6 @@ def _train_one(lines: Iterable[str], source: str, model_path: Path, cfg: Tokeniz
             raise NmtError(f"tokenizer.vocab_size {cfg.vocab_size}: fewer pieces than the special tokens take; "
                            "set a larger tokenizer.vocab_size") from None
         raise NmtError(f"sentencepiece training failed: {message}") from None
-    finally:
-        Path(text.name).unlink(missing_ok=True)
 
 
 # Options added after tokenizers were first trained: recorded only when set, so that a tokenizer

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.files import cannot_write, write_failure
 
 
 def write_directory_atomically(out: Path, fill: Callable[[Path], None], force: bool = False) -> None:
@@ -24,7 +25,7 @@ def write_directory_atomically(out: Path, fill: Callable[[Path], None], force: b
         out.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     except OSError as e:
-        raise NmtError(f"{out}: cannot write there ({e.strerror or e})") from None
+        raise cannot_write(out, e) from None
     try:
         fill(scratch)
         if out.exists():  # --force: swap the new directory in, then drop the old one
@@ -34,10 +35,12 @@ def write_directory_atomically(out: Path, fill: Callable[[Path], None], force: b
             shutil.rmtree(old, ignore_errors=True)
         else:
             scratch.rename(out)
-    except OSError as e:
+    except Exception as e:
         shutil.rmtree(scratch, ignore_errors=True)
-        raise NmtError(f"{out}: cannot write there ({e.strerror or e})") from None
-    except BaseException:
+        if not isinstance(e, NmtError) and (failure := write_failure(e)) is not None:  # (a writer's own error
+            raise cannot_write(out, failure) from None  # raised while handling the system's, as torch's)
+        raise
+    except BaseException:  # Ctrl-C
         shutil.rmtree(scratch, ignore_errors=True)
         raise
 

@@ -37,7 +37,6 @@ it, encoder.onnx.data or decoder.onnx.data, which onnxruntime reads from there.
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -49,7 +48,7 @@ import nmt
 from nmt.checkpoint import open_checkpoint
 from nmt.config import language_token
 from nmt.errors import NmtError
-from nmt.export.directory import read_description
+from nmt.export.directory import read_description, write_directory_atomically
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.guided_alignment import alignment_heads
 from nmt.model.matmul_attention import step_attention
@@ -198,12 +197,8 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                                      checkpoint_path)
     model.alignment_heads = alignment_heads(recipe)  # the heads the decoder's attention output averages
     model.eval()
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise NmtError(f"{out}: cannot be written ({e.strerror})") from None
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))  # beside it: renamed into place
-    try:
+
+    def fill(staging: Path) -> None:
         export_graphs(model, staging, quantize)
         (staging / "source.spm").write_bytes(protos["src"])
         (staging / "target.spm").write_bytes(protos["tgt"])
@@ -227,12 +222,8 @@ def export_onnx(checkpoint_path: Path, out: Path, quantization: str | None = Non
                                                                "memory_values", "past_keys", "past_values"]},
                   "outputs": {"encoder": ["memory_keys", "memory_values", "src_bias"], "decoder": list(DECODER_OUTPUTS)}}
         (staging / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        staging.replace(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    write_directory_atomically(out, fill, force)  # built beside `out`, renamed into place when whole
     return {"directory": str(out), "direction": f"{recipe.data.src_lang}-{recipe.data.tgt_lang}",
             "quantization": quantization or "float32", "architecture": "ONNX encoder and decoder step",
             "bytes": sum(f.stat().st_size for f in out.iterdir())}

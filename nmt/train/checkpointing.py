@@ -3,6 +3,7 @@ RNG state, resuming it exactly, and a fine-tuning run's start from its parent's 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,6 +50,15 @@ class TrainingState:
     elapsed_seconds: float = 0.0  # wall time spent training (validation included), summed over resumes
 
 
+def _refusal(write: Callable[[], None]) -> str | None:
+    """write()'s one-line error (a write the system refused: nmt.files.cannot_write), or None."""
+    try:
+        write()
+    except NmtError as e:
+        return str(e)
+    return None
+
+
 class RunCheckpoints:
     """`checkpoints/` of one run: step_N.pt files, last.pt and best.pt links to them, the oldest
     pruned. What a checkpoint holds: the recipe, weights (with train.ema_decay their average, and
@@ -78,34 +88,53 @@ class RunCheckpoints:
     def save(self, progress: TrainingState, best: bool = False) -> Path:
         """Rank 0 writes; every rank takes part (their RNG states are saved too) and waits for it.
         Sharded (train.sharded_checkpoints): each rank first writes its shards into step_N.shards/,
-        then rank 0 the rest into step_N.pt, which names them."""
+        then rank 0 the rest into step_N.pt, which names them. A write the system refuses (a full
+        disk) stops every rank with the same one-line error, which says where training resumes."""
         rng_by_rank = self.world.gather_objects(self._rng_state())
         path = self.folder / f"step_{progress.step:07d}.pt"
         if self.sharded:
-            save_checkpoint(self.update.local_state(), shard_file(shard_folder(path), self.world.rank))
-            self.world.barrier()  # every shard is written before the checkpoint that names them
+            shard = shard_file(shard_folder(path), self.world.rank)
+            refused = _refusal(lambda: save_checkpoint(self.update.local_state(), shard))
+            # every shard is written before the checkpoint that names them
+            refused = next(filter(None, self.world.gather_objects(refused)), None)
+            if refused:  # the shards written go: they make no checkpoint
+                shard.unlink(missing_ok=True)
+                self.world.barrier()
+                if self.world.is_main:
+                    with contextlib.suppress(OSError):
+                        shard.parent.rmdir()
+                self._stop_if_refused(refused, progress)
             whole = {SHARDS: {"folder": shard_folder(path).name, "processes": self.world.size}}
         else:  # every rank takes part: FSDP gathers
             whole = {**self.update.model_state(), "optimizer": self.update.optimizer_state()}
-            if self.world.is_main and (frozen := self.frozen_names()):
-                whole = self._frozen_apart(whole, frozen, progress.step)
-        if self.world.is_main:
-            payload = {
-                "recipe": recipe_to_dict(self.recipe),
-                **whole,  # the weights and the optimizer, or where their shards are
-                **self.update.schedule_state(),
-                "progress": asdict(progress),
-                "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
-                "tokenizer": self.tokenizer_protos,
-                "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__)},  # plain str: weights_only loads it
-            }
-            save_checkpoint(payload, path)
-            link_checkpoint(path, self.folder / "last.pt")
-            if best:
-                link_checkpoint(path, self.folder / "best.pt")
-            prune(self.folder, self.recipe.train.keep_last)
-        self.world.barrier()
+        refused = _refusal(lambda: self._write(path, whole, progress, rng_by_rank, best)) if self.world.is_main else None
+        self._stop_if_refused(self.world.share_from_main(refused), progress)  # (every rank waits for rank 0 here)
         return path
+
+    def _write(self, path: Path, whole: dict, progress: TrainingState, rng_by_rank: list, best: bool) -> None:
+        """Rank 0's part of `save`: the checkpoint, then last.pt and best.pt made the same file."""
+        if not self.sharded and (frozen := self.frozen_names()):
+            whole = self._frozen_apart(whole, frozen, progress.step)
+        payload = {
+            "recipe": recipe_to_dict(self.recipe),
+            **whole,  # the weights and the optimizer, or where their shards are
+            **self.update.schedule_state(),
+            "progress": asdict(progress),
+            "rng": rng_by_rank[0] | {"ranks": rng_by_rank},
+            "tokenizer": self.tokenizer_protos,
+            "versions": {"nmt": nmt.__version__, "torch": str(torch.__version__)},  # plain str: weights_only loads it
+        }
+        save_checkpoint(payload, path)
+        link_checkpoint(path, self.folder / "last.pt")
+        if best:
+            link_checkpoint(path, self.folder / "best.pt")
+        prune(self.folder, self.recipe.train.keep_last)
+
+    def _stop_if_refused(self, refused: str | None, progress: TrainingState) -> None:
+        if refused:
+            resumes = "its last checkpoint (last.pt)" if (self.folder / "last.pt").exists() else "the start"
+            raise NmtError(f"{refused}; training stopped at step {progress.step}, and `nmt train` resumes it from "
+                           f"{resumes}")
 
     def frozen_names(self) -> frozenset[str]:
         """The state-dict names of the weights this run does not train (LoRA, train.freeze)."""

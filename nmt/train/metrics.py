@@ -5,10 +5,12 @@ mirrored to TensorBoard event files when the `tensorboard` package is installed.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.files import cannot_write, write_failure
 
 
 def _tensorboard_writer(folder: Path):
@@ -16,31 +18,75 @@ def _tensorboard_writer(folder: Path):
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:  # tensorboard not installed: JSON lines only
         return None
-    return SummaryWriter(str(folder))
+    _quiet_event_writer_thread()
+    try:
+        return SummaryWriter(str(folder))
+    except Exception as e:
+        if (failure := write_failure(e)) is not None:
+            raise cannot_write(folder, failure) from None
+        raise
+
+
+def _quiet_event_writer_thread() -> None:
+    """TensorBoard writes its event files on a thread of its own, which keeps its error (a full
+    disk) for the next flush to raise, where MetricsLog names the folder; left to Python, the
+    thread would also print its traceback. Threads of any other kind report as before."""
+    if getattr(threading.excepthook, "nmt_quiet_event_writer", False):
+        return
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if type(args.thread).__name__ == "_AsyncWriterThread" and issubclass(args.exc_type, OSError):
+            return
+        previous(args)
+
+    hook.nmt_quiet_event_writer = True
+    threading.excepthook = hook
 
 
 class MetricsLog:
+    """A run's metrics.jsonl (and TensorBoard's event files); a write the system refuses (a full
+    disk) is a one-line error naming the file or folder."""
+
     def __init__(self, path: Path, tensorboard_dir: Path | None = None):
         """`tensorboard_dir`: where event files go (`tensorboard --logdir` it), if tensorboard is installed."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "a", encoding="utf-8")
+        self.path, self.tensorboard_dir = path, tensorboard_dir
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(path, "a", encoding="utf-8")
+        except OSError as e:
+            raise cannot_write(path, e) from None
         self._board = _tensorboard_writer(tensorboard_dir) if tensorboard_dir else None
 
     def write(self, kind: str, step: int, **values) -> None:
         record = {"kind": kind, "step": step, "time": round(time.time(), 3)}
         record.update({k: (round(v, 6) if isinstance(v, float) else v) for k, v in values.items()})
-        self._file.write(json.dumps(record) + "\n")
-        self._file.flush()
+        try:
+            self._file.write(json.dumps(record) + "\n")
+            self._file.flush()
+        except OSError as e:
+            raise cannot_write(self.path, e) from None
         if self._board:
-            for name, value in values.items():
-                if isinstance(value, (int, float)):
-                    self._board.add_scalar(f"{kind}/{name}", value, step)
-            self._board.flush()
+            try:
+                for name, value in values.items():
+                    if isinstance(value, (int, float)):
+                        self._board.add_scalar(f"{kind}/{name}", value, step)
+                self._board.flush()
+            except OSError as e:  # the event writer's thread's, raised here
+                raise cannot_write(self.tensorboard_dir, e) from None
 
-    def close(self) -> None:
-        self._file.close()
-        if self._board:
-            self._board.close()
+    def close(self, quiet: bool = False) -> None:
+        """Closes both. `quiet`: another error is already on its way (such as a refused write,
+        whose bytes the file still holds and tries again to write as it closes): an error here
+        would hide it, and is not raised."""
+        for close, path in ((self._file.close, self.path),
+                            (self._board.close if self._board else None, self.tensorboard_dir)):
+            try:
+                if close is not None:
+                    close()
+            except OSError as e:
+                if not quiet:
+                    raise cannot_write(path, e) from None
 
 
 def read_metrics(path: Path) -> list[dict]:

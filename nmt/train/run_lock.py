@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.files import cannot_write
 from nmt.train.distributed import launched_rank
 
 try:
@@ -25,14 +26,22 @@ def exclusive_run(out: Path) -> Iterator[None]:
     if fcntl is None or launched_rank() != 0:
         yield
         return
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".train.lock", "a+", encoding="utf-8") as handle:
+    lock = out / ".train.lock"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle = open(lock, "a+", encoding="utf-8")
+    except OSError as e:
+        raise cannot_write(lock, e) from None
+    with handle:
         locked = _try_lock(handle, out)
         if locked:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"{os.getpid()}\n")
-            handle.flush()
+            try:  # the holder's pid, for the error another run gets; written past Python's buffer,
+                # so that a refused write (a full disk) is raised here, not again when the file closes
+                if os.fstat(handle.fileno()).st_size:  # an earlier holder's
+                    os.ftruncate(handle.fileno(), 0)
+                os.write(handle.fileno(), f"{os.getpid()}\n".encode())
+            except OSError as e:
+                raise cannot_write(lock, e) from None
         try:
             yield
         finally:

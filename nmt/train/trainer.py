@@ -156,7 +156,7 @@ class Trainer:
             return result
         finally:
             if self.metrics:
-                self.metrics.close()
+                self.metrics.close(quiet=not finished)
             # The DDP wrapper holds the process group and sits in a reference cycle: left to interpreter
             # shutdown, gloo's threads can be torn down too late and abort the process. One process
             # has no group, and skips the collection (about 0.4 s in a process holding many objects).

@@ -160,6 +160,26 @@ def test_bad_input_in_the_processes_is_their_one_line_error_and_exit_code_withou
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full, a device every write to fails")
+def test_a_shard_that_does_not_fit_stops_every_process_with_the_same_one_line_error(tmp_path):
+    """A write the system refuses in one process only (here the second's shard of a sharded
+    checkpoint, on a full disk: a symlink to /dev/full where it is written) stops both processes
+    with the same one-line error, instead of leaving the other to fail in its next collective; the
+    shard the first process wrote goes too (tests/cli/test_full_disk.py: the same in one process)."""
+    out = tmp_path / "run"
+    prepared_tiny(out, *SETTINGS)
+    shards = out / "checkpoints" / "step_0000002.shards"
+    shards.mkdir(parents=True)
+    (shards / ".rank_001.pt.tmp").symlink_to("/dev/full")
+    result = run_nmt_train(out, 2, nproc=2, settings=[*SETTINGS, "train.parallel=fsdp", "train.sharded_checkpoints=true"])
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: {shards / 'rank_001.pt'}: cannot write there (No space left on device); training "
+                      "stopped at step 2, and `nmt train` resumes it from the start"] * 2
+    assert list((out / "checkpoints").iterdir()) == []
+
+
 def test_a_step_not_yet_run_is_one_line_before_any_process_starts(tmp_path):
     """Without `nmt tokenizer` or `nmt prepare`, or without the checkpoint to fine-tune from, `nmt
     train --nproc 2` says so once, as one process would, instead of starting processes that each
