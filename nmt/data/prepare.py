@@ -20,7 +20,7 @@ from nmt.data.corpus import Corpus, open_corpus
 from nmt.data.dedup import find_duplicates
 from nmt.data.language_filter import LanguageFilter
 from nmt.data.languages import control_ids, target_control_ids
-from nmt.data.shards import ShardWriter
+from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, TrainingAlignments
 from nmt.data.word_pairs import WordPairs
@@ -194,7 +194,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         inputs["word_alignments"] = _sha256(Path(data.word_alignments))
     if report_path.is_file():
         previous = cached_record(report_path)
-        if previous.get("inputs") == inputs:
+        if previous.get("inputs") == inputs and _intact(target, previous.get("splits", {})):
             return previous | {"skipped": True}
 
     started = time.perf_counter()
@@ -290,6 +290,17 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     with replaced_whole(report_path) as f:
         f.write(json.dumps(report, indent=2))
     return report | {"skipped": False}
+
+
+def _intact(target: Path, splits: dict) -> bool:
+    """Whether the shards of `splits` (a report's) are in `target` whole, as prepare wrote them: a
+    copy of a run that stopped short, or a file removed by hand, prepares them again."""
+    try:
+        for split in splits:
+            ParallelShards(target, split)
+    except NmtError:
+        return False
+    return True
 
 
 def describe_preparation(report: dict, out: Path) -> list[str]:

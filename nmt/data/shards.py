@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nmt.errors import NmtError
 from nmt.files import cannot_write
 
 _SLICE = 1 << 16  # sentences whose offsets are computed at a time (close) or lengths (reader)
@@ -105,6 +106,10 @@ def _map_offsets(path: Path) -> tuple[np.ndarray, np.dtype]:
     return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape), token
 
 
+def damaged(path: Path, reason: str) -> NmtError:
+    return NmtError(f"{path}: prepared data damaged ({reason}); run `nmt prepare` again")
+
+
 class Shard:
     """Read-only view of one side of a split: shard[i] is the token ids of sentence i.
 
@@ -114,10 +119,20 @@ class Shard:
     def __init__(self, path_stem: Path):
         # Plain ndarray views of the mappings: the file stays mapped, but slicing skips np.memmap's
         # per-slice bookkeeping, which took half of collating a GPU update's ~800 pairs.
-        offsets, dtype = _map_offsets(_file(path_stem, ".idx"))
+        index, tokens = _file(path_stem, ".idx"), _file(path_stem, ".bin")
+        try:
+            offsets, dtype = _map_offsets(index)
+        except FileNotFoundError:
+            raise damaged(index, "missing") from None
+        except (OSError, ValueError, EOFError, IndexError):  # cut short (a copy that stopped), or not one of ours
+            raise damaged(index, "not an index `nmt prepare` wrote whole") from None
         self.offsets = offsets.view(np.ndarray)
         size = int(self.offsets[-1])
-        self.tokens = (np.memmap(_file(path_stem, ".bin"), dtype=dtype, mode="r", shape=(size,)).view(np.ndarray)
+        found = tokens.stat().st_size if tokens.is_file() else None
+        if found != size * dtype.itemsize:
+            raise damaged(tokens, "missing" if found is None else
+                          f"{found:,} bytes where its index counts {size * dtype.itemsize:,}")
+        self.tokens = (np.memmap(tokens, dtype=dtype, mode="r", shape=(size,)).view(np.ndarray)
                        if size else np.zeros(0, dtype=dtype))
         self.lengths = np.empty(len(self.offsets) - 1, dtype=np.int32)
         for start in range(0, len(self.lengths), _SLICE):
@@ -140,7 +155,8 @@ class ParallelShards:
         self.src = Shard(data_dir / f"{split}.src")
         self.tgt = Shard(data_dir / f"{split}.tgt")
         self.forced_target_tokens = forced_target_tokens
-        assert len(self.src) == len(self.tgt), f"{data_dir}/{split}: source and target shards differ in length"
+        if len(self.src) != len(self.tgt):
+            raise damaged(data_dir / split, f"{len(self.src):,} source sentences but {len(self.tgt):,} targets")
 
     def __len__(self) -> int:
         return len(self.src)

@@ -315,3 +315,34 @@ def test_bad_tsv_and_hugging_face_specs_are_clear_errors(tmp_path):
     datasets.Dataset.from_dict({"en": ["a"], "fr": ["b"]}).save_to_disk(str(tmp_path / "ds"))
     with pytest.raises(NmtError, match=r"no 'translation' column nor columns 'en', 'de'"):
         open_corpus(f"hf:{tmp_path / 'ds'}:train", "en", "de")
+
+
+def test_prepared_data_cut_short_is_a_one_line_error_and_prepared_again(tmp_path):
+    """A run's data/ copied in part (a copy that stopped, a file removed by hand): `nmt train` names
+    the file, and `nmt prepare`, whose inputs have not changed, prepares the data again instead of
+    finding it up to date."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.conftest import TINY, one_line_error
+
+    out = tmp_path / "run"
+    recipe = prepared_tiny(out)
+    sets = [f"--set=output_dir={out}", f"--set=data.train={TINY_DATA_DIR / 'train'}",
+            f"--set=data.valid={TINY_DATA_DIR / 'valid'}", f"--set=data.test={TINY_DATA_DIR / 'valid'}"]
+    data = out / "data"
+    whole = {path.name: path.read_bytes() for path in data.iterdir()}
+    damage = [("train.src.bin", lambda path: path.write_bytes(path.read_bytes()[:100]),
+               f"100 bytes where its index counts {len(whole['train.src.bin']):,}"),
+              ("train.tgt.idx", lambda path: path.write_bytes(path.read_bytes()[:200]), "not an index"),
+              ("valid.tgt.idx", lambda path: path.unlink(), "missing")]
+    for name, cut, reason in damage:
+        cut(data / name)
+        with pytest.raises(NmtError, match=f"{data / name}: prepared data damaged \\({reason}"):
+            ParallelShards(data, name.split(".")[0])
+        if name.startswith("train"):  # (the dev set is read once training has started)
+            one_line_error(CliRunner().invoke(app, ["train", str(TINY), "--no-progress", *sets]),
+                           f"{data / name}: prepared data damaged ({reason}", "run `nmt prepare` again")
+        assert prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"] is False
+        assert {path.name: path.read_bytes() for path in data.iterdir()} == whole
+        assert prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"] is True
