@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,10 @@ def one_line_errors(function: Callable) -> Callable:
             if isinstance(e, BrokenPipeError):  # `nmt translate ... | head`: the reader has gone
                 raise typer.Exit(1) from None
             where = "".join(f"{name}: " for name in (e.filename, e.filename2) if name)
-            err.print(f"[red]error:[/] {escape(where + (e.strerror or str(e)))}", highlight=False, soft_wrap=True)
+            why = e.strerror or str(e)
+            if isinstance(e, FileExistsError) and e.filename and not os.path.isdir(e.filename):
+                why = "exists and is not a directory"  # (a folder to make, where a file is)
+            err.print(f"[red]error:[/] {escape(where + why)}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
             err.print("interrupted")

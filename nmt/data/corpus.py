@@ -29,7 +29,10 @@ def split_file(stem: str, lang: str) -> Path:
     for candidate in (Path(f"{stem}.{lang}"), Path(f"{stem}.{lang}.gz")):
         if candidate.is_file():
             return candidate
-    raise NmtError(f"{stem}.{lang}: file not found (also tried {stem}.{lang}.gz)")
+    hint = ""
+    if Path(stem).is_file():  # one side's file, where the stem both sides share was wanted
+        hint = f"; a split is the stem its two files share: {Path(stem.removesuffix('.gz')).with_suffix('')}, not {stem}"
+    raise NmtError(f"{stem}.{lang}: file not found (also tried {stem}.{lang}.gz){hint}")
 
 
 @contextmanager
@@ -42,7 +45,9 @@ def _opened(path: Path) -> Iterator[BinaryIO]:
     except (OSError, EOFError) as e:
         if isinstance(e, FileNotFoundError):
             raise NmtError(f"{path}: file not found") from None
-        raise NmtError(f"{path}: cannot read: {e}") from None
+        if isinstance(e, IsADirectoryError):
+            raise NmtError(f"{path}: is a directory; name a file") from None
+        raise NmtError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
 
 
 def decode_lines(stream, name: str) -> Iterator[str]:

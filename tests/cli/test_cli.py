@@ -180,6 +180,11 @@ def test_paired_test_of_a_copy_of_the_baseline_finds_no_difference(tmp_path):
     (["translate", "-c", "{tmp}/none.pt"], "none.pt: checkpoint not found"),
     (["train", str(TINY), "--set", "train.max_stepz=1"], "train.max_stepz: unknown key"),
     (["tokenizer", str(TINY), "--set", "output_dir={tmp}/o", "--set", "data.train={tmp}/missing"], "missing.en: file not found"),
+    (["tokenizer", str(TINY), "--set", "output_dir={tmp}/o", "--set", f"data.train={TINY_DATA / 'train.en'}"],
+     f"train.en.en: file not found (also tried {TINY_DATA / 'train.en.en.gz'}); a split is the stem its two files "
+     f"share: {TINY_DATA / 'train'}, not {TINY_DATA / 'train.en'}"),
+    (["tokenizer", str(TINY), "--set", "output_dir={tmp}/empty.de"], "empty.de: exists and is not a directory"),
+    (["score", "{tmp}", "-r", str(TINY_DATA / "valid.de")], ": is a directory; name a file"),
     (["average", "--last", "3", "--dir", "{tmp}"], "0 step checkpoints, 3 asked for"),
     (["train", str(TINY), "--set", "train.max_steps=0"], "train.max_steps: Input should be greater than or equal to 1"),
     (["train", str(TINY), "--set", "model.max_positions=1"], "model.max_positions: Input should be greater than or equal to 2"),
