@@ -51,6 +51,23 @@ def link_checkpoint(source: Path, path: Path) -> None:
         raise cannot_write(path, e) from None
 
 
+def discard_unfinished(folder: Path) -> tuple[int, int]:
+    """Remove what saves into `folder` that never finished left: the hidden temporary files a
+    checkpoint is written under (`save_checkpoint`, `link_checkpoint`), which a process killed
+    mid-save (SIGKILL, the machine's end) leaves, each the size of a checkpoint: regular files,
+    as saves write them (anything else there is not theirs). For a run that holds its folder
+    (nothing else writes there). Returns (files, bytes) removed."""
+    files = size = 0
+    for unfinished in [*folder.glob(".*.tmp"), *folder.glob("step_*.shards/.*.tmp")]:
+        if unfinished.is_symlink() or not unfinished.is_file():
+            continue
+        with contextlib.suppress(OSError):
+            length = unfinished.stat().st_size
+            unfinished.unlink()
+            files, size = files + 1, size + length
+    return files, size
+
+
 def shard_folder(path: Path) -> Path:
     """Where the processes of a sharded run keep their shards of checkpoint `path`:
     step_0000100.pt -> step_0000100.shards/ beside it."""

@@ -12,9 +12,9 @@ import torch
 from rich.text import Text
 
 import nmt
-from nmt.checkpoint import (FROZEN, SHARDS, assembled, checkpoint_of, frozen_file, frozen_reference, link_checkpoint,
-                            load_latest, load_shard, open_checkpoint, prune, require_checkpoint_file, resumable,
-                            run_checkpoints, save_checkpoint, save_frozen_weights, shard_file, shard_folder)
+from nmt.checkpoint import (FROZEN, SHARDS, assembled, checkpoint_of, discard_unfinished, frozen_file, frozen_reference,
+                            link_checkpoint, load_latest, load_shard, open_checkpoint, prune, require_checkpoint_file,
+                            resumable, run_checkpoints, save_checkpoint, save_frozen_weights, shard_file, shard_folder)
 from nmt.config import MODEL_SHAPE_KEYS, Recipe, changed_keys, recipe_to_dict
 from nmt.errors import NmtError
 from nmt.model.transformer import Transformer
@@ -173,6 +173,10 @@ class RunCheckpoints:
         def warn(message: str) -> None:
             self.log(Text.assemble(("warning:", "yellow"), " ", message))
 
+        if self.world.is_main and (unfinished := discard_unfinished(self.folder))[0]:
+            files, size = unfinished
+            self.log(Text.assemble(("note:", "yellow"), " ", f"{self.folder}: removed {files} unfinished "
+                                   f"checkpoint file{'s' * (files > 1)} ({size / 1e6:,.1f} MB) of a save that was cut off"))
         found = load_latest(self.folder, self.device, warn, assemble=False)
         if found is None:
             return None

@@ -117,8 +117,12 @@ def test_training_stops_at_a_checkpoint_that_does_not_fit_and_resumes_once_there
     assert sorted(p.name for p in checkpoints.iterdir()) == ["best.pt", "last.pt", "step_0000002.pt"]
     assert load_checkpoint(checkpoints / "last.pt")["progress"]["step"] == 2
     assert not full.is_symlink()  # the temporary file went with the failed write
+    (checkpoints / ".step_0000003.pt.tmp").write_bytes(bytes(1_500_000))  # what a save killed midway leaves
     resumed = train(out, 4)
     assert resumed.exit_code == 0 and "resumed at step 2" in resumed.output, resumed.output
+    assert (f"note: {checkpoints}: removed 1 unfinished checkpoint file (1.5 MB) of a save that was cut off"
+            in resumed.output)
+    assert not list(checkpoints.glob(".*"))
     assert load_checkpoint(checkpoints / "last.pt")["progress"]["step"] == 4
 
 
