@@ -199,8 +199,10 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
 
     started = time.perf_counter()
     report: dict = {"inputs": inputs, "splits": {}}
-    for stale in [*target.glob("train.s[0-9]*.*"), *target.glob(f"{ALIGN_SPLIT}.*")]:  # of earlier settings
-        stale.unlink()
+    # Shards of earlier settings, and the regular files a run killed midway left unfinished
+    unfinished = [f for f in target.glob("*.tmp") if f.is_file() and not f.is_symlink()]
+    for stale in [*target.glob("train.s[0-9]*.*"), *target.glob(f"{ALIGN_SPLIT}.*"), *unfinished]:
+        stale.unlink(missing_ok=True)
     try:
         for split, sources in splits.items():
             total = sum(source.corpus.count_pairs() for source in sources) if count_first and on_progress else None

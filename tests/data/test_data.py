@@ -346,6 +346,7 @@ def test_prepared_data_cut_short_is_a_one_line_error_and_prepared_again(tmp_path
         if name.startswith("train"):  # (the dev set is read once training has started)
             one_line_error(CliRunner().invoke(app, ["train", str(TINY), "--no-progress", *sets]),
                            f"{data / name}: prepared data damaged ({reason}", "run `nmt prepare` again")
+        (data / "valid.en-de.src.bin.tmp").write_bytes(bytes(1000))  # what a run killed midway left
         assert prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"] is False
-        assert shards() == whole
+        assert shards() == whole  # (and the unfinished file gone)
         assert prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"] is True
