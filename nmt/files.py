@@ -27,7 +27,10 @@ def cannot_write(path: Path | str, error: OSError) -> NmtError:
 def write_failure(error: BaseException) -> OSError | None:
     """The system's refusal behind `error`: the error itself where it is an OSError, or one it was
     raised while handling. torch.save, when a write fails (a full disk), raises a RuntimeError of
-    its own as it closes the half-written archive, with the OSError as its context."""
+    its own as it closes the half-written archive, with the OSError as its context. None for an
+    error of nmt's own (already one line) and for Ctrl-C."""
+    if isinstance(error, NmtError) or not isinstance(error, Exception):
+        return None
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, OSError):
@@ -63,13 +66,10 @@ def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False) -> Ite
                 f.flush()
                 os.fsync(f.fileno())
         tmp.replace(path)
-    except Exception as e:
+    except BaseException as e:
         _discard(tmp)
-        if not isinstance(e, NmtError) and (failure := write_failure(e)) is not None:
+        if (failure := write_failure(e)) is not None:
             raise cannot_write(path, failure) from None
-        raise
-    except BaseException:  # Ctrl-C
-        _discard(tmp)
         raise
 
 

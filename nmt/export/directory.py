@@ -35,13 +35,10 @@ def write_directory_atomically(out: Path, fill: Callable[[Path], None], force: b
             shutil.rmtree(old, ignore_errors=True)
         else:
             scratch.rename(out)
-    except Exception as e:
+    except BaseException as e:
         shutil.rmtree(scratch, ignore_errors=True)
-        if not isinstance(e, NmtError) and (failure := write_failure(e)) is not None:  # (a writer's own error
-            raise cannot_write(out, failure) from None  # raised while handling the system's, as torch's)
-        raise
-    except BaseException:  # Ctrl-C
-        shutil.rmtree(scratch, ignore_errors=True)
+        if (failure := write_failure(e)) is not None:
+            raise cannot_write(out, failure) from None
         raise
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.files import cannot_write, write_failure
+from nmt.files import cannot_write
 
 
 def _tensorboard_writer(folder: Path):
@@ -21,10 +21,8 @@ def _tensorboard_writer(folder: Path):
     _quiet_event_writer_thread()
     try:
         return SummaryWriter(str(folder))
-    except Exception as e:
-        if (failure := write_failure(e)) is not None:
-            raise cannot_write(folder, failure) from None
-        raise
+    except OSError as e:
+        raise cannot_write(folder, e) from None
 
 
 def _quiet_event_writer_thread() -> None:
@@ -79,11 +77,10 @@ class MetricsLog:
         """Closes both. `quiet`: another error is already on its way (such as a refused write,
         whose bytes the file still holds and tries again to write as it closes): an error here
         would hide it, and is not raised."""
-        for close, path in ((self._file.close, self.path),
-                            (self._board.close if self._board else None, self.tensorboard_dir)):
+        closers = [(self._file, self.path)] + ([(self._board, self.tensorboard_dir)] if self._board else [])
+        for writer, path in closers:
             try:
-                if close is not None:
-                    close()
+                writer.close()
             except OSError as e:
                 if not quiet:
                     raise cannot_write(path, e) from None
