@@ -11,6 +11,16 @@ import yaml
 from pydantic import BaseModel
 
 
+def override_of(overrides: list[str], loc: tuple) -> str | None:
+    """The last `KEY=VALUE` override that wrote the key at `loc` (or a key in it, or its section)."""
+    dotted = ".".join(str(part) for part in loc)
+    for assignment in reversed(overrides):
+        key = assignment.partition("=")[0].strip()
+        if key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + "."):
+            return assignment
+    return None
+
+
 class KeyPlaces:
     """The places of a recipe's keys: its file's lines (from the YAML node tree of `text`) and the
     overrides applied after it, which take precedence."""
@@ -25,11 +35,8 @@ class KeyPlaces:
     def of(self, loc: tuple) -> str:
         """`--set KEY=VALUE` where an override wrote the key (or a key in it, or its section),
         else `FILE: line N` of the deepest key along `loc` the file has, else the file."""
-        dotted = ".".join(str(part) for part in loc)
-        for assignment in reversed(self.overrides):
-            key = assignment.partition("=")[0].strip()
-            if key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + "."):
-                return f"--set {assignment}"
+        if override := override_of(self.overrides, loc):
+            return f"--set {override}"
         line = self._line(loc)
         return f"{self.path}: line {line}" if line else str(self.path)
 
@@ -47,6 +54,27 @@ class KeyPlaces:
             else:
                 break
         return line
+
+
+class DecodeSettingPlaces:
+    """The places of a translation's decode settings (nmt.decode.translate.decode_settings), each
+    over the one before: the checkpoint's recipe, another recipe's decode section
+    (`--decode-from FILE`), the CLI's shortcut flags (`--beam-size 5`) and the --set overrides."""
+
+    def __init__(self, decode_from: Path | None, shortcuts: dict, overrides: list[str]):
+        self.shortcuts, self.overrides = shortcuts, overrides
+        self.decode_from = None  # (its lines only: a node tree needs no loader of recipe values)
+        if decode_from is not None:
+            self.decode_from = KeyPlaces(decode_from, decode_from.read_text(encoding="utf-8"), [], yaml.SafeLoader)
+
+    def of(self, loc: tuple) -> str:
+        if override := override_of(self.overrides, loc):
+            return f"--set {override}"
+        if loc[:1] == ("decode",) and len(loc) > 1 and loc[1] in self.shortcuts:
+            return f"--{str(loc[1]).replace('_', '-')} {self.shortcuts[loc[1]]}"
+        if self.decode_from is not None and loc[:1] == ("decode",):  # its decode section replaced the checkpoint's
+            return self.decode_from.of(loc)
+        return "the checkpoint's recipe"
 
 
 def closest_key(root: type[BaseModel], loc: tuple) -> str | None:

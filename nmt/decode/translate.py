@@ -23,6 +23,7 @@ from nmt.decode.request import Line
 from nmt.decode.search import Hypothesis, output_limit
 from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
 from nmt.errors import NmtError
+from nmt.recipe_errors import DecodeSettingPlaces
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
@@ -298,8 +299,10 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
     raw = recipe_to_dict(recipe)
     if decode_from is not None:
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
-    raw["decode"].update({key: value for key, value in (shortcuts or {}).items() if value is not None})
+    given = {key: value for key, value in (shortcuts or {}).items() if value is not None}
+    raw["decode"].update(given)
     for assignment in overrides:
         apply_override(raw, assignment)
-    # the label of an error: the value may come from --set, a shortcut such as --beam-size, or --decode-from
-    return recipe_from_dict(raw, "the decode options", say=lambda note: print(note, file=sys.stderr)).decode
+    # an error names where its value came from: --set, a shortcut such as --beam-size, or --decode-from's line
+    places = DecodeSettingPlaces(decode_from and Path(decode_from), given, list(overrides))
+    return recipe_from_dict(raw, "the decode options", say=lambda note: print(note, file=sys.stderr), places=places).decode

@@ -367,6 +367,24 @@ def test_decode_settings_from_another_recipe(trained_tiny, tmp_path):
     assert missing.exit_code == 2 and "nope.yaml" in missing.output
 
 
+def test_a_bad_decode_setting_names_where_it_came_from(trained_tiny, tmp_path):
+    """A decode value out of range is one line naming what set it, the flag, the --set or the
+    --decode-from recipe's line, and nothing is written."""
+    ckpt, out = str(trained_tiny.out / "checkpoints" / "best.pt"), tmp_path / "out.de"
+    lines = TINY.read_text().splitlines()
+    at = lines.index("  length_penalty: 0.6")
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text("\n".join([*lines[:at], "  length_penalty: -2", *lines[at + 1:]]) + "\n")
+    for options, place in ((["--beam-size", "0"], "--beam-size 0: decode.beam_size"),
+                           (["--set", "decode.beam_size=0"], "--set decode.beam_size=0: decode.beam_size"),
+                           (["--beam-size", "2", "--set", "decode.beam_size=0"], "--set decode.beam_size=0:"),
+                           (["--decode-from", str(tuned)], f"{tuned}: line {at + 1}: decode.length_penalty")):
+        result = nmt("translate", "-c", ckpt, "-o", out, *options, input="A dog runs.\n")
+        assert result.exit_code == 2 and place in result.output, (options, result.output)
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+        assert not out.exists()
+
+
 def test_jsonl_input_forces_prefixes_and_a_bad_line_fails_alone(trained_tiny, tmp_path):
     ckpt = trained_tiny.out / "checkpoints" / "best.pt"
     requests = [{"text": "A dog runs on the beach.", "prefix": "Zwei Katzen"}, {"text": "A dog runs on the beach."},
