@@ -13,6 +13,7 @@ import torch
 
 from nmt.checkpoint import load_checkpoint
 from nmt.data.batching import collate, epoch_batches
+from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
 from nmt.train import checkpointing
@@ -206,7 +207,11 @@ def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_
 
     first = next(group for group in ([rng.choice(len(compiled.train_data), 4, replace=False)] for _ in range(10_000))
                  if same_lengths(collate(compiled.train_data, group[0])))
-    groups = [first] + [group for group in groups if len(group[0]) != 4]
+    # And the 3 shortest pairs: fewer keys than a CPU's softmax pads to (CPU_SOFTMAX_MIN_COLUMNS),
+    # a width eager attention compares and a compiled graph must not.
+    data = compiled.train_data
+    shortest = [np.argsort(np.maximum(data.src.lengths, data.tgt.lengths), kind="stable")[:3]]
+    groups = [first, shortest] + [group for group in groups if len(group[0]) not in (3, 4)]
 
     torch._dynamo.reset()
     counters.clear()
@@ -218,6 +223,7 @@ def test_compiled_step_compiles_once_without_graph_breaks_and_matches_eager(tmp_
         loss_eager, _ = eager.train_step(group)
         assert loss_compiled.item() / tokens == pytest.approx(loss_eager.item() / tokens, rel=2e-3)
     assert len(shapes) == 12 and not all(same_lengths(collate(compiled.train_data, g[0])) for g in groups)
+    assert {src[1] < CPU_SOFTMAX_MIN_COLUMNS for src, _ in shapes} == {True, False}
     assert not counters["graph_break"], dict(counters["graph_break"])  # the whole step in one graph ...
     assert counters["frames"]["total"] == counters["frames"]["ok"] == 1
     assert counters["stats"]["unique_graphs"] == 1  # ... for every shape: no recompilation
