@@ -141,9 +141,8 @@ def translate(
     translator = spec.load(note=lambda text: err.print(f"note: {text}", highlight=False, markup=False))
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
-        "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon},
-        [*(f"decode.{key}.candidates={n}" for key, n in (("mbr", mbr), ("rerank", rerank)) if n is not None),
-         *(set_ or [])])
+        "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon,
+        "mbr.candidates": mbr, "rerank.candidates": rerank}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),

@@ -70,8 +70,9 @@ class DecodeSettingPlaces:
     def of(self, loc: tuple) -> str:
         if override := override_of(self.overrides, loc):
             return f"--set {override}"
-        if loc[:1] == ("decode",) and len(loc) > 1 and loc[1] in self.shortcuts:
-            return f"--{str(loc[1]).replace('_', '-')} {self.shortcuts[loc[1]]}"
+        key = ".".join(str(part) for part in loc[1:])
+        if loc[:1] == ("decode",) and key in self.shortcuts:  # the flag is named after the key or its section
+            return f"--{key.split('.')[0].replace('_', '-')} {self.shortcuts[key]}"
         if self.decode_from is not None and loc[:1] == ("decode",):  # its decode section replaced the checkpoint's
             return self.decode_from.of(loc)
         return "the checkpoint's recipe"

@@ -295,12 +295,18 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
                     overrides: list[str] = ()) -> DecodeConfig:
     """The settings a translation runs with, resolved in one place, each step over the one before:
     the checkpoint's recipe, the decode section of another recipe (`--decode-from`), the CLI's
-    shortcut flags (`--beam-size 5` is `--set decode.beam_size=5`; None: not given), `--set`."""
+    shortcut flags (`--beam-size 5` is `--set decode.beam_size=5`, `--mbr 4` `{"mbr.candidates": 4}`;
+    None: not given), `--set`."""
     raw = recipe_to_dict(recipe)
     if decode_from is not None:
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
     given = {key: value for key, value in (shortcuts or {}).items() if value is not None}
-    raw["decode"].update(given)
+    for key, value in given.items():  # a dotted key sets a section's key: "mbr.candidates" for --mbr N
+        *sections, leaf = key.split(".")
+        section = raw["decode"]
+        for name in sections:
+            section = section[name]
+        section[leaf] = value
     for assignment in overrides:
         apply_override(raw, assignment)
     # an error names where its value came from: --set, a shortcut such as --beam-size, or --decode-from's line

@@ -378,6 +378,7 @@ def test_a_bad_decode_setting_names_where_it_came_from(trained_tiny, tmp_path):
     for options, place in ((["--beam-size", "0"], "--beam-size 0: decode.beam_size"),
                            (["--set", "decode.beam_size=0"], "--set decode.beam_size=0: decode.beam_size"),
                            (["--beam-size", "2", "--set", "decode.beam_size=0"], "--set decode.beam_size=0:"),
+                           (["--mbr", "-1"], "--mbr -1: decode.mbr.candidates"),  # a key of a section
                            (["--decode-from", str(tuned)], f"{tuned}: line {at + 1}: decode.length_penalty")):
         result = nmt("translate", "-c", ckpt, "-o", out, *options, input="A dog runs.\n")
         assert result.exit_code == 2 and place in result.output, (options, result.output)
