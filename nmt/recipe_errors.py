@@ -72,7 +72,8 @@ class DecodeSettingPlaces:
             return f"--set {override}"
         key = ".".join(str(part) for part in loc[1:])
         if loc[:1] == ("decode",) and key in self.shortcuts:  # the flag is named after the key or its section
-            return f"--{key.split('.')[0].replace('_', '-')} {self.shortcuts[key]}"
+            flag, value = f"--{key.split('.')[0].replace('_', '-')}", self.shortcuts[key]
+            return flag if value is True else f"{flag} {value}"  # a switch such as --sampling takes no value
         if self.decode_from is not None and loc[:1] == ("decode",):  # its decode section replaced the checkpoint's
             return self.decode_from.of(loc)
         return "the checkpoint's recipe"
