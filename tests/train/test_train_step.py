@@ -333,7 +333,8 @@ def test_batches_padded_to_a_multiple_of_8_give_the_same_loss_and_gradients(tmp_
 
 def test_compile_auto_compiles_long_cuda_runs_only_and_falls_back_to_eager_with_the_reason():
     """`train.compile: auto` (the default): eager on a CPU; on CUDA compiled for a long run, eager
-    for a short one, and eager with the reason where compiling fails; `true` there is an error."""
+    for a short one, and eager with the reason where compiling fails; `true` there is an error,
+    and on a CPU compiles with a note of what it costs there."""
     from nmt.config import TrainConfig
     from nmt.errors import NmtError
     from nmt.train.compiling import resolve_compile
@@ -354,7 +355,9 @@ def test_compile_auto_compiles_long_cuda_runs_only_and_falls_back_to_eager_with_
     for short in (TrainConfig(max_steps=300), TrainConfig(max_steps=100_000, max_minutes=2)):
         compiled, note = resolve_compile(short, cuda, works)
         assert not compiled and "too short to pay back a compile" in note
-    assert resolve_compile(TrainConfig(compile=True, max_steps=10), cpu, works) == (True, None)
+    compiled, note = resolve_compile(TrainConfig(compile=True, max_steps=10), cpu, works)
+    assert compiled and note.startswith("train.compile=true on a CPU") and "compiling pays on GPUs" in note
+    assert resolve_compile(TrainConfig(compile=True, max_steps=10), cuda, works) == (True, None)
     assert resolve_compile(TrainConfig(compile=False), cuda, works) == (False, None)
     with pytest.raises(NmtError, match="train.compile=true, but torch.compile fails on this machine"):
         resolve_compile(TrainConfig(compile=True), cuda, fails)
