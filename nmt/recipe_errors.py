@@ -62,12 +62,10 @@ class DecodeSettingPlaces:
     (`--decode-from FILE`), the CLI's shortcut flags (`--beam-size 5`) and the --set overrides."""
 
     def __init__(self, decode_from: Path | None, shortcuts: dict, overrides: list[str]):
-        self.shortcuts, self.overrides = shortcuts, overrides
-        self.decode_from = None  # (its lines only: a node tree needs no loader of recipe values)
-        if decode_from is not None:
-            self.decode_from = KeyPlaces(decode_from, decode_from.read_text(encoding="utf-8"), [], yaml.SafeLoader)
+        self.decode_from, self.shortcuts, self.overrides = decode_from, shortcuts, overrides
 
     def of(self, loc: tuple) -> str:
+        """Asked only for an error: the --decode-from file is read for its lines then."""
         if override := override_of(self.overrides, loc):
             return f"--set {override}"
         key = ".".join(str(part) for part in loc[1:])
@@ -75,7 +73,8 @@ class DecodeSettingPlaces:
             flag, value = f"--{key.split('.')[0].replace('_', '-')}", self.shortcuts[key]
             return flag if value is True else f"{flag} {value}"  # a switch such as --sampling takes no value
         if self.decode_from is not None and loc[:1] == ("decode",):  # its decode section replaced the checkpoint's
-            return self.decode_from.of(loc)
+            text = self.decode_from.read_text(encoding="utf-8")  # (its lines only: no loader of recipe values)
+            return KeyPlaces(self.decode_from, text, [], yaml.SafeLoader).of(loc)
         return "the checkpoint's recipe"
 
 

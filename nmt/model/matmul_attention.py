@@ -88,11 +88,10 @@ def softmax_over_keys(scores: Tensor, dtype: torch.dtype) -> Tensor:
     off after: exp(-inf) adds nothing to a row's sum. Not inside torch.compile (its kernels are its
     own, and the width would be a guard: a graph for each side of it) nor a trace (which would fix
     the padding's width for every length)."""
-    # Compiling asked first: comparing the width, a symbol there, would install the guard.
-    if torch.compiler.is_compiling() or torch.jit.is_tracing():
-        return torch.softmax(scores, dim=-1, dtype=dtype)
     keys = scores.size(-1)
-    if scores.device.type == "cpu" and keys < CPU_SOFTMAX_MIN_COLUMNS:
+    # The width compared last: compiled, it is a symbol, and comparing it would install the guard.
+    if (scores.device.type == "cpu" and not torch.compiler.is_compiling() and not torch.jit.is_tracing()
+            and keys < CPU_SOFTMAX_MIN_COLUMNS):
         padded = F.pad(scores, (0, CPU_SOFTMAX_MIN_COLUMNS - keys), value=float("-inf"))
         return torch.softmax(padded, dim=-1, dtype=dtype)[..., :keys]
     return torch.softmax(scores, dim=-1, dtype=dtype)
