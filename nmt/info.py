@@ -58,7 +58,7 @@ def export_info(directory: Path) -> dict:
         exported = read_export_info(directory)
         described = {key: exported.get(key) for key in ("quantization", "checkpoint", "versions", "recipe")}
         described |= {"format": "ctranslate2", "progress": exported.get("progress") or {},
-                      "shortlist": exported.get("shortlist")}
+                      "shortlist": exported.get("shortlist"), "alignment_attention": exported.get("alignment_attention")}
         spm = {"src": directory / SOURCE_SPM, "tgt": directory / TARGET_SPM}
     recipe = None if described["recipe"] is None else checkpoint_recipe(described, directory)
     vocab = {side: load_processor(path).get_piece_size() for side, path in spm.items()}
@@ -66,6 +66,7 @@ def export_info(directory: Path) -> dict:
             "bytes": sum(f.stat().st_size for f in directory.iterdir() if f.is_file()),
             "exported_from": described["checkpoint"], "step": described["progress"].get("step"),
             "epoch": described["progress"].get("epoch"), "shortlist": described.get("shortlist"),
+            "alignment_attention": described.get("alignment_attention"),
             **(_recipe_facts(recipe, vocab) if recipe else {"vocabulary": {"src": vocab["src"], "tgt": vocab["tgt"]}}),
             "versions": described["versions"], "recipe": described["recipe"]}
 
@@ -142,6 +143,9 @@ def _describe_export(info: dict) -> list[str]:
         lines.append(f"shortlist    {info['shortlist']} (decode.shortlist)")
     if info["alignment_heads"]:
         lines.append(f"alignments   from {_guided_heads(info)} (guided alignment)")
+    elif info.get("alignment_attention"):  # a CTranslate2 export of an unguided model
+        layer, heads = info["alignment_attention"].values()
+        lines.append(f"alignments   from decoder layer {layer}'s {heads} heads (the checkpoint averages every layer's)")
     versions = ", ".join(f"{name} {version}" for name, version in info["versions"].items() if version)
     lines.append(f"versions     {versions or 'not recorded'}")
     lines.append(f"recipe       `nmt info {info['export']} --json` prints it whole")

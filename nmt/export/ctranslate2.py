@@ -53,8 +53,22 @@ def is_export_dir(path: Path) -> bool:
     return Path(path).is_dir() and (Path(path) / EXPORT_INFO).is_file()
 
 
-def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[str]):
-    """The CTranslate2 TransformerSpec holding the checkpoint's weights (float32)."""
+def attention_for_alignments(recipe) -> tuple[int, int]:
+    """(decoder layer from 0, its first heads) whose mean attention the export returns
+    (CTranslate2's alignment_layer and alignment_heads), which the CTranslate2 engine reads word
+    alignments from: a guided model's guided heads (train.guided_alignment), any other's
+    penultimate layer, every head. nmt's own engine averages every layer instead, which
+    CTranslate2 cannot return; on the demo model the penultimate layer placed inline tags as
+    well as that mean, and far better than no attention (experiments/alignment/README.md)."""
+    guided = alignment_heads(recipe)
+    if guided:
+        return guided
+    return max(recipe.model.decoder_layers - 2, 0), recipe.model.heads
+
+
+def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[str], attention: tuple[int, int]):
+    """The CTranslate2 TransformerSpec holding the checkpoint's weights (float32), returning the
+    mean attention of `attention`'s (decoder layer, first heads)."""
     from ctranslate2.specs import transformer_spec
 
     cfg = checkpoint.recipe.model
@@ -67,9 +81,7 @@ def build_spec(checkpoint: Checkpoint, src_pieces: list[str], tgt_pieces: list[s
     activation = {"relu": common_spec.Activation.RELU, "swish": common_spec.Activation.SWISH,
                   "gelu": common_spec.Activation.GELU, "gelu_tanh": common_spec.Activation.GELUTanh}[cfg.activation]
     relative, rms = cfg.positions == "relative", cfg.norm_type == "rms"
-    # The attention CTranslate2 returns (return_attention): a guided model's alignment heads
-    # (train.guided_alignment); any other's is not used (alignments are refused).
-    layer, heads = alignment_heads(checkpoint.recipe) or (-1, 1)
+    layer, heads = attention  # what return_attention gives
     spec = transformer_spec.TransformerSpec.from_config(
         (cfg.encoder_layers, cfg.decoder_layers), cfg.heads, pre_norm=cfg.norm == "pre", activation=activation,
         layernorm_embedding=cfg.embedding_norm, alignment_layer=layer, alignment_heads=heads,
@@ -159,11 +171,14 @@ def export_ctranslate2(checkpoint: Path, out: Path, quantization: str | None = N
 
 
 def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = None,
-                      force: bool = False, shortlist: Path | None = None, source_start: str | None = None) -> dict:
+                      force: bool = False, shortlist: Path | None = None, source_start: str | None = None,
+                      attention: tuple[int, int] | None = None) -> dict:
     """Export a loaded checkpoint (or an average of several) to `out`; with `shortlist` (default:
     the recipe's decode.shortlist), that vocabulary map as the model's vmap.txt (nmt.decode.shortlist).
     `source_start`: a token CTranslate2 itself puts in front of every source (its config's
-    add_source_bos), for a caller that gives the text alone (an Argos package's language token)."""
+    add_source_bos), for a caller that gives the text alone (an Argos package's language token).
+    `attention`: the (decoder layer, first heads) the export returns for alignments, for a study
+    that compares them (default: attention_for_alignments)."""
     ctranslate2 = require_ctranslate2()
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise NmtError(f"--quantization {quantization}: choose one of {', '.join(QUANTIZATIONS)}")
@@ -177,7 +192,8 @@ def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = 
         sp = load_processor(model_proto=proto)
         pieces[side] = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
-    spec = build_spec(loaded, pieces["src"], pieces["tgt"])
+    attention = attention or attention_for_alignments(recipe)
+    spec = build_spec(loaded, pieces["src"], pieces["tgt"], attention)
     if source_start is not None:
         if source_start not in pieces["src"]:
             raise NmtError(f"{checkpoint}: the source vocabulary has no {source_start} token")
@@ -199,6 +215,7 @@ def export_checkpoint(loaded: Checkpoint, out: Path, quantization: str | None = 
         "versions": {"nmt": nmt.__version__, "ctranslate2": ctranslate2.__version__},
         "recipe": payload["recipe"],
         "shortlist": str(shortlist) if shortlist else None,
+        "alignment_attention": dict(zip(("layer", "heads"), attention)),
     }
 
     def fill(directory: Path) -> None:

@@ -5,10 +5,12 @@ export failures are one-line errors that leave nothing half written."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from conftest import TINY_DATA, one_line_error, variant_checkpoint
@@ -119,6 +121,7 @@ def test_export_keeps_tokenizers_and_decode_settings(trained_tiny, tmp_path):
     described = runner.invoke(app, ["info", str(tmp_path / "m")]).output  # nmt info: what it holds, and whence
     assert f"{tmp_path / 'm'}: CTranslate2, int8" in described and f"exported     from {ckpt} at step 300" in described
     assert "joint 160 source, 160 target pieces" in described and "ctranslate2 " in described
+    assert "alignments   from decoder layer 0's 4 heads (the checkpoint averages every layer's)" in described
     # an export by a later nmt with a recipe key unknown here: the error names both versions
     later = info | {"versions": info["versions"] | {"nmt": "99.0"}}
     later["recipe"]["train"]["a_later_key"] = 1
@@ -249,7 +252,13 @@ def test_a_prefix_gives_the_same_lines_in_both_engines(exported, setting):
         assert output_text(own.tgt_tokenizer, b[0].tokens).startswith(prefix.strip())
 
 
-def test_token_scores_agree_and_alignments_need_nmts_engine(exported):
+def test_token_scores_agree_and_alignments_come_from_the_penultimate_layer(exported, tmp_path):
+    """An unguided model's export returns its penultimate decoder layer's attention, every head's
+    mean (nmt's engine averages every layer, which CTranslate2 cannot return): it equals that
+    layer's attention in nmt, and the alignments read from it are the same. An export that
+    returns none (one written before) refuses alignments."""
+    from nmt.decode.text.alignment import align_batch, layer_attention
+
     ckpt, out = exported
     own, ct2 = load_engine([ckpt]), load_engine([out])
     cfg = own.recipe.decode
@@ -257,5 +266,26 @@ def test_token_scores_agree_and_alignments_need_nmts_engine(exported):
     theirs = translate_lines(ct2, LINES[:4], cfg, extras=["token_scores"])
     for a, b in zip(ours, theirs):
         assert a[0].token_log_probs == pytest.approx(b[0].token_log_probs, abs=2e-3)
-    with pytest.raises(NmtError, match="alignments: a CTranslate2 export gives them"):
-        translate_lines(ct2, LINES[:2], cfg, extras=["alignments"])
+
+    model = own.recipe.model
+    assert json.loads((out / "nmt_export.json").read_text())["alignment_attention"] == {"layer": model.decoder_layers - 2,
+                                                                                 "heads": model.heads}
+    lines = [line for line in LINES if line]
+    sources = own.src_tokenizer.encode(lines)
+    outputs = [h[0].tokens for h in own.translate_batch(sources, cfg.model_copy(update={"beam_size": 1}))]
+    expected = layer_attention(own.model, sources, outputs)[model.decoder_layers - 2]
+    got = ct2.alignment_attention(sources, outputs)
+    for i, (s, o) in enumerate(zip(sources, outputs)):  # CTranslate2 leaves out the source EOS's column
+        assert torch.allclose(got[i, :len(o), :len(s)], expected[i, :len(o), :len(s)], atol=1e-5)
+    pieces = [[own.src_tokenizer.id_to_piece(i) for i in s] for s in sources], \
+        [[own.tgt_tokenizer.id_to_piece(i) for i in o] for o in outputs]
+    assert align_batch(got, sources, outputs, *pieces) == align_batch(expected, sources, outputs, *pieces)
+    aligned = translate_lines(ct2, lines, cfg, extras=["alignments"])
+    assert all(h[0].alignment for h in aligned)
+
+    older = shutil.copytree(out, tmp_path / "older")
+    info = json.loads((older / "nmt_export.json").read_text())
+    (older / "nmt_export.json").write_text(json.dumps({k: v for k, v in info.items() if k != "alignment_attention"}))
+    with pytest.raises(NmtError, match=r"^alignments: this CTranslate2 export returns no attention to read them "
+                                       r"from \(export the checkpoint again\)"):
+        translate_lines(load_engine([older]), LINES[:2], cfg, extras=["alignments"])

@@ -220,9 +220,9 @@ def test_an_exported_model_is_served_through_ctranslate2(trained_tiny, tmp_path)
         assert status == 200 and reply["translations"][0].startswith("Zwei Katzen") and reply["token_log_probs"][0]
         status, reply = s.post({"text": ["A dog."], "constraints": [["Hund"]]})
         assert status == 422 and reply["error"].startswith("line 1: constraints: CTranslate2 has no lexical constraints")
-        status, reply = s.post({"text": ["A dog."], "alignments": True})
-        assert status == 422 and reply["error"].startswith("alignments: a CTranslate2 export gives them")
-        # Markup without alignments: the tags are placed along the diagonal (nmt.decode.text.markup)
+        # alignments from the export's penultimate layer (nmt.export.ctranslate2.attention_for_alignments)
+        status, reply = s.post({"text": ["A black dog leaps over a log.", "A dog."], "alignments": True})
+        assert status == 200 and all(reply["alignments"]) and reply["alignments"][1].split()[0].endswith("-0")
         status, reply = s.post({"text": ["A <b>black</b> dog leaps over a log.<br/>", "A 42 dog."], "markup": True})
         assert status == 200 and reply["translations"][0].count("<b>") == 1 and "</b>" in reply["translations"][0]
         assert reply["translations"][0].endswith("<br/>") and "42" in reply["translations"][1]

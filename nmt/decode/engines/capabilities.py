@@ -25,8 +25,8 @@ CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, e
 ONNX = Capabilities("onnx", constraints=True, alignments=True)  # nmt's searches over the export's graphs
 # Why an engine without a capability cannot do it, by engine and capability.
 _REASONS = {("ctranslate2", "constraints"): "CTranslate2 has no lexical constraints",
-            ("ctranslate2", "alignments"): "a CTranslate2 export gives them for a model trained with "
-                                           "train.guided_alignment only",
+            ("ctranslate2", "alignments"): "this CTranslate2 export returns no attention to read them from "
+                                           "(export the checkpoint again)",
             ("ctranslate2", "epsilon"): "CTranslate2 has no epsilon sampling (decode.epsilon)",
             ("onnx", "alignments"): "this ONNX export's graphs give no attention (an export of this nmt does)"}
 

@@ -40,8 +40,7 @@ class CTranslate2Translator:
     quantization: str
     shortlist: bool  # the export carries a vocabulary map
     controls: Controls = field(default_factory=Controls)  # the direction's tokens (choose_direction)
-    # alignments where the model was trained with guided alignment (its heads are what
-    # CTranslate2's return_attention gives: nmt.export.ctranslate2)
+    # alignments where the export returns attention for them (nmt.export.ctranslate2.attention_for_alignments)
     capabilities: Capabilities = CTRANSLATE2
 
     @property
@@ -101,7 +100,8 @@ class CTranslate2Translator:
         return [list(result.log_probs) for result in results]
 
     def alignment_attention(self, sources: list[list[int]], outputs: list[list[int]]) -> torch.Tensor:
-        """The guided heads' attention (B, T, S) under teacher forcing: each output given as the
+        """The attention the export returns (B, T, S) under teacher forcing (a guided model's
+        guided heads, any other's penultimate layer: attention_for_alignments): each output given as the
         target prefix, with one step decoded past it. CTranslate2 leaves out the source EOS's
         column (0 here; alignments leave it out too)."""
         require(self, "alignments")
@@ -171,7 +171,10 @@ def load(directory: Path, device: str = "cpu", compute_type: str = "default", th
                                             intra_threads=threads or torch.get_num_threads())
     except (RuntimeError, ValueError) as e:
         raise NmtError(f"{name or directory}: CTranslate2 cannot load this model: {str(e).splitlines()[0]}") from None
-    capabilities = replace(CTRANSLATE2, alignments=alignment_heads(recipe) is not None)
+    # An export written before unguided models' exports returned attention recorded none; a
+    # guided model's returned its guided heads then too.
+    returns_attention = "alignment_attention" in info or alignment_heads(recipe) is not None
+    capabilities = replace(CTRANSLATE2, alignments=returns_attention)
     return CTranslate2Translator(translator, recipe, load_processor(directory / SOURCE_SPM),
                                  load_processor(directory / TARGET_SPM), info["quantization"], has_shortlist(directory),
                                  capabilities=capabilities)
