@@ -13,7 +13,10 @@ words in an <a href ...>) as markup:
 Where each tag went is judged against eflomal on Multi30k train plus the judged pairs (the
 reference of bench-robustness and bench-guided-alignment): "exact" where its output words span
 what the reference links its source words to, "overlap" where they share a word.
-Results: experiments/alignment/results/export_attention.json.
+Results: experiments/alignment/results/export_attention.json. The second model of the README's
+table: the demo's settings with `--set model.decoder_layers=6 --set output_dir=runs/deep_decoder`
+(nmt tokenizer, prepare, train), then `-c runs/deep_decoder/checkpoints/best.pt --out
+export_attention_deep_decoder`.
 
     python -m experiments.alignment.export_attention [-c runs/demo/checkpoints/best.pt] [--out export_attention]
 """

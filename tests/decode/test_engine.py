@@ -22,7 +22,7 @@ def test_a_missing_capability_is_refused_with_one_message_naming_the_line():
     assert refusal(torch_engine, "constraints") is None and refusal(torch_engine, "alignments") is None
     require(torch_engine, "constraints", line=3)  # nothing to refuse
     assert refusal(export, "constraints").startswith("constraints: CTranslate2 has no lexical constraints")
-    assert refusal(export, "alignments").startswith("alignments: a CTranslate2 export gives them")
+    assert refusal(export, "alignments").startswith("alignments: this CTranslate2 export returns no attention")
     assert refusal(export, "epsilon") == ("epsilon: CTranslate2 has no epsilon sampling (decode.epsilon); translate "
                                           "with the checkpoint, not an export") and refusal(torch_engine, "epsilon") is None
     with pytest.raises(NmtError, match=r"^line 3: constraints: CTranslate2 has no lexical constraints"):
