@@ -144,7 +144,7 @@ def _describe_export(info: dict) -> list[str]:
     if info["alignment_heads"]:
         lines.append(f"alignments   from {_guided_heads(info)} (guided alignment)")
     elif info.get("alignment_attention"):  # a CTranslate2 export of an unguided model
-        layer, heads = info["alignment_attention"].values()
+        layer, heads = info["alignment_attention"]["layer"], info["alignment_attention"]["heads"]
         lines.append(f"alignments   from decoder layer {layer}'s {heads} heads (the checkpoint averages every layer's)")
     versions = ", ".join(f"{name} {version}" for name, version in info["versions"].items() if version)
     lines.append(f"versions     {versions or 'not recorded'}")
