@@ -4,8 +4,9 @@ number that is part of the sentence ("3 people sit in a cave"), not an item besi
 From test_2016_flickr, every pair whose English has exactly one number word from two to ten and
 whose German reference has exactly its translation (zwei ... zehn): both written as digits ("3
 people", "3 Leute"). The demo model translates them with copy_verbatim on (the default: the
-digits taken out of the line, the rest translated, the digits put back by alignment) and off (the
-line translated as written). BLEU and chrF against the references with digits; how many outputs
+digits taken out of the line, the rest translated, the digits put back by alignment), off (the
+line translated as written), and off with the digits as a lexical constraint (the line as written,
+its output made to hold them: an alternative to taking them out). BLEU and chrF against the references with digits; how many outputs
 hold the digits, and how many put them before a singular article ("6 Ein Mountainbiker"); and the
 outputs themselves, to read.
 Writes experiments/robustness/results/quantities.json.
@@ -16,6 +17,7 @@ Writes experiments/robustness/results/quantities.json.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import sacrebleu
@@ -23,6 +25,8 @@ import sacrebleu
 from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
+from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 from tools.results import write_json
 
@@ -56,10 +60,16 @@ def main() -> None:
     engine = load_engine([checkpoint])
     cfg = load_recipe(args.recipe).decode
     runs, outputs = {}, {}
-    for copy in (True, False):
-        name = f"copy_verbatim_{'on' if copy else 'off'}"
-        outputs[name], seconds = translated(engine, sources, cfg.model_copy(update={"copy_verbatim": copy}))
-        digits = [re.search(r"\d+", s)[0] for s in sources]
+    digits = [re.search(r"\d+", s)[0] for s in sources]
+    for name in ("copy_verbatim_on", "copy_verbatim_off", "digits_as_a_constraint"):
+        settings = cfg.model_copy(update={"copy_verbatim": name == "copy_verbatim_on"})
+        if name == "digits_as_a_constraint":  # the line as written, the digits a lexical constraint
+            start = time.perf_counter()
+            hyps = translate_lines(engine, sources, settings, constraints=[[d] for d in digits])
+            outputs[name] = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in hyps]
+            seconds = time.perf_counter() - start
+        else:
+            outputs[name], seconds = translated(engine, sources, settings)
         chrf = sacrebleu.metrics.CHRF().corpus_score(outputs[name], [references]).score
         runs[name] = {**score(outputs[name], references), "chrf": round(chrf, 2), "seconds": round(seconds, 1),
                       "outputs_with_the_digits": sum(re.search(rf"(?<!\d){d}(?!\d)", o) is not None
