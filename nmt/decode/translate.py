@@ -275,6 +275,9 @@ def _annotate(translator, sources: list[list[int]], results: list[list[Hypothesi
     if "alignments" in extras:
         require(translator, "alignments")
     pairs = [(i, h) for i, hyps in enumerate(results) for h in hyps if sources[i]]
+    # in order of length, so that each batch pads little (and CTranslate2's attention pass, which
+    # decodes every output of a batch up to the longest, decodes few steps past the others)
+    pairs.sort(key=lambda pair: (len(pair[1].tokens), len(sources[pair[0]])))
     src_piece, tgt_piece = translator.src_tokenizer.id_to_piece, translator.tgt_tokenizer.id_to_piece
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
