@@ -4,6 +4,7 @@ the option, before anything loads. And a GPU's datasheet peak, which MFU is meas
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -104,3 +105,30 @@ def datasheet_bf16_tflops(device_name: str) -> tuple[float | None, str]:
         if re.search(pattern, name):
             return peak, model
     return None, "unknown"
+
+
+_one_thread = {"lock": threading.Lock(), "inside": 0, "threads": 0}  # translations in flight (a server's threads)
+
+
+@contextlib.contextmanager
+def torch_on_one_thread():
+    """torch on one thread while an engine with threads of its own (onnxruntime, CTranslate2)
+    translates: torch's part beside it (a step's top-k over the rows, word alignments) is small,
+    and a team of torch's OpenMP threads beside theirs makes their searches wait (measured on 2
+    cores: beam search of 4 over the ONNX graphs twice as slow; CTranslate2's 1.5-2.6 times as
+    slow for the rest of the process once torch's team exists). torch's thread count is the
+    process's: the first translation in sets it, the last out restores it."""
+    import torch
+
+    with _one_thread["lock"]:
+        if _one_thread["inside"] == 0:
+            _one_thread["threads"] = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _one_thread["inside"] += 1
+    try:
+        yield
+    finally:
+        with _one_thread["lock"]:
+            _one_thread["inside"] -= 1
+            if _one_thread["inside"] == 0:
+                torch.set_num_threads(_one_thread["threads"])

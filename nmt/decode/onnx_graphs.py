@@ -12,8 +12,6 @@ of the graph as arrays, reordered with the beams.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -101,9 +99,6 @@ class OnnxGraphs:
         return F.log_softmax(log_probs, dim=-1)
 
 
-_one_thread = {"lock": threading.Lock(), "inside": 0, "threads": 0}  # searches in flight (a server's threads)
-
-
 def session_threads(threads: int) -> int:
     """onnxruntime's threads for a session: `threads`, or with 0 torch's count, as for the other
     engines. onnxruntime's own default, every core, ignores OMP_NUM_THREADS and torch's setting,
@@ -112,21 +107,3 @@ def session_threads(threads: int) -> int:
     return threads or torch.get_num_threads()
 
 
-@contextlib.contextmanager
-def torch_on_one_thread():
-    """torch on one thread while a search runs over the graphs: its part (a step's top-k over the
-    rows) is small, and its threads would spin against onnxruntime's (measured: beam search of 4
-    on the demo model twice as slow on 2 cores). torch's thread count is the process's: the first
-    search in sets it, the last out restores it."""
-    with _one_thread["lock"]:
-        if _one_thread["inside"] == 0:
-            _one_thread["threads"] = torch.get_num_threads()
-            torch.set_num_threads(1)
-        _one_thread["inside"] += 1
-    try:
-        yield
-    finally:
-        with _one_thread["lock"]:
-            _one_thread["inside"] -= 1
-            if _one_thread["inside"] == 0:
-                torch.set_num_threads(_one_thread["threads"])

@@ -33,7 +33,8 @@ from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import listed
 from nmt.data.tokenizer import output_text
 from nmt.errors import NmtError
-from nmt.decode.onnx_graphs import OnnxGraphs, session_threads, torch_on_one_thread
+from nmt.decode.onnx_graphs import OnnxGraphs, session_threads
+from nmt.devices import torch_on_one_thread
 from nmt.decode.search import Hypothesis, beam_search, greedy_search
 from nmt.export.onnx import CONFIG, STEP_OUTPUTS, read_onnx_config, require_onnx
 

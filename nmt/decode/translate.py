@@ -7,6 +7,7 @@ translated whole that is longer is truncated (with a warning), never dropped.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -28,6 +29,7 @@ from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 from nmt.data.words import word_spans
+from nmt.devices import torch_on_one_thread
 
 
 def _encode(translator, lines: list[str], warn: Callable[[str], None], numbers: list[int],
@@ -98,7 +100,14 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
     `_translate_rows` says what prefixes, constraints, language tokens (`controls`) and `extras` do.
     A line with a prefix or constraints is translated as it is written. `finished` hears, after each
-    batch, the indices of the requests whose translations it completed (for a count of progress)."""
+    batch, the indices of the requests whose translations it completed (for a count of progress).
+    Beside an engine with threads of its own, torch works on one thread (torch_on_one_thread)."""
+    with torch_on_one_thread() if translator.capabilities.own_threads else contextlib.nullcontext():
+        return _translate(translator, requests, cfg, warn, first_line, extras, finished)
+
+
+def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], first_line: int,
+               extras: Iterable[str], finished: Callable[[list[int]], None]) -> list[list[Hypothesis]]:
     lines = [r.text for r in requests]
     prefixes = [r.prefix for r in requests] if any(r.prefix for r in requests) else None
     constraints = [list(r.constraints) for r in requests] if any(r.constraints for r in requests) else None

@@ -289,3 +289,23 @@ def test_token_scores_agree_and_alignments_come_from_the_penultimate_layer(expor
     with pytest.raises(NmtError, match=r"^alignments: this CTranslate2 export returns no attention to read them "
                                        r"from \(export the checkpoint again\)"):
         translate_lines(load_engine([older]), LINES[:2], cfg, extras=["alignments"])
+
+
+def test_torch_works_on_one_thread_while_ctranslate2_translates(trained_tiny, tmp_path):
+    """A team of torch's OpenMP threads beside CTranslate2's makes its searches wait for the rest of
+    the process (measured 1.5-2.6 times as slow on 2 cores): torch's part of a translation with an
+    export (word alignments here) runs on one thread, and torch's count is restored after it; the
+    torch engine keeps its threads."""
+    export_checkpoint(trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "ct2")
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for path, inside in ((tmp_path / "ct2", 1), (trained_tiny.out / "checkpoints" / "best.pt", 2)):
+            engine, seen = load_engine([path]), []
+            attention = engine.alignment_attention
+            engine.alignment_attention = lambda *args: seen.append(torch.get_num_threads()) or attention(*args)
+            hyps = translate_lines(engine, ["A <b>black</b> dog runs.", "Two 42 men."], engine.recipe.decode, markup=True)
+            assert seen == [inside] and all(h[0].text for h in hyps)
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads_before)

@@ -18,11 +18,14 @@ class Capabilities:
     token_scores: bool = True  # per-token log-probabilities (score_batch)
     directions: bool = True  # language tokens in front of the source (choose_direction)
     epsilon: bool = True  # epsilon sampling (decode.epsilon)
+    # computes on threads of its own (CTranslate2, onnxruntime): torch's work beside it runs on one
+    # thread (nmt.devices.torch_on_one_thread)
+    own_threads: bool = False
 
 
 TORCH = Capabilities("torch", constraints=True, alignments=True)
-CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, epsilon=False)
-ONNX = Capabilities("onnx", constraints=True, alignments=True)  # nmt's searches over the export's graphs
+CTRANSLATE2 = Capabilities("ctranslate2", constraints=False, alignments=False, epsilon=False, own_threads=True)
+ONNX = Capabilities("onnx", constraints=True, alignments=True, own_threads=True)  # nmt's searches over the export's graphs
 # Why an engine without a capability cannot do it, by engine and capability.
 _REASONS = {("ctranslate2", "constraints"): "CTranslate2 has no lexical constraints",
             ("ctranslate2", "alignments"): "this CTranslate2 export returns no attention to read them from "

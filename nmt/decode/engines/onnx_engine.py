@@ -24,7 +24,8 @@ from nmt.data.languages import Controls
 from nmt.data.tokenizer import load_processor
 from nmt.decode.engines.capabilities import ONNX, Capabilities, require
 from nmt.decode.engines.torch_engine import padded, translate_batch
-from nmt.decode.onnx_graphs import OnnxGraphs, session_threads, torch_on_one_thread
+from nmt.decode.onnx_graphs import OnnxGraphs, session_threads
+from nmt.devices import torch_on_one_thread
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
 from nmt.export.onnx import read_onnx_config, require_onnx
