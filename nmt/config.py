@@ -685,18 +685,25 @@ class Recipe(Section):
         return Path(self.output_dir)
 
 
+def section_of(raw: dict, key: str, label: str) -> tuple[dict, str]:
+    """The section of a raw recipe dict that holds dotted `key` (sections created where missing),
+    and the key's last part; `label` names the setting in the error where a part is not a section."""
+    *parents, leaf = key.split(".")
+    node = raw
+    for i, part in enumerate(parents):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise NmtError(f"{label}: {'.'.join(parents[: i + 1])} is not a section")
+        node = child
+    return node, leaf
+
+
 def apply_override(raw: dict, assignment: str) -> None:
     """Set `section.key=value` in a raw recipe dict; the value is parsed as YAML (so 100 is an int)."""
     key, sep, value = assignment.partition("=")
     if not sep or not key:
         raise NmtError(f"override '{assignment}': expected KEY=VALUE, e.g. train.max_steps=100")
-    *parents, leaf = key.strip().split(".")
-    node = raw
-    for i, part in enumerate(parents):
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise NmtError(f"override '{assignment}': {'.'.join(parents[: i + 1])} is not a section")
-        node = child
+    node, leaf = section_of(raw, key.strip(), f"override '{assignment}'")
     try:
         node[leaf] = yaml.load(value, Loader=_RecipeLoader) if value.strip() else None  # a SafeLoader
     except yaml.YAMLError as e:

@@ -18,7 +18,6 @@ Writes experiments/robustness/results/quantities.json.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import sacrebleu
@@ -26,9 +25,7 @@ import sacrebleu
 from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
-from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.verbatim import verbatim_spans
-from nmt.decode.translate import translate_lines
 from nmt.info import checkpoint_info
 from tools.results import write_json
 
@@ -68,13 +65,9 @@ def three_ways(engine, cfg, sources: list[str], references: list[str]) -> tuple[
     numbers = [numbers_of(s) for s in sources]
     for name in ("copy_verbatim_on", "copy_verbatim_off", "numbers_as_a_constraint"):
         settings = cfg.model_copy(update={"copy_verbatim": name == "copy_verbatim_on"})
-        if name == "numbers_as_a_constraint":  # the line as written, its numbers a lexical constraint
-            start = time.perf_counter()
-            hyps = translate_lines(engine, sources, settings, constraints=numbers)
-            outputs[name] = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in hyps]
-            seconds = time.perf_counter() - start
-        else:
-            outputs[name], seconds = translated(engine, sources, settings)
+        # as a constraint: the line as written, its numbers a lexical constraint
+        outputs[name], seconds = translated(engine, sources, settings,
+                                            constraints=numbers if name == "numbers_as_a_constraint" else None)
         chrf = sacrebleu.metrics.CHRF().corpus_score(outputs[name], [references]).score
         runs[name] = {**score(outputs[name], references), "chrf": round(chrf, 2), "seconds": round(seconds, 1),
                       "outputs_with_every_number": sum(all(re.search(rf"(?<![\d.,]){re.escape(n)}(?![\d])", o)

@@ -59,10 +59,13 @@ def demo_test_set(args: argparse.Namespace) -> tuple[Path, list[str], list[str]]
     return (checkpoint, list(read_lines(Path(f"{args.test}.en.gz"))), list(read_lines(Path(f"{args.test}.de.gz"))))
 
 
-def translated(engine, lines: list[str], cfg, markup: bool = False) -> tuple[list[str], float]:
-    """The best output text of each line, and the seconds the translation took."""
+def translated(engine, lines: list[str], cfg, markup: bool = False,
+               constraints: list[list[str]] | None = None) -> tuple[list[str], float]:
+    """The best output text of each line (with `constraints`: each line's phrases in it), and the
+    seconds the translation took."""
     start = time.perf_counter()
-    out = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, lines, cfg, markup=markup)]
+    hyps = translate_lines(engine, lines, cfg, markup=markup, constraints=constraints)
+    out = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in hyps]
     return out, time.perf_counter() - start
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nmt.config import DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict
+from nmt.config import (DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict,
+                        section_of)
 from nmt.data.batching import pack_by_tokens
 from nmt.data.languages import Controls
 from nmt.data.tokenizer import encode_lines, encode_within
@@ -314,10 +315,7 @@ def decode_settings(recipe: Recipe, decode_from: Path | None = None, shortcuts: 
         raw["decode"] = recipe_to_dict(load_recipe(decode_from))["decode"]
     given = {key: value for key, value in (shortcuts or {}).items() if value is not None}
     for key, value in given.items():  # a dotted key sets a section's key: "mbr.candidates" for --mbr N
-        *sections, leaf = key.split(".")
-        section = raw["decode"]
-        for name in sections:
-            section = section[name]
+        section, leaf = section_of(raw["decode"], key, f"decode.{key}")
         section[leaf] = value
     for assignment in overrides:
         apply_override(raw, assignment)
