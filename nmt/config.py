@@ -583,6 +583,11 @@ class DecodeConfig(Section):
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
     # unchanged, placed by word alignment (nmt.decode.text.verbatim); false: the model translates them.
     copy_verbatim: bool = True
+    # With copy_verbatim, a quantity (a plain number before a word: "3 people", "50 km") stays in its
+    # sentence, and the output is made to hold it (a lexical constraint), so the words around it
+    # keep their number ("3 Personen", not "3 Eine Person"); where the engine has no constraints
+    # (CTranslate2) or the search samples, it is taken out like the rest. false: always taken out.
+    quantities_in_place: bool = True
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.
     shortlist: str | None = None

@@ -1,15 +1,22 @@
 """Quantities written as digits (`make bench-quantities`): what decode.copy_verbatim does to a
 number that is part of the sentence ("3 people sit in a cave"), not an item beside it.
 
-Two sets from test_2016_flickr. Quantities as digits: every pair whose English has exactly one number word from two to ten and
-whose German reference has exactly its translation (zwei ... zehn): both written as digits ("3
-people", "3 Leute"). The demo model translates them with copy_verbatim on (the default: the
-digits taken out of the line, the rest translated, the digits put back by alignment), off (the
-line translated as written), and off with the digits as a lexical constraint (the line as written,
-its output made to hold them: an alternative to taking them out). The other set: the test's own
-lines that hold a number as written (numbers on jerseys, "the 8 second clock"), the same three ways. BLEU and chrF against the references with digits; how many outputs
-hold the digits, and how many put them before a singular article ("6 Ein Mountainbiker"); and the
-outputs themselves, to read.
+Each set is translated by the demo model four ways: copy_verbatim on with quantities_in_place
+(the default: a plain number before a word stays in the sentence, held by a lexical constraint;
+every other span taken out); on with every number taken out (quantities_in_place off: the words
+translated without it, the number put back by alignment); copy_verbatim off (the line as
+written); and as written with all its numbers as lexical constraints (what a user can ask per
+line). The sets, from test_2016_flickr:
+- quantities as digits: every pair whose English has exactly one number word from two to ten and
+  whose German reference has exactly its translation (zwei ... zehn), both written as digits
+  ("3 people", "3 Leute");
+- the test's own lines that hold a number as written (numbers on jerseys, "the 8 second clock");
+- inserted items: the robustness study's verbatim form, a number, date, URL, emoji, code or
+  handle inserted between two words of each of the first 300 lines ("42" and "1102" are
+  quantities where a word follows): outputs that hold the item, and BLEU with it taken out;
+- the test set as shipped: BLEU, and the seconds each way takes.
+BLEU and chrF against the references (with digits); how many outputs hold the digits, and how
+many put them before a singular article ("6 Ein Mountainbiker"); and the outputs, to read.
 Writes experiments/robustness/results/quantities.json.
 
     python -m experiments.robustness.quantities [-c runs/demo/checkpoints/best.pt]
@@ -22,6 +29,7 @@ from pathlib import Path
 
 import sacrebleu
 
+from experiments.robustness.stress_forms import with_verbatim, without
 from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
@@ -58,15 +66,22 @@ def numbers_of(line: str) -> list[str]:
     return [span for span in spans if re.fullmatch(r"[$€£¥₹+-]?\d[\d.,:/-]*[%$€£¥₹]?", span)]
 
 
-def three_ways(engine, cfg, sources: list[str], references: list[str]) -> tuple[dict, dict]:
-    """Each line with copy_verbatim on, off, and as written with its numbers as a constraint:
-    the scores and counts of each, and the outputs."""
+WAYS = ("quantities_in_place", "all_taken_out", "copy_verbatim_off", "numbers_as_a_constraint")
+
+
+def four_ways(engine, cfg, sources: list[str], references: list[str], items: list[str] | None = None,
+              keep_outputs: bool = True) -> tuple[dict, list[dict]]:
+    """Each line translated the four WAYS: the scores and counts of each, and the outputs. With
+    `items` (one inserted into each line), also how many outputs hold their item, and BLEU with
+    it taken out."""
+    settings = {"quantities_in_place": cfg.model_copy(update={"copy_verbatim": True, "quantities_in_place": True}),
+                "all_taken_out": cfg.model_copy(update={"copy_verbatim": True, "quantities_in_place": False}),
+                "copy_verbatim_off": cfg.model_copy(update={"copy_verbatim": False}),
+                "numbers_as_a_constraint": cfg.model_copy(update={"copy_verbatim": False})}
     runs, outputs = {}, {}
     numbers = [numbers_of(s) for s in sources]
-    for name in ("copy_verbatim_on", "copy_verbatim_off", "numbers_as_a_constraint"):
-        settings = cfg.model_copy(update={"copy_verbatim": name == "copy_verbatim_on"})
-        # as a constraint: the line as written, its numbers a lexical constraint
-        outputs[name], seconds = translated(engine, sources, settings,
+    for name in WAYS:
+        outputs[name], seconds = translated(engine, sources, settings[name],
                                             constraints=numbers if name == "numbers_as_a_constraint" else None)
         chrf = sacrebleu.metrics.CHRF().corpus_score(outputs[name], [references]).score
         runs[name] = {**score(outputs[name], references), "chrf": round(chrf, 2), "seconds": round(seconds, 1),
@@ -77,9 +92,12 @@ def three_ways(engine, cfg, sources: list[str], references: list[str]) -> tuple[
                       "number_before_a_singular_article": sum(
                           any(re.search(rf"(?<![\d.,]){re.escape(n)} [Ee]ine?[mnrs]?\b", o) for n in found)
                           for found, o in zip(numbers, outputs[name]))}
+        if items:
+            runs[name]["items_copied"] = sum(item in out for item, out in zip(items, outputs[name]))
+            runs[name]["item_taken_out"] = score([without(o, i) for i, o in zip(items, outputs[name])], references)
         print(name, runs[name], flush=True)
     lines = [{"source": s, "reference": r, **{name: o[i] for name, o in outputs.items()}}
-             for i, (s, r) in enumerate(zip(sources, references))]
+             for i, (s, r) in enumerate(zip(sources, references))] if keep_outputs else []
     return runs, lines
 
 
@@ -88,12 +106,16 @@ def main() -> None:
     checkpoint, sources, references = demo_test_set(args)
     engine = load_engine([checkpoint])
     cfg = load_recipe(args.recipe).decode
-    sets = {"quantities_as_digits": with_digits(sources, references),
-            "test_lines_with_numbers": tuple(zip(*[(s, r) for s, r in zip(sources, references) if numbers_of(s)]))}
+    inserted, items = with_verbatim(sources[:300])
+    sets = {"quantities_as_digits": (*with_digits(sources, references), None),
+            "test_lines_with_numbers": (*zip(*[(s, r) for s, r in zip(sources, references) if numbers_of(s)]), None),
+            "inserted_items": (inserted, references[:300], items),
+            "test_set": (sources, references, None)}
     results = {}
-    for name, (chosen, their_references) in sets.items():
+    for name, (chosen, their_references, their_items) in sets.items():
         print(name, len(chosen), flush=True)
-        runs, lines = three_ways(engine, cfg, list(chosen), list(their_references))
+        runs, lines = four_ways(engine, cfg, list(chosen), list(their_references), their_items,
+                                keep_outputs=name != "test_set")
         results[name] = {"lines": len(chosen), "runs": runs, "lines_translated": lines}
     info = checkpoint_info(checkpoint)
     write_json(RESULTS / "quantities.json", {"checkpoint": str(checkpoint), "updates": info["step"], "test": args.test,

@@ -8,6 +8,7 @@ translated whole that is longer is truncated (with a warning), never dropped.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -29,6 +30,7 @@ from nmt.recipe_errors import DecodeSettingPlaces
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
+from nmt.decode.text.verbatim import quantities
 from nmt.data.words import word_spans
 from nmt.devices import torch_on_one_thread
 
@@ -55,11 +57,15 @@ def _encode_prefixes(translator, prefixes: list[str] | None, warn: Callable[[str
     return [[*f, *ids] for f, ids in zip(forced, encoded)]
 
 
+# What a warning calls a line's constraints: given with the line, or its quantities kept in place
+_CONSTRAINTS, _QUANTITIES = "constraints", "quantities kept in place (decode.quantities_in_place)"
+
+
 def _encode_constraints(translator, constraints: list[list[str]], encoded: list[list[int]],
                         prefix_ids: list[list[int]] | None, cfg: DecodeConfig, warn: Callable[[str], None],
-                        numbers: list[int]) -> list[list[list[int]]]:
+                        numbers: list[int], named: list[str]) -> list[list[list[int]]]:
     """Each line's phrases as target token ids; a line whose phrases cannot fit in its output
-    limit (with its prefix) is translated without them, with a warning."""
+    limit (with its prefix) is translated without them, with a warning (calling them `named`)."""
     out = []
     for i, phrases in enumerate(constraints):
         ids = [p for p in encode_lines(translator.tgt_tokenizer, phrases) if p] if phrases else []
@@ -67,11 +73,24 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
         limit = output_limit(len(encoded[i]) + 1, cfg.max_len_a, cfg.max_len_b, translator.max_positions, prefix)
         needed = prefix + sum(len(p) for p in ids)
         if ids and needed > limit:
-            warn(f"line {numbers[i]}: constraints: {needed} tokens with the prefix, more than the output "
+            warn(f"line {numbers[i]}: {named[i]}: {needed} tokens with the prefix, more than the output "
                  f"limit of {limit}; translated without them")
             ids = []
         out.append(ids)
     return out
+
+
+def quantities_kept(translator, cfg: DecodeConfig) -> Callable[[str], bool] | None:
+    """Which quantities ("3 people") stay in their sentence, held by a lexical constraint
+    (decode.quantities_in_place), rather than being taken out with the line's other verbatim spans:
+    those both tokenizers write exactly (one the vocabulary cannot spell would be forced into the
+    output as an unknown token). None, all taken out, where the engine has no constraints or the
+    candidates are sampled."""
+    if not (cfg.copy_verbatim and cfg.quantities_in_place and translator.capabilities.constraints
+            and not candidate_search(cfg)[0].sampling):
+        return None
+    tokenizers = (translator.src_tokenizer, translator.tgt_tokenizer)
+    return functools.cache(lambda number: all(t.decode(t.encode(number)) == number for t in tokenizers))
 
 
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
@@ -95,7 +114,8 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     each request whole (nmt.decode.request.Line). A line marked `markup` is read as inline
     markup, and its tags are put back into the output around the words aligned to those they
     wrapped; with decode.copy_verbatim, numbers, URLs and the like are copied into the output
-    unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`). With
+    unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`), a
+    quantity ("3 people") left in its sentence and held by a constraint (`quantities_kept`). With
     decode.normalize_case, a line in capitals or Title Case is translated in sentence case
     (nmt.decode.text.casing); with decode.split_sentences, a line of several sentences is
     translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
@@ -117,7 +137,9 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         line_controls = [translator.controls if r.controls is None else r.controls for r in requests]
     numbers = list(range(first_line, first_line + len(lines)))
     as_written = [bool(r.prefix or r.constraints) for r in requests]
-    marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers)
+    keep_quantity = quantities_kept(translator, cfg)
+    marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
+                        keep_quantity)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # Lines with items to place are translated with alignments (where the engine gives them), the rest without.
     can_align = refusal(translator, "alignments") is None
@@ -133,7 +155,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
 
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
                                       pick(prefixes), group_extras, pick(constraints), pick(line_controls),
-                                      lambda done, rows=rows: finished([rows[j] for j in done]))
+                                      lambda done, rows=rows: finished([rows[j] for j in done]), keep_quantity)
         for i, hyps in zip(rows, group):
             results[i] = hyps
     for hyps, m in zip(results, marked):
@@ -151,10 +173,12 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                           numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
                           extras: Iterable[str], constraints: list[list[str]] | None,
                           line_controls: list[Controls] | None,
-                          finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
+                          finished: Callable[[list[int]], None] = lambda _: None,
+                          keep_quantity: Callable[[str], bool] | None = None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `_translate_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses.
+    Each sentence not `as_written` holds the quantities `keep_quantity` kept in it as constraints.
     `finished` hears of each line once its last sentence is translated."""
     if cfg.split_sentences:
         room = translator.max_positions - 1 - len(translator.controls.source)
@@ -179,11 +203,16 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         if complete:
             finished(complete)
 
+    row_constraints = [constraints[i] for i in owner] if constraints else None
+    held = [[] if as_written[i] else quantities(sentence, keep_quantity) for sentence, i in zip(split.sentences, owner)] \
+        if keep_quantity else []
+    if any(held):  # a line's own constraints leave it as written, so a row has one kind or the other
+        row_constraints = [(row_constraints[row] if row_constraints else []) or found for row, found in enumerate(held)]
     per_row = _translate_rows(
         translator, rows, cfg, warn, [numbers[i] for i in owner],
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
-        extras, [constraints[i] for i in owner] if constraints else None,
-        [line_controls[i] for i in owner] if line_controls else None, rows_finished)
+        extras, row_constraints, [line_controls[i] for i in owner] if line_controls else None, rows_finished,
+        [bool(found) for found in held] if any(held) else None)
     for hyps, case in zip(per_row, cases):
         for h in hyps:
             h.upper = case == "upper"
@@ -218,9 +247,11 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
                     line_controls: list[Controls] | None = None,
-                    finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
+                    finished: Callable[[list[int]], None] = lambda _: None,
+                    held_quantities: list[bool] | None = None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order (warnings
-    name each row by its line number in `numbers`); with
+    name each row by its line number in `numbers`, and call a row's constraints its quantities
+    where `held_quantities` says so); with
     `line_controls` (per line: a multilingual model's language tokens), each line goes into
     its own language instead of the translator's; with
     `prefixes` (text, "" for none), each output starts with its line's prefix; with
@@ -232,9 +263,10 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     encoded = _encode(translator, lines, warn, numbers, line_controls)
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
+    named = [_QUANTITIES if held_quantities and held_quantities[i] else _CONSTRAINTS for i in range(len(lines))]
     constraint_ids = None
     if constraints and any(constraints):
-        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers)
+        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers, named)
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
     search_cfg, copies = candidate_search(cfg)  # several candidates per line where one is chosen among them
@@ -244,8 +276,14 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
         finished(empty)
     if len(nonempty):
         lengths = np.array([len(encoded[i]) + 1 for i in range(len(encoded))])
-        order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
-        for batch in pack_by_tokens(order, lengths, cfg.max_tokens):
+        # Lines with constraints are batched apart from the rest: a batch with any constraint runs the
+        # constrained search (nmt.decode.constraints) for every line in it, which is slower and
+        # searches differently, so a line's output would depend on its neighbours' constraints.
+        constrained = np.array([bool(constraint_ids and constraint_ids[i]) for i in range(len(encoded))])
+        groups = (nonempty[~constrained[nonempty]], nonempty[constrained[nonempty]])
+        batches = [batch for group in groups
+                   for batch in pack_by_tokens(group[np.argsort(lengths[group], kind="stable")], lengths, cfg.max_tokens)]
+        for batch in batches:
             rows = batch.tolist()
             batch_prefixes = [prefix_ids[i] for i in rows] if prefix_ids else None
             batch_constraints = [constraint_ids[i] for i in rows] if constraint_ids else None
@@ -263,7 +301,7 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     h.tokens = h.tokens[len(forced[i]):]
                 results[i] = hyps
                 if hyps and hyps[0].constraints_met is False:
-                    warn(f"line {numbers[i]}: constraints: not all could be placed within the output limit; "
+                    warn(f"line {numbers[i]}: {named[i]}: not all could be placed within the output limit; "
                          "the best output found is given")
             if not after_search:
                 finished(rows)

@@ -8,21 +8,18 @@ import pytest
 from nmt.config import TokenizerConfig, load_recipe
 from nmt.special_tokens import UNK
 from nmt.data.tokenizer import load_processor, tokenizer_settings
-from tests.conftest import ROOT, TINY_DATA, prepared_tiny
+from tests.conftest import ROOT, TINY_DATA, prepared_tiny, trained_once
 
 OPTIONS = ["tokenizer.vocab_size=400", "tokenizer.byte_fallback=true", "tokenizer.split_digits=true",
            "tokenizer.user_defined_symbols=['{0}','%s']"]
+WITH_OPTIONS = (*OPTIONS, "train.max_steps=40", "train.valid_bleu_sentences=0")
 UNSEEN = "Ein Hund 🐕 läuft 1984 ☃ {0} %s Ωmega"  # emoji, snowman and Omega: in no training sentence
 
 
 @pytest.fixture(scope="module")
 def trained_with_options(tmp_path_factory):
-    from nmt.train.trainer import train
-
-    recipe = prepared_tiny(tmp_path_factory.mktemp("options"), *OPTIONS, "train.max_steps=40",
-                           "train.valid_bleu_sentences=0")
-    train(recipe, show_progress=False)
-    return recipe
+    """The tiny model with these options, 40 updates (shared with tests that need digits spelt)."""
+    return trained_once(tmp_path_factory, *WITH_OPTIONS)
 
 
 def test_byte_fallback_round_trips_characters_the_training_text_lacked(trained_with_options, tmp_path):

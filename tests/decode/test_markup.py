@@ -12,7 +12,7 @@ import pytest
 from nmt.data.words import word_spans
 from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.text.paragraphs import join_alignments
-from nmt.decode.text.verbatim import verbatim_spans
+from nmt.decode.text.verbatim import quantities, verbatim_spans
 
 
 def spans(text: str) -> list[str]:
@@ -42,6 +42,20 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     # numbers and codes written against Chinese, Japanese or Korean letters, as those languages write them
     assert spans("我有3000元，价格是$25.99，日期2024-05-01，会议在10:30开始。") == ["3000", "$25.99", "2024-05-01", "10:30"]
     assert spans("COVID-19疫情和R2-D2。2024年5月1日に3000원") == ["COVID-19", "R2-D2", "2024", "5", "1", "3000"]
+
+
+def test_quantities_are_plain_numbers_before_a_word_and_may_stay_in_the_text():
+    line = "3 people and 2 Кошки paid $5 for 42.5 kg at 10:30, 7 km, 1102; the 3-year-old saw 8"
+    assert quantities(line) == ["3", "2", "7"]
+    taken_out = [line[s:e] for s, e in verbatim_spans(line, keep=lambda number: number != "7")]
+    assert taken_out == ["$5", "42.5", "10:30", "7", "1102", "8"]
+    assert quantities(line, keep=lambda number: number != "7") == ["3", "2"]
+    assert quantities("我有3000元 and 5\tdogs") == ["5"]  # a quantity is followed by whitespace, then a letter
+    marked = mark("<b>3 people</b> paid $5.", markup=True, verbatim=True, keep_quantity=lambda _: True)
+    assert marked.text == "3 people paid." and [i.open for i in walk(marked.items)] == ["<b>", "$5"]
+    # nothing to take out: translated as written
+    assert mark_lines(["3 people sit."], [False], True, [False], print, [1], keep_quantity=lambda _: True) == [None]
+    assert mark_lines(["3 people sit."], [False], True, [False], print, [1])[0].text == "people sit."
 
 
 def test_markup_is_read_into_text_and_items_at_offsets():

@@ -3,6 +3,7 @@ the line without them would be, and every tag and span comes back (nmt translate
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
@@ -16,6 +17,8 @@ from nmt.decode.text.paragraphs import join_alignments
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines
 from nmt.data.tokenizer import output_text
+from tests.conftest import trained_once
+from tests.data.test_tokenizer_options import WITH_OPTIONS
 from tests.decode.test_markup import tags
 
 LINE = "A black dog leaps over a log."
@@ -43,14 +46,95 @@ def test_tags_change_nothing_in_the_translation_and_all_come_back(translator, cf
 
 def test_verbatim_spans_are_copied_and_the_rest_translated_as_without_them(translator, cfg):
     words = LINE.split()
-    inserted = [" ".join(words[:2] + [item] + words[2:]) for item in ("42", "https://example.org/a?b=1", "🎉", "C-3PO")]
+    items = ("42", "https://example.org/a?b=1", "🎉", "C-3PO", "3.5")
+    inserted = [" ".join(words[:2] + [item] + words[2:]) for item in items]
     [plain] = translate_lines(translator, [LINE], cfg)
-    out = translate_lines(translator, inserted, cfg)
-    for line, hyps, item in zip(inserted, out, ("42", "https://example.org/a?b=1", "🎉", "C-3PO")):
+    # "42" before a word is a quantity, which stays in the line unless quantities_in_place is off
+    everything_out = cfg.model_copy(update={"quantities_in_place": False})
+    out = translate_lines(translator, inserted, everything_out)
+    for line, hyps, item in zip(inserted, out, items):
         assert hyps[0].tokens == plain[0].tokens
         assert item in hypothesis_text(translator.tgt_tokenizer, hyps[0]), line
+    assert [h[0].tokens for h in translate_lines(translator, inserted[1:], cfg)] == [h[0].tokens for h in out[1:]]
     off = cfg.model_copy(update={"copy_verbatim": False})
     assert translate_lines(translator, inserted[:1], off)[0][0].text is None
+
+
+QUANTITIES = ["A dog and 3 cats leap over a log.", "2 dogs run. A cat sleeps. Then 5 birds sing!",
+              "A dog with 42 balls and the URL https://example.org/a?b=1 runs."]
+
+
+@pytest.fixture(scope="module")
+def spelling_digits(tmp_path_factory):
+    """A tiny model whose vocabulary spells digits (byte fallback; the tiny model's has none)."""
+    recipe = trained_once(tmp_path_factory, *WITH_OPTIONS)
+    return load_engine([recipe.out / "checkpoints" / "last.pt"])
+
+
+def test_a_quantity_stays_in_its_sentence_as_that_sentence_s_constraint(spelling_digits, cfg):
+    """With quantities_in_place, each sentence is translated as written with its quantities as
+    lexical constraints (the same tokens as asking for them by hand), the other spans still taken
+    out; without constraints in the engine or with sampling, a quantity is taken out like the rest."""
+    translator = spelling_digits
+
+    def texts(lines, settings, **given):
+        return [hypothesis_text(translator.tgt_tokenizer, h[0]) for h in translate_lines(translator, lines, settings, **given)]
+
+    warnings = []
+    [one, paragraph, mixed] = translate_lines(translator, QUANTITIES, cfg, warn=warnings.append)
+    [[by_hand]] = translate_lines(translator, QUANTITIES[:1], cfg, constraints=[["3"]])
+    assert one[0].tokens == by_hand.tokens and "3" in hypothesis_text(translator.tgt_tokenizer, one[0])
+    sentences = ["2 dogs run.", "A cat sleeps.", "Then 5 birds sing!"]
+    alone = translate_lines(translator, sentences, cfg, constraints=[["2"], [], ["5"]])
+    assert paragraph[0].tokens == [t for hyps in alone for t in hyps[0].tokens]
+    # the URL is still taken out: the words are translated as the line without it, with 42 held
+    [[without_url]] = translate_lines(translator, ["A dog with 42 balls and the URL runs."], cfg, constraints=[["42"]])
+    text = hypothesis_text(translator.tgt_tokenizer, mixed[0])
+    assert mixed[0].tokens == without_url.tokens and "42" in text and "https://example.org/a?b=1" in text
+    assert not warnings
+    out = cfg.model_copy(update={"quantities_in_place": False})
+    taken_out = texts(QUANTITIES, out)
+    assert texts(QUANTITIES, out) != texts(QUANTITIES, cfg)
+    sampled = {"sampling": True, "beam_size": 1}
+    assert texts(QUANTITIES, cfg.model_copy(update=sampled)) == texts(QUANTITIES, out.model_copy(update=sampled))
+
+    class WithoutConstraints:  # the engine as one without lexical constraints (CTranslate2) sees it
+        def __init__(self, engine):
+            self.engine = engine
+            self.capabilities = dataclasses.replace(engine.capabilities, constraints=False)
+
+        def __getattr__(self, name):
+            return getattr(self.engine, name)
+
+    without = [hypothesis_text(translator.tgt_tokenizer, h[0])
+               for h in translate_lines(WithoutConstraints(translator), QUANTITIES, cfg)]
+    assert without == taken_out
+
+
+def test_a_quantity_the_vocabulary_cannot_spell_is_taken_out(translator, cfg):
+    """The tiny model's vocabulary has no digits: held in place, "3" would be forced into the output
+    as an unknown token, so it is taken out and copied, as with quantities_in_place off."""
+    assert "⁇" in translator.tgt_tokenizer.decode(translator.tgt_tokenizer.encode("3"))
+    out = cfg.model_copy(update={"quantities_in_place": False})
+    [[held]], [[taken_out]] = translate_lines(translator, QUANTITIES[:1], cfg), translate_lines(translator, QUANTITIES[:1], out)
+    assert held.tokens == taken_out.tokens and "3" in held.text and "⁇" not in held.text
+
+
+def test_lines_with_constraints_are_batched_apart_from_the_rest(translator, cfg, monkeypatch):
+    """The constrained search runs for every line of a batch and searches differently, so a line
+    without constraints never shares a batch with one that has them."""
+    batches = []
+    search = translator.translate_batch
+
+    def recorded(sources, settings, prefixes=None, constraints=None):
+        batches.append([bool(c) for c in constraints] if constraints else [False] * len(sources))
+        return search(sources, settings, prefixes, constraints)
+
+    monkeypatch.setattr(translator, "translate_batch", recorded)
+    lines = [LINE, "A dog.", "2 dogs run.", "Two cats sit on a wall!", "A cat and 7 dogs."]
+    translate_lines(translator, lines, cfg)
+    translate_lines(translator, lines, cfg, constraints=[[], ["Hund"], [], [], ["Katze"]])
+    assert len(batches) >= 4 and all(len(set(batch)) == 1 for batch in batches)
 
 
 def test_a_paragraph_with_markup_is_split_and_its_alignment_joined(translator, cfg):

@@ -26,6 +26,7 @@ import bisect
 import html
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nmt.decode.text.verbatim import verbatim_spans
@@ -68,13 +69,16 @@ class Marked:
         return not self.items
 
 
-def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False) -> Marked:
-    """`line` read as markup (`markup`) and/or with its verbatim spans taken out (`verbatim`).
-    Markup that does not nest raises MarkupError, or with `lenient` its unmatched tags become
-    points (kept in the output as they stand)."""
+def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
+         keep_quantity: Callable[[str], bool] | None = None) -> Marked:
+    """`line` read as markup (`markup`) and/or with its verbatim spans taken out (`verbatim`; a
+    quantity, "3 people", left in the text where `keep_quantity` says so). Markup that does not
+    nest raises MarkupError, or with `lenient` its unmatched tags become points (kept in the output
+    as they stand)."""
     pieces = _markup_pieces(line) if markup else [("text", line)]
     if verbatim:
-        pieces = [split for piece in pieces for split in (_verbatim_pieces(piece[1]) if piece[0] == "text" else [piece])]
+        pieces = [split for piece in pieces
+                  for split in (_verbatim_pieces(piece[1], keep_quantity) if piece[0] == "text" else [piece])]
     return _assemble(pieces, markup, lenient)
 
 
@@ -99,20 +103,21 @@ def looks_like_markup(line: str) -> bool:
 
 
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
-               numbers: list[int]) -> list[Marked | None]:
+               numbers: list[int], keep_quantity: Callable[[str], bool] | None = None) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so), or None where nothing is taken
     out of it (and it is not markup) or it is to be translated `as_written`. A line whose markup
     does not nest is warned about (naming its number); its unmatched tags become points."""
     out: list[Marked | None] = []
     for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
-        if keep or not (is_markup or verbatim) or (not is_markup and not verbatim_spans(line)):
+        if keep or not (is_markup or verbatim) or (
+                not is_markup and not verbatim_spans(line, keep_quantity)):
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
         try:
-            marked = mark(line, is_markup, verbatim)
+            marked = mark(line, is_markup, verbatim, keep_quantity=keep_quantity)
         except MarkupError as e:
             warn(f"line {number}: markup: {e}; its unmatched tags are kept where they stand")
-            marked = mark(line, is_markup, verbatim, lenient=True)
+            marked = mark(line, is_markup, verbatim, lenient=True, keep_quantity=keep_quantity)
         out.append(marked if marked.items or marked.escape else None)
     return out
 
@@ -138,9 +143,9 @@ def _markup_pieces(line: str) -> list[tuple]:
     return pieces
 
 
-def _verbatim_pieces(text: str) -> list[tuple]:
+def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None) -> list[tuple]:
     pieces, at = [], 0
-    for start, end in verbatim_spans(text):
+    for start, end in verbatim_spans(text, keep_quantity):
         if start > at:
             pieces.append(("text", text[at:start]))
         pieces.append(("point", text[start:end]))

@@ -5,11 +5,17 @@ so such spans are taken out of the line before translation and put back into the
 the words aligned to their neighbours (nmt.decode.text.markup does both; `decode.copy_verbatim`).
 
 A number joined to a word by a hyphen ("3-year-old") is part of that word and is translated.
+
+A quantity, a plain number before a word ("3 people", "50 km"), can instead stay in the sentence:
+taken out, it leaves "people" for the model to translate, often in the singular ("6 Ein
+Mountainbiker" for "6 people ride mountain bikes"). The translation then holds it as a lexical
+constraint (`decode.quantities_in_place`, nmt.decode.translate).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Chinese, Japanese and Korean letters and their punctuation and full-width forms: text written
 # against a URL, an e-mail address, a handle, a number or a code without a space ("网址https://x.org，
@@ -32,18 +38,34 @@ _VERBATIM = re.compile(
     rf"|(?<!{_WORD_CHAR})(?<!-)(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?!{_WORD_CHAR}|-)"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
+_PLAIN_NUMBER = re.compile(r"\d+")
+_WORD_AFTER = re.compile(r"\s+[^\W\d_]")  # whitespace, then a letter (of any script)
 
 
-def verbatim_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) character spans of `text` to copy unchanged, in order, not overlapping."""
+def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
+    """The (start, end) character spans of `text` to copy unchanged, in order, not overlapping;
+    a quantity that `keep` (where given) says stays in the text is not one."""
     spans = []
     for match in _VERBATIM.finditer(text):
         start, end = match.span()
+        if keep is not None and _is_quantity(text, match) and keep(match.group()):
+            continue
         if match.lastgroup == "url":  # a URL ends before the punctuation after it ("see x.org.")
             while end > start and text[end - 1] in _URL_TAIL and not _balanced(text[start:end]):
                 end -= 1
         spans.append((start, end))
     return spans
+
+
+def quantities(text: str, keep: Callable[[str], bool] = lambda _: True) -> list[str]:
+    """The quantities of `text`, its numbers written as plain digits before a word ("3 people"),
+    that `keep` says stay in it."""
+    return [match.group() for match in _VERBATIM.finditer(text) if _is_quantity(text, match) and keep(match.group())]
+
+
+def _is_quantity(text: str, match: re.Match) -> bool:
+    return (match.lastgroup == "number" and _PLAIN_NUMBER.fullmatch(match.group()) is not None
+            and _WORD_AFTER.match(text, match.end()) is not None)
 
 
 def _balanced(url: str) -> bool:
