@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -166,7 +167,25 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                     len(word_spans(m.text)), output_words(text, h.joins))
                 h.text, h.joins = render(m, text, alignment, h.joins), ()
                 h.alignment = h.alignment if "alignments" in extras else None
+    if keep_quantity:
+        # A constraint holds a number's tokens, not the number whole: "3" is met by "30" or "33".
+        # A line whose output lacks one of its quantities as written is translated again with
+        # them taken out, which copies them exactly.
+        held = [[] if written else quantities(line, keep_quantity) for line, written in zip(lines, as_written)]
+        missed = [i for i, numbers in enumerate(held) if numbers and not all(
+            _holds(hypothesis_text(translator.tgt_tokenizer, h), numbers) for h in results[i])]
+        if missed:
+            taken_out = cfg.model_copy(update={"quantities_in_place": False})
+            again = _translate(translator, [requests[i] for i in missed], taken_out, lambda _: None, first_line,
+                               extras, lambda _: None)  # warned about, and counted, the first time
+            for i, hyps in zip(missed, again):
+                results[i] = hyps
     return results
+
+
+def _holds(text: str, numbers: list[str]) -> bool:
+    """Whether `text` has each of `numbers` whole (not inside a longer number)."""
+    return all(re.search(rf"(?<!\d){re.escape(number)}(?!\d)", text) for number in numbers)
 
 
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],

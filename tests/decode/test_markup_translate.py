@@ -111,6 +111,32 @@ def test_a_quantity_stays_in_its_sentence_as_that_sentence_s_constraint(spelling
     assert without == taken_out
 
 
+def test_an_output_that_has_a_quantity_only_inside_a_longer_number_is_translated_with_it_taken_out(
+        spelling_digits, cfg, monkeypatch):
+    """A constraint holds tokens, not a whole number: "3" is met by "33". Such an output is
+    replaced by the translation with the quantity taken out, which copies it exactly."""
+    translator = spelling_digits
+    search = translator.translate_batch
+    searched = []
+
+    def thirty_three(sources, settings, prefixes=None, constraints=None):
+        hyps = search(sources, settings, prefixes, constraints)
+        searched.append(bool(constraints and any(constraints)))
+        if searched[-1]:
+            for nbest in hyps:
+                nbest[0].tokens = translator.tgt_tokenizer.encode("33 Hunde")
+        return hyps
+
+    monkeypatch.setattr(translator, "translate_batch", thirty_three)
+    [[kept], [other]] = translate_lines(translator, [QUANTITIES[0], LINE], cfg)
+    monkeypatch.undo()
+    taken_out = cfg.model_copy(update={"quantities_in_place": False})
+    [[expected], [plain]] = translate_lines(translator, [QUANTITIES[0], LINE], taken_out)
+    assert searched == [False, True, False]  # the line again, alone, without its constraint
+    assert kept.tokens == expected.tokens and kept.text == expected.text and "3" in kept.text
+    assert other.tokens == plain.tokens
+
+
 def test_a_quantity_the_vocabulary_cannot_spell_is_taken_out(translator, cfg):
     """The tiny model's vocabulary has no digits: held in place, "3" would be forced into the output
     as an unknown token, so it is taken out and copied, as with quantities_in_place off."""
