@@ -180,6 +180,9 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                                extras, lambda _: None)  # warned about, and counted, the first time
             for i, hyps in zip(missed, again):
                 results[i] = hyps
+        for request, hyps in zip(requests, results):
+            for h in hyps if not request.constraints else ():
+                h.constraints_met = None  # reported for the constraints a line was given only
     return results
 
 

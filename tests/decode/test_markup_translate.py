@@ -84,6 +84,7 @@ def test_a_quantity_stays_in_its_sentence_as_that_sentence_s_constraint(spelling
     [one, paragraph, mixed] = translate_lines(translator, QUANTITIES, cfg, warn=warnings.append)
     [[by_hand]] = translate_lines(translator, QUANTITIES[:1], cfg, constraints=[["3"]])
     assert one[0].tokens == by_hand.tokens and "3" in hypothesis_text(translator.tgt_tokenizer, one[0])
+    assert by_hand.constraints_met is True and one[0].constraints_met is None  # not asked for, not reported
     sentences = ["2 dogs run.", "A cat sleeps.", "Then 5 birds sing!"]
     alone = translate_lines(translator, sentences, cfg, constraints=[["2"], [], ["5"]])
     assert paragraph[0].tokens == [t for hyps in alone for t in hyps[0].tokens]
