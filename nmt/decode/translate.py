@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -31,7 +30,7 @@ from nmt.recipe_errors import DecodeSettingPlaces
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
-from nmt.decode.text.verbatim import quantities
+from nmt.decode.text.verbatim import quantities, stands_alone
 from nmt.data.words import word_spans
 from nmt.devices import torch_on_one_thread
 
@@ -168,12 +167,12 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                 h.text, h.joins = render(m, text, alignment, h.joins), ()
                 h.alignment = h.alignment if "alignments" in extras else None
     if keep_quantity:
-        # A constraint holds a number's tokens, not the number whole: "3" is met by "30" or "33".
-        # A line whose output lacks one of its quantities as written is translated again with
-        # them taken out, which copies them exactly.
+        # A constraint holds a number's tokens, not the number whole: "3" is met by "30", "33" or
+        # "3s". A line whose output lacks one of its quantities standing alone is translated again
+        # with them taken out, which copies them exactly.
         held = [[] if written else quantities(line, keep_quantity) for line, written in zip(lines, as_written)]
         missed = [i for i, numbers in enumerate(held) if numbers and not all(
-            _holds(hypothesis_text(translator.tgt_tokenizer, h), numbers) for h in results[i])]
+            stands_alone(n, hypothesis_text(translator.tgt_tokenizer, h)) for h in results[i] for n in numbers)]
         if missed:
             taken_out = cfg.model_copy(update={"quantities_in_place": False})
             again = _translate(translator, [requests[i] for i in missed], taken_out, lambda _: None, first_line,
@@ -184,11 +183,6 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
             for h in hyps if not request.constraints else ():
                 h.constraints_met = None  # reported for the constraints a line was given only
     return results
-
-
-def _holds(text: str, numbers: list[str]) -> bool:
-    """Whether `text` has each of `numbers` whole (not inside a longer number)."""
-    return all(re.search(rf"(?<!\d){re.escape(number)}(?!\d)", text) for number in numbers)
 
 
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],

@@ -12,7 +12,7 @@ import pytest
 from nmt.data.words import word_spans
 from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.text.paragraphs import join_alignments
-from nmt.decode.text.verbatim import quantities, verbatim_spans
+from nmt.decode.text.verbatim import quantities, stands_alone, verbatim_spans
 
 
 def spans(text: str) -> list[str]:
@@ -53,6 +53,8 @@ def test_quantities_are_plain_numbers_before_a_word_and_may_stay_in_the_text():
     assert quantities("我有3000元 and 5\tdogs") == ["5"]  # a quantity is followed by whitespace, then a letter
     marked = mark("<b>3 people</b> paid $5.", markup=True, verbatim=True, keep_quantity=lambda _: True)
     assert marked.text == "3 people paid." and [i.open for i in walk(marked.items)] == ["<b>", "$5"]
+    assert [stands_alone("3", text) for text in ("3 Leute", "(3)", "5-3 gewonnen", "3个人", "33 Leute", "3er", "x3")] == [
+        True, True, True, True, False, False, False]
     # nothing to take out: translated as written
     assert mark_lines(["3 people sit."], [False], True, [False], print, [1], keep_quantity=lambda _: True) == [None]
     assert mark_lines(["3 people sit."], [False], True, [False], print, [1])[0].text == "people sit."

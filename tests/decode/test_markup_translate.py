@@ -71,33 +71,54 @@ def spelling_digits(tmp_path_factory):
     return load_engine([recipe.out / "checkpoints" / "last.pt"])
 
 
-def test_a_quantity_stays_in_its_sentence_as_that_sentence_s_constraint(spelling_digits, cfg):
-    """With quantities_in_place, each sentence is translated as written with its quantities as
-    lexical constraints (the same tokens as asking for them by hand), the other spans still taken
-    out; without constraints in the engine or with sampling, a quantity is taken out like the rest."""
+def searched_with(translator, monkeypatch, output: str | None = None) -> list[tuple[str, list[str]]]:
+    """Each row the engine's search is given, as (source text, constraint texts), in order; with
+    `output`, every constrained row's best output is made that text."""
+    search, rows = translator.translate_batch, []
+
+    def recorded(sources, settings, prefixes=None, constraints=None):
+        constraints = constraints or [[] for _ in sources]
+        rows.extend((translator.src_tokenizer.decode(ids), [translator.tgt_tokenizer.decode(p) for p in phrases])
+                    for ids, phrases in zip(sources, constraints))
+        hyps = search(sources, settings, prefixes, constraints)
+        for nbest, phrases in zip(hyps, constraints):
+            if output is not None and phrases:
+                nbest[0].tokens = translator.tgt_tokenizer.encode(output)
+        return hyps
+
+    monkeypatch.setattr(translator, "translate_batch", recorded)
+    return rows
+
+
+def test_each_sentence_is_searched_as_written_with_its_quantities_as_constraints(spelling_digits, cfg, monkeypatch):
+    """With quantities_in_place, a sentence keeps its quantities and is searched with them as
+    lexical constraints, each sentence of a paragraph with its own, the other spans still taken
+    out; an output with each quantity standing alone is the line's translation, its constraints
+    not reported (none were asked for)."""
+    translator = spelling_digits
+    rows = searched_with(translator, monkeypatch, output="Hunde 3 Katzen")
+    warnings = []
+    [one, _, mixed] = translate_lines(translator, QUANTITIES, cfg, warn=warnings.append)
+    assert sorted(rows[:5]) == sorted([("A dog and 3 cats leap over a log.", ["3"]), ("2 dogs run.", ["2"]),
+                                       ("A cat sleeps.", []), ("Then 5 birds sing!", ["5"]),
+                                       ("A dog with 42 balls and the URL runs.", ["42"])])
+    assert hypothesis_text(translator.tgt_tokenizer, one[0]) == "Hunde 3 Katzen" and one[0].constraints_met is None
+    # no output made "Hunde 3 Katzen" holds 2, 5 or 42: those lines alone are searched again, their numbers taken out
+    assert sorted(rows[5:]) == sorted([("dogs run.", []), ("A cat sleeps.", []), ("Then birds sing!", []),
+                                       ("A dog with balls and the URL runs.", [])])
+    assert "42" in mixed[0].text and "https://example.org/a?b=1" in mixed[0].text
+    assert not warnings
+
+
+def test_without_constraints_in_the_engine_or_with_sampling_quantities_are_taken_out(spelling_digits, cfg):
     translator = spelling_digits
 
-    def texts(lines, settings, **given):
-        return [hypothesis_text(translator.tgt_tokenizer, h[0]) for h in translate_lines(translator, lines, settings, **given)]
+    def texts(engine, settings):
+        return [hypothesis_text(translator.tgt_tokenizer, h[0]) for h in translate_lines(engine, QUANTITIES, settings)]
 
-    warnings = []
-    [one, paragraph, mixed] = translate_lines(translator, QUANTITIES, cfg, warn=warnings.append)
-    [[by_hand]] = translate_lines(translator, QUANTITIES[:1], cfg, constraints=[["3"]])
-    assert one[0].tokens == by_hand.tokens and "3" in hypothesis_text(translator.tgt_tokenizer, one[0])
-    assert by_hand.constraints_met is True and one[0].constraints_met is None  # not asked for, not reported
-    sentences = ["2 dogs run.", "A cat sleeps.", "Then 5 birds sing!"]
-    alone = translate_lines(translator, sentences, cfg, constraints=[["2"], [], ["5"]])
-    assert paragraph[0].tokens == [t for hyps in alone for t in hyps[0].tokens]
-    # the URL is still taken out: the words are translated as the line without it, with 42 held
-    [[without_url]] = translate_lines(translator, ["A dog with 42 balls and the URL runs."], cfg, constraints=[["42"]])
-    text = hypothesis_text(translator.tgt_tokenizer, mixed[0])
-    assert mixed[0].tokens == without_url.tokens and "42" in text and "https://example.org/a?b=1" in text
-    assert not warnings
     out = cfg.model_copy(update={"quantities_in_place": False})
-    taken_out = texts(QUANTITIES, out)
-    assert texts(QUANTITIES, out) != texts(QUANTITIES, cfg)
     sampled = {"sampling": True, "beam_size": 1}
-    assert texts(QUANTITIES, cfg.model_copy(update=sampled)) == texts(QUANTITIES, out.model_copy(update=sampled))
+    assert texts(translator, cfg.model_copy(update=sampled)) == texts(translator, out.model_copy(update=sampled))
 
     class WithoutConstraints:  # the engine as one without lexical constraints (CTranslate2) sees it
         def __init__(self, engine):
@@ -107,35 +128,23 @@ def test_a_quantity_stays_in_its_sentence_as_that_sentence_s_constraint(spelling
         def __getattr__(self, name):
             return getattr(self.engine, name)
 
-    without = [hypothesis_text(translator.tgt_tokenizer, h[0])
-               for h in translate_lines(WithoutConstraints(translator), QUANTITIES, cfg)]
-    assert without == taken_out
+    assert texts(WithoutConstraints(translator), cfg) == texts(translator, out)
 
 
 def test_an_output_that_has_a_quantity_only_inside_a_longer_number_is_translated_with_it_taken_out(
         spelling_digits, cfg, monkeypatch):
-    """A constraint holds tokens, not a whole number: "3" is met by "33". Such an output is
+    """A constraint holds tokens, not a whole number: "3" is met by "33" or "3er". Such an output is
     replaced by the translation with the quantity taken out, which copies it exactly."""
     translator = spelling_digits
-    search = translator.translate_batch
-    searched = []
-
-    def thirty_three(sources, settings, prefixes=None, constraints=None):
-        hyps = search(sources, settings, prefixes, constraints)
-        searched.append(bool(constraints and any(constraints)))
-        if searched[-1]:
-            for nbest in hyps:
-                nbest[0].tokens = translator.tgt_tokenizer.encode("33 Hunde")
-        return hyps
-
-    monkeypatch.setattr(translator, "translate_batch", thirty_three)
-    [[kept], [other]] = translate_lines(translator, [QUANTITIES[0], LINE], cfg)
-    monkeypatch.undo()
-    taken_out = cfg.model_copy(update={"quantities_in_place": False})
-    [[expected], [plain]] = translate_lines(translator, [QUANTITIES[0], LINE], taken_out)
-    assert searched == [False, True, False]  # the line again, alone, without its constraint
-    assert kept.tokens == expected.tokens and kept.text == expected.text and "3" in kept.text
-    assert other.tokens == plain.tokens
+    for output in ("33 Hunde", "3er Hunde"):
+        rows = searched_with(translator, monkeypatch, output)
+        [[kept], [other]] = translate_lines(translator, [QUANTITIES[0], LINE], cfg)
+        monkeypatch.undo()
+        taken_out = cfg.model_copy(update={"quantities_in_place": False})
+        [[expected], [plain]] = translate_lines(translator, [QUANTITIES[0], LINE], taken_out)
+        assert [constraints for _, constraints in rows] == [[], ["3"], []]  # the line again, alone, unconstrained
+        assert kept.tokens == expected.tokens and kept.text == expected.text and "3" in kept.text
+        assert other.tokens == plain.tokens
 
 
 def test_a_quantity_the_vocabulary_cannot_spell_is_taken_out(translator, cfg):

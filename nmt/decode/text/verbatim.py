@@ -63,6 +63,12 @@ def quantities(text: str, keep: Callable[[str], bool] = lambda _: True) -> list[
     return [match.group() for match in _VERBATIM.finditer(text) if _is_quantity(text, match) and keep(match.group())]
 
 
+def stands_alone(number: str, text: str) -> bool:
+    """Whether `text` has `number` on its own: not inside a longer number, nor joined to a word
+    ("2019s"); Chinese, Japanese and Korean letters may touch it, as those languages write it."""
+    return re.search(rf"(?<!{_WORD_CHAR}){re.escape(number)}(?!{_WORD_CHAR})", text) is not None
+
+
 def _is_quantity(text: str, match: re.Match) -> bool:
     return (match.lastgroup == "number" and _PLAIN_NUMBER.fullmatch(match.group()) is not None
             and _WORD_AFTER.match(text, match.end()) is not None)
