@@ -158,7 +158,10 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                                       lambda done, rows=rows: finished([rows[j] for j in done]), keep_quantity)
         for i, hyps in zip(rows, group):
             results[i] = hyps
-    for hyps, m in zip(results, marked):
+    for request, hyps, m, line in zip(requests, results, marked, lines):
+        if line and len(hyps) == 1 and not hyps[0].tokens and hyps[0].text == line:
+            hyps[0].text = request.text  # copied, nothing to translate: as written, its tags and spans in place
+            continue
         for h in hyps:
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
@@ -277,6 +280,12 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     ("alignments", nmt.decode.text.alignment). `finished` hears the rows whose hypotheses are final:
     after each batch, or all at the end where a choice among candidates or `extras` follow the search."""
     encoded = _encode(translator, lines, warn, numbers, line_controls)
+    # A row without a letter ("...", "•", "---", the "." left of "1.") has nothing to translate:
+    # it is copied as written, where a model asked to translate it makes up a sentence ("..." gave
+    # "Ein Kind."). A row with a prefix or constraints is searched as asked.
+    copied = [bool(ids) and not any(c.isalpha() for c in line) and not (prefixes and prefixes[i])
+              and not (constraints and constraints[i]) for i, (line, ids) in enumerate(zip(lines, encoded))]
+    encoded = [[] if copy else ids for ids, copy in zip(encoded, copied)]
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
     named = [_QUANTITIES if held_quantities and held_quantities[i] else _CONSTRAINTS for i in range(len(lines))]
@@ -321,6 +330,10 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                          "the best output found is given")
             if not after_search:
                 finished(rows)
+    for i in np.flatnonzero(copied):
+        results[i] = [Hypothesis([], 0.0, 0.0, text=lines[i],  # no tokens: no scores, no links
+                                 token_log_probs=[] if "token_scores" in extras else None,
+                                 alignment="" if "alignments" in extras else None)]
     if selecting(cfg):
         choose(translator, lines, results, cfg)
     if extras:
