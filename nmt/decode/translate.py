@@ -28,6 +28,7 @@ from nmt.decode.selection import candidate_search, choose, sample_candidates, se
 from nmt.errors import NmtError
 from nmt.recipe_errors import DecodeSettingPlaces
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
+from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 from nmt.decode.text.verbatim import quantities, stands_alone
@@ -137,6 +138,8 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         line_controls = [translator.controls if r.controls is None else r.controls for r in requests]
     numbers = list(range(first_line, first_line + len(lines)))
     as_written = [bool(r.prefix or r.constraints) for r in requests]
+    markers = ["" if written or not cfg.copy_verbatim else list_marker(line) for line, written in zip(lines, as_written)]
+    lines = [line[len(marker):] for line, marker in zip(lines, markers)]
     keep_quantity = quantities_kept(translator, cfg)
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
                         keep_quantity)
@@ -158,7 +161,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                                       lambda done, rows=rows: finished([rows[j] for j in done]), keep_quantity)
         for i, hyps in zip(rows, group):
             results[i] = hyps
-    for request, hyps, m, line in zip(requests, results, marked, lines):
+    for request, hyps, m, line, marker in zip(requests, results, marked, lines, markers):
         if line and len(hyps) == 1 and not hyps[0].tokens and hyps[0].text == line:
             hyps[0].text = request.text  # copied, nothing to translate: as written, its tags and spans in place
             continue
@@ -169,6 +172,9 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                     len(word_spans(m.text)), output_words(text, h.joins))
                 h.text, h.joins = render(m, text, alignment, h.joins), ()
                 h.alignment = h.alignment if "alignments" in extras else None
+            if marker:  # a list's marker in front, as it stood (alignments count the words after it)
+                h.text = marker + hypothesis_text(translator.tgt_tokenizer, h)
+                h.joins = tuple(offset + len(marker) for offset in h.joins)
     if keep_quantity:
         # A constraint holds a number's tokens, not the number whole: "3" is met by "30", "33" or
         # "3s". A line whose output lacks one of its quantities standing alone is translated again

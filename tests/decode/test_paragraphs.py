@@ -202,6 +202,8 @@ def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
     [[line]] = translate_lines(translator, [" ".join(SENTENCES)], cfg)
     assert hypothesis_text(translator.tgt_tokenizer, line) == "".join(alone)
     assert line.joins == (len(alone[0]), len(alone[0]) + len(alone[1]))
+    [[listed]] = translate_lines(translator, ["• " + " ".join(SENTENCES)], cfg)  # a list's marker in front
+    assert listed.text == "• " + "".join(alone) and listed.joins == (len(alone[0]) + 2, len(alone[0]) + len(alone[1]) + 2)
     [[marked]] = translate_lines(translator, ["<b>" + SENTENCES[0] + "</b> " + " ".join(SENTENCES[1:])], cfg,
                                  markup=True)
     assert marked.text == f"<b>{alone[0]}</b>{alone[1]}{alone[2]}" and marked.joins == ()
