@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -12,6 +12,9 @@ bench-markup-detection: install
 # Quantities written as digits ("3 people"), with copy_verbatim on and off (results/quantities.json).
 bench-quantities: install
 	$(BIN)/python -m experiments.robustness.quantities
+# List items ("- ", "1. ") and lines without a letter ("...", "---") (results/document_lines.json).
+bench-document-lines: install
+	$(BIN)/python -m experiments.robustness.document_lines
 bench-robustness: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m experiments.robustness.robustness
