@@ -15,8 +15,9 @@ line). The sets, from test_2016_flickr:
   handle inserted between two words of each of the first 300 lines ("42" and "1102" are
   quantities where a word follows): outputs that hold the item, and BLEU with it taken out;
 - the test set as shipped: BLEU, and the seconds each way takes.
-BLEU and chrF against the references (with digits); how many outputs hold the digits, and how
-many put them before a singular article ("6 Ein Mountainbiker"); and, to read, the outputs of
+BLEU and chrF against the references (with digits); how many outputs hold the digits, how many
+put them before a singular article ("6 Ein Mountainbiker"), and how many write a number from two
+to ten both as digits and as a German word ("Zwei Männer ... 2"); and, to read, the outputs of
 the lines where keeping quantities in place changed the output.
 Writes experiments/robustness/results/quantities.json.
 
@@ -43,6 +44,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 NUMBERS = {"two": ("zwei", "2"), "three": ("drei", "3"), "four": ("vier", "4"), "five": ("fünf", "5"),
            "six": ("sechs", "6"), "seven": ("sieben", "7"), "eight": ("acht", "8"), "nine": ("neun", "9"),
            "ten": ("zehn", "10")}
+
+
+DIGITS_TO_WORDS = {digits: german for german, digits in NUMBERS.values()}
 
 
 def with_digits(sources: list[str], references: list[str]) -> tuple[list[str], list[str]]:
@@ -92,6 +96,12 @@ def four_ways(engine, cfg, sources: list[str], references: list[str],
                       # without it, in the singular ("6 Ein Mountainbiker fährt ...")
                       "number_before_a_singular_article": sum(
                           any(re.search(rf"(?<![\d.,]){re.escape(n)} [Ee]ine?[mnrs]?\b", o) for n in found)
+                          for found, o in zip(numbers, outputs[name])),
+                      # a number written twice, as a word and as digits: the model wrote the word
+                      # and a constraint made it write the digits too ("Zwei Männer ... 2 Reis")
+                      "number_also_as_a_word": sum(
+                          any(n in DIGITS_TO_WORDS and re.search(rf"\b{DIGITS_TO_WORDS[n]}\b", o, re.IGNORECASE)
+                              and re.search(rf"(?<![\d.,]){n}(?![\d])", o) for n in found)
                           for found, o in zip(numbers, outputs[name]))}
         if items:
             runs[name]["items_copied"] = sum(item in out for item, out in zip(items, outputs[name]))
