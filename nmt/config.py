@@ -586,9 +586,10 @@ class DecodeConfig(Section):
     # the model translates them.
     copy_verbatim: bool = True
     # With copy_verbatim, a quantity (a plain number before a word: "3 people", "50 km") stays in its
-    # sentence, and the output is made to hold it (a lexical constraint), so the words around it
-    # keep their number ("3 Personen", not "3 Eine Person"); where the engine has no constraints
-    # (CTranslate2) or the search samples, it is taken out like the rest. false: always taken out.
+    # sentence, so the words around it keep their number ("3 Personen", not "3 Eine Person"), and
+    # where the output writes it its own way ("drei"), the word aligned to it becomes its digits
+    # (nmt.decode.text.quantities); where the engine gives no alignments, or no single word is
+    # aligned to it, it is taken out like the rest. false: always taken out.
     quantities_in_place: bool = True
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.

@@ -2,8 +2,9 @@
 number that is part of the sentence ("3 people sit in a cave"), not an item beside it.
 
 Each set is translated by the demo model four ways: copy_verbatim on with quantities_in_place
-(the default: a plain number before a word stays in the sentence, held by a lexical constraint;
-every other span taken out); on with every number taken out (quantities_in_place off: the words
+(the default: a plain number before a word stays in the sentence, and where the output writes it
+its own way, the word aligned to it becomes its digits; every other span taken out); on with
+every number taken out (quantities_in_place off: the words
 translated without it, the number put back by alignment); copy_verbatim off (the line as
 written); and as written with all its numbers as lexical constraints (what a user can ask per
 line). The sets, from test_2016_flickr:

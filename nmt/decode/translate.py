@@ -31,7 +31,8 @@ from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
-from nmt.decode.text.verbatim import quantities, stands_alone
+from nmt.decode.text.quantities import with_quantities
+from nmt.decode.text.verbatim import quantity_spans
 from nmt.data.words import word_spans
 from nmt.devices import torch_on_one_thread
 
@@ -58,15 +59,11 @@ def _encode_prefixes(translator, prefixes: list[str] | None, warn: Callable[[str
     return [[*f, *ids] for f, ids in zip(forced, encoded)]
 
 
-# What a warning calls a line's constraints: given with the line, or its quantities kept in place
-_CONSTRAINTS, _QUANTITIES = "constraints", "quantities kept in place (decode.quantities_in_place)"
-
-
 def _encode_constraints(translator, constraints: list[list[str]], encoded: list[list[int]],
                         prefix_ids: list[list[int]] | None, cfg: DecodeConfig, warn: Callable[[str], None],
-                        numbers: list[int], named: list[str]) -> list[list[list[int]]]:
+                        numbers: list[int]) -> list[list[list[int]]]:
     """Each line's phrases as target token ids; a line whose phrases cannot fit in its output
-    limit (with its prefix) is translated without them, with a warning (calling them `named`)."""
+    limit (with its prefix) is translated without them, with a warning."""
     out = []
     for i, phrases in enumerate(constraints):
         ids = [p for p in encode_lines(translator.tgt_tokenizer, phrases) if p] if phrases else []
@@ -74,7 +71,7 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
         limit = output_limit(len(encoded[i]) + 1, cfg.max_len_a, cfg.max_len_b, translator.max_positions, prefix)
         needed = prefix + sum(len(p) for p in ids)
         if ids and needed > limit:
-            warn(f"line {numbers[i]}: {named[i]}: {needed} tokens with the prefix, more than the output "
+            warn(f"line {numbers[i]}: constraints: {needed} tokens with the prefix, more than the output "
                  f"limit of {limit}; translated without them")
             ids = []
         out.append(ids)
@@ -82,16 +79,15 @@ def _encode_constraints(translator, constraints: list[list[str]], encoded: list[
 
 
 def quantities_kept(translator, cfg: DecodeConfig) -> Callable[[str], bool] | None:
-    """Which quantities ("3 people") stay in their sentence, held by a lexical constraint
-    (decode.quantities_in_place), rather than being taken out with the line's other verbatim spans:
-    those both tokenizers write exactly (one the vocabulary cannot spell would be forced into the
-    output as an unknown token). None, all taken out, where the engine has no constraints or the
-    candidates are sampled."""
-    if not (cfg.copy_verbatim and cfg.quantities_in_place and translator.capabilities.constraints
-            and not candidate_search(cfg)[0].sampling):
+    """Which quantities ("3 people") stay in their sentence and are written as digits where its
+    translation has them its own way (decode.quantities_in_place, nmt.decode.text.quantities),
+    rather than being taken out with the line's other verbatim spans: those the source vocabulary
+    spells (the model has to read them). None, all taken out, where the engine gives no word
+    alignments."""
+    if not (cfg.copy_verbatim and cfg.quantities_in_place) or refusal(translator, "alignments") is not None:
         return None
-    tokenizers = (translator.src_tokenizer, translator.tgt_tokenizer)
-    return functools.cache(lambda number: all(t.decode(t.encode(number)) == number for t in tokenizers))
+    tokenizer = translator.src_tokenizer
+    return functools.cache(lambda number: tokenizer.decode(tokenizer.encode(number)) == number)
 
 
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
@@ -116,7 +112,7 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     markup, and its tags are put back into the output around the words aligned to those they
     wrapped; with decode.copy_verbatim, numbers, URLs and the like are copied into the output
     unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`), a
-    quantity ("3 people") left in its sentence and held by a constraint (`quantities_kept`). With
+    quantity ("3 people") left in its sentence and written as digits (`quantities_kept`). With
     decode.normalize_case, a line in capitals or Title Case is translated in sentence case
     (nmt.decode.text.casing); with decode.split_sentences, a line of several sentences is
     translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
@@ -144,9 +140,12 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
                         keep_quantity)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
-    # Lines with items to place are translated with alignments (where the engine gives them), the rest without.
+    held = [bool(keep_quantity) and not written and bool(quantity_spans(line, keep_quantity))
+            for line, written in zip(lines, as_written)]
+    # Lines with items to place or quantities to write are translated with alignments (where the
+    # engine gives them), the rest without.
     can_align = refusal(translator, "alignments") is None
-    aligned = [can_align and m is not None and bool(m.items) for m in marked]
+    aligned = [can_align and (kept or (m is not None and bool(m.items))) for m, kept in zip(marked, held)]
     results: list[list[Hypothesis]] = [[] for _ in lines]
     for wanted, group_extras in ((False, set(extras)), (True, set(extras) | {"alignments"})):
         rows = [i for i, a in enumerate(aligned) if a == wanted]
@@ -158,39 +157,37 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
 
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
                                       pick(prefixes), group_extras, pick(constraints), pick(line_controls),
-                                      lambda done, rows=rows: finished([rows[j] for j in done]), keep_quantity)
+                                      lambda done, rows=rows: finished([rows[j] for j in done]))
         for i, hyps in zip(rows, group):
             results[i] = hyps
-    for request, hyps, m, line, marker in zip(requests, results, marked, lines, markers):
+    missed = []  # lines whose quantities could not be written as digits
+    for i, (request, hyps, m, line, marker) in enumerate(zip(requests, results, marked, lines, markers)):
         if line and len(hyps) == 1 and not hyps[0].tokens and hyps[0].text == line:
             hyps[0].text = request.text  # copied, nothing to translate: as written, its tags and spans in place
             continue
         for h in hyps:
+            if held[i]:
+                written = with_quantities(line, hypothesis_text(translator.tgt_tokenizer, h), h.alignment or "",
+                                          keep_quantity, h.joins)
+                if written is None:
+                    missed.append(i)
+                    break
+                h.text, h.joins = written
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
                 alignment = h.alignment if h.alignment is not None else monotone_alignment(
                     len(word_spans(m.text)), output_words(text, h.joins))
                 h.text, h.joins = render(m, text, alignment, h.joins), ()
-                h.alignment = h.alignment if "alignments" in extras else None
+            h.alignment = h.alignment if "alignments" in extras else None
             if marker:  # a list's marker in front, as it stood (alignments count the words after it)
                 h.text = marker + hypothesis_text(translator.tgt_tokenizer, h)
                 h.joins = tuple(offset + len(marker) for offset in h.joins)
-    if keep_quantity:
-        # A constraint holds a number's tokens, not the number whole: "3" is met by "30", "33" or
-        # "3s". A line whose output lacks one of its quantities standing alone is translated again
-        # with them taken out, which copies them exactly.
-        held = [[] if written else quantities(line, keep_quantity) for line, written in zip(lines, as_written)]
-        missed = [i for i, numbers in enumerate(held) if numbers and not all(
-            stands_alone(n, hypothesis_text(translator.tgt_tokenizer, h)) for h in results[i] for n in numbers)]
-        if missed:
-            taken_out = cfg.model_copy(update={"quantities_in_place": False})
-            again = _translate(translator, [requests[i] for i in missed], taken_out, lambda _: None, first_line,
-                               extras, lambda _: None)  # warned about, and counted, the first time
-            for i, hyps in zip(missed, again):
-                results[i] = hyps
-        for request, hyps in zip(requests, results):
-            for h in hyps if not request.constraints else ():
-                h.constraints_met = None  # reported for the constraints a line was given only
+    if missed:  # translated again with their quantities taken out, which copies them exactly
+        taken_out = cfg.model_copy(update={"quantities_in_place": False})
+        again = _translate(translator, [requests[i] for i in missed], taken_out, lambda _: None, first_line,
+                           extras, lambda _: None)  # warned about, and counted, the first time
+        for i, hyps in zip(missed, again):
+            results[i] = hyps
     return results
 
 
@@ -198,12 +195,10 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                           numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
                           extras: Iterable[str], constraints: list[list[str]] | None,
                           line_controls: list[Controls] | None,
-                          finished: Callable[[list[int]], None] = lambda _: None,
-                          keep_quantity: Callable[[str], bool] | None = None) -> list[list[Hypothesis]]:
+                          finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `_translate_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses.
-    Each sentence not `as_written` holds the quantities `keep_quantity` kept in it as constraints.
     `finished` hears of each line once its last sentence is translated."""
     if cfg.split_sentences:
         room = translator.max_positions - 1 - len(translator.controls.source)
@@ -228,16 +223,11 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         if complete:
             finished(complete)
 
-    row_constraints = [constraints[i] for i in owner] if constraints else None
-    held = [[] if as_written[i] else quantities(sentence, keep_quantity) for sentence, i in zip(split.sentences, owner)] \
-        if keep_quantity else []
-    if any(held):  # a line's own constraints leave it as written, so a row has one kind or the other
-        row_constraints = [(row_constraints[row] if row_constraints else []) or found for row, found in enumerate(held)]
     per_row = _translate_rows(
         translator, rows, cfg, warn, [numbers[i] for i in owner],
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
-        extras, row_constraints, [line_controls[i] for i in owner] if line_controls else None, rows_finished,
-        [bool(found) for found in held] if any(held) else None)
+        extras, [constraints[i] for i in owner] if constraints else None,
+        [line_controls[i] for i in owner] if line_controls else None, rows_finished)
     for hyps, case in zip(per_row, cases):
         for h in hyps:
             h.upper = case == "upper"
@@ -272,11 +262,9 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
                     line_controls: list[Controls] | None = None,
-                    finished: Callable[[list[int]], None] = lambda _: None,
-                    held_quantities: list[bool] | None = None) -> list[list[Hypothesis]]:
+                    finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
     """Translate in length-sorted token batches and return results in input order (warnings
-    name each row by its line number in `numbers`, and call a row's constraints its quantities
-    where `held_quantities` says so); with
+    name each row by its line number in `numbers`); with
     `line_controls` (per line: a multilingual model's language tokens), each line goes into
     its own language instead of the translator's; with
     `prefixes` (text, "" for none), each output starts with its line's prefix; with
@@ -294,10 +282,9 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     encoded = [[] if copy else ids for ids, copy in zip(encoded, copied)]
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
-    named = [_QUANTITIES if held_quantities and held_quantities[i] else _CONSTRAINTS for i in range(len(lines))]
     constraint_ids = None
     if constraints and any(constraints):
-        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers, named)
+        constraint_ids = _encode_constraints(translator, constraints, encoded, prefix_ids, cfg, warn, numbers)
     results: list[list[Hypothesis]] = [[Hypothesis([], 0.0, 0.0)] for _ in lines]
     nonempty = np.array([i for i, ids in enumerate(encoded) if ids], dtype=np.int64)
     search_cfg, copies = candidate_search(cfg)  # several candidates per line where one is chosen among them
@@ -332,7 +319,7 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
                     h.tokens = h.tokens[len(forced[i]):]
                 results[i] = hyps
                 if hyps and hyps[0].constraints_met is False:
-                    warn(f"line {numbers[i]}: {named[i]}: not all could be placed within the output limit; "
+                    warn(f"line {numbers[i]}: constraints: not all could be placed within the output limit; "
                          "the best output found is given")
             if not after_search:
                 finished(rows)

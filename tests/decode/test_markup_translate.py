@@ -71,86 +71,88 @@ def spelling_digits(tmp_path_factory):
     return load_engine([recipe.out / "checkpoints" / "last.pt"])
 
 
-def searched_with(translator, monkeypatch, output: str | None = None) -> list[tuple[str, list[str]]]:
-    """Each row the engine's search is given, as (source text, constraint texts), in order; with
-    `output`, every constrained row's best output is made that text."""
+def searched_with(translator, monkeypatch, outputs: dict[str, str]) -> list[str]:
+    """Each row's source text as the engine's search is given it, in order; a row whose source is
+    a key of `outputs` gets that output, and every output is aligned word by word along the
+    diagonal (word i of the output to word i of the source)."""
+    import nmt.decode.text.alignment as alignment
+
     search, rows = translator.translate_batch, []
 
     def recorded(sources, settings, prefixes=None, constraints=None):
-        constraints = constraints or [[] for _ in sources]
-        rows.extend((translator.src_tokenizer.decode(ids), [translator.tgt_tokenizer.decode(p) for p in phrases])
-                    for ids, phrases in zip(sources, constraints))
         hyps = search(sources, settings, prefixes, constraints)
-        for nbest, phrases in zip(hyps, constraints):
-            if output is not None and phrases:
-                nbest[0].tokens = translator.tgt_tokenizer.encode(output)
+        for ids, nbest in zip(sources, hyps):
+            rows.append(translator.src_tokenizer.decode(ids))
+            if rows[-1] in outputs:
+                nbest[0].tokens = translator.tgt_tokenizer.encode(outputs[rows[-1]])
         return hyps
 
     monkeypatch.setattr(translator, "translate_batch", recorded)
+    monkeypatch.setattr(alignment, "align_batch",
+                        lambda attention, sources, *rest, **k: [" ".join(f"{i}-{i}" for i in range(40))] * len(sources))
     return rows
 
 
-def test_each_sentence_is_searched_as_written_with_its_quantities_as_constraints(spelling_digits, cfg, monkeypatch):
-    """With quantities_in_place, a sentence keeps its quantities and is searched with them as
-    lexical constraints, each sentence of a paragraph with its own, the other spans still taken
-    out; an output with each quantity standing alone is the line's translation, its constraints
-    not reported (none were asked for)."""
-    translator = spelling_digits
-    rows = searched_with(translator, monkeypatch, output="Hunde 3 Katzen")
+def test_a_quantity_stays_in_its_sentence_and_its_aligned_word_becomes_its_digits(spelling_digits, cfg, monkeypatch):
+    """With quantities_in_place, the model reads a quantity where it stands (the other spans
+    still taken out), and the output word aligned to it is written as its digits where the output
+    lacks them: each sentence of a paragraph alike, the URL put back, the line's own words kept."""
+    rows = searched_with(spelling_digits, monkeypatch, {
+        "A dog and 3 cats leap over a log.": "Ein Hund und drei Katzen springen.",
+        "2 dogs run.": "Zwei Hunde laufen.", "A cat sleeps.": "Eine Katze schläft.",
+        "Then 5 birds sing!": "Dann singen 5 Vögel!",  # standing alone already: left as it is
+        "A dog with 42 balls and the URL runs.": "Ein Hund mit vielen Bällen und die URL läuft."})
     warnings = []
-    [one, _, mixed] = translate_lines(translator, QUANTITIES, cfg, warn=warnings.append)
-    assert sorted(rows[:5]) == sorted([("A dog and 3 cats leap over a log.", ["3"]), ("2 dogs run.", ["2"]),
-                                       ("A cat sleeps.", []), ("Then 5 birds sing!", ["5"]),
-                                       ("A dog with 42 balls and the URL runs.", ["42"])])
-    assert hypothesis_text(translator.tgt_tokenizer, one[0]) == "Hunde 3 Katzen" and one[0].constraints_met is None
-    # no output made "Hunde 3 Katzen" holds 2, 5 or 42: those lines alone are searched again, their numbers taken out
-    assert sorted(rows[5:]) == sorted([("dogs run.", []), ("A cat sleeps.", []), ("Then birds sing!", []),
-                                       ("A dog with balls and the URL runs.", [])])
-    assert "42" in mixed[0].text and "https://example.org/a?b=1" in mixed[0].text
-    assert not warnings
+    one, paragraph, url = [h[0] for h in translate_lines(spelling_digits, QUANTITIES, cfg, warn=warnings.append)]
+    assert sorted(rows) == sorted(["A dog and 3 cats leap over a log.", "2 dogs run.", "A cat sleeps.",
+                                   "Then 5 birds sing!", "A dog with 42 balls and the URL runs."])
+    assert one.text == "Ein Hund und 3 Katzen springen."
+    assert paragraph.text == "2 Hunde laufen. Eine Katze schläft. Dann singen 5 Vögel!"
+    assert url.text.startswith("Ein Hund mit 42 Bällen und die URL") and "https://example.org/a?b=1" in url.text
+    assert one.alignment is None and not warnings  # the alignments were read, not asked for
+    [[aligned]] = translate_lines(spelling_digits, QUANTITIES[:1], cfg, extras=("alignments",))
+    assert aligned.text == one.text and aligned.alignment.startswith("0-0 1-1 2-2 3-3")
 
 
-def test_without_constraints_in_the_engine_or_with_sampling_quantities_are_taken_out(spelling_digits, cfg):
-    translator = spelling_digits
-
-    def texts(engine, settings):
-        return [hypothesis_text(translator.tgt_tokenizer, h[0]) for h in translate_lines(engine, QUANTITIES, settings)]
-
-    out = cfg.model_copy(update={"quantities_in_place": False})
-    sampled = {"sampling": True, "beam_size": 1}
-    assert texts(translator, cfg.model_copy(update=sampled)) == texts(translator, out.model_copy(update=sampled))
-
-    class WithoutConstraints:  # the engine as one without lexical constraints (CTranslate2) sees it
-        def __init__(self, engine):
-            self.engine = engine
-            self.capabilities = dataclasses.replace(engine.capabilities, constraints=False)
-
-        def __getattr__(self, name):
-            return getattr(self.engine, name)
-
-    assert texts(WithoutConstraints(translator), cfg) == texts(translator, out)
-
-
-def test_an_output_that_has_a_quantity_only_inside_a_longer_number_is_translated_with_it_taken_out(
+def test_an_output_whose_quantity_has_no_single_word_for_it_is_translated_with_it_taken_out(
         spelling_digits, cfg, monkeypatch):
-    """A constraint holds tokens, not a whole number: "3" is met by "33" or "3er". Such an output is
-    replaced by the translation with the quantity taken out, which copies it exactly."""
-    translator = spelling_digits
-    for output in ("33 Hunde", "3er Hunde"):
-        rows = searched_with(translator, monkeypatch, output)
-        [[kept], [other]] = translate_lines(translator, [QUANTITIES[0], LINE], cfg)
+    """Nothing is guessed: where the word aligned to a quantity holds other digits ("33"), or
+    several words or none are, the line is translated again with its quantities taken out."""
+    taken_out = cfg.model_copy(update={"quantities_in_place": False})
+    [[expected], [plain]] = translate_lines(spelling_digits, [QUANTITIES[0], LINE], taken_out)
+    for output in ("Ein Hund und 33 Katzen springen.", "3er Hunde"):
+        rows = searched_with(spelling_digits, monkeypatch, {QUANTITIES[0]: output})
+        [[kept], [other]] = translate_lines(spelling_digits, [QUANTITIES[0], LINE], cfg)
         monkeypatch.undo()
-        taken_out = cfg.model_copy(update={"quantities_in_place": False})
-        [[expected], [plain]] = translate_lines(translator, [QUANTITIES[0], LINE], taken_out)
-        assert [constraints for _, constraints in rows] == [[], ["3"], []]  # the line again, alone, unconstrained
+        assert rows[-1] == "A dog and cats leap over a log."  # the line again, alone, 3 taken out
         assert kept.tokens == expected.tokens and kept.text == expected.text and "3" in kept.text
         assert other.tokens == plain.tokens
 
 
+def test_without_alignments_in_the_engine_quantities_are_taken_out(spelling_digits, cfg):
+    class WithoutAlignments:  # the engine as an export without word alignments sees it
+        def __init__(self, engine):
+            self.engine = engine
+            self.capabilities = dataclasses.replace(engine.capabilities, name="ctranslate2", alignments=False)
+
+        def __getattr__(self, name):
+            return getattr(self.engine, name)
+
+    def texts(engine, settings):
+        return [hypothesis_text(spelling_digits.tgt_tokenizer, h[0]) for h in translate_lines(engine, QUANTITIES, settings)]
+
+    taken_out, engine = cfg.model_copy(update={"quantities_in_place": False}), WithoutAlignments(spelling_digits)
+    searched = []
+    search = spelling_digits.translate_batch
+    engine.translate_batch = lambda sources, *a, **k: searched.extend(sources) or search(sources, *a, **k)
+    assert texts(engine, cfg) == texts(engine, taken_out)
+    assert "A dog and cats leap over a log." in [spelling_digits.src_tokenizer.decode(ids) for ids in searched]
+
+
 def test_a_quantity_the_vocabulary_cannot_spell_is_taken_out(translator, cfg):
-    """The tiny model's vocabulary has no digits: held in place, "3" would be forced into the output
-    as an unknown token, so it is taken out and copied, as with quantities_in_place off."""
-    assert "⁇" in translator.tgt_tokenizer.decode(translator.tgt_tokenizer.encode("3"))
+    """The tiny model's vocabulary has no digits: left in place, "3" would reach the model as an
+    unknown token, so it is taken out and copied, as with quantities_in_place off."""
+    assert "⁇" in translator.src_tokenizer.decode(translator.src_tokenizer.encode("3"))
     out = cfg.model_copy(update={"quantities_in_place": False})
     [[held]], [[taken_out]] = translate_lines(translator, QUANTITIES[:1], cfg), translate_lines(translator, QUANTITIES[:1], out)
     assert held.tokens == taken_out.tokens and "3" in held.text and "⁇" not in held.text

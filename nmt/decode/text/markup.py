@@ -261,17 +261,21 @@ class _Output:
         return len(self.first)
 
 
-def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
-    """The words of an output text (nmt.data.words: between spaces, each Chinese or
-    Japanese character one, Thai and Lao words by their segmenters, Khmer clusters and Burmese
-    syllables), each with whether a space comes before it, cut again at `joins`
-    (where two sentences meet without a space: Hypothesis.joins)."""
-    words = []
+def output_word_spans(text: str, joins: tuple[int, ...] = ()) -> list[tuple[int, int]]:
+    """The (start, end) of each word of an output text, as its alignment counts them (nmt.data.words:
+    between spaces, each Chinese or Japanese character one, Thai and Lao words by their
+    segmenters, Khmer clusters and Burmese syllables), cut again at `joins` (where two sentences
+    meet without a space: Hypothesis.joins)."""
+    spans = []
     for start, end in word_spans(text):
         cuts = [start, *(j for j in joins if start < j < end), end]
-        spaced = start == 0 or text[start - 1].isspace()
-        words += [(text[a:b], spaced and a == start) for a, b in zip(cuts, cuts[1:])]
-    return words
+        spans += list(zip(cuts, cuts[1:]))
+    return spans
+
+
+def _words(text: str, joins: tuple[int, ...]) -> list[tuple[str, bool]]:
+    """The words of an output text (output_word_spans), each with whether a space comes before it."""
+    return [(text[a:b], a == 0 or text[a - 1].isspace()) for a, b in output_word_spans(text, joins)]
 
 
 def output_words(text: str, joins: tuple[int, ...] = ()) -> int:
@@ -279,7 +283,7 @@ def output_words(text: str, joins: tuple[int, ...] = ()) -> int:
     return len(_words(text, joins))
 
 
-def _aligned(alignment: str, words: int) -> dict[int, list[int]]:
+def aligned(alignment: str, words: int) -> dict[int, list[int]]:
     """Source word -> its output words, from a Pharaoh alignment (output indices past the last
     word, which a tokenizer's detokenization may have merged, count as the last)."""
     targets: dict[int, list[int]] = {}
@@ -303,7 +307,7 @@ def render(marked: Marked, output: str, alignment: str, joins: tuple[int, ...] =
     if marked.plain and not marked.escape:
         return output
     out = _Output(output, marked.escape, joins)
-    placer = _Placer(marked.text, out, _aligned(alignment, out.words) if out.words else {})
+    placer = _Placer(marked.text, out, aligned(alignment, out.words) if out.words else {})
     tokens: list[tuple[str, str]] = []
     _serialize(placer.place(marked.items, 0, len(out.units)), 0, len(out.units), out, tokens)
     return _join(tokens)

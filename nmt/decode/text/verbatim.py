@@ -6,10 +6,8 @@ the words aligned to their neighbours (nmt.decode.text.markup does both; `decode
 
 A number joined to a word by a hyphen ("3-year-old") is part of that word and is translated.
 
-A quantity, a plain number before a word ("3 people", "50 km"), can instead stay in the sentence:
-taken out, it leaves "people" for the model to translate, often in the singular ("6 Ein
-Mountainbiker" for "6 people ride mountain bikes"). The translation then holds it as a lexical
-constraint (`decode.quantities_in_place`, nmt.decode.translate).
+A quantity, a plain number before a word ("3 people", "50 km"), can instead stay in the sentence
+(`decode.quantities_in_place`, nmt.decode.text.quantities).
 """
 
 from __future__ import annotations
@@ -60,7 +58,12 @@ def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None) -> list
 def quantities(text: str, keep: Callable[[str], bool] = lambda _: True) -> list[str]:
     """The quantities of `text`, its numbers written as plain digits before a word ("3 people"),
     that `keep` says stay in it."""
-    return [match.group() for match in _VERBATIM.finditer(text) if _is_quantity(text, match) and keep(match.group())]
+    return [text[start:end] for start, end in quantity_spans(text, keep)]
+
+
+def quantity_spans(text: str, keep: Callable[[str], bool] = lambda _: True) -> list[tuple[int, int]]:
+    """The (start, end) of each of `quantities`."""
+    return [match.span() for match in _VERBATIM.finditer(text) if _is_quantity(text, match) and keep(match.group())]
 
 
 def stands_alone(number: str, text: str) -> bool:

@@ -1,0 +1,44 @@
+"""Quantities written as digits in a translation by hand-made word alignments
+(nmt.decode.text.quantities)."""
+
+from __future__ import annotations
+
+from nmt.decode.text.quantities import with_quantities
+
+
+def every(_: str) -> bool:
+    return True
+
+
+def test_the_word_aligned_to_a_quantity_becomes_its_digits():
+    source, output = "A man walks 3 dogs", "Ein Mann geht mit drei Hunden"
+    # A-Ein man-Mann walks-geht,mit 3-drei dogs-Hunden
+    assert with_quantities(source, output, "0-0 1-1 2-2 2-3 3-4 4-5", every) == ("Ein Mann geht mit 3 Hunden", ())
+    # two quantities; the other word order; a quantity already there on its own is left alone
+    assert with_quantities("2 men and 3 dogs", "drei Hunde und zwei Männer", "3-0 4-1 2-2 0-3 1-4", every) == (
+        "3 Hunde und 2 Männer", ())
+    assert with_quantities("2 men and 3 dogs", "2 Männer und drei Hunde", "0-0 1-1 2-2 3-3 4-4", every) == (
+        "2 Männer und 3 Hunde", ())
+    # only the quantities `keep` kept in the sentence
+    assert with_quantities("2 men and 3 dogs", "zwei Männer und drei Hunde", "0-0 1-1 2-2 3-3 4-4",
+                           lambda number: number == "3") == ("zwei Männer und 3 Hunde", ())
+
+
+def test_nothing_is_guessed_where_no_single_plain_word_is_aligned_to_it():
+    source = "A man walks 3 dogs"
+    assert with_quantities(source, "Ein Mann geht mit drei Hunden", "0-0 1-1 2-2 3-3 3-4 4-5", every) is None  # two words
+    assert with_quantities(source, "Ein Mann geht mit Hunden", "0-0 1-1 2-2 2-3 4-4", every) is None  # none
+    assert with_quantities(source, "Ein Mann geht mit 33 Hunden", "0-0 1-1 2-2 2-3 3-4 4-5", every) is None
+    assert with_quantities(source, "Ein Mann geht mit 3er Hunden", "0-0 1-1 2-2 2-3 3-5 4-5", every) is None
+    assert with_quantities(source, "Ein Mann geht mit drei Hunden 1", "0-0 1-1 2-2 2-3 3-6 4-5", every) is None
+    # one word aligned to two quantities
+    assert with_quantities("2 men and 3 dogs", "viele Männer und Hunde", "0-0 1-1 2-2 3-0 4-3", every) is None
+
+
+def test_offsets_where_sentences_meet_without_a_space_move_with_the_replaced_word():
+    source = "A boy sees 12 dogs. They run."
+    output = "Ein Junge sieht zwölf Hunde。他们跑"  # the second sentence joined without a space
+    join = output.index("他")
+    alignment = "0-0 1-1 2-2 3-3 4-4 5-5 6-6 7-7"
+    text, joins = with_quantities(source, output, alignment, every, (join,))
+    assert text == "Ein Junge sieht 12 Hunde。他们跑" and joins == (text.index("他"),) == (join - 3,)
