@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
-from nmt.decode.engines.engine import load_engine
 from nmt.decode.search import Hypothesis
 from nmt.decode.translate import translate_lines
 from nmt.data.tokenizer import output_text
@@ -23,11 +22,6 @@ def test_which_lines_count_as_capitals_or_title_case(line, case):
 def test_sentence_case_capitalizes_each_sentence_start():
     assert sentence_case("A MAN RIDES. TWO DOGS PLAY! \"IS IT COLD?\" YES.") == \
         "A man rides. Two dogs play! \"Is it cold?\" Yes."
-
-
-@pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
 
 
 def test_a_line_in_capitals_is_translated_in_sentence_case_and_answered_in_capitals(translator, trained_tiny):

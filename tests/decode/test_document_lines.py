@@ -5,23 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.paragraphs import join_texts
 from nmt.decode.translate import translate_lines
 
 LETTERLESS = ["...", "•", "---", "***", "?", ":)", "→", "1.", "(1)", "2)", "$", "  —  "]
-
-
-@pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
-
-
-@pytest.fixture(scope="module")
-def cfg(trained_tiny):
-    return trained_tiny.decode.model_copy(update={"precision": "fp32"})
 
 
 def texts(translator, lines, cfg, **given) -> list[str]:

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA
+from tests.conftest import TINY_DATA
 from nmt.cli import app
 from nmt.special_tokens import BOS, EOS, PAD
 from nmt.decode.engines.ensemble import Ensemble

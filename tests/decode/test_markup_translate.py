@@ -25,16 +25,6 @@ LINE = "A black dog leaps over a log."
 TAGGED = 'A <b>black</b> dog <a href="https://x.org/?a=1&amp;b=2" title="a > b">leaps <i>over</i></a> a log.<br/>'
 
 
-@pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
-
-
-@pytest.fixture(scope="module")
-def cfg(trained_tiny):
-    return trained_tiny.decode.model_copy(update={"precision": "fp32"})
-
-
 def test_tags_change_nothing_in_the_translation_and_all_come_back(translator, cfg):
     [plain], [marked] = translate_lines(translator, [LINE], cfg), translate_lines(translator, [TAGGED], cfg, markup=True)
     assert marked[0].tokens == plain[0].tokens

@@ -31,11 +31,6 @@ def test_the_splitter_keeps_urls_decimals_and_abbreviations_whole():
     assert sentences_of("ကျွန်တော်မန္တလေးကိုသွားမယ်။ ခွေးနက်ခုန်တယ်။", "my") == ["ကျွန်တော်မန္တလေးကိုသွားမယ်။", "ခွေးနက်ခုန်တယ်။"]
 
 
-@pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
-
-
 def test_a_paragraph_translates_as_its_sentences_one_per_line(translator, trained_tiny):
     """The independent truth: each sentence translated on a line of its own, the outputs joined."""
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})

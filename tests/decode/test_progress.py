@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.decode.engines.engine import load_engine
 from nmt.decode.stream import translate_stream
 
 PARAGRAPH = "A black dog leaps over a log. Two cats sit on a wall! Is the man cold?"
 LINES = ["A dog runs.", "", PARAGRAPH, "Two men talk in the street.", "A woman reads a book .",
          "A child plays.", "", "The boys swim in a lake near the house.", "A man rides a bike.", "Dogs."]
-
-
-@pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
 
 
 def _events(translator, cfg, chunk_lines: int) -> list[tuple[str, int]]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA, one_line_error
+from tests.conftest import TINY_DATA, one_line_error
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.data.vocabulary_map import read_vocabulary_map, write_vocabulary_map

@@ -1,0 +1,18 @@
+"""What the decoding tests share: the tiny model's engine and its decode settings in fp32."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmt.decode.engines.engine import load_engine
+
+
+@pytest.fixture(scope="module")
+def translator(trained_tiny):
+    """The tiny model's last checkpoint as an engine (each test module gets its own)."""
+    return load_engine([trained_tiny.out / "checkpoints" / "last.pt"])
+
+
+@pytest.fixture(scope="module")
+def cfg(trained_tiny):
+    return trained_tiny.decode.model_copy(update={"precision": "fp32"})
