@@ -3,7 +3,7 @@ and training reads one per epoch, in turn."""
 
 from __future__ import annotations
 
-from conftest import prepared_tiny
+from tests.conftest import prepared_tiny
 from nmt.data.prepare import data_dir, prepare
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import load_processor, tokenizer_paths

@@ -13,7 +13,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA, one_line_error, variant_checkpoint
+from tests.conftest import TINY_DATA, one_line_error, variant_checkpoint
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.translate import translate_lines

@@ -17,7 +17,7 @@ import zipfile
 import pytest
 from typer.testing import CliRunner
 
-from conftest import TINY_DATA, optional_module, trained_once, variant_checkpoint
+from tests.conftest import TINY_DATA, optional_module, trained_once, variant_checkpoint
 from nmt.cli import app
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.text.casing import hypothesis_text
@@ -166,7 +166,7 @@ def test_what_argos_cannot_carry_is_a_one_line_error_and_writes_nothing(trained_
 def test_a_missing_extra_is_named_and_nothing_is_written(trained_tiny, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from conftest import one_line_error
+    from tests.conftest import one_line_error
     from nmt.cli import app
 
     monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy now raises ImportError

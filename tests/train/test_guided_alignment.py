@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import TINY_DATA, prepared_tiny, tiny_recipe, trained_once
+from tests.conftest import TINY_DATA, prepared_tiny, tiny_recipe, trained_once
 from nmt.data.shards import Shard
 from nmt.data.word_alignments import (ALIGN_SPLIT, BARE_START, AlignmentWriter, PieceWords, dice_links,
                                       pair_alignment, piece_words, word_starts)
