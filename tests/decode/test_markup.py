@@ -12,7 +12,7 @@ import pytest
 from nmt.data.words import word_spans
 from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.text.paragraphs import join_alignments
-from nmt.decode.text.verbatim import quantities, stands_alone, verbatim_spans
+from nmt.decode.text.verbatim import quantity_spans, stands_alone, verbatim_spans
 
 
 def spans(text: str) -> list[str]:
@@ -46,6 +46,9 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
 
 def test_quantities_are_plain_numbers_before_a_word_and_may_stay_in_the_text():
     line = "3 people and 2 Кошки paid $5 for 42.5 kg at 10:30, 7 km, 1102; the 3-year-old saw 8"
+    def quantities(text, keep=lambda _: True):
+        return [text[start:end] for start, end in quantity_spans(text, keep)]
+
     assert quantities(line) == ["3", "2", "7"]
     taken_out = [line[s:e] for s, e in verbatim_spans(line, keep=lambda number: number != "7")]
     assert taken_out == ["$5", "42.5", "10:30", "7", "1102", "8"]

@@ -55,14 +55,9 @@ def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None) -> list
     return spans
 
 
-def quantities(text: str, keep: Callable[[str], bool] = lambda _: True) -> list[str]:
-    """The quantities of `text`, its numbers written as plain digits before a word ("3 people"),
-    that `keep` says stay in it."""
-    return [text[start:end] for start, end in quantity_spans(text, keep)]
-
-
 def quantity_spans(text: str, keep: Callable[[str], bool] = lambda _: True) -> list[tuple[int, int]]:
-    """The (start, end) of each of `quantities`."""
+    """The (start, end) of each quantity of `text`, a number written as plain digits before a word
+    ("3 people"), that `keep` says stays in it."""
     return [match.span() for match in _VERBATIM.finditer(text) if _is_quantity(text, match) and keep(match.group())]
 
 
