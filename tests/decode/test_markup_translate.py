@@ -104,13 +104,13 @@ def test_a_quantity_stays_in_its_sentence_and_its_aligned_word_becomes_its_digit
     assert aligned.text == one.text and aligned.alignment.startswith("0-0 1-1 2-2 3-3")
 
 
-def test_an_output_whose_quantity_has_no_single_word_for_it_is_translated_with_it_taken_out(
+def test_an_output_whose_quantity_has_no_word_without_digits_for_it_is_translated_with_it_taken_out(
         spelling_digits, cfg, monkeypatch):
-    """Nothing is guessed: where the word aligned to a quantity holds other digits ("33"), or
-    several words or none are, the line is translated again with its quantities taken out."""
+    """Nothing is guessed: where the word aligned to a quantity holds digits (the model's own
+    number "33", or "3er"), the line is translated again with its quantities taken out."""
     taken_out = cfg.model_copy(update={"quantities_in_place": False})
     [[expected], [plain]] = translate_lines(spelling_digits, [QUANTITIES[0], LINE], taken_out)
-    for output in ("Ein Hund und 33 Katzen springen.", "3er Hunde"):
+    for output in ("Ein Hund und 33 Katzen springen.", "Ein Hund und 3er Katzen springen."):
         rows = searched_with(spelling_digits, monkeypatch, {QUANTITIES[0]: output})
         [[kept], [other]] = translate_lines(spelling_digits, [QUANTITIES[0], LINE], cfg)
         monkeypatch.undo()

@@ -24,13 +24,26 @@ def test_the_word_aligned_to_a_quantity_becomes_its_digits():
                            lambda number: number == "3") == ("zwei Männer und 3 Hunde", ())
 
 
-def test_nothing_is_guessed_where_no_single_plain_word_is_aligned_to_it():
+def test_a_run_of_words_aligned_to_it_becomes_its_digits():
     source = "A man walks 3 dogs"
-    assert with_quantities(source, "Ein Mann geht mit drei Hunden", "0-0 1-1 2-2 3-3 3-4 4-5", every) is None  # two words
+    # one run of neighbours: "mit drei"; punctuation at the run's edges kept
+    assert with_quantities(source, "Ein Mann geht mit drei Hunden", "0-0 1-1 2-2 3-3 3-4 4-5", every) == (
+        "Ein Mann geht 3 Hunden", ())
+    assert with_quantities("He saw 5 cats", "Er sah (fünf) Katzen.", "0-0 1-1 2-2 3-3", every) == (
+        "Er sah (5) Katzen.", ())
+    # two runs: the one beside the words of "dogs", the source word after the quantity
+    assert with_quantities(source, "drei Männer gehen mit drei Hunden", "3-0 1-1 2-2 2-3 3-4 4-5", every) == (
+        "drei Männer gehen mit 3 Hunden", ())
+
+
+def test_nothing_is_guessed_where_no_run_of_words_without_digits_is_aligned_to_it():
+    source = "A man walks 3 dogs"
     assert with_quantities(source, "Ein Mann geht mit Hunden", "0-0 1-1 2-2 2-3 4-4", every) is None  # none
+    # a word with digits: the model's own number, or digits joined to letters
     assert with_quantities(source, "Ein Mann geht mit 33 Hunden", "0-0 1-1 2-2 2-3 3-4 4-5", every) is None
-    assert with_quantities(source, "Ein Mann geht mit 3er Hunden", "0-0 1-1 2-2 2-3 3-5 4-5", every) is None
-    assert with_quantities(source, "Ein Mann geht mit drei Hunden 1", "0-0 1-1 2-2 2-3 3-6 4-5", every) is None
+    assert with_quantities(source, "Ein Mann geht mit 3er Hunden", "0-0 1-1 2-2 2-3 3-4 4-5", every) is None
+    # two runs, neither beside the words of "dogs"
+    assert with_quantities(source, "drei Männer gehen drei mit Hunden", "3-0 1-1 2-2 3-3 2-4 4-5", every) is None
     # one word aligned to two quantities
     assert with_quantities("2 men and 3 dogs", "viele Männer und Hunde", "0-0 1-1 2-2 3-0 4-3", every) is None
 

@@ -3,15 +3,21 @@ translation (`decode.quantities_in_place`, nmt.decode.translate).
 
 Taken out like other verbatim spans, a quantity leaves "people" for the model to translate alone,
 often in the singular ("6 Ein Mountainbiker" for "6 people ride mountain bikes"). Left in the
-sentence, the model often writes it its own way, as a word ("drei Hunde"). So it stays in the
-sentence, and where the output does not have it standing alone, the one output word aligned to
-it (nmt.decode.text.alignment) is replaced by its digits: "mit drei Hunden" becomes "mit 3 Hunden".
-Where its digits are in the output but not on their own ("33", "3er"), where no word, or more
-than one, is aligned to it, or where that word holds other digits, nothing is guessed: the
-caller translates the line with its quantities taken out.
+sentence, the model often writes it its own way, in words ("drei Hunde", "ein paar Leute"). So it
+stays in the sentence, and where the output does not have it standing alone, the output words
+aligned to it (nmt.decode.text.alignment) are replaced by its digits: "mit drei Hunden" becomes
+"mit 3 Hunden". Those words are one word, or a run of neighbours ("Ein paar" Leute); where they
+fall apart into several runs, the one beside the words of the source word after the quantity.
+Where no word is aligned to it, no run or several qualify, a word of the run holds digits (the
+model's own number, "53" for 55, or "3er"), or two quantities claim the same word, nothing is
+guessed: the caller translates the line with its quantities taken out. (Replacing the model's
+own numbers as well, and taking only single words, both measured worse on the demo model:
+`make bench-quantities`.)
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 from nmt.data.words import word_spans
 from nmt.decode.text.markup import aligned, output_word_spans
@@ -21,29 +27,47 @@ from nmt.decode.text.verbatim import quantity_spans, stands_alone
 def with_quantities(source: str, output: str, alignment: str, keep, joins: tuple[int, ...] = ()
                     ) -> tuple[str, tuple[int, ...]] | None:
     """`output` (and its `joins`, moved) with each quantity of `source` that `keep` kept in it
-    standing alone, the output word aligned to it (`alignment`, Pharaoh, over the words of both)
+    standing alone, the output words aligned to it (`alignment`, Pharaoh, over the words of both)
     replaced by its digits where needed; None where one cannot be placed so."""
     source_words, spans = word_spans(source), output_word_spans(output, joins)
     links = aligned(alignment, len(spans)) if spans else {}
-    replacements = {}
+    replaced: list[tuple[int, int, str]] = []  # (start, end) in `output`, and the digits
     for start, end in quantity_spans(source, keep):
         number = source[start:end]
         if stands_alone(number, output):
             continue
-        if number in output:  # inside a longer number or joined to a word ("33", "3er"): not its own
-            return None
         word = next((i for i, (a, b) in enumerate(source_words) if a <= start and end <= b), None)
-        targets = set(links.get(word, []))
-        if len(targets) != 1:
+        run = _run(sorted(set(links.get(word, []))), set(links.get(word + 1, [])) if word is not None else set())
+        if run is None:
             return None
-        [target] = targets
-        a, b = spans[target]
-        if any(c.isdigit() for c in output[a:b]) or replacements.get(target, number) != number:
+        (a, _), (_, b) = spans[run[0]], spans[run[-1]]
+        a, b = a + _edge(output[a:b]), b - _edge(output[a:b][::-1])  # punctuation at the run's edges stays
+        if a >= b or any(c.isdigit() for x, y in spans[run[0]:run[-1] + 1] for c in output[x:y]):
             return None
-        replacements[target] = number
-    for target in sorted(replacements, reverse=True):  # from the end, so earlier offsets hold
-        a, b = spans[target]
-        number = replacements[target]
+        if any(a < y and x < b for x, y, _ in replaced) or any(a < j < b for j in joins):
+            return None
+        replaced.append((a, b, number))
+    for a, b, number in sorted(replaced, reverse=True):  # from the end, so earlier offsets hold
         output = output[:a] + number + output[b:]
         joins = tuple(j + len(number) - (b - a) if j >= b else j for j in joins)
     return output, joins
+
+
+def _run(targets: list[int], beside: set[int]) -> list[int] | None:
+    """The output words to replace: `targets` where they are one run of neighbours, else the one
+    run next to a word of `beside` (those aligned to the source word after the quantity)."""
+    runs: list[list[int]] = []
+    for t in targets:
+        if runs and t == runs[-1][-1] + 1:
+            runs[-1].append(t)
+        else:
+            runs.append([t])
+    if len(runs) == 1:
+        return runs[0]
+    near = [run for run in runs if run[-1] + 1 in beside or run[0] - 1 in beside]
+    return near[0] if len(near) == 1 else None
+
+
+def _edge(word: str) -> int:
+    """How many punctuation characters `word` starts with."""
+    return next((i for i, c in enumerate(word) if not unicodedata.category(c).startswith("P")), len(word))
