@@ -52,6 +52,7 @@ def test_a_line_without_a_letter_but_with_a_prefix_or_constraints_is_searched_as
     ("- A dog.", "- "), ("* A dog.", "* "), ("• A dog.", "• "), ("-- A dog.", "-- "), ("> A dog.", "> "),
     ("  – A dog.", "  – "), ("1. A dog.", "1. "), ("12) A dog.", "12) "), ("(3) A dog.", "(3) "),
     ("b) A dog.", "b) "), ("(iv) A dog.", "(iv) "), ("XII. A dog.", "XII. "), ("A. Smith", "A. "),
+    ("# Getting started", "# "), ("### Two dogs", "### "), ("#nmt is fun", ""), ("####### Seven", ""),
     ("A dog.", ""), ("I am.", ""), ("-1 degrees", ""), ("1.5 kg", ""), ("2024. A year", ""), ("#1 fan", ""),
     ("e.g. this", ""), ("Mr. Smith", ""), ("- ", ""), ("1.", ""), ("ok) fine", "")])
 def test_a_list_marker_is_a_bullet_or_an_enumerator_before_a_space(line, marker):

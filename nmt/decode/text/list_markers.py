@@ -1,5 +1,5 @@
-"""A list's marker at the start of a line ("- ", "• ", "1. ", "b) ", "(iv) "): part of the
-document, not of the sentence. A model trained on sentences drops it or turns it into words
+"""A list's marker at the start of a line ("- ", "• ", "1. ", "b) ", "(iv) "), or a Markdown
+heading's ("## "): part of the document, not of the sentence. A model trained on sentences drops it or turns it into words
 ("* A dog runs." gave "Ein einsamer Hund rennt.", "1. A dog runs." "1 . Ein Hund rennt."), so with
 `decode.copy_verbatim` it is taken off the line before translation and written in front of the
 output as it stood (nmt.decode.translate).
@@ -11,7 +11,7 @@ import re
 
 _BULLET = "[-*+•‣◦▪▫●○■□–—·>]+"  # "-", "--", "•", "–", ">" (a quoted line)
 _ITEM = r"(?:\d{1,3}|[A-Za-z]|[ivxlcdm]{2,6}|[IVXLCDM]{2,6})"  # 12, b, iv, XII (one letter: a, i, V)
-_MARKER = re.compile(rf"\s*(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\))\s+(?=\S)")
+_MARKER = re.compile(rf"\s*(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\)|#{{1,6}})\s+(?=\S)")
 
 
 def list_marker(line: str) -> str:
