@@ -27,7 +27,8 @@ from nmt.decode.search import Hypothesis, output_limit
 from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
 from nmt.errors import NmtError
 from nmt.recipe_errors import DecodeSettingPlaces
-from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
+from nmt.decode.text.casing import (capitalized_words, hypothesis_text, lowered, recapitalized, sentence_case,
+                                   source_case)
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
@@ -140,6 +141,11 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
                         keep_quantity)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
+    # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)
+    capitals = [[] if written or not cfg.normalize_case else capitalized_words(line, _pieces(translator))
+                for line, written in zip(lines, as_written)]
+    words_in_capitals = [[line[a:b] for a, b in spans] for line, spans in zip(lines, capitals)]
+    lines = [lowered(line, spans) for line, spans in zip(lines, capitals)]
     held = [bool(keep_quantity) and not written and bool(quantity_spans(line, keep_quantity))
             for line, written in zip(lines, as_written)]
     # Lines with items to place or quantities to write are translated with alignments (where the
@@ -173,6 +179,8 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                     missed.append(i)
                     break
                 h.text, h.joins = written
+            if words_in_capitals[i]:  # the same length: joins hold
+                h.text = recapitalized(hypothesis_text(translator.tgt_tokenizer, h), words_in_capitals[i])
             if m is not None:
                 text = hypothesis_text(translator.tgt_tokenizer, h)
                 alignment = h.alignment if h.alignment is not None else monotone_alignment(
@@ -189,6 +197,13 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         for i, hyps in zip(missed, again):
             results[i] = hyps
     return results
+
+
+def _pieces(translator) -> Callable[[str], int]:
+    """A word's number of source pieces (cached on the engine)."""
+    if not hasattr(translator, "_source_pieces"):
+        translator._source_pieces = functools.cache(lambda word: len(translator.src_tokenizer.encode(word)))
+    return translator._source_pieces
 
 
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],

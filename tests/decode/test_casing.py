@@ -61,3 +61,33 @@ def test_a_lone_space_piece_leaves_no_space_at_the_ends_or_twice_in_a_row(transl
     for tokens, text in ((dog + [space], "Hund"), ([space] + dog, "Hund"), (dog + [space] + two, "Hund Zwei")):
         assert hypothesis_text(sp, Hypothesis(tokens, 0.0, 0.0)) == text
     assert hypothesis_text(sp, Hypothesis(dog + [space], 0.0, 0.0, upper=True)) == "HUND"
+
+
+def test_a_word_in_capitals_in_an_ordinary_sentence_is_lowered_where_the_vocabulary_spells_it_better():
+    from nmt.decode.text.casing import capitalized_words, lowered, recapitalized
+
+    pieces = {"orange": 1, "ORANGE": 4, "usa": 2, "USA": 1, "amc": 2, "AMC": 3, "TV": 2, "tv": 1}.__getitem__
+    line = "A man in an ORANGE hat from the USA saw AMC on TV."
+    spans = capitalized_words(line, pieces)
+    assert [line[a:b] for a, b in spans] == ["ORANGE", "AMC"]  # USA: one piece in capitals; TV: two letters
+    assert lowered(line, spans) == "A man in an orange hat from the USA saw amc on TV."
+    assert capitalized_words("A MAN IN AN ORANGE HAT", pieces) == []  # a line in capitals: sentence case instead
+    assert capitalized_words("The Orange Hat Of The Day", pieces) == []
+    headline = "AN ORANGE HAT. A man saw AMC."  # a sentence in capitals is answered in capitals instead
+    assert [headline[a:b] for a, b in capitalized_words(headline, pieces)] == ["AMC"]
+    # written in capitals again where the output copied the word, in any case; a translated word stays
+    assert recapitalized("Ein amc-Gebäude und Amc, nicht amcx.", ["AMC"]) == "Ein AMC-Gebäude und AMC, nicht amcx."
+    assert recapitalized("ein orangefarbener Hut", ["ORANGE"]) == "ein orangefarbener Hut"
+
+
+def test_an_emphasised_word_is_translated_as_in_lower_case(translator, trained_tiny, monkeypatch):
+    from nmt.decode import translate as translating
+
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
+    monkeypatch.setattr(translating, "_pieces", lambda engine: {"black": 1, "BLACK": 3}.get)
+    [[plain]], [[emphasised]] = (translate_lines(translator, ["A black dog leaps over a log."], cfg),
+                                 translate_lines(translator, ["A BLACK dog leaps over a log."], cfg))
+    assert emphasised.tokens == plain.tokens
+    off = cfg.model_copy(update={"normalize_case": False})
+    [[as_written]] = translate_lines(translator, ["A BLACK dog leaps over a log."], off)
+    assert as_written.tokens != plain.tokens
