@@ -578,7 +578,8 @@ class DecodeConfig(Section):
     # one input, truncated where it is longer.
     split_sentences: bool = True
     # A line in capitals or Title Case is translated in sentence case, and a line in capitals is
-    # answered in capitals (nmt.decode.text.casing); false: every line as it is.
+    # answered in capitals; a word in capitals in an ordinary sentence ("an ORANGE hat") is
+    # translated in lower case (nmt.decode.text.casing); false: every line as it is.
     normalize_case: bool = True
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
     # unchanged, placed by word alignment (nmt.decode.text.verbatim), and a list's marker ("- ",
