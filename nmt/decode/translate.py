@@ -142,7 +142,8 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                         keep_quantity)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)
-    capitals = [[] if written or not cfg.normalize_case else capitalized_words(line, _pieces(translator))
+    pieces = _pieces(translator)
+    capitals = [[] if written or not cfg.normalize_case else capitalized_words(line, pieces)
                 for line, written in zip(lines, as_written)]
     words_in_capitals = [[line[a:b] for a, b in spans] for line, spans in zip(lines, capitals)]
     lines = [lowered(line, spans) for line, spans in zip(lines, capitals)]
@@ -200,10 +201,9 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
 
 
 def _pieces(translator) -> Callable[[str], int]:
-    """A word's number of source pieces (cached on the engine)."""
-    if not hasattr(translator, "_source_pieces"):
-        translator._source_pieces = functools.cache(lambda word: len(translator.src_tokenizer.encode(word)))
-    return translator._source_pieces
+    """A word's number of source pieces (remembered for the words of one translation)."""
+    tokenizer = translator.src_tokenizer
+    return functools.cache(lambda word: len(tokenizer.encode(word)))
 
 
 def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
