@@ -179,7 +179,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                 if written is None:
                     missed.append(i)
                     break
-                h.text, h.joins = written
+                h.text, h.joins, h.alignment = written
             if words_in_capitals[i]:  # the same length: joins hold
                 h.text = recapitalized(hypothesis_text(translator.tgt_tokenizer, h), words_in_capitals[i])
             if m is not None:

@@ -17,18 +17,18 @@ own numbers as well, and taking only single words, both measured worse on the de
 
 from __future__ import annotations
 
-import unicodedata
-
 from nmt.data.words import word_spans
 from nmt.decode.text.markup import aligned, output_word_spans
+from nmt.decode.text.substitution import run_span, substituted, word_run
 from nmt.decode.text.verbatim import quantity_spans, stands_alone
 
 
 def with_quantities(source: str, output: str, alignment: str, keep, joins: tuple[int, ...] = ()
-                    ) -> tuple[str, tuple[int, ...]] | None:
-    """`output` (and its `joins`, moved) with each quantity of `source` that `keep` kept in it
-    standing alone, the output words aligned to it (`alignment`, Pharaoh, over the words of both)
-    replaced by its digits where needed; None where one cannot be placed so."""
+                    ) -> tuple[str, tuple[int, ...], str] | None:
+    """`output` (its `joins` moved, its `alignment` linked to its new words) with each quantity
+    of `source` that `keep` kept in it standing alone, the output words aligned to it (`alignment`,
+    Pharaoh, over the words of both) replaced by its digits where needed; None where one cannot be
+    placed so."""
     source_words, spans = word_spans(source), output_word_spans(output, joins)
     links = aligned(alignment, len(spans)) if spans else {}
     replaced: list[tuple[int, int, str]] = []  # (start, end) in `output`, and the digits
@@ -37,37 +37,13 @@ def with_quantities(source: str, output: str, alignment: str, keep, joins: tuple
         if stands_alone(number, output):
             continue
         word = next((i for i, (a, b) in enumerate(source_words) if a <= start and end <= b), None)
-        run = _run(sorted(set(links.get(word, []))), set(links.get(word + 1, [])) if word is not None else set())
+        run = word_run(sorted(set(links.get(word, []))), set(links.get(word + 1, [])) if word is not None else set())
         if run is None:
             return None
-        (a, _), (_, b) = spans[run[0]], spans[run[-1]]
-        a, b = a + _edge(output[a:b]), b - _edge(output[a:b][::-1])  # punctuation at the run's edges stays
+        a, b = run_span(output, spans, run)
         if a >= b or any(c.isdigit() for x, y in spans[run[0]:run[-1] + 1] for c in output[x:y]):
             return None
         if any(a < y and x < b for x, y, _ in replaced) or any(a < j < b for j in joins):
             return None
         replaced.append((a, b, number))
-    for a, b, number in sorted(replaced, reverse=True):  # from the end, so earlier offsets hold
-        output = output[:a] + number + output[b:]
-        joins = tuple(j + len(number) - (b - a) if j >= b else j for j in joins)
-    return output, joins
-
-
-def _run(targets: list[int], beside: set[int]) -> list[int] | None:
-    """The output words to replace: `targets` where they are one run of neighbours, else the one
-    run next to a word of `beside` (those aligned to the source word after the quantity)."""
-    runs: list[list[int]] = []
-    for t in targets:
-        if runs and t == runs[-1][-1] + 1:
-            runs[-1].append(t)
-        else:
-            runs.append([t])
-    if len(runs) == 1:
-        return runs[0]
-    near = [run for run in runs if run[-1] + 1 in beside or run[0] - 1 in beside]
-    return near[0] if len(near) == 1 else None
-
-
-def _edge(word: str) -> int:
-    """How many punctuation characters `word` starts with."""
-    return next((i for i, c in enumerate(word) if not unicodedata.category(c).startswith("P")), len(word))
+    return substituted(output, joins, alignment, replaced)
