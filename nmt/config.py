@@ -592,6 +592,12 @@ class DecodeConfig(Section):
     # (nmt.decode.text.quantities); where the engine gives no alignments, or no single word is
     # aligned to it, it is taken out like the rest. false: always taken out.
     quantities_in_place: bool = True
+    # A name (a capitalized word inside a sentence that the source vocabulary spells in pieces:
+    # "Boston", "Vitamin Shoppe") stays in its sentence, and where the output lacks it, the output
+    # words aligned to it that the model was unsure of are replaced by it as written
+    # (nmt.decode.text.names); needs the engine's alignments, and is off for a source language
+    # that capitalizes every noun (German). false: the model's own words.
+    copy_names: bool = True
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.
     shortlist: str | None = None

@@ -31,6 +31,7 @@ from nmt.decode.text.casing import (capitalized_words, hypothesis_text, lowered,
                                    source_case)
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
+from nmt.decode.text.names import capitals_mark_names, doubtful_words, name_spans, with_names
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 from nmt.decode.text.quantities import with_quantities
 from nmt.decode.text.verbatim import quantity_spans
@@ -149,12 +150,18 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     lines = [lowered(line, spans) for line, spans in zip(lines, capitals)]
     held = [bool(keep_quantity) and not written and bool(quantity_spans(line, keep_quantity))
             for line, written in zip(lines, as_written)]
-    # Lines with items to place or quantities to write are translated with alignments (where the
-    # engine gives them), the rest without.
     can_align = refusal(translator, "alignments") is None
-    aligned = [can_align and (kept or (m is not None and bool(m.items))) for m, kept in zip(marked, held)]
+    can_name = can_align and cfg.copy_names and refusal(translator, "token_scores") is None
+    names = [name_spans(line, pieces) if can_name and not written
+             and capitals_mark_names(_source_language(translator, request.controls)) else []
+             for line, written, request in zip(lines, as_written, requests)]
+    # Lines with items to place, quantities or names to write are translated with alignments (where
+    # the engine gives them), the rest without; names ask for the tokens' probabilities too.
+    aligned = [can_align and (kept or bool(spans) or (m is not None and bool(m.items)))
+               for m, kept, spans in zip(marked, held, names)]
+    with_alignments = set(extras) | {"alignments"} | ({"token_scores"} if any(names) else set())
     results: list[list[Hypothesis]] = [[] for _ in lines]
-    for wanted, group_extras in ((False, set(extras)), (True, set(extras) | {"alignments"})):
+    for wanted, group_extras in ((False, set(extras)), (True, with_alignments)):
         rows = [i for i, a in enumerate(aligned) if a == wanted]
         if not rows:
             continue
@@ -180,6 +187,12 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                     missed.append(i)
                     break
                 h.text, h.joins, h.alignment = written
+            if names[i] and h.token_log_probs is not None:
+                text = hypothesis_text(translator.tgt_tokenizer, h)
+                doubtful = doubtful_words([translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens],
+                                          h.token_log_probs, output_words(text, h.joins))
+                h.text, h.joins, h.alignment = with_names(line, names[i], text, h.alignment, doubtful, h.joins)
+            h.token_log_probs = h.token_log_probs if "token_scores" in extras else None
             if words_in_capitals[i]:  # the same length: joins hold
                 h.text = recapitalized(hypothesis_text(translator.tgt_tokenizer, h), words_in_capitals[i])
             if m is not None:
@@ -198,6 +211,14 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         for i, hyps in zip(missed, again):
             results[i] = hyps
     return results
+
+
+def _source_language(translator, controls: Controls | None) -> str | None:
+    """The language a line is read in: its own direction's, else the translator's (None: not known)."""
+    for chosen in (controls, translator.controls):
+        if chosen is not None and chosen.languages:
+            return chosen.languages[0]
+    return translator.recipe.data.src_lang
 
 
 def _pieces(translator) -> Callable[[str], int]:

@@ -37,22 +37,25 @@ def sentence_case(line: str) -> str:
     return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2) + m.group(3).upper(), line.lower())
 
 
+def ordinary_sentences(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of `line` that is in neither capitals nor Title Case (none
+    where the whole line is in one of them)."""
+    if source_case(line) is not None:
+        return []
+    ends = [m.end() for m in _SENTENCE_END.finditer(line)] + [len(line)]
+    return [(a, b) for a, b in zip([0, *ends], ends) if source_case(line[a:b]) is None]
+
+
 def capitalized_words(line: str, pieces: Callable[[str], int]) -> list[tuple[int, int]]:
     """The (start, end) of the words of `line` to translate in lower case: words of 3 or more
     letters, all capitals, that the vocabulary spells in fewer pieces in lower case (`pieces`: a
     word's number of pieces), in a line, or a sentence of it, that is not itself in capitals or
-    Title Case; a word it spells as well in capitals ("USA", where it is one piece) stays."""
-    if source_case(line) is not None:
-        return []
-    spans, start = [], 0
-    for end in [m.end() for m in _SENTENCE_END.finditer(line)] + [len(line)]:
-        sentence = line[start:end]  # a sentence in capitals (a headline) is answered in capitals instead
-        if source_case(sentence) is None:
-            spans += [(start + a, start + b) for a, b in (m.span() for m in _LONG_WORD.finditer(sentence))
-                      if sentence[a:b].isupper() and len(sentence[a:b].lower()) == b - a
-                      and pieces(sentence[a:b].lower()) < pieces(sentence[a:b])]
-        start = end
-    return spans
+    Title Case (a headline, answered in capitals instead); a word it spells as well in capitals
+    ("USA", where it is one piece) stays."""
+    return [(start + a, start + b) for start, end in ordinary_sentences(line)
+            for a, b in (m.span() for m in _LONG_WORD.finditer(line[start:end]))
+            if line[start + a:start + b].isupper() and len(line[start + a:start + b].lower()) == b - a
+            and pieces(line[start + a:start + b].lower()) < pieces(line[start + a:start + b])]
 
 
 def lowered(text: str, spans: list[tuple[int, int]]) -> str:
