@@ -25,6 +25,7 @@ from tests.export.test_export import LINES, VARIANTS
 onnxruntime, pytestmark = optional_module("onnxruntime")
 runner = CliRunner()
 AS_WRITTEN = ["decode.split_sentences=false", "decode.normalize_case=false", "decode.copy_verbatim=false",
+              "decode.copy_names=false",
               "decode.precision=fp32"]  # the ONNX translator's lines are sentences, as they are written
 GREEDY = ["decode.beam_size=1", "decode.no_repeat_ngram_size=0", *AS_WRITTEN]
 # Settings that each change some line's output here (beam_search's rules on a tiny model).
