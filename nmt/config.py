@@ -109,7 +109,7 @@ class DataConfig(Section):
     max_length_ratio: float = Field(default=3.0, ge=1.0)  # longer/shorter side, in pieces
     remove_duplicates: bool = True
     normalize_nfkc: bool = False
-    # Drop the pairs a side of which a language identifier (py3langid; pip install 'nmt[langid]')
+    # Drop the pairs a side of which a language identifier (py3langid)
     # finds in another language than its corpus's, with a probability above this (0.5: more
     # likely than all other languages together; nmt.data.language_filter; on `nmt prepare --threads`
     # processes). None = off.
@@ -598,6 +598,11 @@ class DecodeConfig(Section):
     # (nmt.decode.text.names); needs the engine's alignments, and is off for a source language
     # that capitalizes every noun (German). false: the model's own words.
     copy_names: bool = True
+    # A sentence already in the target language (a German line among English ones, for an
+    # English-German model) is copied as it is, never given to the model, which would make one up
+    # (nmt.decode.text.target_language: py3langid between the direction's two languages).
+    # false: every sentence translated.
+    keep_target_language: bool = True
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.
     shortlist: str | None = None

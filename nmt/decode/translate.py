@@ -33,6 +33,7 @@ from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.names import capitals_mark_names, doubtful_words, name_spans, with_names
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
+from nmt.decode.text.target_language import in_target_language
 from nmt.decode.text.quantities import with_quantities
 from nmt.decode.text.verbatim import quantity_spans
 from nmt.data.words import word_spans
@@ -153,7 +154,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     can_align = refusal(translator, "alignments") is None
     can_name = can_align and cfg.copy_names and refusal(translator, "token_scores") is None
     names = [name_spans(line, pieces) if can_name and not written
-             and capitals_mark_names(_source_language(translator, request.controls)) else []
+             and capitals_mark_names(_direction(translator, request.controls)[0]) else []
              for line, written, request in zip(lines, as_written, requests)]
     # Lines with items to place, quantities or names to write are translated with alignments (where
     # the engine gives them), the rest without; names ask for the tokens' probabilities too.
@@ -213,12 +214,13 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     return results
 
 
-def _source_language(translator, controls: Controls | None) -> str | None:
-    """The language a line is read in: its own direction's, else the translator's (None: not known)."""
+def _direction(translator, controls: Controls | None) -> tuple[str | None, str | None]:
+    """A line's (source, target) languages: its own direction's, else the translator's, else its
+    recipe's (None: not known)."""
     for chosen in (controls, translator.controls):
         if chosen is not None and chosen.languages:
-            return chosen.languages[0]
-    return translator.recipe.data.src_lang
+            return chosen.languages
+    return translator.recipe.data.src_lang, translator.recipe.data.tgt_lang
 
 
 def _pieces(translator) -> Callable[[str], int]:
@@ -313,8 +315,15 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     # A row without a letter ("...", "•", "---", the "." left of "1.") has nothing to translate:
     # it is copied as written, where a model asked to translate it makes up a sentence ("..." gave
     # "Ein Kind."). A row with a prefix or constraints is searched as asked.
-    copied = [bool(ids) and not any(c.isalpha() for c in line) and not (prefixes and prefixes[i])
-              and not (constraints and constraints[i]) for i, (line, ids) in enumerate(zip(lines, encoded))]
+    searched_as_asked = [bool(prefixes and prefixes[i]) or bool(constraints and constraints[i]) for i in range(len(lines))]
+    copied = [bool(ids) and not any(c.isalpha() for c in line) and not asked
+              for line, ids, asked in zip(lines, encoded, searched_as_asked)]
+    # A row already in the target language is copied too: the model would make one up.
+    if cfg.keep_target_language:
+        rows = [i for i, ids in enumerate(encoded) if ids and not copied[i] and not searched_as_asked[i]]
+        directions = [_direction(translator, line_controls[i] if line_controls else None) for i in rows]
+        for i, kept in zip(rows, in_target_language([lines[i] for i in rows], directions, warn)):
+            copied[i] = kept
     encoded = [[] if copy else ids for ids, copy in zip(encoded, copied)]
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
     prefix_ids = _encode_prefixes(translator, prefixes, warn, numbers, forced)
@@ -360,9 +369,9 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
             if not after_search:
                 finished(rows)
     for i in np.flatnonzero(copied):
-        results[i] = [Hypothesis([], 0.0, 0.0, text=lines[i],  # no tokens: no scores, no links
-                                 token_log_probs=[] if "token_scores" in extras else None,
-                                 alignment="" if "alignments" in extras else None)]
+        words = len(word_spans(lines[i]))  # no tokens, no scores; each word linked to itself
+        results[i] = [Hypothesis([], 0.0, 0.0, text=lines[i], token_log_probs=[] if "token_scores" in extras else None,
+                                 alignment=" ".join(f"{k}-{k}" for k in range(words)) if "alignments" in extras else None)]
     if selecting(cfg):
         choose(translator, lines, results, cfg)
     if extras:

@@ -28,10 +28,10 @@ def test_a_line_without_a_letter_is_copied_as_written_without_a_search(translato
         assert texts(translator, LETTERLESS, cfg.model_copy(update=off)) == LETTERLESS and not searched
     [[marked]] = translate_lines(translator, ["<b>...</b> <br/>"], cfg, markup=True)
     assert marked.text == "<b>...</b> <br/>" and not searched
-    # n-best, token scores and alignments: one hypothesis without tokens, scores or links
+    # n-best, token scores and alignments: one hypothesis without tokens or scores, its word linked to itself
     [[copied]] = translate_lines(translator, ["..."], cfg.model_copy(update={"nbest": 3, "beam_size": 4}),
                                  extras=("token_scores", "alignments"))
-    assert (copied.text, copied.tokens, copied.token_log_probs, copied.alignment) == ("...", [], [], "")
+    assert (copied.text, copied.tokens, copied.token_log_probs, copied.alignment) == ("...", [], [], "0-0")
     assert not searched
 
 

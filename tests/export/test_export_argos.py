@@ -115,7 +115,9 @@ def nmt_outputs(checkpoint, src: str, tgt: str, tmp_path) -> list[str]:
     decode settings."""
     export_checkpoint(checkpoint, tmp_path / "ct2")
     engine = load_engine([tmp_path / "ct2"], src_lang=src, tgt_lang=tgt)
-    cfg = engine.recipe.decode.model_copy(update=ARGOS_DECODING)
+    # the lines are English, which the t5 package's German-English model takes as its target language:
+    # Argos translates them all the same, so nmt is asked to (decode.keep_target_language off)
+    cfg = engine.recipe.decode.model_copy(update=ARGOS_DECODING | {"keep_target_language": False})
     return [hypothesis_text(engine.tgt_tokenizer, h[0]).replace("_", " ") for h in translate_lines(engine, LINES, cfg)]
 
 
