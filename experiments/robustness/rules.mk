@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -21,6 +21,9 @@ bench-capitals: install
 # Names copied as written ("Boston", "Vitamin Shoppe"), decode.copy_names on and off (results/names.json).
 bench-names: install
 	$(BIN)/python -m experiments.robustness.names
+# Sentences already in the target language, decode.keep_target_language on and off (results/target_language.json).
+bench-target-language: install
+	$(BIN)/python -m experiments.robustness.target_language
 bench-robustness: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m experiments.robustness.robustness
