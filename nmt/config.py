@@ -109,7 +109,7 @@ class DataConfig(Section):
     max_length_ratio: float = Field(default=3.0, ge=1.0)  # longer/shorter side, in pieces
     remove_duplicates: bool = True
     normalize_nfkc: bool = False
-    # Drop the pairs a side of which a language identifier (py3langid)
+    # Drop the pairs a side of which a language identifier (py3langid; pip install 'nmt[langid]')
     # finds in another language than its corpus's, with a probability above this (0.5: more
     # likely than all other languages together; nmt.data.language_filter; on `nmt prepare --threads`
     # processes). None = off.
@@ -600,7 +600,8 @@ class DecodeConfig(Section):
     copy_names: bool = True
     # A sentence already in the target language (a German line among English ones, for an
     # English-German model) is copied as it is, never given to the model, which would make one up
-    # (nmt.decode.text.target_language: py3langid between the direction's two languages).
+    # (nmt.decode.text.target_language: py3langid between the direction's two languages; pip
+    # install 'nmt[langid]', without which a warning says so once and every sentence is translated).
     # false: every sentence translated.
     keep_target_language: bool = True
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output

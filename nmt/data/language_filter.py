@@ -1,5 +1,6 @@
 """Language identification: py3langid (Lui and Baldwin's langid.py, a naive Bayes model over
-byte n-grams of 97 languages, shipped in its package and read without pickle). `nmt prepare` drops the training pairs a side of which is in another language
+byte n-grams of 97 languages, shipped in its package and read without pickle; `pip install
+'nmt[langid]'`). `nmt prepare` drops the training pairs a side of which is in another language
 than its corpus's (data.language_filter): crawled corpora hold untranslated copies and text in
 third languages, which teach a model to answer in the wrong language.
 

@@ -1,5 +1,5 @@
 """A multilingual model's source language, line by line (`nmt translate --src-lang auto`, a jsonl
-line's or a server request's "src_lang": "auto"): py3langid finds the most probable
+line's or a server request's "src_lang": "auto"): py3langid (nmt[langid]) finds the most probable
 of the languages the model translates from into the line's target. A model whose source sentence
 starts with the source's language token (data.language_token both: NLLB-200, M2M-100) reads each
 line with its own token; for any model, the line's direction is then checked as a named one is.

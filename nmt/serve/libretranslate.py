@@ -13,8 +13,8 @@ Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A t
 lines is translated line by line and joined again; format html reads it as markup (tags kept
 around the words they wrap), text as plain text. A language may be named by another code of it
 (de for a model's deu_Latn) where one served code has it. source auto takes the model's source language
-where it reads only one; where it reads several, the language identifier (py3langid)
-chooses among them, as LibreTranslate does: each text of more than 40 characters
+where it reads only one; where it reads several, the language identifier (py3langid, `pip install
+'nmt[langid]'`) chooses among them, as LibreTranslate does: each text of more than 40 characters
 its own language, a shorter one the whole request's (its texts' probabilities averaged, weighted
 by their lengths), and without the identifier the request is an error naming them. Each text
 goes to the model of its language (nmt.serve.routing). /detect ranks the server's source

@@ -3,8 +3,8 @@
 A model has only learned to read its source language; given a sentence in its target language (a
 German line among the English ones of a document, for an English-German model), it writes a
 made-up one ("Eine Gruppe von Menschen steht vor einem Iglu." gave "Ein Jugendlicher, der einen
-Iglu."). Such a sentence is found by py3langid (Lui and Baldwin's langid.py, nmt.data.language_filter)
-between the two languages of the line's direction only: the target's share of their two
+Iglu."). Such a sentence is found by py3langid (Lui and Baldwin's langid.py, nmt.data.language_filter;
+the extra nmt[langid], without which nothing is copied and a warning says so once) between the two languages of the line's direction only: the target's share of their two
 probabilities at least THRESHOLD, in a sentence of at least MIN_WORDS words (one word says too
 little: "Gift", "Kindergarten"). It is copied as it is, never given to the model. Nothing is
 copied where the identifier knows only one of the two languages, or both are one language.
