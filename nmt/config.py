@@ -583,7 +583,7 @@ class DecodeConfig(Section):
     normalize_case: bool = True
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
     # unchanged, placed by word alignment (nmt.decode.text.verbatim), and a list's marker ("- ",
-    # "1. ") is written in front of its line's translation (nmt.decode.text.list_markers); false:
+    # "1. ") or indentation is written in front of its line's translation (nmt.decode.text.list_markers); false:
     # the model translates them.
     copy_verbatim: bool = True
     # With copy_verbatim, a quantity (a plain number before a word: "3 people", "50 km") stays in its

@@ -54,7 +54,8 @@ def test_a_line_without_a_letter_but_with_a_prefix_or_constraints_is_searched_as
     ("b) A dog.", "b) "), ("(iv) A dog.", "(iv) "), ("XII. A dog.", "XII. "), ("A. Smith", "A. "),
     ("# Getting started", "# "), ("### Two dogs", "### "), ("#nmt is fun", ""), ("####### Seven", ""),
     ("A dog.", ""), ("I am.", ""), ("-1 degrees", ""), ("1.5 kg", ""), ("2024. A year", ""), ("#1 fan", ""),
-    ("e.g. this", ""), ("Mr. Smith", ""), ("- ", ""), ("1.", ""), ("ok) fine", "")])
+    ("e.g. this", ""), ("Mr. Smith", ""), ("- ", ""), ("1.", ""), ("ok) fine", ""),
+    ("  A dog.", "  "), ("\tA dog.", "\t"), ("    ", "")])  # an indentation alone: kept likewise
 def test_a_list_marker_is_a_bullet_or_an_enumerator_before_a_space(line, marker):
     assert list_marker(line) == marker
 
@@ -65,7 +66,7 @@ LINE = "A black dog leaps over a log."
 def test_a_list_marker_is_written_in_front_of_the_lines_translation(translator, cfg, monkeypatch):
     """The model never sees the marker: each marked line's output is the marker, then the line's
     own translation (tokens, text, in capitals as its line was, tags around their words)."""
-    markers = ["- ", "• ", "1. ", "(a) ", "  > "]
+    markers = ["- ", "• ", "1. ", "(a) ", "  > ", "    "]
     [plain], [upper] = translate_lines(translator, [LINE], cfg), translate_lines(translator, [LINE.upper()], cfg)
     for marker, [h] in zip(markers, translate_lines(translator, [marker + LINE for marker in markers], cfg)):
         assert h.tokens == plain[0].tokens and h.text == marker + hypothesis_text(translator.tgt_tokenizer, plain[0])

@@ -2,7 +2,8 @@
 heading's ("## "): part of the document, not of the sentence. A model trained on sentences drops it or turns it into words
 ("* A dog runs." gave "Ein einsamer Hund rennt.", "1. A dog runs." "1 . Ein Hund rennt."), so with
 `decode.copy_verbatim` it is taken off the line before translation and written in front of the
-output as it stood (nmt.decode.translate).
+output as it stood (nmt.decode.translate). So is a line's indentation, where it has no marker (an
+indented paragraph, a nested Markdown block): the model would drop it.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import re
 
 _BULLET = "[-*+•‣◦▪▫●○■□–—·>]+"  # "-", "--", "•", "–", ">" (a quoted line)
 _ITEM = r"(?:\d{1,3}|[A-Za-z]|[ivxlcdm]{2,6}|[IVXLCDM]{2,6})"  # 12, b, iv, XII (one letter: a, i, V)
-_MARKER = re.compile(rf"\s*(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\)|#{{1,6}})\s+(?=\S)")
+_MARKER = re.compile(rf"\s*(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\)|#{{1,6}})\s+(?=\S)|\s+(?=\S)")
 
 
 def list_marker(line: str) -> str:
-    """The list marker that starts `line`, with the whitespace around it; "" where it has none."""
+    """The list marker that starts `line`, with the whitespace around it, or else the whitespace
+    that starts it; "" where it has neither (or nothing follows)."""
     match = _MARKER.match(line)
     return match.group() if match else ""
