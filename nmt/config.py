@@ -581,6 +581,11 @@ class DecodeConfig(Section):
     # answered in capitals; a word in capitals in an ordinary sentence ("an ORANGE hat") is
     # translated in lower case (nmt.decode.text.casing); false: every line as it is.
     normalize_case: bool = True
+    # A sentence typed as in a chat ("a dog runs in the park") is given to the model as written ones
+    # begin and end, its first letter capitalized and with a full stop, which comes off the output
+    # again (nmt.decode.text.fragments). Off by default: measured on Multi30k only, whose recipe
+    # turns it on; a corpus of headlines and labels may read otherwise. false: as typed.
+    complete_sentences: bool = False
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
     # unchanged, placed by word alignment (nmt.decode.text.verbatim), and a list's marker ("- ",
     # "1. ") or indentation is written in front of its line's translation (nmt.decode.text.list_markers); false:

@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -24,6 +24,9 @@ bench-names: install
 # Sentences already in the target language, decode.keep_target_language on and off (results/target_language.json).
 bench-target-language: install
 	$(BIN)/python -m experiments.robustness.target_language
+# Sentences typed as in a chat ("a dog runs"), decode.complete_sentences on and off (results/fragments.json).
+bench-fragments: install
+	$(BIN)/python -m experiments.robustness.fragments
 bench-robustness: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m experiments.robustness.robustness

@@ -29,6 +29,7 @@ from nmt.errors import NmtError
 from nmt.recipe_errors import DecodeSettingPlaces
 from nmt.decode.text.casing import (capitalized_words, hypothesis_text, lowered, recapitalized, sentence_case,
                                    source_case)
+from nmt.decode.text.fragments import completed, without_added_stop
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
 from nmt.decode.text.names import capitals_mark_names, doubtful_words, name_spans, with_names
@@ -245,7 +246,8 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                             lambda parts: [len(ids) for ids in encode_lines(translator.src_tokenizer, parts)],
                             room, warn, numbers)
     else:
-        split = SplitLines(list(lines), list(range(len(lines))), [False] * len(lines))
+        split = SplitLines(list(lines), list(range(len(lines))), [False] * len(lines), [True] * len(lines),
+                           [True] * len(lines))
     owner = split.line_of
     cases: list[str | None] = [None] * len(owner)
     if cfg.normalize_case:
@@ -253,6 +255,12 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         cases = [None if as_written[i] else line_cases[i] or (source_case(sentence) if sentence != lines[i] else None)
                  for sentence, i in zip(split.sentences, owner)]
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
+    typed = list(rows)
+    stops = [False] * len(rows)  # rows given a full stop (decode.complete_sentences), which the output loses
+    if cfg.complete_sentences:
+        for row, (i, begins, ends) in enumerate(zip(owner, split.begins, split.ends)):
+            if not as_written[i]:
+                rows[row], stops[row] = completed(rows[row], begins, ends)
     pending = Counter(owner)  # each line's sentences not yet translated
 
     def rows_finished(done: list[int]) -> None:
@@ -266,9 +274,13 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
         [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
         extras, [constraints[i] for i in owner] if constraints else None,
         [line_controls[i] for i in owner] if line_controls else None, rows_finished)
-    for hyps, case in zip(per_row, cases):
+    for hyps, case, stop, row, as_typed in zip(per_row, cases, stops, rows, typed):
         for h in hyps:
             h.upper = case == "upper"
+            if row != as_typed and not h.tokens and h.text == row:  # copied, not translated: as typed
+                h.text = as_typed
+            elif stop and h.tokens:
+                h.text = without_added_stop(hypothesis_text(translator.tgt_tokenizer, h))
     if len(rows) == len(lines):
         return per_row
     words = _source_words(translator, rows) if "alignments" in extras else None

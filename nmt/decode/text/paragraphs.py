@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nmt.data.languages import two_letter
 from nmt.decode.search import Hypothesis
@@ -35,6 +35,9 @@ class SplitLines:
     sentences: list[str]  # every line's sentences (or parts of one), in order; a line kept whole is one
     line_of: list[int]  # for each sentence, the index of its line
     inside_word: list[bool]  # for each, whether it goes on with the last word of the one before (text without spaces)
+    # for each, whether it begins a sentence, and whether it ends one (a part cut from a longer sentence may not)
+    begins: list[bool] = field(default_factory=list)
+    ends: list[bool] = field(default_factory=list)
 
     def first_of_line(self, i: int) -> bool:
         return i == 0 or self.line_of[i - 1] != self.line_of[i]
@@ -145,13 +148,15 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
     if it is too long)."""
     split = SplitLines([], [], [])
     for index, (line, whole) in enumerate(zip(lines, keep_whole)):
-        parts, inside = [line], [False]
+        parts, inside, begins, ends = [line], [False], [True], [True]
         if not whole and line.strip():
-            found, parts, inside = sentences_of(line, lang), [], []
+            found, parts, inside, begins, ends = sentences_of(line, lang), [], [], [], []
             for sentence, count in zip(found, tokens_of(found)):
                 if count <= max_tokens:
                     parts.append(sentence)
                     inside.append(False)
+                    begins.append(True)
+                    ends.append(True)
                     continue
                 pieces, within = _sentence_parts(sentence, tokens_of, max_tokens)
                 cut = "between words" + (" and inside text without spaces" if any(within) else "")
@@ -159,9 +164,13 @@ def split_lines(lines: list[str], lang: str, keep_whole: list[bool], tokens_of, 
                      f"(model.max_positions): translated in {len(pieces)} parts, cut {cut}")
                 parts += pieces
                 inside += within
+                begins += [True] + [False] * (len(pieces) - 1)
+                ends += [False] * (len(pieces) - 1) + [True]
         split.sentences += parts
         split.line_of += [index] * len(parts)
         split.inside_word += inside
+        split.begins += begins
+        split.ends += ends
     return split
 
 
