@@ -603,6 +603,10 @@ class DecodeConfig(Section):
     # (nmt.decode.text.names); needs the engine's alignments, and is off for a source language
     # that capitalizes every noun (German). false: the model's own words.
     copy_names: bool = True
+    # Markdown's inline marks in a line that is not markup: **strong**, *emphasis*, ~~struck~~ and
+    # [links](url) put back around the output words aligned to theirs, `code` and ![images](src)
+    # copied as written (nmt.decode.text.markdown); false: the model reads them as text.
+    markdown: bool = True
     # A sentence already in the target language (a German line among English ones, for an
     # English-German model) is copied as it is, never given to the model, which would make one up
     # (nmt.decode.text.target_language: py3langid between the direction's two languages; pip

@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -27,6 +27,9 @@ bench-target-language: install
 # Sentences typed as in a chat ("a dog runs"), decode.complete_sentences on and off (results/fragments.json).
 bench-fragments: install
 	$(BIN)/python -m experiments.robustness.fragments
+# Markdown's inline marks (**strong**, [links](url), `code`), decode.markdown on and off (results/markdown.json).
+bench-markdown: install
+	$(BIN)/python -m experiments.robustness.markdown
 bench-robustness: install
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python -m experiments.robustness.robustness

@@ -142,7 +142,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     lines = [line[len(marker):] for line, marker in zip(lines, markers)]
     keep_quantity = quantities_kept(translator, cfg)
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
-                        keep_quantity)
+                        keep_quantity, cfg.markdown)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)
     pieces = _pieces(translator)

@@ -29,6 +29,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nmt.decode.text.markdown import markdown_pieces
 from nmt.decode.text.verbatim import verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
@@ -70,12 +71,13 @@ class Marked:
 
 
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
-         keep_quantity: Callable[[str], bool] | None = None) -> Marked:
-    """`line` read as markup (`markup`) and/or with its verbatim spans taken out (`verbatim`; a
-    quantity, "3 people", left in the text where `keep_quantity` says so). Markup that does not
-    nest raises MarkupError, or with `lenient` its unmatched tags become points (kept in the output
-    as they stand)."""
-    pieces = _markup_pieces(line) if markup else [("text", line)]
+         keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False) -> Marked:
+    """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
+    nmt.decode.text.markdown), and/or with its verbatim spans taken out (`verbatim`; a quantity,
+    "3 people", left in the text where `keep_quantity` says so). Markup that does not nest raises
+    MarkupError, or with `lenient` its unmatched tags become points (kept in the output as they
+    stand)."""
+    pieces = _markup_pieces(line) if markup else (markdown and markdown_pieces(line)) or [("text", line)]
     if verbatim:
         pieces = [split for piece in pieces
                   for split in (_verbatim_pieces(piece[1], keep_quantity) if piece[0] == "text" else [piece])]
@@ -103,21 +105,24 @@ def looks_like_markup(line: str) -> bool:
 
 
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
-               numbers: list[int], keep_quantity: Callable[[str], bool] | None = None) -> list[Marked | None]:
-    """Each line read by `mark` (as markup where `markup` says so), or None where nothing is taken
-    out of it (and it is not markup) or it is to be translated `as_written`. A line whose markup
-    does not nest is warned about (naming its number); its unmatched tags become points."""
+               numbers: list[int], keep_quantity: Callable[[str], bool] | None = None,
+               markdown: bool = False) -> list[Marked | None]:
+    """Each line read by `mark` (as markup where `markup` says so, else with Markdown's marks where
+    `markdown`), or None where nothing is taken out of it (and it is not markup) or it is to be
+    translated `as_written`. A line whose markup does not nest is warned about (naming its
+    number); its unmatched tags become points."""
     out: list[Marked | None] = []
     for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
-        if keep or not (is_markup or verbatim) or (
-                not is_markup and not verbatim_spans(line, keep_quantity)):
+        marks = markdown and not is_markup and markdown_pieces(line) is not None
+        if keep or not (is_markup or verbatim or marks) or (
+                not is_markup and not marks and not (verbatim and verbatim_spans(line, keep_quantity))):
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
         try:
-            marked = mark(line, is_markup, verbatim, keep_quantity=keep_quantity)
+            marked = mark(line, is_markup, verbatim, keep_quantity=keep_quantity, markdown=marks)
         except MarkupError as e:
             warn(f"line {number}: markup: {e}; its unmatched tags are kept where they stand")
-            marked = mark(line, is_markup, verbatim, lenient=True, keep_quantity=keep_quantity)
+            marked = mark(line, is_markup, verbatim, lenient=True, keep_quantity=keep_quantity, markdown=marks)
         out.append(marked if marked.items or marked.escape else None)
     return out
 

@@ -1,0 +1,81 @@
+"""Markdown's inline marks carried across a translation (`decode.markdown`): `**strong**` and
+`__strong__`, `*emphasis*` and `_emphasis_`, `~~struck~~` and `[a link](url)` are elements around
+their words, `` `code` `` and images `![alt](src)` points copied as written, as inline tags are
+(nmt.decode.text.markup). A model given them as text drops them and garbles the word they wrap
+("A **black** dog" gave "Ein misiger Hund"; a code span was lost).
+
+A mark counts where CommonMark would read it so: the text it wraps starts and ends with something
+other than a space, and an underscore or single asterisk does not touch a letter outside it
+("snake_case_name", "5 * 3 * 2" and "2*3*4" are text). A code span's content is never read.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (kind, pattern): an element's groups are its opening mark, content and closing mark; a point's whole match
+_MARKS = re.compile(
+    r"(?P<code>(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<image>!\[[^\]\n]*\]\([^)\s]+\))"
+    r"|(?P<link>\[(?=[^\]\n]*\S\]\([^)\s]+\)))"
+    r"|(?P<strong>\*\*(?=\S)|__(?=\S)(?<![\w_]__))"
+    r"|(?P<strike>~~(?=\S))"
+    r"|(?P<em>(?<![\w*])\*(?=[^\s*])|(?<![\w_])_(?=[^\s_]))")
+
+
+def markdown_pieces(line: str) -> list[tuple] | None:
+    """`line`'s pieces as nmt.decode.text.markup reads them ("text", raw) | ("open", raw, name) |
+    ("close", raw, name) | ("point", raw), or None where it holds no mark (most lines)."""
+    if not any(c in line for c in "*_`[~"):
+        return None
+    pieces: list[tuple] = []
+    found = _read(line, 0, len(line), pieces)
+    return pieces if found else None
+
+
+def _read(line: str, start: int, end: int, pieces: list[tuple]) -> bool:
+    """Pieces of line[start:end] appended to `pieces`; whether any mark was found."""
+    at, found, search = start, False, start
+    while search < end:
+        match = _MARKS.search(line, search, end)
+        if match is None:
+            break
+        kind = match.lastgroup if match.lastgroup != "ticks" else "code"
+        if kind in ("code", "image"):
+            closed = (match.start(), match.end(), None)
+        else:
+            closed = _closing(line, match, kind, end)
+        if closed is None:
+            search = match.end()
+            continue
+        if match.start() > at:
+            pieces.append(("text", line[at:match.start()]))
+        if kind in ("code", "image"):
+            pieces.append(("point", match.group()))
+            at = match.end()
+        else:
+            content_start, content_end, close_raw = closed
+            name = f"md-{kind}"
+            pieces.append(("open", match.group(), name))
+            _read(line, content_start, content_end, pieces) or pieces.append(("text", line[content_start:content_end]))
+            pieces.append(("close", close_raw, name))
+            at = content_end + len(close_raw)
+        found, search = True, at
+    if found and at < end:
+        pieces.append(("text", line[at:end]))
+    return found
+
+
+def _closing(line: str, opening: re.Match, kind: str, end: int) -> tuple[int, int, str] | None:
+    """(content start, content end, closing mark) of the element `opening` starts, or None."""
+    mark, content_start = opening.group(), opening.end()
+    if kind == "link":
+        close = re.compile(r"\]\([^)\s]+\)")
+    elif kind == "em":
+        close = re.compile(rf"(?<=\S){re.escape(mark)}(?![\w{re.escape(mark)}])")
+    else:
+        close = re.compile(rf"(?<=\S){re.escape(mark)}" + (r"(?!\w)" if mark == "__" else ""))
+    match = close.search(line, content_start, end)
+    if match is None or match.start() == content_start:
+        return None
+    return content_start, match.start(), match.group()
