@@ -105,7 +105,7 @@ def translate(
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[str, typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
-             'tags kept around the translated words), text (every line as text, tags and all) or jsonl '
+             'tags kept around the translated words), text (every line as text, tags and Markdown and all) or jsonl '
              '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line).')] = "plain",
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,

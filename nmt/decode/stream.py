@@ -57,12 +57,15 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     (1 for interactive use: each line is answered before the next is read). With input_format
     markup, each line is inline markup whose tags the translation keeps (nmt.decode.text.markup);
     plain, each line that looks like markup (well-formed tags, no stray "<": looks_like_markup) is,
-    and the first such line is warned about; text, every line is text, tags and all; with
+    and the first such line is warned about; text, every line is text, tags and Markdown's marks
+    and all (decode.markdown off); with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
     (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated.
     Warnings number the lines from `first_line`. `finished(n)` hears, after each batch, of `n`
     more lines translated (their output comes when the chunk is done)."""
     report = report if report is not None else StreamReport()
+    if input_format == "text":
+        cfg = cfg.model_copy(update={"markdown": False})
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
     told_scripts: set[str] = set()  # scripts whose markup is read without their words (Thai, Lao): once per stream

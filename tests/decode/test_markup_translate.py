@@ -229,9 +229,9 @@ def test_the_rule_by_which_plain_text_is_read_as_markup(line, expected):
 def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_out(trained_tiny, tmp_path):
     """Without a flag, a line with well-formed tags comes out as with --input-format markup (the
     first such line warned about, once); a lone "<" stays text; --input-format text reads every
-    line as text, as markup=False does."""
+    line as text, as markup=False does, Markdown's marks included."""
     ckpt = str(trained_tiny.out / "checkpoints" / "last.pt")
-    lines = [LINE, TAGGED, "A dog <i>runs</i>.", "a < b and a dog", ""]
+    lines = [LINE, TAGGED, "A dog <i>runs</i>.", "a < b and a dog", "", "A **black** dog leaps over a log."]
     source = tmp_path / "in.en"
     source.write_text("\n".join(lines) + "\n")
     runner = CliRunner()
@@ -248,9 +248,11 @@ def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_
     assert plain[1:3] == marked[1:3] and tags(plain[1]) == tags(TAGGED) and tags(plain[2]) == tags("<i>x</i>")
     assert said.count("inline markup found") == 1 and "line 2:" in said and "inline markup" not in said_text
     engine = load_engine([ckpt])
-    as_text = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(engine, lines, engine.recipe.decode)]
+    as_text = [hypothesis_text(engine.tgt_tokenizer, h[0]) for h in translate_lines(
+        engine, lines, engine.recipe.decode.model_copy(update={"markdown": False}))]
     assert text == as_text and plain[3] == as_text[3] and plain[0] == as_text[0]
     assert len(plain) == len(lines) and plain[4] == ""
+    assert plain[5].count("**") == 2 and plain[5].replace("**", "") == plain[0] != text[5]
 
 
 def test_thai_or_lao_markup_without_its_segmenter_is_said_once_per_stream(translator, cfg, monkeypatch):
