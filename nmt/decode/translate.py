@@ -116,10 +116,15 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     markup, and its tags are put back into the output around the words aligned to those they
     wrapped; with decode.copy_verbatim, numbers, URLs and the like are copied into the output
     unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`), a
-    quantity ("3 people") left in its sentence and written as digits (`quantities_kept`). With
-    decode.normalize_case, a line in capitals or Title Case is translated in sentence case
-    (nmt.decode.text.casing); with decode.split_sentences, a line of several sentences is
-    translated sentence by sentence and joined again (nmt.decode.text.paragraphs);
+    quantity ("3 people") left in its sentence and written as digits (`quantities_kept`); with
+    decode.markdown, Markdown's inline marks are carried across as tags are
+    (nmt.decode.text.markdown); with decode.copy_names, a name the model was unsure of is written
+    as it stands (nmt.decode.text.names). With decode.normalize_case, a line in capitals or Title
+    Case is translated in sentence case (nmt.decode.text.casing); with decode.split_sentences, a
+    line of several sentences is translated sentence by sentence and joined again
+    (nmt.decode.text.paragraphs), each completed where typed as in a chat with
+    decode.complete_sentences (nmt.decode.text.fragments), and one already in the target language
+    copied with decode.keep_target_language (nmt.decode.text.target_language);
     `_translate_rows` says what prefixes, constraints, language tokens (`controls`) and `extras` do.
     A line with a prefix or constraints is translated as it is written. `finished` hears, after each
     batch, the indices of the requests whose translations it completed (for a count of progress).
@@ -327,14 +332,15 @@ def _translate_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Calla
     # A row without a letter ("...", "•", "---", the "." left of "1.") has nothing to translate:
     # it is copied as written, where a model asked to translate it makes up a sentence ("..." gave
     # "Ein Kind."). A row with a prefix or constraints is searched as asked.
-    searched_as_asked = [bool(prefixes and prefixes[i]) or bool(constraints and constraints[i]) for i in range(len(lines))]
+    searched_as_asked = [bool(prefixes and prefixes[i]) or bool(constraints and constraints[i])
+                         for i in range(len(lines))]
     copied = [bool(ids) and not any(c.isalpha() for c in line) and not asked
               for line, ids, asked in zip(lines, encoded, searched_as_asked)]
     # A row already in the target language is copied too: the model would make one up.
     if cfg.keep_target_language:
-        rows = [i for i, ids in enumerate(encoded) if ids and not copied[i] and not searched_as_asked[i]]
-        directions = [_direction(translator, line_controls[i] if line_controls else None) for i in rows]
-        for i, kept in zip(rows, in_target_language([lines[i] for i in rows], directions, warn)):
+        candidates = [i for i, ids in enumerate(encoded) if ids and not copied[i] and not searched_as_asked[i]]
+        directions = [_direction(translator, line_controls[i] if line_controls else None) for i in candidates]
+        for i, kept in zip(candidates, in_target_language([lines[i] for i in candidates], directions, warn)):
             copied[i] = kept
     encoded = [[] if copy else ids for ids, copy in zip(encoded, copied)]
     forced = [c.target for c in line_controls] if line_controls else [translator.controls.target] * len(lines)
