@@ -16,3 +16,18 @@ def translator(trained_tiny):
 @pytest.fixture(scope="module")
 def cfg(trained_tiny):
     return trained_tiny.decode.model_copy(update={"precision": "fp32"})
+
+
+@pytest.fixture
+def searched(translator, monkeypatch) -> list[str]:
+    """The source texts the engine's search is given, in order, as its vocabulary spells them (a
+    test clears the list between the translations it compares)."""
+    texts: list[str] = []
+    search = translator.translate_batch
+
+    def recorded(sources, *args, **kwargs):
+        texts.extend(translator.src_tokenizer.decode(ids) for ids in sources)
+        return search(sources, *args, **kwargs)
+
+    monkeypatch.setattr(translator, "translate_batch", recorded)
+    return texts

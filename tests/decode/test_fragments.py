@@ -25,15 +25,7 @@ def test_a_sentence_begins_with_a_capital_and_ends_with_a_full_stop():
     assert without_added_stop("Ein Hund rennt...") == "Ein Hund rennt..."
 
 
-def test_the_model_reads_the_completed_sentence_and_the_output_loses_the_added_stop(translator, cfg, monkeypatch):
-    searched = []
-    search = translator.translate_batch
-
-    def recorded(sources, *a, **k):
-        searched.extend(translator.src_tokenizer.decode(ids) for ids in sources)
-        return search(sources, *a, **k)
-
-    monkeypatch.setattr(translator, "translate_batch", recorded)
+def test_the_model_reads_the_completed_sentence_and_the_output_loses_the_added_stop(translator, cfg, searched):
     on = cfg.model_copy(update={"complete_sentences": True})  # off by default
     [typed], [written] = (translate_lines(translator, [line], on) for line in ("a black dog leaps over a log",
                                                                              "A black dog leaps over a log."))

@@ -27,15 +27,7 @@ def test_a_sentence_in_the_directions_target_language_is_found():
     assert in_target_language([], []) == []
 
 
-def test_a_line_in_the_target_language_is_copied_and_never_searched(translator, cfg, monkeypatch):
-    searched = []
-    search = translator.translate_batch
-
-    def recorded(sources, *a, **k):
-        searched.extend(translator.src_tokenizer.decode(ids) for ids in sources)
-        return search(sources, *a, **k)
-
-    monkeypatch.setattr(translator, "translate_batch", recorded)
+def test_a_line_in_the_target_language_is_copied_and_never_searched(translator, cfg, searched, monkeypatch):
     read = translator.src_tokenizer.decode(translator.src_tokenizer.encode(GERMAN))  # as the tiny vocabulary spells it
     [german, english] = translate_lines(translator, [GERMAN, ENGLISH], cfg)
     assert hypothesis_text(translator.tgt_tokenizer, german[0]) == GERMAN and german[0].tokens == []
