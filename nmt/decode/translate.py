@@ -178,7 +178,8 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
 
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
                                       pick(prefixes), group_extras, pick(constraints), pick(line_controls),
-                                      lambda done, rows=rows: finished([rows[j] for j in done]))
+                                      lambda done, rows=rows: finished([rows[j] for j in done]),
+                                      [bool(names[i]) for i in rows] if wanted else None)
         for i, hyps in zip(rows, group):
             results[i] = hyps
     missed = []  # lines whose quantities could not be written as digits
@@ -194,11 +195,6 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                     missed.append(i)
                     break
                 h.text, h.joins, h.alignment = written
-            if names[i] and h.token_log_probs is not None:
-                text = hypothesis_text(translator.tgt_tokenizer, h)
-                doubtful = doubtful_words([translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens],
-                                          h.token_log_probs, output_words(text, h.joins))
-                h.text, h.joins, h.alignment = with_names(line, names[i], text, h.alignment, doubtful, h.joins)
             h.token_log_probs = h.token_log_probs if "token_scores" in extras else None
             if words_in_capitals[i]:  # the same length: joins hold
                 h.text = recapitalized(hypothesis_text(translator.tgt_tokenizer, h), words_in_capitals[i])
@@ -239,11 +235,14 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                           numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
                           extras: Iterable[str], constraints: list[list[str]] | None,
                           line_controls: list[Controls] | None,
-                          finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
+                          finished: Callable[[list[int]], None] = lambda _: None,
+                          find_names: list[bool] | None = None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `_translate_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses.
-    `finished` hears of each line once its last sentence is translated."""
+    In the sentences of a line that `find_names` marks, the names are written as they stand
+    (`_write_names`; their hypotheses carry alignments and token scores). `finished` hears of
+    each line once its last sentence is translated."""
     if cfg.split_sentences:
         room = translator.max_positions - 1 - len(translator.controls.source)
         split = split_lines(lines, translator.recipe.data.src_lang,
@@ -286,6 +285,12 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                 h.text = as_typed
             elif stop and h.tokens:
                 h.text = without_added_stop(hypothesis_text(translator.tgt_tokenizer, h))
+    if find_names:
+        pieces = _pieces(translator)
+        for row, i in enumerate(owner):
+            if find_names[i] and (spans := name_spans(rows[row], pieces)):
+                for h in per_row[row]:
+                    _write_names(translator, rows[row], spans, h)
     if len(rows) == len(lines):
         return per_row
     words = _source_words(translator, rows) if "alignments" in extras else None
@@ -302,6 +307,17 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
             for h in (h for hyps in sentences for h in hyps):
                 h.text = hypothesis_text(translator.tgt_tokenizer, h)
     return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
+
+
+def _write_names(translator, sentence: str, spans: list[tuple[int, int]], h: Hypothesis) -> None:
+    """The names of `sentence` at `spans` written into its hypothesis, in place of the output words
+    aligned to them that the model was unsure of (nmt.decode.text.names)."""
+    if not h.tokens or h.token_log_probs is None:
+        return
+    text = hypothesis_text(translator.tgt_tokenizer, h)
+    doubtful = doubtful_words([translator.tgt_tokenizer.id_to_piece(t) for t in h.tokens], h.token_log_probs,
+                              output_words(text, h.joins))
+    h.text, h.joins, h.alignment = with_names(sentence, spans, text, h.alignment, doubtful, h.joins)
 
 
 def _source_words(translator, sentences: list[str]) -> list[int]:

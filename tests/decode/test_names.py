@@ -129,6 +129,10 @@ def test_names_through_translation(translator, cfg, monkeypatch):
     probability["value"] = 0.9
     assert text(cfg)[0] == "Ein Hund läuft zu Hitze."
     probability["value"] = 0.01
+    # each sentence of a paragraph by its own tokens, beside one copied rather than translated
+    german = "Eine Gruppe von Menschen steht vor einem Iglu."
+    [[h]] = translate_lines(translator, [f"{line} {german}"], cfg)
+    assert hypothesis_text(translator.tgt_tokenizer, h) == f"Ein Hund läuft zu Hummer. {german}"
     monkeypatch.setattr(translator, "controls", dataclasses.replace(translator.controls, languages=("de", "en")))
     assert text(cfg)[0] == "Ein Hund läuft zu Hitze."
 
