@@ -159,13 +159,13 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
             for line, written in zip(lines, as_written)]
     can_align = refusal(translator, "alignments") is None
     can_name = can_align and cfg.copy_names and refusal(translator, "token_scores") is None
-    names = [name_spans(line, pieces) if can_name and not written
-             and capitals_mark_names(_direction(translator, request.controls)[0]) else []
-             for line, written, request in zip(lines, as_written, requests)]
+    # names are written sentence by sentence (_translate_paragraphs); here, which lines have any
+    names = [can_name and not written and capitals_mark_names(_direction(translator, request.controls)[0])
+             and bool(name_spans(line, pieces)) for line, written, request in zip(lines, as_written, requests)]
     # Lines with items to place, quantities or names to write are translated with alignments (where
     # the engine gives them), the rest without; names ask for the tokens' probabilities too.
-    aligned = [can_align and (kept or bool(spans) or (m is not None and bool(m.items)))
-               for m, kept, spans in zip(marked, held, names)]
+    aligned = [can_align and (kept or named or (m is not None and bool(m.items)))
+               for m, kept, named in zip(marked, held, names)]
     with_alignments = set(extras) | {"alignments"} | ({"token_scores"} if any(names) else set())
     results: list[list[Hypothesis]] = [[] for _ in lines]
     for wanted, group_extras in ((False, set(extras)), (True, with_alignments)):
@@ -179,7 +179,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         group = _translate_paragraphs(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
                                       pick(prefixes), group_extras, pick(constraints), pick(line_controls),
                                       lambda done, rows=rows: finished([rows[j] for j in done]),
-                                      [bool(names[i]) for i in rows] if wanted else None)
+                                      pick(names) if wanted else None)
         for i, hyps in zip(rows, group):
             results[i] = hyps
     missed = []  # lines whose quantities could not be written as digits

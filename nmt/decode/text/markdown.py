@@ -36,28 +36,23 @@ def markdown_pieces(line: str) -> list[tuple] | None:
 def _read(line: str, start: int, end: int, pieces: list[tuple]) -> bool:
     """Pieces of line[start:end] appended to `pieces`; whether any mark was found."""
     at, found, search = start, False, start
-    while search < end:
-        match = _MARKS.search(line, search, end)
-        if match is None:
-            break
-        kind = match.lastgroup if match.lastgroup != "ticks" else "code"
-        if kind in ("code", "image"):
-            closed = (match.start(), match.end(), None)
-        else:
-            closed = _closing(line, match, kind, end)
-        if closed is None:
+    while (match := _MARKS.search(line, search, end)) is not None:
+        kind = match.lastgroup
+        closed = None if kind in ("code", "image") else _closing(line, match, kind, end)
+        if kind not in ("code", "image") and closed is None:  # an opening mark without its close: text
             search = match.end()
             continue
         if match.start() > at:
             pieces.append(("text", line[at:match.start()]))
-        if kind in ("code", "image"):
+        if closed is None:  # a code span or an image: copied as written
             pieces.append(("point", match.group()))
             at = match.end()
         else:
             content_start, content_end, close_raw = closed
             name = f"md-{kind}"
             pieces.append(("open", match.group(), name))
-            _read(line, content_start, content_end, pieces) or pieces.append(("text", line[content_start:content_end]))
+            if not _read(line, content_start, content_end, pieces):
+                pieces.append(("text", line[content_start:content_end]))
             pieces.append(("close", close_raw, name))
             at = content_end + len(close_raw)
         found, search = True, at

@@ -103,7 +103,7 @@ def with_names(source: str, spans: list[tuple[int, int]], output: str, alignment
         run = word_run(targets, set(links.get(inside[-1] + 1, []))) if targets else None
         if run is None or any(c.isdigit() for x, y in out_spans[run[0]:run[-1] + 1] for c in output[x:y]):
             continue
-        words = name.split(" ")
+        words = written = name.split(" ")
         after, before = run[-1] + 1, run[0] - 1
         while len(words) > 1 and after < len(out_spans) and _bare(output, out_spans[after]) == words[-1]:
             words, after = words[:-1], after + 1
@@ -111,7 +111,7 @@ def with_names(source: str, spans: list[tuple[int, int]], output: str, alignment
             words, before = words[1:], before - 1
         a, b = run_span(output, out_spans, run)
         if a < b and not any(a < y and x < b for x, y, _ in replaced) and not any(a < j < b for j in joins):
-            replaced.append((a, b, name if len(words) == len(name.split(" ")) else " ".join(words)))
+            replaced.append((a, b, name if words == written else " ".join(words)))
     return substituted(output, joins, alignment, replaced)
 
 

@@ -43,23 +43,25 @@ def substituted(output: str, joins: tuple[int, ...], alignment: str | None,
         return output, joins, alignment
     old_spans = output_word_spans(output, joins)
     links = aligned(alignment, len(old_spans)) if alignment and old_spans else {}
+    replacements = sorted(replacements)
     shift = []  # (old end, what the text after it moved by), in order
     moved = 0
-    for a, b, text in sorted(replacements):
+    for a, b, text in replacements:
         moved += len(text) - (b - a)
         shift.append((b, moved))
-    for a, b, text in sorted(replacements, reverse=True):  # from the end, so earlier offsets hold
-        output = output[:a] + text + output[b:]
-        joins = tuple(j + len(text) - (b - a) if j >= b else j for j in joins)
-    if alignment is None:
-        return output, joins, None
 
     def new_offset(offset: int) -> int:
         return offset + next((m for end, m in reversed(shift) if offset >= end), 0)
 
+    for a, b, text in reversed(replacements):  # from the end, so earlier offsets hold
+        output = output[:a] + text + output[b:]
+    joins = tuple(new_offset(j) for j in joins)
+    if alignment is None:
+        return output, joins, None
+
     new_spans = output_word_spans(output, joins)
-    new_ranges = [(new_offset(a), new_offset(a) + len(text)) for a, _, text in sorted(replacements)]
-    old_ranges = [(a, b) for a, b, _ in sorted(replacements)]
+    new_ranges = [(new_offset(a), new_offset(a) + len(text)) for a, _, text in replacements]
+    old_ranges = [(a, b) for a, b, _ in replacements]
     now: dict[int, list[int]] = {}
     for k, (x, y) in enumerate(old_spans):
         hit = next((r for r, (a, b) in enumerate(old_ranges) if x < b and a < y), None)
