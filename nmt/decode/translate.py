@@ -29,6 +29,7 @@ from nmt.errors import NmtError
 from nmt.recipe_errors import DecodeSettingPlaces
 from nmt.decode.text.casing import (capitalized_words, hypothesis_text, lowered, recapitalized, sentence_case,
                                    source_case)
+from nmt.decode.text.end_marks import end_marks, with_end_marks
 from nmt.decode.text.fragments import completed, without_added_stop
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
@@ -260,11 +261,14 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
                  for sentence, i in zip(split.sentences, owner)]
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
     typed = list(rows)
+    # each row's question and exclamation marks, which its output ends in (decode.end_marks)
+    marks = [end_marks(sentence, translator.recipe.data.src_lang) if cfg.end_marks and ends and not as_written[i]
+             else "" for sentence, i, ends in zip(typed, owner, split.ends)]
     stops = [False] * len(rows)  # rows given a full stop (decode.complete_sentences), which the output loses
     if cfg.complete_sentences:
         for row, (i, begins, ends) in enumerate(zip(owner, split.begins, split.ends)):
             if not as_written[i]:
-                rows[row], stops[row] = completed(rows[row], begins, ends)
+                rows[row], stops[row] = completed(rows[row], begins, ends, cfg.end_marks)
     pending = Counter(owner)  # each line's sentences not yet translated
 
     def rows_finished(done: list[int]) -> None:
@@ -291,6 +295,10 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
             if find_names[i] and (spans := name_spans(rows[row], pieces)):
                 for h in per_row[row]:
                     _write_names(translator, rows[row], spans, h)
+    for row in (row for row, ending in enumerate(marks) if ending):
+        target = _direction(translator, line_controls[owner[row]] if line_controls else None)[1]
+        for h in (h for h in per_row[row] if h.tokens):  # not a copied row
+            h.text = with_end_marks(hypothesis_text(translator.tgt_tokenizer, h), marks[row], target)
     if len(rows) == len(lines):
         return per_row
     words = _source_words(translator, rows) if "alignments" in extras else None

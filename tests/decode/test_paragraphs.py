@@ -193,7 +193,9 @@ def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
     translator = load_engine([recipe.out / "checkpoints" / "last.pt"])
     cfg = recipe.decode.model_copy(update={"precision": "fp32", "beam_size": 1})
     alone = [hypothesis_text(translator.tgt_tokenizer, h) for [h] in translate_lines(translator, SENTENCES, cfg)]
-    assert all(alone) and all("\u4e00" <= text[-1] <= "\u9fff" or text[-1] == "。" for text in alone), alone
+    # each ends in a Han character, or in the full stop or its source's mark written in Chinese (decode.end_marks)
+    assert all(alone) and all("\u4e00" <= text[-1] <= "\u9fff" or text[-1] in "。？！" for text in alone), alone
+    assert alone[1].endswith("！") and alone[2].endswith("？")
     [[line]] = translate_lines(translator, [" ".join(SENTENCES)], cfg)
     assert hypothesis_text(translator.tgt_tokenizer, line) == "".join(alone)
     assert line.joins == (len(alone[0]), len(alone[0]) + len(alone[1]))

@@ -13,18 +13,32 @@ from __future__ import annotations
 
 import re
 
+from nmt.decode.text.end_marks import end_marks
+
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
 
 
-def completed(sentence: str, begins: bool = True, ends: bool = True) -> tuple[str, bool]:
+def completed(sentence: str, begins: bool = True, ends: bool = True, marks_restored: bool = False) -> tuple[str, bool]:
     """`sentence` as a written one begins (where it `begins` one: not the second part of a sentence
-    cut in parts) and ends (where it `ends` one), and whether a full stop was added."""
+    cut in parts) and ends (where it `ends` one), and whether a full stop was added. Where the
+    output gets the source's end marks back (`marks_restored`: decode.end_marks), an exclamation
+    is given to the model as a sentence ending in a full stop, which the model knows better
+    (make bench-end-marks)."""
     first = _FIRST_WORD.match(sentence)
     if begins and first and first.group().islower():
         sentence = sentence[0].upper() + sentence[1:]
-    last = sentence[-1:]  # a letter of a script with capitals, or a digit: Chinese or Thai end otherwise
-    added = ends and bool(last) and (last.isdigit() or last.lower() != last.upper())
+    if ends and marks_restored and set(marks := end_marks(sentence)) == {"!"}:
+        plain = sentence.rstrip()[:-len(marks)]
+        return (plain + ".", False) if _stop_follows(plain) else (sentence, False)
+    added = ends and _stop_follows(sentence)
     return (sentence + "." if added else sentence), added
+
+
+def _stop_follows(sentence: str) -> bool:
+    """Whether `sentence` ends where a full stop can follow: a letter of a script with capitals, or
+    a digit (Chinese or Thai end otherwise)."""
+    last = sentence[-1:]
+    return bool(last) and (last.isdigit() or last.lower() != last.upper())
 
 
 def without_added_stop(output: str) -> str:
