@@ -1,0 +1,64 @@
+"""Question and exclamation marks kept (`make bench-end-marks`): the demo model with
+decode.end_marks on and off, each with decode.complete_sentences on (the Multi30k recipe's: an
+exclamation given to the model with a full stop) and off, on test_2016_flickr as shipped (no line
+ends in "!" or "?", so nothing may change), with every line ending in "!" instead of its full stop
+(source and reference), and with every line ending in "?" (a statement asked as a question: "A man
+in an orange hat starring at something?"; its translation a question the same way).
+
+BLEU and chrF against the references so changed, and how many outputs end in the mark their
+reference ends in. Writes experiments/robustness/results/end_marks.json.
+
+    python -m experiments.robustness.end_marks [-c runs/demo/checkpoints/best.pt]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sacrebleu
+
+from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
+from nmt.config import load_recipe
+from nmt.decode.engines.engine import load_engine
+from nmt.info import checkpoint_info
+from tools.results import write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def ending_in(line: str, mark: str) -> str:
+    """`line` with its final full stop, or its end, made `mark`."""
+    return (line[:-1] if line.endswith(".") else line) + mark
+
+
+def main() -> None:
+    args = demo_parser().parse_args()
+    checkpoint, sources, references = demo_test_set(args)
+    engine = load_engine([checkpoint])
+    recipe = load_recipe(args.recipe).decode
+    settings = {f"end_marks_{marks}_complete_sentences_{complete}": recipe.model_copy(update={
+        "end_marks": marks == "on", "complete_sentences": complete == "on"})
+        for marks in ("on", "off") for complete in ("on", "off")}
+    forms = {"as_shipped": (sources, references),
+             "exclamations": ([ending_in(s, "!") for s in sources], [ending_in(r, "!") for r in references]),
+             "questions": ([ending_in(s, "?") for s in sources], [ending_in(r, "?") for r in references])}
+    result: dict = {"lines": len(sources),
+                    "lines_shipped_ending_in_a_question_or_exclamation_mark": sum(s.endswith(("?", "!")) for s in sources)}
+    for form, (lines, refs) in forms.items():
+        result[form] = {}
+        for name, cfg in settings.items():
+            outputs, seconds = translated(engine, lines, cfg)
+            result[form][name] = {
+                "bleu": score(outputs, refs),
+                "chrf": round(sacrebleu.corpus_chrf(outputs, [refs]).score, 2),
+                "outputs_ending_as_their_reference": sum(o[-1:] == r[-1:] for o, r in zip(outputs, refs)),
+                "seconds": round(seconds, 2),
+                "examples": [{"source": s, "output": o} for s, o in zip(lines[:3], outputs[:3])]}
+            print(form, name, result[form][name]["bleu"]["bleu"], result[form][name]["chrf"],
+                  result[form][name]["outputs_ending_as_their_reference"], flush=True)
+    write_json(RESULTS / "end_marks.json", {"checkpoint": str(checkpoint), "updates": checkpoint_info(checkpoint)["step"],
+                                            "test": args.test, **result})
+
+
+if __name__ == "__main__":
+    main()
