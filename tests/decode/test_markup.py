@@ -31,6 +31,10 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     assert spans("See https://example.org/a_(b). Or www.x.com, or mail info@example.com!") == [
         "https://example.org/a_(b)", "www.x.com", "info@example.com"]
     assert spans("Party 🎉 thumbs 👍🏽 family 👨\u200d👩\u200d👧 ok") == ["🎉", "👍🏽", "👨\u200d👩\u200d👧"]
+    # emoticons between spaces, or before a sentence's punctuation; not inside times, URLs or words
+    assert spans("Great :-) and ;) or :D xD <3 ^_^ :'( :/ :P.") == [
+        ":-)", ";)", ":D", "xD", "<3", "^_^", ":'(", ":/", ":P"]
+    assert spans("Note:D at 3:30, see http://x.org/:) or (:") == ["3:30", "http://x.org/"]
     assert spans("C-3PO and R2-D2 meet COVID-19 fans #nmt @nmt_user.") == ["C-3PO", "R2-D2", "COVID-19", "#nmt", "@nmt_user"]
     # a number joined to a word is translated with it; plain words and a lone hyphen are not spans
     assert spans("A 3-year-old boy and a well-known 1st-rate dog - fine.") == []

@@ -1,6 +1,6 @@
-"""Text a translation copies unchanged: numbers, dates, prices, URLs, e-mail addresses, emoji,
-@mentions and #hashtags, and codes such as "C-3PO" or "COVID-19" (letters with digits and a
-capital). A model rarely copies what it seldom saw in training (it rewrites "42" or drops a URL),
+"""Text a translation copies unchanged: numbers, dates, prices, URLs, e-mail addresses, emoji and
+emoticons (":)"), @mentions and #hashtags, and codes such as "C-3PO" or "COVID-19" (letters with
+digits and a capital). A model rarely copies what it seldom saw in training (it rewrites "42" or drops a URL),
 so such spans are taken out of the line before translation and put back into the output beside
 the words aligned to their neighbours (nmt.decode.text.markup does both; `decode.copy_verbatim`).
 
@@ -31,8 +31,13 @@ _HANDLE = rf"[@#][^\W_{_CJK_LETTERS}][^\W{_CJK_LETTERS}]*(?![^\W{_CJK_LETTERS}]|
 _PICTOGRAPH = "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\u3030\u303D\u3297\u3299]"
 _EMOJI = f"(?:{_PICTOGRAPH}[\uFE0F\U0001F3FB-\U0001F3FF]*(?:\u200D{_PICTOGRAPH}[\uFE0F]*)*)+"
 
+# Emoticons typed in ASCII: ":)", ";-)", ":D", ":'(", "xD", "<3", "^_^", each standing between
+# spaces (or before a sentence's punctuation), so that "10:30", "http://" and "8)" stay what they are.
+_EMOTICON = r"(?:[:;=][-'^]?[)(\]\[DPpOo/\\|*3]|[xX]D|<\/?3|\^_?\^)"
+
 _VERBATIM = re.compile(
     rf"(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
+    rf"|(?<!\S)(?P<emoticon>{_EMOTICON})(?=$|\s|[.,!?])"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?!{_WORD_CHAR}|-)"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
