@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -32,7 +33,8 @@ from nmt.decode.text.casing import (capitalized_words, hypothesis_text, lowered,
 from nmt.decode.text.end_marks import end_marks, with_end_marks
 from nmt.decode.text.fragments import completed, without_added_stop
 from nmt.decode.text.list_markers import list_marker
-from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render
+from nmt.decode.text.asides import ASIDE, aside_text, written_aside
+from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, doubtful_words, name_spans, with_names
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 from nmt.decode.text.target_language import in_target_language
@@ -148,7 +150,8 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     lines = [line[len(marker):] for line, marker in zip(lines, markers)]
     keep_quantity = quantities_kept(translator, cfg)
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
-                        keep_quantity, cfg.markdown)
+                        keep_quantity, cfg.markdown, cfg.parentheses)
+    _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)
     pieces = _pieces(translator)
@@ -215,6 +218,26 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         for i, hyps in zip(missed, again):
             results[i] = hyps
     return results
+
+
+def _translate_asides(translator, requests: list[Line], marked: list, cfg: DecodeConfig,
+                      warn: Callable[[str], None], numbers: list[int]) -> None:
+    """Each aside taken out of a line (nmt.decode.text.asides) written as its translation, all of
+    them translated in one call, each into its line's language (warnings name the line)."""
+    points = [(i, item) for i, m in enumerate(marked) if m is not None for item in walk(m.items) if item.name == ASIDE]
+    if not points:
+        return
+    owners = [numbers[i] for i, _ in points]
+    results = _translate(
+        translator, [Line(aside_text(item.open, marked[i].escape), controls=requests[i].controls) for i, item in points],
+        cfg, lambda message: warn(_LINE_NUMBER.sub(lambda m: f"line {owners[int(m.group(1)) - 1]}", message, count=1)),
+        1, (), lambda _: None)
+    for (i, item), hyps in zip(points, results):
+        item.open = written_aside(aside_text(item.open, marked[i].escape),
+                                  hypothesis_text(translator.tgt_tokenizer, hyps[0]), marked[i].escape)
+
+
+_LINE_NUMBER = re.compile(r"^line (\d+)")
 
 
 def _direction(translator, controls: Controls | None) -> tuple[str | None, str | None]:

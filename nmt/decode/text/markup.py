@@ -29,6 +29,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nmt.decode.text.asides import ASIDE, aside_spans
 from nmt.decode.text.markdown import markdown_pieces
 from nmt.decode.text.verbatim import verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
@@ -55,7 +56,7 @@ class Item:
     start: int = 0  # in the plain text: an element's content is [start, end); a point is at start
     end: int = 0
     point: bool = False
-    name: str = ""  # an element's tag name
+    name: str = ""  # an element's tag name; a point's kind where it has one (asides.ASIDE)
     children: list["Item"] = field(default_factory=list)
 
 
@@ -71,13 +72,17 @@ class Marked:
 
 
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
-         keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False) -> Marked:
+         keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False) -> Marked:
     """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
-    nmt.decode.text.markdown), and/or with its verbatim spans taken out (`verbatim`; a quantity,
-    "3 people", left in the text where `keep_quantity` says so). Markup that does not nest raises
-    MarkupError, or with `lenient` its unmatched tags become points (kept in the output as they
-    stand)."""
+    nmt.decode.text.markdown), with its asides in parentheses taken out as points named ASIDE
+    (`asides`, nmt.decode.text.asides), and/or with its verbatim spans taken out (`verbatim`; a
+    quantity, "3 people", left in the text where `keep_quantity` says so). Markup that does not
+    nest raises MarkupError, or with `lenient` its unmatched tags become points (kept in the
+    output as they stand)."""
     pieces = _markup_pieces(line) if markup else (markdown and markdown_pieces(line)) or [("text", line)]
+    if asides:
+        pieces = [split for piece in pieces
+                  for split in (_aside_pieces(piece[1]) if piece[0] == "text" else [piece])]
     if verbatim:
         pieces = [split for piece in pieces
                   for split in (_verbatim_pieces(piece[1], keep_quantity) if piece[0] == "text" else [piece])]
@@ -106,23 +111,24 @@ def looks_like_markup(line: str) -> bool:
 
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
                numbers: list[int], keep_quantity: Callable[[str], bool] | None = None,
-               markdown: bool = False) -> list[Marked | None]:
+               markdown: bool = False, asides: bool = False) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so, else with Markdown's marks where
-    `markdown`), or None where nothing is taken out of it (and it is not markup) or it is to be
-    translated `as_written`. A line whose markup does not nest is warned about (naming its
-    number); its unmatched tags become points."""
+    `markdown`; its asides taken out where `asides`), or None where nothing is taken out of it (and
+    it is not markup) or it is to be translated `as_written`. A line whose markup does not nest is
+    warned about (naming its number); its unmatched tags become points."""
     out: list[Marked | None] = []
     for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
         marks = markdown and not is_markup and markdown_pieces(line) is not None
-        if keep or not (is_markup or verbatim or marks) or (
-                not is_markup and not marks and not (verbatim and verbatim_spans(line, keep_quantity))):
+        found = (verbatim and verbatim_spans(line, keep_quantity)) or (asides and aside_spans(line))
+        if keep or not (is_markup or marks or found):
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
+        options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides}
         try:
-            marked = mark(line, is_markup, verbatim, keep_quantity=keep_quantity, markdown=marks)
+            marked = mark(line, is_markup, verbatim, **options)
         except MarkupError as e:
             warn(f"line {number}: markup: {e}; its unmatched tags are kept where they stand")
-            marked = mark(line, is_markup, verbatim, lenient=True, keep_quantity=keep_quantity, markdown=marks)
+            marked = mark(line, is_markup, verbatim, lenient=True, **options)
         out.append(marked if marked.items or marked.escape else None)
     return out
 
@@ -145,6 +151,18 @@ def _markup_pieces(line: str) -> list[tuple]:
         at = match.end()
     if at < len(line):
         pieces.append(("text", line[at:]))
+    return pieces
+
+
+def _aside_pieces(text: str) -> list[tuple]:
+    pieces, at = [], 0
+    for start, end in aside_spans(text):
+        if start > at:
+            pieces.append(("text", text[at:start]))
+        pieces.append(("point", text[start:end], ASIDE))
+        at = end
+    if at < len(text):
+        pieces.append(("text", text[at:]))
     return pieces
 
 
@@ -173,7 +191,7 @@ def _assemble(pieces: list[tuple], markup: bool, lenient: bool) -> Marked:
         if kind == "text":
             raw_text += html.unescape(raw) if markup else raw
         elif kind == "point":
-            siblings.append(Item(raw, start=len(raw_text), end=len(raw_text), point=True))
+            siblings.append(Item(raw, start=len(raw_text), end=len(raw_text), point=True, name=name[0] if name else ""))
             points_at.add(len(raw_text))
         elif kind == "open":
             item = Item(raw, start=len(raw_text), name=name[0])

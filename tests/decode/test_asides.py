@@ -1,0 +1,78 @@
+"""Asides in parentheses (nmt.decode.text.asides): which parentheses hold one, by hand-made cases,
+and through translate_lines, where the line's output is its sentence's translation with the
+aside's own translation put back in parentheses."""
+
+from __future__ import annotations
+
+from nmt.decode.text.asides import ASIDE, aside_spans, aside_text, written_aside
+from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.text.markup import mark, walk
+from nmt.decode.translate import translate_lines
+
+
+def asides(text: str) -> list[str]:
+    return [text[start:end] for start, end in aside_spans(text)]
+
+
+def test_an_aside_is_two_words_or_more_in_parentheses_that_stand_apart():
+    assert asides("Two men (one in a hat) walk down the street.") == ["(one in a hat)"]
+    assert asides("A man is climbing a wall (see photo).") == ["(see photo)"]
+    assert asides("(Photo by J. Smith) A dog runs, (it is fast), and (very happy)!") == [
+        "(Photo by J. Smith)", "(it is fast)", "(very happy)"]
+    # one word, a number, a plural or a function, brackets inside, nested parentheses: left in place
+    for text in ("The dog(s) run.", "Compute f(x y) now.", "The (WHO) says.", "Born (2019) here.",
+                 "It was (in 2019) here.", "(a) first", "A (b [c] d) e.", "A (b (c d) e) f.", "A (b c"):
+        assert asides(text) == [], text
+    assert asides("(see the photo)") == []  # all aside: translated as the line it is
+
+
+def test_an_aside_is_a_point_of_the_markup_rules_and_is_written_as_its_translation():
+    marked = mark("Two men (one in a hat) walk down the street.", markup=False, verbatim=True, asides=True)
+    assert marked.text == "Two men walk down the street."
+    [point] = [item for item in walk(marked.items)]
+    assert point.point and point.name == ASIDE and point.open == "(one in a hat)"
+    assert marked.text[:point.start] == "Two men "
+    # verbatim spans inside an aside go with it, to be copied when it is translated
+    marked = mark("A dog (born in 2019 or so) runs at 10:30.", markup=False, verbatim=True, asides=True)
+    assert [item.open for item in walk(marked.items)] == ["(born in 2019 or so)", "10:30"]
+    assert mark("Two men (one in a hat) walk.", markup=False, verbatim=True).items == []  # asides off
+    markup = mark("A <b>man</b> (Tom &amp; Jerry) runs.", markup=True, verbatim=False, asides=True)
+    [aside] = [item for item in walk(markup.items) if item.name == ASIDE]
+    assert aside_text(aside.open, markup=True) == "Tom & Jerry"
+    assert written_aside("Tom & Jerry", "Tom & Jerry.", markup=True) == "(Tom &amp; Jerry)"
+    assert written_aside("one in a hat", "einer mit Hut.", markup=False) == "(einer mit Hut)"
+    assert written_aside("It runs.", "Er rennt.", markup=False) == "(Er rennt.)"
+    assert written_aside("and so on", "und so weiter...", markup=False) == "(und so weiter...)"
+
+
+def text_of(translator, hyps) -> str:
+    return hypothesis_text(translator.tgt_tokenizer, hyps[0])
+
+
+def test_the_aside_is_translated_apart_and_put_back_between_its_neighbours(translator, cfg, searched):
+    line = "A black dog (two cats sit) leaps over a log."
+    [with_aside] = translate_lines(translator, [line], cfg)
+    assert sorted(searched) == sorted(["A black dog leaps over a log.", "two cats sit"])
+    sentence, aside = (text_of(translator, hyps) for hyps in translate_lines(
+        translator, ["A black dog leaps over a log.", "two cats sit"], cfg))
+    output = text_of(translator, with_aside)
+    written = written_aside("two cats sit", aside, markup=False)
+    assert written in output and output.replace(written, " ").split() == sentence.split()
+    assert output.count("(") == output.count(")") == 1
+    # off, the model reads the line as it is
+    searched.clear()
+    translate_lines(translator, [line], cfg.model_copy(update={"parentheses": False}))
+    [read] = searched  # (as the tiny vocabulary spells it: it has no parentheses)
+    assert read.startswith("A black dog ") and "two cats sit" in read and read.endswith(" leaps over a log.")
+
+
+def test_an_asides_warnings_name_its_own_line(translator, cfg):
+    long_aside = " ".join(["two cats sit on a wall"] * 30)  # more tokens than the model's positions
+    warnings: list[str] = []
+    from nmt.decode.request import Line
+    from nmt.decode.translate import translate
+
+    lines = ["A dog runs.", "A cat sits.", f"A black dog ({long_aside}) leaps over a log."]
+    [_, _, [hyp]] = translate(translator, [Line(text) for text in lines], cfg, warnings.append, first_line=5)
+    assert warnings and all(w.startswith("line 7:") for w in warnings), warnings
+    assert hypothesis_text(translator.tgt_tokenizer, hyp).count("(") == 1
