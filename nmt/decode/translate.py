@@ -222,9 +222,11 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
 
 def _translate_asides(translator, requests: list[Line], marked: list, cfg: DecodeConfig,
                       warn: Callable[[str], None], numbers: list[int]) -> None:
-    """Each aside taken out of a line (nmt.decode.text.asides) written as its translation, all of
-    them translated in one call, each into its line's language (warnings name the line)."""
-    points = [(i, item) for i, m in enumerate(marked) if m is not None for item in walk(m.items) if item.name == ASIDE]
+    """Each aside taken out of a line as a point (nmt.decode.text.asides) written as its
+    translation, all of them translated in one call, each into its line's language (warnings
+    name the line)."""
+    points = [(i, item) for i, m in enumerate(marked) if m is not None
+              for item in walk(m.items) if item.point and item.name == ASIDE]
     if not points:
         return
     owners = [numbers[i] for i, _ in points]

@@ -1,14 +1,19 @@
-"""An aside in parentheses, "Two men (one in a hat) walk down the street.", is translated apart
-from its sentence and put back where its neighbours went. A model that saw few parentheses in
-training drops what they hold, or leaves one open: the demo model gave "Zwei Männer (er mit Hut
-gehen die Straße entlang." and translated "A man is climbing a rock wall (see photo)." without
-"(see photo)". The aside becomes a point of nmt.decode.text.markup, placed by the alignment of
-the words around it; its text is the translation of what it held (`decode.parentheses`).
+"""An aside in parentheses is carried across by the markup rules (nmt.decode.text.markup), so that
+its parentheses survive. A model that saw few parentheses in training drops what they hold, or
+leaves one open: the demo model gave "Zwei Männer (er mit Hut gehen die Straße entlang." and
+translated "A man is climbing a rock wall (see photo)." without "(see photo)" (`decode.parentheses`).
+- A phrase, of up to PHRASE_WORDS words ("in front (of a white fence)"), belongs to its sentence:
+  its words stay in it, and the parentheses become an element around the output words aligned to
+  them ("vor (einem Zaun)").
+- A longer aside is a sentence of its own ("… on the ground (a young girl sitting on a wooden
+  chair)."), which the model, reading it inside the other, drops: it is taken out as a point,
+  translated apart, and put back in parentheses where the words around it went.
+The threshold was chosen on Multi30k's val set (make bench-asides).
 
 An aside is what parentheses hold where they stand apart ("(" after a space or the line's start,
-")" before a space, punctuation or the end), of two words or more with letters, without brackets
-inside, and not itself inside parentheses. "dog(s)", "f(x)", "(WHO)", "(2019)", "(a)" and "(in
-2019)" stay in their sentence; so does a line that is all aside.
+")" before a space, punctuation or the end), of two words or more, one with letters at least,
+without brackets inside, and not itself inside parentheses. "dog(s)", "f(x)", "(WHO)", "(2019)"
+and "(a)" stay in their sentence; so does a line that is all aside.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from __future__ import annotations
 import html
 import re
 
-ASIDE = "aside"  # the name of a markup point that holds an aside (nmt.decode.text.markup.Item.name)
+ASIDE = "aside"  # the name of a markup item that holds an aside (nmt.decode.text.markup.Item.name)
+PHRASE_WORDS = 5  # an aside of this many words or fewer is translated in its sentence
 _PARENTHESES = re.compile(r"(?<!\S)\(([^()\[\]{}<>]*)\)(?=$|\s|[.,;:!?'\"”’»])")
 
 
@@ -24,10 +30,15 @@ def aside_spans(text: str) -> list[tuple[int, int]]:
     """The (start, end) of each aside of `text`, parentheses included, in order; none where the
     text outside them has no letter."""
     spans = [m.span() for m in _PARENTHESES.finditer(text)
-             if sum(any(c.isalpha() for c in word) for word in m.group(1).split()) >= 2
-             and text.count("(", 0, m.start()) == text.count(")", 0, m.start())]  # not inside other parentheses
+             if len(words := m.group(1).split()) >= 2 and any(c.isalpha() for word in words for c in word)
+             and text.rfind("(", 0, m.start()) <= text.rfind(")", 0, m.start())]  # not inside other parentheses
     outside = "".join(text[end:start] for (_, end), (start, _) in zip([(0, 0), *spans], [*spans, (len(text), 0)]))
     return spans if any(c.isalpha() for c in outside) else []
+
+
+def is_phrase(aside: str) -> bool:
+    """Whether an aside's text (`aside`, without its parentheses) is translated in its sentence."""
+    return len(aside.split()) <= PHRASE_WORDS
 
 
 def aside_text(point: str, markup: bool) -> str:

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from nmt.decode.text.asides import ASIDE, aside_spans
+from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
 from nmt.decode.text.markdown import markdown_pieces
 from nmt.decode.text.verbatim import verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
@@ -56,7 +56,7 @@ class Item:
     start: int = 0  # in the plain text: an element's content is [start, end); a point is at start
     end: int = 0
     point: bool = False
-    name: str = ""  # an element's tag name; a point's kind where it has one (asides.ASIDE)
+    name: str = ""  # an element's tag name; ASIDE for an aside's parentheses or its point (nmt.decode.text.asides)
     children: list["Item"] = field(default_factory=list)
 
 
@@ -74,11 +74,11 @@ class Marked:
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
          keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False) -> Marked:
     """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
-    nmt.decode.text.markdown), with its asides in parentheses taken out as points named ASIDE
-    (`asides`, nmt.decode.text.asides), and/or with its verbatim spans taken out (`verbatim`; a
-    quantity, "3 people", left in the text where `keep_quantity` says so). Markup that does not
-    nest raises MarkupError, or with `lenient` its unmatched tags become points (kept in the
-    output as they stand)."""
+    nmt.decode.text.markdown), with its asides in parentheses made items named ASIDE (`asides`,
+    nmt.decode.text.asides: a phrase an element, a longer aside a point), and/or with its
+    verbatim spans taken out (`verbatim`; a quantity, "3 people", left in the text where
+    `keep_quantity` says so). Markup that does not nest raises MarkupError, or with `lenient` its
+    unmatched tags become points (kept in the output as they stand)."""
     pieces = _markup_pieces(line) if markup else (markdown and markdown_pieces(line)) or [("text", line)]
     if asides:
         pieces = [split for piece in pieces
@@ -155,11 +155,15 @@ def _markup_pieces(line: str) -> list[tuple]:
 
 
 def _aside_pieces(text: str) -> list[tuple]:
+    """A text piece's asides: a phrase an element around its words, a longer aside a point."""
     pieces, at = [], 0
     for start, end in aside_spans(text):
         if start > at:
             pieces.append(("text", text[at:start]))
-        pieces.append(("point", text[start:end], ASIDE))
+        if is_phrase(text[start + 1:end - 1]):
+            pieces += [("open", "(", ASIDE), ("text", text[start + 1:end - 1]), ("close", ")", ASIDE)]
+        else:
+            pieces.append(("point", text[start:end], ASIDE))
         at = end
     if at < len(text):
         pieces.append(("text", text[at:]))
