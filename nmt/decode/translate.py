@@ -28,12 +28,12 @@ from nmt.decode.search import Hypothesis, output_limit
 from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
 from nmt.errors import NmtError
 from nmt.recipe_errors import DecodeSettingPlaces
+from nmt.decode.text.asides import ASIDE, aside_text, written_aside
 from nmt.decode.text.casing import (capitalized_words, hypothesis_text, lowered, recapitalized, sentence_case,
                                    source_case)
 from nmt.decode.text.end_marks import end_marks, with_end_marks
 from nmt.decode.text.fragments import completed, without_added_stop
 from nmt.decode.text.list_markers import list_marker
-from nmt.decode.text.asides import ASIDE, aside_text, written_aside
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, doubtful_words, name_spans, with_names
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
@@ -122,12 +122,14 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     quantity ("3 people") left in its sentence and written as digits (`quantities_kept`); with
     decode.markdown, Markdown's inline marks are carried across as tags are
     (nmt.decode.text.markdown); with decode.copy_names, a name the model was unsure of is written
-    as it stands (nmt.decode.text.names). With decode.normalize_case, a line in capitals or Title
-    Case is translated in sentence case (nmt.decode.text.casing); with decode.split_sentences, a
-    line of several sentences is translated sentence by sentence and joined again
+    as it stands (nmt.decode.text.names); with decode.parentheses, an aside in parentheses keeps
+    them, a longer one translated apart (nmt.decode.text.asides). With decode.normalize_case, a
+    line in capitals or Title Case is translated in sentence case (nmt.decode.text.casing); with
+    decode.split_sentences, a line of several sentences is translated sentence by sentence and joined again
     (nmt.decode.text.paragraphs), each completed where typed as in a chat with
     decode.complete_sentences (nmt.decode.text.fragments), and one already in the target language
-    copied with decode.keep_target_language (nmt.decode.text.target_language);
+    copied with decode.keep_target_language (nmt.decode.text.target_language), and each ends in
+    its source's question or exclamation marks with decode.end_marks (nmt.decode.text.end_marks);
     `_translate_rows` says what prefixes, constraints, language tokens (`controls`) and `extras` do.
     A line with a prefix or constraints is translated as it is written. `finished` hears, after each
     batch, the indices of the requests whose translations it completed (for a count of progress).
@@ -230,10 +232,12 @@ def _translate_asides(translator, requests: list[Line], marked: list, cfg: Decod
     if not points:
         return
     owners = [numbers[i] for i, _ in points]
-    results = _translate(
-        translator, [Line(aside_text(item.open, marked[i].escape), controls=requests[i].controls) for i, item in points],
-        cfg, lambda message: warn(_LINE_NUMBER.sub(lambda m: f"line {owners[int(m.group(1)) - 1]}", message, count=1)),
-        1, (), lambda _: None)
+
+    def warn_of_its_line(message: str) -> None:  # "line 3:" names the third aside; its line is owners[2]
+        warn(_LINE_NUMBER.sub(lambda m: f"line {owners[int(m.group(1)) - 1]}", message, count=1))
+
+    asides = [Line(aside_text(item.open, marked[i].escape), controls=requests[i].controls) for i, item in points]
+    results = _translate(translator, asides, cfg, warn_of_its_line, 1, (), lambda _: None)
     for (i, item), hyps in zip(points, results):
         item.open = written_aside(aside_text(item.open, marked[i].escape),
                                   hypothesis_text(translator.tgt_tokenizer, hyps[0]), marked[i].escape)
@@ -287,8 +291,8 @@ def _translate_paragraphs(translator, lines: list[str], cfg: DecodeConfig, warn:
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
     typed = list(rows)
     # each row's question and exclamation marks, which its output ends in (decode.end_marks)
-    marks = [end_marks(sentence, translator.recipe.data.src_lang) if cfg.end_marks and ends and not as_written[i]
-             else "" for sentence, i, ends in zip(typed, owner, split.ends)]
+    marks = [end_marks(sentence, _direction(translator, line_controls[i] if line_controls else None)[0])
+             if cfg.end_marks and ends and not as_written[i] else "" for sentence, i, ends in zip(typed, owner, split.ends)]
     stops = [False] * len(rows)  # rows given a full stop (decode.complete_sentences), which the output loses
     if cfg.complete_sentences:
         for row, (i, begins, ends) in enumerate(zip(owner, split.begins, split.ends)):
