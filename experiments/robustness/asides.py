@@ -18,16 +18,15 @@ on val (`--test data/multi30k/val --out asides_val`). Writes experiments/robustn
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 from pathlib import Path
 
 import nmt.decode.text.asides as asides
-from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
+from experiments.shared.demo_model import compare_settings, demo_parser, demo_test_set, score, write_study
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
-from nmt.info import checkpoint_info
-from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PREPOSITIONS = frozenset("in on at with near by under behind beside through over into from across along inside "
@@ -58,6 +57,24 @@ def without_parentheses(line: str) -> str:
     return " ".join(re.sub(r"[()]", " ", line).split()).replace(" .", ".")
 
 
+def measure_forms(strip: bool):
+    """The measure of a form whose outputs are scored as they are, or with their parentheses taken out."""
+    def measure(outputs: list[str], refs: list[str]) -> dict:
+        return {"bleu": score([without_parentheses(o) for o in outputs] if strip else outputs, refs),
+                "outputs_with_one_pair_of_parentheses": sum(o.count("(") == 1 and o.count(")") == 1 for o in outputs)}
+    return measure
+
+
+@contextlib.contextmanager
+def phrase_words(words: int):
+    """nmt.decode.text.asides.PHRASE_WORDS set to `words` for a while."""
+    default, asides.PHRASE_WORDS = asides.PHRASE_WORDS, words
+    try:
+        yield
+    finally:
+        asides.PHRASE_WORDS = default
+
+
 def main() -> None:
     parser = demo_parser()
     parser.add_argument("--out", default="asides")
@@ -74,28 +91,19 @@ def main() -> None:
                  [with_aside(sources[a], sources[b][:1].lower() + sources[b][1:]) for a, b in pairs],
                  [with_aside(references[a], references[b]) for a, b in pairs], False),
              "final_phrase_in_parentheses": ([s for s, _ in phrased], [r for _, r in phrased], True)}
-    settings = [("parentheses_off", False, asides.PHRASE_WORDS)] + [
-        (f"parentheses_on_phrase_words_{n}", True, n) for n in PHRASE_WORDS]
-    result: dict = {"lines": len(sources), "lines_with_parentheses": sum("(" in s for s in sources),
-                    "default_phrase_words": asides.PHRASE_WORDS}
     default = asides.PHRASE_WORDS
-    for form, (lines, refs, strip) in forms.items():
-        result[form] = {"lines": len(lines)}
-        for name, on, words in settings:
+    settings = [("parentheses_off", False, default)] + [(f"parentheses_on_phrase_words_{n}", True, n) for n in PHRASE_WORDS]
+    result: dict = {form: {} for form in forms}
+    for name, on, words in settings:
+        for form, (lines, refs, strip) in forms.items():
             if form == "as_shipped" and on and words != default:
                 continue
-            asides.PHRASE_WORDS = words
-            outputs, seconds = translated(engine, lines, recipe.model_copy(update={"parentheses": on}))
-            asides.PHRASE_WORDS = default
-            result[form][name] = {
-                "bleu": score([without_parentheses(o) for o in outputs] if strip else outputs, refs),
-                "outputs_with_one_pair_of_parentheses": sum(o.count("(") == 1 and o.count(")") == 1 for o in outputs),
-                "seconds": round(seconds, 2),
-                "examples": [{"source": s, "output": o} for s, o in zip(lines[:3], outputs[:3])]}
-            print(form, name, result[form][name]["bleu"]["bleu"], result[form][name]["bleu"]["length_ratio"],
-                  result[form][name]["outputs_with_one_pair_of_parentheses"], flush=True)
-    write_json(RESULTS / f"{args.out}.json", {"checkpoint": str(checkpoint), "updates": checkpoint_info(checkpoint)["step"],
-                                              "test": args.test, **result})
+            with phrase_words(words):
+                part = compare_settings(engine, {form: (lines, refs)}, {name: recipe.model_copy(update={"parentheses": on})},
+                                        measure_forms(strip))
+            result[form] = {**result[form], **part[form]}
+    write_study(RESULTS / f"{args.out}.json", checkpoint, args.test, {
+        "lines_with_parentheses": sum("(" in s for s in sources), "default_phrase_words": default, **result})
 
 
 if __name__ == "__main__":

@@ -4,9 +4,8 @@ test_2016_flickr as shipped, with ":)" after each line's full stop ("… park. :
 in place of it ("… park :)"), the references changed alike.
 
 BLEU against the references so changed, and without the emoticon on either side, and how many
-outputs keep it. copy_verbatim
-off also leaves numbers to the model: the as-shipped rows show what that alone changes. Writes
-experiments/robustness/results/emoticons.json.
+outputs keep it. copy_verbatim off also leaves numbers to the model: the as-shipped rows show what
+that alone changes. Writes experiments/robustness/results/emoticons.json.
 
     python -m experiments.robustness.emoticons [-c runs/demo/checkpoints/best.pt]
 """
@@ -15,11 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
+from experiments.shared.demo_model import compare_settings, demo_parser, demo_test_set, score, write_study
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
-from nmt.info import checkpoint_info
-from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EMOTICON = ":)"
@@ -37,10 +34,15 @@ def without(line: str) -> str:
     return " ".join(line.replace(EMOTICON, " ").split())
 
 
+def measure(outputs: list[str], refs: list[str]) -> dict:
+    return {"bleu": score(outputs, refs),
+            "bleu_without_the_emoticon": score([without(o) for o in outputs], [without(r) for r in refs]),
+            "outputs_keeping_the_emoticon": sum(EMOTICON in o for o in outputs)}
+
+
 def main() -> None:
     args = demo_parser().parse_args()
     checkpoint, sources, references = demo_test_set(args)
-    engine = load_engine([checkpoint])
     recipe = load_recipe(args.recipe).decode
     settings = {f"copy_verbatim_{state}": recipe.model_copy(update={"copy_verbatim": state == "on"})
                 for state in ("on", "off")}
@@ -48,22 +50,8 @@ def main() -> None:
              "after_the_full_stop": ([after_stop(s) for s in sources], [after_stop(r) for r in references]),
              "instead_of_the_full_stop": ([instead_of_stop(s) for s in sources],
                                           [instead_of_stop(r) for r in references])}
-    result: dict = {"lines": len(sources), "emoticon": EMOTICON}
-    for form, (lines, refs) in forms.items():
-        result[form] = {}
-        for name, cfg in settings.items():
-            outputs, seconds = translated(engine, lines, cfg)
-            result[form][name] = {
-                "bleu": score(outputs, refs),
-                "bleu_without_the_emoticon": score([without(o) for o in outputs], [without(r) for r in refs]),
-                "outputs_keeping_the_emoticon": sum(EMOTICON in o for o in outputs),
-                "seconds": round(seconds, 2),
-                "examples": [{"source": s, "output": o} for s, o in zip(lines[:3], outputs[:3])]}
-            print(form, name, result[form][name]["bleu"]["bleu"], result[form][name]["bleu_without_the_emoticon"]["bleu"],
-                  result[form][name]["outputs_keeping_the_emoticon"],
-                  flush=True)
-    write_json(RESULTS / "emoticons.json", {"checkpoint": str(checkpoint), "updates": checkpoint_info(checkpoint)["step"],
-                                            "test": args.test, **result})
+    result = compare_settings(load_engine([checkpoint]), forms, settings, measure)
+    write_study(RESULTS / "emoticons.json", checkpoint, args.test, {"emoticon": EMOTICON, **result})
 
 
 if __name__ == "__main__":

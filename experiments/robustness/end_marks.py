@@ -17,11 +17,9 @@ from pathlib import Path
 
 import sacrebleu
 
-from experiments.shared.demo_model import demo_parser, demo_test_set, score, translated
+from experiments.shared.demo_model import compare_settings, demo_parser, demo_test_set, score, write_study
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
-from nmt.info import checkpoint_info
-from tools.results import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -31,10 +29,14 @@ def ending_in(line: str, mark: str) -> str:
     return (line[:-1] if line.endswith(".") else line) + mark
 
 
+def measure(outputs: list[str], refs: list[str]) -> dict:
+    return {"bleu": score(outputs, refs), "chrf": round(sacrebleu.corpus_chrf(outputs, [refs]).score, 2),
+            "outputs_ending_as_their_reference": sum(o[-1:] == r[-1:] for o, r in zip(outputs, refs))}
+
+
 def main() -> None:
     args = demo_parser().parse_args()
     checkpoint, sources, references = demo_test_set(args)
-    engine = load_engine([checkpoint])
     recipe = load_recipe(args.recipe).decode
     settings = {f"end_marks_{marks}_complete_sentences_{complete}": recipe.model_copy(update={
         "end_marks": marks == "on", "complete_sentences": complete == "on"})
@@ -42,22 +44,10 @@ def main() -> None:
     forms = {"as_shipped": (sources, references),
              "exclamations": ([ending_in(s, "!") for s in sources], [ending_in(r, "!") for r in references]),
              "questions": ([ending_in(s, "?") for s in sources], [ending_in(r, "?") for r in references])}
-    result: dict = {"lines": len(sources),
-                    "lines_shipped_ending_in_a_question_or_exclamation_mark": sum(s.endswith(("?", "!")) for s in sources)}
-    for form, (lines, refs) in forms.items():
-        result[form] = {}
-        for name, cfg in settings.items():
-            outputs, seconds = translated(engine, lines, cfg)
-            result[form][name] = {
-                "bleu": score(outputs, refs),
-                "chrf": round(sacrebleu.corpus_chrf(outputs, [refs]).score, 2),
-                "outputs_ending_as_their_reference": sum(o[-1:] == r[-1:] for o, r in zip(outputs, refs)),
-                "seconds": round(seconds, 2),
-                "examples": [{"source": s, "output": o} for s, o in zip(lines[:3], outputs[:3])]}
-            print(form, name, result[form][name]["bleu"]["bleu"], result[form][name]["chrf"],
-                  result[form][name]["outputs_ending_as_their_reference"], flush=True)
-    write_json(RESULTS / "end_marks.json", {"checkpoint": str(checkpoint), "updates": checkpoint_info(checkpoint)["step"],
-                                            "test": args.test, **result})
+    result = compare_settings(load_engine([checkpoint]), forms, settings, measure)
+    write_study(RESULTS / "end_marks.json", checkpoint, args.test, {
+        "lines_shipped_ending_in_a_question_or_exclamation_mark": sum(s.endswith(("?", "!")) for s in sources),
+        **result})
 
 
 if __name__ == "__main__":

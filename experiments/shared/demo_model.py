@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import sacrebleu
@@ -75,3 +76,30 @@ def score(hypotheses: list[str], references: list[str], lowercase: bool = False)
     result = bleu.corpus_score(hypotheses, [references])
     return {"bleu": round(result.score, 2), "length_ratio": round(result.sys_len / result.ref_len, 4),
             "signature": str(bleu.get_signature())}
+
+
+def compare_settings(engine, forms: dict[str, tuple[list[str], list[str]]], settings: dict,
+                     measure: Callable[[list[str], list[str]], dict]) -> dict:
+    """A study's table: each form of the test set (its source lines and references) translated with
+    each decode setting (name -> DecodeConfig), the outputs' `measure` (outputs, references -> a
+    dict) with the seconds and the first three lines, each printed as it is done."""
+    result: dict = {}
+    for form, (lines, refs) in forms.items():
+        result[form] = {"lines": len(lines)}
+        for name, cfg in settings.items():
+            outputs, seconds = translated(engine, lines, cfg)
+            measured = measure(outputs, refs)
+            result[form][name] = {**measured, "seconds": round(seconds, 2),
+                                  "examples": [{"source": s, "output": o} for s, o in zip(lines[:3], outputs[:3])]}
+            print(form, name, *(value["bleu"] if isinstance(value, dict) else value for value in measured.values()),
+                  flush=True)
+    return result
+
+
+def write_study(path: Path, checkpoint: Path, test: str, result: dict) -> None:
+    """A study's results as JSON: its provenance (tools.results), the model and test set, `result`."""
+    from nmt.info import checkpoint_info
+    from tools.results import write_json
+
+    write_json(path, {"checkpoint": str(checkpoint), "updates": checkpoint_info(checkpoint)["step"], "test": test,
+                      **result})
