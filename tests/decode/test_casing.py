@@ -84,7 +84,7 @@ def test_an_emphasised_word_is_translated_as_in_lower_case(translator, trained_t
     from nmt.decode import translate as translating
 
     cfg = trained_tiny.decode.model_copy(update={"precision": "fp32"})
-    monkeypatch.setattr(translating, "_pieces", lambda engine: {"black": 1, "BLACK": 3}.get)
+    monkeypatch.setattr(translating, "source_pieces", lambda engine: {"black": 1, "BLACK": 3}.get)
     [[plain]], [[emphasised]] = (translate_lines(translator, ["A black dog leaps over a log."], cfg),
                                  translate_lines(translator, ["A BLACK dog leaps over a log."], cfg))
     assert emphasised.tokens == plain.tokens
