@@ -31,6 +31,10 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     assert spans("See https://example.org/a_(b). Or www.x.com, or mail info@example.com!") == [
         "https://example.org/a_(b)", "www.x.com", "info@example.com"]
     assert spans("Party 🎉 thumbs 👍🏽 family 👨\u200d👩\u200d👧 ok") == ["🎉", "👍🏽", "👨\u200d👩\u200d👧"]
+    # times of day with their half of the day, whole; a final stop that ends the line stays outside
+    assert spans("At 5 pm, 10am and 7:15 AM; at 5:30 p.m. or 12:00am, not 13 pm nor 5 people.") == [
+        "5 pm", "10am", "7:15 AM", "5:30 p.m.", "12:00am", "13", "5"]
+    assert spans("We meet at 5:30 p.m.") == ["5:30 p.m"]
     # emoticons between spaces, or before a sentence's punctuation; not inside times, URLs or words
     assert spans("Great :-) and ;) or :D xD <3 ^_^ :'( :/ :P.") == [
         ":-)", ";)", ":D", "xD", "<3", "^_^", ":'(", ":/", ":P"]

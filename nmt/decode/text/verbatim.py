@@ -1,8 +1,9 @@
-"""Text a translation copies unchanged: numbers, dates, prices, URLs, e-mail addresses, emoji and
-emoticons (":)"), @mentions and #hashtags, and codes such as "C-3PO" or "COVID-19" (letters with
-digits and a capital). A model rarely copies what it seldom saw in training (it rewrites "42" or drops a URL),
-so such spans are taken out of the line before translation and put back into the output beside
-the words aligned to their neighbours (nmt.decode.text.markup does both; `decode.copy_verbatim`).
+"""Text a translation copies unchanged: numbers, dates, times ("5 pm"), prices, URLs, e-mail
+addresses, emoji and emoticons (":)"), @mentions and #hashtags, and codes such as "C-3PO" or
+"COVID-19" (letters with digits and a capital). A model rarely copies what it seldom saw in
+training (it rewrites "42" or drops a URL), so such spans are taken out of the line before
+translation and put back into the output beside the words aligned to their neighbours
+(nmt.decode.text.markup does both; `decode.copy_verbatim`).
 
 A number joined to a word by a hyphen ("3-year-old") is part of that word and is translated.
 
@@ -24,6 +25,9 @@ _URL = rf"(?:https?://|ftp://|www\.)[^\s<>\"'`{_CJK_PUNCTUATION}]+"  # (a path m
 _WORD_CHAR = rf"[^\W{_CJK_LETTERS}]"  # a word's character, other than a CJK letter
 _EMAIL = rf"(?:{_WORD_CHAR}|[.+-])+@(?:{_WORD_CHAR}|-)+(?:\.(?:{_WORD_CHAR}|-)+)+"
 _NUMBER = r"[$€£¥₹]?[+-]?\d+(?:[.,:/-]\d+)*(?:%|[$€£¥₹])?"
+# A time of day with its half of the day, "5 pm", "10am", "7:15 AM", "5:30 p.m." (the span ends
+# before a final stop that also ends the line, which stays the sentence's).
+_TIME = r"(?:1[0-2]|0?\d)(?::[0-5]\d)?\s?(?:[aApP][mM]|[ap]\.m(?:\.(?!\s*$))?|[AP]\.M(?:\.(?!\s*$))?)"
 _CODE = rf"(?=(?:{_WORD_CHAR}|-)*\d)(?=(?:{_WORD_CHAR}|-)*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
 _HANDLE = rf"[@#][^\W_{_CJK_LETTERS}][^\W{_CJK_LETTERS}]*(?![^\W{_CJK_LETTERS}]|-)"  # "#nmt很好": #nmt
 # Pictographs, dingbats and symbols, with their modifiers (variation selector, skin tones) and
@@ -38,6 +42,7 @@ _EMOTICON = r"(?:[:;=][-'^]?[)(\]\[DPpOo/\\|*3]|[xX]D|<\/?3|\^_?\^)"
 _VERBATIM = re.compile(
     rf"(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
     rf"|(?<!\S)(?P<emoticon>{_EMOTICON})(?=$|\s|[.,!?])"
+    rf"|(?<!{_WORD_CHAR})(?<![-:])(?P<time>{_TIME})(?!{_WORD_CHAR})"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?!{_WORD_CHAR}|-)"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
