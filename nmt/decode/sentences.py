@@ -29,10 +29,12 @@ def sentence_hypotheses(translator, lines: list[str], cfg: DecodeConfig, warn: C
                         find_names: list[bool] | None = None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `search_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
-    (decode.normalize_case; not a line `as_written`), and joined again into the line's hypotheses.
-    In the sentences of a line that `find_names` marks, the names are written as they stand
-    (`_write_names`; their hypotheses carry alignments and token scores). `finished` hears of
-    each line once its last sentence is translated."""
+    (decode.normalize_case), completed where typed as in a chat (decode.complete_sentences), its
+    output ending in its question or exclamation marks (decode.end_marks), none of it for a line
+    `as_written`; and joined again into the line's hypotheses. In the sentences of a line that
+    `find_names` marks, the names are written as they stand (`_write_names`; their hypotheses
+    carry alignments and token scores). `finished` hears of each line once its last sentence is
+    translated."""
     if cfg.split_sentences:
         room = translator.max_positions - 1 - len(translator.controls.source)
         split = split_lines(lines, translator.recipe.data.src_lang,
