@@ -16,6 +16,7 @@ from nmt.data.languages import Controls
 from nmt.data.tokenizer import encode_lines, encode_within
 from nmt.data.words import word_spans
 from nmt.decode.engines.capabilities import require
+from nmt.decode.request import Line
 from nmt.decode.search import Hypothesis, output_limit
 from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
 from nmt.decode.text.target_language import in_target_language
@@ -37,21 +38,24 @@ def source_pieces(translator) -> Callable[[str], int]:
     return functools.cache(lambda word: len(tokenizer.encode(word)))
 
 
-def search_rows(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
-                prefixes: list[str] | None = None, extras: Iterable[str] = (),
-                constraints: list[list[str]] | None = None,
-                line_controls: list[Controls] | None = None,
+def search_rows(translator, rows: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
+                extras: Iterable[str] = (),
                 finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:
-    """Translate in length-sorted token batches and return results in input order (warnings
-    name each row by its line number in `numbers`); with
-    `line_controls` (per line: a multilingual model's language tokens), each line goes into
-    its own language instead of the translator's; with
-    `prefixes` (text, "" for none), each output starts with its line's prefix; with
-    `constraints` (phrases per line), each output contains its line's phrases (a line whose
-    phrases cannot all be placed gets the best output found and a warning). `extras` adds to
-    each hypothesis its tokens' log-probabilities ("token_scores") and its word alignment
-    ("alignments", nmt.decode.text.alignment). `finished` hears the rows whose hypotheses are final:
-    after each batch, or all at the end where a choice among candidates or `extras` follow the search."""
+    """Translate `rows` (each a sentence, or a part of one, as a Line) in length-sorted token
+    batches and return results in their order (warnings name each row by its line number in
+    `numbers`). A row with `controls` (a multilingual model's language tokens) goes into its own
+    language instead of the translator's; one with a `prefix` starts its output with it; one with
+    `constraints` contains its phrases in the output (a row whose phrases cannot all be placed
+    gets the best output found and a warning). `extras` adds to each hypothesis its tokens'
+    log-probabilities ("token_scores") and its word alignment ("alignments",
+    nmt.decode.text.alignment). `finished` hears the rows whose hypotheses are final: after each
+    batch, or all at the end where a choice among candidates or `extras` follow the search."""
+    lines = [row.text for row in rows]
+    prefixes = [row.prefix for row in rows] if any(row.prefix for row in rows) else None
+    constraints = [list(row.constraints) for row in rows] if any(row.constraints for row in rows) else None
+    line_controls = None
+    if any(row.controls is not None for row in rows):
+        line_controls = [translator.controls if row.controls is None else row.controls for row in rows]
     encoded = _encode(translator, lines, warn, numbers, line_controls)
     # A row without a letter ("...", "•", "---", the "." left of "1.") has nothing to translate:
     # it is copied as written, where a model asked to translate it makes up a sentence ("..." gave

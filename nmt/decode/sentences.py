@@ -6,11 +6,12 @@ where they are in capitals or Title Case, completed where typed as in a chat, se
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from collections.abc import Callable, Iterable
 
 from nmt.config import DecodeConfig
-from nmt.data.languages import Controls
 from nmt.data.tokenizer import encode_lines
+from nmt.decode.request import Line
 from nmt.decode.rows import direction, search_rows, source_pieces
 from nmt.decode.search import Hypothesis
 from nmt.decode.text.casing import hypothesis_text, sentence_case, source_case
@@ -21,24 +22,25 @@ from nmt.decode.text.names import doubtful_words, name_spans, with_names
 from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 
 
-def sentence_hypotheses(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None],
-                        numbers: list[int], as_written: list[bool], prefixes: list[str] | None,
-                        extras: Iterable[str], constraints: list[list[str]] | None,
-                        line_controls: list[Controls] | None,
+def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],
+                        numbers: list[int], extras: Iterable[str],
                         finished: Callable[[list[int]], None] = lambda _: None,
                         find_names: list[bool] | None = None) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `search_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case), completed where typed as in a chat (decode.complete_sentences), its
     output ending in its question or exclamation marks (decode.end_marks), none of it for a line
-    `as_written`; and joined again into the line's hypotheses. In the sentences of a line that
+    with a prefix or constraints (translated as written); and joined again into the line's
+    hypotheses (`requests`: the lines, each with what it asks, as text the model reads). In the sentences of a line that
     `find_names` marks, the names are written as they stand (`_write_names`; their hypotheses
     carry alignments and token scores). `finished` hears of each line once its last sentence is
     translated."""
+    lines = [request.text for request in requests]
+    as_written = [bool(request.prefix or request.constraints) for request in requests]
     if cfg.split_sentences:
         room = translator.max_positions - 1 - len(translator.controls.source)
         split = split_lines(lines, translator.recipe.data.src_lang,
-                            [bool(constraints and constraints[i]) for i in range(len(lines))],
+                            [bool(request.constraints) for request in requests],
                             lambda parts: [len(ids) for ids in encode_lines(translator.src_tokenizer, parts)],
                             room, warn, numbers)
     else:
@@ -53,7 +55,7 @@ def sentence_hypotheses(translator, lines: list[str], cfg: DecodeConfig, warn: C
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
     typed = list(rows)
     # each row's question and exclamation marks, which its output ends in (decode.end_marks)
-    marks = [end_marks(sentence, direction(translator, line_controls[i] if line_controls else None)[0])
+    marks = [end_marks(sentence, direction(translator, requests[i].controls)[0])
              if cfg.end_marks and ends and not as_written[i] else ""
              for sentence, i, ends in zip(typed, owner, split.ends)]
     stops = [False] * len(rows)  # rows given a full stop (decode.complete_sentences), which the output loses
@@ -69,11 +71,11 @@ def sentence_hypotheses(translator, lines: list[str], cfg: DecodeConfig, warn: C
         if complete:
             finished(complete)
 
+    # each sentence as its line asked: the prefix on the first alone (a line with constraints is one sentence)
     per_row = search_rows(
-        translator, rows, cfg, warn, [numbers[i] for i in owner],
-        [prefixes[i] if split.first_of_line(row) else "" for row, i in enumerate(owner)] if prefixes else None,
-        extras, [constraints[i] for i in owner] if constraints else None,
-        [line_controls[i] for i in owner] if line_controls else None, rows_finished)
+        translator, [replace(requests[i], text=text, prefix=requests[i].prefix if split.first_of_line(row) else "")
+                     for row, (text, i) in enumerate(zip(rows, owner))],
+        cfg, warn, [numbers[i] for i in owner], extras, rows_finished)
     for hyps, case, stop, row, as_typed in zip(per_row, cases, stops, rows, typed):
         for h in hyps:
             h.upper = case == "upper"
@@ -88,7 +90,7 @@ def sentence_hypotheses(translator, lines: list[str], cfg: DecodeConfig, warn: C
                 for h in per_row[row]:
                     _write_names(translator, rows[row], spans, h)
     for row in (row for row, ending in enumerate(marks) if ending):
-        target = direction(translator, line_controls[owner[row]] if line_controls else None)[1]
+        target = direction(translator, requests[owner[row]].controls)[1]
         for h in (h for h in per_row[row] if h.tokens):  # not a copied row
             h.text = with_end_marks(hypothesis_text(translator.tgt_tokenizer, h), marks[row], target)
     if len(rows) == len(lines):

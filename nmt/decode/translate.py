@@ -14,6 +14,7 @@ import functools
 import re
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from nmt.config import (DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict,
@@ -92,11 +93,6 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
 def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], first_line: int,
                extras: Iterable[str], finished: Callable[[list[int]], None]) -> list[list[Hypothesis]]:
     lines = [r.text for r in requests]
-    prefixes = [r.prefix for r in requests] if any(r.prefix for r in requests) else None
-    constraints = [list(r.constraints) for r in requests] if any(r.constraints for r in requests) else None
-    line_controls = None
-    if any(r.controls is not None for r in requests):
-        line_controls = [translator.controls if r.controls is None else r.controls for r in requests]
     numbers = list(range(first_line, first_line + len(lines)))
     as_written = [bool(r.prefix or r.constraints) for r in requests]
     markers = ["" if written or not cfg.copy_verbatim else list_marker(line) for line, written in zip(lines, as_written)]
@@ -130,13 +126,10 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         if not rows:
             continue
 
-        def pick(values):
-            return [values[i] for i in rows] if values else None
-
-        group = sentence_hypotheses(translator, pick(lines), cfg, warn, pick(numbers), pick(as_written),
-                                    pick(prefixes), group_extras, pick(constraints), pick(line_controls),
+        group = sentence_hypotheses(translator, [replace(requests[i], text=lines[i]) for i in rows], cfg, warn,
+                                    [numbers[i] for i in rows], group_extras,
                                     lambda done, rows=rows: finished([rows[j] for j in done]),
-                                    pick(names) if wanted else None)
+                                    [names[i] for i in rows] if wanted else None)
         for i, hyps in zip(rows, group):
             results[i] = hyps
     missed = []  # lines whose quantities could not be written as digits
