@@ -586,9 +586,9 @@ class DecodeConfig(Section):
     # again (nmt.decode.text.fragments). Off by default: measured on Multi30k only, whose recipe
     # turns it on; a corpus of headlines and labels may read otherwise. false: as typed.
     complete_sentences: bool = False
-    # A sentence ending in a question or exclamation mark keeps it: where the output ends in a full
-    # stop instead, or in a letter, the marks take its place, as the target language writes them
-    # (nmt.decode.text.end_marks). false: the model's own ending.
+    # A sentence ending in a question or exclamation mark, an ellipsis, a colon or a comma keeps it:
+    # where the output ends in a full stop instead, or in a letter, the mark takes its place, as the
+    # target language writes it (nmt.decode.text.end_marks). false: the model's own ending.
     end_marks: bool = True
     # Numbers, URLs, e-mail addresses, emoji and codes such as "C-3PO" are copied into the output
     # unchanged, placed by word alignment (nmt.decode.text.verbatim), and a list's marker ("- ",

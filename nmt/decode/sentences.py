@@ -29,7 +29,7 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
     """Each line's sentences (decode.split_sentences) translated in one run of `search_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case), completed where typed as in a chat (decode.complete_sentences), its
-    output ending in its question or exclamation marks (decode.end_marks), none of it for a line
+    output ending in its end mark ("?", "!", "...", ":", ","; decode.end_marks), none of it for a line
     with a prefix or constraints (translated as written); and joined again into the line's
     hypotheses (`requests`: the lines, each with what it asks, as text the model reads). In the sentences of a line that
     `find_names` marks, the names are written as they stand (`_write_names`; their hypotheses
@@ -54,7 +54,7 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
                  for sentence, i in zip(split.sentences, owner)]
     rows = [sentence_case(sentence) if case else sentence for sentence, case in zip(split.sentences, cases)]
     typed = list(rows)
-    # each row's question and exclamation marks, which its output ends in (decode.end_marks)
+    # each row's end mark ("?!", "...", ":", ","), which its output ends in (decode.end_marks)
     marks = [end_marks(sentence, direction(translator, requests[i].controls)[0])
              if cfg.end_marks and ends and not as_written[i] else ""
              for sentence, i, ends in zip(typed, owner, split.ends)]

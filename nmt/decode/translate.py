@@ -81,7 +81,7 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     (nmt.decode.text.paragraphs), each completed where typed as in a chat with
     decode.complete_sentences (nmt.decode.text.fragments), and one already in the target language
     copied with decode.keep_target_language (nmt.decode.text.target_language), and each ends in
-    its source's question or exclamation marks with decode.end_marks (nmt.decode.text.end_marks);
+    its source's end mark ("?", "!", "...", ":", ",") with decode.end_marks (nmt.decode.text.end_marks);
     nmt.decode.rows.search_rows says what prefixes, constraints, language tokens (`controls`) and
     `extras` do. A line with a prefix or constraints is translated as it is written. `finished` hears, after each
     batch, the indices of the requests whose translations it completed (for a count of progress).

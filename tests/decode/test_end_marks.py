@@ -20,6 +20,10 @@ def test_a_sentences_end_marks_are_read_in_any_script():
     # Greek asks with a semicolon; elsewhere a semicolon ends a clause
     assert end_marks("Τι κάνεις;", "el") == "?" and end_marks("Τι κάνεις;", "ell_Grek") == "?"
     assert end_marks("one; two;", "en") == ""
+    # an ellipsis as typed, a colon, a comma; a full stop is the model's own ending
+    assert end_marks("A dog runs...") == "..." and end_marks("A dog runs…") == "…" and end_marks("A dog....") == ""
+    assert end_marks("Ingredients:") == ":" and end_marks("材料：") == ":" and end_marks("A dog runs,") == ","
+    assert end_marks("一只狗，") == "," and end_marks("A dog runs. ") == ""
 
 
 def test_the_output_ends_in_the_marks_as_its_language_writes_them():
@@ -41,14 +45,24 @@ def test_the_output_ends_in_the_marks_as_its_language_writes_them():
     assert with_end_marks("Ein Hund.", "", "de") == "Ein Hund."
     assert with_end_marks("Zwei .", "!", "de") == "Zwei!"  # a stop the model wrote apart
     assert with_end_marks("Un chien court.", "!", "fr") == "Un chien court !"  # French spaces its marks
+    assert with_end_marks("Ingrédients.", ":", "fr") == "Ingrédients :" and with_end_marks("Un chien,", ",", "fr") == "Un chien,"
+    assert with_end_marks("Ein Hund rennt im Park.", "...", "de") == "Ein Hund rennt im Park..."
+    assert with_end_marks("Ein Hund rennt im Park", "…", "de") == "Ein Hund rennt im Park…"
+    assert with_end_marks("Zutaten.", ":", "de") == "Zutaten:" and with_end_marks("und ein Hund.", ",", "de") == "und ein Hund,"
+    assert with_end_marks("材料。", ":", "zh") == "材料：" and with_end_marks("一只狗。", ",", "ja") == "一只狗、"
+    assert with_end_marks("قال.", ",", "ar") == "قال،"
+    assert with_end_marks("Los ingredientes.", ":", "es") == "Los ingredientes:"  # no opening mark but for ? and !
 
 
-def test_an_exclamation_is_completed_with_a_full_stop_only_where_the_marks_come_back():
+def test_an_end_mark_but_a_question_is_completed_as_a_full_stop_only_where_the_mark_comes_back():
     assert completed("a dog jumps!", marks_restored=True) == ("A dog jumps.", False)
     assert completed("a dog jumps!") == ("A dog jumps!", False)
     assert completed("does a dog jump?", marks_restored=True) == ("Does a dog jump?", False)  # a question is asked as typed
     assert completed("你好！", marks_restored=True) == ("你好！", False)  # Chinese ends otherwise
     assert completed("a dog jumps!", ends=False, marks_restored=True) == ("A dog jumps!", False)
+    assert completed("ingredients:", marks_restored=True) == ("Ingredients.", False)
+    assert completed("a dog runs...", marks_restored=True) == ("A dog runs.", False)
+    assert completed("a dog runs,", marks_restored=True) == ("A dog runs.", False)
 
 
 def test_translations_end_in_their_sources_marks(translator, cfg, searched):

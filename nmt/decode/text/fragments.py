@@ -21,13 +21,13 @@ _FIRST_WORD = re.compile(r"[^\W\d_]+")
 def completed(sentence: str, begins: bool = True, ends: bool = True, marks_restored: bool = False) -> tuple[str, bool]:
     """`sentence` as a written one begins (where it `begins` one: not the second part of a sentence
     cut in parts) and ends (where it `ends` one), and whether a full stop was added. Where the
-    output gets the source's end marks back (`marks_restored`: decode.end_marks), an exclamation
-    is given to the model as a sentence ending in a full stop, which the model knows better
-    (make bench-end-marks)."""
+    output gets the source's end mark back (`marks_restored`: decode.end_marks), a sentence
+    ending in an exclamation mark, an ellipsis, a colon or a comma is given to the model ending
+    in a full stop, which the model knows better (make bench-end-marks); a question stays one."""
     first = _FIRST_WORD.match(sentence)
     if begins and first and first.group().islower():
         sentence = sentence[0].upper() + sentence[1:]
-    if ends and marks_restored and set(marks := end_marks(sentence)) == {"!"}:
+    if ends and marks_restored and (marks := end_marks(sentence)) and "?" not in marks:
         plain = sentence.rstrip()[:-len(marks)]
         return (plain + ".", False) if _stop_follows(plain) else (sentence, False)
     added = ends and _stop_follows(sentence)
