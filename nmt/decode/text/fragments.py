@@ -5,7 +5,9 @@ same lines as written (make bench-fragments). So a sentence is given to the mode
 letter capitalized, where its first word is in lower case, and with a full stop, where it ends in
 a letter of a script with capitals or a digit; the full stop comes off the output again
 (`decode.complete_sentences`, off by default and on in recipes/multi30k_en_de.yaml, where it was
-measured). A sentence copied rather than translated comes back as typed. The
+measured). With decode.end_marks, a sentence ending in "!", an ellipsis, a colon or a comma is
+given to the model with a full stop in that mark's place, and the output gets the mark back
+(nmt.decode.text.end_marks). A sentence copied rather than translated comes back as typed. The
 output's first letter stays as the model writes it: in German, a noun's capital is not style.
 """
 
