@@ -106,6 +106,10 @@ def test_tags_follow_the_alignment_with_edge_punctuation_outside():
     assert render(marked, "Ich habe ihn gesehen.", "0-0 1-1 3-2 2-3") == "Ich habe <i>ihn gesehen</i>."
     marked = mark('"<b>Dog</b>" and cat', True, False)
     assert render(marked, '"Hund" und Katze', "0-0 1-1 2-2") == '"<b>Hund</b>" und Katze'
+    # a point at an element's edge is its edge: "Fig." with its number after it does not end the element
+    marked = mark("A dog runs <i>see Fig. 1</i>.", True, True)
+    assert render(marked, "Ein Hund rennt siehe Abbildung.", "0-0 1-1 2-2 3-3 4-4") == \
+        "Ein Hund rennt <i>siehe Abbildung 1</i>."
     # nested, with attributes whose values hold quotes and ">"
     marked = mark('A <a href="x>y">big <i>brown</i> dog</a> runs.', True, False)
     assert render(marked, "Ein großer brauner Hund rennt.", "0-0 1-1 2-2 3-3 4-4") == \

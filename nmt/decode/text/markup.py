@@ -363,7 +363,9 @@ class _Placer:
         # Punctuation at the output span's edges goes inside the tags only where the tagged source
         # text has punctuation at that edge ("<b>dog</b>." gives "<b>Hund</b>.", "<b>公园</b>。"
         # "<b>park</b>."), and so does a word of punctuation alone ("<b>cat</b>." gives "<b>猫</b>。").
-        inner_start, inner_end = not _is_punct(tagged[0]), not _is_punct(tagged[-1])
+        # (a point at the element's edge, "(see Fig. 1)" with its number taken out, is its edge)
+        inner_start = any(c.point and c.start == item.start for c in item.children) or not _is_punct(tagged[0])
+        inner_end = any(c.point and c.start == item.end for c in item.children) or not _is_punct(tagged[-1])
         while inner_start and start_word < end_word and self.out.punctuation[start_word]:
             start_word += 1
         while inner_end and end_word > start_word and self.out.punctuation[end_word]:
