@@ -180,11 +180,11 @@ def _translate_asides(translator, requests: list[Line], marked: list, cfg: Decod
     def warn_of_its_line(message: str) -> None:  # "line 3:" names the third aside; its line is owners[2]
         warn(_LINE_NUMBER.sub(lambda m: f"line {owners[int(m.group(1)) - 1]}", message, count=1))
 
-    asides = [Line(aside_text(item.open, marked[i].escape), controls=requests[i].controls) for i, item in points]
+    texts = [aside_text(item.open, marked[i].escape) for i, item in points]
+    asides = [Line(text, controls=requests[i].controls) for text, (i, _) in zip(texts, points)]
     results = _translate(translator, asides, cfg, warn_of_its_line, 1, (), lambda _: None)
-    for (i, item), hyps in zip(points, results):
-        item.open = written_aside(aside_text(item.open, marked[i].escape),
-                                  hypothesis_text(translator.tgt_tokenizer, hyps[0]), marked[i].escape)
+    for text, (i, item), hyps in zip(texts, points, results):
+        item.open = written_aside(text, hypothesis_text(translator.tgt_tokenizer, hyps[0]), marked[i].escape)
 
 
 _LINE_NUMBER = re.compile(r"^line (\d+)")

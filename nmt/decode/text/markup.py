@@ -156,26 +156,23 @@ def _markup_pieces(line: str) -> list[tuple]:
 
 def _aside_pieces(text: str) -> list[tuple]:
     """A text piece's asides: a phrase an element around its words, a longer aside a point."""
-    pieces, at = [], 0
-    for start, end in aside_spans(text):
-        if start > at:
-            pieces.append(("text", text[at:start]))
-        if is_phrase(text[start + 1:end - 1]):
-            pieces += [("open", "(", ASIDE), ("text", text[start + 1:end - 1]), ("close", ")", ASIDE)]
-        else:
-            pieces.append(("point", text[start:end], ASIDE))
-        at = end
-    if at < len(text):
-        pieces.append(("text", text[at:]))
-    return pieces
+    return _split_out(text, aside_spans(text), lambda aside: [
+        ("open", "(", ASIDE), ("text", aside[1:-1]), ("close", ")", ASIDE)] if is_phrase(aside[1:-1])
+        else [("point", aside, ASIDE)])
 
 
 def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None) -> list[tuple]:
+    return _split_out(text, verbatim_spans(text, keep_quantity), lambda span: [("point", span)])
+
+
+def _split_out(text: str, spans: list[tuple[int, int]], pieces_of: Callable[[str], list[tuple]]) -> list[tuple]:
+    """A text piece cut at `spans` (in order, not overlapping): the text between them as ("text", ...)
+    pieces, each span as the pieces `pieces_of` makes of it."""
     pieces, at = [], 0
-    for start, end in verbatim_spans(text, keep_quantity):
+    for start, end in spans:
         if start > at:
             pieces.append(("text", text[at:start]))
-        pieces.append(("point", text[start:end]))
+        pieces += pieces_of(text[start:end])
         at = end
     if at < len(text):
         pieces.append(("text", text[at:]))
