@@ -601,6 +601,11 @@ class DecodeConfig(Section):
     # (nmt.decode.text.quantities); where the engine gives no alignments, or no single word is
     # aligned to it, it is taken out like the rest. false: always taken out.
     quantities_in_place: bool = True
+    # With copy_verbatim, text in letters the source vocabulary lacks (without byte fallback: "寿司"
+    # or "Добро пожаловать" for a model of Latin script), which the model would read as unknown
+    # pieces, is copied as written like the rest, and a warning names its line
+    # (nmt.decode.text.verbatim.unreadable_spans). false: the model reads the unknown pieces.
+    copy_unreadable: bool = True
     # A name (a capitalized word inside a sentence that the source vocabulary spells in pieces:
     # "Boston", "Vitamin Shoppe") stays in its sentence, and where the output lacks it, the output
     # words aligned to it that the model was unsure of are replaced by it as written

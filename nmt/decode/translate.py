@@ -49,6 +49,17 @@ def quantities_kept(translator, cfg: DecodeConfig) -> Callable[[str], bool] | No
     return functools.cache(lambda number: tokenizer.decode(tokenizer.encode(number)) == number)
 
 
+def source_reads(translator) -> Callable[[str], bool]:
+    """Whether the source vocabulary reads a letter, in either case (rather than making it an
+    unknown piece; with byte fallback it reads them all); text in letters it lacks is copied
+    (nmt.decode.text.verbatim.unreadable_spans). A capital it lacks is read in lower case where a
+    word in capitals is lowered (nmt.decode.text.casing)."""
+    tokenizer = translator.src_tokenizer
+    unknown = tokenizer.unk_id()
+    return functools.cache(lambda char: any(unknown not in tokenizer.encode(form)
+                                            for form in {char, char.lower(), char.upper()}))
+
+
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
                     first_line: int = 1, prefixes: list[str] | None = None, extras: Iterable[str] = (),
                     constraints: list[list[str]] | None = None,
@@ -70,7 +81,8 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     each request whole (nmt.decode.request.Line). A line marked `markup` is read as inline
     markup, and its tags are put back into the output around the words aligned to those they
     wrapped; with decode.copy_verbatim, numbers, URLs and the like are copied into the output
-    unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`), a
+    unchanged (both nmt.decode.text.markup; the output text is then `Hypothesis.text`), with
+    decode.copy_unreadable text in letters the source vocabulary lacks among them, a
     quantity ("3 people") left in its sentence and written as digits (`quantities_kept`); with
     decode.markdown, Markdown's inline marks are carried across as tags are
     (nmt.decode.text.markdown); with decode.copy_names, a name the model was unsure of is written
@@ -99,7 +111,8 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     lines = [line[len(marker):] for line, marker in zip(lines, markers)]
     keep_quantity = quantities_kept(translator, cfg)
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
-                        keep_quantity, cfg.markdown, cfg.parentheses)
+                        keep_quantity, cfg.markdown, cfg.parentheses,
+                        source_reads(translator) if cfg.copy_unreadable else None)
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)

@@ -12,7 +12,7 @@ import pytest
 from nmt.data.words import word_spans
 from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
 from nmt.decode.text.paragraphs import join_alignments
-from nmt.decode.text.verbatim import quantity_spans, stands_alone, verbatim_spans
+from nmt.decode.text.verbatim import quantity_spans, stands_alone, unreadable_spans, verbatim_spans
 
 
 def spans(text: str) -> list[str]:
@@ -26,8 +26,9 @@ def tags(line: str) -> Counter:
 
 
 def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
-    assert spans("A man with 42 balloons paid $19.99 (15%) on 2024-05-17 at 10:30.") == [
-        "42", "$19.99", "15%", "2024-05-17", "10:30"]
+    # quotes or brackets that hold just a span go with it (the model would make words of them, empty)
+    assert spans('A man with 42 balloons paid $19.99 (15%) on 2024-05-17 at "10:30" (or 11:00 am).') == [
+        "42", "$19.99", "(15%)", "2024-05-17", '"10:30"', "11:00 am"]
     assert spans("See https://example.org/a_(b). Or www.x.com, or mail info@example.com!") == [
         "https://example.org/a_(b)", "www.x.com", "info@example.com"]
     assert spans("Party 🎉 thumbs 👍🏽 family 👨\u200d👩\u200d👧 ok") == ["🎉", "👍🏽", "👨\u200d👩\u200d👧"]
@@ -50,6 +51,43 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     # numbers and codes written against Chinese, Japanese or Korean letters, as those languages write them
     assert spans("我有3000元，价格是$25.99，日期2024-05-01，会议在10:30开始。") == ["3000", "$25.99", "2024-05-01", "10:30"]
     assert spans("COVID-19疫情和R2-D2。2024年5月1日に3000원") == ["COVID-19", "R2-D2", "2024", "5", "1", "3000"]
+
+
+def latin(char: str) -> bool:
+    """A vocabulary of Latin script alone (up to Latin Extended-B), but for "ï"."""
+    return ord(char) < 0x250 and char != "ï"
+
+
+def test_text_in_letters_the_vocabulary_lacks_is_a_span_from_letter_to_letter():
+    def unread(text):
+        return [text[s:e] for s, e in unreadable_spans(text, latin)]
+
+    assert unread("A man eats 寿司 at a table.") == ["寿司"]
+    # a run goes on over spaces and punctuation, not over a readable word
+    assert unread("Мужчина, женщина и ребёнок. Sushi and 寿司 and 刺身!") == ["Мужчина, женщина и ребёнок", "寿司", "刺身"]
+    # a run ends at quotes and brackets; as verbatim spans, those that hold just it go with it
+    line = 'It says "Добро пожаловать" and «Привет» (Пока), "Да, yes" [Нет.'
+    assert unread(line) == ["Добро пожаловать", "Привет", "Пока", "Да", "Нет"]
+    assert [line[s:e] for s, e in verbatim_spans(line, readable=latin)] == [
+        '"Добро пожаловать"', "«Привет»", "(Пока)", "Да", "Нет"]
+    # in writing without spaces, the letters beside a rare one are other words
+    assert [line[s:e] for line in ["我们吃寿司了。"] for s, e in unreadable_spans(line, lambda c: c not in "寿司")] == [
+        "寿司"]
+    # the readable letters and digits of a word with an unreadable one, and unreadable punctuation
+    # beside it ("。"); unreadable symbols alone are left to the model
+    assert unread("A naïve dog sees 3D男が乗る。 → here ✓") == ["naïve", "3D男が乗る。"]
+    assert unread("A plain line, all readable: café, 42.") == []
+    # with numbers, URLs and the like: one span where they meet or overlap, each once
+    line = "See https://x.org/寿司 then 5寿司 and Москва 2024 ok"
+    assert [line[s:e] for s, e in verbatim_spans(line, readable=latin)] == [
+        "https://x.org/寿司", "5寿司", "Москва", "2024"]
+    assert [line[s:e] for s, e in verbatim_spans(line)] == ["https://x.org/寿司", "5", "2024"]
+    # a line with such text says so once, naming it, and is taken apart like any other
+    warnings = []
+    marked = mark_lines(["Two men eat 寿司 and 刺身 here.", "Two men eat."], [False, False], True, [False, False],
+                        warnings.append, [4, 5], readable=latin)
+    assert marked[0].text == "Two men eat and here." and marked[1] is None
+    assert warnings == ['line 4: "寿司" and 1 more: letters the model\'s source vocabulary lacks; copied as written']
 
 
 def test_quantities_are_plain_numbers_before_a_word_and_may_stay_in_the_text():

@@ -50,6 +50,34 @@ def test_verbatim_spans_are_copied_and_the_rest_translated_as_without_them(trans
     assert translate_lines(translator, inserted[:1], off)[0][0].text is None
 
 
+def test_text_in_letters_the_vocabulary_lacks_is_copied_and_the_rest_translated_as_without_it(translator, cfg):
+    unk = translator.src_tokenizer.unk_id()
+    assert all(unk in translator.src_tokenizer.encode(c) for c in "寿Мж")  # the tiny vocabulary lacks them
+    words = LINE.split()
+    items = ("寿司", '"Добро пожаловать"')
+    inserted = [" ".join(words[:2] + [item] + words[2:]) for item in items]
+    whole = "Мужчина едет на велосипеде."
+    [plain] = translate_lines(translator, [LINE], cfg)
+    warnings = []
+    out = translate_lines(translator, [*inserted, whole], cfg, warnings.append, first_line=3)
+    for hyps, item in zip(out, items):
+        assert hyps[0].tokens == plain[0].tokens
+        assert item in hypothesis_text(translator.tgt_tokenizer, hyps[0])
+    assert out[2][0].text == whole  # nothing left to translate: the line as written
+    assert [w.split(":")[0] for w in warnings] == ["line 3", "line 4", "line 5"]
+    # without the rule the model reads unknown pieces and writes something else
+    off = translate_lines(translator, [*inserted, whole], cfg.model_copy(update={"copy_unreadable": False}))
+    assert all(item not in hypothesis_text(translator.tgt_tokenizer, hyps[0]) for hyps, item in zip(off, items))
+    assert hypothesis_text(translator.tgt_tokenizer, off[2][0]) != whole
+
+
+def test_a_vocabulary_with_byte_fallback_reads_every_letter(spelling_digits, cfg):
+    line = "A dog sees 寿司."
+    warnings = []
+    [hyps] = translate_lines(spelling_digits, [line], cfg, warnings.append)
+    assert warnings == [] and hyps[0].text is None  # nothing taken out: the model reads the bytes
+
+
 QUANTITIES = ["A dog and 3 cats leap over a log.", "2 dogs run. A cat sleeps. Then 5 birds sing!",
               "A dog with 42 balls and the URL https://example.org/a?b=1 runs."]
 

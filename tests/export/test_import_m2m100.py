@@ -444,11 +444,13 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
                                  "--input-format", "jsonl", "--output-format", "jsonl"])
     assert result.exit_code == 1 and "line 6: src_lang xx_Latn: " in result.output
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    # (the tiny vocabulary lacks "ñ": "dueño" and "niños" are copied, and said to be, apart)
+    said_of_languages = [line for line in result.output.splitlines() if "by the language identifier" in line]
     if layout == "m2m":  # M2M-100's tokenizer names its 100 languages, Spanish among them
-        assert [r["src_lang"] for r in records[6:]] == ["es", "es"] and "line 7:" not in result.output
+        assert [r["src_lang"] for r in records[6:]] == ["es", "es"] and said_of_languages == []
     else:  # this NLLB directory names three
         assert "line 7: 88% es by the language identifier, which the model does not translate from into" in result.output
-        assert "line 8:" not in result.output  # said once for the language
+        assert not any("line 8:" in line for line in said_of_languages)  # said once for the language
     assert [r.get("src_lang") for r in records[:5]] == [None, german, None, english, None] and "error" in records[5]
     expected = [german, german, english, english, english]  # the third: the run's source, English
     # batched beside other lines than before: the same tokens, scores within assert_same_jsonl's tolerance

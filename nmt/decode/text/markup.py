@@ -10,8 +10,8 @@ After translation `render` puts each item back, as written in the source:
   well-formed); where none of its words is aligned to an output word, it is written empty where
   its first word would go;
 - a point before the output word aligned to the source word after it (else after the one aligned
-  to the word before it); a point that ended its sentence ends the output, before its final
-  punctuation.
+  to the word before it); a point that began the line begins the output, and one that ended its
+  sentence ends the output, before its final punctuation.
 Punctuation inside a tagged word's edge stays outside the tags when it was outside in the source
 (`<b>dog</b>.` gives `<b>Hund</b>.`). Tags inside a word wrap the whole output word.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
 from nmt.decode.text.markdown import markdown_pieces
-from nmt.decode.text.verbatim import verbatim_spans
+from nmt.decode.text.verbatim import unreadable_spans, verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
 
@@ -72,12 +72,13 @@ class Marked:
 
 
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
-         keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False) -> Marked:
+         keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False,
+         readable: Callable[[str], bool] | None = None) -> Marked:
     """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
     nmt.decode.text.markdown), with its asides in parentheses made items named ASIDE (`asides`,
     nmt.decode.text.asides: a phrase an element, a longer aside a point), and/or with its
     verbatim spans taken out (`verbatim`; a quantity, "3 people", left in the text where
-    `keep_quantity` says so). Markup that does not nest raises MarkupError, or with `lenient` its
+    `keep_quantity` says so; text in letters that `readable` fails among them). Markup that does not nest raises MarkupError, or with `lenient` its
     unmatched tags become points (kept in the output as they stand)."""
     pieces = _markup_pieces(line) if markup else (markdown and markdown_pieces(line)) or [("text", line)]
     if asides:
@@ -85,7 +86,7 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
                   for split in (_aside_pieces(piece[1]) if piece[0] == "text" else [piece])]
     if verbatim:
         pieces = [split for piece in pieces
-                  for split in (_verbatim_pieces(piece[1], keep_quantity) if piece[0] == "text" else [piece])]
+                  for split in (_verbatim_pieces(piece[1], keep_quantity, readable) if piece[0] == "text" else [piece])]
     return _assemble(pieces, markup, lenient)
 
 
@@ -111,19 +112,24 @@ def looks_like_markup(line: str) -> bool:
 
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
                numbers: list[int], keep_quantity: Callable[[str], bool] | None = None,
-               markdown: bool = False, asides: bool = False) -> list[Marked | None]:
+               markdown: bool = False, asides: bool = False,
+               readable: Callable[[str], bool] | None = None) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so, else with Markdown's marks where
     `markdown`; its asides taken out where `asides`), or None where nothing is taken out of it (and
     it is not markup) or it is to be translated `as_written`. A line whose markup does not nest is
-    warned about (naming its number); its unmatched tags become points."""
+    warned about (naming its number); its unmatched tags become points. So is a line with text in
+    letters that `readable` fails, which is copied as written."""
     out: list[Marked | None] = []
     for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
         marks = markdown and not is_markup and markdown_pieces(line) is not None
-        found = (verbatim and verbatim_spans(line, keep_quantity)) or (asides and aside_spans(line))
+        found = (verbatim and verbatim_spans(line, keep_quantity, readable)) or (asides and aside_spans(line))
         if keep or not (is_markup or marks or found):
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
-        options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides}
+        if verbatim and readable is not None and (unread := unreadable_spans(line, readable)):
+            warn(f"line {number}: {_quoted(line, unread)}: letters the model's source vocabulary lacks; "
+                 "copied as written")
+        options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides, "readable": readable}
         try:
             marked = mark(line, is_markup, verbatim, **options)
         except MarkupError as e:
@@ -131,6 +137,13 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
             marked = mark(line, is_markup, verbatim, lenient=True, **options)
         out.append(marked if marked.items or marked.escape else None)
     return out
+
+
+def _quoted(line: str, spans: list[tuple[int, int]], width: int = 40) -> str:
+    """The first span of `line`, quoted and cut to `width` characters, and how many more there are."""
+    start, end = spans[0]
+    text = line[start:end] if end - start <= width else line[start:start + width - 1] + "…"
+    return f'"{text}"' + (f" and {len(spans) - 1} more" if len(spans) > 1 else "")
 
 
 def _markup_pieces(line: str) -> list[tuple]:
@@ -161,8 +174,9 @@ def _aside_pieces(text: str) -> list[tuple]:
         else [("point", aside, ASIDE)])
 
 
-def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None) -> list[tuple]:
-    return _split_out(text, verbatim_spans(text, keep_quantity), lambda span: [("point", span)])
+def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None,
+                     readable: Callable[[str], bool] | None) -> list[tuple]:
+    return _split_out(text, verbatim_spans(text, keep_quantity, readable), lambda span: [("point", span)])
 
 
 def _split_out(text: str, spans: list[tuple[int, int]], pieces_of: Callable[[str], list[tuple]]) -> list[tuple]:
@@ -381,6 +395,8 @@ class _Placer:
             return len(out.units) if self.text and _is_punct(self.text[-1]) else before_final_punct
         if all(_is_punct(c) for c in rest):  # it ended the sentence, before its final punctuation
             return before_final_punct
+        if not self.text[:item.start].strip():  # it began the line: it begins the output
+            return 0
         gap = bisect.bisect_left(self.starts, item.start)  # source words before it
         if gap < n and self.aligned.get(gap):
             return out.first[min(self.aligned[gap])]

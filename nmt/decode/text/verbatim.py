@@ -5,6 +5,11 @@ training (it rewrites "42" or drops a URL), so such spans are taken out of the l
 translation and put back into the output beside the words aligned to their neighbours
 (nmt.decode.text.markup does both; `decode.copy_verbatim`).
 
+So is text written in letters the source vocabulary lacks (`unreadable_spans`): "寿司" or
+"Добро пожаловать" in an English line, for a model trained on Latin script alone, reaches the
+model as unknown pieces, which it drops or answers with invented words; a line of it whole came
+back as a German sentence no one wrote. Copied, it stays as the user wrote it.
+
 A number joined to a word by a hyphen ("3-year-old") is part of that word and is translated.
 
 A quantity, a plain number before a word ("3 people", "50 km"), can instead stay in the sentence
@@ -14,7 +19,10 @@ A quantity, a plain number before a word ("3 people", "50 km"), can instead stay
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
+
+from nmt.data.words import written_without_spaces
 
 # Chinese, Japanese and Korean letters and their punctuation and full-width forms: text written
 # against a URL, an e-mail address, a handle, a number or a code without a space ("网址https://x.org，
@@ -46,13 +54,78 @@ _VERBATIM = re.compile(
     rf"|(?<!{_WORD_CHAR})(?<!-)(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?!{_WORD_CHAR}|-)"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
+_LABEL_END = re.compile(r"([:：|>–—-]+)\s")  # after a span that begins a line, a label's mark
+_RUN_GAP = re.compile(r"[\s,;:/&·–—-]*")  # what an unreadable run goes on over to the next
+_ENCLOSING = dict(zip("\"'“„‘«‹「『(（[", "\"'”“’»›」』)）]"))
 _PLAIN_NUMBER = re.compile(r"\d+")
 _WORD_AFTER = re.compile(r"\s+[^\W\d_]")  # whitespace, then a letter (of any script)
 
 
-def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
+def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None,
+                   readable: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
     """The (start, end) character spans of `text` to copy unchanged, in order, not overlapping;
-    a quantity that `keep` (where given) says stays in the text is not one."""
+    a quantity that `keep` (where given) says stays in the text is not one. Where `readable` (a
+    character's test) is given, text in letters it fails is one too (`unreadable_spans`)."""
+    spans = _pattern_spans(text, keep)
+    if readable is not None:
+        spans = _union(spans + unreadable_spans(text, readable))
+    # quotes or brackets that hold just a span go with it ('"42"', "(15%)", '"Добро пожаловать"'):
+    # the model would make words of them, empty
+    spans = [(start - 1, end + 1) if 0 < start and end < len(text) and _ENCLOSING.get(text[start - 1]) == text[end]
+             else (start, end) for start, end in spans]
+    if spans and not text[:spans[0][0]].strip() and (label := _LABEL_END.match(text, spans[0][1])):
+        spans[0] = (spans[0][0], label.end(1))  # "@nmt: hello", "Иван: hello": the label's colon goes with it
+    return spans
+
+
+def unreadable_spans(text: str, readable: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """The (start, end) of each run of `text` written in letters that `readable` fails (those the
+    source vocabulary lacks): from such a letter over the letters, digits and unreadable
+    characters around it, and on to the next such run where nothing but spaces, commas, colons,
+    dashes and the like lie between ("Добро пожаловать", "Мужчина, женщина"). Unreadable
+    punctuation or symbols alone ("→") are left to the model."""
+    if all(readable(char) for char in set(text) if char.isalpha()):
+        return []  # (most lines: each distinct character looked at once)
+    spans: list[list[int]] = []
+    at = 0
+    while at < len(text):
+        if not (text[at].isalpha() and not readable(text[at])):
+            at += 1
+            continue
+        start, end = at, at + 1
+        while start > 0 and _joins(text[start - 1], readable):
+            start -= 1
+        while end < len(text) and _joins(text[end], readable):
+            end += 1
+        if spans and _RUN_GAP.fullmatch(text, spans[-1][1], start):
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+        at = end
+    return [(start, end) for start, end in spans]
+
+
+def _joins(char: str, readable: Callable[[str], bool]) -> bool:
+    """Whether `char` belongs to the unreadable run beside it: any character the vocabulary lacks
+    but a space, a combining mark, or a letter or digit of its word ("naïve" whole), where words
+    stand between spaces (in Chinese, Japanese or Thai, the letters beside a rare character are
+    other words)."""
+    return ((not char.isspace() and not readable(char)) or unicodedata.category(char).startswith("M")
+            or (char.isalnum() and not written_without_spaces(char)))
+
+
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, those that overlap or touch made one."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
+
+
+def _pattern_spans(text: str, keep: Callable[[str], bool] | None) -> list[tuple[int, int]]:
     spans = []
     for match in _VERBATIM.finditer(text):
         start, end = match.span()
