@@ -32,7 +32,7 @@ from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, name_spans
 from nmt.decode.text.quantities import with_quantities
-from nmt.decode.text.verbatim import quantity_spans
+from nmt.decode.text.verbatim import quantity_spans, unreadable_spans
 from nmt.devices import torch_on_one_thread
 from nmt.recipe_errors import DecodeSettingPlaces
 
@@ -110,24 +110,29 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     markers = ["" if written or not cfg.copy_verbatim else list_marker(line) for line, written in zip(lines, as_written)]
     lines = [line[len(marker):] for line, marker in zip(lines, markers)]
     keep_quantity = quantities_kept(translator, cfg)
+    pieces = source_pieces(translator)
+    can_align = refusal(translator, "alignments") is None
+    can_name = can_align and cfg.copy_names and refusal(translator, "token_scores") is None
+    # lines whose names are written as they stand (sentence by sentence: sentence_hypotheses)
+    naming = [can_name and not written and capitals_mark_names(direction(translator, request.controls)[0])
+              for written, request in zip(as_written, requests)]
+    reads = source_reads(translator) if cfg.copy_verbatim and cfg.copy_unreadable else None
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
-                        keep_quantity, cfg.markdown, cfg.parentheses,
-                        source_reads(translator) if cfg.copy_unreadable else None)
+                        keep_quantity, cfg.markdown, cfg.parentheses, reads,
+                        [functools.partial(name_spans, pieces=pieces) if named else None for named in naming])
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
+    # a name in letters the vocabulary lacks, left in its sentence for the names rule to write
+    unread_names = [[line[a:b] for a, b in unreadable_spans(line, reads)] if reads and named else []
+                    for line, named in zip(lines, naming)]
     # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)
-    pieces = source_pieces(translator)
     capitals = [[] if written or not cfg.normalize_case else capitalized_words(line, pieces)
                 for line, written in zip(lines, as_written)]
     words_in_capitals = [[line[a:b] for a, b in spans] for line, spans in zip(lines, capitals)]
     lines = [lowered(line, spans) for line, spans in zip(lines, capitals)]
     held = [bool(keep_quantity) and not written and bool(quantity_spans(line, keep_quantity))
             for line, written in zip(lines, as_written)]
-    can_align = refusal(translator, "alignments") is None
-    can_name = can_align and cfg.copy_names and refusal(translator, "token_scores") is None
-    # names are written sentence by sentence (sentence_hypotheses); here, which lines have any
-    names = [can_name and not written and capitals_mark_names(direction(translator, request.controls)[0])
-             and bool(name_spans(line, pieces)) for line, written, request in zip(lines, as_written, requests)]
+    names = [named and bool(name_spans(line, pieces)) for line, named in zip(lines, naming)]  # lines with any
     # Lines with items to place, quantities or names to write are translated with alignments (where
     # the engine gives them), the rest without; names ask for the tokens' probabilities too.
     aligned = [can_align and (kept or named or (m is not None and bool(m.items)))
@@ -170,12 +175,17 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
             if marker:  # a list's marker in front, as it stood (alignments count the words after it)
                 h.text = marker + hypothesis_text(translator.tgt_tokenizer, h)
                 h.joins = tuple(offset + len(marker) for offset in h.joins)
-    if missed:  # translated again with their quantities taken out, which copies them exactly
-        taken_out = cfg.model_copy(update={"quantities_in_place": False})
-        again = _translate(translator, [requests[i] for i in missed], taken_out, lambda _: None, first_line,
-                           extras, lambda _: None)  # warned about, and counted, the first time
-        for i, hyps in zip(missed, again):
-            results[i] = hyps
+    # Translated again, warned about and counted the first time: lines whose quantities could not
+    # be written as digits, with their quantities taken out, which copies them exactly; and lines
+    # whose output lacks an unreadable name, with its names taken out as well.
+    unnamed = [i for i, names_ in enumerate(unread_names) if names_ and i not in missed
+               and not all(name in hypothesis_text(translator.tgt_tokenizer, results[i][0]) for name in names_)]
+    for again_of, update in ((missed, {"quantities_in_place": False}), (unnamed, {"copy_names": False})):
+        if again_of:
+            again = _translate(translator, [requests[i] for i in again_of], cfg.model_copy(update=update),
+                               lambda _: None, first_line, extras, lambda _: None)
+            for i, hyps in zip(again_of, again):
+                results[i] = hyps
     return results
 
 

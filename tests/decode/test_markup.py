@@ -5,6 +5,7 @@ for any alignment (the output is well-formed and keeps exactly the source's tags
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -82,6 +83,13 @@ def test_text_in_letters_the_vocabulary_lacks_is_a_span_from_letter_to_letter():
     assert [line[s:e] for s, e in verbatim_spans(line, readable=latin)] == [
         "https://x.org/寿司", "5寿司", "Москва", "2024"]
     assert [line[s:e] for s, e in verbatim_spans(line)] == ["https://x.org/寿司", "5", "2024"]
+    # such text inside a name stays in its sentence, where the line has words the model reads
+    def names(text):
+        return [(m.start(), m.end()) for m in re.finditer(r"Москва|Мужчина", text)]
+
+    assert [line[s:e] for line in ["Two men visit Москва and 寿司."] for s, e in verbatim_spans(line, None, latin, names)] == [
+        "寿司"]
+    assert verbatim_spans("Мужчина", None, latin, names) == [(0, 7)]
     # a line with such text says so once, naming it, and is taken apart like any other
     warnings = []
     marked = mark_lines(["Two men eat 寿司 and 刺身 here.", "Two men eat."], [False, False], True, [False, False],

@@ -305,3 +305,25 @@ def test_thai_or_lao_markup_without_its_segmenter_is_said_once_per_stream(transl
         said.clear()
         list(translate_stream(translator, lines, cfg, warn=said.append, input_format="markup"))
         assert not any("PyThaiNLP" in line or "LaoNLP" in line for line in said)
+
+
+def test_an_unreadable_name_inside_a_sentence_is_left_to_the_names_rule_or_else_taken_out(translator, cfg, monkeypatch):
+    import nmt.decode.text.names as names
+
+    line = "A black Москва dog leaps over a log."
+
+    def text(update: dict) -> str:
+        [hyps] = translate_lines(translator, [line], cfg.model_copy(update=update))
+        return hypothesis_text(translator.tgt_tokenizer, hyps[0])
+
+    taken_out = text({"copy_names": False})  # without the names rule, a verbatim span
+    assert "Москва" in taken_out
+    # every output word doubtful: the names rule writes the name in place of the words aligned to
+    # it, as it does with the name read as unknown pieces, and that output stands
+    monkeypatch.setattr(names, "DOUBTFUL", 1.0)
+    in_place = text({})
+    assert "Москва" in in_place and in_place == text({"copy_unreadable": False}) != taken_out
+    # no output word doubtful: the names rule writes nothing, and the line is translated again
+    # with the name taken out
+    monkeypatch.setattr(names, "DOUBTFUL", 1e-300)
+    assert "Москва" not in text({"copy_unreadable": False}) and text({}) == taken_out

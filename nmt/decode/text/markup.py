@@ -73,12 +73,14 @@ class Marked:
 
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
          keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False,
-         readable: Callable[[str], bool] | None = None) -> Marked:
+         readable: Callable[[str], bool] | None = None,
+         names: Callable[[str], list[tuple[int, int]]] | None = None) -> Marked:
     """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
     nmt.decode.text.markdown), with its asides in parentheses made items named ASIDE (`asides`,
     nmt.decode.text.asides: a phrase an element, a longer aside a point), and/or with its
     verbatim spans taken out (`verbatim`; a quantity, "3 people", left in the text where
-    `keep_quantity` says so; text in letters that `readable` fails among them). Markup that does not nest raises MarkupError, or with `lenient` its
+    `keep_quantity` says so; text in letters that `readable` fails among them, but for that inside
+    a name that `names` finds). Markup that does not nest raises MarkupError, or with `lenient` its
     unmatched tags become points (kept in the output as they stand)."""
     pieces = _markup_pieces(line) if markup else (markdown and markdown_pieces(line)) or [("text", line)]
     if asides:
@@ -86,7 +88,8 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
                   for split in (_aside_pieces(piece[1]) if piece[0] == "text" else [piece])]
     if verbatim:
         pieces = [split for piece in pieces
-                  for split in (_verbatim_pieces(piece[1], keep_quantity, readable) if piece[0] == "text" else [piece])]
+                  for split in (_verbatim_pieces(piece[1], keep_quantity, readable, names) if piece[0] == "text"
+                                else [piece])]
     return _assemble(pieces, markup, lenient)
 
 
@@ -112,24 +115,27 @@ def looks_like_markup(line: str) -> bool:
 
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
                numbers: list[int], keep_quantity: Callable[[str], bool] | None = None,
-               markdown: bool = False, asides: bool = False,
-               readable: Callable[[str], bool] | None = None) -> list[Marked | None]:
+               markdown: bool = False, asides: bool = False, readable: Callable[[str], bool] | None = None,
+               names: list[Callable[[str], list[tuple[int, int]]] | None] | None = None) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so, else with Markdown's marks where
     `markdown`; its asides taken out where `asides`), or None where nothing is taken out of it (and
     it is not markup) or it is to be translated `as_written`. A line whose markup does not nest is
     warned about (naming its number); its unmatched tags become points. So is a line with text in
-    letters that `readable` fails, which is copied as written."""
+    letters that `readable` fails, which is copied as written (taken out, or where it is a name
+    that the line's `names` finds, left in its sentence for nmt.decode.text.names to write)."""
     out: list[Marked | None] = []
-    for line, is_markup, keep, number in zip(lines, markup, as_written, numbers):
+    for at, (line, is_markup, keep, number) in enumerate(zip(lines, markup, as_written, numbers)):
+        named = names[at] if names else None
         marks = markdown and not is_markup and markdown_pieces(line) is not None
-        found = (verbatim and verbatim_spans(line, keep_quantity, readable)) or (asides and aside_spans(line))
+        found = (verbatim and verbatim_spans(line, keep_quantity, readable, named)) or (asides and aside_spans(line))
+        if verbatim and not keep and readable is not None and (unread := unreadable_spans(line, readable)):
+            warn(f"line {number}: {_quoted(line, unread)}: letters the model's source vocabulary lacks; "
+                 "copied as written")
         if keep or not (is_markup or marks or found):
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
-        if verbatim and readable is not None and (unread := unreadable_spans(line, readable)):
-            warn(f"line {number}: {_quoted(line, unread)}: letters the model's source vocabulary lacks; "
-                 "copied as written")
-        options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides, "readable": readable}
+        options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides, "readable": readable,
+                   "names": named}
         try:
             marked = mark(line, is_markup, verbatim, **options)
         except MarkupError as e:
@@ -174,9 +180,9 @@ def _aside_pieces(text: str) -> list[tuple]:
         else [("point", aside, ASIDE)])
 
 
-def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None,
-                     readable: Callable[[str], bool] | None) -> list[tuple]:
-    return _split_out(text, verbatim_spans(text, keep_quantity, readable), lambda span: [("point", span)])
+def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None, readable: Callable[[str], bool] | None,
+                     names: Callable[[str], list[tuple[int, int]]] | None) -> list[tuple]:
+    return _split_out(text, verbatim_spans(text, keep_quantity, readable, names), lambda span: [("point", span)])
 
 
 def _split_out(text: str, spans: list[tuple[int, int]], pieces_of: Callable[[str], list[tuple]]) -> list[tuple]:

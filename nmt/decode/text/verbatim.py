@@ -62,13 +62,20 @@ _WORD_AFTER = re.compile(r"\s+[^\W\d_]")  # whitespace, then a letter (of any sc
 
 
 def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None,
-                   readable: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
+                   readable: Callable[[str], bool] | None = None,
+                   names: Callable[[str], list[tuple[int, int]]] | None = None) -> list[tuple[int, int]]:
     """The (start, end) character spans of `text` to copy unchanged, in order, not overlapping;
     a quantity that `keep` (where given) says stays in the text is not one. Where `readable` (a
-    character's test) is given, text in letters it fails is one too (`unreadable_spans`)."""
+    character's test) is given, text in letters it fails is one too (`unreadable_spans`), but for
+    such text inside the spans that `names` finds, which stays in its sentence where the model
+    reads words around it."""
     spans = _pattern_spans(text, keep)
     if readable is not None:
-        spans = _union(spans + unreadable_spans(text, readable))
+        unread = unreadable_spans(text, readable)
+        if unread and names is not None and any(c.isalpha() and readable(c) for c in _outside(text, unread)):
+            found = names(text)
+            unread = [(a, b) for a, b in unread if not any(x <= a and b <= y for x, y in found)]
+        spans = _union(spans + unread)
     # quotes or brackets that hold just a span go with it ('"42"', "(15%)", '"Добро пожаловать"'):
     # the model would make words of them, empty
     spans = [(start - 1, end + 1) if 0 < start and end < len(text) and _ENCLOSING.get(text[start - 1]) == text[end]
@@ -112,6 +119,15 @@ def _joins(char: str, readable: Callable[[str], bool]) -> bool:
     other words)."""
     return ((not char.isspace() and not readable(char)) or unicodedata.category(char).startswith("M")
             or (char.isalnum() and not written_without_spaces(char)))
+
+
+def _outside(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text of `text` outside `spans` (in order, not overlapping)."""
+    pieces, at = [], 0
+    for start, end in spans:
+        pieces.append(text[at:start])
+        at = end
+    return "".join(pieces) + text[at:]
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
