@@ -38,6 +38,18 @@ def source_pieces(translator) -> Callable[[str], int]:
     return functools.cache(lambda word: len(tokenizer.encode(word)))
 
 
+def source_reads(translator) -> Callable[[str], bool]:
+    """Whether the source vocabulary reads a character, in either case (rather than making it an
+    unknown piece; with byte fallback it reads them all): text in letters it lacks is copied
+    (nmt.decode.text.verbatim.unreadable_spans), invisible characters it lacks left out of words
+    (nmt.decode.text.invisible). A capital it lacks is read in lower case where a word in
+    capitals is lowered (nmt.decode.text.casing)."""
+    tokenizer = translator.src_tokenizer
+    unknown = tokenizer.unk_id()
+    return functools.cache(lambda char: any(unknown not in tokenizer.encode(form)
+                                            for form in {char, char.lower(), char.upper()}))
+
+
 def search_rows(translator, rows: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], numbers: list[int],
                 extras: Iterable[str] = (),
                 finished: Callable[[list[int]], None] = lambda _: None) -> list[list[Hypothesis]]:

@@ -23,11 +23,12 @@ from nmt.data.languages import Controls
 from nmt.data.words import word_spans
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.request import Line
-from nmt.decode.rows import direction, source_pieces
+from nmt.decode.rows import direction, source_pieces, source_reads
 from nmt.decode.search import Hypothesis
 from nmt.decode.sentences import sentence_hypotheses
 from nmt.decode.text.asides import ASIDE, aside_text, written_aside
 from nmt.decode.text.casing import capitalized_words, hypothesis_text, lowered, recapitalized
+from nmt.decode.text.invisible import without_invisible
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, name_spans
@@ -47,17 +48,6 @@ def quantities_kept(translator, cfg: DecodeConfig) -> Callable[[str], bool] | No
         return None
     tokenizer = translator.src_tokenizer
     return functools.cache(lambda number: tokenizer.decode(tokenizer.encode(number)) == number)
-
-
-def source_reads(translator) -> Callable[[str], bool]:
-    """Whether the source vocabulary reads a letter, in either case (rather than making it an
-    unknown piece; with byte fallback it reads them all); text in letters it lacks is copied
-    (nmt.decode.text.verbatim.unreadable_spans). A capital it lacks is read in lower case where a
-    word in capitals is lowered (nmt.decode.text.casing)."""
-    tokenizer = translator.src_tokenizer
-    unknown = tokenizer.unk_id()
-    return functools.cache(lambda char: any(unknown not in tokenizer.encode(form)
-                                            for form in {char, char.lower(), char.upper()}))
 
 
 def translate_lines(translator, lines: list[str], cfg: DecodeConfig, warn: Callable[[str], None] = lambda _: None,
@@ -104,7 +94,8 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
 
 def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], first_line: int,
                extras: Iterable[str], finished: Callable[[list[int]], None]) -> list[list[Hypothesis]]:
-    lines = [r.text for r in requests]
+    reads = source_reads(translator)
+    lines = [without_invisible(r.text, reads) for r in requests]  # (nmt.decode.text.invisible)
     numbers = list(range(first_line, first_line + len(lines)))
     as_written = [bool(r.prefix or r.constraints) for r in requests]
     markers = ["" if written or not cfg.copy_verbatim else list_marker(line) for line, written in zip(lines, as_written)]
@@ -116,14 +107,14 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     # lines whose names are written as they stand (sentence by sentence: sentence_hypotheses)
     naming = [can_name and not written and capitals_mark_names(direction(translator, request.controls)[0])
               for written, request in zip(as_written, requests)]
-    reads = source_reads(translator) if cfg.copy_verbatim and cfg.copy_unreadable else None
+    unread = reads if cfg.copy_verbatim and cfg.copy_unreadable else None
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
-                        keep_quantity, cfg.markdown, cfg.parentheses, reads,
+                        keep_quantity, cfg.markdown, cfg.parentheses, unread,
                         [functools.partial(name_spans, pieces=pieces) if named else None for named in naming])
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # a name in letters the vocabulary lacks, left in its sentence for the names rule to write
-    unread_names = [[line[a:b] for a, b in unreadable_spans(line, reads)] if reads and named else []
+    unread_names = [[line[a:b] for a, b in unreadable_spans(line, unread)] if unread and named else []
                     for line, named in zip(lines, naming)]
     # words in capitals in an ordinary sentence, translated in lower case (nmt.decode.text.casing)
     capitals = [[] if written or not cfg.normalize_case else capitalized_words(line, pieces)

@@ -1,0 +1,34 @@
+"""Invisible format characters the source vocabulary lacks, left out of the words they follow
+before anything else reads the line: a soft hyphen (U+00AD, left in text copied from a web page
+or a PDF as a place to hyphenate), a word joiner (U+2060), a zero-width joiner (U+200D) and the
+like. They change nothing a reader sees, but a vocabulary without them makes each an unknown
+piece in the middle of its word: the demo model translated "ma\u00adn" as "Briefes", and a name
+rule would take "Bri\u00adtish" for a name. Those after a letter or digit go; one after a space
+or a symbol stays (an emoji's joiners and a flag's tags are copied with it,
+nmt.decode.text.verbatim). A line copied as it stands keeps them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+# Unicode's format characters (general category Cf)
+_FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+                     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+                     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]+")
+
+
+def without_invisible(text: str, reads: Callable[[str], bool]) -> str:
+    """`text` without the format characters that `reads` (the source vocabulary's test of a
+    character) fails, where they follow a letter, a digit or a combining mark."""
+    if _FORMAT.search(text) is None:
+        return text  # (nearly every line)
+
+    def kept(match: re.Match) -> str:
+        start = match.start()
+        in_word = start > 0 and (text[start - 1].isalnum() or unicodedata.category(text[start - 1]).startswith("M"))
+        return "".join(c for c in match.group() if reads(c)) if in_word else match.group()
+
+    return _FORMAT.sub(kept, text)
