@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-asides demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-asides demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -40,6 +40,10 @@ bench-emoticons: install
 # Text in a script the vocabulary lacks, decode.copy_verbatim on and off (results/other_scripts.json).
 bench-other-scripts: install
 	$(BIN)/python -m experiments.robustness.other_scripts
+
+# Soft hyphens inside words, left out for the model or read as unknown pieces (results/invisible.json).
+bench-invisible: install
+	$(BIN)/python -m experiments.robustness.invisible
 # Asides in parentheses, decode.parentheses on and off (results/asides.json).
 bench-asides: install
 	$(BIN)/python -m experiments.robustness.asides
