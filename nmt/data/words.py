@@ -108,6 +108,15 @@ def without_segmenter(text: str) -> Script | None:
     return next((script for script in SCRIPTS if script.letters.search(text) and segmenter(script.name) is None), None)
 
 
+def outside_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text of `text` outside `spans` (in order, not overlapping), joined."""
+    pieces, at = [], 0
+    for start, end in spans:
+        pieces.append(text[at:start])
+        at = end
+    return "".join(pieces) + text[at:]
+
+
 def word_spans(text: str, dictionaries: bool = True) -> list[tuple[int, int]]:
     """The (start, end) of each word of `text`; `dictionaries` False: Thai and Lao runs whole, as
     without their segmenters (words by Unicode's rules alone, the same on every machine)."""

@@ -21,6 +21,8 @@ from __future__ import annotations
 import html
 import re
 
+from nmt.data.words import outside_spans
+
 ASIDE = "aside"  # the name of a markup item that holds an aside (nmt.decode.text.markup.Item.name)
 PHRASE_WORDS = 5  # an aside of this many words or fewer is translated in its sentence
 _PARENTHESES = re.compile(r"(?<!\S)\(([^()\[\]{}<>]*)\)(?=$|\s|[.,;:!?'\"”’»])")
@@ -32,8 +34,7 @@ def aside_spans(text: str) -> list[tuple[int, int]]:
     spans = [m.span() for m in _PARENTHESES.finditer(text)
              if len(words := m.group(1).split()) >= 2 and any(c.isalpha() for word in words for c in word)
              and text.rfind("(", 0, m.start()) <= text.rfind(")", 0, m.start())]  # not inside other parentheses
-    outside = "".join(text[end:start] for (_, end), (start, _) in zip([(0, 0), *spans], [*spans, (len(text), 0)]))
-    return spans if any(c.isalpha() for c in outside) else []
+    return spans if any(c.isalpha() for c in outside_spans(text, spans)) else []
 
 
 def is_phrase(aside: str) -> bool:

@@ -22,7 +22,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from nmt.data.words import written_without_spaces
+from nmt.data.words import outside_spans, written_without_spaces
 
 # Chinese, Japanese and Korean letters and their punctuation and full-width forms: text written
 # against a URL, an e-mail address, a handle, a number or a code without a space ("网址https://x.org，
@@ -72,7 +72,7 @@ def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None,
     spans = _pattern_spans(text, keep)
     if readable is not None:
         unread = unreadable_spans(text, readable)
-        if unread and names is not None and any(c.isalpha() and readable(c) for c in _outside(text, unread)):
+        if unread and names is not None and any(c.isalpha() and readable(c) for c in outside_spans(text, unread)):
             found = names(text)
             unread = [(a, b) for a, b in unread if not any(x <= a and b <= y for x, y in found)]
         spans = _union(spans + unread)
@@ -119,15 +119,6 @@ def _joins(char: str, readable: Callable[[str], bool]) -> bool:
     other words)."""
     return ((not char.isspace() and not readable(char)) or unicodedata.category(char).startswith("M")
             or (char.isalnum() and not written_without_spaces(char)))
-
-
-def _outside(text: str, spans: list[tuple[int, int]]) -> str:
-    """The text of `text` outside `spans` (in order, not overlapping)."""
-    pieces, at = [], 0
-    for start, end in spans:
-        pieces.append(text[at:start])
-        at = end
-    return "".join(pieces) + text[at:]
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
