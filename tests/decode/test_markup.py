@@ -27,6 +27,9 @@ def tags(line: str) -> Counter:
 
 
 def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
+    # a number with its unit of measure, but for a plain number before a word kept in place ("50 km")
+    assert spans("Over a 1.5 m fence, the 100m dash at 30°C, 25 °C or 60 mph; 5 in a row, the 1950s, 10 ms.") == [
+        "1.5 m", "100m", "30°C", "25 °C", "60 mph", "5", "10"]
     # quotes or brackets that hold just a span go with it (the model would make words of them, empty)
     assert spans('A man with 42 balloons paid $19.99 (15%) on 2024-05-17 at "10:30" (or 11:00 am).') == [
         "42", "$19.99", "(15%)", "2024-05-17", '"10:30"', "11:00 am"]
@@ -105,7 +108,7 @@ def test_quantities_are_plain_numbers_before_a_word_and_may_stay_in_the_text():
 
     assert quantities(line) == ["3", "2", "7"]
     taken_out = [line[s:e] for s, e in verbatim_spans(line, keep=lambda number: number != "7")]
-    assert taken_out == ["$5", "42.5", "10:30", "7", "1102", "8"]
+    assert taken_out == ["$5", "42.5 kg", "10:30", "7 km", "1102", "8"]  # a number taken out takes its unit
     assert quantities(line, keep=lambda number: number != "7") == ["3", "2"]
     assert quantities("我有3000元 and 5\tdogs") == ["5"]  # a quantity is followed by whitespace, then a letter
     marked = mark("<b>3 people</b> paid $5.", markup=True, verbatim=True, keep_quantity=lambda _: True)

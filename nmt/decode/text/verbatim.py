@@ -1,4 +1,5 @@
-"""Text a translation copies unchanged: numbers, dates, times ("5 pm"), prices, URLs, e-mail
+"""Text a translation copies unchanged: numbers (with their unit: "1.5 m", "100m", "30 °C"), dates,
+times ("5 pm"), prices, URLs, e-mail
 addresses, emoji and emoticons (":)"), @mentions and #hashtags, and codes such as "C-3PO" or
 "COVID-19" (letters with digits and a capital). A model rarely copies what it seldom saw in
 training (it rewrites "42" or drops a URL), so such spans are taken out of the line before
@@ -33,6 +34,10 @@ _URL = rf"(?:https?://|ftp://|www\.)[^\s<>\"'`{_CJK_PUNCTUATION}]+"  # (a path m
 _WORD_CHAR = rf"[^\W{_CJK_LETTERS}]"  # a word's character, other than a CJK letter
 _EMAIL = rf"(?:{_WORD_CHAR}|[.+-])+@(?:{_WORD_CHAR}|-)+(?:\.(?:{_WORD_CHAR}|-)+)+"
 _NUMBER = r"[$€£¥₹]?[+-]?\d+(?:[.,:/-]\d+)*(?:%|[$€£¥₹])?"
+# Units of measure written after a number, with a space or without ("1.5 m", "100m", "30°C"); not
+# "s" ("the 1950s"), "in" or "t", which are words as often
+_UNIT = ("(?:km/h|m/s|mph|kph|kWh|mAh|kcal|[kMG]?Hz|[kKMGT]B|[kM]?W|kV|km|cm|mm|µm|kg|mg|ml|mL|cl|dl|lbs|lb|oz|ft|yd"
+         "|mi|min|hrs|hr|cal|°[CF]|°|m|g|l|L|V|h)")
 # A time of day with its half of the day, "5 pm", "10am", "7:15 AM", "5:30 p.m." (the span ends
 # before a final stop that also ends the line, which stays the sentence's).
 _TIME = r"(?:1[0-2]|0?\d)(?::[0-5]\d)?\s?(?:[aApP][mM]|[ap]\.m(?:\.(?!\s*$))?|[AP]\.M(?:\.(?!\s*$))?)"
@@ -51,9 +56,11 @@ _VERBATIM = re.compile(
     rf"(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
     rf"|(?<!\S)(?P<emoticon>{_EMOTICON})(?=$|\s|[.,!?])"
     rf"|(?<!{_WORD_CHAR})(?<![-:])(?P<time>{_TIME})(?!{_WORD_CHAR})"
+    rf"|(?<!{_WORD_CHAR})(?<!-)(?P<measure>{_NUMBER}{_UNIT})(?!{_WORD_CHAR}|[-/])"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?:(?P<code>{_CODE})|(?P<number>{_NUMBER}))(?!{_WORD_CHAR}|-)"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?P<handle>{_HANDLE})")
 _URL_TAIL = ".,;:!?'\")]}"
+_UNIT_AFTER = re.compile(rf" ?{_UNIT}(?!{_WORD_CHAR}|[-/])")
 _LABEL_END = re.compile(r"([:：|>–—-]+)\s")  # after a span that begins a line, a label's mark
 _RUN_GAP = re.compile(r"[\s,;:/&·–—-]*")  # what an unreadable run goes on over to the next
 _ENCLOSING = dict(zip("\"'“„‘«‹「『(（[", "\"'”“’»›」』)）]"))
@@ -141,6 +148,8 @@ def _pattern_spans(text: str, keep: Callable[[str], bool] | None) -> list[tuple[
         if match.lastgroup == "url":  # a URL ends before the punctuation after it ("see x.org.")
             while end > start and text[end - 1] in _URL_TAIL and not _balanced(text[start:end]):
                 end -= 1
+        elif match.lastgroup == "number" and (unit := _UNIT_AFTER.match(text, end)):
+            end = unit.end()  # a number taken out takes its unit along ("1.5 m", "30 °C")
         spans.append((start, end))
     return spans
 
