@@ -1,7 +1,6 @@
 """Text a translation copies unchanged: numbers (with their unit: "1.5 m", "100m", "30 °C"), dates,
-times ("5 pm"), prices, URLs, e-mail
-addresses, emoji and emoticons (":)"), @mentions and #hashtags, and codes such as "C-3PO" or
-"COVID-19" (letters with digits and a capital). A model rarely copies what it seldom saw in
+times ("5 pm"), prices, URLs, e-mail addresses, emoji and emoticons (":)"), @mentions and
+#hashtags, and codes such as "C-3PO" or "COVID-19" (letters with digits and a capital). A model rarely copies what it seldom saw in
 training (it rewrites "42" or drops a URL), so such spans are taken out of the line before
 translation and put back into the output beside the words aligned to their neighbours
 (nmt.decode.text.markup does both; `decode.copy_verbatim`).
