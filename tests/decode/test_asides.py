@@ -15,14 +15,15 @@ def asides(text: str) -> list[str]:
     return [text[start:end] for start, end in aside_spans(text)]
 
 
-def test_an_aside_is_two_words_or_more_in_parentheses_that_stand_apart():
+def test_an_aside_is_two_letters_or_more_in_parentheses_that_stand_apart():
     assert asides("Two men (one in a hat) walk down the street.") == ["(one in a hat)"]
     assert asides("A man is climbing a wall (see photo).") == ["(see photo)"]
     assert asides("(Photo by J. Smith) A dog runs, (it is fast), and (very happy)!") == [
         "(Photo by J. Smith)", "(it is fast)", "(very happy)"]
     assert asides("A man (age 30) runs :) and (in the snow).") == ["(age 30)", "(in the snow)"]
-    # one word, numbers alone, a plural or a function, brackets inside, nested parentheses: left in place
-    for text in ("The dog(s) run.", "Compute f(x y) now.", "The (WHO) says.", "Born (2019) here.",
+    assert asides("Two women (sisters?) walk, the (WHO) says.") == ["(sisters?)", "(WHO)"]
+    # one letter, numbers alone, a plural or a function, brackets inside, nested parentheses: left in place
+    for text in ("The dog(s) run.", "Compute f(x y) now.", "Born (2019) here.", "A (5 m) wall.",
                  "Won (3 - 1) here.", "(a) first", "A (b [c] d) e.", "A (b (c d) e) f.", "A (b c"):
         assert asides(text) == [], text
     assert asides("(see the photo)") == []  # all aside: translated as the line it is
@@ -39,6 +40,9 @@ def test_a_phrase_is_an_element_around_its_words_and_a_longer_aside_a_point():
     [point] = marked.items
     assert point.point and point.name == ASIDE and point.open == "(it is very fast and the cat is slow)"
     assert marked.text[:point.start] == "A dog runs "
+    # one word is translated apart too: in its sentence, it is a word the sentence lacks
+    marked = mark("Two women (sisters?) walk.", markup=False, verbatim=True, asides=True)
+    assert marked.text == "Two women walk." and [i.open for i in marked.items] == ["(sisters?)"]
     # verbatim spans inside a phrase are its children; inside a longer aside they go with it
     marked = mark("A dog (born in 2019) runs (as every dog born in 2019 does) at 10:30.", markup=False,
                   verbatim=True, asides=True)
