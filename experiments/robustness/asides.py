@@ -8,7 +8,10 @@ others (0: every aside apart; 99: every one in its sentence), on three forms of 
   the reference the two references made one alike;
 - each line whose last 2 to 5 words are a prepositional phrase, with that phrase in parentheses
   ("A Boston Terrier is running … in front (of a white fence)."), scored with the output's
-  parentheses taken out against the reference as it is.
+  parentheses taken out against the reference as it is;
+- a word in parentheses at each line's end, from a list of words with their German
+  translations ("… on a bench (today)." against "… auf einer Bank (heute)."); a single word is
+  always translated apart, so PHRASE_WORDS changes nothing there.
 
 BLEU, the length ratio, and how many outputs hold one "(" and one ")". The threshold was chosen
 on val (`--test data/multi30k/val --out asides_val`). Writes experiments/robustness/results/asides.json.
@@ -32,6 +35,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PREPOSITIONS = frozenset("in on at with near by under behind beside through over into from across along inside "
                          "outside during of for".split())
 PHRASE_WORDS = (asides.PHRASE_WORDS, 0, 3, 4, 6, 8, 99)
+ONE_WORD = [("today", "heute"), ("again", "wieder"), ("outside", "draußen"), ("probably", "wahrscheinlich"),
+            ("here", "hier"), ("too", "auch"), ("maybe", "vielleicht"), ("again?", "wieder?")]
 
 
 def without_stop(line: str) -> str:
@@ -90,13 +95,16 @@ def main() -> None:
              "two_lines_the_second_an_aside": (
                  [with_aside(sources[a], sources[b][:1].lower() + sources[b][1:]) for a, b in pairs],
                  [with_aside(references[a], references[b]) for a, b in pairs], False),
-             "final_phrase_in_parentheses": ([s for s, _ in phrased], [r for _, r in phrased], True)}
+             "final_phrase_in_parentheses": ([s for s, _ in phrased], [r for _, r in phrased], True),
+             "one_word_in_parentheses_at_the_end": (
+                 [with_aside(s, ONE_WORD[i % len(ONE_WORD)][0]) for i, s in enumerate(sources)],
+                 [with_aside(r, ONE_WORD[i % len(ONE_WORD)][1]) for i, r in enumerate(references)], False)}
     default = asides.PHRASE_WORDS
     settings = [("parentheses_off", False, default)] + [(f"parentheses_on_phrase_words_{n}", True, n) for n in PHRASE_WORDS]
     result: dict = {form: {} for form in forms}
     for name, on, words in settings:
         for form, (lines, refs, strip) in forms.items():
-            if form == "as_shipped" and on and words != default:
+            if form in ("as_shipped", "one_word_in_parentheses_at_the_end") and on and words != default:
                 continue
             with phrase_words(words):
                 part = compare_settings(engine, {form: (lines, refs)}, {name: recipe.model_copy(update={"parentheses": on})},
