@@ -1,11 +1,10 @@
-"""Invisible format characters the source vocabulary lacks, left out of the words they follow
-before anything else reads the line: a soft hyphen (U+00AD, left in text copied from a web page
-or a PDF as a place to hyphenate), a word joiner (U+2060), a zero-width joiner (U+200D) and the
-like. They change nothing a reader sees, but a vocabulary without them makes each an unknown
-piece in the middle of its word: the demo model translated "ma\u00adn" as "Briefes", and a name
-rule would take "Bri\u00adtish" for a name. Those after a letter or digit go; one after a space
-or a symbol stays (an emoji's joiners and a flag's tags are copied with it,
-nmt.decode.text.verbatim). A line copied as it stands keeps them.
+"""Invisible format characters the source vocabulary lacks, left out of the line before anything
+else reads it: a soft hyphen (U+00AD, left in text copied from a web page or a PDF as a place to
+hyphenate), a word joiner (U+2060), a zero-width joiner (U+200D) and the like. They change nothing
+a reader sees, but a vocabulary without them makes each an unknown piece, in the middle of its
+word: the demo model translated "ma\u00adn" as "Briefes", and a name rule would take
+"Bri\u00adtish" for a name. Those after a symbol stay: an emoji's joiners and a flag's tags are
+copied with it (nmt.decode.text.verbatim). A line copied as it stands keeps them.
 """
 
 from __future__ import annotations
@@ -22,13 +21,13 @@ _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u
 
 def without_invisible(text: str, reads: Callable[[str], bool]) -> str:
     """`text` without the format characters that `reads` (the source vocabulary's test of a
-    character) fails, where they follow a letter, a digit or a combining mark."""
+    character) fails, but for those after a symbol (an emoji's)."""
     if _FORMAT.search(text) is None:
         return text  # (nearly every line)
 
     def kept(match: re.Match) -> str:
         start = match.start()
-        in_word = start > 0 and (text[start - 1].isalnum() or unicodedata.category(text[start - 1]).startswith("M"))
-        return "".join(c for c in match.group() if reads(c)) if in_word else match.group()
+        after_symbol = start > 0 and unicodedata.category(text[start - 1]).startswith("S")
+        return match.group() if after_symbol else "".join(c for c in match.group() if reads(c))
 
     return _FORMAT.sub(kept, text)
