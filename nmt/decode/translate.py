@@ -32,7 +32,6 @@ from nmt.decode.text.invisible import without_invisible
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, name_spans
-from nmt.decode.text.punctuation import with_nearest_marks
 from nmt.decode.text.quantities import with_quantities
 from nmt.decode.text.verbatim import quantity_spans, unreadable_spans
 from nmt.devices import torch_on_one_thread
@@ -114,7 +113,6 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                         [functools.partial(name_spans, pieces=pieces) if named else None for named in naming])
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
-    lines = [with_nearest_marks(line, reads) for line in lines]  # (nmt.decode.text.punctuation)
     # a name in letters the vocabulary lacks, left in its sentence for the names rule to write
     unread_names = [[line[a:b] for a, b in unreadable_spans(line, unread)] if unread and named else []
                     for line, named in zip(lines, naming)]
