@@ -103,10 +103,12 @@ def translate(
     rerank: Annotated[Optional[int], typer.Option(
         help="Rerank the beam's N best (decode.rerank.candidates) with decode.rerank's models and weights.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
-    input_format: Annotated[str, typer.Option(
+    input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
-             'tags kept around the translated words), text (every line as text, tags and Markdown and all) or jsonl '
-             '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line).')] = "plain",
+             'tags kept around the translated words), text (every line as text, tags and Markdown and all), jsonl '
+             '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line), or srt or vtt '
+             '(subtitles: each cue translated whole, numbers and timings kept). Default: srt or vtt for a file '
+             'named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(
@@ -127,7 +129,8 @@ def translate(
     set_: SetOpt = None,
     nproc: NprocOpt = 1,
 ):
-    """Translate text line by line: one output line per input line, empty lines included.
+    """Translate text line by line: one output line per input line, empty lines included; or a
+    subtitle file (.srt, .vtt) cue by cue, its numbers and timings kept.
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,
     --top-p and --epsilon are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name

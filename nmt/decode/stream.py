@@ -1,4 +1,5 @@
-"""Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results.
+"""Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
+subtitles in and out (nmt.decode.subtitles).
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -21,12 +22,14 @@ from nmt.decode.text.markup import looks_like_markup
 from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
-from nmt.decode.translate import translate
+from nmt.decode.subtitles import FORMATS as SUBTITLES
+from nmt.decode.subtitles import read_cues, subtitle_format, written
+from nmt.decode.translate import naming_lines, translate
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl")
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", *SUBTITLES)
 
 
 def format_result(translator, hyps: list[Hypothesis], output_format: str, identified: str | None = None) -> str:
@@ -116,20 +119,26 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
 
 def translate_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str = "plain",
                    interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
-                   input_format: str = "plain", extras: Iterable[str] = (),
+                   input_format: str | None = None, extras: Iterable[str] = (),
                    shards: Callable[..., Iterator[str]] | None = None,
                    done: Callable[[int], None] = lambda _: None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
+    `input_format` None: subtitles (nmt.decode.subtitles) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
 
+    if input_format is None:
+        input_format = subtitle_format(source) or "plain"
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
+    if input_format in SUBTITLES:
+        return _translate_subtitles(translator, source, output, cfg, output_format, interactive, warn, input_format,
+                                    extras, shards, done)
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
@@ -142,6 +151,36 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     report = StreamReport()
     write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
                                       shards, interactive, done), inputs=[source])
+    return report
+
+
+def _translate_subtitles(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
+                         interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
+                         shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None]) -> StreamReport:
+    """`nmt translate` of a subtitle file: each cue's text translated whole and written back over
+    its lines (nmt.decode.subtitles), the rest copied. Read whole, translated in one process."""
+    from nmt.data.corpus import decode_lines, read_lines
+
+    if output_format != "plain" or extras:
+        raise NmtError(f"--input-format {kind} writes subtitles: --output-format plain, without --token-scores "
+                       "or --alignments")
+    if shards is not None:
+        raise NmtError(f"--input-format {kind}: one process translates a subtitle file (--nproc 1)")
+    if line_by_line(source, interactive):
+        raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
+    lines = list(decode_lines(sys.stdin.buffer, "<stdin>") if source == "-" else read_lines(Path(source)))
+    cues = read_cues(lines, kind, "<stdin>" if source == "-" else source)
+    directions = LineDirections(translator, warn=warn)
+    requests = [Line(cue.text, markup=looks_like_markup(cue.text), controls=directions.of(cue.text, cue.first + 1))
+                for cue in cues]
+    add = running_total(done)
+    hyps = translate(translator, requests, cfg, naming_lines(warn, [cue.first + 1 for cue in cues]),
+                     finished=lambda indices: add(len(indices)))
+    translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or cue.text for h, cue in zip(hyps, cues)]
+    write_lines(output, written(lines, cues, translations), inputs=[source])
+    report = StreamReport(lines=len(lines))
+    for request in requests if directions.auto else []:
+        report.sources[request.controls.languages[0]] += 1
     return report
 
 

@@ -189,16 +189,18 @@ def _translate_asides(translator, requests: list[Line], marked: list, cfg: Decod
               for item in walk(m.items) if item.point and item.name == ASIDE]
     if not points:
         return
-    owners = [numbers[i] for i, _ in points]
-
-    def warn_of_its_line(message: str) -> None:  # "line 3:" names the third aside; its line is owners[2]
-        warn(_LINE_NUMBER.sub(lambda m: f"line {owners[int(m.group(1)) - 1]}", message, count=1))
-
     texts = [aside_text(item.open, marked[i].escape) for i, item in points]
     asides = [Line(text, controls=requests[i].controls) for text, (i, _) in zip(texts, points)]
-    results = _translate(translator, asides, cfg, warn_of_its_line, 1, (), lambda _: None)
+    results = _translate(translator, asides, cfg, naming_lines(warn, [numbers[i] for i, _ in points]), 1, (),
+                         lambda _: None)
     for text, (i, item), hyps in zip(texts, points, results):
         item.open = written_aside(text, hypothesis_text(translator.tgt_tokenizer, hyps[0]), marked[i].escape)
+
+
+def naming_lines(warn: Callable[[str], None], numbers: list[int]) -> Callable[[str], None]:
+    """`warn` for warnings about requests numbered from 1 that names each by its line in `numbers`
+    instead ("line 3:" of the third request is "line {numbers[2]}:")."""
+    return lambda message: warn(_LINE_NUMBER.sub(lambda m: f"line {numbers[int(m.group(1)) - 1]}", message, count=1))
 
 
 _LINE_NUMBER = re.compile(r"^line (\d+)")

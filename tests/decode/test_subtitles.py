@@ -1,0 +1,109 @@
+"""Subtitles (nmt.decode.subtitles): reading cues and breaking lines by hand, and `nmt translate` of
+SubRip and WebVTT files with the tiny model, each cue's text against the same text translated as
+one line."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.subtitles import read_cues, rewrapped, subtitle_format, written
+from nmt.decode.translate import translate_lines
+from nmt.errors import NmtError
+
+SUBRIP = """1
+00:00:01,000 --> 00:00:04,000
+A black dog leaps
+over a log.
+
+
+2
+00:00:05,000 --> 00:00:07,500 X1:10
+<i>A dog runs.</i>
+
+3
+00:00:08,000 --> 00:00:10,000
+...
+"""
+
+WEBVTT = """WEBVTT - a talk
+
+NOTE written by hand
+
+STYLE
+::cue { color: yellow }
+
+intro
+00:01.000 --> 00:04.000 align:start
+A black dog leaps
+over a log.
+"""
+
+
+def test_cues_are_the_text_after_each_timing_and_the_rest_stays():
+    lines = SUBRIP.splitlines()
+    cues = read_cues(lines, "srt", "in.srt")
+    assert [(c.first, c.count, c.text) for c in cues] == [
+        (2, 2, "A black dog leaps over a log."), (8, 1, "<i>A dog runs.</i>"), (12, 1, "...")]
+    assert written(lines, cues, ["X Y Z.", "<i>Q.</i>", "..."]) == [
+        "1", "00:00:01,000 --> 00:00:04,000", "X Y", "Z.", "", "", "2", "00:00:05,000 --> 00:00:07,500 X1:10",
+        "<i>Q.</i>", "", "3", "00:00:08,000 --> 00:00:10,000", "..."]
+    [cue] = read_cues(WEBVTT.splitlines(), "vtt", "in.vtt")  # header, NOTE and STYLE copied
+    assert cue.first == 9 and cue.text == "A black dog leaps over a log."
+    assert [subtitle_format(name) for name in ("a.en.SRT", "b.vtt.gz", "c.txt", "-")] == ["srt", "vtt", None, None]
+
+
+@pytest.mark.parametrize("text, kind, error", [
+    ("1\nA dog runs.\n", "srt", "in: line 1: a subtitle block without a timing line"),
+    ("1\n00:00:01,000 --> 00:00:02,000\nA dog.\n\nNOTE x\n", "srt", "in: line 5: a subtitle block without"),
+    ("1\n2\nA dog.\n00:00:01,000 --> 00:00:02,000\n", "srt", "in: line 4: a timing line after text"),
+    ("1\n00:00:01,000 --> 00:00:02,000\nA dog.\n", "vtt", "in: line 1: a WebVTT file starts with WEBVTT")])
+def test_a_file_that_is_not_subtitles_is_an_error_naming_its_line(text, kind, error):
+    with pytest.raises(NmtError, match=error):
+        read_cues(text.splitlines(), kind, "in")
+
+
+def test_a_translation_is_broken_over_the_cues_lines_as_evenly_as_its_words_allow():
+    assert rewrapped("Ein schwarzer Hund springt über einen Baumstamm.", 2) == [
+        "Ein schwarzer Hund springt", "über einen Baumstamm."]
+    assert rewrapped("aa bb cc dd ee ff", 3) == ["aa bb", "cc dd", "ee ff"]
+    assert rewrapped("Hallo.", 2) == ["Hallo."]  # fewer words than lines: fewer lines, none empty
+    assert rewrapped("a  b", 1) == ["a b"]
+    for count in (1, 2, 3, 4):
+        broken = rewrapped("one two three four five six seven", count)
+        assert " ".join(broken) == "one two three four five six seven" and len(broken) == count
+
+
+def test_translate_writes_each_cue_as_its_text_translated_whole(trained_tiny, translator, cfg, tmp_path):
+    runner = CliRunner()
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    source = tmp_path / "talk.en.srt"
+    source.write_text(SUBRIP, encoding="utf-8")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "talk.de.srt")])
+    assert result.exit_code == 0, result.output
+    out = (tmp_path / "talk.de.srt").read_text(encoding="utf-8").splitlines()
+    cues = read_cues(out, "srt", "out")
+    expected = [hyps[0].text or "" for hyps in translate_lines(translator, [c.text for c in read_cues(
+        SUBRIP.splitlines(), "srt", "in")], cfg, markup=[False, True, False])]
+    [plain] = translate_lines(translator, ["A black dog leaps over a log."], cfg)
+    assert cues[0].text == translator.tgt_tokenizer.decode(plain[0].tokens) and cues[0].count == 2
+    assert [c.text for c in cues[1:]] == expected[1:] and cues[1].text.startswith("<i>")
+    assert [out[i] for i in (0, 1, 4, 5, 6, 7, 9, 10, 11)] == [SUBRIP.splitlines()[i] for i in (0, 1, 4, 5, 6, 7, 9, 10, 11)]
+    # line by line, as plain text: numbers and timings copied, each line translated apart
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "lines"),
+                                 "--input-format", "plain"])
+    assert result.exit_code == 0 and len((tmp_path / "lines").read_text().splitlines()) == len(SUBRIP.splitlines())
+    # WebVTT: its blocks copied, each cue translated whole
+    source = tmp_path / "talk.vtt"
+    source.write_text(WEBVTT, encoding="utf-8")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "out.vtt")])
+    assert result.exit_code == 0, result.output
+    out = (tmp_path / "out.vtt").read_text(encoding="utf-8").splitlines()
+    assert out[:9] == WEBVTT.splitlines()[:9] and " ".join(out[9:]) == cues[0].text
+    # not subtitles: one line naming the file and line, exit 2, nothing written
+    (tmp_path / "bad.srt").write_text("1\nA dog.\n", encoding="utf-8")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "bad.srt"),
+                                 "-o", str(tmp_path / "bad.de.srt")])
+    assert result.exit_code == 2 and "bad.srt: line 1: a subtitle block without a timing line" in result.output
+    assert not (tmp_path / "bad.de.srt").exists() and "Traceback" not in result.output
