@@ -34,7 +34,7 @@ from nmt.decode.request import (Line, LineDirections, LineRequest, RequestLimits
                                 hypothesis_record)
 from nmt.decode.search import Hypothesis
 from nmt.errors import NmtError
-from nmt.serve import libretranslate
+from nmt.serve import files, libretranslate
 from nmt.serve.batcher import Batcher
 from nmt.serve.models import Served, ServedModels
 from nmt.serve.routing import Part, in_request_order, per_line, split_request
@@ -220,7 +220,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     from fastapi import FastAPI
     from fastapi.concurrency import run_in_threadpool
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.responses import FileResponse, JSONResponse, Response
     from starlette.exceptions import HTTPException
 
     if not isinstance(models, ServedModels):
@@ -245,6 +245,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
 
     app = FastAPI(title="nmt", lifespan=lifespan, docs_url=None, redoc_url=None)
     first = models.first
+    translated_files = files.TranslatedFiles()  # POST /translate_file's, for GET /download_file
 
     def error(status: int, message: str, **extra) -> JSONResponse:
         busy = {"Retry-After": "1"} if status == 503 else None  # the queue drains within seconds
@@ -317,31 +318,73 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
     async def translate_libre(fields: dict) -> JSONResponse:
         """LibreTranslate's POST /translate (nmt.serve.libretranslate), by the model of its direction."""
         try:
-            # (source auto reads the identifier's model on first use: off the event loop)
-            asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
-            lines, counts = libretranslate.lines_of(asked)
-            check_line_count(len(lines), limits)
-            line_sources = [code for code, count in zip(asked.text_sources(), counts) for _ in range(count)]
-            parts, plans = [], []
-            for index, taken in models.for_lines(line_sources, [asked.target] * len(lines)).items():
-                part = Part(models.models[index], taken, libre_body(asked, models.models[index],
-                                                                    [lines[i] for i in taken], [line_sources[i] for i in taken]))
-                parts.append(part)
-                plans.append(plan_request(part.body, part.served.translator, limits, part.numbers))
-            records = await translate_parts(parts, plans)
+            asked, texts, counts = await libre_translations(fields)
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:
             return error(400 if e.status == 422 else e.status, str(e))
-        texts = [[record["text"] for record in line] for line in records]
         return JSONResponse(libretranslate.answer(asked, texts, counts))
 
-    def libre_body(asked, served: Served, lines: list[str], sources: list[str]) -> TranslateRequest:
+    async def libre_translations(fields: dict, markup_where_it_looks_so: bool = False) -> tuple:
+        """A LibreTranslate request translated: the request, each line's outputs (best first) and
+        each text's count of lines. Its lines are markup as its format says, or (a file's) where
+        they look like markup."""
+        # (source auto reads the identifier's model on first use: off the event loop)
+        asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
+        lines, counts = libretranslate.lines_of(asked)
+        check_line_count(len(lines), limits)
+        line_sources = [code for code, count in zip(asked.text_sources(), counts) for _ in range(count)]
+        parts, plans = [], []
+        for index, taken in models.for_lines(line_sources, [asked.target] * len(lines)).items():
+            part = Part(models.models[index], taken, libre_body(
+                asked, models.models[index], [lines[i] for i in taken], [line_sources[i] for i in taken],
+                None if markup_where_it_looks_so else asked.markup))
+            parts.append(part)
+            plans.append(plan_request(part.body, part.served.translator, limits, part.numbers))
+        records = await translate_parts(parts, plans)
+        return asked, [[record["text"] for record in line] for line in records], counts
+
+    def libre_body(asked, served: Served, lines: list[str], sources: list[str], markup: bool | None) -> TranslateRequest:
         """A LibreTranslate request's lines for one model, as nmt's API asks for them."""
         hypotheses = 1 + asked.alternatives
         beam = max(hypotheses, served.translator.recipe.decode.beam_size) if asked.alternatives else None
-        return TranslateRequest(text=lines, markup=asked.markup, nbest=hypotheses, beam_size=beam,
+        return TranslateRequest(text=lines, markup=markup, nbest=hypotheses, beam_size=beam,
                                 **({"src_lang": sources, "tgt_lang": asked.target} if served.multidirectional else {}))
+
+    @app.post("/translate_file")
+    async def translate_file(request: Request):
+        """LibreTranslate's file translation (nmt.serve.files): a multipart form with the file,
+        source and target; the answer names where to download the translated file."""
+        try:
+            if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+                raise libretranslate.LibreError("Invalid request: a multipart form with file, source and target")
+            try:
+                form = await request.form()
+            except HTTPException as e:  # a malformed form (starlette's parser, within an app)
+                raise libretranslate.LibreError(f"Invalid request: {e.detail}") from None
+            upload = form.get("file")
+            if upload is None or isinstance(upload, str) or not upload.filename:
+                raise libretranslate.LibreError("Invalid request: missing file parameter")
+            source = files.read_upload(upload.filename, await upload.read())
+            fields = {key: value for key, value in libretranslate.form_fields(form.multi_items()).items()
+                      if key in ("source", "target")}
+            asked, texts, _ = await libre_translations({**fields, "q": source.texts or [""]}, markup_where_it_looks_so=True)
+        except libretranslate.LibreError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        except RequestRefused as e:
+            return error(400 if e.status == 422 else e.status, str(e))
+        translations = [outputs[0] for outputs in texts] if source.texts else []
+        key = translated_files.add(source.name, source.write(translations))
+        return JSONResponse({"translatedFileUrl": str(request.url_for("download_file", filename=key))})
+
+    @app.get("/download_file/{filename}")
+    async def download_file(filename: str):
+        """A file translated by POST /translate_file, while it is among the last kept."""
+        found = translated_files.get(filename)
+        if found is None:
+            return JSONResponse({"error": f"{filename}: no such translated file (or no longer kept)"}, status_code=404)
+        name, content, media_type = found
+        return Response(content, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.get("/languages")
     async def languages() -> list:
@@ -368,7 +411,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
 
     @app.get("/frontend/settings")
     async def frontend_settings() -> dict:
-        return libretranslate.frontend_settings(models.directions(), limits.max_chars)
+        return libretranslate.frontend_settings(models.directions(), limits.max_chars, files.FORMATS)
 
     return app
 

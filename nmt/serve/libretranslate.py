@@ -8,6 +8,8 @@ web and mobile clients, the apps that speak to a LibreTranslate server) can use 
   GET  /languages  -> [{"code": "en", "name": "English", "targets": ["de"]}, ...]
   POST /detect     q=... (a text or a list) -> [{"confidence": 97.5, "language": "en"}, ...]
   GET  /frontend/settings -> what LibreTranslate's web client asks first (limits, default languages)
+  POST /translate_file  file=(.txt, .srt or .vtt), source, target (a multipart form)
+                   -> {"translatedFileUrl": ".../download_file/NAME"} (nmt.serve.files)
 
 Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A text of several
 lines is translated line by line and joined again; format html reads it as markup (tags kept
@@ -226,14 +228,15 @@ def answer(request: LibreRequest, translated: list[list[str]], counts: list[int]
     return out
 
 
-def frontend_settings(directions: set[tuple[str, str]], max_chars: int) -> dict:
-    """What LibreTranslate's web client reads first: the character limit, no API keys, no file
-    translation or suggestions, and its default languages (source auto where the identifier
-    can detect it, else the first source; that source's first target)."""
+def frontend_settings(directions: set[tuple[str, str]], max_chars: int, file_formats: tuple[str, ...] = ()) -> dict:
+    """What LibreTranslate's web client reads first: the character limit, no API keys or
+    suggestions, the file formats it translates (`file_formats`, none: no file translation), and
+    its default languages (source auto where the identifier can detect it, else the first source;
+    that source's first target)."""
     offered = languages(directions)
     first = offered[0] if offered else {"code": "", "name": "", "targets": [""]}
     source = {"code": "auto", "name": "Auto Detect"} if can_detect() else {"code": first["code"], "name": first["name"]}
     target = first["targets"][0]
     return {"charLimit": max_chars, "frontendTimeout": 500, "apiKeys": False, "keyRequired": False,
-            "suggestions": False, "filesTranslation": False, "supportedFilesFormat": [],
+            "suggestions": False, "filesTranslation": bool(file_formats), "supportedFilesFormat": list(file_formats),
             "language": {"source": source, "target": {"code": target, "name": language_name(target)}}}

@@ -1,0 +1,72 @@
+"""Files through LibreTranslate's API (`POST /translate_file`, then `GET /download_file/NAME`):
+a text file (.txt) translated line by line, and subtitles (.srt, .vtt) cue by cue with their
+numbers and timings kept (nmt.decode.subtitles), as `nmt translate` writes them. A translated
+file is kept in memory for its download, the last KEPT of them."""
+
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from nmt.decode.subtitles import read_cues, written
+from nmt.errors import NmtError
+from nmt.serve.libretranslate import LibreError
+
+FORMATS = (".txt", ".srt", ".vtt")
+KEPT = 100  # translated files kept for download
+MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt"}
+
+
+@dataclass
+class Upload:
+    name: str  # the file's name as uploaded, without folders
+    texts: list[str]  # what is translated: its lines, or its cues' texts
+    write: Callable[[list[str]], bytes]  # the translated file from the texts' translations
+
+
+def read_upload(name: str, data: bytes) -> Upload:
+    """An uploaded file's texts to translate; LibreError where its format is not one of FORMATS,
+    it is not UTF-8 text, or its subtitles are malformed (the message names the line)."""
+    name = PurePath(name.replace("\\", "/")).name
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in FORMATS:
+        raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
+    try:
+        lines = data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as e:
+        raise LibreError(f"Invalid request: {name}: invalid UTF-8 at byte {e.start}") from None
+    if suffix == ".txt":
+        return Upload(name, lines, lambda translations: _file(translations))
+    try:
+        cues = read_cues(lines, suffix[1:], name)
+    except NmtError as e:
+        raise LibreError(f"Invalid request: {e}") from None
+    return Upload(name, [cue.text for cue in cues], lambda translations: _file(written(lines, cues, translations)))
+
+
+def _file(lines: list[str]) -> bytes:
+    return "".join(f"{line}\n" for line in lines).encode("utf-8")
+
+
+class TranslatedFiles:
+    """The last KEPT translated files, by their download names (a random id, then the file's name)."""
+
+    def __init__(self, kept: int = KEPT):
+        self.kept, self.files = kept, OrderedDict()
+
+    def add(self, name: str, content: bytes) -> str:
+        key = f"{uuid.uuid4().hex}.{name}"
+        self.files[key] = content
+        while len(self.files) > self.kept:
+            self.files.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> tuple[str, bytes, str] | None:
+        """(the name to save it as, its content, its media type), or None where unknown or gone."""
+        if key not in self.files:
+            return None
+        name = key.split(".", 1)[1]
+        return name, self.files[key], MEDIA_TYPES.get(PurePath(name).suffix.lower(), "text/plain")
