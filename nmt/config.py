@@ -616,9 +616,10 @@ class DecodeConfig(Section):
     # [links](url) put back around the output words aligned to theirs, `code` and ![images](src)
     # copied as written (nmt.decode.text.markdown); false: the model reads them as text.
     markdown: bool = True
-    # An aside in parentheses of two words or more ("Two men (one in a hat) walk.") is translated
-    # apart from its sentence and put back where the words around it went, so that the model neither
-    # drops it nor leaves a parenthesis open (nmt.decode.text.asides); false: the model reads it in place.
+    # An aside in parentheses ("Two men (one in a hat) walk.", "(sisters?)") keeps them, so that the
+    # model neither drops it nor leaves a parenthesis open: a phrase of 2 to 5 words is translated in
+    # its sentence with the parentheses around its words, a single word or a longer aside apart,
+    # put back where the words around it went (nmt.decode.text.asides); false: the model reads it in place.
     parentheses: bool = True
     # A sentence already in the target language (a German line among English ones, for an
     # English-German model) is copied as it is, never given to the model, which would make one up
