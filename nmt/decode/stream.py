@@ -23,7 +23,7 @@ from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
-from nmt.decode.subtitles import read_cues, subtitle_format, written
+from nmt.decode.subtitles import Subtitles, subtitle_format
 from nmt.decode.translate import naming_lines, translate
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
@@ -169,15 +169,15 @@ def _translate_subtitles(translator, source: str, output: str, cfg: DecodeConfig
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     lines = list(decode_lines(sys.stdin.buffer, "<stdin>") if source == "-" else read_lines(Path(source)))
-    cues = read_cues(lines, kind, "<stdin>" if source == "-" else source)
+    subtitles = Subtitles.read(lines, kind, "<stdin>" if source == "-" else source)
     directions = LineDirections(translator, warn=warn)
-    requests = [Line(cue.text, markup=looks_like_markup(cue.text), controls=directions.of(cue.text, cue.first + 1))
-                for cue in cues]
+    requests = [Line(text, markup=looks_like_markup(text), controls=directions.of(text, number))
+                for text, number in zip(subtitles.texts, subtitles.numbers)]
     add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, [cue.first + 1 for cue in cues]),
+    hyps = translate(translator, requests, cfg, naming_lines(warn, subtitles.numbers),
                      finished=lambda indices: add(len(indices)))
-    translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or cue.text for h, cue in zip(hyps, cues)]
-    write_lines(output, written(lines, cues, translations), inputs=[source])
+    translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
+    write_lines(output, subtitles.write(translations), inputs=[source])
     report = StreamReport(lines=len(lines))
     for request in requests if directions.auto else []:
         report.sources[request.controls.languages[0]] += 1

@@ -4,9 +4,12 @@
 A subtitle file is blocks separated by blank lines; a cue's block holds an optional number or
 identifier, its timing line ("00:00:01,000 --> 00:00:04,000"), then its text lines. Each cue's
 text is translated as one segment, its lines joined: a sentence broken over two lines is read
-whole (line by line, its halves were translated as two fragments). The translation is written
-back over as many lines as the cue had, broken at the spaces that balance their lengths, or over
-fewer where it has fewer words (a cue's lines never include an empty one, which would end it).
+whole (line by line, its halves were translated as two fragments). So is a sentence that runs on
+into the next cues (a cue that ends without a sentence's mark, the next beginning in lower case;
+up to MAX_CUES): its translation is shared between them by their source lengths, cut between
+words. Each cue's translation is written back over as many lines as the cue had, broken at the
+spaces that balance their lengths, or over fewer where it has fewer words (a cue's lines never
+include an empty one, which would end it).
 Everything else (numbers, timings, WebVTT's header, NOTE, STYLE and REGION blocks, blank lines)
 is copied as it stands. Inline tags (<i>, <b>, <font …>) are kept around the words they wrap, as
 in any line that looks like markup (nmt.decode.text.markup).
@@ -20,8 +23,11 @@ from dataclasses import dataclass
 from nmt.errors import NmtError
 
 FORMATS = ("srt", "vtt")
+MAX_CUES = 4  # the most cues one sentence is read over
 _TIMING = re.compile(r"\d+(?::\d\d)+[,.]\d{3}\s*-->\s*\d+(?::\d\d)+[,.]\d{3}")
 _VTT_BLOCKS = ("NOTE", "STYLE", "REGION")
+_TAG = re.compile(r"<[^>]*>|\{\\[^}]*\}")  # <i>, </font>, {\an8}
+_ENDS_SENTENCE = re.compile(r"[.!?…:;♪。！？]['\"”’»)\]]*$")
 
 
 @dataclass
@@ -29,6 +35,72 @@ class Cue:
     first: int  # the index of its first text line in the file's lines
     count: int  # its text lines
     text: str  # those lines joined with spaces
+
+
+@dataclass
+class Subtitles:
+    """A subtitle file read for translation: its `texts` (a cue's, or a sentence's over several
+    cues) in, its lines with their translations out (`write`)."""
+    lines: list[str]
+    cues: list[Cue]
+    groups: list[list[int]]  # the cues of each text, in order
+
+    @classmethod
+    def read(cls, lines: list[str], kind: str, path: str) -> "Subtitles":
+        cues = read_cues(lines, kind, path)
+        return cls(lines, cues, sentences_over_cues(cues))
+
+    @property
+    def texts(self) -> list[str]:
+        return [" ".join(self.cues[i].text for i in group) for group in self.groups]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's first line in the file, counted from 1 (for warnings)."""
+        return [self.cues[group[0]].first + 1 for group in self.groups]
+
+    def write(self, translations: list[str]) -> list[str]:
+        """The file's lines with each text's translation in its cues."""
+        per_cue = [part for group, translation in zip(self.groups, translations)
+                   for part in shared(translation, [len(self.cues[i].text) for i in group])]
+        return written(self.lines, self.cues, per_cue)
+
+
+def sentences_over_cues(cues: list[Cue]) -> list[list[int]]:
+    """The cues read together: each with the next while it ends without a sentence's mark and the
+    next begins with a lower-case letter, up to MAX_CUES."""
+    groups: list[list[int]] = []
+    for i, cue in enumerate(cues):
+        previous = cues[i - 1].text if i else ""
+        # (a cue that opens with a dash is another speaker's; one that opens with a quote, new speech)
+        plain, following = _TAG.sub("", previous).strip(), _TAG.sub("", cue.text).strip()
+        runs_on = (groups and len(groups[-1]) < MAX_CUES and plain and not _ENDS_SENTENCE.search(plain)
+                   and following[:1].islower())
+        if runs_on:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def shared(translation: str, lengths: list[int]) -> list[str]:
+    """`translation` cut between words into len(`lengths`) parts in proportion to the source
+    lengths; where it has fewer words than parts, the last parts are "…"."""
+    if len(lengths) == 1:
+        return [translation]
+    words = translation.split()
+    if len(words) < len(lengths):
+        return words + ["…"] * (len(lengths) - len(words))
+    ends = [len(" ".join(words[:j])) for j in range(len(words) + 1)]  # characters before word j
+    total, cuts, at = sum(lengths), [], 0
+    for k in range(1, len(lengths)):
+        aim = len(translation) * sum(lengths[:k]) / max(total, 1)
+        # a cut after word j, leaving a word at least for each part before and after
+        choices = range(at + 1, len(words) - (len(lengths) - k) + 1)
+        at = min(choices, key=lambda j: abs(ends[j] - aim))
+        cuts.append(at)
+    bounds = [0, *cuts, len(words)]
+    return [" ".join(words[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
 def subtitle_format(path: str) -> str | None:

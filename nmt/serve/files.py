@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from nmt.decode.subtitles import read_cues, written
+from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
@@ -41,10 +41,10 @@ def read_upload(name: str, data: bytes) -> Upload:
     if suffix == ".txt":
         return Upload(name, lines, lambda translations: _file(translations))
     try:
-        cues = read_cues(lines, suffix[1:], name)
+        subtitles = Subtitles.read(lines, suffix[1:], name)
     except NmtError as e:
         raise LibreError(f"Invalid request: {e}") from None
-    return Upload(name, [cue.text for cue in cues], lambda translations: _file(written(lines, cues, translations)))
+    return Upload(name, subtitles.texts, lambda translations: _file(subtitles.write(translations)))
 
 
 def _file(lines: list[str]) -> bytes:

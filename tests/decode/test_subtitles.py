@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.decode.subtitles import read_cues, rewrapped, subtitle_format, written
+from nmt.decode.subtitles import Cue, read_cues, rewrapped, sentences_over_cues, shared, subtitle_format, written
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
 
@@ -75,6 +75,18 @@ def test_a_translation_is_broken_over_the_cues_lines_as_evenly_as_its_words_allo
         assert " ".join(broken) == "one two three four five six seven" and len(broken) == count
 
 
+def test_a_sentence_that_runs_on_into_the_next_cues_is_read_whole_and_shared_between_them():
+    texts = ["I went to the store", "and bought <i>milk</i>", "for my mother.", "<i>Then</i> I left", "- and he came.",
+             "\"why?\"", "a", "b", "c", "d", "e."]
+    groups = sentences_over_cues([Cue(0, 1, text) for text in texts])
+    # a mark, a dash (another speaker), a quote (new speech) or a capital starts anew; at most 4 cues
+    assert groups == [[0, 1, 2], [3], [4], [5], [6, 7, 8, 9], [10]]
+    assert shared("Ich ging in den Laden und kaufte Milch.", [19, 16]) == ["Ich ging in den Laden", "und kaufte Milch."]
+    assert shared("a b c d e f", [1, 1, 1]) == ["a b", "c d", "e f"]
+    assert shared("a b c d e f", [10, 1, 1]) == ["a b c d", "e", "f"]  # a word at least for each
+    assert shared("Ja.", [5, 5]) == ["Ja.", "…"]  # fewer words than cues: none left empty
+
+
 def test_translate_writes_each_cue_as_its_text_translated_whole(trained_tiny, translator, cfg, tmp_path):
     runner = CliRunner()
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
@@ -101,6 +113,14 @@ def test_translate_writes_each_cue_as_its_text_translated_whole(trained_tiny, tr
     assert result.exit_code == 0, result.output
     out = (tmp_path / "out.vtt").read_text(encoding="utf-8").splitlines()
     assert out[:9] == WEBVTT.splitlines()[:9] and " ".join(out[9:]) == cues[0].text
+    # a sentence over two cues: translated whole, its translation shared between them
+    source = tmp_path / "run_on.srt"
+    source.write_text("1\n00:00:01,000 --> 00:00:02,000\nA black dog leaps\n\n2\n00:00:02,000 --> 00:00:03,000\n"
+                      "over a log.\n", encoding="utf-8")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "run_on.de.srt")])
+    assert result.exit_code == 0, result.output
+    first, second = read_cues((tmp_path / "run_on.de.srt").read_text(encoding="utf-8").splitlines(), "srt", "out")
+    assert first.text and second.text and f"{first.text} {second.text}" == cues[0].text
     # not subtitles: one line naming the file and line, exit 2, nothing written
     (tmp_path / "bad.srt").write_text("1\nA dog.\n", encoding="utf-8")
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "bad.srt"),
