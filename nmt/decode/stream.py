@@ -1,5 +1,5 @@
 """Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
-subtitles in and out (nmt.decode.subtitles).
+subtitles (nmt.decode.subtitles) or wrapped text (nmt.decode.wrapped) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -25,11 +25,13 @@ from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
 from nmt.decode.subtitles import Subtitles, subtitle_format
 from nmt.decode.translate import naming_lines, translate
+from nmt.decode.wrapped import Wrapped
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", *SUBTITLES)
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", *SUBTITLES)
+WHOLE_FILE = ("wrapped", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 
 
 def format_result(translator, hyps: list[Hypothesis], output_format: str, identified: str | None = None) -> str:
@@ -136,9 +138,9 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
-    if input_format in SUBTITLES:
-        return _translate_subtitles(translator, source, output, cfg, output_format, interactive, warn, input_format,
-                                    extras, shards, done)
+    if input_format in WHOLE_FILE:
+        return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,
+                                     extras, shards, done)
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
@@ -154,30 +156,33 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     return report
 
 
-def _translate_subtitles(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
-                         interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
-                         shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None]) -> StreamReport:
-    """`nmt translate` of a subtitle file: each cue's text translated whole and written back over
-    its lines (nmt.decode.subtitles), the rest copied. Read whole, translated in one process."""
+def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
+                          interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
+                          shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None]) -> StreamReport:
+    """`nmt translate` of a subtitle file (each cue's text, or a sentence's over several cues,
+    translated whole: nmt.decode.subtitles) or of wrapped text (each paragraph whole:
+    nmt.decode.wrapped), written back over the lines it came from, the rest copied. Read whole,
+    translated in one process."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if output_format != "plain" or extras:
-        raise NmtError(f"--input-format {kind} writes subtitles: --output-format plain, without --token-scores "
-                       "or --alignments")
+        raise NmtError(f"--input-format {kind} writes the file's own shape: --output-format plain, without "
+                       "--token-scores or --alignments")
     if shards is not None:
-        raise NmtError(f"--input-format {kind}: one process translates a subtitle file (--nproc 1)")
+        raise NmtError(f"--input-format {kind}: one process translates such a file (--nproc 1)")
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     lines = list(decode_lines(sys.stdin.buffer, "<stdin>") if source == "-" else read_lines(Path(source)))
-    subtitles = Subtitles.read(lines, kind, "<stdin>" if source == "-" else source)
+    document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, "<stdin>" if source == "-"
+                                                                              else source)
     directions = LineDirections(translator, warn=warn)
     requests = [Line(text, markup=looks_like_markup(text), controls=directions.of(text, number))
-                for text, number in zip(subtitles.texts, subtitles.numbers)]
+                for text, number in zip(document.texts, document.numbers)]
     add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, subtitles.numbers),
+    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers),
                      finished=lambda indices: add(len(indices)))
     translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
-    write_lines(output, subtitles.write(translations), inputs=[source])
+    write_lines(output, document.write(translations), inputs=[source])
     report = StreamReport(lines=len(lines))
     for request in requests if directions.auto else []:
         report.sources[request.controls.languages[0]] += 1

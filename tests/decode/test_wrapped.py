@@ -1,0 +1,43 @@
+"""Wrapped text (nmt.decode.wrapped): paragraphs and list items read by hand, and `nmt translate
+--input-format wrapped` with the tiny model, each paragraph against its text translated as one line."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.translate import translate_lines
+from nmt.decode.wrapped import Wrapped
+
+TEXT = """A black dog leaps over
+a log. A dog runs.
+
+- Asian man sweeping
+the walkway.
+  an indented line
+# A heading
+
+end"""
+
+
+def test_paragraphs_and_list_items_are_units_and_keep_their_lines():
+    wrapped = Wrapped.read(TEXT.splitlines())
+    assert wrapped.texts == ["A black dog leaps over a log. A dog runs.", "- Asian man sweeping the walkway.",
+                             "an indented line", "# A heading", "end"]
+    assert wrapped.numbers == [1, 4, 6, 7, 9]
+    assert wrapped.write(["X Y Z W.", "- Q R S.", "  T", "# U", "V"]) == [
+        "X Y", "Z W.", "", "- Q R", "S.", "  T", "# U", "", "V"]
+
+
+def test_translate_reads_each_paragraph_whole_and_wraps_it_again(trained_tiny, translator, cfg, tmp_path):
+    source = tmp_path / "book.txt"
+    source.write_text(TEXT + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(source), "-o", str(tmp_path / "out.txt"), "--input-format", "wrapped"])
+    assert result.exit_code == 0, result.output
+    out = (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()
+    assert len(out) == len(TEXT.splitlines()) and out[2] == "" and out[7] == ""
+    wrapped = Wrapped.read(TEXT.splitlines())
+    expected = [hyps[0].text or translator.tgt_tokenizer.decode(hyps[0].tokens)
+                for hyps in translate_lines(translator, wrapped.texts, cfg)]
+    assert " ".join(out[0:2]) == expected[0] and " ".join(out[3:5]) == expected[1] and out[3].startswith("- ")
