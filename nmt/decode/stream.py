@@ -172,14 +172,14 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         raise NmtError(f"--input-format {kind}: one process translates such a file (--nproc 1)")
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
-    lines = list(decode_lines(sys.stdin.buffer, "<stdin>") if source == "-" else read_lines(Path(source)))
-    document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, "<stdin>" if source == "-"
-                                                                              else source)
-    directions = LineDirections(translator, warn=warn)
+    name = "<stdin>" if source == "-" else source
+    lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
+    document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
+    directions, numbers = LineDirections(translator, warn=warn), document.numbers
     requests = [Line(text, markup=looks_like_markup(text), controls=directions.of(text, number))
-                for text, number in zip(document.texts, document.numbers)]
+                for text, number in zip(document.texts, numbers)]
     add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers),
+    hyps = translate(translator, requests, cfg, naming_lines(warn, numbers),
                      finished=lambda indices: add(len(indices)))
     translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
     write_lines(output, document.write(translations), inputs=[source])

@@ -17,6 +17,7 @@ in any line that looks like markup (nmt.decode.text.markup).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -91,7 +92,7 @@ def shared(translation: str, lengths: list[int]) -> list[str]:
     words = translation.split()
     if len(words) < len(lengths):
         return words + ["…"] * (len(lengths) - len(words))
-    ends = [len(" ".join(words[:j])) for j in range(len(words) + 1)]  # characters before word j
+    ends = [max(start - 1, 0) for start in _starts(words)]  # the characters of words[:j], spaces between
     total, cuts, at = sum(lengths), [], 0
     for k in range(1, len(lengths)):
         aim = len(translation) * sum(lengths[:k]) / max(total, 1)
@@ -154,8 +155,9 @@ def rewrapped(text: str, count: int) -> list[str]:
     count = max(1, min(count, len(words)))
     if count == 1:
         return [" ".join(words)]
-    # best[k][j]: the shortest longest line that words[:j] can be broken into k lines
-    length = [[len(" ".join(words[i:j])) for j in range(len(words) + 1)] for i in range(len(words) + 1)]
+    # best[k][j]: the shortest longest line that words[:j] can be broken into k lines; words[i:j]
+    # on one line is starts[j] - starts[i] - 1 characters long
+    starts = _starts(words)
     inf = float("inf")
     best = [[inf] * (len(words) + 1) for _ in range(count + 1)]
     cut = [[0] * (len(words) + 1) for _ in range(count + 1)]
@@ -163,7 +165,7 @@ def rewrapped(text: str, count: int) -> list[str]:
     for k in range(1, count + 1):
         for j in range(k, len(words) + 1):
             for i in range(k - 1, j):
-                worst = max(best[k - 1][i], length[i][j])
+                worst = max(best[k - 1][i], starts[j] - starts[i] - 1)
                 if worst < best[k][j]:
                     best[k][j], cut[k][j] = worst, i
     out, j = [], len(words)
@@ -172,6 +174,11 @@ def rewrapped(text: str, count: int) -> list[str]:
         out.append(" ".join(words[i:j]))
         j = i
     return out[::-1]
+
+
+def _starts(words: list[str]) -> list[int]:
+    """Where each word starts in the words joined with spaces, and one past their end."""
+    return [0, *itertools.accumulate(len(word) + 1 for word in words)]
 
 
 def written(lines: list[str], cues: list[Cue], translations: list[str]) -> list[str]:
