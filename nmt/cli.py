@@ -107,8 +107,9 @@ def translate(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
              'tags kept around the translated words), text (every line as text, tags and Markdown and all), jsonl '
              '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line), wrapped (each paragraph '
-             'translated whole and wrapped again over its lines), or srt or vtt (subtitles: each cue translated '
-             'whole, numbers and timings kept). Default: srt or vtt for a file named so, else plain.')] = None,
+             'translated whole and wrapped again over its lines), html (a page: each block translated whole, its '
+             'markup kept), or srt or vtt (subtitles: each cue translated whole, numbers and timings kept). '
+             'Default: srt, vtt or html for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(

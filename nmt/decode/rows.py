@@ -19,6 +19,7 @@ from nmt.decode.engines.capabilities import require
 from nmt.decode.request import Line
 from nmt.decode.search import Hypothesis, output_limit
 from nmt.decode.selection import candidate_search, choose, sample_candidates, selecting
+from nmt.decode.text.markup import without_tags
 from nmt.decode.text.target_language import in_target_language
 from nmt.errors import NmtError
 
@@ -71,10 +72,11 @@ def search_rows(translator, rows: list[Line], cfg: DecodeConfig, warn: Callable[
     encoded = _encode(translator, lines, warn, numbers, line_controls)
     # A row without a letter ("...", "•", "---", the "." left of "1.") has nothing to translate:
     # it is copied as written, where a model asked to translate it makes up a sentence ("..." gave
-    # "Ein Kind."). A row with a prefix or constraints is searched as asked.
+    # "Ein Kind."). So is a row of tags alone, read as text ("<figure>", "</div>" in a page read line
+    # by line: "<figure>" gave "Windhunde."). A row with a prefix or constraints is searched as asked.
     searched_as_asked = [bool(prefixes and prefixes[i]) or bool(constraints and constraints[i])
                          for i in range(len(lines))]
-    copied = [bool(ids) and not any(c.isalpha() for c in line) and not asked
+    copied = [bool(ids) and not any(c.isalpha() for c in without_tags(line)) and not asked
               for line, ids, asked in zip(lines, encoded, searched_as_asked)]
     # A row already in the target language is copied too: the model would make one up.
     if cfg.keep_target_language:

@@ -1,5 +1,6 @@
 """Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
-subtitles (nmt.decode.subtitles) or wrapped text (nmt.decode.wrapped) in and out.
+subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped) or an HTML document
+(nmt.decode.html_document) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -21,6 +22,7 @@ from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
 from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
+from nmt.decode.html_document import HtmlDocument
 from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
 from nmt.decode.subtitles import Subtitles, subtitle_format
@@ -30,8 +32,9 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", *SUBTITLES)
-WHOLE_FILE = ("wrapped", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "html", *SUBTITLES)
+WHOLE_FILE = ("wrapped", "html", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 
 
 def format_result(translator, hyps: list[Hypothesis], output_format: str, identified: str | None = None) -> str:
@@ -127,13 +130,14 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
-    `input_format` None: subtitles (nmt.decode.subtitles) for a file named so, else plain.
+    `input_format` None: subtitles (nmt.decode.subtitles) or html (nmt.decode.html_document) for a
+    file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if input_format is None:
-        input_format = subtitle_format(source) or "plain"
+        input_format = subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else "plain")
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
@@ -160,9 +164,9 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
                           interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
                           shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None]) -> StreamReport:
     """`nmt translate` of a subtitle file (each cue's text, or a sentence's over several cues,
-    translated whole: nmt.decode.subtitles) or of wrapped text (each paragraph whole:
-    nmt.decode.wrapped), written back over the lines it came from, the rest copied. Read whole,
-    translated in one process."""
+    translated whole: nmt.decode.subtitles), of wrapped text (each paragraph whole:
+    nmt.decode.wrapped) or of an HTML document (each block whole: nmt.decode.html_document),
+    written back where it came from, the rest copied. Read whole, translated in one process."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if output_format != "plain" or extras:
@@ -174,10 +178,15 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     name = "<stdin>" if source == "-" else source
     lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
-    document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
+    if kind == "html":
+        document = HtmlDocument.read(lines)
+        markup = [True] * len(document.texts)
+    else:
+        document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
+        markup = [looks_like_markup(text) for text in document.texts]
     directions, numbers = LineDirections(translator, warn=warn), document.numbers
-    requests = [Line(text, markup=looks_like_markup(text), controls=directions.of(text, number))
-                for text, number in zip(document.texts, numbers)]
+    requests = [Line(text, markup=is_markup, controls=directions.of(text, number))
+                for text, is_markup, number in zip(document.texts, markup, numbers)]
     add = running_total(done)
     hyps = translate(translator, requests, cfg, naming_lines(warn, numbers),
                      finished=lambda indices: add(len(indices)))

@@ -368,7 +368,10 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             source = files.read_upload(upload.filename, await upload.read())
             fields = {key: value for key, value in libretranslate.form_fields(form.multi_items()).items()
                       if key in ("source", "target")}
-            asked, texts, _ = await libre_translations({**fields, "q": source.texts or [""]}, markup_where_it_looks_so=True)
+            if source.markup:
+                fields["format"] = "html"
+            asked, texts, _ = await libre_translations({**fields, "q": source.texts or [""]},
+                                                       markup_where_it_looks_so=source.markup is None)
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:

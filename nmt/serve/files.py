@@ -1,6 +1,7 @@
 """Files through LibreTranslate's API (`POST /translate_file`, then `GET /download_file/NAME`):
-a text file (.txt) translated line by line, and subtitles (.srt, .vtt) cue by cue with their
-numbers and timings kept (nmt.decode.subtitles), as `nmt translate` writes them. A translated
+a text file (.txt) translated line by line, subtitles (.srt, .vtt) cue by cue with their
+numbers and timings kept (nmt.decode.subtitles), and HTML documents (.html, .htm) block by
+block with their markup kept (nmt.decode.html_document), as `nmt translate` writes them. A translated
 file is kept in memory for its download, the last KEPT of them."""
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from nmt.decode.html_document import HtmlDocument
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
-FORMATS = (".txt", ".srt", ".vtt")
+FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm")
 KEPT = 100  # translated files kept for download
-MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt"}
+MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
+               ".htm": "text/html"}
 
 
 @dataclass
@@ -25,6 +28,7 @@ class Upload:
     name: str  # the file's name as uploaded, without folders
     texts: list[str]  # what is translated: its lines, or its cues' texts
     write: Callable[[list[str]], bytes]  # the translated file from the texts' translations
+    markup: bool | None = None  # whether the texts are markup; None: each where it looks so
 
 
 def read_upload(name: str, data: bytes) -> Upload:
@@ -40,6 +44,9 @@ def read_upload(name: str, data: bytes) -> Upload:
         raise LibreError(f"Invalid request: {name}: invalid UTF-8 at byte {e.start}") from None
     if suffix == ".txt":
         return Upload(name, lines, lambda translations: _file(translations))
+    if suffix in (".html", ".htm"):
+        document = HtmlDocument.read(lines)
+        return Upload(name, document.texts, lambda translations: _file(document.write(translations)), markup=True)
     try:
         subtitles = Subtitles.read(lines, suffix[1:], name)
     except NmtError as e:

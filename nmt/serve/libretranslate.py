@@ -8,7 +8,7 @@ web and mobile clients, the apps that speak to a LibreTranslate server) can use 
   GET  /languages  -> [{"code": "en", "name": "English", "targets": ["de"]}, ...]
   POST /detect     q=... (a text or a list) -> [{"confidence": 97.5, "language": "en"}, ...]
   GET  /frontend/settings -> what LibreTranslate's web client asks first (limits, default languages)
-  POST /translate_file  file=(.txt, .srt or .vtt), source, target (a multipart form)
+  POST /translate_file  file=(.txt, .srt, .vtt, .html or .htm), source, target (a multipart form)
                    -> {"translatedFileUrl": ".../download_file/NAME"} (nmt.serve.files)
 
 Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A text of several

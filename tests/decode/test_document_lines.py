@@ -1,5 +1,5 @@
-"""Lines as documents have them: a line without a letter (a separator, a bullet, "..."), which
-has nothing to translate, and a list's marker in front of a line ("- ", "1. ")."""
+"""Lines as documents have them: a line without a letter (a separator, a bullet, "...", a tag
+alone), which has nothing to translate, and a list's marker in front of a line ("- ", "1. ")."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.paragraphs import join_texts
 from nmt.decode.translate import translate_lines
 
-LETTERLESS = ["...", "•", "---", "***", "?", ":)", "→", "1.", "(1)", "2)", "$", "  —  "]
+LETTERLESS = ["...", "•", "---", "***", "?", ":)", "→", "1.", "(1)", "2)", "$", "  —  ",
+              "<figure>", '</div> <div class="x">', "{name}"]  # tags alone, read as text: no letter outside them
 
 
 def texts(translator, lines, cfg, **given) -> list[str]:

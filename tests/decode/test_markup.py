@@ -133,6 +133,22 @@ def test_markup_is_read_into_text_and_items_at_offsets():
     assert mark("3 < 5 and x>2", True, False).items == []  # a "<" that starts no tag is text
 
 
+def test_code_and_elements_marked_not_to_be_translated_are_points_copied_whole():
+    line = ('Type <code>ls <b>-l</b></code> or <kbd>Ctrl</kbd> at <span translate="no">Big Dog</span> '
+            "in <i class='x notranslate'>A <i>park</i></i>, <span translate=\"yes\">not</span> <em class=translated>so</em>.")
+    marked = mark(line, True, False)
+    assert marked.text == "Type or at in, not so."
+    assert [(i.open, i.point) for i in marked.items] == [
+        ("<code>ls <b>-l</b></code>", True), ("<kbd>Ctrl</kbd>", True), ('<span translate="no">Big Dog</span>', True),
+        ("<i class='x notranslate'>A <i>park</i></i>", True), ('<span translate="yes">', False),
+        ("<em class=translated>", False)]
+    assert render(marked, "Tippe oder bei in, nicht so.", monotone_alignment(6, 6)).startswith(
+        "Tippe <code>ls <b>-l</b></code> oder <kbd>Ctrl</kbd> bei")
+    # never closed: an ordinary tag, so the line's markup does not nest
+    with pytest.raises(MarkupError, match="<code> is not closed"):
+        mark("A <code>dog", True, False)
+
+
 def test_markup_that_does_not_nest_is_an_error_or_with_lenient_kept_as_points():
     for line, message in (("A <b>dog", "<b> is not closed"), ("A dog</b>", "</b> closes no open tag"),
                           ("<b><i>x</b></i>", "</b> closes <i>")):

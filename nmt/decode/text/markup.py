@@ -15,6 +15,10 @@ After translation `render` puts each item back, as written in the source:
 Punctuation inside a tagged word's edge stays outside the tags when it was outside in the source
 (`<b>dog</b>.` gives `<b>Hund</b>.`). Tags inside a word wrap the whole output word.
 
+An element that is not to be translated is a point too, copied whole as written: code, kbd,
+samp and var (code, keys, a program's output, a variable's name) and any element marked
+translate="no" or with the class "notranslate" (HTML's and the translation services' signs).
+
 Markup mode also reads character references (`&amp;` is "&" to the model) and escapes `&`, `<`
 and `>` in the translated text. Markup that does not nest (an unclosed or stray tag) is a
 `MarkupError`: the caller translates that line as text.
@@ -35,14 +39,17 @@ from nmt.decode.text.verbatim import unreadable_spans, verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
 
-_TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
+TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
                   r"""(?:\s+[^\s=/>"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*(?P<self>/)?>""")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _PLACEHOLDER = re.compile(r"\{[\w.:-]*\}|%(?:\d+\$)?[sdif@]")
-_MARKUP = re.compile(f"{_COMMENT.pattern}|{_TAG.pattern}|{_PLACEHOLDER.pattern}", re.S)
+_MARKUP = re.compile(f"{_COMMENT.pattern}|{TAG.pattern}|{_PLACEHOLDER.pattern}", re.S)
 # HTML elements without content: <br> is complete without "/>"
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
                   "source", "track", "wbr"})
+# elements whose content is not prose: copied as written
+VERBATIM_ELEMENTS = frozenset({"code", "kbd", "samp", "var"})
+_NOT_TRANSLATED = re.compile(r"""\stranslate\s*=\s*["']?no\b|\sclass\s*=\s*(?:"[^"]*|'[^']*|)\bnotranslate\b""", re.I)
 
 
 class MarkupError(NmtError):
@@ -91,6 +98,11 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
                   for split in (_verbatim_pieces(piece[1], keep_quantity, readable, names) if piece[0] == "text"
                                 else [piece])]
     return _assemble(pieces, markup, lenient)
+
+
+def without_tags(text: str) -> str:
+    """`text` without its tags, comments and placeholders (where it has a "<", "{" or "%")."""
+    return _MARKUP.sub("", text) if any(c in text for c in "<{%") else text
 
 
 def looks_like_markup(line: str) -> bool:
@@ -152,10 +164,20 @@ def _quoted(line: str, spans: list[tuple[int, int]], width: int = 40) -> str:
     return f'"{text}"' + (f" and {len(spans) - 1} more" if len(spans) > 1 else "")
 
 
+def not_translated(tag: str, name: str) -> bool:
+    """Whether the element that the opening `tag` starts is copied as written, not translated."""
+    return name in VERBATIM_ELEMENTS or _NOT_TRANSLATED.search(tag) is not None
+
+
 def _markup_pieces(line: str) -> list[tuple]:
-    """("text", raw) | ("open", raw, name) | ("close", raw, name) | ("point", raw) in order."""
+    """("text", raw) | ("open", raw, name) | ("close", raw, name) | ("point", raw) in order; an
+    element not to be translated (not_translated) one point, from its opening to its closing tag."""
     pieces, at = [], 0
-    for match in _MARKUP.finditer(line):
+    matches = list(_MARKUP.finditer(line))
+    skip_to = 0  # the index of the next match outside an element taken whole
+    for index, match in enumerate(matches):
+        if index < skip_to:
+            continue
         if match.start() > at:
             pieces.append(("text", line[at:match.start()]))
         raw, name = match.group(0), match.group("name")
@@ -165,12 +187,32 @@ def _markup_pieces(line: str) -> list[tuple]:
             pieces.append(("close", raw, name.lower()))
         elif match.group("self") or name.lower() in VOID:
             pieces.append(("point", raw))
+        elif not_translated(raw, name.lower()) and (close := _closing_match(matches, index)) is not None:
+            pieces.append(("point", line[match.start():matches[close].end()]))
+            at, skip_to = matches[close].end(), close + 1
+            continue
         else:
             pieces.append(("open", raw, name.lower()))
         at = match.end()
     if at < len(line):
         pieces.append(("text", line[at:]))
     return pieces
+
+
+def _closing_match(matches: list[re.Match], opening: int) -> int | None:
+    """The index in `matches` of the tag that closes the element opened at `opening`, or None."""
+    name, depth = matches[opening].group("name").lower(), 0
+    for index in range(opening + 1, len(matches)):
+        match = matches[index]
+        if (match.group("name") or "").lower() != name or match.group("self"):
+            continue
+        if not match.group("close"):
+            depth += 1
+        elif depth == 0:
+            return index
+        else:
+            depth -= 1
+    return None
 
 
 def _aside_pieces(text: str) -> list[tuple]:

@@ -1,0 +1,103 @@
+"""HTML pages (`make bench-html`): test_2016_flickr, image captions, as the web pages they come
+from: a page of figures, each image's caption in its alt text and in a <figcaption>, written on
+one line or wrapped at 60 columns as an editor wraps it. Translated by the demo model as HTML
+(`--input-format html`, the default for .html: each block and each alt text whole;
+nmt.decode.html_document) and line by line (`--input-format plain`, each line that looks like
+markup read as markup). BLEU of the figcaptions and of the alt texts (their tags taken out), and
+how many of the page's tags (by name, in order) the output keeps. Writes
+experiments/robustness/results/html_pages.json.
+
+    python -m experiments.robustness.html_pages [-c runs/demo/checkpoints/best.pt]
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import tempfile
+import textwrap
+from pathlib import Path
+
+from experiments.shared.demo_model import demo_parser, demo_test_set, score, write_study
+from nmt.config import load_recipe
+from nmt.decode.engines.engine import load_engine
+from nmt.decode.html_document import HtmlDocument
+from nmt.decode.stream import translate_file
+
+RESULTS = Path(__file__).resolve().parent / "results"
+WIDTH = 60
+_ALT = re.compile(r'\salt="([^"]*)"')
+_TAG_NAME = re.compile(r"<(/?[A-Za-z][\w-]*)")
+
+
+def page(captions: list[str], wrap: bool) -> tuple[list[str], list[tuple[int, int]], list[int]]:
+    """The page's lines, each figcaption's span of lines and each alt text's line."""
+    lines = ["<!DOCTYPE html>", '<html lang="en">', '<head><meta charset="utf-8"><title>Flickr</title></head>',
+             "<body>"]
+    spans, alts = [], []
+    for number, caption in enumerate(captions, start=1):
+        escaped = html.escape(caption, quote=False)
+        alts.append(len(lines) + 1)
+        lines += ["<figure>", f'  <img src="images/{number}.jpg" alt="{html.escape(caption)}">']
+        figcaption = f"  <figcaption>{escaped}</figcaption>"
+        text = textwrap.fill(figcaption, WIDTH, subsequent_indent="  ", break_on_hyphens=False,
+                                     break_long_words=False).splitlines() if wrap else [figcaption]
+        spans.append((len(lines), len(lines) + len(text)))
+        lines += [*text, "</figure>"]
+    return [*lines, "</body>", "</html>"], spans, alts
+
+
+def text_of(markup: str) -> str:
+    return html.unescape(" ".join(re.sub(r"<[^>]*>", " ", markup).split()))
+
+
+def outputs(lines: list[str], kind: str, spans: list[tuple[int, int]], alts: list[int]) -> tuple[list[str], list[str]]:
+    """(figcaptions, alt texts) of a translated page: of the blocks and attributes read back as
+    HTML (html: a block's lines became one), or of the source's lines (plain: one for each)."""
+    if kind == "html":
+        document = HtmlDocument.read(lines)
+        blocks = [text_of(t) for t in document.texts[:len(document.blocks)]][1:]  # the title first
+        return blocks, [text_of(t) for t in document.texts[len(document.blocks):]]
+    captions = [text_of(" ".join(lines[a:b])) for a, b in spans]
+    return captions, [text_of(m.group(1)) if (m := _ALT.search(lines[i])) else text_of(lines[i]) for i in alts]
+
+
+def _kept(source: list[str], output: list[str]) -> int:
+    """How many of the source's tag names the output has in the same order (a longest common subsequence)."""
+    import difflib
+
+    return sum(block.size for block in difflib.SequenceMatcher(None, source, output, autojunk=False).get_matching_blocks())
+
+
+def main() -> None:
+    args = demo_parser().parse_args()
+    checkpoint, sources, references = demo_test_set(args)
+    cfg = load_recipe(args.recipe).decode
+    engine = load_engine([checkpoint])
+    result: dict = {"captions": len(sources), "width": WIDTH}
+    with tempfile.TemporaryDirectory() as folder:
+        for wrap in (False, True):
+            lines, spans, alts = page(sources, wrap)
+            source = Path(folder) / "gallery.html"
+            source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            form = "wrapped" if wrap else "one_line"
+            result[form] = {"lines": len(lines)}
+            for kind in ("html", "plain"):
+                output = Path(folder) / f"gallery.de.{kind}"
+                translate_file(engine, str(source), str(output), cfg, input_format=kind)
+                out = output.read_text(encoding="utf-8").splitlines()
+                captions, alt_texts = outputs(out, kind, spans, alts)
+                found = "\n".join(out)
+                result[form][f"input_format_{kind}"] = {
+                    "figcaption_bleu": score(captions, references),
+                    **({"alt_bleu": score(alt_texts, references)} if not wrap else {}),
+                    "tags": len(_TAG_NAME.findall("\n".join(lines))),
+                    "tags_kept_in_order": _kept(_TAG_NAME.findall("\n".join(lines)), _TAG_NAME.findall(found)),
+                    "examples": [{"output": "\n".join(out[4:10])}]}
+                print(form, kind, result[form][f"input_format_{kind}"]["figcaption_bleu"]["bleu"],
+                      result[form][f"input_format_{kind}"].get("alt_bleu", {}).get("bleu"), flush=True)
+    write_study(RESULTS / "html_pages.json", checkpoint, args.test, result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""HTML documents (nmt.decode.html_document): blocks and attributes read by hand, written back
+with everything else as it stood, and `nmt translate` of a .html file with the tiny model, each
+block against its text translated as one markup line."""
+
+from __future__ import annotations
+
+import re
+
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.html_document import HtmlDocument
+from nmt.decode.translate import translate_lines
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="description" content="A dog &amp; a cat.">
+  <title>A black dog</title>
+  <style>p { color: red; } /* A comment in a style. */</style>
+  <script>var s = "<p>A man in a script.</p>";</script>
+</head>
+<body>
+  <!-- A comment between blocks. -->
+  <h1>A man rides a bike.</h1>
+  <p>A man in a red shirt is
+     riding a <b>black</b> bike.</p>
+  <p><img src="dog.jpg" alt='A "brown" dog'></p>
+  <ul>
+    <li>A woman is <a href="x.html" title="A girl">singing</a>.</li>
+    <li translate="no">A man is sleeping.</li>
+    <li class="menu notranslate">A <b>man</b> is sleeping.</li>
+  </ul>
+  <p>Run <code>make <b>test</b></code> &lt;now&gt;.</p>
+  <pre>A child
+  plays.</pre>
+  <table><tr><td>2026</td><td>A cat</td></tr></table>
+  <input placeholder="Two dogs play">
+</body>
+</html>"""
+
+
+def _upper(text: str) -> str:
+    """A stand-in translation of a block: its text in capitals, its tags, references and code as they were."""
+    return re.sub(r"(<code>.*?</code>|<[^>]*>|&\w+;)|([^<&]+)", lambda m: m.group(1) or m.group(2).upper(), text)
+
+
+def test_blocks_and_attributes_are_the_texts_and_the_rest_is_copied():
+    document = HtmlDocument.read(PAGE.splitlines())
+    assert document.texts == [
+        "A black dog", "A man rides a bike.", "A man in a red shirt is riding a <b>black</b> bike.",
+        'A woman is <a href="x.html" title="A girl">singing</a>.',
+        "Run <code>make <b>test</b></code> &lt;now&gt;.", "A cat",
+        "A dog &amp; a cat.", 'A "brown" dog', "A girl", "Two dogs play"]
+    assert document.numbers == [6, 12, 13, 17, 21, 24, 5, 15, 17, 25]
+    # the blocks in their places (one line each); the attributes escaped, in double quotes, also
+    # inside a block's inline tag; all else as it stood
+    out = document.write([_upper(text) for text in document.texts[:6]] + [
+        _upper(text) + " &lt;&amp;&gt;" for text in document.texts[6:]])
+    expected = PAGE.splitlines()
+    for line, text in {
+            4: '  <meta name="description" content="A DOG &amp; A CAT. &lt;&amp;&gt;">',
+            5: "  <title>A BLACK DOG</title>", 11: "  <h1>A MAN RIDES A BIKE.</h1>",
+            12: "  <p>A MAN IN A RED SHIRT IS RIDING A <b>BLACK</b> BIKE.</p>",
+            14: '  <p><img src="dog.jpg" alt="A &quot;BROWN&quot; DOG &lt;&amp;&gt;"></p>',
+            16: '    <li>A WOMAN IS <a href="x.html" title="A GIRL &lt;&amp;&gt;">SINGING</a>.</li>',
+            20: "  <p>RUN <code>make <b>test</b></code> &lt;NOW&gt;.</p>",
+            23: "  <table><tr><td>2026</td><td>A CAT</td></tr></table>",
+            24: '  <input placeholder="TWO DOGS PLAY &lt;&amp;&gt;">'}.items():
+        expected[line] = text
+    del expected[13]
+    assert out == expected
+    # translated as themselves, a document whose blocks are one line each comes back as it was
+    one_line = PAGE.replace("is\n     riding", "is riding")
+    document = HtmlDocument.read(one_line.splitlines())
+    assert document.write(document.texts) == one_line.replace("'A \"brown\" dog'", '"A &quot;brown&quot; dog"').splitlines()
+
+
+def test_unclosed_elements_and_stray_brackets():
+    document = HtmlDocument.read(["<p>A dog runs. <p>A cat < a dog", "<script>never closed <p>A man"])
+    assert document.texts == ["A dog runs.", "A cat < a dog"]
+    assert document.write(["X.", "Y"]) == ["<p>X. <p>Y", "<script>never closed <p>A man"]
+
+
+def test_translate_reads_each_block_whole_as_markup(trained_tiny, translator, cfg, tmp_path):
+    source = tmp_path / "page.html"
+    source.write_text(PAGE + "\n", encoding="utf-8")
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "out.html")])
+    assert result.exit_code == 0, result.output
+    out = (tmp_path / "out.html").read_text(encoding="utf-8").splitlines()
+    document = HtmlDocument.read(PAGE.splitlines())
+    hyps = translate_lines(translator, document.texts, cfg, markup=[True] * len(document.texts))
+    expected = document.write([h[0].text or translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps])
+    assert out == expected and len(out) == len(PAGE.splitlines()) - 1
+    for copied in (0, 1, 6, 7, 10, 17, 18, 21, 22):  # the doctype, scripts, comments, untranslated elements, pre
+        assert PAGE.splitlines()[copied] in out
+    assert "<code>make <b>test</b></code>" in out[19] and out[12].startswith("  <p>") and out[12].endswith("</p>")
+    # --input-format plain: line by line, as before
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "lines"),
+                                      "--input-format", "plain"])
+    assert result.exit_code == 0 and len((tmp_path / "lines").read_text().splitlines()) == len(PAGE.splitlines())
