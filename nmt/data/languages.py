@@ -143,10 +143,26 @@ THREE_LETTER = {"ara": "ar", "bul": "bg", "ben": "bn", "cat": "ca", "ces": "cs",
                 "als": "sq", "swe": "sv", "tha": "th", "tur": "tr", "ukr": "uk", "urd": "ur", "vie": "vi", "zho": "zh"}
 
 
+# Languages written in two scripts or more (their ISO 639-1 codes, by NLLB-200's codes)
+_SEVERAL_SCRIPTS = {"zho": "zh", "srp": "sr", "bos": "bs", "pan": "pa", "azj": "az", "uzn": "uz", "kas": "ks",
+                    "snd": "sd", "khk": "mn"}
+
+
 def two_letter(code: str) -> str | None:
     """A code's ISO 639-1 language (de for de, deu, deu_Latn, de_AT, de-AT), where the tables know it."""
     base = code.replace("-", "_").split("_")[0]
     return base if len(base) == 2 else THREE_LETTER.get(base)
+
+
+def language_tag(code: str) -> str:
+    """A language code as HTML's lang attribute writes it (BCP 47): de for de, deu or deu_Latn,
+    de-AT for de_AT, zh-Hant for zho_Hant (a script kept where the language has several in use)."""
+    parts = code.replace("-", "_").split("_")
+    tag = two_letter(code) or _SEVERAL_SCRIPTS.get(parts[0]) or parts[0]
+    rest = parts[1] if len(parts) > 1 else ""
+    if len(rest) == 2 and rest.isalpha() or (len(rest) == 4 and tag in _SEVERAL_SCRIPTS.values()):
+        tag += f"-{rest}"
+    return tag
 
 
 def language_name(code: str) -> str:

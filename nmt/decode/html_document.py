@@ -14,6 +14,7 @@ model as text, tags and all. Here the page is read as HTML:
 - Not translated, copied as they stand: script, style, pre and textarea elements; any element
   marked translate="no" or with the class "notranslate"; code, kbd, samp and var (inline); comments,
   the doctype and everything between the blocks; a block without a letter.
+- The <html> tag's lang (and xml:lang) names the target language.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from nmt.data.languages import language_tag
 from nmt.decode.text.markup import TAG, not_translated
 
 # Elements that flow within a block's text (HTML's phrasing content, less those that are
@@ -52,6 +54,7 @@ class _Tag:
     end: int
     block: int | None  # the index of the translated block it lies in, if any
     attributes: list[int] = field(default_factory=list)  # indices of its translated attributes
+    lang: list[tuple[int, int]] = field(default_factory=list)  # <html>'s lang and xml:lang values, in its text
 
 
 @dataclass
@@ -93,7 +96,8 @@ class HtmlDocument:
             for value_start, value_end, text in _translated_attributes(source[start:end]):
                 tag.attributes.append(len(attributes))
                 attributes.append(_Attribute(len(tags), value_start, value_end, text))
-            if tag.attributes:
+            tag.lang = _language_attributes(source[start:end])
+            if tag.attributes or tag.lang:
                 tags.append(tag)
         return cls(source, blocks, tags, attributes)
 
@@ -108,10 +112,11 @@ class HtmlDocument:
         at = [block.start for block in self.blocks] + [self.tags[a.tag].start for a in self.attributes]
         return [bisect.bisect_right(line_starts, offset) for offset in at]
 
-    def write(self, translations: list[str]) -> list[str]:
-        """The document's lines with each text's translation in its place."""
+    def write(self, translations: list[str], language: str | None = None) -> list[str]:
+        """The document's lines with each text's translation in its place, and the <html> tag's
+        lang attribute naming `language` (a code, nmt.data.languages.language_tag), where given."""
         of_blocks, of_attributes = translations[:len(self.blocks)], translations[len(self.blocks):]
-        rewritten = [self._rewritten(tag, of_attributes) for tag in self.tags]
+        rewritten = [self._rewritten(tag, of_attributes, language) for tag in self.tags]
         edits = []
         for index, (block, translation) in enumerate(zip(self.blocks, of_blocks)):
             for tag, new in zip(self.tags, rewritten):  # an inline tag as the translation kept it
@@ -125,13 +130,17 @@ class HtmlDocument:
             at = end
         return "".join([*out, self.source[at:]]).split("\n")
 
-    def _rewritten(self, tag: _Tag, translations: list[str]) -> str:
-        """The tag's text with its translated attributes' values in place of theirs."""
+    def _rewritten(self, tag: _Tag, translations: list[str], language: str | None) -> str:
+        """The tag's text with its translated attributes' values in place of theirs, and its lang
+        naming `language`."""
+        values = [(a.start, a.end, translations[i].replace('"', "&quot;"))
+                  for i, a in ((i, self.attributes[i]) for i in tag.attributes)]
+        if language:
+            values += [(start, end, language_tag(language)) for start, end in tag.lang]
         text, out, at = self.source[tag.start:tag.end], [], 0
-        for index in tag.attributes:
-            attribute = self.attributes[index]
-            out += [text[at:attribute.start], '"', translations[index].replace('"', "&quot;"), '"']
-            at = attribute.end
+        for start, end, value in sorted(values):
+            out += [text[at:start], '"', value, '"']
+            at = end
         return "".join([*out, text[at:]])
 
 
@@ -207,6 +216,20 @@ def _one_line(tag: str) -> str:
     return tag.replace("\r", " ").replace("\n", " ")
 
 
+def _language_attributes(tag: str) -> list[tuple[int, int]]:
+    """The spans of the lang and xml:lang values (their quotes included) of an <html> tag."""
+    if TAG.match(tag).group("name").lower() != "html":
+        return []
+    return [_value_span(match) for match in _ATTRIBUTE.finditer(tag) if match.group("name").lower() in ("lang", "xml:lang")]
+
+
+def _value_span(match: re.Match) -> tuple[int, int]:
+    """The span of an attribute's value, its quotes included."""
+    group = next(g for g in ("d", "s", "u") if match.group(g) is not None)
+    start, end = match.span(group)
+    return start - (group != "u"), end + (group != "u")
+
+
 def _translated_attributes(tag: str) -> list[tuple[int, int, str]]:
     """(start, end, text) of the tag's attributes that are translated: the span of each one's
     value (its quotes included) and its text as markup, where it has a letter."""
@@ -216,9 +239,8 @@ def _translated_attributes(tag: str) -> list[tuple[int, int, str]]:
     for match in _ATTRIBUTE.finditer(tag):
         if match.group("name").lower() not in wanted:
             continue
-        group = next(g for g in ("d", "s", "u") if match.group(g) is not None)
-        text = " ".join(html.unescape(match.group(group)).split())
+        value = next(v for v in match.group("d", "s", "u") if v is not None)
+        text = " ".join(html.unescape(value).split())
         if any(char.isalpha() for char in text):
-            start, end = match.span(group)
-            found.append((start - (group != "u"), end + (group != "u"), html.escape(text, quote=False)))
+            found.append((*_value_span(match), html.escape(text, quote=False)))
     return found

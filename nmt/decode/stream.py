@@ -23,6 +23,7 @@ from nmt.decode.text.markup import looks_like_markup
 from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
+from nmt.decode.rows import direction
 from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
 from nmt.decode.subtitles import Subtitles, subtitle_format
@@ -191,7 +192,12 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     hyps = translate(translator, requests, cfg, naming_lines(warn, numbers),
                      finished=lambda indices: add(len(indices)))
     translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
-    write_lines(output, document.write(translations), inputs=[source])
+    if kind == "html":  # its lang names the target language
+        target = direction(translator, requests[0].controls if requests else None)[1]
+        written = document.write(translations, target)
+    else:
+        written = document.write(translations)
+    write_lines(output, written, inputs=[source])
     report = StreamReport(lines=len(lines))
     for request in requests if directions.auto else []:
         report.sources[request.controls.languages[0]] += 1

@@ -377,7 +377,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
         except RequestRefused as e:
             return error(400 if e.status == 422 else e.status, str(e))
         translations = [outputs[0] for outputs in texts] if source.texts else []
-        key = translated_files.add(source.name, source.write(translations))
+        key = translated_files.add(source.name, source.write(translations, asked.target))
         return JSONResponse({"translatedFileUrl": str(request.url_for("download_file", filename=key))})
 
     @app.get("/download_file/{filename}")

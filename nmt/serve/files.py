@@ -27,7 +27,7 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
 class Upload:
     name: str  # the file's name as uploaded, without folders
     texts: list[str]  # what is translated: its lines, or its cues' texts
-    write: Callable[[list[str]], bytes]  # the translated file from the texts' translations
+    write: Callable[[list[str], str], bytes]  # the translated file from the texts' translations and target language
     markup: bool | None = None  # whether the texts are markup; None: each where it looks so
 
 
@@ -43,15 +43,16 @@ def read_upload(name: str, data: bytes) -> Upload:
     except UnicodeDecodeError as e:
         raise LibreError(f"Invalid request: {name}: invalid UTF-8 at byte {e.start}") from None
     if suffix == ".txt":
-        return Upload(name, lines, lambda translations: _file(translations))
+        return Upload(name, lines, lambda translations, _: _file(translations))
     if suffix in (".html", ".htm"):
         document = HtmlDocument.read(lines)
-        return Upload(name, document.texts, lambda translations: _file(document.write(translations)), markup=True)
+        return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
+                      markup=True)
     try:
         subtitles = Subtitles.read(lines, suffix[1:], name)
     except NmtError as e:
         raise LibreError(f"Invalid request: {e}") from None
-    return Upload(name, subtitles.texts, lambda translations: _file(subtitles.write(translations)))
+    return Upload(name, subtitles.texts, lambda translations, _: _file(subtitles.write(translations)))
 
 
 def _file(lines: list[str]) -> bytes:

@@ -9,6 +9,7 @@ import re
 from typer.testing import CliRunner
 
 from nmt.cli import app
+from nmt.data.languages import language_tag
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.translate import translate_lines
 
@@ -77,6 +78,15 @@ def test_blocks_and_attributes_are_the_texts_and_the_rest_is_copied():
     assert document.write(document.texts) == one_line.replace("'A \"brown\" dog'", '"A &quot;brown&quot; dog"').splitlines()
 
 
+def test_the_html_tags_lang_names_the_target_language():
+    document = HtmlDocument.read(['<html xml:lang=en lang="en" title="A dog">', "<p>A dog.</p>"])
+    assert document.write(["Ein Hund.", "Ein Hund"], "deu_Latn") == [
+        '<html xml:lang="de" lang="de" title="Ein Hund">', "<p>Ein Hund.</p>"]
+    assert document.write(["Ein Hund.", "Ein Hund"])[0] == '<html xml:lang=en lang="en" title="Ein Hund">'
+    assert [language_tag(code) for code in ("de", "deu", "deu_Latn", "de_AT", "pt-BR", "zho_Hant", "srp_Cyrl", "xx")] \
+        == ["de", "de", "de", "de-AT", "pt-BR", "zh-Hant", "sr-Cyrl", "xx"]
+
+
 def test_unclosed_elements_and_stray_brackets():
     document = HtmlDocument.read(["<p>A dog runs. <p>A cat < a dog", "<script>never closed <p>A man"])
     assert document.texts == ["A dog runs.", "A cat < a dog"]
@@ -92,9 +102,9 @@ def test_translate_reads_each_block_whole_as_markup(trained_tiny, translator, cf
     out = (tmp_path / "out.html").read_text(encoding="utf-8").splitlines()
     document = HtmlDocument.read(PAGE.splitlines())
     hyps = translate_lines(translator, document.texts, cfg, markup=[True] * len(document.texts))
-    expected = document.write([h[0].text or translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps])
-    assert out == expected and len(out) == len(PAGE.splitlines()) - 1
-    for copied in (0, 1, 6, 7, 10, 17, 18, 21, 22):  # the doctype, scripts, comments, untranslated elements, pre
+    expected = document.write([h[0].text or translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps], "de")
+    assert out == expected and len(out) == len(PAGE.splitlines()) - 1 and out[1] == '<html lang="de">'
+    for copied in (0, 6, 7, 10, 17, 18, 21, 22):  # the doctype, scripts, comments, untranslated elements, pre
         assert PAGE.splitlines()[copied] in out
     assert "<code>make <b>test</b></code>" in out[19] and out[12].startswith("  <p>") and out[12].endswith("</p>")
     # --input-format plain: line by line, as before

@@ -69,7 +69,7 @@ def with_file(fields: list[tuple[str, str]], name: str, content: bytes,
 SUBRIP = "1\n00:00:01,000 --> 00:00:04,000\nA black dog leaps\nover a log.\n\n2\n00:00:05,000 --> 00:00:06,000\n<i>Asian man</i> sweeping the walkway.\n"
 
 
-PAGE = ('<html><head><title>A dog &amp; a cat</title></head>\n<body><p>A black dog leaps\nover a <b>log</b>.</p>\n'
+PAGE = ('<html lang="en"><head><title>A dog &amp; a cat</title></head>\n<body><p>A black dog leaps\nover a <b>log</b>.</p>\n'
         '<img alt="Asian man"><script>var a = "<p>A man</p>";</script></body></html>\n')
 
 
@@ -94,6 +94,7 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
         assert translated.decode("utf-8") == (tmp_path / f"out.{name}").read_text(encoding="utf-8")
     page = translated.decode("utf-8")  # the last: the HTML document, translated block by block, its script copied
     assert '<script>var a = "<p>A man</p>";</script>' in page and "A black dog" not in page and "<p>" in page
+    assert page.startswith('<html lang="de">')
     # what cannot be translated: 400 with an error naming it; a name never given or no longer kept: 404
     for name, content, words in (("a.pdf", b"%PDF", "file format not supported"),
                                  ("a.srt", b"1\nA dog.\n", "a.srt: line 1: a subtitle block without a timing line"),
