@@ -117,13 +117,17 @@ class HtmlDocument:
         lang attribute naming `language` (a code, nmt.data.languages.language_tag), where given."""
         of_blocks, of_attributes = translations[:len(self.blocks)], translations[len(self.blocks):]
         rewritten = [self._rewritten(tag, of_attributes, language) for tag in self.tags]
+        in_block: dict[int, list[tuple[str, str]]] = {}  # a block's inline tags: (as its text has it, rewritten)
         edits = []
+        for tag, new in zip(self.tags, rewritten):
+            if tag.block is None:
+                edits.append((tag.start, tag.end, new))
+            else:
+                in_block.setdefault(tag.block, []).append((_one_line(self.source[tag.start:tag.end]), _one_line(new)))
         for index, (block, translation) in enumerate(zip(self.blocks, of_blocks)):
-            for tag, new in zip(self.tags, rewritten):  # an inline tag as the translation kept it
-                if tag.block == index:
-                    translation = translation.replace(_one_line(self.source[tag.start:tag.end]), _one_line(new))
+            for old, new in in_block.get(index, []):  # the tag as the translation kept it
+                translation = translation.replace(old, new)
             edits.append((block.start, block.end, translation))
-        edits += [(tag.start, tag.end, new) for tag, new in zip(self.tags, rewritten) if tag.block is None]
         out, at = [], 0
         for start, end, text in sorted(edits):
             out += [self.source[at:start], text]
