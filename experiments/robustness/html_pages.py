@@ -4,8 +4,9 @@ one line or wrapped at 60 columns as an editor wraps it. Translated by the demo 
 (`--input-format html`, the default for .html: each block and each alt text whole;
 nmt.decode.html_document) and line by line (`--input-format plain`, each line that looks like
 markup read as markup). BLEU of the figcaptions and of the alt texts (their tags taken out), and
-how many of the page's tags (by name, in order) the output keeps. Writes
-experiments/robustness/results/html_pages.json.
+how many of the page's tags (by name, in order) the output keeps. And the same captions as a Word
+document (`--input-format docx`, python-docx), a paragraph each, its second word in bold: BLEU of
+the paragraphs, and how many keep a bold word. Writes experiments/robustness/results/html_pages.json.
 
     python -m experiments.robustness.html_pages [-c runs/demo/checkpoints/best.pt]
 """
@@ -96,7 +97,28 @@ def main() -> None:
                     "examples": [{"output": "\n".join(out[4:10])}]}
                 print(form, kind, result[form][f"input_format_{kind}"]["figcaption_bleu"]["bleu"],
                       result[form][f"input_format_{kind}"].get("alt_bleu", {}).get("bleu"), flush=True)
+        result["word_document"] = word_document(engine, cfg, sources, references, Path(folder))
     write_study(RESULTS / "html_pages.json", checkpoint, args.test, result)
+
+
+def word_document(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as a .docx of one paragraph each, the second word in bold, translated whole."""
+    import docx
+
+    document = docx.Document()
+    for caption in captions:
+        first, second, rest = (caption.split(" ", 2) + ["", ""])[:3]
+        paragraph = document.add_paragraph(first + " ")
+        paragraph.add_run(second).bold = True
+        paragraph.add_run(" " + rest if rest else "")
+    document.save(folder / "captions.docx")
+    translate_file(engine, str(folder / "captions.docx"), str(folder / "captions.de.docx"), cfg)
+    paragraphs = docx.Document(folder / "captions.de.docx").paragraphs
+    out = {"paragraph_bleu": score([p.text for p in paragraphs], references),
+           "bold_kept": sum(any(run.bold and run.text.strip() for run in p.runs) for p in paragraphs),
+           "examples": [{"output": "".join(f"**{r.text}**" if r.bold else r.text for r in p.runs)} for p in paragraphs[:3]]}
+    print("word document", out["paragraph_bleu"]["bleu"], out["bold_kept"], flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ bench-subtitles: install
 # Text wrapped at 60 columns, each paragraph whole (--input-format wrapped) or line by line (results/wrapped.json).
 bench-wrapped: install
 	$(BIN)/python -m experiments.robustness.wrapped
-# The test set as an HTML gallery page, read as HTML (--input-format html) or line by line (results/html_pages.json).
+# The test set as an HTML gallery page, read as HTML (--input-format html) or line by line, and as a Word document (results/html_pages.json).
 bench-html: install
 	$(BIN)/python -m experiments.robustness.html_pages
 # Asides in parentheses, decode.parentheses on and off (results/asides.json).

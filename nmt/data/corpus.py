@@ -50,6 +50,12 @@ def _opened(path: Path) -> Iterator[BinaryIO]:
         raise NmtError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
 
 
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; one that cannot be read is an NmtError naming it."""
+    with _opened(path) as raw:
+        return raw.read()
+
+
 def decode_lines(stream, name: str) -> Iterator[str]:
     """Lines of a binary stream without their line ending, one at a time (so a terminal gets an
     answer per line); invalid UTF-8 is an error naming `name` and the line."""

@@ -197,10 +197,10 @@ def _translate_asides(translator, requests: list[Line], marked: list, cfg: Decod
         item.open = written_aside(text, hypothesis_text(translator.tgt_tokenizer, hyps[0]), marked[i].escape)
 
 
-def naming_lines(warn: Callable[[str], None], numbers: list[int]) -> Callable[[str], None]:
-    """`warn` for warnings about requests numbered from 1 that names each by its line in `numbers`
-    instead ("line 3:" of the third request is "line {numbers[2]}:")."""
-    return lambda message: warn(_LINE_NUMBER.sub(lambda m: f"line {numbers[int(m.group(1)) - 1]}", message, count=1))
+def naming_lines(warn: Callable[[str], None], numbers: list[int], unit: str = "line") -> Callable[[str], None]:
+    """`warn` for warnings about requests numbered from 1 that names each by its line (or other
+    `unit`) in `numbers` instead ("line 3:" of the third request is "line {numbers[2]}:")."""
+    return lambda message: warn(_LINE_NUMBER.sub(lambda m: f"{unit} {numbers[int(m.group(1)) - 1]}", message, count=1))
 
 
 _LINE_NUMBER = re.compile(r"^line (\d+)")

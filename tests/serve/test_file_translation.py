@@ -12,13 +12,13 @@ from nmt.serve.libretranslate import LibreError
 def test_an_upload_is_its_lines_or_its_cues_and_its_name_without_folders():
     upload = read_upload("../../notes.TXT", "\ufeffA dog.\r\n\r\nA cat.\n".encode())
     assert upload.name == "notes.TXT" and upload.texts == ["A dog.", "", "A cat."]
-    assert upload.write(["Ein Hund.", "", "Eine Katze."]) == "Ein Hund.\n\nEine Katze.\n".encode()
+    assert upload.write(["Ein Hund.", "", "Eine Katze."], "de") == "Ein Hund.\n\nEine Katze.\n".encode()
     upload = read_upload("C:\\films\\talk.srt", b"1\n00:00:01,000 --> 00:00:02,000\nA black dog\nleaps.\n")
     assert upload.name == "talk.srt" and upload.texts == ["A black dog leaps."]
-    assert upload.write(["Ein schwarzer Hund springt."]) == (
+    assert upload.write(["Ein schwarzer Hund springt."], "de") == (
         "1\n00:00:01,000 --> 00:00:02,000\nEin schwarzer\nHund springt.\n".encode())
     with pytest.raises(LibreError, match="file format not supported"):
-        read_upload("talk.docx", b"")
+        read_upload("talk.pdf", b"")
 
 
 def test_the_last_files_are_kept_under_a_name_that_ends_in_their_own():

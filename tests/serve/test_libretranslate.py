@@ -9,6 +9,7 @@ import json
 import pytest
 
 from nmt.serve.libretranslate import LibreError, detections, parse
+from tests.conftest import optional_module
 from tests.serve.test_serve import Server
 
 LINES = ["A black dog leaps over a log.", "Asian man sweeping the walkway."]
@@ -111,6 +112,32 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
     assert status == 404 and "no such translated file" in json.loads(body)["error"]
 
 
+@optional_module("docx")[1]
+def test_a_word_document_is_translated_as_nmt_translate_writes_it(server, trained_tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from nmt.decode.docx_document import DocxDocument
+    from tests.decode.test_docx_document import _document
+
+    content = _document()
+    status, body, _ = server.request("POST", "/translate_file", *with_file(
+        [("source", "en"), ("target", "de")], "letter.docx", content))
+    assert status == 200, body
+    status, translated, content_type = server.request("GET", json.loads(body)["translatedFileUrl"].removeprefix(server.url))
+    assert status == 200 and content_type.startswith("application/vnd.openxmlformats-officedocument")
+    (tmp_path / "letter.docx").write_bytes(content)
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "best.pt"),
+                                      "-i", str(tmp_path / "letter.docx"), "-o", str(tmp_path / "out.docx")])
+    assert result.exit_code == 0, result.output
+    texts = DocxDocument.read(translated, "served").texts
+    assert texts == DocxDocument.read((tmp_path / "out.docx").read_bytes(), "cli").texts
+    assert texts != DocxDocument.read(content, "source").texts
+    status, body, _ = server.request("POST", "/translate_file", *with_file(
+        [("source", "en"), ("target", "de")], "a.docx", b"A dog."))
+    assert status == 400 and "a.docx: not a Word document (.docx)" in json.loads(body)["error"], body
+
+
 def test_json_requests_lists_html_alternatives_and_auto(server):
     own = server.post({"text": LINES})[1]["translations"]
     status, reply = libre(server, {"q": LINES, "source": "auto", "target": "de", "format": "text"})
@@ -147,7 +174,7 @@ def test_detect_and_the_web_clients_settings(server):
     status, body, _ = server.request("GET", "/frontend/settings")
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
-    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm"]
+    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".docx"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 
