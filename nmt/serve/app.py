@@ -325,13 +325,14 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             return error(400 if e.status == 422 else e.status, str(e))
         return JSONResponse(libretranslate.answer(asked, texts, counts))
 
-    async def libre_translations(fields: dict, markup_where_it_looks_so: bool = False) -> tuple:
+    async def libre_translations(fields: dict, markup_where_it_looks_so: bool = False, pages: bool = True) -> tuple:
         """A LibreTranslate request translated: the request, each line's outputs (best first) and
         each text's count of lines. Its lines are markup as its format says, or (a file's) where
-        they look like markup."""
+        they look like markup; with format html, each text is an HTML page read block by block
+        (`pages`; a file's texts are blocks already)."""
         # (source auto reads the identifier's model on first use: off the event loop)
         asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
-        lines, counts = libretranslate.lines_of(asked)
+        lines, counts = libretranslate.lines_of(asked, pages)
         check_line_count(len(lines), limits)
         line_sources = [code for code, count in zip(asked.text_sources(), counts) for _ in range(count)]
         parts, plans = [], []
@@ -371,7 +372,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             if source.markup:
                 fields["format"] = "html"
             asked, texts, _ = await libre_translations({**fields, "q": source.texts or [""]},
-                                                       markup_where_it_looks_so=source.markup is None)
+                                                       markup_where_it_looks_so=source.markup is None, pages=False)
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:

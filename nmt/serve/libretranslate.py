@@ -12,8 +12,9 @@ web and mobile clients, the apps that speak to a LibreTranslate server) can use 
                    -> {"translatedFileUrl": ".../download_file/NAME"} (nmt.serve.files)
 
 Errors are {"error": "..."}, status 400 (413 where a serve limit is passed). A text of several
-lines is translated line by line and joined again; format html reads it as markup (tags kept
-around the words they wrap), text as plain text. A language may be named by another code of it
+lines is translated line by line and joined again; format html reads it as an HTML page or a
+fragment of one (nmt.decode.html_document: each block whole, as markup whose tags are kept around
+the words they wrap; alt and title texts too), text as plain text. A language may be named by another code of it
 (de for a model's deu_Latn) where one served code has it. source auto takes the model's source language
 where it reads only one; where it reads several, the language identifier (py3langid, `pip install
 'nmt[langid]'`) chooses among them, as LibreTranslate does: each text of more than 40 characters
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 from nmt.data.language_filter import identifier, identifier_label
 from nmt.data.languages import language_name, same_language
+from nmt.decode.html_document import HtmlDocument
 from nmt.errors import NmtError
 
 FORMATS = ("text", "html")
@@ -199,25 +201,39 @@ def as_served(code: str, served) -> str:
     return same[0] if len(same) == 1 else code
 
 
-def lines_of(request: LibreRequest) -> tuple[list[str], list[int]]:
-    """Every text's lines, in one list, and how many lines each text has (a text of several lines
-    is translated line by line)."""
+def lines_of(request: LibreRequest, pages: bool = True) -> tuple[list[str], list[int]]:
+    """Every text's lines, in one list, and how many lines each text has: a text of several lines
+    is translated line by line, or with format html (and `pages`) as an HTML document, block by
+    block (nmt.decode.html_document: a page or a fragment of one, its attributes too)."""
     lines, counts = [], []
     for text in request.texts:
-        parts = text.split("\n")
+        parts = _page(text).texts if pages and request.markup else text.split("\n")
         lines += parts
         counts.append(len(parts))
     return lines, counts
 
 
-def answer(request: LibreRequest, translated: list[list[str]], counts: list[int]) -> dict:
-    """The JSON answer: `translated` holds each line's outputs, best first."""
+def _page(text: str) -> HtmlDocument:
+    return HtmlDocument.read(text.split("\n"))
+
+
+def _joining(request: LibreRequest, text: str, pages: bool):
+    """How a text's translated lines (lines_of's) make its translation."""
+    if pages and request.markup:
+        page = _page(text)
+        return lambda outputs: "\n".join(page.write(outputs, request.target))
+    return "\n".join
+
+
+def answer(request: LibreRequest, translated: list[list[str]], counts: list[int], pages: bool = True) -> dict:
+    """The JSON answer: `translated` holds each line's outputs (of lines_of), best first."""
     texts, alternatives, at = [], [], 0
-    for count in counts:
+    for text, count in zip(request.texts, counts):
         lines = translated[at: at + count]
         at += count
-        texts.append("\n".join(outputs[0] for outputs in lines))
-        alternatives.append(["\n".join(outputs[k] if k < len(outputs) else outputs[0] for outputs in lines)
+        joined = _joining(request, text, pages)
+        texts.append(joined([outputs[0] for outputs in lines]))
+        alternatives.append([joined([outputs[k] if k < len(outputs) else outputs[0] for outputs in lines])
                              for k in range(1, request.alternatives + 1)])
     out: dict = {"translatedText": texts if request.as_list else texts[0]}
     if request.alternatives:

@@ -149,6 +149,14 @@ def test_json_requests_lists_html_alternatives_and_auto(server):
     marked = server.post({"text": [tagged], "markup": True})[1]["translations"][0]
     status, reply = libre(server, {"q": tagged, "source": "en", "target": "de", "format": "html"})
     assert status == 200 and reply["translatedText"] == marked and "<b>" in marked
+    # a page (or a fragment of one) over several lines: block by block, as nmt translate writes an .html file
+    from nmt.decode.html_document import HtmlDocument
+
+    status, reply = libre(server, {"q": [PAGE.rstrip("\n"), tagged], "source": "en", "target": "de", "format": "html"})
+    page = HtmlDocument.read(PAGE.rstrip("\n").split("\n"))
+    blocks = server.post({"text": page.texts, "markup": True})[1]["translations"]
+    assert status == 200 and reply["translatedText"] == ["\n".join(page.write(blocks, "de")), marked]
+    assert reply["translatedText"][0].startswith('<html lang="de">') and 'var a = "<p>A man</p>"' in reply["translatedText"][0]
     status, reply = libre(server, {"q": LINES[0], "source": "en", "target": "de", "alternatives": 2,
                                    "api_key": "anything"})
     nbest = server.post({"text": [LINES[0]], "nbest": 3, "beam_size": 4})[1]["nbest"][0]
