@@ -1,8 +1,8 @@
 """Word documents in, Word documents out (`--input-format docx`, the default for .docx files;
 python-docx, `pip install 'nmt[docx]'`): each paragraph translated whole, its formatting kept.
 
-A paragraph of the body, its tables and its sections' headers and footers is read as inline
-markup (nmt.decode.text.markup), in which
+A paragraph of the body, its tables and its sections' headers and footers, and of the footnotes,
+endnotes and comments, is read as inline markup (nmt.decode.text.markup), in which
 - the text in the paragraph's most used formatting is plain text, and each stretch in another
   formatting (bold, italic, a colour, ...) an element around its words (<f1>…</f1>), so that the
   translation carries the formatting on the words aligned to them;
@@ -53,8 +53,9 @@ class DocxDocument:
     """A .docx file read for translation: its `texts` (each paragraph's, as inline markup) in, the
     file with their translations out (`write`)."""
 
-    def __init__(self, document, paragraphs: list[_Paragraph]):
+    def __init__(self, document, paragraphs: list[_Paragraph], notes: list):
         self.document, self.paragraphs = document, paragraphs
+        self.notes = notes  # (part, its XML) of the footnotes, endnotes and comments, written back as bytes
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "DocxDocument":
@@ -63,8 +64,10 @@ class DocxDocument:
             document = docx.Document(io.BytesIO(data))
         except (zipfile.BadZipFile, KeyError, ValueError) as e:
             raise NmtError(f"{name}: not a Word document (.docx): {e}") from None
-        paragraphs = [p for p in (_read(element) for element in _paragraph_elements(document)) if p is not None]
-        return cls(document, paragraphs)
+        notes = _notes(document)
+        elements = _paragraph_elements(document) + [p for _, root in notes for p in root.iter(f"{_W}p")]
+        paragraphs = [p for p in (_read(element) for element in elements) if p is not None]
+        return cls(document, paragraphs, notes)
 
     @property
     def texts(self) -> list[str]:
@@ -82,6 +85,11 @@ class DocxDocument:
             _write(paragraph, translation)
         if language:
             _set_language(self.document, language)
+        from lxml import etree
+
+        for part, root in self.notes:
+            if not hasattr(part, "element"):  # a part python-docx keeps as bytes
+                part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)  # noqa: SLF001
         out = io.BytesIO()
         self.document.save(out)
         return out.getvalue()
@@ -98,6 +106,20 @@ def _paragraph_elements(document) -> list:
                 seen.add(id(part.part))
                 roots.append(part._element)  # noqa: SLF001 (python-docx keeps the XML there)
     return [p for root in roots for p in root.iter(f"{_W}p")]
+
+
+_NOTES = ("footnotes+xml", "endnotes+xml", "comments+xml")  # the ends of those parts' content types
+
+
+def _notes(document) -> list:
+    """(part, XML root) of each footnotes, endnotes and comments part of the document."""
+    from lxml import etree  # (python-docx's)
+
+    found = []
+    for part in document.part.package.iter_parts():
+        if part.content_type.endswith(_NOTES) and "wordprocessingml" in part.content_type:
+            found.append((part, part.element if hasattr(part, "element") else etree.fromstring(part.blob)))
+    return found
 
 
 def _read(element) -> _Paragraph | None:

@@ -47,9 +47,32 @@ def _document() -> bytes:
     document.add_table(rows=1, cols=1).cell(0, 0).paragraphs[0].add_run("A cat")
     document.sections[0].header.paragraphs[0].text = "A girl"
     document.styles["Normal"].element.get_or_add_rPr().append(_lang("en-US"))
+    _add_footnote(document, "A boy with a kite.")
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+def _add_footnote(document, text: str) -> None:
+    """A footnotes part (python-docx writes none) with a separator and one footnote of `text`."""
+    from docx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+
+    xml = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:footnotes xmlns:w="{W[1:-1]}">'
+           '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+           f'<w:footnote w:id="1"><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:footnote></w:footnotes>')
+    part = Part(PackURI("/word/footnotes.xml"), CONTENT_TYPE.WML_FOOTNOTES, xml.encode(), document.part.package)
+    document.part.relate_to(part, RELATIONSHIP_TYPE.FOOTNOTES)
+
+
+def _footnotes(data: bytes) -> list[str]:
+    import zipfile
+
+    from lxml import etree
+
+    root = etree.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("word/footnotes.xml"))
+    return ["".join(t.text for t in p.iter(f"{W}t")) for p in root.iter(f"{W}p")]
 
 
 def _lang(value: str):
@@ -71,12 +94,14 @@ def test_paragraphs_are_markup_of_their_formatting_links_and_points_and_come_bac
     document = DocxDocument.read(_document(), "a.docx")
     assert document.texts == [
         "A dog runs &amp; jumps", "A man in a red shirt is riding a <f1>black</f1> bike.",
-        "Read <a1>the guide</a1> now.<p1/>Two dogs &lt;play&gt;.<p2/>", "A cat", "A girl"]
+        "Read <a1>the guide</a1> now.<p1/>Two dogs &lt;play&gt;.<p2/>", "A cat", "A girl", "A boy with a kite."]
     # the words in capitals; the bold word moved, the tab taken as a space, the bookmark left out
     translations = [_upper(t) for t in document.texts]
     translations[1] = "<f1>BLACK</f1> A MAN IN A RED SHIRT IS RIDING A BIKE."
     translations[2] = "READ <a1>THE GUIDE</a1> NOW. <p1/> TWO DOGS &lt;PLAY&gt;."
-    out = docx.Document(io.BytesIO(document.write(translations, "deu_Latn")))
+    written = document.write(translations, "deu_Latn")
+    assert _footnotes(written) == ["", "A BOY WITH A KITE."]  # the separator's paragraph, the footnote
+    out = docx.Document(io.BytesIO(written))
     heading, formatted, linked, year = out.paragraphs
     assert (heading.text, heading.style.name) == ("A DOG RUNS & JUMPS", "Heading 1")
     assert [(r.text, r.bold) for r in formatted.runs] == [("BLACK", True), (" A MAN IN A RED SHIRT IS RIDING A BIKE.", None)]
