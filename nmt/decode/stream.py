@@ -10,6 +10,7 @@ translated. Files appear only when complete.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -36,6 +37,7 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "html", "docx", *SUBTITLES)
 WHOLE_FILE = ("wrapped", "html", "docx", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+_PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
 def format_result(translator, hyps: list[Hypothesis], output_format: str, identified: str | None = None) -> str:
@@ -82,6 +84,9 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     while chunk := list(islice(iterator, chunk_lines)):
         requests, errors, identified = [], {}, set()  # identified: lines whose source language was found
         for number, line in enumerate(chunk, start=first_line):
+            if number == 1 and input_format == "plain" and _PAGE_START.match(line):
+                warn("line 1: an HTML page, read line by line: --input-format html (the default for a file named "
+                     ".html) reads it block by block, a paragraph over several lines whole")
             if input_format != "jsonl":
                 markup = input_format == "markup" or (input_format == "plain" and looks_like_markup(line))
                 if markup and input_format == "plain" and not told:

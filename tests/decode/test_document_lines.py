@@ -11,7 +11,7 @@ from nmt.decode.text.paragraphs import join_texts
 from nmt.decode.translate import translate_lines
 
 LETTERLESS = ["...", "•", "---", "***", "?", ":)", "→", "1.", "(1)", "2)", "$", "  —  ",
-              "<figure>", '</div> <div class="x">', "{name}"]  # tags alone, read as text: no letter outside them
+              "<figure>", '</div> <div class="x">', "{name}", "<!DOCTYPE html>", '<?xml version="1.0"?>']  # tags alone, read as text: no letter outside them
 
 
 def texts(translator, lines, cfg, **given) -> list[str]:

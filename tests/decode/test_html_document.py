@@ -111,3 +111,15 @@ def test_translate_reads_each_block_whole_as_markup(trained_tiny, translator, cf
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(tmp_path / "lines"),
                                       "--input-format", "plain"])
     assert result.exit_code == 0 and len((tmp_path / "lines").read_text().splitlines()) == len(PAGE.splitlines())
+
+
+def test_a_page_read_line_by_line_is_told_of_the_html_format(translator, cfg):
+    from nmt.decode.stream import translate_stream
+
+    warnings = []
+    out = list(translate_stream(translator, ["<!DOCTYPE html>", "<html>", "<p>A dog."], cfg, warn=warnings.append))
+    assert warnings[0].startswith("line 1: an HTML page, read line by line: --input-format html")
+    assert out[:2] == ["<!DOCTYPE html>", "<html>"]  # tags alone: copied
+    warnings.clear()
+    list(translate_stream(translator, ["A dog.", "<!DOCTYPE html>"], cfg, warn=warnings.append))
+    assert not warnings

@@ -43,6 +43,7 @@ TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
                   r"""(?:\s+[^\s=/>"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*(?P<self>/)?>""")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _PLACEHOLDER = re.compile(r"\{[\w.:-]*\}|%(?:\d+\$)?[sdif@]")
+_DECLARATION = re.compile(r"<![^>]*>|<\?[^>]*>")  # <!DOCTYPE html>, <?xml ...?>
 _MARKUP = re.compile(f"{_COMMENT.pattern}|{TAG.pattern}|{_PLACEHOLDER.pattern}", re.S)
 # HTML elements without content: <br> is complete without "/>"
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
@@ -101,8 +102,9 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
 
 
 def without_tags(text: str) -> str:
-    """`text` without its tags, comments and placeholders (where it has a "<", "{" or "%")."""
-    return _MARKUP.sub("", text) if any(c in text for c in "<{%") else text
+    """`text` without its tags, comments, declarations (<!DOCTYPE html>) and placeholders (where it
+    has a "<", "{" or "%")."""
+    return _DECLARATION.sub("", _MARKUP.sub("", text)) if any(c in text for c in "<{%") else text
 
 
 def looks_like_markup(line: str) -> bool:
