@@ -109,9 +109,9 @@ def translate(
              '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line), wrapped (each paragraph '
              'translated whole and wrapped again over its lines), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
-             '"nmt\\[docx]"), or srt '
-             'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, html or '
-             'docx for a file named so, else plain.')] = None,
+             '"nmt\\[docx]"), epub (an e-book: each chapter as a page), or srt '
+             'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, html, '
+             'docx or epub for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(

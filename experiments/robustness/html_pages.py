@@ -6,7 +6,8 @@ nmt.decode.html_document) and line by line (`--input-format plain`, each line th
 markup read as markup). BLEU of the figcaptions and of the alt texts (their tags taken out), and
 how many of the page's tags (by name, in order) the output keeps. And the same captions as a Word
 document (`--input-format docx`, python-docx), a paragraph each, its second word in bold: BLEU of
-the paragraphs, and how many keep a bold word. Writes experiments/robustness/results/html_pages.json.
+the paragraphs, and how many keep a bold word; and as an e-book (`--input-format epub`) of 10
+chapters, a paragraph each wrapped at 60 columns. Writes experiments/robustness/results/html_pages.json.
 
     python -m experiments.robustness.html_pages [-c runs/demo/checkpoints/best.pt]
 """
@@ -98,7 +99,32 @@ def main() -> None:
                 print(form, kind, result[form][f"input_format_{kind}"]["figcaption_bleu"]["bleu"],
                       result[form][f"input_format_{kind}"].get("alt_bleu", {}).get("bleu"), flush=True)
         result["word_document"] = word_document(engine, cfg, sources, references, Path(folder))
+        result["e_book"] = e_book(engine, cfg, sources, references, Path(folder))
     write_study(RESULTS / "html_pages.json", checkpoint, args.test, result)
+
+
+def e_book(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as an .epub of 10 chapters, a paragraph each, wrapped at WIDTH columns."""
+    import zipfile
+
+    chapters = [captions[i:i + len(captions) // 10] for i in range(0, len(captions), len(captions) // 10)]
+    manifest = "".join(f'<item id="c{n}" href="c{n}.xhtml" media-type="application/xhtml+xml"/>' for n in range(len(chapters)))
+    with zipfile.ZipFile(folder / "captions.epub", "w") as book:
+        book.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        book.writestr("META-INF/container.xml", '<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>')
+        book.writestr("content.opf", f"<package><metadata><dc:language>en</dc:language></metadata><manifest>{manifest}</manifest></package>")
+        for n, chapter in enumerate(chapters):
+            body = "\n".join(textwrap.fill(f"<p>{html.escape(c, quote=False)}</p>", WIDTH, break_on_hyphens=False,
+                                            break_long_words=False) for c in chapter)
+            book.writestr(f"c{n}.xhtml", f'<html xmlns="http://www.w3.org/1999/xhtml" lang="en"><body>\n{body}\n</body></html>\n')
+    translate_file(engine, str(folder / "captions.epub"), str(folder / "captions.de.epub"), cfg)
+    book = zipfile.ZipFile(folder / "captions.de.epub")
+    paragraphs = [text_of(p) for n in range(len(chapters))
+                  for p in re.findall(r"<p>(.*?)</p>", book.read(f"c{n}.xhtml").decode(), re.S)]
+    out = {"chapters": len(chapters), "paragraph_bleu": score(paragraphs, references),
+           "language": re.search(r"<dc:language>(.*?)<", book.read("content.opf").decode())[1]}
+    print("e-book", out["paragraph_bleu"]["bleu"], len(paragraphs), flush=True)
+    return out
 
 
 def word_document(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:

@@ -1,6 +1,7 @@
 """Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
 subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped) or an HTML document
-(nmt.decode.html_document) or a Word document (nmt.decode.docx_document) in and out.
+(nmt.decode.html_document), a Word document (nmt.decode.docx_document) or an e-book
+(nmt.decode.epub_document) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -34,8 +35,9 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "html", "docx", *SUBTITLES)
-WHOLE_FILE = ("wrapped", "html", "docx", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "html", "docx", "epub", *SUBTITLES)
+WHOLE_FILE = ("wrapped", "html", "docx", "epub", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+DOCUMENTS = ("docx", "epub")  # files that are not text: read as bytes, written as bytes
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
@@ -136,15 +138,16 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
-    `input_format` None: subtitles (nmt.decode.subtitles), html (nmt.decode.html_document) or docx
-    (nmt.decode.docx_document) for a file named so, else plain.
+    `input_format` None: subtitles (nmt.decode.subtitles), html (nmt.decode.html_document), docx
+    (nmt.decode.docx_document) or epub (nmt.decode.epub_document) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if input_format is None:
+        suffix = Path(source).suffix.lower()[1:]
         input_format = subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
-                                                   "docx" if source.lower().endswith(".docx") else "plain")
+                                                   suffix if suffix in DOCUMENTS else "plain")
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
@@ -184,8 +187,8 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     name = "<stdin>" if source == "-" else source
-    if kind == "docx":
-        return _translate_docx(translator, source, output, cfg, warn, done)
+    if kind in DOCUMENTS:
+        return _translate_document(translator, source, output, cfg, warn, done, kind)
     lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
     if kind == "html":
         document = HtmlDocument.read(lines)
@@ -212,19 +215,23 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     return report
 
 
-def _translate_docx(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
-                    done: Callable[[int], None]) -> StreamReport:
-    """`nmt translate` of a Word document: each paragraph whole, its formatting kept
-    (nmt.decode.docx_document), the document written with its language the target's."""
+def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
+                        done: Callable[[int], None], kind: str) -> StreamReport:
+    """`nmt translate` of a Word document (each paragraph whole, its formatting kept:
+    nmt.decode.docx_document) or an e-book (each chapter as an HTML page:
+    nmt.decode.epub_document), written with its language the target's."""
     from nmt.data.corpus import read_bytes
-    from nmt.decode.docx_document import DocxDocument
 
+    if kind == "docx":
+        from nmt.decode.docx_document import DocxDocument as Document
+    else:
+        from nmt.decode.epub_document import EpubDocument as Document
     refuse_to_overwrite(output, [source])
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
-    document = DocxDocument.read(data, "<stdin>" if source == "-" else source)
+    document = Document.read(data, "<stdin>" if source == "-" else source)
     requests = [Line(text, markup=True) for text in document.texts]
     add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers, "paragraph"),
+    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers, "paragraph" if kind == "docx" else "line"),
                      finished=lambda indices: add(len(indices)))
     translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
     content = document.write(translations, direction(translator, None)[1])

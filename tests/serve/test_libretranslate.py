@@ -138,6 +138,24 @@ def test_a_word_document_is_translated_as_nmt_translate_writes_it(server, traine
     assert status == 400 and "a.docx: not a Word document (.docx)" in json.loads(body)["error"], body
 
 
+def test_an_e_book_is_translated_as_nmt_translate_writes_it(server, trained_tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.decode.test_epub_document import _book
+
+    status, body, _ = server.request("POST", "/translate_file", *with_file(
+        [("source", "en"), ("target", "de")], "book.epub", _book()))
+    assert status == 200, body
+    status, translated, content_type = server.request("GET", json.loads(body)["translatedFileUrl"].removeprefix(server.url))
+    assert status == 200 and content_type == "application/epub+zip"
+    (tmp_path / "book.epub").write_bytes(_book())
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "best.pt"),
+                                      "-i", str(tmp_path / "book.epub"), "-o", str(tmp_path / "out.epub")])
+    assert result.exit_code == 0, result.output
+    assert translated == (tmp_path / "out.epub").read_bytes() != _book()
+
+
 def test_json_requests_lists_html_alternatives_and_auto(server):
     own = server.post({"text": LINES})[1]["translations"]
     status, reply = libre(server, {"q": LINES, "source": "auto", "target": "de", "format": "text"})
@@ -182,7 +200,7 @@ def test_detect_and_the_web_clients_settings(server):
     status, body, _ = server.request("GET", "/frontend/settings")
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
-    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".docx"]
+    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 
