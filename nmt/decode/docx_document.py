@@ -8,7 +8,8 @@ endnotes and comments, is read as inline markup (nmt.decode.text.markup), in whi
   translation carries the formatting on the words aligned to them;
 - a hyperlink is an element (<a1>…</a1>): its words translated, the link kept;
 - anything else (a tab, a line break, an image, a field, a bookmark, a tracked change, a
-  comment's mark) is a point (<p1/>) put back between the words, as it was.
+  comment's mark) is a point (<p1/>) put back between the words, as it was; but for the marks
+  Word computes again on opening (spelling errors, the last layout's page breaks), left out.
 The translation is written back as new runs in those formattings; the paragraph's own properties
 (style, alignment, numbering) stay. A paragraph without a letter is left as it is.
 """
@@ -28,6 +29,9 @@ from nmt.errors import NmtError
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 _OUTPUT_TAG = re.compile(r"<(/?)([fap])(\d+)(/?)>")
+# Marks Word writes for itself and computes again on opening (spelling errors, where the last
+# layout broke a page): left out, or each would cut a paragraph's text into pieces.
+_DROPPED = (f"{_W}proofErr", f"{_W}lastRenderedPageBreak")
 _SPACES = (f"{_W}tab", f"{_W}br", f"{_W}cr")  # points with no space of the translation's beside them
 WHOLE = "whole"  # a point that is an element of the paragraph itself, not a thing inside a run
 
@@ -126,7 +130,7 @@ def _read(element) -> _Paragraph | None:
     """A paragraph's markup, or None where it has no letter (left as it is)."""
     pieces = []  # ("text", rPr, text) | ("link", element, rPr, text) | ("point", element, rPr or WHOLE)
     for child in element:
-        if child.tag == f"{_W}pPr":
+        if child.tag == f"{_W}pPr" or child.tag in _DROPPED:
             continue
         if child.tag == f"{_W}r":
             pieces += _run_pieces(child)
@@ -179,7 +183,7 @@ def _run_pieces(run) -> list[tuple]:
     properties = run.find(f"{_W}rPr")
     pieces: list[tuple] = []
     for child in run:
-        if child.tag == f"{_W}rPr":
+        if child.tag == f"{_W}rPr" or child.tag in _DROPPED:
             continue
         if child.tag == f"{_W}t":
             if pieces and pieces[-1][0] == "text":
@@ -195,7 +199,9 @@ def _plain_runs_text(element) -> str | None:
     """The text of an element made of runs of text alone, or None where it holds anything else."""
     text = []
     for run in element:
-        if run.tag != f"{_W}r" or any(c.tag not in (f"{_W}rPr", f"{_W}t") for c in run):
+        if run.tag in _DROPPED:
+            continue
+        if run.tag != f"{_W}r" or any(c.tag not in (f"{_W}rPr", f"{_W}t", *_DROPPED) for c in run):
             return None
         text += [t.text or "" for t in run.findall(f"{_W}t")]
     return "".join(text)

@@ -27,6 +27,8 @@ def _document() -> bytes:
     document = docx.Document()
     document.add_heading("A dog runs & jumps", level=1)
     p = document.add_paragraph("A man in a red shirt is riding a ")
+    p.runs[0]._r.append(OxmlElement("w:lastRenderedPageBreak"))  # Word's own marks: left out
+    p._p.append(OxmlElement("w:proofErr"))
     p.add_run("black").bold = True
     p.add_run(" bike.")
     p = document.add_paragraph("Read ")
