@@ -107,11 +107,12 @@ def translate(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
              'tags kept around the translated words), text (every line as text, tags and Markdown and all), jsonl '
              '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line), wrapped (each paragraph '
-             'translated whole and wrapped again over its lines), html (a page: each block translated whole, its '
+             'translated whole and wrapped again over its lines), markdown (each paragraph, item, heading and '
+             'table cell whole, code copied), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
              '"nmt\\[docx]"), epub (an e-book: each chapter as a page), or srt '
-             'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, html, '
-             'docx or epub for a file named so, else plain.')] = None,
+             'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, markdown '
+             '(.md), html, docx or epub for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(

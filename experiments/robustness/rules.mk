@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-subtitles bench-wrapped bench-html bench-asides demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-subtitles bench-wrapped bench-documents bench-asides demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -52,9 +52,9 @@ bench-subtitles: install
 # Text wrapped at 60 columns, each paragraph whole (--input-format wrapped) or line by line (results/wrapped.json).
 bench-wrapped: install
 	$(BIN)/python -m experiments.robustness.wrapped
-# The test set as an HTML gallery page, read as HTML (--input-format html) or line by line, and as a Word document (results/html_pages.json).
-bench-html: install
-	$(BIN)/python -m experiments.robustness.html_pages
+# The test set as documents: an HTML gallery page (as HTML or line by line), a Word document, an e-book, a Markdown list (results/documents.json).
+bench-documents: install
+	$(BIN)/python -m experiments.robustness.documents
 # Asides in parentheses, decode.parentheses on and off (results/asides.json).
 bench-asides: install
 	$(BIN)/python -m experiments.robustness.asides

@@ -1,5 +1,6 @@
 """Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
-subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped) or an HTML document
+subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown document
+(nmt.decode.markdown_document), an HTML document
 (nmt.decode.html_document), a Word document (nmt.decode.docx_document) or an e-book
 (nmt.decode.epub_document) in and out.
 
@@ -25,6 +26,7 @@ from nmt.decode.text.markup import looks_like_markup
 from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
+from nmt.decode.markdown_document import MarkdownDocument
 from nmt.decode.rows import direction
 from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
@@ -35,8 +37,8 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "html", "docx", "epub", *SUBTITLES)
-WHOLE_FILE = ("wrapped", "html", "docx", "epub", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", "docx", "epub", *SUBTITLES)
+WHOLE_FILE = ("wrapped", "markdown", "html", "docx", "epub", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 DOCUMENTS = ("docx", "epub")  # files that are not text: read as bytes, written as bytes
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
@@ -138,8 +140,9 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
-    `input_format` None: subtitles (nmt.decode.subtitles), html (nmt.decode.html_document), docx
-    (nmt.decode.docx_document) or epub (nmt.decode.epub_document) for a file named so, else plain.
+    `input_format` None: subtitles (nmt.decode.subtitles), markdown (nmt.decode.markdown_document),
+    html (nmt.decode.html_document), docx (nmt.decode.docx_document) or epub
+    (nmt.decode.epub_document) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
@@ -147,6 +150,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     if input_format is None:
         suffix = Path(source).suffix.lower()[1:]
         input_format = subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
+                                                   "markdown" if suffix in ("md", "markdown") else
                                                    suffix if suffix in DOCUMENTS else "plain")
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
@@ -193,6 +197,10 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if kind == "html":
         document = HtmlDocument.read(lines)
         markup = [True] * len(document.texts)
+    elif kind == "markdown":
+        document = MarkdownDocument.read(lines)
+        markup = [looks_like_markup(text) for text in document.texts]
+        cfg = cfg.model_copy(update={"markdown": True})
     else:
         document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
         markup = [looks_like_markup(text) for text in document.texts]

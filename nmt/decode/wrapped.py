@@ -15,6 +15,10 @@ from nmt.decode.subtitles import rewrapped
 from nmt.decode.text.list_markers import list_marker
 
 
+def _indentation(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
 @dataclass
 class Wrapped:
     """A wrapped text read for translation: its `texts` (each paragraph's, or list item's) in, its
@@ -23,11 +27,16 @@ class Wrapped:
     units: list[tuple[int, int]]  # (start, end) of each paragraph's or item's lines
 
     @classmethod
-    def read(cls, lines: list[str]) -> "Wrapped":
+    def read(cls, lines: list[str], continue_indented: bool = False) -> "Wrapped":
+        """`continue_indented`: an indented line without a marker continues the unit before it
+        (a Markdown list item's lines), rather than starting one."""
         units: list[tuple[int, int]] = []
         start = None
         for i, line in enumerate([*lines, ""]):
-            if start is not None and (not line.strip() or list_marker(line)):
+            marker = list_marker(line)
+            if continue_indented and not marker.strip():
+                marker = ""
+            if start is not None and (not line.strip() or marker):
                 units.append((start, i))
                 start = None
             if start is None and line.strip():
@@ -52,6 +61,7 @@ class Wrapped:
             marker = list_marker(self.lines[a])
             marker = marker if marker and translation.startswith(marker) else ""  # (as translate kept it)
             broken = rewrapped(translation[len(marker):], b - a)
-            out += [marker + broken[0], *broken[1:]]
+            # the lines after the first indented as they were (a Markdown list item's)
+            out += [marker + broken[0], *(_indentation(self.lines[a + k]) + line for k, line in enumerate(broken[1:], 1))]
             at = b
         return out + self.lines[at:]

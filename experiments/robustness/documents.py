@@ -1,4 +1,4 @@
-"""HTML pages (`make bench-html`): test_2016_flickr, image captions, as the web pages they come
+"""Documents (`make bench-documents`): test_2016_flickr, image captions, as the web pages they come
 from: a page of figures, each image's caption in its alt text and in a <figcaption>, written on
 one line or wrapped at 60 columns as an editor wraps it. Translated by the demo model as HTML
 (`--input-format html`, the default for .html: each block and each alt text whole;
@@ -7,9 +7,12 @@ markup read as markup). BLEU of the figcaptions and of the alt texts (their tags
 how many of the page's tags (by name, in order) the output keeps. And the same captions as a Word
 document (`--input-format docx`, python-docx), a paragraph each, its second word in bold: BLEU of
 the paragraphs, and how many keep a bold word; and as an e-book (`--input-format epub`) of 10
-chapters, a paragraph each wrapped at 60 columns. Writes experiments/robustness/results/html_pages.json.
+chapters, a paragraph each wrapped at 60 columns; and as a Markdown document of list items wrapped
+at 60 columns, a fenced code block after every tenth: each item's BLEU and how many code blocks
+come back unchanged, as Markdown (`--input-format markdown`, the default for .md), as wrapped
+text and line by line. Writes experiments/robustness/results/documents.json.
 
-    python -m experiments.robustness.html_pages [-c runs/demo/checkpoints/best.pt]
+    python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
 """
 
 from __future__ import annotations
@@ -100,7 +103,36 @@ def main() -> None:
                       result[form][f"input_format_{kind}"].get("alt_bleu", {}).get("bleu"), flush=True)
         result["word_document"] = word_document(engine, cfg, sources, references, Path(folder))
         result["e_book"] = e_book(engine, cfg, sources, references, Path(folder))
-    write_study(RESULTS / "html_pages.json", checkpoint, args.test, result)
+        result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
+    write_study(RESULTS / "documents.json", checkpoint, args.test, result)
+
+
+CODE = ["```", 'echo "A man is sleeping."', "```"]
+
+
+def markdown_document(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as a Markdown list, each item wrapped at WIDTH columns (its lines after the first
+    indented two spaces), a fenced code block after every tenth item."""
+    lines, items = [], []  # items: each caption's span of lines
+    for number, caption in enumerate(captions, start=1):
+        wrapped = textwrap.fill(f"- {caption}", WIDTH, subsequent_indent="  ", break_on_hyphens=False,
+                                break_long_words=False).splitlines()
+        items.append((len(lines), len(lines) + len(wrapped)))
+        lines += wrapped
+        if number % 10 == 0:
+            lines += ["", *CODE, ""]
+    (folder / "captions.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out: dict = {"items": len(items), "code_blocks": len(captions) // 10,
+                 "note": "as wrapped text an indented line starts a unit of its own: an item's lines are translated apart"}
+    for kind in ("markdown", "wrapped", "plain"):
+        translate_file(engine, str(folder / "captions.md"), str(folder / f"captions.de.{kind}"), cfg, input_format=kind)
+        translated = (folder / f"captions.de.{kind}").read_text(encoding="utf-8").splitlines()
+        outputs = [" ".join(line.strip() for line in translated[a:b]).removeprefix("- ") for a, b in items]
+        kept = sum(translated[i:i + 3] == CODE for i in range(len(translated)) if translated[i] == CODE[0])
+        out[f"input_format_{kind}"] = {"item_bleu": score(outputs, references), "code_blocks_unchanged": kept,
+                                       "same_line_count": len(translated) == len(lines)}
+        print("markdown", kind, out[f"input_format_{kind}"]["item_bleu"]["bleu"], kept, flush=True)
+    return out
 
 
 def e_book(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
