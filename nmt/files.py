@@ -88,3 +88,18 @@ def cached_record(path: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
+
+
+def rezipped(data: bytes, replaced: dict[str, bytes]) -> bytes:
+    """The zip archive `data` (an e-book, an Office document) with the members named in `replaced`
+    given that content, every other copied as it was: the same members in the same order, each
+    compressed as before (an EPUB's mimetype first and stored, as its readers need)."""
+    import io
+    import zipfile
+
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for info in source.infolist():
+            archive.writestr(info, replaced[info.filename] if info.filename in replaced else source.read(info),
+                             compress_type=info.compress_type)
+    return out.getvalue()

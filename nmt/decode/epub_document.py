@@ -17,6 +17,7 @@ from urllib.parse import unquote
 
 from nmt.decode.html_document import HtmlDocument
 from nmt.errors import NmtError
+from nmt.files import rezipped
 
 _ROOTFILE = re.compile(r"""<rootfile\b[^>]*\bfull-path\s*=\s*["']([^"']+)["']""", re.I)
 _ITEM = re.compile(r"<item\b[^>]*>", re.I)
@@ -77,16 +78,10 @@ class EpubDocument:
             count = len(chapter.document.texts)
             replaced[chapter.name] = "\n".join(chapter.document.write(translations[at:at + count], language)).encode()
             at += count
-        source = zipfile.ZipFile(io.BytesIO(self.data))
         if language:
-            manifest = source.read(self.package).decode("utf-8")
+            manifest = zipfile.ZipFile(io.BytesIO(self.data)).read(self.package).decode("utf-8")
             replaced[self.package] = _LANGUAGE.sub(lambda m: m[1] + language_tag(language) + m[3], manifest).encode()
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w") as book:
-            for info in source.infolist():
-                book.writestr(info, replaced.get(info.filename, source.read(info)),
-                              compress_type=info.compress_type)
-        return out.getvalue()
+        return rezipped(self.data, replaced)
 
 
 def _attributes(tag: str) -> dict[str, str]:

@@ -37,9 +37,9 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", "docx", "epub", *SUBTITLES)
-WHOLE_FILE = ("wrapped", "markdown", "html", "docx", "epub", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
-DOCUMENTS = ("docx", "epub")  # files that are not text: read as bytes, written as bytes
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", "docx", "pptx", "epub", *SUBTITLES)
+WHOLE_FILE = ("wrapped", "markdown", "html", "docx", "pptx", "epub", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+DOCUMENTS = ("docx", "pptx", "epub")  # files that are not text: read as bytes, written as bytes
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
@@ -141,8 +141,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
     `input_format` None: subtitles (nmt.decode.subtitles), markdown (nmt.decode.markdown_document),
-    html (nmt.decode.html_document), docx (nmt.decode.docx_document) or epub
-    (nmt.decode.epub_document) for a file named so, else plain.
+    html (nmt.decode.html_document), docx (nmt.decode.docx_document), pptx
+    (nmt.decode.pptx_document) or epub (nmt.decode.epub_document) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
@@ -225,13 +225,15 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str) -> StreamReport:
-    """`nmt translate` of a Word document (each paragraph whole, its formatting kept:
-    nmt.decode.docx_document) or an e-book (each chapter as an HTML page:
+    """`nmt translate` of a Word document or a PowerPoint presentation (each paragraph whole, its
+    formatting kept: nmt.decode.docx_document, nmt.decode.pptx_document) or an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), written with its language the target's."""
     from nmt.data.corpus import read_bytes
 
     if kind == "docx":
         from nmt.decode.docx_document import DocxDocument as Document
+    elif kind == "pptx":
+        from nmt.decode.pptx_document import PptxDocument as Document
     else:
         from nmt.decode.epub_document import EpubDocument as Document
     refuse_to_overwrite(output, [source])
@@ -239,7 +241,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     document = Document.read(data, "<stdin>" if source == "-" else source)
     requests = [Line(text, markup=True) for text in document.texts]
     add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers, "paragraph" if kind == "docx" else "line"),
+    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers, "line" if kind == "epub" else "paragraph"),
                      finished=lambda indices: add(len(indices)))
     translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
     content = document.write(translations, direction(translator, None)[1])

@@ -3,7 +3,8 @@ a text file (.txt) translated line by line, subtitles (.srt, .vtt) cue by cue wi
 numbers and timings kept (nmt.decode.subtitles), HTML documents (.html, .htm) block by block
 with their markup kept (nmt.decode.html_document), e-books (.epub) chapter by chapter likewise
 (nmt.decode.epub_document), and Word documents (.docx, where python-docx is installed) paragraph
-by paragraph with their formatting kept (nmt.decode.docx_document), as `nmt translate` writes them. A translated
+by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations
+(.pptx, where lxml is installed) likewise (nmt.decode.pptx_document), as `nmt translate` writes them. A translated
 file is kept in memory for its download, the last KEPT of them."""
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
-FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()))
+FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
+           *((".pptx",) if importlib.util.find_spec("lxml") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
-               ".htm": "text/html", ".epub": "application/epub+zip", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+               ".htm": "text/html", ".epub": "application/epub+zip", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+               ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation"}
 
 
 @dataclass
@@ -41,12 +44,13 @@ def read_upload(name: str, data: bytes) -> Upload:
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
-    if suffix in (".docx", ".epub"):
+    if suffix in (".docx", ".pptx", ".epub"):
         from nmt.decode.docx_document import DocxDocument
         from nmt.decode.epub_document import EpubDocument
+        from nmt.decode.pptx_document import PptxDocument
 
         try:
-            document = (DocxDocument if suffix == ".docx" else EpubDocument).read(data, name)
+            document = {".docx": DocxDocument, ".pptx": PptxDocument, ".epub": EpubDocument}[suffix].read(data, name)
         except NmtError as e:
             raise LibreError(f"Invalid request: {e}") from None
         return Upload(name, document.texts, document.write, markup=True)

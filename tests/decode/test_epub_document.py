@@ -70,12 +70,13 @@ def test_the_chapters_are_html_pages_and_the_rest_of_the_book_is_copied():
 def test_translate_writes_the_book_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.translate import translate_lines
 
-    (tmp_path / "book.epub").write_bytes(_book())
+    data = _book()  # (a zip's bytes hold the time it was written)
+    (tmp_path / "book.epub").write_bytes(data)
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "book.epub"),
                                       "-o", str(tmp_path / "book.de.epub")])
     assert result.exit_code == 0, result.output
-    book = EpubDocument.read(_book(), "book.epub")
+    book = EpubDocument.read(data, "book.epub")
     hyps = translate_lines(translator, book.texts, cfg, markup=[True] * len(book.texts))
     expected = book.write([h[0].text or t for h, t in zip(hyps, book.texts)], "de")
     assert (tmp_path / "book.de.epub").read_bytes() == expected

@@ -138,22 +138,27 @@ def test_a_word_document_is_translated_as_nmt_translate_writes_it(server, traine
     assert status == 400 and "a.docx: not a Word document (.docx)" in json.loads(body)["error"], body
 
 
-def test_an_e_book_is_translated_as_nmt_translate_writes_it(server, trained_tiny, tmp_path):
+@pytest.mark.parametrize("name, media_type", [("book.epub", "application/epub+zip"),
+                                              ("talk.pptx", "application/vnd.openxmlformats-officedocument")])
+def test_an_e_book_and_a_presentation_are_translated_as_nmt_translate_writes_them(server, trained_tiny, tmp_path,
+                                                                                  name, media_type):
     from typer.testing import CliRunner
 
     from nmt.cli import app
     from tests.decode.test_epub_document import _book
+    from tests.decode.test_pptx_document import _presentation
 
+    data = _book() if name.endswith(".epub") else _presentation()  # (a zip's bytes hold the time it was written)
     status, body, _ = server.request("POST", "/translate_file", *with_file(
-        [("source", "en"), ("target", "de")], "book.epub", _book()))
+        [("source", "en"), ("target", "de")], name, data))
     assert status == 200, body
     status, translated, content_type = server.request("GET", json.loads(body)["translatedFileUrl"].removeprefix(server.url))
-    assert status == 200 and content_type == "application/epub+zip"
-    (tmp_path / "book.epub").write_bytes(_book())
+    assert status == 200 and content_type.startswith(media_type)
+    (tmp_path / name).write_bytes(data)
     result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "best.pt"),
-                                      "-i", str(tmp_path / "book.epub"), "-o", str(tmp_path / "out.epub")])
+                                      "-i", str(tmp_path / name), "-o", str(tmp_path / f"out.{name}")])
     assert result.exit_code == 0, result.output
-    assert translated == (tmp_path / "out.epub").read_bytes() != _book()
+    assert translated == (tmp_path / f"out.{name}").read_bytes() != data
 
 
 def test_json_requests_lists_html_alternatives_and_auto(server):
@@ -200,7 +205,7 @@ def test_detect_and_the_web_clients_settings(server):
     status, body, _ = server.request("GET", "/frontend/settings")
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
-    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx"]
+    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 
