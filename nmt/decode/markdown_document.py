@@ -6,6 +6,8 @@ README or a documentation page, translated as its reader sees it.
   its marker ("- ", "1. ", "> ") kept in front. Inline marks, code spans and links are carried by
   decode.markdown (nmt.decode.text.markdown), on for this format.
 - A heading ("# ...") is a unit of its own.
+- An HTML block (a line that opens with a tag, through the next blank line) is read as an HTML
+  page is (nmt.decode.html_document): each block's text whole, its tags kept.
 - A table's cells are translated one by one, its pipes and its separator row kept.
 - Copied as they stand: fenced code blocks (``` or ~~~), indented code blocks, front matter
   between "---" lines at the top, HTML comments, link definitions ("[id]: https://..."), a
@@ -17,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nmt.decode.html_document import HtmlDocument
+from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.wrapped import Wrapped
 
 _FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")
@@ -25,13 +29,14 @@ _RULE = re.compile(r"\s{0,3}(?:=+|-+|(?:\*\s*){3,}|(?:_\s*){3,})\s*$")  # a head
 _HEADING = re.compile(r"\s{0,3}#{1,6}\s")
 _TABLE_SEPARATOR = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|\s*\|\s*:?-+:?\s*\|\s*$")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s")
+_HTML_START = re.compile(r"\s{0,3}</?[A-Za-z][\w-]*(?:\s|/?>|$)")
 
 
 @dataclass
 class _Segment:
-    kind: str  # "copied", "prose" (a Wrapped) or "table"
+    kind: str  # "copied", "prose" (a Wrapped), "html" (an HtmlDocument) or "table"
     lines: list[str]
-    prose: Wrapped | None = None
+    prose: Wrapped | HtmlDocument | None = None
 
 
 class MarkdownDocument:
@@ -57,11 +62,19 @@ class MarkdownDocument:
         for segment in segments:
             if segment.kind in ("prose", "heading"):
                 segment.kind, segment.prose = "prose", Wrapped.read(segment.lines, continue_indented=True)
+            elif segment.kind == "html":
+                segment.prose = HtmlDocument.read(segment.lines)
         return cls(segments, starts)
 
     @property
     def texts(self) -> list[str]:
         return [text for segment in self.segments for text, _ in _units(segment)]
+
+    @property
+    def markup(self) -> list[bool]:
+        """Whether each text is read as markup: an HTML block's is, any other where it looks so."""
+        return [segment.kind == "html" or looks_like_markup(text)
+                for segment in self.segments for text, _ in _units(segment)]
 
     @property
     def numbers(self) -> list[int]:
@@ -74,7 +87,7 @@ class MarkdownDocument:
         for segment in self.segments:
             count = len(_units(segment))
             given, at = translations[at:at + count], at + count
-            if segment.kind == "prose":
+            if segment.kind in ("prose", "html"):
                 out += segment.prose.write(given)
             elif segment.kind == "table":
                 out += _table_written(segment.lines, given)
@@ -119,6 +132,11 @@ def _line_kinds(lines: list[str]) -> list[str]:
             kinds[i:end + 1] = ["copied"] * (end + 1 - i)
             i, in_list = end + 1, False
             continue
+        if blank_before and _HTML_START.match(line):
+            end = next((j - 1 for j in range(i + 1, len(lines)) if not lines[j].strip()), len(lines) - 1)
+            kinds[i:end + 1] = ["html"] * (end + 1 - i)
+            i, in_list = end + 1, False
+            continue
         if "|" in line and i + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[i + 1]):
             end = i + 1
             while end + 1 < len(lines) and "|" in lines[end + 1] and lines[end + 1].strip():
@@ -138,7 +156,7 @@ def _line_kinds(lines: list[str]) -> list[str]:
 
 def _units(segment: _Segment) -> list[tuple[str, int]]:
     """(text, its line in the segment) of each unit a segment translates."""
-    if segment.kind == "prose":
+    if segment.kind in ("prose", "html"):
         return [(text, number - 1) for text, number in zip(segment.prose.texts, segment.prose.numbers)]
     if segment.kind == "table":
         return [(cell.strip().replace("\\|", "|"), offset) for offset, line in enumerate(segment.lines)

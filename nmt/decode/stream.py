@@ -199,7 +199,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         markup = [True] * len(document.texts)
     elif kind == "markdown":
         document = MarkdownDocument.read(lines)
-        markup = [looks_like_markup(text) for text in document.texts]
+        markup = document.markup
         cfg = cfg.model_copy(update={"markdown": True})
     else:
         document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)

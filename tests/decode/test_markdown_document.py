@@ -8,7 +8,6 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from nmt.decode.markdown_document import MarkdownDocument
-from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.translate import translate_lines
 
 README = """---
@@ -58,6 +57,21 @@ def test_prose_headings_items_and_cells_are_the_texts_and_code_is_copied():
     assert out[22] == "A GIRL" and len(out) == len(lines)
 
 
+def test_an_html_block_is_read_as_a_page_is():
+    lines = ["Intro text.", "", '<p align="center">', '  <a href="https://example.org">A dog &amp; a cat</a> •',
+             '  <img src="a.png" alt="A girl">', "</p>", "", "After."]
+    document = MarkdownDocument.read(lines)
+    image = '<img src="a.png" alt="A girl">'
+    assert document.texts == ["Intro text.", f'<a href="https://example.org">A dog &amp; a cat</a> • {image}', "A girl",
+                              "After."]
+    assert document.markup == [False, True, True, False]
+    assert document.write(["Einleitung.", f'<a href="https://example.org">Ein Hund &amp; eine Katze</a> • {image}',
+                           "Ein Mädchen", "Danach."]) == [
+        "Einleitung.", "", '<p align="center">',
+        '  <a href="https://example.org">Ein Hund &amp; eine Katze</a> • <img src="a.png" alt="Ein Mädchen">', "</p>", "",
+        "Danach."]
+
+
 def test_an_indented_block_inside_a_list_is_its_text_and_elsewhere_code():
     assert MarkdownDocument.read(["- A dog", "", "    runs in the park."]).texts == ["- A dog", "runs in the park."]
     assert MarkdownDocument.read(["A dog.", "", "    runs in the park."]).texts == ["A dog."]
@@ -72,6 +86,6 @@ def test_translate_reads_each_unit_whole_with_its_marks(trained_tiny, translator
     out = (tmp_path / "README.de.md").read_text(encoding="utf-8").splitlines()
     document = MarkdownDocument.read(README.splitlines())
     hyps = translate_lines(translator, document.texts, cfg.model_copy(update={"markdown": True}),
-                           markup=[looks_like_markup(text) for text in document.texts])
+                           markup=document.markup)
     assert out == document.write([h[0].text or translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps])
     assert [out[i] for i in COPIED] == [README.splitlines()[i] for i in COPIED]
