@@ -50,7 +50,7 @@ DRAWING = Dialect("{http://schemas.openxmlformats.org/drawingml/2006/main}", lin
 @dataclass
 class Paragraph:
     element: object  # its paragraph element
-    dialect: Dialect
+    dialect: Dialect | None  # (None: OpenDocument's, nmt.decode.odf_document)
     formats: list  # each formatting's run properties (None: none), the paragraph's most used first
     links: list = field(default_factory=list)  # each link element and the run properties of its words
     points: list = field(default_factory=list)  # each point: (its element, the properties of the run made for it or WHOLE)
@@ -85,24 +85,31 @@ def read_paragraph(element, dialect: Dialect) -> Paragraph | None:
             pieces.append(("link", child, runs[0].find(d("rPr")) if runs else None, text))
         else:
             pieces.append(("point", child, WHOLE))
+    return assembled(Paragraph(element, d, []), pieces, lambda properties: _key(properties, d))
+
+
+def assembled(paragraph: Paragraph, pieces: list[tuple], key) -> Paragraph | None:
+    """`paragraph` with its formats, links, points and markup text from its `pieces` (("text",
+    formatting, text) | ("link", element, formatting, text) | ("point", element, how it is put back)),
+    formattings told apart by `key`; None where it has no letter (left as it is)."""
     if not any(c.isalpha() for piece in pieces if piece[0] in ("text", "link") for c in piece[-1]):
         return None
     counts = Counter()
     for piece in pieces:
         if piece[0] == "text":
-            counts[_key(piece[1], d)] += len(piece[2])
+            counts[key(piece[1])] += len(piece[2])
     most_used = counts.most_common(1)[0][0] if counts else None
-    base = next((piece[1] for piece in pieces if piece[0] == "text" and _key(piece[1], d) == most_used), None)
-    paragraph = Paragraph(element, d, [base])
-    by_key: dict[bytes, int] = {_key(base, d): 0}
+    base = next((piece[1] for piece in pieces if piece[0] == "text" and key(piece[1]) == most_used), None)
+    paragraph.formats = [base]
+    by_key: dict = {key(base): 0}
     out, open_format = [], 0
     for piece in pieces:
         if piece[0] == "text":
-            key = _key(piece[1], d)
-            if key not in by_key:
-                by_key[key] = len(paragraph.formats)
+            key_of = key(piece[1])
+            if key_of not in by_key:
+                by_key[key_of] = len(paragraph.formats)
                 paragraph.formats.append(piece[1])
-            number = by_key[key]
+            number = by_key[key_of]
             if number != open_format:
                 out += [f"</f{open_format}>" if open_format else "", f"<f{number}>" if number else ""]
                 open_format = number
@@ -178,26 +185,20 @@ def _new_run(paragraph: Paragraph, properties, text: str | None = None):
     return run
 
 
-def write_paragraph(paragraph: Paragraph, translation: str) -> None:
-    """The paragraph's runs, links and points rebuilt from its translation's markup."""
-    element, d = paragraph.element, paragraph.dialect
-    for number, (child, _) in enumerate(paragraph.points, start=1):  # a tab or a break stands for the space
-        if child.tag in map(d, d.spaces):
+def events(paragraph: Paragraph, translation: str, spacing) -> list[tuple]:
+    """The translation's markup as what to write, in order: ("text", text, its formatting, the
+    index of the link it is in or None), ("point", index) and ("link", index) where a link opens;
+    every point placed once (one the translation lost, at the end: never an image or a field
+    lost). Around a point that `spacing(element)` says stands for a space (a tab, a break), the
+    translation's spaces are left out."""
+    for number, (child, _) in enumerate(paragraph.points, start=1):
+        if spacing(child):
             translation = re.sub(rf"\s*<p{number}/>\s*", f"<p{number}/>", translation)
-    end = element.find(d(d.end)) if d.end else None
-    for child in list(element):
-        if child.tag != d("pPr"):
-            element.remove(child)
-    placed, formats, link, at = set(), [0], None, 0
+    out, placed, formats, link, at = [], set(), [0], None, 0
 
     def add_text(text: str) -> None:
-        if not text:
-            return
-        text = html.unescape(text)
-        if link is not None:
-            link[0].append(_new_run(paragraph, link[1], text))
-        else:
-            element.append(_new_run(paragraph, paragraph.formats[formats[-1]], text))
+        if text:
+            out.append(("text", html.unescape(text), paragraph.formats[formats[-1]], link))
 
     for match in _OUTPUT_TAG.finditer(translation):
         add_text(translation[at:match.start()])
@@ -206,24 +207,43 @@ def write_paragraph(paragraph: Paragraph, translation: str) -> None:
         if kind == "p":
             if number not in placed and number <= len(paragraph.points):
                 placed.add(number)
-                element.append(_point(paragraph, *paragraph.points[number - 1]))
+                out.append(("point", number - 1))
         elif kind == "f":
             if closing and len(formats) > 1:
                 formats.pop()
             elif not closing and number < len(paragraph.formats):
                 formats.append(number)
         elif not closing and number <= len(paragraph.links):
-            hyperlink, properties = paragraph.links[number - 1]
-            for child in list(hyperlink):
-                hyperlink.remove(child)
-            element.append(hyperlink)
-            link = (hyperlink, properties)
+            link = number - 1
+            out.append(("link", link))
         elif closing:
             link = None
     add_text(translation[at:])
-    for number, point in enumerate(paragraph.points, start=1):  # never lost: an image, a field
-        if number not in placed:
-            element.append(_point(paragraph, *point))
+    return out + [("point", i) for i in range(len(paragraph.points)) if i + 1 not in placed]
+
+
+def write_paragraph(paragraph: Paragraph, translation: str) -> None:
+    """The paragraph's runs, links and points rebuilt from its translation's markup."""
+    element, d = paragraph.element, paragraph.dialect
+    end = element.find(d(d.end)) if d.end else None
+    for child in list(element):
+        if child.tag != d("pPr"):
+            element.remove(child)
+    for event in events(paragraph, translation, lambda child: child.tag in map(d, d.spaces)):
+        if event[0] == "text":
+            _, text, properties, link = event
+            if link is not None:
+                hyperlink, properties = paragraph.links[link]
+                hyperlink.append(_new_run(paragraph, properties, text))
+            else:
+                element.append(_new_run(paragraph, properties, text))
+        elif event[0] == "point":
+            element.append(_point(paragraph, *paragraph.points[event[1]]))
+        else:
+            hyperlink = paragraph.links[event[1]][0]
+            for child in list(hyperlink):
+                hyperlink.remove(child)
+            element.append(hyperlink)
     if end is not None:
         element.append(end)
 
