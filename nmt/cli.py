@@ -110,10 +110,10 @@ def translate(
              'translated whole and wrapped again over its lines), markdown (each paragraph, item, heading and '
              'table cell whole, code copied), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
-             '"nmt\\[docx]"), pptx (a PowerPoint presentation, likewise; "nmt\\[pptx]"), epub (an e-book: each '
-             'chapter as a page), or srt '
+             '"nmt\\[office]"), pptx, odt or odp (a PowerPoint or OpenDocument file, likewise), epub (an e-book: '
+             'each chapter as a page), or srt '
              'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, markdown '
-             '(.md), html, docx, pptx or epub for a file named so, else plain.')] = None,
+             '(.md), html, docx, pptx, odt, odp or epub for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(

@@ -1,5 +1,5 @@
 """Word documents in, Word documents out (`--input-format docx`, the default for .docx files;
-python-docx, `pip install 'nmt[docx]'`): each paragraph translated whole, its formatting kept.
+python-docx, `pip install 'nmt[office]'`): each paragraph translated whole, its formatting kept.
 
 Each paragraph of the body, its tables and its sections' headers and footers, and of the
 footnotes, endnotes and comments, is read as inline markup of its formattings, links and the
@@ -23,7 +23,7 @@ def _docx():
     try:
         import docx
     except ImportError:
-        raise NmtError("Word documents need python-docx: pip install 'nmt[docx]'") from None
+        raise NmtError("Word documents need python-docx: pip install 'nmt[office]'") from None
     return docx
 
 

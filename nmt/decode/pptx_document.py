@@ -1,5 +1,5 @@
 """PowerPoint presentations in, presentations out (`--input-format pptx`, the default for .pptx
-files; lxml, `pip install 'nmt[pptx]'`): each paragraph of the slides and of their speaker notes
+files; lxml, `pip install 'nmt[office]'`): each paragraph of the slides and of their speaker notes
 translated whole, its formatting kept (nmt.decode.office_paragraphs: each run's formatting, a
 link among them, an element around its words; a line break or a field, such as the slide's
 number, put back between them). The text's language (each run's lang) is the target's; every
@@ -25,7 +25,7 @@ def _lxml():
     try:
         from lxml import etree
     except ImportError:
-        raise NmtError("PowerPoint presentations need lxml: pip install 'nmt[pptx]'") from None
+        raise NmtError("PowerPoint presentations need lxml: pip install 'nmt[office]'") from None
     return etree
 
 

@@ -37,9 +37,9 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", "docx", "pptx", "epub", *SUBTITLES)
-WHOLE_FILE = ("wrapped", "markdown", "html", "docx", "pptx", "epub", *SUBTITLES)  # formats read whole, each unit of several lines translated as one
-DOCUMENTS = ("docx", "pptx", "epub")  # files that are not text: read as bytes, written as bytes
+DOCUMENTS = ("docx", "pptx", "odt", "odp", "epub")  # files that are not text: read as bytes, written as bytes
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
+WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
@@ -141,8 +141,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
     `input_format` None: subtitles (nmt.decode.subtitles), markdown (nmt.decode.markdown_document),
-    html (nmt.decode.html_document), docx (nmt.decode.docx_document), pptx
-    (nmt.decode.pptx_document) or epub (nmt.decode.epub_document) for a file named so, else plain.
+    html (nmt.decode.html_document), or one of DOCUMENTS (read_document) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far."""
     from nmt.data.corpus import decode_lines, read_lines
@@ -225,20 +224,14 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str) -> StreamReport:
-    """`nmt translate` of a Word document or a PowerPoint presentation (each paragraph whole, its
-    formatting kept: nmt.decode.docx_document, nmt.decode.pptx_document) or an e-book (each chapter as an HTML page:
+    """`nmt translate` of a Word, PowerPoint or OpenDocument file (each paragraph whole, its
+    formatting kept: nmt.decode.docx_document, pptx_document, odf_document) or an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), written with its language the target's."""
     from nmt.data.corpus import read_bytes
 
-    if kind == "docx":
-        from nmt.decode.docx_document import DocxDocument as Document
-    elif kind == "pptx":
-        from nmt.decode.pptx_document import PptxDocument as Document
-    else:
-        from nmt.decode.epub_document import EpubDocument as Document
     refuse_to_overwrite(output, [source])
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
-    document = Document.read(data, "<stdin>" if source == "-" else source)
+    document = read_document(kind, data, "<stdin>" if source == "-" else source)
     requests = [Line(text, markup=True) for text in document.texts]
     add = running_total(done)
     hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers, "line" if kind == "epub" else "paragraph"),
@@ -252,6 +245,22 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         with replaced_whole(output, "wb") as f:
             f.write(content)
     return StreamReport(lines=len(requests))
+
+
+def read_document(kind: str, data: bytes, name: str):
+    """A file of one of DOCUMENTS read for translation: its `texts` (inline markup) in, its bytes
+    out (`write(translations, target language)`)."""
+    if kind == "docx":
+        from nmt.decode.docx_document import DocxDocument
+        return DocxDocument.read(data, name)
+    if kind == "pptx":
+        from nmt.decode.pptx_document import PptxDocument
+        return PptxDocument.read(data, name)
+    if kind in ("odt", "odp"):
+        from nmt.decode.odf_document import OdfDocument
+        return OdfDocument.read(data, name, kind)
+    from nmt.decode.epub_document import EpubDocument
+    return EpubDocument.read(data, name)
 
 
 def running_total(done: Callable[[int], None]) -> Callable[[int], None]:

@@ -4,7 +4,8 @@ numbers and timings kept (nmt.decode.subtitles), HTML documents (.html, .htm) bl
 with their markup kept (nmt.decode.html_document), e-books (.epub) chapter by chapter likewise
 (nmt.decode.epub_document), and Word documents (.docx, where python-docx is installed) paragraph
 by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations
-(.pptx, where lxml is installed) likewise (nmt.decode.pptx_document), as `nmt translate` writes them. A translated
+and OpenDocument files (.pptx, .odt, .odp, where lxml is installed) likewise (nmt.decode.pptx_document,
+nmt.decode.odf_document), as `nmt translate` writes them. A translated
 file is kept in memory for its download, the last KEPT of them."""
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
-           *((".pptx",) if importlib.util.find_spec("lxml") else ()))
+           *((".pptx", ".odt", ".odp") if importlib.util.find_spec("lxml") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
                ".htm": "text/html", ".epub": "application/epub+zip", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-               ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation"}
+               ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+               ".odt": "application/vnd.oasis.opendocument.text", ".odp": "application/vnd.oasis.opendocument.presentation"}
 
 
 @dataclass
@@ -44,13 +46,11 @@ def read_upload(name: str, data: bytes) -> Upload:
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
-    if suffix in (".docx", ".pptx", ".epub"):
-        from nmt.decode.docx_document import DocxDocument
-        from nmt.decode.epub_document import EpubDocument
-        from nmt.decode.pptx_document import PptxDocument
+    if suffix in (".docx", ".pptx", ".odt", ".odp", ".epub"):
+        from nmt.decode.stream import read_document
 
         try:
-            document = {".docx": DocxDocument, ".pptx": PptxDocument, ".epub": EpubDocument}[suffix].read(data, name)
+            document = read_document(suffix[1:], data, name)
         except NmtError as e:
             raise LibreError(f"Invalid request: {e}") from None
         return Upload(name, document.texts, document.write, markup=True)

@@ -146,5 +146,5 @@ def test_without_python_docx_a_word_document_is_a_one_line_error_naming_the_extr
     (tmp_path / "a.docx").write_bytes(b"PK")
     result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
                                       "-i", str(tmp_path / "a.docx"), "-o", str(tmp_path / "b.docx")])
-    one_line_error(result, "Word documents need python-docx: pip install 'nmt[docx]'")
+    one_line_error(result, "Word documents need python-docx: pip install 'nmt[office]'")
     assert not (tmp_path / "b.docx").exists()

@@ -100,5 +100,5 @@ def test_translate_writes_the_presentation_and_refuses_what_is_not_one(trained_t
     monkeypatch.setitem(sys.modules, "lxml", None)  # as if not installed
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "talk.pptx"),
                                       "-o", str(tmp_path / "out.pptx")])
-    one_line_error(result, "PowerPoint presentations need lxml: pip install 'nmt[pptx]'")
+    one_line_error(result, "PowerPoint presentations need lxml: pip install 'nmt[office]'")
     assert not (tmp_path / "out.pptx").exists()

@@ -139,16 +139,19 @@ def test_a_word_document_is_translated_as_nmt_translate_writes_it(server, traine
 
 
 @pytest.mark.parametrize("name, media_type", [("book.epub", "application/epub+zip"),
-                                              ("talk.pptx", "application/vnd.openxmlformats-officedocument")])
-def test_an_e_book_and_a_presentation_are_translated_as_nmt_translate_writes_them(server, trained_tiny, tmp_path,
+                                              ("talk.pptx", "application/vnd.openxmlformats-officedocument"),
+                                              ("letter.odt", "application/vnd.oasis.opendocument.text")])
+def test_e_books_presentations_and_opendocument_are_translated_as_nmt_translate_writes_them(server, trained_tiny, tmp_path,
                                                                                   name, media_type):
     from typer.testing import CliRunner
 
     from nmt.cli import app
     from tests.decode.test_epub_document import _book
+    from tests.decode.test_odf_document import TEXT, _package
     from tests.decode.test_pptx_document import _presentation
 
-    data = _book() if name.endswith(".epub") else _presentation()  # (a zip's bytes hold the time it was written)
+    # (a zip's bytes hold the time it was written: made once)
+    data = {"epub": _book, "pptx": _presentation, "odt": lambda: _package("text", TEXT)}[name.split(".")[1]]()
     status, body, _ = server.request("POST", "/translate_file", *with_file(
         [("source", "en"), ("target", "de")], name, data))
     assert status == 200, body
@@ -205,7 +208,7 @@ def test_detect_and_the_web_clients_settings(server):
     status, body, _ = server.request("GET", "/frontend/settings")
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
-    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx"]
+    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx", ".odt", ".odp"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 

@@ -1,0 +1,90 @@
+"""OpenDocument text and presentations (nmt.decode.odf_document): paragraphs read by hand into
+markup (styles, a link, spaces, a tab, a note), written back in place with every other file
+copied, and `nmt translate` of an .odt and an .odp with the tiny model."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from tests.conftest import one_line_error, optional_module
+
+etree, pytestmark = optional_module("lxml.etree")
+
+T = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+NAMESPACES = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+              'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+              'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+              'xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:dc="http://purl.org/dc/elements/1.1/"')
+TEXT = (f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content {NAMESPACES}><office:body><office:text>'
+        '<text:h text:outline-level="1">A dog &amp; a cat</text:h>'
+        '<text:p text:style-name="P1">A man rides a <text:span text:style-name="T1">black</text:span> bike'
+        '<text:soft-page-break/><text:s text:c="2"/>on the<text:tab/><text:a xlink:href="https://example.org">street</text:a>.'
+        '<text:note text:id="n1"><text:note-citation>1</text:note-citation><text:note-body>'
+        '<text:p>A girl sings.</text:p></text:note-body></text:note></text:p>'
+        '<text:p>2026</text:p></office:text></office:body></office:document-content>')
+STYLES = (f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-styles {NAMESPACES}><office:master-styles>'
+          '<text:p>Two dogs</text:p></office:master-styles></office:document-styles>')
+META = f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-meta {NAMESPACES}><dc:language>en-US</dc:language></office:document-meta>'
+SLIDES = (f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content {NAMESPACES}><office:body><office:presentation>'
+          '<draw:page><draw:frame><draw:text-box><text:p>A boy with a kite</text:p></draw:text-box></draw:frame></draw:page>'
+          '</office:presentation></office:body></office:document-content>')
+
+
+def _package(kind: str, content: str) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr(zipfile.ZipInfo("mimetype"), f"application/vnd.oasis.opendocument.{kind}")
+        package.writestr("content.xml", content)
+        package.writestr("styles.xml", STYLES)
+        package.writestr("meta.xml", META)
+        package.writestr("Pictures/a.png", b"\x89PNG\r\n\x1a\n\x00\xff")
+    return out.getvalue()
+
+
+def test_paragraphs_are_markup_of_their_spans_and_come_back_in_place():
+    from nmt.decode.odf_document import OdfDocument
+
+    document = OdfDocument.read(_package("text", TEXT), "letter.odt", "odt")
+    assert document.texts == ["A dog &amp; a cat", "A man rides a <f1>black</f1> bike  on the<p1/><a1>street</a1>.<p2/>",
+                              "A girl sings.", "Two dogs"]
+    written = zipfile.ZipFile(io.BytesIO(document.write(
+        ["EIN HUND &amp; EINE KATZE", "<f1>SCHWARZ</f1> FÄHRT EIN MANN AUF DER <p1/> <a1>STRASSE</a1>.<p2/>",
+         "EIN MÄDCHEN SINGT.", "ZWEI HUNDE"], "deu_Latn")))
+    source = zipfile.ZipFile(io.BytesIO(_package("text", TEXT)))
+    assert [i.filename for i in written.infolist()] == [i.filename for i in source.infolist()]
+    assert written.infolist()[0].compress_type == zipfile.ZIP_STORED
+    assert written.read("Pictures/a.png") == source.read("Pictures/a.png")
+    assert b"<dc:language>de</dc:language>" in written.read("meta.xml")
+    assert b"<text:p>ZWEI HUNDE</text:p>" in written.read("styles.xml")
+    heading, paragraph, note, year = etree.fromstring(written.read("content.xml")).iter(f"{T}h", f"{T}p")
+    assert heading.text == "EIN HUND & EINE KATZE" and heading.get(f"{T}outline-level") == "1"
+    assert paragraph.get(f"{T}style-name") == "P1" and paragraph.text is None
+    assert [(child.tag.removeprefix(T), child.text, child.tail) for child in paragraph] == [
+        ("span", "SCHWARZ", " FÄHRT EIN MANN AUF DER"), ("tab", None, None), ("a", "STRASSE", "."), ("note", None, None)]
+    assert paragraph[0].get(f"{T}style-name") == "T1" and paragraph[2].get("{http://www.w3.org/1999/xlink}href")
+    assert note.text == "EIN MÄDCHEN SINGT." and year.text == "2026"
+
+
+def test_translate_writes_text_and_presentations_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
+    from nmt.decode.odf_document import OdfDocument
+    from nmt.decode.translate import translate_lines
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    for kind, content in (("odt", TEXT), ("odp", SLIDES)):
+        data = _package("text" if kind == "odt" else "presentation", content)  # (a zip's bytes hold the time)
+        (tmp_path / f"a.{kind}").write_bytes(data)
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / f"a.{kind}"),
+                                          "-o", str(tmp_path / f"b.{kind}")])
+        assert result.exit_code == 0, result.output
+        texts = OdfDocument.read(data, "in", kind).texts
+        hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
+        expected = OdfDocument.read(data, "in", kind).write([h[0].text or t for h, t in zip(hyps, texts)], "de")
+        assert (tmp_path / f"b.{kind}").read_bytes() == expected != data
+    (tmp_path / "c.odp").write_bytes(_package("text", TEXT))  # a text document named as a presentation
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "c.odp"), "-o", str(tmp_path / "d.odp")])
+    one_line_error(result, "c.odp: not an OpenDocument presentation (.odp)")
+    assert not (tmp_path / "d.odp").exists()
