@@ -36,7 +36,7 @@ _HTML_START = re.compile(r"\s{0,3}</?[A-Za-z][\w-]*(?:\s|/?>|$)")
 class _Segment:
     kind: str  # "copied", "prose" (a Wrapped), "html" (an HtmlDocument) or "table"
     lines: list[str]
-    prose: Wrapped | HtmlDocument | None = None
+    reader: Wrapped | HtmlDocument | None = None  # what reads and writes its units
 
 
 class MarkdownDocument:
@@ -61,9 +61,9 @@ class MarkdownDocument:
                 starts.append(i)
         for segment in segments:
             if segment.kind in ("prose", "heading"):
-                segment.kind, segment.prose = "prose", Wrapped.read(segment.lines, continue_indented=True)
+                segment.kind, segment.reader = "prose", Wrapped.read(segment.lines, continue_indented=True)
             elif segment.kind == "html":
-                segment.prose = HtmlDocument.read(segment.lines)
+                segment.reader = HtmlDocument.read(segment.lines)
         return cls(segments, starts)
 
     @property
@@ -88,7 +88,7 @@ class MarkdownDocument:
             count = len(_units(segment))
             given, at = translations[at:at + count], at + count
             if segment.kind in ("prose", "html"):
-                out += segment.prose.write(given)
+                out += segment.reader.write(given)
             elif segment.kind == "table":
                 out += _table_written(segment.lines, given)
             else:
@@ -97,7 +97,7 @@ class MarkdownDocument:
 
 
 def _line_kinds(lines: list[str]) -> list[str]:
-    """Each line's kind: "copied", "prose", "heading" or "table"."""
+    """Each line's kind: "copied", "prose", "heading", "html" or "table"."""
     kinds = ["prose"] * len(lines)
     i = 0
     if lines and lines[0].strip() == "---":  # front matter
@@ -157,7 +157,7 @@ def _line_kinds(lines: list[str]) -> list[str]:
 def _units(segment: _Segment) -> list[tuple[str, int]]:
     """(text, its line in the segment) of each unit a segment translates."""
     if segment.kind in ("prose", "html"):
-        return [(text, number - 1) for text, number in zip(segment.prose.texts, segment.prose.numbers)]
+        return [(text, number - 1) for text, number in zip(segment.reader.texts, segment.reader.numbers)]
     if segment.kind == "table":
         return [(cell.strip().replace("\\|", "|"), offset) for offset, line in enumerate(segment.lines)
                 if not _TABLE_SEPARATOR.match(line) for cell in _cells(line) if _translated(cell)]
