@@ -90,6 +90,9 @@ def test_translate_health_and_page(server):
     assert len(reply["scores"]) == 3 and reply["scores"][0] < 0
     status, page, content_type = server.request("GET", "/")
     assert status == 200 and content_type.startswith("text/html") and b"<textarea" in page
+    # a file goes to LibreTranslate's file API, its types as /frontend/settings lists them
+    assert b'<input id="file" type="file">' in page and b'fetch("/translate_file"' in page
+    assert b'fetch("/frontend/settings")' in page and b"supportedFilesFormat" in page
 
 
 def test_nbest_is_sorted(server):
