@@ -10,7 +10,9 @@ the paragraphs, and how many keep a bold word; and as an e-book (`--input-format
 chapters, a paragraph each wrapped at 60 columns; and as a Markdown document of list items wrapped
 at 60 columns, a fenced code block after every tenth: each item's BLEU and how many code blocks
 come back unchanged, as Markdown (`--input-format markdown`, the default for .md), as wrapped
-text and line by line. Writes experiments/robustness/results/documents.json.
+text and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
+text, the second word of each in bold (a span of its own style): BLEU and how many keep it. Writes
+experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
 """
@@ -104,6 +106,8 @@ def main() -> None:
         result["word_document"] = word_document(engine, cfg, sources, references, Path(folder))
         result["e_book"] = e_book(engine, cfg, sources, references, Path(folder))
         result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
+        result["presentation"] = presentation(engine, cfg, sources, references, Path(folder))
+        result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
     write_study(RESULTS / "documents.json", checkpoint, args.test, result)
 
 
@@ -176,6 +180,69 @@ def word_document(engine, cfg, captions: list[str], references: list[str], folde
            "bold_kept": sum(any(run.bold and run.text.strip() for run in p.runs) for p in paragraphs),
            "examples": [{"output": "".join(f"**{r.text}**" if r.bold else r.text for r in p.runs)} for p in paragraphs[:3]]}
     print("word document", out["paragraph_bleu"]["bleu"], out["bold_kept"], flush=True)
+    return out
+
+
+DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
+ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+
+
+def _bold_second_word(caption: str) -> tuple[str, str, str]:
+    first, second, rest = (caption.split(" ", 2) + ["", ""])[:3]
+    return html.escape(first + " ", quote=False), html.escape(second, quote=False), html.escape(" " + rest if rest else "",
+                                                                                               quote=False)
+
+
+def presentation(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as a .pptx of 100 slides, 10 paragraphs each, the second word of each bold."""
+    import zipfile
+
+    from lxml import etree
+
+    def slide(chunk: list[str]) -> str:
+        paragraphs = "".join(f'<a:p><a:r><a:rPr lang="en-US"/><a:t>{a}</a:t></a:r><a:r><a:rPr lang="en-US" b="1"/>'
+                             f'<a:t>{b}</a:t></a:r><a:r><a:rPr lang="en-US"/><a:t>{c}</a:t></a:r></a:p>'
+                             for a, b, c in map(_bold_second_word, chunk))
+        return (f'<p:sld xmlns:a="{DRAWING}" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main">'
+                f"<p:cSld><p:spTree><p:sp><p:txBody><a:bodyPr/>{paragraphs}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>")
+
+    slides = [captions[i:i + 10] for i in range(0, len(captions), 10)]
+    with zipfile.ZipFile(folder / "captions.pptx", "w") as package:
+        package.writestr("ppt/presentation.xml", "<p:presentation/>")
+        for number, chunk in enumerate(slides, start=1):
+            package.writestr(f"ppt/slides/slide{number}.xml", slide(chunk))
+    translate_file(engine, str(folder / "captions.pptx"), str(folder / "captions.de.pptx"), cfg)
+    package = zipfile.ZipFile(folder / "captions.de.pptx")
+    paragraphs = [p for number in range(1, len(slides) + 1)
+                  for p in etree.fromstring(package.read(f"ppt/slides/slide{number}.xml")).iter(f"{{{DRAWING}}}p")]
+    texts = ["".join(t.text or "" for t in p.iter(f"{{{DRAWING}}}t")) for p in paragraphs]
+    bold = sum(any(r.find(f"{{{DRAWING}}}rPr").get("b") == "1" and "".join(r.itertext()).strip()
+                   for r in p.iter(f"{{{DRAWING}}}r")) for p in paragraphs)
+    out = {"slides": len(slides), "paragraph_bleu": score(texts, references), "bold_kept": bold}
+    print("presentation", out["paragraph_bleu"]["bleu"], bold, flush=True)
+    return out
+
+
+def opendocument_text(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as an .odt of one paragraph each, the second word in a span of style T1."""
+    import zipfile
+
+    from lxml import etree
+
+    body = "".join(f'<text:p>{a}<text:span text:style-name="T1">{b}</text:span>{c}</text:p>'
+                   for a, b, c in map(_bold_second_word, captions))
+    with zipfile.ZipFile(folder / "captions.odt", "w") as package:
+        package.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text")
+        package.writestr("content.xml", f'<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+                                        f'xmlns:text="{ODF_TEXT}"><office:body><office:text>{body}</office:text></office:body>'
+                                        "</office:document-content>")
+    translate_file(engine, str(folder / "captions.odt"), str(folder / "captions.de.odt"), cfg)
+    paragraphs = list(etree.fromstring(zipfile.ZipFile(folder / "captions.de.odt").read("content.xml")).iter(f"{{{ODF_TEXT}}}p"))
+    texts = ["".join(p.itertext()) for p in paragraphs]
+    styled = sum(any(s.get(f"{{{ODF_TEXT}}}style-name") == "T1" and (s.text or "").strip()
+                     for s in p.iter(f"{{{ODF_TEXT}}}span")) for p in paragraphs)
+    out = {"paragraph_bleu": score(texts, references), "styled_kept": styled}
+    print("opendocument text", out["paragraph_bleu"]["bleu"], styled, flush=True)
     return out
 
 

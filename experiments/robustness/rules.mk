@@ -52,7 +52,7 @@ bench-subtitles: install
 # Text wrapped at 60 columns, each paragraph whole (--input-format wrapped) or line by line (results/wrapped.json).
 bench-wrapped: install
 	$(BIN)/python -m experiments.robustness.wrapped
-# The test set as documents: an HTML gallery page (as HTML or line by line), a Word document, an e-book, a Markdown list (results/documents.json).
+# The test set as documents: an HTML gallery page (as HTML or line by line), Word, PowerPoint and OpenDocument files, an e-book, a Markdown list (results/documents.json).
 bench-documents: install
 	$(BIN)/python -m experiments.robustness.documents
 # Asides in parentheses, decode.parentheses on and off (results/asides.json).
