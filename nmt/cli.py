@@ -135,7 +135,9 @@ def translate(
     nproc: NprocOpt = 1,
 ):
     """Translate text line by line: one output line per input line, empty lines included; or a
-    subtitle file (.srt, .vtt) cue by cue, its numbers and timings kept.
+    document whole, by its name (subtitles cue by cue, Markdown, HTML, Word, PowerPoint,
+    OpenDocument and EPUB files block by block, their shape kept); or a folder of them into a new
+    folder (other files copied).
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,
     --top-p and --epsilon are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
@@ -152,6 +154,8 @@ def translate(
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon,
         "mbr.candidates": mbr, "rerank.candidates": rerank}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
+    if input != "-" and Path(input).is_dir():
+        return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc)
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
                                 input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n))
@@ -167,6 +171,22 @@ def _translated(report, input: str) -> None:
         err.print(f"error: {input}: {report.failed} line(s) could not be translated (warned above); "
                   "their output lines are empty (or, in jsonl, hold the error)", highlight=False, markup=False)
         raise typer.Exit(1)
+
+
+def _translate_folder(translator, source: Path, output: str, cfg, output_format: str, input_format: str | None,
+                      extras: list[str], nproc: int) -> None:
+    """`nmt translate -i FOLDER -o NEW_FOLDER` (nmt.decode.folders)."""
+    from nmt.decode.folders import translate_folder
+
+    for given, refused in ((output == "-", "-o - (a folder's translations are files)"),
+                           (input_format is not None, "--input-format (each file is read by its name)"),
+                           (output_format != "plain" or extras, "--output-format jsonl, --token-scores, --alignments"),
+                           (nproc != 1, "--nproc (one process translates a folder)")):
+        if given:
+            raise NmtError(f"{source}: a folder is translated file by file into a new folder; not with {refused}")
+    with lines_counter("translating", str(source), show=True, unit="files") as count:
+        report = translate_folder(translator, source, Path(output), cfg, warner, done=lambda n: count("files", n))
+    _translated(report, str(source))
 
 
 def _lines_counter(input: str, output: str, interactive: bool):

@@ -1,0 +1,54 @@
+"""A folder translated (`nmt translate -i FOLDER -o NEW_FOLDER`): a documentation site, a book's
+chapters, a project's texts. Each file of a format nmt translates, by its name (TRANSLATED), is
+translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
+file (images, styles, scripts) is copied as it is; the subfolders are made alike. The new folder
+appears only when every file is done: it is written beside it under a hidden name, then renamed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from nmt.config import DecodeConfig
+from nmt.decode.stream import StreamReport, translate_file
+from nmt.errors import NmtError
+
+TRANSLATED = (".txt", ".srt", ".vtt", ".md", ".markdown", ".html", ".htm", ".xhtml", ".docx", ".pptx", ".odt", ".odp",
+              ".epub")
+
+
+def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
+                     warn_for: Callable[[Path], Callable[[str], None]],
+                     done: Callable[[int], None] = lambda _: None) -> StreamReport:
+    """Every file under `source` translated or copied into `output`, a folder that must not exist
+    yet (or be empty) and must not lie inside `source`; `warn_for(path)` warns about a file's lines,
+    `done(n)` hears of the files finished so far."""
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise NmtError(f"{output}: exists and is not an empty folder; name a new folder for the translations")
+    if output.resolve().is_relative_to(source.resolve()):
+        raise NmtError(f"{output}: inside {source}, the folder it is translated from; name a folder outside it")
+    files = sorted(path for path in source.rglob("*") if path.is_file())
+    building = output.with_name(f".{output.name}.tmp")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    report = StreamReport()
+    try:
+        for finished, path in enumerate(files, start=1):
+            target = building / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path.suffix.lower() in TRANSLATED:
+                translated = translate_file(translator, str(path), str(target), cfg, warn=warn_for(path))
+                report.lines += translated.lines
+                report.failed += translated.failed
+            else:
+                shutil.copy2(path, target)
+            done(finished)
+        if output.exists():
+            output.rmdir()  # (empty)
+        building.rename(output)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return report

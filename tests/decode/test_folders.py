@@ -1,0 +1,45 @@
+"""`nmt translate` of a folder (nmt.decode.folders): each file of a format nmt translates as that
+file alone is translated, every other copied, the subfolders alike; the new folder appears whole or
+not at all, and never over anything the user has."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from tests.conftest import one_line_error
+
+
+def test_a_folder_is_translated_file_by_file_into_a_new_one(trained_tiny, tmp_path):
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "img").mkdir()
+    (site / "index.html").write_text("<html><body>\n<p>A black dog leaps\nover a log.</p>\n</body></html>\n", encoding="utf-8")
+    (site / "docs" / "guide.md").write_text("# Asian man\n\n```\nA black dog.\n```\n", encoding="utf-8")
+    (site / "notes.txt").write_text("A black dog leaps over a log.\n", encoding="utf-8")
+    (site / "style.css").write_text("p { color: red } /* A black dog */\n", encoding="utf-8")
+    (site / "img" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    runner = CliRunner()
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out" / "site.de")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out" / "site.de"
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        "docs/guide.md", "img/a.png", "index.html", "notes.txt", "style.css"]
+    for name in ("index.html", "docs/guide.md", "notes.txt"):  # each as nmt translate writes it alone
+        alone = tmp_path / "alone" / name
+        assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site / name), "-o", str(alone)]).exit_code == 0
+        assert (out / name).read_bytes() == alone.read_bytes() != (site / name).read_bytes()
+    for name in ("style.css", "img/a.png"):
+        assert (out / name).read_bytes() == (site / name).read_bytes()
+    assert not list(tmp_path.glob("out/.*"))  # nothing left of the folder it was built in
+    # never over what the user has, nor inside the folder read; nor a file that cannot be read: nothing written
+    for target, words in ((out, "exists and is not an empty folder"), (site / "de", "inside")):
+        one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(target)]), words)
+    assert not (site / "de").exists()
+    one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "x"),
+                                       "--nproc", "2"]), "not with --nproc")
+    (site / "bad.srt").write_text("1\nA dog.\n", encoding="utf-8")
+    one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "y")]),
+                   "bad.srt: line 1: a subtitle block without a timing line")
+    assert not (tmp_path / "y").exists() and not list(tmp_path.glob(".y*"))
