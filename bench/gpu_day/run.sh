@@ -21,6 +21,7 @@ python="${GPU_PYTHON:-python3}"
 out="${OUT:-runs/gpu_day}"
 mkdir -p "$out"
 site="$(mktemp -d "${TMPDIR:-/tmp}/nmt-gpu-site.XXXXXX")"
+trap 'rm -rf "$site"' EXIT  # (each run's own unpacked packages: gone when it ends, however it ends)
 # pydantic and its dependencies, unpacked beside the machine's packages, never into them.
 "$python" bench/gpu_day/deps.py bench/gpu_day/wheels "$site"
 export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
