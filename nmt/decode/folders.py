@@ -1,6 +1,6 @@
 """A folder translated (`nmt translate -i FOLDER -o NEW_FOLDER`): a documentation site, a book's
-chapters, a project's texts. Each file of a format nmt translates, by its name (TRANSLATED), is
-translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
+chapters, a project's texts. Each text file (.txt) and each file that `nmt translate` reads in a
+format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
 file (images, styles, scripts) is copied as it is; the subfolders are made alike. The new folder
 appears only when every file is done: it is written beside it under a hidden name, then renamed.
 """
@@ -12,11 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.stream import StreamReport, translate_file
+from nmt.decode.stream import StreamReport, file_format, translate_file
 from nmt.errors import NmtError
-
-TRANSLATED = (".txt", ".srt", ".vtt", ".md", ".markdown", ".html", ".htm", ".xhtml", ".docx", ".pptx", ".odt", ".odp",
-              ".epub")
 
 
 def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
@@ -38,7 +35,7 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
         for finished, path in enumerate(files, start=1):
             target = building / path.relative_to(source)
             target.parent.mkdir(parents=True, exist_ok=True)
-            if path.suffix.lower() in TRANSLATED:
+            if path.suffix.lower() == ".txt" or file_format(str(path)) is not None:
                 translated = translate_file(translator, str(path), str(target), cfg, warn=warn_for(path))
                 report.lines += translated.lines
                 report.failed += translated.failed

@@ -147,10 +147,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     from nmt.data.corpus import decode_lines, read_lines
 
     if input_format is None:
-        suffix = Path(source).suffix.lower()[1:]
-        input_format = subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
-                                                   "markdown" if suffix in ("md", "markdown") else
-                                                   suffix if suffix in DOCUMENTS else "plain")
+        input_format = file_format(source) or "plain"
     if output_format not in ("plain", "jsonl"):
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
@@ -173,6 +170,15 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     return report
 
 
+def file_format(source: str) -> str | None:
+    """The input format a file is read in by its name: subtitles, markdown, html or one of
+    DOCUMENTS; None for any other name (plain text)."""
+    suffix = Path(source).suffix.lower()[1:]
+    return subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
+                                       "markdown" if suffix in ("md", "markdown") else
+                                       suffix if suffix in DOCUMENTS else None)
+
+
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
                           interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
                           shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None]) -> StreamReport:
@@ -189,9 +195,9 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         raise NmtError(f"--input-format {kind}: one process translates such a file (--nproc 1)")
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
-    name = "<stdin>" if source == "-" else source
     if kind in DOCUMENTS:
         return _translate_document(translator, source, output, cfg, warn, done, kind)
+    name = "<stdin>" if source == "-" else source
     lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
     if kind == "html":
         document = HtmlDocument.read(lines)
@@ -206,10 +212,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     directions, numbers = LineDirections(translator, warn=warn), document.numbers
     requests = [Line(text, markup=is_markup, controls=directions.of(text, number))
                 for text, is_markup, number in zip(document.texts, markup, numbers)]
-    add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, numbers),
-                     finished=lambda indices: add(len(indices)))
-    translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
+    translations = _translations(translator, requests, cfg, naming_lines(warn, numbers), done)
     if kind == "html":  # its lang names the target language
         target = direction(translator, requests[0].controls if requests else None)[1]
         written = document.write(translations, target)
@@ -233,10 +236,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     document = read_document(kind, data, "<stdin>" if source == "-" else source)
     requests = [Line(text, markup=True) for text in document.texts]
-    add = running_total(done)
-    hyps = translate(translator, requests, cfg, naming_lines(warn, document.numbers, "line" if kind == "epub" else "paragraph"),
-                     finished=lambda indices: add(len(indices)))
-    translations = [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
+    unit = "line" if kind == "epub" else "paragraph"
+    translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, None)[1])
     if output == "-":
         sys.stdout.buffer.write(content)
@@ -245,6 +246,15 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         with replaced_whole(output, "wb") as f:
             f.write(content)
     return StreamReport(lines=len(requests))
+
+
+def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],
+                  done: Callable[[int], None]) -> list[str]:
+    """Each of a document's texts translated (the text itself where its translation is empty);
+    `done(n)` hears of the texts translated so far."""
+    add = running_total(done)
+    hyps = translate(translator, requests, cfg, warn, finished=lambda indices: add(len(indices)))
+    return [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
 
 
 def read_document(kind: str, data: bytes, name: str):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from nmt.decode.html_document import HtmlDocument
+from nmt.decode.stream import DOCUMENTS, read_document
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
@@ -46,9 +47,7 @@ def read_upload(name: str, data: bytes) -> Upload:
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
-    if suffix in (".docx", ".pptx", ".odt", ".odp", ".epub"):
-        from nmt.decode.stream import read_document
-
+    if suffix[1:] in DOCUMENTS:
         try:
             document = read_document(suffix[1:], data, name)
         except NmtError as e:
