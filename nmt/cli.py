@@ -111,9 +111,9 @@ def translate(
              'table cell whole, code copied), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
              '"nmt\\[office]"), pptx, odt or odp (a PowerPoint or OpenDocument file, likewise), epub (an e-book: '
-             'each chapter as a page), or srt '
+             'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), or srt '
              'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, markdown '
-             '(.md), html, docx, pptx, odt, odp or epub for a file named so, else plain.')] = None,
+             '(.md), html, docx, pptx, odt, odp, epub or pdf for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(
@@ -136,7 +136,7 @@ def translate(
 ):
     """Translate text line by line: one output line per input line, empty lines included; or a
     document whole, by its name (subtitles cue by cue, Markdown, HTML, Word, PowerPoint,
-    OpenDocument and EPUB files block by block, their shape kept); or a folder of them into a new
+    OpenDocument, EPUB and PDF files block by block, their shape kept); or a folder of them into a new
     folder (other files copied).
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,

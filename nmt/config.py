@@ -616,6 +616,9 @@ class DecodeConfig(Section):
     # [links](url) put back around the output words aligned to theirs, `code` and ![images](src)
     # copied as written (nmt.decode.text.markdown); false: the model reads them as text.
     markdown: bool = True
+    # A TrueType font (.ttf) that translated PDF files are drawn in (nmt.decode.pdf_document), for a
+    # target script its default lacks (DejaVu where installed, else Vera: Western European letters).
+    pdf_font: str | None = None
     # An aside in parentheses ("Two men (one in a hat) walk.", "(sisters?)") keeps them, so that the
     # model neither drops it nor leaves a parenthesis open: a phrase of 2 to 5 words is translated in
     # its sentence with the parentheses around its words, a single word or a longer aside apart,

@@ -1,8 +1,8 @@
 """Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
 subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown document
 (nmt.decode.markdown_document), an HTML document
-(nmt.decode.html_document), a Word document (nmt.decode.docx_document) or an e-book
-(nmt.decode.epub_document) in and out.
+(nmt.decode.html_document), a Word document (nmt.decode.docx_document), an e-book
+(nmt.decode.epub_document) or a PDF file (nmt.decode.pdf_document) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -37,7 +37,7 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-DOCUMENTS = ("docx", "pptx", "odt", "odp", "epub")  # files that are not text: read as bytes, written as bytes
+DOCUMENTS = ("docx", "pptx", "odt", "odp", "epub", "pdf")  # files that are not text: read as bytes, written as bytes
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -228,15 +228,19 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint or OpenDocument file (each paragraph whole, its
-    formatting kept: nmt.decode.docx_document, pptx_document, odf_document) or an e-book (each chapter as an HTML page:
-    nmt.decode.epub_document), written with its language the target's."""
+    formatting kept: nmt.decode.docx_document, pptx_document, odf_document), an e-book (each chapter as an HTML page:
+    nmt.decode.epub_document) or a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document),
+    written with its language the target's."""
     from nmt.data.corpus import read_bytes
 
     refuse_to_overwrite(output, [source])
+    name = "<stdin>" if source == "-" else source
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
-    document = read_document(kind, data, "<stdin>" if source == "-" else source)
+    document = read_document(kind, data, name, cfg.pdf_font)
+    for message in getattr(document, "warnings", []):
+        warn(f"{name}: {message}")
     requests = [Line(text, markup=True) for text in document.texts]
-    unit = "line" if kind == "epub" else "paragraph"
+    unit = {"epub": "line", "pdf": "page"}.get(kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, None)[1])
     if output == "-":
@@ -257,9 +261,9 @@ def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Cal
     return [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
 
 
-def read_document(kind: str, data: bytes, name: str):
+def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None):
     """A file of one of DOCUMENTS read for translation: its `texts` (inline markup) in, its bytes
-    out (`write(translations, target language)`)."""
+    out (`write(translations, target language)`); a PDF's drawn in `pdf_font` (decode.pdf_font)."""
     if kind == "docx":
         from nmt.decode.docx_document import DocxDocument
         return DocxDocument.read(data, name)
@@ -269,6 +273,9 @@ def read_document(kind: str, data: bytes, name: str):
     if kind in ("odt", "odp"):
         from nmt.decode.odf_document import OdfDocument
         return OdfDocument.read(data, name, kind)
+    if kind == "pdf":
+        from nmt.decode.pdf_document import PdfDocument
+        return PdfDocument.read(data, name, pdf_font)
     from nmt.decode.epub_document import EpubDocument
     return EpubDocument.read(data, name)
 

@@ -366,7 +366,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             upload = form.get("file")
             if upload is None or isinstance(upload, str) or not upload.filename:
                 raise libretranslate.LibreError("Invalid request: missing file parameter")
-            source = files.read_upload(upload.filename, await upload.read())
+            source = files.read_upload(upload.filename, await upload.read(),
+                                       models.models[0].translator.recipe.decode.pdf_font)
             fields = {key: value for key, value in libretranslate.form_fields(form.multi_items()).items()
                       if key in ("source", "target")}
             if source.markup:
@@ -377,7 +378,7 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:
             return error(400 if e.status == 422 else e.status, str(e))
-        translations = [outputs[0] for outputs in texts] if source.texts else []
+        translations = [outputs[0] or (text if source.whole else "") for outputs, text in zip(texts, source.texts)]
         key = translated_files.add(source.name, source.write(translations, asked.target))
         return JSONResponse({"translatedFileUrl": str(request.url_for("download_file", filename=key))})
 

@@ -5,7 +5,9 @@ with their markup kept (nmt.decode.html_document), e-books (.epub) chapter by ch
 (nmt.decode.epub_document), and Word documents (.docx, where python-docx is installed) paragraph
 by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations
 and OpenDocument files (.pptx, .odt, .odp, where lxml is installed) likewise (nmt.decode.pptx_document,
-nmt.decode.odf_document), as `nmt translate` writes them. A translated
+nmt.decode.odf_document), and PDF files (.pdf, where pdfminer.six, pypdf and reportlab are
+installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), as
+`nmt translate` writes them (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
-           *((".pptx", ".odt", ".odp") if importlib.util.find_spec("lxml") else ()))
+           *((".pptx", ".odt", ".odp") if importlib.util.find_spec("lxml") else ()),
+           *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
                ".htm": "text/html", ".epub": "application/epub+zip", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
                ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-               ".odt": "application/vnd.oasis.opendocument.text", ".odp": "application/vnd.oasis.opendocument.presentation"}
+               ".odt": "application/vnd.oasis.opendocument.text", ".odp": "application/vnd.oasis.opendocument.presentation",
+               ".pdf": "application/pdf"}
 
 
 @dataclass
@@ -38,18 +42,22 @@ class Upload:
     texts: list[str]  # what is translated: its lines, or its cues' texts
     write: Callable[[list[str], str], bytes]  # the translated file from the texts' translations and target language
     markup: bool | None = None  # whether the texts are markup; None: each where it looks so
+    # a text whose translation comes back empty keeps its own words, as `nmt translate` writes a
+    # document (nmt.decode.stream); a text file's line is left empty, as it writes a line
+    whole: bool = True
 
 
-def read_upload(name: str, data: bytes) -> Upload:
-    """An uploaded file's texts to translate; LibreError where its format is not one of FORMATS,
-    it is not UTF-8 text, or its subtitles are malformed (the message names the line)."""
+def read_upload(name: str, data: bytes, pdf_font: str | None = None) -> Upload:
+    """An uploaded file's texts to translate (a PDF's drawn in `pdf_font`); LibreError where its
+    format is not one of FORMATS, it is not UTF-8 text, or its subtitles are malformed (the message
+    names the line)."""
     name = PurePath(name.replace("\\", "/")).name
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
     if suffix[1:] in DOCUMENTS:
         try:
-            document = read_document(suffix[1:], data, name)
+            document = read_document(suffix[1:], data, name, pdf_font)
         except NmtError as e:
             raise LibreError(f"Invalid request: {e}") from None
         return Upload(name, document.texts, document.write, markup=True)
@@ -58,7 +66,7 @@ def read_upload(name: str, data: bytes) -> Upload:
     except UnicodeDecodeError as e:
         raise LibreError(f"Invalid request: {name}: invalid UTF-8 at byte {e.start}") from None
     if suffix == ".txt":
-        return Upload(name, lines, lambda translations, _: _file(translations))
+        return Upload(name, lines, lambda translations, _: _file(translations), whole=False)
     if suffix in (".html", ".htm"):
         document = HtmlDocument.read(lines)
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),

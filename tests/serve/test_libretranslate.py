@@ -97,7 +97,7 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
     assert '<script>var a = "<p>A man</p>";</script>' in page and "A black dog" not in page and "<p>" in page
     assert page.startswith('<html lang="de">')
     # what cannot be translated: 400 with an error naming it; a name never given or no longer kept: 404
-    for name, content, words in (("a.pdf", b"%PDF", "file format not supported"),
+    for name, content, words in (("a.xlsx", b"PK", "file format not supported"),
                                  ("a.srt", b"1\nA dog.\n", "a.srt: line 1: a subtitle block without a timing line"),
                                  ("a.txt", b"\xff", "a.txt: invalid UTF-8")):
         status, body, _ = server.request("POST", "/translate_file", *with_file(
@@ -140,7 +140,8 @@ def test_a_word_document_is_translated_as_nmt_translate_writes_it(server, traine
 
 @pytest.mark.parametrize("name, media_type", [("book.epub", "application/epub+zip"),
                                               ("talk.pptx", "application/vnd.openxmlformats-officedocument"),
-                                              ("letter.odt", "application/vnd.oasis.opendocument.text")])
+                                              ("letter.odt", "application/vnd.oasis.opendocument.text"),
+                                              ("park.pdf", "application/pdf")])
 def test_e_books_presentations_and_opendocument_are_translated_as_nmt_translate_writes_them(server, trained_tiny, tmp_path,
                                                                                   name, media_type):
     from typer.testing import CliRunner
@@ -148,10 +149,11 @@ def test_e_books_presentations_and_opendocument_are_translated_as_nmt_translate_
     from nmt.cli import app
     from tests.decode.test_epub_document import _book
     from tests.decode.test_odf_document import TEXT, _package
+    from tests.decode.test_pdf_document import _pdf
     from tests.decode.test_pptx_document import _presentation
 
     # (a zip's bytes hold the time it was written: made once)
-    data = {"epub": _book, "pptx": _presentation, "odt": lambda: _package("text", TEXT)}[name.split(".")[1]]()
+    data = {"epub": _book, "pptx": _presentation, "odt": lambda: _package("text", TEXT), "pdf": _pdf}[name.split(".")[1]]()
     status, body, _ = server.request("POST", "/translate_file", *with_file(
         [("source", "en"), ("target", "de")], name, data))
     assert status == 200, body
@@ -208,7 +210,7 @@ def test_detect_and_the_web_clients_settings(server):
     status, body, _ = server.request("GET", "/frontend/settings")
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
-    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx", ".odt", ".odp"]
+    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx", ".odt", ".odp", ".pdf"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 

@@ -1,0 +1,200 @@
+"""PDF files (nmt.decode.pdf_document): a page drawn by hand (a title, a paragraph over three
+lines with a bold word and a hyphen at a line's end, a list whose item runs on under itself,
+code, a page number, text turned on its side, a second page turned) read into paragraphs,
+written back from stand-in translations and read again; `nmt translate` of it with the tiny
+model; and the one-line errors."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from tests.conftest import one_line_error, optional_module
+
+pypdf, pytestmark = optional_module("pypdf")
+
+PARAGRAPH = ("A man in a blue shirt rides a red bike down the busy street while two children "
+             "play with a dog on the grass. A woman watches them with a smile and a transla- tion of the book.")
+
+
+def _page(canvas, runs: list[tuple[float, float, list[tuple[str, str]]]], size: float = 11) -> None:
+    """Lines of text: each at (x, baseline), in runs of (font, text)."""
+    for x, y, line in runs:
+        text = canvas.beginText(x, y)
+        for font, words in line:
+            text.setFont(font, size)
+            text.textOut(words)
+        canvas.drawText(text)
+
+
+def _pdf(turned: bool = True) -> bytes:
+    from reportlab.pdfgen.canvas import Canvas
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(595, 842), invariant=True)
+    canvas.setFont("Helvetica-Bold", 18)
+    canvas.drawCentredString(297.5, 780, "A day at the park")
+    H = "Helvetica"
+    _page(canvas, [(72, 740, [(H, "A man in a blue shirt rides a "), ("Helvetica-Bold", "red"),
+                              (H, " bike down the busy street while two children")]),
+                   (72, 726, [(H, "play with a dog on the grass. A woman watches them with a smile and a transla-")]),
+                   (72, 712, [(H, "tion of the book.")]),
+                   (72, 680, [(H, "- A dog runs.")]),
+                   (72, 666, [(H, "- Two girls sing a song in the park and wave at all of the people")]),
+                   (82, 652, [(H, "who walk by.")]),
+                   (72, 620, [("Courier", "for dog in dogs:")]),
+                   (72, 608, [("Courier", "    run(dog)")])])
+    canvas.setFont(H, 9)
+    canvas.drawCentredString(297.5, 40, "1")
+    canvas.saveState()
+    canvas.translate(560, 300)
+    canvas.rotate(90)
+    canvas.setFont(H, 12)
+    canvas.drawString(0, 0, "Draft copy")
+    canvas.restoreState()
+    canvas.showPage()
+    _page(canvas, [(72, 760, [("Times-Roman", "The end of the day.")])], size=12)
+    canvas.showPage()
+    canvas.save()
+    if not turned:
+        return out.getvalue()
+    writer = pypdf.PdfWriter(clone_from=io.BytesIO(out.getvalue()))
+    writer.pages[1].rotate(90)
+    turned_out = io.BytesIO()
+    writer.write(turned_out)
+    return turned_out.getvalue()
+
+
+def _lines(data: bytes) -> list[list]:
+    """Each page's lines of text as pdfminer reads them: (text, x0, y0, x1, y1, font names)."""
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LTChar, LTTextBox, LTTextLine
+
+    pages = []
+    for layout in extract_pages(io.BytesIO(data)):
+        pages.append([(line.get_text().strip(), *line.bbox, {c.fontname.split("+")[-1] for c in line if isinstance(c, LTChar)})
+                      for box in layout if isinstance(box, LTTextBox) for line in box if isinstance(line, LTTextLine)])
+    return pages
+
+
+def _turned_text(data: bytes) -> str:
+    """The first page's glyphs that are not upright, in order."""
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LTChar, LTContainer
+
+    def chars(item):
+        if isinstance(item, LTChar):
+            yield item
+        elif isinstance(item, LTContainer):
+            for child in item:
+                yield from chars(child)
+    layout = next(iter(extract_pages(io.BytesIO(data))))
+    return "".join(c.get_text() for c in sorted(chars(layout), key=lambda c: c.y0) if not c.upright)
+
+
+def test_paragraphs_are_read_whole_and_their_translations_drawn_in_their_places():
+    from nmt.decode.pdf_document import PdfDocument
+
+    data = _pdf()
+    document = PdfDocument.read(data, "park.pdf")
+    assert document.texts == [
+        "A day at the park",
+        "A man in a blue shirt rides a <f1>red</f1> bike down the busy street while two children play with a dog on "
+        "the grass. A woman watches them with a smile and a translation of the book.",
+        "- A dog runs.",
+        "- Two girls sing a song in the park and wave at all of the people who walk by.",
+        "The end of the day."]
+    assert document.numbers == [1, 1, 1, 1, 2]
+    translations = ["EIN TAG IM PARK",
+                    "EIN MANN IN EINEM BLAUEN HEMD FÄHRT EIN <f1>ROTES</f1> FAHRRAD DIE STRASSE ENTLANG, WÄHREND "
+                    "ZWEI KINDER MIT EINEM HUND AUF DEM GRAS SPIELEN UND EINE FRAU IHNEN LÄCHELND ZUSIEHT.",
+                    "- EIN HUND RENNT.", "- ZWEI MÄDCHEN SINGEN IM PARK &amp; WINKEN DEN LEUTEN ZU.",
+                    "DAS ENDE DES TAGES."]
+    written = document.write(translations, "deu_Latn")
+    assert written == document.write(translations, "deu_Latn")  # the same bytes each time
+    reader = pypdf.PdfReader(io.BytesIO(written))
+    assert len(reader.pages) == 2 and reader.trailer["/Root"]["/Lang"] == "de"
+    first, second = _lines(written)
+    text = " ".join(line[0] for line in first)
+    for english in ("A day at the park", "blue shirt", "A dog runs", "walk by"):
+        assert english not in text
+    assert "EIN TAG IM PARK" in text and "ZWEI MÄDCHEN SINGEN IM PARK & WINKEN DEN LEUTEN ZU." in text
+    # the code, the page number and the turned text are drawn again as they were
+    kept = {line[0]: line for line in first}
+    assert "for dog in dogs:" in kept and "run(dog)" in kept and "1" in kept
+    assert abs(kept["1"][1] - 295) < 3 and abs(kept["for dog in dogs:"][1] - 72) < 1
+    assert _turned_text(written) == _turned_text(data).replace(" ", "") == "Draftcopy"  # (a space is no glyph)
+    # the bold word in bold; the long paragraph stays above the list, its first line where it was
+    [red] = [line for line in first if "ROTES" in line[0]]
+    assert any("Bold" in font for font in red[5])
+    paragraph = [line for line in first if any(w in line[0] for w in ("BLAUEN", "SPIELEN", "ZUSIEHT"))]
+    assert abs(max(line[4] for line in paragraph) - 748) < 4 and abs(paragraph[0][1] - 72) < 1
+    [dog] = [line for line in first if "HUND RENNT" in line[0]]
+    assert min(line[2] for line in paragraph) > dog[4]
+    # read again, the written document gives back the translations, each where its source began
+    again = PdfDocument.read(written, "park.de.pdf")
+    assert again.texts == translations and reader.pages[1].rotation == 90
+
+    def places(paragraphs):  # where each begins: its page, first baseline and left edge (or middle, centred)
+        return [(p.page, round(p.lines[0].baseline), p.align,
+                 round(p.lines[0].x0 if p.align == "left" else (p.lines[0].x0 + p.lines[0].x1) / 2)) for p in paragraphs]
+    assert places(again.paragraphs) == places(document.paragraphs) == [
+        (0, 780, "centre", 298), (0, 740, "left", 72), (0, 680, "left", 72), (0, 666, "left", 72), (1, 760, "left", 72)]
+
+
+def test_font_styles_by_name():
+    from nmt.decode.pdf_document import font_style
+
+    assert font_style("ABCDEF+Helvetica-BoldOblique") == ("sans", True, True)
+    assert font_style("NimbusRomNo9L-ReguItal") == ("serif", False, True)
+    assert font_style("TimesNewRomanPS-BoldMT") == ("serif", True, False)
+    assert font_style("CourierNewPSMT") == ("mono", False, False)
+    assert font_style("CMBX12") == ("serif", True, False) and font_style("CMTT10") == ("mono", False, False)
+    assert font_style("CMSL10") == ("serif", False, True) and font_style("Calibri") == ("sans", False, False)
+
+
+def test_translate_writes_a_pdf_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
+    from nmt.decode.pdf_document import PdfDocument
+    from nmt.decode.translate import translate_lines
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    data = _pdf(turned=False)
+    (tmp_path / "park.pdf").write_bytes(data)
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "park.pdf"),
+                                      "-o", str(tmp_path / "park.de.pdf")])
+    assert result.exit_code == 0, result.output
+    texts = PdfDocument.read(data, "in").texts
+    hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
+    expected = PdfDocument.read(data, "in").write([h[0].text or t for h, t in zip(hyps, texts)], "de")
+    assert (tmp_path / "park.de.pdf").read_bytes() == expected != data
+    # not a PDF, a PDF locked by a password, a PDF without text, a font that is not one
+    (tmp_path / "notes.pdf").write_text("A dog.\n", encoding="utf-8")
+    locked = pypdf.PdfWriter(clone_from=io.BytesIO(data))
+    locked.encrypt("secret")
+    locked.write(tmp_path / "locked.pdf")
+    from reportlab.pdfgen.canvas import Canvas
+
+    scan = Canvas(str(tmp_path / "scan.pdf"))
+    scan.rect(100, 100, 200, 200, fill=1)
+    scan.save()
+    for name, message, extra in (("notes.pdf", "notes.pdf: not a PDF file that can be read", []),
+                                 ("locked.pdf", "locked.pdf: the PDF is protected by a password", []),
+                                 ("scan.pdf", "scan.pdf: no text to translate", []),
+                                 ("park.pdf", f"decode.pdf_font: {tmp_path / 'notes.pdf'}: not a TrueType font",
+                                  ["--set", f"decode.pdf_font={tmp_path / 'notes.pdf'}"])):
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name),
+                                          "-o", str(tmp_path / "out.pdf"), *extra])
+        one_line_error(result, message)
+        assert not (tmp_path / "out.pdf").exists()
+
+
+def test_without_the_pdf_extra_a_pdf_is_a_one_line_error_naming_it(trained_tiny, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pdfminer", None)  # as if not installed
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(tmp_path / "a.pdf"), "-o", str(tmp_path / "b.pdf")])
+    one_line_error(result, "PDF files need pdfminer.six, pypdf and reportlab: pip install 'nmt[pdf]'")
+    assert not (tmp_path / "b.pdf").exists()
