@@ -11,7 +11,11 @@ chapters, a paragraph each wrapped at 60 columns; and as a Markdown document of 
 at 60 columns, a fenced code block after every tenth: each item's BLEU and how many code blocks
 come back unchanged, as Markdown (`--input-format markdown`, the default for .md), as wrapped
 text and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
-text, the second word of each in bold (a span of its own style): BLEU and how many keep it. Writes
+text, the second word of each in bold (a span of its own style): BLEU and how many keep it; and as
+a PDF file (`--input-format pdf`), a paragraph each with its second word in bold, in one column
+and in two: how many paragraphs the translated file gives back when read again, their BLEU, how
+many keep a bold word and how much smaller they were drawn, beside the same lines as a PDF's text
+comes out of it (line by line) translated one by one. Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -108,6 +112,8 @@ def main() -> None:
         result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
         result["presentation"] = presentation(engine, cfg, sources, references, Path(folder))
         result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
+        result["pdf"] = {columns: pdf_document(engine, cfg, sources, references, Path(folder), columns)
+                         for columns in ("one_column", "two_columns")}
     write_study(RESULTS / "documents.json", checkpoint, args.test, result)
 
 
@@ -248,3 +254,66 @@ def opendocument_text(engine, cfg, captions: list[str], references: list[str], f
 
 if __name__ == "__main__":
     main()
+
+
+def pdf_document(engine, cfg, captions: list[str], references: list[str], folder: Path, columns: str) -> dict:
+    """The captions as an A4 PDF (reportlab) of one paragraph each, the second word in bold, in one
+    column or two, a page number at each page's foot; translated whole (nmt.decode.pdf_document),
+    and line by line as its text comes out of it (the paragraphs' lines, read by the same reader)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph
+
+    from nmt.decode.pdf_document import PdfDocument
+    from nmt.decode.text.casing import hypothesis_text
+    from nmt.decode.translate import translate_lines
+
+    def page_number(canvas, document):
+        canvas.setFont("Helvetica", 9)
+        canvas.drawCentredString(A4[0] / 2, 30, str(document.page))
+
+    margin, gap = 60, 20
+    width = (A4[0] - 2 * margin - (gap if columns == "two_columns" else 0)) / (2 if columns == "two_columns" else 1)
+    frames = [Frame(margin + n * (width + gap), margin, width, A4[1] - 2 * margin, id=f"c{n}")
+              for n in range(2 if columns == "two_columns" else 1)]
+    source = folder / f"captions.{columns}.pdf"
+    document = BaseDocTemplate(str(source), pagesize=A4, invariant=True)
+    document.addPageTemplates([PageTemplate(frames=frames, onPage=page_number)])
+    style = getSampleStyleSheet()["BodyText"]
+    document.build([Paragraph("{}<b>{}</b>{}".format(*_bold_second_word(c)), style) for c in captions])
+    read = PdfDocument.read(source.read_bytes(), source.name)
+    translate_file(engine, str(source), str(folder / f"captions.{columns}.de.pdf"), cfg)
+    again = PdfDocument.read((folder / f"captions.{columns}.de.pdf").read_bytes(), "translated")
+    # a paragraph read as its caption was written (in the reader's order, column by column), and its
+    # translation: the paragraph read again from the translated file that begins where it began
+    unused: dict[str, list[int]] = {}
+    for number, caption in enumerate(captions):
+        unused.setdefault(caption, []).append(number)
+    begins = {_begins(p): p for p in again.paragraphs}
+    pairs = [(unused[text_of(p.text)].pop(0), p, begins.get(_begins(p))) for p in read.paragraphs
+             if unused.get(text_of(p.text))]
+    out: dict = {"pages": len(read.pages), "lines": sum(len(p.lines) for p in read.paragraphs),
+                 "paragraphs_read": len(read.paragraphs), "read_as_written": len(pairs),
+                 "paragraphs_read_again": len(again.paragraphs),
+                 "translated_where_they_began": sum(b is not None for _, _, b in pairs)}
+    pairs = [(n, a, b) for n, a, b in pairs if b is not None]
+    sizes = sorted(b.size / a.size for _, a, b in pairs)
+    hyps = translate_lines(engine, [line.text for _, a, _ in pairs for line in a.lines], cfg)
+    joined, at = [], 0
+    for _, paragraph, _ in pairs:
+        joined.append(" ".join(hypothesis_text(engine.tgt_tokenizer, h[0]) for h in hyps[at:at + len(paragraph.lines)]))
+        at += len(paragraph.lines)
+    wanted = [references[n] for n, _, _ in pairs]
+    out |= {"paragraph_bleu": score([text_of(b.text) for _, _, b in pairs], wanted),
+            "line_by_line_bleu": score(joined, wanted), "bold_kept": sum("<f1>" in b.text for _, _, b in pairs),
+            "size_ratio_median": round(sizes[len(sizes) // 2], 3), "drawn_below_90_percent": sum(r < 0.9 for r in sizes),
+            "note": "BLEU over the paragraphs read as written, against their own references; line by line: the "
+                    "same paragraphs' lines translated one by one and joined"}
+    print("pdf", columns, out["paragraph_bleu"]["bleu"], out["line_by_line_bleu"]["bleu"], out["read_as_written"],
+          out["translated_where_they_began"], flush=True)
+    return out
+
+
+def _begins(paragraph) -> tuple:
+    """Where a PDF paragraph begins: its page, first baseline and left edge, to the point."""
+    return paragraph.page, round(paragraph.lines[0].baseline), round(paragraph.lines[0].x0)

@@ -3,24 +3,31 @@ reportlab: `pip install 'nmt[pdf]'`): each paragraph of each page translated who
 back in its place.
 
 A PDF holds no paragraphs, only glyphs at positions. pdfminer.six groups them into lines and the
-lines into boxes; a box is cut into paragraphs where the font size, the line spacing or the
+lines into boxes. A box is cut into paragraphs where the font size, the line spacing or the
 boldness of whole lines changes, where a line opens with a bullet or a number, and after a line
-that ends a sentence short of the box's right edge. A line's last word broken by a hyphen is
-joined again. In a paragraph's markup the glyphs in its most used font style are plain text, and
-each other style (bold, italic, by the font's name) an element around its words (<f1>…</f1>), so
-that the translation carries the style on the words aligned to them.
+that ends short of the box's right edge by more than the next line's first word (a sentence's
+end, or before a capital); a box that goes on just below the one before, where that one ends no
+sentence, continues its paragraph (a list item's later lines) when it begins in lower case or the
+line above had no room for its first word.
+A line's last word broken by a hyphen is joined again. In a paragraph's markup the glyphs in its
+most used font style are plain text, and each other style (bold, italic, a monospaced word, by
+the font's name) an element around its words (<f1>…</f1>), so that the translation carries the
+style on the words aligned to them.
 
 Writing, pypdf removes every page's text and reportlab draws it again over the rest of the page
 (pictures, drawings, links and form fields stay as they were):
-- each translated paragraph wrapped into the paragraph's width from its first line down, at its
-  size and line spacing, or smaller (to 60 %) where it would run into what lies below it;
-- everything else (text without a letter, such as page numbers, and text that is not upright)
-  glyph by glyph where it was.
+- each translation from its paragraph's first baseline down, wrapped in its column (a line alone
+  centred or set right as it was), at the paragraph's size, condensed as much as its own font
+  was narrower than ours; where it would run into what lies below it, condensed a little more,
+  then smaller (to 60 % of its size);
+- everything else (text without a letter such as page numbers, code in a monospaced font alone,
+  text that is not upright) glyph by glyph where it was.
 Text in pictures (a scan) is not read. A glyph whose font gives no Unicode for it cannot be drawn
-again: the document is refused rather than left with holes.
+again: it is left out, and a warning counts them.
 
-The font is DejaVu Sans where the system or matplotlib has it, else reportlab's Vera (Western
-European letters only); `decode.pdf_font` names a TrueType font for other scripts.
+The font is DejaVu (sans, serif and mono, as the original's name says) where the system or
+matplotlib has it, else reportlab's Vera (Western European letters only); `decode.pdf_font`
+names a TrueType font for other scripts.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ class Glyph:
     colour: tuple | None
     style: tuple  # (family, bold, italic): font_style
     size: float  # its height on the page
+    width: float  # its advance on the page
     upright: bool
     unmapped: bool = False  # its font gives no Unicode text for it: left out
 
@@ -80,6 +88,16 @@ class Line:
     @property
     def size(self) -> float:
         return statistics.median(g.size for g in self.glyphs)
+
+    @property
+    def first_word(self) -> float:
+        """The width of its first word."""
+        width = 0.0
+        for piece in self.pieces:
+            if not isinstance(piece, Glyph) or not piece.text.strip():
+                break
+            width += piece.width
+        return width
 
     @property
     def all_bold(self) -> bool:
@@ -286,7 +304,7 @@ def _glyph(char) -> Glyph:
         colour = None  # a pattern, or a colour space of another kind: black
     text = "" if _UNMAPPED.fullmatch(char.get_text()) else char.get_text()
     return Glyph(text, tuple(char.matrix), char.fontsize, char.scaling, char.rise, colour, font_style(char.fontname),
-                 size=char.size, upright=char.upright, unmapped=not text)
+                 size=char.size, width=char.width, upright=char.upright, unmapped=not text)
 
 
 _UNMAPPED = re.compile(r"\(cid:\d+\)")
@@ -339,15 +357,13 @@ def _page_paragraphs(index: int, layout) -> tuple[list[Paragraph], list[Glyph]]:
 
 def _column(paragraph: Paragraph, every_line: list[Line], page: tuple) -> tuple[float, float, float, float]:
     """The left and right edges of the text above and below a paragraph (its column); how far
-    right its translation may reach (to the page's margin where nothing stands to its right); and
-    the page's middle."""
+    right its translation may reach: to the page's margin where no text on the page stands to its
+    right (a line alone), else to its column's edge; and the page's middle."""
     left, right = paragraph.left, max(line.x1 for line in paragraph.lines)
-    top, bottom = paragraph.lines[0].top, min(line.baseline for line in paragraph.lines) - 0.3 * paragraph.size
     around = [line for line in every_line if line.x0 < right and line.x1 > left]
     column = min(line.x0 for line in around), max(line.x1 for line in around)
-    beside = [line.x0 for line in every_line if line.x0 >= right and line.baseline < top and line.top > bottom]
     margin = page[2] - (column[0] - page[0])  # as far from the page's right edge as the column is from its left
-    reach = min([margin] + [x - paragraph.size for x in beside])
+    reach = min([margin] + [line.x0 - paragraph.size for line in every_line if line.x0 >= right])
     return column[0], column[1], max(column[1], reach), (page[0] + page[2]) / 2
 
 
@@ -372,18 +388,20 @@ def _starts_paragraph(group: list[Line], line: Line) -> bool:
             or last.baseline - line.baseline > max(1.6 * size, pitch + 0.3 * size)
             or last.all_bold != line.all_bold
             or bool(_BULLET.match(line.text))
-            or (last.x1 < right - 0.2 * (right - last.x0)
+            or (last.x1 + line.first_word + 0.5 * size < right  # it would have fitted: the line was broken here
                 and (bool(_SENTENCE_END.search(last.text)) or not line.text[:1].islower())))
 
 
 def _goes_on(group: list[Line], line: Line) -> bool:
     """Whether the first line of a box goes on with the paragraph the box before it ended (pdfminer
     gives a list item's later lines, indented under its first, a box of their own): it lies just
-    below, under it, at its size, and begins in lower case."""
+    below, under it, at its size, and begins in lower case, or the line before ends no sentence and
+    had no room for its first word."""
     last = group[-1]
-    return (line.text[:1].islower() and abs(line.size - last.size) <= 0.15 * last.size
-            and 0 < last.baseline - line.baseline <= 1.6 * last.size
-            and line.x0 < last.x1 and line.x1 > last.x0 and not _SENTENCE_END.search(last.text))
+    if not (abs(line.size - last.size) <= 0.15 * last.size and 0 < last.baseline - line.baseline <= 1.6 * last.size
+            and line.x0 < last.x1 and line.x1 > last.x0) or _SENTENCE_END.search(last.text):
+        return False
+    return line.text[:1].islower() or last.x1 + line.first_word + 0.5 * last.size >= max(last.right, line.right)
 
 
 def _markup(lines: list[Line]) -> tuple[list, str]:
@@ -570,9 +588,10 @@ def _wrapped(words: list[list[tuple]], width: float, first_indent: float, fonts:
     return lines
 
 
-def _font_scale(paragraph: Paragraph, fonts: Fonts) -> float:
-    """How much smaller than the original our font is drawn so that the original text would take
-    the width it took (our fonts are often wider): at most 1, at least 0.75."""
+def _font_width(paragraph: Paragraph, fonts: Fonts) -> float:
+    """How much narrower than ours the paragraph's own font is (ours are often wider): the source
+    text's width on the page over its width in our fonts at its size; at most 1, at least 0.75.
+    The translation is drawn condensed so much, so that the original text would fill its lines."""
     ours = sum(fonts.width(g.text, g.style, g.size) for line in paragraph.lines for g in line.glyphs)
     theirs = sum(line.x1 - line.x0 for line in paragraph.lines)
     return min(1.0, max(0.75, theirs / ours)) if ours > 0 else 1.0
@@ -580,8 +599,9 @@ def _font_scale(paragraph: Paragraph, fonts: Fonts) -> float:
 
 def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts) -> None:
     """A paragraph's translation in its place: from its first baseline down, in its column (its
-    later lines from where its second began), condensed (to 90 % of the width) and then smaller
-    (to SMALLEST of its size) where its lines would run into what lies below it."""
+    later lines from where its second began), at its size, condensed as its own font was narrower
+    (_font_width); where its lines would run into what lies below it, condensed more (to 90 %) and
+    then smaller (to SMALLEST of its size)."""
     first, lines_after = paragraph.lines[0], paragraph.lines[1:]
     rest = min(line.x0 for line in lines_after) if lines_after else first.x0
     left, _, reach, _ = paragraph.column
@@ -589,9 +609,9 @@ def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts
     words = _words(translation, paragraph.styles)
     height = len(lines_after) * paragraph.pitch + paragraph.room
     plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False)
-    fitted = _font_scale(paragraph, fonts)
-    for scale, condensed in _FITS:
-        size, pitch = paragraph.size * fitted * scale, paragraph.pitch * scale
+    narrower = _font_width(paragraph, fonts)
+    for scale, condensing in _FITS:
+        size, pitch, condensed = paragraph.size * scale, paragraph.pitch * scale, narrower * condensing
         space = fonts.width(" ", plain, size)
         lines = _wrapped(words, width / condensed, (first.x0 - rest) / condensed, fonts, size, space)
         if (len(lines) - 1) * pitch <= height + 0.01:
