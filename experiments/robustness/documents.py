@@ -252,9 +252,6 @@ def opendocument_text(engine, cfg, captions: list[str], references: list[str], f
     return out
 
 
-if __name__ == "__main__":
-    main()
-
 
 def pdf_document(engine, cfg, captions: list[str], references: list[str], folder: Path, columns: str) -> dict:
     """The captions as an A4 PDF (reportlab) of one paragraph each, the second word in bold, in one
@@ -317,3 +314,7 @@ def pdf_document(engine, cfg, captions: list[str], references: list[str], folder
 def _begins(paragraph) -> tuple:
     """Where a PDF paragraph begins: its page, first baseline and left edge, to the point."""
     return paragraph.page, round(paragraph.lines[0].baseline), round(paragraph.lines[0].x0)
+
+
+if __name__ == "__main__":
+    main()

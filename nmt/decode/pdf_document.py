@@ -36,6 +36,7 @@ import html
 import io
 import re
 import statistics
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,10 +151,17 @@ class PdfDocument:
                  unmapped: int = 0, font: str | None = None):
         self.data, self.pages, self.paragraphs, self.kept, self.font = data, pages, paragraphs, kept, font
         self.unmapped = unmapped  # glyphs left out: their fonts give no Unicode text for them
+        self.missing: list[str] = []  # characters written that the fonts drawn with lack
 
     @property
     def warnings(self) -> list[str]:
-        return [f"{self.unmapped} glyphs have no Unicode text in their fonts: left out"] if self.unmapped else []
+        """What the reader left out and (once written) what the font could not draw."""
+        said = [f"{self.unmapped} glyphs have no Unicode text in their fonts: left out"] if self.unmapped else []
+        if self.missing:
+            said.append(f"the font has no glyph for {''.join(self.missing[:20])!r}"
+                        f"{f' (and {len(self.missing) - 20} more)' if len(self.missing) > 20 else ''}: "
+                        "--set decode.pdf_font=FONT.ttf names one that has them")
+        return said
 
     @property
     def texts(self) -> list[str]:
@@ -205,6 +213,7 @@ class PdfDocument:
 
         fonts = Fonts.load(self.font)
         overlay = PdfReader(io.BytesIO(self._drawn(translations, fonts)))
+        self.missing = sorted(fonts.missing)
         writer = PdfWriter(clone_from=io.BytesIO(self.data))
         writer.remove_text()
         for page, drawn, (x0, y0, _, _) in zip(writer.pages, overlay.pages, self.pages):
@@ -449,8 +458,10 @@ def _measure_room(paragraphs: list[Paragraph], kept: list[list[Glyph]]) -> None:
 
 @dataclass
 class Fonts:
-    """The TrueType fonts text is drawn with, registered with reportlab, by font_style."""
+    """The TrueType fonts text is drawn with, registered with reportlab, by font_style; and the
+    characters drawn that their fonts lack (`missing`)."""
     names: dict
+    missing: set = field(default_factory=set)
 
     @classmethod
     def load(cls, font: str | None = None) -> "Fonts":
@@ -460,7 +471,7 @@ class Fonts:
         files = {("sans", False, False): font} if font else _default_font_files()
         names = {}
         for style, path in files.items():
-            name = f"nmt-{Path(path).stem}"
+            name = f"nmt-{Path(path).stem}-{zlib.crc32(str(path).encode()):08x}"
             if name not in pdfmetrics.getRegisteredFontNames():
                 try:
                     pdfmetrics.registerFont(TTFont(name, path))
@@ -482,6 +493,14 @@ class Fonts:
         from reportlab.pdfbase.pdfmetrics import stringWidth
 
         return stringWidth(text, self.name(style), size)
+
+    def drawn(self, text: str, style: tuple) -> str:
+        """`text`, noting the characters the style's font has no glyph for."""
+        from reportlab.pdfbase.pdfmetrics import getFont
+
+        glyphs = getFont(self.name(style)).face.charToGlyph
+        self.missing.update(c for c in text if ord(c) not in glyphs and not c.isspace())
+        return text
 
 
 _DEJAVU = {("sans", False, False): "DejaVuSans.ttf", ("sans", True, False): "DejaVuSans-Bold.ttf",
@@ -537,7 +556,7 @@ def _draw_glyph(canvas, glyph: Glyph, fonts: Fonts) -> None:
     text.setFont(fonts.name(glyph.style), glyph.fontsize)
     text.setHorizScale(glyph.scaling * 100)
     text.setRise(glyph.rise)
-    text.textOut(glyph.text)
+    text.textOut(fonts.drawn(glyph.text, glyph.style))
     canvas.drawText(text)
     canvas.restoreState()
 
@@ -627,7 +646,7 @@ def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts
         for index, word in enumerate(line):
             for style, part in ([(word[0][0], " ")] if index else []) + word:
                 text.setFont(fonts.name(style), size)
-                text.textOut(part)
+                text.textOut(fonts.drawn(part, style))
         canvas.drawText(text)
     canvas.restoreState()
 

@@ -237,12 +237,12 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     name = "<stdin>" if source == "-" else source
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     document = read_document(kind, data, name, cfg.pdf_font)
-    for message in getattr(document, "warnings", []):
-        warn(f"{name}: {message}")
     requests = [Line(text, markup=True) for text in document.texts]
     unit = {"epub": "line", "pdf": "page"}.get(kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, None)[1])
+    for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked
+        warn(f"{name}: {message}")
     if output == "-":
         sys.stdout.buffer.write(content)
         sys.stdout.flush()

@@ -198,3 +198,18 @@ def test_without_the_pdf_extra_a_pdf_is_a_one_line_error_naming_it(trained_tiny,
                                       "-i", str(tmp_path / "a.pdf"), "-o", str(tmp_path / "b.pdf")])
     one_line_error(result, "PDF files need pdfminer.six, pypdf and reportlab: pip install 'nmt[pdf]'")
     assert not (tmp_path / "b.pdf").exists()
+
+
+def test_a_font_of_ones_own_and_the_characters_it_lacks_are_named():
+    import reportlab
+
+    from nmt.decode.pdf_document import PdfDocument
+
+    vera = f"{reportlab.__file__.rsplit('/', 1)[0]}/fonts/VeraBd.ttf"  # Western European letters only
+    document = PdfDocument.read(_pdf(turned=False), "park.pdf", font=vera)
+    translations = ["Den v parku", *document.texts[1:4], "Konec dne: řeka a 寿司."]
+    written = document.write(translations, "ces_Latn")
+    assert {font for page in _lines(written) for line in page for font in line[5]} >= {"BitstreamVeraSans-Bold"}
+    [lacking] = document.warnings
+    assert "'ř司寿'" in lacking and "decode.pdf_font" in lacking
+    assert PdfDocument.read(_pdf(turned=False), "park.pdf").warnings == []
