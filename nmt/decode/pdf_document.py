@@ -124,8 +124,9 @@ class Paragraph:
         if len(self.lines) > 1:
             return "left"
         (x0, x1, _, middle), line = self.column, self.lines[0]
-        if x0 + 2 < line.x0 and abs((line.x0 + line.x1) / 2 - middle) < 3:
-            return "centre"
+        centre, near = (line.x0 + line.x1) / 2, max(3.0, 0.02 * (x1 - x0))
+        if x0 + 2 < line.x0 and (abs(centre - middle) < 3 or abs(centre - (x0 + x1) / 2) < near):
+            return "centre"  # on the page, or over its column (a chart's title over its axes)
         return "right" if line.x0 - x0 > 0.3 * (x1 - x0) and x1 - line.x1 < 2 else "left"
 
     @property
@@ -393,12 +394,17 @@ def _starts_paragraph(group: list[Line], line: Line) -> bool:
     size = max(last.size, line.size)
     pitch = (group[-2].baseline - last.baseline) if len(group) > 1 else 1.25 * size
     right = last.right
-    return (abs(line.size - last.size) > 0.15 * size
+    return (_has_letter(line) != _has_letter(last)  # a row of numbers is a unit of its own
+            or abs(line.size - last.size) > 0.15 * size
             or last.baseline - line.baseline > max(1.6 * size, pitch + 0.3 * size)
             or last.all_bold != line.all_bold
             or bool(_BULLET.match(line.text))
             or (last.x1 + line.first_word + 0.5 * size < right  # it would have fitted: the line was broken here
                 and (bool(_SENTENCE_END.search(last.text)) or not line.text[:1].islower())))
+
+
+def _has_letter(line: Line) -> bool:
+    return any(c.isalpha() for c in line.text)
 
 
 def _goes_on(group: list[Line], line: Line) -> bool:
@@ -407,7 +413,7 @@ def _goes_on(group: list[Line], line: Line) -> bool:
     below, under it, at its size, and begins in lower case, or the line before ends no sentence and
     had no room for its first word."""
     last = group[-1]
-    if not (abs(line.size - last.size) <= 0.15 * last.size and 0 < last.baseline - line.baseline <= 1.6 * last.size
+    if not (_has_letter(line) and _has_letter(last) and abs(line.size - last.size) <= 0.15 * last.size and 0 < last.baseline - line.baseline <= 1.6 * last.size
             and line.x0 < last.x1 and line.x1 > last.x0) or _SENTENCE_END.search(last.text):
         return False
     return line.text[:1].islower() or last.x1 + line.first_word + 0.5 * last.size >= max(last.right, line.right)
@@ -620,27 +626,30 @@ def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts
     """A paragraph's translation in its place: from its first baseline down, in its column (its
     later lines from where its second began), at its size, condensed as its own font was narrower
     (_font_width); where its lines would run into what lies below it, condensed more (to 90 %) and
-    then smaller (to SMALLEST of its size)."""
+    then smaller (to SMALLEST of its size). A line alone stays one line down to 80 % of its size."""
     first, lines_after = paragraph.lines[0], paragraph.lines[1:]
     rest = min(line.x0 for line in lines_after) if lines_after else first.x0
     left, _, reach, _ = paragraph.column
-    width = reach - (rest if paragraph.align == "left" else left)
+    centre = (first.x0 + first.x1) / 2
+    width = {"left": reach - rest, "right": first.x1 - left, "centre": 2 * min(centre - left, reach - centre)}[paragraph.align]
     words = _words(translation, paragraph.styles)
     height = len(lines_after) * paragraph.pitch + paragraph.room
     plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False)
     narrower = _font_width(paragraph, fonts)
-    for scale, condensing in _FITS:
+    # a line alone (a heading, a label) stays one line while it can at 80 % of its size or more
+    fits = ([(scale, condensing, 1) for scale, condensing in _FITS if scale >= 0.8] if not lines_after else [])
+    for scale, condensing, most in fits + [(scale, condensing, None) for scale, condensing in _FITS]:
         size, pitch, condensed = paragraph.size * scale, paragraph.pitch * scale, narrower * condensing
         space = fonts.width(" ", plain, size)
         lines = _wrapped(words, width / condensed, (first.x0 - rest) / condensed, fonts, size, space)
-        if (len(lines) - 1) * pitch <= height + 0.01:
+        if (len(lines) - 1) * pitch <= height + 0.01 and len(lines) <= (most or len(lines)):
             break
     canvas.saveState()
     _fill(canvas, paragraph.colour)
     for number, line in enumerate(lines):
         used = (sum(fonts.width(t, s, size) for word in line for s, t in word) + space * (len(line) - 1)) * condensed
         x = {"left": first.x0 if number == 0 else rest, "right": first.x1 - used,
-             "centre": (first.x0 + first.x1 - used) / 2}[paragraph.align]
+             "centre": centre - used / 2}[paragraph.align]
         text = canvas.beginText(x, first.baseline - number * pitch)
         text.setHorizScale(condensed * 100)
         for index, word in enumerate(line):
