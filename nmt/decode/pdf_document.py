@@ -125,8 +125,10 @@ class Paragraph:
             return "left"
         (x0, x1, _, middle), line = self.column, self.lines[0]
         centre, near = (line.x0 + line.x1) / 2, max(3.0, 0.02 * (x1 - x0))
-        if x0 + 2 < line.x0 and (abs(centre - middle) < 3 or abs(centre - (x0 + x1) / 2) < near):
-            return "centre"  # on the page, or over its column (a chart's title over its axes)
+        if abs(centre - middle) < 3 and (x0 + 2 < line.x0 or line.x1 - line.x0 < 0.6 * middle):
+            return "centre"  # on the page
+        if x0 + 2 < line.x0 and abs(centre - (x0 + x1) / 2) < near:
+            return "centre"  # over its column (a chart's title over its axes)
         return "right" if line.x0 - x0 > 0.3 * (x1 - x0) and x1 - line.x1 < 2 else "left"
 
     @property
@@ -372,7 +374,7 @@ def _column(paragraph: Paragraph, every_line: list[Line], page: tuple) -> tuple[
     left, right = paragraph.left, max(line.x1 for line in paragraph.lines)
     around = [line for line in every_line if line.x0 < right and line.x1 > left]
     column = min(line.x0 for line in around), max(line.x1 for line in around)
-    margin = page[2] - (column[0] - page[0])  # as far from the page's right edge as the column is from its left
+    margin = page[2] - (min(line.x0 for line in every_line) - page[0])  # the page's left margin, on the right
     reach = min([margin] + [line.x0 - paragraph.size for line in every_line if line.x0 >= right])
     return column[0], column[1], max(column[1], reach), (page[0] + page[2]) / 2
 
@@ -631,7 +633,7 @@ def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts
     rest = min(line.x0 for line in lines_after) if lines_after else first.x0
     left, _, reach, _ = paragraph.column
     centre = (first.x0 + first.x1) / 2
-    width = {"left": reach - rest, "right": first.x1 - left, "centre": 2 * min(centre - left, reach - centre)}[paragraph.align]
+    width = {"left": reach - rest, "right": first.x1 - left, "centre": 2 * (reach - centre)}[paragraph.align]
     words = _words(translation, paragraph.styles)
     height = len(lines_after) * paragraph.pitch + paragraph.room
     plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False)

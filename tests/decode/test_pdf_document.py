@@ -213,3 +213,28 @@ def test_a_font_of_ones_own_and_the_characters_it_lacks_are_named():
     [lacking] = document.warnings
     assert "'ř司寿'" in lacking and "decode.pdf_font" in lacking
     assert PdfDocument.read(_pdf(turned=False), "park.pdf").warnings == []
+
+
+def test_a_chart_s_ticks_stay_apart_from_its_label_and_a_label_stays_one_line():
+    from reportlab.pdfgen.canvas import Canvas
+
+    from nmt.decode.pdf_document import PdfDocument
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(400, 300), invariant=True)
+    canvas.setFont("Helvetica", 10)
+    for number, tick in enumerate(("1.00", "1.25", "1.50")):
+        canvas.drawString(50 + 130 * number, 60, tick)
+    canvas.drawCentredString(200, 46, "Updates")
+    canvas.drawCentredString(200, 260, "A man rides")
+    canvas.rect(40, 75, 320, 170)
+    canvas.save()
+    document = PdfDocument.read(out.getvalue(), "chart.pdf")
+    assert document.texts == ["A man rides", "Updates"]
+    written = document.write(["EIN MANN FÄHRT AUF EINEM FAHRRAD", "AKTUALISIERUNGEN"], "de")
+    again = PdfDocument.read(written, "again")
+    assert again.texts == ["EIN MANN FÄHRT AUF EINEM FAHRRAD", "AKTUALISIERUNGEN"]
+    assert [len(p.lines) for p in again.paragraphs] == [1, 1]
+    assert [p.lines[0].baseline for p in again.paragraphs] == [260, 46]
+    assert [round((p.lines[0].x0 + p.lines[0].x1) / 2) for p in again.paragraphs] == [200, 200]  # still centred
+    assert [line[0] for line in _lines(written)[0] if not any(c.isalpha() for c in line[0])] == ["1.00", "1.25", "1.50"]
