@@ -396,7 +396,7 @@ def _starts_paragraph(group: list[Line], line: Line) -> bool:
     size = max(last.size, line.size)
     pitch = (group[-2].baseline - last.baseline) if len(group) > 1 else 1.25 * size
     right = last.right
-    return (_has_letter(line) != _has_letter(last)  # a row of numbers is a unit of its own
+    return (_has_letter(line) != _has_letter(last) and not _ends_sentence_on(last, line)  # a row of numbers apart
             or abs(line.size - last.size) > 0.15 * size
             or last.baseline - line.baseline > max(1.6 * size, pitch + 0.3 * size)
             or last.all_bold != line.all_bold
@@ -407,6 +407,11 @@ def _starts_paragraph(group: list[Line], line: Line) -> bool:
 
 def _has_letter(line: Line) -> bool:
     return any(c.isalpha() for c in line.text)
+
+
+def _ends_sentence_on(last: Line, line: Line) -> bool:
+    """Whether a line without a letter ends the sentence of the line before it ("… the number" / "6.")."""
+    return _has_letter(last) and not _SENTENCE_END.search(last.text) and bool(_SENTENCE_END.search(line.text))
 
 
 def _goes_on(group: list[Line], line: Line) -> bool:

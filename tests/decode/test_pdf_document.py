@@ -228,13 +228,15 @@ def test_a_chart_s_ticks_stay_apart_from_its_label_and_a_label_stays_one_line():
     canvas.drawCentredString(200, 46, "Updates")
     canvas.drawCentredString(200, 260, "A man rides")
     canvas.rect(40, 75, 320, 170)
+    canvas.drawString(60, 200, "A kid skis wearing the number")  # a line of a number that ends the sentence
+    canvas.drawString(60, 188, "6.")
     canvas.save()
     document = PdfDocument.read(out.getvalue(), "chart.pdf")
-    assert document.texts == ["A man rides", "Updates"]
-    written = document.write(["EIN MANN FÄHRT AUF EINEM FAHRRAD", "AKTUALISIERUNGEN"], "de")
+    assert document.texts == ["A man rides", "A kid skis wearing the number 6.", "Updates"]
+    translations = ["EIN MANN FÄHRT AUF EINEM FAHRRAD", "EIN KIND MIT DER NUMMER 6.", "AKTUALISIERUNGEN"]
+    written = document.write(translations, "de")
     again = PdfDocument.read(written, "again")
-    assert again.texts == ["EIN MANN FÄHRT AUF EINEM FAHRRAD", "AKTUALISIERUNGEN"]
-    assert [len(p.lines) for p in again.paragraphs] == [1, 1]
-    assert [p.lines[0].baseline for p in again.paragraphs] == [260, 46]
-    assert [round((p.lines[0].x0 + p.lines[0].x1) / 2) for p in again.paragraphs] == [200, 200]  # still centred
+    assert again.texts == translations and [len(p.lines) for p in again.paragraphs] == [1, 1, 1]
+    assert [p.lines[0].baseline for p in again.paragraphs] == [260, 200, 46]
+    assert [round((p.lines[0].x0 + p.lines[0].x1) / 2) for p in again.paragraphs[::2]] == [200, 200]  # still centred
     assert [line[0] for line in _lines(written)[0] if not any(c.isalpha() for c in line[0])] == ["1.00", "1.25", "1.50"]
