@@ -361,7 +361,7 @@ def _page_paragraphs(index: int, layout) -> tuple[list[Paragraph], list[Glyph]]:
         else:
             kept += glyphs
     in_boxes = {id(c) for box in boxes for line in box if isinstance(line, LTTextLine) for c in line}
-    kept += [_glyph(c) for c in _chars(layout) if id(c) not in in_boxes]
+    kept += [_glyph(c) for c in layout_chars(layout) if id(c) not in in_boxes]
     for paragraph in paragraphs:
         paragraph.column = _column(paragraph, every_line, layout.bbox)
     return paragraphs, kept
@@ -379,7 +379,7 @@ def _column(paragraph: Paragraph, every_line: list[Line], page: tuple) -> tuple[
     return column[0], column[1], max(column[1], reach), (page[0] + page[2]) / 2
 
 
-def _chars(item):
+def layout_chars(item):
     """Every glyph under a layout item (in figures too, which pdfminer leaves out of its boxes)."""
     from pdfminer.layout import LTChar, LTContainer
 
@@ -387,7 +387,7 @@ def _chars(item):
         yield item
     elif isinstance(item, LTContainer):
         for child in item:
-            yield from _chars(child)
+            yield from layout_chars(child)
 
 
 def _starts_paragraph(group: list[Line], line: Line) -> bool:

@@ -83,16 +83,11 @@ def _lines(data: bytes) -> list[list]:
 def _turned_text(data: bytes) -> str:
     """The first page's glyphs that are not upright, in order."""
     from pdfminer.high_level import extract_pages
-    from pdfminer.layout import LTChar, LTContainer
 
-    def chars(item):
-        if isinstance(item, LTChar):
-            yield item
-        elif isinstance(item, LTContainer):
-            for child in item:
-                yield from chars(child)
+    from nmt.decode.pdf_document import layout_chars
+
     layout = next(iter(extract_pages(io.BytesIO(data))))
-    return "".join(c.get_text() for c in sorted(chars(layout), key=lambda c: c.y0) if not c.upright)
+    return "".join(c.get_text() for c in sorted(layout_chars(layout), key=lambda c: c.y0) if not c.upright)
 
 
 def test_paragraphs_are_read_whole_and_their_translations_drawn_in_their_places():
