@@ -286,15 +286,16 @@ def pdf_document(engine, cfg, captions: list[str], references: list[str], folder
     unused: dict[str, list[int]] = {}
     for number, caption in enumerate(captions):
         unused.setdefault(caption, []).append(number)
-    begins = {_begins(p): p for p in again.paragraphs}
-    pairs = [(unused[text_of(p.text)].pop(0), p, begins.get(_begins(p))) for p in read.paragraphs
+    begins = {_begins(p): p for p in again.passages}
+    pairs = [(unused[text_of(p.text)].pop(0), p, begins.get(_begins(p))) for p in read.passages
              if unused.get(text_of(p.text))]
-    out: dict = {"pages": len(read.pages), "lines": sum(len(p.lines) for p in read.paragraphs),
-                 "paragraphs_read": len(read.paragraphs), "read_as_written": len(pairs),
-                 "paragraphs_read_again": len(again.paragraphs),
+    out: dict = {"pages": len(read.pages), "lines": sum(len(p.lines) for p in read.passages),
+                 "paragraphs_read": len(read.passages), "read_as_written": len(pairs),
+                 "runs_on_into_the_next_column_or_page": sum(len(p.parts) > 1 for p in read.passages),
+                 "paragraphs_read_again": len(again.passages),
                  "translated_where_they_began": sum(b is not None for _, _, b in pairs)}
     pairs = [(n, a, b) for n, a, b in pairs if b is not None]
-    sizes = sorted(b.size / a.size for _, a, b in pairs)
+    sizes = sorted(b.parts[0].size / a.parts[0].size for _, a, b in pairs)
     hyps = translate_lines(engine, [line.text for _, a, _ in pairs for line in a.lines], cfg)
     joined, at = [], 0
     for _, paragraph, _ in pairs:
@@ -311,9 +312,11 @@ def pdf_document(engine, cfg, captions: list[str], references: list[str], folder
     return out
 
 
-def _begins(paragraph) -> tuple:
-    """Where a PDF paragraph begins: its page, first baseline and left edge, to the point."""
-    return paragraph.page, round(paragraph.lines[0].baseline), round(paragraph.lines[0].x0)
+def _begins(passage) -> tuple:
+    """Where a PDF passage (a paragraph, over columns or pages) begins: its page, first baseline and
+    left edge, to the point."""
+    first = passage.parts[0]
+    return first.page, round(first.lines[0].baseline), round(first.lines[0].x0)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@ that ends short of the box's right edge by more than the next line's first word 
 end, or before a capital); a box that goes on just below the one before, where that one ends no
 sentence, continues its paragraph (a list item's later lines) when it begins in lower case or the
 line above had no room for its first word.
-A line's last word broken by a hyphen is joined again. In a paragraph's markup the glyphs in its
+A paragraph whose last line ends no sentence at the foot of a column runs on into the first one of
+the next column or page where that one begins in lower case (or the line ended in a comma or a
+hyphen): the two are one passage, translated whole, its words shared between them by their source
+lengths. Running heads and feet (the same words at the same height on three pages or more) stand
+apart. A line's last word broken by a hyphen is joined again. In a paragraph's markup the glyphs in its
 most used font style are plain text, and each other style (bold, italic, a monospaced word, by
 the font's name) an element around its words (<f1>…</f1>), so that the translation carries the
 style on the words aligned to them.
@@ -110,8 +114,7 @@ class Paragraph:
     page: int
     lines: list[Line]
     column: tuple = (0.0, 0.0, 0.0, 0.0)  # its column's edges, how far right it may reach, the page's middle (_column)
-    styles: list = field(default_factory=list)  # font_style of its plain text, then of each <fN>
-    text: str = ""  # as translated: inline markup
+    styles: list = field(default_factory=list)  # font_style of its passage's plain text, then of each <fN>
     room: float = 0.0  # how far below its last baseline its translation may run
 
     @property
@@ -146,13 +149,28 @@ class Paragraph:
         return Counter(g.colour for line in self.lines for g in line.glyphs).most_common(1)[0][0]
 
 
+@dataclass
+class Passage:
+    """A paragraph as it is translated: one Paragraph, or one whose last line ends no sentence at the
+    foot of a column, and the paragraphs it runs on into at the head of the next column or page
+    (its `parts`, in order)."""
+    parts: list[Paragraph]
+    styles: list = field(default_factory=list)  # font_style of its plain text, then of each <fN>
+    text: str = ""  # as translated: inline markup
+
+    @property
+    def lines(self) -> list[Line]:
+        return [line for part in self.parts for line in part.lines]
+
+
 class PdfDocument:
-    """A .pdf file read for translation: its `texts` (each paragraph's, as inline markup) in, the
+    """A .pdf file read for translation: its `texts` (each passage's, as inline markup) in, the
     file with their translations drawn in their places out (`write`)."""
 
-    def __init__(self, data: bytes, pages: list, paragraphs: list[Paragraph], kept: list[list[Glyph]],
+    def __init__(self, data: bytes, pages: list, passages: list[Passage], kept: list[list[Glyph]],
                  unmapped: int = 0, font: str | None = None):
-        self.data, self.pages, self.paragraphs, self.kept, self.font = data, pages, paragraphs, kept, font
+        self.data, self.pages, self.passages, self.kept, self.font = data, pages, passages, kept, font
+        self.paragraphs = [part for passage in passages for part in passage.parts]
         self.unmapped = unmapped  # glyphs left out: their fonts give no Unicode text for them
         self.missing: list[str] = []  # characters written that the fonts drawn with lack
 
@@ -168,12 +186,12 @@ class PdfDocument:
 
     @property
     def texts(self) -> list[str]:
-        return [p.text for p in self.paragraphs]
+        return [p.text for p in self.passages]
 
     @property
     def numbers(self) -> list[int]:
-        """Each text's page, counted from 1 (for warnings)."""
-        return [p.page + 1 for p in self.paragraphs]
+        """Each text's page (where it begins), counted from 1 (for warnings)."""
+        return [p.parts[0].page + 1 for p in self.passages]
 
     @classmethod
     def read(cls, data: bytes, name: str, font: str | None = None) -> "PdfDocument":
@@ -199,12 +217,15 @@ class PdfDocument:
             kept.append(page_kept)
         if not paragraphs:
             raise NmtError(f"{name}: no text to translate (a scanned PDF needs text recognition first)")
-        for paragraph in paragraphs:
-            paragraph.styles, paragraph.text = _markup(paragraph.lines)
+        passages = _passages(paragraphs)
+        for passage in passages:
+            passage.styles, passage.text = _markup(passage.lines)
+            for part in passage.parts:
+                part.styles = passage.styles
         _measure_room(paragraphs, kept)
         unmapped = sum(g.unmapped for glyphs in kept for g in glyphs)
         unmapped += sum(g.unmapped for p in paragraphs for line in p.lines for g in line.glyphs)
-        return cls(data, pages, paragraphs, kept, unmapped, font)
+        return cls(data, pages, passages, kept, unmapped, font)
 
     def write(self, translations: list[str], language: str | None = None) -> bytes:
         """The document with each paragraph's translation drawn in its place, its language (the
@@ -236,15 +257,18 @@ class PdfDocument:
         out = io.BytesIO()
         canvas = Canvas(out, pageCompression=1, invariant=True)  # the same bytes each time
         by_page: dict[int, list] = {}
-        for paragraph, translation in zip(self.paragraphs, translations):
-            by_page.setdefault(paragraph.page, []).append((paragraph, translation))
+        for passage, translation in zip(self.passages, translations):
+            words = _words(translation, passage.styles)
+            for part, share in zip(passage.parts, _shares(words, [sum(len(line.text) for line in part.lines)
+                                                                  for part in passage.parts])):
+                by_page.setdefault(part.page, []).append((part, share))
         for index, (x0, y0, x1, y1) in enumerate(self.pages):
             canvas.setPageSize((x1 - x0, y1 - y0))
             canvas.translate(-x0, -y0)
             for glyph in self.kept[index]:
                 _draw_glyph(canvas, glyph, fonts)
-            for paragraph, translation in by_page.get(index, []):
-                _draw_paragraph(canvas, paragraph, translation, fonts)
+            for paragraph, words in by_page.get(index, []):
+                _draw_paragraph(canvas, paragraph, words, fonts)
             canvas.showPage()
         canvas.save()
         return out.getvalue()
@@ -424,6 +448,96 @@ def _goes_on(group: list[Line], line: Line) -> bool:
             and line.x0 < last.x1 and line.x1 > last.x0) or _SENTENCE_END.search(last.text):
         return False
     return line.text[:1].islower() or last.x1 + line.first_word + 0.5 * last.size >= max(last.right, line.right)
+
+
+def _passages(paragraphs: list[Paragraph]) -> list[Passage]:
+    """The paragraphs as passages: each that runs on into another (_runs_on_into) joined with it.
+    Running heads and feet (_running) are passages of their own and stand in no column."""
+    running = _running(paragraphs)
+    body = [p for p in paragraphs if id(p) not in running]
+    following: dict[int, Paragraph] = {}
+    taken: set[int] = set()
+    for paragraph in body:
+        after = _runs_on_into(paragraph, body)
+        if after is not None and id(after) not in taken:
+            following[id(paragraph)] = after
+            taken.add(id(after))
+    passages = []
+    for paragraph in paragraphs:
+        if id(paragraph) in taken:
+            continue
+        parts = [paragraph]
+        while id(parts[-1]) in following and len(parts) < len(paragraphs):
+            parts.append(following[id(parts[-1])])
+        passages.append(Passage(parts))
+    return passages
+
+
+def _running(paragraphs: list[Paragraph]) -> set[int]:
+    """The paragraphs that stand at about the same height with the same words (numbers aside) on
+    three pages or more: running heads and feet."""
+    places: dict[tuple, set[int]] = {}
+    for paragraph in paragraphs:
+        key = (re.sub(r"\d+", "#", " ".join(line.text for line in paragraph.lines)), round(paragraph.lines[0].baseline / 4))
+        places.setdefault(key, set()).add(paragraph.page)
+    return {id(p) for p in paragraphs
+            if len(places[(re.sub(r"\d+", "#", " ".join(line.text for line in p.lines)), round(p.lines[0].baseline / 4))]) >= 3}
+
+
+def _runs_on_into(paragraph: Paragraph, paragraphs: list[Paragraph]) -> Paragraph | None:
+    """The paragraph that `paragraph` runs on into, if any: it is the last of its column and its
+    last line (not all bold: a heading) ends in a letter, a comma or a hyphen; the next column's
+    first paragraph (to its right on its page, else the leftmost of the next page's) is of its
+    size, not bold, and begins in lower case or after a comma or a hyphen."""
+    last = paragraph.lines[-1]
+    ends = last.text[-1:]
+    if not (ends.isalpha() or ends in ",-\u00ad") or last.all_bold or not _last_in_column(paragraph, paragraphs):
+        return None  # (a line all in bold is a heading)
+    heads = [p for p in paragraphs if p is not paragraph and _first_in_column(p, paragraphs)
+             and abs(p.size - paragraph.size) <= 0.15 * paragraph.size and not p.lines[0].all_bold]
+    right = max(line.x1 for line in paragraph.lines)
+    beside = [p for p in heads if p.page == paragraph.page and p.left >= right - 1]
+    over = [p for p in heads if p.page == paragraph.page + 1]
+    candidates = sorted(beside, key=lambda p: (p.left, -p.lines[0].baseline)) or sorted(
+        over, key=lambda p: (p.left, -p.lines[0].baseline))
+    if not candidates or not (candidates[0].lines[0].text[:1].islower() or ends in ",-\u00ad"):
+        return None
+    return candidates[0]
+
+
+def _column_neighbours(paragraph: Paragraph, paragraphs: list[Paragraph]) -> list[Paragraph]:
+    """The other paragraphs on its page of about its size that share some of its width."""
+    left, right = paragraph.left, max(line.x1 for line in paragraph.lines)
+    return [p for p in paragraphs if p is not paragraph and p.page == paragraph.page
+            and abs(p.size - paragraph.size) <= 0.15 * paragraph.size
+            and p.left < right and max(line.x1 for line in p.lines) > left]
+
+
+def _last_in_column(paragraph: Paragraph, paragraphs: list[Paragraph]) -> bool:
+    bottom = paragraph.lines[-1].baseline
+    return not any(p.lines[0].baseline < bottom for p in _column_neighbours(paragraph, paragraphs))
+
+
+def _first_in_column(paragraph: Paragraph, paragraphs: list[Paragraph]) -> bool:
+    top = paragraph.lines[0].baseline
+    return not any(p.lines[-1].baseline > top for p in _column_neighbours(paragraph, paragraphs))
+
+
+def _shares(words: list, lengths: list[int]) -> list[list]:
+    """A passage's translated words cut into its parts' shares, in proportion to their source
+    lengths (between words)."""
+    if len(lengths) == 1:
+        return [words]
+    sizes = [sum(len(text) for _, text in word) + 1 for word in words]
+    total, shares, at, used = sum(sizes), [], 0, 0
+    for number, length in enumerate(lengths[:-1]):
+        wanted = total * sum(lengths[:number + 1]) / sum(lengths)
+        start = at
+        while at < len(words) and used + sizes[at] / 2 <= wanted:
+            used += sizes[at]
+            at += 1
+        shares.append(words[start:at])
+    return [*shares, words[at:]]
 
 
 def _markup(lines: list[Line]) -> tuple[list, str]:
@@ -629,8 +743,8 @@ def _font_width(paragraph: Paragraph, fonts: Fonts) -> float:
     return min(1.0, max(0.75, theirs / ours)) if ours > 0 else 1.0
 
 
-def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts) -> None:
-    """A paragraph's translation in its place: from its first baseline down, in its column (its
+def _draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts: Fonts) -> None:
+    """A paragraph's translation (its words: _words) in its place: from its first baseline down, in its column (its
     later lines from where its second began), at its size, condensed as its own font was narrower
     (_font_width); where its lines would run into what lies below it, condensed more (to 90 %) and
     then smaller (to SMALLEST of its size). A line alone stays one line down to 80 % of its size."""
@@ -639,7 +753,6 @@ def _draw_paragraph(canvas, paragraph: Paragraph, translation: str, fonts: Fonts
     left, _, reach, _ = paragraph.column
     centre = (first.x0 + first.x1) / 2
     width = {"left": reach - rest, "right": first.x1 - left, "centre": 2 * (reach - centre)}[paragraph.align]
-    words = _words(translation, paragraph.styles)
     height = len(lines_after) * paragraph.pitch + paragraph.room
     plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False)
     narrower = _font_width(paragraph, fonts)

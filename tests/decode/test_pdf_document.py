@@ -235,3 +235,37 @@ def test_a_chart_s_ticks_stay_apart_from_its_label_and_a_label_stays_one_line():
     assert [p.lines[0].baseline for p in again.paragraphs] == [260, 200, 46]
     assert [round((p.lines[0].x0 + p.lines[0].x1) / 2) for p in again.paragraphs[::2]] == [200, 200]  # still centred
     assert [line[0] for line in _lines(written)[0] if not any(c.isalpha() for c in line[0])] == ["1.00", "1.25", "1.50"]
+
+
+def test_a_paragraph_that_runs_on_into_the_next_column_and_page_is_translated_whole():
+    from reportlab.pdfgen.canvas import Canvas
+
+    from nmt.decode.pdf_document import PdfDocument
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(595, 842), invariant=True)
+    columns = [[(72, 120, "A man in a blue shirt rides a bike down the")],  # the foot of the left column
+               [(320, 760, "street and waves at the camera."), (320, 130, "A girl in a red coat walks along"),
+                (320, 116, "the")]]
+    for page in range(3):
+        canvas.setFont("Helvetica", 9)
+        canvas.drawString(72, 800, "Field notes")  # a running head
+        canvas.drawCentredString(297, 40, str(page + 1))
+        canvas.setFont("Helvetica", 11)
+        for x, y, text in (columns[0] + columns[1] if page == 0 else
+                           [(72, 760, "beach with her dog.")] if page == 1 else [(72, 760, "Two dogs play.")]):
+            canvas.drawString(x, y, text)
+        canvas.showPage()
+    canvas.save()
+    document = PdfDocument.read(out.getvalue(), "notes.pdf")
+    assert document.texts == ["Field notes", "A man in a blue shirt rides a bike down the street and waves at the camera.",
+                              "A girl in a red coat walks along the beach with her dog.", "Field notes", "Field notes",
+                              "Two dogs play."]
+    assert [[part.page for part in passage.parts] for passage in document.passages] == [[0], [0, 0], [0, 1], [1], [2], [2]]
+    translations = ["feldnotizen", "ein mann in einem blauen hemd fährt mit dem fahrrad die straße entlang und winkt.",
+                    "ein mädchen in einem roten mantel geht mit ihrem hund am strand entlang.", "feldnotizen",
+                    "feldnotizen", "zwei hunde spielen."]
+    again = PdfDocument.read(document.write(translations, "de"), "again")
+    assert again.texts == translations  # each passage's words shared between its parts, in their places
+    assert [[round(part.lines[0].baseline) for part in passage.parts] for passage in again.passages][1:3] == [
+        [120, 760], [130, 760]]
