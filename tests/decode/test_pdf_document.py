@@ -84,7 +84,7 @@ def _turned_text(data: bytes) -> str:
     """The first page's glyphs that are not upright, in order."""
     from pdfminer.high_level import extract_pages
 
-    from nmt.decode.pdf_document import layout_chars
+    from nmt.decode.pdf_layout import layout_chars
 
     layout = next(iter(extract_pages(io.BytesIO(data))))
     return "".join(c.get_text() for c in sorted(layout_chars(layout), key=lambda c: c.y0) if not c.upright)
@@ -141,7 +141,7 @@ def test_paragraphs_are_read_whole_and_their_translations_drawn_in_their_places(
 
 
 def test_font_styles_by_name():
-    from nmt.decode.pdf_document import font_style
+    from nmt.decode.pdf_layout import font_style
 
     assert font_style("ABCDEF+Helvetica-BoldOblique") == ("sans", True, True)
     assert font_style("NimbusRomNo9L-ReguItal") == ("serif", False, True)
