@@ -17,6 +17,7 @@ with lacks (`decode.pdf_font` names another).
 from __future__ import annotations
 
 import io
+import re
 
 from nmt.decode.pdf_drawing import Fonts, draw_glyph, draw_paragraph, shares, words_of
 from nmt.decode.pdf_layout import Glyph, Passage, markup, measure_room, page_paragraphs, passages_of, read_layouts
@@ -92,7 +93,7 @@ class PdfDocument:
     def write(self, translations: list[str], language: str | None = None) -> bytes:
         """The document with each paragraph's translation drawn in its place, its language (the
         catalog's /Lang) the target's (`language`, where given)."""
-        from pypdf import PdfReader, PdfWriter, Transformation
+        from pypdf import PdfReader, PdfWriter
         from pypdf.generic import NameObject, TextStringObject
 
         from nmt.data.languages import language_tag
@@ -102,12 +103,11 @@ class PdfDocument:
         self.missing = sorted(fonts.missing)
         writer = PdfWriter(clone_from=io.BytesIO(self.data))
         writer.remove_text()
-        for page, drawn, (x0, y0, _, _) in zip(writer.pages, overlay.pages, self.pages):
-            page.merge_transformed_page(drawn, Transformation().translate(x0, y0))
+        for page, drawn, box in zip(writer.pages, overlay.pages, self.pages):
             page.compress_content_streams()  # pypdf leaves the streams it rewrote uncompressed
+            _draw_over(writer, page, drawn, box)
         if language:
             writer._root_object[NameObject("/Lang")] = TextStringObject(language_tag(language))
-        writer.compress_identical_objects()  # each page merged its own copy of the fonts
         out = io.BytesIO()
         writer.write(out)
         return out.getvalue()
@@ -134,6 +134,37 @@ class PdfDocument:
             canvas.showPage()
         canvas.save()
         return out.getvalue()
+
+
+def _draw_over(writer, page, drawn, box: tuple) -> None:
+    """`drawn` (a page of reportlab's) drawn last on `page`: its content stream added to the page's,
+    its resources (fonts) to the page's under names of their own. Neither page's content is parsed
+    (pypdf's merge would, at a cost that grows with every word drawn)."""
+    from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject
+
+    content = drawn.get_contents().get_data()
+    if "/Resources" not in page:  # (inherited from the page tree: made the page's own)
+        page[NameObject("/Resources")] = (page.get_inherited("/Resources") or DictionaryObject()).clone(writer)
+    resources = page["/Resources"].get_object()
+    for kind, named in drawn["/Resources"].get_object().items():
+        if not isinstance(named.get_object(), DictionaryObject):
+            continue  # (a /ProcSet)
+        if kind not in resources:
+            resources[NameObject(kind)] = DictionaryObject()
+        ours = resources[kind].get_object()
+        for name, value in named.get_object().items():
+            new = next(f"/Nmt{n}{name[1:]}" for n in range(len(ours) + 1) if f"/Nmt{n}{name[1:]}" not in ours)
+            ours[NameObject(new)] = value.clone(writer) if hasattr(value, "clone") else value
+            content = re.sub(re.escape(name.encode()) + rb"(?=[\s/\[\]<>(){}%])", new.encode(), content)
+    x0, y0 = box[:2]
+    before, after = DecodedStreamObject(), DecodedStreamObject()
+    before.set_data(b"q\n")  # the page's own drawing, its graphics state undone before the text
+    after.set_data(b"\nQ\nq 1 0 0 1 %g %g cm\n" % (x0, y0) + content + b"\nQ\n")
+    contents = page.get("/Contents")
+    contents = list(contents.get_object()) if isinstance(contents and contents.get_object(), ArrayObject) else (
+        [contents] if contents is not None else [])
+    page[NameObject("/Contents")] = ArrayObject([writer._add_object(before), *contents,
+                                                 writer._add_object(after.flate_encode())])
 
 
 def _require() -> None:

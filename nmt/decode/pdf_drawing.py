@@ -214,9 +214,12 @@ def draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts
              "centre": centre - used / 2}[paragraph.align]
         text = canvas.beginText(x, first.baseline - number * pitch)
         text.setHorizScale(condensed * 100)
+        font = None
         for index, word in enumerate(line):
             for style, part in ([(word[0][0], " ")] if index else []) + word:
-                text.setFont(fonts.name(style), size)
+                if fonts.name(style) != font:
+                    font = fonts.name(style)
+                    text.setFont(font, size)
                 text.textOut(fonts.drawn(part, style))
         canvas.drawText(text)
     canvas.restoreState()

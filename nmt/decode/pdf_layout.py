@@ -26,6 +26,7 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 _BULLET = re.compile(r"\s*(?:[•◦▪▫‣⁃●○■□–—*-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 _SENTENCE_END = re.compile(r"[.!?:;…][\"'”’»)\]]*\s*$")
@@ -63,11 +64,11 @@ class Line:
     def glyphs(self) -> list[Glyph]:
         return [p for p in self.pieces if isinstance(p, Glyph)]
 
-    @property
+    @cached_property
     def text(self) -> str:
         return "".join(p if isinstance(p, str) else p.text for p in self.pieces).strip()
 
-    @property
+    @cached_property
     def size(self) -> float:
         return statistics.median(g.size for g in self.glyphs)
 
@@ -94,9 +95,13 @@ class Paragraph:
     styles: list = field(default_factory=list)  # font_style of its passage's plain text, then of each <fN>
     room: float = 0.0  # how far below its last baseline its translation may run
 
-    @property
+    @cached_property
     def left(self) -> float:
         return min(line.x0 for line in self.lines)
+
+    @cached_property
+    def right(self) -> float:
+        return max(line.x1 for line in self.lines)
 
     @property
     def align(self) -> str:
@@ -111,7 +116,7 @@ class Paragraph:
             return "centre"  # over its column (a chart's title over its axes)
         return "right" if line.x0 - x0 > 0.3 * (x1 - x0) and x1 - line.x1 < 2 else "left"
 
-    @property
+    @cached_property
     def size(self) -> float:
         return statistics.median(g.size for line in self.lines for g in line.glyphs)
 
@@ -251,13 +256,16 @@ def page_paragraphs(index: int, layout) -> tuple[list[Paragraph], list[Glyph]]:
 def _column(paragraph: Paragraph, every_line: list[Line], page: tuple) -> tuple[float, float, float, float]:
     """The left and right edges of the text above and below a paragraph (its column); how far
     right its translation may reach: to the page's margin where no text on the page stands to its
-    right (a line alone), else to its column's edge; and the page's middle."""
-    left, right = paragraph.left, max(line.x1 for line in paragraph.lines)
+    right (a line alone), else to its column's edge, and never into text beside its lines (a label
+    set right on its line); and the page's middle."""
+    left, right = paragraph.left, paragraph.right
     around = [line for line in every_line if line.x0 < right and line.x1 > left]
     column = min(line.x0 for line in around), max(line.x1 for line in around)
     margin = page[2] - (min(line.x0 for line in every_line) - page[0])  # the page's left margin, on the right
-    reach = min([margin] + [line.x0 - paragraph.size for line in every_line if line.x0 >= right])
-    return column[0], column[1], max(column[1], reach), (page[0] + page[2]) / 2
+    reach = max(column[1], min([margin] + [line.x0 - paragraph.size for line in every_line if line.x0 >= right]))
+    top, bottom = paragraph.lines[0].top, paragraph.lines[-1].baseline
+    beside = [line.x0 for line in every_line if line.x0 >= right and line.baseline <= top and line.top >= bottom]
+    return column[0], column[1], min([reach] + [x - paragraph.size / 2 for x in beside]), (page[0] + page[2]) / 2
 
 
 def layout_chars(item):
@@ -311,14 +319,22 @@ def passages_of(paragraphs: list[Paragraph]) -> list[Passage]:
     """The paragraphs as passages: each that runs on into another (_runs_on_into) joined with it.
     Running heads and feet (_running) are passages of their own and stand in no column."""
     running = _running(paragraphs)
-    body = [p for p in paragraphs if id(p) not in running]
+    pages: dict[int, list[Paragraph]] = {}
+    for paragraph in paragraphs:
+        if id(paragraph) not in running:
+            pages.setdefault(paragraph.page, []).append(paragraph)
+    heads = {page: [p for p in body if _first_in_column(p, body) and not p.lines[0].all_bold]
+             for page, body in pages.items()}
     following: dict[int, Paragraph] = {}
     taken: set[int] = set()
-    for paragraph in body:
-        after = _runs_on_into(paragraph, body)
-        if after is not None and id(after) not in taken:
-            following[id(paragraph)] = after
-            taken.add(id(after))
+    for page, body in pages.items():
+        for paragraph in body:
+            if not _last_in_column(paragraph, body):
+                continue
+            after = _runs_on_into(paragraph, heads.get(page, []), heads.get(page + 1, []))
+            if after is not None and id(after) not in taken:
+                following[id(paragraph)] = after
+                taken.add(id(after))
     passages = []
     for paragraph in paragraphs:
         if id(paragraph) in taken:
@@ -333,41 +349,37 @@ def passages_of(paragraphs: list[Paragraph]) -> list[Passage]:
 def _running(paragraphs: list[Paragraph]) -> set[int]:
     """The paragraphs that stand at about the same height with the same words (numbers aside) on
     three pages or more: running heads and feet."""
-    places: dict[tuple, set[int]] = {}
+    def place(paragraph: Paragraph) -> tuple:
+        return re.sub(r"\d+", "#", " ".join(line.text for line in paragraph.lines)), round(paragraph.lines[0].baseline / 4)
+    pages: dict[tuple, set[int]] = {}
     for paragraph in paragraphs:
-        key = (re.sub(r"\d+", "#", " ".join(line.text for line in paragraph.lines)), round(paragraph.lines[0].baseline / 4))
-        places.setdefault(key, set()).add(paragraph.page)
-    return {id(p) for p in paragraphs
-            if len(places[(re.sub(r"\d+", "#", " ".join(line.text for line in p.lines)), round(p.lines[0].baseline / 4))]) >= 3}
+        pages.setdefault(place(paragraph), set()).add(paragraph.page)
+    return {id(p) for p in paragraphs if len(pages[place(p)]) >= 3}
 
 
-def _runs_on_into(paragraph: Paragraph, paragraphs: list[Paragraph]) -> Paragraph | None:
-    """The paragraph that `paragraph` runs on into, if any: it is the last of its column and its
-    last line (not all bold: a heading) ends in a letter, a comma or a hyphen; the next column's
-    first paragraph (to its right on its page, else the leftmost of the next page's) is of its
-    size, not bold, and begins in lower case or after a comma or a hyphen."""
+def _runs_on_into(paragraph: Paragraph, heads: list[Paragraph], next_heads: list[Paragraph]) -> Paragraph | None:
+    """The paragraph that `paragraph`, the last of its column, runs on into, if any: its last line
+    (not all bold: a heading) ends in a letter, a comma or a hyphen; the next column's first
+    paragraph (among the `heads` of columns on its page, to its right; else the leftmost of the next
+    page's) is of its size and begins in lower case or after a comma or a hyphen."""
     last = paragraph.lines[-1]
     ends = last.text[-1:]
-    if not (ends.isalpha() or ends in ",-\u00ad") or last.all_bold or not _last_in_column(paragraph, paragraphs):
-        return None  # (a line all in bold is a heading)
-    heads = [p for p in paragraphs if p is not paragraph and _first_in_column(p, paragraphs)
-             and abs(p.size - paragraph.size) <= 0.15 * paragraph.size and not p.lines[0].all_bold]
-    right = max(line.x1 for line in paragraph.lines)
-    beside = [p for p in heads if p.page == paragraph.page and p.left >= right - 1]
-    over = [p for p in heads if p.page == paragraph.page + 1]
-    candidates = sorted(beside, key=lambda p: (p.left, -p.lines[0].baseline)) or sorted(
-        over, key=lambda p: (p.left, -p.lines[0].baseline))
+    if not (ends.isalpha() or ends in ",-\u00ad") or last.all_bold:
+        return None
+    def order(p: Paragraph) -> tuple:
+        return p.left, -p.lines[0].baseline
+    alike = [p for p in heads + next_heads if p is not paragraph and abs(p.size - paragraph.size) <= 0.15 * paragraph.size]
+    candidates = sorted((p for p in alike if p.page == paragraph.page and p.left >= paragraph.right - 1), key=order) or sorted(
+        (p for p in alike if p.page != paragraph.page), key=order)
     if not candidates or not (candidates[0].lines[0].text[:1].islower() or ends in ",-\u00ad"):
         return None
     return candidates[0]
 
 
 def _column_neighbours(paragraph: Paragraph, paragraphs: list[Paragraph]) -> list[Paragraph]:
-    """The other paragraphs on its page of about its size that share some of its width."""
-    left, right = paragraph.left, max(line.x1 for line in paragraph.lines)
-    return [p for p in paragraphs if p is not paragraph and p.page == paragraph.page
-            and abs(p.size - paragraph.size) <= 0.15 * paragraph.size
-            and p.left < right and max(line.x1 for line in p.lines) > left]
+    """The other paragraphs (of its page) of about its size that share some of its width."""
+    return [p for p in paragraphs if p is not paragraph and abs(p.size - paragraph.size) <= 0.15 * paragraph.size
+            and p.left < paragraph.right and p.right > paragraph.left]
 
 
 def _last_in_column(paragraph: Paragraph, paragraphs: list[Paragraph]) -> bool:
@@ -414,12 +426,13 @@ def markup(lines: list[Line]) -> tuple[list, str]:
 def measure_room(paragraphs: list[Paragraph], kept: list[list[Glyph]]) -> None:
     """Each paragraph's room: how far below its last baseline its translation may run, to most of
     the way to the nearest text below it in its column, or one line where none is."""
+    pages: dict[int, list[Paragraph]] = {}
+    for paragraph in paragraphs:
+        pages.setdefault(paragraph.page, []).append(paragraph)
     for paragraph in paragraphs:
         (left, right, _, _), bottom = paragraph.column, paragraph.lines[-1].baseline
-        tops = [line.top for other in paragraphs if other.page == paragraph.page and other is not paragraph
+        tops = [line.top for other in pages[paragraph.page] if other is not paragraph
                 for line in other.lines if line.top <= bottom and line.x0 < right and line.x1 > left]
         tops += [g.matrix[5] + g.size for g in kept[paragraph.page]
                  if g.matrix[5] + g.size <= bottom and left <= g.matrix[4] <= right]
         paragraph.room = max(0.0, (bottom - max(tops)) * 0.6) if tops else paragraph.pitch
-
-
