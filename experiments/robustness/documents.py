@@ -15,7 +15,8 @@ text, the second word of each in bold (a span of its own style): BLEU and how ma
 a PDF file (`--input-format pdf`), a paragraph each with its second word in bold, in one column
 and in two: how many paragraphs the translated file gives back when read again, their BLEU, how
 many keep a bold word and how much smaller they were drawn, beside the same lines as a PDF's text
-comes out of it (line by line) translated one by one. Writes
+comes out of it (line by line) translated one by one; and the seconds a PDF book of about 250
+pages takes to read and to write. Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -114,6 +115,7 @@ def main() -> None:
         result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
         result["pdf"] = {columns: pdf_document(engine, cfg, sources, references, Path(folder), columns)
                          for columns in ("one_column", "two_columns")}
+        result["pdf"]["book_speed"] = pdf_book_speed(sources, Path(folder))
     write_study(RESULTS / "documents.json", checkpoint, args.test, result)
 
 
@@ -309,6 +311,39 @@ def pdf_document(engine, cfg, captions: list[str], references: list[str], folder
                     "same paragraphs' lines translated one by one and joined"}
     print("pdf", columns, out["paragraph_bleu"]["bleu"], out["line_by_line_bleu"]["bleu"], out["read_as_written"],
           out["translated_where_they_began"], flush=True)
+    return out
+
+
+def pdf_book_speed(captions: list[str], folder: Path, copies: int = 16) -> dict:
+    """Seconds to read a PDF book (the captions four to a paragraph, `copies` times over, a running
+    head and a page number on each page) into passages, and to write it back from their own texts:
+    the PDF handling alone, without translation."""
+    import time
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    from nmt.decode.pdf_document import PdfDocument
+
+    def head_and_number(canvas, document):
+        canvas.setFont("Helvetica", 9)
+        canvas.drawString(72, 800, "Captions of pictures")
+        canvas.drawCentredString(A4[0] / 2, 30, str(document.page))
+
+    style = getSampleStyleSheet()["BodyText"]
+    paragraphs = [html.escape(" ".join(captions[i:i + 4]), quote=False) for i in range(0, len(captions), 4)] * copies
+    SimpleDocTemplate(str(folder / "book.pdf"), pagesize=A4, invariant=True).build(
+        [Paragraph(p, style) for p in paragraphs], onFirstPage=head_and_number, onLaterPages=head_and_number)
+    data = (folder / "book.pdf").read_bytes()
+    started = time.perf_counter()
+    book = PdfDocument.read(data, "book.pdf")
+    read = time.perf_counter() - started
+    written = book.write(book.texts, "de")
+    out = {"pages": len(book.pages), "passages": len(book.passages), "read_seconds": round(read, 2),
+           "write_seconds": round(time.perf_counter() - started - read, 2), "bytes_in": len(data), "bytes_out": len(written),
+           "read_again_as_written": PdfDocument.read(written, "again").texts == book.texts}
+    print("pdf book", out, flush=True)
     return out
 
 
