@@ -10,8 +10,8 @@ above had no room for its first word. A row of numbers is a unit of its own (a c
 unless it ends the sentence above it.
 
 A paragraph whose last line ends no sentence at the foot of a column runs on into the first one
-of the next column or page where that one begins in lower case (or the line ended in a comma or
-a hyphen): the two are one passage, translated whole. Running heads and feet (the same words at
+of the next column or page where that one begins in lower case, or the line ended in a comma or
+a hyphen, or had no room for the next one's first word: the two are one passage, translated whole. Running heads and feet (the same words at
 the same height on three pages or more) stand apart. A line's last word broken by a hyphen is
 joined again. In a passage's markup the glyphs in its most used font style are plain text, and
 each other style (bold, italic, a monospaced word, by the font's name) an element around its
@@ -361,7 +361,8 @@ def _runs_on_into(paragraph: Paragraph, heads: list[Paragraph], next_heads: list
     """The paragraph that `paragraph`, the last of its column, runs on into, if any: its last line
     (not all bold: a heading) ends in a letter, a comma or a hyphen; the next column's first
     paragraph (among the `heads` of columns on its page, to its right; else the leftmost of the next
-    page's) is of its size and begins in lower case or after a comma or a hyphen."""
+    page's) is of its size and begins in lower case, after a comma or a hyphen, or with a word the
+    last line had no room for (a German noun)."""
     last = paragraph.lines[-1]
     ends = last.text[-1:]
     if not (ends.isalpha() or ends in ",-\u00ad") or last.all_bold:
@@ -371,9 +372,11 @@ def _runs_on_into(paragraph: Paragraph, heads: list[Paragraph], next_heads: list
     alike = [p for p in heads + next_heads if p is not paragraph and abs(p.size - paragraph.size) <= 0.15 * paragraph.size]
     candidates = sorted((p for p in alike if p.page == paragraph.page and p.left >= paragraph.right - 1), key=order) or sorted(
         (p for p in alike if p.page != paragraph.page), key=order)
-    if not candidates or not (candidates[0].lines[0].text[:1].islower() or ends in ",-\u00ad"):
+    if not candidates:
         return None
-    return candidates[0]
+    head = candidates[0].lines[0]
+    no_room = last.x1 + head.first_word + 0.5 * paragraph.size >= paragraph.column[1]  # for the next word
+    return candidates[0] if head.text[:1].islower() or ends in ",-\u00ad" or no_room else None
 
 
 def _column_neighbours(paragraph: Paragraph, paragraphs: list[Paragraph]) -> list[Paragraph]:

@@ -269,3 +269,30 @@ def test_a_paragraph_that_runs_on_into_the_next_column_and_page_is_translated_wh
     assert again.texts == translations  # each passage's words shared between its parts, in their places
     assert [[round(part.lines[0].baseline) for part in passage.parts] for passage in again.passages][1:3] == [
         [120, 760], [130, 760]]
+
+
+def test_a_paragraph_runs_on_before_a_capital_only_where_its_last_line_had_no_room_for_it():
+    """As in German, where the next column may begin with a noun: a full last line runs on; a
+    short one (a heading, a list's lead-in) does not."""
+    from reportlab.pdfgen.canvas import Canvas
+
+    from nmt.decode.pdf_document import PdfDocument
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(595, 842), invariant=True)
+    canvas.setFont("Helvetica", 11)
+    for x, y, text in ((72, 134, "Three dogs run across a wide green field near"),
+                       (72, 120, "the river while a small boy throws a red rubber"),  # full: "Ball" had no room
+                       (320, 760, "Ball for them."),
+                       (320, 134, "A girl in a red coat walks along the beach with"),
+                       (320, 120, "her friend and the")):  # room left for "Dog"
+        canvas.drawString(x, y, text)
+    canvas.showPage()
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(72, 760, "Dog of the family runs ahead.")
+    canvas.save()
+    document = PdfDocument.read(out.getvalue(), "dogs.pdf")
+    assert document.texts == ["Three dogs run across a wide green field near the river while a small boy throws a red "
+                              "rubber Ball for them.",
+                              "A girl in a red coat walks along the beach with her friend and the",
+                              "Dog of the family runs ahead."]
