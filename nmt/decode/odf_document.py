@@ -4,7 +4,8 @@ paragraph and heading of the document (its body, tables, frames, notes, a presen
 and notes, the headers and footers in styles.xml) translated whole, its formatting kept.
 
 An OpenDocument paragraph holds its text directly, with spans around the words in another style
-(<text:span text:style-name="T1">), links (<text:a>) and other elements between them. It is read
+(<text:span text:style-name="T1">), links (<text:a>, their words translated whole, spans inside
+them too, without the spans' styles) and other elements between them. It is read
 as Word's is (nmt.decode.office_paragraphs): the text in the most used style plain, each other
 style an element around its words, a link an element whose words are translated and whose target
 is kept, a tab, a line break, a note or a frame a point put back between the words; runs of
@@ -94,14 +95,25 @@ def _read(element) -> Paragraph | None:
                 read_inside(child, child.get(f"{_T}style-name", style))
             elif child.tag == f"{_T}s":
                 add_text(style, " " * int(child.get(f"{_T}c", "1")))
-            elif child.tag == f"{_T}a" and len(child) == 0 and child.text:
-                pieces.append(("link", child, style, child.text))
+            elif child.tag == f"{_T}a" and (text := _link_text(child)):
+                pieces.append(("link", child, style, text))
             elif child.tag not in _DROPPED:
                 pieces.append(("point", child, WHOLE))
             add_text(style, child.tail)
 
     read_inside(element, None)
     return assembled(Paragraph(element, None, []), pieces, lambda style: style)
+
+
+def _link_text(link) -> str | None:
+    """A link's words, where it holds nothing but text, spans of text and runs of spaces (the spans'
+    styles left out: the link's words are translated as one); None where it holds anything else."""
+    words = [link.text or ""]
+    for child in link.iterdescendants():
+        if child.tag not in (f"{_T}span", f"{_T}s"):
+            return None
+        words += [" " * int(child.get(f"{_T}c", "1")) if child.tag == f"{_T}s" else child.text or "", child.tail or ""]
+    return "".join(words) or None
 
 
 def _write(paragraph: Paragraph, translation: str) -> None:
@@ -136,4 +148,6 @@ def _write(paragraph: Paragraph, translation: str) -> None:
         else:
             link = paragraph.links[event[1]][0]
             link.text = None
+            for inside in list(link):  # (spans: their words are the translation's now)
+                link.remove(inside)
             append(link)

@@ -88,3 +88,22 @@ def test_translate_writes_text_and_presentations_and_refuses_what_is_not_one(tra
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "c.odp"), "-o", str(tmp_path / "d.odp")])
     one_line_error(result, "c.odp: not an OpenDocument presentation (.odp)")
     assert not (tmp_path / "d.odp").exists()
+
+
+def test_a_link_that_holds_spans_is_translated_whole_its_target_kept():
+    from nmt.decode.odf_document import OdfDocument
+
+    content = TEXT.replace('<text:a xlink:href="https://example.org">street</text:a>',
+                           '<text:a xlink:href="https://example.org"><text:span text:style-name="T2">busy</text:span>'
+                           '<text:s/>street</text:a>')
+    document = OdfDocument.read(_package("text", content), "letter.odt", "odt")
+    assert document.texts[1] == "A man rides a <f1>black</f1> bike  on the<p1/><a1>busy street</a1>.<p2/>"
+    texts = list(document.texts)
+    texts[1] = "<f1>SCHWARZ</f1> FÄHRT EIN MANN AUF DER <p1/> <a1>BELEBTEN STRASSE</a1>.<p2/>"
+    written = zipfile.ZipFile(io.BytesIO(document.write(texts, "de")))
+    paragraph = list(etree.fromstring(written.read("content.xml")).iter(f"{T}p"))[0]
+    [link] = paragraph.findall(f"{T}a")
+    assert link.text == "BELEBTEN STRASSE" and len(link) == 0 and link.get("{http://www.w3.org/1999/xlink}href")
+    # a link that holds anything else (a frame) is still copied as it stands
+    framed = TEXT.replace("street</text:a>", "street<draw:frame/></text:a>")
+    assert "street" not in OdfDocument.read(_package("text", framed), "letter.odt", "odt").texts[1]
