@@ -31,8 +31,9 @@ class PdfDocument:
     file with their translations drawn in their places out (`write`)."""
 
     def __init__(self, data: bytes, pages: list, passages: list[Passage], kept: list[list[Glyph]],
-                 unmapped: int = 0, font: str | None = None):
+                 unmapped: int = 0, font: str | None = None, name: str = "<pdf>"):
         self.data, self.pages, self.passages, self.kept, self.font = data, pages, passages, kept, font
+        self.name = name
         self.paragraphs = [part for passage in passages for part in passage.parts]
         self.unmapped = unmapped  # glyphs left out: their fonts give no Unicode text for them
         self.missing: list[str] = []  # characters written that the fonts drawn with lack
@@ -88,12 +89,13 @@ class PdfDocument:
         measure_room(paragraphs, kept)
         unmapped = sum(g.unmapped for glyphs in kept for g in glyphs)
         unmapped += sum(g.unmapped for p in paragraphs for line in p.lines for g in line.glyphs)
-        return cls(data, pages, passages, kept, unmapped, font)
+        return cls(data, pages, passages, kept, unmapped, font, name)
 
     def write(self, translations: list[str], language: str | None = None) -> bytes:
         """The document with each paragraph's translation drawn in its place, its language (the
         catalog's /Lang) the target's (`language`, where given)."""
         from pypdf import PdfReader, PdfWriter
+        from pypdf.errors import PyPdfError
         from pypdf.generic import NameObject, TextStringObject
 
         from nmt.data.languages import language_tag
@@ -101,8 +103,11 @@ class PdfDocument:
         fonts = Fonts.load(self.font)
         overlay = PdfReader(io.BytesIO(self._drawn(translations, fonts)))
         self.missing = sorted(fonts.missing)
-        writer = PdfWriter(clone_from=io.BytesIO(self.data))
-        writer.remove_text()
+        try:
+            writer = PdfWriter(clone_from=io.BytesIO(self.data))
+            writer.remove_text()
+        except (PyPdfError, ValueError, KeyError, TypeError) as e:  # (pdfminer read what pypdf cannot)
+            raise NmtError(f"{self.name}: a PDF that cannot be written again ({e or type(e).__name__})") from None
         for page, drawn, box in zip(writer.pages, overlay.pages, self.pages):
             page.compress_content_streams()  # pypdf leaves the streams it rewrote uncompressed
             _draw_over(writer, page, drawn, box)
