@@ -186,15 +186,15 @@ def _font_width(paragraph: Paragraph, fonts: Fonts) -> float:
 
 
 def draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts: Fonts) -> None:
-    """A paragraph's translation (its words: _words) in its place: from its first baseline down, in its column (its
-    later lines from where its second began), at its size, condensed as its own font was narrower
+    """A paragraph's translation (its `words`: words_of) in its place: from its first baseline down,
+    in its column (its later lines from where its second began), at its size, condensed as its own font was narrower
     (_font_width); where its lines would run into what lies below it, condensed more (to 90 %) and
     then smaller (to SMALLEST of its size). A line alone stays one line down to 80 % of its size."""
     first, lines_after = paragraph.lines[0], paragraph.lines[1:]
     rest = min(line.x0 for line in lines_after) if lines_after else first.x0
-    left, _, reach, _ = paragraph.column
-    centre = (first.x0 + first.x1) / 2
-    width = {"left": reach - rest, "right": first.x1 - left, "centre": 2 * (reach - centre)}[paragraph.align]
+    column, centre = paragraph.column, (first.x0 + first.x1) / 2
+    width = {"left": column.reach - rest, "right": first.x1 - column.left,
+             "centre": 2 * (column.reach - centre)}[paragraph.align]
     height = len(lines_after) * paragraph.pitch + paragraph.room
     plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False)
     narrower = _font_width(paragraph, fonts)

@@ -11,8 +11,9 @@ unless it ends the sentence above it.
 
 A paragraph whose last line ends no sentence at the foot of a column runs on into the first one
 of the next column or page where that one begins in lower case, or the line ended in a comma or
-a hyphen, or had no room for the next one's first word: the two are one passage, translated whole. Running heads and feet (the same words at
-the same height on three pages or more) stand apart. A line's last word broken by a hyphen is
+a hyphen, or had no room for the next one's first word: the two are one passage, translated
+whole. Running heads and feet (the same words at the same height on three pages or more) stand
+apart. A line's last word broken by a hyphen is
 joined again. In a passage's markup the glyphs in its most used font style are plain text, and
 each other style (bold, italic, a monospaced word, by the font's name) an element around its
 words (<f1>…</f1>), so that the translation carries the style on the words aligned to them.
@@ -87,11 +88,20 @@ class Line:
         return all(g.style[1] for g in self.glyphs if g.text.strip())
 
 
+@dataclass(frozen=True)
+class Column:
+    """Where a paragraph stands across its page (_column)."""
+    left: float = 0.0  # the left edge of the text above and below it
+    right: float = 0.0  # and the right edge
+    reach: float = 0.0  # how far right its translation may run
+    middle: float = 0.0  # the page's middle
+
+
 @dataclass
 class Paragraph:
     page: int
     lines: list[Line]
-    column: tuple = (0.0, 0.0, 0.0, 0.0)  # its column's edges, how far right it may reach, the page's middle (_column)
+    column: Column = field(default_factory=Column)
     styles: list = field(default_factory=list)  # font_style of its passage's plain text, then of each <fN>
     room: float = 0.0  # how far below its last baseline its translation may run
 
@@ -108,13 +118,15 @@ class Paragraph:
         """"left"; or, for a line alone, "centre" or "right" where it sits so in its column."""
         if len(self.lines) > 1:
             return "left"
-        (x0, x1, _, middle), line = self.column, self.lines[0]
-        centre, near = (line.x0 + line.x1) / 2, max(3.0, 0.02 * (x1 - x0))
-        if abs(centre - middle) < 3 and (x0 + 2 < line.x0 or line.x1 - line.x0 < 0.6 * middle):
+        column, line = self.column, self.lines[0]
+        centre, near = (line.x0 + line.x1) / 2, max(3.0, 0.02 * (column.right - column.left))
+        indented = column.left + 2 < line.x0
+        if abs(centre - column.middle) < 3 and (indented or line.x1 - line.x0 < 0.6 * column.middle):
             return "centre"  # on the page
-        if x0 + 2 < line.x0 and abs(centre - (x0 + x1) / 2) < near:
+        if indented and abs(centre - (column.left + column.right) / 2) < near:
             return "centre"  # over its column (a chart's title over its axes)
-        return "right" if line.x0 - x0 > 0.3 * (x1 - x0) and x1 - line.x1 < 2 else "left"
+        set_right = line.x0 - column.left > 0.3 * (column.right - column.left) and column.right - line.x1 < 2
+        return "right" if set_right else "left"
 
     @cached_property
     def size(self) -> float:
@@ -253,19 +265,20 @@ def page_paragraphs(index: int, layout) -> tuple[list[Paragraph], list[Glyph]]:
     return paragraphs, kept
 
 
-def _column(paragraph: Paragraph, every_line: list[Line], page: tuple) -> tuple[float, float, float, float]:
+def _column(paragraph: Paragraph, every_line: list[Line], page: tuple) -> Column:
     """The left and right edges of the text above and below a paragraph (its column); how far
     right its translation may reach: to the page's margin where no text on the page stands to its
     right (a line alone), else to its column's edge, and never into text beside its lines (a label
     set right on its line); and the page's middle."""
     left, right = paragraph.left, paragraph.right
     around = [line for line in every_line if line.x0 < right and line.x1 > left]
-    column = min(line.x0 for line in around), max(line.x1 for line in around)
+    column_left, column_right = min(line.x0 for line in around), max(line.x1 for line in around)
     margin = page[2] - (min(line.x0 for line in every_line) - page[0])  # the page's left margin, on the right
-    reach = max(column[1], min([margin] + [line.x0 - paragraph.size for line in every_line if line.x0 >= right]))
+    reach = max(column_right, min([margin] + [line.x0 - paragraph.size for line in every_line if line.x0 >= right]))
     top, bottom = paragraph.lines[0].top, paragraph.lines[-1].baseline
     beside = [line.x0 for line in every_line if line.x0 >= right and line.baseline <= top and line.top >= bottom]
-    return column[0], column[1], min([reach] + [x - paragraph.size / 2 for x in beside]), (page[0] + page[2]) / 2
+    reach = min([reach] + [x - paragraph.size / 2 for x in beside])
+    return Column(column_left, column_right, reach, (page[0] + page[2]) / 2)
 
 
 def layout_chars(item):
@@ -309,8 +322,9 @@ def _goes_on(group: list[Line], line: Line) -> bool:
     below, under it, at its size, and begins in lower case, or the line before ends no sentence and
     had no room for its first word."""
     last = group[-1]
-    if not (_has_letter(line) and _has_letter(last) and abs(line.size - last.size) <= 0.15 * last.size and 0 < last.baseline - line.baseline <= 1.6 * last.size
-            and line.x0 < last.x1 and line.x1 > last.x0) or _SENTENCE_END.search(last.text):
+    alike = _has_letter(line) and _has_letter(last) and abs(line.size - last.size) <= 0.15 * last.size
+    below = 0 < last.baseline - line.baseline <= 1.6 * last.size and line.x0 < last.x1 and line.x1 > last.x0
+    if not (alike and below) or _SENTENCE_END.search(last.text):
         return False
     return line.text[:1].islower() or last.x1 + line.first_word + 0.5 * last.size >= max(last.right, line.right)
 
@@ -370,12 +384,12 @@ def _runs_on_into(paragraph: Paragraph, heads: list[Paragraph], next_heads: list
     def order(p: Paragraph) -> tuple:
         return p.left, -p.lines[0].baseline
     alike = [p for p in heads + next_heads if p is not paragraph and abs(p.size - paragraph.size) <= 0.15 * paragraph.size]
-    candidates = sorted((p for p in alike if p.page == paragraph.page and p.left >= paragraph.right - 1), key=order) or sorted(
-        (p for p in alike if p.page != paragraph.page), key=order)
+    beside = sorted((p for p in alike if p.page == paragraph.page and p.left >= paragraph.right - 1), key=order)
+    candidates = beside or sorted((p for p in alike if p.page != paragraph.page), key=order)
     if not candidates:
         return None
     head = candidates[0].lines[0]
-    no_room = last.x1 + head.first_word + 0.5 * paragraph.size >= paragraph.column[1]  # for the next word
+    no_room = last.x1 + head.first_word + 0.5 * paragraph.size >= paragraph.column.right  # for the next word
     return candidates[0] if head.text[:1].islower() or ends in ",-\u00ad" or no_room else None
 
 
@@ -433,7 +447,7 @@ def measure_room(paragraphs: list[Paragraph], kept: list[list[Glyph]]) -> None:
     for paragraph in paragraphs:
         pages.setdefault(paragraph.page, []).append(paragraph)
     for paragraph in paragraphs:
-        (left, right, _, _), bottom = paragraph.column, paragraph.lines[-1].baseline
+        left, right, bottom = paragraph.column.left, paragraph.column.right, paragraph.lines[-1].baseline
         tops = [line.top for other in pages[paragraph.page] if other is not paragraph
                 for line in other.lines if line.top <= bottom and line.x0 < right and line.x1 > left]
         tops += [g.matrix[5] + g.size for g in kept[paragraph.page]
