@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from nmt.decode.engines.engine import load_engine
@@ -31,3 +33,18 @@ def searched(translator, monkeypatch) -> list[str]:
 
     monkeypatch.setattr(translator, "translate_batch", recorded)
     return texts
+
+
+def translated_both_ways(checkpoint: str, translator, cfg, source: Path, output: Path, read) -> tuple[bytes, bytes]:
+    """`nmt translate` of a document file, and what the document (`read(its bytes)`) writes from its
+    texts translated one by one by the same model into German: the two files a test compares."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from nmt.decode.translate import translate_lines
+
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    texts = read(source.read_bytes()).texts
+    hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
+    return output.read_bytes(), read(source.read_bytes()).write([h[0].text or t for h, t in zip(hyps, texts)], "de")

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from tests.conftest import one_line_error, optional_module
+from tests.decode.conftest import translated_both_ways
 
 etree, pytestmark = optional_module("lxml.etree")
 
@@ -71,19 +72,14 @@ def test_paragraphs_are_markup_of_their_spans_and_come_back_in_place():
 
 def test_translate_writes_text_and_presentations_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.odf_document import OdfDocument
-    from nmt.decode.translate import translate_lines
 
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     for kind, content in (("odt", TEXT), ("odp", SLIDES)):
         data = _package("text" if kind == "odt" else "presentation", content)  # (a zip's bytes hold the time)
         (tmp_path / f"a.{kind}").write_bytes(data)
-        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / f"a.{kind}"),
-                                          "-o", str(tmp_path / f"b.{kind}")])
-        assert result.exit_code == 0, result.output
-        texts = OdfDocument.read(data, "in", kind).texts
-        hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
-        expected = OdfDocument.read(data, "in", kind).write([h[0].text or t for h, t in zip(hyps, texts)], "de")
-        assert (tmp_path / f"b.{kind}").read_bytes() == expected != data
+        written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / f"a.{kind}", tmp_path / f"b.{kind}",
+                                                 lambda data, kind=kind: OdfDocument.read(data, "in", kind))
+        assert written == expected != data
     (tmp_path / "c.odp").write_bytes(_package("text", TEXT))  # a text document named as a presentation
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "c.odp"), "-o", str(tmp_path / "d.odp")])
     one_line_error(result, "c.odp: not an OpenDocument presentation (.odp)")

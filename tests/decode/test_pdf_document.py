@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from tests.conftest import one_line_error, optional_module
+from tests.decode.conftest import translated_both_ways
 
 pypdf, pytestmark = optional_module("pypdf")
 
@@ -153,18 +154,13 @@ def test_font_styles_by_name():
 
 def test_translate_writes_a_pdf_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.pdf_document import PdfDocument
-    from nmt.decode.translate import translate_lines
 
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     data = _pdf(turned=False)
     (tmp_path / "park.pdf").write_bytes(data)
-    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "park.pdf"),
-                                      "-o", str(tmp_path / "park.de.pdf")])
-    assert result.exit_code == 0, result.output
-    texts = PdfDocument.read(data, "in").texts
-    hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
-    expected = PdfDocument.read(data, "in").write([h[0].text or t for h, t in zip(hyps, texts)], "de")
-    assert (tmp_path / "park.de.pdf").read_bytes() == expected != data
+    written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / "park.pdf", tmp_path / "park.de.pdf",
+                                             lambda data: PdfDocument.read(data, "in"))
+    assert written == expected != data
     # not a PDF, a PDF locked by a password, a PDF without text, a font that is not one
     (tmp_path / "notes.pdf").write_text("A dog.\n", encoding="utf-8")
     locked = pypdf.PdfWriter(clone_from=io.BytesIO(data))

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from tests.conftest import one_line_error, optional_module
+from tests.decode.conftest import translated_both_ways
 
 etree, pytestmark = optional_module("lxml.etree")
 
@@ -81,18 +82,13 @@ def test_paragraphs_are_markup_of_their_runs_and_come_back_in_place():
 def test_translate_writes_the_presentation_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path,
                                                                          monkeypatch):
     from nmt.decode.pptx_document import PptxDocument
-    from nmt.decode.translate import translate_lines
 
     data = _presentation()  # (a zip's bytes hold the time it was written)
     (tmp_path / "talk.pptx").write_bytes(data)
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
-    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "talk.pptx"),
-                                      "-o", str(tmp_path / "talk.de.pptx")])
-    assert result.exit_code == 0, result.output
-    texts = PptxDocument.read(data, "in").texts
-    hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
-    expected = PptxDocument.read(data, "in").write([h[0].text or t for h, t in zip(hyps, texts)], "de")
-    assert (tmp_path / "talk.de.pptx").read_bytes() == expected != data
+    written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / "talk.pptx", tmp_path / "talk.de.pptx",
+                                             lambda data: PptxDocument.read(data, "in"))
+    assert written == expected != data
     (tmp_path / "notes.pptx").write_bytes(b"A dog.")
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "notes.pptx"),
                                       "-o", str(tmp_path / "out.pptx")])
