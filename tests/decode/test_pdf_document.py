@@ -152,7 +152,7 @@ def test_font_styles_by_name():
     assert font_style("CMSL10") == ("serif", False, True) and font_style("Calibri") == ("sans", False, False)
 
 
-def test_translate_writes_a_pdf_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
+def test_translate_writes_a_pdf_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path, monkeypatch):
     from nmt.decode.pdf_document import PdfDocument
 
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
@@ -180,15 +180,11 @@ def test_translate_writes_a_pdf_and_refuses_what_is_not_one(trained_tiny, transl
                                           "-o", str(tmp_path / "out.pdf"), *extra])
         one_line_error(result, message)
         assert not (tmp_path / "out.pdf").exists()
-
-
-def test_without_the_pdf_extra_a_pdf_is_a_one_line_error_naming_it(trained_tiny, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "pdfminer", None)  # as if not installed
-    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4")
-    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
-                                      "-i", str(tmp_path / "a.pdf"), "-o", str(tmp_path / "b.pdf")])
+    monkeypatch.setitem(sys.modules, "pdfminer", None)  # as if the extra were not installed
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "park.pdf"),
+                                      "-o", str(tmp_path / "out.pdf")])
     one_line_error(result, "PDF files need pdfminer.six, pypdf and reportlab: pip install 'nmt[pdf]'")
-    assert not (tmp_path / "b.pdf").exists()
+    assert not (tmp_path / "out.pdf").exists()
 
 
 def test_a_font_of_ones_own_and_the_characters_it_lacks_are_named():
