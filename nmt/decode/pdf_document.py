@@ -37,6 +37,7 @@ class PdfDocument:
         self.paragraphs = [part for passage in passages for part in passage.parts]
         self.unmapped = unmapped  # glyphs left out: their fonts give no Unicode text for them
         self.missing: list[str] = []  # characters written that the fonts drawn with lack
+        self.unshaped = False  # whether text was written in a script drawn as it would not be read
 
     @property
     def warnings(self) -> list[str]:
@@ -46,6 +47,9 @@ class PdfDocument:
             said.append(f"the font has no glyph for {''.join(self.missing[:20])!r}"
                         f"{f' (and {len(self.missing) - 20} more)' if len(self.missing) > 20 else ''}: "
                         "--set decode.pdf_font=FONT.ttf names one that has them")
+        if self.unshaped:
+            said.append("text in a right-to-left script, or one whose letters join (Arabic, Hebrew, Devanagari, ...), "
+                        "is drawn letter by letter from the left and will not read right: translate its text instead")
         return said
 
     @property
@@ -102,7 +106,7 @@ class PdfDocument:
 
         fonts = Fonts.load(self.font)
         overlay = PdfReader(io.BytesIO(self._drawn(translations, fonts)))
-        self.missing = sorted(fonts.missing)
+        self.missing, self.unshaped = sorted(fonts.missing), bool(fonts.unshaped)
         try:
             writer = PdfWriter(clone_from=io.BytesIO(self.data))
             writer.remove_text()

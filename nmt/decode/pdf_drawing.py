@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ class Fonts:
     characters drawn that their fonts lack (`missing`)."""
     names: dict
     missing: set = field(default_factory=set)
+    unshaped: set = field(default_factory=set)
 
     @classmethod
     def load(cls, font: str | None = None) -> "Fonts":
@@ -64,12 +66,24 @@ class Fonts:
         return stringWidth(text, self.name(style), size)
 
     def drawn(self, text: str, style: tuple) -> str:
-        """`text`, noting the characters the style's font has no glyph for."""
+        """`text`, noting the characters the style's font has no glyph for, and those of scripts
+        drawn here as they would not be read (`unshaped`)."""
         from reportlab.pdfbase.pdfmetrics import getFont
 
         glyphs = getFont(self.name(style)).face.charToGlyph
         self.missing.update(c for c in text if ord(c) not in glyphs and not c.isspace())
+        self.unshaped.update(c for c in text if unshaped(c))
         return text
+
+
+def unshaped(character: str) -> bool:
+    """Whether a character is of a script that this drawing cannot set right: one written right to
+    left (Hebrew, Arabic: drawn left to right, Arabic's letters unjoined) or one whose letters change
+    shape together (Devanagari to Malayalam, Sinhala, Myanmar, Khmer), which reportlab's canvas
+    draws letter by letter."""
+    point = ord(character)
+    return (unicodedata.bidirectional(character) in ("R", "AL")
+            or 0x0900 <= point <= 0x0DFF or 0x1000 <= point <= 0x109F or 0x1780 <= point <= 0x17FF)
 
 
 _DEJAVU = {("sans", False, False): "DejaVuSans.ttf", ("sans", True, False): "DejaVuSans-Bold.ttf",

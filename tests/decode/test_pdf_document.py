@@ -200,6 +200,8 @@ def test_a_font_of_ones_own_and_the_characters_it_lacks_are_named():
     [lacking] = document.warnings
     assert "'ř司寿'" in lacking and "decode.pdf_font" in lacking
     assert PdfDocument.read(_pdf(turned=False), "park.pdf").warnings == []
+    document.write([*translations[:4], "סוף היום"], "heb_Hebr")  # (Hebrew: "the end of the day")
+    assert any("right-to-left" in warning for warning in document.warnings)
 
 
 def test_a_chart_s_ticks_stay_apart_from_its_label_and_a_label_stays_one_line():
