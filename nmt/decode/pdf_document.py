@@ -5,9 +5,10 @@ A PDF holds no paragraphs, only glyphs at positions. nmt.decode.pdf_layout makes
 paragraphs (a paragraph that runs on into the next column or page is one passage) with their
 bold, italic and monospaced words as inline markup. Writing, pypdf removes every page's text,
 and nmt.decode.pdf_drawing draws it again with reportlab over the rest of the page (pictures,
-drawings, links and form fields stay as they were): each translation in its paragraph's place,
-everything else (page numbers, code, text that is not upright) glyph by glyph where it was. The
-catalog's /Lang names the target language.
+drawings and form fields stay as they were): each translation in its paragraph's place,
+everything else (page numbers, code, text that is not upright) glyph by glyph where it was. A
+link's words are an element of the markup, and its area is moved onto the words the translation
+puts in it. The catalog's /Lang names the target language.
 
 Text in pictures (a scan) is not read. A glyph whose font gives no Unicode text cannot be drawn
 again: it is left out, and a warning counts them, as it names the characters the font drawn
@@ -34,6 +35,7 @@ class PdfDocument:
                  unmapped: int = 0, font: str | None = None, name: str = "<pdf>"):
         self.data, self.pages, self.passages, self.kept, self.font = data, pages, passages, kept, font
         self.name = name
+        self.links: list[tuple] = []  # each link annotation: (its page, its place in the page's /Annots, its area)
         self.paragraphs = [part for passage in passages for part in passage.parts]
         self.unmapped = unmapped  # glyphs left out: their fonts give no Unicode text for them
         self.missing: list[str] = []  # characters written that the fonts drawn with lack
@@ -77,10 +79,12 @@ class PdfDocument:
             raise NmtError(f"{name}: the PDF is protected by a password") from None
         except (PDFSyntaxError, PSException, ValueError, KeyError, TypeError) as e:
             raise NmtError(f"{name}: not a PDF file that can be read ({e or type(e).__name__})") from None
+        links = _links(data)
         pages, paragraphs, kept = [], [], []
         for index, layout in enumerate(layouts):
             pages.append(layout.bbox)
-            found, page_kept = page_paragraphs(index, layout)
+            found, page_kept = page_paragraphs(index, layout, [(n, area) for n, (page, _, area) in enumerate(links)
+                                                               if page == index])
             paragraphs += found
             kept.append(page_kept)
         if not paragraphs:
@@ -93,7 +97,9 @@ class PdfDocument:
         measure_room(paragraphs, kept)
         unmapped = sum(g.unmapped for glyphs in kept for g in glyphs)
         unmapped += sum(g.unmapped for p in paragraphs for line in p.lines for g in line.glyphs)
-        return cls(data, pages, passages, kept, unmapped, font, name)
+        document = cls(data, pages, passages, kept, unmapped, font, name)
+        document.links = links
+        return document
 
     def write(self, translations: list[str], language: str | None = None) -> bytes:
         """The document with each paragraph's translation drawn in its place, its language (the
@@ -105,6 +111,7 @@ class PdfDocument:
         from nmt.data.languages import language_tag
 
         fonts = Fonts.load(self.font)
+        self._link_areas: dict[int, list[tuple]] = {}
         overlay = PdfReader(io.BytesIO(self._drawn(translations, fonts)))
         self.missing, self.unshaped = sorted(fonts.missing), bool(fonts.unshaped)
         try:
@@ -115,6 +122,7 @@ class PdfDocument:
         for page, drawn, box in zip(writer.pages, overlay.pages, self.pages):
             page.compress_content_streams()  # pypdf leaves the streams it rewrote uncompressed
             _draw_over(writer, page, drawn, box)
+        _move_links(writer, self.links, self._link_areas)
         if language:
             writer._root_object[NameObject("/Lang")] = TextStringObject(language_tag(language))
         out = io.BytesIO()
@@ -139,10 +147,45 @@ class PdfDocument:
             for glyph in self.kept[index]:
                 draw_glyph(canvas, glyph, fonts)
             for paragraph, words in by_page.get(index, []):
-                draw_paragraph(canvas, paragraph, words, fonts)
+                draw_paragraph(canvas, paragraph, words, fonts, self._link_areas)
             canvas.showPage()
         canvas.save()
         return out.getvalue()
+
+
+def _links(data: bytes) -> list[tuple]:
+    """The document's link annotations: (page, place in its /Annots, area (x0, y0, x1, y1)); none
+    where pypdf cannot read the file (writing will say so)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        found = []
+        for page, sheet in enumerate(PdfReader(io.BytesIO(data)).pages):
+            for place, annotation in enumerate(sheet.get("/Annots") or []):
+                annotation = annotation.get_object()
+                if annotation.get("/Subtype") == "/Link" and len(annotation.get("/Rect", [])) == 4:
+                    x0, y0, x1, y1 = (float(v) for v in annotation["/Rect"])
+                    found.append((page, place, (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))))
+        return found
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def _move_links(writer, links: list[tuple], areas: dict[int, list[tuple]]) -> None:
+    """Each link annotation moved onto the words its translation put in its style: its /Rect the
+    area around them, its /QuadPoints each word's. A link whose words the translation lost stays."""
+    from pypdf.generic import ArrayObject, FloatObject, NameObject
+
+    for number, (page, place, _) in enumerate(links):
+        if not areas.get(number):
+            continue
+        annotation = writer.pages[page]["/Annots"][place].get_object()
+        boxes = areas[number]
+        rect = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+        annotation[NameObject("/Rect")] = ArrayObject([FloatObject(round(v, 2)) for v in rect])
+        quads = [v for x0, y0, x1, y1 in boxes for v in (x0, y1, x1, y1, x0, y0, x1, y0)]
+        annotation[NameObject("/QuadPoints")] = ArrayObject([FloatObject(round(v, 2)) for v in quads])
 
 
 def _draw_over(writer, page, drawn, box: tuple) -> None:

@@ -52,8 +52,9 @@ class Fonts:
         return cls(names)
 
     def name(self, style: tuple) -> str:
-        """The font for a style: the family's, else sans; bold or slanted as near as there is."""
-        family, bold, italic = style
+        """The font for a style (a font_style, maybe with more after it): the family's, else sans;
+        bold or slanted as near as there is."""
+        family, bold, italic = style[:3]
         for f, b, i in ((family, bold, italic), (family, bold, False), (family, False, False),
                         ("sans", bold, italic), ("sans", bold, False), ("sans", False, False)):
             if (f, b, i) in self.names:
@@ -147,7 +148,7 @@ def draw_glyph(canvas, glyph: Glyph, fonts: Fonts) -> None:
 def runs(translation: str, styles: list) -> list[tuple[tuple, str]]:
     """A translation's text in runs of one style each: its <fN> elements (those of the paragraph;
     any other tag left out), the rest in the paragraph's own style."""
-    plain = styles[0] if styles else ("sans", False, False)
+    plain = styles[0] if styles else ("sans", False, False, None)
     out, stack, position = [], [], 0
     for match in _TAG.finditer(translation):
         out.append((stack[-1] if stack else plain, translation[position:match.start()]))
@@ -199,18 +200,20 @@ def _font_width(paragraph: Paragraph, fonts: Fonts) -> float:
     return min(1.0, max(0.75, theirs / ours)) if ours > 0 else 1.0
 
 
-def draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts: Fonts) -> None:
+def draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts: Fonts,
+                   links: dict[int, list[tuple]] | None = None) -> None:
     """A paragraph's translation (its `words`: words_of) in its place: from its first baseline down,
     in its column (its later lines from where its second began), at its size, condensed as its own font was narrower
     (_font_width); where its lines would run into what lies below it, condensed more (to 90 %) and
-    then smaller (to SMALLEST of its size). A line alone stays one line down to 80 % of its size."""
+    then smaller (to SMALLEST of its size). A line alone stays one line down to 80 % of its size.
+    The area of each word drawn in a link's style is added to `links` (by the link's number)."""
     first, lines_after = paragraph.lines[0], paragraph.lines[1:]
     rest = min(line.x0 for line in lines_after) if lines_after else first.x0
     column, centre = paragraph.column, (first.x0 + first.x1) / 2
     width = {"left": column.reach - rest, "right": first.x1 - column.left,
              "centre": 2 * (column.reach - centre)}[paragraph.align]
     height = len(lines_after) * paragraph.pitch + paragraph.room
-    plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False)
+    plain = paragraph.styles[0] if paragraph.styles else ("sans", False, False, None)
     narrower = _font_width(paragraph, fonts)
     # a line alone (a heading, a label) stays one line while it can at 80 % of its size or more
     fits = ([(scale, condensing, 1) for scale, condensing in _FITS if scale >= 0.8] if not lines_after else [])
@@ -228,13 +231,17 @@ def draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts
              "centre": centre - used / 2}[paragraph.align]
         text = canvas.beginText(x, first.baseline - number * pitch)
         text.setHorizScale(condensed * 100)
-        font = None
+        font, at, baseline = None, x, first.baseline - number * pitch
         for index, word in enumerate(line):
             for style, part in ([(word[0][0], " ")] if index else []) + word:
                 if fonts.name(style) != font:
                     font = fonts.name(style)
                     text.setFont(font, size)
                 text.textOut(fonts.drawn(part, style))
+                wide = fonts.width(part, style, size) * condensed
+                if links is not None and len(style) > 3 and style[3] is not None and part != " ":
+                    links.setdefault(style[3], []).append((at, baseline - 0.25 * size, at + wide, baseline + 0.85 * size))
+                at += wide
         canvas.drawText(text)
     canvas.restoreState()
 

@@ -50,6 +50,7 @@ class Glyph:
     width: float  # its advance on the page
     upright: bool
     unmapped: bool = False  # its font gives no Unicode text for it: left out
+    link: int | None = None  # the link (its number among the document's) whose area holds it
 
 
 @dataclass
@@ -102,7 +103,7 @@ class Paragraph:
     page: int
     lines: list[Line]
     column: Column = field(default_factory=Column)
-    styles: list = field(default_factory=list)  # font_style of its passage's plain text, then of each <fN>
+    styles: list = field(default_factory=list)  # its passage's (markup)
     room: float = 0.0  # how far below its last baseline its translation may run
 
     @cached_property
@@ -149,7 +150,7 @@ class Passage:
     foot of a column, and the paragraphs it runs on into at the head of the next column or page
     (its `parts`, in order)."""
     parts: list[Paragraph]
-    styles: list = field(default_factory=list)  # font_style of its plain text, then of each <fN>
+    styles: list = field(default_factory=list)  # (*font_style, link) of its plain text, then of each <fN>
     text: str = ""  # as translated: inline markup
 
     @property
@@ -220,9 +221,10 @@ def _glyph(char) -> Glyph:
 _UNMAPPED = re.compile(r"\(cid:\d+\)")
 
 
-def page_paragraphs(index: int, layout) -> tuple[list[Paragraph], list[Glyph]]:
+def page_paragraphs(index: int, layout, links: list[tuple[int, tuple]] = ()) -> tuple[list[Paragraph], list[Glyph]]:
     """A page's paragraphs to translate, and every other glyph on it, to be drawn as it was: text
-    without a letter, text in a monospaced font alone (code), and text that is not upright."""
+    without a letter, text in a monospaced font alone (code), and text that is not upright. A glyph
+    whose middle lies in one of the page's `links` ((number, area)) is that link's."""
     from pdfminer.layout import LTAnno, LTChar, LTTextBox, LTTextLine
 
     paragraphs: list[Paragraph] = []
@@ -238,6 +240,10 @@ def page_paragraphs(index: int, layout) -> tuple[list[Paragraph], list[Glyph]]:
             pieces = [_glyph(c) if isinstance(c, LTChar) else " " for c in item
                       if isinstance(c, LTChar) or (isinstance(c, LTAnno) and c.get_text() == " ")]
             glyphs = [p for p in pieces if isinstance(p, Glyph)]
+            for glyph, char in zip(glyphs, [c for c in item if isinstance(c, LTChar)]):
+                middle = ((char.x0 + char.x1) / 2, (char.y0 + char.y1) / 2)
+                glyph.link = next((n for n, (x0, y0, x1, y1) in links
+                                   if x0 <= middle[0] <= x1 and y0 <= middle[1] <= y1), None)
             if glyphs:
                 lines.append(Line(item.x0, item.x1, item.y1, statistics.median(g.matrix[5] for g in glyphs), pieces,
                                   right=box.x1))
@@ -411,13 +417,14 @@ def _first_in_column(paragraph: Paragraph, paragraphs: list[Paragraph]) -> bool:
 
 def markup(lines: list[Line]) -> tuple[list, str]:
     """A paragraph's text as inline markup, its lines joined (a hyphen that broke a word at a line's
-    end taken out), and the styles: its plain text's, then each <fN> element's."""
+    end taken out), and the styles: its plain text's, then each <fN> element's, each a font_style
+    and the link its words are (None: none), so that a link follows its words too."""
     pieces: list[tuple[tuple | None, str]] = []  # (style, text); None: a space
     for number, line in enumerate(lines):
         for piece in line.pieces:
             if isinstance(piece, Glyph):
                 if piece.text:
-                    pieces.append((piece.style, piece.text))
+                    pieces.append(((*piece.style, piece.link), piece.text))
             elif pieces:
                 pieces.append((None, " "))
         if number < len(lines) - 1 and pieces:

@@ -290,3 +290,34 @@ def test_a_paragraph_runs_on_before_a_capital_only_where_its_last_line_had_no_ro
                               "rubber Ball for them.",
                               "A girl in a red coat walks along the beach with her friend and the",
                               "Dog of the family runs ahead."]
+
+
+def test_a_link_follows_its_words():
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen.canvas import Canvas
+
+    from nmt.decode.pdf_document import PdfDocument
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(400, 300), invariant=True)
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(50, 200, "Two dogs play in the park at noon.")
+    start = 50 + stringWidth("Two dogs play in the ", "Helvetica", 11)
+    canvas.linkURL("https://example.org/park", (start, 197, start + stringWidth("park", "Helvetica", 11), 209))
+    canvas.save()
+    document = PdfDocument.read(out.getvalue(), "dogs.pdf")
+    assert document.texts == ["Two dogs play in the <f1>park</f1> at noon."]
+    written = document.write(["Im <f1>Park</f1> spielen mittags zwei Hunde."], "de")
+    [annotation] = [a.get_object() for a in pypdf.PdfReader(io.BytesIO(written)).pages[0]["/Annots"]]
+    assert annotation["/A"]["/URI"] == "https://example.org/park"
+    x0, y0, x1, y1 = (float(v) for v in annotation["/Rect"])
+    # the rectangle now lies over "Park", the translation's second word, no longer where "park" was
+    from pdfminer.high_level import extract_pages
+
+    from nmt.decode.pdf_layout import layout_chars
+
+    chars = [c for c in layout_chars(next(iter(extract_pages(io.BytesIO(written))))) if c.get_text().strip()]
+    text = "".join(c.get_text() for c in chars)
+    assert text == "ImParkspielenmittagszweiHunde."
+    park = chars[text.index("Park"):text.index("Park") + 4]
+    assert abs(x0 - park[0].x0) < 1 and abs(x1 - park[-1].x1) < 1 and y0 < 200 < y1 and x1 < start
