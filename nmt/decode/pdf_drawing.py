@@ -232,16 +232,19 @@ def draw_paragraph(canvas, paragraph: Paragraph, words: list[list[tuple]], fonts
         text = canvas.beginText(x, first.baseline - number * pitch)
         text.setHorizScale(condensed * 100)
         font, at, baseline = None, x, first.baseline - number * pitch
+        linked = links is not None and any(style[3:4] not in ((), (None,)) for word in line for style, _ in word)
         for index, word in enumerate(line):
             for style, part in ([(word[0][0], " ")] if index else []) + word:
                 if fonts.name(style) != font:
                     font = fonts.name(style)
                     text.setFont(font, size)
                 text.textOut(fonts.drawn(part, style))
-                wide = fonts.width(part, style, size) * condensed
-                if links is not None and len(style) > 3 and style[3] is not None and part != " ":
-                    links.setdefault(style[3], []).append((at, baseline - 0.25 * size, at + wide, baseline + 0.85 * size))
-                at += wide
+                if linked:  # (where the line holds a link: each part's place, for the link's area)
+                    wide = fonts.width(part, style, size) * condensed
+                    if style[3:4] not in ((), (None,)) and part != " ":
+                        area = (at, baseline - 0.25 * size, at + wide, baseline + 0.85 * size)
+                        links.setdefault(style[3], []).append(area)
+                    at += wide
         canvas.drawText(text)
     canvas.restoreState()
 
