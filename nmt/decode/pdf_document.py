@@ -32,10 +32,10 @@ class PdfDocument:
     file with their translations drawn in their places out (`write`)."""
 
     def __init__(self, data: bytes, pages: list, passages: list[Passage], kept: list[list[Glyph]],
-                 unmapped: int = 0, font: str | None = None, name: str = "<pdf>"):
+                 unmapped: int = 0, font: str | None = None, name: str = "<pdf>", links: list[tuple] = ()):
         self.data, self.pages, self.passages, self.kept, self.font = data, pages, passages, kept, font
         self.name = name
-        self.links: list[tuple] = []  # each link annotation: (its page, its place in the page's /Annots, its area)
+        self.links = list(links)  # each link annotation: (its page, its place in the page's /Annots, its area)
         self.paragraphs = [part for passage in passages for part in passage.parts]
         self.unmapped = unmapped  # glyphs left out: their fonts give no Unicode text for them
         self.missing: list[str] = []  # characters written that the fonts drawn with lack
@@ -97,9 +97,7 @@ class PdfDocument:
         measure_room(paragraphs, kept)
         unmapped = sum(g.unmapped for glyphs in kept for g in glyphs)
         unmapped += sum(g.unmapped for p in paragraphs for line in p.lines for g in line.glyphs)
-        document = cls(data, pages, passages, kept, unmapped, font, name)
-        document.links = links
-        return document
+        return cls(data, pages, passages, kept, unmapped, font, name, links)
 
     def write(self, translations: list[str], language: str | None = None) -> bytes:
         """The document with each paragraph's translation drawn in its place, its language (the
@@ -111,8 +109,8 @@ class PdfDocument:
         from nmt.data.languages import language_tag
 
         fonts = Fonts.load(self.font)
-        self._link_areas: dict[int, list[tuple]] = {}
-        overlay = PdfReader(io.BytesIO(self._drawn(translations, fonts)))
+        link_areas: dict[int, list[tuple]] = {}  # each link's words, as drawn
+        overlay = PdfReader(io.BytesIO(self._drawn(translations, fonts, link_areas)))
         self.missing, self.unshaped = sorted(fonts.missing), bool(fonts.unshaped)
         try:
             writer = PdfWriter(clone_from=io.BytesIO(self.data))
@@ -122,15 +120,16 @@ class PdfDocument:
         for page, drawn, box in zip(writer.pages, overlay.pages, self.pages):
             page.compress_content_streams()  # pypdf leaves the streams it rewrote uncompressed
             _draw_over(writer, page, drawn, box)
-        _move_links(writer, self.links, self._link_areas)
+        _move_links(writer, self.links, link_areas)
         if language:
             writer._root_object[NameObject("/Lang")] = TextStringObject(language_tag(language))
         out = io.BytesIO()
         writer.write(out)
         return out.getvalue()
 
-    def _drawn(self, translations: list[str], fonts: Fonts) -> bytes:
-        """A PDF of the pages' text alone, page for page: the translations and the glyphs kept."""
+    def _drawn(self, translations: list[str], fonts: Fonts, link_areas: dict[int, list[tuple]]) -> bytes:
+        """A PDF of the pages' text alone, page for page: the translations and the glyphs kept; the
+        area of each word drawn in a link's style added to `link_areas`."""
         from reportlab.pdfgen.canvas import Canvas
 
         out = io.BytesIO()
@@ -147,7 +146,7 @@ class PdfDocument:
             for glyph in self.kept[index]:
                 draw_glyph(canvas, glyph, fonts)
             for paragraph, words in by_page.get(index, []):
-                draw_paragraph(canvas, paragraph, words, fonts, self._link_areas)
+                draw_paragraph(canvas, paragraph, words, fonts, link_areas)
             canvas.showPage()
         canvas.save()
         return out.getvalue()

@@ -371,10 +371,11 @@ def _running(paragraphs: list[Paragraph]) -> set[int]:
     three pages or more: running heads and feet."""
     def place(paragraph: Paragraph) -> tuple:
         return re.sub(r"\d+", "#", " ".join(line.text for line in paragraph.lines)), round(paragraph.lines[0].baseline / 4)
+    places = {id(paragraph): place(paragraph) for paragraph in paragraphs}
     pages: dict[tuple, set[int]] = {}
     for paragraph in paragraphs:
-        pages.setdefault(place(paragraph), set()).add(paragraph.page)
-    return {id(p) for p in paragraphs if len(pages[place(p)]) >= 3}
+        pages.setdefault(places[id(paragraph)], set()).add(paragraph.page)
+    return {id(p) for p in paragraphs if len(pages[places[id(p)]]) >= 3}
 
 
 def _runs_on_into(paragraph: Paragraph, heads: list[Paragraph], next_heads: list[Paragraph]) -> Paragraph | None:
