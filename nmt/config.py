@@ -54,7 +54,7 @@ class AugmentConfig(Section):
 class CorpusConfig(Section):
     """One of several training corpora (`data.train` as a list)."""
 
-    path: str  # a split: path prefix, TSV file or hf:... (as data.train)
+    path: str  # a split: path prefix, TSV file, TMX file or hf:... (as data.train)
     src_lang: str | None = None  # default: data.src_lang
     tgt_lang: str | None = None  # default: data.tgt_lang
     weight: float = Field(default=1.0, gt=0.0)  # multiplies the corpus's share of each epoch (see DataConfig)
@@ -75,7 +75,8 @@ def language_token(lang: str) -> str:
 
 
 class DataConfig(Section):
-    """Where the parallel text is. A split is a path stem: `{stem}.{lang}` or `{stem}.{lang}.gz`.
+    """Where the parallel text is. A split is a path stem: `{stem}.{lang}` or `{stem}.{lang}.gz`
+    (or a TSV, TMX or Hugging Face dataset: nmt.data.corpus).
 
     `train` is one split, or a list of corpora, each with its own languages, weight and tag. An
     epoch draws from corpus c a number of pairs proportional to weight_c · n_c^(1/T) (n_c: its

@@ -2,6 +2,7 @@
 
 - a path stem: `{stem}.{src_lang}` and `{stem}.{tgt_lang}`, each plain or `.gz`;
 - a TSV file (`*.tsv` or `*.tsv.gz`): source in the first column, target in the second;
+- a translation memory (`*.tmx` or `*.tmx.gz`): its units in the two languages (nmt.data.tmx);
 - a Hugging Face dataset: `hf:NAME[:CONFIG]:SPLIT` (e.g. `hf:wmt14:de-en:train`, loaded with
   `datasets.load_dataset`), or `hf:FOLDER:SPLIT` for one written by `save_to_disk`. Rows hold
   a `translation` mapping {lang: text}, or one column per language.
@@ -36,7 +37,7 @@ def split_file(stem: str, lang: str) -> Path:
 
 
 @contextmanager
-def _opened(path: Path) -> Iterator[BinaryIO]:
+def opened(path: Path) -> Iterator[BinaryIO]:
     """`path`'s bytes (decompressed for .gz); a file that cannot be opened or read, then or while
     it is read in the block, is an NmtError naming it."""
     try:
@@ -52,7 +53,7 @@ def _opened(path: Path) -> Iterator[BinaryIO]:
 
 def read_bytes(path: Path) -> bytes:
     """A file's bytes; one that cannot be read is an NmtError naming it."""
-    with _opened(path) as raw:
+    with opened(path) as raw:
         return raw.read()
 
 
@@ -71,7 +72,7 @@ def decode_lines(stream, name: str) -> Iterator[str]:
 
 def read_lines(path: Path) -> Iterator[str]:
     """Yield lines without their line ending; names file and line on invalid UTF-8."""
-    with _opened(path) as raw:
+    with opened(path) as raw:
         yield from decode_lines(io.BufferedReader(raw), str(path))
 
 
@@ -79,7 +80,7 @@ def count_lines(path: Path) -> int:
     """How many lines `read_lines(path)` yields (a last line without its newline included), counted
     in the raw bytes, without decoding them."""
     count, last = 0, b"\n"
-    with _opened(path) as raw:
+    with opened(path) as raw:
         while block := raw.read(1 << 20):
             count, last = count + block.count(b"\n"), block[-1:]
     return count + (last != b"\n")
@@ -122,7 +123,7 @@ class Corpus:
         raise NotImplementedError
 
 
-def _file_fingerprint(path: Path) -> dict:
+def file_fingerprint(path: Path) -> dict:
     stat = path.stat()
     return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
@@ -138,7 +139,7 @@ class TextPair(Corpus):
         return read_lines(self.src_path if which == "src" else self.tgt_path)
 
     def fingerprint(self):
-        return {"files": [_file_fingerprint(self.src_path), _file_fingerprint(self.tgt_path)]}
+        return {"files": [file_fingerprint(self.src_path), file_fingerprint(self.tgt_path)]}
 
     def count_pairs(self):
         return count_lines(self.src_path)  # a target side of another length is read_parallel's error
@@ -164,7 +165,7 @@ class Tsv(Corpus):
             raise NmtError(f"{self.path}: empty file (no sentence pairs)")
 
     def fingerprint(self):
-        return {"files": [_file_fingerprint(self.path)]}
+        return {"files": [file_fingerprint(self.path)]}
 
     def count_pairs(self):
         return count_lines(self.path)
@@ -227,4 +228,7 @@ def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
         return HuggingFace(spec, src_lang, tgt_lang)
     if spec.endswith((".tsv", ".tsv.gz")):
         return Tsv(spec)
+    if spec.lower().endswith((".tmx", ".tmx.gz")):
+        from nmt.data.tmx import Tmx
+        return Tmx(spec, src_lang, tgt_lang)
     return TextPair(spec, src_lang, tgt_lang)

@@ -1,0 +1,143 @@
+"""Translation memories (TMX, `*.tmx` or `*.tmx.gz`) as a parallel corpus: how OPUS, ParaCrawl,
+the EU's DGT-TM and CAT tools hand out their pairs.
+
+Each translation unit (`<tu>`) holding a segment in both languages is one pair. A unit's
+variant (`<tuv>`) is in a language when its `xml:lang` (or TMX 1.1's `lang`) is that code, in
+any case and with `_` or `-`, or when the code names the variant's language without a region
+(`en` takes `en-GB`); a code with a region (`pt-BR`) takes that region only. NLLB-200's codes
+are read as the language they name (`eng_Latn` as `en`). A unit without
+both languages is not a pair and is left out (a translation memory of several languages rarely
+has every unit in every one). A segment's inline codes (`<bpt>`, `<ept>`, `<ph>`, `<it>`, `<ut>`:
+the original document's formatting) are left out, the text marked by `<hi>` kept, and its
+whitespace runs, line breaks included, made one space.
+
+The file is read as a stream (a WMT-sized memory is gigabytes), in the encoding its XML
+declaration names (UTF-16 too, as some CAT tools write it). XML that is not well formed is an
+error naming the file, line and column.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from pathlib import Path
+
+from nmt.data.corpus import Corpus, file_fingerprint, opened
+from nmt.data.languages import language_tag
+from nmt.errors import NmtError
+
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_NO_ELEMENTS = 3  # expat's code for a document without an element (an empty file)
+_INLINE_CODES = {"bpt", "ept", "ph", "it", "ut"}  # the original document's native codes, not text
+
+
+def _language(code: str) -> str:
+    return code.strip().lower().replace("_", "-")
+
+
+def _wanted(code: str) -> tuple[str, str]:
+    """A recipe's language code as written, and as BCP 47 writes it (en for eng_Latn, as NLLB-200's
+    codes are written, de-at for de_AT)."""
+    return _language(code), _language(language_tag(code))
+
+
+def _takes(wanted: tuple[str, str], variant: str) -> int:
+    """How well a variant's language answers a wanted code: 2 exactly, 1 by its language alone
+    (`en` and `en-GB`), 0 not at all."""
+    if variant in wanted:
+        return 2
+    tag = wanted[1]
+    return int("-" not in tag and variant.split("-")[0] == tag)
+
+
+def segment_text(seg: ElementTree.Element) -> str:
+    """A `<seg>`'s text: its inline codes left out, `<hi>`'s text kept, whitespace runs made one
+    space."""
+    parts = [seg.text or ""]
+    for child in seg:
+        if _local(child.tag) not in _INLINE_CODES:
+            parts.append(segment_text(child))
+        parts.append(child.tail or "")
+    return " ".join("".join(parts).split())
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+class Tmx(Corpus):
+    """One TMX file's pairs in two of its languages."""
+
+    def __init__(self, path: str, src_lang: str, tgt_lang: str):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise NmtError(f"{path}: file not found")
+        self.src_lang, self.tgt_lang = src_lang, tgt_lang
+
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        src, tgt = _wanted(self.src_lang), _wanted(self.tgt_lang)
+        seen: set[str] = set()
+        count = 0
+        for variants in self._units():
+            pair = []
+            for wanted in (src, tgt):
+                best = max(variants, key=lambda variant: _takes(wanted, variant[0]), default=None)
+                if best is not None and _takes(wanted, best[0]):
+                    pair.append(best[1])
+            if len(pair) == 2:
+                count += 1
+                yield pair[0], pair[1]
+            elif len(seen) < 100:
+                seen.update(language for language, _ in variants)
+        if count == 0:
+            found = ", ".join(sorted(seen)) or "none"
+            raise NmtError(f"{self.path}: no translation unit has segments in both {self.src_lang!r} and "
+                           f"{self.tgt_lang!r} (the languages found: {found})")
+
+    def _units(self) -> Iterator[list[tuple[str, str]]]:
+        """Each `<tu>`'s variants as (language, text), in the file's order."""
+        with opened(self.path) as raw:
+            events = ElementTree.iterparse(raw, events=("start", "end"))
+            parents: list[ElementTree.Element] = []
+            try:
+                for event, element in events:
+                    tag = _local(element.tag)
+                    if event == "start":
+                        if not parents and tag != "tmx":
+                            raise NmtError(f"{self.path}: not a TMX file (its root element is <{tag}>, not <tmx>)")
+                        parents.append(element)
+                        continue
+                    parents.pop()
+                    if tag != "tu":
+                        continue
+                    variants = []
+                    for variant in element:
+                        seg = variant.find("{*}seg") if _local(variant.tag) == "tuv" else None
+                        if seg is not None:
+                            language = variant.get(_XML_LANG) or variant.get("lang") or ""
+                            variants.append((_language(language), segment_text(seg)))
+                    yield variants
+                    parents[-1].clear()  # the units read so far (a stream of millions would fill memory)
+            except ElementTree.ParseError as e:
+                line, column = e.position
+                if not parents and (line, column) == (1, 0) and e.code == _NO_ELEMENTS:
+                    raise NmtError(f"{self.path}: empty file (no translation units)") from None
+                problem = str(e).split(":")[0]
+                raise NmtError(f"{self.path}:{line}:{column + 1}: not well-formed XML ({problem})") from None
+
+    def fingerprint(self):
+        return {"files": [file_fingerprint(self.path)], "languages": [self.src_lang, self.tgt_lang]}
+
+    def count_pairs(self):
+        """The units in the file, counted in its bytes (those without both languages included)."""
+        count, tail, end = 0, b"", b"</tu>"
+        with opened(self.path) as raw:
+            while block := raw.read(1 << 20):
+                if not tail and block[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16, as its byte order mark says
+                    end = "</tu>".encode("utf-16-le" if block[:2] == b"\xff\xfe" else "utf-16-be")
+                count += (tail + block).count(end)  # the tail, shorter than `end`, holds none whole
+                tail = block[-len(end) + 1:]
+        return count
+
+    def __str__(self):
+        return str(self.path)
