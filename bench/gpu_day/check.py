@@ -233,7 +233,7 @@ def beam_device_vs_cpu(ctx: Context) -> dict:
     """The tiny recipe trained on the device; its test set beam-searched there and on the CPU in
     fp32 (TF32 off while decoding: decode.precision fp32 means fp32)."""
     from nmt.config import load_recipe
-    from nmt.data.corpus import open_corpus
+    from nmt.data.corpora import open_corpus
     from nmt.decode.engines.engine import load_engine
 
     steps = 300 if ctx.on_gpu else 20
@@ -488,7 +488,7 @@ def train_and_translate(ctx: Context, recipe_path: Path, out: Path, overrides: l
     import sacrebleu
 
     from nmt.config import load_recipe
-    from nmt.data.corpus import open_corpus
+    from nmt.data.corpora import open_corpus
     from nmt.data.prepare import prepare
     from nmt.data.tokenizer import train_tokenizer
     from nmt.decode.engines.engine import load_engine

@@ -1,11 +1,5 @@
-"""Reading parallel text, with clear errors. A split in a recipe is one of:
-
-- a path stem: `{stem}.{src_lang}` and `{stem}.{tgt_lang}`, each plain or `.gz`;
-- a TSV file (`*.tsv` or `*.tsv.gz`): source in the first column, target in the second;
-- a translation memory (`*.tmx` or `*.tmx.gz`): its units in the two languages (nmt.data.tmx);
-- a Hugging Face dataset: `hf:NAME[:CONFIG]:SPLIT` (e.g. `hf:wmt14:de-en:train`, loaded with
-  `datasets.load_dataset`), or `hf:FOLDER:SPLIT` for one written by `save_to_disk`. Rows hold
-  a `translation` mapping {lang: text}, or one column per language.
+"""Reading parallel text, with clear errors: text files (a path stem's two files, or a TSV file)
+and Hugging Face datasets, each a Corpus (nmt.data.corpora picks one for a recipe's split).
 
 Files are UTF-8 (a BOM and Windows line endings are tolerated); an invalid byte is an error that
 names the file and line.
@@ -221,14 +215,3 @@ class HuggingFace(Corpus):
 
     def __str__(self):
         return self.spec
-
-
-def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
-    if spec.startswith("hf:"):
-        return HuggingFace(spec, src_lang, tgt_lang)
-    if spec.endswith((".tsv", ".tsv.gz")):
-        return Tsv(spec)
-    if spec.lower().endswith((".tmx", ".tmx.gz")):
-        from nmt.data.tmx import Tmx
-        return Tmx(spec, src_lang, tgt_lang)
-    return TextPair(spec, src_lang, tgt_lang)

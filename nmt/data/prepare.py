@@ -16,7 +16,8 @@ import sentencepiece as spm
 from nmt.config import AugmentConfig, DataConfig, TokenizerConfig
 from nmt.data.augment import augment_pair
 from nmt.data.clean import PairFilter, normalize
-from nmt.data.corpus import Corpus, open_corpus
+from nmt.data.corpora import open_corpus
+from nmt.data.corpus import Corpus
 from nmt.data.dedup import find_duplicates
 from nmt.data.language_filter import LanguageFilter
 from nmt.data.languages import control_ids, target_control_ids

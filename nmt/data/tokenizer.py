@@ -16,7 +16,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from nmt.config import DataConfig, TokenizerConfig, changed_keys
-from nmt.data.corpus import open_corpus
+from nmt.data.corpora import open_corpus
 from nmt.errors import NmtError
 from nmt.files import cached_record, cannot_write, replaced_whole
 from nmt.special_tokens import BOS, EOS, PAD, UNK

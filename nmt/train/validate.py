@@ -15,7 +15,7 @@ import torch
 
 from nmt.config import Recipe
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
-from nmt.data.corpus import open_corpus
+from nmt.data.corpora import open_corpus
 from nmt.data.languages import two_letter
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import output_text

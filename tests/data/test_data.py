@@ -294,7 +294,7 @@ def test_tsv_and_hugging_face_corpora_prepare_like_text_files(tmp_path):
     assert _shard_contents(from_hf.out) == expected
     assert prepare(from_hf.data, from_hf.tokenizer, from_hf.out)["skipped"]
     # each counts its pairs without reading them (the total of nmt prepare's bar)
-    from nmt.data.corpus import open_corpus
+    from nmt.data.corpora import open_corpus
 
     for spec in (str(TINY_DATA_DIR / "train"), str(tsv), f"hf:{folder}:train"):
         corpus = open_corpus(spec, "en", "de")
@@ -302,7 +302,7 @@ def test_tsv_and_hugging_face_corpora_prepare_like_text_files(tmp_path):
 
 
 def test_bad_tsv_and_hugging_face_specs_are_clear_errors(tmp_path):
-    from nmt.data.corpus import open_corpus
+    from nmt.data.corpora import open_corpus
 
     bad = tmp_path / "bad.tsv"
     bad.write_text("one\tein\ntwo without a tab\n")

@@ -9,7 +9,7 @@ from xml.sax.saxutils import escape
 import pytest
 from typer.testing import CliRunner
 
-from nmt.data.corpus import open_corpus
+from nmt.data.corpora import open_corpus
 from nmt.data.shards import ParallelShards
 from nmt.errors import NmtError
 from tests.conftest import TINY, TINY_DATA, one_line_error, prepared_tiny
