@@ -16,7 +16,9 @@ a PDF file (`--input-format pdf`), a paragraph each with its second word in bold
 and in two: how many paragraphs the translated file gives back when read again, their BLEU, how
 many keep a bold word and how much smaller they were drawn, beside the same lines as a PDF's text
 comes out of it (line by line) translated one by one; and the seconds a PDF book of about 250
-pages takes to read and to write. Writes
+pages takes to read and to write; and as an XLIFF file (a unit each, its second word in a paired
+code) and a gettext catalog (every tenth message ending in a placeholder): BLEU, and how many keep
+their code and placeholder. Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -116,6 +118,7 @@ def main() -> None:
         result["pdf"] = {columns: pdf_document(engine, cfg, sources, references, Path(folder), columns)
                          for columns in ("one_column", "two_columns")}
         result["pdf"]["book_speed"] = pdf_book_speed(sources, Path(folder))
+        result["localization_files"] = localization_files(engine, cfg, sources, references, Path(folder))
     write_study(RESULTS / "documents.json", checkpoint, args.test, result)
 
 
@@ -345,6 +348,40 @@ def pdf_book_speed(captions: list[str], folder: Path, copies: int = 16) -> dict:
            "read_again_as_written": PdfDocument.read(written, "again").texts == book.texts}
     print("pdf book", out, flush=True)
     return out
+
+
+def localization_files(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as an XLIFF 1.2 file, a unit each, the second word in a paired code (<g>); and as
+    a gettext catalog, a message each, every tenth ending in a placeholder ({0}), which is taken out
+    of the output before it is scored."""
+    import polib
+    from lxml import etree
+
+    units = "".join(f'<trans-unit id="{n}"><source>{a}<g id="1" ctype="bold">{b}</g>{c}</source></trans-unit>\n'
+                    for n, (a, b, c) in enumerate(map(_bold_second_word, captions), start=1))
+    (folder / "captions.xlf").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+        f'<file source-language="en" datatype="plaintext" original="captions"><body>\n{units}</body></file></xliff>\n',
+        encoding="utf-8")
+    translate_file(engine, str(folder / "captions.xlf"), str(folder / "captions.de.xlf"), cfg)
+    ns = "{urn:oasis:names:tc:xliff:document:1.2}"
+    targets = list(etree.parse(str(folder / "captions.de.xlf")).iter(f"{ns}target"))
+    xliff = {"units": len(captions), "targets": len(targets),
+             "target_bleu": score(["".join(t.itertext()) for t in targets], references),
+             "code_kept_around_a_word": sum(any((g.text or "").strip() for g in t.iter(f"{ns}g")) for t in targets)}
+    catalog = polib.POFile()
+    catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
+    for number, caption in enumerate(captions, start=1):
+        catalog.append(polib.POEntry(msgid=f"{caption} {{0}}" if number % 10 == 0 else caption, msgstr=""))
+    catalog.save(str(folder / "captions.pot"))
+    translate_file(engine, str(folder / "captions.pot"), str(folder / "captions.de.po"), cfg)
+    entries = list(polib.pofile(str(folder / "captions.de.po")))
+    placeholders = [e for e in entries if e.msgid.endswith("{0}")]
+    po = {"messages": len(captions), "translated_and_marked_fuzzy": sum(bool(e.msgstr) and e.fuzzy for e in entries),
+          "message_bleu": score([" ".join(e.msgstr.replace("{0}", "").split()) for e in entries], references),
+          "placeholders": len(placeholders), "placeholders_kept": sum("{0}" in e.msgstr for e in placeholders)}
+    print("xliff", xliff, "po", po, flush=True)
+    return {"xliff": xliff, "po": po}
 
 
 def _begins(passage) -> tuple:

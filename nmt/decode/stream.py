@@ -2,7 +2,8 @@
 subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown document
 (nmt.decode.markdown_document), an HTML document
 (nmt.decode.html_document), a Word document (nmt.decode.docx_document), an e-book
-(nmt.decode.epub_document) or a PDF file (nmt.decode.pdf_document) in and out.
+(nmt.decode.epub_document), a PDF file (nmt.decode.pdf_document), an XLIFF file
+(nmt.decode.xliff_document) or a gettext catalog (nmt.decode.po_document) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -37,7 +38,8 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-DOCUMENTS = ("docx", "pptx", "odt", "odp", "epub", "pdf")  # files that are not text: read as bytes, written as bytes
+DOCUMENTS = ("docx", "pptx", "odt", "odp", "epub", "pdf", "xliff", "po")  # read as bytes, written as bytes
+SUFFIXES = {"xlf": "xliff", "pot": "po"}  # names of DOCUMENTS' files besides their own
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -176,7 +178,7 @@ def file_format(source: str) -> str | None:
     suffix = Path(source).suffix.lower()[1:]
     return subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
                                        "markdown" if suffix in ("md", "markdown") else
-                                       suffix if suffix in DOCUMENTS else None)
+                                       SUFFIXES.get(suffix, suffix) if SUFFIXES.get(suffix, suffix) in DOCUMENTS else None)
 
 
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
@@ -229,7 +231,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
                         done: Callable[[int], None], kind: str) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint or OpenDocument file (each paragraph whole, its
     formatting kept: nmt.decode.docx_document, pptx_document, odf_document), an e-book (each chapter as an HTML page:
-    nmt.decode.epub_document) or a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document),
+    nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
+    or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document),
     written with its language the target's."""
     from nmt.data.corpus import read_bytes
 
@@ -238,10 +241,10 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     document = read_document(kind, data, name, cfg.pdf_font)
     requests = [Line(text, markup=True) for text in document.texts]
-    unit = {"epub": "line", "pdf": "page"}.get(kind, "paragraph")
+    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line"}.get(kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, None)[1])
-    for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked
+    for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
         warn(f"{name}: {message}")
     if output == "-":
         sys.stdout.buffer.write(content)
@@ -276,6 +279,12 @@ def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None
     if kind == "pdf":
         from nmt.decode.pdf_document import PdfDocument
         return PdfDocument.read(data, name, pdf_font)
+    if kind == "xliff":
+        from nmt.decode.xliff_document import XliffDocument
+        return XliffDocument.read(data, name)
+    if kind == "po":
+        from nmt.decode.po_document import PoDocument
+        return PoDocument.read(data, name)
     from nmt.decode.epub_document import EpubDocument
     return EpubDocument.read(data, name)
 

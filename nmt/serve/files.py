@@ -6,8 +6,10 @@ with their markup kept (nmt.decode.html_document), e-books (.epub) chapter by ch
 by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations
 and OpenDocument files (.pptx, .odt, .odp, where lxml is installed) likewise (nmt.decode.pptx_document,
 nmt.decode.odf_document), and PDF files (.pdf, where pdfminer.six, pypdf and reportlab are
-installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), as
-`nmt translate` writes them (in the server's decode.pdf_font). A translated
+installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
+XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
+is) segment by segment (nmt.decode.xliff_document, po_document), as `nmt translate` writes them
+(in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
 
 from __future__ import annotations
@@ -20,20 +22,23 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from nmt.decode.html_document import HtmlDocument
-from nmt.decode.stream import DOCUMENTS, read_document
+from nmt.decode.stream import DOCUMENTS, SUFFIXES, read_document
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
            *((".pptx", ".odt", ".odp") if importlib.util.find_spec("lxml") else ()),
-           *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()))
+           *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
+           *((".xlf", ".xliff") if importlib.util.find_spec("lxml") else ()),
+           *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
                ".htm": "text/html", ".epub": "application/epub+zip", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
                ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
                ".odt": "application/vnd.oasis.opendocument.text", ".odp": "application/vnd.oasis.opendocument.presentation",
-               ".pdf": "application/pdf"}
+               ".pdf": "application/pdf", ".xlf": "application/xliff+xml", ".xliff": "application/xliff+xml",
+               ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation"}
 
 
 @dataclass
@@ -55,9 +60,10 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None) -> Upload:
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
-    if suffix[1:] in DOCUMENTS:
+    kind = SUFFIXES.get(suffix[1:], suffix[1:])
+    if kind in DOCUMENTS:
         try:
-            document = read_document(suffix[1:], data, name, pdf_font)
+            document = read_document(kind, data, name, pdf_font)
         except NmtError as e:
             raise LibreError(f"Invalid request: {e}") from None
         return Upload(name, document.texts, document.write, markup=True)

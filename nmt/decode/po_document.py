@@ -1,0 +1,119 @@
+"""gettext catalogs in and out (`--input-format po`, the default for .po and .pot files; polib,
+`pip install 'nmt[localization]'`): a program's messages machine-translated for a translator to
+review.
+
+Each message without a translation is translated; one already translated (or fuzzy) is kept as it
+is, and so are obsolete ones (#~). A message of several lines is translated line by line, its
+line breaks and each line's edge spaces kept. A plural message's singular fills msgstr[0] and its
+plural the other forms. Each message translated is marked `fuzzy`, as gettext marks a guess:
+msgfmt leaves it out of the compiled catalog until a translator has checked it and removed the
+flag. Placeholders (%s, %(name)d, {0}) and HTML tags in a message are kept (nmt.decode.text.markup).
+The header's Language is set to the target where it is empty; the catalog keeps its charset.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from nmt.decode.text.markup import looks_like_markup
+from nmt.data.languages import language_tag
+from nmt.errors import NmtError
+
+_CHARSET = re.compile(rb"charset=([A-Za-z0-9_.:-]+)")
+_LINE = re.compile(r"^(\s*)(.*?)(\s*)$", re.S)
+_STRING_LINE = re.compile(r'(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"')
+
+
+def as_markup(text: str) -> str:
+    """A text as inline markup for translation: as it is where it is markup already (HTML tags that
+    nest), else with &, < and > escaped, so that placeholders and character references are read
+    as they are written."""
+    return text if looks_like_markup(text) else html.escape(text, quote=False)
+
+
+def from_markup(translation: str, source: str) -> str:
+    """A translation back in the form of its `source` (as_markup's inverse)."""
+    return translation if looks_like_markup(source) else html.unescape(translation)
+
+
+@dataclass
+class _Piece:
+    """One line of a message to translate, and where its translation goes."""
+    entry: object  # polib's POEntry
+    field: str  # "msgid" or "msgid_plural"
+    line: int  # its line within the message
+    text: str  # as_markup of the line without its edge spaces
+
+
+class PoDocument:
+    """A .po or .pot file read for translation: its `texts` (the untranslated messages' lines) in,
+    the catalog with their translations out (`write`)."""
+
+    def __init__(self, catalog, pieces: list[_Piece]):
+        self.catalog, self.pieces = catalog, pieces
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "PoDocument":
+        try:
+            import polib
+        except ImportError:
+            raise NmtError("gettext catalogs (.po) need polib: pip install 'nmt[localization]'") from None
+        charset = _CHARSET.search(data[:4096])
+        encoding = charset.group(1).decode() if charset and charset.group(1) != b"CHARSET" else "utf-8"
+        try:
+            text = data.decode(encoding).removeprefix("\ufeff")
+        except (LookupError, UnicodeDecodeError) as e:
+            raise NmtError(f"{name}: cannot decode as {encoding} (the catalog's charset): {e}") from None
+        for number, line in enumerate(text.splitlines(), start=1):  # (polib takes an unclosed string for "")
+            line = line.strip()
+            if line and not line.startswith("#") and not _STRING_LINE.fullmatch(line):
+                raise NmtError(f"{name}:{number}: not a gettext catalog (a syntax error)")
+        try:
+            # (a newline at the end: polib takes a text that names an existing file for that file's name)
+            catalog = polib.pofile(text if text.endswith("\n") else text + "\n", encoding=encoding)
+        except (OSError, ValueError) as e:
+            where = re.search(r"\(line (\d+)\)", str(e))
+            raise NmtError(f"{name}:{where.group(1)}: not a gettext catalog (a syntax error)" if where else
+                           f"{name}: not a gettext catalog ({e})") from None
+        pieces = []
+        for entry in catalog:
+            if entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid:
+                continue
+            for field in ("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",):
+                for line, content in enumerate(getattr(entry, field).split("\n")):
+                    if content.strip():
+                        pieces.append(_Piece(entry, field, line, as_markup(content.strip())))
+        return cls(catalog, pieces)
+
+    @property
+    def texts(self) -> list[str]:
+        return [piece.text for piece in self.pieces]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file: its message's (for warnings)."""
+        return [piece.entry.linenum for piece in self.pieces]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        done: dict[tuple[int, str], list[str]] = {}
+        for piece, translation in zip(self.pieces, translations):
+            key = (id(piece.entry), piece.field)
+            if key not in done:
+                done[key] = getattr(piece.entry, piece.field).split("\n")
+            lead, _, trail = _LINE.match(done[key][piece.line]).groups()
+            done[key][piece.line] = lead + from_markup(translation, piece.text) + trail
+        for entry in dict.fromkeys(piece.entry for piece in self.pieces):
+            singular, plural = ("\n".join(done.get((id(entry), field)) or getattr(entry, field).split("\n"))
+                                for field in ("msgid", "msgid_plural"))
+            if entry.msgid_plural:
+                forms = sorted(entry.msgstr_plural) or [0, 1]
+                entry.msgstr_plural = {form: singular if form == 0 else plural for form in forms}
+            else:
+                entry.msgstr = singular
+            if "fuzzy" not in entry.flags:
+                entry.flags.insert(0, "fuzzy")  # first, as msgmerge writes it
+        if not self.catalog.metadata.get("Language"):
+            self.catalog.metadata["Language"] = language_tag(target).replace("-", "_")
+        return str(self.catalog).encode(self.catalog.encoding or "utf-8")

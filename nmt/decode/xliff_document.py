@@ -1,0 +1,232 @@
+"""XLIFF files in and out (`--input-format xliff`, the default for .xlf and .xliff files, versions
+1.2 and 2.x; lxml, `pip install 'nmt[localization]'`): the exchange format of translation tools
+(OmegaT, memoQ, Trados, Weblate, Crowdin, Xcode, Angular), pre-translated for a translator to
+review.
+
+Each segment without a translation is translated: a 1.2 `<trans-unit>` with no `<target>` or an
+empty one (each `<mrk mtype="seg">` of its `<seg-source>` apart, where it has one), a 2.x
+`<segment>` likewise. Segments translated already are kept, and so are those marked
+translate="no" (on the unit or on a group or file around it). A translation is marked as a
+machine's: 1.2 `state="needs-review-translation"` with `state-qualifier="leveraged-mt"`, 2.x
+`state="translated"` with `subState="nmt:mt"`.
+
+Inline codes are kept. A paired code around words (1.2 `<g>`, 2.x `<pc>`, `<mrk>`) is an element
+of the translation's markup, so it goes around the words aligned to the ones it wrapped; every
+other code (`<x/>`, `<bx/>`, `<ex/>`, `<ph>`, `<bpt>`, `<ept>`, `<it>`, `<sc/>`, `<ec/>`, `<sm/>`,
+`<em/>`, `<cp/>`, and a paired code marked translate="no" or mtype="protected") is a point, put back whole between the
+words (nmt.decode.text.markup). The file's target language (1.2 `target-language`, 2.x `trgLang`)
+is set to the model's where it is missing; one that differs is warned about. Everything else
+stays as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from dataclasses import dataclass
+
+from nmt.data.languages import language_tag, two_letter
+from nmt.errors import NmtError
+
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
+_PAIRED = {"g", "pc", "mrk"}  # codes around words; every other inline element is a point
+_TAG = re.compile(r"<(/?)([fp])(\d+)(/?)>")
+_DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")  # kept as written (lxml's has other quotes)
+
+
+def _local(tag) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _markup(element, codes: list) -> str:
+    """An element's content as inline markup: its text escaped, each paired code `<fN>…</fN>` and
+    every other child `<pN/>`, N its place in `codes` (counted from 1)."""
+    parts = [html.escape(element.text or "", quote=False)]
+    for child in element:
+        codes.append(child)
+        number = len(codes)
+        if _local(child.tag) in _PAIRED and child.get("translate") != "no" and child.get("mtype") != "protected":
+            parts.append(f"<f{number}>{_markup(child, codes)}</f{number}>")
+        else:
+            parts.append(f"<p{number}/>")
+        parts.append(html.escape(child.tail or "", quote=False))
+    return "".join(parts)
+
+
+def _fill(element, translation: str, codes: list) -> None:
+    """Put a translation's markup (from `_markup`) into `element`, which is empty: its text, and
+    copies of the codes its tags name."""
+    open_elements, position = [element], 0
+
+    def add_text(text: str) -> None:
+        if not text:
+            return
+        current = open_elements[-1]
+        if len(current):
+            current[-1].tail = (current[-1].tail or "") + html.unescape(text)
+        else:
+            current.text = (current.text or "") + html.unescape(text)
+
+    for tag in _TAG.finditer(translation):
+        add_text(translation[position:tag.start()])
+        position = tag.end()
+        closing, kind, number, empty = tag.groups()
+        code = codes[int(number) - 1]
+        if closing:
+            open_elements.pop()
+        elif kind == "p" or empty:
+            point = copy.deepcopy(code)
+            point.tail = None
+            open_elements[-1].append(point)
+        else:
+            shell = code.makeelement(code.tag, code.attrib, code.nsmap)
+            open_elements[-1].append(shell)
+            open_elements.append(shell)
+    add_text(translation[position:])
+
+
+@dataclass
+class _Segment:
+    """One text to translate and where its translation goes."""
+    source: object  # the element whose content is translated
+    target: object  # the element to fill (made empty first)
+    text: str  # the source's markup
+    codes: list  # its inline codes, by number
+
+
+def _insert_after(anchor, element) -> None:
+    """`element` put after `anchor`, indented as `anchor` is."""
+    previous = anchor.getprevious()
+    before = previous.tail if previous is not None else anchor.getparent().text
+    anchor.addnext(element)
+    element.tail = anchor.tail
+    if before is not None and not before.strip():
+        anchor.tail = before
+
+
+def _empty(element) -> bool:
+    return element is None or (not (element.text or "").strip() and len(element) == 0)
+
+
+def _translatable(element) -> bool:
+    """Not marked translate="no", itself or by a group or file around it."""
+    return all(ancestor.get("translate") != "no" for ancestor in (element, *element.iterancestors()))
+
+
+class XliffDocument:
+    """An XLIFF file read for translation: its `texts` (each untranslated segment's markup) in,
+    the file with their translations out (`write`)."""
+
+    def __init__(self, tree, version: int, segments: list[_Segment], declaration: bytes | None, end: bytes):
+        self.tree, self.version, self.segments, self.declaration = tree, version, segments, declaration
+        self.end = end  # what followed the root element (lxml drops it): a line break, as a rule
+        self.warnings: list[str] = []
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "XliffDocument":
+        try:
+            from lxml import etree
+        except ImportError:
+            raise NmtError("XLIFF files need lxml: pip install 'nmt[localization]'") from None
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=False)
+        try:
+            root = etree.fromstring(data, parser)
+        except etree.XMLSyntaxError as e:
+            line = getattr(e, "lineno", None) or (e.position[0] if e.position else 0)
+            message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
+            raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
+        if _local(root.tag) != "xliff":
+            raise NmtError(f"{name}: not an XLIFF file (its root element is <{_local(root.tag)}>, not <xliff>)")
+        version = root.get("version", "")
+        if not re.match(r"[12]\.", version):
+            raise NmtError(f"{name}: XLIFF version {version or '(none)'} is not one nmt reads (1.2 or 2.x)")
+        ns = root.tag[:-len("xliff")]
+        tree = root.getroottree()
+        segments = (_segments_1(root, ns) if version.startswith("1.") else _segments_2(root, ns))
+        declaration = _DECLARATION.match(data)
+        end = b"" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else data[len(data.rstrip()):]  # (not UTF-16's)
+        return cls(tree, int(version[0]), segments, declaration.group(0) if declaration else None, end)
+
+    @property
+    def texts(self) -> list[str]:
+        return [segment.text for segment in self.segments]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [segment.source.sourceline or 0 for segment in self.segments]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        from lxml import etree
+
+        for segment, translation in zip(self.segments, translations):
+            _fill(segment.target, translation, segment.codes)
+            if self.version == 1:  # on the target (around a segmented unit's mrk)
+                element = next(e for e in (segment.target, *segment.target.iterancestors()) if _local(e.tag) == "target")
+                element.set("state", "needs-review-translation")
+                element.set("state-qualifier", "leveraged-mt")
+            else:  # on the segment
+                segment.target.getparent().set("state", "translated")
+                segment.target.getparent().set("subState", "nmt:mt")
+        root = self.tree.getroot()
+        holders = root.iter(f"{root.tag[:-len('xliff')]}file") if self.version == 1 else [root]
+        attribute = "target-language" if self.version == 1 else "trgLang"
+        for holder in holders:
+            stated = holder.get(attribute)
+            if not stated:
+                holder.set(attribute, language_tag(target))
+            elif two_letter(stated) != two_letter(target):
+                line = f" (line {holder.sourceline})" if holder.sourceline else ""
+                self.warnings.append(f"its {attribute} is {stated}{line}, but the model translates into {target}")
+        encoding = self.tree.docinfo.encoding or "UTF-8"
+        if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
+            return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)
+        return (self.declaration or b"") + etree.tostring(self.tree, encoding=encoding, xml_declaration=False) + self.end
+
+
+def _segments_1(root, ns: str) -> list[_Segment]:
+    """XLIFF 1.2: each trans-unit whose target is missing or empty, or each segment of its seg-source."""
+    segments = []
+    for unit in root.iter(f"{ns}trans-unit"):
+        source, target = unit.find(f"{ns}source"), unit.find(f"{ns}target")
+        if source is None or not _translatable(unit) or not _empty(target):
+            continue
+        seg_source = unit.find(f"{ns}seg-source")
+        if target is None:
+            target = unit.makeelement(f"{ns}target", {}, unit.nsmap)
+            _insert_after(seg_source if seg_source is not None else source, target)
+        if seg_source is None:
+            codes: list = []
+            segments.append(_Segment(source, target, _markup(source, codes), codes))
+            continue
+        # a segmented unit: its target mirrors seg-source, each segment's mrk translated
+        for child in seg_source:
+            target.append(copy.deepcopy(child))
+        target.text = seg_source.text
+        for mark, copied in zip(seg_source.iter(f"{ns}mrk"), target.iter(f"{ns}mrk")):
+            if mark.get("mtype") == "seg":
+                codes = []
+                text = _markup(mark, codes)
+                for child in list(copied):
+                    copied.remove(child)
+                copied.text = None
+                segments.append(_Segment(mark, copied, text, codes))
+    return segments
+
+
+def _segments_2(root, ns: str) -> list[_Segment]:
+    """XLIFF 2.x: each segment whose target is missing or empty."""
+    segments = []
+    for segment in root.iter(f"{ns}segment"):
+        source, target = segment.find(f"{ns}source"), segment.find(f"{ns}target")
+        if source is None or not _translatable(segment.getparent()) or not _empty(target):
+            continue
+        if target is None:
+            target = segment.makeelement(f"{ns}target", {}, segment.nsmap)
+            _insert_after(source, target)
+        if source.get(_XML_SPACE) and not target.get(_XML_SPACE):
+            target.set(_XML_SPACE, source.get(_XML_SPACE))
+        codes: list = []
+        segments.append(_Segment(source, target, _markup(source, codes), codes))
+    return segments

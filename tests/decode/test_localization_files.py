@@ -1,0 +1,205 @@
+"""XLIFF files and gettext catalogs (nmt.decode.xliff_document, po_document): the segments left to
+translate read by hand, each written back as the source's own markup would be (inline codes,
+escapes, placeholders), everything else kept, and `nmt translate` of each with the tiny model."""
+
+from __future__ import annotations
+
+import codecs
+import shutil
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.stream import file_format
+from tests.conftest import one_line_error, optional_module
+from tests.decode.conftest import translated_both_ways
+
+etree, needs_lxml = optional_module("lxml.etree")
+polib, needs_polib = optional_module("polib")
+
+XLIFF_1 = """<?xml version="1.0" encoding="UTF-8"?>
+<!-- exported by a CAT tool -->
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en" datatype="html" original="page.html">
+    <body>
+      <trans-unit id="1">
+        <source>A man in a <g id="1" ctype="bold">red <g id="2">and</g> blue</g> shirt &amp; a hat.</source>
+      </trans-unit>
+      <trans-unit id="2">
+        <source>A dog runs<x id="3" ctype="lb"/> on {0} &lt;grass&gt;.</source>
+        <target/>
+        <note>the lawn</note>
+      </trans-unit>
+      <trans-unit id="3">
+        <source>Done</source>
+        <target state="translated">Fertig</target>
+      </trans-unit>
+      <group translate="no">
+        <trans-unit id="4"><source>Brand name</source></trans-unit>
+      </group>
+      <trans-unit id="5">
+        <source>Two dogs play. A girl <bpt id="4">&lt;i&gt;</bpt>sings<ept id="4">&lt;/i&gt;</ept>.</source>
+        <seg-source><mrk mtype="seg" mid="1">Two dogs play.</mrk> <mrk mtype="seg" mid="2">A girl <bpt id="4">&lt;i&gt;</bpt>sings<ept id="4">&lt;/i&gt;</ept>.</mrk></seg-source>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+"""
+
+XLIFF_2 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="fr">
+  <file id="f1">
+    <unit id="1">
+      <segment>
+        <source>A man in a <pc id="1">red</pc> shirt<ph id="2"/>.</source>
+      </segment>
+      <ignorable><source> </source></ignorable>
+      <segment state="initial">
+        <source>Two <mrk id="m1" translate="no">Acme</mrk> dogs play.</source>
+        <target></target>
+      </segment>
+    </unit>
+    <unit id="2" translate="no"><segment><source>Brand</source></segment></unit>
+    <unit id="3"><segment state="final"><source>Done</source><target>Fertig</target></segment></unit>
+  </file>
+</xliff>
+"""
+
+
+def _xliff(data: str | bytes):
+    from nmt.decode.xliff_document import XliffDocument
+
+    return XliffDocument.read(data.encode() if isinstance(data, str) else data, "in.xlf")
+
+
+def _inner(element) -> str:
+    """An element's content as XML, its namespace declarations left out."""
+    text = etree.tostring(element, encoding="unicode", with_tail=False)
+    return text[text.index(">") + 1:text.rindex("<")].replace(' xmlns="urn:oasis:names:tc:xliff:document:1.2"', "")
+
+
+@needs_lxml
+def test_xliff_1_segments_left_to_translate_are_read_as_markup_and_written_back_in_place():
+    document = _xliff(XLIFF_1)
+    assert document.texts == [
+        "A man in a <f1>red <f2>and</f2> blue</f1> shirt &amp; a hat.",
+        "A dog runs<p1/> on {0} &lt;grass&gt;.",
+        "Two dogs play.",
+        "A girl <p1/>sings<p2/>.",
+    ]
+    assert document.numbers == [7, 10, 23, 23]
+    # each text written back as it came: every target's content is its source's (or segment's)
+    root = etree.fromstring(document.write(document.texts, "de"))
+    ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
+    units = {unit.get("id"): unit for unit in root.iterfind(".//x:trans-unit", ns)}
+    for unit_id in ("1", "2"):
+        source, target = units[unit_id].find("x:source", ns), units[unit_id].find("x:target", ns)
+        assert _inner(target) == _inner(source)
+        assert (target.get("state"), target.get("state-qualifier")) == ("needs-review-translation", "leveraged-mt")
+    assert [child.tag.split("}")[1] for child in units["1"]] == ["source", "target"]  # the target after the source
+    assert [child.tag.split("}")[1] for child in units["2"]] == ["source", "target", "note"]
+    assert _inner(units["5"].find("x:target", ns)) == _inner(units["5"].find("x:seg-source", ns))
+    assert units["3"].find("x:target", ns).text == "Fertig" and units["3"].find("x:target", ns).get("state") == "translated"
+    assert units["4"].find("x:target", ns) is None
+    assert root.find("x:file", ns).get("target-language") == "de"
+
+
+@needs_lxml
+def test_xliff_2_segments_left_to_translate_are_read_as_markup_and_written_back_in_place():
+    document = _xliff(XLIFF_2)
+    assert document.texts == ["A man in a <f1>red</f1> shirt<p2/>.", "Two <p1/> dogs play."]
+    written = document.write(document.texts, "fr")
+    assert not document.warnings
+    root = etree.fromstring(written)
+    ns = {"x": "urn:oasis:names:tc:xliff:document:2.0"}
+    segments = root.findall(".//x:segment", ns)
+    for segment in segments[:2]:
+        source, target = segment.find("x:source", ns), segment.find("x:target", ns)
+        assert etree.tostring(source, with_tail=False).replace(b"source", b"target") == etree.tostring(target, with_tail=False)
+        assert (segment.get("state"), segment.get("subState")) == ("translated", "nmt:mt")
+    assert segments[2].find("x:target", ns) is None and segments[3].get("state") == "final"
+    # a file whose every segment is done comes out as it went in, byte for byte
+    assert _xliff(written).texts == [] and _xliff(written).write([], "fr") == written
+    # a file for another target language: written, and warned about
+    document = _xliff(XLIFF_2)
+    document.write(document.texts, "de")
+    assert document.warnings == ["its trgLang is fr (line 2), but the model translates into de"]
+
+
+@needs_lxml
+def test_xliff_in_utf16_comes_back_in_utf16():
+    data = codecs.BOM_UTF16_LE + XLIFF_2.replace("UTF-8", "UTF-16").encode("utf-16-le")
+    document = _xliff(data)
+    written = document.write(document.texts, "fr")
+    assert written.decode("utf-16").count("<target>") == 3  # (one was there)
+
+
+@needs_polib
+def test_po_messages_left_to_translate_are_read_line_by_line_and_marked_fuzzy():
+    from nmt.decode.po_document import PoDocument
+
+    catalog = (
+        'msgid ""\nmsgstr ""\n"Language: \\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n'
+        '"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n\n'
+        '#: a.c:1\n#, c-format\nmsgid "Delete %s files & <folders>?"\nmsgstr ""\n\n'
+        'msgid "Usage: run\\n"\n"  A <b>fast</b> dog.\\n"\nmsgstr ""\n\n'
+        'msgid "One dog"\nmsgid_plural "%d dogs"\nmsgstr[0] ""\nmsgstr[1] ""\n\n'
+        'msgid "Done"\nmsgstr "Fertig"\n\n#, fuzzy\nmsgid "Open"\nmsgstr "Offen"\n\n#~ msgid "Old"\n#~ msgstr ""\n')
+    document = PoDocument.read(catalog.encode(), "in.po")
+    assert document.texts == ["Delete %s files &amp; &lt;folders&gt;?", "Usage: run", "A <b>fast</b> dog.", "One dog", "%d dogs"]
+    assert document.numbers == [7, 12, 12, 16, 16]  # where each message begins
+    written = polib.pofile(document.write([t.upper() for t in document.texts], "de").decode())
+    assert written.metadata["Language"] == "de"
+    entries = {entry.msgid: entry for entry in written}
+    assert entries["Delete %s files & <folders>?"].msgstr == "DELETE %S FILES & <FOLDERS>?"  # escaped for the model only
+    assert entries["Delete %s files & <folders>?"].flags == ["fuzzy", "c-format"]
+    assert entries["Usage: run\n  A <b>fast</b> dog.\n"].msgstr == "USAGE: RUN\n  A <B>FAST</B> DOG.\n"
+    assert entries["One dog"].msgstr_plural == {0: "ONE DOG", 1: "%D DOGS"}
+    assert (entries["Done"].msgstr, entries["Done"].flags) == ("Fertig", [])
+    assert (entries["Open"].msgstr, entries["Open"].flags) == ("Offen", ["fuzzy"])
+    assert [e.msgid for e in written.obsolete_entries()] == ["Old"]
+    if shutil.which("msgfmt"):  # gettext's own compiler accepts it
+        result = subprocess.run(["msgfmt", "--check-format", "-o", "/dev/null", "-"],
+                                input=document.write(document.texts, "de"), capture_output=True)
+        assert result.returncode == 0, result.stderr
+
+
+@needs_lxml
+@needs_polib
+def test_translate_writes_xliff_and_po_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
+    from nmt.decode.po_document import PoDocument
+    from nmt.decode.xliff_document import XliffDocument
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    catalog = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "a dog runs"\nmsgstr ""\n'
+    for name, content, read in (("a.xlf", XLIFF_1, XliffDocument.read), ("b.xliff", XLIFF_2.replace("fr", "de"), XliffDocument.read),
+                                ("c.pot", catalog, PoDocument.read)):
+        (tmp_path / name).write_text(content)
+        written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name}",
+                                                 lambda data, read=read: read(data, "in"))
+        assert written == expected != content.encode()
+    assert [file_format(name) for name in ("a.xlf", "b.XLIFF", "c.pot", "d.po")] == ["xliff", "xliff", "po", "po"]
+    for name, content, problem in (
+            ("bad.xlf", "<xliff version='1.2'><file>\n<body></file></xliff>", "bad.xlf:2: not well-formed XML"),
+            ("page.xlf", "<html/>", "page.xlf: not an XLIFF file (its root element is <html>, not <xliff>)"),
+            ("old.xlf", "<xliff version='3.0'/>", "old.xlf: XLIFF version 3.0 is not one nmt reads (1.2 or 2.x)"),
+            ("bad.po", 'msgid "a"\nmsgstr "b\n', "bad.po:2: not a gettext catalog (a syntax error)")):
+        (tmp_path / name).write_text(content)
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / f"x.{name}")])
+        one_line_error(result, problem)
+        assert not (tmp_path / f"x.{name}").exists()
+
+
+@pytest.mark.parametrize("module, extra", [("lxml", "XLIFF files need lxml: pip install 'nmt[localization]'"),
+                                           ("polib", "gettext catalogs (.po) need polib: pip install 'nmt[localization]'")])
+def test_a_missing_extra_is_named(monkeypatch, module, extra):
+    import sys
+
+    from nmt.decode.stream import read_document
+    from nmt.errors import NmtError
+
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(NmtError, match=extra.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        read_document("xliff" if module == "lxml" else "po", b"x", "in")
