@@ -54,6 +54,19 @@ def _markup(element, codes: list) -> str:
     return "".join(parts)
 
 
+def _spaced_as_in(translation: str, source: str) -> str:
+    """The translation's points (`<pN/>`) with no space beside them where the source had none: the
+    markup puts each between words with spaces, which would add a space at a line break's code
+    (`runs<x/> on`) or before a full stop."""
+    for point in re.finditer(r"<p\d+/>", source):
+        tag = re.escape(point.group(0))
+        if point.start() > 0 and not source[point.start() - 1].isspace():
+            translation = re.sub(r"\s+(?=" + tag + ")", "", translation)
+        if point.end() < len(source) and not source[point.end()].isspace():
+            translation = re.sub("(?<=" + tag + r")\s+", "", translation)
+    return translation
+
+
 def _fill(element, translation: str, codes: list) -> None:
     """Put a translation's markup (from `_markup`) into `element`, which is empty: its text, and
     copies of the codes its tags name."""
@@ -161,7 +174,7 @@ class XliffDocument:
         from lxml import etree
 
         for segment, translation in zip(self.segments, translations):
-            _fill(segment.target, translation, segment.codes)
+            _fill(segment.target, _spaced_as_in(translation, segment.text), segment.codes)
             if self.version == 1:  # on the target (around a segmented unit's mrk)
                 element = next(e for e in (segment.target, *segment.target.iterancestors()) if _local(e.tag) == "target")
                 element.set("state", "needs-review-translation")

@@ -104,6 +104,10 @@ def test_xliff_1_segments_left_to_translate_are_read_as_markup_and_written_back_
     assert units["3"].find("x:target", ns).text == "Fertig" and units["3"].find("x:target", ns).get("state") == "translated"
     assert units["4"].find("x:target", ns) is None
     assert root.find("x:file", ns).get("target-language") == "de"
+    # a code with no space beside it in the source gets none in the translation
+    translations = [*document.texts[:1], "Ein Hund rennt <p1/> im Gras.", *document.texts[2:]]
+    root = etree.fromstring(_xliff(XLIFF_1).write(translations, "de"))
+    assert _inner(root.find(".//x:trans-unit[@id='2']/x:target", ns)) == 'Ein Hund rennt<x id="3" ctype="lb"/> im Gras.'
 
 
 @needs_lxml
@@ -120,6 +124,9 @@ def test_xliff_2_segments_left_to_translate_are_read_as_markup_and_written_back_
         assert etree.tostring(source, with_tail=False).replace(b"source", b"target") == etree.tostring(target, with_tail=False)
         assert (segment.get("state"), segment.get("subState")) == ("translated", "nmt:mt")
     assert segments[2].find("x:target", ns) is None and segments[3].get("state") == "final"
+    document = _xliff(XLIFF_2)  # a code with no space beside it in the source gets none in the translation
+    root = etree.fromstring(document.write(["Ein Mann in einem <f1>roten</f1> Hemd <p2/> .", document.texts[1]], "fr"))
+    assert b'Hemd<ph id="2"/>.</target>' in etree.tostring(root.find(".//x:segment/x:target", ns))
     # a file whose every segment is done comes out as it went in, byte for byte
     assert _xliff(written).texts == [] and _xliff(written).write([], "fr") == written
     # a file for another target language: written, and warned about
