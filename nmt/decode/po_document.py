@@ -5,7 +5,8 @@ review.
 Each message without a translation is translated; one already translated (or fuzzy) is kept as it
 is, and so are obsolete ones (#~). A message of several lines is translated line by line, its
 line breaks and each line's edge spaces kept. A plural message's singular fills msgstr[0] and its
-plural the other forms. Each message translated is marked `fuzzy`, as gettext marks a guess:
+plural the other forms, as many as the header's Plural-Forms has (a template's header is given the
+target language's from gettext's rules, where PLURAL_FORMS knows them). Each message translated is marked `fuzzy`, as gettext marks a guess:
 msgfmt leaves it out of the compiled catalog until a translator has checked it and removed the
 flag. Placeholders (%s, %(name)d, {0}) and HTML tags in a message are kept (nmt.decode.text.markup).
 The header's Language is set to the target where it is empty; the catalog keeps its charset.
@@ -18,9 +19,29 @@ import re
 from dataclasses import dataclass
 
 from nmt.decode.text.markup import looks_like_markup
-from nmt.data.languages import language_tag
+from nmt.data.languages import language_tag, two_letter
 from nmt.errors import NmtError
 
+# gettext's plural rules of languages (the GNU gettext manual's "Plural forms"), for a catalog made
+# from a template, whose header has none
+_ONE = "nplurals=1; plural=0;"
+_NOT_ONE = "nplurals=2; plural=(n != 1);"
+_EAST_SLAVIC = "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);"
+PLURAL_FORMS = {
+    **dict.fromkeys(("ja", "ko", "zh", "vi", "th", "lo", "km", "my"), _ONE),
+    **dict.fromkeys(("en", "de", "nl", "sv", "da", "nb", "nn", "no", "et", "fi", "el", "he", "it", "pt", "es", "bg",
+                     "hu", "ca", "eu", "gl", "sq", "ur", "tr", "eo", "fo", "af", "sw"), _NOT_ONE),
+    **dict.fromkeys(("fr", "pt_BR"), "nplurals=2; plural=(n > 1);"),
+    **dict.fromkeys(("ru", "uk", "be", "sr", "hr", "bs"), _EAST_SLAVIC),
+    **dict.fromkeys(("cs", "sk"), "nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;"),
+    "pl": "nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "lt": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "lv": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n != 0 ? 1 : 2);",
+    "ro": "nplurals=3; plural=(n==1 ? 0 : (n==0 || (n%100 > 0 && n%100 < 20)) ? 1 : 2);",
+    "ga": "nplurals=3; plural=n==1 ? 0 : n==2 ? 1 : 2;",
+    "sl": "nplurals=4; plural=(n%100==1 ? 0 : n%100==2 ? 1 : n%100==3 || n%100==4 ? 2 : 3);",
+    "ar": "nplurals=6; plural=(n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5);",
+}
 _CHARSET = re.compile(rb"charset=([A-Za-z0-9_.:-]+)")
 _LINE = re.compile(r"^(\s*)(.*?)(\s*)$", re.S)
 _STRING_LINE = re.compile(r'(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"')
@@ -53,6 +74,7 @@ class PoDocument:
 
     def __init__(self, catalog, pieces: list[_Piece]):
         self.catalog, self.pieces = catalog, pieces
+        self.warnings: list[str] = []
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "PoDocument":
@@ -97,6 +119,7 @@ class PoDocument:
         return [piece.entry.linenum for piece in self.pieces]
 
     def write(self, translations: list[str], target: str) -> bytes:
+        nplurals = self._plural_forms(target)
         done: dict[tuple[int, str], list[str]] = {}
         for piece, translation in zip(self.pieces, translations):
             key = (id(piece.entry), piece.field)
@@ -107,9 +130,9 @@ class PoDocument:
         for entry in dict.fromkeys(piece.entry for piece in self.pieces):
             singular, plural = ("\n".join(done.get((id(entry), field)) or getattr(entry, field).split("\n"))
                                 for field in ("msgid", "msgid_plural"))
-            if entry.msgid_plural:
-                forms = sorted(entry.msgstr_plural) or [0, 1]
-                entry.msgstr_plural = {form: singular if form == 0 else plural for form in forms}
+            if entry.msgid_plural:  # (a language of one form uses it for every number: the plural's words)
+                forms = range(nplurals) if nplurals else sorted(entry.msgstr_plural) or [0, 1]
+                entry.msgstr_plural = {form: singular if form == 0 and nplurals != 1 else plural for form in forms}
             else:
                 entry.msgstr = singular
             if "fuzzy" not in entry.flags:
@@ -117,3 +140,20 @@ class PoDocument:
         if not self.catalog.metadata.get("Language"):
             self.catalog.metadata["Language"] = language_tag(target).replace("-", "_")
         return str(self.catalog).encode(self.catalog.encoding or "utf-8")
+
+    def _plural_forms(self, target: str) -> int | None:
+        """How many plural forms the catalog's language has: its header's Plural-Forms, else (a
+        template's placeholder, or none) the target's from PLURAL_FORMS, written into the header;
+        None where neither says (warned about where a message has a plural)."""
+        stated = re.search(r"nplurals\s*=\s*(\d+)", self.catalog.metadata.get("Plural-Forms", ""))
+        if stated:
+            return int(stated.group(1))
+        language = self.catalog.metadata.get("Language") or target
+        rule = PLURAL_FORMS.get(language_tag(language).replace("-", "_")) or PLURAL_FORMS.get(two_letter(language) or "")
+        if rule is None:
+            if any(piece.entry.msgid_plural for piece in self.pieces):
+                self.warnings.append(f"no Plural-Forms for {language} in its header: plural messages are given two "
+                                     "forms; set Plural-Forms before compiling it")
+            return None
+        self.catalog.metadata["Plural-Forms"] = rule
+        return int(re.search(r"nplurals=(\d+)", rule).group(1))

@@ -173,6 +173,26 @@ def test_po_messages_left_to_translate_are_read_line_by_line_and_marked_fuzzy():
         assert result.returncode == 0, result.stderr
 
 
+@needs_polib
+@pytest.mark.parametrize("target, forms, header", [
+    ("ru", {0: "ONE DOG", 1: "%D DOGS", 2: "%D DOGS"}, "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 :"),
+    ("ja", {0: "%D DOGS"}, "nplurals=1; plural=0;"),  # one form, for every number: the plural's words
+    ("de", {0: "ONE DOG", 1: "%D DOGS"}, "nplurals=2; plural=(n != 1);"),
+    ("xx", {0: "ONE DOG", 1: "%D DOGS"}, "nplurals=INTEGER"),  # unknown: the template's forms, and a warning
+])
+def test_a_template_gets_the_target_languages_plural_forms(target, forms, header):
+    from nmt.decode.po_document import PoDocument
+
+    template = ('msgid ""\nmsgstr ""\n"Language: \\n"\n"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"\n\n'
+                'msgid "One dog"\nmsgid_plural "%d dogs"\nmsgstr[0] ""\nmsgstr[1] ""\n')
+    document = PoDocument.read(template.encode(), "in.pot")
+    written = polib.pofile(document.write([t.upper() for t in document.texts], target).decode())
+    assert written[0].msgstr_plural == forms
+    assert written.metadata["Plural-Forms"].startswith(header) and written.metadata["Language"] == target
+    assert document.warnings == ([] if target != "xx" else [
+        "no Plural-Forms for xx in its header: plural messages are given two forms; set Plural-Forms before compiling it"])
+
+
 @needs_lxml
 @needs_polib
 def test_translate_writes_xliff_and_po_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
