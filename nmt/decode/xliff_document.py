@@ -8,7 +8,8 @@ empty one (each `<mrk mtype="seg">` of its `<seg-source>` apart, where it has on
 `<segment>` likewise. Segments translated already are kept, and so are those marked
 translate="no" (on the unit or on a group or file around it). A translation is marked as a
 machine's: 1.2 `state="needs-review-translation"` with `state-qualifier="leveraged-mt"`, 2.x
-`state="translated"` with `subState="nmt:mt"`.
+`state="translated"` with `subState="nmt:mt"`. A segment of several lines is translated line by
+line, its line breaks and each line's edge spaces kept (but for a break inside a paired code).
 
 Inline codes are kept. A paired code around words (1.2 `<g>`, 2.x `<pc>`, `<mrk>`) is an element
 of the translation's markup, so it goes around the words aligned to the ones it wrapped; every
@@ -101,11 +102,32 @@ def _fill(element, translation: str, codes: list) -> None:
 
 @dataclass
 class _Segment:
-    """One text to translate and where its translation goes."""
+    """One segment to translate and where its translation goes."""
     source: object  # the element whose content is translated
     target: object  # the element to fill (made empty first)
     text: str  # the source's markup
     codes: list  # its inline codes, by number
+
+    def __post_init__(self):
+        # its lines, each (leading space, markup, trailing space), translated apart where no code spans them
+        self.lines = [_LINE.match(line).groups() for line in _lines(self.text)]
+
+
+_LINE = re.compile(r"^(\s*)(.*?)(\s*)$", re.S)
+
+
+def _lines(markup: str) -> list[str]:
+    """A segment's markup cut at its line breaks (a message of several lines, a text ending in a
+    line break), but for those inside a paired code."""
+    lines, start, depth = [], 0, 0
+    for match in re.finditer(r"\n|<(/?)f\d+>", markup):
+        if match.group(0) == "\n":
+            if depth == 0:
+                lines.append(markup[start:match.start()])
+                start = match.end()
+        else:
+            depth += -1 if match.group(1) else 1
+    return [*lines, markup[start:]]
 
 
 def _insert_after(anchor, element) -> None:
@@ -163,18 +185,22 @@ class XliffDocument:
 
     @property
     def texts(self) -> list[str]:
-        return [segment.text for segment in self.segments]
+        """Each segment's lines that hold more than spaces."""
+        return [line[1] for segment in self.segments for line in segment.lines if line[1]]
 
     @property
     def numbers(self) -> list[int]:
         """Each text's line in the file (for warnings)."""
-        return [segment.source.sourceline or 0 for segment in self.segments]
+        return [(segment.source.sourceline or 0) + number for segment in self.segments
+                for number, line in enumerate(segment.lines) if line[1]]
 
     def write(self, translations: list[str], target: str) -> bytes:
         from lxml import etree
 
-        for segment, translation in zip(self.segments, translations):
-            _fill(segment.target, _spaced_as_in(translation, segment.text), segment.codes)
+        translated = iter(translations)
+        for segment in self.segments:
+            lines = [lead + (next(translated) if text else "") + trail for lead, text, trail in segment.lines]
+            _fill(segment.target, _spaced_as_in("\n".join(lines), segment.text), segment.codes)
             if self.version == 1:  # on the target (around a segmented unit's mrk)
                 element = next(e for e in (segment.target, *segment.target.iterancestors()) if _local(e.tag) == "target")
                 element.set("state", "needs-review-translation")

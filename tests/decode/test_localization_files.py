@@ -136,6 +136,18 @@ def test_xliff_2_segments_left_to_translate_are_read_as_markup_and_written_back_
 
 
 @needs_lxml
+def test_an_xliff_segment_of_several_lines_is_translated_line_by_line():
+    """Its line breaks and each line's edge spaces kept (a message ending in a line break, as
+    translate-toolkit's po2xliff writes gettext's), but for a line break inside a paired code."""
+    document = _xliff('<xliff version="1.2"><file><body><trans-unit id="1" xml:space="preserve">'
+                      "<source>Usage: run\n  A <g id='1'>big\ndog</g>.\n</source></trans-unit></body></file></xliff>")
+    assert document.texts == ["Usage: run", "A <f1>big\ndog</f1>."]
+    assert document.numbers == [1, 2]
+    written = etree.fromstring(document.write(["Aufruf: run", "Ein <f1>großer Hund</f1>."], "de"))
+    assert _inner(written.find(".//target")) == 'Aufruf: run\n  Ein <g id="1">großer Hund</g>.\n'
+
+
+@needs_lxml
 def test_xliff_in_utf16_comes_back_in_utf16():
     data = codecs.BOM_UTF16_LE + XLIFF_2.replace("UTF-8", "UTF-16").encode("utf-16-le")
     document = _xliff(data)
