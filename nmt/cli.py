@@ -102,6 +102,8 @@ def translate(
         help="Minimum-Bayes-risk decoding among N candidates (decode.mbr.candidates; decode.mbr.* says which).")] = None,
     rerank: Annotated[Optional[int], typer.Option(
         help="Rerank the beam's N best (decode.rerank.candidates) with decode.rerank's models and weights.")] = None,
+    glossary: Annotated[Optional[Path], typer.Option(
+        help="Terms to translate as given: a file of source term, tab, translation, a line (decode.glossary).")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
@@ -111,9 +113,11 @@ def translate(
              'table cell whole, code copied), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
              '"nmt\\[office]"), pptx, odt or odp (a PowerPoint or OpenDocument file, likewise), epub (an e-book: '
-             'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), or srt '
-             'or vtt (subtitles: each cue translated whole, numbers and timings kept). Default: srt, vtt, markdown '
-             '(.md), html, docx, pptx, odt, odp, epub or pdf for a file named so, else plain.')] = None,
+             'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), xliff '
+             'or po (a translation tool\'s XLIFF file or a gettext catalog: each segment not yet translated, marked for '
+             'review; the extra localization), or srt or vtt (subtitles: each cue translated whole, numbers '
+             'and timings kept). Default: srt, vtt, markdown (.md), html, docx, pptx, odt, odp, epub, pdf, xliff (.xlf) '
+             'or po (.pot) for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(
@@ -136,11 +140,12 @@ def translate(
 ):
     """Translate text line by line: one output line per input line, empty lines included; or a
     document whole, by its name (subtitles cue by cue, Markdown, HTML, Word, PowerPoint,
-    OpenDocument, EPUB and PDF files block by block, their shape kept); or a folder of them into a new
+    OpenDocument, EPUB and PDF files block by block, their shape kept; XLIFF files and gettext
+    catalogs segment by segment); or a folder of them into a new
     folder (other files copied).
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,
-    --top-p and --epsilon are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
+    --top-p, --epsilon and --glossary are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
     of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
     from nmt.decode.sharded import EngineSpec, sharding
@@ -152,7 +157,7 @@ def translate(
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon,
-        "mbr.candidates": mbr, "rerank.candidates": rerank}, set_ or [])
+        "mbr.candidates": mbr, "rerank.candidates": rerank, "glossary": glossary and str(glossary)}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     if input != "-" and Path(input).is_dir():
         return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc)

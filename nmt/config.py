@@ -634,6 +634,9 @@ class DecodeConfig(Section):
     # A lexical shortlist file (`nmt shortlist`; CTranslate2's vocabulary map): each batch's output
     # layer restricted to the target tokens its sources can need (nmt.decode.shortlist); null: all.
     shortlist: str | None = None
+    # A glossary file (source term, a tab, its translation: a term a line) whose terms each sentence
+    # holding one must translate as given, by the constrained search (nmt.decode.glossary); null: none.
+    glossary: str | None = None
     mbr: MbrConfig = MbrConfig()
     rerank: RerankConfig = RerankConfig()
 

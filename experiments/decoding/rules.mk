@@ -1,6 +1,6 @@
 # experiments/decoding: decoding settings and scores on the demo model: length penalty, terminology, filtering, choosing among candidates (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-length-penalty bench-terminology bench-filtering bench-selection demo-de-en
+.PHONY: bench-length-penalty bench-terminology bench-glossary bench-filtering bench-selection demo-de-en
 
 # The demo model's val BLEU for each length penalty and patience (the recipe's are the best).
 bench-length-penalty: install
@@ -8,6 +8,9 @@ bench-length-penalty: install
 # Terminology constraints from the reference on test_2016_flickr, with the demo model.
 bench-terminology: install
 	$(BIN)/python -m experiments.decoding.terminology
+# A glossary of nouns built from val, on test_2016_flickr, with the demo model.
+bench-glossary: install
+	$(BIN)/python -m experiments.decoding.glossary
 # Finding misaligned pairs with forced-decoding scores of an en→de and a de→en demo model
 # (the second: `make demo-de-en`).
 bench-filtering: install

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 
 from nmt.config import DecodeConfig
 from nmt.data.tokenizer import encode_lines
+from nmt.decode.glossary import glossary_of
 from nmt.decode.request import Line
 from nmt.decode.rows import direction, search_rows, source_pieces
 from nmt.decode.search import Hypothesis
@@ -30,7 +31,8 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case), completed where typed as in a chat (decode.complete_sentences), its
     output ending in its end mark ("?", "!", "...", ":", ","; decode.end_marks), none of it for a line
-    with a prefix or constraints (translated as written); and joined again into the line's
+    with a prefix or constraints (translated as written), each constrained to the translations of
+    the terms it holds of decode.glossary (nmt.decode.glossary); and joined again into the line's
     hypotheses (`requests`: the lines, each with what it asks, as text the model reads). In the sentences of a line that
     `find_names` marks, the names are written as they stand (`_write_names`; their hypotheses
     carry alignments and token scores). `finished` hears of each line once its last sentence is
@@ -72,10 +74,11 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
             finished(complete)
 
     # each sentence as its line asked: the prefix on the first alone (a line with constraints is one sentence)
-    per_row = search_rows(
-        translator, [replace(requests[i], text=text, prefix=requests[i].prefix if split.first_of_line(row) else "")
-                     for row, (text, i) in enumerate(zip(rows, owner))],
-        cfg, warn, [numbers[i] for i in owner], extras, rows_finished)
+    row_requests = [replace(requests[i], text=text, prefix=requests[i].prefix if split.first_of_line(row) else "")
+                    for row, (text, i) in enumerate(zip(rows, owner))]
+    row_numbers = [numbers[i] for i in owner]
+    per_row = search_rows(translator, row_requests, cfg, warn, row_numbers, extras, rows_finished)
+    _use_glossary(translator, row_requests, per_row, cfg, warn, row_numbers, extras)
     for hyps, case, stop, row, as_typed in zip(per_row, cases, stops, rows, typed):
         for h in hyps:
             h.upper = case == "upper"
@@ -109,6 +112,26 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
             for h in (h for hyps in sentences for h in hyps):
                 h.text = hypothesis_text(translator.tgt_tokenizer, h)
     return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
+
+
+def _use_glossary(translator, rows: list[Line], per_row: list[list[Hypothesis]], cfg: DecodeConfig,
+                  warn: Callable[[str], None], numbers: list[int], extras: Iterable[str]) -> None:
+    """Each row holding terms of decode.glossary whose output lacks a term's translation searched
+    again, constrained to its terms' translations (nmt.decode.glossary): a row whose output has them
+    already keeps it, where the constrained search would often choose other words around them."""
+    glossary = glossary_of(translator, cfg)
+    if glossary is None:
+        return
+    again = []
+    for row, (request, hyps) in enumerate(zip(rows, per_row)):
+        terms = () if request.constraints else glossary.constraints(request.text)
+        if terms and hyps and not glossary.holds(hypothesis_text(translator.tgt_tokenizer, hyps[0]), terms):
+            again.append((row, terms))
+    if again:
+        constrained = search_rows(translator, [replace(rows[row], constraints=terms) for row, terms in again], cfg,
+                                  warn, [numbers[row] for row, _ in again], extras)
+        for (row, _), hyps in zip(again, constrained):
+            per_row[row] = hyps
 
 
 def _write_names(translator, sentence: str, spans: list[tuple[int, int]], h: Hypothesis) -> None:

@@ -139,6 +139,7 @@ def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, t
                decode_from: Path | None, overrides: list[str], workers: int, worker_mode: str,
                note: Callable[[str], None]) -> ServedModels:
     from nmt.decode.engines.engine import load_engine
+    from nmt.decode.glossary import glossary_of
     from nmt.decode.translate import decode_settings
     from nmt.decode.warm_up import warm_up
 
@@ -150,6 +151,7 @@ def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, t
         if decode_from or overrides:  # the defaults each request starts from
             cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
             translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
+        glossary_of(translator, translator.recipe.decode)  # a glossary that cannot be used stops here
         models.append(Served(translator, str(path), spec=LoadSpec(str(path), device, engine, compute_type, threads)))
     modes = resolve_worker_modes(worker_mode, workers, [(m.spec, m.translator.capabilities.name) for m in models])
     for model, mode in zip(models, modes):
