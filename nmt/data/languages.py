@@ -165,6 +165,20 @@ def language_tag(code: str) -> str:
     return tag
 
 
+def language_match(wanted: str, found: str) -> int:
+    """How well a language code found in a file (a TMX variant's, a TBX entry's) answers a wanted
+    one (a recipe's): 2 for the same code (in any case, with `_` or `-`, or as BCP 47 writes it:
+    `en` for NLLB-200's `eng_Latn`), 1 for the same language where the wanted code names no region
+    (`en` takes `en-GB`; `pt-BR` takes that region only), 0 for another language."""
+    def normal(code: str) -> str:
+        return code.strip().lower().replace("_", "-")
+
+    found, tag = normal(found), normal(language_tag(wanted))
+    if found in (normal(wanted), tag):
+        return 2
+    return int("-" not in tag and found.split("-")[0] == tag)
+
+
 def language_name(code: str) -> str:
     """A language's English name (for `de`, `deu`, or NLLB-200's `deu_Latn`), or its code where the
     table has none."""

@@ -2,10 +2,8 @@
 the EU's DGT-TM and CAT tools hand out their pairs.
 
 Each translation unit (`<tu>`) holding a segment in both languages is one pair. A unit's
-variant (`<tuv>`) is in a language when its `xml:lang` (or TMX 1.1's `lang`) is that code, in
-any case and with `_` or `-`, or when the code names the variant's language without a region
-(`en` takes `en-GB`); a code with a region (`pt-BR`) takes that region only. NLLB-200's codes
-are read as the language they name (`eng_Latn` as `en`). A unit without
+variant (`<tuv>`) is in a language by its `xml:lang` (or TMX 1.1's `lang`), matched to the
+recipe's code by nmt.data.languages.language_match (`en` takes `en-GB`, `eng_Latn` takes `en`). A unit without
 both languages is not a pair and is left out (a translation memory of several languages rarely
 has every unit in every one). A segment's inline codes (`<bpt>`, `<ept>`, `<ph>`, `<it>`, `<ut>`:
 the original document's formatting) are left out, the text marked by `<hi>` kept, and its
@@ -23,31 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nmt.data.corpus import Corpus, file_fingerprint, opened
-from nmt.data.languages import language_tag
+from nmt.data.languages import language_match
 from nmt.errors import NmtError
 
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _NO_ELEMENTS = 3  # expat's code for a document without an element (an empty file)
 _INLINE_CODES = {"bpt", "ept", "ph", "it", "ut"}  # the original document's native codes, not text
-
-
-def _language(code: str) -> str:
-    return code.strip().lower().replace("_", "-")
-
-
-def _wanted(code: str) -> tuple[str, str]:
-    """A recipe's language code as written, and as BCP 47 writes it (en for eng_Latn, as NLLB-200's
-    codes are written, de-at for de_AT)."""
-    return _language(code), _language(language_tag(code))
-
-
-def _takes(wanted: tuple[str, str], variant: str) -> int:
-    """How well a variant's language answers a wanted code: 2 exactly, 1 by its language alone
-    (`en` and `en-GB`), 0 not at all."""
-    if variant in wanted:
-        return 2
-    tag = wanted[1]
-    return int("-" not in tag and variant.split("-")[0] == tag)
 
 
 def segment_text(seg: ElementTree.Element) -> str:
@@ -75,14 +54,13 @@ class Tmx(Corpus):
         self.src_lang, self.tgt_lang = src_lang, tgt_lang
 
     def pairs(self) -> Iterator[tuple[str, str]]:
-        src, tgt = _wanted(self.src_lang), _wanted(self.tgt_lang)
         seen: set[str] = set()
         count = 0
         for variants in self._units():
             pair = []
-            for wanted in (src, tgt):
-                best = max(variants, key=lambda variant: _takes(wanted, variant[0]), default=None)
-                if best is not None and _takes(wanted, best[0]):
+            for wanted in (self.src_lang, self.tgt_lang):
+                best = max(variants, key=lambda variant: language_match(wanted, variant[0]), default=None)
+                if best is not None and language_match(wanted, best[0]):
                     pair.append(best[1])
             if len(pair) == 2:
                 count += 1
@@ -115,7 +93,7 @@ class Tmx(Corpus):
                         seg = variant.find("{*}seg") if _local(variant.tag) == "tuv" else None
                         if seg is not None:
                             language = variant.get(_XML_LANG) or variant.get("lang") or ""
-                            variants.append((_language(language), segment_text(seg)))
+                            variants.append((language.strip().lower().replace("_", "-"), segment_text(seg)))
                     yield variants
                     parents[-1].clear()  # the units read so far (a stream of millions would fill memory)
             except ElementTree.ParseError as e:

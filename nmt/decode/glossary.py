@@ -1,7 +1,9 @@
 """A glossary (`nmt translate --glossary FILE`, decode.glossary): the terms a translation must use.
 
 The file is tab-separated text, a term a line: the source term, a tab, its translation
-("invoice<TAB>Rechnung"); empty lines are skipped. Each sentence that holds a source term (as
+("invoice<TAB>Rechnung"); empty lines are skipped. A `.csv` file is comma-separated likewise (as
+DeepL's glossaries are), and a `.tbx` file is TermBase eXchange, the terminology tools' format:
+each entry's terms in the model's source language, to its first term in the target language. Each sentence that holds a source term (as
 whole words, in any case: "Invoice" and "INVOICE" too; in Chinese, Japanese and other scripts
 without spaces, anywhere) and whose translation lacks one of its terms' translations is translated
 again by the constrained search, with the translations of its terms as its constraints
@@ -57,36 +59,93 @@ def _output_pattern(term: str) -> str:
     return body + (r"\w{0,2}(?!\w)" if term[-1].isalnum() and not written_without_spaces(term[-1]) else "")
 
 
-def read_glossary(path: Path) -> Glossary:
-    """A glossary file read; a line without a term and its translation, or a term given twice,
-    is an error naming the file and line."""
+def read_glossary(path: Path, src_lang: str | None = None, tgt_lang: str | None = None) -> Glossary:
+    """A glossary file read: tab-separated (any name but these), comma-separated (`.csv`, as
+    DeepL's glossaries are) or TermBase eXchange (`.tbx`, its entries' terms in `src_lang` and
+    `tgt_lang`). A line without a term and its translation, or a term given twice in a file of
+    lines, is an error naming the file and line."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise NmtError(f"{path}: glossary not found (--glossary, decode.glossary)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise NmtError(f"{path}: cannot read the glossary: {getattr(e, 'strerror', None) or e}") from None
-    targets: dict[str, str] = {}
-    lines: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        columns = [column.strip() for column in line.split("\t")]
-        if len(columns) != 2 or not all(columns):
-            raise NmtError(f"{path}:{number}: expected a term, a tab and its translation")
-        source = " ".join(columns[0].split()).casefold()
-        if source in targets:
-            raise NmtError(f"{path}:{number}: {columns[0]!r} is given twice (line {lines[source]} first)")
-        targets[source], lines[source] = columns[1], number
+    except OSError as e:
+        raise NmtError(f"{path}: cannot read the glossary: {e.strerror or e}") from None
+    if path.suffix.lower() == ".tbx":
+        targets = _tbx_terms(data, path, src_lang, tgt_lang)
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise NmtError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+        targets = _listed_terms(text, path, csv=path.suffix.lower() == ".csv")
     if not targets:
         raise NmtError(f"{path}: empty glossary (no terms)")
     terms = sorted(targets, key=len, reverse=True)
     return Glossary(targets, re.compile("|".join(_term_pattern(term) for term in terms), re.IGNORECASE))
 
 
+def _listed_terms(text: str, path: Path, csv: bool) -> dict[str, str]:
+    """Terms a line: term, tab (or comma) and translation."""
+    import csv as csv_module
+
+    rows = csv_module.reader(text.splitlines()) if csv else (line.split("\t") for line in text.splitlines())
+    separator = "a comma" if csv else "a tab"
+    targets: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for number, row in enumerate(rows, start=1):
+        columns = [column.strip() for column in row]
+        if not any(columns):
+            continue
+        if len(columns) != 2 or not all(columns):
+            raise NmtError(f"{path}:{number}: expected a term, {separator} and its translation")
+        source = " ".join(columns[0].split()).casefold()
+        if source in targets:
+            raise NmtError(f"{path}:{number}: {columns[0]!r} is given twice (line {lines[source]} first)")
+        targets[source], lines[source] = columns[1], number
+    return targets
+
+
+def _tbx_terms(data: bytes, path: Path, src_lang: str | None, tgt_lang: str | None) -> dict[str, str]:
+    """A TermBase eXchange file's terms (TBX 2008's termEntry/langSet, TBX v3's
+    conceptEntry/langSec): each term of an entry in the source language, to the entry's first
+    term in the target language; a term in two entries keeps the first's."""
+    import xml.etree.ElementTree as ElementTree
+
+    from nmt.data.languages import language_match
+
+    if not src_lang or not tgt_lang:
+        raise NmtError(f"{path}: a TBX glossary needs the model's languages (its recipe's data.src_lang and tgt_lang)")
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as e:
+        line, column = e.position
+        raise NmtError(f"{path}:{line}:{column + 1}: not well-formed XML ({str(e).split(':')[0]})") from None
+    if root.tag.rsplit("}", 1)[-1].lower() not in ("tbx", "martif"):
+        raise NmtError(f"{path}: not a TBX file (its root element is <{root.tag.rsplit('}', 1)[-1]}>)")
+    targets: dict[str, str] = {}
+    found: set[str] = set()
+    for entry in (e for e in root.iter() if e.tag.rsplit("}", 1)[-1] in ("termEntry", "conceptEntry")):
+        terms: dict[str, list[str]] = {}
+        for language_set in (e for e in entry if e.tag.rsplit("}", 1)[-1] in ("langSet", "langSec")):
+            language = language_set.get("{http://www.w3.org/XML/1998/namespace}lang") or language_set.get("lang") or ""
+            words = [" ".join("".join(term.itertext()).split()) for term in language_set.iter()
+                     if term.tag.rsplit("}", 1)[-1] == "term"]
+            terms.setdefault(language, []).extend(w for w in words if w)
+            found.add(language)
+        sources = [t for language, ts in terms.items() if language_match(src_lang, language) for t in ts]
+        translations = [t for language, ts in sorted(terms.items(), key=lambda item: -language_match(tgt_lang, item[0]))
+                        if language_match(tgt_lang, language) for t in ts]
+        for source in sources if translations else ():
+            targets.setdefault(source.casefold(), translations[0])
+    if not targets:
+        raise NmtError(f"{path}: no entry has terms in both {src_lang} and {tgt_lang} "
+                       f"(the languages found: {', '.join(sorted(found)) or 'none'})")
+    return targets
+
+
 @functools.lru_cache(maxsize=4)
-def _cached(path: str, size: int, mtime_ns: int) -> Glossary:
-    return read_glossary(Path(path))
+def _cached(path: str, size: int, mtime_ns: int, src_lang: str | None, tgt_lang: str | None) -> Glossary:
+    return read_glossary(Path(path), src_lang, tgt_lang)
 
 
 def glossary_of(translator, cfg) -> Glossary | None:
@@ -101,9 +160,11 @@ def glossary_of(translator, cfg) -> Glossary | None:
     if cfg.sampling or (cfg.mbr.candidates and cfg.mbr.source == "sampling"):
         raise NmtError("decode.glossary needs beam search: its terms are constraints, which sampling cannot "
                        "place (decode.sampling, decode.mbr.source)")
-    path = Path(cfg.glossary)
+    from nmt.decode.rows import direction
+
+    path, (src_lang, tgt_lang) = Path(cfg.glossary), direction(translator, None)
     try:
         stat = path.stat()
     except OSError:
-        return read_glossary(path)  # (its error names the file)
-    return _cached(str(path), stat.st_size, stat.st_mtime_ns)
+        return read_glossary(path, src_lang, tgt_lang)  # (its error names the file)
+    return _cached(str(path), stat.st_size, stat.st_mtime_ns, src_lang, tgt_lang)

@@ -36,6 +36,48 @@ def test_a_sentence_holds_the_terms_it_has_as_whole_words_in_any_case(tmp_path):
     assert many.constraints(" ".join(f"w{n}" for n in range(MOST_TERMS + 3))) == tuple(f"t{n}" for n in range(MOST_TERMS))
 
 
+TBX_2008 = """<?xml version="1.0" encoding="UTF-8"?>
+<martif type="TBX" xml:lang="en"><text><body>
+  <termEntry id="c1">
+    <langSet xml:lang="en-US"><tig><term>invoice</term></tig><tig><term>bill</term></tig></langSet>
+    <langSet xml:lang="de-DE"><tig><term>Rechnung</term></tig><tig><term>Faktura</term></tig></langSet>
+  </termEntry>
+  <termEntry id="c2"><langSet xml:lang="fr"><tig><term>carte</term></tig></langSet>
+    <langSet xml:lang="en"><ntig><termGrp><term>credit card</term></termGrp></ntig></langSet></termEntry>
+  <termEntry id="c3"><langSet xml:lang="en"><tig><term>bill</term></tig></langSet>
+    <langSet xml:lang="de"><tig><term>Schnabel</term></tig></langSet></termEntry>
+</body></text></martif>
+"""
+TBX_3 = """<tbx xmlns="urn:iso:std:iso:30042:ed-2" type="TBX-Basic" style="dca" xml:lang="en"><text><body>
+  <conceptEntry id="c1"><langSec xml:lang="en"><termSec><term>invoice</term></termSec></langSec>
+    <langSec xml:lang="de"><termSec><term>Rechnung</term></termSec></langSec></conceptEntry>
+</body></text></tbx>
+"""
+
+
+def test_glossaries_as_csv_and_tbx(tmp_path):
+    """A .csv file of two columns (DeepL's glossaries), and TermBase eXchange (TBX 2008 and v3):
+    each entry's source terms (synonyms too) to its first target term, a term in two entries the
+    first's, codes matched as TMX's are (en takes en-US, eng_Latn takes en)."""
+    (tmp_path / "terms.csv").write_text('invoice,Rechnung\n"credit card, gold",Goldkarte\n')
+    assert read_glossary(tmp_path / "terms.csv").constraints("The invoice, by credit card, gold.") == ("Rechnung", "Goldkarte")
+    (tmp_path / "bad.csv").write_text("invoice;Rechnung\n")
+    with pytest.raises(NmtError, match="bad.csv:1: expected a term, a comma and its translation"):
+        read_glossary(tmp_path / "bad.csv")
+    (tmp_path / "terms.tbx").write_text(TBX_2008)
+    glossary = read_glossary(tmp_path / "terms.tbx", "eng_Latn", "de")
+    assert glossary.targets == {"invoice": "Rechnung", "bill": "Rechnung"}  # credit card: no German term
+    assert read_glossary(tmp_path / "terms.tbx", "de", "en").targets == {"rechnung": "invoice", "faktura": "invoice",
+                                                                        "schnabel": "bill"}
+    (tmp_path / "v3.tbx").write_text(TBX_3)
+    assert read_glossary(tmp_path / "v3.tbx", "en", "de").targets == {"invoice": "Rechnung"}
+    with pytest.raises(NmtError, match=r"v3.tbx: no entry has terms in both en and cs \(the languages found: de, en\)"):
+        read_glossary(tmp_path / "v3.tbx", "en", "cs")
+    (tmp_path / "page.tbx").write_text("<html/>")
+    with pytest.raises(NmtError, match=r"page.tbx: not a TBX file \(its root element is <html>\)"):
+        read_glossary(tmp_path / "page.tbx", "en", "de")
+
+
 @pytest.mark.parametrize("content, problem", [
     ("dog\tHund\ncat\n", "terms.tsv:2: expected a term, a tab and its translation"),
     ("dog\tHund\tHündin\n", "terms.tsv:1: expected a term, a tab and its translation"),
@@ -53,7 +95,8 @@ def test_a_glossary_needs_the_constrained_search(tmp_path, trained_tiny):
     ctranslate2 = SimpleNamespace(capabilities=SimpleNamespace(name="ctranslate2", constraints=False))
     with pytest.raises(NmtError, match="decode.glossary: constraints: CTranslate2 has no lexical constraints"):
         glossary_of(ctranslate2, cfg)
-    torch_engine = SimpleNamespace(capabilities=SimpleNamespace(name="torch", constraints=True))
+    torch_engine = SimpleNamespace(capabilities=SimpleNamespace(name="torch", constraints=True),
+                                   controls=SimpleNamespace(languages=("en", "de")))
     with pytest.raises(NmtError, match="decode.glossary needs beam search"):
         glossary_of(torch_engine, cfg.model_copy(update={"sampling": True}))
     assert glossary_of(torch_engine, cfg) is glossary_of(torch_engine, cfg)  # read once
