@@ -217,7 +217,8 @@ class XliffDocument:
                 holder.set(attribute, language_tag(target))
             elif two_letter(stated) != two_letter(target):
                 line = f" (line {holder.sourceline})" if holder.sourceline else ""
-                self.warnings.append(f"its {attribute} is {stated}{line}, but the model translates into {target}")
+                self.warnings.append(f"its {attribute} is {stated}{line}, but the model translates into {target} "
+                                     "(a multilingual model's --tgt-lang chooses another)")
         encoding = self.tree.docinfo.encoding or "UTF-8"
         if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
             return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)

@@ -132,7 +132,8 @@ def test_xliff_2_segments_left_to_translate_are_read_as_markup_and_written_back_
     # a file for another target language: written, and warned about
     document = _xliff(XLIFF_2)
     document.write(document.texts, "de")
-    assert document.warnings == ["its trgLang is fr (line 2), but the model translates into de"]
+    assert document.warnings == ["its trgLang is fr (line 2), but the model translates into de "
+                                 "(a multilingual model's --tgt-lang chooses another)"]
 
 
 @needs_lxml
