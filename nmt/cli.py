@@ -112,12 +112,12 @@ def translate(
              'translated whole and wrapped again over its lines), markdown (each paragraph, item, heading and '
              'table cell whole, code copied), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
-             '"nmt\\[office]"), pptx, odt or odp (a PowerPoint or OpenDocument file, likewise), epub (an e-book: '
+             '"nmt\\[office]"), pptx, xlsx, odt, odp or ods (a PowerPoint, Excel or OpenDocument file, likewise), epub (an e-book: '
              'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), xliff '
              'or po (a translation tool\'s XLIFF file or a gettext catalog: each segment not yet translated, marked for '
              'review; the extra localization), or srt or vtt (subtitles: each cue translated whole, numbers '
-             'and timings kept). Default: srt, vtt, markdown (.md), html, docx, pptx, odt, odp, epub, pdf, xliff (.xlf) '
-             'or po (.pot) for a file named so, else plain.')] = None,
+             'and timings kept). Default: srt, vtt, markdown (.md), html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
+             'xliff (.xlf) or po (.pot) for a file named so, else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(
@@ -139,7 +139,7 @@ def translate(
     nproc: NprocOpt = 1,
 ):
     """Translate text line by line: one output line per input line, empty lines included; or a
-    document whole, by its name (subtitles cue by cue, Markdown, HTML, Word, PowerPoint,
+    document whole, by its name (subtitles cue by cue, Markdown, HTML, Word, PowerPoint, Excel,
     OpenDocument, EPUB and PDF files block by block, their shape kept; XLIFF files and gettext
     catalogs segment by segment); or a folder of them into a new
     folder (other files copied).

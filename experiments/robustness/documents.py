@@ -12,6 +12,7 @@ at 60 columns, a fenced code block after every tenth: each item's BLEU and how m
 come back unchanged, as Markdown (`--input-format markdown`, the default for .md), as wrapped
 text and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
 text, the second word of each in bold (a span of its own style): BLEU and how many keep it; and as
+an Excel workbook, a cell each, its second word in bold (a rich text run): BLEU and how many keep it; and as
 a PDF file (`--input-format pdf`), a paragraph each with its second word in bold, in one column
 and in two: how many paragraphs the translated file gives back when read again, their BLEU, how
 many keep a bold word and how much smaller they were drawn, beside the same lines as a PDF's text
@@ -115,6 +116,7 @@ def main() -> None:
         result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
         result["presentation"] = presentation(engine, cfg, sources, references, Path(folder))
         result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
+        result["workbook"] = workbook(engine, cfg, sources, references, Path(folder))
         result["pdf"] = {columns: pdf_document(engine, cfg, sources, references, Path(folder), columns)
                          for columns in ("one_column", "two_columns")}
         result["pdf"]["book_speed"] = pdf_book_speed(sources, Path(folder))
@@ -347,6 +349,34 @@ def pdf_book_speed(captions: list[str], folder: Path, copies: int = 16) -> dict:
            "write_seconds": round(time.perf_counter() - started - read, 2), "bytes_in": len(data), "bytes_out": len(written),
            "read_again_as_written": PdfDocument.read(written, "again").texts == book.texts}
     print("pdf book", out, flush=True)
+    return out
+
+
+def workbook(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as an .xlsx of one cell each (column A), the second word of each in bold (a rich
+    text run), a number beside each (column B), translated whole."""
+    import zipfile
+
+    from lxml import etree
+
+    sheet_ns = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    strings = "".join(f'<si><r><t xml:space="preserve">{a}</t></r><r><rPr><b/></rPr><t>{b}</t></r>'
+                      f'<r><t xml:space="preserve">{c}</t></r></si>' for a, b, c in map(_bold_second_word, captions))
+    rows = "".join(f'<row r="{n}"><c r="A{n}" t="s"><v>{n - 1}</v></c><c r="B{n}"><v>{n}</v></c></row>'
+                   for n in range(1, len(captions) + 1))
+    with zipfile.ZipFile(folder / "captions.xlsx", "w") as package:
+        package.writestr("xl/workbook.xml", f'<workbook xmlns="{sheet_ns}"><sheets><sheet name="Captions"/></sheets></workbook>')
+        package.writestr("xl/sharedStrings.xml", f'<sst xmlns="{sheet_ns}">{strings}</sst>')
+        package.writestr("xl/worksheets/sheet1.xml", f'<worksheet xmlns="{sheet_ns}"><sheetData>{rows}</sheetData></worksheet>')
+    translate_file(engine, str(folder / "captions.xlsx"), str(folder / "captions.de.xlsx"), cfg)
+    package = zipfile.ZipFile(folder / "captions.de.xlsx")
+    shared = etree.fromstring(package.read("xl/sharedStrings.xml"))
+    texts = ["".join(t.text or "" for t in si.iter(f"{{{sheet_ns}}}t")) for si in shared]
+    bold = sum(any(r.find(f"{{{sheet_ns}}}rPr") is not None and "".join(r.itertext()).strip() for r in si) for si in shared)
+    out = {"cells": len(captions), "cell_bleu": score(texts, references), "bold_kept": bold,
+           "numbers_unchanged": package.read("xl/worksheets/sheet1.xml") == zipfile.ZipFile(
+               folder / "captions.xlsx").read("xl/worksheets/sheet1.xml")}
+    print("workbook", out["cell_bleu"]["bleu"], bold, flush=True)
     return out
 
 

@@ -1,7 +1,9 @@
-"""OpenDocument text and presentations in and out (`--input-format odt` or `odp`, the defaults
-for .odt and .odp files, as LibreOffice writes them; lxml, `pip install 'nmt[office]'`): each
-paragraph and heading of the document (its body, tables, frames, notes, a presentation's slides
-and notes, the headers and footers in styles.xml) translated whole, its formatting kept.
+"""OpenDocument text, presentations and spreadsheets in and out (`--input-format odt`, `odp` or
+`ods`, the defaults for .odt, .odp and .ods files, as LibreOffice writes them; lxml, `pip
+install 'nmt[office]'`): each paragraph and heading of the document (its body, tables, frames,
+notes, a presentation's slides and notes, a spreadsheet's cells of text, the headers and footers
+in styles.xml) translated whole, its formatting kept. A cell's display of a number, date or other
+value is left as it is.
 
 An OpenDocument paragraph holds its text directly, with spans around the words in another style
 (<text:span text:style-name="T1">), links (<text:a>, their words translated whole, spans inside
@@ -30,7 +32,11 @@ _SPACING = (f"{_T}tab", f"{_T}line-break")
 _DROPPED = (f"{_T}soft-page-break",)
 _LANGUAGE = re.compile(r"(<dc:language>)([^<]*)(</dc:language>)")
 MEDIA_TYPES = {"odt": "application/vnd.oasis.opendocument.text",
-               "odp": "application/vnd.oasis.opendocument.presentation"}
+               "odp": "application/vnd.oasis.opendocument.presentation",
+               "ods": "application/vnd.oasis.opendocument.spreadsheet"}
+_KINDS = {"odt": "text", "odp": "presentation", "ods": "spreadsheet"}
+_TABLE_CELL = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}table-cell"
+_VALUE_TYPE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}value-type"
 
 
 class OdfDocument(ParagraphTexts):
@@ -52,9 +58,8 @@ class OdfDocument(ParagraphTexts):
                 raise KeyError(f"its mimetype is not {MEDIA_TYPES[kind]}")
             roots = {part: etree.fromstring(package.read(part)) for part in _PARTS if part in package.namelist()}
         except (zipfile.BadZipFile, KeyError, etree.XMLSyntaxError) as e:
-            raise NmtError(f"{name}: not an OpenDocument {'text' if kind == 'odt' else 'presentation'} "
-                           f"(.{kind}): {e}") from None
-        elements = [p for root in roots.values() for p in root.iter(f"{_T}p", f"{_T}h")]
+            raise NmtError(f"{name}: not an OpenDocument {_KINDS[kind]} (.{kind}): {e}") from None
+        elements = [p for root in roots.values() for p in root.iter(f"{_T}p", f"{_T}h") if not _shows_a_value(p)]
         paragraphs = [p for p in (_read(element) for element in elements) if p is not None]
         return cls(data, roots, paragraphs)
 
@@ -73,6 +78,14 @@ class OdfDocument(ParagraphTexts):
             meta = package.read("meta.xml").decode("utf-8")
             replaced["meta.xml"] = _LANGUAGE.sub(lambda m: m[1] + language_tag(language) + m[3], meta).encode()
         return rezipped(self.data, replaced)
+
+
+def _shows_a_value(paragraph) -> bool:
+    """Whether a paragraph is a spreadsheet cell's display of a number, date, time, currency or
+    truth value (its office:value-type other than string), which the application writes again
+    from the value: left as it is."""
+    cell = paragraph.getparent()
+    return cell is not None and cell.tag == _TABLE_CELL and cell.get(_VALUE_TYPE, "string") != "string"
 
 
 def _read(element) -> Paragraph | None:

@@ -1,6 +1,6 @@
-"""A paragraph of an Office document (Word's w:p, PowerPoint's DrawingML a:p) as inline markup
-for translation, and its runs rebuilt from the translation (nmt.decode.docx_document,
-nmt.decode.pptx_document). In the markup
+"""A paragraph of an Office document (Word's w:p, PowerPoint's DrawingML a:p, a spreadsheet's
+string) as inline markup for translation, and its runs rebuilt from the translation
+(nmt.decode.docx_document, pptx_document, xlsx_document). In the markup
 - the text in the paragraph's most used formatting is plain text, and each stretch in another
   formatting (bold, italic, a colour, a link in PowerPoint) an element around its words
   (<f1>…</f1>), so that the translation carries the formatting on the words aligned to them;
@@ -42,6 +42,10 @@ class Dialect:
 
 WORD = Dialect("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}", link="hyperlink", end=None,
                dropped=("proofErr", "lastRenderedPageBreak"), spaces=("tab", "br", "cr"), preserve_space=True)
+# A spreadsheet's rich text (a shared string's si, an inline string's is, a comment's text): its
+# phonetic runs (rPh, a reading of the original's Japanese) left out, its phonetic properties kept last.
+SPREADSHEET = Dialect("{http://schemas.openxmlformats.org/spreadsheetml/2006/main}", link=None, end="phoneticPr",
+                      dropped=("rPh",), spaces=(), preserve_space=True)
 DRAWING = Dialect("{http://schemas.openxmlformats.org/drawingml/2006/main}", link=None, end="endParaRPr",
                   dropped=(), spaces=("br",), not_formatting=("err", "dirty", "smtClean", "smtId", "noProof", "lang",
                                                               "altLang"))

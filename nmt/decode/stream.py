@@ -1,7 +1,8 @@
 """Text in, text out for `nmt translate`: plain lines or JSON requests, plain or JSON results; or
 subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown document
 (nmt.decode.markdown_document), an HTML document
-(nmt.decode.html_document), a Word document (nmt.decode.docx_document), an e-book
+(nmt.decode.html_document), a Word document (nmt.decode.docx_document), a PowerPoint, Excel or
+OpenDocument file (nmt.decode.pptx_document, xlsx_document, odf_document), an e-book
 (nmt.decode.epub_document), a PDF file (nmt.decode.pdf_document), an XLIFF file
 (nmt.decode.xliff_document) or a gettext catalog (nmt.decode.po_document) in and out.
 
@@ -38,7 +39,7 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-DOCUMENTS = ("docx", "pptx", "odt", "odp", "epub", "pdf", "xliff", "po")  # read as bytes, written as bytes
+DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "pot": "po"}  # names of DOCUMENTS' files besides their own
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
@@ -229,8 +230,8 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str) -> StreamReport:
-    """`nmt translate` of a Word, PowerPoint or OpenDocument file (each paragraph whole, its
-    formatting kept: nmt.decode.docx_document, pptx_document, odf_document), an e-book (each chapter as an HTML page:
+    """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
+    its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
     or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document),
     written with its language the target's."""
@@ -241,7 +242,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     document = read_document(kind, data, name, cfg.pdf_font)
     requests = [Line(text, markup=True) for text in document.texts]
-    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line"}.get(kind, "paragraph")
+    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "xlsx": "string", "ods": "cell paragraph"}.get(
+        kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, None)[1])
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
@@ -273,7 +275,10 @@ def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None
     if kind == "pptx":
         from nmt.decode.pptx_document import PptxDocument
         return PptxDocument.read(data, name)
-    if kind in ("odt", "odp"):
+    if kind == "xlsx":
+        from nmt.decode.xlsx_document import XlsxDocument
+        return XlsxDocument.read(data, name)
+    if kind in ("odt", "odp", "ods"):
         from nmt.decode.odf_document import OdfDocument
         return OdfDocument.read(data, name, kind)
     if kind == "pdf":

@@ -3,9 +3,9 @@ a text file (.txt) translated line by line, subtitles (.srt, .vtt) cue by cue wi
 numbers and timings kept (nmt.decode.subtitles), HTML documents (.html, .htm) block by block
 with their markup kept (nmt.decode.html_document), e-books (.epub) chapter by chapter likewise
 (nmt.decode.epub_document), and Word documents (.docx, where python-docx is installed) paragraph
-by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations
-and OpenDocument files (.pptx, .odt, .odp, where lxml is installed) likewise (nmt.decode.pptx_document,
-nmt.decode.odf_document), and PDF files (.pdf, where pdfminer.six, pypdf and reportlab are
+by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations,
+Excel workbooks and OpenDocument files (.pptx, .xlsx, .odt, .odp, .ods, where lxml is installed)
+likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files (.pdf, where pdfminer.six, pypdf and reportlab are
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
 is) segment by segment (nmt.decode.xliff_document, po_document), as `nmt translate` writes them
@@ -28,7 +28,7 @@ from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
-           *((".pptx", ".odt", ".odp") if importlib.util.find_spec("lxml") else ()),
+           *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
            *((".xlf", ".xliff") if importlib.util.find_spec("lxml") else ()),
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
@@ -37,6 +37,8 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".htm": "text/html", ".epub": "application/epub+zip", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
                ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
                ".odt": "application/vnd.oasis.opendocument.text", ".odp": "application/vnd.oasis.opendocument.presentation",
+               ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+               ".ods": "application/vnd.oasis.opendocument.spreadsheet",
                ".pdf": "application/pdf", ".xlf": "application/xliff+xml", ".xliff": "application/xliff+xml",
                ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation"}
 

@@ -103,3 +103,23 @@ def test_a_link_that_holds_spans_is_translated_whole_its_target_kept():
     # a link that holds anything else (a frame) is still copied as it stands
     framed = TEXT.replace("street</text:a>", "street<draw:frame/></text:a>")
     assert "street" not in OdfDocument.read(_package("text", framed), "letter.odt", "odt").texts[1]
+
+
+def test_a_spreadsheets_cells_of_text_are_translated_and_its_values_shown_as_they_were():
+    """An .ods: a cell of text (value-type string, or none) translated; one that shows a date,
+    a number or a currency, whose text the application writes again from its value, left as it is."""
+    from nmt.decode.odf_document import OdfDocument
+
+    table = 'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"'
+    content = (f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content {NAMESPACES} {table}><office:body>'
+               '<office:spreadsheet><table:table table:name="Prices"><table:table-row>'
+               '<table:table-cell office:value-type="string"><text:p>A red bike</text:p></table:table-cell>'
+               '<table:table-cell><text:p>A girl sings</text:p></table:table-cell>'
+               '<table:table-cell office:value-type="date" office:date-value="2026-12-05"><text:p>Dec 5</text:p></table:table-cell>'
+               '<table:table-cell office:value-type="currency" office:value="3.5"><text:p>EUR 3.50</text:p></table:table-cell>'
+               '</table:table-row></table:table></office:spreadsheet></office:body></office:document-content>')
+    document = OdfDocument.read(_package("spreadsheet", content), "in.ods", "ods")
+    assert document.texts == ["A red bike", "A girl sings", "Two dogs"]  # (the last: styles.xml's)
+    written = document.write(["Ein rotes Fahrrad", "Ein Mädchen singt", "Zwei Hunde"], "de")
+    cells = etree.fromstring(zipfile.ZipFile(io.BytesIO(written)).read("content.xml")).iter(f"{T}p")
+    assert [p.text for p in cells] == ["Ein rotes Fahrrad", "Ein Mädchen singt", "Dec 5", "EUR 3.50"]

@@ -18,7 +18,7 @@ def test_an_upload_is_its_lines_or_its_cues_and_its_name_without_folders():
     assert upload.write(["Ein schwarzer Hund springt."], "de") == (
         "1\n00:00:01,000 --> 00:00:02,000\nEin schwarzer\nHund springt.\n".encode())
     with pytest.raises(LibreError, match="file format not supported"):
-        read_upload("talk.xlsx", b"")
+        read_upload("talk.xls", b"")
 
 
 def test_the_last_files_are_kept_under_a_name_that_ends_in_their_own():

@@ -101,7 +101,7 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
     assert '<script>var a = "<p>A man</p>";</script>' in page and "A black dog" not in page and "<p>" in page
     assert page.startswith('<html lang="de">')
     # what cannot be translated: 400 with an error naming it; a name never given or no longer kept: 404
-    for name, content, words in (("a.xlsx", b"PK", "file format not supported"),
+    for name, content, words in (("a.xls", b"PK", "file format not supported"),
                                  ("a.srt", b"1\nA dog.\n", "a.srt: line 1: a subtitle block without a timing line"),
                                  ("a.txt", b"\xff", "a.txt: invalid UTF-8")):
         status, body, _ = server.request("POST", "/translate_file", *with_file(
@@ -214,8 +214,8 @@ def test_detect_and_the_web_clients_settings(server):
     status, body, _ = server.request("GET", "/frontend/settings")
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
-    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx", ".odt", ".odp", ".pdf",
-                                                ".xlf", ".xliff", ".po", ".pot"]
+    assert settings["supportedFilesFormat"] == [".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx", ".xlsx", ".odt",
+                                                ".odp", ".ods", ".pdf", ".xlf", ".xliff", ".po", ".pot"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 
