@@ -109,34 +109,37 @@ def translate_sharded(spec: EngineSpec, nproc: int, threads: int, lines: Iterabl
             shares = [_Share(number, chunk[i:i + size], first_line + i, cfg, output_format, input_format,
                              tuple(extras)) for i in range(0, len(chunk), size)]
             results = pool.map_async(_translate_share, shares)
-            _follow(progress, results, number, len(chunk), lambda n: done(first_line - 1 + n))
+            heard = _follow(progress, results, number, len(chunk), lambda n: done(first_line - 1 + n))
             for out, warnings, share_report in results.get():
                 for warning in warnings:
                     warn(warning)
                 report.failed += share_report.failed
                 report.sources.update(share_report.sources)
                 yield from out
+            if heard < len(chunk):  # a count still on its way (a loaded host): the chunk is done all the same
+                done(first_line - 1 + len(chunk))
             report.lines += len(chunk)
             first_line += len(chunk)
 
 
-def _follow(progress, results, chunk: int, lines: int, done: Callable[[int], None]) -> None:
+def _follow(progress, results, chunk: int, lines: int, done: Callable[[int], None]) -> int:
     """Pass on the workers' counts for `chunk` (of `lines` lines) as they come, until its `results`
     are in and every line is counted (a count still on its way when they are in is waited for,
-    5 s at most); at once where a worker failed."""
+    5 s at most); at once where a worker failed. Returns the lines counted."""
     heard = 0
     while heard < lines:
         if results.ready() and not results.successful():
-            return  # the failure is raised by results.get()
+            return heard  # the failure is raised by results.get()
         try:
             number, n = progress.get(timeout=0.1 if not results.ready() else 5)
         except queue.Empty:
             if results.ready():
-                return
+                return heard
             continue
         if number == chunk:  # a count left over from an earlier chunk is not this one's
             heard += n
             done(min(heard, lines))
+    return heard
 
 
 def sharding(nproc: int, spec: EngineSpec) -> Callable[..., Iterator[str]] | None:
