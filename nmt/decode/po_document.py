@@ -86,8 +86,11 @@ class PoDocument:
         encoding = charset.group(1).decode() if charset and charset.group(1) != b"CHARSET" else "utf-8"
         try:
             text = data.decode(encoding).removeprefix("\ufeff")
-        except (LookupError, UnicodeDecodeError) as e:
-            raise NmtError(f"{name}: cannot decode as {encoding} (the catalog's charset): {e}") from None
+        except LookupError:
+            raise NmtError(f"{name}: its charset {encoding} is not one Python knows") from None
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            raise NmtError(f"{name}:{line}: invalid {encoding} (the catalog's charset) at byte {e.start}") from None
         for number, line in enumerate(text.splitlines(), start=1):  # (polib takes an unclosed string for "")
             line = line.strip()
             if line and not line.startswith("#") and not _STRING_LINE.fullmatch(line):

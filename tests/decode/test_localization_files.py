@@ -225,8 +225,10 @@ def test_translate_writes_xliff_and_po_files_and_refuses_what_is_not_one(trained
             ("bad.xlf", "<xliff version='1.2'><file>\n<body></file></xliff>", "bad.xlf:2: not well-formed XML"),
             ("page.xlf", "<html/>", "page.xlf: not an XLIFF file (its root element is <html>, not <xliff>)"),
             ("old.xlf", "<xliff version='3.0'/>", "old.xlf: XLIFF version 3.0 is not one nmt reads (1.2 or 2.x)"),
-            ("bad.po", 'msgid "a"\nmsgstr "b\n', "bad.po:2: not a gettext catalog (a syntax error)")):
-        (tmp_path / name).write_text(content)
+            ("bad.po", 'msgid "a"\nmsgstr "b\n', "bad.po:2: not a gettext catalog (a syntax error)"),
+            ("latin.po", 'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Gr\xfc\xdfe"\n',
+             "latin.po:4: invalid UTF-8 (the catalog's charset) at byte")):
+        (tmp_path / name).write_bytes(content.encode("latin-1"))  # (ASCII, but for latin.po)
         result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / f"x.{name}")])
         one_line_error(result, problem)
         assert not (tmp_path / f"x.{name}").exists()
