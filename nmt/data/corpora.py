@@ -1,8 +1,8 @@
 """A recipe's split, whatever its storage. A split is one of:
 
-- a path stem: `{stem}.{src_lang}` and `{stem}.{tgt_lang}`, each plain or `.gz`;
-- a TSV file (`*.tsv` or `*.tsv.gz`): source in the first column, target in the second;
-- a translation memory (`*.tmx` or `*.tmx.gz`): its units in the two languages (nmt.data.tmx);
+- a path stem: `{stem}.{src_lang}` and `{stem}.{tgt_lang}`, each plain or compressed (`.gz`, `.xz`, `.bz2`);
+- a TSV file (`*.tsv`, or compressed likewise): source in the first column, target in the second;
+- a translation memory (`*.tmx`, or compressed likewise): its units in the two languages (nmt.data.tmx);
 - a Hugging Face dataset: `hf:NAME[:CONFIG]:SPLIT` (e.g. `hf:wmt14:de-en:train`, loaded with
   `datasets.load_dataset`), or `hf:FOLDER:SPLIT` for one written by `save_to_disk`. Rows hold
   a `translation` mapping {lang: text}, or one column per language.
@@ -10,15 +10,19 @@
 
 from __future__ import annotations
 
-from nmt.data.corpus import Corpus, HuggingFace, TextPair, Tsv
+from pathlib import Path
+
+from nmt.data.corpus import COMPRESSED, Corpus, HuggingFace, TextPair, Tsv
 from nmt.data.tmx import Tmx
 
 
 def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
     if spec.startswith("hf:"):
         return HuggingFace(spec, src_lang, tgt_lang)
-    if spec.endswith((".tsv", ".tsv.gz")):
+    name = Path(spec.lower())
+    kind = (name.with_suffix("") if name.suffix in COMPRESSED else name).suffix
+    if kind == ".tsv":
         return Tsv(spec)
-    if spec.lower().endswith((".tmx", ".tmx.gz")):
+    if kind == ".tmx":
         return Tmx(spec, src_lang, tgt_lang)
     return TextPair(spec, src_lang, tgt_lang)

@@ -7,8 +7,10 @@ names the file and line.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import zip_longest
@@ -19,25 +21,30 @@ from nmt.errors import NmtError
 from nmt.files import line_count
 
 
+# compressed files, read as their text wherever nmt reads a file of text: corpora, inputs to translate
+COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+
+
 def split_file(stem: str, lang: str) -> Path:
-    """The file of one side of a split: `{stem}.{lang}` or `{stem}.{lang}.gz`."""
-    for candidate in (Path(f"{stem}.{lang}"), Path(f"{stem}.{lang}.gz")):
+    """The file of one side of a split: `{stem}.{lang}`, or that name compressed (`.gz`, `.xz`, `.bz2`)."""
+    for candidate in (Path(f"{stem}.{lang}"), *(Path(f"{stem}.{lang}{suffix}") for suffix in COMPRESSED)):
         if candidate.is_file():
             return candidate
     hint = ""
     if Path(stem).is_file():  # one side's file, where the stem both sides share was wanted
-        hint = f"; a split is the stem its two files share: {Path(stem.removesuffix('.gz')).with_suffix('')}, not {stem}"
-    raise NmtError(f"{stem}.{lang}: file not found (also tried {stem}.{lang}.gz){hint}")
+        bare = Path(stem).with_suffix("") if Path(stem).suffix in COMPRESSED else Path(stem)
+        hint = f"; a split is the stem its two files share: {bare.with_suffix('')}, not {stem}"
+    raise NmtError(f"{stem}.{lang}: file not found (also tried it with {', '.join(COMPRESSED)}){hint}")
 
 
 @contextmanager
 def opened(path: Path) -> Iterator[BinaryIO]:
-    """`path`'s bytes (decompressed for .gz); a file that cannot be opened or read, then or while
-    it is read in the block, is an NmtError naming it."""
+    """`path`'s bytes (decompressed for .gz, .xz and .bz2); a file that cannot be opened or read,
+    then or while it is read in the block, is an NmtError naming it."""
     try:
-        with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as raw:
+        with COMPRESSED.get(path.suffix.lower(), open)(path, "rb") as raw:
             yield raw
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, lzma.LZMAError) as e:
         if isinstance(e, FileNotFoundError):
             raise NmtError(f"{path}: file not found") from None
         if isinstance(e, IsADirectoryError):

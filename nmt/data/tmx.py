@@ -1,5 +1,5 @@
-"""Translation memories (TMX, `*.tmx` or `*.tmx.gz`) as a parallel corpus: how OPUS, ParaCrawl,
-the EU's DGT-TM and CAT tools hand out their pairs.
+"""Translation memories (TMX: `*.tmx`, or compressed: `.tmx.gz`, `.xz`, `.bz2`) as a parallel
+corpus: how OPUS, ParaCrawl, the EU's DGT-TM and CAT tools hand out their pairs.
 
 Each translation unit (`<tu>`) holding a segment in both languages is one pair. A unit's
 variant (`<tuv>`) is in a language by its `xml:lang` (or TMX 1.1's `lang`), matched to the

@@ -16,14 +16,35 @@ from nmt.errors import NmtError
 from tests.conftest import TINY_DATA as TINY_DATA_DIR, prepared_tiny, tiny_recipe
 
 
-def test_read_lines_handles_bom_crlf_and_gzip(tmp_path):
+def _compressed(path):
+    """`path` compressed as .gz, .xz and .bz2, beside it."""
+    import bz2
+    import lzma
+
+    out = []
+    for suffix, compress in ((".gz", gzip.compress), (".xz", lzma.compress), (".bz2", bz2.compress)):
+        out.append(path.with_name(path.name + suffix))
+        out[-1].write_bytes(compress(path.read_bytes()))
+    return out
+
+
+def test_read_lines_handles_bom_crlf_and_compressed_files(tmp_path):
     plain = tmp_path / "a.txt"
     plain.write_bytes("\ufeffeins\r\nzwei\r\n\r\ndrei".encode())
     assert list(read_lines(plain)) == ["eins", "zwei", "", "drei"]
-    packed = tmp_path / "a.txt.gz"
-    with gzip.open(packed, "wb") as f:
-        f.write(plain.read_bytes())
-    assert list(read_lines(packed)) == ["eins", "zwei", "", "drei"]
+    for packed in _compressed(plain):
+        assert list(read_lines(packed)) == ["eins", "zwei", "", "drei"], packed
+    (tmp_path / "bad.xz").write_bytes(b"not xz at all")
+    with pytest.raises(NmtError, match="bad.xz: cannot read"):
+        list(read_lines(tmp_path / "bad.xz"))
+    # a split's sides compressed alike
+    from nmt.data.corpora import open_corpus
+
+    (tmp_path / "c.en").write_text("a dog\n")
+    (tmp_path / "c.de").write_text("ein Hund\n")
+    _compressed(tmp_path / "c.en"), _compressed(tmp_path / "c.de")
+    (tmp_path / "c.en").unlink(), (tmp_path / "c.de").unlink(), (tmp_path / "c.en.gz").unlink()
+    assert list(open_corpus(str(tmp_path / "c"), "en", "de").pairs()) == [("a dog", "ein Hund")]  # .xz, then .gz
 
 
 @pytest.mark.parametrize("content", [b"", b"\n", b"a", b"a\n", b"a\nb", "\ufeffa\r\nb\r\n\r\n".encode(), b"a\x0cb\nc\xe2\x80\xa8d\n",
@@ -34,10 +55,9 @@ def test_count_lines_counts_what_read_lines_yields(tmp_path, content):
     """The count behind `nmt translate`'s bar: raw bytes, 1 MiB at a time, equal to the lines read."""
     from nmt.data.corpus import count_lines
 
-    plain, packed = tmp_path / "a.txt", tmp_path / "a.txt.gz"
+    plain = tmp_path / "a.txt"
     plain.write_bytes(content)
-    packed.write_bytes(gzip.compress(content))
-    for path in (plain, packed):
+    for path in (plain, *_compressed(plain)):
         assert count_lines(path) == len(list(read_lines(path)))
     with pytest.raises(NmtError, match="missing.txt: file not found"):
         count_lines(tmp_path / "missing.txt")
