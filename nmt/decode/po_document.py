@@ -4,7 +4,8 @@ review.
 
 Each message without a translation is translated; one already translated (or fuzzy) is kept as it
 is, and so are obsolete ones (#~). A message of several lines is translated line by line, its
-line breaks and each line's edge spaces kept. A plural message's singular fills msgstr[0] and its
+line breaks and each line's edge spaces kept, and ICU MessageFormat's plural and select branch by
+branch, its syntax kept (nmt.decode.text.messages). A plural message's singular fills msgstr[0] and its
 plural the other forms, as many as the header's Plural-Forms has (a template's header is given the
 target language's from gettext's rules, where PLURAL_FORMS knows them). Each message translated is marked `fuzzy`, as gettext marks a guess:
 msgfmt leaves it out of the compiled catalog until a translator has checked it and removed the
@@ -19,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from nmt.decode.text.markup import looks_like_markup
+from nmt.decode.text.messages import message_parts
 from nmt.data.languages import language_tag, two_letter
 from nmt.errors import NmtError
 
@@ -43,7 +45,6 @@ PLURAL_FORMS = {
     "ar": "nplurals=6; plural=(n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5);",
 }
 _CHARSET = re.compile(rb"charset=([A-Za-z0-9_.:-]+)")
-_LINE = re.compile(r"^(\s*)(.*?)(\s*)$", re.S)
 _STRING_LINE = re.compile(r'(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"')
 
 
@@ -60,20 +61,27 @@ def from_markup(translation: str, source: str) -> str:
 
 
 @dataclass
-class _Piece:
-    """One line of a message to translate, and where its translation goes."""
+class _Message:
+    """A message's singular or plural to translate, cut into parts (nmt.decode.text.messages)."""
     entry: object  # polib's POEntry
     field: str  # "msgid" or "msgid_plural"
-    line: int  # its line within the message
-    text: str  # as_markup of the line without its edge spaces
+    markup: str  # as_markup of its text
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+    def translated(self, translations) -> str:
+        """Its translation, from an iterator of its parts' translations."""
+        return from_markup("".join(part.written(next(translations)) if part.translated else part.text
+                                   for part in self.parts), self.markup)
 
 
 class PoDocument:
     """A .po or .pot file read for translation: its `texts` (the untranslated messages' lines) in,
     the catalog with their translations out (`write`)."""
 
-    def __init__(self, catalog, pieces: list[_Piece]):
-        self.catalog, self.pieces = catalog, pieces
+    def __init__(self, catalog, messages: list[_Message]):
+        self.catalog, self.messages = catalog, messages
         self.warnings: list[str] = []
 
     @classmethod
@@ -102,37 +110,27 @@ class PoDocument:
             where = re.search(r"\(line (\d+)\)", str(e))
             raise NmtError(f"{name}:{where.group(1)}: not a gettext catalog (a syntax error)" if where else
                            f"{name}: not a gettext catalog ({e})") from None
-        pieces = []
-        for entry in catalog:
-            if entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid:
-                continue
-            for field in ("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",):
-                for line, content in enumerate(getattr(entry, field).split("\n")):
-                    if content.strip():
-                        pieces.append(_Piece(entry, field, line, as_markup(content.strip())))
-        return cls(catalog, pieces)
+        messages = [_Message(entry, field, as_markup(getattr(entry, field))) for entry in catalog
+                    if not (entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid)
+                    for field in (("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",))]
+        return cls(catalog, messages)
 
     @property
     def texts(self) -> list[str]:
-        return [piece.text for piece in self.pieces]
+        """Each message's parts to translate: its lines, its ICU branches."""
+        return [part.model_text for message in self.messages for part in message.parts if part.translated]
 
     @property
     def numbers(self) -> list[int]:
         """Each text's line in the file: its message's (for warnings)."""
-        return [piece.entry.linenum for piece in self.pieces]
+        return [message.entry.linenum for message in self.messages for part in message.parts if part.translated]
 
     def write(self, translations: list[str], target: str) -> bytes:
         nplurals = self._plural_forms(target)
-        done: dict[tuple[int, str], list[str]] = {}
-        for piece, translation in zip(self.pieces, translations):
-            key = (id(piece.entry), piece.field)
-            if key not in done:
-                done[key] = getattr(piece.entry, piece.field).split("\n")
-            lead, _, trail = _LINE.match(done[key][piece.line]).groups()
-            done[key][piece.line] = lead + from_markup(translation, piece.text) + trail
-        for entry in dict.fromkeys(piece.entry for piece in self.pieces):
-            singular, plural = ("\n".join(done.get((id(entry), field)) or getattr(entry, field).split("\n"))
-                                for field in ("msgid", "msgid_plural"))
+        translated = iter(translations)
+        done = {(id(message.entry), message.field): message.translated(translated) for message in self.messages}
+        for entry in dict.fromkeys(message.entry for message in self.messages):
+            singular, plural = (done.get((id(entry), field), getattr(entry, field)) for field in ("msgid", "msgid_plural"))
             if entry.msgid_plural:  # (a language of one form uses it for every number: the plural's words)
                 forms = range(nplurals) if nplurals else sorted(entry.msgstr_plural) or [0, 1]
                 entry.msgstr_plural = {form: singular if form == 0 and nplurals != 1 else plural for form in forms}
@@ -154,7 +152,7 @@ class PoDocument:
         language = self.catalog.metadata.get("Language") or target
         rule = PLURAL_FORMS.get(language_tag(language).replace("-", "_")) or PLURAL_FORMS.get(two_letter(language) or "")
         if rule is None:
-            if any(piece.entry.msgid_plural for piece in self.pieces):
+            if any(message.entry.msgid_plural for message in self.messages):
                 self.warnings.append(f"no Plural-Forms for {language} in its header: plural messages are given two "
                                      "forms; set Plural-Forms before compiling it")
             return None

@@ -9,7 +9,8 @@ empty one (each `<mrk mtype="seg">` of its `<seg-source>` apart, where it has on
 translate="no" (on the unit or on a group or file around it). A translation is marked as a
 machine's: 1.2 `state="needs-review-translation"` with `state-qualifier="leveraged-mt"`, 2.x
 `state="translated"` with `subState="nmt:mt"`. A segment of several lines is translated line by
-line, its line breaks and each line's edge spaces kept (but for a break inside a paired code).
+line, its line breaks and each line's edge spaces kept (but for a break inside a paired code), and
+ICU MessageFormat's plural and select branch by branch, its syntax kept (nmt.decode.text.messages).
 
 Inline codes are kept. A paired code around words (1.2 `<g>`, 2.x `<pc>`, `<mrk>`) is an element
 of the translation's markup, so it goes around the words aligned to the ones it wrapped; every
@@ -28,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from nmt.data.languages import language_tag, two_letter
+from nmt.decode.text.messages import message_parts
 from nmt.errors import NmtError
 
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -109,25 +111,8 @@ class _Segment:
     codes: list  # its inline codes, by number
 
     def __post_init__(self):
-        # its lines, each (leading space, markup, trailing space), translated apart where no code spans them
-        self.lines = [_LINE.match(line).groups() for line in _lines(self.text)]
-
-
-_LINE = re.compile(r"^(\s*)(.*?)(\s*)$", re.S)
-
-
-def _lines(markup: str) -> list[str]:
-    """A segment's markup cut at its line breaks (a message of several lines, a text ending in a
-    line break), but for those inside a paired code."""
-    lines, start, depth = [], 0, 0
-    for match in re.finditer(r"\n|<(/?)f\d+>", markup):
-        if match.group(0) == "\n":
-            if depth == 0:
-                lines.append(markup[start:match.start()])
-                start = match.end()
-        else:
-            depth += -1 if match.group(1) else 1
-    return [*lines, markup[start:]]
+        # its lines and ICU branches, translated apart (nmt.decode.text.messages)
+        self.parts = message_parts(self.text)
 
 
 def _insert_after(anchor, element) -> None:
@@ -185,22 +170,22 @@ class XliffDocument:
 
     @property
     def texts(self) -> list[str]:
-        """Each segment's lines that hold more than spaces."""
-        return [line[1] for segment in self.segments for line in segment.lines if line[1]]
+        """Each segment's parts to translate: its lines, its ICU branches."""
+        return [part.model_text for segment in self.segments for part in segment.parts if part.translated]
 
     @property
     def numbers(self) -> list[int]:
         """Each text's line in the file (for warnings)."""
-        return [(segment.source.sourceline or 0) + number for segment in self.segments
-                for number, line in enumerate(segment.lines) if line[1]]
+        return [(segment.source.sourceline or 0) + segment.text[:segment.text.find(part.text)].count("\n")
+                for segment in self.segments for part in segment.parts if part.translated]
 
     def write(self, translations: list[str], target: str) -> bytes:
         from lxml import etree
 
         translated = iter(translations)
         for segment in self.segments:
-            lines = [lead + (next(translated) if text else "") + trail for lead, text, trail in segment.lines]
-            _fill(segment.target, _spaced_as_in("\n".join(lines), segment.text), segment.codes)
+            text = "".join(part.written(next(translated)) if part.translated else part.text for part in segment.parts)
+            _fill(segment.target, _spaced_as_in(text, segment.text), segment.codes)
             if self.version == 1:  # on the target (around a segmented unit's mrk)
                 element = next(e for e in (segment.target, *segment.target.iterancestors()) if _local(e.tag) == "target")
                 element.set("state", "needs-review-translation")

@@ -149,6 +149,23 @@ def test_an_xliff_segment_of_several_lines_is_translated_line_by_line():
 
 
 @needs_lxml
+@needs_polib
+def test_icu_plurals_are_translated_branch_by_branch_in_xliff_and_po():
+    from nmt.decode.po_document import PoDocument
+
+    icu = "You have {count, plural, one {# new message} other {# new messages}}."
+    document = _xliff(f'<xliff version="2.0" srcLang="en"><file id="f"><unit id="1"><segment><source>{icu}</source>'
+                      "</segment></unit></file></xliff>")
+    assert document.texts == ["You have", "{__n__} new message", "{__n__} new messages"]
+    written = etree.fromstring(document.write(["Sie haben", "{__n__} neue Nachricht", "{__n__} neue Nachrichten"], "de"))
+    assert written.find(".//target").text == "Sie haben {count, plural, one {# neue Nachricht} other {# neue Nachrichten}}."
+    catalog = PoDocument.read(f'msgid ""\nmsgstr ""\n\nmsgid "{icu}"\nmsgstr ""\n'.encode(), "in.po")
+    assert catalog.texts == document.texts
+    written = polib.pofile(catalog.write(["Sie haben", "{__n__} neue Nachricht", "{__n__} neue Nachrichten"], "de").decode())
+    assert written[0].msgstr == "Sie haben {count, plural, one {# neue Nachricht} other {# neue Nachrichten}}."
+
+
+@needs_lxml
 def test_xliff_in_utf16_comes_back_in_utf16():
     data = codecs.BOM_UTF16_LE + XLIFF_2.replace("UTF-8", "UTF-16").encode("utf-16-le")
     document = _xliff(data)

@@ -1,0 +1,116 @@
+"""A program's message (a gettext msgid, an XLIFF segment) cut into the parts the model translates
+and the parts kept as written: its line breaks and each line's edge spaces, and the syntax of ICU
+MessageFormat's plural and select ("{count, plural, =0 {no files} one {# file} other {# files}}",
+as Angular, FormatJS and i18next write them), whose every branch is translated apart, so that the
+syntax stays whole and the program can still read it. In a plural branch "#" stands for the
+number: the model is given a placeholder instead, which markup keeps (nmt.decode.text.markup), and
+it is written back as "#".
+
+Works on inline markup: a cut never falls inside a paired element (<f1>...</f1>, a line break in
+it stays); a message whose ICU syntax does not parse, or would be cut there, is cut at its lines
+alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ICU_START = re.compile(r"\{\s*[\w.]+\s*,\s*(plural|selectordinal|select)\s*,\s*(?:offset\s*:\s*\d+\s*)?")
+_SELECTOR = re.compile(r"\s*(?:=\s*-?\d+|[\w-]+)\s*\{")
+_CLOSING = re.compile(r"\s*\}")
+_NUMBER = "{__n__}"  # a plural branch's "#", as the model is given it
+_PAIRED = re.compile(r"<(/?)f\d+>")
+
+
+@dataclass(frozen=True)
+class Part:
+    text: str
+    translated: bool  # False: kept as written (spaces, line breaks, ICU syntax)
+    plural: bool = False  # a plural branch's text, whose "#" is the number
+
+    @property
+    def model_text(self) -> str:
+        """The text as the model is given it."""
+        return self.text.replace("#", _NUMBER) if self.plural else self.text
+
+    def written(self, translation: str) -> str:
+        """The model's translation of `model_text` as written back."""
+        return translation.replace(_NUMBER, "#") if self.plural else translation
+
+
+def message_parts(text: str) -> list[Part]:
+    """`text` as parts that join into it again; each translated part holds no line break, has no
+    space at its ends, and holds a letter or a digit."""
+    cuts = _icu_parts(text, plural=False)
+    if cuts is None or not _outside_elements(text, cuts):
+        cuts = [Part(text, True)]
+    parts: list[Part] = []
+    for cut in cuts:
+        if not cut.translated:
+            parts.append(cut)
+            continue
+        for number, line in enumerate(_lines(cut.text)):
+            if number:
+                parts.append(Part("\n", False))
+            core = line.strip()
+            if not any(c.isalnum() for c in core):
+                parts.append(Part(line, False))
+                continue
+            start = line.index(core)
+            parts += [Part(line[:start], False), Part(core, True, cut.plural), Part(line[start + len(core):], False)]
+    return [part for part in parts if part.text]
+
+
+def _lines(markup: str) -> list[str]:
+    """Markup cut at its line breaks, but for those inside a paired element."""
+    lines, start, depth = [], 0, 0
+    for match in re.finditer(r"\n|<(/?)f\d+>", markup):
+        if match.group(0) != "\n":
+            depth += -1 if match.group(1) else 1
+        elif depth == 0:
+            lines.append(markup[start:match.start()])
+            start = match.end()
+    return [*lines, markup[start:]]
+
+
+def _icu_parts(text: str, plural: bool) -> list[Part] | None:
+    """`text` cut at its ICU syntax, its branches' texts cut likewise (None: it does not parse)."""
+    parts: list[Part] = []
+    at = 0
+    while (start := _ICU_START.search(text, at)) is not None:
+        parts.append(Part(text[at:start.start()], True, plural))
+        branch_is_plural = start.group(1) != "select"
+        syntax, position = start.group(0), start.end()
+        while not (closing := _CLOSING.match(text, position)):
+            selector = _SELECTOR.match(text, position)
+            end = _matching_brace(text, selector.end()) if selector else None
+            inner = _icu_parts(text[selector.end():end], branch_is_plural) if end is not None else None
+            if inner is None:
+                return None
+            parts += [Part(syntax + selector.group(0), False), *inner]
+            syntax, position = "}", end + 1
+        parts.append(Part(syntax + closing.group(0), False))
+        at = closing.end()
+    parts.append(Part(text[at:], True, plural))
+    return [part for part in parts if part.text]
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    """Where the brace that closes a message beginning at `start` stands (None: never closed)."""
+    depth = 1
+    for position in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[position], 0)
+        if depth == 0:
+            return position
+    return None
+
+
+def _outside_elements(text: str, parts: list[Part]) -> bool:
+    """Whether each cut between `parts` falls outside every paired element of the markup."""
+    at = 0
+    for part in parts[:-1]:
+        at += len(part.text)
+        if sum(-1 if m.group(1) else 1 for m in _PAIRED.finditer(text, 0, at)):
+            return False
+    return True

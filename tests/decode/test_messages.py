@@ -1,0 +1,44 @@
+"""Programs' messages cut into what is translated and what is kept (nmt.decode.text.messages):
+lines and ICU MessageFormat's plural and select, checked by hand; the parts always join into the
+message again."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmt.decode.text.messages import message_parts
+
+
+def _cut(text: str) -> list:
+    parts = message_parts(text)
+    assert "".join(part.text for part in parts) == text
+    return [(part.model_text,) if part.translated else part.text for part in parts]
+
+
+def test_each_branch_of_a_plural_or_select_is_translated_apart_its_syntax_kept():
+    assert _cut("You have {count, plural, =0 {no messages} one {# message} other {# messages}}.") == [
+        ("You have",), " ", "{count, plural, =0 {", ("no messages",), "} one {", ("{__n__} message",),
+        "} other {", ("{__n__} messages",), "}}", "."]
+    assert _cut("{gender, select, female {She sings #1} other {They sing}}") == [
+        "{gender, select, female {", ("She sings #1",), "} other {", ("They sing",), "}}"]  # "#": the number in plurals only
+    assert _cut("{n, plural, offset:1 =0 {nobody} other {{name} and # others}}") == [
+        "{n, plural, offset:1 =0 {", ("nobody",), "} other {", ("{name} and {__n__} others",), "}}"]
+    # nested: a select inside a plural's branch
+    assert _cut("{n, plural, one {{g, select, f {her dog} other {their dog}}} other {# dogs}}") == [
+        "{n, plural, one {", "{g, select, f {", ("her dog",), "} other {", ("their dog",), "}}", "} other {",
+        ("{__n__} dogs",), "}}"]
+
+
+def test_the_number_of_a_plural_branch_is_written_back_as_it_was():
+    [part] = [p for p in message_parts("{n, plural, other {# files}}") if p.translated]
+    assert part.written("{__n__} Dateien") == "# Dateien"
+
+
+@pytest.mark.parametrize("text", ["broken {n, plural, one {x}", "{n, plural, one x}", "<f1>{n, plural, one {x} other {y}}</f1>"])
+def test_syntax_that_does_not_parse_or_lies_inside_an_element_leaves_the_message_whole(text):
+    assert _cut(text) == [(text,)]
+
+
+def test_lines_are_translated_apart_their_breaks_and_edge_spaces_kept():
+    assert _cut("Usage: run\n  A <f1>big\ndog</f1>.\n\n...") == [
+        ("Usage: run",), "\n", "  ", ("A <f1>big\ndog</f1>.",), "\n", "\n", "..."]  # a break inside an element stays
