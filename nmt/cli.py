@@ -104,6 +104,8 @@ def translate(
         help="Rerank the beam's N best (decode.rerank.candidates) with decode.rerank's models and weights.")] = None,
     glossary: Annotated[Optional[Path], typer.Option(
         help="Terms to translate as given: a file of source term, tab, translation, a line (decode.glossary).")] = None,
+    memory: Annotated[Optional[str], typer.Option(
+        help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
@@ -145,7 +147,7 @@ def translate(
     folder (other files copied).
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,
-    --top-p, --epsilon and --glossary are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
+    --top-p, --epsilon, --glossary and --memory are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
     of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
     from nmt.decode.sharded import EngineSpec, sharding
@@ -157,7 +159,8 @@ def translate(
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon,
-        "mbr.candidates": mbr, "rerank.candidates": rerank, "glossary": glossary and str(glossary)}, set_ or [])
+        "mbr.candidates": mbr, "rerank.candidates": rerank, "glossary": glossary and str(glossary),
+        "memory": memory}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     if input != "-" and Path(input).is_dir():
         return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc)

@@ -637,6 +637,9 @@ class DecodeConfig(Section):
     # A glossary file (source term, a tab, its translation: a term a line) whose terms each sentence
     # holding one must translate as given, by the constrained search (nmt.decode.glossary); null: none.
     glossary: str | None = None
+    # A translation memory (a TMX or TSV file, or a path stem of two files, in the model's
+    # direction): a line it holds exactly is given its translation there (nmt.decode.memory); null: none.
+    memory: str | None = None
     mbr: MbrConfig = MbrConfig()
     rerank: RerankConfig = RerankConfig()
 

@@ -22,6 +22,7 @@ from nmt.config import (DecodeConfig, Recipe, apply_override, load_recipe, recip
 from nmt.data.languages import Controls
 from nmt.data.words import word_spans
 from nmt.decode.engines.capabilities import refusal
+from nmt.decode.memory import memory_of
 from nmt.decode.request import Line
 from nmt.decode.rows import direction, source_pieces, source_reads
 from nmt.decode.search import Hypothesis
@@ -87,9 +88,22 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     nmt.decode.rows.search_rows says what prefixes, constraints, language tokens (`controls`) and
     `extras` do. A line with a prefix or constraints is translated as it is written. `finished` hears, after each
     batch, the indices of the requests whose translations it completed (for a count of progress).
+    A line that decode.memory holds is given its translation there (nmt.decode.memory).
     Beside an engine with threads of its own, torch works on one thread (torch_on_one_thread)."""
-    with torch_on_one_thread() if translator.capabilities.own_threads else contextlib.nullcontext():
-        return _translate(translator, requests, cfg, warn, first_line, extras, finished)
+    remembered = memory_of(translator, cfg)
+    found = [remembered(r.text) if remembered and not (r.prefix or r.constraints) else None for r in requests]
+    results = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in found]
+    rest = [i for i, text in enumerate(found) if text is None]
+    if len(rest) < len(requests):
+        finished([i for i, text in enumerate(found) if text is not None])
+    if rest:
+        with torch_on_one_thread() if translator.capabilities.own_threads else contextlib.nullcontext():
+            translated = _translate(translator, [requests[i] for i in rest], cfg,
+                                    naming_lines(warn, [first_line + i for i in rest]), 1, extras,
+                                    lambda done: finished([rest[j] for j in done]))
+        for i, hyps in zip(rest, translated):
+            results[i] = hyps
+    return results
 
 
 def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], first_line: int,

@@ -140,6 +140,7 @@ def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, t
                note: Callable[[str], None]) -> ServedModels:
     from nmt.decode.engines.engine import load_engine
     from nmt.decode.glossary import glossary_of
+    from nmt.decode.memory import memory_of
     from nmt.decode.translate import decode_settings
     from nmt.decode.warm_up import warm_up
 
@@ -151,7 +152,8 @@ def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, t
         if decode_from or overrides:  # the defaults each request starts from
             cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
             translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
-        glossary_of(translator, translator.recipe.decode)  # a glossary that cannot be used stops here
+        glossary_of(translator, translator.recipe.decode)  # a glossary or memory that cannot be used stops here
+        memory_of(translator, translator.recipe.decode)
         models.append(Served(translator, str(path), spec=LoadSpec(str(path), device, engine, compute_type, threads)))
     modes = resolve_worker_modes(worker_mode, workers, [(m.spec, m.translator.capabilities.name) for m in models])
     for model, mode in zip(models, modes):

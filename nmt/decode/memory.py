@@ -1,0 +1,50 @@
+"""A translation memory (`nmt translate --memory FILE`, decode.memory): translations a person has
+already made, reused where the same text comes again.
+
+The memory is any parallel corpus nmt reads (nmt.data.corpora: a TMX file, a TSV file, a path
+stem of two files), in the model's direction. A line (a document's paragraph, a segment, a cue)
+that the memory holds exactly, its runs of spaces aside, is given the memory's translation as it
+stands, without the model; where a source is in the memory twice, its first translation is taken.
+A line with a prefix or constraints of its own is translated. Such a line has no alignment nor
+token scores (jsonl's --alignments, --token-scores), and its n-best is that one translation.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+from nmt.errors import NmtError
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split())
+
+
+@functools.lru_cache(maxsize=2)
+def _read(spec: str, stamp: tuple, src_lang: str, tgt_lang: str) -> dict[str, str]:
+    from nmt.data.corpora import open_corpus
+
+    translations: dict[str, str] = {}
+    for source, target in open_corpus(spec, src_lang, tgt_lang).pairs():
+        if source.strip() and target.strip():
+            translations.setdefault(_key(source), target.strip())
+    return translations
+
+
+def memory_of(translator, cfg) -> Callable[[str], str | None] | None:
+    """The decode settings' translation memory as a lookup (a line -> its translation or None),
+    read once while its files are unchanged; None without one."""
+    if not cfg.memory:
+        return None
+    from nmt.decode.rows import direction
+
+    src_lang, tgt_lang = direction(translator, None)
+    files = sorted(Path(cfg.memory).parent.glob(Path(cfg.memory).name + "*"))
+    stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
+    try:
+        translations = _read(cfg.memory, stamp, src_lang, tgt_lang)
+    except NmtError as e:
+        raise NmtError(f"decode.memory: {e}") from None
+    return lambda line: translations.get(_key(line))
