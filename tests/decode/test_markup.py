@@ -27,6 +27,9 @@ def tags(line: str) -> Counter:
 
 
 def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
+    # programs' placeholders, in plain text too; one that labels the line with its colon
+    assert spans("%s: delete {count} files from %(dir)s, {{ user }}, at 50% off") == [
+        "%s:", "{count}", "%(dir)s", "{{ user }}", "50%"]
     # a number with its unit of measure, but for a plain number before a word kept in place ("50 km")
     assert spans("Over a 1.5 m fence, the 100m dash at 30°C, 25 °C or 60 mph; 5 in a row, the 1950s, 10 ms.") == [
         "1.5 m", "100m", "30°C", "25 °C", "60 mph", "5", "10"]

@@ -35,22 +35,15 @@ from dataclasses import dataclass, field
 
 from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
 from nmt.decode.text.markdown import markdown_pieces
-from nmt.decode.text.verbatim import unreadable_spans, verbatim_spans
+from nmt.decode.text.verbatim import PLACEHOLDER, unreadable_spans, verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
 
 TAG = re.compile(r"""<(?P<close>/)?(?P<name>[A-Za-z][\w:.-]*)"""
                   r"""(?:\s+[^\s=/>"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*(?P<self>/)?>""")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-# Placeholders of the formats programs' messages are written in: Python's and .NET's {0}, {name!r},
-# {value:,.2f} and template engines' {{ name }} (with JavaScript's ${name}); printf's %s, %5.2f, %-10s,
-# %1$s, Python's %(name)s and %r, Objective-C's %@, %% (a percent sign); Qt's %1. A space is not
-# taken as printf's flag, so that "50% discount" stays text.
-_PLACEHOLDER = re.compile(r"\$?\{\{\s*[\w.\[\]-]+\s*\}\}|\$?\{[\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
-                          r"|%(?:\(\w+\)|\d+\$)?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t)?[diouxXeEfFgGcrsaAp@]"
-                          r"|%%|%\d{1,2}(?![\d$])")
 _DECLARATION = re.compile(r"<![^>]*>|<\?[^>]*>")  # <!DOCTYPE html>, <?xml ...?>
-_MARKUP = re.compile(f"{_COMMENT.pattern}|{TAG.pattern}|{_PLACEHOLDER.pattern}", re.S)
+_MARKUP = re.compile(f"{_COMMENT.pattern}|{TAG.pattern}|{PLACEHOLDER.pattern}", re.S)
 # HTML elements without content: <br> is complete without "/>"
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
                   "source", "track", "wbr"})

@@ -1,4 +1,4 @@
-"""Text a translation copies unchanged: numbers (with their unit: "1.5 m", "100m", "30 °C"), dates,
+"""Text a translation copies unchanged: programs' placeholders ("%s", "{0}", "{{ name }}"), numbers (with their unit: "1.5 m", "100m", "30 °C"), dates,
 times ("5 pm"), prices, URLs, e-mail addresses, emoji and emoticons (":)"), @mentions and
 #hashtags, and codes such as "C-3PO" or "COVID-19" (letters with digits and a capital). A model rarely copies what it seldom saw in
 training (it rewrites "42" or drops a URL), so such spans are taken out of the line before
@@ -51,8 +51,16 @@ _EMOJI = f"(?:{_PICTOGRAPH}[\uFE0F\U0001F3FB-\U0001F3FF]*(?:\u200D{_PICTOGRAPH}[
 # spaces (or before a sentence's punctuation), so that "10:30", "http://" and "8)" stay what they are.
 _EMOTICON = r"(?:[:;=][-'^]?[)(\]\[DPpOo/\\|*3]|[xX]D|<\/?3|\^_?\^)"
 
+# Placeholders of the formats programs' messages are written in: Python's and .NET's {0}, {name!r},
+# {value:,.2f} and template engines' {{ name }} (with JavaScript's ${name}); printf's %s, %5.2f, %-10s,
+# %1$s, Python's %(name)s and %r, Objective-C's %@, %% (a percent sign); Qt's %1. A space is not
+# taken as printf's flag, so that "50% discount" stays text.
+PLACEHOLDER = re.compile(r"\$?\{\{\s*[\w.\[\]-]+\s*\}\}|\$?\{[\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
+                         r"|%(?:\(\w+\)|\d+\$)?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t)?[diouxXeEfFgGcrsaAp@]"
+                         r"|%%|%\d{1,2}(?![\d$])")
+
 _VERBATIM = re.compile(
-    rf"(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
+    rf"(?P<placeholder>{PLACEHOLDER.pattern})|(?P<url>{_URL})|(?P<email>(?<!{_WORD_CHAR})(?<![.+-]){_EMAIL})|(?P<emoji>{_EMOJI})"
     rf"|(?<!\S)(?P<emoticon>{_EMOTICON})(?=$|\s|[.,!?])"
     rf"|(?<!{_WORD_CHAR})(?<![-:])(?P<time>{_TIME})(?!{_WORD_CHAR})"
     rf"|(?<!{_WORD_CHAR})(?<!-)(?P<measure>{_NUMBER}{_UNIT})(?!{_WORD_CHAR}|[-/])"
