@@ -591,8 +591,8 @@ class DecodeConfig(Section):
     # where the output ends in a full stop instead, or in a letter, the mark takes its place, as the
     # target language writes it (nmt.decode.text.end_marks). false: the model's own ending.
     end_marks: bool = True
-    # Numbers, URLs, e-mail addresses, emoji, codes such as "C-3PO" and placeholders ("%s", "{0}") are copied into the output
-    # unchanged, placed by word alignment (nmt.decode.text.verbatim), and a list's marker ("- ",
+    # Numbers, URLs, e-mail addresses, emoji, codes such as "C-3PO" and placeholders ("%s", "{0}")
+    # are copied into the output unchanged, placed by word alignment (nmt.decode.text.verbatim), and a list's marker ("- ",
     # "1. ") or indentation is written in front of its line's translation (nmt.decode.text.list_markers); false:
     # the model translates them.
     copy_verbatim: bool = True
