@@ -116,6 +116,11 @@ class PoDocument:
         return cls(catalog, messages)
 
     @property
+    def target_language(self) -> str | None:
+        """The language the catalog is for (its header's Language), or None (a template)."""
+        return self.catalog.metadata.get("Language") or None
+
+    @property
     def texts(self) -> list[str]:
         """Each message's parts to translate: its lines, its ICU branches."""
         return [part.model_text for message in self.messages for part in message.parts if part.translated]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, ValidationError
 
-from nmt.data.languages import Controls, direction_controls
+from nmt.data.languages import Controls, direction_controls, language_match
 from nmt.data.source_language import AUTO, SourceGuess
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
@@ -197,3 +197,28 @@ def hypothesis_record(translator, h: Hypothesis) -> dict:
     if h.selection is not None:
         out["selection"] = round(h.selection, 4)
     return out
+
+
+def document_target(engine: Engine, stated: str | None, warn: Callable[[str], None]) -> Controls | None:
+    """The language tokens of the target a document names (an XLIFF file's target-language, a
+    gettext catalog's Language), for a multilingual model whose target was not chosen (--tgt-lang):
+    the model's code for that language (deu_Latn for de-DE; nmt.data.languages.language_match).
+    None: the run's direction, where the document names none, the model has one target, or it does
+    not translate into the one named (warned)."""
+    data = engine.recipe.data
+    if not stated or getattr(engine, "target_chosen", True) or data.language_token == "none":
+        return None
+    codes = data.target_languages()
+    best = max(codes, key=lambda code: language_match(code, stated))
+    current = (engine.controls.languages or (data.src_lang, data.tgt_lang))[1]
+    if not language_match(best, stated):
+        warn(f"its target language {stated} is not one the model translates into; translated into {current} "
+             "(--tgt-lang chooses another)")
+        return None
+    if best == current:
+        return None
+    try:
+        return LineDirections(engine).of("", 0, tgt_lang=best)
+    except RequestRefused as e:
+        warn(f"its target language {stated}: {str(e).removeprefix('line 0: ')}; translated into {current}")
+        return None

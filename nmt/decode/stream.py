@@ -26,7 +26,7 @@ from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
 from nmt.data.words import without_segmenter
-from nmt.decode.request import Line, LineDirections, check_request, hypothesis_record, parse_request
+from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_document import MarkdownDocument
 from nmt.decode.rows import direction
@@ -241,11 +241,13 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     name = "<stdin>" if source == "-" else source
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     document = read_document(kind, data, name, cfg.pdf_font)
-    requests = [Line(text, markup=True) for text in document.texts]
+    # a multilingual model translates a localization file into the language it names
+    controls = document_target(translator, getattr(document, "target_language", None), lambda m: warn(f"{name}: {m}"))
+    requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "xlsx": "string", "ods": "cell paragraph"}.get(
         kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
-    content = document.write(translations, direction(translator, None)[1])
+    content = document.write(translations, direction(translator, controls)[1])
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
         warn(f"{name}: {message}")
     if output == "-":

@@ -169,6 +169,15 @@ class XliffDocument:
         return cls(tree, int(version[0]), segments, declaration.group(0) if declaration else None, end)
 
     @property
+    def target_language(self) -> str | None:
+        """The language the file says it is translated into (its first file's, in 1.2), or None."""
+        root = self.tree.getroot()
+        if self.version == 2:
+            return root.get("trgLang")
+        first = next(root.iter(f"{root.tag[:-len('xliff')]}file"), None)
+        return first.get("target-language") if first is not None else None
+
+    @property
     def texts(self) -> list[str]:
         """Each segment's parts to translate: its lines, its ICU branches."""
         return [part.model_text for segment in self.segments for part in segment.parts if part.translated]

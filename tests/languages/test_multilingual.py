@@ -292,3 +292,27 @@ def test_back_translate_writes_an_aligned_corpus_and_refuses_a_missing_file(trai
     one_line_error(runner.invoke(app, ["back-translate", "-c", ckpt, "-i", str(tmp_path / "none.en"),
                                        "-o", str(tmp_path / "x")]), "none.en")
     assert not list(tmp_path.glob("x.*"))
+
+
+def test_a_localization_file_is_translated_into_the_language_it_names(multilingual, toy_corpus, tmp_path):
+    """An XLIFF file's target-language (and a catalog's Language) chooses a multilingual model's
+    target where --tgt-lang does not; --tgt-lang wins; a language the model lacks is warned about
+    and the run's target taken."""
+    pytest.importorskip("lxml")
+    line = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[0]
+    checkpoint = str(multilingual.out / "checkpoints" / "best.pt")
+
+    def first_word(language: str, *flags: str) -> tuple[str, str]:
+        source = tmp_path / f"in.{language}.xlf"
+        source.write_text(f'<xliff version="2.0" srcLang="en" trgLang="{language}"><file id="f"><unit id="1"><segment>'
+                          f"<source>{line}</source></segment></unit></file></xliff>")
+        out = tmp_path / f"out.{language}{len(flags)}.xlf"
+        result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(out), *flags])
+        assert result.exit_code == 0, result.output
+        target = re.search(r"<target>(.*?)</target>", out.read_text(encoding="utf-8")).group(1)
+        return target.split()[0], result.output
+
+    assert first_word("xb")[0] == "Beta" and first_word("xa")[0] == "Alpha"  # the model's default: xa
+    assert first_word("xb", "--tgt-lang", "xa")[0] == "Alpha"
+    word, output = first_word("fr")
+    assert word == "Alpha" and "its target language fr is not one the model translates into; translated into xa" in output

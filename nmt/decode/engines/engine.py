@@ -132,4 +132,5 @@ def choose_direction(translator, src_lang: str | None = None, tgt_lang: str | No
     direction, translator.controls = direction_controls(translator.src_tokenizer, translator.tgt_tokenizer,
                                                         data, src_lang, tgt_lang, zero_shot)
     translator.zero_shot = zero_shot  # for a jsonl line that names its own target (nmt.decode.request.line_controls)
+    translator.target_chosen = tgt_lang is not None  # (else a document may name its own: request.document_target)
     return direction
