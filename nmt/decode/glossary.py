@@ -13,6 +13,9 @@ compound's head or with an ending: Glossary.holds) is kept: the constrained sear
 choose other words around them. A sentence without one is translated as
 ever; so is a line that brings constraints of its own (a jsonl request's). The constrained
 search is nmt's own (the torch engine's and an ONNX export's): CTranslate2 cannot take a glossary.
+A multilingual model's lines in other directions (--src-lang auto, a jsonl line's or a served
+request's tgt_lang) use a TBX file's terms in their languages; a TSV or CSV file names no
+languages, and serves the run's direction alone.
 """
 
 from __future__ import annotations
@@ -148,9 +151,11 @@ def _cached(path: str, size: int, mtime_ns: int, src_lang: str | None, tgt_lang:
     return read_glossary(Path(path), src_lang, tgt_lang)
 
 
-def glossary_of(translator, cfg) -> Glossary | None:
-    """The decode settings' glossary (read once while its file is unchanged), None without one;
-    an engine without the constrained search is an error."""
+def glossary_of(translator, cfg, languages: tuple[str, str] | None = None) -> Glossary | None:
+    """The decode settings' glossary for a direction (`languages`, a line's own; None: the run's),
+    read once while its file is unchanged; None without one. A file of lines (TSV, CSV) names no
+    languages: it is the run's direction's alone. An engine without the constrained search is an
+    error."""
     if not cfg.glossary:
         return None
     from nmt.decode.engines.capabilities import refusal
@@ -162,9 +167,17 @@ def glossary_of(translator, cfg) -> Glossary | None:
                        "place (decode.sampling, decode.mbr.source)")
     from nmt.decode.rows import direction
 
-    path, (src_lang, tgt_lang) = Path(cfg.glossary), direction(translator, None)
+    path, run = Path(cfg.glossary), direction(translator, None)
+    src_lang, tgt_lang = languages or run
+    if (src_lang, tgt_lang) != run and path.suffix.lower() != ".tbx":
+        return None
     try:
         stat = path.stat()
     except OSError:
         return read_glossary(path, src_lang, tgt_lang)  # (its error names the file)
-    return _cached(str(path), stat.st_size, stat.st_mtime_ns, src_lang, tgt_lang)
+    try:
+        return _cached(str(path), stat.st_size, stat.st_mtime_ns, src_lang, tgt_lang)
+    except NmtError:
+        if translator.recipe.data.language_token == "none":  # one direction: the file is wrong for it
+            raise
+        return None  # a multilingual model's direction that the file has no terms for

@@ -5,6 +5,8 @@ The memory is any parallel corpus nmt reads (nmt.data.corpora: a TMX file, a TSV
 stem of two files), in the model's direction. A line (a document's paragraph, a segment, a cue)
 that the memory holds exactly, its runs of spaces aside, is given the memory's translation as it
 stands, without the model; where a source is in the memory twice, its first translation is taken.
+A multilingual model's lines in other directions look in a TMX file's (or a path stem's files')
+other languages; a TSV file names none, and serves the run's direction alone.
 A line with a prefix or constraints of its own is translated. Such a line has no alignment nor
 token scores (jsonl's --alignments, --token-scores), and its n-best is that one translation.
 """
@@ -33,18 +35,26 @@ def _read(spec: str, stamp: tuple, src_lang: str, tgt_lang: str) -> dict[str, st
     return translations
 
 
-def memory_of(translator, cfg) -> Callable[[str], str | None] | None:
-    """The decode settings' translation memory as a lookup (a line -> its translation or None),
-    read once while its files are unchanged; None without one."""
+def memory_of(translator, cfg, languages: tuple[str, str] | None = None) -> Callable[[str], str | None] | None:
+    """The decode settings' translation memory for a direction (`languages`, a line's own; None: the
+    run's) as a lookup (a line -> its translation or None), read once while its files are
+    unchanged; None without one. A TSV file names no languages: it is the run's direction's alone;
+    a TMX file or a path stem without the direction's languages has nothing for it."""
     if not cfg.memory:
         return None
     from nmt.decode.rows import direction
 
-    src_lang, tgt_lang = direction(translator, None)
+    run = direction(translator, None)
+    src_lang, tgt_lang = languages or run
+    is_tsv = cfg.memory.lower().removesuffix(".gz").removesuffix(".xz").removesuffix(".bz2").endswith(".tsv")
+    if (src_lang, tgt_lang) != run and is_tsv:
+        return None
     files = sorted(Path(cfg.memory).parent.glob(Path(cfg.memory).name + "*"))
     stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
     try:
         translations = _read(cfg.memory, stamp, src_lang, tgt_lang)
     except NmtError as e:
+        if (src_lang, tgt_lang) != run:
+            return None  # another direction that the memory has nothing for
         raise NmtError(f"decode.memory: {e}") from None
     return lambda line: translations.get(_key(line))

@@ -119,12 +119,15 @@ def _use_glossary(translator, rows: list[Line], per_row: list[list[Hypothesis]],
     """Each row holding terms of decode.glossary whose output lacks a term's translation searched
     again, constrained to its terms' translations (nmt.decode.glossary): a row whose output has them
     already keeps it, where the constrained search would often choose other words around them."""
-    glossary = glossary_of(translator, cfg)
-    if glossary is None:
+    if not cfg.glossary:
         return
-    again = []
+    again, by_direction = [], {}
     for row, (request, hyps) in enumerate(zip(rows, per_row)):
-        terms = () if request.constraints else glossary.constraints(request.text)
+        languages = direction(translator, request.controls)
+        if languages not in by_direction:
+            by_direction[languages] = glossary_of(translator, cfg, languages)
+        glossary = by_direction[languages]
+        terms = () if request.constraints or glossary is None else glossary.constraints(request.text)
         if terms and hyps and not glossary.holds(hypothesis_text(translator.tgt_tokenizer, hyps[0]), terms):
             again.append((row, terms))
     if again:

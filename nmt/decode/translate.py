@@ -90,8 +90,17 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     batch, the indices of the requests whose translations it completed (for a count of progress).
     A line that decode.memory holds is given its translation there (nmt.decode.memory).
     Beside an engine with threads of its own, torch works on one thread (torch_on_one_thread)."""
-    remembered = memory_of(translator, cfg)
-    found = [remembered(r.text) if remembered and not (r.prefix or r.constraints) else None for r in requests]
+    memories: dict = {}  # by direction: a multilingual model's lines may each have their own
+
+    def remembered(request: Line) -> str | None:
+        if not cfg.memory or request.prefix or request.constraints:
+            return None
+        languages = direction(translator, request.controls)
+        if languages not in memories:
+            memories[languages] = memory_of(translator, cfg, languages)
+        return memories[languages](request.text) if memories[languages] else None
+
+    found = [remembered(r) for r in requests]
     results = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in found]
     rest = [i for i, text in enumerate(found) if text is None]
     if len(rest) < len(requests):

@@ -316,3 +316,36 @@ def test_a_localization_file_is_translated_into_the_language_it_names(multilingu
     assert first_word("xb", "--tgt-lang", "xa")[0] == "Alpha"
     word, output = first_word("fr")
     assert word == "Alpha" and "its target language fr is not one the model translates into; translated into xa" in output
+
+
+def test_memories_and_glossaries_follow_each_lines_direction(multilingual, toy_corpus, tmp_path):
+    """A jsonl line's own target: a TMX memory's and a TBX glossary's entries in its languages; a TSV
+    memory or glossary, which names no languages, is the run's direction's (xa) alone."""
+    line = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[0]
+    requests = tmp_path / "in.jsonl"
+    requests.write_text("".join(json.dumps({"text": line, "tgt_lang": lang}) + "\n" for lang in ("xa", "xb")))
+    checkpoint = str(multilingual.out / "checkpoints" / "best.pt")
+
+    def outputs(*flags: str) -> list[str]:
+        out = tmp_path / "out.txt"
+        result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(requests), "-o", str(out),
+                                     "--input-format", "jsonl", *flags])
+        assert result.exit_code == 0, result.output
+        return out.read_text(encoding="utf-8").splitlines()
+
+    tmx = tmp_path / "memory.tmx"
+    tmx.write_text(f'<tmx version="1.4"><body><tu><tuv xml:lang="en"><seg>{line}</seg></tuv><tuv xml:lang="xa">'
+                   '<seg>from memory, xa</seg></tuv><tuv xml:lang="xb"><seg>from memory, xb</seg></tuv></tu></body></tmx>')
+    assert outputs("--memory", str(tmx)) == ["from memory, xa", "from memory, xb"]
+    tsv = tmp_path / "memory.tsv"
+    tsv.write_text(f"{line}\tfrom memory\n")
+    remembered, translated = outputs("--memory", str(tsv))
+    assert remembered == "from memory" and translated.split()[0] == "Beta"
+    word = line.split()[1]
+    term = "beach"  # a word of the corpus's that the line lacks
+    assert term not in line
+    tbx = tmp_path / "terms.tbx"
+    tbx.write_text(f'<martif><text><body><termEntry><langSet xml:lang="en"><tig><term>{word}</term></tig></langSet>'
+                   f'<langSet xml:lang="xb"><tig><term>{term}</term></tig></langSet></termEntry></body></text></martif>')
+    first, second = outputs("--glossary", str(tbx))
+    assert term not in first and term in second  # xa has no term for it
