@@ -48,3 +48,19 @@ def translated_both_ways(checkpoint: str, translator, cfg, source: Path, output:
     texts = read(source.read_bytes()).texts
     hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
     return output.read_bytes(), read(source.read_bytes()).write([h[0].text or t for h, t in zip(hyps, texts)], "de")
+
+
+PICTURE = b"\x89PNG\r\n\x1a\n\x00\xff"  # a file an Office document holds that is not text
+
+
+def zipped(members: dict[str, str | bytes]) -> bytes:
+    """A zip archive of `members` (name: content), in their order, deflated; a `mimetype` stored,
+    as OpenDocument and EPUB readers need it."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, content in members.items():
+            package.writestr(zipfile.ZipInfo(name) if name == "mimetype" else name, content)
+    return out.getvalue()

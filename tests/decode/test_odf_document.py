@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from tests.conftest import one_line_error, optional_module
-from tests.decode.conftest import translated_both_ways
+from tests.decode.conftest import PICTURE, translated_both_ways, zipped
 
 etree, pytestmark = optional_module("lxml.etree")
 
@@ -36,14 +36,8 @@ SLIDES = (f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content {NA
 
 
 def _package(kind: str, content: str) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        package.writestr(zipfile.ZipInfo("mimetype"), f"application/vnd.oasis.opendocument.{kind}")
-        package.writestr("content.xml", content)
-        package.writestr("styles.xml", STYLES)
-        package.writestr("meta.xml", META)
-        package.writestr("Pictures/a.png", b"\x89PNG\r\n\x1a\n\x00\xff")
-    return out.getvalue()
+    return zipped({"mimetype": f"application/vnd.oasis.opendocument.{kind}", "content.xml": content,
+                   "styles.xml": STYLES, "meta.xml": META, "Pictures/a.png": PICTURE})
 
 
 def test_paragraphs_are_markup_of_their_spans_and_come_back_in_place():

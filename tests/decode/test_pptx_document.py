@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from tests.conftest import one_line_error, optional_module
-from tests.decode.conftest import translated_both_ways
+from tests.decode.conftest import PICTURE, translated_both_ways, zipped
 
 etree, pytestmark = optional_module("lxml.etree")
 
@@ -40,16 +40,11 @@ NOTES = SLIDE_1.replace("p:sld", "p:notes").split("<a:p>")[0] + '<a:p><a:r><a:t>
 
 
 def _presentation() -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        package.writestr("[Content_Types].xml", "<Types/>")
-        package.writestr("ppt/presentation.xml", f"<p:presentation {NAMESPACES}/>")
-        package.writestr("ppt/slides/slide10.xml", SLIDE_2)  # slide 10 after slide 1, by number
-        package.writestr("ppt/slides/slide1.xml", SLIDE_1)
-        package.writestr("ppt/notesSlides/notesSlide1.xml", NOTES)
-        package.writestr("ppt/slideLayouts/slideLayout1.xml", _slide("<a:p><a:r><a:t>Click to add a title</a:t></a:r></a:p>"))
-        package.writestr("ppt/media/image1.png", b"\x89PNG\r\n\x1a\n\x00\xff")
-    return out.getvalue()
+    return zipped({"[Content_Types].xml": "<Types/>", "ppt/presentation.xml": f"<p:presentation {NAMESPACES}/>",
+                   "ppt/slides/slide10.xml": SLIDE_2,  # slide 10 after slide 1, by number
+                   "ppt/slides/slide1.xml": SLIDE_1, "ppt/notesSlides/notesSlide1.xml": NOTES,
+                   "ppt/slideLayouts/slideLayout1.xml": _slide("<a:p><a:r><a:t>Click to add a title</a:t></a:r></a:p>"),
+                   "ppt/media/image1.png": PICTURE})
 
 
 def test_paragraphs_are_markup_of_their_runs_and_come_back_in_place():

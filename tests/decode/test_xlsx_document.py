@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from nmt.cli import app
 from tests.conftest import one_line_error, optional_module
-from tests.decode.conftest import translated_both_ways
+from tests.decode.conftest import PICTURE, translated_both_ways, zipped
 
 etree, pytestmark = optional_module("lxml.etree")
 
@@ -33,15 +33,8 @@ WORKBOOK = f'<workbook xmlns="{S}"><sheets><sheet name="Sheet1" sheetId="1"/></s
 
 
 def _workbook(sheet: str = SHEET) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        package.writestr("[Content_Types].xml", "<Types/>")
-        package.writestr("xl/workbook.xml", WORKBOOK)
-        package.writestr("xl/sharedStrings.xml", SHARED)
-        package.writestr("xl/worksheets/sheet1.xml", sheet)
-        package.writestr("xl/comments1.xml", COMMENTS)
-        package.writestr("xl/media/image1.png", b"\x89PNG\r\n\x1a\n\x00\xff")
-    return out.getvalue()
+    return zipped({"[Content_Types].xml": "<Types/>", "xl/workbook.xml": WORKBOOK, "xl/sharedStrings.xml": SHARED,
+                   "xl/worksheets/sheet1.xml": sheet, "xl/comments1.xml": COMMENTS, "xl/media/image1.png": PICTURE})
 
 
 def test_strings_are_markup_of_their_runs_and_come_back_in_place():
