@@ -230,6 +230,7 @@ def _segments_1(root, ns: str) -> list[_Segment]:
         if target is None:
             target = unit.makeelement(f"{ns}target", {}, unit.nsmap)
             _insert_after(seg_source if seg_source is not None else source, target)
+        target.text = None  # (an empty target's spaces)
         if seg_source is None:
             codes: list = []
             segments.append(_Segment(source, target, _markup(source, codes), codes))
@@ -259,6 +260,7 @@ def _segments_2(root, ns: str) -> list[_Segment]:
         if target is None:
             target = segment.makeelement(f"{ns}target", {}, segment.nsmap)
             _insert_after(source, target)
+        target.text = None  # (an empty target's spaces)
         if source.get(_XML_SPACE) and not target.get(_XML_SPACE):
             target.set(_XML_SPACE, source.get(_XML_SPACE))
         codes: list = []

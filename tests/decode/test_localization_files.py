@@ -29,7 +29,7 @@ XLIFF_1 = """<?xml version="1.0" encoding="UTF-8"?>
       </trans-unit>
       <trans-unit id="2">
         <source>A dog runs<x id="3" ctype="lb"/> on {0} &lt;grass&gt;.</source>
-        <target/>
+        <target> </target>
         <note>the lawn</note>
       </trans-unit>
       <trans-unit id="3">
