@@ -156,13 +156,15 @@ def test_icu_plurals_are_translated_branch_by_branch_in_xliff_and_po():
     icu = "You have {count, plural, one {# new message} other {# new messages}}."
     document = _xliff(f'<xliff version="2.0" srcLang="en"><file id="f"><unit id="1"><segment><source>{icu}</source>'
                       "</segment></unit></file></xliff>")
-    assert document.texts == ["You have", "{__n__} new message", "{__n__} new messages"]
-    written = etree.fromstring(document.write(["Sie haben", "{__n__} neue Nachricht", "{__n__} neue Nachrichten"], "de"))
-    assert written.find(".//target").text == "Sie haben {count, plural, one {# neue Nachricht} other {# neue Nachrichten}}."
+    # the words around the plural go into its branches, each then a whole sentence to translate
+    assert document.texts == ["You have {__n__} new message.", "You have {__n__} new messages."]
+    translations = ["Sie haben {__n__} neue Nachricht.", "Sie haben {__n__} neue Nachrichten."]
+    written = etree.fromstring(document.write(translations, "de"))
+    assert written.find(".//target").text == "{count, plural, one {Sie haben # neue Nachricht.} other {Sie haben # neue Nachrichten.}}"
     catalog = PoDocument.read(f'msgid ""\nmsgstr ""\n\nmsgid "{icu}"\nmsgstr ""\n'.encode(), "in.po")
     assert catalog.texts == document.texts
-    written = polib.pofile(catalog.write(["Sie haben", "{__n__} neue Nachricht", "{__n__} neue Nachrichten"], "de").decode())
-    assert written[0].msgstr == "Sie haben {count, plural, one {# neue Nachricht} other {# neue Nachrichten}}."
+    written = polib.pofile(catalog.write(translations, "de").decode())
+    assert written[0].msgstr == "{count, plural, one {Sie haben # neue Nachricht.} other {Sie haben # neue Nachrichten.}}"
 
 
 @needs_lxml

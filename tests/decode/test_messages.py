@@ -9,16 +9,24 @@ import pytest
 from nmt.decode.text.messages import message_parts
 
 
-def _cut(text: str) -> list:
+def _cut(text: str, joins: bool = True) -> list:
     parts = message_parts(text)
-    assert "".join(part.text for part in parts) == text
+    assert ("".join(part.text for part in parts) == text) == joins
     return [(part.model_text,) if part.translated else part.text for part in parts]
 
 
+def test_words_around_a_plural_go_into_its_branches_each_a_whole_sentence():
+    assert _cut(" You have {count, plural, =0 {no messages} one {# message} other {# messages}}.", joins=False) == [
+        " ", "{count, plural, =0 {", ("You have no messages.",), "} one {", ("You have {__n__} message.",),
+        "} other {", ("You have {__n__} messages.",), "}}"]
+    assert _cut("{name} has {g, select, f {her dog} other {their dog}}", joins=False) == [
+        "{g, select, f {", ("{name} has her dog",), "} other {", ("{name} has their dog",), "}}"]
+    # not where the words around it hold "#", markup, or another plural: each part apart instead
+    assert _cut("Item #{n, plural, one {x} other {y}}") == [("Item #",), "{n, plural, one {", ("x",), "} other {", ("y",), "}}"]
+    assert _cut("<f1>A</f1> {n, plural, one {x} other {y}}")[0] == ("<f1>A</f1>",)
+
+
 def test_each_branch_of_a_plural_or_select_is_translated_apart_its_syntax_kept():
-    assert _cut("You have {count, plural, =0 {no messages} one {# message} other {# messages}}.") == [
-        ("You have",), " ", "{count, plural, =0 {", ("no messages",), "} one {", ("{__n__} message",),
-        "} other {", ("{__n__} messages",), "}}", "."]
     assert _cut("{gender, select, female {She sings #1} other {They sing}}") == [
         "{gender, select, female {", ("She sings #1",), "} other {", ("They sing",), "}}"]  # "#": the number in plurals only
     assert _cut("{n, plural, offset:1 =0 {nobody} other {{name} and # others}}") == [

@@ -2,7 +2,8 @@
 and the parts kept as written: its line breaks and each line's edge spaces, and the syntax of ICU
 MessageFormat's plural and select ("{count, plural, =0 {no files} one {# file} other {# files}}",
 as Angular, FormatJS and i18next write them), whose every branch is translated apart, so that the
-syntax stays whole and the program can still read it. In a plural branch "#" stands for the
+syntax stays whole and the program can still read it. Words around a plural or select are moved
+into each of its branches first, so that each branch is a whole sentence to translate. In a plural branch "#" stands for the
 number: the model is given a placeholder instead, which markup keeps (nmt.decode.text.markup), and
 it is written back as "#".
 
@@ -40,9 +41,10 @@ class Part:
 
 
 def message_parts(text: str) -> list[Part]:
-    """`text` as parts that join into it again; each translated part holds no line break, has no
+    """`text` as parts that join into it again (or into the same message with its words around a
+    plural moved into the branches: `_hoisted`); each translated part holds no line break, has no
     space at its ends, and holds a letter or a digit."""
-    cuts = _icu_parts(text, plural=False)
+    cuts = _hoisted(text) or _icu_parts(text, plural=False)
     if cuts is None or not _outside_elements(text, cuts):
         cuts = [Part(text, True)]
     parts: list[Part] = []
@@ -60,6 +62,39 @@ def message_parts(text: str) -> list[Part]:
             start = line.index(core)
             parts += [Part(line[:start], False), Part(core, True, cut.plural), Part(line[start + len(core):], False)]
     return [part for part in parts if part.text]
+
+
+def _hoisted(text: str) -> list[Part] | None:
+    """A message of one plural or select with words of its own around it ("You have {n, plural,
+    one {# message} other {# messages}}.") as the same message with those words moved into each
+    branch ("{n, plural, one {You have # message.} other {You have # messages.}}", as ICU's guide
+    writes messages for translators), so that each branch is translated as the whole sentence it
+    makes, not as a fragment. None where there is no such plural or select, where it holds another,
+    or where the words around it hold markup, a line break or "#"."""
+    core = text.strip()
+    start = _ICU_START.search(core)
+    if start is None:
+        return None
+    position, branches = start.end(), []
+    while not (closing := _CLOSING.match(core, position)):
+        selector = _SELECTOR.match(core, position)
+        end = _matching_brace(core, selector.end()) if selector else None
+        if end is None:
+            return None
+        branches.append((selector.group(0), core[selector.end():end]))
+        position = end + 1
+    before, after = core[:start.start()], core[closing.end():]
+    around = before + after
+    if (not any(c.isalpha() for c in around) or any(mark in around for mark in "#<\n")
+            or _ICU_START.search(around) or any(_ICU_START.search(body) or "\n" in body for _, body in branches)):
+        return None
+    plural = start.group(1) != "select"
+    lead, trail = text[:len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    parts, syntax = [Part(lead, False)], start.group(0)
+    for selector, body in branches:
+        parts += [Part(syntax + selector, False), Part(" ".join((before + body + after).split()), True, plural)]
+        syntax = "}"
+    return [part for part in (*parts, Part(syntax + closing.group(0), False), Part(trail, False)) if part.text]
 
 
 def _lines(markup: str) -> list[str]:
