@@ -146,7 +146,7 @@ def _tbx_terms(data: bytes, path: Path, src_lang: str | None, tgt_lang: str | No
     return targets
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=64)  # (a glossary's directions, for a multilingual model)
 def _cached(path: str, size: int, mtime_ns: int, src_lang: str | None, tgt_lang: str | None) -> Glossary:
     return read_glossary(Path(path), src_lang, tgt_lang)
 

@@ -24,7 +24,7 @@ def _key(text: str) -> str:
     return " ".join(text.split())
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=8)  # (a memory's directions, for a multilingual model)
 def _read(spec: str, stamp: tuple, src_lang: str, tgt_lang: str) -> dict[str, str]:
     from nmt.data.corpora import open_corpus
 
