@@ -8,7 +8,8 @@ empty one (each `<mrk mtype="seg">` of its `<seg-source>` apart, where it has on
 `<segment>` likewise. Segments translated already are kept, and so are those marked
 translate="no" (on the unit or on a group or file around it). A translation is marked as a
 machine's: 1.2 `state="needs-review-translation"` with `state-qualifier="leveraged-mt"`, 2.x
-`state="translated"` with `subState="nmt:mt"`. A segment of several lines is translated line by
+`state="translated"` with `subState="nmt:mt"`; in Trados' .sdlxliff, each segment's own status
+too (sdl:seg conf="Draft" origin="mt"). A segment of several lines is translated line by
 line, its line breaks and each line's edge spaces kept (but for a break inside a paired code), and
 ICU MessageFormat's plural and select branch by branch, its syntax kept (nmt.decode.text.messages).
 
@@ -199,6 +200,7 @@ class XliffDocument:
                 element = next(e for e in (segment.target, *segment.target.iterancestors()) if _local(e.tag) == "target")
                 element.set("state", "needs-review-translation")
                 element.set("state-qualifier", "leveraged-mt")
+                _mark_trados_segment(element.getparent(), segment.target.get("mid"))
             else:  # on the segment
                 segment.target.getparent().set("state", "translated")
                 segment.target.getparent().set("subState", "nmt:mt")
@@ -219,14 +221,31 @@ class XliffDocument:
         return (self.declaration or b"") + etree.tostring(self.tree, encoding=encoding, xml_declaration=False) + self.end
 
 
+_SDL = "{http://sdl.com/FileTypes/SdlXliff/1.0}"
+
+
+def _mark_trados_segment(unit, mid: str | None) -> None:
+    """In Trados' .sdlxliff, the segment's own status (sdl:seg-defs): a draft from machine
+    translation, as Trados marks one."""
+    for definition in unit.iter(f"{_SDL}seg") if mid is not None else ():
+        if definition.get("id") == mid:
+            definition.set("conf", "Draft")
+            definition.set("origin", "mt")
+
+
 def _segments_1(root, ns: str) -> list[_Segment]:
-    """XLIFF 1.2: each trans-unit whose target is missing or empty, or each segment of its seg-source."""
+    """XLIFF 1.2: each trans-unit whose target is missing or empty, or each segment of its
+    seg-source whose target segment is (Trados writes an empty mrk for each)."""
     segments = []
     for unit in root.iter(f"{ns}trans-unit"):
         source, target = unit.find(f"{ns}source"), unit.find(f"{ns}target")
-        if source is None or not _translatable(unit) or not _empty(target):
+        if source is None or not _translatable(unit):
             continue
         seg_source = unit.find(f"{ns}seg-source")
+        if not _empty(target):
+            if seg_source is not None:
+                segments += _empty_target_segments(seg_source, target, ns)
+            continue
         if target is None:
             target = unit.makeelement(f"{ns}target", {}, unit.nsmap)
             _insert_after(seg_source if seg_source is not None else source, target)
@@ -247,6 +266,19 @@ def _segments_1(root, ns: str) -> list[_Segment]:
                     copied.remove(child)
                 copied.text = None
                 segments.append(_Segment(mark, copied, text, codes))
+    return segments
+
+
+def _empty_target_segments(seg_source, target, ns: str) -> list[_Segment]:
+    """The segments of a segmented unit whose target has a segment of the same mid left empty."""
+    empty = {mark.get("mid"): mark for mark in target.iter(f"{ns}mrk") if mark.get("mtype") == "seg" and _empty(mark)}
+    segments = []
+    for mark in seg_source.iter(f"{ns}mrk"):
+        if mark.get("mtype") == "seg" and mark.get("mid") in empty:
+            codes: list = []
+            text = _markup(mark, codes)
+            empty[mark.get("mid")].text = None
+            segments.append(_Segment(mark, empty[mark.get("mid")], text, codes))
     return segments
 
 

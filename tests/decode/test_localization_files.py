@@ -137,6 +137,22 @@ def test_xliff_2_segments_left_to_translate_are_read_as_markup_and_written_back_
 
 
 @needs_lxml
+def test_a_trados_segment_is_marked_a_draft_from_machine_translation():
+    sdl = "http://sdl.com/FileTypes/SdlXliff/1.0"
+    data = (f'<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2" xmlns:sdl="{sdl}"><file><body>'
+            '<trans-unit id="u1"><source>Two dogs. A cat.</source><seg-source><mrk mtype="seg" mid="1">Two dogs.</mrk> '
+            '<mrk mtype="seg" mid="2">A cat.</mrk></seg-source><target><mrk mtype="seg" mid="1"/> '
+            '<mrk mtype="seg" mid="2">Eine Katze.</mrk></target><sdl:seg-defs><sdl:seg id="1"/>'
+            '<sdl:seg id="2" conf="Translated"/></sdl:seg-defs></trans-unit></body></file></xliff>')
+    document = _xliff(data)  # (Trados writes an empty mrk for each segment not yet translated)
+    assert document.texts == ["Two dogs."]
+    root = etree.fromstring(document.write(["Zwei Hunde."], "de"))
+    assert [mark.text for mark in root.iter("{urn:oasis:names:tc:xliff:document:1.2}mrk")][2:] == ["Zwei Hunde.", "Eine Katze."]
+    assert [(s.get("conf"), s.get("origin")) for s in root.iter(f"{{{sdl}}}seg")] == [("Draft", "mt"), ("Translated", None)]
+    assert file_format("a.sdlxliff") == "xliff"
+
+
+@needs_lxml
 def test_an_xliff_segment_of_several_lines_is_translated_line_by_line():
     """Its line breaks and each line's edge spaces kept (a message ending in a line break, as
     translate-toolkit's po2xliff writes gettext's), but for a line break inside a paired code."""
