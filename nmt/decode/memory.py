@@ -4,7 +4,8 @@ already made, reused where the same text comes again.
 The memory is any parallel corpus nmt reads (nmt.data.corpora: a TMX file, a TSV file, a path
 stem of two files), in the model's direction. A line (a document's paragraph, a segment, a cue)
 that the memory holds exactly, its runs of spaces aside, is given the memory's translation as it
-stands, without the model; where a source is in the memory twice, its first translation is taken.
+stands, without the model, and so is a sentence of a paragraph whose output needs no alignment
+(no markup: nmt.decode.sentences); where a source is in the memory twice, its first translation is taken.
 A multilingual model's lines in other directions look in a TMX file's (or a path stem's files')
 other languages; a TSV file names none, and serves the run's direction alone.
 A line with a prefix or constraints of its own is translated. Such a line has no alignment nor

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from nmt.config import DecodeConfig
 from nmt.data.tokenizer import encode_lines
 from nmt.decode.glossary import glossary_of
+from nmt.decode.memory import memory_of
 from nmt.decode.request import Line
 from nmt.decode.rows import direction, search_rows, source_pieces
 from nmt.decode.search import Hypothesis
@@ -26,7 +27,7 @@ from nmt.decode.text.paragraphs import SplitLines, join_hypotheses, split_lines
 def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],
                         numbers: list[int], extras: Iterable[str],
                         finished: Callable[[list[int]], None] = lambda _: None,
-                        find_names: list[bool] | None = None) -> list[list[Hypothesis]]:
+                        find_names: list[bool] | None = None, remember: bool = False) -> list[list[Hypothesis]]:
     """Each line's sentences (decode.split_sentences) translated in one run of `search_rows`,
     each in sentence case where it, or its whole line, is in capitals or Title Case
     (decode.normalize_case), completed where typed as in a chat (decode.complete_sentences), its
@@ -35,8 +36,9 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
     the terms it holds of decode.glossary (nmt.decode.glossary); and joined again into the line's
     hypotheses (`requests`: the lines, each with what it asks, as text the model reads). In the sentences of a line that
     `find_names` marks, the names are written as they stand (`_write_names`; their hypotheses
-    carry alignments and token scores). `finished` hears of each line once its last sentence is
-    translated."""
+    carry alignments and token scores). With `remember` (lines whose outputs need no alignment nor
+    scores), a sentence that decode.memory holds is given its translation there (nmt.decode.memory).
+    `finished` hears of each line once its last sentence is translated."""
     lines = [request.text for request in requests]
     as_written = [bool(request.prefix or request.constraints) for request in requests]
     if cfg.split_sentences:
@@ -77,7 +79,17 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
     row_requests = [replace(requests[i], text=text, prefix=requests[i].prefix if split.first_of_line(row) else "")
                     for row, (text, i) in enumerate(zip(rows, owner))]
     row_numbers = [numbers[i] for i in owner]
-    per_row = search_rows(translator, row_requests, cfg, warn, row_numbers, extras, rows_finished)
+    remembered = _remembered(translator, row_requests, typed, cfg) if remember else [None] * len(rows)
+    per_row = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in remembered]
+    searched = [row for row, text in enumerate(remembered) if text is None]
+    if len(searched) < len(rows):
+        rows_finished([row for row, text in enumerate(remembered) if text is not None])
+    if searched:
+        found = search_rows(translator, [row_requests[row] for row in searched], cfg, warn,
+                            [row_numbers[row] for row in searched], extras,
+                            lambda done: rows_finished([searched[j] for j in done]))
+        for row, hyps in zip(searched, found):
+            per_row[row] = hyps
     _use_glossary(translator, row_requests, per_row, cfg, warn, row_numbers, extras)
     for hyps, case, stop, row, as_typed in zip(per_row, cases, stops, rows, typed):
         for h in hyps:
@@ -112,6 +124,23 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
             for h in (h for hyps in sentences for h in hyps):
                 h.text = hypothesis_text(translator.tgt_tokenizer, h)
     return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
+
+
+def _remembered(translator, rows: list[Line], typed: list[str], cfg: DecodeConfig) -> list[str | None]:
+    """Each row's translation in decode.memory (looked up as the model reads it and as it was
+    typed), or None; a row with a prefix or constraints of its own is translated."""
+    if not cfg.memory:
+        return [None] * len(rows)
+    memories: dict = {}
+    found: list[str | None] = []
+    for request, as_typed in zip(rows, typed):
+        languages = direction(translator, request.controls)
+        if languages not in memories:
+            memories[languages] = memory_of(translator, cfg, languages)
+        look = memories[languages]
+        asked = bool(request.prefix or request.constraints)
+        found.append(None if look is None or asked else look(request.text) or look(as_typed))
+    return found
 
 
 def _use_glossary(translator, rows: list[Line], per_row: list[list[Hypothesis]], cfg: DecodeConfig,

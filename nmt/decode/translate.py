@@ -158,10 +158,12 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
         if not rows:
             continue
 
+        # (a sentence of the memory's in a line whose output needs no alignment: nmt.decode.memory)
         group = sentence_hypotheses(translator, [replace(requests[i], text=lines[i]) for i in rows], cfg, warn,
                                     [numbers[i] for i in rows], group_extras,
                                     lambda done, rows=rows: finished([rows[j] for j in done]),
-                                    [names[i] for i in rows] if wanted else None)
+                                    [names[i] for i in rows] if wanted else None,
+                                    remember=not wanted and not group_extras)
         for i, hyps in zip(rows, group):
             results[i] = hyps
     missed = []  # lines whose quantities could not be written as digits

@@ -38,6 +38,23 @@ def test_a_line_the_memory_holds_gets_its_translation_the_others_the_models(tmp_
     assert sorted(heard) == [0, 1, 2, 3]
 
 
+def test_a_sentence_the_memory_holds_is_its_translation_inside_a_paragraph(tmp_path, translator, cfg):
+    """A paragraph of plain text: the sentence the memory holds takes its translation, the others
+    the model's as without the memory; in a paragraph with markup, whose tags need the alignment
+    of the whole, the model translates every sentence."""
+    memory = tmp_path / "memory.tsv"
+    memory.write_text("A dog runs.\tEin Hund läuft.\n")
+    remembering = cfg.model_copy(update={"memory": str(memory)})
+
+    def text(line, settings, markup=False):
+        return hypothesis_text(translator.tgt_tokenizer, translate_lines(translator, [line], settings, markup=markup)[0][0])
+
+    alone = text("A man sleeps.", cfg)
+    assert text("A man sleeps. A dog runs.", remembering) == f"{alone} Ein Hund läuft."
+    tagged = "A <b>man</b> sleeps. A dog runs."
+    assert text(tagged, remembering, markup=True) == text(tagged, cfg, markup=True)
+
+
 def test_a_memory_that_cannot_be_read_is_a_one_line_error(tmp_path, trained_tiny):
     (tmp_path / "in.txt").write_text("A dog runs.\n")
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
