@@ -274,8 +274,10 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             tgt_writer.close()
             if sampler:
                 sampler.close()
+            left_out = sum(getattr(s.corpus, "left_out", 0) for s in sources)  # a TMX's units in one language
             report["splits"][split] = {
                 "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
+                **({"units_without_both_languages": left_out} if left_out else {}),
                 "dropped": dict(pair_filter.dropped) if pair_filter else {},
                 **({"augmented": augmented} if augmented else {}),
                 **({"word_alignments": aligner.close()} if aligner else {}),
@@ -313,6 +315,9 @@ def describe_preparation(report: dict, out: Path) -> list[str]:
     for split, s in report["splits"].items():
         dropped = ", ".join(f"{n} {why}" for why, n in s["dropped"].items()) or "none"
         lines.append(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
+        if s.get("units_without_both_languages"):
+            lines.append("    translation memory units without both languages (not pairs, left out): "
+                         f"{s['units_without_both_languages']:,}")
         for c in s.get("corpora", []):
             tag = f", tag {c['tag']}" if c["tag"] else ""
             lines.append(f"    {c['corpus']} ({c['src_lang']}-{c['tgt_lang']}, weight {c['weight']}{tag}): "

@@ -52,10 +52,11 @@ class Tmx(Corpus):
         if not self.path.is_file():
             raise NmtError(f"{path}: file not found")
         self.src_lang, self.tgt_lang = src_lang, tgt_lang
+        self.left_out = 0  # units of the last reading without both languages (nmt prepare reports them)
 
     def pairs(self) -> Iterator[tuple[str, str]]:
         seen: set[str] = set()
-        count = 0
+        count = self.left_out = 0
         for variants in self._units():
             pair = []
             for wanted in (self.src_lang, self.tgt_lang):
@@ -65,7 +66,9 @@ class Tmx(Corpus):
             if len(pair) == 2:
                 count += 1
                 yield pair[0], pair[1]
-            elif len(seen) < 100:
+                continue
+            self.left_out += 1
+            if len(seen) < 100:
                 seen.update(language for language, _ in variants)
         if count == 0:
             found = ", ".join(sorted(seen)) or "none"

@@ -72,6 +72,16 @@ def test_a_memory_prepares_like_its_text_files(tmp_path):
         assert all(a.src[i].tolist() == b.src[i].tolist() and a.tgt[i].tolist() == b.tgt[i].tolist() for i in range(len(a)))
     corpus = open_corpus(str(memory), "en", "de")
     assert corpus.count_pairs() == len(list(corpus.pairs())) == len(en)
+    # units in one language alone: not pairs, and reported
+    from nmt.data.prepare import describe_preparation, prepare
+
+    one_side = tmp_path / "more.tmx"
+    one_side.write_text(_memory_of(en, de).replace("</body>", '<tu><tuv xml:lang="en"><seg>Alone.</seg></tuv></tu></body>'))
+    recipe = prepared_tiny(tmp_path / "more", f"data.train={one_side}")
+    report = prepare(recipe.data, recipe.tokenizer, recipe.out)
+    assert report["splits"]["train"]["units_without_both_languages"] == 1 and report["splits"]["train"]["read"] == len(en)
+    assert "    translation memory units without both languages (not pairs, left out): 1" in \
+        describe_preparation(report, recipe.out)
 
 
 @pytest.mark.parametrize("content, problem", [
