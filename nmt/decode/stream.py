@@ -244,8 +244,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     # a multilingual model translates a localization file into the language it names
     controls = document_target(translator, getattr(document, "target_language", None), lambda m: warn(f"{name}: {m}"))
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
-    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "xlsx": "string", "ods": "cell paragraph"}.get(
-        kind, "paragraph")
+    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "xlsx": "string"}.get(kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, controls)[1])
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
