@@ -16,13 +16,21 @@ from nmt.data.corpus import COMPRESSED, Corpus, HuggingFace, TextPair, Tsv
 from nmt.data.tmx import Tmx
 
 
-def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
+def corpus_kind(spec: str) -> str:
+    """What a split is stored as: "hf", "tsv", "tmx" or "stem" (compressed or not)."""
     if spec.startswith("hf:"):
-        return HuggingFace(spec, src_lang, tgt_lang)
+        return "hf"
     name = Path(spec.lower())
-    kind = (name.with_suffix("") if name.suffix in COMPRESSED else name).suffix
-    if kind == ".tsv":
+    suffix = (name.with_suffix("") if name.suffix in COMPRESSED else name).suffix
+    return {".tsv": "tsv", ".tmx": "tmx"}.get(suffix, "stem")
+
+
+def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
+    kind = corpus_kind(spec)
+    if kind == "hf":
+        return HuggingFace(spec, src_lang, tgt_lang)
+    if kind == "tsv":
         return Tsv(spec)
-    if kind == ".tmx":
+    if kind == "tmx":
         return Tmx(spec, src_lang, tgt_lang)
     return TextPair(spec, src_lang, tgt_lang)

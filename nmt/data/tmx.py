@@ -24,7 +24,7 @@ from nmt.data.corpus import Corpus, file_fingerprint, opened
 from nmt.data.languages import language_match
 from nmt.errors import NmtError
 
-_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _NO_ELEMENTS = 3  # expat's code for a document without an element (an empty file)
 _INLINE_CODES = {"bpt", "ept", "ph", "it", "ut"}  # the original document's native codes, not text
 
@@ -34,14 +34,22 @@ def segment_text(seg: ElementTree.Element) -> str:
     space."""
     parts = [seg.text or ""]
     for child in seg:
-        if _local(child.tag) not in _INLINE_CODES:
+        if local_name(child.tag) not in _INLINE_CODES:
             parts.append(segment_text(child))
         parts.append(child.tail or "")
     return " ".join("".join(parts).split())
 
 
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
+def local_name(tag) -> str:
+    """An XML element's name without its namespace ("" for lxml's comments and entities, whose tag
+    is not a name)."""
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def not_well_formed(path: Path, error: ElementTree.ParseError) -> NmtError:
+    """The one-line error of a file that is not well-formed XML, naming its line and column."""
+    line, column = error.position
+    return NmtError(f"{path}:{line}:{column + 1}: not well-formed XML ({str(error).split(':')[0]})")
 
 
 class Tmx(Corpus):
@@ -82,7 +90,7 @@ class Tmx(Corpus):
             parents: list[ElementTree.Element] = []
             try:
                 for event, element in events:
-                    tag = _local(element.tag)
+                    tag = local_name(element.tag)
                     if event == "start":
                         if not parents and tag != "tmx":
                             raise NmtError(f"{self.path}: not a TMX file (its root element is <{tag}>, not <tmx>)")
@@ -93,9 +101,9 @@ class Tmx(Corpus):
                         continue
                     variants = []
                     for variant in element:
-                        seg = variant.find("{*}seg") if _local(variant.tag) == "tuv" else None
+                        seg = variant.find("{*}seg") if local_name(variant.tag) == "tuv" else None
                         if seg is not None:
-                            language = variant.get(_XML_LANG) or variant.get("lang") or ""
+                            language = variant.get(XML_LANG) or variant.get("lang") or ""
                             variants.append((language.strip().lower().replace("_", "-"), segment_text(seg)))
                     yield variants
                     parents[-1].clear()  # the units read so far (a stream of millions would fill memory)
@@ -103,8 +111,7 @@ class Tmx(Corpus):
                 line, column = e.position
                 if not parents and (line, column) == (1, 0) and e.code == _NO_ELEMENTS:
                     raise NmtError(f"{self.path}: empty file (no translation units)") from None
-                problem = str(e).split(":")[0]
-                raise NmtError(f"{self.path}:{line}:{column + 1}: not well-formed XML ({problem})") from None
+                raise not_well_formed(self.path, e) from None
 
     def fingerprint(self):
         return {"files": [file_fingerprint(self.path)], "languages": [self.src_lang, self.tgt_lang]}

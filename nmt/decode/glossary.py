@@ -3,9 +3,11 @@
 The file is tab-separated text, a term a line: the source term, a tab, its translation
 ("invoice<TAB>Rechnung"); empty lines are skipped. A `.csv` file is comma-separated likewise (as
 DeepL's glossaries are), and a `.tbx` file is TermBase eXchange, the terminology tools' format:
-each entry's terms in the model's source language, to its first term in the target language. Each sentence that holds a source term (as
-whole words, in any case: "Invoice" and "INVOICE" too; in Chinese, Japanese and other scripts
-without spaces, anywhere) and whose translation lacks one of its terms' translations is translated
+each entry's terms in the model's source language, to its first term in the target language.
+
+Each sentence that holds a source term (as whole words, in any case: "Invoice" and "INVOICE" too;
+in Chinese, Japanese and other scripts without spaces, anywhere) and whose translation lacks one
+of its terms' translations is translated
 again by the constrained search, with the translations of its terms as its constraints
 (nmt.decode.constraints), at most MOST_TERMS a sentence, the longest terms first where two
 overlap ("credit card" before "card"). A translation that has them already (as words, as a
@@ -48,18 +50,25 @@ class Glossary:
         return all(re.search(_output_pattern(target), output, re.IGNORECASE) for target in targets)
 
 
+def _words(term: str) -> str:
+    """A term as a regular expression of its words, its spaces any run of spaces."""
+    return r"\s+".join(re.escape(word) for word in term.split())
+
+
+def _word_edge(char: str) -> bool:
+    """Whether a term's first or last character stands at a word's edge: a letter or digit of a
+    script written with spaces."""
+    return char.isalnum() and not written_without_spaces(char)
+
+
 def _term_pattern(term: str) -> str:
-    """A term as a regular expression: its spaces any run of spaces, and bounded by word edges
-    where it begins or ends in a letter or digit of a script written with spaces."""
-    body = r"\s+".join(re.escape(word) for word in term.split())
-    before = r"(?<!\w)" if term[0].isalnum() and not written_without_spaces(term[0]) else ""
-    after = r"(?!\w)" if term[-1].isalnum() and not written_without_spaces(term[-1]) else ""
-    return before + body + after
+    """A term as found in a source: its words, bounded by word edges (`_word_edge`)."""
+    return (r"(?<!\w)" if _word_edge(term[0]) else "") + _words(term) + (r"(?!\w)" if _word_edge(term[-1]) else "")
 
 
 def _output_pattern(term: str) -> str:
-    body = r"\s+".join(re.escape(word) for word in term.split())
-    return body + (r"\w{0,2}(?!\w)" if term[-1].isalnum() and not written_without_spaces(term[-1]) else "")
+    """A term's translation as held in an output (Glossary.holds)."""
+    return _words(term) + (r"\w{0,2}(?!\w)" if _word_edge(term[-1]) else "")
 
 
 def read_glossary(path: Path, src_lang: str | None = None, tgt_lang: str | None = None) -> Glossary:
@@ -115,24 +124,24 @@ def _tbx_terms(data: bytes, path: Path, src_lang: str | None, tgt_lang: str | No
     import xml.etree.ElementTree as ElementTree
 
     from nmt.data.languages import language_match
+    from nmt.data.tmx import XML_LANG, local_name, not_well_formed
 
     if not src_lang or not tgt_lang:
         raise NmtError(f"{path}: a TBX glossary needs the model's languages (its recipe's data.src_lang and tgt_lang)")
     try:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError as e:
-        line, column = e.position
-        raise NmtError(f"{path}:{line}:{column + 1}: not well-formed XML ({str(e).split(':')[0]})") from None
-    if root.tag.rsplit("}", 1)[-1].lower() not in ("tbx", "martif"):
-        raise NmtError(f"{path}: not a TBX file (its root element is <{root.tag.rsplit('}', 1)[-1]}>)")
+        raise not_well_formed(path, e) from None
+    if local_name(root.tag).lower() not in ("tbx", "martif"):
+        raise NmtError(f"{path}: not a TBX file (its root element is <{local_name(root.tag)}>)")
     targets: dict[str, str] = {}
     found: set[str] = set()
-    for entry in (e for e in root.iter() if e.tag.rsplit("}", 1)[-1] in ("termEntry", "conceptEntry")):
+    for entry in (e for e in root.iter() if local_name(e.tag) in ("termEntry", "conceptEntry")):
         terms: dict[str, list[str]] = {}
-        for language_set in (e for e in entry if e.tag.rsplit("}", 1)[-1] in ("langSet", "langSec")):
-            language = language_set.get("{http://www.w3.org/XML/1998/namespace}lang") or language_set.get("lang") or ""
+        for language_set in (e for e in entry if local_name(e.tag) in ("langSet", "langSec")):
+            language = language_set.get(XML_LANG) or language_set.get("lang") or ""
             words = [" ".join("".join(term.itertext()).split()) for term in language_set.iter()
-                     if term.tag.rsplit("}", 1)[-1] == "term"]
+                     if local_name(term.tag) == "term"]
             terms.setdefault(language, []).extend(w for w in words if w)
             found.add(language)
         sources = [t for language, ts in terms.items() if language_match(src_lang, language) for t in ts]

@@ -45,10 +45,11 @@ def memory_of(translator, cfg, languages: tuple[str, str] | None = None) -> Call
         return None
     from nmt.decode.rows import direction
 
+    from nmt.data.corpora import corpus_kind
+
     run = direction(translator, None)
     src_lang, tgt_lang = languages or run
-    is_tsv = cfg.memory.lower().removesuffix(".gz").removesuffix(".xz").removesuffix(".bz2").endswith(".tsv")
-    if (src_lang, tgt_lang) != run and is_tsv:
+    if (src_lang, tgt_lang) != run and corpus_kind(cfg.memory) == "tsv":
         return None
     files = sorted(Path(cfg.memory).parent.glob(Path(cfg.memory).name + "*"))
     stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
@@ -59,3 +60,25 @@ def memory_of(translator, cfg, languages: tuple[str, str] | None = None) -> Call
             return None  # another direction that the memory has nothing for
         raise NmtError(f"decode.memory: {e}") from None
     return lambda line: translations.get(_key(line))
+
+
+def remembered(translator, cfg, requests: list, also: list[str] | None = None) -> list[str | None]:
+    """Each request's translation in decode.memory, in its own direction (looked up as its text,
+    then as `also`'s text for it where given), or None; one with a prefix or constraints of its
+    own is translated."""
+    from nmt.decode.rows import direction
+
+    if not cfg.memory:
+        return [None] * len(requests)
+    lookups: dict = {}  # by direction: a multilingual model's lines may each have their own
+    found: list[str | None] = []
+    for number, request in enumerate(requests):
+        languages = direction(translator, request.controls)
+        if languages not in lookups:
+            lookups[languages] = memory_of(translator, cfg, languages)
+        look = lookups[languages]
+        if look is None or request.prefix or request.constraints:
+            found.append(None)
+        else:
+            found.append(look(request.text) or (look(also[number]) if also else None))
+    return found

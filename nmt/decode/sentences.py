@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from nmt.config import DecodeConfig
 from nmt.data.tokenizer import encode_lines
 from nmt.decode.glossary import glossary_of
-from nmt.decode.memory import memory_of
+from nmt.decode.memory import remembered
 from nmt.decode.request import Line
 from nmt.decode.rows import direction, search_rows, source_pieces
 from nmt.decode.search import Hypothesis
@@ -79,11 +79,12 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
     row_requests = [replace(requests[i], text=text, prefix=requests[i].prefix if split.first_of_line(row) else "")
                     for row, (text, i) in enumerate(zip(rows, owner))]
     row_numbers = [numbers[i] for i in owner]
-    remembered = _remembered(translator, row_requests, typed, cfg) if remember else [None] * len(rows)
-    per_row = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in remembered]
-    searched = [row for row, text in enumerate(remembered) if text is None]
+    # (a row looked up as the model reads it, then as it was typed)
+    found = remembered(translator, cfg, row_requests, typed) if remember else [None] * len(rows)
+    per_row = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in found]
+    searched = [row for row, text in enumerate(found) if text is None]
     if len(searched) < len(rows):
-        rows_finished([row for row, text in enumerate(remembered) if text is not None])
+        rows_finished([row for row, text in enumerate(found) if text is not None])
     if searched:
         found = search_rows(translator, [row_requests[row] for row in searched], cfg, warn,
                             [row_numbers[row] for row in searched], extras,
@@ -124,23 +125,6 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
             for h in (h for hyps in sentences for h in hyps):
                 h.text = hypothesis_text(translator.tgt_tokenizer, h)
     return [join_hypotheses(sentences, counts if words else None) for sentences, counts in zip(grouped, grouped_words)]
-
-
-def _remembered(translator, rows: list[Line], typed: list[str], cfg: DecodeConfig) -> list[str | None]:
-    """Each row's translation in decode.memory (looked up as the model reads it and as it was
-    typed), or None; a row with a prefix or constraints of its own is translated."""
-    if not cfg.memory:
-        return [None] * len(rows)
-    memories: dict = {}
-    found: list[str | None] = []
-    for request, as_typed in zip(rows, typed):
-        languages = direction(translator, request.controls)
-        if languages not in memories:
-            memories[languages] = memory_of(translator, cfg, languages)
-        look = memories[languages]
-        asked = bool(request.prefix or request.constraints)
-        found.append(None if look is None or asked else look(request.text) or look(as_typed))
-    return found
 
 
 def _use_glossary(translator, rows: list[Line], per_row: list[list[Hypothesis]], cfg: DecodeConfig,

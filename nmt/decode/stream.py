@@ -177,9 +177,10 @@ def file_format(source: str) -> str | None:
     """The input format a file is read in by its name: subtitles, markdown, html or one of
     DOCUMENTS; None for any other name (plain text)."""
     suffix = Path(source).suffix.lower()[1:]
+    kind = SUFFIXES.get(suffix, suffix)
     return subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
                                        "markdown" if suffix in ("md", "markdown") else
-                                       SUFFIXES.get(suffix, suffix) if SUFFIXES.get(suffix, suffix) in DOCUMENTS else None)
+                                       kind if kind in DOCUMENTS else None)
 
 
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,

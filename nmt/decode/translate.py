@@ -22,7 +22,7 @@ from nmt.config import (DecodeConfig, Recipe, apply_override, load_recipe, recip
 from nmt.data.languages import Controls
 from nmt.data.words import word_spans
 from nmt.decode.engines.capabilities import refusal
-from nmt.decode.memory import memory_of
+from nmt.decode.memory import remembered
 from nmt.decode.request import Line
 from nmt.decode.rows import direction, source_pieces, source_reads
 from nmt.decode.search import Hypothesis
@@ -90,17 +90,7 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     batch, the indices of the requests whose translations it completed (for a count of progress).
     A line that decode.memory holds is given its translation there (nmt.decode.memory).
     Beside an engine with threads of its own, torch works on one thread (torch_on_one_thread)."""
-    memories: dict = {}  # by direction: a multilingual model's lines may each have their own
-
-    def remembered(request: Line) -> str | None:
-        if not cfg.memory or request.prefix or request.constraints:
-            return None
-        languages = direction(translator, request.controls)
-        if languages not in memories:
-            memories[languages] = memory_of(translator, cfg, languages)
-        return memories[languages](request.text) if memories[languages] else None
-
-    found = [remembered(r) for r in requests]
+    found = remembered(translator, cfg, requests)
     results = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in found]
     rest = [i for i, text in enumerate(found) if text is None]
     if len(rest) < len(requests):

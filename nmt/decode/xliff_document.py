@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from nmt.data.languages import language_tag, two_letter
+from nmt.data.tmx import local_name
 from nmt.decode.text.messages import message_parts
 from nmt.errors import NmtError
 
@@ -39,10 +40,6 @@ _TAG = re.compile(r"<(/?)([fp])(\d+)(/?)>")
 _DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")  # kept as written (lxml's has other quotes)
 
 
-def _local(tag) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
 def _markup(element, codes: list) -> str:
     """An element's content as inline markup: its text escaped, each paired code `<fN>…</fN>` and
     every other child `<pN/>`, N its place in `codes` (counted from 1)."""
@@ -50,7 +47,7 @@ def _markup(element, codes: list) -> str:
     for child in element:
         codes.append(child)
         number = len(codes)
-        if _local(child.tag) in _PAIRED and child.get("translate") != "no" and child.get("mtype") != "protected":
+        if local_name(child.tag) in _PAIRED and child.get("translate") != "no" and child.get("mtype") != "protected":
             parts.append(f"<f{number}>{_markup(child, codes)}</f{number}>")
         else:
             parts.append(f"<p{number}/>")
@@ -116,6 +113,12 @@ class _Segment:
         self.parts = message_parts(self.text)
 
 
+def _segment(source, target) -> _Segment:
+    """`source`'s content to translate into `target`."""
+    codes: list = []
+    return _Segment(source, target, _markup(source, codes), codes)
+
+
 def _insert_after(anchor, element) -> None:
     """`element` put after `anchor`, indented as `anchor` is."""
     previous = anchor.getprevious()
@@ -142,6 +145,7 @@ class XliffDocument:
     def __init__(self, tree, version: int, segments: list[_Segment], declaration: bytes | None, end: bytes):
         self.tree, self.version, self.segments, self.declaration = tree, version, segments, declaration
         self.end = end  # what followed the root element (lxml drops it): a line break, as a rule
+        self.ns = tree.getroot().tag[:-len("xliff")]  # "{its namespace}"
         self.warnings: list[str] = []
 
     @classmethod
@@ -157,8 +161,8 @@ class XliffDocument:
             line = getattr(e, "lineno", None) or (e.position[0] if e.position else 0)
             message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
             raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
-        if _local(root.tag) != "xliff":
-            raise NmtError(f"{name}: not an XLIFF file (its root element is <{_local(root.tag)}>, not <xliff>)")
+        if local_name(root.tag) != "xliff":
+            raise NmtError(f"{name}: not an XLIFF file (its root element is <{local_name(root.tag)}>, not <xliff>)")
         version = root.get("version", "")
         if not re.match(r"[12]\.", version):
             raise NmtError(f"{name}: XLIFF version {version or '(none)'} is not one nmt reads (1.2 or 2.x)")
@@ -175,7 +179,7 @@ class XliffDocument:
         root = self.tree.getroot()
         if self.version == 2:
             return root.get("trgLang")
-        first = next(root.iter(f"{root.tag[:-len('xliff')]}file"), None)
+        first = next(root.iter(f"{self.ns}file"), None)
         return first.get("target-language") if first is not None else None
 
     @property
@@ -197,7 +201,7 @@ class XliffDocument:
             text = "".join(part.written(next(translated)) if part.translated else part.text for part in segment.parts)
             _fill(segment.target, _spaced_as_in(text, segment.text), segment.codes)
             if self.version == 1:  # on the target (around a segmented unit's mrk)
-                element = next(e for e in (segment.target, *segment.target.iterancestors()) if _local(e.tag) == "target")
+                element = next(e for e in (segment.target, *segment.target.iterancestors()) if local_name(e.tag) == "target")
                 element.set("state", "needs-review-translation")
                 element.set("state-qualifier", "leveraged-mt")
                 _mark_trados_segment(element.getparent(), segment.target.get("mid"))
@@ -205,7 +209,7 @@ class XliffDocument:
                 segment.target.getparent().set("state", "translated")
                 segment.target.getparent().set("subState", "nmt:mt")
         root = self.tree.getroot()
-        holders = root.iter(f"{root.tag[:-len('xliff')]}file") if self.version == 1 else [root]
+        holders = root.iter(f"{self.ns}file") if self.version == 1 else [root]
         attribute = "target-language" if self.version == 1 else "trgLang"
         for holder in holders:
             stated = holder.get(attribute)
@@ -251,21 +255,18 @@ def _segments_1(root, ns: str) -> list[_Segment]:
             _insert_after(seg_source if seg_source is not None else source, target)
         target.text = None  # (an empty target's spaces)
         if seg_source is None:
-            codes: list = []
-            segments.append(_Segment(source, target, _markup(source, codes), codes))
+            segments.append(_segment(source, target))
             continue
-        # a segmented unit: its target mirrors seg-source, each segment's mrk translated
+        # a segmented unit: its target mirrors seg-source, each segment's mrk emptied to be filled
         for child in seg_source:
             target.append(copy.deepcopy(child))
         target.text = seg_source.text
-        for mark, copied in zip(seg_source.iter(f"{ns}mrk"), target.iter(f"{ns}mrk")):
-            if mark.get("mtype") == "seg":
-                codes = []
-                text = _markup(mark, codes)
+        for copied in target.iter(f"{ns}mrk"):
+            if copied.get("mtype") == "seg":
                 for child in list(copied):
                     copied.remove(child)
                 copied.text = None
-                segments.append(_Segment(mark, copied, text, codes))
+        segments += _empty_target_segments(seg_source, target, ns)
     return segments
 
 
@@ -275,10 +276,8 @@ def _empty_target_segments(seg_source, target, ns: str) -> list[_Segment]:
     segments = []
     for mark in seg_source.iter(f"{ns}mrk"):
         if mark.get("mtype") == "seg" and mark.get("mid") in empty:
-            codes: list = []
-            text = _markup(mark, codes)
             empty[mark.get("mid")].text = None
-            segments.append(_Segment(mark, empty[mark.get("mid")], text, codes))
+            segments.append(_segment(mark, empty[mark.get("mid")]))
     return segments
 
 
@@ -295,6 +294,5 @@ def _segments_2(root, ns: str) -> list[_Segment]:
         target.text = None  # (an empty target's spaces)
         if source.get(_XML_SPACE) and not target.get(_XML_SPACE):
             target.set(_XML_SPACE, source.get(_XML_SPACE))
-        codes: list = []
-        segments.append(_Segment(source, target, _markup(source, codes), codes))
+        segments.append(_segment(source, target))
     return segments

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from nmt.decode.html_document import HtmlDocument
-from nmt.decode.stream import DOCUMENTS, SUFFIXES, read_document
+from nmt.decode.stream import DOCUMENTS, file_format, read_document
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
@@ -62,7 +62,7 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None) -> Upload:
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
-    kind = SUFFIXES.get(suffix[1:], suffix[1:])
+    kind = file_format(name)
     if kind in DOCUMENTS:
         try:
             document = read_document(kind, data, name, pdf_font)
