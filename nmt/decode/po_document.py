@@ -15,12 +15,10 @@ The header's Language is set to the target where it is empty; the catalog keeps 
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 
-from nmt.decode.text.markup import looks_like_markup
-from nmt.decode.text.messages import message_parts
+from nmt.decode.text.messages import as_markup, from_markup, message_parts
 from nmt.data.languages import language_tag, two_letter
 from nmt.errors import NmtError
 
@@ -46,18 +44,6 @@ PLURAL_FORMS = {
 }
 _CHARSET = re.compile(rb"charset=([A-Za-z0-9_.:-]+)")
 _STRING_LINE = re.compile(r'(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"')
-
-
-def as_markup(text: str) -> str:
-    """A text as inline markup for translation: as it is where it is markup already (HTML tags that
-    nest), else with &, < and > escaped, so that placeholders and character references are read
-    as they are written."""
-    return text if looks_like_markup(text) else html.escape(text, quote=False)
-
-
-def from_markup(translation: str, source: str) -> str:
-    """A translation back in the form of its `source` (as_markup's inverse)."""
-    return translation if looks_like_markup(source) else html.unescape(translation)
 
 
 @dataclass

@@ -25,79 +25,18 @@ stays as it was.
 from __future__ import annotations
 
 import copy
-import html
 import re
 from dataclasses import dataclass
 
 from nmt.data.languages import language_tag, two_letter
 from nmt.data.tmx import local_name
+from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
 from nmt.decode.text.messages import message_parts
 from nmt.errors import NmtError
 
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 _PAIRED = {"g", "pc", "mrk"}  # codes around words; every other inline element is a point
-_TAG = re.compile(r"<(/?)([fp])(\d+)(/?)>")
 _DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")  # kept as written (lxml's has other quotes)
-
-
-def _markup(element, codes: list) -> str:
-    """An element's content as inline markup: its text escaped, each paired code `<fN>…</fN>` and
-    every other child `<pN/>`, N its place in `codes` (counted from 1)."""
-    parts = [html.escape(element.text or "", quote=False)]
-    for child in element:
-        codes.append(child)
-        number = len(codes)
-        if local_name(child.tag) in _PAIRED and child.get("translate") != "no" and child.get("mtype") != "protected":
-            parts.append(f"<f{number}>{_markup(child, codes)}</f{number}>")
-        else:
-            parts.append(f"<p{number}/>")
-        parts.append(html.escape(child.tail or "", quote=False))
-    return "".join(parts)
-
-
-def _spaced_as_in(translation: str, source: str) -> str:
-    """The translation's points (`<pN/>`) with no space beside them where the source had none: the
-    markup puts each between words with spaces, which would add a space at a line break's code
-    (`runs<x/> on`) or before a full stop."""
-    for point in re.finditer(r"<p\d+/>", source):
-        tag = re.escape(point.group(0))
-        if point.start() > 0 and not source[point.start() - 1].isspace():
-            translation = re.sub(r"\s+(?=" + tag + ")", "", translation)
-        if point.end() < len(source) and not source[point.end()].isspace():
-            translation = re.sub("(?<=" + tag + r")\s+", "", translation)
-    return translation
-
-
-def _fill(element, translation: str, codes: list) -> None:
-    """Put a translation's markup (from `_markup`) into `element`, which is empty: its text, and
-    copies of the codes its tags name."""
-    open_elements, position = [element], 0
-
-    def add_text(text: str) -> None:
-        if not text:
-            return
-        current = open_elements[-1]
-        if len(current):
-            current[-1].tail = (current[-1].tail or "") + html.unescape(text)
-        else:
-            current.text = (current.text or "") + html.unescape(text)
-
-    for tag in _TAG.finditer(translation):
-        add_text(translation[position:tag.start()])
-        position = tag.end()
-        closing, kind, number, empty = tag.groups()
-        code = codes[int(number) - 1]
-        if closing:
-            open_elements.pop()
-        elif kind == "p" or empty:
-            point = copy.deepcopy(code)
-            point.tail = None
-            open_elements[-1].append(point)
-        else:
-            shell = code.makeelement(code.tag, code.attrib, code.nsmap)
-            open_elements[-1].append(shell)
-            open_elements.append(shell)
-    add_text(translation[position:])
 
 
 @dataclass
@@ -116,7 +55,12 @@ class _Segment:
 def _segment(source, target) -> _Segment:
     """`source`'s content to translate into `target`."""
     codes: list = []
-    return _Segment(source, target, _markup(source, codes), codes)
+    return _Segment(source, target, inline_markup(source, codes, _paired), codes)
+
+
+def _paired(code) -> bool:
+    """Whether an inline code goes around words (as markup's element) rather than between them."""
+    return local_name(code.tag) in _PAIRED and code.get("translate") != "no" and code.get("mtype") != "protected"
 
 
 def _insert_after(anchor, element) -> None:
@@ -199,7 +143,7 @@ class XliffDocument:
         translated = iter(translations)
         for segment in self.segments:
             text = "".join(part.written(next(translated)) if part.translated else part.text for part in segment.parts)
-            _fill(segment.target, _spaced_as_in(text, segment.text), segment.codes)
+            fill_inline(segment.target, spaced_as_in(text, segment.text), segment.codes)
             if self.version == 1:  # on the target (around a segmented unit's mrk)
                 element = next(e for e in (segment.target, *segment.target.iterancestors()) if local_name(e.tag) == "target")
                 element.set("state", "needs-review-translation")

@@ -14,8 +14,11 @@ alone.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
+
+from nmt.decode.text.markup import looks_like_markup
 
 _ICU_START = re.compile(r"\{\s*[\w.]+\s*,\s*(plural|selectordinal|select)\s*,\s*(?:offset\s*:\s*\d+\s*)?")
 _SELECTOR = re.compile(r"\s*(?:=\s*-?\d+|[\w-]+)\s*\{")
@@ -149,3 +152,15 @@ def _outside_elements(text: str, parts: list[Part]) -> bool:
         if sum(-1 if m.group(1) else 1 for m in _PAIRED.finditer(text, 0, at)):
             return False
     return True
+
+
+def as_markup(text: str) -> str:
+    """A text as inline markup for translation: as it is where it is markup already (HTML tags that
+    nest), else with &, < and > escaped, so that placeholders and character references are read
+    as they are written."""
+    return text if looks_like_markup(text) else html.escape(text, quote=False)
+
+
+def from_markup(translation: str, source: str) -> str:
+    """A translation back in the form of its `source` (as_markup's inverse)."""
+    return translation if looks_like_markup(source) else html.unescape(translation)
