@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nmt.decode.text.messages import as_markup, from_markup, message_parts
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
 from nmt.data.languages import language_tag, two_letter
 from nmt.errors import NmtError
 
@@ -58,8 +58,7 @@ class _Message:
 
     def translated(self, translations) -> str:
         """Its translation, from an iterator of its parts' translations."""
-        return from_markup("".join(part.written(next(translations)) if part.translated else part.text
-                                   for part in self.parts), self.markup)
+        return from_markup(joined(self.parts, translations), self.markup)
 
 
 class PoDocument:

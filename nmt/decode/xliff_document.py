@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from nmt.data.languages import language_tag, two_letter
 from nmt.data.tmx import local_name
 from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
-from nmt.decode.text.messages import message_parts
+from nmt.decode.text.messages import joined, message_parts
+from nmt.decode.xml_file import XmlFile
 from nmt.errors import NmtError
 
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 _PAIRED = {"g", "pc", "mrk"}  # codes around words; every other inline element is a point
-_DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")  # kept as written (lxml's has other quotes)
 
 
 @dataclass
@@ -86,41 +86,28 @@ class XliffDocument:
     """An XLIFF file read for translation: its `texts` (each untranslated segment's markup) in,
     the file with their translations out (`write`)."""
 
-    def __init__(self, tree, version: int, segments: list[_Segment], declaration: bytes | None, end: bytes):
-        self.tree, self.version, self.segments, self.declaration = tree, version, segments, declaration
-        self.end = end  # what followed the root element (lxml drops it): a line break, as a rule
-        self.ns = tree.getroot().tag[:-len("xliff")]  # "{its namespace}"
+    def __init__(self, file: XmlFile, version: int, segments: list[_Segment]):
+        self.file, self.version, self.segments = file, version, segments
+        self.ns = file.root.tag[:-len("xliff")]  # "{its namespace}"
         self.warnings: list[str] = []
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "XliffDocument":
-        try:
-            from lxml import etree
-        except ImportError:
-            raise NmtError("XLIFF files need lxml: pip install 'nmt[localization]'") from None
-        parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=False)
-        try:
-            root = etree.fromstring(data, parser)
-        except etree.XMLSyntaxError as e:
-            line = getattr(e, "lineno", None) or (e.position[0] if e.position else 0)
-            message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
-            raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
+        file = XmlFile.read(data, name, "XLIFF files")
+        root = file.root
         if local_name(root.tag) != "xliff":
             raise NmtError(f"{name}: not an XLIFF file (its root element is <{local_name(root.tag)}>, not <xliff>)")
         version = root.get("version", "")
         if not re.match(r"[12]\.", version):
             raise NmtError(f"{name}: XLIFF version {version or '(none)'} is not one nmt reads (1.2 or 2.x)")
         ns = root.tag[:-len("xliff")]
-        tree = root.getroottree()
         segments = (_segments_1(root, ns) if version.startswith("1.") else _segments_2(root, ns))
-        declaration = _DECLARATION.match(data)
-        end = b"" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else data[len(data.rstrip()):]  # (not UTF-16's)
-        return cls(tree, int(version[0]), segments, declaration.group(0) if declaration else None, end)
+        return cls(file, int(version[0]), segments)
 
     @property
     def target_language(self) -> str | None:
         """The language the file says it is translated into (its first file's, in 1.2), or None."""
-        root = self.tree.getroot()
+        root = self.file.root
         if self.version == 2:
             return root.get("trgLang")
         first = next(root.iter(f"{self.ns}file"), None)
@@ -138,11 +125,9 @@ class XliffDocument:
                 for segment in self.segments for part in segment.parts if part.translated]
 
     def write(self, translations: list[str], target: str) -> bytes:
-        from lxml import etree
-
         translated = iter(translations)
         for segment in self.segments:
-            text = "".join(part.written(next(translated)) if part.translated else part.text for part in segment.parts)
+            text = joined(segment.parts, translated)
             fill_inline(segment.target, spaced_as_in(text, segment.text), segment.codes)
             if self.version == 1:  # on the target (around a segmented unit's mrk)
                 element = next(e for e in (segment.target, *segment.target.iterancestors()) if local_name(e.tag) == "target")
@@ -152,7 +137,7 @@ class XliffDocument:
             else:  # on the segment
                 segment.target.getparent().set("state", "translated")
                 segment.target.getparent().set("subState", "nmt:mt")
-        root = self.tree.getroot()
+        root = self.file.root
         holders = root.iter(f"{self.ns}file") if self.version == 1 else [root]
         attribute = "target-language" if self.version == 1 else "trgLang"
         for holder in holders:
@@ -163,10 +148,7 @@ class XliffDocument:
                 line = f" (line {holder.sourceline})" if holder.sourceline else ""
                 self.warnings.append(f"its {attribute} is {stated}{line}, but the model translates into {target} "
                                      "(a multilingual model's --tgt-lang chooses another)")
-        encoding = self.tree.docinfo.encoding or "UTF-8"
-        if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
-            return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)
-        return (self.declaration or b"") + etree.tostring(self.tree, encoding=encoding, xml_declaration=False) + self.end
+        return self.file.bytes()
 
 
 _SDL = "{http://sdl.com/FileTypes/SdlXliff/1.0}"

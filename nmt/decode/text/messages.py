@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from nmt.decode.text.markup import looks_like_markup
@@ -25,6 +26,9 @@ _SELECTOR = re.compile(r"\s*(?:=\s*-?\d+|[\w-]+)\s*\{")
 _CLOSING = re.compile(r"\s*\}")
 _NUMBER = "{__n__}"  # a plural branch's "#", as the model is given it
 _PAIRED = re.compile(r"<(/?)f\d+>")
+_TAGS_AT_END = r"(?:\s*</?\w+/?>)*\s*$"
+_ENDS_IN_MARK = re.compile(r"[.!?…。！？:;)\]\"'»”]" + _TAGS_AT_END)
+_ADDED_STOP = re.compile(r"(?<![.…])[.。](?=" + _TAGS_AT_END + ")")
 
 
 @dataclass(frozen=True)
@@ -39,8 +43,18 @@ class Part:
         return self.text.replace("#", _NUMBER) if self.plural else self.text
 
     def written(self, translation: str) -> str:
-        """The model's translation of `model_text` as written back."""
+        """The model's translation of `model_text` as written back: without a full stop the model
+        ended it with where the text had no mark at its end (a title, a button's label: "Save
+        file", not "Datei speichern.")."""
+        if not _ENDS_IN_MARK.search(self.text):
+            translation = _ADDED_STOP.sub("", translation, count=1)
         return translation.replace(_NUMBER, "#") if self.plural else translation
+
+
+def joined(parts: list[Part], translations: Iterator[str]) -> str:
+    """A message written back from its `parts`, each translated one's translation taken in turn
+    from `translations`."""
+    return "".join(part.written(next(translations)) if part.translated else part.text for part in parts)
 
 
 def message_parts(text: str) -> list[Part]:

@@ -1,0 +1,48 @@
+"""An XML file read with lxml and written back as it was but for what was changed: its
+declaration as written (lxml's own has other quotes), its encoding, and what followed its root
+element. Entities are not resolved and nothing is fetched from the network."""
+
+from __future__ import annotations
+
+import re
+
+from nmt.errors import NmtError
+
+_DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")
+
+
+class XmlFile:
+    def __init__(self, tree, declaration: bytes | None, end: bytes):
+        self.tree, self.declaration = tree, declaration
+        self.end = end  # what followed the root element (lxml drops it): a line break, as a rule
+
+    @classmethod
+    def read(cls, data: bytes, name: str, needs: str) -> "XmlFile":
+        """`data` parsed; an NmtError naming `name`'s line where it is not well-formed XML, and
+        `needs` (what reads this kind of file: "XLIFF files") where lxml is missing."""
+        try:
+            from lxml import etree
+        except ImportError:
+            raise NmtError(f"{needs} need lxml: pip install 'nmt[localization]'") from None
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=False, strip_cdata=False)
+        try:
+            root = etree.fromstring(data, parser)
+        except etree.XMLSyntaxError as e:
+            line = getattr(e, "lineno", None) or (e.position[0] if e.position else 0)
+            message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
+            raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
+        declaration = _DECLARATION.match(data)
+        end = b"" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else data[len(data.rstrip()):]  # (not UTF-16's)
+        return cls(root.getroottree(), declaration.group(0) if declaration else None, end)
+
+    @property
+    def root(self):
+        return self.tree.getroot()
+
+    def bytes(self) -> bytes:
+        from lxml import etree
+
+        encoding = self.tree.docinfo.encoding or "UTF-8"
+        if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
+            return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)
+        return (self.declaration or b"") + etree.tostring(self.tree, encoding=encoding, xml_declaration=False) + self.end
