@@ -117,9 +117,11 @@ def translate(
              '"nmt\\[office]"), pptx, xlsx, odt, odp or ods (a PowerPoint, Excel or OpenDocument file, likewise), epub (an e-book: '
              'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), xliff '
              'or po (a translation tool\'s XLIFF file or a gettext catalog: each segment not yet translated, marked for '
-             'review; the extra localization), or srt or vtt (subtitles: each cue translated whole, numbers '
+             'review; the extra localization), json (an app\'s messages: i18next, FormatJS, Flutter\'s .arb), android '
+             '(res/values/strings.xml; the extra localization), or srt or vtt (subtitles: each cue translated whole, numbers '
              'and timings kept). Default: srt, vtt, markdown (.md), html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
-             'xliff (.xlf) or po (.pot) for a file named so, else plain.')] = None,
+             'xliff (.xlf), po (.pot), json (.arb) for a file named so, android for an .xml file in a values folder, '
+             'else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,
     alignments: Annotated[bool, typer.Option(

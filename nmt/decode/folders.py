@@ -1,7 +1,8 @@
 """A folder translated (`nmt translate -i FOLDER -o NEW_FOLDER`): a documentation site, a book's
 chapters, a project's texts. Each text file (.txt) and each file that `nmt translate` reads in a
 format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
-file (images, styles, scripts) is copied as it is; the subfolders are made alike. The new folder
+file (images, styles, scripts, and JSON files other than an app's messages:
+nmt.decode.json_messages.holds_messages) is copied as it is; the subfolders are made alike. The new folder
 appears only when every file is done: it is written beside it under a hidden name, then renamed.
 """
 
@@ -35,7 +36,7 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
         for finished, path in enumerate(files, start=1):
             target = building / path.relative_to(source)
             target.parent.mkdir(parents=True, exist_ok=True)
-            if path.suffix.lower() == ".txt" or file_format(str(path)) is not None:
+            if _translated(path.relative_to(source)):
                 translated = translate_file(translator, str(path), str(target), cfg, warn=warn_for(path))
                 report.lines += translated.lines
                 report.failed += translated.failed
@@ -49,3 +50,12 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
         shutil.rmtree(building, ignore_errors=True)
         raise
     return report
+
+
+def _translated(path: Path) -> bool:
+    """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
+    reads in a format of its own, but for a JSON file that is not an app's messages (package.json)."""
+    from nmt.decode.json_messages import holds_messages
+
+    kind = file_format(str(path))
+    return path.suffix.lower() == ".txt" or kind is not None and (kind != "json" or holds_messages(path))

@@ -4,7 +4,8 @@ subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown 
 (nmt.decode.html_document), a Word document (nmt.decode.docx_document), a PowerPoint, Excel or
 OpenDocument file (nmt.decode.pptx_document, xlsx_document, odf_document), an e-book
 (nmt.decode.epub_document), a PDF file (nmt.decode.pdf_document), an XLIFF file
-(nmt.decode.xliff_document) or a gettext catalog (nmt.decode.po_document) in and out.
+(nmt.decode.xliff_document), a gettext catalog (nmt.decode.po_document) or an app's messages
+(nmt.decode.json_messages, android_strings) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -39,8 +40,8 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po")  # read as bytes, written as bytes
-SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po"}  # names of DOCUMENTS' files besides their own
+DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android")  # read as bytes, written as bytes
+SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json"}  # names of DOCUMENTS' files besides their own
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -178,6 +179,8 @@ def file_format(source: str) -> str | None:
     DOCUMENTS; None for any other name (plain text)."""
     suffix = Path(source).suffix.lower()[1:]
     kind = SUFFIXES.get(suffix, suffix)
+    if kind == "xml":  # Android's resources: res/values/strings.xml, res/values-de/strings.xml
+        kind = "android" if Path(source).parent.name.startswith("values") else kind
     return subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
                                        "markdown" if suffix in ("md", "markdown") else
                                        kind if kind in DOCUMENTS else None)
@@ -234,7 +237,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
-    or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document),
+    or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document;
+    each message: nmt.decode.json_messages, android_strings),
     written with its language the target's."""
     from nmt.data.corpus import read_bytes
 
@@ -245,7 +249,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     # a multilingual model translates a localization file into the language it names
     controls = document_target(translator, getattr(document, "target_language", None), lambda m: warn(f"{name}: {m}"))
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
-    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "xlsx": "string"}.get(kind, "paragraph")
+    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "json": "line", "android": "line",
+            "xlsx": "string"}.get(kind, "paragraph")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(translations, direction(translator, controls)[1])
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
@@ -292,6 +297,12 @@ def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None
     if kind == "po":
         from nmt.decode.po_document import PoDocument
         return PoDocument.read(data, name)
+    if kind == "json":
+        from nmt.decode.json_messages import JsonMessages
+        return JsonMessages.read(data, name)
+    if kind == "android":
+        from nmt.decode.android_strings import AndroidStrings
+        return AndroidStrings.read(data, name)
     from nmt.decode.epub_document import EpubDocument
     return EpubDocument.read(data, name)
 

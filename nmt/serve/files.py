@@ -8,7 +8,9 @@ Excel workbooks and OpenDocument files (.pptx, .xlsx, .odt, .odp, .ods, where lx
 likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files (.pdf, where pdfminer.six, pypdf and reportlab are
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
-is) segment by segment (nmt.decode.xliff_document, po_document), as `nmt translate` writes them
+is) segment by segment (nmt.decode.xliff_document, po_document), and an app's messages (.json,
+.arb; Android's strings.xml, where lxml is installed) message by message
+(nmt.decode.json_messages, android_strings), as `nmt translate` writes them
 (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
 
@@ -30,7 +32,7 @@ from nmt.serve.libretranslate import LibreError
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
-           *((".xlf", ".xliff") if importlib.util.find_spec("lxml") else ()),
+           *((".xlf", ".xliff", ".xml") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
@@ -40,7 +42,8 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
                ".ods": "application/vnd.oasis.opendocument.spreadsheet",
                ".pdf": "application/pdf", ".xlf": "application/xliff+xml", ".xliff": "application/xliff+xml",
-               ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation"}
+               ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation", ".json": "application/json",
+               ".arb": "application/json", ".xml": "application/xml"}
 
 
 @dataclass
@@ -62,7 +65,7 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None) -> Upload:
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
         raise LibreError(f"Invalid request: file format not supported ({name}: choose {', '.join(FORMATS)})")
-    kind = file_format(name)
+    kind = "android" if suffix == ".xml" else file_format(name)  # (an upload's name has no values/ folder)
     if kind in DOCUMENTS:
         try:
             document = read_document(kind, data, name, pdf_font)

@@ -21,6 +21,15 @@ def test_an_upload_is_its_lines_or_its_cues_and_its_name_without_folders():
         read_upload("talk.xls", b"")
 
 
+def test_an_uploaded_xml_file_is_read_as_androids_strings():
+    pytest.importorskip("lxml")
+    upload = read_upload("strings.xml", b'<resources><string name="a">A dog</string></resources>')
+    assert upload.texts == ["A dog"] and upload.markup
+    assert upload.write(["Ein Hund"], "de") == b'<resources><string name="a">Ein Hund</string></resources>'
+    with pytest.raises(LibreError, match=r"page.xml: not Android string resources \(its root element is <html>"):
+        read_upload("page.xml", b"<html/>")
+
+
 def test_the_last_files_are_kept_under_a_name_that_ends_in_their_own():
     kept = TranslatedFiles(kept=2)
     first, second, third = (kept.add(f"{n}.txt", n.encode()) for n in ("a", "b", "c"))

@@ -1,0 +1,206 @@
+"""Android's string resources in and out (`--input-format android`, the default for an .xml file
+in a `values` folder: res/values/strings.xml; lxml, `pip install 'nmt[localization]'`): an app's
+texts translated into the file that goes to res/values-de/.
+
+Each `<string>`, each `<item>` of a `<string-array>` and each quantity of a `<plurals>` is
+translated, its line breaks (`\\n`) apart; a resource marked translatable="false" is left out of
+the translation, as Android's lint asks, and one that refers to another (`@string/app_name`) is
+kept as it is. A `<plurals>` gets the target language's quantities (nmt.decode.plural_categories):
+Russian's few and many are added with the translation of `other`, for a reviewer to adapt, and a
+quantity the language lacks is left out.
+
+Android's own escapes are read and written again (`\\'`, `\\"`, `\\n`, `\\@`, `\\uXXXX`), its runs of
+spaces read as one (but inside a string in double quotes, which stays so). Format arguments
+(`%1$s`, `%d`) are placeholders, kept; an `<xliff:g>` (a part not to translate) is kept whole
+between the words; the HTML tags Android styles text with (`<b>`, `<i>`, `<u>`, `<font>`,
+`<annotation>`, …) go around the words aligned to the ones they wrapped (nmt.decode.inline_codes),
+and HTML in a CDATA section or escaped (`&lt;b>`) is translated as markup and written back as it
+was. Other resources (colours, dimensions) and comments are kept.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+
+from nmt.data.tmx import local_name
+from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
+from nmt.decode.plural_categories import ORDER, plural_forms
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.xml_file import XmlFile
+from nmt.errors import NmtError
+
+_STYLES = {"b", "i", "u", "s", "strike", "del", "em", "strong", "big", "small", "sup", "sub", "tt", "font", "a",
+           "annotation", "span", "li", "ul"}  # tags Android styles text with: around words
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+_ESCAPED = {"n": "\n", "t": "\t"}
+_RESOURCES = ("string", "string-array", "plurals")
+
+
+def _read(text: str, quoted: bool) -> str:
+    """A text of a string resource as Android reads it: its escapes undone, its runs of spaces one
+    space (but in double quotes)."""
+    if not quoted:
+        text = re.sub(r"\s+", " ", text)
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
+                       _ESCAPED.get(m.group(1), m.group(1)), text)
+
+
+def _written(text: str) -> str:
+    """A text written for Android to read it back so."""
+    return (text.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
+            .replace("\n", "\\n").replace("\t", "\\t"))
+
+
+def _paired(element) -> bool:
+    return isinstance(element.tag, str) and local_name(element.tag) in _STYLES
+
+
+@dataclass
+class _Text:
+    """One string's (or item's) text to translate, and the element it is written back into."""
+    element: object
+    markup: str
+    codes: list | None  # its inline elements; None: a text without any (HTML written as text, or none)
+    quoted: bool  # in double quotes, its spaces kept
+    cdata: bool  # written in a CDATA section
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+    def put(self, translations) -> None:
+        from lxml import etree
+
+        text = joined(self.parts, translations)
+        element = self.element
+        for child in list(element):
+            element.remove(child)
+        element.text = None
+        if self.codes is None:
+            written = _written(from_markup(text, self.markup))
+            element.text = etree.CDATA(_quoted(written, self.quoted)) if self.cdata else _quoted(written, self.quoted)
+            return
+        fill_inline(element, spaced_as_in(text, self.markup), self.codes, write=_written)
+        if self.quoted:
+            element.text = '"' + (element.text or "")
+            element[-1].tail = (element[-1].tail or "") + '"'
+        elif (element.text or "").startswith(("@", "?")):
+            element.text = "\\" + element.text
+
+
+def _quoted(text: str, quoted: bool) -> str:
+    """In double quotes where the source was; else with a leading @ or ? escaped (Android would
+    read a reference)."""
+    return f'"{text}"' if quoted else "\\" + text if text.startswith(("@", "?")) else text
+
+
+def _text(element) -> _Text | None:
+    """A string's or item's text to translate; None for a reference (@string/name, ?attr) or a
+    text without a letter or digit."""
+    from lxml import etree
+
+    raw = element.text or ""
+    last = element[-1].tail or "" if len(element) else raw
+    quoted = raw.lstrip().startswith('"') and last.rstrip().endswith('"') and (len(element) or len(raw.strip()) > 1)
+    if quoted:  # (the quotes off, for the model; put back on writing)
+        element.text = raw.lstrip()[1:]
+        if len(element):
+            element[-1].tail = last.rstrip()[:-1]
+        else:
+            element.text = element.text.rstrip()[:-1]
+    if len(element) == 0:
+        cdata = b"<![CDATA[" in etree.tostring(element)
+        text = _read(element.text or "", quoted)
+        if not quoted:
+            text = text.strip()
+        if text.startswith(("@", "?")) and not (element.text or "").lstrip().startswith("\\"):
+            return None  # a reference to another resource
+        markup, codes = as_markup(text), None
+    else:
+        codes, cdata = [], False
+        markup = inline_markup(element, codes, _paired, read=lambda t: _read(t, quoted))
+        if not quoted:
+            markup = markup.strip()
+    result = _Text(element, markup, codes, quoted, cdata)
+    return result if any(part.translated for part in result.parts) else None
+
+
+class AndroidStrings:
+    """An Android resources file read for translation: its `texts` in, the file for another
+    language out (`write`)."""
+
+    def __init__(self, file: XmlFile, texts: list[_Text]):
+        self.file, self.strings = file, texts
+        self.warnings: list[str] = []
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "AndroidStrings":
+        file = XmlFile.read(data, name, "Android string resources")
+        root = file.root
+        if local_name(root.tag) != "resources":
+            raise NmtError(f"{name}: not Android string resources (its root element is <{local_name(root.tag)}>, "
+                           "not <resources>)")
+        for resource in [child for child in root if local_name(child.tag) in _RESOURCES]:
+            if resource.get("translatable") == "false":
+                _remove(resource)
+        texts = []
+        for resource in root:
+            kind = local_name(resource.tag)
+            elements = [resource] if kind == "string" else [item for item in resource if local_name(item.tag) == "item"] \
+                if kind in _RESOURCES else []
+            texts += [text for text in map(_text, elements) if text is not None]
+        return cls(file, texts)
+
+    target_language = None  # (Android names it in the folder: values-de)
+
+    @property
+    def texts(self) -> list[str]:
+        """Each string's parts to translate: its lines."""
+        return [part.model_text for text in self.strings for part in text.parts if part.translated]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [text.element.sourceline or 0 for text in self.strings for part in text.parts if part.translated]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        translated = iter(translations)
+        for text in self.strings:
+            text.put(translated)
+        added = sum(_plural_quantities(plurals, target) for plurals in self.file.root
+                    if local_name(plurals.tag) == "plurals")
+        if added:
+            self.warnings.append(f"{added} plural quantities added for {target} with their 'other' item's "
+                                 "translation: review them")
+        return self.file.bytes()
+
+
+def _remove(element) -> None:
+    """An element taken out with its line (lxml takes its tail, the line break and indentation
+    after it, with it)."""
+    previous, parent = element.getprevious(), element.getparent()
+    if element.getnext() is None:  # the last: what came after it comes before the closing tag
+        if previous is not None:
+            previous.tail = element.tail
+        else:
+            parent.text = element.tail
+    parent.remove(element)
+
+
+def _plural_quantities(plurals, target: str) -> int:
+    """A `<plurals>` given the target language's quantities (in place); how many were added."""
+    items = {item.get("quantity"): item for item in plurals if local_name(item.tag) == "item"}
+    forms, added = plural_forms(target, items)
+    if list(forms) == list(items):
+        return 0
+    tails = [item.tail for item in items.values()]
+    between, last = (tails[0] if len(tails) > 1 else plurals.text), tails[-1]  # (line breaks and indentation)
+    for item in items.values():
+        plurals.remove(item)
+    for number, (quantity, item) in enumerate(sorted(forms.items(), key=lambda form: ORDER.index(form[0]))):
+        item = copy.deepcopy(item) if quantity in added else item
+        item.set("quantity", quantity)
+        item.tail = between if number < len(forms) - 1 else last
+        plurals.append(item)
+    return len(added)

@@ -1,0 +1,209 @@
+"""A program's messages in JSON in and out (`--input-format json`, the default for .json and .arb
+files): the message files of i18next, FormatJS (react-intl), vue-i18n, ngx-translate, Flutter
+(.arb), browser extensions (messages.json) and most web frameworks, translated into a file of the
+same keys for the target language.
+
+Every string value is a message, at any depth of objects and lists, and is translated (its lines
+apart, ICU MessageFormat's plural and select branch by branch: nmt.decode.text.messages; its
+placeholders and HTML tags kept: nmt.decode.text.markup), but for what a format keeps for its
+programmers:
+- Flutter's metadata: a key beginning with "@" (`"@title": {"description": …}`), whose
+  `@@locale` is set to the target language;
+- a browser extension's `{"message": …, "description": …, "placeholders": …}` and FormatJS'
+  `{"defaultMessage": …, "description": …}`: the message alone.
+i18next's plural keys (`files_one`, `files_other`) become the target language's
+(nmt.decode.plural_categories): Russian's `files_few` and `files_many` are added with the `other`
+form's translation, which a reviewer adapts, and a category the language lacks is left out.
+
+The file is written as it was read: its keys in their order, its indentation, its separators, a
+final line break, and non-ASCII text escaped (`\\u00e9`) only where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.data.languages import language_tag
+from nmt.decode.plural_categories import ORDER, plural_categories, plural_forms
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.errors import NmtError
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:[ \t]*)?', re.S)
+_PLURAL_KEY = re.compile(rf"(.+)_({'|'.join(ORDER)})")
+_MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
+                    "messages", "intl"}
+_LANGUAGE_NAME = re.compile(r"(?:.*?[_.-])??([a-z]{2,3})(?:[-_][A-Za-z]{2,4})?", re.I)  # en, en-US, zh_Hans, messages_de
+_WRAPPERS = {"message": {"description", "placeholders"},  # a browser extension's message
+             "defaultMessage": {"description", "id"}}  # FormatJS' extracted message
+
+
+@dataclass
+class _Message:
+    """One string value to translate, and where it goes."""
+    holder: dict | list
+    key: str | int
+    markup: str  # as_markup of its text
+    line: int
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+    def put(self, translations) -> None:
+        """Its translation, from an iterator of its parts' translations, in its place."""
+        self.holder[self.key] = from_markup(joined(self.parts, translations), self.markup)
+
+
+@dataclass
+class _Style:
+    """How the file was written, for json.dumps to write it so again."""
+    indent: str | None
+    separators: tuple[str, str]
+    ascii_only: bool
+    newline: str
+    bom: bool
+    end: str  # what followed the top object: a line break, as a rule
+
+
+def _style(text: str, bom: bool) -> _Style:
+    skeleton = _STRING.sub(lambda m: '""' + (m.group(1) or ""), text)  # (no comma nor line break of a string's)
+    indent = re.search(r"\n([ \t]+)\S", skeleton)
+    key = re.search(r'""(\s*:[ \t]*)', skeleton)
+    item = re.search(r",([ \t]*)\S", skeleton)
+    return _Style(indent=indent.group(1) if indent else None,
+                  separators=("," + ("" if indent or item is None else item.group(1)), key.group(1) if key else ": "),
+                  ascii_only=text.isascii() and re.search(r"\\u[0-9a-fA-F]{4}", text) is not None,
+                  newline="\r\n" if "\r\n" in skeleton else "\n", bom=bom, end=text[len(text.rstrip()):])
+
+
+def holds_messages(path: Path) -> bool:
+    """Whether a JSON file's path says it holds an app's messages, for a folder's translation: an
+    .arb file, a file in a folder named for them (locales/, i18n/, _locales/) or one named for a
+    language (en.json, en-US.json, messages_en.json, locales/en/common.json). Other JSON files
+    (package.json, data) are copied."""
+    if path.suffix.lower() == ".arb" or any(folder.lower() in _MESSAGE_FOLDERS for folder in path.parts[:-1]):
+        return True
+    for name in (path.stem, *path.parts[:-1]):
+        language = _LANGUAGE_NAME.fullmatch(name)
+        if language and plural_categories(language.group(1).lower()) is not None:
+            return True
+    return False
+
+
+class JsonMessages:
+    """A JSON file of messages read for translation: its `texts` in, the file with their
+    translations out (`write`)."""
+
+    def __init__(self, top: dict, messages: list[_Message], style: _Style):
+        self.top, self.messages, self.style = top, messages, style
+        self.warnings: list[str] = []
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "JsonMessages":
+        bom = data.startswith(b"\xef\xbb\xbf")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
+        try:
+            top = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise NmtError(f"{name}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
+        if not isinstance(top, dict):
+            raise NmtError(f"{name}: not a file of messages (its top level is {_kind(top)}, not an object)")
+        # each string value's line, in the order json.loads meets them
+        lines = iter([text.count("\n", 0, m.start()) + 1 for m in _STRING.finditer(text) if not m.group(1)])
+        messages: list[_Message] = []
+        _collect(top, lines, messages, translated=True)
+        return cls(top, messages, _style(text, bom))
+
+    target_language = None  # (a message file names no language but Flutter's, which names its source's)
+
+    @property
+    def texts(self) -> list[str]:
+        """Each message's parts to translate: its lines, its ICU branches."""
+        return [part.model_text for message in self.messages for part in message.parts if part.translated]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [message.line for message in self.messages for part in message.parts if part.translated]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        translated = iter(translations)
+        for message in self.messages:
+            message.put(translated)
+        added = _plural_keys(self.top, target)
+        if added:
+            self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation "
+                                 "(i18next's): review them")
+        if "@@locale" in self.top:  # Flutter's: the language the file is in
+            self.top["@@locale"] = language_tag(target).replace("-", "_")
+        style = self.style
+        text = json.dumps(self.top, ensure_ascii=style.ascii_only, indent=style.indent, separators=style.separators)
+        return ("\ufeff" * style.bom + text.replace("\n", style.newline) + style.end).encode()
+
+
+def _kind(value) -> str:
+    return {list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
+
+
+def _collect(value, lines, messages: list[_Message], translated: bool) -> None:
+    """The messages in `value` (an object or list), in order, each given its line from `lines`
+    (every string value's, which it takes in the same order, translated or not)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    wrapper = _wrapped_message(value) if isinstance(value, dict) else None
+    for key, item in items:
+        keep = translated and not (isinstance(key, str) and key.startswith("@")) and (wrapper is None or key == wrapper)
+        if isinstance(item, str):
+            line = next(lines, 0)
+            if keep and any(c.isalnum() for c in item):
+                message = _Message(value, key, as_markup(item), line)
+                if any(part.translated for part in message.parts):
+                    messages.append(message)
+        elif isinstance(item, (dict, list)):
+            _collect(item, lines, messages, keep)
+
+
+def _wrapped_message(value: dict) -> str | None:
+    """The key of the one message in an object that wraps it with notes for translators, if it is
+    such an object."""
+    for key, others in _WRAPPERS.items():
+        if isinstance(value.get(key), str) and set(value) - {key} <= others:
+            return key
+    return None
+
+
+def _plural_keys(value, target: str) -> int:
+    """i18next's plural keys in `value` and the objects inside it made the target language's (in
+    place, each group where its first key was); how many were added."""
+    added = 0
+    for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        added += _plural_keys(item, target)
+    if not isinstance(value, dict):
+        return added
+    groups: dict[str, dict[str, str] | None] = {}
+    for key, item in value.items():
+        match = _PLURAL_KEY.fullmatch(key) if isinstance(key, str) else None
+        if match and isinstance(item, str) and not match.group(1).endswith("_ordinal"):
+            groups.setdefault(match.group(1), {})[match.group(2)] = item
+    groups = {base: forms for base, forms in groups.items() if "other" in forms and len(forms) > 1}
+    if not groups:
+        return added
+    rebuilt: dict = {}
+    for key, item in value.items():
+        match = _PLURAL_KEY.fullmatch(key) if isinstance(key, str) else None
+        base = match.group(1) if match else None
+        if base not in groups:
+            rebuilt[key] = item
+        elif groups[base] is not None:  # the group's first key: the whole group, where it was
+            forms, new = plural_forms(target, groups[base])
+            rebuilt.update({f"{base}_{category}": form for category, form in forms.items()})
+            groups[base] = None
+            added += len(new)
+    value.clear()
+    value.update(rebuilt)
+    return added

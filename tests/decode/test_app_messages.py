@@ -1,0 +1,232 @@
+"""An app's message files (nmt.decode.json_messages, android_strings, apple_strings): the messages
+read by hand, each written back in the file's own escapes and style, plural forms made the target
+language's (nmt.decode.plural_categories), and `nmt translate` of each with the tiny model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.plural_categories import plural_categories, plural_forms
+from nmt.decode.stream import file_format
+from nmt.decode.text.messages import Part
+from tests.conftest import one_line_error, optional_module
+from tests.decode.conftest import translated_both_ways
+
+etree, needs_lxml = optional_module("lxml.etree")
+
+I18NEXT = """{
+  "title": "Dogs & <cats>",
+  "greeting": "Hello {{name}}!\\nA dog runs.",
+  "files_one": "{{count}} file",
+  "files_other": "{{count}} files",
+  "menu": {
+    "items": [
+      "Open",
+      "Save file",
+      3,
+      true,
+      null
+    ],
+    "url": "",
+    "nested": "See $t(menu.items)"
+  },
+  "icu": "You have {n, plural, one {# dog} other {# dogs}}."
+}
+"""
+
+
+def _json(data: str):
+    from nmt.decode.json_messages import JsonMessages
+
+    return JsonMessages.read(data.encode(), "en.json")
+
+
+def test_every_string_value_of_a_json_file_is_a_message_written_back_in_its_place():
+    document = _json(I18NEXT)
+    assert document.texts == ["Dogs &amp; &lt;cats&gt;", "Hello {{name}}!", "A dog runs.", "{{count}} file",
+                              "{{count}} files", "Open", "Save file", "See $t(menu.items)",
+                              "You have {__n__} dog.", "You have {__n__} dogs."]
+    assert document.numbers == [2, 3, 3, 4, 5, 8, 9, 15, 17, 17]
+    # each written back as it came: the file byte for byte (a language of one and other)
+    assert document.write(document.texts, "de").decode() == I18NEXT.replace(
+        "You have {n, plural, one {# dog} other {# dogs}}.", "{n, plural, one {You have # dog.} other {You have # dogs.}}")
+    written = json.loads(_json(I18NEXT).write([f"«{text}»" for text in _json(I18NEXT).texts], "de"))
+    assert written["title"] == "«Dogs & <cats>»" and written["greeting"] == "«Hello {{name}}!»\n«A dog runs.»"
+    assert written["menu"] == {"items": ["«Open»", "«Save file»", 3, True, None], "url": "", "nested": "«See $t(menu.items)»"}
+
+
+@pytest.mark.parametrize("style", [{"indent": 2}, {"indent": "\t", "ensure_ascii": True}, {"separators": (",", ":")},
+                                   {}, {"indent": 4, "separators": (",", " : ")}])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_json_file_is_written_in_its_own_style(style, newline):
+    text = json.dumps({"title": "Café <b>au</b> lait", "a": {"b": ["x y", 1.5, None], "c": {}}, "n": []},
+                      **({"ensure_ascii": False} | style)).replace("\n", newline) + newline
+    document = _json(text)
+    assert document.write(document.texts, "de").decode() == text
+
+
+def test_what_a_json_format_keeps_for_programmers_is_not_translated():
+    document = _json(json.dumps({
+        "@@locale": "en", "title": "A dog", "@title": {"description": "The page's title", "placeholders": {}},
+        "ext": {"message": "Open $FILE$", "description": "A button", "placeholders": {"file": {"content": "$1"}}},
+        "formatjs": {"defaultMessage": "Two cats", "description": "A label"},
+        "error": {"message": "Not found", "title": "Error"}}))  # (an object of messages, not a wrapper)
+    assert document.texts == ["A dog", "Open $FILE$", "Two cats", "Not found", "Error"]
+    written = json.loads(document.write([text.upper() for text in document.texts], "pt_BR"))
+    assert written["@@locale"] == "pt_BR" and written["@title"]["description"] == "The page's title"
+    assert written["ext"] == {"message": "OPEN $FILE$", "description": "A button", "placeholders": {"file": {"content": "$1"}}}
+    assert written["formatjs"]["description"] == "A label"
+
+
+@pytest.mark.parametrize("target, keys", [
+    ("ru", ["files_one", "files_few", "files_many", "files_other"]),
+    ("ja", ["files_other"]),
+    ("ar", ["files_zero", "files_one", "files_two", "files_few", "files_many", "files_other"]),
+    ("de", ["files_one", "files_other"]),
+    ("xx", ["files_one", "files_other"]),  # a language not known: the source's
+])
+def test_i18next_plural_keys_become_the_target_languages(target, keys):
+    source = {"before": "A", "files_one": "{{count}} file", "files_other": "{{count}} files", "after": "B",
+              "place_ordinal_one": "{{count}}st", "place_ordinal_other": "{{count}}th"}
+    document = _json(json.dumps(source))
+    written = json.loads(document.write(document.texts, target))
+    assert list(written) == ["before", *keys, "after", "place_ordinal_one", "place_ordinal_other"]  # in their place
+    assert all(written[key] == source.get(key, source["files_other"]) for key in keys)
+    added = len(set(keys) - set(source))
+    assert document.warnings == ([f"{added} plural keys added for {target} with their 'other' key's translation "
+                                  "(i18next's): review them"] if added else [])
+
+
+def test_plural_categories_are_cldrs_for_whole_numbers():
+    assert plural_categories("de") == plural_categories("deu_Latn") == ("one", "other")
+    assert plural_categories("rus_Cyrl") == ("one", "few", "many", "other")
+    assert plural_categories("zh-Hant") == ("other",) and plural_categories("cs") == ("one", "few", "other")
+    assert plural_categories("cy") == ("zero", "one", "two", "few", "many", "other") and plural_categories("xx") is None
+    # a source's zero (a message for none) stays; its other fills what the language adds
+    assert plural_forms("pl", {"zero": "Z", "one": "A", "other": "B"}) == (
+        {"zero": "Z", "one": "A", "few": "B", "many": "B", "other": "B"}, ["few", "many"])
+    assert plural_forms("ru", {"one": "A"}) == ({"one": "A"}, [])  # no other to fill from
+
+
+def test_a_message_without_an_end_mark_gets_no_full_stop_the_model_added():
+    assert Part("Save file", True).written("Datei speichern.") == "Datei speichern"
+    assert Part("A <f1>dog</f1>", True).written("Ein <f1>Hund.</f1>") == "Ein <f1>Hund</f1>"
+    assert Part("Open {0}", True).written("Öffne {0}.") == "Öffne {0}"
+    assert Part("A dog runs.", True).written("Ein Hund rennt.") == "Ein Hund rennt."
+    assert Part("Wait", True).written("Warte...") == "Warte..."  # an ellipsis is the model's own
+
+
+ANDROID = """<?xml version="1.0" encoding="utf-8"?>
+<resources xmlns:xliff="urn:oasis:names:tc:xliff:document:1.2">
+    <string name="app_name" translatable="false">Dogs</string>
+    <string name="welcome">Welcome to <b>Dogs</b>, <xliff:g id="user" example="Anna">%1$s</xliff:g>!</string>
+    <string name="dont">Don\\'t let the \\"dog\\" out.\\nIt   runs.</string>
+    <string name="spaced">"  Two   spaces  "</string>
+    <string name="ref">@string/app_name</string>
+    <string name="at">\\@home</string>
+    <string name="html"><![CDATA[A <i>big</i> dog]]></string>
+    <string name="escaped">A &lt;b>small&lt;/b> cat</string>
+    <string-array name="colors">
+        <item>Red dog</item>
+        <item>@string/ref</item>
+    </string-array>
+    <plurals name="dogs">
+        <item quantity="one">%d dog</item>
+        <item quantity="other">%d dogs</item>
+    </plurals>
+    <color name="red">#f00</color>
+    <string name="version" translatable="false">1.0</string>
+</resources>
+"""
+
+
+def _android(data: str):
+    from nmt.decode.android_strings import AndroidStrings
+
+    return AndroidStrings.read(data.encode(), "strings.xml")
+
+
+@needs_lxml
+def test_android_strings_are_read_with_their_escapes_and_written_back_in_them():
+    document = _android(ANDROID)
+    assert document.texts == ["Welcome to <f1>Dogs</f1>, <p2/>!", "Don't let the \"dog\" out.", "It runs.",
+                              "Two   spaces", "@home", "A <i>big</i> dog", "A <b>small</b> cat", "Red dog",
+                              "%d dog", "%d dogs"]
+    assert document.numbers == [4, 5, 5, 6, 8, 9, 10, 12, 16, 17]
+    written = document.write(document.texts, "de").decode()
+    # as it came, but for what is not translated (gone) and the runs of spaces Android reads as one
+    expected = (ANDROID.replace('    <string name="app_name" translatable="false">Dogs</string>\n', "")
+                .replace('\n    <string name="version" translatable="false">1.0</string>', "")
+                .replace("It   runs", "It runs").replace("&lt;b>small&lt;/b>", "&lt;b&gt;small&lt;/b&gt;"))
+    assert written == expected
+    translated = _android(ANDROID)
+    root = etree.fromstring(translated.write([f"«{text}»" for text in translated.texts], "de"))
+    strings = {element.get("name"): element for element in root.iter("string")}
+    assert etree.tostring(strings["welcome"], encoding="unicode", with_tail=False).replace(
+        ' xmlns:xliff="urn:oasis:names:tc:xliff:document:1.2"', "") == (
+        '<string name="welcome">«Welcome to <b>Dogs</b>, <xliff:g id="user" example="Anna">%1$s</xliff:g>!»</string>')
+    assert strings["dont"].text == "«Don\\'t let the \\\"dog\\\" out.»\\n«It runs.»"
+    assert strings["spaced"].text == '"  «Two   spaces»  "' and strings["ref"].text == "@string/app_name"
+    assert strings["at"].text == "«@home»"  # (no longer first: no escape needed)
+
+
+@needs_lxml
+@pytest.mark.parametrize("target, quantities", [("ru", ["one", "few", "many", "other"]), ("ja", ["other"]),
+                                                ("de", ["one", "other"])])
+def test_android_plurals_get_the_target_languages_quantities(target, quantities):
+    document = _android(ANDROID)
+    written = document.write(document.texts, target).decode()
+    plurals = etree.fromstring(written.encode()).find("plurals")
+    assert [(item.get("quantity"), item.text) for item in plurals] == [
+        (quantity, "%d dog" if quantity == "one" else "%d dogs") for quantity in quantities]
+    assert "</item>\n    </plurals>" in written and all(f'\n        <item quantity="{q}"' in written for q in quantities)
+    added = len(set(quantities) - {"one", "other"})
+    assert document.warnings == ([f"{added} plural quantities added for {target} with their 'other' item's "
+                                  "translation: review them"] if added else [])
+
+
+@needs_lxml
+def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
+    from nmt.decode.android_strings import AndroidStrings
+    from nmt.decode.json_messages import JsonMessages
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    (tmp_path / "values").mkdir()
+    for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
+                                ("values/strings.xml", ANDROID, AndroidStrings.read)):
+        (tmp_path / name).write_text(content)
+        written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
+                                                 lambda data, read=read: read(data, "in"))
+        assert written == expected != content.encode()
+    assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml")] == [
+        "json", "json", "android", None]
+    for name, content, problem in (
+            ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
+            ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
+            ("latin.json", '{"a": "Gr\xfc\xdfe"}', "latin.json:1: invalid UTF-8 at byte 9"),
+            ("values/bad.xml", "<resources>\n<string></resources>", "bad.xml:2: not well-formed XML"),
+            ("values/page.xml", "<html/>", "page.xml: not Android string resources (its root element is <html>, not <resources>)")):
+        (tmp_path / name).write_bytes(content.encode("latin-1"))
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / "x.out")])
+        one_line_error(result, problem)
+        assert not (tmp_path / "x.out").exists()
+
+
+@needs_lxml
+def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(trained_tiny, tmp_path):
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    app_folder = tmp_path / "app"
+    files = {"locales/en/common.json": '{"title": "a dog runs"}\n', "en-US.json": '{"title": "a cat"}\n',
+             "res/values/strings.xml": '<resources><string name="a">A dog</string></resources>\n',
+             "package.json": '{"name": "dogs", "description": "An app for dogs"}\n', "res/layout/main.xml": "<LinearLayout/>\n"}
+    for name, content in files.items():
+        (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (app_folder / name).write_text(content)
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "de")])
+    assert result.exit_code == 0, result.output
+    changed = {name for name, content in files.items() if (tmp_path / "de" / name).read_text() != content}
+    assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml"}
