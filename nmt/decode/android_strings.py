@@ -147,8 +147,10 @@ class AndroidStrings:
         texts = []
         for resource in root:
             kind = local_name(resource.tag)
-            elements = [resource] if kind == "string" else [item for item in resource if local_name(item.tag) == "item"] \
-                if kind in _RESOURCES else []
+            if kind == "string":
+                elements = [resource]
+            else:
+                elements = [item for item in resource if local_name(item.tag) == "item"] if kind in _RESOURCES else []
             texts += [text for text in map(_text, elements) if text is not None]
         return cls(file, texts)
 

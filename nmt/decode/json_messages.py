@@ -21,17 +21,16 @@ final line break, and non-ASCII text escaped (`\\u00e9`) only where it was.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.data.languages import language_tag
+from nmt.decode.json_style import JsonStyle, read_json, string_lines
 from nmt.decode.plural_categories import ORDER, plural_categories, plural_forms
 from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
 from nmt.errors import NmtError
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:[ \t]*)?', re.S)
 _PLURAL_KEY = re.compile(rf"(.+)_({'|'.join(ORDER)})")
 _MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
                     "messages", "intl"}
@@ -56,28 +55,6 @@ class _Message:
         self.holder[self.key] = from_markup(joined(self.parts, translations), self.markup)
 
 
-@dataclass
-class _Style:
-    """How the file was written, for json.dumps to write it so again."""
-    indent: str | None
-    separators: tuple[str, str]
-    ascii_only: bool
-    newline: str
-    bom: bool
-    end: str  # what followed the top object: a line break, as a rule
-
-
-def _style(text: str, bom: bool) -> _Style:
-    skeleton = _STRING.sub(lambda m: '""' + (m.group(1) or ""), text)  # (no comma nor line break of a string's)
-    indent = re.search(r"\n([ \t]+)\S", skeleton)
-    key = re.search(r'""(\s*:[ \t]*)', skeleton)
-    item = re.search(r",([ \t]*)\S", skeleton)
-    return _Style(indent=indent.group(1) if indent else None,
-                  separators=("," + ("" if indent or item is None else item.group(1)), key.group(1) if key else ": "),
-                  ascii_only=text.isascii() and re.search(r"\\u[0-9a-fA-F]{4}", text) is not None,
-                  newline="\r\n" if "\r\n" in skeleton else "\n", bom=bom, end=text[len(text.rstrip()):])
-
-
 def holds_messages(path: Path) -> bool:
     """Whether a JSON file's path says it holds an app's messages, for a folder's translation: an
     .arb file, a file in a folder named for them (locales/, i18n/, _locales/) or one named for a
@@ -96,29 +73,20 @@ class JsonMessages:
     """A JSON file of messages read for translation: its `texts` in, the file with their
     translations out (`write`)."""
 
-    def __init__(self, top: dict, messages: list[_Message], style: _Style):
+    def __init__(self, top: dict, messages: list[_Message], style: JsonStyle):
         self.top, self.messages, self.style = top, messages, style
         self.warnings: list[str] = []
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "JsonMessages":
-        bom = data.startswith(b"\xef\xbb\xbf")
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            line = data[:e.start].count(b"\n") + 1
-            raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
-        try:
-            top = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise NmtError(f"{name}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
+        top, text, style = read_json(data, name)
         if not isinstance(top, dict):
             raise NmtError(f"{name}: not a file of messages (its top level is {_kind(top)}, not an object)")
         # each string value's line, in the order json.loads meets them
-        lines = iter([text.count("\n", 0, m.start()) + 1 for m in _STRING.finditer(text) if not m.group(1)])
+        lines = iter([line for line, _ in string_lines(text)])
         messages: list[_Message] = []
         _collect(top, lines, messages, translated=True)
-        return cls(top, messages, _style(text, bom))
+        return cls(top, messages, style)
 
     target_language = None  # (a message file names no language but Flutter's, which names its source's)
 
@@ -142,9 +110,7 @@ class JsonMessages:
                                  "(i18next's): review them")
         if "@@locale" in self.top:  # Flutter's: the language the file is in
             self.top["@@locale"] = language_tag(target).replace("-", "_")
-        style = self.style
-        text = json.dumps(self.top, ensure_ascii=style.ascii_only, indent=style.indent, separators=style.separators)
-        return ("\ufeff" * style.bom + text.replace("\n", style.newline) + style.end).encode()
+        return self.style.dumps(self.top)
 
 
 def _kind(value) -> str:

@@ -5,7 +5,7 @@ subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown 
 OpenDocument file (nmt.decode.pptx_document, xlsx_document, odf_document), an e-book
 (nmt.decode.epub_document), a PDF file (nmt.decode.pdf_document), an XLIFF file
 (nmt.decode.xliff_document), a gettext catalog (nmt.decode.po_document) or an app's messages
-(nmt.decode.json_messages, android_strings) in and out.
+(nmt.decode.json_messages, android_strings, string_catalog, apple_strings) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -40,11 +40,13 @@ from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
-DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android")  # read as bytes, written as bytes
+DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
+             "strings")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json"}  # names of DOCUMENTS' files besides their own
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+_PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -238,7 +240,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
     or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document;
-    each message: nmt.decode.json_messages, android_strings),
+    each message: nmt.decode.json_messages, android_strings, string_catalog, apple_strings),
     written with its language the target's."""
     from nmt.data.corpus import read_bytes
 
@@ -248,11 +250,13 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     document = read_document(kind, data, name, cfg.pdf_font)
     # a multilingual model translates a localization file into the language it names
     controls = document_target(translator, getattr(document, "target_language", None), lambda m: warn(f"{name}: {m}"))
+    target = direction(translator, controls)[1]
+    if hasattr(document, "for_target"):  # a file of every language (a String Catalog): the strings the target lacks
+        document.for_target(target)
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
-    unit = {"epub": "line", "pdf": "page", "xliff": "line", "po": "line", "json": "line", "android": "line",
-            "xlsx": "string"}.get(kind, "paragraph")
+    unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
-    content = document.write(translations, direction(translator, controls)[1])
+    content = document.write(translations, target)
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
         warn(f"{name}: {message}")
     if output == "-":
@@ -303,6 +307,12 @@ def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None
     if kind == "android":
         from nmt.decode.android_strings import AndroidStrings
         return AndroidStrings.read(data, name)
+    if kind == "xcstrings":
+        from nmt.decode.string_catalog import StringCatalog
+        return StringCatalog.read(data, name)
+    if kind == "strings":
+        from nmt.decode.apple_strings import AppleStrings
+        return AppleStrings.read(data, name)
     from nmt.decode.epub_document import EpubDocument
     return EpubDocument.read(data, name)
 

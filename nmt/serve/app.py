@@ -366,10 +366,10 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             upload = form.get("file")
             if upload is None or isinstance(upload, str) or not upload.filename:
                 raise libretranslate.LibreError("Invalid request: missing file parameter")
-            source = files.read_upload(upload.filename, await upload.read(),
-                                       models.models[0].translator.recipe.decode.pdf_font)
             fields = {key: value for key, value in libretranslate.form_fields(form.multi_items()).items()
                       if key in ("source", "target")}
+            source = files.read_upload(upload.filename, await upload.read(),
+                                       models.models[0].translator.recipe.decode.pdf_font, fields.get("target"))
             if source.markup:
                 fields["format"] = "html"
             asked, texts, _ = await libre_translations({**fields, "q": source.texts or [""]},

@@ -9,8 +9,8 @@ likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files 
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
 is) segment by segment (nmt.decode.xliff_document, po_document), and an app's messages (.json,
-.arb; Android's strings.xml, where lxml is installed) message by message
-(nmt.decode.json_messages, android_strings), as `nmt translate` writes them
+.arb; Android's strings.xml, where lxml is installed; Apple's .xcstrings and .strings) message by
+message (nmt.decode.json_messages, android_strings, string_catalog, apple_strings), as `nmt translate` writes them
 (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
 
@@ -32,7 +32,8 @@ from nmt.serve.libretranslate import LibreError
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
-           *((".xlf", ".xliff", ".xml") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
+           *((".xlf", ".xliff", ".xml") if importlib.util.find_spec("lxml") else ()), ".json", ".arb", ".xcstrings",
+           ".strings",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
@@ -43,7 +44,8 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".ods": "application/vnd.oasis.opendocument.spreadsheet",
                ".pdf": "application/pdf", ".xlf": "application/xliff+xml", ".xliff": "application/xliff+xml",
                ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation", ".json": "application/json",
-               ".arb": "application/json", ".xml": "application/xml"}
+               ".arb": "application/json", ".xml": "application/xml", ".xcstrings": "application/json",
+               ".strings": "text/plain"}
 
 
 @dataclass
@@ -57,8 +59,9 @@ class Upload:
     whole: bool = True
 
 
-def read_upload(name: str, data: bytes, pdf_font: str | None = None) -> Upload:
-    """An uploaded file's texts to translate (a PDF's drawn in `pdf_font`); LibreError where its
+def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str | None = None) -> Upload:
+    """An uploaded file's texts to translate (a PDF's drawn in `pdf_font`; a String Catalog's
+    those it lacks in `target`, the language asked for); LibreError where its
     format is not one of FORMATS, it is not UTF-8 text, or its subtitles are malformed (the message
     names the line)."""
     name = PurePath(name.replace("\\", "/")).name
@@ -71,6 +74,10 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None) -> Upload:
             document = read_document(kind, data, name, pdf_font)
         except NmtError as e:
             raise LibreError(f"Invalid request: {e}") from None
+        if hasattr(document, "for_target"):
+            if target is None:
+                raise LibreError("Invalid request: missing target")
+            document.for_target(target)
         return Upload(name, document.texts, document.write, markup=True)
     try:
         lines = data.decode("utf-8-sig").splitlines()

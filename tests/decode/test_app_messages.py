@@ -1,4 +1,4 @@
-"""An app's message files (nmt.decode.json_messages, android_strings, apple_strings): the messages
+"""An app's message files (nmt.decode.json_messages, android_strings, string_catalog, apple_strings): the messages
 read by hand, each written back in the file's own escapes and style, plural forms made the target
 language's (nmt.decode.plural_categories), and `nmt translate` of each with the tiny model."""
 
@@ -189,6 +189,95 @@ def test_android_plurals_get_the_target_languages_quantities(target, quantities)
                                   "translation: review them"] if added else [])
 
 
+def _unit(value: str, state: str = "translated") -> dict:
+    return {"stringUnit": {"state": state, "value": value}}
+
+
+def _plural(one: str, other: str, state: str = "translated") -> dict:
+    return {"variations": {"plural": {"one": _unit(one, state), "other": _unit(other, state)}}}
+
+
+CATALOG = {"sourceLanguage": "en", "strings": {
+    "%@": {},
+    "Hello %@": {"comment": "A greeting", "localizations": {"fr": _unit("Bonjour %@")}},
+    "key.save": {"extractionState": "manual", "localizations": {"en": _unit("Save file")}},
+    "%lld dogs": {"localizations": {"en": _plural("%lld dog", "%lld dogs")}},
+    "Brand": {"shouldTranslate": False},
+    "Old": {"extractionState": "stale"},
+    "Done": {"localizations": {"de": _unit("Fertig")}},
+    "%#@dogs@ run": {"localizations": {"en": {"stringUnit": {"state": "translated", "value": "%#@dogs@ run"},
+                                              "substitutions": {"dogs": {"argNum": 1, "formatSpecifier": "lld",
+                                                                         **_plural("%arg dog", "%arg dogs")}}}}},
+}, "version": "1.0"}
+
+
+def _catalog(catalog: dict, target: str):
+    from nmt.decode.string_catalog import StringCatalog
+
+    text = json.dumps(catalog, indent=2, separators=(",", " : "), ensure_ascii=False) + "\n"  # as Xcode writes it
+    return StringCatalog.read(text.encode(), "Localizable.xcstrings").for_target(target), text
+
+
+def test_a_string_catalog_gets_the_localizations_its_target_lacks_marked_for_review():
+    document, text = _catalog(CATALOG, "de")
+    # from the source's localization, else from the key; not what de has, nor what is not to be translated
+    assert document.texts == ["Hello %@", "Save file", "%lld dog", "%lld dogs", "%#@dogs@ run", "%arg dog", "%arg dogs"]
+    assert document.numbers == [5, 16, 27, 27, 65, 65, 65]  # each string's key
+    written = json.loads(document.write([f"«{t}»" for t in document.texts], "de"))["strings"]
+    review = "needs_review"
+    assert written["Hello %@"]["localizations"] == {"de": _unit("«Hello %@»", review), "fr": _unit("Bonjour %@")}
+    assert list(written["key.save"]["localizations"]) == ["de", "en"]  # in Xcode's order
+    assert written["key.save"]["localizations"]["de"] == _unit("«Save file»", review)
+    assert written["%lld dogs"]["localizations"]["de"] == _plural("«%lld dog»", "«%lld dogs»", review)
+    substituted = written["%#@dogs@ run"]["localizations"]["de"]
+    assert substituted["stringUnit"] == {"state": review, "value": "«%#@dogs@ run»"}
+    assert substituted["substitutions"]["dogs"] == {"argNum": 1, "formatSpecifier": "lld", **_plural("«%arg dog»", "«%arg dogs»", review)}
+    for key in ("%@", "Brand", "Old", "Done"):
+        assert written[key] == CATALOG["strings"][key]
+    # translated again into de: nothing left to do, the file as it was
+    again, text = _catalog(json.loads(document.write([f"«{t}»" for t in document.texts], "de")), "de")
+    assert again.texts == [] and again.write([], "de").decode() == text
+
+
+def test_a_string_catalogs_plurals_get_the_target_languages_categories():
+    document, _ = _catalog(CATALOG, "ru")
+    written = json.loads(document.write(document.texts, "ru"))["strings"]
+    plural = written["%lld dogs"]["localizations"]["ru"]["variations"]["plural"]
+    assert plural == {"few": _unit("%lld dogs", "needs_review"), "many": _unit("%lld dogs", "needs_review"),
+                      "one": _unit("%lld dog", "needs_review"), "other": _unit("%lld dogs", "needs_review")}
+    assert list(written["%#@dogs@ run"]["localizations"]["ru"]["substitutions"]["dogs"]["variations"]["plural"]) == [
+        "few", "many", "one", "other"]
+    assert document.warnings == ["4 plural categories added for ru with their 'other' form's translation: review them"]
+
+
+APPLE_STRINGS = """/* The title */
+"title" = "A dog runs";
+// a comment
+"greeting" = "Hello %@!\\nA \\"big\\" dog.";
+NSCameraUsageDescription  =  "Take a photo of your dog" ;
+"empty" = "";
+"cafe" = "Caf\\U00E9 au lait";
+"""
+
+
+def _strings(data: bytes):
+    from nmt.decode.apple_strings import AppleStrings
+
+    return AppleStrings.read(data, "Localizable.strings")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_an_apple_strings_files_values_are_translated_the_rest_kept(encoding):
+    document = _strings(APPLE_STRINGS.encode(encoding))
+    assert document.texts == ["A dog runs", "Hello %@!", 'A "big" dog.', "Take a photo of your dog", "Café au lait"]
+    assert document.numbers == [2, 4, 4, 5, 7]
+    written = document.write(document.texts, "de")
+    assert written == APPLE_STRINGS.replace("Caf\\U00E9", "Café").encode(encoding)  # (with UTF-16's byte-order mark)
+    written = _strings(APPLE_STRINGS.encode(encoding)).write([f"«{t}»" for t in document.texts], "de").decode(encoding)
+    assert '"greeting" = "«Hello %@!»\\n«A \\"big\\" dog.»";' in written
+    assert 'NSCameraUsageDescription  =  "«Take a photo of your dog»" ;' in written
+
+
 @needs_lxml
 def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.android_strings import AndroidStrings
@@ -196,20 +285,27 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
 
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     (tmp_path / "values").mkdir()
+    from nmt.decode.apple_strings import AppleStrings
+    from nmt.decode.string_catalog import StringCatalog
+
     for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
-                                ("values/strings.xml", ANDROID, AndroidStrings.read)):
+                                ("values/strings.xml", ANDROID, AndroidStrings.read), ("Localizable.strings", APPLE_STRINGS, AppleStrings.read),
+                                ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de"))):
         (tmp_path / name).write_text(content)
         written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
-    assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml")] == [
-        "json", "json", "android", None]
+    assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
+                                           "InfoPlist.strings")] == ["json", "json", "android", None, "xcstrings", "strings"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
             ("latin.json", '{"a": "Gr\xfc\xdfe"}', "latin.json:1: invalid UTF-8 at byte 9"),
             ("values/bad.xml", "<resources>\n<string></resources>", "bad.xml:2: not well-formed XML"),
-            ("values/page.xml", "<html/>", "page.xml: not Android string resources (its root element is <html>, not <resources>)")):
+            ("values/page.xml", "<html/>", "page.xml: not Android string resources (its root element is <html>, not <resources>)"),
+            ("bad.strings", '"a" = "b";\n"c" = d;', 'bad.strings:2: not a .strings file (an entry is "key" = "value";)'),
+            ("odd.strings", '"a" = "b";\n\n#x', "odd.strings:3: not a .strings file (unexpected '#')"),
+            ("list.xcstrings", '{"version": "1.0"}', 'list.xcstrings: not a String Catalog (no "strings" object at its top)')):
         (tmp_path / name).write_bytes(content.encode("latin-1"))
         result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / "x.out")])
         one_line_error(result, problem)

@@ -1,0 +1,103 @@
+"""Apple's .strings files in and out (`--input-format strings`, the default for .strings files):
+an iOS or macOS app's `"key" = "value";` pairs (Localizable.strings, InfoPlist.strings) translated
+into the file that goes to the target language's .lproj folder.
+
+Each value is translated (its lines apart, ICU plural and select branch by branch:
+nmt.decode.text.messages); keys, comments and spacing stay as they were. The file's escapes are
+read (`\\"`, `\\\\`, `\\n`, `\\U00E9`) and written again (a `\\U00E9` as the letter itself), and its encoding (UTF-16 with its byte-order mark,
+as Xcode wrote it for years, or UTF-8) is kept. Format specifiers (`%@`, `%lld`, `%1$@`) are
+placeholders, kept.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.errors import NmtError
+
+_TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>/\*.*?\*/|//[^\n]*)|(?P<string>"(?:[^"\\]|\\.)*")'
+                    r"|(?P<word>[\w.$:/-]+)|(?P<mark>[=;])", re.S)
+_ESCAPE = re.compile(r"\\(U[0-9a-fA-F]{4}|u[0-9a-fA-F]{4}|.)", re.S)
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _read(quoted: str) -> str:
+    """A quoted string's text, its escapes undone."""
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
+                       _ESCAPED.get(m.group(1), m.group(1)), quoted[1:-1])
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+@dataclass
+class _Value:
+    """One value to translate: where it stands in the text, and its parts."""
+    start: int
+    end: int
+    markup: str
+    line: int
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+
+class AppleStrings:
+    """A .strings file read for translation: its `texts` in, the file with the values translated
+    out (`write`)."""
+
+    def __init__(self, text: str, values: list[_Value], bom: bytes, encoding: str):
+        self.text, self.values, self.bom, self.encoding = text, values, bom, encoding
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "AppleStrings":
+        bom, encoding = next(((bom, encoding) for bom, encoding in _BOMS if data.startswith(bom)), (b"", "utf-8"))
+        try:
+            text = data[len(bom):].decode(encoding)
+        except UnicodeDecodeError as e:
+            raise NmtError(f"{name}: invalid {encoding.upper()} at byte {e.start + len(bom)}") from None
+        tokens = []  # (kind, token, start, line), spaces and comments left out
+        position = 0
+        while position < len(text):
+            token = _TOKEN.match(text, position)
+            line = text.count("\n", 0, position) + 1
+            if token is None:
+                raise NmtError(f"{name}:{line}: not a .strings file (unexpected {text[position]!r})")
+            if token.lastgroup not in ("space", "comment"):
+                tokens.append((token.lastgroup, token.group(0), token.start(), line))
+            position = token.end()
+        values = []
+        for at in range(0, len(tokens), 4):  # key = value ;
+            entry = tokens[at:at + 4]
+            shape = [kind if kind != "mark" else token for kind, token, _, _ in entry]
+            if len(entry) < 4 or shape[0] not in ("string", "word") or shape[1:] != ["=", "string", ";"]:
+                raise NmtError(f'{name}:{entry[0][3]}: not a .strings file (an entry is "key" = "value";)')
+            _, quoted, start, line = entry[2]
+            value = _Value(start, start + len(quoted), as_markup(_read(quoted)), line)
+            if any(part.translated for part in value.parts):
+                values.append(value)
+        return cls(text, values, bom, encoding)
+
+    target_language = None  # (Apple names it in the folder: de.lproj)
+
+    @property
+    def texts(self) -> list[str]:
+        """Each value's parts to translate: its lines, its ICU branches."""
+        return [part.model_text for value in self.values for part in value.parts if part.translated]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [value.line for value in self.values for part in value.parts if part.translated]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        translated, pieces, position = iter(translations), [], 0
+        for value in self.values:
+            pieces += [self.text[position:value.start], _quoted(from_markup(joined(value.parts, translated), value.markup))]
+            position = value.end
+        return self.bom + ("".join(pieces) + self.text[position:]).encode(self.encoding)
