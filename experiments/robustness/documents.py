@@ -19,7 +19,9 @@ many keep a bold word and how much smaller they were drawn, beside the same line
 comes out of it (line by line) translated one by one; and the seconds a PDF book of about 250
 pages takes to read and to write; and as an XLIFF file (a unit each, its second word in a paired
 code) and a gettext catalog (every tenth message ending in a placeholder): BLEU, and how many keep
-their code and placeholder. Writes
+their code and placeholder; and as an app's message files (i18next JSON, Android's strings.xml,
+Apple's String Catalog), every tenth message with a placeholder of its format: BLEU, placeholders
+kept, and the file's own checks (Android's apostrophes escaped, the Catalog's states). Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -121,6 +123,7 @@ def main() -> None:
                          for columns in ("one_column", "two_columns")}
         result["pdf"]["book_speed"] = pdf_book_speed(sources, Path(folder))
         result["localization_files"] = localization_files(engine, cfg, sources, references, Path(folder))
+        result["app_messages"] = app_messages(engine, cfg, sources, references, Path(folder))
     write_study(RESULTS / "documents.json", checkpoint, args.test, result)
 
 
@@ -412,6 +415,56 @@ def localization_files(engine, cfg, captions: list[str], references: list[str], 
           "placeholders": len(placeholders), "placeholders_kept": sum("{0}" in e.msgstr for e in placeholders)}
     print("xliff", xliff, "po", po, flush=True)
     return {"xliff": xliff, "po": po}
+
+
+def app_messages(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as an app's messages: an i18next JSON file, Android's strings.xml and an Apple
+    String Catalog, a message each, every tenth ending in its format's placeholder ({{name}}, %1$s,
+    %@), which is taken out of the output before it is scored."""
+    import json
+
+    from lxml import etree
+
+    placeholders = {"json": "{{name}}", "android": "%1$s", "xcstrings": "%@"}
+
+    def message(number: int, caption: str, kind: str) -> str:
+        return f"{caption} {placeholders[kind]}" if number % 10 == 0 else caption
+
+    def measured(kind: str, outputs: list[str]) -> dict:
+        with_placeholder = [o for n, o in enumerate(outputs, start=1) if n % 10 == 0]
+        return {"messages": len(outputs), "bleu": score([" ".join(o.replace(placeholders[kind], "").split())
+                                                         for o in outputs], references),
+                "placeholders": len(with_placeholder),
+                "placeholders_kept": sum(placeholders[kind] in o for o in with_placeholder)}
+
+    result = {}
+    keys = [f"caption_{n}" for n in range(1, len(captions) + 1)]
+    (folder / "en.json").write_text(json.dumps({k: message(n, c, "json") for n, (k, c) in enumerate(zip(keys, captions), 1)},
+                                               indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    translate_file(engine, str(folder / "en.json"), str(folder / "de.json"), cfg)
+    written = json.loads((folder / "de.json").read_text(encoding="utf-8"))
+    result["i18next_json"] = {**measured("json", [written[k] for k in keys]), "keys_in_order": list(written) == keys}
+    (folder / "values").mkdir()
+    strings = "".join(f'    <string name="{k}">{html.escape(message(n, c, "android").replace(chr(39), chr(92) + chr(39)), quote=False)}'
+                      "</string>\n" for n, (k, c) in enumerate(zip(keys, captions), start=1))
+    (folder / "values" / "strings.xml").write_text(f'<?xml version="1.0" encoding="utf-8"?>\n<resources>\n{strings}</resources>\n',
+                                                   encoding="utf-8")
+    translate_file(engine, str(folder / "values" / "strings.xml"), str(folder / "strings.de.xml"), cfg)
+    texts = [element.text or "" for element in etree.parse(str(folder / "strings.de.xml")).iter("string")]
+    result["android_strings"] = {**measured("android", [t.replace("\\'", "'").replace('\\"', '"') for t in texts]),
+                                 "apostrophes_unescaped": sum(len(re.findall(r"(?<!\\)'", t)) for t in texts),
+                                 "apostrophes": sum(t.count("'") for t in texts)}
+    catalog = {"sourceLanguage": "en", "strings": {message(n, c, "xcstrings"): {} for n, c in enumerate(captions, start=1)},
+               "version": "1.0"}
+    (folder / "Localizable.xcstrings").write_text(json.dumps(catalog, indent=2, separators=(",", " : "), ensure_ascii=False)
+                                                  + "\n", encoding="utf-8")
+    translate_file(engine, str(folder / "Localizable.xcstrings"), str(folder / "Localizable.de.xcstrings"), cfg)
+    units = [entry["localizations"]["de"]["stringUnit"] for entry in
+             json.loads((folder / "Localizable.de.xcstrings").read_text(encoding="utf-8"))["strings"].values()]
+    result["string_catalog"] = {**measured("xcstrings", [unit["value"] for unit in units]),
+                                "marked_needs_review": sum(unit["state"] == "needs_review" for unit in units)}
+    print("app messages", {kind: part["bleu"]["bleu"] for kind, part in result.items()}, flush=True)
+    return result
 
 
 def _begins(passage) -> tuple:
