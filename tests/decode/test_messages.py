@@ -22,8 +22,9 @@ def test_words_around_a_plural_go_into_its_branches_each_a_whole_sentence():
     assert _cut("{name} has {g, select, f {her dog} other {their dog}}", joins=False) == [
         "{g, select, f {", ("{name} has her dog",), "} other {", ("{name} has their dog",), "}}"]
     # not where the words around it hold "#", markup, or another plural: each part apart instead
-    assert _cut("Item #{n, plural, one {x} other {y}}") == [("Item #",), "{n, plural, one {", ("x",), "} other {", ("y",), "}}"]
-    assert _cut("<f1>A</f1> {n, plural, one {x} other {y}}")[0] == ("<f1>A</f1>",)
+    assert _cut("Item #{n, plural, one {cat} other {cats}}") == [
+        ("Item #",), "{n, plural, one {", ("cat",), "} other {", ("cats",), "}}"]
+    assert _cut("<f1>A dog</f1> {n, plural, one {cat} other {cats}}")[0] == ("<f1>A dog</f1>",)
 
 
 def test_each_branch_of_a_plural_or_select_is_translated_apart_its_syntax_kept():
@@ -50,3 +51,10 @@ def test_syntax_that_does_not_parse_or_lies_inside_an_element_leaves_the_message
 def test_lines_are_translated_apart_their_breaks_and_edge_spaces_kept():
     assert _cut("Usage: run\n  A <f1>big\ndog</f1>.\n\n...") == [
         ("Usage: run",), "\n", "  ", ("A <f1>big\ndog</f1>.",), "\n", "\n", "..."]  # a break inside an element stays
+
+
+@pytest.mark.parametrize("text, kept", [("%sK", True), ("OK", True), ("%1$s GB", True), ("<f1>M</f1>", True), ("k", True),
+                                        ("No", False), ("USB drive", False), ("A dog", False)])
+def test_a_letter_or_an_abbreviation_in_capitals_alone_is_kept_as_written(text, kept):
+    """A model makes a word of it ("%sK": "%s Ein Kind")."""
+    assert [part.translated for part in message_parts(text)] == [not kept]
