@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from nmt.errors import NmtError
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:[ \t]*)?', re.S)
+_EMPTY = re.compile(r'"(?:[^"\\]|\\.)*"|\{\}|\[\]')  # (strings matched, to be passed over)
 
 
 @dataclass
@@ -22,6 +23,7 @@ class JsonStyle:
     newline: str
     bom: bool
     end: str  # what followed the top value: a line break, as a rule
+    open_empty: str = ""  # the empty containers written over a blank line ("{" and "[": Xcode's "{\n\n  }")
 
     @classmethod
     def of(cls, text: str, bom: bool = False) -> "JsonStyle":
@@ -32,11 +34,22 @@ class JsonStyle:
         return cls(indent=indent.group(1) if indent else None,
                    separators=("," + ("" if indent or item is None else item.group(1)), key.group(1) if key else ": "),
                    ascii_only=text.isascii() and re.search(r"\\u[0-9a-fA-F]{4}", text) is not None,
-                   newline="\r\n" if "\r\n" in skeleton else "\n", bom=bom, end=text[len(text.rstrip()):])
+                   newline="\r\n" if "\r\n" in skeleton else "\n", bom=bom, end=text[len(text.rstrip()):],
+                   open_empty="".join(sorted(set(re.findall(r"([{\[])\r?\n\r?\n[ \t]*[}\]]", skeleton)))))
 
     def dumps(self, value) -> bytes:
         text = json.dumps(value, ensure_ascii=self.ascii_only, indent=self.indent, separators=self.separators)
+        if self.open_empty:
+            text = _EMPTY.sub(lambda m: self._empty(m, text), text)
         return ("\ufeff" * self.bom + text.replace("\n", self.newline) + self.end).encode()
+
+
+    def _empty(self, match: re.Match, text: str) -> str:
+        """An empty container as the file wrote it: over a blank line, closed at its line's indentation."""
+        if match.group(0).startswith('"') or match.group(0)[0] not in self.open_empty:
+            return match.group(0)
+        line = text[text.rfind("\n", 0, match.start()) + 1:]
+        return f"{match.group(0)[0]}\n\n{line[:len(line) - len(line.lstrip())]}{match.group(0)[1]}"
 
 
 def read_json(data: bytes, name: str) -> tuple[object, str, JsonStyle]:

@@ -69,6 +69,16 @@ def test_a_json_file_is_written_in_its_own_style(style, newline):
     assert document.write(document.texts, "de").decode() == text
 
 
+def test_a_json_file_by_xcode_keeps_its_empty_objects_over_a_blank_line():
+    from nmt.decode.json_style import JsonStyle
+
+    text = ('{\n  "sourceLanguage" : "en",\n  "strings" : {\n    "General" : {\n\n    },\n    "{}" : {\n      "comment" : "[]",\n'
+            '      "localizations" : {\n\n      }\n    }\n  },\n  "version" : "1.0"\n}')
+    assert JsonStyle.of(text).dumps(json.loads(text)).decode() == text
+    assert JsonStyle.of(text.replace("{\n\n    }", "{}")).dumps({"a": {}, "b": []}).decode() == (
+        '{\n  "a" : {\n\n  },\n  "b" : []\n}')  # (the file wrote no empty list)
+
+
 def test_what_a_json_format_keeps_for_programmers_is_not_translated():
     document = _json(json.dumps({
         "@@locale": "en", "title": "A dog", "@title": {"description": "The page's title", "placeholders": {}},

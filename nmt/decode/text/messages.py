@@ -28,7 +28,7 @@ _CLOSING = re.compile(r"\s*\}")
 _NUMBER = "{__n__}"  # a plural branch's "#", as the model is given it
 _PAIRED = re.compile(r"<(/?)f\d+>")
 _MARKUP = re.compile(f"</?\\w+/?>|&\\w+;|{PLACEHOLDER.pattern}")
-_ABBREVIATION = re.compile(r"\W*(?:[A-Z]{1,4}|[^\W\d_])\W*")  # one capital or letter, or up to four capitals
+_ABBREVIATION = re.compile(r"\W*(?:[A-Z]{2}|[^\W\d_])\W*")  # a letter, or two capitals ("BEST" is a word)
 _TAGS_AT_END = r"(?:\s*</?\w+/?>)*\s*$"
 _ENDS_IN_MARK = re.compile(r"[.!?…。！？:;)\]\"'»”]" + _TAGS_AT_END)
 _ADDED_STOP = re.compile(r"(?<![.…])[.。](?=" + _TAGS_AT_END + ")")
@@ -63,8 +63,9 @@ def joined(parts: list[Part], translations: Iterator[str]) -> str:
 def message_parts(text: str) -> list[Part]:
     """`text` as parts that join into it again (or into the same message with its words around a
     plural moved into the branches: `_hoisted`); each translated part holds no line break, has no
-    space at its ends, and holds a letter or a digit. A part whose only word is a letter or an
-    abbreviation in capitals ("%sK", "OK", "GB") is kept as written: a model would make a word of it."""
+    space at its ends, and holds a letter outside its placeholders and tags ("%lld", "+2" are kept as
+    written). So is a part whose only word is a letter or two capitals ("%sK", "OK", "GB"): a model
+    would make a word of it."""
     cuts = _hoisted(text) or _icu_parts(text, plural=False)
     if cuts is None or not _outside_elements(text, cuts):
         cuts = [Part(text, True)]
@@ -77,7 +78,8 @@ def message_parts(text: str) -> list[Part]:
             if number:
                 parts.append(Part("\n", False))
             core = line.strip()
-            if not any(c.isalnum() for c in core) or _ABBREVIATION.fullmatch(_MARKUP.sub(" ", core)):
+            words = _MARKUP.sub(" ", core)
+            if not any(c.isalpha() for c in words) or _ABBREVIATION.fullmatch(words):
                 parts.append(Part(line, False))
                 continue
             start = line.index(core)
