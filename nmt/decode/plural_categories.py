@@ -5,7 +5,8 @@ English source had only `one` and `other`; into Japanese, `other` alone.
 
 Only the categories that whole numbers reach are listed, with `other`, which every language has
 (Russian's `other` is for fractions, French's `many` for millions written "1 M" only). Where a
-language is not listed, the source's categories are kept.
+language is not listed, the source's categories are kept. Beside them, gettext's Plural-Forms of
+languages, for catalogs and for Qt's numerus forms, which count as gettext does.
 """
 
 from __future__ import annotations
@@ -34,6 +35,34 @@ _CATEGORIES = {
     "ar": ORDER,
     "cy": ORDER,
 }
+
+
+# gettext's plural rules of languages (the GNU gettext manual's "Plural forms"), for a catalog made
+# from a template, whose header has none, and their number of forms for Qt's numerus forms
+_GETTEXT_ONE = "nplurals=1; plural=0;"
+_GETTEXT_NOT_ONE = "nplurals=2; plural=(n != 1);"
+_GETTEXT_EAST_SLAVIC = "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);"
+_GETTEXT_RULES = {
+    **dict.fromkeys(("ja", "ko", "zh", "vi", "th", "lo", "km", "my"), _GETTEXT_ONE),
+    **dict.fromkeys(("en", "de", "nl", "sv", "da", "nb", "nn", "no", "et", "fi", "el", "he", "it", "pt", "es", "bg",
+                     "hu", "ca", "eu", "gl", "sq", "ur", "tr", "eo", "fo", "af", "sw"), _GETTEXT_NOT_ONE),
+    **dict.fromkeys(("fr", "pt_BR"), "nplurals=2; plural=(n > 1);"),
+    **dict.fromkeys(("ru", "uk", "be", "sr", "hr", "bs"), _GETTEXT_EAST_SLAVIC),
+    **dict.fromkeys(("cs", "sk"), "nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;"),
+    "pl": "nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "lt": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "lv": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n != 0 ? 1 : 2);",
+    "ro": "nplurals=3; plural=(n==1 ? 0 : (n==0 || (n%100 > 0 && n%100 < 20)) ? 1 : 2);",
+    "ga": "nplurals=3; plural=n==1 ? 0 : n==2 ? 1 : 2;",
+    "sl": "nplurals=4; plural=(n%100==1 ? 0 : n%100==2 ? 1 : n%100==3 || n%100==4 ? 2 : 3);",
+    "ar": "nplurals=6; plural=(n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5);",
+}
+
+
+def gettext_plural_forms(language: str) -> str | None:
+    """A language's Plural-Forms as gettext writes it ("nplurals=2; plural=(n != 1);"); None where
+    it is not known."""
+    return _GETTEXT_RULES.get(language_tag(language).replace("-", "_")) or _GETTEXT_RULES.get(two_letter(language) or "")
 
 
 def plural_categories(language: str) -> tuple[str, ...] | None:

@@ -7,7 +7,7 @@ is, and so are obsolete ones (#~). A message of several lines is translated line
 line breaks and each line's edge spaces kept, and ICU MessageFormat's plural and select branch by
 branch, its syntax kept (nmt.decode.text.messages). A plural message's singular fills msgstr[0] and its
 plural the other forms, as many as the header's Plural-Forms has (a template's header is given the
-target language's from gettext's rules, where PLURAL_FORMS knows them). Each message translated is marked `fuzzy`, as gettext marks a guess:
+target language's from gettext's rules, where nmt.decode.plural_categories knows them). Each message translated is marked `fuzzy`, as gettext marks a guess:
 msgfmt leaves it out of the compiled catalog until a translator has checked it and removed the
 flag. Placeholders (%s, %(name)d, {0}) and HTML tags in a message are kept (nmt.decode.text.markup).
 The header's Language is set to the target where it is empty; the catalog keeps its charset.
@@ -19,29 +19,10 @@ import re
 from dataclasses import dataclass
 
 from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
-from nmt.data.languages import language_tag, two_letter
+from nmt.data.languages import language_tag
+from nmt.decode.plural_categories import gettext_plural_forms
 from nmt.errors import NmtError
 
-# gettext's plural rules of languages (the GNU gettext manual's "Plural forms"), for a catalog made
-# from a template, whose header has none
-_ONE = "nplurals=1; plural=0;"
-_NOT_ONE = "nplurals=2; plural=(n != 1);"
-_EAST_SLAVIC = "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);"
-PLURAL_FORMS = {
-    **dict.fromkeys(("ja", "ko", "zh", "vi", "th", "lo", "km", "my"), _ONE),
-    **dict.fromkeys(("en", "de", "nl", "sv", "da", "nb", "nn", "no", "et", "fi", "el", "he", "it", "pt", "es", "bg",
-                     "hu", "ca", "eu", "gl", "sq", "ur", "tr", "eo", "fo", "af", "sw"), _NOT_ONE),
-    **dict.fromkeys(("fr", "pt_BR"), "nplurals=2; plural=(n > 1);"),
-    **dict.fromkeys(("ru", "uk", "be", "sr", "hr", "bs"), _EAST_SLAVIC),
-    **dict.fromkeys(("cs", "sk"), "nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;"),
-    "pl": "nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
-    "lt": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && (n%100<10 || n%100>=20) ? 1 : 2);",
-    "lv": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n != 0 ? 1 : 2);",
-    "ro": "nplurals=3; plural=(n==1 ? 0 : (n==0 || (n%100 > 0 && n%100 < 20)) ? 1 : 2);",
-    "ga": "nplurals=3; plural=n==1 ? 0 : n==2 ? 1 : 2;",
-    "sl": "nplurals=4; plural=(n%100==1 ? 0 : n%100==2 ? 1 : n%100==3 || n%100==4 ? 2 : 3);",
-    "ar": "nplurals=6; plural=(n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5);",
-}
 _CHARSET = re.compile(rb"charset=([A-Za-z0-9_.:-]+)")
 _STRING_LINE = re.compile(r'(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+)?"(?:[^"\\]|\\.)*"')
 
@@ -134,13 +115,13 @@ class PoDocument:
 
     def _plural_forms(self, target: str) -> int | None:
         """How many plural forms the catalog's language has: its header's Plural-Forms, else (a
-        template's placeholder, or none) the target's from PLURAL_FORMS, written into the header;
+        template's placeholder, or none) the target's from gettext's rules, written into the header;
         None where neither says (warned about where a message has a plural)."""
         stated = re.search(r"nplurals\s*=\s*(\d+)", self.catalog.metadata.get("Plural-Forms", ""))
         if stated:
             return int(stated.group(1))
         language = self.catalog.metadata.get("Language") or target
-        rule = PLURAL_FORMS.get(language_tag(language).replace("-", "_")) or PLURAL_FORMS.get(two_letter(language) or "")
+        rule = gettext_plural_forms(language)
         if rule is None:
             if any(message.entry.msgid_plural for message in self.messages):
                 self.warnings.append(f"no Plural-Forms for {language} in its header: plural messages are given two "
