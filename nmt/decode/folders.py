@@ -36,7 +36,7 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
         for finished, path in enumerate(files, start=1):
             target = building / path.relative_to(source)
             target.parent.mkdir(parents=True, exist_ok=True)
-            if _translated(path.relative_to(source)):
+            if _translated(path, source):
                 translated = translate_file(translator, str(path), str(target), cfg, warn=warn_for(path))
                 report.lines += translated.lines
                 report.failed += translated.failed
@@ -52,10 +52,14 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
     return report
 
 
-def _translated(path: Path) -> bool:
+def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
-    reads in a format of its own, but for a JSON file that is not an app's messages (package.json)."""
+    reads in a format of its own, but for a JSON file that is not an app's messages (package.json)
+    and a .ts file that is TypeScript, not Qt's XML."""
     from nmt.decode.json_messages import holds_messages
 
     kind = file_format(str(path))
-    return path.suffix.lower() == ".txt" or kind is not None and (kind != "json" or holds_messages(path))
+    if kind == "qt":  # (.ts is TypeScript's too)
+        with open(path, "rb") as f:
+            return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
+    return path.suffix.lower() == ".txt" or kind is not None and (kind != "json" or holds_messages(path.relative_to(folder)))

@@ -1,6 +1,8 @@
 """An XML file read with lxml and written back as it was but for what was changed: its
-declaration as written (lxml's own has other quotes), its encoding, and what followed its root
-element. Entities are not resolved and nothing is fetched from the network."""
+declaration as written (lxml's own has other quotes), its encoding, what followed its root
+element, and an empty element written with an end tag (`<translation></translation>`, as Qt's
+lupdate writes it) kept so, where lxml would close it in one tag. Entities are not resolved and
+nothing is fetched from the network."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 from nmt.errors import NmtError
 
 _DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")
+_EMPTY_PAIR = re.compile(rb"<([\w:.-]+)(?:\s[^<>]*)?></\1>")
 
 
 class XmlFile:
@@ -32,7 +35,10 @@ class XmlFile:
             message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
             raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
         declaration = _DECLARATION.match(data)
-        end = b"" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else data[len(data.rstrip()):]  # (not UTF-16's)
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        end = b"" if utf16 else data[len(data.rstrip()):]
+        if not utf16:
+            _keep_end_tags(root, data)
         return cls(root.getroottree(), declaration.group(0) if declaration else None, end)
 
     @property
@@ -46,3 +52,16 @@ class XmlFile:
         if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
             return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)
         return (self.declaration or b"") + etree.tostring(self.tree, encoding=encoding, xml_declaration=False) + self.end
+
+
+def _keep_end_tags(root, data: bytes) -> None:
+    """Each empty element that `data` writes with an end tag given an empty text, which lxml
+    writes so (each found by its name and line)."""
+    pairs = {(m.group(1).decode(), data.count(b"\n", 0, m.start()) + 1) for m in _EMPTY_PAIR.finditer(data)}
+    if not pairs:
+        return
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.text is None and len(element) == 0:
+            name = element.tag.rsplit("}", 1)[-1]
+            if ((f"{element.prefix}:{name}" if element.prefix else name), element.sourceline) in pairs:
+                element.text = ""

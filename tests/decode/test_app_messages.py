@@ -1,4 +1,5 @@
-"""An app's message files (nmt.decode.json_messages, android_strings, string_catalog, apple_strings): the messages
+"""An app's message files (nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
+qt_document): the messages
 read by hand, each written back in the file's own escapes and style, plural forms made the target
 language's (nmt.decode.plural_categories), and `nmt translate` of each with the tiny model."""
 
@@ -288,6 +289,72 @@ def test_an_apple_strings_files_values_are_translated_the_rest_kept(encoding):
     assert 'NSCameraUsageDescription  =  "«Take a photo of your dog»" ;' in written
 
 
+QT = """<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1">
+<context>
+    <name>MainWindow</name>
+    <message>
+        <location filename="../main.cpp" line="12"/>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tom &amp; Jerry &amp;&amp; %1</source>
+        <comment>a show</comment>
+        <translation type="unfinished"/>
+    </message>
+    <message numerus="yes">
+        <source>%n file(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>Fertig</translation>
+    </message>
+    <message>
+        <source>Old</source>
+        <translation type="vanished"></translation>
+    </message>
+</context>
+</TS>
+"""
+
+
+def _qt(data: str):
+    from nmt.decode.qt_document import QtDocument
+
+    return QtDocument.read(data.encode(), "app_de.ts")
+
+
+@needs_lxml
+@pytest.mark.parametrize("target, forms", [("de", 2), ("ru", 3), ("ja", 1)])
+def test_a_qt_files_unfinished_messages_are_translated_their_shortcuts_and_numerus_forms_kept(target, forms):
+    document = _qt(QT)
+    assert document.texts == ["File", "Tom &amp; Jerry &amp;&amp; %1", "%n file(s)"]  # (the shortcut's & out)
+    assert document.numbers == [8, 12, 17]
+    written = document.write(["Datei", "Tom &amp; Jerry &amp;&amp; %1", "%n Datei(en)"], target).decode()
+    root = etree.fromstring(written.encode())
+    translations = [message.find("translation") for message in root.iter("message")]
+    assert [t.text for t in translations[:2]] == ["&Datei", "Tom & Jerry && %1"]  # the shortcut at the first letter
+    assert [form.text for form in translations[2]] == ["%n Datei(en)"] * forms
+    assert [t.get("type") for t in translations] == ["unfinished"] * 3 + [None, "vanished"]
+    assert root.get("language") == target and "<!DOCTYPE TS>" in written and not document.warnings
+    if forms == 2:  # written as lupdate writes it
+        assert written == (QT.replace('<TS version="2.1">', f'<TS version="2.1" language="{target}">')
+                           .replace('unfinished"></translation>\n    </message>\n    <message>\n        <source>Tom',
+                                    'unfinished">&amp;Datei</translation>\n    </message>\n    <message>\n        <source>Tom')
+                           .replace('<translation type="unfinished"/>', '<translation type="unfinished">Tom &amp; Jerry &amp;&amp; %1</translation>')
+                           .replace("<numerusform></numerusform>", "<numerusform>%n Datei(en)</numerusform>"))
+    document = _qt(QT.replace('<TS version="2.1">', '<TS version="2.1" language="fr_FR">'))
+    document.write(document.texts, "de")
+    assert document.warnings == ["its language is fr_FR (line 3), but the model translates into de "
+                                 "(a multilingual model's --tgt-lang chooses another)"]
+
+
 @needs_lxml
 def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.android_strings import AndroidStrings
@@ -296,17 +363,19 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     (tmp_path / "values").mkdir()
     from nmt.decode.apple_strings import AppleStrings
+    from nmt.decode.qt_document import QtDocument
     from nmt.decode.string_catalog import StringCatalog
 
     for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
                                 ("values/strings.xml", ANDROID, AndroidStrings.read), ("Localizable.strings", APPLE_STRINGS, AppleStrings.read),
-                                ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de"))):
+                                ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de")),
+                                ("app_de.ts", QT, QtDocument.read)):
         (tmp_path / name).write_text(content)
         written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
     assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
-                                           "InfoPlist.strings")] == ["json", "json", "android", None, "xcstrings", "strings"]
+                                           "InfoPlist.strings", "app_de.ts")] == ["json", "json", "android", None, "xcstrings", "strings", "qt"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
@@ -315,7 +384,8 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
             ("values/page.xml", "<html/>", "page.xml: not Android string resources (its root element is <html>, not <resources>)"),
             ("bad.strings", '"a" = "b";\n"c" = d;', 'bad.strings:2: not a .strings file (an entry is "key" = "value";)'),
             ("odd.strings", '"a" = "b";\n\n#x', "odd.strings:3: not a .strings file (unexpected '#')"),
-            ("list.xcstrings", '{"version": "1.0"}', 'list.xcstrings: not a String Catalog (no "strings" object at its top)')):
+            ("list.xcstrings", '{"version": "1.0"}', 'list.xcstrings: not a String Catalog (no "strings" object at its top)'),
+            ("page.ts", "<html/>", "page.ts: not a Qt translation file (its root element is <html>, not <TS>)")):
         (tmp_path / name).write_bytes(content.encode("latin-1"))
         result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / "x.out")])
         one_line_error(result, problem)
@@ -328,11 +398,12 @@ def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(tra
     app_folder = tmp_path / "app"
     files = {"locales/en/common.json": '{"title": "a dog runs"}\n', "en-US.json": '{"title": "a cat"}\n',
              "res/values/strings.xml": '<resources><string name="a">A dog</string></resources>\n',
-             "package.json": '{"name": "dogs", "description": "An app for dogs"}\n', "res/layout/main.xml": "<LinearLayout/>\n"}
+             "package.json": '{"name": "dogs", "description": "An app for dogs"}\n', "res/layout/main.xml": "<LinearLayout/>\n",
+             "i18n/app_de.ts": QT, "src/main.ts": 'const title: string = "A dog";\n'}
     for name, content in files.items():
         (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
         (app_folder / name).write_text(content)
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "de")])
     assert result.exit_code == 0, result.output
     changed = {name for name, content in files.items() if (tmp_path / "de" / name).read_text() != content}
-    assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml"}
+    assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml", "i18n/app_de.ts"}

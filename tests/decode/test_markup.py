@@ -136,7 +136,7 @@ def test_markup_is_read_into_text_and_items_at_offsets():
     # the placeholders of programs' messages (printf's, Python's, .NET's, template engines', Qt's,
     # Ruby's, browser extensions', i18next's)
     formats = ["%r", "%(count)d", "%5.2f", "%-10s", "%1$s", "%ld", "%@", "%%", "{0!r}", "{value:,.2f}", "{}",
-               "{{ user }}", "${name}", "%1", "%{name}", "%#@files@", "%arg", "$USER$", "$t(menu.open)", '$t(files, {"count": 2})']
+               "{{ user }}", "${name}", "%1", "%L2", "%n", "%Ln", "%{name}", "%#@files@", "%arg", "$USER$", "$t(menu.open)", '$t(files, {"count": 2})']
     marked = mark(" a ".join(formats) + " b", True, False)
     assert [i.open for i in marked.items] == formats and marked.text == " ".join(["a"] * (len(formats) - 1)) + " b"
     assert mark("A 50% discount, 100% done.", True, False).items == []  # a percent sign in text

@@ -1,0 +1,137 @@
+"""Qt Linguist's translation files in and out (`--input-format qt`, the default for a .ts file
+that is XML, not TypeScript; lxml, `pip install 'nmt[localization]'`): the files lupdate writes
+from a Qt program's tr() calls, pre-translated for a translator to review in Qt Linguist.
+
+Each message whose translation is empty is translated, and marked `type="unfinished"`, as Linguist
+marks a translation it has not accepted yet; finished, obsolete and vanished messages are kept. A
+plural message (`numerus="yes"`, its number `%n`) gets a numerus form for each of the target
+language's plural forms (gettext's count: nmt.decode.plural_categories), each the translation of
+its source, which a reviewer adapts. A menu's shortcut (`&File`) is taken out for the model and
+put before the translation's first letter (`&Datei`); `&&` is an ampersand. Qt's placeholders
+(`%1`, `%n`, `%L1`) are kept. The file's `language` is set to the target where it has none; one that
+differs from the model's is warned about. Everything else stays as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nmt.data.languages import language_tag, two_letter
+from nmt.data.tmx import local_name
+from nmt.decode.plural_categories import gettext_plural_forms
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.xml_file import XmlFile
+from nmt.errors import NmtError
+
+_SHORTCUT = re.compile(r"(?<!&)&(?=[^\s&])")  # (&& is an ampersand)
+_DONE = ("obsolete", "vanished")
+
+
+def _without_shortcut(text: str) -> tuple[str, bool]:
+    """A text without its menu shortcut's `&`, and whether it had one."""
+    plain = re.sub(r"&&|" + _SHORTCUT.pattern, lambda m: m.group(0) if m.group(0) == "&&" else "", text)
+    return plain, plain != text
+
+
+def _with_shortcut(text: str) -> str:
+    """A translation given a shortcut at its first letter, where it has none of its own."""
+    if _SHORTCUT.search(text.replace("&&", "")):
+        return text
+    letter = re.search(r"[^\W\d_]", text)
+    return text[:letter.start()] + "&" + text[letter.start():] if letter else text
+
+
+@dataclass
+class _Message:
+    """One message to translate and where its translation goes."""
+    translation: object  # its <translation> element
+    markup: str
+    shortcut: bool
+    forms: int  # numerus forms to write; 0: not a plural
+    line: int
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+    def put(self, translations) -> None:
+        text = from_markup(joined(self.parts, translations), self.markup)
+        text = _with_shortcut(text) if self.shortcut else text
+        element = self.translation
+        for child in list(element):
+            element.remove(child)
+        element.set("type", "unfinished")
+        if not self.forms:
+            element.text = text
+            return
+        indent = (element.getparent().text or "\n") + "    "  # (the message's children's, one deeper)
+        element.text = indent
+        for number in range(self.forms):
+            form = element.makeelement("numerusform", {})
+            form.text, form.tail = text, indent if number < self.forms - 1 else indent[:-4]
+            element.append(form)
+
+
+class QtDocument:
+    """A Qt .ts file read for translation: its `texts` in, the file with their translations out
+    (`write`)."""
+
+    def __init__(self, file: XmlFile, messages: list[_Message]):
+        self.file, self.messages = file, messages
+        self.warnings: list[str] = []
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "QtDocument":
+        file = XmlFile.read(data, name, "Qt translation files")
+        root = file.root
+        if local_name(root.tag) != "TS":
+            raise NmtError(f"{name}: not a Qt translation file (its root element is <{local_name(root.tag)}>, not <TS>)")
+        messages = []
+        for message in root.iter("message"):
+            source, translation = message.find("source"), message.find("translation")
+            if source is None or (translation is not None and (translation.get("type") in _DONE or _filled(translation))):
+                continue
+            if translation is None:
+                translation = message.makeelement("translation", {})
+                source.addnext(translation)
+            text, shortcut = _without_shortcut("".join(source.itertext()))
+            forms = (len(translation.findall("numerusform")) or 2) if message.get("numerus") == "yes" else 0
+            messages.append(_Message(translation, as_markup(text), shortcut, forms, source.sourceline or 0))
+        return cls(file, messages)
+
+    @property
+    def target_language(self) -> str | None:
+        """The language the file is for (its `language`), or None."""
+        return self.file.root.get("language") or None
+
+    @property
+    def texts(self) -> list[str]:
+        """Each message's parts to translate: its lines."""
+        return [part.model_text for message in self.messages for part in message.parts if part.translated]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [message.line for message in self.messages for part in message.parts if part.translated]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        rule = gettext_plural_forms(self.target_language or target)
+        forms = int(re.search(r"nplurals=(\d+)", rule).group(1)) if rule else None
+        translated = iter(translations)
+        for message in self.messages:
+            if message.forms and forms:
+                message.forms = forms
+            message.put(translated)
+        root = self.file.root
+        stated = root.get("language")
+        if not stated:
+            root.set("language", language_tag(target).replace("-", "_"))
+        elif two_letter(stated) != two_letter(target):
+            self.warnings.append(f"its language is {stated} (line {root.sourceline}), but the model translates into "
+                                 f"{target} (a multilingual model's --tgt-lang chooses another)")
+        return self.file.bytes()
+
+
+def _filled(translation) -> bool:
+    """Whether a translation has text already (its own, or a numerus form's, or a length variant's)."""
+    return any((text or "").strip() for text in translation.itertext())
