@@ -1,7 +1,8 @@
 """An XML file read with lxml and written back as it was but for what was changed: its
 declaration as written (lxml's own has other quotes), its encoding, what followed its root
-element, and an empty element written with an end tag (`<translation></translation>`, as Qt's
-lupdate writes it) kept so, where lxml would close it in one tag. Entities are not resolved and
+element, an empty element written with an end tag (`<translation></translation>`, as Qt's
+lupdate writes it) kept so, where lxml would close it in one tag, and quotes in text written as
+`&apos;` and `&quot;` where the file wrote them so (lupdate, again). Entities are not resolved and
 nothing is fetched from the network."""
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from nmt.errors import NmtError
 
 _DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")
 _EMPTY_PAIR = re.compile(rb"<([\w:.-]+)(?:\s[^<>]*)?></\1>")
+_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<[^>]*>", re.S)  # what is not text
+_QUOTES = {"'": "&apos;", '"': "&quot;"}
 
 
 class XmlFile:
-    def __init__(self, tree, declaration: bytes | None, end: bytes):
+    def __init__(self, tree, declaration: bytes | None, end: bytes, quotes: str = ""):
         self.tree, self.declaration = tree, declaration
         self.end = end  # what followed the root element (lxml drops it): a line break, as a rule
+        self.quotes = quotes  # the quotes the file's text writes as references
 
     @classmethod
     def read(cls, data: bytes, name: str, needs: str) -> "XmlFile":
@@ -37,9 +41,11 @@ class XmlFile:
         declaration = _DECLARATION.match(data)
         utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
         end = b"" if utf16 else data[len(data.rstrip()):]
+        quotes = ""
         if not utf16:
             _keep_end_tags(root, data)
-        return cls(root.getroottree(), declaration.group(0) if declaration else None, end)
+            quotes = "".join(q for q, ref in _QUOTES.items() if re.search(rb">[^<]*" + ref.encode(), data))
+        return cls(root.getroottree(), declaration.group(0) if declaration else None, end, quotes)
 
     @property
     def root(self):
@@ -51,7 +57,10 @@ class XmlFile:
         encoding = self.tree.docinfo.encoding or "UTF-8"
         if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
             return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)
-        return (self.declaration or b"") + etree.tostring(self.tree, encoding=encoding, xml_declaration=False) + self.end
+        written = etree.tostring(self.tree, encoding=encoding, xml_declaration=False)
+        if self.quotes:
+            written = _quotes_as_references(written.decode(encoding), self.quotes).encode(encoding)
+        return (self.declaration or b"") + written + self.end
 
 
 def _keep_end_tags(root, data: bytes) -> None:
@@ -65,3 +74,15 @@ def _keep_end_tags(root, data: bytes) -> None:
             name = element.tag.rsplit("}", 1)[-1]
             if ((f"{element.prefix}:{name}" if element.prefix else name), element.sourceline) in pairs:
                 element.text = ""
+
+
+def _quotes_as_references(xml: str, quotes: str) -> str:
+    """`xml` with the `quotes` in its text (not in tags, comments or CDATA) written as references."""
+    pieces, position = [], 0
+    for markup in _MARKUP.finditer(xml):
+        text = xml[position:markup.start()]
+        for quote in quotes:
+            text = text.replace(quote, _QUOTES[quote])
+        pieces += [text, markup.group(0)]
+        position = markup.end()
+    return "".join(pieces) + xml[position:]
