@@ -1,20 +1,27 @@
 """A folder translated (`nmt translate -i FOLDER -o NEW_FOLDER`): a documentation site, a book's
 chapters, a project's texts. Each text file (.txt) and each file that `nmt translate` reads in a
 format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
-file (images, styles, scripts, and JSON files other than an app's messages:
-nmt.decode.json_messages.holds_messages) is copied as it is; the subfolders are made alike. The new folder
+file (images, styles, scripts, and JSON and .properties files other than a program's messages:
+holds_messages) is copied as it is; the subfolders are made alike. The new folder
 appears only when every file is done: it is written beside it under a hidden name, then renamed.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from nmt.config import DecodeConfig
+from nmt.decode.plural_categories import plural_categories
 from nmt.decode.stream import StreamReport, file_format, translate_file
 from nmt.errors import NmtError
+
+_MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
+                    "messages", "intl"}
+_MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
+_LANGUAGE_NAME = re.compile(r"(?:.*?[_.-])??([a-z]{2,3})(?:[-_][A-Za-z]{2,4})?", re.I)  # en, en-US, zh_Hans, messages_de
 
 
 def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
@@ -54,12 +61,28 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
 
 def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
-    reads in a format of its own, but for a JSON file that is not an app's messages (package.json)
-    and a .ts file that is TypeScript, not Qt's XML."""
-    from nmt.decode.json_messages import holds_messages
-
+    reads in a format of its own, but for a JSON or .properties file that is not a program's
+    messages (package.json, application.properties) and a .ts file that is TypeScript, not Qt's XML."""
     kind = file_format(str(path))
     if kind == "qt":  # (.ts is TypeScript's too)
         with open(path, "rb") as f:
             return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
-    return path.suffix.lower() == ".txt" or kind is not None and (kind != "json" or holds_messages(path.relative_to(folder)))
+    if kind in ("json", "properties"):
+        return holds_messages(path.relative_to(folder))
+    return path.suffix.lower() == ".txt" or kind is not None
+
+
+def holds_messages(path: Path) -> bool:
+    """Whether a JSON or .properties file's path says it holds a program's messages: an .arb file,
+    a file in a folder named for them (locales/, i18n/, _locales/), one named so
+    (messages.properties, strings.json) or named for a language (en.json, en-US.json,
+    messages_en.json, locales/en/common.json). Other such files (package.json,
+    application.properties: settings, data) are copied."""
+    if (path.suffix.lower() == ".arb" or any(folder.lower() in _MESSAGE_FOLDERS for folder in path.parts[:-1])
+            or _MESSAGE_NAME.search(path.stem)):
+        return True
+    for name in (path.stem, *path.parts[:-1]):
+        language = _LANGUAGE_NAME.fullmatch(name)
+        if language and plural_categories(language.group(1).lower()) is not None:
+            return True
+    return False

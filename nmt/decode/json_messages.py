@@ -23,18 +23,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from nmt.data.languages import language_tag
 from nmt.decode.json_style import JsonStyle, read_json, string_lines
-from nmt.decode.plural_categories import ORDER, plural_categories, plural_forms
+from nmt.decode.plural_categories import ORDER, plural_forms
 from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
 from nmt.errors import NmtError
 
 _PLURAL_KEY = re.compile(rf"(.+)_({'|'.join(ORDER)})")
-_MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
-                    "messages", "intl"}
-_LANGUAGE_NAME = re.compile(r"(?:.*?[_.-])??([a-z]{2,3})(?:[-_][A-Za-z]{2,4})?", re.I)  # en, en-US, zh_Hans, messages_de
 _WRAPPERS = {"message": {"description", "placeholders"},  # a browser extension's message
              "defaultMessage": {"description", "id"}}  # FormatJS' extracted message
 
@@ -53,20 +49,6 @@ class _Message:
     def put(self, translations) -> None:
         """Its translation, from an iterator of its parts' translations, in its place."""
         self.holder[self.key] = from_markup(joined(self.parts, translations), self.markup)
-
-
-def holds_messages(path: Path) -> bool:
-    """Whether a JSON file's path says it holds an app's messages, for a folder's translation: an
-    .arb file, a file in a folder named for them (locales/, i18n/, _locales/) or one named for a
-    language (en.json, en-US.json, messages_en.json, locales/en/common.json). Other JSON files
-    (package.json, data) are copied."""
-    if path.suffix.lower() == ".arb" or any(folder.lower() in _MESSAGE_FOLDERS for folder in path.parts[:-1]):
-        return True
-    for name in (path.stem, *path.parts[:-1]):
-        language = _LANGUAGE_NAME.fullmatch(name)
-        if language and plural_categories(language.group(1).lower()) is not None:
-            return True
-    return False
 
 
 class JsonMessages:

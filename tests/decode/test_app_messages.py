@@ -1,5 +1,5 @@
 """An app's message files (nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
-qt_document): the messages
+qt_document, resx_document, properties_document): the messages
 read by hand, each written back in the file's own escapes and style, plural forms made the target
 language's (nmt.decode.plural_categories), and `nmt translate` of each with the tiny model."""
 
@@ -355,6 +355,74 @@ def test_a_qt_files_unfinished_messages_are_translated_their_shortcuts_and_numer
                                  "(a multilingual model's --tgt-lang chooses another)"]
 
 
+RESX = """<?xml version="1.0" encoding="utf-8"?>
+<root>
+  <resheader name="resmimetype">
+    <value>text/microsoft-resx</value>
+  </resheader>
+  <data name="Greeting" xml:space="preserve">
+    <value>Hello {0}, a dog runs.</value>
+    <comment>Shown at start</comment>
+  </data>
+  <data name="button1.Text" xml:space="preserve">
+    <value>Save file</value>
+  </data>
+  <data name="&gt;&gt;button1.Name" xml:space="preserve">
+    <value>button1</value>
+  </data>
+  <data name="button1.Size" type="System.Drawing.Size, System.Drawing">
+    <value>75, 23</value>
+  </data>
+  <data name="Empty" xml:space="preserve">
+    <value></value>
+  </data>
+</root>
+"""
+
+
+@needs_lxml
+def test_a_resx_files_strings_are_translated_its_designer_entries_and_other_resources_kept():
+    from nmt.decode.resx_document import ResxDocument
+
+    document = ResxDocument.read(RESX.encode(), "Resources.resx")
+    assert document.texts == ["Hello {0}, a dog runs.", "Save file"] and document.numbers == [7, 11]
+    assert document.write(document.texts, "de").decode() == RESX
+    written = ResxDocument.read(RESX.encode(), "Resources.resx").write(["Hallo {0}, ein Hund rennt.", "Datei speichern"], "de")
+    assert b"<value>Hallo {0}, ein Hund rennt.</value>\n    <comment>Shown at start</comment>" in written
+    assert b"<value>Datei speichern</value>" in written and b"<value>75, 23</value>" in written
+
+
+PROPERTIES = """# Messages of the app
+app.title = A dog runs
+greeting=Hello {0}, don''t go!
+plain: don't stop
+multi = first line \\
+        second line
+tab\\ key\\=x = Tab\\there\\nNew line
+lead =\\  spaced
+empty =
+cafe = Caf\\u00e9
+"""
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-8"])
+def test_a_properties_files_values_are_translated_with_javas_escapes_and_messageformats_quotes(encoding):
+    from nmt.decode.properties_document import PropertiesDocument
+
+    source = PROPERTIES if encoding == "latin-1" else PROPERTIES.replace("Caf\\u00e9", "Café")
+    document = PropertiesDocument.read(source.encode(encoding), "messages.properties")
+    assert document.texts == ["A dog runs", "Hello {0}, don't go!", "don't stop", "first line second line", "Tab\there",
+                              "New line", "spaced", "Café"]
+    assert document.numbers == [2, 3, 4, 5, 7, 7, 8, 10]
+    written = document.write(document.texts, "de").decode(encoding)
+    assert written == source.replace("first line \\\n        second line", "first line second line")
+    written = PropertiesDocument.read(source.encode(encoding), "m").write(
+        ["Ein Hund rennt", "Hallo {0}, geh' nicht!", "hör' nicht auf", "eins", "Tab\tdort", "Neu", "Raum", "Café"], "de")
+    assert "greeting=Hallo {0}, geh'' nicht!\n" in written.decode(encoding)  # (MessageFormat's quote)
+    assert "plain: h\\u00f6r' nicht auf\n" in written.decode(encoding) if encoding == "latin-1" else (
+        "plain: hör' nicht auf\n" in written.decode(encoding))
+
+
 @needs_lxml
 def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.android_strings import AndroidStrings
@@ -363,19 +431,23 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     (tmp_path / "values").mkdir()
     from nmt.decode.apple_strings import AppleStrings
+    from nmt.decode.properties_document import PropertiesDocument
     from nmt.decode.qt_document import QtDocument
+    from nmt.decode.resx_document import ResxDocument
     from nmt.decode.string_catalog import StringCatalog
 
     for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
                                 ("values/strings.xml", ANDROID, AndroidStrings.read), ("Localizable.strings", APPLE_STRINGS, AppleStrings.read),
                                 ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de")),
-                                ("app_de.ts", QT, QtDocument.read)):
+                                ("app_de.ts", QT, QtDocument.read), ("Resources.resx", RESX, ResxDocument.read),
+                                ("messages.properties", PROPERTIES, PropertiesDocument.read)):
         (tmp_path / name).write_text(content)
         written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
     assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
-                                           "InfoPlist.strings", "app_de.ts")] == ["json", "json", "android", None, "xcstrings", "strings", "qt"]
+                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties")] == [
+        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
@@ -385,7 +457,8 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
             ("bad.strings", '"a" = "b";\n"c" = d;', 'bad.strings:2: not a .strings file (an entry is "key" = "value";)'),
             ("odd.strings", '"a" = "b";\n\n#x', "odd.strings:3: not a .strings file (unexpected '#')"),
             ("list.xcstrings", '{"version": "1.0"}', 'list.xcstrings: not a String Catalog (no "strings" object at its top)'),
-            ("page.ts", "<html/>", "page.ts: not a Qt translation file (its root element is <html>, not <TS>)")):
+            ("page.ts", "<html/>", "page.ts: not a Qt translation file (its root element is <html>, not <TS>)"),
+            ("page.resx", "<html/>", "page.resx: not a .NET resource file (a <root> of <data> and <resheader> elements)")):
         (tmp_path / name).write_bytes(content.encode("latin-1"))
         result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / "x.out")])
         one_line_error(result, problem)
@@ -399,11 +472,13 @@ def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(tra
     files = {"locales/en/common.json": '{"title": "a dog runs"}\n', "en-US.json": '{"title": "a cat"}\n',
              "res/values/strings.xml": '<resources><string name="a">A dog</string></resources>\n',
              "package.json": '{"name": "dogs", "description": "An app for dogs"}\n', "res/layout/main.xml": "<LinearLayout/>\n",
-             "i18n/app_de.ts": QT, "src/main.ts": 'const title: string = "A dog";\n'}
+             "i18n/app_de.ts": QT, "src/main.ts": 'const title: string = "A dog";\n',
+             "src/messages_en.properties": "title = A dog runs\n", "src/application.properties": "app.name = A dog app\n"}
     for name, content in files.items():
         (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
         (app_folder / name).write_text(content)
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "de")])
     assert result.exit_code == 0, result.output
     changed = {name for name, content in files.items() if (tmp_path / "de" / name).read_text() != content}
-    assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml", "i18n/app_de.ts"}
+    assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml", "i18n/app_de.ts",
+                       "src/messages_en.properties"}

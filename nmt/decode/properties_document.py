@@ -1,0 +1,123 @@
+"""Java's .properties files in and out (`--input-format properties`, the default for .properties
+files): a resource bundle's messages (messages.properties, Spring's and Java's ResourceBundle)
+translated into the bundle for the target language (messages_de.properties).
+
+Each value is translated, its lines apart; keys, separators, comments and blank lines stay as
+they were, and a value continued over lines (a line ending in `\\`) is written on one. The file's
+escapes (`\\n`, `\\t`, `\\uXXXX`, `\\=`, a leading `\\ `) are read and written again. A value with a
+MessageFormat argument (`{0}`) writes an apostrophe as two (`don''t`), as MessageFormat reads it,
+and is given to the model with one. A file in ASCII (ISO-8859-1, as Java read it before version 9)
+writes what is not ASCII as `\\uXXXX`; one in UTF-8 stays UTF-8.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "f": "\f"}
+_ARGUMENT = re.compile(r"\{\d")  # a MessageFormat argument: the value is a MessageFormat pattern
+_KEY_END = re.compile(r"(?:[^\\:=\s]|\\.)*")  # a key: up to an unescaped separator or space
+_SEPARATOR = re.compile(r"[ \t\f]*[:=]?[ \t\f]*")
+
+
+def _read(value: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
+                       _ESCAPED.get(m.group(1), m.group(1)), value)
+
+
+def _written(text: str, ascii_only: bool) -> str:
+    text = (text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+            .replace("\f", "\\f"))
+    if text.startswith((" ", "\t")):
+        text = "\\" + text
+    return "".join(c if c.isascii() else f"\\u{ord(c):04x}" for c in text) if ascii_only else text
+
+
+@dataclass
+class _Value:
+    """One value to translate: where it stands in the text (its continuation lines too)."""
+    start: int
+    end: int
+    markup: str
+    message_format: bool
+    line: int
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+
+def _logical_lines(text: str):
+    """Each logical line: its start, its end (after its continuation lines) and its line number,
+    comments and blank lines left out."""
+    lines = text.splitlines(keepends=True)
+    at, number = 0, 0
+    while number < len(lines):
+        start, first = at, number
+        content = lines[number].rstrip("\r\n")
+        at += len(lines[number])
+        number += 1
+        if not content.strip() or content.lstrip().startswith(("#", "!")):
+            continue
+        end = start + len(content)
+        while (len(content) - len(content.rstrip("\\"))) % 2 == 1 and number < len(lines):  # continued
+            content = lines[number].rstrip("\r\n")
+            end = at + len(content)
+            at += len(lines[number])
+            number += 1
+        yield start, end, first + 1
+
+
+class PropertiesDocument:
+    """A .properties file read for translation: its `texts` in, the file with their translations out
+    (`write`)."""
+
+    def __init__(self, text: str, values: list[_Value], encoding: str):
+        self.text, self.values, self.encoding = text, values, encoding
+        self.ascii_only = encoding == "latin-1" or text.isascii()
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "PropertiesDocument":
+        try:
+            text, encoding = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:  # (ISO-8859-1, as Java reads a .properties file by default before 9)
+            text, encoding = data.decode("latin-1"), "latin-1"
+        values = []
+        for start, end, line in _logical_lines(text):
+            logical = text[start:end]
+            key = _KEY_END.match(logical, len(logical) - len(logical.lstrip()))
+            value_start = _SEPARATOR.match(logical, key.end()).end()
+            raw = re.sub(r"\\\r?\n[ \t\f]*", "", logical[value_start:])  # (continuations joined)
+            value = _read(raw)
+            message_format = bool(_ARGUMENT.search(value))
+            if message_format:
+                value = value.replace("''", "'")
+            found = _Value(start + value_start, end, as_markup(value), message_format, line)
+            if any(part.translated for part in found.parts):
+                values.append(found)
+        return cls(text, values, encoding)
+
+    target_language = None  # (Java names it in the file's name: messages_de.properties)
+
+    @property
+    def texts(self) -> list[str]:
+        """Each value's parts to translate: its lines."""
+        return [part.model_text for value in self.values for part in value.parts if part.translated]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [value.line for value in self.values for part in value.parts if part.translated]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        translated, pieces, position = iter(translations), [], 0
+        for value in self.values:
+            text = from_markup(joined(value.parts, translated), value.markup)
+            if value.message_format:
+                text = text.replace("'", "''")
+            pieces += [self.text[position:value.start], _written(text, self.ascii_only)]
+            position = value.end
+        return ("".join(pieces) + self.text[position:]).encode(self.encoding)
