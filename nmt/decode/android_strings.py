@@ -65,14 +65,28 @@ class _Text:
     codes: list | None  # its inline elements; None: a text without any (HTML written as text, or none)
     quoted: bool  # in double quotes, its spaces kept
     cdata: bool  # written in a CDATA section
+    original: tuple  # the element's text and its last child's tail, as the file wrote them
 
     def __post_init__(self):
         self.parts = message_parts(self.markup)
+
+    def restore(self) -> None:
+        """The element as the file wrote it (its escapes, quotes and line breaks): reading took its
+        double quotes off, and nothing else."""
+        from lxml import etree
+
+        if self.quoted:
+            self.element.text = etree.CDATA(self.original[0]) if self.cdata else self.original[0]
+            if len(self.element):
+                self.element[-1].tail = self.original[1]
 
     def put(self, translations) -> None:
         from lxml import etree
 
         text = joined(self.parts, translations)
+        if text == self.markup:  # (unchanged: as written)
+            self.restore()
+            return
         element = self.element
         for child in list(element):
             element.remove(child)
@@ -102,6 +116,8 @@ def _text(element) -> _Text | None:
 
     raw = element.text or ""
     last = element[-1].tail or "" if len(element) else raw
+    original = (element.text, element[-1].tail if len(element) else None)
+    cdata = len(element) == 0 and b"<![CDATA[" in etree.tostring(element)
     quoted = raw.lstrip().startswith('"') and last.rstrip().endswith('"') and (len(element) or len(raw.strip()) > 1)
     if quoted:  # (the quotes off, for the model; put back on writing)
         element.text = raw.lstrip()[1:]
@@ -110,20 +126,23 @@ def _text(element) -> _Text | None:
         else:
             element.text = element.text.rstrip()[:-1]
     if len(element) == 0:
-        cdata = b"<![CDATA[" in etree.tostring(element)
         text = _read(element.text or "", quoted)
         if not quoted:
             text = text.strip()
         if text.startswith(("@", "?")) and not (element.text or "").lstrip().startswith("\\"):
+            element.text = original[0]
             return None  # a reference to another resource
         markup, codes = as_markup(text), None
     else:
-        codes, cdata = [], False
+        codes = []
         markup = inline_markup(element, codes, _paired, read=lambda t: _read(t, quoted))
         if not quoted:
             markup = markup.strip()
-    result = _Text(element, markup, codes, quoted, cdata)
-    return result if any(part.translated for part in result.parts) else None
+    result = _Text(element, markup, codes, quoted, cdata, original)
+    if not any(part.translated for part in result.parts):
+        result.restore()
+        return None
+    return result
 
 
 class AndroidStrings:

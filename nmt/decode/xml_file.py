@@ -1,8 +1,10 @@
 """An XML file read with lxml and written back as it was but for what was changed: its
 declaration as written (lxml's own has other quotes), its encoding, what followed its root
 element, an empty element written with an end tag (`<translation></translation>`, as Qt's
-lupdate writes it) kept so, where lxml would close it in one tag, and quotes in text written as
-`&apos;` and `&quot;` where the file wrote them so (lupdate, again). Entities are not resolved and
+lupdate writes it) kept so, where lxml would close it in one tag, quotes in text written as
+`&apos;` and `&quot;` where the file wrote them so (lupdate, again), `>` as itself where it was, an empty element's tag ending
+in " />" where the file's did (Visual Studio's), a start tag that declares namespaces as written
+(lxml writes the declarations first), and a byte-order mark. Entities are not resolved and
 nothing is fetched from the network."""
 
 from __future__ import annotations
@@ -14,14 +16,18 @@ from nmt.errors import NmtError
 _DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>[ \t]*\r?\n?")
 _EMPTY_PAIR = re.compile(rb"<([\w:.-]+)(?:\s[^<>]*)?></\1>")
 _MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<[^>]*>", re.S)  # what is not text
-_QUOTES = {"'": "&apos;", '"': "&quot;"}
+_QUOTES = {"'": "&apos;", '"': "&quot;"}  # written as references where the file did; ">" as itself
+_ATTRIBUTE = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 
 class XmlFile:
-    def __init__(self, tree, declaration: bytes | None, end: bytes, quotes: str = ""):
-        self.tree, self.declaration = tree, declaration
+    def __init__(self, tree, declaration: bytes | None, end: bytes, quotes: str = "", spaced: bool = False,
+                 declaring: dict | None = None):
+        self.tree, self.declaration = tree, declaration  # (the declaration with a byte-order mark before it)
         self.end = end  # what followed the root element (lxml drops it): a line break, as a rule
         self.quotes = quotes  # the quotes the file's text writes as references
+        self.spaced = spaced  # whether an empty element's tag ends in " />", as Visual Studio writes it
+        self.declaring = declaring or {}  # the start tags that declare namespaces, as written, by _tag_key
 
     @classmethod
     def read(cls, data: bytes, name: str, needs: str) -> "XmlFile":
@@ -38,14 +44,21 @@ class XmlFile:
             line = getattr(e, "lineno", None) or (e.position[0] if e.position else 0)
             message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
             raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
-        declaration = _DECLARATION.match(data)
+        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        declaration = _DECLARATION.match(data, len(bom))
         utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
         end = b"" if utf16 else data[len(data.rstrip()):]
         quotes = ""
         if not utf16:
             _keep_end_tags(root, data)
             quotes = "".join(q for q, ref in _QUOTES.items() if re.search(rb">[^<]*" + ref.encode(), data))
-        return cls(root.getroottree(), declaration.group(0) if declaration else None, end, quotes)
+            if re.search(rb">[^<]*>", re.sub(rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>", b"", data, flags=re.S)):
+                quotes += ">"  # (a > in text, as it may be written)
+        spaced = len(re.findall(rb" />", data)) > len(re.findall(rb"[^ ]/>", data))
+        text = data.decode(root.getroottree().docinfo.encoding or "utf-8", errors="replace") if not utf16 else ""
+        declaring = {_tag_key(tag): tag for tag in re.findall(r"<[\w:.-]+\s[^<>]*xmlns[^<>]*>", text)}
+        return cls(root.getroottree(), bom + (declaration.group(0) if declaration else b"") or None, end, quotes, spaced,
+                   declaring)
 
     @property
     def root(self):
@@ -58,8 +71,8 @@ class XmlFile:
         if self.declaration is None and encoding.upper() not in ("UTF-8", "ASCII"):  # (UTF-16: lxml's own)
             return etree.tostring(self.tree, xml_declaration=True, encoding=encoding)
         written = etree.tostring(self.tree, encoding=encoding, xml_declaration=False)
-        if self.quotes:
-            written = _quotes_as_references(written.decode(encoding), self.quotes).encode(encoding)
+        if self.quotes or self.spaced or self.declaring:
+            written = _as_written(written.decode(encoding), self.quotes, self.spaced, self.declaring).encode(encoding)
         return (self.declaration or b"") + written + self.end
 
 
@@ -76,13 +89,25 @@ def _keep_end_tags(root, data: bytes) -> None:
                 element.text = ""
 
 
-def _quotes_as_references(xml: str, quotes: str) -> str:
-    """`xml` with the `quotes` in its text (not in tags, comments or CDATA) written as references."""
+def _tag_key(tag: str) -> tuple:
+    """A start tag's name and attributes, in any order and either quotes."""
+    return (re.match(r"<([\w:.-]+)", tag).group(1), frozenset((m.group(1), m.group(2) if m.group(2) is not None else m.group(3))
+                                                             for m in _ATTRIBUTE.finditer(tag)))
+
+
+def _as_written(xml: str, quotes: str, spaced: bool, declaring: dict) -> str:
+    """`xml` with the `quotes` in its text (not in tags, comments or CDATA) written as references,
+    where `spaced`, each empty element's tag ending in " />", and each start tag that declares
+    namespaces as the file wrote it (lxml writes the declarations first)."""
     pieces, position = [], 0
     for markup in _MARKUP.finditer(xml):
-        text = xml[position:markup.start()]
+        text, tag = xml[position:markup.start()], markup.group(0)
         for quote in quotes:
-            text = text.replace(quote, _QUOTES[quote])
-        pieces += [text, markup.group(0)]
+            text = re.sub(r"(?<!\]\])&gt;", ">", text) if quote == ">" else text.replace(quote, _QUOTES[quote])
+        if "xmlns" in tag and not tag.startswith(("<!", "<?")):
+            tag = declaring.get(_tag_key(tag), tag)
+        if spaced and tag.endswith("/>") and not tag.endswith(" />") and not tag.startswith("<!"):
+            tag = tag[:-2] + " />"
+        pieces += [text, tag]
         position = markup.end()
     return "".join(pieces) + xml[position:]

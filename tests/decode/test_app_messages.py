@@ -169,11 +169,9 @@ def test_android_strings_are_read_with_their_escapes_and_written_back_in_them():
                               "%d dog", "%d dogs"]
     assert document.numbers == [4, 5, 5, 6, 8, 9, 10, 12, 16, 17]
     written = document.write(document.texts, "de").decode()
-    # as it came, but for what is not translated (gone) and the runs of spaces Android reads as one
-    expected = (ANDROID.replace('    <string name="app_name" translatable="false">Dogs</string>\n', "")
-                .replace('\n    <string name="version" translatable="false">1.0</string>', "")
-                .replace("It   runs", "It runs").replace("&lt;b>small&lt;/b>", "&lt;b&gt;small&lt;/b&gt;"))
-    assert written == expected
+    # as it came (each string unchanged as written), but for what is not to be translated: gone
+    assert written == (ANDROID.replace('    <string name="app_name" translatable="false">Dogs</string>\n', "")
+                       .replace('\n    <string name="version" translatable="false">1.0</string>', ""))
     translated = _android(ANDROID)
     root = etree.fromstring(translated.write([f"«{text}»" for text in translated.texts], "de"))
     strings = {element.get("name"): element for element in root.iter("string")}
@@ -183,6 +181,9 @@ def test_android_strings_are_read_with_their_escapes_and_written_back_in_them():
     assert strings["dont"].text == "«Don\\'t let the \\\"dog\\\" out.»\\n«It runs.»"
     assert strings["spaced"].text == '"  «Two   spaces»  "' and strings["ref"].text == "@string/app_name"
     assert strings["at"].text == "«@home»"  # (no longer first: no escape needed)
+    written = _android(ANDROID).write([text.replace("dog", "cat") for text in document.texts], "de").decode()
+    assert "<string name=\"dont\">Don\\'t let the \\\"cat\\\" out.\\nIt runs.</string>" in written  # (runs of spaces as one)
+    assert '<string name="escaped">A &lt;b>small&lt;/b> cat</string>' in written  # (unchanged, as written)
 
 
 @needs_lxml
@@ -446,8 +447,8 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
     assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
-                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties")] == [
-        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties"]
+                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw")] == [
+        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
