@@ -20,8 +20,9 @@ comes out of it (line by line) translated one by one; and the seconds a PDF book
 pages takes to read and to write; and as an XLIFF file (a unit each, its second word in a paired
 code) and a gettext catalog (every tenth message ending in a placeholder): BLEU, and how many keep
 their code and placeholder; and as an app's message files (i18next JSON, Android's strings.xml,
-Apple's String Catalog), every tenth message with a placeholder of its format: BLEU, placeholders
-kept, and the file's own checks (Android's apostrophes escaped, the Catalog's states). Writes
+Apple's String Catalog, Qt's .ts, .NET's .resx, Java's .properties), every tenth message with a
+placeholder of its format: BLEU, placeholders kept, and the file's own marks (the Catalog's and
+Qt's states). Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -418,14 +419,15 @@ def localization_files(engine, cfg, captions: list[str], references: list[str], 
 
 
 def app_messages(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
-    """The captions as an app's messages: an i18next JSON file, Android's strings.xml and an Apple
-    String Catalog, a message each, every tenth ending in its format's placeholder ({{name}}, %1$s,
-    %@), which is taken out of the output before it is scored."""
+    """The captions as an app's messages: an i18next JSON file, Android's strings.xml, an Apple
+    String Catalog, a Qt .ts file, a .NET .resx file and a Java .properties file, a message each,
+    every tenth ending in its format's placeholder ({{name}}, %1$s, %@, %1, {0}), which is taken out
+    of the output before it is scored."""
     import json
 
     from lxml import etree
 
-    placeholders = {"json": "{{name}}", "android": "%1$s", "xcstrings": "%@"}
+    placeholders = {"json": "{{name}}", "android": "%1$s", "xcstrings": "%@", "qt": "%1", "resx": "{0}", "properties": "{0}"}
 
     def message(number: int, caption: str, kind: str) -> str:
         return f"{caption} {placeholders[kind]}" if number % 10 == 0 else caption
@@ -463,6 +465,27 @@ def app_messages(engine, cfg, captions: list[str], references: list[str], folder
              json.loads((folder / "Localizable.de.xcstrings").read_text(encoding="utf-8"))["strings"].values()]
     result["string_catalog"] = {**measured("xcstrings", [unit["value"] for unit in units]),
                                 "marked_needs_review": sum(unit["state"] == "needs_review" for unit in units)}
+    messages = "".join(f"    <message>\n        <source>{html.escape(message(n, c, 'qt'), quote=False)}</source>\n"
+                       '        <translation type="unfinished"></translation>\n    </message>\n'
+                       for n, c in enumerate(captions, start=1))
+    (folder / "app_de.ts").write_text('<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE TS>\n<TS version="2.1">\n<context>\n'
+                                      f"    <name>Captions</name>\n{messages}</context>\n</TS>\n", encoding="utf-8")
+    translate_file(engine, str(folder / "app_de.ts"), str(folder / "app_de.out.ts"), cfg)
+    translations = list(etree.parse(str(folder / "app_de.out.ts")).iter("translation"))
+    result["qt_ts"] = {**measured("qt", [t.text or "" for t in translations]),
+                       "marked_unfinished": sum(t.get("type") == "unfinished" for t in translations)}
+    entries = "".join(f'  <data name="{k}" xml:space="preserve">\n    <value>{html.escape(message(n, c, "resx"), quote=False)}</value>\n'
+                      "  </data>\n" for n, (k, c) in enumerate(zip(keys, captions), start=1))
+    (folder / "Resources.resx").write_text(f'<?xml version="1.0" encoding="utf-8"?>\n<root>\n{entries}</root>\n', encoding="utf-8")
+    translate_file(engine, str(folder / "Resources.resx"), str(folder / "Resources.de.resx"), cfg)
+    result["dotnet_resx"] = measured("resx", [v.text or "" for v in etree.parse(str(folder / "Resources.de.resx")).iter("value")])
+    lines = "".join(f"{k} = {message(n, c, 'properties').replace(chr(39), chr(39) * 2) if n % 10 == 0 else c}\n"
+                    for n, (k, c) in enumerate(zip(keys, captions), start=1))  # (MessageFormat's quotes beside {0})
+    (folder / "messages.properties").write_text(lines, encoding="utf-8")
+    translate_file(engine, str(folder / "messages.properties"), str(folder / "messages_de.properties"), cfg)
+    values = [line.split(" = ", 1)[1] for line in (folder / "messages_de.properties").read_text(encoding="utf-8").splitlines()]
+    result["java_properties"] = measured("properties", [v.encode().decode("unicode_escape").replace("''", "'") if "\\u" in v
+                                                        else v.replace("''", "'") for v in values])
     print("app messages", {kind: part["bleu"]["bleu"] for kind, part in result.items()}, flush=True)
     return result
 
