@@ -1,7 +1,7 @@
 """A folder translated (`nmt translate -i FOLDER -o NEW_FOLDER`): a documentation site, a book's
 chapters, a project's texts. Each text file (.txt) and each file that `nmt translate` reads in a
 format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
-file (images, styles, scripts, and JSON and .properties files other than a program's messages:
+file (images, styles, scripts, and JSON, .properties and YAML files other than a program's messages:
 holds_messages) is copied as it is; the subfolders are made alike. The new folder
 appears only when every file is done: it is written beside it under a hidden name, then renamed.
 """
@@ -61,19 +61,20 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
 
 def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
-    reads in a format of its own, but for a JSON or .properties file that is not a program's
-    messages (package.json, application.properties) and a .ts file that is TypeScript, not Qt's XML."""
+    reads in a format of its own, but for a JSON, .properties or YAML file that is not a program's
+    messages (package.json, application.properties, docker-compose.yml) and a .ts file that is
+    TypeScript, not Qt's XML."""
     kind = file_format(str(path))
     if kind == "qt":  # (.ts is TypeScript's too)
         with open(path, "rb") as f:
             return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
-    if kind in ("json", "properties"):
+    if kind in ("json", "properties", "yaml"):
         return holds_messages(path.relative_to(folder))
     return path.suffix.lower() == ".txt" or kind is not None
 
 
 def holds_messages(path: Path) -> bool:
-    """Whether a JSON or .properties file's path says it holds a program's messages: an .arb file,
+    """Whether a JSON, .properties or YAML file's path says it holds a program's messages: an .arb file,
     a file in a folder named for them (locales/, i18n/, _locales/), one named so
     (messages.properties, strings.json) or named for a language (en.json, en-US.json,
     messages_en.json, locales/en/common.json). Other such files (package.json,

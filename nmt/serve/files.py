@@ -10,8 +10,9 @@ installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_d
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
 is) segment by segment (nmt.decode.xliff_document, po_document), and an app's messages (.json,
 .arb; Android's strings.xml, Qt's .ts and .NET's .resx, where lxml is installed; Apple's
-.xcstrings and .strings; Java's .properties) message by message (nmt.decode.json_messages,
-android_strings, qt_document, resx_document, string_catalog, apple_strings, properties_document), as `nmt translate` writes them
+.xcstrings and .strings; Java's .properties; Rails' .yml) message by message
+(nmt.decode.json_messages, android_strings, qt_document, resx_document, string_catalog,
+apple_strings, properties_document, yaml_messages), as `nmt translate` writes them
 (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
 
@@ -34,7 +35,7 @@ FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if imp
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
            *((".xlf", ".xliff", ".xml", ".ts", ".resx") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
-           ".xcstrings", ".strings", ".properties",
+           ".xcstrings", ".strings", ".properties", ".yml", ".yaml",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
@@ -47,6 +48,7 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation", ".json": "application/json",
                ".arb": "application/json", ".xml": "application/xml", ".xcstrings": "application/json", ".ts": "application/xml",
                ".resx": "application/xml", ".properties": "text/x-java-properties",
+               ".yml": "application/yaml", ".yaml": "application/yaml",
                ".strings": "text/plain"}
 
 

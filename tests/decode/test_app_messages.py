@@ -1,5 +1,5 @@
 """An app's message files (nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
-qt_document, resx_document, properties_document): the messages
+qt_document, resx_document, properties_document, yaml_messages): the messages
 read by hand, each written back in the file's own escapes and style, plural forms made the target
 language's (nmt.decode.plural_categories), and `nmt translate` of each with the tiny model."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from nmt.cli import app
@@ -424,6 +425,54 @@ def test_a_properties_files_values_are_translated_with_javas_escapes_and_message
         "plain: hör' nicht auf\n" in written.decode(encoding))
 
 
+RAILS = """# The app's messages
+en:
+  hello: "Hello %{name}"
+  plain: can't be blank
+  single: 'It''s here'
+  block: |
+    Line one
+    Line two
+  folded: >-
+    A long
+    text
+  inbox:
+    one: 1 message
+    other: "%{count} messages"
+  days: [Sunday, Monday]
+  count: 3
+  date: "%Y-%m-%d"
+  defaults: &defaults
+    title: Default title
+  page:
+    <<: *defaults
+"""
+
+
+def _rails():
+    from nmt.decode.yaml_messages import YamlMessages
+
+    return YamlMessages.read(RAILS.encode(), "en.yml")
+
+
+def test_a_rails_locale_files_strings_are_translated_in_their_place_and_style():
+    document = _rails()
+    assert document.texts == ["Hello %{name}", "can't be blank", "It's here", "Line one", "Line two", "A long text",
+                              "1 message", "%{count} messages", "Sunday", "Monday", "Default title"]  # (an alias once)
+    assert document.numbers == [3, 4, 5, 6, 6, 9, 13, 14, 15, 15, 19]
+    assert document.write(document.texts, "de").decode() == RAILS.replace("\nen:", "\nde:")  # unchanged: as written
+    document = _rails()
+    written = document.write([f"«{t}» a: b, c" for t in document.texts], "ru").decode()
+    assert written.startswith("# The app's messages\nru:\n  hello: \"«Hello %{name}» a: b, c\"\n")
+    assert "  plain: \"«can't be blank» a: b, c\"\n  single: '«It''s here» a: b, c'\n" in written  # quoted where plain would not read
+    assert "  block: |\n    «Line one» a: b, c\n    «Line two» a: b, c\n  folded: >-\n    «A long text» a: b, c\n" in written
+    assert ('  inbox:\n    one: "«1 message» a: b, c"\n    few: "«%{count} messages» a: b, c"\n'
+            '    many: "«%{count} messages» a: b, c"\n    other: "«%{count} messages» a: b, c"\n') in written
+    assert '  days: ["«Sunday» a: b, c", "«Monday» a: b, c"]\n  count: 3\n  date: "%Y-%m-%d"\n' in written
+    assert yaml.safe_load(written)["ru"]["page"]["title"] == "«Default title» a: b, c"
+    assert document.warnings == ["2 plural keys added for ru with their 'other' key's translation: review them"]
+
+
 @needs_lxml
 def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.android_strings import AndroidStrings
@@ -436,19 +485,20 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
     from nmt.decode.qt_document import QtDocument
     from nmt.decode.resx_document import ResxDocument
     from nmt.decode.string_catalog import StringCatalog
+    from nmt.decode.yaml_messages import YamlMessages
 
     for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
                                 ("values/strings.xml", ANDROID, AndroidStrings.read), ("Localizable.strings", APPLE_STRINGS, AppleStrings.read),
                                 ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de")),
                                 ("app_de.ts", QT, QtDocument.read), ("Resources.resx", RESX, ResxDocument.read),
-                                ("messages.properties", PROPERTIES, PropertiesDocument.read)):
+                                ("messages.properties", PROPERTIES, PropertiesDocument.read), ("en.yml", RAILS, YamlMessages.read)):
         (tmp_path / name).write_text(content)
         written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
     assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
-                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw")] == [
-        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx"]
+                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw", "en.yml", "de.YAML")] == [
+        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx", "yaml", "yaml"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
@@ -459,7 +509,8 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
             ("odd.strings", '"a" = "b";\n\n#x', "odd.strings:3: not a .strings file (unexpected '#')"),
             ("list.xcstrings", '{"version": "1.0"}', 'list.xcstrings: not a String Catalog (no "strings" object at its top)'),
             ("page.ts", "<html/>", "page.ts: not a Qt translation file (its root element is <html>, not <TS>)"),
-            ("page.resx", "<html/>", "page.resx: not a .NET resource file (a <root> of <data> and <resheader> elements)")):
+            ("page.resx", "<html/>", "page.resx: not a .NET resource file (a <root> of <data> and <resheader> elements)"),
+            ("bad.yml", "en:\n  a: b\n c: d\n", "bad.yml:3: not valid YAML"), ("list.yml", "- a dog\n", "list.yml: not a file of messages")):
         (tmp_path / name).write_bytes(content.encode("latin-1"))
         result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / "x.out")])
         one_line_error(result, problem)
@@ -474,7 +525,8 @@ def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(tra
              "res/values/strings.xml": '<resources><string name="a">A dog</string></resources>\n',
              "package.json": '{"name": "dogs", "description": "An app for dogs"}\n', "res/layout/main.xml": "<LinearLayout/>\n",
              "i18n/app_de.ts": QT, "src/main.ts": 'const title: string = "A dog";\n',
-             "src/messages_en.properties": "title = A dog runs\n", "src/application.properties": "app.name = A dog app\n"}
+             "src/messages_en.properties": "title = A dog runs\n", "src/application.properties": "app.name = A dog app\n",
+             "config/locales/en.yml": "en:\n  title: A dog runs\n", "docker-compose.yml": "services:\n  app: A dog app\n"}
     for name, content in files.items():
         (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
         (app_folder / name).write_text(content)
@@ -482,4 +534,4 @@ def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(tra
     assert result.exit_code == 0, result.output
     changed = {name for name, content in files.items() if (tmp_path / "de" / name).read_text() != content}
     assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml", "i18n/app_de.ts",
-                       "src/messages_en.properties"}
+                       "src/messages_en.properties", "config/locales/en.yml"}

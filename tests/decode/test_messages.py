@@ -55,7 +55,8 @@ def test_lines_are_translated_apart_their_breaks_and_edge_spaces_kept():
 
 @pytest.mark.parametrize("text, kept", [("%sK", True), ("OK", True), ("%1$s GB", True), ("<f1>M</f1>", True), ("k", True),
                                         ("No", False), ("USB drive", False), ("A dog", False), ("BEST", False),
-                                        ("%lld", True), ("+2", True), ("0.00 %@", True), ("<f1>%d</f1>%%", True)])
+                                        ("%lld", True), ("+2", True), ("0.00 %@", True), ("<f1>%d</f1>%%", True),
+                                        ("%Y-%m-%d", True), ("%B %d, %Y", True), ("%H:%M", True), ("%d dogs", False)])
 def test_a_letter_or_two_capitals_alone_and_no_letter_at_all_are_kept_as_written(text, kept):
     """A model makes a word of a letter alone ("%sK": "%s Ein Kind"), and a message without a word
     needs no translation: a String Catalog gives it no localization."""

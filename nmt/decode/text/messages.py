@@ -29,6 +29,7 @@ _NUMBER = "{__n__}"  # a plural branch's "#", as the model is given it
 _PAIRED = re.compile(r"<(/?)f\d+>")
 _MARKUP = re.compile(f"</?\\w+/?>|&\\w+;|{PLACEHOLDER.pattern}")
 _ABBREVIATION = re.compile(r"\W*(?:[A-Z]{2}|[^\W\d_])\W*")  # a letter, or two capitals ("BEST" is a word)
+_DATE_FORMAT = re.compile(r"(?:%[-_0^#]?[A-Za-z]|[^\w%])+")  # strftime's "%Y-%m-%d", "%B %d, %Y"
 _TAGS_AT_END = r"(?:\s*</?\w+/?>)*\s*$"
 _ENDS_IN_MARK = re.compile(r"[.!?…。！？:;)\]\"'»”]" + _TAGS_AT_END)
 _ADDED_STOP = re.compile(r"(?<![.…])[.。](?=" + _TAGS_AT_END + ")")
@@ -64,8 +65,8 @@ def message_parts(text: str) -> list[Part]:
     """`text` as parts that join into it again (or into the same message with its words around a
     plural moved into the branches: `_hoisted`); each translated part holds no line break, has no
     space at its ends, and holds a letter outside its placeholders and tags ("%lld", "+2" are kept as
-    written). So is a part whose only word is a letter or two capitals ("%sK", "OK", "GB"): a model
-    would make a word of it."""
+    written). So is a part whose only word is a letter or two capitals ("%sK", "OK", "GB"), which a
+    model would make a word of, and a date's format ("%Y-%m-%d", "%B %d, %Y")."""
     cuts = _hoisted(text) or _icu_parts(text, plural=False)
     if cuts is None or not _outside_elements(text, cuts):
         cuts = [Part(text, True)]
@@ -79,7 +80,7 @@ def message_parts(text: str) -> list[Part]:
                 parts.append(Part("\n", False))
             core = line.strip()
             words = _MARKUP.sub(" ", core)
-            if not any(c.isalpha() for c in words) or _ABBREVIATION.fullmatch(words):
+            if not any(c.isalpha() for c in words) or _ABBREVIATION.fullmatch(words) or _DATE_FORMAT.fullmatch(core):
                 parts.append(Part(line, False))
                 continue
             start = line.index(core)

@@ -1,0 +1,188 @@
+"""A program's messages in YAML in and out (`--input-format yaml`, the default for .yml and .yaml
+files): Ruby on Rails' locale files (config/locales/en.yml) and others of their shape, translated
+into the file for the target language.
+
+Every string scalar is a message and is translated (its lines apart: nmt.decode.text.messages;
+Ruby's `%{name}` and other placeholders kept); numbers, booleans and keys stay. A file whose top
+holds one language's key (`en:`, as Rails writes it) gets the target's (`de:`). A plural (a
+mapping of `one:`, `other:`, ...) is given the target language's categories that it lacks
+(nmt.decode.plural_categories), each with the `other` form's translation for a reviewer to adapt;
+a category the language does not use stays, as Rails ignores it.
+
+Each translation is written in its scalar's own place and style (plain, quoted, or a `|` or `>`
+block), quoted where a plain scalar would read otherwise; comments, anchors and everything else
+stay byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from nmt.data.languages import language_tag
+from nmt.decode.plural_categories import ORDER, plural_categories, plural_forms
+from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.errors import NmtError
+
+_STRING = "tag:yaml.org,2002:str"
+_FLOW = set(",[]{}")
+
+
+@dataclass
+class _Scalar:
+    """One string scalar to translate: its node (where it stands and how it is written)."""
+    node: yaml.ScalarNode
+    markup: str
+    in_flow: bool  # inside a [list] or {mapping} written on one line
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+
+class YamlMessages:
+    """A YAML file of messages read for translation: its `texts` in, the file with their
+    translations out (`write`)."""
+
+    def __init__(self, text: str, root, scalars: list[_Scalar], bom: bool):
+        self.text, self.root, self.scalars, self.bom = text, root, scalars, bom
+        self.warnings: list[str] = []
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "YamlMessages":
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as e:
+            mark = e.problem_mark or e.context_mark
+            where = f":{mark.line + 1}" if mark else ""
+            raise NmtError(f"{name}{where}: not valid YAML ({e.problem or e.context})") from None
+        except yaml.YAMLError as e:
+            raise NmtError(f"{name}: not valid YAML ({e})") from None
+        if not isinstance(root, yaml.MappingNode):
+            raise NmtError(f"{name}: not a file of messages (its top is not a mapping of keys)")
+        scalars: list[_Scalar] = []
+        _collect(root, scalars, set(), in_flow=False)
+        return cls(text, root, scalars, data.startswith(b"\xef\xbb\xbf"))
+
+    target_language = None  # (a Rails file names its source's: en)
+
+    @property
+    def texts(self) -> list[str]:
+        """Each message's parts to translate: its lines."""
+        return [part.model_text for scalar in self.scalars for part in scalar.parts if part.translated]
+
+    @property
+    def numbers(self) -> list[int]:
+        """Each text's line in the file (for warnings)."""
+        return [scalar.node.start_mark.line + 1 for scalar in self.scalars for part in scalar.parts if part.translated]
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        translated = iter(translations)
+        edits: list[tuple[int, int, str]] = []  # (start, end, text), not overlapping
+        done: dict[int, str] = {}
+        for scalar in self.scalars:
+            value = from_markup(joined(scalar.parts, translated), scalar.markup)
+            done[id(scalar.node)] = value
+            if value == scalar.node.value:  # (unchanged: as written)
+                continue
+            edits.append((scalar.node.start_mark.index, scalar.node.end_mark.index,
+                          _written(value, scalar.node, self.text, scalar.in_flow)))
+        language = _language_key(self.root)
+        if language is not None:
+            edits.append((language.start_mark.index, language.end_mark.index, language_tag(target)))
+        added = _plural_lines(self.root, target, done, self.text, edits)
+        if added:
+            self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation: "
+                                 "review them")
+        text = self.text
+        for _, (start, end, replacement) in sorted(enumerate(edits), key=lambda e: (e[1][0], e[0]), reverse=True):
+            text = text[:start] + replacement + text[end:]  # (from the end; lines put at one place in their order)
+        return ("\ufeff" * self.bom + text).encode()
+
+
+def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool) -> None:
+    """The string scalars under `node` that hold words, each once (an alias is its anchor's node)."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == _STRING and any(c.isalpha() for c in node.value):
+            scalar = _Scalar(node, as_markup(node.value), in_flow)
+            if any(part.translated for part in scalar.parts):
+                scalars.append(scalar)
+        return
+    flow = in_flow or bool(node.flow_style)
+    children = [value for _, value in node.value] if isinstance(node, yaml.MappingNode) else node.value
+    for child in children:
+        _collect(child, scalars, seen, flow)
+
+
+def _language_key(root) -> yaml.ScalarNode | None:
+    """The key naming the file's language where its top holds one key, a language's (`en:`)."""
+    if len(root.value) != 1:
+        return None
+    key, value = root.value[0]
+    known = isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.MappingNode) and key.style is None
+    return key if known and plural_categories(key.value) is not None else None
+
+
+def _written(value: str, node: yaml.ScalarNode, text: str, in_flow: bool) -> str:
+    """A scalar's new value written in its node's style: a block as a block, its header and
+    indentation as they were; a plain scalar plain where it reads back the same, else in double
+    quotes; a single-quoted one so, where it has no line break."""
+    if node.style in ("|", ">"):
+        header_end = text.index("\n", node.start_mark.index)
+        header = text[node.start_mark.index:header_end]
+        body = text[header_end + 1:node.end_mark.index]
+        first = next((line for line in body.splitlines() if line.strip()), "  ")
+        indent = first[:len(first) - len(first.lstrip(" "))]
+        separator = "\n\n" if node.style == ">" else "\n"  # (a folded block's line break is an empty line)
+        block = separator.join(indent + line if line else "" for line in value.rstrip("\n").split("\n"))
+        return f"{header}\n{block}" + ("\n" if text[node.end_mark.index - 1] == "\n" else "")
+    if node.style == "'" and "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    if node.style is None and _plain(value, in_flow):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def _plain(value: str, in_flow: bool) -> bool:
+    """Whether `value` written plain reads back as itself (a string, the same one)."""
+    if not value or value != value.strip() or "\n" in value or (in_flow and _FLOW & set(value)):
+        return False
+    try:
+        return yaml.safe_load(f"k: {value}") == {"k": value}
+    except yaml.YAMLError:
+        return False
+
+
+def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: list) -> int:
+    """Lines for the plural categories the target language needs and a plural mapping under `node`
+    lacks, each before the first key it comes before in CLDR's order (added to `edits`); how many."""
+    added = 0
+    if isinstance(node, yaml.SequenceNode):
+        return sum(_plural_lines(child, target, done, text, edits) for child in node.value)
+    if not isinstance(node, yaml.MappingNode):
+        return 0
+    keys = {key.value: (key, value) for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+    plural = (len(keys) > 1 and "other" in keys and set(keys) <= set(ORDER) and not node.flow_style
+              and all(isinstance(value, yaml.ScalarNode) and value.tag == _STRING for _, value in keys.values()))
+    if plural:
+        forms, new = plural_forms(target, {category: done.get(id(value), value.value) for category, (_, value) in keys.items()})
+        other_key, other = keys["other"]
+        for category in new:
+            before = next(keys[later][0] for later in ORDER[ORDER.index(category):] if later in keys)
+            line_start = text.rfind("\n", 0, before.start_mark.index) + 1
+            indent = text[line_start:before.start_mark.index]
+            written = _written(forms[category], other, text, False) if other.style not in ("|", ">") else \
+                _written(forms[category], yaml.ScalarNode(_STRING, "", style='"'), text, False)
+            edits.append((line_start, line_start, f"{indent}{category}: {written}\n"))
+        return len(new)
+    for _, value in node.value:
+        added += _plural_lines(value, target, done, text, edits)
+    return added
