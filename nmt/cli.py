@@ -118,10 +118,10 @@ def translate(
              'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), xliff '
              'or po (a translation tool\'s XLIFF file or a gettext catalog: each segment not yet translated, marked for '
              'review; the extra localization), json (an app\'s messages: i18next, FormatJS, Flutter\'s .arb), android '
-             '(res/values/strings.xml; the extra localization), xcstrings or strings (Apple\'s String Catalog or .strings '
-             'file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), or srt or vtt (subtitles: each cue translated whole, numbers '
+             '(res/values/strings.xml; the extra localization), xcstrings, strings or stringsdict (Apple\'s String Catalog, '
+             '.strings or .stringsdict file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), or srt or vtt (subtitles: each cue translated whole, numbers '
              'and timings kept). Default: srt, vtt, markdown (.md), html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
-             'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, qt (.ts), resx, properties, yaml (.yml) for a file named so, android for an .xml file in a values folder, '
+             'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, stringsdict, qt (.ts), resx, properties, yaml (.yml) for a file named so, android for an .xml file in a values folder, '
              'else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,

@@ -5,8 +5,8 @@ subtitles (nmt.decode.subtitles), wrapped text (nmt.decode.wrapped), a Markdown 
 OpenDocument file (nmt.decode.pptx_document, xlsx_document, odf_document), an e-book
 (nmt.decode.epub_document), a PDF file (nmt.decode.pdf_document), an XLIFF file
 (nmt.decode.xliff_document), a gettext catalog (nmt.decode.po_document) or an app's messages
-(nmt.decode.json_messages, android_strings, string_catalog, apple_strings, qt_document,
-resx_document, properties_document, yaml_messages) in and out.
+(nmt.decode.json_messages, android_strings, string_catalog, apple_strings, stringsdict_document,
+qt_document, resx_document, properties_document, yaml_messages) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -42,7 +42,7 @@ from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
-             "strings", "qt", "resx", "properties", "yaml")  # read as bytes, written as bytes
+             "strings", "stringsdict", "qt", "resx", "properties", "yaml")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml"}  # names of DOCUMENTS' files besides their own
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
@@ -241,7 +241,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
     or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document;
-    each message: nmt.decode.json_messages, android_strings, string_catalog, apple_strings, qt_document,
+    each message: nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
+    stringsdict_document, qt_document,
     resx_document, properties_document, yaml_messages),
     written with its language the target's."""
     from nmt.data.corpus import read_bytes
@@ -315,6 +316,9 @@ def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None
     if kind == "strings":
         from nmt.decode.apple_strings import AppleStrings
         return AppleStrings.read(data, name)
+    if kind == "stringsdict":
+        from nmt.decode.stringsdict_document import StringsdictDocument
+        return StringsdictDocument.read(data, name)
     if kind == "qt":
         from nmt.decode.qt_document import QtDocument
         return QtDocument.read(data, name)

@@ -8,11 +8,11 @@ Excel workbooks and OpenDocument files (.pptx, .xlsx, .odt, .odp, .ods, where lx
 likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files (.pdf, where pdfminer.six, pypdf and reportlab are
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
-is) segment by segment (nmt.decode.xliff_document, po_document), and an app's messages (.json,
-.arb; Android's strings.xml, Qt's .ts and .NET's .resx, where lxml is installed; Apple's
-.xcstrings and .strings; Java's .properties; Rails' .yml) message by message
-(nmt.decode.json_messages, android_strings, qt_document, resx_document, string_catalog,
-apple_strings, properties_document, yaml_messages), as `nmt translate` writes them
+is) segment by segment (nmt.decode.xliff_document, po_document), and a program's messages (.json,
+.arb, .xcstrings, .strings, .properties, .yml; where lxml is installed Android's strings.xml,
+Qt's .ts, .NET's .resx and Apple's .stringsdict) message by message (nmt.decode.json_messages,
+string_catalog, apple_strings, properties_document, yaml_messages, android_strings, qt_document,
+resx_document, stringsdict_document), as `nmt translate` writes them
 (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
 
@@ -34,7 +34,7 @@ from nmt.serve.libretranslate import LibreError
 FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
-           *((".xlf", ".xliff", ".xml", ".ts", ".resx") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
+           *((".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
            ".xcstrings", ".strings", ".properties", ".yml", ".yaml",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
@@ -48,7 +48,7 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".po": "text/x-gettext-translation", ".pot": "text/x-gettext-translation", ".json": "application/json",
                ".arb": "application/json", ".xml": "application/xml", ".xcstrings": "application/json", ".ts": "application/xml",
                ".resx": "application/xml", ".properties": "text/x-java-properties",
-               ".yml": "application/yaml", ".yaml": "application/yaml",
+               ".yml": "application/yaml", ".yaml": "application/yaml", ".stringsdict": "application/xml",
                ".strings": "text/plain"}
 
 

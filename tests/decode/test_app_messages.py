@@ -1,5 +1,5 @@
 """An app's message files (nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
-qt_document, resx_document, properties_document, yaml_messages): the messages
+stringsdict_document, qt_document, resx_document, properties_document, yaml_messages): the messages
 read by hand, each written back in the file's own escapes and style, plural forms made the target
 language's (nmt.decode.plural_categories), and `nmt translate` of each with the tiny model."""
 
@@ -291,6 +291,49 @@ def test_an_apple_strings_files_values_are_translated_the_rest_kept(encoding):
     assert 'NSCameraUsageDescription  =  "«Take a photo of your dog»" ;' in written
 
 
+STRINGSDICT = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>%d dogs</key>
+	<dict>
+		<key>NSStringLocalizedFormatKey</key>
+		<string>%#@dogs@ run</string>
+		<key>dogs</key>
+		<dict>
+			<key>NSStringFormatSpecTypeKey</key>
+			<string>NSStringPluralRuleType</string>
+			<key>NSStringFormatValueTypeKey</key>
+			<string>d</string>
+			<key>one</key>
+			<string>%d dog</string>
+			<key>other</key>
+			<string>%d dogs</string>
+		</dict>
+	</dict>
+</dict>
+</plist>
+"""
+
+
+@needs_lxml
+@pytest.mark.parametrize("target, categories", [("de", ["one", "other"]), ("ru", ["one", "few", "many", "other"]),
+                                                ("ja", ["other"])])
+def test_a_stringsdicts_formats_and_plural_forms_are_translated_and_made_the_target_languages(target, categories):
+    from nmt.decode.stringsdict_document import StringsdictDocument
+
+    document = StringsdictDocument.read(STRINGSDICT.encode(), "Localizable.stringsdict")
+    assert document.texts == ["%#@dogs@ run", "%d dog", "%d dogs"] and document.numbers == [8, 16, 18]
+    written = document.write(["%#@dogs@ rennen", "%d Hund", "%d Hunde"], target).decode()
+    forms = "".join(f"\t\t\t<key>{c}</key>\n\t\t\t<string>%d Hund{'' if c == 'one' else 'e'}</string>\n" for c in categories)
+    assert written == (STRINGSDICT.replace("%#@dogs@ run", "%#@dogs@ rennen")
+                       .replace("\t\t\t<key>one</key>\n\t\t\t<string>%d dog</string>\n\t\t\t<key>other</key>\n"
+                                "\t\t\t<string>%d dogs</string>\n", forms))
+    added = len(set(categories) - {"one", "other"})
+    assert document.warnings == ([f"{added} plural forms added for {target} with their 'other' form's translation: "
+                                  "review them"] if added else [])
+
+
 QT = """<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1">
@@ -485,20 +528,22 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
     from nmt.decode.qt_document import QtDocument
     from nmt.decode.resx_document import ResxDocument
     from nmt.decode.string_catalog import StringCatalog
+    from nmt.decode.stringsdict_document import StringsdictDocument
     from nmt.decode.yaml_messages import YamlMessages
 
     for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
                                 ("values/strings.xml", ANDROID, AndroidStrings.read), ("Localizable.strings", APPLE_STRINGS, AppleStrings.read),
                                 ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de")),
                                 ("app_de.ts", QT, QtDocument.read), ("Resources.resx", RESX, ResxDocument.read),
-                                ("messages.properties", PROPERTIES, PropertiesDocument.read), ("en.yml", RAILS, YamlMessages.read)):
+                                ("messages.properties", PROPERTIES, PropertiesDocument.read), ("en.yml", RAILS, YamlMessages.read),
+                                ("Localizable.stringsdict", STRINGSDICT, StringsdictDocument.read)):
         (tmp_path / name).write_text(content)
         written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
     assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
-                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw", "en.yml", "de.YAML")] == [
-        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx", "yaml", "yaml"]
+                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw", "en.yml", "de.YAML", "a.stringsdict")] == [
+        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx", "yaml", "yaml", "stringsdict"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),

@@ -219,7 +219,7 @@ def test_detect_and_the_web_clients_settings(server):
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
     assert settings["supportedFilesFormat"] == [
         ".txt", ".srt", ".vtt", ".html", ".htm", ".epub", ".docx", ".pptx", ".xlsx", ".odt", ".odp", ".ods", ".pdf", ".xlf",
-        ".xliff", ".xml", ".ts", ".resx", ".json", ".arb", ".xcstrings", ".strings", ".properties", ".yml", ".yaml",
+        ".xliff", ".xml", ".ts", ".resx", ".stringsdict", ".json", ".arb", ".xcstrings", ".strings", ".properties", ".yml", ".yaml",
         ".po", ".pot"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
