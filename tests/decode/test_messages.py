@@ -21,10 +21,16 @@ def test_words_around_a_plural_go_into_its_branches_each_a_whole_sentence():
         "} other {", ("You have {__n__} messages.",), "}}"]
     assert _cut("{name} has {g, select, f {her dog} other {their dog}}", joins=False) == [
         "{g, select, f {", ("{name} has her dog",), "} other {", ("{name} has their dog",), "}}"]
-    # not where the words around it hold "#", markup, or another plural: each part apart instead
+    # tags around it go into each branch too, where they nest
+    assert _cut("<b>{n}</b> new {n, plural, one {message} other {messages}}", joins=False) == [
+        "{n, plural, one {", ("<b>{n}</b> new message",), "} other {", ("<b>{n}</b> new messages",), "}}"]
+    assert _cut("<b>You have {n, plural, one {# cat} other {# cats}}</b>", joins=False)[1] == ("<b>You have {__n__} cat</b>",)
+    # not where the words around it hold "#", a file's inline code, tags that do not nest, or another plural:
+    # each part apart instead
     assert _cut("Item #{n, plural, one {cat} other {cats}}") == [
         ("Item #",), "{n, plural, one {", ("cat",), "} other {", ("cats",), "}}"]
     assert _cut("<f1>A dog</f1> {n, plural, one {cat} other {cats}}")[0] == ("<f1>A dog</f1>",)
+    assert _cut("</b>A dog {n, plural, one {cat} other {cats}}")[0] == ("</b>A dog",)
 
 
 def test_each_branch_of_a_plural_or_select_is_translated_apart_its_syntax_kept():

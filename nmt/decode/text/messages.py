@@ -27,6 +27,8 @@ _SELECTOR = re.compile(r"\s*(?:=\s*-?\d+|[\w-]+)\s*\{")
 _CLOSING = re.compile(r"\s*\}")
 _NUMBER = "{__n__}"  # a plural branch's "#", as the model is given it
 _PAIRED = re.compile(r"<(/?)f\d+>")
+_CODE = re.compile(r"</?[fp]\d+/?>")  # an XLIFF or Office file's inline code, as nmt writes it for the model
+_TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(?:\s[^<>]*?)?(/?)>")
 _MARKUP = re.compile(f"</?\\w+/?>|&\\w+;|{PLACEHOLDER.pattern}")
 _ABBREVIATION = re.compile(r"\W*(?:[A-Z]{2}|[^\W\d_])\W*")  # a letter, or two capitals ("BEST" is a word)
 _DATE_FORMAT = re.compile(r"(?:%[-_0^#]?[A-Za-z]|[^\w%])+")  # strftime's "%Y-%m-%d", "%B %d, %Y"
@@ -93,8 +95,10 @@ def _hoisted(text: str) -> list[Part] | None:
     one {# message} other {# messages}}.") as the same message with those words moved into each
     branch ("{n, plural, one {You have # message.} other {You have # messages.}}", as ICU's guide
     writes messages for translators), so that each branch is translated as the whole sentence it
-    makes, not as a fragment. None where there is no such plural or select, where it holds another,
-    or where the words around it hold markup, a line break or "#"."""
+    makes, not as a fragment; tags around it go into each branch too ("<b>{n}</b> {n, plural, ...}",
+    as FormatJS writes rich text). None where there is no such plural or select, where it holds
+    another, or where the words around it hold a line break, "#", a file's inline code or tags that
+    do not nest."""
     core = text.strip()
     start = _ICU_START.search(core)
     if start is None:
@@ -109,7 +113,7 @@ def _hoisted(text: str) -> list[Part] | None:
         position = end + 1
     before, after = core[:start.start()], core[closing.end():]
     around = before + after
-    if (not any(c.isalpha() for c in around) or any(mark in around for mark in "#<\n")
+    if (not any(c.isalpha() for c in around) or any(mark in around for mark in "#\n") or not _nests(around)
             or _ICU_START.search(around) or any(_ICU_START.search(body) or "\n" in body for _, body in branches)):
         return None
     plural = start.group(1) != "select"
@@ -119,6 +123,23 @@ def _hoisted(text: str) -> list[Part] | None:
         parts += [Part(syntax + selector, False), Part(" ".join((before + body + after).split()), True, plural)]
         syntax = "}"
     return [part for part in (*parts, Part(syntax + closing.group(0), False), Part(trail, False)) if part.text]
+
+
+def _nests(markup: str) -> bool:
+    """Whether the tags of `markup` nest (each opened one closed, in order), none of them a file's
+    inline code (`<f1>`, `<p2/>`: a code given to each branch would stand in a segment twice)."""
+    if _CODE.search(markup):
+        return False
+    open_tags: list[str] = []
+    for tag in _TAG.finditer(markup):
+        closing, name, empty = tag.groups()
+        if empty:
+            continue
+        if not closing:
+            open_tags.append(name)
+        elif not open_tags or open_tags.pop() != name:
+            return False
+    return not open_tags
 
 
 def _lines(markup: str) -> list[str]:
