@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from nmt.data.tmx import local_name
 from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
 from nmt.decode.plural_categories import ORDER, plural_forms
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile
+from nmt.decode.text.messages import Message, as_markup, from_markup, joined
 from nmt.decode.xml_file import XmlFile
-from nmt.errors import NmtError
 
 _STYLES = {"b", "i", "u", "s", "strike", "del", "em", "strong", "big", "small", "sup", "sub", "tt", "font", "a",
            "annotation", "span", "li", "ul"}  # tags Android styles text with: around words
@@ -58,7 +58,7 @@ def _paired(element) -> bool:
 
 
 @dataclass
-class _Text:
+class _Text(Message):
     """One string's (or item's) text to translate, and the element it is written back into."""
     element: object
     markup: str
@@ -67,8 +67,9 @@ class _Text:
     cdata: bool  # written in a CDATA section
     original: tuple  # the element's text and its last child's tail, as the file wrote them
 
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
+    @property
+    def line(self) -> int:
+        return self.element.sourceline or 0
 
     def restore(self) -> None:
         """The element as the file wrote it (its escapes, quotes and line breaks): reading took its
@@ -139,27 +140,24 @@ def _text(element) -> _Text | None:
         if not quoted:
             markup = markup.strip()
     result = _Text(element, markup, codes, quoted, cdata, original)
-    if not any(part.translated for part in result.parts):
+    if not result.to_translate:
         result.restore()
         return None
     return result
 
 
-class AndroidStrings:
+class AndroidStrings(MessageFile):
     """An Android resources file read for translation: its `texts` in, the file for another
     language out (`write`)."""
 
     def __init__(self, file: XmlFile, texts: list[_Text]):
-        self.file, self.strings = file, texts
+        self.file, self.messages = file, texts
         self.warnings: list[str] = []
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "AndroidStrings":
-        file = XmlFile.read(data, name, "Android string resources")
+        file = XmlFile.read(data, name, "Android string resources", "resources", "Android string resources")
         root = file.root
-        if local_name(root.tag) != "resources":
-            raise NmtError(f"{name}: not Android string resources (its root element is <{local_name(root.tag)}>, "
-                           "not <resources>)")
         for resource in [child for child in root if local_name(child.tag) in _RESOURCES]:
             if resource.get("translatable") == "false":
                 _remove(resource)
@@ -175,19 +173,9 @@ class AndroidStrings:
 
     target_language = None  # (Android names it in the folder: values-de)
 
-    @property
-    def texts(self) -> list[str]:
-        """Each string's parts to translate: its lines."""
-        return [part.model_text for text in self.strings for part in text.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [text.element.sourceline or 0 for text in self.strings for part in text.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
-        for text in self.strings:
+        for text in self.messages:
             text.put(translated)
         added = sum(_plural_quantities(plurals, target) for plurals in self.file.root
                     if local_name(plurals.tag) == "plurals")

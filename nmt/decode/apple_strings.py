@@ -15,7 +15,8 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile, spliced
+from nmt.decode.text.messages import Message, as_markup
 from nmt.errors import NmtError
 
 _TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>/\*.*?\*/|//[^\n]*)|(?P<string>"(?:[^"\\]|\\.)*")'
@@ -36,23 +37,20 @@ def _quoted(text: str) -> str:
 
 
 @dataclass
-class _Value:
+class _Value(Message):
     """One value to translate: where it stands in the text, and its parts."""
     start: int
     end: int
     markup: str
     line: int
 
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
 
-
-class AppleStrings:
+class AppleStrings(MessageFile):
     """A .strings file read for translation: its `texts` in, the file with the values translated
     out (`write`)."""
 
     def __init__(self, text: str, values: list[_Value], bom: bytes, encoding: str):
-        self.text, self.values, self.bom, self.encoding = text, values, bom, encoding
+        self.text, self.messages, self.bom, self.encoding = text, values, bom, encoding
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "AppleStrings":
@@ -79,25 +77,13 @@ class AppleStrings:
                 raise NmtError(f'{name}:{entry[0][3]}: not a .strings file (an entry is "key" = "value";)')
             _, quoted, start, line = entry[2]
             value = _Value(start, start + len(quoted), as_markup(_read(quoted)), line)
-            if any(part.translated for part in value.parts):
+            if value.to_translate:
                 values.append(value)
         return cls(text, values, bom, encoding)
 
     target_language = None  # (Apple names it in the folder: de.lproj)
 
-    @property
-    def texts(self) -> list[str]:
-        """Each value's parts to translate: its lines, its ICU branches."""
-        return [part.model_text for value in self.values for part in value.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [value.line for value in self.values for part in value.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
-        translated, pieces, position = iter(translations), [], 0
-        for value in self.values:
-            pieces += [self.text[position:value.start], _quoted(from_markup(joined(value.parts, translated), value.markup))]
-            position = value.end
-        return self.bom + ("".join(pieces) + self.text[position:]).encode(self.encoding)
+        translated = iter(translations)
+        edits = [(value.start, value.end, _quoted(value.translation(translated))) for value in self.messages]
+        return self.bom + spliced(self.text, edits).encode(self.encoding)

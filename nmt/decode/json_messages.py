@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from nmt.data.languages import language_tag
 from nmt.decode.json_style import JsonStyle, read_json, string_lines
 from nmt.decode.plural_categories import ORDER, plural_forms
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile
+from nmt.decode.text.messages import Message, as_markup
 from nmt.errors import NmtError
 
 _PLURAL_KEY = re.compile(rf"(.+)_({'|'.join(ORDER)})")
@@ -36,22 +37,19 @@ _WRAPPERS = {"message": {"description", "placeholders"},  # a browser extension'
 
 
 @dataclass
-class _Message:
+class _Message(Message):
     """One string value to translate, and where it goes."""
     holder: dict | list
     key: str | int
     markup: str  # as_markup of its text
     line: int
 
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
-
     def put(self, translations) -> None:
         """Its translation, from an iterator of its parts' translations, in its place."""
-        self.holder[self.key] = from_markup(joined(self.parts, translations), self.markup)
+        self.holder[self.key] = self.translation(translations)
 
 
-class JsonMessages:
+class JsonMessages(MessageFile):
     """A JSON file of messages read for translation: its `texts` in, the file with their
     translations out (`write`)."""
 
@@ -69,18 +67,6 @@ class JsonMessages:
         messages: list[_Message] = []
         _collect(top, lines, messages, translated=True)
         return cls(top, messages, style)
-
-    target_language = None  # (a message file names no language but Flutter's, which names its source's)
-
-    @property
-    def texts(self) -> list[str]:
-        """Each message's parts to translate: its lines, its ICU branches."""
-        return [part.model_text for message in self.messages for part in message.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [message.line for message in self.messages for part in message.parts if part.translated]
 
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
@@ -110,7 +96,7 @@ def _collect(value, lines, messages: list[_Message], translated: bool) -> None:
             line = next(lines, 0)
             if keep and any(c.isalnum() for c in item):
                 message = _Message(value, key, as_markup(item), line)
-                if any(part.translated for part in message.parts):
+                if message.to_translate:
                     messages.append(message)
         elif isinstance(item, (dict, list)):
             _collect(item, lines, messages, keep)

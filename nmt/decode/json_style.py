@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from nmt.decode.message_file import utf8_text
 from nmt.errors import NmtError
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:[ \t]*)?', re.S)
@@ -55,11 +56,7 @@ class JsonStyle:
 def read_json(data: bytes, name: str) -> tuple[object, str, JsonStyle]:
     """A JSON file's value, text and style; an NmtError naming the line where it is not UTF-8 or
     not valid JSON."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
+    text = utf8_text(data, name)
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile, spliced
+from nmt.decode.text.messages import Message, as_markup
 
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "f": "\f"}
@@ -38,16 +39,13 @@ def _written(text: str, ascii_only: bool) -> str:
 
 
 @dataclass
-class _Value:
+class _Value(Message):
     """One value to translate: where it stands in the text (its continuation lines too)."""
     start: int
     end: int
     markup: str
     message_format: bool
     line: int
-
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
 
 
 def _logical_lines(text: str):
@@ -71,12 +69,12 @@ def _logical_lines(text: str):
         yield start, end, first + 1
 
 
-class PropertiesDocument:
+class PropertiesDocument(MessageFile):
     """A .properties file read for translation: its `texts` in, the file with their translations out
     (`write`)."""
 
     def __init__(self, text: str, values: list[_Value], encoding: str):
-        self.text, self.values, self.encoding = text, values, encoding
+        self.text, self.messages, self.encoding = text, values, encoding
         self.ascii_only = encoding == "latin-1" or text.isascii()
 
     @classmethod
@@ -96,28 +94,17 @@ class PropertiesDocument:
             if message_format:
                 value = value.replace("''", "'")
             found = _Value(start + value_start, end, as_markup(value), message_format, line)
-            if any(part.translated for part in found.parts):
+            if found.to_translate:
                 values.append(found)
         return cls(text, values, encoding)
 
     target_language = None  # (Java names it in the file's name: messages_de.properties)
 
-    @property
-    def texts(self) -> list[str]:
-        """Each value's parts to translate: its lines."""
-        return [part.model_text for value in self.values for part in value.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [value.line for value in self.values for part in value.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
-        translated, pieces, position = iter(translations), [], 0
-        for value in self.values:
-            text = from_markup(joined(value.parts, translated), value.markup)
+        translated, edits = iter(translations), []
+        for value in self.messages:
+            text = value.translation(translated)
             if value.message_format:
                 text = text.replace("'", "''")
-            pieces += [self.text[position:value.start], _written(text, self.ascii_only)]
-            position = value.end
-        return ("".join(pieces) + self.text[position:]).encode(self.encoding)
+            edits.append((value.start, value.end, _written(text, self.ascii_only)))
+        return spliced(self.text, edits).encode(self.encoding)

@@ -18,11 +18,10 @@ import re
 from dataclasses import dataclass
 
 from nmt.data.languages import language_tag, two_letter
-from nmt.data.tmx import local_name
 from nmt.decode.plural_categories import gettext_plural_forms
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile
+from nmt.decode.text.messages import Message, as_markup
 from nmt.decode.xml_file import XmlFile
-from nmt.errors import NmtError
 
 _SHORTCUT = re.compile(r"(?<!&)&(?=[^\s&])")  # (&& is an ampersand)
 _DONE = ("obsolete", "vanished")
@@ -43,21 +42,18 @@ def _with_shortcut(text: str) -> str:
 
 
 @dataclass
-class _Message:
+class _Message(Message):
     """One message to translate and where its translation goes."""
-    translation: object  # its <translation> element
+    target: object  # its <translation> element
     markup: str
     shortcut: bool
     forms: int  # numerus forms to write; 0: not a plural
     line: int
 
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
-
     def put(self, translations) -> None:
-        text = from_markup(joined(self.parts, translations), self.markup)
+        text = self.translation(translations)
         text = _with_shortcut(text) if self.shortcut else text
-        element = self.translation
+        element = self.target
         for child in list(element):
             element.remove(child)
         element.set("type", "unfinished")
@@ -72,7 +68,7 @@ class _Message:
             element.append(form)
 
 
-class QtDocument:
+class QtDocument(MessageFile):
     """A Qt .ts file read for translation: its `texts` in, the file with their translations out
     (`write`)."""
 
@@ -82,10 +78,8 @@ class QtDocument:
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "QtDocument":
-        file = XmlFile.read(data, name, "Qt translation files")
+        file = XmlFile.read(data, name, "Qt translation files", "TS", "a Qt translation file")
         root = file.root
-        if local_name(root.tag) != "TS":
-            raise NmtError(f"{name}: not a Qt translation file (its root element is <{local_name(root.tag)}>, not <TS>)")
         messages = []
         for message in root.iter("message"):
             source, translation = message.find("source"), message.find("translation")
@@ -103,16 +97,6 @@ class QtDocument:
     def target_language(self) -> str | None:
         """The language the file is for (its `language`), or None."""
         return self.file.root.get("language") or None
-
-    @property
-    def texts(self) -> list[str]:
-        """Each message's parts to translate: its lines."""
-        return [part.model_text for message in self.messages for part in message.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [message.line for message in self.messages for part in message.parts if part.translated]
 
     def write(self, translations: list[str], target: str) -> bytes:
         rule = gettext_plural_forms(self.target_language or target)

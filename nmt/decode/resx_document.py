@@ -10,30 +10,19 @@ everything else. Composite-format placeholders (`{0}`, `{0:N2}`) are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from nmt.data.tmx import local_name
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import ElementText, MessageFile
 from nmt.decode.xml_file import XmlFile
 from nmt.errors import NmtError
 
 
-@dataclass
-class _Value:
-    """One string's <value>, to translate."""
-    element: object
-    markup: str
-
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
-
-
-class ResxDocument:
+class ResxDocument(MessageFile):
     """A .resx file read for translation: its `texts` in, the file with their translations out
     (`write`)."""
 
-    def __init__(self, file: XmlFile, values: list[_Value]):
-        self.file, self.values = file, values
+    def __init__(self, file: XmlFile, values: list[ElementText]):
+        self.file, self.messages = file, values
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "ResxDocument":
@@ -47,25 +36,15 @@ class ResxDocument:
             if (value is None or data_element.get("type") or data_element.get("mimetype")
                     or data_element.get("name", "").startswith(">>") or len(value)):
                 continue
-            found = _Value(value, as_markup(value.text or ""))
-            if any(part.translated for part in found.parts):
+            found = ElementText.of(value)
+            if found.to_translate:
                 values.append(found)
         return cls(file, values)
 
     target_language = None  # (.NET names it in the file's name: Resources.de.resx)
 
-    @property
-    def texts(self) -> list[str]:
-        """Each string's parts to translate: its lines."""
-        return [part.model_text for value in self.values for part in value.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [value.element.sourceline or 0 for value in self.values for part in value.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
-        for value in self.values:
-            value.element.text = from_markup(joined(value.parts, translated), value.markup)
+        for value in self.messages:
+            value.element.text = value.translation(translated)
         return self.file.bytes()

@@ -15,6 +15,7 @@ translated. Files appear only when complete.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import sys
@@ -280,59 +281,29 @@ def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Cal
     return [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
 
 
+# each of DOCUMENTS' reader: its module in nmt.decode (imported when a file of it is read, so that a
+# missing extra matters only to its own files) and class
+_READERS = {"docx": ("docx_document", "DocxDocument"), "pptx": ("pptx_document", "PptxDocument"),
+            "xlsx": ("xlsx_document", "XlsxDocument"), **dict.fromkeys(("odt", "odp", "ods"), ("odf_document", "OdfDocument")),
+            "epub": ("epub_document", "EpubDocument"), "pdf": ("pdf_document", "PdfDocument"),
+            "xliff": ("xliff_document", "XliffDocument"), "po": ("po_document", "PoDocument"),
+            "json": ("json_messages", "JsonMessages"), "android": ("android_strings", "AndroidStrings"),
+            "xcstrings": ("string_catalog", "StringCatalog"), "strings": ("apple_strings", "AppleStrings"),
+            "stringsdict": ("stringsdict_document", "StringsdictDocument"), "qt": ("qt_document", "QtDocument"),
+            "resx": ("resx_document", "ResxDocument"), "properties": ("properties_document", "PropertiesDocument"),
+            "yaml": ("yaml_messages", "YamlMessages")}
+
+
 def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None):
     """A file of one of DOCUMENTS read for translation: its `texts` (inline markup) in, its bytes
     out (`write(translations, target language)`); a PDF's drawn in `pdf_font` (decode.pdf_font)."""
-    if kind == "docx":
-        from nmt.decode.docx_document import DocxDocument
-        return DocxDocument.read(data, name)
-    if kind == "pptx":
-        from nmt.decode.pptx_document import PptxDocument
-        return PptxDocument.read(data, name)
-    if kind == "xlsx":
-        from nmt.decode.xlsx_document import XlsxDocument
-        return XlsxDocument.read(data, name)
-    if kind in ("odt", "odp", "ods"):
-        from nmt.decode.odf_document import OdfDocument
-        return OdfDocument.read(data, name, kind)
+    module, reader = _READERS[kind]
+    document = getattr(importlib.import_module(f"nmt.decode.{module}"), reader)
     if kind == "pdf":
-        from nmt.decode.pdf_document import PdfDocument
-        return PdfDocument.read(data, name, pdf_font)
-    if kind == "xliff":
-        from nmt.decode.xliff_document import XliffDocument
-        return XliffDocument.read(data, name)
-    if kind == "po":
-        from nmt.decode.po_document import PoDocument
-        return PoDocument.read(data, name)
-    if kind == "json":
-        from nmt.decode.json_messages import JsonMessages
-        return JsonMessages.read(data, name)
-    if kind == "android":
-        from nmt.decode.android_strings import AndroidStrings
-        return AndroidStrings.read(data, name)
-    if kind == "xcstrings":
-        from nmt.decode.string_catalog import StringCatalog
-        return StringCatalog.read(data, name)
-    if kind == "strings":
-        from nmt.decode.apple_strings import AppleStrings
-        return AppleStrings.read(data, name)
-    if kind == "stringsdict":
-        from nmt.decode.stringsdict_document import StringsdictDocument
-        return StringsdictDocument.read(data, name)
-    if kind == "qt":
-        from nmt.decode.qt_document import QtDocument
-        return QtDocument.read(data, name)
-    if kind == "resx":
-        from nmt.decode.resx_document import ResxDocument
-        return ResxDocument.read(data, name)
-    if kind == "properties":
-        from nmt.decode.properties_document import PropertiesDocument
-        return PropertiesDocument.read(data, name)
-    if kind == "yaml":
-        from nmt.decode.yaml_messages import YamlMessages
-        return YamlMessages.read(data, name)
-    from nmt.decode.epub_document import EpubDocument
-    return EpubDocument.read(data, name)
+        return document.read(data, name, pdf_font)
+    if kind in ("odt", "odp", "ods"):
+        return document.read(data, name, kind)
+    return document.read(data, name)
 
 
 def running_total(done: Callable[[int], None]) -> Callable[[int], None]:

@@ -23,33 +23,31 @@ from dataclasses import dataclass
 from nmt.data.languages import language_tag
 from nmt.decode.json_style import JsonStyle, read_json, string_lines
 from nmt.decode.plural_categories import ORDER, plural_forms
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile
+from nmt.decode.text.messages import Message, as_markup
 from nmt.errors import NmtError
 
 
 @dataclass
-class _Unit:
+class _Unit(Message):
     """One stringUnit of the target's localization to fill."""
     unit: dict
     markup: str
     line: int
 
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
-
     def put(self, translations) -> None:
-        self.unit["value"] = from_markup(joined(self.parts, translations), self.markup)
+        self.unit["value"] = self.translation(translations)
         self.unit["state"] = "needs_review"
 
 
-class StringCatalog:
+class StringCatalog(MessageFile):
     """An .xcstrings file read for translation into one language (`for_target`): its `texts` in,
     the catalog with that language's localizations added out (`write`)."""
 
     def __init__(self, catalog: dict, style: JsonStyle, lines: dict[str, int]):
         self.catalog, self.style, self.lines = catalog, style, lines
         self.source = catalog.get("sourceLanguage", "en")
-        self.units: list[_Unit] = []
+        self.messages: list[_Unit] = []
         self.target: str | None = None
         self.warnings: list[str] = []
 
@@ -78,29 +76,19 @@ class StringCatalog:
                 continue
             in_order = list(localizations) == sorted(localizations)  # (Xcode's: by code)
             source = localizations.get(self.source) or {"stringUnit": {"state": "translated", "value": key}}
-            before = len(self.units)
-            mirrored = _mirrored(source, self.units, self.lines.get(key, 0))
-            if len(self.units) == before:  # nothing to translate ("%@"): the source's serves
+            before = len(self.messages)
+            mirrored = _mirrored(source, self.messages, self.lines.get(key, 0))
+            if len(self.messages) == before:  # nothing to translate ("%@"): the source's serves
                 continue
             localizations[tag] = mirrored
             entry["localizations"] = dict(sorted(localizations.items())) if in_order else localizations
         return self
 
-    @property
-    def texts(self) -> list[str]:
-        """Each string's parts to translate: its lines, its ICU branches."""
-        return [part.model_text for unit in self.units for part in unit.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file: its key's (for warnings)."""
-        return [unit.line for unit in self.units for part in unit.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
         if self.target != language_tag(target):
             raise ValueError(f"the catalog was made ready for {self.target}, not {target}")
         translated = iter(translations)
-        for unit in self.units:
+        for unit in self.messages:
             unit.put(translated)
         added = sum(_plural_categories(entry["localizations"][self.target], target)
                     for entry in self.catalog["strings"].values()
@@ -123,7 +111,7 @@ def _mirrored(source: dict, units: list[_Unit], line: int) -> dict:
             mirrored[key] = unit
             if any(c.isalnum() for c in text):
                 _unit = _Unit(unit, as_markup(text), line)
-                if any(part.translated for part in _unit.parts):
+                if _unit.to_translate:
                     units.append(_unit)
         elif isinstance(value, dict):
             mirrored[key] = _mirrored(value, units, line)

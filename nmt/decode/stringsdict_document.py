@@ -13,25 +13,14 @@ translation of `other`, for a reviewer to adapt, and one the language does not u
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 from nmt.data.tmx import local_name
 from nmt.decode.plural_categories import ORDER, plural_forms
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import ElementText, MessageFile
 from nmt.decode.xml_file import XmlFile
 from nmt.errors import NmtError
 
 _RULE_KEYS = {"NSStringFormatSpecTypeKey", "NSStringFormatValueTypeKey"}
-
-
-@dataclass
-class _String:
-    """One <string> to translate."""
-    element: object
-    markup: str
-
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
 
 
 def _pairs(plist_dict) -> list[tuple[object, object]]:
@@ -40,12 +29,12 @@ def _pairs(plist_dict) -> list[tuple[object, object]]:
     return [(children[i], children[i + 1]) for i in range(0, len(children) - 1, 2) if local_name(children[i].tag) == "key"]
 
 
-class StringsdictDocument:
+class StringsdictDocument(MessageFile):
     """A .stringsdict file read for translation: its `texts` in, the file with their translations
     out (`write`)."""
 
-    def __init__(self, file: XmlFile, strings: list[_String], variables: list):
-        self.file, self.strings, self.variables = file, strings, variables
+    def __init__(self, file: XmlFile, strings: list[ElementText], variables: list):
+        self.file, self.messages, self.variables = file, strings, variables
         self.warnings: list[str] = []
 
     @classmethod
@@ -60,29 +49,19 @@ class StringsdictDocument:
                 continue
             for key, value in _pairs(entry):
                 if local_name(value.tag) == "string" and key.text == "NSStringLocalizedFormatKey":
-                    strings.append(_String(value, as_markup(value.text or "")))
+                    strings.append(ElementText.of(value))
                 elif local_name(value.tag) == "dict":  # a variable: its rule, and a string for each category
                     variables.append(value)
-                    strings += [_String(form, as_markup(form.text or "")) for category, form in _pairs(value)
+                    strings += [ElementText.of(form) for category, form in _pairs(value)
                                 if category.text not in _RULE_KEYS and local_name(form.tag) == "string"]
-        return cls(file, [s for s in strings if any(part.translated for part in s.parts)], variables)
+        return cls(file, [s for s in strings if s.to_translate], variables)
 
     target_language = None  # (Apple names it in the folder: de.lproj)
 
-    @property
-    def texts(self) -> list[str]:
-        """Each string's parts to translate: its lines."""
-        return [part.model_text for string in self.strings for part in string.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [string.element.sourceline or 0 for string in self.strings for part in string.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
-        for string in self.strings:
-            text = from_markup(joined(string.parts, translated), string.markup)
+        for string in self.messages:
+            text = string.translation(translated)
             if text != (string.element.text or ""):  # (unchanged: as written)
                 string.element.text = text
         added = sum(_plural_forms(variable, target) for variable in self.variables)

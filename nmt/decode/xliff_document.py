@@ -93,10 +93,8 @@ class XliffDocument:
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "XliffDocument":
-        file = XmlFile.read(data, name, "XLIFF files")
+        file = XmlFile.read(data, name, "XLIFF files", "xliff", "an XLIFF file")
         root = file.root
-        if local_name(root.tag) != "xliff":
-            raise NmtError(f"{name}: not an XLIFF file (its root element is <{local_name(root.tag)}>, not <xliff>)")
         version = root.get("version", "")
         if not re.match(r"[12]\.", version):
             raise NmtError(f"{name}: XLIFF version {version or '(none)'} is not one nmt reads (1.2 or 2.x)")

@@ -30,9 +30,10 @@ class XmlFile:
         self.declaring = declaring or {}  # the start tags that declare namespaces, as written, by _tag_key
 
     @classmethod
-    def read(cls, data: bytes, name: str, needs: str) -> "XmlFile":
-        """`data` parsed; an NmtError naming `name`'s line where it is not well-formed XML, and
-        `needs` (what reads this kind of file: "XLIFF files") where lxml is missing."""
+    def read(cls, data: bytes, name: str, needs: str, root_name: str | None = None, what: str = "") -> "XmlFile":
+        """`data` parsed; an NmtError naming `name`'s line where it is not well-formed XML, `needs`
+        (what reads this kind of file: "XLIFF files") where lxml is missing, and `what` the file
+        should be ("an XLIFF file") where its root element is not named `root_name`."""
         try:
             from lxml import etree
         except ImportError:
@@ -45,6 +46,9 @@ class XmlFile:
             message = str(e.msg if hasattr(e, "msg") else e).split(",")[0].split(" (line")[0]
             raise NmtError(f"{name}:{line}: not well-formed XML ({message})") from None
         bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        found = root.tag.rsplit("}", 1)[-1] if isinstance(root.tag, str) else ""
+        if root_name and found != root_name:
+            raise NmtError(f"{name}: not {what} (its root element is <{found}>, not <{root_name}>)")
         declaration = _DECLARATION.match(data, len(bom))
         utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
         end = b"" if utf16 else data[len(data.rstrip()):]

@@ -22,7 +22,8 @@ import yaml
 
 from nmt.data.languages import language_tag
 from nmt.decode.plural_categories import ORDER, plural_categories, plural_forms
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.message_file import MessageFile, spliced, utf8_text
+from nmt.decode.text.messages import Message, as_markup
 from nmt.errors import NmtError
 
 _STRING = "tag:yaml.org,2002:str"
@@ -30,31 +31,28 @@ _FLOW = set(",[]{}")
 
 
 @dataclass
-class _Scalar:
+class _Scalar(Message):
     """One string scalar to translate: its node (where it stands and how it is written)."""
     node: yaml.ScalarNode
     markup: str
     in_flow: bool  # inside a [list] or {mapping} written on one line
 
-    def __post_init__(self):
-        self.parts = message_parts(self.markup)
+    @property
+    def line(self) -> int:
+        return self.node.start_mark.line + 1
 
 
-class YamlMessages:
+class YamlMessages(MessageFile):
     """A YAML file of messages read for translation: its `texts` in, the file with their
     translations out (`write`)."""
 
     def __init__(self, text: str, root, scalars: list[_Scalar], bom: bool):
-        self.text, self.root, self.scalars, self.bom = text, root, scalars, bom
+        self.text, self.root, self.messages, self.bom = text, root, scalars, bom
         self.warnings: list[str] = []
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "YamlMessages":
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            line = data[:e.start].count(b"\n") + 1
-            raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
+        text = utf8_text(data, name)
         try:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.MarkedYAMLError as e:
@@ -71,22 +69,12 @@ class YamlMessages:
 
     target_language = None  # (a Rails file names its source's: en)
 
-    @property
-    def texts(self) -> list[str]:
-        """Each message's parts to translate: its lines."""
-        return [part.model_text for scalar in self.scalars for part in scalar.parts if part.translated]
-
-    @property
-    def numbers(self) -> list[int]:
-        """Each text's line in the file (for warnings)."""
-        return [scalar.node.start_mark.line + 1 for scalar in self.scalars for part in scalar.parts if part.translated]
-
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
         edits: list[tuple[int, int, str]] = []  # (start, end, text), not overlapping
         done: dict[int, str] = {}
-        for scalar in self.scalars:
-            value = from_markup(joined(scalar.parts, translated), scalar.markup)
+        for scalar in self.messages:
+            value = scalar.translation(translated)
             done[id(scalar.node)] = value
             if value == scalar.node.value:  # (unchanged: as written)
                 continue
@@ -99,10 +87,7 @@ class YamlMessages:
         if added:
             self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation: "
                                  "review them")
-        text = self.text
-        for _, (start, end, replacement) in sorted(enumerate(edits), key=lambda e: (e[1][0], e[0]), reverse=True):
-            text = text[:start] + replacement + text[end:]  # (from the end; lines put at one place in their order)
-        return ("\ufeff" * self.bom + text).encode()
+        return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
 
 
 def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool) -> None:
@@ -113,7 +98,7 @@ def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool) -> Non
     if isinstance(node, yaml.ScalarNode):
         if node.tag == _STRING and any(c.isalpha() for c in node.value):
             scalar = _Scalar(node, as_markup(node.value), in_flow)
-            if any(part.translated for part in scalar.parts):
+            if scalar.to_translate:
                 scalars.append(scalar)
         return
     flow = in_flow or bool(node.flow_style)

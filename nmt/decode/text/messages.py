@@ -57,6 +57,26 @@ class Part:
         return translation.replace(_NUMBER, "#") if self.plural else translation
 
 
+class Message:
+    """A program's message to translate, its `markup` (as_markup of its text, or a file's inline
+    markup) cut into `parts`; a subclass gives its `line` in its file. Made by a dataclass whose
+    fields include `markup`."""
+
+    markup: str
+    line: int
+
+    def __post_init__(self):
+        self.parts = message_parts(self.markup)
+
+    @property
+    def to_translate(self) -> bool:
+        return any(part.translated for part in self.parts)
+
+    def translation(self, translations: Iterator[str]) -> str:
+        """Its translation, from an iterator of its parts' translations, in its text's own form."""
+        return from_markup(joined(self.parts, translations), self.markup)
+
+
 def joined(parts: list[Part], translations: Iterator[str]) -> str:
     """A message written back from its `parts`, each translated one's translation taken in turn
     from `translations`."""
