@@ -140,8 +140,8 @@ def _plain(value: str, in_flow: bool) -> bool:
     """Whether `value` written plain reads back as itself (a string, the same one)."""
     if not value or value != value.strip() or "\n" in value or (in_flow and _FLOW & set(value)):
         return False
-    try:
-        return yaml.safe_load(f"k: {value}") == {"k": value}
+    try:  # (in a [list] or {mapping} on one line, followed by a comma)
+        return yaml.safe_load(f"[{value}, x]") == [value, "x"] if in_flow else yaml.safe_load(f"k: {value}") == {"k": value}
     except yaml.YAMLError:
         return False
 
