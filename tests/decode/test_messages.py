@@ -67,3 +67,19 @@ def test_a_letter_or_two_capitals_alone_and_no_letter_at_all_are_kept_as_written
     """A model makes a word of a letter alone ("%sK": "%s Ein Kind"), and a message without a word
     needs no translation: a String Catalog gives it no localization."""
     assert [part.translated for part in message_parts(text)] == [not kept]
+
+
+def test_a_branchs_translation_quotes_what_icu_would_read_as_syntax():
+    """A stray brace would end the branch, and an apostrophe before a brace or "#" would start a
+    quoted stretch: both are quoted as ICU writes them; placeholders stay."""
+    branch = [part for part in message_parts("{n, plural, one {# dog} other {# dogs}}") if part.translated][1]
+    assert branch.written("{__n__} Hunde}") == "# Hunde'}'"
+    assert branch.written("Nr. # {__n__}") == "Nr. '#' #"  # (a "#" of the translation's own is not the number)
+    assert branch.written("l'{__n__} chiens { x") == "l''# chiens '{' x"
+    assert branch.written("{name}'s {__n__} dogs, don't") == "{name}'s # dogs, don't"
+    # what ICU quotes is the text itself: the model is given it unquoted, and it is quoted again
+    parts = [part for part in message_parts("{n, plural, one {Nr. '#': # dog} other {l''# dogs '}'}}") if part.translated]
+    assert [part.model_text for part in parts] == ["Nr. #: {__n__} dog", "l'{__n__} dogs }"]
+    assert [part.written(part.model_text) for part in parts] == ["Nr. '#': # dog", "l''# dogs '}'"]
+    outside = message_parts("A {b} dog}")[0]  # (not in a branch: braces are the text's own)
+    assert outside.written("Ein {b} Hund}") == "Ein {b} Hund}"

@@ -42,10 +42,13 @@ class Part:
     text: str
     translated: bool  # False: kept as written (spaces, line breaks, ICU syntax)
     plural: bool = False  # a plural branch's text, whose "#" is the number
+    branch: bool = False  # inside an ICU plural's or select's branch, where braces are syntax
 
     @property
     def model_text(self) -> str:
-        """The text as the model is given it."""
+        """The text as the model is given it (in a branch, ICU's quoting undone)."""
+        if self.branch:
+            return _icu_unquoted(self.text, self.plural)
         return self.text.replace("#", _NUMBER) if self.plural else self.text
 
     def written(self, translation: str) -> str:
@@ -54,6 +57,8 @@ class Part:
         file", not "Datei speichern.")."""
         if not _ENDS_IN_MARK.search(self.text):
             translation = _ADDED_STOP.sub("", translation, count=1)
+        if self.branch:
+            translation = _icu_quoted(translation, self.plural)
         return translation.replace(_NUMBER, "#") if self.plural else translation
 
 
@@ -75,6 +80,33 @@ class Message:
     def translation(self, translations: Iterator[str]) -> str:
         """Its translation, from an iterator of its parts' translations, in its text's own form."""
         return from_markup(joined(self.parts, translations), self.markup)
+
+
+def _icu_quoted(text: str, plural: bool) -> str:
+    """A branch's translation with what ICU would read as syntax quoted: a brace that is not a
+    placeholder's ('{', '}'), in a plural's branch a "#" that is not the number ('#'); and where an
+    apostrophe stands before a brace, "#", another apostrophe or the branch's end, where ICU would
+    read it as a quote, every apostrophe doubled."""
+    if re.search(r"'(?=[{}#|']|$)", text):
+        text = text.replace("'", "''")
+    pieces, at = [], 0
+    for placeholder in [*PLACEHOLDER.finditer(text), None]:
+        end = placeholder.start() if placeholder else len(text)
+        pieces.append(re.sub(r"[{}#]" if plural else r"[{}]", lambda m: f"'{m.group(0)}'", text[at:end]))
+        if placeholder:
+            pieces.append(placeholder.group(0))
+            at = placeholder.end()
+    return "".join(pieces)
+
+
+def _icu_unquoted(text: str, plural: bool) -> str:
+    """A branch's text as ICU reads it, for the model: '' an apostrophe, a stretch quoted from
+    before a syntax character ('{', '#') the text itself, and in a plural's branch a "#" outside
+    quotes the number (_NUMBER)."""
+    def unquoted(match: re.Match) -> str:
+        token = match.group(0)
+        return "'" if token == "''" else token[1:-1] if token.startswith("'") else _NUMBER if plural else "#"
+    return re.sub(r"''|'[{}#|][^']*'|#", unquoted, text)
 
 
 def joined(parts: list[Part], translations: Iterator[str]) -> str:
@@ -106,7 +138,8 @@ def message_parts(text: str) -> list[Part]:
                 parts.append(Part(line, False))
                 continue
             start = line.index(core)
-            parts += [Part(line[:start], False), Part(core, True, cut.plural), Part(line[start + len(core):], False)]
+            parts += [Part(line[:start], False), Part(core, True, cut.plural, cut.branch),
+                      Part(line[start + len(core):], False)]
     return [part for part in parts if part.text]
 
 
@@ -140,7 +173,7 @@ def _hoisted(text: str) -> list[Part] | None:
     lead, trail = text[:len(text) - len(text.lstrip())], text[len(text.rstrip()):]
     parts, syntax = [Part(lead, False)], start.group(0)
     for selector, body in branches:
-        parts += [Part(syntax + selector, False), Part(" ".join((before + body + after).split()), True, plural)]
+        parts += [Part(syntax + selector, False), Part(" ".join((before + body + after).split()), True, plural, True)]
         syntax = "}"
     return [part for part in (*parts, Part(syntax + closing.group(0), False), Part(trail, False)) if part.text]
 
@@ -174,35 +207,41 @@ def _lines(markup: str) -> list[str]:
     return [*lines, markup[start:]]
 
 
-def _icu_parts(text: str, plural: bool) -> list[Part] | None:
+def _icu_parts(text: str, plural: bool, branch: bool = False) -> list[Part] | None:
     """`text` cut at its ICU syntax, its branches' texts cut likewise (None: it does not parse)."""
     parts: list[Part] = []
     at = 0
     while (start := _ICU_START.search(text, at)) is not None:
-        parts.append(Part(text[at:start.start()], True, plural))
+        parts.append(Part(text[at:start.start()], True, plural, branch))
         branch_is_plural = start.group(1) != "select"
         syntax, position = start.group(0), start.end()
         while not (closing := _CLOSING.match(text, position)):
             selector = _SELECTOR.match(text, position)
             end = _matching_brace(text, selector.end()) if selector else None
-            inner = _icu_parts(text[selector.end():end], branch_is_plural) if end is not None else None
+            inner = _icu_parts(text[selector.end():end], branch_is_plural, True) if end is not None else None
             if inner is None:
                 return None
             parts += [Part(syntax + selector.group(0), False), *inner]
             syntax, position = "}", end + 1
         parts.append(Part(syntax + closing.group(0), False))
         at = closing.end()
-    parts.append(Part(text[at:], True, plural))
+    parts.append(Part(text[at:], True, plural, branch))
     return [part for part in parts if part.text]
 
 
 def _matching_brace(text: str, start: int) -> int | None:
-    """Where the brace that closes a message beginning at `start` stands (None: never closed)."""
-    depth = 1
-    for position in range(start, len(text)):
+    """Where the brace that closes a message beginning at `start` stands (None: never closed);
+    braces ICU quotes ('{') are text."""
+    depth, position = 1, start
+    while position < len(text):
+        quoted = re.match(r"''|'[{}#|][^']*'", text[position:])
+        if quoted:
+            position += quoted.end()
+            continue
         depth += {"{": 1, "}": -1}.get(text[position], 0)
         if depth == 0:
             return position
+        position += 1
     return None
 
 
