@@ -47,10 +47,12 @@ def _read(text: str, quoted: bool) -> str:
                        _ESCAPED.get(m.group(1), m.group(1)), text)
 
 
-def _written(text: str) -> str:
-    """A text written for Android to read it back so."""
-    return (text.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
+def _written(text: str, quoted: bool = False) -> str:
+    """A text written for Android to read it back so (outside double quotes, a space after a space
+    escaped: Android reads a run of them as one)."""
+    text = (text.replace("\\", "\\\\").replace("'", "\\'").replace('"', '\\"')
             .replace("\n", "\\n").replace("\t", "\\t"))
+    return text if quoted else re.sub(r"(?<= ) ", r"\\u0020", text)
 
 
 def _paired(element) -> bool:
@@ -93,10 +95,10 @@ class _Text(Message):
             element.remove(child)
         element.text = None
         if self.codes is None:
-            written = _written(from_markup(text, self.markup))
+            written = _written(from_markup(text, self.markup), self.quoted)
             element.text = etree.CDATA(_quoted(written, self.quoted)) if self.cdata else _quoted(written, self.quoted)
             return
-        fill_inline(element, spaced_as_in(text, self.markup), self.codes, write=_written)
+        fill_inline(element, spaced_as_in(text, self.markup), self.codes, write=lambda t: _written(t, self.quoted))
         if self.quoted:
             element.text = '"' + (element.text or "")
             element[-1].tail = (element[-1].tail or "") + '"'

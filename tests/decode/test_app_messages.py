@@ -583,3 +583,41 @@ def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(tra
     changed = {name for name, content in files.items() if (tmp_path / "de" / name).read_text() != content}
     assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml", "i18n/app_de.ts",
                        "src/messages_en.properties", "config/locales/en.yml"}
+
+
+@needs_lxml
+@pytest.mark.parametrize("kind, sample", [("json", I18NEXT), ("android", ANDROID), ("strings", APPLE_STRINGS), ("qt", QT),
+                                          ("resx", RESX), ("properties", PROPERTIES), ("yaml", RAILS),
+                                          ("stringsdict", STRINGSDICT), ("xcstrings", json.dumps(CATALOG))])
+def test_every_file_written_reads_back_with_the_translations_it_was_given(kind, sample):
+    """Translations made of the characters each format escapes or quotes (quotes, backslashes,
+    braces, "#", "%", ":", ...), written and read again: the same texts, in every format."""
+    import html
+    import random
+
+    from nmt.decode.qt_document import _with_shortcut
+    from nmt.decode.stream import read_document
+
+    rng = random.Random(kind)
+    pieces = ['"', "'", "''", "&", "\\", "{", "}", "%", ":", "#", "@", "?", "ü", "\\n", "\\u00e9", "|", "*", "[", "]", ",", "=",
+              "yes", "1", " - "]
+    for _ in range(25):
+        document = read_document(kind, sample.encode(), "in")
+        if kind == "xcstrings":
+            document.for_target("de")
+        translations = [html.escape("Hund" + "".join(rng.choice(pieces) for _ in range(rng.randrange(6))).rstrip(), quote=False)
+                        for _ in document.texts]
+        data = document.write(translations, "de")
+        written = read_document(kind, data, "out")
+        if kind == "xcstrings":  # (its de strings are done: read them from the file)
+            values = [unit["stringUnit"]["value"] for entry in json.loads(data)["strings"].values()
+                      for unit in [entry.get("localizations", {}).get("de", {})] if "stringUnit" in unit]
+            assert values[:2] == [html.unescape(t) for t in translations[:2]]
+            continue
+        if kind == "qt":  # (its messages are done: read them from the file; the first with its shortcut)
+            values = [t.text if len(t) == 0 else t[0].text for t in etree.fromstring(data).iter("translation")][:3]
+            assert values == [_with_shortcut(html.unescape(translations[0])), *map(html.unescape, translations[1:3])]
+            continue
+        # (HTML in a string, and a MessageFormat pattern, read back as such only while they keep their tags and arguments)
+        kept = [i for i, text in enumerate(document.texts) if "<" not in text and "{0}" not in text]
+        assert [written.texts[i] for i in kept] == [translations[i] for i in kept]
