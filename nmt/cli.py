@@ -106,6 +106,9 @@ def translate(
         help="Terms to translate as given: a file of source term, tab, translation, a line (decode.glossary).")] = None,
     memory: Annotated[Optional[str], typer.Option(
         help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
+    update: Annotated[Optional[Path], typer.Option(
+        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML) as translated "
+             "before: the messages whose keys it has keep its translations; only the new ones are translated.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
@@ -166,10 +169,15 @@ def translate(
         "memory": memory}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     if input != "-" and Path(input).is_dir():
+        if update is not None:
+            raise NmtError(f"{input}: --update keeps the translations of one file; translate a folder without it")
         return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc)
+    if update is not None and not update.is_file():
+        raise NmtError(f"{update}: file not found (--update)")
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
-                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n))
+                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
+                                update=str(update) if update is not None else None)
     _translated(report, input)
 
 

@@ -68,6 +68,7 @@ class _Text(Message):
     quoted: bool  # in double quotes, its spaces kept
     cdata: bool  # written in a CDATA section
     original: tuple  # the element's text and its last child's tail, as the file wrote them
+    key: tuple  # ("string", name), ("string-array", name, place) or ("plurals", name, quantity)
 
     @property
     def line(self) -> int:
@@ -112,7 +113,7 @@ def _quoted(text: str, quoted: bool) -> str:
     return f'"{text}"' if quoted else "\\" + text if text.startswith(("@", "?")) else text
 
 
-def _text(element) -> _Text | None:
+def _text(element, key: tuple) -> _Text | None:
     """A string's or item's text to translate; None for a reference (@string/name, ?attr) or a
     text without a letter or digit."""
     from lxml import etree
@@ -141,7 +142,7 @@ def _text(element) -> _Text | None:
         markup = inline_markup(element, codes, _paired, read=lambda t: _read(t, quoted))
         if not quoted:
             markup = markup.strip()
-    result = _Text(element, markup, codes, quoted, cdata, original)
+    result = _Text(element, markup, codes, quoted, cdata, original, key)
     if not result.to_translate:
         result.restore()
         return None
@@ -165,12 +166,16 @@ class AndroidStrings(MessageFile):
                 _remove(resource)
         texts = []
         for resource in root:
-            kind = local_name(resource.tag)
+            kind, name = local_name(resource.tag), resource.get("name")
             if kind == "string":
-                elements = [resource]
+                elements = [(resource, (kind, name))]
+            elif kind in _RESOURCES:
+                items = [item for item in resource if local_name(item.tag) == "item"]
+                elements = [(item, (kind, name, item.get("quantity") if kind == "plurals" else place))
+                            for place, item in enumerate(items)]
             else:
-                elements = [item for item in resource if local_name(item.tag) == "item"] if kind in _RESOURCES else []
-            texts += [text for text in map(_text, elements) if text is not None]
+                elements = []
+            texts += [text for text in (_text(element, key) for element, key in elements) if text is not None]
         return cls(file, texts)
 
     target_language = None  # (Android names it in the folder: values-de)
@@ -179,7 +184,7 @@ class AndroidStrings(MessageFile):
         translated = iter(translations)
         for text in self.messages:
             text.put(translated)
-        added = sum(_plural_quantities(plurals, target) for plurals in self.file.root
+        added = sum(_plural_quantities(plurals, target, self.earlier) for plurals in self.file.root
                     if local_name(plurals.tag) == "plurals")
         if added:
             self.warnings.append(f"{added} plural quantities added for {target} with their 'other' item's "
@@ -199,8 +204,9 @@ def _remove(element) -> None:
     parent.remove(element)
 
 
-def _plural_quantities(plurals, target: str) -> int:
-    """A `<plurals>` given the target language's quantities (in place); how many were added."""
+def _plural_quantities(plurals, target: str, earlier: dict) -> int:
+    """A `<plurals>` given the target language's quantities (in place), a quantity added taken from
+    `earlier` translations where they have it; how many were added from `other`."""
     items = {item.get("quantity"): item for item in plurals if local_name(item.tag) == "item"}
     forms, added = plural_forms(target, items)
     if list(forms) == list(items):
@@ -210,8 +216,11 @@ def _plural_quantities(plurals, target: str) -> int:
     for item in items.values():
         plurals.remove(item)
     for number, (quantity, item) in enumerate(sorted(forms.items(), key=lambda form: ORDER.index(form[0]))):
-        item = copy.deepcopy(item) if quantity in added else item
+        kept = earlier.get(("plurals", plurals.get("name"), quantity)) if quantity in added else None
+        if kept is not None:
+            kept.restore()  # (its quotes back on)
+        item = copy.deepcopy(kept.element if kept is not None else item) if quantity in added else item
         item.set("quantity", quantity)
         item.tail = between if number < len(forms) - 1 else last
         plurals.append(item)
-    return len(added)
+    return sum(("plurals", plurals.get("name"), quantity) not in earlier for quantity in added)

@@ -43,6 +43,7 @@ class _Value(Message):
     end: int
     markup: str
     line: int
+    key: tuple
 
 
 class AppleStrings(MessageFile):
@@ -76,7 +77,9 @@ class AppleStrings(MessageFile):
             if len(entry) < 4 or shape[0] not in ("string", "word") or shape[1:] != ["=", "string", ";"]:
                 raise NmtError(f'{name}:{entry[0][3]}: not a .strings file (an entry is "key" = "value";)')
             _, quoted, start, line = entry[2]
-            value = _Value(start, start + len(quoted), as_markup(_read(quoted)), line)
+            key = entry[0][1]
+            value = _Value(start, start + len(quoted), as_markup(_read(quoted)), line,
+                           (_read(key) if key.startswith('"') else key,))
             if value.to_translate:
                 values.append(value)
         return cls(text, values, bom, encoding)

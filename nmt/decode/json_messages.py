@@ -40,13 +40,14 @@ _WRAPPERS = {"message": {"description", "placeholders"},  # a browser extension'
 class _Message(Message):
     """One string value to translate, and where it goes."""
     holder: dict | list
-    key: str | int
+    slot: str | int  # its key in `holder`, or its place
     markup: str  # as_markup of its text
     line: int
+    key: tuple  # the keys (and places) from the top to it
 
     def put(self, translations) -> None:
         """Its translation, from an iterator of its parts' translations, in its place."""
-        self.holder[self.key] = self.translation(translations)
+        self.holder[self.slot] = self.translation(translations)
 
 
 class JsonMessages(MessageFile):
@@ -72,7 +73,7 @@ class JsonMessages(MessageFile):
         translated = iter(translations)
         for message in self.messages:
             message.put(translated)
-        added = _plural_keys(self.top, target)
+        added = _plural_keys(self.top, target, (), self.earlier)
         if added:
             self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation "
                                  "(i18next's): review them")
@@ -85,9 +86,9 @@ def _kind(value) -> str:
     return {list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
 
 
-def _collect(value, lines, messages: list[_Message], translated: bool) -> None:
-    """The messages in `value` (an object or list), in order, each given its line from `lines`
-    (every string value's, which it takes in the same order, translated or not)."""
+def _collect(value, lines, messages: list[_Message], translated: bool, path: tuple = ()) -> None:
+    """The messages in `value` (an object or list at `path`), in order, each given its line from
+    `lines` (every string value's, which it takes in the same order, translated or not)."""
     items = value.items() if isinstance(value, dict) else enumerate(value)
     wrapper = _wrapped_message(value) if isinstance(value, dict) else None
     for key, item in items:
@@ -95,11 +96,11 @@ def _collect(value, lines, messages: list[_Message], translated: bool) -> None:
         if isinstance(item, str):
             line = next(lines, 0)
             if keep and any(c.isalnum() for c in item):
-                message = _Message(value, key, as_markup(item), line)
+                message = _Message(value, key, as_markup(item), line, (*path, key))
                 if message.to_translate:
                     messages.append(message)
         elif isinstance(item, (dict, list)):
-            _collect(item, lines, messages, keep)
+            _collect(item, lines, messages, keep, (*path, key))
 
 
 def _wrapped_message(value: dict) -> str | None:
@@ -111,12 +112,13 @@ def _wrapped_message(value: dict) -> str | None:
     return None
 
 
-def _plural_keys(value, target: str) -> int:
-    """i18next's plural keys in `value` and the objects inside it made the target language's (in
-    place, each group where its first key was); how many were added."""
+def _plural_keys(value, target: str, path: tuple, earlier: dict) -> int:
+    """i18next's plural keys in `value` (at `path`) and the objects inside it made the target
+    language's (in place, each group where its first key was), a key added taking its text from
+    `earlier` translations where they have it; how many were added from `other`."""
     added = 0
-    for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
-        added += _plural_keys(item, target)
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ():
+        added += _plural_keys(item, target, (*path, key), earlier)
     if not isinstance(value, dict):
         return added
     groups: dict[str, dict[str, str] | None] = {}
@@ -135,9 +137,12 @@ def _plural_keys(value, target: str) -> int:
             rebuilt[key] = item
         elif groups[base] is not None:  # the group's first key: the whole group, where it was
             forms, new = plural_forms(target, groups[base])
-            rebuilt.update({f"{base}_{category}": form for category, form in forms.items()})
+            for category, form in forms.items():
+                name = f"{base}_{category}"
+                kept = earlier.get((*path, name)) if category in new else None
+                rebuilt[name] = kept.text if kept is not None else form
+                added += category in new and (*path, name) not in earlier
             groups[base] = None
-            added += len(new)
     value.clear()
     value.update(rebuilt)
     return added

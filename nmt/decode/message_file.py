@@ -12,20 +12,48 @@ from nmt.errors import NmtError
 
 
 class MessageFile:
-    """A file read for translation, its `messages` (nmt.decode.text.messages.Message) in order."""
+    """A file read for translation, its `messages` (nmt.decode.text.messages.Message) in order. In
+    a file of keys and texts (JSON, Android's, .strings, .properties, .resx, YAML, .stringsdict),
+    each message has a `key`, and `keep_from` keeps the translations an earlier translation of the
+    file has for its keys."""
 
     messages: list
     target_language: str | None = None  # the language the file says it is for, where it says one
+    kept: dict[int, list[str]] = {}  # a message's place: its parts' translations, kept (never changed in place)
+    earlier: dict = {}  # an earlier translation's messages by key, for the plural forms a file adds
 
     @property
     def texts(self) -> list[str]:
-        """Each message's parts to translate: its lines, its ICU branches."""
-        return [part.model_text for message in self.messages for part in message.parts if part.translated]
+        """Each message's parts to translate (its lines, its ICU branches), but for those kept."""
+        return [part.model_text for index, message in enumerate(self.messages) if index not in self.kept
+                for part in message.parts if part.translated]
 
     @property
     def numbers(self) -> list[int]:
         """Each text's line in the file (for warnings)."""
-        return [message.line for message in self.messages for part in message.parts if part.translated]
+        return [message.line for index, message in enumerate(self.messages) if index not in self.kept
+                for part in message.parts if part.translated]
+
+    def keep_from(self, earlier: "MessageFile") -> int:
+        """The translations of `earlier` (this file's translation of an earlier version of it, read
+        alike) kept for each message whose key it has, with as many parts to translate (lines,
+        branches); how many messages. Only the others are then translated (`texts`)."""
+        before = {message.key: message for message in earlier.messages if getattr(message, "key", None) is not None}
+        self.earlier = before
+        self.kept = {}
+        for index, message in enumerate(self.messages):
+            old = before.get(getattr(message, "key", None))
+            parts = [part.model_text for part in old.parts if part.translated] if old is not None else None
+            if parts is not None and len(parts) == sum(part.translated for part in message.parts):
+                self.kept[index] = parts
+        return len(self.kept)
+
+    def with_kept(self, translations: list[str]) -> list[str]:
+        """The translations of `texts` with the kept ones in their places: every part's, in order."""
+        given, every = iter(translations), []
+        for index, message in enumerate(self.messages):
+            every += self.kept.get(index) or [next(given) for part in message.parts if part.translated]
+        return every
 
 
 @dataclass
@@ -33,10 +61,11 @@ class ElementText(Message):
     """A message that is an XML element's text (a .resx <value>, a .stringsdict <string>)."""
     element: object
     markup: str
+    key: tuple | None = None
 
     @classmethod
-    def of(cls, element) -> "ElementText":
-        return cls(element, as_markup(element.text or ""))
+    def of(cls, element, key: tuple | None = None) -> "ElementText":
+        return cls(element, as_markup(element.text or ""), key)
 
     @property
     def line(self) -> int:

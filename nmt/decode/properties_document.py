@@ -46,6 +46,7 @@ class _Value(Message):
     markup: str
     message_format: bool
     line: int
+    key: tuple
 
 
 def _logical_lines(text: str):
@@ -93,7 +94,7 @@ class PropertiesDocument(MessageFile):
             message_format = bool(_ARGUMENT.search(value))
             if message_format:
                 value = value.replace("''", "'")
-            found = _Value(start + value_start, end, as_markup(value), message_format, line)
+            found = _Value(start + value_start, end, as_markup(value), message_format, line, (_read(key.group(0)),))
             if found.to_translate:
                 values.append(found)
         return cls(text, values, encoding)

@@ -36,7 +36,7 @@ class ResxDocument(MessageFile):
             if (value is None or data_element.get("type") or data_element.get("mimetype")
                     or data_element.get("name", "").startswith(">>") or len(value)):
                 continue
-            found = ElementText.of(value)
+            found = ElementText.of(value, (data_element.get("name"),))
             if found.to_translate:
                 values.append(found)
         return cls(file, values)

@@ -49,6 +49,7 @@ INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "htm
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
+_KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml")  # a text for each key, in one language
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -144,14 +145,15 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
                    interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
                    input_format: str | None = None, extras: Iterable[str] = (),
                    shards: Callable[..., Iterator[str]] | None = None,
-                   done: Callable[[int], None] = lambda _: None) -> StreamReport:
+                   done: Callable[[int], None] = lambda _: None, update: str | None = None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
     `input_format` None: subtitles (nmt.decode.subtitles), markdown (nmt.decode.markdown_document),
     html (nmt.decode.html_document), or one of DOCUMENTS (read_document) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
-    `done(n)` hears of the lines translated so far."""
+    `done(n)` hears of the lines translated so far; `update`: a translation of an earlier version of
+    a program's message file, whose translations are kept (MessageFile.keep_from)."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if input_format is None:
@@ -160,9 +162,12 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
+    if update is not None and input_format not in _KEYED:
+        raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(_KEYED)}); "
+                       f"not of --input-format {input_format}")
     if input_format in WHOLE_FILE:
         return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,
-                                     extras, shards, done)
+                                     extras, shards, done, update)
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
@@ -192,7 +197,8 @@ def file_format(source: str) -> str | None:
 
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
                           interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
-                          shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None]) -> StreamReport:
+                          shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None],
+                          update: str | None = None) -> StreamReport:
     """`nmt translate` of a subtitle file (each cue's text, or a sentence's over several cues,
     translated whole: nmt.decode.subtitles), of wrapped text (each paragraph whole:
     nmt.decode.wrapped) or of an HTML document (each block whole: nmt.decode.html_document),
@@ -207,7 +213,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     if kind in DOCUMENTS:
-        return _translate_document(translator, source, output, cfg, warn, done, kind)
+        return _translate_document(translator, source, output, cfg, warn, done, kind, update)
     name = "<stdin>" if source == "-" else source
     lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
     if kind == "html":
@@ -237,7 +243,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
 
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
-                        done: Callable[[int], None], kind: str) -> StreamReport:
+                        done: Callable[[int], None], kind: str, update: str | None = None) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
@@ -253,16 +259,20 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     document = read_document(kind, data, name, cfg.pdf_font)
     # a multilingual model translates a localization file into the language it names
-    controls = document_target(translator, getattr(document, "target_language", None), lambda m: warn(f"{name}: {m}"))
+    controls = document_target(translator, getattr(document, "target_language", None), warn)
     target = direction(translator, controls)[1]
     if hasattr(document, "for_target"):  # a file of every language (a String Catalog): the strings the target lacks
         document.for_target(target)
+    if update is not None:  # a translation of an earlier version: its translations kept, the new messages translated
+        kept = document.keep_from(read_document(kind, read_bytes(Path(update)), update))
+        warn(f"{kept} of {len(document.messages)} messages kept as {update} has them; "
+             f"{len(document.messages) - kept} translated")
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
-    content = document.write(translations, target)
+    content = document.write(document.with_kept(translations) if update is not None else translations, target)
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
-        warn(f"{name}: {message}")
+        warn(message)  # (the warning names the file)
     if output == "-":
         sys.stdout.buffer.write(content)
         sys.stdout.flush()

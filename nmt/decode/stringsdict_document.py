@@ -44,15 +44,15 @@ class StringsdictDocument(MessageFile):
         if local_name(file.root.tag) != "plist" or top is None:
             raise NmtError(f"{name}: not a .stringsdict file (a property list of <dict> entries)")
         strings, variables = [], []
-        for _, entry in _pairs(top):
+        for name, entry in _pairs(top):
             if local_name(entry.tag) != "dict":
                 continue
             for key, value in _pairs(entry):
                 if local_name(value.tag) == "string" and key.text == "NSStringLocalizedFormatKey":
-                    strings.append(ElementText.of(value))
+                    strings.append(ElementText.of(value, (name.text, key.text)))
                 elif local_name(value.tag) == "dict":  # a variable: its rule, and a string for each category
-                    variables.append(value)
-                    strings += [ElementText.of(form) for category, form in _pairs(value)
+                    variables.append(((name.text, key.text), value))
+                    strings += [ElementText.of(form, (name.text, key.text, category.text)) for category, form in _pairs(value)
                                 if category.text not in _RULE_KEYS and local_name(form.tag) == "string"]
         return cls(file, [s for s in strings if s.to_translate], variables)
 
@@ -64,15 +64,16 @@ class StringsdictDocument(MessageFile):
             text = string.translation(translated)
             if text != (string.element.text or ""):  # (unchanged: as written)
                 string.element.text = text
-        added = sum(_plural_forms(variable, target) for variable in self.variables)
+        added = sum(_plural_forms(variable, target, key, self.earlier) for key, variable in self.variables)
         if added:
             self.warnings.append(f"{added} plural forms added for {target} with their 'other' form's translation: "
                                  "review them")
         return self.file.bytes()
 
 
-def _plural_forms(variable, target: str) -> int:
-    """A variable's plural forms made the target language's (in place); how many were added."""
+def _plural_forms(variable, target: str, key_path: tuple, earlier: dict) -> int:
+    """A variable's plural forms made the target language's (in place), a form added taken from
+    `earlier` translations where they have it; how many were added from `other`."""
     pairs = [(key, value) for key, value in _pairs(variable) if key.text not in _RULE_KEYS]
     forms = {key.text: (key, value) for key, value in pairs}
     if not forms or not set(forms) <= set(ORDER):
@@ -90,9 +91,10 @@ def _plural_forms(variable, target: str) -> int:
     for number, category in enumerate(ordered):
         key, value = chosen[category]
         if category in added:
-            key, value = copy.deepcopy(key), copy.deepcopy(value)
+            kept = earlier.get((*key_path, category))
+            key, value = copy.deepcopy(key), copy.deepcopy(kept.element if kept is not None else value)
             key.text = category
         key.tail, value.tail = key_to_value, (value_to_key if number < len(ordered) - 1 else after_last)
         variable.append(key)
         variable.append(value)
-    return len(added)
+    return sum((*key_path, category) not in earlier for category in added)

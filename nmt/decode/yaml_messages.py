@@ -36,6 +36,7 @@ class _Scalar(Message):
     node: yaml.ScalarNode
     markup: str
     in_flow: bool  # inside a [list] or {mapping} written on one line
+    key: tuple  # the keys (and places) to it, below the file's language key where it has one
 
     @property
     def line(self) -> int:
@@ -64,7 +65,7 @@ class YamlMessages(MessageFile):
         if not isinstance(root, yaml.MappingNode):
             raise NmtError(f"{name}: not a file of messages (its top is not a mapping of keys)")
         scalars: list[_Scalar] = []
-        _collect(root, scalars, set(), in_flow=False)
+        _collect(_messages_top(root), scalars, set(), False, ())
         return cls(text, root, scalars, data.startswith(b"\xef\xbb\xbf"))
 
     target_language = None  # (a Rails file names its source's: en)
@@ -83,28 +84,36 @@ class YamlMessages(MessageFile):
         language = _language_key(self.root)
         if language is not None:
             edits.append((language.start_mark.index, language.end_mark.index, language_tag(target)))
-        added = _plural_lines(self.root, target, done, self.text, edits)
+        added = _plural_lines(_messages_top(self.root), target, done, self.text, edits, (), self.earlier)
         if added:
             self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation: "
                                  "review them")
         return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
 
 
-def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool) -> None:
-    """The string scalars under `node` that hold words, each once (an alias is its anchor's node)."""
+def _messages_top(root):
+    """The mapping that holds the messages: under the language's key where the file has one."""
+    language = _language_key(root)
+    return root.value[0][1] if language is not None else root
+
+
+def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool, path: tuple) -> None:
+    """The string scalars under `node` (at `path`) that hold words, each once (an alias is its
+    anchor's node)."""
     if id(node) in seen:
         return
     seen.add(id(node))
     if isinstance(node, yaml.ScalarNode):
         if node.tag == _STRING and any(c.isalpha() for c in node.value):
-            scalar = _Scalar(node, as_markup(node.value), in_flow)
+            scalar = _Scalar(node, as_markup(node.value), in_flow, path)
             if scalar.to_translate:
                 scalars.append(scalar)
         return
     flow = in_flow or bool(node.flow_style)
-    children = [value for _, value in node.value] if isinstance(node, yaml.MappingNode) else node.value
-    for child in children:
-        _collect(child, scalars, seen, flow)
+    children = ([(key.value, value) for key, value in node.value] if isinstance(node, yaml.MappingNode)
+                else list(enumerate(node.value)))
+    for name, child in children:
+        _collect(child, scalars, seen, flow, (*path, name))
 
 
 def _language_key(root) -> yaml.ScalarNode | None:
@@ -146,12 +155,15 @@ def _plain(value: str, in_flow: bool) -> bool:
         return False
 
 
-def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: list) -> int:
+def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: list, path: tuple, earlier: dict) -> int:
     """Lines for the plural categories the target language needs and a plural mapping under `node`
-    lacks, each before the first key it comes before in CLDR's order (added to `edits`); how many."""
+    (at `path`) lacks, each before the first key it comes before in CLDR's order (added to
+    `edits`), a category's text taken from `earlier` translations where they have it; how many
+    were added from `other`."""
     added = 0
     if isinstance(node, yaml.SequenceNode):
-        return sum(_plural_lines(child, target, done, text, edits) for child in node.value)
+        return sum(_plural_lines(child, target, done, text, edits, (*path, place), earlier)
+                   for place, child in enumerate(node.value))
     if not isinstance(node, yaml.MappingNode):
         return 0
     keys = {key.value: (key, value) for key, value in node.value if isinstance(key, yaml.ScalarNode)}
@@ -164,10 +176,12 @@ def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: lis
             before = next(keys[later][0] for later in ORDER[ORDER.index(category):] if later in keys)
             line_start = text.rfind("\n", 0, before.start_mark.index) + 1
             indent = text[line_start:before.start_mark.index]
-            written = _written(forms[category], other, text, False) if other.style not in ("|", ">") else \
-                _written(forms[category], yaml.ScalarNode(_STRING, "", style='"'), text, False)
+            kept = earlier.get((*path, category))
+            form = kept.text if kept is not None else forms[category]
+            written = _written(form, other, text, False) if other.style not in ("|", ">") else \
+                _written(form, yaml.ScalarNode(_STRING, "", style='"'), text, False)
             edits.append((line_start, line_start, f"{indent}{category}: {written}\n"))
-        return len(new)
-    for _, value in node.value:
-        added += _plural_lines(value, target, done, text, edits)
+        return sum((*path, category) not in earlier for category in new)
+    for key, value in node.value:
+        added += _plural_lines(value, target, done, text, edits, (*path, key.value), earlier)
     return added

@@ -621,3 +621,55 @@ def test_every_file_written_reads_back_with_the_translations_it_was_given(kind, 
         # (HTML in a string, and a MessageFormat pattern, read back as such only while they keep their tags and arguments)
         kept = [i for i, text in enumerate(document.texts) if "<" not in text and "{0}" not in text]
         assert [written.texts[i] for i in kept] == [translations[i] for i in kept]
+
+
+@needs_lxml
+@pytest.mark.parametrize("kind, source, earlier, kept, new", [
+    ("json", '{"a": "A dog", "b": "Two cats", "n_one": "{{count}} dog", "n_other": "{{count}} dogs"}',
+     '{"a": "Ein Hund (geprüft)", "n_one": "{{count}} Hund", "n_few": "{{count}} Hunde (few)", '
+     '"n_many": "{{count}} Hunde (many)", "n_other": "{{count}} Hunde"}',
+     ["Ein Hund (geprüft)", "{{count}} Hund", "{{count}} Hunde (few)", "{{count}} Hunde (many)", "{{count}} Hunde"], ["Two cats"]),
+    ("android", '<resources><string name="a">A dog</string><string name="b">Two cats</string><plurals name="n">'
+                '<item quantity="one">%d dog</item><item quantity="other">%d dogs</item></plurals></resources>',
+     '<resources><string name="a">Ein Hund (geprüft)</string><plurals name="n"><item quantity="one">%d Hund</item>'
+     '<item quantity="few">%d Hunde (few)</item><item quantity="many">%d Hunde (many)</item>'
+     '<item quantity="other">%d Hunde</item></plurals></resources>',
+     ["Ein Hund (geprüft)", "%d Hund", "%d Hunde (few)", "%d Hunde (many)", "%d Hunde"], ["Two cats"]),
+    ("yaml", "en:\n  a: A dog\n  b: Two cats\n  n:\n    one: \"%{count} dog\"\n    other: \"%{count} dogs\"\n",
+     "ru:\n  a: Ein Hund (geprüft)\n  n:\n    one: \"%{count} Hund\"\n    few: \"%{count} Hunde (few)\"\n"
+     "    many: \"%{count} Hunde (many)\"\n    other: \"%{count} Hunde\"\n",
+     ["Ein Hund (geprüft)", "%{count} Hund", "%{count} Hunde (few)", "%{count} Hunde (many)", "%{count} Hunde"], ["Two cats"]),
+    ("properties", "a = A dog\nb = Two cats\n", "a = Ein Hund (gepr\\u00fcft)\n", ["Ein Hund (geprüft)"], ["Two cats"]),
+])
+def test_an_earlier_translations_messages_are_kept_by_key_and_only_new_ones_translated(kind, source, earlier, kept, new):
+    """--update: a message whose key the earlier translation has keeps its text there, a plural
+    form the target language adds too (Russian's few and many, as a reviewer wrote them); only new
+    keys are translated."""
+    from nmt.decode.stream import read_document
+
+    document = read_document(kind, source.encode(), "en")
+    assert document.keep_from(read_document(kind, earlier.encode(), "ru")) == len(document.messages) - len(new)
+    assert document.texts == new
+    written = document.write(document.with_kept(["Zwei Katzen"]), "ru").decode()
+    assert "Zwei Katzen" in written and all(text in written.replace("\\u00fc", "ü") for text in kept)
+    assert getattr(document, "warnings", []) == []  # (the forms added came from the earlier file)
+
+
+@needs_lxml
+def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tmp_path):
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    (tmp_path / "en.json").write_text('{\n  "a": "a dog runs",\n  "b": "a cat"\n}\n')
+    (tmp_path / "de.json").write_text('{\n  "a": "Ein Hund rennt (geprüft)"\n}\n')
+    runner = CliRunner()
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"), "-o", str(tmp_path / "de.json"),
+                                 "--update", str(tmp_path / "de.json")])
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 messages kept as" in result.output
+    written = json.loads((tmp_path / "de.json").read_text())
+    assert list(written) == ["a", "b"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
+    (tmp_path / "page.md").write_text("A dog.\n")
+    for args, words in (([str(tmp_path / "page.md"), "--update", str(tmp_path / "de.json")], "--update keeps the translations of a file of keys"),
+                        ([str(tmp_path), "--update", str(tmp_path / "de.json")], "--update keeps the translations of one file"),
+                        ([str(tmp_path / "en.json"), "--update", str(tmp_path / "none.json")], "none.json: file not found (--update)")):
+        one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", args[0], "-o", str(tmp_path / "x"), *args[1:]]), words)
+        assert not (tmp_path / "x").exists()

@@ -77,6 +77,11 @@ class Message:
     def to_translate(self) -> bool:
         return any(part.translated for part in self.parts)
 
+    @property
+    def text(self) -> str:
+        """The message as its file has it (as_markup's inverse)."""
+        return from_markup(self.markup, self.markup)
+
     def translation(self, translations: Iterator[str]) -> str:
         """Its translation, from an iterator of its parts' translations, in its text's own form."""
         return from_markup(joined(self.parts, translations), self.markup)
