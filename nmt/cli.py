@@ -169,11 +169,8 @@ def translate(
         "memory": memory}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     if input != "-" and Path(input).is_dir():
-        if update is not None:
-            raise NmtError(f"{input}: --update keeps the translations of one file; translate a folder without it")
-        return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc)
-    if update is not None and not update.is_file():
-        raise NmtError(f"{update}: file not found (--update)")
+        return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc,
+                                 update)
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
                                 input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
@@ -193,14 +190,15 @@ def _translated(report, input: str) -> None:
 
 
 def _translate_folder(translator, source: Path, output: str, cfg, output_format: str, input_format: str | None,
-                      extras: list[str], nproc: int) -> None:
+                      extras: list[str], nproc: int, update: Path | None = None) -> None:
     """`nmt translate -i FOLDER -o NEW_FOLDER` (nmt.decode.folders)."""
     from nmt.decode.folders import translate_folder
 
     for given, refused in ((output == "-", "-o - (a folder's translations are files)"),
                            (input_format is not None, "--input-format (each file is read by its name)"),
                            (output_format != "plain" or extras, "--output-format jsonl, --token-scores, --alignments"),
-                           (nproc != 1, "--nproc (one process translates a folder)")):
+                           (nproc != 1, "--nproc (one process translates a folder)"),
+                           (update is not None, "--update (it keeps the translations of one file)")):
         if given:
             raise NmtError(f"{source}: a folder is translated file by file into a new folder; not with {refused}")
     with lines_counter("translating", str(source), show=True, unit="files") as count:

@@ -162,6 +162,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--output-format {output_format}: choose plain or jsonl")
     if input_format not in INPUT_FORMATS:
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
+    if update is not None and not Path(update).is_file():
+        raise NmtError(f"{update}: file not found (--update)")
     if update is not None and input_format not in _KEYED:
         raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(_KEYED)}); "
                        f"not of --input-format {input_format}")

@@ -669,7 +669,7 @@ def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tm
     assert list(written) == ["a", "b"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
     (tmp_path / "page.md").write_text("A dog.\n")
     for args, words in (([str(tmp_path / "page.md"), "--update", str(tmp_path / "de.json")], "--update keeps the translations of a file of keys"),
-                        ([str(tmp_path), "--update", str(tmp_path / "de.json")], "--update keeps the translations of one file"),
+                        ([str(tmp_path), "--update", str(tmp_path / "de.json")], "not with --update (it keeps the translations of one file)"),
                         ([str(tmp_path / "en.json"), "--update", str(tmp_path / "none.json")], "none.json: file not found (--update)")):
         one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", args[0], "-o", str(tmp_path / "x"), *args[1:]]), words)
         assert not (tmp_path / "x").exists()
