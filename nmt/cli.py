@@ -179,8 +179,12 @@ def translate(
 
 
 def _translated(report, input: str) -> None:
-    """After `nmt translate`: the source languages found (--src-lang auto), and exit code 1 where
-    lines could not be translated."""
+    """After `nmt translate`: the source languages found (--src-lang auto), the messages --update
+    kept, and exit code 1 where lines could not be translated."""
+    if report.kept:
+        kept, messages = report.kept
+        err.print(f"--update: {input}: {kept} of {messages} messages kept as translated before, "
+                  f"{messages - kept} translated", highlight=False, markup=False)
     if report.sources:
         err.print(f"--src-lang auto: {report.sources_found()}", highlight=False, markup=False)
     if report.failed:

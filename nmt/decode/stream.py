@@ -66,6 +66,7 @@ class StreamReport:
     failed: int = 0  # input lines that could not be translated (each warned, its output empty)
     lines: int = 0  # input lines read (each gets one output line)
     sources: Counter = field(default_factory=Counter)  # lines by the source language identified for them (auto)
+    kept: tuple[int, int] | None = None  # --update: the messages kept from the earlier translation, of how many
 
     def sources_found(self) -> str:
         """The languages identified, most lines first: "deu_Latn 812 lines, eng_Latn 188 lines"."""
@@ -267,8 +268,6 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         document.for_target(target)
     if update is not None:  # a translation of an earlier version: its translations kept, the new messages translated
         kept = document.keep_from(read_document(kind, read_bytes(Path(update)), update))
-        warn(f"{kept} of {len(document.messages)} messages kept as {update} has them; "
-             f"{len(document.messages) - kept} translated")
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
@@ -281,7 +280,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     else:
         with replaced_whole(output, "wb") as f:
             f.write(content)
-    return StreamReport(lines=len(requests))
+    return StreamReport(lines=len(requests), kept=(kept, len(document.messages)) if update is not None else None)
 
 
 def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],

@@ -664,7 +664,7 @@ def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tm
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"), "-o", str(tmp_path / "de.json"),
                                  "--update", str(tmp_path / "de.json")])
     assert result.exit_code == 0, result.output
-    assert "1 of 2 messages kept as" in result.output
+    assert f"--update: {tmp_path / 'en.json'}: 1 of 2 messages kept as translated before, 1 translated" in result.output
     written = json.loads((tmp_path / "de.json").read_text())
     assert list(written) == ["a", "b"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
     (tmp_path / "page.md").write_text("A dog.\n")
