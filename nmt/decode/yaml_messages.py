@@ -6,8 +6,8 @@ Every string scalar is a message and is translated (its lines apart: nmt.decode.
 Ruby's `%{name}` and other placeholders kept); numbers, booleans and keys stay. A file whose top
 holds one language's key (`en:`, as Rails writes it) gets the target's (`de:`). A plural (a
 mapping of `one:`, `other:`, ...) is given the target language's categories that it lacks
-(nmt.decode.plural_categories), each with the `other` form's translation for a reviewer to adapt;
-a category the language does not use stays, as Rails ignores it.
+(nmt.decode.plural_categories), each with the `other` form's translation for a reviewer to adapt,
+and a category the language does not use is left out (Japanese has `other` alone).
 
 Each translation is written in its scalar's own place and style (plain, quoted, or a `|` or `>`
 block), quoted where a plain scalar would read otherwise; comments, anchors and everything else
@@ -172,8 +172,15 @@ def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: lis
     if plural:
         forms, new = plural_forms(target, {category: done.get(id(value), value.value) for category, (_, value) in keys.items()})
         other_key, other = keys["other"]
+        for category, (key, value) in keys.items():
+            if category not in forms:  # a category the language does not use: its line goes
+                start = text.rfind("\n", 0, key.start_mark.index) + 1
+                end = value.end_mark.index if text[value.end_mark.index - 1] == "\n" else \
+                    (text.find("\n", value.end_mark.index) + 1 or len(text))
+                edits[:] = [edit for edit in edits if not start <= edit[0] < end]
+                edits.append((start, end, ""))
         for category in new:
-            before = next(keys[later][0] for later in ORDER[ORDER.index(category):] if later in keys)
+            before = next(keys[later][0] for later in ORDER[ORDER.index(category):] if later in keys and later in forms)
             line_start = text.rfind("\n", 0, before.start_mark.index) + 1
             indent = text[line_start:before.start_mark.index]
             kept = earlier.get((*path, category))

@@ -514,6 +514,9 @@ def test_a_rails_locale_files_strings_are_translated_in_their_place_and_style():
     assert '  days: ["«Sunday» a: b, c", "«Monday» a: b, c"]\n  count: 3\n  date: "%Y-%m-%d"\n' in written
     assert yaml.safe_load(written)["ru"]["page"]["title"] == "«Default title» a: b, c"
     assert document.warnings == ["2 plural keys added for ru with their 'other' key's translation: review them"]
+    document = _rails()  # Japanese has other alone: one's line goes
+    written = document.write(document.texts, "ja").decode()
+    assert '  inbox:\n    other: "%{count} messages"\n  days:' in written and written.startswith("# The app's messages\nja:\n")
     document = _rails()  # in a list on one line, what a plain scalar there would misread is quoted
     written = document.write([{"Sunday": "So?", "Monday": "Mo #1"}.get(t, t) for t in document.texts], "de").decode()
     assert '  days: ["So?", "Mo #1"]\n' in written and yaml.safe_load(written)["de"]["days"] == ["So?", "Mo #1"]
