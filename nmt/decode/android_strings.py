@@ -26,14 +26,13 @@ from dataclasses import dataclass
 
 from nmt.data.tmx import local_name
 from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
-from nmt.decode.plural_categories import ORDER, plural_forms
-from nmt.decode.message_file import MessageFile
+from nmt.decode.plural_categories import plural_forms
+from nmt.decode.message_file import MessageFile, backslash_unescaped
 from nmt.decode.text.messages import Message, as_markup, from_markup, joined
 from nmt.decode.xml_file import XmlFile
 
 _STYLES = {"b", "i", "u", "s", "strike", "del", "em", "strong", "big", "small", "sup", "sub", "tt", "font", "a",
            "annotation", "span", "li", "ul"}  # tags Android styles text with: around words
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
 _ESCAPED = {"n": "\n", "t": "\t"}
 _RESOURCES = ("string", "string-array", "plurals")
 
@@ -43,8 +42,7 @@ def _read(text: str, quoted: bool) -> str:
     space (but in double quotes)."""
     if not quoted:
         text = re.sub(r"\s+", " ", text)
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
-                       _ESCAPED.get(m.group(1), m.group(1)), text)
+    return backslash_unescaped(text, _ESCAPED)
 
 
 def _written(text: str, quoted: bool = False) -> str:
@@ -115,7 +113,7 @@ def _quoted(text: str, quoted: bool) -> str:
 
 def _text(element, key: tuple) -> _Text | None:
     """A string's or item's text to translate; None for a reference (@string/name, ?attr) or a
-    text without a letter or digit."""
+    text with nothing to translate."""
     from lxml import etree
 
     raw = element.text or ""
@@ -215,7 +213,7 @@ def _plural_quantities(plurals, target: str, earlier: dict) -> int:
     between, last = (tails[0] if len(tails) > 1 else plurals.text), tails[-1]  # (line breaks and indentation)
     for item in items.values():
         plurals.remove(item)
-    for number, (quantity, item) in enumerate(sorted(forms.items(), key=lambda form: ORDER.index(form[0]))):
+    for number, (quantity, item) in enumerate(forms.items()):  # (in CLDR's order)
         kept = earlier.get(("plurals", plurals.get("name"), quantity)) if quantity in added else None
         if kept is not None:
             kept.restore()  # (its quotes back on)

@@ -15,25 +15,19 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from nmt.decode.message_file import MessageFile, spliced
+from nmt.decode.message_file import MessageFile, backslash_unescaped, double_quoted, spliced
 from nmt.decode.text.messages import Message, as_markup
 from nmt.errors import NmtError
 
 _TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>/\*.*?\*/|//[^\n]*)|(?P<string>"(?:[^"\\]|\\.)*")'
                     r"|(?P<word>[\w.$:/-]+)|(?P<mark>[=;])", re.S)
-_ESCAPE = re.compile(r"\\(U[0-9a-fA-F]{4}|u[0-9a-fA-F]{4}|.)", re.S)
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
 def _read(quoted: str) -> str:
     """A quoted string's text, its escapes undone."""
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
-                       _ESCAPED.get(m.group(1), m.group(1)), quoted[1:-1])
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    return backslash_unescaped(quoted[1:-1], _ESCAPED, unicode="uU")
 
 
 @dataclass
@@ -88,5 +82,5 @@ class AppleStrings(MessageFile):
 
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
-        edits = [(value.start, value.end, _quoted(value.translation(translated))) for value in self.messages]
+        edits = [(value.start, value.end, double_quoted(value.translation(translated))) for value in self.messages]
         return self.bom + spliced(self.text, edits).encode(self.encoding)

@@ -95,10 +95,9 @@ def _collect(value, lines, messages: list[_Message], translated: bool, path: tup
         keep = translated and not (isinstance(key, str) and key.startswith("@")) and (wrapper is None or key == wrapper)
         if isinstance(item, str):
             line = next(lines, 0)
-            if keep and any(c.isalnum() for c in item):
-                message = _Message(value, key, as_markup(item), line, (*path, key))
-                if message.to_translate:
-                    messages.append(message)
+            message = _Message(value, key, as_markup(item), line, (*path, key)) if keep else None
+            if message is not None and message.to_translate:
+                messages.append(message)
         elif isinstance(item, (dict, list)):
             _collect(item, lines, messages, keep, (*path, key))
 

@@ -5,6 +5,7 @@ and the helpers its reading and writing share."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nmt.decode.text.messages import Message, as_markup
@@ -79,6 +80,20 @@ def utf8_text(data: bytes, name: str) -> str:
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
+
+
+def backslash_unescaped(text: str, escaped: dict[str, str], unicode: str = "u") -> str:
+    """`text` with its backslash escapes undone: `\\uXXXX` (and, where `unicode` says so, `\\UXXXX`)
+    a character, `escaped`'s letters theirs (n: a line break), any other the character itself."""
+    pattern = re.compile(rf"\\([{unicode}][0-9a-fA-F]{{4}}|.)", re.S)
+    return pattern.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
+                       escaped.get(m.group(1), m.group(1)), text)
+
+
+def double_quoted(text: str) -> str:
+    """`text` in double quotes, its backslashes, quotes, line breaks and tabs escaped (as a .strings
+    file and YAML read them)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
 def spliced(text: str, edits: list[tuple[int, int, str]]) -> str:

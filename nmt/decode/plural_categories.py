@@ -11,6 +11,8 @@ languages, for catalogs and for Qt's numerus forms, which count as gettext does.
 
 from __future__ import annotations
 
+import re
+
 from nmt.data.languages import language_tag, two_letter
 
 ORDER = ("zero", "one", "two", "few", "many", "other")  # as CLDR and the resource files list them
@@ -65,6 +67,12 @@ def gettext_plural_forms(language: str) -> str | None:
     return _GETTEXT_RULES.get(language_tag(language).replace("-", "_")) or _GETTEXT_RULES.get(two_letter(language) or "")
 
 
+def plural_form_count(rule: str) -> int | None:
+    """How many forms a Plural-Forms rule ("nplurals=2; plural=...") has; None where it names none."""
+    found = re.search(r"nplurals\s*=\s*(\d+)", rule)
+    return int(found.group(1)) if found else None
+
+
 def plural_categories(language: str) -> tuple[str, ...] | None:
     """The plural categories of messages in `language` (any code nmt reads: de, deu_Latn, pt-BR),
     in CLDR's order; None where it is not known."""
@@ -73,8 +81,9 @@ def plural_categories(language: str) -> tuple[str, ...] | None:
 
 def plural_forms(language: str, source: dict[str, object]) -> tuple[dict[str, object], list[str]]:
     """A plural's forms for `language` from its source's (category: form; each already
-    translated): one for each of the language's categories, the source's own where it has that
-    category, else its `other` (a form a reviewer should adapt); and the categories so added. A
+    translated), in CLDR's order: one for each of the language's categories, the source's own
+    where it has that category, else its `other` (a form a reviewer should adapt); and the
+    categories so added. A
     source's `zero` stays, as a message for none ("No files") that Apple's and i18next's files may
     give any language. Where the language's categories are not known, or the source has no
     `other`, the source's forms."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
 from nmt.data.languages import language_tag
-from nmt.decode.plural_categories import gettext_plural_forms
+from nmt.decode.plural_categories import gettext_plural_forms, plural_form_count
 from nmt.errors import NmtError
 
 _CHARSET = re.compile(rb"charset=([A-Za-z0-9_.:-]+)")
@@ -117,9 +117,9 @@ class PoDocument:
         """How many plural forms the catalog's language has: its header's Plural-Forms, else (a
         template's placeholder, or none) the target's from gettext's rules, written into the header;
         None where neither says (warned about where a message has a plural)."""
-        stated = re.search(r"nplurals\s*=\s*(\d+)", self.catalog.metadata.get("Plural-Forms", ""))
-        if stated:
-            return int(stated.group(1))
+        stated = plural_form_count(self.catalog.metadata.get("Plural-Forms", ""))
+        if stated is not None:
+            return stated
         language = self.catalog.metadata.get("Language") or target
         rule = gettext_plural_forms(language)
         if rule is None:
@@ -128,4 +128,4 @@ class PoDocument:
                                      "forms; set Plural-Forms before compiling it")
             return None
         self.catalog.metadata["Plural-Forms"] = rule
-        return int(re.search(r"nplurals=(\d+)", rule).group(1))
+        return plural_form_count(rule)

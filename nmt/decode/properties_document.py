@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nmt.decode.message_file import MessageFile, spliced
+from nmt.decode.message_file import MessageFile, backslash_unescaped, spliced
 from nmt.decode.text.messages import Message, as_markup
 
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "f": "\f"}
 _ARGUMENT = re.compile(r"\{\d")  # a MessageFormat argument: the value is a MessageFormat pattern
 _KEY_END = re.compile(r"(?:[^\\:=\s]|\\.)*")  # a key: up to an unescaped separator or space
@@ -26,8 +25,7 @@ _SEPARATOR = re.compile(r"[ \t\f]*[:=]?[ \t\f]*")
 
 
 def _read(value: str) -> str:
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1)[1:], 16)) if len(m.group(1)) == 5 else
-                       _ESCAPED.get(m.group(1), m.group(1)), value)
+    return backslash_unescaped(value, _ESCAPED)
 
 
 def _written(text: str, ascii_only: bool) -> str:

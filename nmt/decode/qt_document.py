@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nmt.data.languages import language_tag, two_letter
-from nmt.decode.plural_categories import gettext_plural_forms
+from nmt.data.languages import language_tag
+from nmt.decode.plural_categories import gettext_plural_forms, plural_form_count
 from nmt.decode.message_file import MessageFile
 from nmt.decode.text.messages import Message, as_markup
-from nmt.decode.xml_file import XmlFile
+from nmt.decode.xml_file import XmlFile, claim_language
 
 _SHORTCUT = re.compile(r"(?<!&)&(?=[^\s&])")  # (&& is an ampersand)
 _DONE = ("obsolete", "vanished")
@@ -100,19 +100,13 @@ class QtDocument(MessageFile):
 
     def write(self, translations: list[str], target: str) -> bytes:
         rule = gettext_plural_forms(self.target_language or target)
-        forms = int(re.search(r"nplurals=(\d+)", rule).group(1)) if rule else None
+        forms = plural_form_count(rule) if rule else None
         translated = iter(translations)
         for message in self.messages:
             if message.forms and forms:
                 message.forms = forms
             message.put(translated)
-        root = self.file.root
-        stated = root.get("language")
-        if not stated:
-            root.set("language", language_tag(target).replace("-", "_"))
-        elif two_letter(stated) != two_letter(target):
-            self.warnings.append(f"its language is {stated} (line {root.sourceline}), but the model translates into "
-                                 f"{target} (a multilingual model's --tgt-lang chooses another)")
+        claim_language(self.file.root, "language", target, language_tag(target).replace("-", "_"), self.warnings)
         return self.file.bytes()
 
 

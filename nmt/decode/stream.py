@@ -252,9 +252,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
     or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document;
     each message: nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
-    stringsdict_document, qt_document,
-    resx_document, properties_document, yaml_messages),
-    written with its language the target's."""
+    stringsdict_document, qt_document, resx_document, properties_document, yaml_messages), written
+    with its language the target's; `update`: an earlier translation whose messages are kept."""
     from nmt.data.corpus import read_bytes
 
     refuse_to_overwrite(output, [source])

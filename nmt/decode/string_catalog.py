@@ -102,17 +102,16 @@ class StringCatalog(MessageFile):
 def _mirrored(source: dict, units: list[_Unit], line: int) -> dict:
     """A copy of a source localization (its stringUnit, its variations and substitutions at any
     depth) whose every stringUnit is to be filled with its translation: each added to `units`,
-    but for a text without a letter or digit, copied."""
+    but for a text with nothing to translate, copied."""
     mirrored = {}
     for key, value in source.items():
         if key == "stringUnit" and isinstance(value, dict):
             text = value.get("value", "")
             unit = {"state": "translated", "value": text}
             mirrored[key] = unit
-            if any(c.isalnum() for c in text):
-                _unit = _Unit(unit, as_markup(text), line)
-                if _unit.to_translate:
-                    units.append(_unit)
+            message = _Unit(unit, as_markup(text), line)
+            if message.to_translate:
+                units.append(message)
         elif isinstance(value, dict):
             mirrored[key] = _mirrored(value, units, line)
         else:

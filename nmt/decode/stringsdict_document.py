@@ -87,14 +87,12 @@ def _plural_forms(variable, target: str, key_path: tuple, earlier: dict) -> int:
     for key, value in pairs:
         variable.remove(key)
         variable.remove(value)
-    ordered = [category for category in ORDER if category in chosen]
-    for number, category in enumerate(ordered):
-        key, value = chosen[category]
+    for number, (category, (key, value)) in enumerate(chosen.items()):  # (in CLDR's order)
         if category in added:
             kept = earlier.get((*key_path, category))
             key, value = copy.deepcopy(key), copy.deepcopy(kept.element if kept is not None else value)
             key.text = category
-        key.tail, value.tail = key_to_value, (value_to_key if number < len(ordered) - 1 else after_last)
+        key.tail, value.tail = key_to_value, (value_to_key if number < len(chosen) - 1 else after_last)
         variable.append(key)
         variable.append(value)
     return sum((*key_path, category) not in earlier for category in added)

@@ -28,11 +28,11 @@ import copy
 import re
 from dataclasses import dataclass
 
-from nmt.data.languages import language_tag, two_letter
+from nmt.data.languages import language_tag
 from nmt.data.tmx import local_name
 from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
 from nmt.decode.text.messages import joined, message_parts
-from nmt.decode.xml_file import XmlFile
+from nmt.decode.xml_file import XmlFile, claim_language
 from nmt.errors import NmtError
 
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -139,13 +139,7 @@ class XliffDocument:
         holders = root.iter(f"{self.ns}file") if self.version == 1 else [root]
         attribute = "target-language" if self.version == 1 else "trgLang"
         for holder in holders:
-            stated = holder.get(attribute)
-            if not stated:
-                holder.set(attribute, language_tag(target))
-            elif two_letter(stated) != two_letter(target):
-                line = f" (line {holder.sourceline})" if holder.sourceline else ""
-                self.warnings.append(f"its {attribute} is {stated}{line}, but the model translates into {target} "
-                                     "(a multilingual model's --tgt-lang chooses another)")
+            claim_language(holder, attribute, target, language_tag(target), self.warnings)
         return self.file.bytes()
 
 

@@ -80,6 +80,20 @@ class XmlFile:
         return (self.declaration or b"") + written + self.end
 
 
+def claim_language(holder, attribute: str, target: str, written: str, warnings: list[str]) -> None:
+    """An XML element's language attribute (XLIFF's target-language, Qt's language) set to the
+    target (as `written`) where it has none; one that names another language warned about."""
+    from nmt.data.languages import two_letter
+
+    stated = holder.get(attribute)
+    if not stated:
+        holder.set(attribute, written)
+    elif two_letter(stated) != two_letter(target):
+        line = f" (line {holder.sourceline})" if holder.sourceline else ""
+        warnings.append(f"its {attribute} is {stated}{line}, but the model translates into {target} "
+                        "(a multilingual model's --tgt-lang chooses another)")
+
+
 def _keep_end_tags(root, data: bytes) -> None:
     """Each empty element that `data` writes with an end tag given an empty text, which lxml
     writes so (each found by its name and line)."""

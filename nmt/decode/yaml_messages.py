@@ -22,7 +22,7 @@ import yaml
 
 from nmt.data.languages import language_tag
 from nmt.decode.plural_categories import ORDER, plural_categories, plural_forms
-from nmt.decode.message_file import MessageFile, spliced, utf8_text
+from nmt.decode.message_file import MessageFile, double_quoted, spliced, utf8_text
 from nmt.decode.text.messages import Message, as_markup
 from nmt.errors import NmtError
 
@@ -48,7 +48,9 @@ class YamlMessages(MessageFile):
     translations out (`write`)."""
 
     def __init__(self, text: str, root, scalars: list[_Scalar], bom: bool):
-        self.text, self.root, self.messages, self.bom = text, root, scalars, bom
+        self.text, self.messages, self.bom = text, scalars, bom
+        self.language = _language_key(root)  # the top's language key (`en:`), where it has one
+        self.top = root.value[0][1] if self.language is not None else root  # the mapping of the messages
         self.warnings: list[str] = []
 
     @classmethod
@@ -64,9 +66,9 @@ class YamlMessages(MessageFile):
             raise NmtError(f"{name}: not valid YAML ({e})") from None
         if not isinstance(root, yaml.MappingNode):
             raise NmtError(f"{name}: not a file of messages (its top is not a mapping of keys)")
-        scalars: list[_Scalar] = []
-        _collect(_messages_top(root), scalars, set(), False, ())
-        return cls(text, root, scalars, data.startswith(b"\xef\xbb\xbf"))
+        document = cls(text, root, [], data.startswith(b"\xef\xbb\xbf"))
+        _collect(document.top, document.messages, set(), False, ())
+        return document
 
     target_language = None  # (a Rails file names its source's: en)
 
@@ -81,20 +83,13 @@ class YamlMessages(MessageFile):
                 continue
             edits.append((scalar.node.start_mark.index, scalar.node.end_mark.index,
                           _written(value, scalar.node, self.text, scalar.in_flow)))
-        language = _language_key(self.root)
-        if language is not None:
-            edits.append((language.start_mark.index, language.end_mark.index, language_tag(target)))
-        added = _plural_lines(_messages_top(self.root), target, done, self.text, edits, (), self.earlier)
+        if self.language is not None:
+            edits.append((self.language.start_mark.index, self.language.end_mark.index, language_tag(target)))
+        added = _plural_lines(self.top, target, done, self.text, edits, (), self.earlier)
         if added:
             self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation: "
                                  "review them")
         return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
-
-
-def _messages_top(root):
-    """The mapping that holds the messages: under the language's key where the file has one."""
-    language = _language_key(root)
-    return root.value[0][1] if language is not None else root
 
 
 def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool, path: tuple) -> None:
@@ -104,10 +99,9 @@ def _collect(node, scalars: list[_Scalar], seen: set[int], in_flow: bool, path: 
         return
     seen.add(id(node))
     if isinstance(node, yaml.ScalarNode):
-        if node.tag == _STRING and any(c.isalpha() for c in node.value):
-            scalar = _Scalar(node, as_markup(node.value), in_flow, path)
-            if scalar.to_translate:
-                scalars.append(scalar)
+        scalar = _Scalar(node, as_markup(node.value), in_flow, path) if node.tag == _STRING else None
+        if scalar is not None and scalar.to_translate:
+            scalars.append(scalar)
         return
     flow = in_flow or bool(node.flow_style)
     children = ([(key.value, value) for key, value in node.value] if isinstance(node, yaml.MappingNode)
@@ -142,7 +136,7 @@ def _written(value: str, node: yaml.ScalarNode, text: str, in_flow: bool) -> str
         return "'" + value.replace("'", "''") + "'"
     if node.style is None and _plain(value, in_flow):
         return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    return double_quoted(value)
 
 
 def _plain(value: str, in_flow: bool) -> bool:
@@ -171,7 +165,7 @@ def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: lis
               and all(isinstance(value, yaml.ScalarNode) and value.tag == _STRING for _, value in keys.values()))
     if plural:
         forms, new = plural_forms(target, {category: done.get(id(value), value.value) for category, (_, value) in keys.items()})
-        other_key, other = keys["other"]
+        other = keys["other"][1]
         for category, (key, value) in keys.items():
             if category not in forms:  # a category the language does not use: its line goes
                 start = text.rfind("\n", 0, key.start_mark.index) + 1
@@ -185,8 +179,7 @@ def _plural_lines(node, target: str, done: dict[int, str], text: str, edits: lis
             indent = text[line_start:before.start_mark.index]
             kept = earlier.get((*path, category))
             form = kept.text if kept is not None else forms[category]
-            written = _written(form, other, text, False) if other.style not in ("|", ">") else \
-                _written(form, yaml.ScalarNode(_STRING, "", style='"'), text, False)
+            written = double_quoted(form) if other.style in ("|", ">") else _written(form, other, text, False)
             edits.append((line_start, line_start, f"{indent}{category}: {written}\n"))
         return sum((*path, category) not in earlier for category in new)
     for key, value in node.value:
