@@ -48,6 +48,7 @@ class StringCatalog(MessageFile):
         self.catalog, self.style, self.lines = catalog, style, lines
         self.source = catalog.get("sourceLanguage", "en")
         self.messages: list[_Unit] = []
+        self.made: list[dict] = []  # the localizations for_target made (those the catalog had stay as they are)
         self.target: str | None = None
         self.warnings: list[str] = []
 
@@ -81,6 +82,7 @@ class StringCatalog(MessageFile):
             if len(self.messages) == before:  # nothing to translate ("%@"): the source's serves
                 continue
             localizations[tag] = mirrored
+            self.made.append(mirrored)
             entry["localizations"] = dict(sorted(localizations.items())) if in_order else localizations
         return self
 
@@ -90,9 +92,7 @@ class StringCatalog(MessageFile):
         translated = iter(translations)
         for unit in self.messages:
             unit.put(translated)
-        added = sum(_plural_categories(entry["localizations"][self.target], target)
-                    for entry in self.catalog["strings"].values()
-                    if isinstance(entry, dict) and self.target in entry.get("localizations", {}))
+        added = sum(_plural_categories(localization, target) for localization in self.made)
         if added:
             self.warnings.append(f"{added} plural categories added for {target} with their 'other' form's "
                                  "translation: review them")

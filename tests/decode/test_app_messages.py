@@ -261,6 +261,12 @@ def test_a_string_catalogs_plurals_get_the_target_languages_categories():
     assert list(written["%#@dogs@ run"]["localizations"]["ru"]["substitutions"]["dogs"]["variations"]["plural"]) == [
         "few", "many", "one", "other"]
     assert document.warnings == ["4 plural categories added for ru with their 'other' form's translation: review them"]
+    # a localization the catalog has already is left as it is, its plural forms too
+    catalog = json.loads(json.dumps(CATALOG))
+    catalog["strings"]["%lld dogs"]["localizations"]["ru"] = _plural("%lld собака", "%lld собак")
+    document, _ = _catalog(catalog, "ru")
+    written = json.loads(document.write(document.texts, "ru"))["strings"]
+    assert written["%lld dogs"]["localizations"]["ru"] == _plural("%lld собака", "%lld собак")
 
 
 APPLE_STRINGS = """/* The title */
