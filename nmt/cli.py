@@ -175,15 +175,15 @@ def translate(
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
                                 input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
                                 update=str(update) if update is not None else None)
-    _translated(report, input)
+    _translated(report, input, kept_from=f"{update} (--update)")
 
 
-def _translated(report, input: str) -> None:
-    """After `nmt translate`: the source languages found (--src-lang auto), the messages --update
-    kept, and exit code 1 where lines could not be translated."""
+def _translated(report, input: str, kept_from: str = "--update") -> None:
+    """After `nmt translate`: the source languages found (--src-lang auto), the messages kept from
+    `kept_from` (--update's file), and exit code 1 where lines could not be translated."""
     if report.kept:
         kept, messages = report.kept
-        err.print(f"--update: {input}: {kept} of {messages} messages kept as translated before, "
+        err.print(f"{input}: {kept} of {messages} messages kept from {kept_from}, "
                   f"{messages - kept} translated", highlight=False, markup=False)
     if report.sources:
         err.print(f"--src-lang auto: {report.sources_found()}", highlight=False, markup=False)
@@ -207,7 +207,20 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
             raise NmtError(f"{source}: a folder is translated file by file into a new folder; not with {refused}")
     with lines_counter("translating", str(source), show=True, unit="files") as count:
         report = translate_folder(translator, source, Path(output), cfg, warner, done=lambda n: count("files", n))
-    _translated(report, str(source))
+    if report.localized:
+        err.print(f"{source}: {_some(f'{a} → {b}' for a, b in report.localized)} (a program's messages, each "
+                  "translated under the target language's name beside its own)", highlight=False, markup=False)
+    if report.other_languages:
+        err.print(f"{source}: {_some(map(str, report.other_languages))} copied as they are (messages in "
+                  "another language)", highlight=False, markup=False)
+    _translated(report, str(source), kept_from="the translations already in the folder")
+
+
+def _some(items, most: int = 3) -> str:
+    """The first few of a list, and how many more: "a, b, c and 4 more"."""
+    items = list(items)
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
 
 
 def _lines_counter(input: str, output: str, interactive: bool):

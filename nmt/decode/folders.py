@@ -1,9 +1,12 @@
 """A folder translated (`nmt translate -i FOLDER -o NEW_FOLDER`): a documentation site, a book's
-chapters, a project's texts. Each text file (.txt) and each file that `nmt translate` reads in a
-format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate` translates it alone (nmt.decode.stream.translate_file); every other
-file (images, styles, scripts, and JSON, .properties and YAML files other than a program's messages:
-holds_messages) is copied as it is; the subfolders are made alike. The new folder
-appears only when every file is done: it is written beside it under a hidden name, then renamed.
+chapters, a program's texts. Each text file (.txt) and each file that `nmt translate` reads in a
+format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate`
+translates it alone (nmt.decode.stream.translate_file); every other file (images, styles,
+scripts, and JSON, .properties and YAML files other than a program's messages: holds_messages) is
+copied as it is; the subfolders are made alike. A program's message file in the source language
+keeps its place and gets its translation beside it, under the target language's name
+(nmt.decode.locale_paths). The new folder appears only when every file is done: it is written
+beside it under a hidden name, then renamed.
 """
 
 from __future__ import annotations
@@ -11,44 +14,73 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.plural_categories import plural_categories
-from nmt.decode.stream import StreamReport, file_format, translate_file
+from nmt.decode.locale_paths import is_language, names_language, path_language, translated_path
+from nmt.decode.rows import direction
+from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
 
 _MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
                     "messages", "intl"}
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
-_LANGUAGE_NAME = re.compile(r"(?:.*?[_.-])??([a-z]{2,3})(?:[-_][A-Za-z]{2,4})?", re.I)  # en, en-US, zh_Hans, messages_de
+
+
+@dataclass
+class FolderReport(StreamReport):
+    """A folder's StreamReport, with the program's message files translated under the target
+    language's names (from, to) and those of other languages copied as they are."""
+    localized: list[tuple[Path, Path]] = field(default_factory=list)
+    other_languages: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class _Step:
+    """One file written into the new folder: `source` translated or copied to `target` (both
+    relative to their folders); `earlier`: a translation of it already in the folder, whose
+    messages are kept (--update)."""
+    source: Path
+    target: Path
+    translated: bool
+    earlier: Path | None = None
 
 
 def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
                      warn_for: Callable[[Path], Callable[[str], None]],
-                     done: Callable[[int], None] = lambda _: None) -> StreamReport:
+                     done: Callable[[int], None] = lambda _: None) -> FolderReport:
     """Every file under `source` translated or copied into `output`, a folder that must not exist
     yet (or be empty) and must not lie inside `source`; `warn_for(path)` warns about a file's lines,
-    `done(n)` hears of the files finished so far."""
+    `done(n)` hears of the files finished so far. A program's message file whose path names the
+    source language (or the platform's default place: nmt.decode.locale_paths) stays as it is,
+    and its translation is written under the target's name, keeping the messages of a translation
+    already there; one whose path names another language is copied."""
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise NmtError(f"{output}: exists and is not an empty folder; name a new folder for the translations")
     if output.resolve().is_relative_to(source.resolve()):
         raise NmtError(f"{output}: inside {source}, the folder it is translated from; name a folder outside it")
-    files = sorted(path for path in source.rglob("*") if path.is_file())
+    report = FolderReport()
+    steps = _steps(sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file()), source,
+                   _languages(translator), report)
     building = output.with_name(f".{output.name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    report = StreamReport()
+    kept = messages = 0
     try:
-        for finished, path in enumerate(files, start=1):
-            target = building / path.relative_to(source)
+        for finished, step in enumerate(steps, start=1):
+            target = building / step.target
             target.parent.mkdir(parents=True, exist_ok=True)
-            if _translated(path, source):
-                translated = translate_file(translator, str(path), str(target), cfg, warn=warn_for(path))
+            if step.translated:
+                translated = translate_file(translator, str(source / step.source), str(target), cfg,
+                                            warn=warn_for(source / step.source),
+                                            update=str(source / step.earlier) if step.earlier else None)
                 report.lines += translated.lines
                 report.failed += translated.failed
+                if translated.kept:
+                    kept, messages = kept + translated.kept[0], messages + translated.kept[1]
             else:
-                shutil.copy2(path, target)
+                shutil.copy2(source / step.source, target)
             done(finished)
         if output.exists():
             output.rmdir()  # (empty)
@@ -56,7 +88,57 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
+    report.kept = (kept, messages) if messages else None
     return report
+
+
+def _languages(translator) -> tuple[str | None, str | None]:
+    """The run's (source, target) languages; the source None where each line's is identified (--src-lang auto)."""
+    src, tgt = direction(translator, None)
+    return (None if getattr(translator, "source_guess", None) is not None else src), tgt
+
+
+def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | None], report: FolderReport) -> list[_Step]:
+    """What becomes of each file of `folder` (paths relative to it): translated or copied where it
+    is, and a program's message file in the source language also translated under the target's name."""
+    src, tgt = languages
+    steps, localized = [], {}
+    for path in files:
+        kind = file_format(str(path))
+        if not _translated(folder / path, folder):
+            steps.append(_Step(path, path, False))
+            continue
+        named = path_language(path, kind) if kind in KEYED and tgt is not None else None
+        if named is None:
+            steps.append(_Step(path, path, True))
+            continue
+        steps.append(_Step(path, path, False))  # the source's file (or another language's) stays as it is
+        if is_language(named, tgt):
+            continue
+        if src is not None and named.code is not None and not is_language(named, src):
+            report.other_languages.append(path)
+            continue
+        if not _has_messages(folder / path, kind):
+            continue
+        target = translated_path(path, kind, named, tgt)
+        if target in localized:
+            raise NmtError(f"{folder / localized[target]} and {folder / path}: both would be translated into "
+                           f"{folder / target}; name the source language (--src-lang)")
+        localized[target] = path
+    for target, path in localized.items():
+        earlier = folder / target
+        steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key
+        steps.append(_Step(path, target, True, target if earlier.is_file() else None))
+        report.localized.append((path, target))
+    return steps
+
+
+def _has_messages(path: Path, kind: str) -> bool:
+    """Whether a program's message file holds a message to translate (not one of colours or
+    untranslatable strings alone), so that its translation is worth a file."""
+    from nmt.data.corpus import read_bytes
+
+    return bool(read_document(kind, read_bytes(path), str(path)).texts)
 
 
 def _translated(path: Path, folder: Path) -> bool:
@@ -82,8 +164,4 @@ def holds_messages(path: Path) -> bool:
     if (path.suffix.lower() == ".arb" or any(folder.lower() in _MESSAGE_FOLDERS for folder in path.parts[:-1])
             or _MESSAGE_NAME.search(path.stem)):
         return True
-    for name in (path.stem, *path.parts[:-1]):
-        language = _LANGUAGE_NAME.fullmatch(name)
-        if language and plural_categories(language.group(1).lower()) is not None:
-            return True
-    return False
+    return names_language(path)

@@ -49,7 +49,7 @@ INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "htm
 WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
-_KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml")  # a text for each key, in one language
+KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml")  # a text for each key, in one language
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -165,8 +165,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
     if update is not None and not Path(update).is_file():
         raise NmtError(f"{update}: file not found (--update)")
-    if update is not None and input_format not in _KEYED:
-        raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(_KEYED)}); "
+    if update is not None and input_format not in KEYED:
+        raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(KEYED)}); "
                        f"not of --input-format {input_format}")
     if input_format in WHOLE_FILE:
         return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,

@@ -6,6 +6,7 @@ language's (nmt.decode.plural_categories), and `nmt translate` of each with the 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -575,11 +576,17 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
 
 
 @needs_lxml
-def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(trained_tiny, tmp_path):
+def test_a_folder_translates_an_apps_message_files_under_the_targets_names_and_keeps_what_was_translated(trained_tiny, tmp_path):
+    """An app's folder (English to German): each message file in the source language stays as it is
+    and gets its German beside it, under the platform's name for it; German already there keeps its
+    messages; French is copied; files of settings, layouts and code are copied."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     app_folder = tmp_path / "app"
-    files = {"locales/en/common.json": '{"title": "a dog runs"}\n', "en-US.json": '{"title": "a cat"}\n',
+    files = {"locales/en/common.json": '{"title": "a dog runs", "more": "a cat"}\n',
+             "locales/de/common.json": '{"title": "Ein Hund rennt (geprüft)"}\n',
+             "locales/fr/common.json": '{"title": "un chien court"}\n', "en-US.json": '{"title": "a cat"}\n',
              "res/values/strings.xml": '<resources><string name="a">A dog</string></resources>\n',
+             "res/values/colors.xml": '<resources><color name="red">#f00</color></resources>\n',
              "package.json": '{"name": "dogs", "description": "An app for dogs"}\n', "res/layout/main.xml": "<LinearLayout/>\n",
              "i18n/app_de.ts": QT, "src/main.ts": 'const title: string = "A dog";\n',
              "src/messages_en.properties": "title = A dog runs\n", "src/application.properties": "app.name = A dog app\n",
@@ -587,11 +594,77 @@ def test_a_folder_translates_an_apps_message_files_and_copies_its_other_json(tra
     for name, content in files.items():
         (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
         (app_folder / name).write_text(content)
-    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "de")])
+    runner = CliRunner()
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "de")])
     assert result.exit_code == 0, result.output
-    changed = {name for name, content in files.items() if (tmp_path / "de" / name).read_text() != content}
-    assert changed == {"locales/en/common.json", "en-US.json", "res/values/strings.xml", "i18n/app_de.ts",
-                       "src/messages_en.properties", "config/locales/en.yml"}
+    out = tmp_path / "de"
+    written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
+    made = {"de.json", "res/values-de/strings.xml", "src/messages_de.properties", "config/locales/de.yml"}
+    assert written == set(files) | made  # (no values-de/colors.xml: nothing in it to translate)
+    changed = {name for name, content in files.items() if (out / name).read_text() != content}
+    assert changed == {"i18n/app_de.ts", "locales/de/common.json"}  # a Qt file names its language inside
+    german = json.loads((out / "locales/de/common.json").read_text())
+    assert german["title"] == "Ein Hund rennt (geprüft)" and list(german) == ["title", "more"] and german["more"] != "a cat"
+    assert yaml.safe_load((out / "config/locales/de.yml").read_text())["de"]["title"] != "A dog runs"
+    alone = tmp_path / "alone.xml"  # each as nmt translate writes it alone
+    assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder / "res/values/strings.xml"),
+                               "-o", str(alone)]).exit_code == 0
+    assert (out / "res/values-de/strings.xml").read_bytes() == alone.read_bytes()
+    assert "config/locales/en.yml → config/locales/de.yml, en-US.json → de.json, locales/en/common.json → " \
+        "locales/de/common.json and 2 more" in result.output
+    assert "locales/fr/common.json copied as they are" in result.output
+    assert "1 of 2 messages kept from the translations already in the folder, 1 translated" in result.output
+
+
+@pytest.mark.parametrize("path, kind, language, german, brazilian", [
+    ("res/values/strings.xml", "android", None, "res/values-de/strings.xml", "res/values-pt-rBR/strings.xml"),
+    ("res/values-en-rUS-night/strings.xml", "android", "en-US", "res/values-de-night/strings.xml", "res/values-pt-rBR-night/strings.xml"),
+    ("res/values-v21/strings.xml", "android", None, "res/values-de-v21/strings.xml", "res/values-pt-rBR-v21/strings.xml"),
+    ("res/values-b+zh+Hans/strings.xml", "android", "zh-Hans", "res/values-de/strings.xml", "res/values-pt-rBR/strings.xml"),
+    ("Base.lproj/Main.strings", "strings", None, "de.lproj/Main.strings", "pt-BR.lproj/Main.strings"),
+    ("en-GB.lproj/Localizable.stringsdict", "stringsdict", "en-GB", "de.lproj/Localizable.stringsdict", "pt-BR.lproj/Localizable.stringsdict"),
+    ("Properties/Resources.resx", "resx", None, "Properties/Resources.de.resx", "Properties/Resources.pt-BR.resx"),
+    ("Properties/Resources.en-US.resx", "resx", "en-US", "Properties/Resources.de.resx", "Properties/Resources.pt-BR.resx"),
+    ("Strings/en-US/Resources.resw", "resx", "en-US", "Strings/de/Resources.resw", "Strings/pt-BR/Resources.resw"),
+    ("src/messages.properties", "properties", None, "src/messages_de.properties", "src/messages_pt_BR.properties"),
+    ("src/messages_en_US.properties", "properties", "en_US", "src/messages_de.properties", "src/messages_pt_BR.properties"),
+    ("locales/en/common.json", "json", "en", "locales/de/common.json", "locales/pt-BR/common.json"),
+    ("_locales/en_US/messages.json", "json", "en_US", "_locales/de/messages.json", "_locales/pt_BR/messages.json"),
+    ("en-us.json", "json", "en-us", "de.json", "pt-br.json"),
+    ("lib/l10n/app_en.arb", "json", "en", "lib/l10n/app_de.arb", "lib/l10n/app_pt_BR.arb"),
+    ("config/locales/devise.en.yml", "yaml", "en", "config/locales/devise.de.yml", "config/locales/devise.pt-BR.yml"),
+    ("i18n/strings.json", "json", "", None, None), ("locales/my_app.json", "json", "", None, None),
+    ("Localizable.strings", "strings", "", None, None)])
+def test_a_message_files_path_names_its_language_and_its_translations_as_its_platform_does(path, kind, language, german,
+                                                                                           brazilian):
+    from pathlib import Path
+
+    from nmt.decode.locale_paths import path_language, translated_path
+
+    named = path_language(Path(path), kind)
+    if language == "":  # names none, and the platform has no place for the default language's
+        assert named is None
+        return
+    assert named.code == language
+    assert str(translated_path(Path(path), kind, named, "deu_Latn")) == german
+    assert str(translated_path(Path(path), kind, named, "pt_BR")) == brazilian
+
+
+def test_two_files_that_would_be_translated_into_one_are_an_error_before_anything_is_written(tmp_path):
+    """Where each line's source language is identified (--src-lang auto), every message file not in
+    the target language is a source; two of them translated into one file stop the run."""
+    from nmt.decode.folders import FolderReport, _steps
+    from nmt.errors import NmtError
+
+    for name in ("locales/en.json", "locales/fr.json", "locales/de.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text('{"a": "b c"}\n')
+    files = [Path(name) for name in ("locales/de.json", "locales/en.json")]
+    steps = _steps(files, tmp_path, (None, "de"), FolderReport())
+    assert [(str(step.source), str(step.target), step.translated, str(step.earlier)) for step in steps] == [
+        ("locales/en.json", "locales/en.json", False, "None"), ("locales/en.json", "locales/de.json", True, "locales/de.json")]
+    with pytest.raises(NmtError, match="locales/en.json and .*locales/fr.json: both would be translated into .*locales/de.json"):
+        _steps([*files, Path("locales/fr.json")], tmp_path, (None, "de"), FolderReport())
 
 
 @needs_lxml
@@ -673,7 +746,7 @@ def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tm
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"), "-o", str(tmp_path / "de.json"),
                                  "--update", str(tmp_path / "de.json")])
     assert result.exit_code == 0, result.output
-    assert f"--update: {tmp_path / 'en.json'}: 1 of 2 messages kept as translated before, 1 translated" in result.output
+    assert f"{tmp_path / 'en.json'}: 1 of 2 messages kept from {tmp_path / 'de.json'} (--update), 1 translated" in result.output
     written = json.loads((tmp_path / "de.json").read_text())
     assert list(written) == ["a", "b"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
     (tmp_path / "page.md").write_text("A dog.\n")

@@ -1,0 +1,140 @@
+"""Where a program keeps each language's messages, for a folder translated (nmt.decode.folders): the
+language a message file's path names, and the path its translation takes. Each platform writes it
+its own way:
+
+- Android: `res/values-de/strings.xml`, `values-pt-rBR`, `values-b+zh+Hant`; `values/` (also
+  `values-night/`, `values-v21/`) holds the default language's, whose translation goes to
+  `values-de/` (`values-de-night/`: the language comes first among the qualifiers).
+- Apple: `de.lproj/Localizable.strings`; `Base.lproj` holds the development language's.
+- .NET: `Resources.de.resx` beside `Resources.resx`, the default culture's; `Strings/de/Resources.resw`.
+- Java: `messages_de.properties` beside `messages.properties`, the default bundle.
+- Web and Rails: a folder or a name of the language (`locales/de/common.json`, `de.json`,
+  `pt-BR.json`, `app_de.arb`, `devise.de.yml`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmt.data.languages import language_match, language_tag
+from nmt.decode.plural_categories import plural_categories
+
+# a part of a path that is a language (en, en-US, zh_Hans, pt-br) or ends in one after a separator
+# (messages_en, devise.en, Resources.en-US, app_pt_BR)
+_WHOLE = re.compile(r"(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>[A-Z][a-z]{3}|[A-Z]{2}|[0-9]{3}|[a-z]{2}))?")
+_ENDING = re.compile(r"(?P<head>.*?[_.-])(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>[A-Z][a-z]{3}|[A-Z]{2}))?")
+_ANDROID = re.compile(r"values(?P<qualifiers>(?:-[^-]+)*)")
+_ANDROID_LANGUAGE = re.compile(r"-(?:b\+(?P<tag>[a-zA-Z0-9+]+)|(?P<language>[a-z]{2,3})(?:-r(?P<region>[A-Z]{2}))?)(?=-|$)")
+
+
+@dataclass(frozen=True)
+class PathLanguage:
+    """The language a message file's path names: `code` as written there (`en`, `en-US`, `pt_BR`),
+    or None for the platform's place of the default language's messages (`values/`, `Base.lproj`,
+    `Resources.resx`, `messages.properties`)."""
+    code: str | None
+
+
+def path_language(path: Path, kind: str) -> PathLanguage | None:
+    """The language `path` (relative to the folder translated) names for a message file of `kind`
+    (nmt.decode.stream.file_format), or None where it names none and the platform has no default place."""
+    for part, is_folder in reversed(_parts(path)):
+        code = _part_language(part, is_folder, kind)
+        if code is not None:
+            return PathLanguage(code)
+    default = {"android": _ANDROID.fullmatch(path.parent.name) is not None,
+               "strings": path.parent.name == "Base.lproj", "stringsdict": path.parent.name == "Base.lproj",
+               "resx": path.suffix.lower() == ".resx", "properties": True}
+    return PathLanguage(None) if default.get(kind) else None
+
+
+def names_language(path: Path) -> bool:
+    """Whether a folder or the name of a file of messages names a language (en.json,
+    locales/en-US/common.json, messages_de.properties)."""
+    return any(_named(part) for part, _ in _parts(path))
+
+
+def is_language(named: PathLanguage, code: str | None) -> bool:
+    """Whether the language a path names is `code` (a model's: `en`, `eng_Latn`); never for the default place."""
+    return named.code is not None and code is not None and language_match(code, named.code) > 0
+
+
+def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> Path:
+    """The path of the translation into `target` (a model's language code) of the message file at
+    `path`, whose path names the language `named`: each part that names it renamed, or the
+    platform's name for the target's messages made beside the default's."""
+    tag = language_tag(target)
+    parts = list(path.parts)
+    if named.code is None:
+        if kind == "android":
+            parts[-2] = f"values{_android_qualifier(tag)}{parts[-2].removeprefix('values')}"
+        elif kind in ("strings", "stringsdict"):
+            parts[-2] = f"{tag}.lproj"
+        elif kind == "resx":
+            parts[-1] = f"{path.stem}.{tag}{path.suffix}"
+        else:  # properties
+            parts[-1] = f"{path.stem}_{tag.replace('-', '_')}{path.suffix}"
+        return Path(*parts)
+    for index, (part, is_folder) in enumerate(_parts(path)):
+        if _part_language(part, is_folder, kind) == named.code:
+            parts[index] = _written(part, is_folder, kind, tag) + ("" if is_folder else path.suffix)
+    return Path(*parts)
+
+
+def _parts(path: Path) -> list[tuple[str, bool]]:
+    """The folders of `path` and its file's name without its extension, each with whether it is a folder."""
+    return [*((folder, True) for folder in path.parts[:-1]), (path.stem, False)]
+
+
+def _part_language(part: str, is_folder: bool, kind: str) -> str | None:
+    """The language one part of a path names (as written there), by the convention of its kind, or None."""
+    if kind == "android" and is_folder and (android := _ANDROID.fullmatch(part)):
+        qualifier = _ANDROID_LANGUAGE.match(android["qualifiers"])
+        if qualifier is None:
+            return None
+        if qualifier["tag"]:
+            return qualifier["tag"].replace("+", "-")
+        if plural_categories(qualifier["language"]) is None:
+            return None
+        return qualifier["language"] + (f"-{qualifier['region']}" if qualifier["region"] else "")
+    if is_folder and part.endswith(".lproj"):
+        return None if part == "Base.lproj" else part.removesuffix(".lproj")
+    named = _named(part)
+    return part[named.start("language"):] if named else None
+
+
+def _named(part: str) -> re.Match | None:
+    """A part of a path matched as a language or a name ending in one, where CLDR knows the language."""
+    for pattern in (_WHOLE, _ENDING):
+        named = pattern.fullmatch(part)
+        if named and plural_categories(named["language"]) is not None:
+            return named
+    return None
+
+
+def _written(part: str, is_folder: bool, kind: str, tag: str) -> str:
+    """A part of a path that names a language, naming `tag` (BCP 47: de, pt-BR, zh-Hant) instead,
+    in the part's own way of writing it."""
+    if kind == "android" and is_folder and (android := _ANDROID.fullmatch(part)):
+        return f"values{_android_qualifier(tag)}{_ANDROID_LANGUAGE.sub('', android['qualifiers'], count=1)}"
+    if is_folder and part.endswith(".lproj"):
+        return f"{tag}.lproj"
+    named = _named(part)
+    head = named.groupdict().get("head") or ""
+    separator = named["separator"] or ("_" if head.endswith("_") or kind == "properties" else "-")
+    language, _, variant = tag.partition("-")
+    if variant and named["variant"] and named["variant"].islower():
+        variant = variant.lower()
+    return head + language + (separator + variant if variant else "")
+
+
+def _android_qualifier(tag: str) -> str:
+    """Android's resource qualifier for a language: -de, -pt-rBR, -b+zh+Hant (a script needs BCP 47's form)."""
+    language, _, variant = tag.partition("-")
+    if not variant:
+        return f"-{language}"
+    if len(variant) == 2 and variant.isupper():
+        return f"-{language}-r{variant}"
+    return f"-b+{tag.replace('-', '+')}"
