@@ -4,6 +4,7 @@ command under torchrun with K processes on this machine."""
 from __future__ import annotations
 
 import os
+import tempfile
 
 from nmt.config import Recipe
 from nmt.errors import NmtError
@@ -37,8 +38,11 @@ def relaunch_under_torchrun(nproc: int, argv: list[str], recipe: Recipe) -> int:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import main as torchrun
 
+    # torchrun's agent makes a folder of (empty, as nothing is redirected) log folders per run; left
+    # to itself it makes one in /tmp and never removes it
     try:
-        torchrun(["--standalone", f"--nproc-per-node={nproc}", "-m", "nmt", *args])
+        with tempfile.TemporaryDirectory(prefix="nmt-torchrun-") as logs:
+            torchrun(["--standalone", f"--nproc-per-node={nproc}", f"--log-dir={logs}", "-m", "nmt", *args])
     except ChildFailedError as failed:  # torchrun has logged which process failed and how
         return failed.get_first_failure()[1].exitcode or 1
     except SignalException:  # passed on to the processes, which saved a checkpoint

@@ -1,5 +1,6 @@
 """Training under torchrun with 2 gloo processes on CPU equals training in 1 process."""
 
+import os
 import re
 import signal
 import subprocess
@@ -35,7 +36,12 @@ def run_nmt_train(out: Path, steps: int, nproc: int, in_this_process: bool = Fal
     if nproc == 1 or in_this_process:
         result = CliRunner().invoke(app, [*args, f"--nproc={nproc}"])
         return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
-    return subprocess.run([NMT, *args, f"--nproc={nproc}"], capture_output=True, text=True, timeout=300)
+    temporary = out.with_name(f"{out.name}.tmp")  # what torchrun leaves in the temporary folder: torchelastic_* was
+    temporary.mkdir(exist_ok=True)
+    result = subprocess.run([NMT, *args, f"--nproc={nproc}"], capture_output=True, text=True, timeout=300,
+                            env=os.environ | {"TMPDIR": str(temporary)})
+    assert not list(temporary.glob("torchelastic_*")) and not list(temporary.glob("nmt-torchrun-*"))
+    return result
 
 
 def model_of(out: Path) -> dict:

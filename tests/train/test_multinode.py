@@ -36,6 +36,7 @@ def start_node(out: Path, steps: int, port: int, node_rank: int, max_restarts: i
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=1",
                f"--node-rank={node_rank}", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}",
                f"--rdzv-id=nmt-test-{port}", f"--max-restarts={max_restarts}", "--monitor-interval=0.1",
+               f"--log-dir={out.with_name(f'{out.name}.torchrun-{node_rank}')}",  # (else a folder left in /tmp)
                "-m", "nmt", "train", str(TINY), "--no-progress", *sets]
     env = os.environ | {"OMP_NUM_THREADS": "1"}
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
