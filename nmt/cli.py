@@ -108,7 +108,9 @@ def translate(
         help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
     update: Annotated[Optional[Path], typer.Option(
         help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML) as translated "
-             "before: the messages whose keys it has keep its translations; only the new ones are translated.")] = None,
+             "before: the messages whose keys it has keep its translations; only the new ones are translated. "
+             "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
+             "de.lproj/, messages_de.properties, de.po, ...), nothing else written.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
@@ -195,24 +197,35 @@ def _translated(report, input: str, kept_from: str = "--update") -> None:
 
 def _translate_folder(translator, source: Path, output: str, cfg, output_format: str, input_format: str | None,
                       extras: list[str], nproc: int, update: Path | None = None) -> None:
-    """`nmt translate -i FOLDER -o NEW_FOLDER` (nmt.decode.folders)."""
+    """`nmt translate -i FOLDER -o NEW_FOLDER`, or `-i FOLDER --update FOLDER`: its translations
+    brought up to date in place (nmt.decode.folders)."""
     from nmt.decode.folders import translate_folder
 
-    for given, refused in ((output == "-", "-o - (a folder's translations are files)"),
+    in_place = update is not None and update.is_dir() and update.resolve() == source.resolve()
+    if in_place and output not in ("-", str(source)) and Path(output).resolve() != source.resolve():
+        raise NmtError(f"{source}: --update {update} updates the folder's translations in place; leave out -o {output}")
+    for given, refused in ((update is not None and not in_place, f"--update {update} (of a folder: the folder itself, "
+                                                                 "-i FOLDER --update FOLDER, to update its translations in place)"),
+                           (output == "-" and not in_place, "-o - (a folder's translations are files)"),
                            (input_format is not None, "--input-format (each file is read by its name)"),
                            (output_format != "plain" or extras, "--output-format jsonl, --token-scores, --alignments"),
-                           (nproc != 1, "--nproc (one process translates a folder)"),
-                           (update is not None, "--update (it keeps the translations of one file)")):
+                           (nproc != 1, "--nproc (one process translates a folder)")):
         if given:
             raise NmtError(f"{source}: a folder is translated file by file into a new folder; not with {refused}")
     with lines_counter("translating", str(source), show=True, unit="files") as count:
-        report = translate_folder(translator, source, Path(output), cfg, warner, done=lambda n: count("files", n))
-    if report.localized:
+        report = translate_folder(translator, source, None if in_place else Path(output), cfg, warner,
+                                  done=lambda n: count("files", n))
+    if report.localized and not in_place:
         err.print(f"{source}: {_some(f'{a} → {b}' for a, b in report.localized)} (a program's messages, each "
                   "translated under the target language's name beside its own)", highlight=False, markup=False)
     if report.other_languages:
-        err.print(f"{source}: {_some(map(str, report.other_languages))} copied as they are (messages in "
-                  "another language)", highlight=False, markup=False)
+        others = report.other_languages
+        err.print(f"{source}: {_some(map(str, others))} {'left' if in_place else 'copied'} as "
+                  f"{'it is' if len(others) == 1 else 'they are'} (messages in another language)", highlight=False, markup=False)
+    if in_place:
+        err.print(f"{source}: " + (f"{_some(map(str, report.written))} written" if report.written else
+                                   "nothing to update: no program's messages in the source language, nor a translation "
+                                   "file for the target language"), highlight=False, markup=False)
     _translated(report, str(source), kept_from="the translations already in the folder")
 
 

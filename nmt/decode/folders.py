@@ -34,6 +34,7 @@ class FolderReport(StreamReport):
     language's names (from, to) and those of other languages copied as they are."""
     localized: list[tuple[Path, Path]] = field(default_factory=list)
     other_languages: list[Path] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)  # updated in place: the files written
 
 
 @dataclass
@@ -47,7 +48,7 @@ class _Step:
     earlier: Path | None = None
 
 
-def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
+def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
                      warn_for: Callable[[Path], Callable[[str], None]],
                      done: Callable[[int], None] = lambda _: None) -> FolderReport:
     """Every file under `source` translated or copied into `output`, a folder that must not exist
@@ -55,15 +56,23 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
     `done(n)` hears of the files finished so far. A program's message file whose path names the
     source language (or the platform's default place: nmt.decode.locale_paths) stays as it is,
     and its translation is written under the target's name, keeping the messages of a translation
-    already there; one whose path names another language is copied."""
-    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+    already there; one whose path names another language is copied.
+
+    `output` None: the folder's translations brought up to date in place (`--update FOLDER`):
+    only those translations are written (and XLIFF, gettext, Qt files named for the target
+    language and String Catalogs filled), each replacing its file once every one is done."""
+    if output is not None and output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise NmtError(f"{output}: exists and is not an empty folder; name a new folder for the translations")
-    if output.resolve().is_relative_to(source.resolve()):
+    if output is not None and output.resolve().is_relative_to(source.resolve()):
         raise NmtError(f"{output}: inside {source}, the folder it is translated from; name a folder outside it")
     report = FolderReport()
+    languages = _languages(translator)
     steps = _steps(sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file()), source,
-                   _languages(translator), report)
-    building = output.with_name(f".{output.name}.tmp")
+                   languages, report)
+    if output is None:
+        steps = [step for step in steps if step.translated and (step.target != step.source or
+                                                                _filled_in_place(step.source, languages[1]))]
+    building = (output or source).resolve().with_name(f".{(output or source).resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     kept = messages = 0
@@ -82,14 +91,32 @@ def translate_folder(translator, source: Path, output: Path, cfg: DecodeConfig,
             else:
                 shutil.copy2(source / step.source, target)
             done(finished)
-        if output.exists():
-            output.rmdir()  # (empty)
-        building.rename(output)
+        if output is None:
+            for step in steps:  # each file replaced whole (a rename), none before all are made
+                (source / step.target).parent.mkdir(parents=True, exist_ok=True)
+                (building / step.target).replace(source / step.target)
+                report.written.append(step.target)
+            shutil.rmtree(building)
+        else:
+            if output.exists():
+                output.rmdir()  # (empty)
+            building.rename(output)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
     report.kept = (kept, messages) if messages else None
     return report
+
+
+def _filled_in_place(path: Path, target: str | None) -> bool:
+    """Whether a file of a folder updated in place is filled where it is: a String Catalog (every
+    language in one file), or an XLIFF, gettext or Qt file whose path names the target language
+    (de.po, messages.de.xlf, app_de.ts); never a file of the source's text."""
+    kind = file_format(str(path))
+    if kind == "xcstrings":
+        return True
+    named = path_language(path, kind) if kind in ("xliff", "po", "qt") else None
+    return named is not None and is_language(named, target)
 
 
 def _languages(translator) -> tuple[str | None, str | None]:

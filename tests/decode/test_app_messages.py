@@ -612,8 +612,39 @@ def test_a_folder_translates_an_apps_message_files_under_the_targets_names_and_k
     assert (out / "res/values-de/strings.xml").read_bytes() == alone.read_bytes()
     assert "config/locales/en.yml → config/locales/de.yml, en-US.json → de.json, locales/en/common.json → " \
         "locales/de/common.json and 2 more" in result.output
-    assert "locales/fr/common.json copied as they are" in result.output
+    assert "locales/fr/common.json copied as it is" in result.output
     assert "1 of 2 messages kept from the translations already in the folder, 1 translated" in result.output
+
+
+@needs_lxml
+def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_tiny, tmp_path):
+    """`-i FOLDER --update FOLDER`: the German of each English message file written or brought up to
+    date (what a reviewer wrote kept), a Qt file for German filled; nothing else touched."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    app_folder = tmp_path / "app"
+    files = {"res/values/strings.xml": '<resources><string name="a">A dog</string><string name="b">A cat</string></resources>\n',
+             "res/values-de/strings.xml": '<resources><string name="a">Ein Hund (geprüft)</string></resources>\n',
+             "res/values-fr/strings.xml": '<resources><string name="a">Un chien</string></resources>\n',
+             "locales/en.json": '{"title": "a dog runs"}\n', "i18n/strings.json": '{"title": "a dog runs"}\n',
+             "i18n/app_de.ts": QT, "i18n/app_fr.ts": QT.replace("<TS ", '<TS language="fr" '), "README.md": "A dog.\n"}
+    for name, content in files.items():
+        (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (app_folder / name).write_text(content)
+    runner = CliRunner()
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder)])
+    assert result.exit_code == 0, result.output
+    written = {str(path.relative_to(app_folder)) for path in app_folder.rglob("*") if path.is_file()}
+    assert written == set(files) | {"locales/de.json"} and not list(tmp_path.glob(".*"))
+    changed = {name for name, content in files.items() if (app_folder / name).read_text() != content}
+    assert changed == {"res/values-de/strings.xml", "i18n/app_de.ts"}
+    german = (app_folder / "res/values-de/strings.xml").read_text()
+    assert '<string name="a">Ein Hund (geprüft)</string>' in german and '<string name="b">' in german
+    assert "i18n/app_de.ts, locales/de.json, res/values-de/strings.xml written" in result.output
+    assert "1 of 2 messages kept" in result.output
+    for args, words in ((["--update", str(tmp_path)], "of a folder: the folder itself"),
+                        (["--update", str(app_folder), "-o", str(tmp_path / "x")], "leave out -o")):
+        one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), *args]), words)
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("path, kind, language, german, brazilian", [
@@ -751,7 +782,7 @@ def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tm
     assert list(written) == ["a", "b"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
     (tmp_path / "page.md").write_text("A dog.\n")
     for args, words in (([str(tmp_path / "page.md"), "--update", str(tmp_path / "de.json")], "--update keeps the translations of a file of keys"),
-                        ([str(tmp_path), "--update", str(tmp_path / "de.json")], "not with --update (it keeps the translations of one file)"),
+                        ([str(tmp_path), "--update", str(tmp_path / "de.json")], "(of a folder: the folder itself, -i FOLDER --update FOLDER"),
                         ([str(tmp_path / "en.json"), "--update", str(tmp_path / "none.json")], "none.json: file not found (--update)")):
         one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", args[0], "-o", str(tmp_path / "x"), *args[1:]]), words)
         assert not (tmp_path / "x").exists()
