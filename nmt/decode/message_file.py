@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from nmt.decode.text.messages import Message, as_markup
+from nmt.decode.text.verbatim import PLACEHOLDER
 from nmt.errors import NmtError
 
 
@@ -22,6 +23,7 @@ class MessageFile:
     target_language: str | None = None  # the language the file says it is for, where it says one
     kept: dict[int, list[str]] = {}  # a message's place: its parts' translations, kept (never changed in place)
     earlier: dict = {}  # an earlier translation's messages by key, for the plural forms a file adds
+    stale: list[int] = []  # the lines of messages whose earlier translation was not kept: placeholders gone
 
     @property
     def texts(self) -> list[str]:
@@ -38,15 +40,21 @@ class MessageFile:
     def keep_from(self, earlier: "MessageFile") -> int:
         """The translations of `earlier` (this file's translation of an earlier version of it, read
         alike) kept for each message whose key it has, with as many parts to translate (lines,
-        branches); how many messages. Only the others are then translated (`texts`)."""
+        branches); how many messages. Only the others are then translated (`texts`). A translation
+        with a placeholder its source no longer has (an argument removed or renamed, which would
+        fail or show in the program) is not kept: its message's line is in `stale`."""
         before = {message.key: message for message in earlier.messages if getattr(message, "key", None) is not None}
         self.earlier = before
-        self.kept = {}
+        self.kept, self.stale = {}, []
         for index, message in enumerate(self.messages):
             old = before.get(getattr(message, "key", None))
             parts = [part.model_text for part in old.parts if part.translated] if old is not None else None
-            if parts is not None and len(parts) == sum(part.translated for part in message.parts):
+            if parts is None or len(parts) != sum(part.translated for part in message.parts):
+                continue
+            if _arguments(old.markup) <= _arguments(message.markup):
                 self.kept[index] = parts
+            else:
+                self.stale.append(message.line)
         return len(self.kept)
 
     def with_kept(self, translations: list[str]) -> list[str]:
@@ -102,3 +110,8 @@ def spliced(text: str, edits: list[tuple[int, int, str]]) -> str:
     for _, (start, end, replacement) in sorted(enumerate(edits), key=lambda e: (e[1][0], e[0]), reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
+
+
+def _arguments(text: str) -> set[str]:
+    """The placeholders of a message that stand for the program's arguments (not `%%`, a percent sign)."""
+    return set(PLACEHOLDER.findall(text)) - {"%%"}

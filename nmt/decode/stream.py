@@ -267,6 +267,10 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         document.for_target(target)
     if update is not None:  # a translation of an earlier version: its translations kept, the new messages translated
         kept = document.keep_from(read_document(kind, read_bytes(Path(update)), update))
+        if document.stale:
+            lines = ", ".join(map(str, document.stale[:5])) + (", ..." if len(document.stale) > 5 else "")
+            warn(f"{len(document.stale)} message(s) translated again (line {lines}): their translation in {update} "
+                 "has placeholders the source no longer has")
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)

@@ -769,17 +769,39 @@ def test_an_earlier_translations_messages_are_kept_by_key_and_only_new_ones_tran
 
 
 @needs_lxml
+@pytest.mark.parametrize("kind, source, earlier, stale_line", [
+    ("json", '{\n"a": "Hello {{name}}",\n"b": "{{count}} files in {{folder}}",\n"c": "50%% off %s"\n}',
+     '{"a": "Hallo {{user}}", "b": "{{count}} Dateien", "c": "%s: 50%% Rabatt"}', 2),
+    ("android", '<resources>\n<string name="a">%1$s and %2$s</string>\n<string name="b">%1$d dogs</string>\n'
+                '<string name="c">A dog</string>\n</resources>',
+     '<resources><string name="a">%1$s und %3$s</string><string name="b">Hunde</string>'
+     '<string name="c">Ein Hund</string></resources>', 2)])
+def test_a_kept_translation_with_a_placeholder_the_source_lost_is_translated_again(kind, source, earlier, stale_line):
+    """A placeholder renamed or removed in the source ({{name}} now {{user}}, %3$s gone) would show
+    in the program or fail there: that message is translated again. One that leaves a placeholder
+    out ("Hunde" for "%1$d dogs", as a reviewer may write) is kept."""
+    from nmt.decode.stream import read_document
+
+    document = read_document(kind, source.encode(), "en")
+    assert document.keep_from(read_document(kind, earlier.encode(), "de")) == 2
+    assert document.stale == [stale_line] and len(document.texts) == 1 and document.texts[0].startswith(("Hello", "%1$s"))
+
+
+@needs_lxml
 def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tmp_path):
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
-    (tmp_path / "en.json").write_text('{\n  "a": "a dog runs",\n  "b": "a cat"\n}\n')
-    (tmp_path / "de.json").write_text('{\n  "a": "Ein Hund rennt (geprüft)"\n}\n')
+    (tmp_path / "en.json").write_text('{\n  "a": "a dog runs",\n  "b": "a cat",\n  "c": "a dog {{name}}"\n}\n')
+    (tmp_path / "de.json").write_text('{\n  "a": "Ein Hund rennt (geprüft)",\n  "c": "ein Hund {{dog}}"\n}\n')
     runner = CliRunner()
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"), "-o", str(tmp_path / "de.json"),
                                  "--update", str(tmp_path / "de.json")])
     assert result.exit_code == 0, result.output
-    assert f"{tmp_path / 'en.json'}: 1 of 2 messages kept from {tmp_path / 'de.json'} (--update), 1 translated" in result.output
+    assert f"{tmp_path / 'en.json'}: 1 of 3 messages kept from {tmp_path / 'de.json'} (--update), 2 translated" in result.output
+    assert (f"warning: {tmp_path / 'en.json'}: 1 message(s) translated again (line 4): their translation in "
+            f"{tmp_path / 'de.json'} has placeholders the source no longer has") in result.output
     written = json.loads((tmp_path / "de.json").read_text())
-    assert list(written) == ["a", "b"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
+    assert list(written) == ["a", "b", "c"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
+    assert "{{name}}" in written["c"]
     (tmp_path / "page.md").write_text("A dog.\n")
     for args, words in (([str(tmp_path / "page.md"), "--update", str(tmp_path / "de.json")], "--update keeps the translations of a file of keys"),
                         ([str(tmp_path), "--update", str(tmp_path / "de.json")], "(of a folder: the folder itself, -i FOLDER --update FOLDER"),
