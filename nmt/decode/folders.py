@@ -25,6 +25,8 @@ from nmt.errors import NmtError
 
 _MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
                     "messages", "intl"}
+_DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor", "site-packages"}
+_BUILT = {"build", "dist", "out", "target", "deriveddata", "bin", "obj", "intermediates"}
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 
 
@@ -172,8 +174,13 @@ def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
     reads in a format of its own, but for a JSON, .properties or YAML file that is not a program's
     messages (package.json, application.properties, docker-compose.yml) and a .ts file that is
-    TypeScript, not Qt's XML."""
+    TypeScript, not Qt's XML. Never one in a hidden folder (.git) or another project's (node_modules,
+    Pods), nor a program's messages in what a build made of them (build/, DerivedData/)."""
     kind = file_format(str(path))
+    folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
+    if any(name.startswith(".") for name in folders) or folders & _DEPENDENCIES or \
+            kind in KEYED + ("xliff", "po", "qt", "xcstrings") and folders & _BUILT:
+        return False
     if kind == "qt":  # (.ts is TypeScript's too)
         with open(path, "rb") as f:
             return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")

@@ -619,14 +619,18 @@ def test_a_folder_translates_an_apps_message_files_under_the_targets_names_and_k
 @needs_lxml
 def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_tiny, tmp_path):
     """`-i FOLDER --update FOLDER`: the German of each English message file written or brought up to
-    date (what a reviewer wrote kept), a Qt file for German filled; nothing else touched."""
+    date (what a reviewer wrote kept), a Qt file for German filled; nothing else touched, nor
+    anything in node_modules/, build/ or .git/."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     app_folder = tmp_path / "app"
     files = {"res/values/strings.xml": '<resources><string name="a">A dog</string><string name="b">A cat</string></resources>\n',
              "res/values-de/strings.xml": '<resources><string name="a">Ein Hund (geprüft)</string></resources>\n',
              "res/values-fr/strings.xml": '<resources><string name="a">Un chien</string></resources>\n',
              "locales/en.json": '{"title": "a dog runs"}\n', "i18n/strings.json": '{"title": "a dog runs"}\n',
-             "i18n/app_de.ts": QT, "i18n/app_fr.ts": QT.replace("<TS ", '<TS language="fr" '), "README.md": "A dog.\n"}
+             "i18n/app_de.ts": QT, "i18n/app_fr.ts": QT.replace("<TS ", '<TS language="fr" '), "README.md": "A dog.\n",
+             # another project's messages, a build's copy of the app's, the version control's files: not the app's
+             "node_modules/dogs/locales/en.json": '{"title": "a dog runs"}\n', ".git/notes.txt": "A dog.\n",
+             "build/intermediates/res/values/strings.xml": '<resources><string name="a">A dog</string></resources>\n'}
     for name, content in files.items():
         (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
         (app_folder / name).write_text(content)
