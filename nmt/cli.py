@@ -223,9 +223,13 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
         err.print(f"{source}: {_some(map(str, others))} {'left' if in_place else 'copied'} as "
                   f"{'it is' if len(others) == 1 else 'they are'} (messages in another language)", highlight=False, markup=False)
     if in_place:
-        err.print(f"{source}: " + (f"{_some(map(str, report.written))} written" if report.written else
-                                   "nothing to update: no program's messages in the source language, nor a translation "
-                                   "file for the target language"), highlight=False, markup=False)
+        if report.written:
+            done = f"{_some(map(str, report.written))} written"
+        elif report.up_to_date:
+            done = "its translations are up to date; nothing written"
+        else:
+            done = "nothing to update: no program's messages in the source language, nor a translation file for the target language"
+        err.print(f"{source}: {done}", highlight=False, markup=False)
     _translated(report, str(source), kept_from="the translations already in the folder")
 
 

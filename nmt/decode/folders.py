@@ -37,6 +37,7 @@ class FolderReport(StreamReport):
     localized: list[tuple[Path, Path]] = field(default_factory=list)
     other_languages: list[Path] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)  # updated in place: the files written
+    up_to_date: list[Path] = field(default_factory=list)  # updated in place: the files found up to date
 
 
 @dataclass
@@ -95,8 +96,12 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
             done(finished)
         if output is None:
             for step in steps:  # each file replaced whole (a rename), none before all are made
-                (source / step.target).parent.mkdir(parents=True, exist_ok=True)
-                (building / step.target).replace(source / step.target)
+                made, there = building / step.target, source / step.target
+                if there.is_file() and there.read_bytes() == made.read_bytes():
+                    report.up_to_date.append(step.target)  # left as it is
+                    continue
+                there.parent.mkdir(parents=True, exist_ok=True)
+                made.replace(there)
                 report.written.append(step.target)
             shutil.rmtree(building)
         else:

@@ -266,7 +266,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     if hasattr(document, "for_target"):  # a file of every language (a String Catalog): the strings the target lacks
         document.for_target(target)
     if update is not None:  # a translation of an earlier version: its translations kept, the new messages translated
-        kept = document.keep_from(read_document(kind, read_bytes(Path(update)), update))
+        earlier = read_bytes(Path(update))
+        kept = document.keep_from(read_document(kind, earlier, update))
         if document.stale:
             lines = ", ".join(map(str, document.stale[:5])) + (", ..." if len(document.stale) > 5 else "")
             warn(f"{len(document.stale)} message(s) translated again (line {lines}): their translation in {update} "
@@ -275,6 +276,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(document.with_kept(translations) if update is not None else translations, target)
+    if update is not None and _same_messages(kind, content, earlier):
+        content = earlier  # up to date: the earlier translation as it was written (its order, its comments)
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
         warn(message)  # (the warning names the file)
     if output == "-":
@@ -284,6 +287,14 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         with replaced_whole(output, "wb") as f:
             f.write(content)
     return StreamReport(lines=len(requests), kept=(kept, len(document.messages)) if update is not None else None)
+
+
+def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:
+    """Whether two files of a program's messages hold the same text under each key, in any order."""
+    def messages(data: bytes) -> dict:
+        return {message.key: message.markup for message in read_document(kind, data, "").messages}
+
+    return messages(content) == messages(earlier)
 
 
 def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],

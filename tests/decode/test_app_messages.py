@@ -645,6 +645,10 @@ def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_
     assert '<string name="a">Ein Hund (geprüft)</string>' in german and '<string name="b">' in german
     assert "i18n/app_de.ts, locales/de.json, res/values-de/strings.xml written" in result.output
     assert "1 of 2 messages kept" in result.output
+    before = {path: path.read_bytes() for path in app_folder.rglob("*") if path.is_file()}
+    again = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder)])
+    assert again.exit_code == 0 and "its translations are up to date; nothing written" in again.output, again.output
+    assert {path: path.read_bytes() for path in app_folder.rglob("*") if path.is_file()} == before
     for args, words in ((["--update", str(tmp_path)], "of a folder: the folder itself"),
                         (["--update", str(app_folder), "-o", str(tmp_path / "x")], "leave out -o")):
         one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), *args]), words)
@@ -806,6 +810,12 @@ def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tm
     written = json.loads((tmp_path / "de.json").read_text())
     assert list(written) == ["a", "b", "c"] and written["a"] == "Ein Hund rennt (geprüft)" and written["b"] != "a cat"
     assert "{{name}}" in written["c"]
+    # up to date, in an order and layout of its own: written as it was
+    (tmp_path / "de.json").write_text(json.dumps(dict(reversed(written.items())), indent=4, ensure_ascii=False))
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"), "-o", str(tmp_path / "de2.json"),
+                                 "--update", str(tmp_path / "de.json")])
+    assert result.exit_code == 0 and "3 of 3 messages kept" in result.output, result.output
+    assert (tmp_path / "de2.json").read_bytes() == (tmp_path / "de.json").read_bytes()
     (tmp_path / "page.md").write_text("A dog.\n")
     for args, words in (([str(tmp_path / "page.md"), "--update", str(tmp_path / "de.json")], "--update keeps the translations of a file of keys"),
                         ([str(tmp_path), "--update", str(tmp_path / "de.json")], "(of a folder: the folder itself, -i FOLDER --update FOLDER"),
