@@ -143,7 +143,9 @@ def translate(
     src_lang: Annotated[Optional[str], typer.Option(
         help="Source language (default: the recipe's data.src_lang); auto: each line's, identified among the "
              "model's (py3langid: pip install 'nmt\\[langid]').")] = None,
-    tgt_lang: TgtLangOpt = None,
+    tgt_lang: Annotated[Optional[str], typer.Option(
+        help="Target language of a multilingual model (default: the recipe's data.tgt_lang); several, as de,fr,ja, "
+             "for a program's folder updated in place (-i FOLDER --update FOLDER): each language's translations.")] = None,
     zero_shot: ZeroShotOpt = False,
     set_: SetOpt = None,
     nproc: NprocOpt = 1,
@@ -158,11 +160,12 @@ def translate(
     --top-p, --epsilon, --glossary and --memory are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
     of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
-    from nmt.decode.sharded import EngineSpec, sharding
+    from nmt.decode.sharded import sharding
     from nmt.decode.stream import translate_file
     from nmt.decode.translate import decode_settings
 
-    spec = EngineSpec(tuple(checkpoint), device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
+    spec, targets = _engine_spec(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
+                                 zero_shot, input, update)
     translator = spec.load(note=lambda text: err.print(f"note: {text}", highlight=False, markup=False))
     cfg = decode_settings(translator.recipe, decode_from, {
         "beam_size": beam_size, "length_penalty": length_penalty, "nbest": nbest, "max_tokens": max_tokens,
@@ -171,8 +174,8 @@ def translate(
         "memory": memory}, set_ or [])
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     if input != "-" and Path(input).is_dir():
-        return _translate_folder(translator, Path(input), output, cfg, output_format, input_format, extras, nproc,
-                                 update)
+        return _translate_folders(translator, Path(input), output, cfg, output_format, input_format, extras, nproc,
+                                  update, targets, (src_lang, zero_shot))
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
                                 input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
@@ -195,10 +198,38 @@ def _translated(report, input: str, kept_from: str = "--update") -> None:
         raise typer.Exit(1)
 
 
+def _engine_spec(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot,
+                 input: str, update: Path | None):
+    """`nmt translate`'s engine and its target languages (several for a folder updated in place)."""
+    from nmt.decode.folders import target_languages
+    from nmt.decode.sharded import EngineSpec
+
+    targets = target_languages(tgt_lang, input, update)
+    return EngineSpec(tuple(checkpoint), device, engine, compute_type, threads, ensemble, src_lang, targets[0],
+                      zero_shot), targets
+
+
+def _translate_folders(translator, source: Path, output: str, cfg, output_format: str, input_format: str | None,
+                       extras: list[str], nproc: int, update: Path | None, targets: list[str | None],
+                       direction: tuple[str | None, bool]) -> None:
+    """`nmt translate -i FOLDER` into each of `targets` in turn (several: a multilingual model's
+    languages, each checked first; `direction`: the run's --src-lang and --zero-shot)."""
+    from nmt.decode.engines.engine import choose_direction
+
+    src_lang, zero_shot = direction
+    for target in targets[1:]:  # each target checked before anything is written
+        choose_direction(translator, src_lang, target, zero_shot)
+    for target in targets:
+        if len(targets) > 1:
+            choose_direction(translator, src_lang, target, zero_shot)
+        _translate_folder(translator, source, output, cfg, output_format, input_format, extras, nproc, update,
+                          other_targets=[code for code in targets if code != target])
+
+
 def _translate_folder(translator, source: Path, output: str, cfg, output_format: str, input_format: str | None,
-                      extras: list[str], nproc: int, update: Path | None = None) -> None:
+                      extras: list[str], nproc: int, update: Path | None = None, other_targets: list[str] = ()) -> None:
     """`nmt translate -i FOLDER -o NEW_FOLDER`, or `-i FOLDER --update FOLDER`: its translations
-    brought up to date in place (nmt.decode.folders)."""
+    brought up to date in place (nmt.decode.folders), `other_targets`' by other calls."""
     from nmt.decode.folders import translate_folder
 
     in_place = update is not None and update.is_dir() and update.resolve() == source.resolve()
@@ -214,7 +245,7 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
             raise NmtError(f"{source}: a folder is translated file by file into a new folder; not with {refused}")
     with lines_counter("translating", str(source), show=True, unit="files") as count:
         report = translate_folder(translator, source, None if in_place else Path(output), cfg, warner,
-                                  done=lambda n: count("files", n))
+                                  done=lambda n: count("files", n), other_targets=other_targets)
     if report.localized and not in_place:
         err.print(f"{source}: {_some(f'{a} → {b}' for a, b in report.localized)} (a program's messages, each "
                   "translated under the target language's name beside its own)", highlight=False, markup=False)

@@ -53,7 +53,7 @@ class _Step:
 
 def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
                      warn_for: Callable[[Path], Callable[[str], None]],
-                     done: Callable[[int], None] = lambda _: None) -> FolderReport:
+                     done: Callable[[int], None] = lambda _: None, other_targets=()) -> FolderReport:
     """Every file under `source` translated or copied into `output`, a folder that must not exist
     yet (or be empty) and must not lie inside `source`; `warn_for(path)` warns about a file's lines,
     `done(n)` hears of the files finished so far. A program's message file whose path names the
@@ -63,7 +63,9 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
 
     `output` None: the folder's translations brought up to date in place (`--update FOLDER`):
     only those translations are written (and XLIFF, gettext, Qt files named for the target
-    language and String Catalogs filled), each replacing its file once every one is done."""
+    language and String Catalogs filled), each replacing its file once every one is done.
+    `other_targets`: the languages the same run translates into next or did before, whose files
+    are not another language's to report."""
     if output is not None and output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise NmtError(f"{output}: exists and is not an empty folder; name a new folder for the translations")
     if output is not None and output.resolve().is_relative_to(source.resolve()):
@@ -71,7 +73,7 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     report = FolderReport()
     languages = _languages(translator)
     steps = _steps(sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file()), source,
-                   languages, report)
+                   languages, report, other_targets)
     if output is None:
         steps = [step for step in steps if step.translated and (step.target != step.source or
                                                                 _filled_in_place(step.source, languages[1]))]
@@ -126,13 +128,26 @@ def _filled_in_place(path: Path, target: str | None) -> bool:
     return named is not None and is_language(named, target)
 
 
+def target_languages(tgt_lang: str | None, source: str, update: Path | None) -> list[str | None]:
+    """`nmt translate --tgt-lang`'s languages (None: the model's own target): several, as de,fr,ja,
+    only for a folder updated in place (`-i FOLDER --update FOLDER`), whose files each language has
+    under its own name."""
+    targets = [code.strip() for code in tgt_lang.split(",")] if tgt_lang else [None]
+    in_place = source != "-" and Path(source).is_dir() and update is not None and update.resolve() == Path(source).resolve()
+    if len(targets) > 1 and not in_place:
+        raise NmtError(f"--tgt-lang {tgt_lang}: several target languages are for a program's folder updated in place "
+                       "(-i FOLDER --update FOLDER); translate into one at a time otherwise")
+    return targets
+
+
 def _languages(translator) -> tuple[str | None, str | None]:
     """The run's (source, target) languages; the source None where each line's is identified (--src-lang auto)."""
     src, tgt = direction(translator, None)
     return (None if getattr(translator, "source_guess", None) is not None else src), tgt
 
 
-def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | None], report: FolderReport) -> list[_Step]:
+def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | None], report: FolderReport,
+           other_targets=()) -> list[_Step]:
     """What becomes of each file of `folder` (paths relative to it): translated or copied where it
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
@@ -147,7 +162,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
             steps.append(_Step(path, path, True))
             continue
         steps.append(_Step(path, path, False))  # the source's file (or another language's) stays as it is
-        if is_language(named, tgt):
+        if is_language(named, tgt) or any(is_language(named, code) for code in other_targets):
             continue
         if src is not None and named.code is not None and not is_language(named, src):
             report.other_languages.append(path)

@@ -655,6 +655,35 @@ def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_
     assert not (tmp_path / "x").exists()
 
 
+def test_a_multilingual_model_updates_a_folder_into_each_of_its_target_languages(toy_corpus, tmp_path_factory, tmp_path):
+    """`--tgt-lang xa,xb --update FOLDER`: one run writes each language's translation under its name
+    (the toy model answers xa with "Alpha ...", xb with "Beta ..."); a language the model lacks stops
+    the run before anything is written, and several languages need a folder updated in place."""
+    from tests.conftest import trained_once
+
+    checkpoint = str(trained_once(tmp_path_factory, "train.max_steps=240", "train.valid_every=120",
+                                  "train.valid_bleu_sentences=8", toy_corpus=toy_corpus).out / "checkpoints" / "best.pt")
+    app_folder = tmp_path / "app"
+    (app_folder / "en.lproj").mkdir(parents=True)
+    lines = (toy_corpus / "train.en").read_text(encoding="utf-8").splitlines()[:4]
+    (app_folder / "en.lproj" / "Localizable.strings").write_text(
+        "".join(f'"k{i}" = "{line}";\n' for i, line in enumerate(lines)), encoding="utf-8")
+    runner = CliRunner()
+    for args, words in ((["--tgt-lang", "xa,zz"], "zz"), (["--tgt-lang", "xa,xb", "-o", str(tmp_path / "x")], "several target languages")):
+        refused = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder), *args]
+                                if "-o" not in args else ["translate", "-c", checkpoint, "-i", str(app_folder), *args])
+        one_line_error(refused, words)
+        assert sorted(path.name for path in app_folder.iterdir()) == ["en.lproj"]
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder),
+                                 "--tgt-lang", "xa,xb"])
+    assert result.exit_code == 0, result.output
+    assert "xa.lproj/Localizable.strings written" in result.output and "xb.lproj/Localizable.strings written" in result.output
+    assert "another language" not in result.output  # (xb's files, while xa's are written, are the run's own)
+    for language, marker in (("xa", "Alpha"), ("xb", "Beta")):
+        written = (app_folder / f"{language}.lproj" / "Localizable.strings").read_text(encoding="utf-8").splitlines()
+        assert len(written) == 4 and sum(line.split(" = ")[1].startswith(f'"{marker} ') for line in written) >= 3, written
+
+
 @pytest.mark.parametrize("path, kind, language, german, brazilian", [
     ("res/values/strings.xml", "android", None, "res/values-de/strings.xml", "res/values-pt-rBR/strings.xml"),
     ("res/values-en-rUS-night/strings.xml", "android", "en-US", "res/values-de-night/strings.xml", "res/values-pt-rBR-night/strings.xml"),
