@@ -69,6 +69,18 @@ TINY = ROOT / "recipes" / "tiny.yaml"
 TINY_DATA = ROOT / "tests" / "fixtures" / "tiny"
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Each test starts on one of torch's threads and leaves it so: a test that sets more (a
+    benchmark's --threads 2, run in this process) would otherwise leave every later test of its
+    worker on two threads beside the other worker's, which slowed them several times over."""
+    import torch
+
+    yield
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked `slow` run first: with `--dist worksteal` (make test), a worker that runs out
     of tests takes half of the other's waiting ones, so the two end within one short test of each

@@ -53,7 +53,7 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
     monkeypatch.setattr(bench.run, "matmul_ceiling", lambda: ceiling(size=512, repeats=1, trials=2))
     out = tmp_path / "cpu_tiny.json"
     report = main(["--device", "cpu", "--steps", "1", "--warmup", "1", "--windows", "1", "--processes", "0",
-                   "--out", str(out)])
+                   "--threads", "1", "--out", str(out)])
     assert json.loads(out.read_text()) == report
     runs = report["runs"]
     assert {(r["precision"], r["ddp"]) for r in runs} == {("fp32", False), ("fp32", True), ("bf16", False), ("bf16", True)}
@@ -83,7 +83,8 @@ def test_cpu_tiny_run_reports_speed_and_mfu(tmp_path, monkeypatch):
 def test_host_overhead_bench_counts_fewer_operators_in_one_pass(tmp_path):
     from bench.host_overhead import main as host_overhead
 
-    report = host_overhead(["--steps", "1", "--windows", "1", "--warmup", "1", "--out", str(tmp_path / "host.json")])
+    report = host_overhead(["--steps", "1", "--windows", "1", "--warmup", "1", "--threads", "1",
+                            "--out", str(tmp_path / "host.json")])
     two, one = report["runs"]
     assert (two["micro_batches"], one["micro_batches"]) == (2, 1) and two["shape"] == one["shape"] == "host"
     assert one["operators_per_update"] < 0.8 * two["operators_per_update"]
