@@ -707,7 +707,7 @@ def test_a_message_files_path_names_its_language_and_its_translations_as_its_pla
                                                                                            brazilian):
     from pathlib import Path
 
-    from nmt.decode.locale_paths import path_language, translated_path
+    from nmt.decode.locale_paths import is_language, path_language, translated_path
 
     named = path_language(Path(path), kind)
     if language == "":  # names none, and the platform has no place for the default language's
@@ -716,6 +716,8 @@ def test_a_message_files_path_names_its_language_and_its_translations_as_its_pla
     assert named.code == language
     assert str(translated_path(Path(path), kind, named, "deu_Latn")) == german
     assert str(translated_path(Path(path), kind, named, "pt_BR")) == brazilian
+    for target, written in (("de", german), ("pt-BR", brazilian)):  # the translation's path names its language
+        assert is_language(path_language(Path(written), kind), target)
 
 
 def test_two_files_that_would_be_translated_into_one_are_an_error_before_anything_is_written(tmp_path):
