@@ -97,15 +97,7 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
                 shutil.copy2(source / step.source, target)
             done(finished)
         if output is None:
-            for step in steps:  # each file replaced whole (a rename), none before all are made
-                made, there = building / step.target, source / step.target
-                if there.is_file() and there.read_bytes() == made.read_bytes():
-                    report.up_to_date.append(step.target)  # left as it is
-                    continue
-                there.parent.mkdir(parents=True, exist_ok=True)
-                made.replace(there)
-                report.written.append(step.target)
-            shutil.rmtree(building)
+            _put_in_place(steps, building, source, report)
         else:
             if output.exists():
                 output.rmdir()  # (empty)
@@ -115,6 +107,20 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
         raise
     report.kept = (kept, messages) if messages else None
     return report
+
+
+def _put_in_place(steps: list[_Step], building: Path, folder: Path, report: FolderReport) -> None:
+    """The files made in `building` put in their places in `folder`, each replacing its old version
+    whole (a rename), but for those the same as it (up to date: left as they are)."""
+    for step in steps:
+        made, there = building / step.target, folder / step.target
+        if there.is_file() and there.read_bytes() == made.read_bytes():
+            report.up_to_date.append(step.target)
+            continue
+        there.parent.mkdir(parents=True, exist_ok=True)
+        made.replace(there)
+        report.written.append(step.target)
+    shutil.rmtree(building)
 
 
 def _filled_in_place(path: Path, target: str | None) -> bool:
