@@ -107,8 +107,9 @@ def translate(
     memory: Annotated[Optional[str], typer.Option(
         help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
     update: Annotated[Optional[Path], typer.Option(
-        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML) as translated "
-             "before: the messages whose keys it has keep its translations; only the new ones are translated. "
+        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML) or XLIFF file as "
+             "translated before: the messages whose keys (units, their sources unchanged) it has keep its translations; "
+             "only the others are translated. "
              "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
              "de.lproj/, messages_de.properties, de.po, ...), nothing else written.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",

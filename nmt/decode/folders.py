@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.locale_paths import is_language, names_language, path_language, translated_path
+from nmt.decode.locale_paths import PathLanguage, is_language, names_language, path_language, translated_path
 from nmt.decode.rows import direction
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
@@ -76,7 +76,7 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
                    languages, report, other_targets)
     if output is None:
         steps = [step for step in steps if step.translated and (step.target != step.source or
-                                                                _filled_in_place(step.source, languages[1]))]
+                                                                _filled_in_place(source, step.source, languages[1]))]
     building = (output or source).resolve().with_name(f".{(output or source).resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
@@ -123,15 +123,19 @@ def _put_in_place(steps: list[_Step], building: Path, folder: Path, report: Fold
     shutil.rmtree(building)
 
 
-def _filled_in_place(path: Path, target: str | None) -> bool:
+def _filled_in_place(folder: Path, path: Path, target: str | None) -> bool:
     """Whether a file of a folder updated in place is filled where it is: a String Catalog (every
-    language in one file), or an XLIFF, gettext or Qt file whose path names the target language
-    (de.po, messages.de.xlf, app_de.ts); never a file of the source's text."""
+    language in one file), or an XLIFF, gettext or Qt file whose path (de.po, messages.de.xlf,
+    app_de.ts) or, where the path names none, whose content states the target language; never a
+    file of the source's text."""
+    path = folder / path
     kind = file_format(str(path))
     if kind == "xcstrings":
         return True
-    named = path_language(path, kind) if kind in ("xliff", "po", "qt") else None
-    return named is not None and is_language(named, target)
+    if kind not in ("xliff", "po", "qt"):
+        return False
+    named = path_language(path.relative_to(folder), kind) or PathLanguage(_stated_target(path, kind))
+    return is_language(named, target)
 
 
 def target_languages(tgt_lang: str | None, source: str, update: Path | None) -> list[str | None]:
@@ -163,7 +167,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if not _translated(folder / path, folder):
             steps.append(_Step(path, path, False))
             continue
-        named = path_language(path, kind) if kind in KEYED and tgt is not None else None
+        named = _named_language(folder, path, kind) if tgt is not None else None
         if named is None:
             steps.append(_Step(path, path, True))
             continue
@@ -186,6 +190,25 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         steps.append(_Step(path, target, True, target if earlier.is_file() else None))
         report.localized.append((path, target))
     return steps
+
+
+def _named_language(folder: Path, path: Path, kind: str) -> PathLanguage | None:
+    """The language a file of a program's messages is in, by its path (nmt.decode.locale_paths),
+    where its translations go under their languages' names: a monolingual file's, or an XLIFF
+    template's (no target language stated nor named: Angular's messages.xlf, whose translations
+    are messages.de.xlf). None: a file translated in its place."""
+    if kind in KEYED:
+        return path_language(path, kind)
+    if kind == "xliff" and path_language(path, kind) is None and _stated_target(folder / path, kind) is None:
+        return PathLanguage(None)
+    return None
+
+
+def _stated_target(path: Path, kind: str) -> str | None:
+    """The target language a bilingual file (XLIFF, gettext, Qt) states inside, if any."""
+    from nmt.data.corpus import read_bytes
+
+    return getattr(read_document(kind, read_bytes(path), str(path)), "target_language", None)
 
 
 def _has_messages(path: Path, kind: str) -> bool:

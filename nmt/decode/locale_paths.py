@@ -72,7 +72,7 @@ def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> 
             parts[-2] = f"values{_android_qualifier(tag)}{parts[-2].removeprefix('values')}"
         elif kind in ("strings", "stringsdict"):
             parts[-2] = f"{tag}.lproj"
-        elif kind == "resx":
+        elif kind in ("resx", "xliff"):  # (Angular's messages.xlf: messages.de.xlf)
             parts[-1] = f"{path.stem}.{tag}{path.suffix}"
         else:  # properties
             parts[-1] = f"{path.stem}_{tag.replace('-', '_')}{path.suffix}"

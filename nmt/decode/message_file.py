@@ -57,6 +57,10 @@ class MessageFile:
                 self.stale.append(message.line)
         return len(self.kept)
 
+    def contents(self) -> dict:
+        """Each message's text by its key: what two versions of a file must share to say the same."""
+        return {message.key: message.markup for message in self.messages}
+
     def with_kept(self, translations: list[str]) -> list[str]:
         """The translations of `texts` with the kept ones in their places: every part's, in order."""
         given, every = iter(translations), []

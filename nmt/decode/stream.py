@@ -50,6 +50,7 @@ WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml")  # a text for each key, in one language
+UPDATABLE = (*KEYED, "xliff")  # --update: an earlier translation's texts kept by key (XLIFF's: by unit, its source unchanged)
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -165,8 +166,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
     if update is not None and not Path(update).is_file():
         raise NmtError(f"{update}: file not found (--update)")
-    if update is not None and input_format not in KEYED:
-        raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(KEYED)}); "
+    if update is not None and input_format not in UPDATABLE:
+        raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(UPDATABLE)}); "
                        f"not of --input-format {input_format}")
     if input_format in WHOLE_FILE:
         return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,
@@ -290,11 +291,9 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
 
 
 def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:
-    """Whether two files of a program's messages hold the same text under each key, in any order."""
-    def messages(data: bytes) -> dict:
-        return {message.key: message.markup for message in read_document(kind, data, "").messages}
-
-    return messages(content) == messages(earlier)
+    """Whether two files of a program's messages (or two XLIFF files) hold the same text under each
+    key, in any order."""
+    return read_document(kind, content, "").contents() == read_document(kind, earlier, "").contents()
 
 
 def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],

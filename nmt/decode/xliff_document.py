@@ -88,6 +88,8 @@ class XliffDocument:
 
     def __init__(self, file: XmlFile, version: int, segments: list[_Segment]):
         self.file, self.version, self.segments = file, version, segments
+        self.messages = list(segments)  # every segment to translate, kept ones too (keep_from)
+        self.stale: list[int] = []  # (a segment whose source changed is simply translated again)
         self.ns = file.root.tag[:-len("xliff")]  # "{its namespace}"
         self.warnings: list[str] = []
 
@@ -121,6 +123,32 @@ class XliffDocument:
         """Each text's line in the file (for warnings)."""
         return [(segment.source.sourceline or 0) + segment.text[:segment.text.find(part.text)].count("\n")
                 for segment in self.segments for part in segment.parts if part.translated]
+
+    def keep_from(self, earlier: "XliffDocument") -> int:
+        """The translations of `earlier` (this file's translation before, or the one a template was
+        translated into) kept for each segment of the same unit whose source has not changed,
+        with their state as a translator left it; how many. Only the others are then translated
+        (`texts`): new units and changed sources."""
+        before = {key: (source, target) for key, source, target in _units(earlier.file.root, earlier.ns)
+                  if not _empty(target)}
+        remaining = []
+        for segment in self.segments:
+            old = before.get(_unit_key(segment.source))
+            if old is not None and _content(old[0]) == _content(segment.source):
+                _copy_target(old[1], segment.target)
+            else:
+                remaining.append(segment)
+        self.segments = remaining
+        return len(self.messages) - len(remaining)
+
+    def with_kept(self, translations: list[str]) -> list[str]:
+        return translations  # (the kept segments are filled already)
+
+    def contents(self) -> dict:
+        """Each unit's (segment's) source and target, as written, by its key: what two versions of
+        a file must share to say the same."""
+        return {key: (_content(source), None if target is None else _content(target))
+                for key, source, target in _units(self.file.root, self.ns)}
 
     def write(self, translations: list[str], target: str) -> bytes:
         translated = iter(translations)
@@ -214,3 +242,57 @@ def _segments_2(root, ns: str) -> list[_Segment]:
             target.set(_XML_SPACE, source.get(_XML_SPACE))
         segments.append(_segment(source, target))
     return segments
+
+
+def _units(root, ns: str):
+    """Each unit's (2.x: segment's; segmented 1.2: seg-source mark's) key, source and target
+    (None where it has none)."""
+    for unit in root.iter(f"{ns}trans-unit", f"{ns}unit"):
+        if local_name(unit.tag) == "unit":
+            for segment in unit.iter(f"{ns}segment"):
+                yield _unit_key(segment.find(f"{ns}source")), segment.find(f"{ns}source"), segment.find(f"{ns}target")
+            continue
+        source, target, seg_source = unit.find(f"{ns}source"), unit.find(f"{ns}target"), unit.find(f"{ns}seg-source")
+        if seg_source is None:
+            yield _unit_key(source), source, target
+            continue
+        marks = {m.get("mid"): m for m in (target.iter(f"{ns}mrk") if target is not None else ()) if m.get("mtype") == "seg"}
+        for mark in seg_source.iter(f"{ns}mrk"):
+            if mark.get("mtype") == "seg":
+                yield _unit_key(mark), mark, marks.get(mark.get("mid"))
+
+
+def _unit_key(source) -> tuple:
+    """Where a segment's source stands: its file's and unit's names (and its segment's place)."""
+    unit = next(e for e in source.iterancestors() if local_name(e.tag) in ("trans-unit", "unit"))
+    file = next((e for e in unit.iterancestors() if local_name(e.tag) == "file"), None)
+    names = (file.get("original") or file.get("id") if file is not None else None, unit.get("id"))
+    if local_name(source.tag) == "mrk":
+        return (*names, source.get("mid"))
+    if local_name(unit.tag) == "unit":
+        segment = source.getparent()
+        return (*names, segment.get("id") or list(unit.iter(segment.tag)).index(segment))
+    return names
+
+
+def _content(element) -> str:
+    """An element's content (text and children, attributes and all), without its own tag and tail."""
+    from lxml import etree
+
+    return (element.text or "") + "".join(etree.tostring(child, encoding="unicode", with_tail=True) for child in element)
+
+
+def _copy_target(old, new) -> None:
+    """`new` (a target, or a target's segment mark) made what `old` is: its content and attributes;
+    a 2.x segment's state too."""
+    new.text = old.text
+    for child in list(new):
+        new.remove(child)
+    for child in old:
+        new.append(copy.deepcopy(child))
+    for name, value in old.attrib.items():
+        new.set(name, value)
+    if local_name(old.getparent().tag) == "segment":
+        for name in ("state", "subState"):
+            if old.getparent().get(name) is not None:
+                new.getparent().set(name, old.getparent().get(name))

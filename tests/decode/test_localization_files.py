@@ -136,6 +136,62 @@ def test_xliff_2_segments_left_to_translate_are_read_as_markup_and_written_back_
                                  "(a multilingual model's --tgt-lang chooses another)"]
 
 
+ANGULAR_TEMPLATE = """<?xml version="1.0" encoding="UTF-8" ?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en-US" datatype="plaintext" original="ng2.template">
+    <body>
+      <trans-unit id="greeting" datatype="html">
+        <source>Hello <x id="INTERPOLATION" equiv-text="{{ name }}"/>!</source>
+      </trans-unit>
+      <trans-unit id="title" datatype="html">
+        <source>A dog runs</source>
+      </trans-unit>
+      <trans-unit id="added" datatype="html">
+        <source>A new cat</source>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+"""
+
+
+@needs_lxml
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_xliff_files_earlier_translation_is_kept_by_unit_where_its_source_has_not_changed(version):
+    """--update for XLIFF (Angular's messages.xlf into messages.de.xlf): a unit whose source is as
+    it was keeps its target and state; a changed source and a new unit are translated; a unit gone
+    from the template is gone."""
+    template = ANGULAR_TEMPLATE
+    earlier = (template.replace('<file source-language="en-US"', '<file source-language="en-US" target-language="de"')
+               .replace("!</source>", '!</source>\n        <target state="translated">Hallo <x id="INTERPOLATION" '
+                                      'equiv-text="{{ name }}"/>! (geprüft)</target>')
+               .replace("A dog runs</source>", 'A dog runs fast</source><target state="translated">Ein Hund rennt schnell</target>')
+               .replace('<trans-unit id="added" datatype="html">\n        <source>A new cat</source>',
+                        '<trans-unit id="gone"><source>Old</source><target>Alt</target>'))
+    if version == 2:
+        def as_2(text):
+            return (text.replace('version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"',
+                                 'version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en-US"'
+                                 + (' trgLang="de"' if "target-language" in text else ""))
+                    .replace(' source-language="en-US" target-language="de"', "").replace(' source-language="en-US"', "")
+                    .replace(' datatype="plaintext" original="ng2.template"', ' id="ng2.template"').replace("<body>", "")
+                    .replace("</body>", "").replace("trans-unit", "unit").replace(' datatype="html"', "")
+                    .replace("<source>", "<segment><source>").replace("</source>\n      </unit>", "</source></segment>\n      </unit>")
+                    .replace("</target>", "</target></segment>").replace(' state="translated"', "")
+                    .replace('<x id="INTERPOLATION" equiv-text="{{ name }}"/>', '<ph id="1" equiv="{{ name }}"/>'))
+        template, earlier = as_2(template), as_2(earlier)
+    document = _xliff(template)
+    assert document.version == version and _xliff(earlier).target_language == "de"
+    assert document.keep_from(_xliff(earlier)) == 1 and len(document.messages) == 3
+    assert document.texts == ["A dog runs", "A new cat"]
+    written = document.write(document.with_kept(["Ein Hund rennt", "Eine neue Katze"]), "de").decode()
+    assert "(geprüft)" in written and "Ein Hund rennt<" in written and "Eine neue Katze" in written
+    assert "schnell" not in written and "Alt" not in written
+    assert _xliff(written).texts == [] and _xliff(written).target_language == "de"
+    if version == 1:  # the kept target as the translator left it; the new ones for review
+        assert 'state="translated">Hallo' in written and written.count('state="needs-review-translation"') == 2
+
+
 @needs_lxml
 def test_a_trados_segment_is_marked_a_draft_from_machine_translation():
     sdl = "http://sdl.com/FileTypes/SdlXliff/1.0"
