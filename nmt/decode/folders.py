@@ -195,12 +195,12 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
 def _named_language(folder: Path, path: Path, kind: str) -> PathLanguage | None:
     """The language a file of a program's messages is in, by its path (nmt.decode.locale_paths),
     where its translations go under their languages' names: a monolingual file's, or an XLIFF
-    template's (no target language stated nor named: Angular's messages.xlf, whose translations
-    are messages.de.xlf). None: a file translated in its place."""
+    template's (no target language stated: Angular's messages.xlf or messages.en.xlf, whose
+    translations are messages.de.xlf). None: a file translated in its place."""
     if kind in KEYED:
         return path_language(path, kind)
-    if kind == "xliff" and path_language(path, kind) is None and _stated_target(folder / path, kind) is None:
-        return PathLanguage(None)
+    if kind == "xliff" and _stated_target(folder / path, kind) is None:
+        return path_language(path, kind) or PathLanguage(None)
     return None
 
 

@@ -139,6 +139,11 @@ class XliffDocument:
             else:
                 remaining.append(segment)
         self.segments = remaining
+        stated = earlier.target_language  # as the translation wrote it (de-DE), where the template states none
+        if stated and not self.target_language:
+            holders = self.file.root.iter(f"{self.ns}file") if self.version == 1 else [self.file.root]
+            for holder in holders:
+                holder.set("target-language" if self.version == 1 else "trgLang", stated)
         return len(self.messages) - len(remaining)
 
     def with_kept(self, translations: list[str]) -> list[str]:

@@ -656,27 +656,29 @@ def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_
 
 
 @needs_lxml
-def test_an_angular_template_is_translated_into_its_languages_file_and_merged_with_it(trained_tiny, tmp_path):
-    """Angular's src/locale/messages.xlf (no target language) becomes messages.de.xlf; updated in
-    place again after the template gained a unit, the German kept where its source is unchanged."""
+@pytest.mark.parametrize("name", ["messages.xlf", "messages.en.xlf"])
+def test_an_angular_template_is_translated_into_its_languages_file_and_merged_with_it(trained_tiny, tmp_path, name):
+    """Angular's src/locale/messages.xlf (no target language; or messages.en.xlf) becomes
+    messages.de.xlf; updated in place again after the template gained a unit, the German kept
+    where its source is unchanged."""
     from tests.decode.test_localization_files import ANGULAR_TEMPLATE
 
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     locale = tmp_path / "app" / "src" / "locale"
     locale.mkdir(parents=True)
-    (locale / "messages.xlf").write_text(ANGULAR_TEMPLATE.replace("A new cat", "A cat"), encoding="utf-8")
+    (locale / name).write_text(ANGULAR_TEMPLATE.replace("A new cat", "A cat"), encoding="utf-8")
     (locale / "other.xlf").write_text(ANGULAR_TEMPLATE.replace('source-language="en-US"',
                                                                'source-language="en-US" target-language="fr"'))
     runner = CliRunner()
     update = ["translate", "-c", checkpoint, "-i", str(tmp_path / "app"), "--update", str(tmp_path / "app")]
     result = runner.invoke(app, update)
     assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in locale.iterdir()) == ["messages.de.xlf", "messages.xlf", "other.xlf"]
+    assert sorted(path.name for path in locale.iterdir()) == sorted(["messages.de.xlf", name, "other.xlf"])
     first = (locale / "messages.de.xlf").read_text(encoding="utf-8")
     assert 'target-language="de"' in first and first.count("<target") == 3
     reviewed = first.replace('state="needs-review-translation" state-qualifier="leveraged-mt"', 'state="translated"', 1)
     (locale / "messages.de.xlf").write_text(reviewed, encoding="utf-8")
-    (locale / "messages.xlf").write_text(ANGULAR_TEMPLATE, encoding="utf-8")  # "A cat" now "A new cat"
+    (locale / name).write_text(ANGULAR_TEMPLATE, encoding="utf-8")  # "A cat" now "A new cat"
     result = runner.invoke(app, update)
     assert result.exit_code == 0 and "2 of 3 messages kept" in result.output, result.output
     second = (locale / "messages.de.xlf").read_text(encoding="utf-8")
