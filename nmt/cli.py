@@ -107,9 +107,9 @@ def translate(
     memory: Annotated[Optional[str], typer.Option(
         help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
     update: Annotated[Optional[Path], typer.Option(
-        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML) or XLIFF file as "
-             "translated before: the messages whose keys (units, their sources unchanged) it has keep its translations; "
-             "only the others are translated. "
+        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML), XLIFF file or "
+             "gettext catalog as translated before: the messages whose keys (units with their sources unchanged, msgids) "
+             "it has keep its translations; only the others are translated. "
              "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
              "de.lproj/, messages_de.properties, de.po, ...), nothing else written.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
@@ -254,6 +254,8 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
         others = report.other_languages
         err.print(f"{source}: {_some(map(str, others))} {'left' if in_place else 'copied'} as "
                   f"{'it is' if len(others) == 1 else 'they are'} (messages in another language)", highlight=False, markup=False)
+    for text in report.notes:
+        err.print(f"note: {text}", highlight=False, markup=False)
     if in_place:
         if report.written:
             done = f"{_some(map(str, report.written))} written"

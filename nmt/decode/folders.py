@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.locale_paths import PathLanguage, is_language, names_language, path_language, translated_path
+from nmt.decode.locale_paths import (PathLanguage, catalog_path, is_language, names_language, path_language,
+                                     translated_path)
 from nmt.decode.rows import direction
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
@@ -38,6 +39,7 @@ class FolderReport(StreamReport):
     other_languages: list[Path] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)  # updated in place: the files written
     up_to_date: list[Path] = field(default_factory=list)  # updated in place: the files found up to date
+    notes: list[str] = field(default_factory=list)  # what the user may need to do beside (a language to list)
 
 
 @dataclass
@@ -179,7 +181,8 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
             continue
         if not _has_messages(folder / path, kind):
             continue
-        target = translated_path(path, kind, named, tgt)
+        target = catalog_path(path, tgt, files) if kind == "po" else translated_path(path, kind, named, tgt)
+        report.notes += _unlisted(folder, target) if kind == "po" else []
         if target in localized:
             raise NmtError(f"{folder / localized[target]} and {folder / path}: both would be translated into "
                            f"{folder / target}; name the source language (--src-lang)")
@@ -194,13 +197,16 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
 
 def _named_language(folder: Path, path: Path, kind: str) -> PathLanguage | None:
     """The language a file of a program's messages is in, by its path (nmt.decode.locale_paths),
-    where its translations go under their languages' names: a monolingual file's, or an XLIFF
+    where its translations go under their languages' names: a monolingual file's, an XLIFF
     template's (no target language stated: Angular's messages.xlf or messages.en.xlf, whose
-    translations are messages.de.xlf). None: a file translated in its place."""
+    translations are messages.de.xlf) or a gettext template's (NAME.pot: de.po,
+    de/LC_MESSAGES/NAME.po). None: a file translated in its place."""
     if kind in KEYED:
         return path_language(path, kind)
     if kind == "xliff" and _stated_target(folder / path, kind) is None:
         return path_language(path, kind) or PathLanguage(None)
+    if kind == "po" and path.suffix.lower() == ".pot":
+        return PathLanguage(None)
     return None
 
 
@@ -209,6 +215,18 @@ def _stated_target(path: Path, kind: str) -> str | None:
     from nmt.data.corpus import read_bytes
 
     return getattr(read_document(kind, read_bytes(path), str(path)), "target_language", None)
+
+
+def _unlisted(folder: Path, catalog: Path) -> list[str]:
+    """A note where the build's list of languages beside a new catalog (autotools' and meson's
+    po/LINGUAS) does not name its language, which the build then leaves out."""
+    linguas = folder / catalog.parent / "LINGUAS"
+    if not linguas.is_file():
+        return []
+    lines = linguas.read_text(encoding="utf-8", errors="replace").splitlines()
+    if catalog.stem in {word for line in lines for word in line.split("#")[0].split()}:
+        return []
+    return [f"{catalog.parent / 'LINGUAS'} does not list {catalog.stem}: add it, or the build leaves {catalog} out"]
 
 
 def _has_messages(path: Path, kind: str) -> bool:

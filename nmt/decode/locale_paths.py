@@ -83,6 +83,21 @@ def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> 
     return Path(*parts)
 
 
+def catalog_path(template: Path, target: str, files: list[Path]) -> Path:
+    """Where gettext's catalog for `target` of a template (NAME.pot) goes, as the folder (`files`,
+    its paths) keeps its other languages': LANG/LC_MESSAGES/NAME.po under the folder that holds
+    theirs (Babel, Django, Sphinx), NAME-LANG.po beside the template (WordPress), else LANG.po
+    beside it (autotools, meson). LANG as gettext writes it: de, pt_BR."""
+    tag, name = language_tag(target).replace("-", "_"), template.stem
+    for path in files:
+        if path.name == f"{name}.po" and path.parent.name == "LC_MESSAGES" and _named(path.parent.parent.name):
+            return path.parent.parent.parent / tag / "LC_MESSAGES" / f"{name}.po"
+    if any(path.suffix == ".po" and path.parent == template.parent and path.stem.startswith(f"{name}-")
+           and _named(path.stem[len(name) + 1:]) for path in files):
+        return template.parent / f"{name}-{tag}.po"
+    return template.parent / f"{tag}.po"
+
+
 def _parts(path: Path) -> list[tuple[str, bool]]:
     """The folders of `path` and its file's name without its extension, each with whether it is a folder."""
     return [*((folder, True) for folder in path.parts[:-1]), (path.stem, False)]

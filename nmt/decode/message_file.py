@@ -57,6 +57,10 @@ class MessageFile:
                 self.stale.append(message.line)
         return len(self.kept)
 
+    @property
+    def message_count(self) -> int:
+        return len(self.messages)
+
     def contents(self) -> dict:
         """Each message's text by its key: what two versions of a file must share to say the same."""
         return {message.key: message.markup for message in self.messages}

@@ -49,6 +49,31 @@ class PoDocument:
     def __init__(self, catalog, messages: list[_Message]):
         self.catalog, self.messages = catalog, messages
         self.warnings: list[str] = []
+        self.stale: list[int] = []  # (a message whose msgid changed is simply a new one)
+
+    @property
+    def message_count(self) -> int:
+        """The catalog's messages (not the header, nor obsolete ones)."""
+        return sum(1 for entry in self.catalog if entry.msgid and not entry.obsolete)
+
+    def keep_from(self, earlier: "PoDocument") -> int:
+        """msgmerge's update, with this catalog the template: `earlier` (its translation before)
+        keeps its header and the translations of the messages still here (by msgid and context),
+        the messages gone are made obsolete (#~), the new ones are added to be translated. How many
+        messages kept their translation."""
+        earlier.catalog.merge(self.catalog)
+        self.catalog, self.messages = earlier.catalog, _untranslated(earlier.catalog)
+        return self.message_count - len({id(message.entry) for message in self.messages})
+
+    def with_kept(self, translations: list[str]) -> list[str]:
+        return translations  # (the kept messages are in the merged catalog already)
+
+    def contents(self) -> dict:
+        """Each message's translation by its context and msgid: what two versions of a catalog must
+        share to say the same."""
+        return {(entry.msgctxt, entry.msgid, entry.obsolete): (entry.msgstr, tuple(sorted(entry.msgstr_plural.items())),
+                                                              "fuzzy" in entry.flags)
+                for entry in self.catalog if entry.msgid}
 
     @classmethod
     def read(cls, data: bytes, name: str) -> "PoDocument":
@@ -76,10 +101,7 @@ class PoDocument:
             where = re.search(r"\(line (\d+)\)", str(e))
             raise NmtError(f"{name}:{where.group(1)}: not a gettext catalog (a syntax error)" if where else
                            f"{name}: not a gettext catalog ({e})") from None
-        messages = [_Message(entry, field, as_markup(getattr(entry, field))) for entry in catalog
-                    if not (entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid)
-                    for field in (("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",))]
-        return cls(catalog, messages)
+        return cls(catalog, _untranslated(catalog))
 
     @property
     def target_language(self) -> str | None:
@@ -129,3 +151,11 @@ class PoDocument:
             return None
         self.catalog.metadata["Plural-Forms"] = rule
         return plural_form_count(rule)
+
+
+def _untranslated(catalog) -> list[_Message]:
+    """The messages of a catalog left to translate: each singular and plural of an entry without a
+    translation (not obsolete, not the header)."""
+    return [_Message(entry, field, as_markup(getattr(entry, field))) for entry in catalog
+            if not (entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid)
+            for field in (("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",))]

@@ -50,7 +50,7 @@ WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml")  # a text for each key, in one language
-UPDATABLE = (*KEYED, "xliff")  # --update: an earlier translation's texts kept by key (XLIFF's: by unit, its source unchanged)
+UPDATABLE = (*KEYED, "xliff", "po")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid)
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -287,7 +287,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     else:
         with replaced_whole(output, "wb") as f:
             f.write(content)
-    return StreamReport(lines=len(requests), kept=(kept, len(document.messages)) if update is not None else None)
+    return StreamReport(lines=len(requests), kept=(kept, document.message_count) if update is not None else None)
 
 
 def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:

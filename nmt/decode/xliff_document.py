@@ -146,6 +146,10 @@ class XliffDocument:
                 holder.set("target-language" if self.version == 1 else "trgLang", stated)
         return len(self.messages) - len(remaining)
 
+    @property
+    def message_count(self) -> int:
+        return len(self.messages)
+
     def with_kept(self, translations: list[str]) -> list[str]:
         return translations  # (the kept segments are filled already)
 

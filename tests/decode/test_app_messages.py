@@ -20,6 +20,7 @@ from tests.conftest import one_line_error, optional_module
 from tests.decode.conftest import translated_both_ways
 
 etree, needs_lxml = optional_module("lxml.etree")
+_, needs_polib = optional_module("polib")
 
 I18NEXT = """{
   "title": "Dogs & <cats>",
@@ -713,6 +714,43 @@ def test_a_multilingual_model_updates_a_folder_into_each_of_its_target_languages
     for language, marker in (("xa", "Alpha"), ("xb", "Beta")):
         written = (app_folder / f"{language}.lproj" / "Localizable.strings").read_text(encoding="utf-8").splitlines()
         assert len(written) == 4 and sum(line.split(" = ")[1].startswith(f'"{marker} ') for line in written) >= 3, written
+
+
+@pytest.mark.parametrize("files, template, catalog", [
+    (["po/app.pot", "po/fr.po", "po/LINGUAS"], "po/app.pot", "po/pt_BR.po"),  # autotools, meson
+    (["messages.pot", "translations/fr/LC_MESSAGES/messages.po"], "messages.pot",
+     "translations/pt_BR/LC_MESSAGES/messages.po"),  # Babel
+    (["languages/my-plugin.pot", "languages/my-plugin-fr_FR.po"], "languages/my-plugin.pot",
+     "languages/my-plugin-pt_BR.po"),  # WordPress
+    (["locale/django.pot"], "locale/django.pot", "locale/pt_BR.po")])  # no other language yet
+def test_a_gettext_templates_catalog_goes_where_the_folder_keeps_the_other_languages(files, template, catalog):
+    from nmt.decode.locale_paths import catalog_path
+
+    assert str(catalog_path(Path(template), "pt_BR", [Path(f) for f in files])) == catalog
+
+
+@needs_polib
+def test_a_gettext_template_updates_its_catalog_in_place(trained_tiny, tmp_path):
+    """po/app.pot and po/de.po, updated in place: de.po merged with the template, what was
+    translated kept, the new message translated; fr.po left as it is."""
+    from tests.decode.test_localization_files import POT
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    po = tmp_path / "app" / "po"
+    po.mkdir(parents=True)
+    (po / "app.pot").write_text(POT, encoding="utf-8")
+    header = 'msgid ""\nmsgstr ""\n"Language: {}\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    (po / "de.po").write_text(header.format("de") + 'msgid "A dog"\nmsgstr "Ein Hund (geprüft)"\n', encoding="utf-8")
+    (po / "fr.po").write_text(header.format("fr") + 'msgid "A dog"\nmsgstr ""\n', encoding="utf-8")
+    (po / "LINGUAS").write_text("# the languages built\nfr\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "app"), "--update", str(tmp_path / "app")])
+    assert result.exit_code == 0 and "po/de.po written" in result.output, result.output
+    assert "1 of 3 messages kept" in result.output
+    assert "note: po/LINGUAS does not list de: add it, or the build leaves po/de.po out" in result.output
+    german = (po / "de.po").read_text(encoding="utf-8")
+    assert 'msgstr "Ein Hund (geprüft)"' in german and 'msgid "A cat"' in german and german.count("#, fuzzy") == 2
+    assert (po / "fr.po").read_text(encoding="utf-8") == header.format("fr") + 'msgid "A dog"\nmsgstr ""\n'
+    assert sorted(path.name for path in po.iterdir()) == ["LINGUAS", "app.pot", "de.po", "fr.po"]
 
 
 @pytest.mark.parametrize("path, kind, language, german, brazilian", [

@@ -192,6 +192,47 @@ def test_an_xliff_files_earlier_translation_is_kept_by_unit_where_its_source_has
         assert 'state="translated">Hallo' in written and written.count('state="needs-review-translation"') == 2
 
 
+POT = """msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+#: app.c:1
+msgid "A dog"
+msgstr ""
+
+#: app.c:2
+msgid "A cat"
+msgstr ""
+
+#: app.c:3
+msgid "one dog"
+msgid_plural "%d dogs"
+msgstr[0] ""
+msgstr[1] ""
+"""
+
+
+@needs_polib
+def test_a_templates_earlier_catalog_is_merged_as_msgmerge_merges_and_only_new_messages_translated():
+    """--update for gettext (app.pot into de.po): the catalog keeps its header and the translations
+    of the messages still in the template; one gone is made obsolete; the new ones are translated
+    and marked fuzzy."""
+    from nmt.decode.po_document import PoDocument
+
+    earlier = ('msgid ""\nmsgstr ""\n"Language: de\\n"\n"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n'
+               '"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+               'msgid "A dog"\nmsgstr "Ein Hund (geprüft)"\n\nmsgid "Old"\nmsgstr "Alt"\n')
+    document = PoDocument.read(POT.encode(), "app.pot")
+    assert document.keep_from(PoDocument.read(earlier.encode(), "de.po")) == 1 and document.message_count == 3
+    assert document.texts == ["A cat", "one dog", "%d dogs"]
+    written = polib.pofile(document.write(document.with_kept(["Eine Katze", "ein Hund", "%d Hunde"]), "de").decode())
+    entries = {entry.msgid: entry for entry in written}
+    assert entries["A dog"].msgstr == "Ein Hund (geprüft)" and "fuzzy" not in entries["A dog"].flags
+    assert entries["A cat"].msgstr == "Eine Katze" and "fuzzy" in entries["A cat"].flags
+    assert entries["one dog"].msgstr_plural == {0: "ein Hund", 1: "%d Hunde"}
+    assert entries["Old"].obsolete and written.metadata["Language"] == "de"
+
+
 @needs_lxml
 def test_a_trados_segment_is_marked_a_draft_from_machine_translation():
     sdl = "http://sdl.com/FileTypes/SdlXliff/1.0"
