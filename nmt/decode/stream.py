@@ -277,8 +277,11 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
     content = document.write(document.with_kept(translations) if update is not None else translations, target)
-    if update is not None and _same_messages(kind, content, earlier):
-        content = earlier  # up to date: the earlier translation as it was written (its order, its comments)
+    # up to date, the file as it was written (its order, its comments, a catalog's line wrapping): the
+    # earlier translation, or a translator's file with nothing left to translate
+    baseline = earlier if update is not None else data if not requests and kind in ("xliff", "po") else None
+    if baseline is not None and _same_messages(kind, content, baseline):
+        content = baseline
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
         warn(message)  # (the warning names the file)
     if output == "-":

@@ -233,6 +233,20 @@ def test_a_templates_earlier_catalog_is_merged_as_msgmerge_merges_and_only_new_m
     assert entries["Old"].obsolete and written.metadata["Language"] == "de"
 
 
+@needs_polib
+def test_a_catalog_with_nothing_left_to_translate_comes_back_as_it_was_written(trained_tiny, tmp_path):
+    """A translator's catalog, every message translated, in lines longer than polib wraps: written
+    back byte for byte (--update FOLDER then leaves it alone)."""
+    long = "A dog runs over the grass, " * 4
+    catalog = ('msgid ""\nmsgstr ""\n"Language: de\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+               f'#. {long}\nmsgid "{long}"\nmsgstr "{long}"\n')
+    (tmp_path / "de.po").write_text(catalog, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(tmp_path / "de.po"), "-o", str(tmp_path / "out.po")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.po").read_text(encoding="utf-8") == catalog
+
+
 @needs_lxml
 def test_a_trados_segment_is_marked_a_draft_from_machine_translation():
     sdl = "http://sdl.com/FileTypes/SdlXliff/1.0"
