@@ -11,6 +11,10 @@ target language's from gettext's rules, where nmt.decode.plural_categories knows
 msgfmt leaves it out of the compiled catalog until a translator has checked it and removed the
 flag. Placeholders (%s, %(name)d, {0}) and HTML tags in a message are kept (nmt.decode.text.markup).
 The header's Language is set to the target where it is empty; the catalog keeps its charset.
+Only the messages translated and the header's fields set are written anew; the rest of the
+catalog keeps its lines as they were (msgmerge's wrapping, which polib's differs from), so that a
+diff shows the translations alone. A catalog merged with its template (`--update`,
+PoDocument.keep_from) is written whole, as msgmerge writes one.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class PoDocument:
         self.catalog, self.messages = catalog, messages
         self.warnings: list[str] = []
         self.stale: list[int] = []  # (a message whose msgid changed is simply a new one)
+        self.text: str | None = None  # the catalog as written, where it is edited in place (not after a merge)
+        self.header_set: dict[str, str] = {}  # header fields the translation sets (Language, Plural-Forms)
 
     @property
     def message_count(self) -> int:
@@ -63,6 +69,7 @@ class PoDocument:
         messages kept their translation."""
         earlier.catalog.merge(self.catalog)
         self.catalog, self.messages = earlier.catalog, _untranslated(earlier.catalog)
+        self.text = None  # (merged: written anew, as msgmerge writes)
         return self.message_count - len({id(message.entry) for message in self.messages})
 
     def with_kept(self, translations: list[str]) -> list[str]:
@@ -101,7 +108,9 @@ class PoDocument:
             where = re.search(r"\(line (\d+)\)", str(e))
             raise NmtError(f"{name}:{where.group(1)}: not a gettext catalog (a syntax error)" if where else
                            f"{name}: not a gettext catalog ({e})") from None
-        return cls(catalog, _untranslated(catalog))
+        document = cls(catalog, _untranslated(catalog))
+        document.text = text  # as written: a catalog filled in place is edited, not written anew
+        return document
 
     @property
     def target_language(self) -> str | None:
@@ -132,8 +141,36 @@ class PoDocument:
             if "fuzzy" not in entry.flags:
                 entry.flags.insert(0, "fuzzy")  # first, as msgmerge writes it
         if not self.catalog.metadata.get("Language"):
-            self.catalog.metadata["Language"] = language_tag(target).replace("-", "_")
-        return str(self.catalog).encode(self.catalog.encoding or "utf-8")
+            self.catalog.metadata["Language"] = self.header_set["Language"] = language_tag(target).replace("-", "_")
+        text = str(self.catalog) if self.text is None else self._edited(dict.fromkeys(m.entry for m in self.messages))
+        return text.encode(self.catalog.encoding or "utf-8")
+
+    def _edited(self, translated) -> str:
+        """The catalog as written, but for the entries translated (each written anew in its place)
+        and the header fields set: the rest keeps its wrapping and comments, so that a diff shows
+        only the translations."""
+        lines = self.text.splitlines(keepends=True)
+        starts = sorted(entry.linenum - 1 for entry in self.catalog)
+        replaced = {}
+        for entry in translated:
+            start = entry.linenum - 1
+            end = next((s for s in starts if s > start), len(lines))
+            while end > start and not lines[end - 1].strip():
+                end -= 1  # (the blank lines between entries stay)
+            replaced[start] = (end, str(entry))
+        header_end = starts[0] if starts else len(lines)
+        out, index = [], 0
+        while index < len(lines):
+            if index in replaced:
+                end, text = replaced[index]
+                out.append(text)
+                index = end
+                continue
+            out.append(lines[index])
+            index += 1
+            if index == header_end or index == len(lines) and not starts:
+                out = _header_set(out, self.header_set)
+        return "".join(out)
 
     def _plural_forms(self, target: str) -> int | None:
         """How many plural forms the catalog's language has: its header's Plural-Forms, else (a
@@ -149,7 +186,7 @@ class PoDocument:
                 self.warnings.append(f"no Plural-Forms for {language} in its header: plural messages are given two "
                                      "forms; set Plural-Forms before compiling it")
             return None
-        self.catalog.metadata["Plural-Forms"] = rule
+        self.catalog.metadata["Plural-Forms"] = self.header_set["Plural-Forms"] = rule
         return plural_form_count(rule)
 
 
@@ -159,3 +196,19 @@ def _untranslated(catalog) -> list[_Message]:
     return [_Message(entry, field, as_markup(getattr(entry, field))) for entry in catalog
             if not (entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid)
             for field in (("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",))]
+
+
+def _header_set(lines: list[str], fields: dict[str, str]) -> list[str]:
+    """The header's lines (the catalog's first lines, up to its first message) with `fields` set:
+    a field written empty or as a template's placeholder replaced in its line, a missing one added
+    after the header's last string."""
+    for name, value in fields.items():
+        written = f'"{name}: {value}\\n"\n'
+        found = next((i for i, line in enumerate(lines) if line.lstrip().startswith(f'"{name}:')), None)
+        if found is not None:
+            lines[found] = written
+            continue
+        last = max((i for i, line in enumerate(lines) if line.lstrip().startswith(('"', "msgstr"))), default=None)
+        if last is not None:
+            lines.insert(last + 1, written if lines[last].endswith("\n") else "\n" + written)
+    return lines

@@ -247,6 +247,30 @@ def test_a_catalog_with_nothing_left_to_translate_comes_back_as_it_was_written(t
     assert (tmp_path / "out.po").read_text(encoding="utf-8") == catalog
 
 
+@needs_polib
+def test_a_catalog_filled_in_place_changes_only_in_the_messages_translated(trained_tiny, tmp_path):
+    """A catalog as msgmerge writes it (comments unwrapped, strings wrapped at gettext's width, not
+    polib's): filled, only the translated message's lines and the fields set in the header
+    (Language, the language's Plural-Forms) differ, so that a diff shows the translations alone."""
+    import difflib
+
+    long = "#. Translators: search terms to find this application. Do NOT translate or localize the semicolons!\n"
+    catalog = ('msgid ""\nmsgstr ""\n"Project-Id-Version: dogs\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+               f'{long}msgid "Dog;Cat;"\nmsgstr "Hund;Katze;"\n\n'
+               'msgid ""\n"The length of each session type in minutes. Changes apply to the next "\n"session of each type."\n'
+               'msgstr ""\n"Die Länge jedes Sitzungstyps in Minuten. Änderungen werden auf die nächste "\n"Sitzung angewendet."\n\n'
+               '#: app.c:3\nmsgid "A dog runs"\nmsgstr ""\n\n#~ msgid "Old"\n#~ msgstr "Alt"\n')
+    (tmp_path / "de.po").write_text(catalog, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(tmp_path / "de.po"), "-o", str(tmp_path / "out.po")])
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "out.po").read_text(encoding="utf-8")
+    changed = [line for line in difflib.ndiff(catalog.splitlines(), written.splitlines()) if line[:1] in "+-"]
+    assert changed[:2] == ['+ "Plural-Forms: nplurals=2; plural=(n != 1);\\n"', '+ "Language: de\\n"'], changed
+    assert changed[2:4] == ["+ #, fuzzy", '- msgstr ""'], changed
+    assert len(changed) == 5 and changed[4].startswith('+ msgstr "') and changed[4] != '+ msgstr ""', changed
+
+
 @needs_lxml
 def test_a_trados_segment_is_marked_a_draft_from_machine_translation():
     sdl = "http://sdl.com/FileTypes/SdlXliff/1.0"
