@@ -56,9 +56,28 @@ def names_language(path: Path) -> bool:
     return any(_named(part) for part, _ in _parts(path))
 
 
+# Android's codes for three languages (Java's before version 17): Hebrew, Indonesian, Yiddish
+_LEGACY = {"iw": "he", "in": "id", "ji": "yi"}
+# Chinese written by its region where a path names no script (values-zh-rCN, zh_TW.po)
+_CHINESE_SCRIPTS = {"cn": "Hans", "sg": "Hans", "tw": "Hant", "hk": "Hant", "mo": "Hant"}
+
+
 def is_language(named: PathLanguage, code: str | None) -> bool:
-    """Whether the language a path names is `code` (a model's: `en`, `eng_Latn`); never for the default place."""
-    return named.code is not None and code is not None and language_match(code, named.code) > 0
+    """Whether the language a path names is `code` (a model's: `en`, `eng_Latn`); never for the
+    default place. Android's iw, in and ji are he, id and yi; Chinese of China or Taiwan is written
+    in Simplified or Traditional characters."""
+    if named.code is None or code is None:
+        return False
+    return language_match(code, named.code) > 0 or language_match(code, _standard(named.code)) > 0
+
+
+def _standard(code: str) -> str:
+    """A code as BCP 47 writes it now: he for iw, zh-Hant for zh-TW."""
+    language, _, rest = code.replace("_", "-").partition("-")
+    language = _LEGACY.get(language.lower(), language)
+    if language.lower() == "zh" and rest.lower() in _CHINESE_SCRIPTS:
+        rest = _CHINESE_SCRIPTS[rest.lower()]
+    return f"{language}-{rest}" if rest else language
 
 
 def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> Path:
@@ -111,7 +130,7 @@ def _part_language(part: str, is_folder: bool, kind: str) -> str | None:
             return None
         if qualifier["tag"]:
             return qualifier["tag"].replace("+", "-")
-        if plural_categories(qualifier["language"]) is None:
+        if qualifier["language"] == "car":  # (the one other qualifier of two or three letters: a car's UI mode)
             return None
         return qualifier["language"] + (f"-{qualifier['region']}" if qualifier["region"] else "")
     if is_folder and part.endswith(".lproj"):
@@ -146,8 +165,13 @@ def _written(part: str, is_folder: bool, kind: str, tag: str) -> str:
 
 
 def _android_qualifier(tag: str) -> str:
-    """Android's resource qualifier for a language: -de, -pt-rBR, -b+zh+Hant (a script needs BCP 47's form)."""
+    """Android's resource qualifier for a language: -de, -pt-rBR, -iw (Hebrew, as Android names it),
+    -zh-rCN and -zh-rTW (Chinese in either script, read by every Android version), -b+sr+Latn (a
+    script needs BCP 47's form)."""
     language, _, variant = tag.partition("-")
+    language = {standard: legacy for legacy, standard in _LEGACY.items()}.get(language, language)
+    if language == "zh" and variant in ("Hans", "Hant"):
+        return "-zh-rCN" if variant == "Hans" else "-zh-rTW"
     if not variant:
         return f"-{language}"
     if len(variant) == 2 and variant.isupper():

@@ -758,6 +758,8 @@ def test_a_gettext_template_updates_its_catalog_in_place(trained_tiny, tmp_path)
     ("res/values-en-rUS-night/strings.xml", "android", "en-US", "res/values-de-night/strings.xml", "res/values-pt-rBR-night/strings.xml"),
     ("res/values-v21/strings.xml", "android", None, "res/values-de-v21/strings.xml", "res/values-pt-rBR-v21/strings.xml"),
     ("res/values-b+zh+Hans/strings.xml", "android", "zh-Hans", "res/values-de/strings.xml", "res/values-pt-rBR/strings.xml"),
+    ("res/values-zh-rTW/strings.xml", "android", "zh-TW", "res/values-de/strings.xml", "res/values-pt-rBR/strings.xml"),
+    ("res/values-car/strings.xml", "android", None, "res/values-de-car/strings.xml", "res/values-pt-rBR-car/strings.xml"),
     ("Base.lproj/Main.strings", "strings", None, "de.lproj/Main.strings", "pt-BR.lproj/Main.strings"),
     ("en-GB.lproj/Localizable.stringsdict", "stringsdict", "en-GB", "de.lproj/Localizable.stringsdict", "pt-BR.lproj/Localizable.stringsdict"),
     ("Properties/Resources.resx", "resx", None, "Properties/Resources.de.resx", "Properties/Resources.pt-BR.resx"),
@@ -787,6 +789,21 @@ def test_a_message_files_path_names_its_language_and_its_translations_as_its_pla
     assert str(translated_path(Path(path), kind, named, "pt_BR")) == brazilian
     for target, written in (("de", german), ("pt-BR", brazilian)):  # the translation's path names its language
         assert is_language(path_language(Path(written), kind), target)
+
+
+@pytest.mark.parametrize("target, folder", [("heb_Hebr", "values-iw"), ("ind_Latn", "values-in"),
+                                            ("zho_Hans", "values-zh-rCN"), ("zho_Hant", "values-zh-rTW"),
+                                            ("srp_Latn", "values-b+sr+Latn")])
+def test_android_folders_name_languages_as_android_reads_them(target, folder):
+    """Hebrew and Indonesian under the codes Android names them by (as Android Studio writes them),
+    Chinese by the region every Android version reads; a folder so named is that language's."""
+    from nmt.decode.locale_paths import PathLanguage, is_language, path_language, translated_path
+
+    made = translated_path(Path("res/values/strings.xml"), "android", PathLanguage(None), target)
+    assert str(made) == f"res/{folder}/strings.xml"
+    others = {"heb_Hebr", "ind_Latn", "zho_Hans", "zho_Hant", "srp_Latn"} - {target}
+    named = path_language(made, "android")
+    assert is_language(named, target) and not any(is_language(named, other) for other in others)
 
 
 def test_two_files_that_would_be_translated_into_one_are_an_error_before_anything_is_written(tmp_path):
