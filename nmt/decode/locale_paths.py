@@ -2,14 +2,17 @@
 language a message file's path names, and the path its translation takes. Each platform writes it
 its own way:
 
-- Android: `res/values-de/strings.xml`, `values-pt-rBR`, `values-b+zh+Hant`; `values/` (also
-  `values-night/`, `values-v21/`) holds the default language's, whose translation goes to
-  `values-de/` (`values-de-night/`: the language comes first among the qualifiers).
+- Android: `res/values-de/strings.xml`, `values-pt-rBR`, `values-iw` (Hebrew), `values-zh-rTW`,
+  `values-b+sr+Latn`; `values/` (also `values-night/`, `values-v21/`) holds the default
+  language's, whose translation goes to `values-de/` (`values-de-night/`: the language comes first
+  among the qualifiers).
 - Apple: `de.lproj/Localizable.strings`; `Base.lproj` holds the development language's.
 - .NET: `Resources.de.resx` beside `Resources.resx`, the default culture's; `Strings/de/Resources.resw`.
 - Java: `messages_de.properties` beside `messages.properties`, the default bundle.
 - Web and Rails: a folder or a name of the language (`locales/de/common.json`, `de.json`,
   `pt-BR.json`, `app_de.arb`, `devise.de.yml`).
+- Templates: Angular's XLIFF `messages.xlf` (or `messages.en.xlf`) beside `messages.de.xlf`;
+  gettext's `NAME.pot` beside `de.po`, or with `de/LC_MESSAGES/NAME.po` (catalog_path).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ _WHOLE = re.compile(r"(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>
 _ENDING = re.compile(r"(?P<head>.*?[_.-])(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>[A-Z][a-z]{3}|[A-Z]{2}))?")
 _ANDROID = re.compile(r"values(?P<qualifiers>(?:-[^-]+)*)")
 _ANDROID_LANGUAGE = re.compile(r"-(?:b\+(?P<tag>[a-zA-Z0-9+]+)|(?P<language>[a-z]{2,3})(?:-r(?P<region>[A-Z]{2}))?)(?=-|$)")
+# Android's codes for three languages (Java's before version 17): Hebrew, Indonesian, Yiddish
+_LEGACY = {"iw": "he", "in": "id", "ji": "yi"}
+# Chinese written by its region where a path names no script (values-zh-rCN, zh_TW.po)
+_CHINESE_SCRIPTS = {"cn": "Hans", "sg": "Hans", "tw": "Hant", "hk": "Hant", "mo": "Hant"}
 
 
 @dataclass(frozen=True)
@@ -54,12 +61,6 @@ def names_language(path: Path) -> bool:
     """Whether a folder or the name of a file of messages names a language (en.json,
     locales/en-US/common.json, messages_de.properties)."""
     return any(_named(part) for part, _ in _parts(path))
-
-
-# Android's codes for three languages (Java's before version 17): Hebrew, Indonesian, Yiddish
-_LEGACY = {"iw": "he", "in": "id", "ji": "yi"}
-# Chinese written by its region where a path names no script (values-zh-rCN, zh_TW.po)
-_CHINESE_SCRIPTS = {"cn": "Hans", "sg": "Hans", "tw": "Hant", "hk": "Hant", "mo": "Hant"}
 
 
 def is_language(named: PathLanguage, code: str | None) -> bool:
