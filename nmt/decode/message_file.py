@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nmt.decode.text.messages import Message, as_markup
+from nmt.decode.text.messages import Message, Part, as_markup, message_parts
 from nmt.decode.text.verbatim import PLACEHOLDER
 from nmt.errors import NmtError
 
@@ -38,28 +38,38 @@ class MessageFile:
                 for part in message.parts if part.translated]
 
     def keep_from(self, earlier: "MessageFile") -> int:
-        """The translations of `earlier` (this file's translation of an earlier version of it, read
-        alike) kept for each message whose key it has, with as many parts to translate (lines,
-        branches); how many messages. Only the others are then translated (`texts`). A translation
-        with a placeholder its source no longer has (an argument removed or renamed, which would
-        fail or show in the program) is not kept: its message's line is in `stale`."""
+        """The translations of `earlier` (this file's translation of an earlier version of it) kept
+        for each message whose key it has; how many messages. Only the others are then translated
+        (`texts`). Both files are read as translations (nmt.decode.text.messages.read_as_translation),
+        so that a translator's text is kept for a message a source would keep as written ("00:00,0"
+        for "00:00.0", "JA" for "YES"); a message without one is then taken as a source's again. A
+        translation with a placeholder its source no longer has (an argument removed or renamed,
+        which would fail or show in the program) is not kept: its message's line is in `stale`."""
         before = {message.key: message for message in earlier.messages if getattr(message, "key", None) is not None}
         self.earlier = before
         self.kept, self.stale = {}, []
         for index, message in enumerate(self.messages):
             old = before.get(getattr(message, "key", None))
-            parts = [part.model_text for part in old.parts if part.translated] if old is not None else None
-            if parts is None or len(parts) != sum(part.translated for part in message.parts):
-                continue
-            if _arguments(old.markup) <= _arguments(message.markup):
-                self.kept[index] = parts
-            else:
+            if old is not None and not _arguments(old.markup) <= _arguments(message.markup):
                 self.stale.append(message.line)
+                old = None
+            lines = message_parts(message.markup, every_line=True)
+            if old is not None and not any(part.branch for part in lines):  # the translator's text whole
+                message.parts, self.kept[index] = [Part(message.markup, True)], [old.markup]
+                continue
+            # an ICU plural or select: each branch's text, as many as the source's
+            parts = [part.model_text for part in message_parts(old.markup, every_line=True) if part.translated] \
+                if old is not None else None
+            if parts is not None and len(parts) == sum(part.translated for part in lines):
+                message.parts, self.kept[index] = lines, parts
+            else:
+                message.parts = message_parts(message.markup)  # a source's message: what it keeps as written stays
         return len(self.kept)
 
     @property
     def message_count(self) -> int:
-        return len(self.messages)
+        """The messages kept or to translate (not those kept as written)."""
+        return sum(index in self.kept or message.to_translate for index, message in enumerate(self.messages))
 
     def contents(self) -> dict:
         """Each message's text by its key: what two versions of a file must share to say the same."""

@@ -15,6 +15,7 @@ translated. Files appear only when complete.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import re
@@ -28,6 +29,7 @@ from pathlib import Path
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import looks_like_markup
+from nmt.decode.text.messages import read_as_translation
 from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
@@ -260,7 +262,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     refuse_to_overwrite(output, [source])
     name = "<stdin>" if source == "-" else source
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
-    document = read_document(kind, data, name, cfg.pdf_font)
+    with read_as_translation() if update is not None else contextlib.nullcontext():  # (MessageFile.keep_from)
+        document = read_document(kind, data, name, cfg.pdf_font)
     # a multilingual model translates a localization file into the language it names
     controls = document_target(translator, getattr(document, "target_language", None), warn)
     target = direction(translator, controls)[1]
@@ -268,7 +271,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         document.for_target(target)
     if update is not None:  # a translation of an earlier version: its translations kept, the new messages translated
         earlier = read_bytes(Path(update))
-        kept = document.keep_from(read_document(kind, earlier, update))
+        with read_as_translation():
+            kept = document.keep_from(read_document(kind, earlier, update))
         if document.stale:
             lines = ", ".join(map(str, document.stale[:5])) + (", ..." if len(document.stale) > 5 else "")
             warn(f"{len(document.stale)} message(s) translated again (line {lines}): their translation in {update} "
@@ -296,7 +300,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
 def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:
     """Whether two files of a program's messages (or two XLIFF files) hold the same text under each
     key, in any order."""
-    return read_document(kind, content, "").contents() == read_document(kind, earlier, "").contents()
+    with read_as_translation():
+        return read_document(kind, content, "").contents() == read_document(kind, earlier, "").contents()
 
 
 def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],

@@ -14,6 +14,8 @@ alone.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import html
 import re
 from collections.abc import Iterator
@@ -62,6 +64,20 @@ class Part:
         return translation.replace(_NUMBER, "#") if self.plural else translation
 
 
+_EVERY_LINE = contextvars.ContextVar("every_line", default=False)
+
+
+@contextlib.contextmanager
+def read_as_translation():
+    """Messages made in this block (a translation read for --update) count every line as a text,
+    those a source's would keep as written too: "JA" for "YES", "Okay" for "OK" are a translator's."""
+    token = _EVERY_LINE.set(True)
+    try:
+        yield
+    finally:
+        _EVERY_LINE.reset(token)
+
+
 class Message:
     """A program's message to translate, its `markup` (as_markup of its text, or a file's inline
     markup) cut into `parts`; a subclass gives its `line` in its file. Made by a dataclass whose
@@ -71,7 +87,7 @@ class Message:
     line: int
 
     def __post_init__(self):
-        self.parts = message_parts(self.markup)
+        self.parts = message_parts(self.markup, _EVERY_LINE.get())
 
     @property
     def to_translate(self) -> bool:
@@ -120,12 +136,14 @@ def joined(parts: list[Part], translations: Iterator[str]) -> str:
     return "".join(part.written(next(translations)) if part.translated else part.text for part in parts)
 
 
-def message_parts(text: str) -> list[Part]:
+def message_parts(text: str, every_line: bool = False) -> list[Part]:
     """`text` as parts that join into it again (or into the same message with its words around a
     plural moved into the branches: `_hoisted`); each translated part holds no line break, has no
     space at its ends, and holds a letter outside its placeholders and tags ("%lld", "+2" are kept as
     written). So is a part whose only word is a letter or two capitals ("%sK", "OK", "GB"), which a
-    model would make a word of, and a date's format ("%Y-%m-%d", "%B %d, %Y")."""
+    model would make a word of, and a date's format ("%Y-%m-%d", "%B %d, %Y"). `every_line`: every
+    line with more than spaces is a part of its own, kept as written or not (a translator's text
+    kept by --update: "JA" for "YES")."""
     cuts = _hoisted(text) or _icu_parts(text, plural=False)
     if cuts is None or not _outside_elements(text, cuts):
         cuts = [Part(text, True)]
@@ -139,7 +157,8 @@ def message_parts(text: str) -> list[Part]:
                 parts.append(Part("\n", False))
             core = line.strip()
             words = _MARKUP.sub(" ", core)
-            if not any(c.isalpha() for c in words) or _ABBREVIATION.fullmatch(words) or _DATE_FORMAT.fullmatch(core):
+            if not core or not every_line and (not any(c.isalpha() for c in words) or _ABBREVIATION.fullmatch(words)
+                                               or _DATE_FORMAT.fullmatch(core)):
                 parts.append(Part(line, False))
                 continue
             start = line.index(core)
