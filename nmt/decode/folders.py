@@ -18,16 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.locale_paths import (PathLanguage, catalog_path, is_language, names_language, path_language,
-                                     translated_path)
+from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, is_language, names_language,
+                                     path_language, translated_path)
 from nmt.decode.rows import direction
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
 
-_MESSAGE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
-                    "messages", "intl"}
 _DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor", "site-packages"}
 _BUILT = {"build", "dist", "out", "target", "deriveddata", "bin", "obj", "intermediates"}
+_INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 
 
@@ -182,17 +181,32 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if not _has_messages(folder / path, kind):
             continue
         target = catalog_path(path, tgt, files) if kind == "po" else translated_path(path, kind, named, tgt)
-        report.notes += _unlisted(folder, target) if kind == "po" else []
-        if target in localized:
-            raise NmtError(f"{folder / localized[target]} and {folder / path}: both would be translated into "
-                           f"{folder / target}; name the source language (--src-lang)")
-        localized[target] = path
-    for target, path in localized.items():
+        localized.setdefault(target, []).append((path, named.code))
+    for target, sources in localized.items():
+        path = _primary(sources, folder, target)
+        report.other_languages += [other for other, _ in sources if other != path]
+        report.notes += _unlisted(folder, target) if file_format(str(target)) == "po" else []
         earlier = folder / target
         steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key
         steps.append(_Step(path, target, True, target if earlier.is_file() else None))
         report.localized.append((path, target))
     return steps
+
+
+def _primary(sources: list[tuple[Path, str | None]], folder: Path, target: Path) -> Path:
+    """Of the files that would be translated into one (en-US/, en-GB/ and en-CA/ into de/), the
+    source's: the one that names the language alone or is the platform's default place, else the
+    one of its own country (de-DE, fr-FR) or English's en-US; none of these: an error naming them."""
+    if len(sources) == 1:
+        return sources[0][0]
+    for chosen in (lambda code: code is None or "-" not in code.replace("_", "-"),
+                   lambda code: code.replace("_", "-").lower() in ("en-us", f"{code[:2].lower()}-{code[:2].lower()}")):
+        found = [path for path, code in sources if chosen(code)]
+        if len(found) == 1:
+            return found[0]
+    names = " and ".join(str(folder / path) for path, _ in sources)
+    raise NmtError(f"{names}: {'both' if len(sources) == 2 else 'all'} would be translated into {folder / target}; "
+                   "name the source language (--src-lang) or leave one of them out")
 
 
 def _named_language(folder: Path, path: Path, kind: str) -> PathLanguage | None:
@@ -251,6 +265,8 @@ def _translated(path: Path, folder: Path) -> bool:
     if kind == "qt":  # (.ts is TypeScript's too)
         with open(path, "rb") as f:
             return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
+    if kind == "properties" and _INI_SECTION.search(path.read_bytes()):
+        return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
     if kind in ("json", "properties", "yaml"):
         return holds_messages(path.relative_to(folder))
     return path.suffix.lower() == ".txt" or kind is not None
@@ -262,7 +278,7 @@ def holds_messages(path: Path) -> bool:
     (messages.properties, strings.json) or named for a language (en.json, en-US.json,
     messages_en.json, locales/en/common.json). Other such files (package.json,
     application.properties: settings, data) are copied."""
-    if (path.suffix.lower() == ".arb" or any(folder.lower() in _MESSAGE_FOLDERS for folder in path.parts[:-1])
+    if (path.suffix.lower() == ".arb" or any(folder.lower() in LOCALE_FOLDERS for folder in path.parts[:-1])
             or _MESSAGE_NAME.search(path.stem)):
         return True
     return names_language(path)

@@ -34,6 +34,9 @@ _ANDROID_LANGUAGE = re.compile(r"-(?:b\+(?P<tag>[a-zA-Z0-9+]+)|(?P<language>[a-z
 _LEGACY = {"iw": "he", "in": "id", "ji": "yi"}
 # Chinese written by its region where a path names no script (values-zh-rCN, zh_TW.po)
 _CHINESE_SCRIPTS = {"cn": "Hans", "sg": "Hans", "tw": "Hant", "hk": "Hant", "mo": "Hant"}
+# folders that hold a program's messages (a folder in one named for a language: locales/de/)
+LOCALE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
+                  "messages", "intl"}
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,8 @@ class PathLanguage:
 def path_language(path: Path, kind: str) -> PathLanguage | None:
     """The language `path` (relative to the folder translated) names for a message file of `kind`
     (nmt.decode.stream.file_format), or None where it names none and the platform has no default place."""
-    for part, is_folder in reversed(_parts(path)):
-        code = _part_language(part, is_folder, kind)
+    for part, is_folder, parent in reversed(_parts(path)):
+        code = _part_language(part, is_folder, kind, parent)
         if code is not None:
             return PathLanguage(code)
     default = {"android": _ANDROID.fullmatch(path.parent.name) is not None,
@@ -60,7 +63,7 @@ def path_language(path: Path, kind: str) -> PathLanguage | None:
 def names_language(path: Path) -> bool:
     """Whether a folder or the name of a file of messages names a language (en.json,
     locales/en-US/common.json, messages_de.properties)."""
-    return any(_named(part) for part, _ in _parts(path))
+    return any(_named(part, _in_locale_folder(is_folder, parent)) for part, is_folder, parent in _parts(path))
 
 
 def is_language(named: PathLanguage, code: str | None) -> bool:
@@ -97,9 +100,9 @@ def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> 
         else:  # properties
             parts[-1] = f"{path.stem}_{tag.replace('-', '_')}{path.suffix}"
         return Path(*parts)
-    for index, (part, is_folder) in enumerate(_parts(path)):
-        if _part_language(part, is_folder, kind) == named.code:
-            parts[index] = _written(part, is_folder, kind, tag) + ("" if is_folder else path.suffix)
+    for index, (part, is_folder, parent) in enumerate(_parts(path)):
+        if _part_language(part, is_folder, kind, parent) == named.code:
+            parts[index] = _written(part, is_folder, kind, tag, parent) + ("" if is_folder else path.suffix)
     return Path(*parts)
 
 
@@ -118,12 +121,20 @@ def catalog_path(template: Path, target: str, files: list[Path]) -> Path:
     return template.parent / f"{tag}.po"
 
 
-def _parts(path: Path) -> list[tuple[str, bool]]:
-    """The folders of `path` and its file's name without its extension, each with whether it is a folder."""
-    return [*((folder, True) for folder in path.parts[:-1]), (path.stem, False)]
+def _parts(path: Path) -> list[tuple[str, bool, str]]:
+    """The folders of `path` and its file's name without its extension, each with whether it is a
+    folder and the name of the folder it lies in ("" at the top)."""
+    names = [*path.parts[:-1], path.stem]
+    return [(name, index < len(names) - 1, names[index - 1] if index else "") for index, name in enumerate(names)]
 
 
-def _part_language(part: str, is_folder: bool, kind: str) -> str | None:
+def _in_locale_folder(is_folder: bool, parent: str) -> bool:
+    """Whether a part of a path is a folder in a folder of languages (locale/ach/, locales/ast/),
+    whose name is a language's code even where the tables here do not know the language."""
+    return is_folder and parent.lower() in LOCALE_FOLDERS
+
+
+def _part_language(part: str, is_folder: bool, kind: str, parent: str = "") -> str | None:
     """The language one part of a path names (as written there), by the convention of its kind, or None."""
     if kind == "android" and is_folder and (android := _ANDROID.fullmatch(part)):
         qualifier = _ANDROID_LANGUAGE.match(android["qualifiers"])
@@ -136,12 +147,15 @@ def _part_language(part: str, is_folder: bool, kind: str) -> str | None:
         return qualifier["language"] + (f"-{qualifier['region']}" if qualifier["region"] else "")
     if is_folder and part.endswith(".lproj"):
         return None if part == "Base.lproj" else part.removesuffix(".lproj")
-    named = _named(part)
+    named = _named(part, _in_locale_folder(is_folder, parent))
     return part[named.start("language"):] if named else None
 
 
-def _named(part: str) -> re.Match | None:
-    """A part of a path matched as a language or a name ending in one, where CLDR knows the language."""
+def _named(part: str, any_code: bool = False) -> re.Match | None:
+    """A part of a path matched as a language or a name ending in one, where CLDR knows the language
+    (any code, where `any_code`, for a whole part)."""
+    if any_code and (whole := _WHOLE.fullmatch(part)):
+        return whole
     for pattern in (_WHOLE, _ENDING):
         named = pattern.fullmatch(part)
         if named and plural_categories(named["language"]) is not None:
@@ -149,14 +163,14 @@ def _named(part: str) -> re.Match | None:
     return None
 
 
-def _written(part: str, is_folder: bool, kind: str, tag: str) -> str:
+def _written(part: str, is_folder: bool, kind: str, tag: str, parent: str = "") -> str:
     """A part of a path that names a language, naming `tag` (BCP 47: de, pt-BR, zh-Hant) instead,
     in the part's own way of writing it."""
     if kind == "android" and is_folder and (android := _ANDROID.fullmatch(part)):
         return f"values{_android_qualifier(tag)}{_ANDROID_LANGUAGE.sub('', android['qualifiers'], count=1)}"
     if is_folder and part.endswith(".lproj"):
         return f"{tag}.lproj"
-    named = _named(part)
+    named = _named(part, _in_locale_folder(is_folder, parent))
     head = named.groupdict().get("head") or ""
     separator = named["separator"] or ("_" if head.endswith("_") or kind == "properties" else "-")
     language, _, variant = tag.partition("-")

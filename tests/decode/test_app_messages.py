@@ -806,6 +806,30 @@ def test_android_folders_name_languages_as_android_reads_them(target, folder):
     assert is_language(named, target) and not any(is_language(named, other) for other in others)
 
 
+def test_a_folder_of_many_languages_has_one_source_for_each_translation(tmp_path):
+    """pdf.js' locale/: a folder per language, some the tables here do not know (ach, ast), English in
+    three countries; its index of languages in sections ([de]) is not Java's messages. Translated
+    from English into German: en-US/ is the source (English of its own country), de/ its
+    earlier translation, every other folder another language's."""
+    from nmt.decode.folders import FolderReport, _steps
+
+    names = ["locale/ach/viewer.properties", "locale/ast/viewer.properties", "locale/de/viewer.properties",
+             "locale/en-CA/viewer.properties", "locale/en-GB/viewer.properties", "locale/en-US/viewer.properties",
+             "locale/fr/viewer.properties", "locale/locale.properties"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("[de]\n@import url(de/viewer.properties)\n" if name.endswith("locale.properties")
+                                     else "open_file.title = Open File\n")
+    report = FolderReport()
+    steps = _steps([Path(name) for name in names], tmp_path, ("en", "de"), report)
+    translated = [(str(step.source), str(step.target), str(step.earlier)) for step in steps if step.translated]
+    assert translated == [("locale/en-US/viewer.properties", "locale/de/viewer.properties", "locale/de/viewer.properties")]
+    assert sorted(map(str, report.other_languages)) == [
+        "locale/ach/viewer.properties", "locale/ast/viewer.properties", "locale/en-CA/viewer.properties",
+        "locale/en-GB/viewer.properties", "locale/fr/viewer.properties"]
+    assert sorted(str(step.source) for step in steps if not step.translated) == sorted(set(names) - {"locale/de/viewer.properties"})
+
+
 def test_two_files_that_would_be_translated_into_one_are_an_error_before_anything_is_written(tmp_path):
     """Where each line's source language is identified (--src-lang auto), every message file not in
     the target language is a source; two of them translated into one file stop the run."""
