@@ -6,7 +6,7 @@ and the helpers its reading and writing share."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nmt.decode.text.messages import Message, Part, as_markup, message_parts
 from nmt.decode.text.verbatim import PLACEHOLDER
@@ -55,13 +55,14 @@ class MessageFile:
                 old = None
             lines = message_parts(message.markup, every_line=True)
             if old is not None and not any(part.branch for part in lines):  # the translator's text whole
-                message.parts, self.kept[index] = [Part(message.markup, True)], [old.markup]
+                message.parts, self.kept[index] = [Part(message.markup, True, kept=True)], [old.markup]
                 continue
             # an ICU plural or select: each branch's text, as many as the source's
             parts = [part.model_text for part in message_parts(old.markup, every_line=True) if part.translated] \
                 if old is not None else None
             if parts is not None and len(parts) == sum(part.translated for part in lines):
-                message.parts, self.kept[index] = lines, parts
+                message.parts = [replace(part, kept=True) if part.translated else part for part in lines]
+                self.kept[index] = parts
             else:
                 message.parts = message_parts(message.markup)  # a source's message: what it keeps as written stays
         return len(self.kept)

@@ -941,14 +941,16 @@ def test_update_keeps_a_translators_text_whole_where_a_source_would_keep_it_as_w
     for "00:00.0", "Okay" for "OK"), a translation of two capitals ("JA" for "YES"), and one with
     other lines than its source, whole; a new message of that kind is still kept as written."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
-    source = {"a": "YES", "b": "00:00.0", "c": "OK", "d": "Line one\nline two\nline three", "e": "12:30", "f": "a dog runs"}
-    earlier = {"a": "JA", "b": "00:00,0", "c": "Okay", "d": "Zeile eins und zwei\n Zeile drei"}
+    source = {"a": "YES", "b": "00:00.0", "c": "OK", "d": "Line one\nline two\nline three", "e": "12:30", "f": "a dog runs",
+              "g": "You can only edit your events"}
+    earlier = {"a": "JA", "b": "00:00,0", "c": "Okay", "d": "Zeile eins und zwei\n Zeile drei",
+               "g": "Du kannst nur deine Events bearbeiten."}  # (its full stop the translator's: kept)
     (tmp_path / "en.json").write_text(json.dumps(source, indent=2))
     (tmp_path / "de.json").write_text(json.dumps(earlier, indent=2))
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"),
                                       "-o", str(tmp_path / "out.json"), "--update", str(tmp_path / "de.json")])
     assert result.exit_code == 0, result.output
-    assert "4 of 5 messages kept" in result.output  # ("12:30", kept as written, is not one to translate)
+    assert "5 of 6 messages kept" in result.output  # ("12:30", kept as written, is not one to translate)
     written = json.loads((tmp_path / "out.json").read_text())
     assert {key: written[key] for key in earlier} == earlier
     assert written["e"] == "12:30" and written["f"] not in ("", "a dog runs")

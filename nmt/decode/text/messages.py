@@ -45,6 +45,7 @@ class Part:
     translated: bool  # False: kept as written (spaces, line breaks, ICU syntax)
     plural: bool = False  # a plural branch's text, whose "#" is the number
     branch: bool = False  # inside an ICU plural's or select's branch, where braces are syntax
+    kept: bool = False  # its translation a translator's, kept (--update): written as it is
 
     @property
     def model_text(self) -> str:
@@ -57,7 +58,7 @@ class Part:
         """The model's translation of `model_text` as written back: without a full stop the model
         ended it with where the text had no mark at its end (a title, a button's label: "Save
         file", not "Datei speichern.")."""
-        if not _ENDS_IN_MARK.search(self.text):
+        if not _ENDS_IN_MARK.search(self.text) and not self.kept:
             translation = _ADDED_STOP.sub("", translation, count=1)
         if self.branch:
             translation = _icu_quoted(translation, self.plural)
