@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, is_language, names_language,
-                                     path_language, translated_path)
+from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, folder_language, is_language,
+                                     names_language, path_language, translated_path)
 from nmt.decode.rows import direction
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
 
 _DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor", "site-packages"}
 _BUILT = {"build", "dist", "out", "target", "deriveddata", "bin", "obj", "intermediates"}
+_BILINGUAL = ("xliff", "po", "qt", "xcstrings")  # files of both languages (or every one)
 _INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 
@@ -162,13 +163,13 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     """What becomes of each file of `folder` (paths relative to it): translated or copied where it
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
-    steps, localized = [], {}
+    steps, localized, trees = [], {}, _language_trees(files)
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):
             steps.append(_Step(path, path, False))
             continue
-        named = _named_language(folder, path, kind) if tgt is not None else None
+        named = _named_language(folder, path, kind, trees) if tgt is not None else None
         if named is None:
             steps.append(_Step(path, path, True))
             continue
@@ -178,15 +179,19 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if src is not None and named.code is not None and not is_language(named, src):
             report.other_languages.append(path)
             continue
-        if not _has_messages(folder / path, kind):
+        if kind in _BILINGUAL + KEYED and not _has_messages(folder / path, kind):
             continue
         target = catalog_path(path, tgt, files) if kind == "po" else translated_path(path, kind, named, tgt)
+        if kind not in _BILINGUAL + KEYED:  # a document in a tree of languages: into the target's folder there
+            target = _existing_folder(target, path, tgt, trees)
         localized.setdefault(target, []).append((path, named.code))
     for target, sources in localized.items():
         path = _primary(sources, folder, target)
         report.other_languages += [other for other, _ in sources if other != path]
         report.notes += _unlisted(folder, target) if file_format(str(target)) == "po" else []
         earlier = folder / target
+        if earlier.is_file() and file_format(str(path)) not in _BILINGUAL + KEYED:
+            continue  # a document the target's folder has already: kept as it is (its copy above)
         steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key
         steps.append(_Step(path, target, True, target if earlier.is_file() else None))
         report.localized.append((path, target))
@@ -209,18 +214,53 @@ def _primary(sources: list[tuple[Path, str | None]], folder: Path, target: Path)
                    "name the source language (--src-lang) or leave one of them out")
 
 
-def _named_language(folder: Path, path: Path, kind: str) -> PathLanguage | None:
-    """The language a file of a program's messages is in, by its path (nmt.decode.locale_paths),
-    where its translations go under their languages' names: a monolingual file's, an XLIFF
-    template's (no target language stated: Angular's messages.xlf or messages.en.xlf, whose
-    translations are messages.de.xlf) or a gettext template's (NAME.pot: de.po,
-    de/LC_MESSAGES/NAME.po). None: a file translated in its place."""
+def _language_trees(files: list[Path]) -> dict[tuple[str, ...], set[str]]:
+    """The folders (as paths' parts) that hold a folder for each of two languages or more, with
+    those folders' names: a documentation site's en/ and de/, fastlane's metadata/android/en-US/
+    and de-DE/."""
+    languages: dict[tuple[str, ...], set[str]] = {}
+    for path in files:
+        for index, name in enumerate(path.parts[:-1]):
+            if folder_language(name, path.parts[index - 1] if index else "") is not None:
+                languages.setdefault(path.parts[:index], set()).add(name)
+    return {parent: names for parent, names in languages.items() if len(names) >= 2}
+
+
+def _tree_language(path: Path, trees: dict[tuple[str, ...], set[str]]) -> PathLanguage | None:
+    """The language of the folder a document lies in within a tree of languages, or None."""
+    for index, name in enumerate(path.parts[:-1]):
+        if path.parts[:index] in trees and (code := folder_language(name, path.parts[index - 1] if index else "")):
+            return PathLanguage(code)
+    return None
+
+
+def _existing_folder(target: Path, source: Path, language: str, trees: dict[tuple[str, ...], set[str]]) -> Path:
+    """`target` (a document's translation in a tree of languages) in the folder the tree already has
+    for the language, where it has one under another name (de-DE/ where nmt would write de/)."""
+    for index in range(len(source.parts) - 1):
+        parent = source.parts[:index]
+        if parent in trees and target.parts[:index] == parent:
+            for sibling in sorted(trees[parent]):
+                if is_language(PathLanguage(sibling), language):
+                    return Path(*parent, sibling, *target.parts[index + 1:])
+    return target
+
+
+def _named_language(folder: Path, path: Path, kind: str, trees: dict) -> PathLanguage | None:
+    """The language a file is in, by its path (nmt.decode.locale_paths), where its translations go
+    under their languages' names: a monolingual message file's, an XLIFF template's (no target
+    language stated: Angular's messages.xlf or messages.en.xlf, whose translations are
+    messages.de.xlf), a gettext template's (NAME.pot: de.po, de/LC_MESSAGES/NAME.po), or a
+    document's in a tree of languages (docs/en/ beside docs/fr/: `trees`, _language_trees). None:
+    a file translated in its place."""
     if kind in KEYED:
         return path_language(path, kind)
     if kind == "xliff" and _stated_target(folder / path, kind) is None:
         return path_language(path, kind) or PathLanguage(None)
     if kind == "po" and path.suffix.lower() == ".pot":
         return PathLanguage(None)
+    if kind not in _BILINGUAL:  # a document: by the folder of its language, in a tree of languages
+        return _tree_language(path, trees)
     return None
 
 
@@ -260,7 +300,7 @@ def _translated(path: Path, folder: Path) -> bool:
     kind = file_format(str(path))
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
     if any(name.startswith(".") for name in folders) or folders & _DEPENDENCIES or \
-            kind in KEYED + ("xliff", "po", "qt", "xcstrings") and folders & _BUILT:
+            kind in KEYED + _BILINGUAL and folders & _BUILT:
         return False
     if kind == "qt":  # (.ts is TypeScript's too)
         with open(path, "rb") as f:

@@ -106,6 +106,13 @@ def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> 
     return Path(*parts)
 
 
+def folder_language(name: str, parent: str) -> str | None:
+    """The language a folder's name is (`de`, `en-US`, `pt_BR`; any code in a folder of languages:
+    `locale/ach`), or None."""
+    named = _named(name, _in_locale_folder(True, parent))
+    return name if named is not None and named.start("language") == 0 else None
+
+
 def catalog_path(template: Path, target: str, files: list[Path]) -> Path:
     """Where gettext's catalog for `target` of a template (NAME.pot) goes, as the folder (`files`,
     its paths) keeps its other languages': LANG/LC_MESSAGES/NAME.po under the folder that holds

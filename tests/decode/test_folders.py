@@ -43,3 +43,35 @@ def test_a_folder_is_translated_file_by_file_into_a_new_one(trained_tiny, tmp_pa
     one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "y")]),
                    "bad.srt: line 1: a subtitle block without a timing line")
     assert not (tmp_path / "y").exists() and not list(tmp_path.glob(".y*"))
+
+
+def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder(trained_tiny, tmp_path):
+    """A store listing's texts (fastlane's metadata/android/en-US/ beside de-DE/ and fr-FR/) or a
+    site's pages by language: the English page missing in German is translated into de-DE/, the
+    German there already is kept as it is, the French copied; a page outside the tree is
+    translated in its place."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    app_folder = tmp_path / "app"
+    files = {"metadata/android/en-US/title.txt": "A dog\n", "metadata/android/en-US/short_description.txt": "A black dog leaps.\n",
+             "metadata/android/de-DE/title.txt": "Ein Hund (geprüft)\n", "metadata/android/fr-FR/title.txt": "Un chien\n",
+             "notes.txt": "A black dog leaps over a log.\n"}
+    for name, content in files.items():
+        (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (app_folder / name).write_text(content, encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
+    assert written == set(files) | {"metadata/android/de-DE/short_description.txt"}
+    changed = {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content}
+    assert changed == {"notes.txt"}
+    alone = tmp_path / "alone.txt"
+    assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder / "metadata/android/en-US/short_description.txt"),
+                               "-o", str(alone)]).exit_code == 0
+    assert (out / "metadata/android/de-DE/short_description.txt").read_bytes() == alone.read_bytes()
+    # updated in place: the missing German page alone is written
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder)])
+    assert result.exit_code == 0 and "metadata/android/de-DE/short_description.txt written" in result.output, result.output
+    assert {str(p.relative_to(app_folder)) for p in app_folder.rglob("*") if p.is_file()} == written
+    assert all((app_folder / name).read_text(encoding="utf-8") == content for name, content in files.items())
