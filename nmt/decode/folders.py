@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
+from nmt.data.languages import language_tag
 from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, folder_language, is_language,
                                      names_language, path_language, translated_path)
 from nmt.decode.rows import direction
@@ -163,13 +164,13 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     """What becomes of each file of `folder` (paths relative to it): translated or copied where it
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
-    steps, localized, trees = [], {}, _language_trees(files)
+    steps, localized, trees, names = [], {}, _language_trees(files), _names_by_folder(files)
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):
             steps.append(_Step(path, path, False))
             continue
-        named = _named_language(folder, path, kind, trees) if tgt is not None else None
+        named = _named_language(folder, path, kind, (trees, names)) if tgt is not None else None
         if named is None:
             steps.append(_Step(path, path, True))
             continue
@@ -182,8 +183,8 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if kind in _BILINGUAL + KEYED and not _has_messages(folder / path, kind):
             continue
         target = catalog_path(path, tgt, files) if kind == "po" else translated_path(path, kind, named, tgt)
-        if kind not in _BILINGUAL + KEYED:  # a document in a tree of languages: into the target's folder there
-            target = _existing_folder(target, path, tgt, trees)
+        if kind not in _BILINGUAL + KEYED:  # a document: into the target's folder in its tree, or named for it
+            target = _existing_folder(target, path, tgt, trees) if named.code else _suffixed(path, tgt, names)
         localized.setdefault(target, []).append((path, named.code))
     for target, sources in localized.items():
         path = _primary(sources, folder, target)
@@ -246,21 +247,63 @@ def _existing_folder(target: Path, source: Path, language: str, trees: dict[tupl
     return target
 
 
-def _named_language(folder: Path, path: Path, kind: str, trees: dict) -> PathLanguage | None:
+def _names_by_folder(files: list[Path]) -> dict[tuple[Path, str], set[str]]:
+    """The stems of the files of each folder, by their extension."""
+    names: dict[tuple[Path, str], set[str]] = {}
+    for path in files:
+        names.setdefault((path.parent, path.suffix), set()).add(path.stem)
+    return names
+
+
+def _suffix_separator(path: Path, names: dict) -> str | None:
+    """Where a document has siblings named for their languages (Hugo's about.md beside about.de.md,
+    a store text's description.txt beside description_fr.txt), the mark before their language
+    ("." or "_"); None where it has none."""
+    for sibling in sorted(names.get((path.parent, path.suffix), ())):
+        rest = sibling[len(path.stem):] if sibling.startswith(path.stem) else ""
+        if len(rest) > 1 and rest[0] in "._-" and folder_language(rest[1:], "") is not None:
+            return rest[0]
+    return None
+
+
+def _suffix_language(path: Path, names: dict) -> PathLanguage | None:
+    """A document's language by its name among siblings named for theirs: about.de.md is German,
+    about.md the default (None: its siblings' mark known, it names no language)."""
+    if _suffix_separator(path, names) is not None:
+        return PathLanguage(None)
+    for mark in "._-":
+        base, _, code = path.stem.rpartition(mark)
+        if base and folder_language(code, "") is not None and (
+                base in names.get((path.parent, path.suffix), ()) or _suffix_separator(path.with_name(base + path.suffix),
+                                                                                        names) is not None):
+            return PathLanguage(code)
+    return None
+
+
+def _suffixed(path: Path, language: str, names: dict) -> Path:
+    """A default document's translation, named as its siblings are: about.de.md, description_de.txt."""
+    mark = _suffix_separator(path, names)
+    tag = language_tag(language)
+    return path.with_name(f"{path.stem}{mark}{tag.replace('-', '_') if mark == '_' else tag}{path.suffix}")
+
+
+def _named_language(folder: Path, path: Path, kind: str, trees: tuple) -> PathLanguage | None:
     """The language a file is in, by its path (nmt.decode.locale_paths), where its translations go
     under their languages' names: a monolingual message file's, an XLIFF template's (no target
     language stated: Angular's messages.xlf or messages.en.xlf, whose translations are
     messages.de.xlf), a gettext template's (NAME.pot: de.po, de/LC_MESSAGES/NAME.po), or a
-    document's in a tree of languages (docs/en/ beside docs/fr/: `trees`, _language_trees). None:
-    a file translated in its place."""
+    document's in a tree of languages (docs/en/ beside docs/fr/: `trees`, _language_trees and
+    _names_by_folder) or named for its language beside its siblings (about.de.md). None: a file
+    translated in its place."""
     if kind in KEYED:
         return path_language(path, kind)
     if kind == "xliff" and _stated_target(folder / path, kind) is None:
         return path_language(path, kind) or PathLanguage(None)
     if kind == "po" and path.suffix.lower() == ".pot":
         return PathLanguage(None)
-    if kind not in _BILINGUAL:  # a document: by the folder of its language, in a tree of languages
-        return _tree_language(path, trees)
+    if kind not in _BILINGUAL:  # a document: by the folder of its language in a tree of them, or by its name
+        folders, names = trees
+        return _tree_language(path, folders) or _suffix_language(path, names)
     return None
 
 

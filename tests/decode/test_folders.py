@@ -75,3 +75,24 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
     assert result.exit_code == 0 and "metadata/android/de-DE/short_description.txt written" in result.output, result.output
     assert {str(p.relative_to(app_folder)) for p in app_folder.rglob("*") if p.is_file()} == written
     assert all((app_folder / name).read_text(encoding="utf-8") == content for name, content in files.items())
+
+
+def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_so_named(trained_tiny, tmp_path):
+    """Pages named for their languages (Hugo's about.md beside about.de.md, a store text's
+    description.txt beside description_fr.txt): the German a page lacks is made beside it under
+    its siblings' naming, the German there is kept, the French copied."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    site = tmp_path / "site"
+    files = {"content/about.md": "A dog.\n", "content/about.de.md": "Ein Hund (geprüft).\n",
+             "content/contact.md": "A black dog leaps.\n", "content/contact.fr.md": "Un chien.\n",
+             "store/description.txt": "A black dog leaps.\n", "store/description_fr.txt": "Un chien.\n"}
+    for name, content in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
+    assert written == set(files) | {"content/contact.de.md", "store/description_de.txt"}
+    assert all((out / name).read_text(encoding="utf-8") == content for name, content in files.items())
+    assert (out / "content/contact.de.md").read_text(encoding="utf-8") != files["content/contact.md"]
