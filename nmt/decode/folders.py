@@ -247,11 +247,22 @@ def _existing_folder(target: Path, source: Path, language: str, trees: dict[tupl
     return target
 
 
-def _names_by_folder(files: list[Path]) -> dict[tuple[Path, str], set[str]]:
-    """The stems of the files of each folder, by their extension."""
-    names: dict[tuple[Path, str], set[str]] = {}
+def _names_by_folder(files: list[Path]) -> dict[tuple[Path, str], dict[str, str | None]]:
+    """The stems of the files of each folder, by their extension, each with the mark before the
+    language its siblings are named for (about: "." where about.de.md is one), else None."""
+    names: dict[tuple[Path, str], dict[str, str | None]] = {}
     for path in files:
-        names.setdefault((path.parent, path.suffix), set()).add(path.stem)
+        names.setdefault((path.parent, path.suffix), {}).setdefault(path.stem, None)
+    for stems in names.values():
+        variants: dict[tuple[str, str], int] = {}
+        for stem in list(stems):
+            for mark in "._-":
+                base, _, code = stem.rpartition(mark)
+                if base and folder_language(code, "") is not None:
+                    variants[base, mark] = variants.get((base, mark), 0) + 1
+        for (base, mark), count in variants.items():
+            if base in stems or count >= 2:  # (a file alone that ends in a code may not name its language)
+                stems[base] = stems.get(base) or mark
     return names
 
 
@@ -259,11 +270,7 @@ def _suffix_separator(path: Path, names: dict) -> str | None:
     """Where a document has siblings named for their languages (Hugo's about.md beside about.de.md,
     a store text's description.txt beside description_fr.txt), the mark before their language
     ("." or "_"); None where it has none."""
-    for sibling in sorted(names.get((path.parent, path.suffix), ())):
-        rest = sibling[len(path.stem):] if sibling.startswith(path.stem) else ""
-        if len(rest) > 1 and rest[0] in "._-" and folder_language(rest[1:], "") is not None:
-            return rest[0]
-    return None
+    return names.get((path.parent, path.suffix), {}).get(path.stem)
 
 
 def _suffix_language(path: Path, names: dict) -> PathLanguage | None:
@@ -273,9 +280,7 @@ def _suffix_language(path: Path, names: dict) -> PathLanguage | None:
         return PathLanguage(None)
     for mark in "._-":
         base, _, code = path.stem.rpartition(mark)
-        if base and folder_language(code, "") is not None and (
-                base in names.get((path.parent, path.suffix), ()) or _suffix_separator(path.with_name(base + path.suffix),
-                                                                                        names) is not None):
+        if base and folder_language(code, "") is not None and names[(path.parent, path.suffix)].get(base) == mark:
             return PathLanguage(code)
     return None
 
