@@ -434,15 +434,24 @@ RESX = """<?xml version="1.0" encoding="utf-8"?>
 
 
 @needs_lxml
-def test_a_resx_files_strings_are_translated_its_designer_entries_and_other_resources_kept():
+def test_a_resx_files_strings_are_translated_into_a_file_of_its_strings_alone():
+    """The translation (Form1.de.resx) holds the strings, their comments and the header; the
+    designer's entries, sizes and empty strings stay the default file's, as .NET falls back to it."""
     from nmt.decode.resx_document import ResxDocument
 
     document = ResxDocument.read(RESX.encode(), "Resources.resx")
     assert document.texts == ["Hello {0}, a dog runs.", "Save file"] and document.numbers == [7, 11]
-    assert document.write(document.texts, "de").decode() == RESX
+    strings_alone = RESX[:RESX.index('  <data name="&gt;&gt;button1.Name"')] + "</root>\n"
+    assert document.write(document.texts, "de").decode() == strings_alone
     written = ResxDocument.read(RESX.encode(), "Resources.resx").write(["Hallo {0}, ein Hund rennt.", "Datei speichern"], "de")
     assert b"<value>Hallo {0}, ein Hund rennt.</value>\n    <comment>Shown at start</comment>" in written
-    assert b"<value>Datei speichern</value>" in written and b"<value>75, 23</value>" in written
+    assert b"<value>Datei speichern</value>" in written and b"75, 23" not in written and b"button1.Name" not in written
+    # updated: the earlier translation's own resources stay (a button made wider for German)
+    earlier = written.decode().replace("</root>", '  <data name="button1.Size" type="System.Drawing.Size, System.Drawing">\n'
+                                                  '    <value>120, 23</value>\n  </data>\n</root>')
+    document = ResxDocument.read(RESX.encode(), "Resources.resx")
+    assert document.keep_from(ResxDocument.read(earlier.encode(), "Resources.de.resx")) == 2
+    assert document.write(document.with_kept([]), "de").decode() == earlier
 
 
 PROPERTIES = """# Messages of the app
