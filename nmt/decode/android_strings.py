@@ -182,6 +182,9 @@ class AndroidStrings(MessageFile):
         translated = iter(translations)
         for text in self.messages:
             text.put(translated)
+        for resource in [child for child in self.file.root if isinstance(child.tag, str)]:
+            if local_name(resource.tag) not in _RESOURCES:  # a colour, a size: the default file's (values/), for every language
+                _remove(resource)
         added = sum(_plural_quantities(plurals, target, self.earlier) for plurals in self.file.root
                     if local_name(plurals.tag) == "plurals")
         if added:

@@ -172,8 +172,10 @@ def test_android_strings_are_read_with_their_escapes_and_written_back_in_them():
                               "%d dog", "%d dogs"]
     assert document.numbers == [4, 5, 5, 6, 8, 9, 10, 12, 16, 17]
     written = document.write(document.texts, "de").decode()
-    # as it came (each string unchanged as written), but for what is not to be translated: gone
+    # as it came (each string unchanged as written), but for what is not to be translated and what is
+    # not a string (a colour: the default file's, for every language): gone
     assert written == (ANDROID.replace('    <string name="app_name" translatable="false">Dogs</string>\n', "")
+                       .replace('\n    <color name="red">#f00</color>', "")
                        .replace('\n    <string name="version" translatable="false">1.0</string>', ""))
     translated = _android(ANDROID)
     root = etree.fromstring(translated.write([f"«{text}»" for text in translated.texts], "de"))
