@@ -7,7 +7,8 @@ they were, and a value continued over lines (a line ending in `\\`) is written o
 escapes (`\\n`, `\\t`, `\\uXXXX`, `\\=`, a leading `\\ `) are read and written again. A value with a
 MessageFormat argument (`{0}`) writes an apostrophe as two (`don''t`), as MessageFormat reads it,
 and is given to the model with one. A file in ASCII (ISO-8859-1, as Java read it before version 9)
-writes what is not ASCII as `\\uXXXX`; one in UTF-8 stays UTF-8.
+writes what is not ASCII as `\\uXXXX`; one in UTF-8 stays UTF-8, and so does the translation
+`--update` finds written in UTF-8.
 """
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ class PropertiesDocument(MessageFile):
         return cls(text, values, encoding)
 
     target_language = None  # (Java names it in the file's name: messages_de.properties)
+
+    def keep_from(self, earlier: "MessageFile") -> int:
+        """MessageFile.keep_from; a translation written in UTF-8 before (Java 9 and Spring read it
+        so) stays UTF-8 though its source is ASCII."""
+        if not earlier.ascii_only:
+            self.ascii_only, self.encoding = False, earlier.encoding
+        return super().keep_from(earlier)
 
     def write(self, translations: list[str], target: str) -> bytes:
         translated, edits = iter(translations), []

@@ -967,6 +967,20 @@ def test_update_keeps_a_translators_text_whole_where_a_source_would_keep_it_as_w
     assert written["e"] == "12:30" and written["f"] not in ("", "a dog runs")
 
 
+@pytest.mark.parametrize("earlier, written", [("a = Gerät\n", "a = Gerät\nb = Zwei Kätzchen\n"),
+                                              ("a = Ger\\u00e4t\n", "a = Ger\\u00e4t\nb = Zwei K\\u00e4tzchen\n")])
+def test_a_bundles_translation_stays_in_the_encoding_it_was_written_in(earlier, written):
+    """An English bundle is ASCII; its German, written in UTF-8 before (Java 9 and Spring read it
+    so), stays UTF-8 when updated, and one written with escapes keeps them."""
+    from nmt.decode.stream import read_document
+    from nmt.decode.text.messages import read_as_translation
+
+    with read_as_translation():
+        document = read_document("properties", b"a = Device\nb = Two kittens\n", "messages.properties")
+        assert document.keep_from(read_document("properties", earlier.encode(), "messages_de.properties")) == 1
+    assert document.write(document.with_kept(["Zwei Kätzchen"]), "de").decode() == written
+
+
 @needs_lxml
 def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tmp_path):
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
