@@ -171,6 +171,9 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     if update is not None and input_format not in UPDATABLE:
         raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(UPDATABLE)}); "
                        f"not of --input-format {input_format}")
+    if update is None and input_format in UPDATABLE and _holds_translations(output, input_format):
+        raise NmtError(f"{output}: holds translations already; --update {output} keeps them and translates what is "
+                       "new (or remove it to translate everything anew)")
     if input_format in WHOLE_FILE:
         return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,
                                      extras, shards, done, update)
@@ -295,6 +298,26 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         with replaced_whole(output, "wb") as f:
             f.write(content)
     return StreamReport(lines=len(requests), kept=(kept, document.message_count) if update is not None else None)
+
+
+def _holds_translations(output: str, kind: str) -> bool:
+    """Whether the file a program's messages would be written to is there already with messages in
+    it: a translation a reviewer may have worked on, not to be replaced unasked (as msginit will
+    not replace a catalog)."""
+    from nmt.data.corpus import read_bytes
+
+    if output == "-" or not Path(output).is_file():
+        return False
+    try:
+        with read_as_translation():
+            contents = read_document(kind, read_bytes(Path(output)), output).contents()
+    except NmtError:  # (not a file of that kind: replaced as any output file is)
+        return False
+    if kind == "xliff":  # (a unit: its source and target)
+        return any(target for _, target in contents.values())
+    if kind == "po":  # (an entry: its msgstr, its plural forms, whether fuzzy)
+        return any(msgstr or any(form for _, form in plurals) for msgstr, plurals, _ in contents.values())
+    return bool(contents)
 
 
 def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:

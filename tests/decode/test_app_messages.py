@@ -1002,6 +1002,11 @@ def test_translate_update_keeps_an_earlier_translation_in_place(trained_tiny, tm
                                  "--update", str(tmp_path / "de.json")])
     assert result.exit_code == 0 and "3 of 3 messages kept" in result.output, result.output
     assert (tmp_path / "de2.json").read_bytes() == (tmp_path / "de.json").read_bytes()
+    # a translation there already is not replaced unasked
+    before = (tmp_path / "de.json").read_bytes()
+    one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "en.json"), "-o",
+                                       str(tmp_path / "de.json")]), f"{tmp_path / 'de.json'}: holds translations already; --update")
+    assert (tmp_path / "de.json").read_bytes() == before
     (tmp_path / "page.md").write_text("A dog.\n")
     for args, words in (([str(tmp_path / "page.md"), "--update", str(tmp_path / "de.json")], "--update keeps the translations of a file of keys"),
                         ([str(tmp_path), "--update", str(tmp_path / "de.json")], "(of a folder: the folder itself, -i FOLDER --update FOLDER"),

@@ -272,6 +272,31 @@ def test_a_catalog_filled_in_place_changes_only_in_the_messages_translated(train
 
 
 @needs_lxml
+@needs_polib
+def test_a_translators_file_is_not_replaced_unasked_but_a_template_or_other_file_is(trained_tiny, tmp_path):
+    """An XLIFF file with targets or a catalog with translations as the output: a one-line error
+    naming --update, nothing written. One without a translation yet (or of another kind) is
+    replaced, as any output file is."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    translated_xliff = ANGULAR_TEMPLATE.replace("A dog runs</source>", "A dog runs</source><target>Ein Hund rennt</target>")
+    translated_po = POT.replace('msgid "A dog"\nmsgstr ""', 'msgid "A dog"\nmsgstr "Ein Hund"')
+    (tmp_path / "messages.xlf").write_text(ANGULAR_TEMPLATE, encoding="utf-8")
+    (tmp_path / "app.pot").write_text(POT, encoding="utf-8")
+    for source, output, there, held in (("messages.xlf", "messages.de.xlf", translated_xliff, True),
+                                        ("app.pot", "de.po", translated_po, True),
+                                        ("messages.xlf", "empty.de.xlf", ANGULAR_TEMPLATE, False),
+                                        ("app.pot", "other.po", "not a catalog at all\n", False)):
+        (tmp_path / output).write_text(there, encoding="utf-8")
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / source), "-o", str(tmp_path / output)])
+        if held:
+            one_line_error(result, f"{tmp_path / output}: holds translations already; --update {tmp_path / output} keeps them")
+            assert (tmp_path / output).read_text(encoding="utf-8") == there
+        else:
+            assert result.exit_code == 0, result.output
+            assert (tmp_path / output).read_text(encoding="utf-8") != there
+
+
+@needs_lxml
 def test_a_trados_segment_is_marked_a_draft_from_machine_translation():
     sdl = "http://sdl.com/FileTypes/SdlXliff/1.0"
     data = (f'<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2" xmlns:sdl="{sdl}"><file><body>'
