@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.data.languages import language_tag
-from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, folder_language, is_language,
-                                     names_language, path_language, translated_path)
+from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, existing_folder, is_language,
+                                     language_trees, names_by_folder, names_language, path_language, suffix_language,
+                                     suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
@@ -164,7 +164,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     """What becomes of each file of `folder` (paths relative to it): translated or copied where it
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
-    steps, localized, trees, names = [], {}, _language_trees(files), _names_by_folder(files)
+    steps, localized, trees, names = [], {}, language_trees(files), names_by_folder(files)
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):
@@ -184,7 +184,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
             continue
         target = catalog_path(path, tgt, files) if kind == "po" else translated_path(path, kind, named, tgt)
         if kind not in _BILINGUAL + KEYED:  # a document: into the target's folder in its tree, or named for it
-            target = _existing_folder(target, path, tgt, trees) if named.code else _suffixed(path, tgt, names)
+            target = existing_folder(target, path, tgt, trees) if named.code else suffixed(path, tgt, names)
         localized.setdefault(target, []).append((path, named.code))
     for target, sources in localized.items():
         path = _primary(sources, folder, target)
@@ -215,90 +215,13 @@ def _primary(sources: list[tuple[Path, str | None]], folder: Path, target: Path)
                    "name the source language (--src-lang) or leave one of them out")
 
 
-def _language_trees(files: list[Path]) -> dict[tuple[str, ...], set[str]]:
-    """The folders (as paths' parts) that hold a folder for each of two languages or more, with
-    those folders' names: a documentation site's en/ and de/, fastlane's metadata/android/en-US/
-    and de-DE/."""
-    languages: dict[tuple[str, ...], set[str]] = {}
-    for path in files:
-        for index, name in enumerate(path.parts[:-1]):
-            if folder_language(name, path.parts[index - 1] if index else "") is not None:
-                languages.setdefault(path.parts[:index], set()).add(name)
-    return {parent: names for parent, names in languages.items() if len(names) >= 2}
-
-
-def _tree_language(path: Path, trees: dict[tuple[str, ...], set[str]]) -> PathLanguage | None:
-    """The language of the folder a document lies in within a tree of languages, or None."""
-    for index, name in enumerate(path.parts[:-1]):
-        if path.parts[:index] in trees and (code := folder_language(name, path.parts[index - 1] if index else "")):
-            return PathLanguage(code)
-    return None
-
-
-def _existing_folder(target: Path, source: Path, language: str, trees: dict[tuple[str, ...], set[str]]) -> Path:
-    """`target` (a document's translation in a tree of languages) in the folder the tree already has
-    for the language, where it has one under another name (de-DE/ where nmt would write de/)."""
-    for index in range(len(source.parts) - 1):
-        parent = source.parts[:index]
-        if parent in trees and target.parts[:index] == parent:
-            for sibling in sorted(trees[parent]):
-                if is_language(PathLanguage(sibling), language):
-                    return Path(*parent, sibling, *target.parts[index + 1:])
-    return target
-
-
-def _names_by_folder(files: list[Path]) -> dict[tuple[Path, str], dict[str, str | None]]:
-    """The stems of the files of each folder, by their extension, each with the mark before the
-    language its siblings are named for (about: "." where about.de.md is one), else None."""
-    names: dict[tuple[Path, str], dict[str, str | None]] = {}
-    for path in files:
-        names.setdefault((path.parent, path.suffix), {}).setdefault(path.stem, None)
-    for stems in names.values():
-        variants: dict[tuple[str, str], int] = {}
-        for stem in list(stems):
-            for mark in "._-":
-                base, _, code = stem.rpartition(mark)
-                if base and folder_language(code, "") is not None:
-                    variants[base, mark] = variants.get((base, mark), 0) + 1
-        for (base, mark), count in variants.items():
-            if base in stems or count >= 2:  # (a file alone that ends in a code may not name its language)
-                stems[base] = stems.get(base) or mark
-    return names
-
-
-def _suffix_separator(path: Path, names: dict) -> str | None:
-    """Where a document has siblings named for their languages (Hugo's about.md beside about.de.md,
-    a store text's description.txt beside description_fr.txt), the mark before their language
-    ("." or "_"); None where it has none."""
-    return names.get((path.parent, path.suffix), {}).get(path.stem)
-
-
-def _suffix_language(path: Path, names: dict) -> PathLanguage | None:
-    """A document's language by its name among siblings named for theirs: about.de.md is German,
-    about.md the default (None: its siblings' mark known, it names no language)."""
-    if _suffix_separator(path, names) is not None:
-        return PathLanguage(None)
-    for mark in "._-":
-        base, _, code = path.stem.rpartition(mark)
-        if base and folder_language(code, "") is not None and names[(path.parent, path.suffix)].get(base) == mark:
-            return PathLanguage(code)
-    return None
-
-
-def _suffixed(path: Path, language: str, names: dict) -> Path:
-    """A default document's translation, named as its siblings are: about.de.md, description_de.txt."""
-    mark = _suffix_separator(path, names)
-    tag = language_tag(language)
-    return path.with_name(f"{path.stem}{mark}{tag.replace('-', '_') if mark == '_' else tag}{path.suffix}")
-
-
 def _named_language(folder: Path, path: Path, kind: str, trees: tuple) -> PathLanguage | None:
     """The language a file is in, by its path (nmt.decode.locale_paths), where its translations go
     under their languages' names: a monolingual message file's, an XLIFF template's (no target
     language stated: Angular's messages.xlf or messages.en.xlf, whose translations are
     messages.de.xlf), a gettext template's (NAME.pot: de.po, de/LC_MESSAGES/NAME.po), or a
-    document's in a tree of languages (docs/en/ beside docs/fr/: `trees`, _language_trees and
-    _names_by_folder) or named for its language beside its siblings (about.de.md). None: a file
+    document's in a tree of languages (docs/en/ beside docs/fr/: `trees`, language_trees and
+    names_by_folder) or named for its language beside its siblings (about.de.md). None: a file
     translated in its place."""
     if kind in KEYED:
         return path_language(path, kind)
@@ -308,7 +231,7 @@ def _named_language(folder: Path, path: Path, kind: str, trees: tuple) -> PathLa
         return PathLanguage(None)
     if kind not in _BILINGUAL:  # a document: by the folder of its language in a tree of them, or by its name
         folders, names = trees
-        return _tree_language(path, folders) or _suffix_language(path, names)
+        return tree_language(path, folders) or suffix_language(path, names)
     return None
 
 

@@ -13,6 +13,9 @@ its own way:
   `pt-BR.json`, `app_de.arb`, `devise.de.yml`).
 - Templates: Angular's XLIFF `messages.xlf` (or `messages.en.xlf`) beside `messages.de.xlf`;
   gettext's `NAME.pot` beside `de.po`, or with `de/LC_MESSAGES/NAME.po` (catalog_path).
+- Documents: a folder of a tree of languages (`docs/en/` beside `docs/de/`, fastlane's
+  `metadata/android/en-US/` beside `de-DE/`: language_trees), or a name among siblings named for
+  theirs (`about.md` beside `about.de.md`: names_by_folder).
 """
 
 from __future__ import annotations
@@ -199,3 +202,83 @@ def _android_qualifier(tag: str) -> str:
     if len(variant) == 2 and variant.isupper():
         return f"-{language}-r{variant}"
     return f"-b+{tag.replace('-', '+')}"
+
+
+# Documents: the language of a page in a tree of languages (docs/en/, docs/de/), or of one named for
+# its language beside its siblings (about.md, about.de.md)
+
+def language_trees(files: list[Path]) -> dict[tuple[str, ...], set[str]]:
+    """The folders (as paths' parts) that hold a folder for each of two languages or more, with
+    those folders' names: a documentation site's en/ and de/, fastlane's metadata/android/en-US/
+    and de-DE/."""
+    languages: dict[tuple[str, ...], set[str]] = {}
+    for path in files:
+        for index, name in enumerate(path.parts[:-1]):
+            if folder_language(name, path.parts[index - 1] if index else "") is not None:
+                languages.setdefault(path.parts[:index], set()).add(name)
+    return {parent: names for parent, names in languages.items() if len(names) >= 2}
+
+
+def tree_language(path: Path, trees: dict[tuple[str, ...], set[str]]) -> PathLanguage | None:
+    """The language of the folder a document lies in within a tree of languages, or None."""
+    for index, name in enumerate(path.parts[:-1]):
+        if path.parts[:index] in trees and (code := folder_language(name, path.parts[index - 1] if index else "")):
+            return PathLanguage(code)
+    return None
+
+
+def existing_folder(target: Path, source: Path, language: str, trees: dict[tuple[str, ...], set[str]]) -> Path:
+    """`target` (a document's translation in a tree of languages) in the folder the tree already has
+    for the language, where it has one under another name (de-DE/ where nmt would write de/)."""
+    for index in range(len(source.parts) - 1):
+        parent = source.parts[:index]
+        if parent in trees and target.parts[:index] == parent:
+            for sibling in sorted(trees[parent]):
+                if is_language(PathLanguage(sibling), language):
+                    return Path(*parent, sibling, *target.parts[index + 1:])
+    return target
+
+
+def names_by_folder(files: list[Path]) -> dict[tuple[Path, str], dict[str, str | None]]:
+    """The stems of the files of each folder, by their extension, each with the mark before the
+    language its siblings are named for (about: "." where about.de.md is one), else None."""
+    names: dict[tuple[Path, str], dict[str, str | None]] = {}
+    for path in files:
+        names.setdefault((path.parent, path.suffix), {}).setdefault(path.stem, None)
+    for stems in names.values():
+        variants: dict[tuple[str, str], int] = {}
+        for stem in list(stems):
+            for mark in "._-":
+                base, _, code = stem.rpartition(mark)
+                if base and folder_language(code, "") is not None:
+                    variants[base, mark] = variants.get((base, mark), 0) + 1
+        for (base, mark), count in variants.items():
+            if base in stems or count >= 2:  # (a file alone that ends in a code may not name its language)
+                stems[base] = stems.get(base) or mark
+    return names
+
+
+def suffix_separator(path: Path, names: dict) -> str | None:
+    """Where a document has siblings named for their languages (Hugo's about.md beside about.de.md,
+    a store text's description.txt beside description_fr.txt), the mark before their language
+    ("." or "_"); None where it has none."""
+    return names.get((path.parent, path.suffix), {}).get(path.stem)
+
+
+def suffix_language(path: Path, names: dict) -> PathLanguage | None:
+    """A document's language by its name among siblings named for theirs: about.de.md is German,
+    about.md the default (None: its siblings' mark known, it names no language)."""
+    if suffix_separator(path, names) is not None:
+        return PathLanguage(None)
+    for mark in "._-":
+        base, _, code = path.stem.rpartition(mark)
+        if base and folder_language(code, "") is not None and names[(path.parent, path.suffix)].get(base) == mark:
+            return PathLanguage(code)
+    return None
+
+
+def suffixed(path: Path, language: str, names: dict) -> Path:
+    """A default document's translation, named as its siblings are: about.de.md, description_de.txt."""
+    mark = suffix_separator(path, names)
+    tag = language_tag(language)
+    return path.with_name(f"{path.stem}{mark}{tag.replace('-', '_') if mark == '_' else tag}{path.suffix}")
