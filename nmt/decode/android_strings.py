@@ -29,7 +29,7 @@ from nmt.decode.inline_codes import fill_inline, inline_markup, spaced_as_in
 from nmt.decode.plural_categories import plural_forms
 from nmt.decode.message_file import MessageFile, backslash_unescaped
 from nmt.decode.text.messages import Message, as_markup, from_markup, joined
-from nmt.decode.xml_file import XmlFile
+from nmt.decode.xml_file import XmlFile, remove_element
 
 _STYLES = {"b", "i", "u", "s", "strike", "del", "em", "strong", "big", "small", "sup", "sub", "tt", "font", "a",
            "annotation", "span", "li", "ul"}  # tags Android styles text with: around words
@@ -161,7 +161,7 @@ class AndroidStrings(MessageFile):
         root = file.root
         for resource in [child for child in root if local_name(child.tag) in _RESOURCES]:
             if resource.get("translatable") == "false":
-                _remove(resource)
+                remove_element(resource)
         texts = []
         for resource in root:
             kind, name = local_name(resource.tag), resource.get("name")
@@ -184,25 +184,13 @@ class AndroidStrings(MessageFile):
             text.put(translated)
         for resource in [child for child in self.file.root if isinstance(child.tag, str)]:
             if local_name(resource.tag) not in _RESOURCES:  # a colour, a size: the default file's (values/), for every language
-                _remove(resource)
+                remove_element(resource)
         added = sum(_plural_quantities(plurals, target, self.earlier) for plurals in self.file.root
                     if local_name(plurals.tag) == "plurals")
         if added:
             self.warnings.append(f"{added} plural quantities added for {target} with their 'other' item's "
                                  "translation: review them")
         return self.file.bytes()
-
-
-def _remove(element) -> None:
-    """An element taken out with its line (lxml takes its tail, the line break and indentation
-    after it, with it)."""
-    previous, parent = element.getprevious(), element.getparent()
-    if element.getnext() is None:  # the last: what came after it comes before the closing tag
-        if previous is not None:
-            previous.tail = element.tail
-        else:
-            parent.text = element.tail
-    parent.remove(element)
 
 
 def _plural_quantities(plurals, target: str, earlier: dict) -> int:

@@ -16,7 +16,7 @@ import copy
 
 from nmt.data.tmx import local_name
 from nmt.decode.message_file import ElementText, MessageFile
-from nmt.decode.xml_file import XmlFile
+from nmt.decode.xml_file import XmlFile, remove_element
 from nmt.errors import NmtError
 
 
@@ -58,12 +58,10 @@ class ResxDocument(MessageFile):
             value.element.text = value.translation(translated)
         # a language's file holds its strings only: the rest (images, sizes, the designer's entries, a
         # string kept as written) comes from the default file, so that a change made there holds for it
-        strings = [value.element.getparent() for index, value in enumerate(self.messages)
-                   if index in self.kept or value.to_translate]  # (held: lxml gives an element the same object while one is)
-        held = {id(string) for string in strings}
+        strings = {value.key for index, value in enumerate(self.messages) if index in self.kept or value.to_translate}
         for data_element in list(self.file.root.iter("data")):
-            if id(data_element) not in held:
-                _remove(data_element)
+            if (data_element.get("name"),) not in strings:
+                remove_element(data_element)
         for resource in self.resources_kept:
             _append(self.file.root, resource)
         return self.file.bytes()
@@ -86,15 +84,3 @@ def _append(root, element) -> None:
         before = children[-2].tail if len(children) > 1 else root.text
         element.tail, last.tail = last.tail, before
     root.append(element)
-
-
-def _remove(element) -> None:
-    """An element taken out, the lines around it as they were (the last one's end before the
-    closing tag kept)."""
-    parent, previous = element.getparent(), element.getprevious()
-    if element.getnext() is None:
-        if previous is not None:
-            previous.tail = element.tail
-        else:
-            parent.text = element.tail
-    parent.remove(element)

@@ -94,6 +94,18 @@ def claim_language(holder, attribute: str, target: str, written: str, warnings: 
                         "(a multilingual model's --tgt-lang chooses another)")
 
 
+def remove_element(element) -> None:
+    """An element taken out with its line (lxml takes its tail, the line break and indentation
+    after it, with it); the last one's tail, what comes before the closing tag, kept."""
+    previous, parent = element.getprevious(), element.getparent()
+    if element.getnext() is None:
+        if previous is not None:
+            previous.tail = element.tail
+        else:
+            parent.text = element.tail
+    parent.remove(element)
+
+
 def _keep_end_tags(root, data: bytes) -> None:
     """Each empty element that `data` writes with an end tag given an empty text, which lxml
     writes so (each found by its name and line)."""
