@@ -72,6 +72,10 @@ class MessageFile:
         """The messages kept or to translate (not those kept as written)."""
         return sum(index in self.kept or message.to_translate for index, message in enumerate(self.messages))
 
+    def holds_translations(self) -> bool:
+        """Whether the file has a message (as a translation: a file of one language)."""
+        return bool(self.messages)
+
     def contents(self) -> dict:
         """Each message's text by its key: what two versions of a file must share to say the same."""
         return {message.key: message.markup for message in self.messages}

@@ -75,6 +75,10 @@ class PoDocument:
     def with_kept(self, translations: list[str]) -> list[str]:
         return translations  # (the kept messages are in the merged catalog already)
 
+    def holds_translations(self) -> bool:
+        """Whether a message has its translation."""
+        return any(entry.msgstr or any(entry.msgstr_plural.values()) for entry in self.catalog if entry.msgid)
+
     def contents(self) -> dict:
         """Each message's translation by its context and msgid: what two versions of a catalog must
         share to say the same."""

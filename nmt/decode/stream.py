@@ -310,14 +310,9 @@ def _holds_translations(output: str, kind: str) -> bool:
         return False
     try:
         with read_as_translation():
-            contents = read_document(kind, read_bytes(Path(output)), output).contents()
+            return read_document(kind, read_bytes(Path(output)), output).holds_translations()
     except NmtError:  # (not a file of that kind: replaced as any output file is)
         return False
-    if kind == "xliff":  # (a unit: its source and target)
-        return any(target for _, target in contents.values())
-    if kind == "po":  # (an entry: its msgstr, its plural forms, whether fuzzy)
-        return any(msgstr or any(form for _, form in plurals) for msgstr, plurals, _ in contents.values())
-    return bool(contents)
 
 
 def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:

@@ -153,6 +153,10 @@ class XliffDocument:
     def with_kept(self, translations: list[str]) -> list[str]:
         return translations  # (the kept segments are filled already)
 
+    def holds_translations(self) -> bool:
+        """Whether a unit has its target."""
+        return any(not _empty(target) for _, _, target in _units(self.file.root, self.ns))
+
     def contents(self) -> dict:
         """Each unit's (segment's) source and target, as written, by its key: what two versions of
         a file must share to say the same."""
