@@ -11,6 +11,7 @@ beside it under a hidden name, then renamed.
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from collections.abc import Callable
@@ -180,12 +181,9 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if src is not None and named.code is not None and not is_language(named, src):
             report.other_languages.append(path)
             continue
-        if kind in _BILINGUAL + KEYED and not _has_messages(folder / path, kind):
-            continue
-        target = catalog_path(path, tgt, files) if kind == "po" else translated_path(path, kind, named, tgt)
-        if kind not in _BILINGUAL + KEYED:  # a document: into the target's folder in its tree, or named for it
-            target = existing_folder(target, path, tgt, trees) if named.code else suffixed(path, tgt, names)
-        localized.setdefault(target, []).append((path, named.code))
+        if kind in _BILINGUAL + KEYED and not _read(folder / path, kind).texts:
+            continue  # (nothing to translate: colours, strings marked untranslatable)
+        localized.setdefault(_translation_path(path, kind, named, tgt, files, (trees, names)), []).append((path, named.code))
     for target, sources in localized.items():
         path = _primary(sources, folder, target)
         report.other_languages += [other for other, _ in sources if other != path]
@@ -197,6 +195,21 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         steps.append(_Step(path, target, True, target if earlier.is_file() else None))
         report.localized.append((path, target))
     return steps
+
+
+def _translation_path(path: Path, kind: str, named: PathLanguage, target: str, files: list[Path],
+                      documents: tuple) -> Path:
+    """Where the translation into `target` of a file whose path names the language `named` goes:
+    a gettext template's catalog where the folder keeps the others, a document in its tree's
+    folder for the target or named as its siblings, a message file under its platform's name."""
+    if kind == "po":
+        return catalog_path(path, target, files)
+    if kind not in _BILINGUAL + KEYED:
+        trees, names = documents
+        if named.code is None:
+            return suffixed(path, target, names)
+        return existing_folder(translated_path(path, kind, named, target), path, target, trees)
+    return translated_path(path, kind, named, target)
 
 
 def _primary(sources: list[tuple[Path, str | None]], folder: Path, target: Path) -> Path:
@@ -237,9 +250,21 @@ def _named_language(folder: Path, path: Path, kind: str, trees: tuple) -> PathLa
 
 def _stated_target(path: Path, kind: str) -> str | None:
     """The target language a bilingual file (XLIFF, gettext, Qt) states inside, if any."""
+    return getattr(_read(path, kind), "target_language", None)
+
+
+def _read(path: Path, kind: str):
+    """A file of the folder read as `kind`, once while it is unchanged (its language and whether it
+    has messages are asked apart)."""
+    stat = path.stat()
+    return _read_unchanged(path, kind, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_unchanged(path: Path, kind: str, mtime_ns: int, size: int):
     from nmt.data.corpus import read_bytes
 
-    return getattr(read_document(kind, read_bytes(path), str(path)), "target_language", None)
+    return read_document(kind, read_bytes(path), str(path))
 
 
 def _unlisted(folder: Path, catalog: Path) -> list[str]:
@@ -252,14 +277,6 @@ def _unlisted(folder: Path, catalog: Path) -> list[str]:
     if catalog.stem in {word for line in lines for word in line.split("#")[0].split()}:
         return []
     return [f"{catalog.parent / 'LINGUAS'} does not list {catalog.stem}: add it, or the build leaves {catalog} out"]
-
-
-def _has_messages(path: Path, kind: str) -> bool:
-    """Whether a program's message file holds a message to translate (not one of colours or
-    untranslatable strings alone), so that its translation is worth a file."""
-    from nmt.data.corpus import read_bytes
-
-    return bool(read_document(kind, read_bytes(path), str(path)).texts)
 
 
 def _translated(path: Path, folder: Path) -> bool:
