@@ -258,7 +258,7 @@ def names_by_folder(files: list[Path]) -> dict[tuple[Path, str], dict[str, str |
     return names
 
 
-def suffix_separator(path: Path, names: dict) -> str | None:
+def _suffix_separator(path: Path, names: dict) -> str | None:
     """Where a document has siblings named for their languages (Hugo's about.md beside about.de.md,
     a store text's description.txt beside description_fr.txt), the mark before their language
     ("." or "_"); None where it has none."""
@@ -268,7 +268,7 @@ def suffix_separator(path: Path, names: dict) -> str | None:
 def suffix_language(path: Path, names: dict) -> PathLanguage | None:
     """A document's language by its name among siblings named for theirs: about.de.md is German,
     about.md the default (None: its siblings' mark known, it names no language)."""
-    if suffix_separator(path, names) is not None:
+    if _suffix_separator(path, names) is not None:
         return PathLanguage(None)
     for mark in "._-":
         base, _, code = path.stem.rpartition(mark)
@@ -279,6 +279,6 @@ def suffix_language(path: Path, names: dict) -> PathLanguage | None:
 
 def suffixed(path: Path, language: str, names: dict) -> Path:
     """A default document's translation, named as its siblings are: about.de.md, description_de.txt."""
-    mark = suffix_separator(path, names)
+    mark = _suffix_separator(path, names)
     tag = language_tag(language)
     return path.with_name(f"{path.stem}{mark}{tag.replace('-', '_') if mark == '_' else tag}{path.suffix}")
