@@ -200,7 +200,7 @@ def file_format(source: str) -> str | None:
     if kind == "xml":  # Android's resources: res/values/strings.xml, res/values-de/strings.xml
         kind = "android" if Path(source).parent.name.startswith("values") else kind
     return subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
-                                       "markdown" if suffix in ("md", "markdown") else
+                                       "markdown" if suffix in ("md", "mdx", "markdown") else
                                        kind if kind in DOCUMENTS else None)
 
 
@@ -229,7 +229,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         document = HtmlDocument.read(lines)
         markup = [True] * len(document.texts)
     elif kind == "markdown":
-        document = MarkdownDocument.read(lines)
+        document = MarkdownDocument.read(lines, mdx=name.lower().endswith(".mdx"))
         markup = document.markup
         cfg = cfg.model_copy(update={"markdown": True})
     else:

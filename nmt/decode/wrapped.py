@@ -9,14 +9,28 @@ with the lines after it that are not so marked.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nmt.decode.subtitles import rewrapped
 from nmt.decode.text.list_markers import list_marker
 
 
+_HARD_BREAK = re.compile(r"(?<=\S)(?:\\| {2,})$")  # Markdown's line break: a backslash or two spaces at a line's end
+
+
+_QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
+
+
 def _indentation(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
+
+
+def _prefix(line: str, markdown: bool) -> str:
+    """What a unit's later line keeps in front of its words: its indentation, or in Markdown its
+    block quote's marks."""
+    quote = _QUOTE.match(line) if markdown else None
+    return quote.group() if quote else _indentation(line)
 
 
 @dataclass
@@ -25,27 +39,50 @@ class Wrapped:
     lines with their translations out (`write`)."""
     lines: list[str]
     units: list[tuple[int, int]]  # (start, end) of each paragraph's or item's lines
+    breaks: list[str]  # each unit's line break at its end (Markdown's), or ""
+    markdown: bool = False
 
     @classmethod
-    def read(cls, lines: list[str], continue_indented: bool = False) -> "Wrapped":
-        """`continue_indented`: an indented line without a marker continues the unit before it
-        (a Markdown list item's lines), rather than starting one."""
+    def read(cls, lines: list[str], markdown: bool = False) -> "Wrapped":
+        """`markdown`: Markdown's rules: an indented line without a marker continues the unit
+        before it (a list item's lines), and so does a block quote's line the unit's quote (a
+        quoted paragraph's), rather than starting one; a quote's line without words (">") parts
+        its paragraphs, and a line break ("\\" or two spaces at a line's end) ends a unit, as
+        the line it ends is shown."""
         units: list[tuple[int, int]] = []
+        breaks: list[str] = []
         start = None
         for i, line in enumerate([*lines, ""]):
             marker = list_marker(line)
-            if continue_indented and not marker.strip():
+            quote = _QUOTE.match(line) if markdown else None
+            empty = not line.strip() or bool(quote and not line[quote.end():].strip())
+            if markdown and quote and start is not None and not list_marker(line[quote.end():]).strip():
+                started = _QUOTE.match(lines[start])
+                if started and started.group().replace(" ", "") == quote.group().replace(" ", ""):
+                    marker = ""  # the quoted paragraph goes on
+            if markdown and not marker.strip():
                 marker = ""
-            if start is not None and (not line.strip() or marker):
+            if start is not None and (empty or marker):
                 units.append((start, i))
+                breaks.append("")
                 start = None
-            if start is None and line.strip():
+            if start is None and not empty:
                 start = i
-        return cls(lines, units)
+            hard_break = _HARD_BREAK.search(line) if markdown and start is not None and i < len(lines) else None
+            if hard_break and i + 1 < len(lines) and lines[i + 1].strip():
+                units.append((start, i + 1))
+                breaks.append(hard_break.group())
+                start = None
+        return cls(lines, units, breaks, markdown)
 
     @property
     def texts(self) -> list[str]:
-        return [" ".join(line.strip() for line in self.lines[a:b]) for a, b in self.units]
+        texts = []
+        for (a, b), end in zip(self.units, self.breaks):
+            text = " ".join([self.lines[a].strip(), *(line[len(_prefix(line, self.markdown)):].strip()
+                                                      for line in self.lines[a + 1:b])])
+            texts.append(text[:-1].rstrip() if end.strip() else text)  # without a break's backslash
+        return texts
 
     @property
     def numbers(self) -> list[int]:
@@ -56,12 +93,17 @@ class Wrapped:
         """The lines with each unit's translation over its lines, the marker or indentation that
         translation kept in front of the first (nmt.decode.text.list_markers) where it stood."""
         out, at = [], 0
-        for (a, b), translation in zip(self.units, translations):
+        for (a, b), translation, end in zip(self.units, translations, self.breaks):
             out += self.lines[at:a]
-            marker = list_marker(self.lines[a])
-            marker = marker if marker and translation.startswith(marker) else ""  # (as translate kept it)
-            broken = rewrapped(translation[len(marker):], b - a)
-            # the lines after the first indented as they were (a Markdown list item's)
-            out += [marker + broken[0], *(_indentation(self.lines[a + k]) + line for k, line in enumerate(broken[1:], 1))]
+            marker = list_marker(self.lines[a])  # a list's marker, as translate kept it; or an indentation
+            if translation.startswith(marker.lstrip()):  # (the text starts with the marker, not its indentation)
+                translation = translation[len(marker.lstrip()):]
+            else:
+                marker = _indentation(self.lines[a])
+            broken = rewrapped(translation, b - a)
+            broken[-1] += end
+            # the lines after the first indented (a Markdown list item's) or quoted as they were
+            out += [marker + broken[0],
+                    *(_prefix(self.lines[a + k], self.markdown) + line for k, line in enumerate(broken[1:], 1))]
             at = b
         return out + self.lines[at:]

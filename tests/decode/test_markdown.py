@@ -24,6 +24,22 @@ from nmt.decode.translate import translate_lines
         ("close", "*", "md-em"), ("text", " white"), ("close", "**", "md-strong"), ("text", " dog")]),
     ("`a *b* c` and ~~d~~", [("point", "`a *b* c`"), ("text", " and "), ("open", "~~", "md-strike"),
                              ("text", "d"), ("close", "~~", "md-strike")]),
+    # a documentation site's: links with a title, a reference, a shortcode for a URL; points copied as written
+    ('A [park](https://x.org "The park").', [("text", "A "), ("open", "[", "md-link"), ("text", "park"),
+                                             ("close", '](https://x.org "The park")', "md-link"), ("text", ".")]),
+    ("Read [the guide][guide].", [("text", "Read "), ("open", "[", "md-link"), ("text", "the guide"),
+                                  ("close", "][guide]", "md-link"), ("text", ".")]),
+    ('See [it]({{< ref "a.md" >}}).', [("text", "See "), ("open", "[", "md-link"), ("text", "it"),
+                                       ("close", ']({{< ref "a.md" >}})', "md-link"), ("text", ".")]),
+    ("On [Wiki](https://w.org/A_(b)) now", [("text", "On "), ("open", "[", "md-link"), ("text", "Wiki"),
+                                            ("close", "](https://w.org/A_(b))", "md-link"), ("text", " now")]),
+    ("Hi {{ site.name }}, {% link a.md %} and {{% var %}}", [
+        ("text", "Hi "), ("point", "{{ site.name }}"), ("text", ", "), ("point", "{% link a.md %}"), ("text", " and "),
+        ("point", "{{% var %}}")]),
+    ("A note[^1] :tada: on $x^2$, not $5 or $5 and $6.", [
+        ("text", "A note"), ("point", "[^1]"), ("text", " "), ("point", ":tada:"), ("text", " on "), ("point", "$x^2$"),
+        ("text", ", not $5 or $5 and $6.")]),
+    ("![logo][logo] at 10:30:00", [("point", "![logo][logo]"), ("text", " at 10:30:00")]),
     # text, as CommonMark reads it: no mark around a space, none inside a word, none unclosed
     ("snake_case_name is 5 * 3 * 2 and 2*3*4", None), ("A ** b ** c", None), ("a *b", None), ("[x] to do", None),
     ("A dog runs.", None)])

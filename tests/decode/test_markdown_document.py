@@ -4,6 +4,7 @@ unit against its text translated as one line."""
 
 from __future__ import annotations
 
+import yaml
 from typer.testing import CliRunner
 
 from nmt.cli import app
@@ -38,19 +39,20 @@ A girl
 over two lines -->
 [link]: https://example.org/a-dog
 """
-COPIED = (0, 1, 2, 4, 7, 11, 12, 13, 14, 15, 16, 17, 19, 21, 23, 24, 25, 26)  # front matter, code, rules, ... and blank lines
+COPIED = (0, 2, 4, 7, 11, 12, 13, 14, 15, 16, 17, 19, 21, 23, 24, 25, 26)  # front matter's marks, code, rules, ... and blank lines
 
 
 def test_prose_headings_items_and_cells_are_the_texts_and_code_is_copied():
     document = MarkdownDocument.read(README.splitlines())
     assert document.texts == [
-        "# A dog runs in the park", "A man in a red shirt is riding a **black** bike down the street.",
+        "A dog", "A dog runs in the park", "A man in a red shirt is riding a **black** bike down the street.",
         "- A woman is singing in the rain.", "- Two dogs play with a `ball()`.", "Animal", "What | it does",
         "A dog", "runs in the park", "A girl"]
-    assert document.numbers == [4, 6, 9, 11, 19, 19, 21, 21, 23]
+    assert document.numbers == [2, 4, 6, 9, 11, 19, 19, 21, 21, 23]
     out = document.write([text.upper() for text in document.texts])
     lines = README.splitlines()
     assert [out[i] for i in COPIED] == [lines[i] for i in COPIED]
+    assert out[1] == "title: A DOG" and out[3] == "# A DOG RUNS IN THE PARK"
     assert out[5:7] == ["A MAN IN A RED SHIRT IS RIDING A", "**BLACK** BIKE DOWN THE STREET."]
     assert out[8:10] == ["- A WOMAN IS SINGING", "  IN THE RAIN."]  # the item's second line indented as it was
     assert out[18:21] == ["| ANIMAL | WHAT \\| IT DOES |", lines[19], "| A DOG  | RUNS IN THE PARK |"]
@@ -89,3 +91,120 @@ def test_translate_reads_each_unit_whole_with_its_marks(trained_tiny, translator
                            markup=document.markup)
     assert out == document.write([h[0].text or translator.tgt_tokenizer.decode(h[0].tokens) for h in hyps])
     assert [out[i] for i in COPIED] == [README.splitlines()[i] for i in COPIED]
+
+
+SITE_PAGE = """---
+title: Getting started
+description: "How to install the tool."
+sidebar_position: 2
+---
+
+import Tabs from '@theme/Tabs';
+export const version = '1.0';
+
+## Install it {#install}
+
+:::tip[Before you start]
+
+A dog runs.
+
+:::
+
+::: details Show more {open}
+:::
+
+!!! warning "Old version"
+    A man sleeps.
+
+    ```bash
+    echo "A man sleeps."
+    ```
+
+=== "Windows"
+    A cat eats.
+
+> [!NOTE]
+> A bird sings
+> in the tree.
+
+{{< figure src="dog.png" caption="A dog in the snow." >}}
+{{< img
+  src="a.png"
+  alt="A dog"
+>}}
+{% highlight bash %}
+echo "A dog"
+{% endhighlight %}
+
+$$
+x^2
+$$
+
+- [See the guide]
+- [x] A dog sleeps
+
+[^1]: A dog barks.
+*[HTML]: Hyper Text Markup Language
+{: .note}
+<<< @/snippets/a.js
+
+[see the guide]: guide.md"""
+
+
+def test_a_documentation_sites_page_gives_its_words_and_keeps_its_syntax():
+    document = MarkdownDocument.read(SITE_PAGE.splitlines())
+    assert document.texts == [
+        "Getting started", "How to install the tool.", "Install it", "Before you start", "A dog runs.", "Show more",
+        "Old version", "A man sleeps.", "Windows", "A cat eats.", "> A bird sings in the tree.", "A dog in the snow.",
+        "- [See the guide][See the guide]", "- [x] A dog sleeps", "A dog barks."]
+    assert document.numbers == [2, 3, 10, 12, 14, 18, 21, 22, 28, 29, 32, 35, 48, 49, 51]
+    translations = ["Los geht's: jetzt.", 'So wird das Werkzeug "installiert".', "Installieren.", "Bevor Sie beginnen",
+                    "Ein Hund rennt.", "Mehr zeigen", 'Alte "Version"', "Ein Mann schläft.", "Windows",
+                    "Eine Katze frisst.", "> Ein Vogel singt im Baum.", 'Ein Hund im "Schnee".',
+                    "- [Siehe die Anleitung][See the guide].", "- [x] Ein Hund schläft.", "Ein Hund bellt."]
+    out = document.write(translations)
+    lines = SITE_PAGE.splitlines()
+    assert out[1:3] == ['title: "Los geht\'s: jetzt"', 'description: "So wird das Werkzeug \\"installiert\\"."']
+    assert yaml.safe_load("\n".join(out[1:4])) == {"title": "Los geht's: jetzt",
+                                                    "description": 'So wird das Werkzeug "installiert".',
+                                                    "sidebar_position": 2}
+    assert out[9] == "## Installieren {#install}"  # no full stop after a heading: its source had none
+    assert out[11] == ":::tip[Bevor Sie beginnen]" and out[17] == "::: details Mehr zeigen {open}"
+    assert out[20:22] == ['!!! warning "Alte \'Version\'"', "    Ein Mann schläft."]
+    assert out[27:29] == ['=== "Windows"', "    Eine Katze frisst."]
+    assert out[30:33] == ["> [!NOTE]", "> Ein Vogel", "> singt im Baum."]
+    assert out[34] == '{{< figure src="dog.png" caption="Ein Hund im \'Schnee\'." >}}'
+    assert out[47:49] == ["- [Siehe die Anleitung][See the guide]", "- [x] Ein Hund schläft"]  # (no stop added)
+    assert out[50] == "[^1]: Ein Hund bellt."
+    copied = [0, *range(3, 9), 10, 12, *range(14, 17), 18, 19, *range(22, 27), 33, *range(35, 47), *range(51, 56)]
+    assert [out[i] for i in copied] == [lines[i] for i in copied] and len(out) == len(lines)
+
+
+def test_an_mdx_page_reads_indented_lines_as_text_and_a_components_code_props_as_code():
+    lines = ["<Tabs", "  defaultValue=\"ios\"", "  values={[{label: 'iOS', value: 'ios'}]}>", "",
+             "<Window style={{height: 250}}>", "", "    A dog runs.", "", "</Window>"]
+    assert MarkdownDocument.read(lines).texts == []  # indented: code, in Markdown
+    document = MarkdownDocument.read(lines, mdx=True)
+    assert document.texts == ["A dog runs."]
+    out = document.write(["Ein Hund rennt."])
+    assert out[6] == "    Ein Hund rennt." and out[:6] == lines[:6] and out[7:] == lines[7:]
+
+
+def test_an_mdx_file_is_translated_as_markdown(trained_tiny, tmp_path):
+    source = tmp_path / "intro.mdx"
+    source.write_text("---\nsidebar_position: 1\n---\n\nimport Tabs from '@theme/Tabs';\n\n# A dog\n\n| A | B |\n|---|---|\n"
+                      "| a dog | a cat |\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(source), "-o", str(tmp_path / "intro.de.mdx")])
+    assert result.exit_code == 0, result.output
+    out = (tmp_path / "intro.de.mdx").read_text(encoding="utf-8").splitlines()
+    assert out[:6] == ["---", "sidebar_position: 1", "---", "", "import Tabs from '@theme/Tabs';", ""]
+    assert out[6].startswith("# ") and out[9] == "|---|---|" and out[10].count("|") == 3
+
+
+def test_hugos_toml_front_matter_gives_its_title_and_keeps_the_rest():
+    lines = ["+++", 'title = "A dog"', 'date = "2024-01-01"', "draft = false", "+++", "", "A dog runs."]
+    document = MarkdownDocument.read(lines)
+    assert document.texts == ["A dog", "A dog runs."]
+    assert document.write(['Ein "Hund"', "Ein Hund rennt."]) == [
+        "+++", 'title = "Ein \\"Hund\\""', *lines[2:6], "Ein Hund rennt."]

@@ -29,6 +29,36 @@ def test_paragraphs_and_list_items_are_units_and_keep_their_lines():
         "X Y", "Z W.", "", "- Q R", "S.", "  T", "# U", "", "V"]
 
 
+MARKDOWN = """> A quoted paragraph
+> over two lines.
+>
+> - a quoted item
+- [ ] a task
+  - a nested item
+    that goes on
+
+`term`
+:   its definition
+    goes on
+
+Street 1\\
+Town  
+Land"""
+
+
+def test_markdowns_quotes_tasks_nested_items_definitions_and_line_breaks():
+    wrapped = Wrapped.read(MARKDOWN.splitlines(), markdown=True)
+    assert wrapped.texts == ["> A quoted paragraph over two lines.", "> - a quoted item", "- [ ] a task",
+                             "- a nested item that goes on", "`term`", ":   its definition goes on", "Street 1", "Town",
+                             "Land"]
+    assert wrapped.write(["> Ein zitierter Absatz über zwei Zeilen.", "> - ein Punkt", "- [ ] eine Aufgabe",
+                          "- ein Punkt darin, der weitergeht", "`term`", ":   seine Erklärung geht weiter", "Straße 1",
+                          "Stadt", "Land"]) == [
+        "> Ein zitierter Absatz", "> über zwei Zeilen.", ">", "> - ein Punkt", "- [ ] eine Aufgabe",
+        "  - ein Punkt darin,", "    der weitergeht",  # the nested item's indentation kept
+        "", "`term`", ":   seine Erklärung", "    geht weiter", "", "Straße 1\\", "Stadt  ", "Land"]
+
+
 def test_translate_reads_each_paragraph_whole_and_wraps_it_again(trained_tiny, translator, cfg, tmp_path):
     source = tmp_path / "book.txt"
     source.write_text(TEXT + "\n", encoding="utf-8")

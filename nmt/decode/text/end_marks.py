@@ -12,6 +12,8 @@ writes a space before "?", "!" and ":".
 
 from __future__ import annotations
 
+import re
+
 from nmt.data.languages import two_letter
 
 _QUESTION, _EXCLAMATION = "?？؟", "!！"
@@ -20,6 +22,9 @@ _COLONS, _COMMAS = ":：", ",，、،"
 _ELLIPSES = ("...", "…")
 _FULL_STOPS = ".。．।۔"  # Latin, Chinese and Japanese, full-width, Devanagari (danda), Urdu
 _ARABIC_SCRIPT = frozenset({"ar", "fa", "ur", "ps", "sd", "ug", "ku"})
+_TAGS_AT_END = r"(?:\s*</?\w+/?>)*\s*$"
+_ENDS_IN_MARK = re.compile(r"[.!?…。！？:;)\]\"'»”]" + _TAGS_AT_END)
+_ADDED_STOP = re.compile(r"(?<![.…])[.。](?=" + _TAGS_AT_END + ")")
 _LONGEST_RUN = 3  # "?!", "!!!": a longer run of marks is emphasis to keep as typed, not to rewrite
 # The target's forms of "?", "!", ":" and "," where they are not those (an ellipsis stays as typed).
 _FORMS = {"zh": {"?": "？", "!": "！", ":": "：", ",": "，"}, "ja": {"?": "？", "!": "！", ":": "：", ",": "、"},
@@ -70,3 +75,9 @@ def with_end_marks(output: str, marks: str, lang: str | None) -> str:
     if code == "es" and set(marks) <= set("?!") and not any(c in output for c in "¿¡"):
         output = ("¿" if "?" in marks else "¡") + output
     return output
+
+
+def without_added_stop(source: str, translation: str) -> str:
+    """`translation` without the full stop a model ended it with where `source` ends in no mark: a
+    title, a heading, a button's label ("Save file": "Datei speichern", not "Datei speichern.")."""
+    return translation if _ENDS_IN_MARK.search(source) else _ADDED_STOP.sub("", translation, count=1)

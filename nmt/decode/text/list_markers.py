@@ -1,5 +1,5 @@
-"""A list's marker at the start of a line ("- ", "• ", "1. ", "b) ", "(iv) "), or a Markdown
-heading's ("## "): part of the document, not of the sentence. A model trained on sentences drops it or turns it into words
+"""A list's marker at the start of a line ("- ", "• ", "1. ", "b) ", "(iv) ", a task's "- [ ] "), or a
+Markdown heading's ("## ") or block quote's ("> "): part of the document, not of the sentence. A model trained on sentences drops it or turns it into words
 ("* A dog runs." gave "Ein einsamer Hund rennt.", "1. A dog runs." "1 . Ein Hund rennt."), so with
 `decode.copy_verbatim` it is taken off the line before translation and written in front of the
 output as it stood (nmt.decode.translate). So is a line's indentation, where it has no marker (an
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-_BULLET = "[-*+•‣◦▪▫●○■□–—·>]+"  # "-", "--", "•", "–", ">" (a quoted line)
+_BULLET = "[-*+•‣◦▪▫●○■□–—·>:]+"  # "-", "--", "•", "–", ">" (a quoted line), ":" (a definition's, in Markdown)
 _ITEM = r"(?:\d{1,3}|[A-Za-z]|[ivxlcdm]{2,6}|[IVXLCDM]{2,6})"  # 12, b, iv, XII (one letter: a, i, V)
-_MARKER = re.compile(rf"\s*(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\)|#{{1,6}})\s+(?=\S)|\s+(?=\S)")
+_TASK = r"(?:\[[ xX]\]\s+)?"  # a task list's box: "- [ ] ", "- [x] "
+_MARKER = re.compile(rf"\s*(?:>[ \t]*)*(?:(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\))\s+{_TASK}|#{{1,6}}\s+)(?=\S)|\s+(?=\S)")  # "> - " too
 
 
 def list_marker(line: str) -> str:

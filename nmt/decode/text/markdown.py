@@ -1,6 +1,8 @@
 """Markdown's inline marks carried across a translation (`decode.markdown`): `**strong**` and
-`__strong__`, `*emphasis*` and `_emphasis_`, `~~struck~~` and `[a link](url)` are elements around
-their words, `` `code` `` and images `![alt](src)` points copied as written, as inline tags are
+`__strong__`, `*emphasis*` and `_emphasis_`, `~~struck~~` and links (`[a link](url "title")`,
+`[a link][id]`) are elements around their words; `` `code` ``, images `![alt](src)`, footnote
+references `[^1]`, emoji shortcodes `:smile:`, math `$x^2$` and a site's template tags (Hugo's `{{< ref "a.md" >}}`,
+Jekyll's `{% link a.md %}`, `{{ site.name }}`) are points copied as written, as inline tags are
 (nmt.decode.text.markup). A model given them as text drops them and garbles the word they wrap
 ("A **black** dog" gave "Ein misiger Hund"; a code span was lost).
 
@@ -13,20 +15,30 @@ from __future__ import annotations
 
 import re
 
+_TEMPLATE = r"\{\{[<%].*?[%>]\}\}|\{%.*?%\}|\{\{.*?\}\}"  # Hugo's shortcodes, Jekyll's Liquid, a template's {{ value }}
+_DESTINATION = (rf"(?:<[^<>\n]*>|(?:{_TEMPLATE}|\([^()\s]*\)|[^()\s])+)"  # a link's URL, and its title
+                r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?")
+_LINK_END = rf"\]\({_DESTINATION}\)|\]\[[^\]\n]*\]"  # [text](url "title"), [text][reference]
+
 # (kind, pattern): an element's groups are its opening mark, content and closing mark; a point's whole match
 _MARKS = re.compile(
     r"(?P<code>(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`))"
-    r"|(?P<image>!\[[^\]\n]*\]\([^)\s]+\))"
-    r"|(?P<link>\[(?=[^\]\n]*\S\]\([^)\s]+\)))"
+    rf"|(?P<image>!\[[^\]\n]*(?:{_LINK_END}))"
+    rf"|(?P<template>{_TEMPLATE})"
+    r"|(?P<footnote>\[\^[^\]\s]+\])"
+    r"|(?P<emoji>(?<![\w:]):[a-z0-9+][\w+-]*:(?![\w:]))"  # :smile:, :material-check:
+    r"|(?P<math>(?<![\\$\w])\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$(?![\d$]))"  # $x^2$, not $5 or $5 and $6
+    rf"|(?P<link>\[(?=[^\]\n]*\S(?:{_LINK_END})))"
     r"|(?P<strong>\*\*(?=\S)|__(?=\S)(?<![\w_]__))"
     r"|(?P<strike>~~(?=\S))"
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])|(?<![\w_])_(?=[^\s_]))")
+_POINTS = ("code", "image", "template", "footnote", "emoji", "math")  # copied as written
 
 
 def markdown_pieces(line: str) -> list[tuple] | None:
     """`line`'s pieces as nmt.decode.text.markup reads them ("text", raw) | ("open", raw, name) |
     ("close", raw, name) | ("point", raw), or None where it holds no mark (most lines)."""
-    if not any(c in line for c in "*_`[~"):
+    if not any(c in line for c in "*_`[~{$:"):
         return None
     pieces: list[tuple] = []
     found = _read(line, 0, len(line), pieces)
@@ -38,13 +50,13 @@ def _read(line: str, start: int, end: int, pieces: list[tuple]) -> bool:
     at, found, search = start, False, start
     while (match := _MARKS.search(line, search, end)) is not None:
         kind = match.lastgroup
-        closed = None if kind in ("code", "image") else _closing(line, match, kind, end)
-        if kind not in ("code", "image") and closed is None:  # an opening mark without its close: text
+        closed = None if kind in _POINTS else _closing(line, match, kind, end)
+        if kind not in _POINTS and closed is None:  # an opening mark without its close: text
             search = match.end()
             continue
         if match.start() > at:
             pieces.append(("text", line[at:match.start()]))
-        if closed is None:  # a code span or an image: copied as written
+        if closed is None:  # a code span, an image, a shortcode, math: copied as written
             pieces.append(("point", match.group()))
             at = match.end()
         else:
@@ -65,7 +77,7 @@ def _closing(line: str, opening: re.Match, kind: str, end: int) -> tuple[int, in
     """(content start, content end, closing mark) of the element `opening` starts, or None."""
     mark, content_start = opening.group(), opening.end()
     if kind == "link":
-        close = re.compile(r"\]\([^)\s]+\)")
+        close = re.compile(_LINK_END)
     elif kind == "em":
         close = re.compile(rf"(?<=\S){re.escape(mark)}(?![\w{re.escape(mark)}])")
     else:

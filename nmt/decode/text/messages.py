@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from nmt.decode.text.end_marks import without_added_stop
 from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.text.verbatim import PLACEHOLDER
 
@@ -34,9 +35,6 @@ _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)(?:\s[^<>]*?)?(/?)>")
 _MARKUP = re.compile(f"</?\\w+/?>|&\\w+;|{PLACEHOLDER.pattern}")
 _ABBREVIATION = re.compile(r"\W*(?:[A-Z]{2}|[^\W\d_])\W*")  # a letter, or two capitals ("BEST" is a word)
 _DATE_FORMAT = re.compile(r"(?:%[-_0^#]?[A-Za-z]|[^\w%])+")  # strftime's "%Y-%m-%d", "%B %d, %Y"
-_TAGS_AT_END = r"(?:\s*</?\w+/?>)*\s*$"
-_ENDS_IN_MARK = re.compile(r"[.!?…。！？:;)\]\"'»”]" + _TAGS_AT_END)
-_ADDED_STOP = re.compile(r"(?<![.…])[.。](?=" + _TAGS_AT_END + ")")
 
 
 @dataclass(frozen=True)
@@ -58,8 +56,8 @@ class Part:
         """The model's translation of `model_text` as written back: without a full stop the model
         ended it with where the text had no mark at its end (a title, a button's label: "Save
         file", not "Datei speichern.")."""
-        if not _ENDS_IN_MARK.search(self.text) and not self.kept:
-            translation = _ADDED_STOP.sub("", translation, count=1)
+        if not self.kept:
+            translation = without_added_stop(self.text, translation)
         if self.branch:
             translation = _icu_quoted(translation, self.plural)
         return translation.replace(_NUMBER, "#") if self.plural else translation
