@@ -10,7 +10,9 @@ the paragraphs, and how many keep a bold word; and as an e-book (`--input-format
 chapters, a paragraph each wrapped at 60 columns; and as a Markdown document of list items wrapped
 at 60 columns, a fenced code block after every tenth: each item's BLEU and how many code blocks
 come back unchanged, as Markdown (`--input-format markdown`, the default for .md), as wrapped
-text and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
+text and line by line; and as a documentation site's MDX page (front matter, an import, headings
+with anchors, admonitions, task lists, quotes, Hugo figures, footnotes): BLEU of its units and how
+much of its syntax the output keeps, as Markdown and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
 text, the second word of each in bold (a span of its own style): BLEU and how many keep it; and as
 an Excel workbook, a cell each, its second word in bold (a rich text run): BLEU and how many keep it; and as
 a PDF file (`--input-format pdf`), a paragraph each with its second word in bold, in one column
@@ -117,6 +119,7 @@ def main() -> None:
         result["word_document"] = word_document(engine, cfg, sources, references, Path(folder))
         result["e_book"] = e_book(engine, cfg, sources, references, Path(folder))
         result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
+        result["documentation_page"] = documentation_page(engine, cfg, sources, references, Path(folder))
         result["presentation"] = presentation(engine, cfg, sources, references, Path(folder))
         result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
         result["workbook"] = workbook(engine, cfg, sources, references, Path(folder))
@@ -153,6 +156,123 @@ def markdown_document(engine, cfg, captions: list[str], references: list[str], f
         out[f"input_format_{kind}"] = {"item_bleu": score(outputs, references), "code_blocks_unchanged": kept,
                                        "same_line_count": len(translated) == len(lines)}
         print("markdown", kind, out[f"input_format_{kind}"]["item_bleu"]["bleu"], kept, flush=True)
+    return out
+
+
+SLOTS = ("heading", "paragraph", "tip_title", "tip_body", "item", "task", "quote", "figure", "footnoted", "footnote")
+IMPORT = "import Figure from '@site/src/components/Figure';"
+
+
+def _unstopped(caption: str) -> str:
+    return caption[:-1].rstrip() if caption.endswith(".") else caption
+
+
+def site_page(captions: list[str]) -> tuple[list[str], list[tuple[int, int]], list[tuple[str, int, str]]]:
+    """The captions as a documentation site's MDX page: the first the front matter's title, the rest
+    in turn a heading with its anchor, a paragraph, an admonition's title and body, a list's item
+    and task, a quote, a Hugo figure's caption, a paragraph with a footnote and the footnote
+    (SLOTS). Its lines, each caption's span of lines, and the syntax to find in the output: (kind,
+    line, what the line must start or end with)."""
+    lines = ["---", f"title: {_unstopped(captions[0])}", "sidebar_position: 1", "---", "", IMPORT, ""]
+    spans, syntax = [(1, 2)], [("front_matter", 0, ""), ("import", 5, IMPORT)]
+
+    def wrapped(text: str, first: str = "", later: str = "") -> list[str]:
+        return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=later, break_on_hyphens=False,
+                             break_long_words=False)
+
+    for number, caption in enumerate(captions[1:], start=1):
+        slot, start = SLOTS[(number - 1) % len(SLOTS)], len(lines)
+        if slot == "heading":
+            block = [f"## {_unstopped(caption)} {{#part-{number}}}"]
+            syntax += [("heading_start", start, "## "), ("heading_anchor", start, f" {{#part-{number}}}")]
+        elif slot == "tip_title":
+            block = [f":::tip[{_unstopped(caption)}]"]
+            syntax += [("admonition_start", start, ":::tip["), ("admonition_title_end", start, "]")]
+        elif slot == "item":
+            block = wrapped(caption, "- ", "  ")
+            syntax.append(("item", start, "- "))
+        elif slot == "task":
+            block = wrapped(caption, "- [x] ", "  ")
+            syntax.append(("task", start, "- [x] "))
+        elif slot == "quote":
+            block = wrapped(caption, "> ", "> ")
+            syntax += [("quote", line, "> ") for line in range(start, start + len(block))]
+        elif slot == "figure":
+            block = [f'{{{{< figure src="images/{number}.jpg" caption="{caption.replace(chr(34), chr(39))}" >}}}}']
+            syntax += [("figure_start", start, f'{{{{< figure src="images/{number}.jpg" caption="'),
+                       ("figure_end", start, '" >}}')]
+        elif slot == "footnoted":
+            block = wrapped(f"{_unstopped(caption)}[^{number}]{'.' if caption.endswith('.') else ''}")
+            syntax.append(("footnote_reference", start + next(k for k, line in enumerate(block) if f"[^{number}]" in line),
+                           f"[^{number}]"))
+        elif slot == "footnote":
+            block = [f"[^{number - 1}]: {caption}"]
+            syntax.append(("footnote_label", start, f"[^{number - 1}]: "))
+        else:  # a paragraph, the admonition's body
+            block = wrapped(caption)
+        spans.append((start, start + len(block)))
+        lines += block
+        if slot == "tip_body":
+            lines += ["", ":::"]
+            syntax.append(("admonition_end", len(lines) - 1, ":::"))
+        if slot != "item":
+            lines.append("")
+    return lines, spans, syntax
+
+
+_SYNTAX_AROUND = re.compile(r"^(?:title: |## |> |:::tip\[|- \[x\] |- |\[\^\d+\]: |\{\{< figure src=\"[^\"]*\" caption=\")|"
+                            r"(?:\s*\{#part-\d+\}|\]|\" >\}\})$|\[\^\d+\]")
+
+
+def _syntax_kept(lines: list[str], syntax: list[tuple[str, int, str]]) -> dict[str, list[int]]:
+    """Per kind of syntax, [kept, of]: the front matter read as YAML with its fields, the other
+    lines starting (or, for an anchor's, a title's and a figure's end, ending) as they must."""
+    import yaml
+
+    kept: dict[str, list[int]] = {}
+    for kind, line, mark in syntax:
+        if kind == "front_matter":
+            try:
+                fields = yaml.safe_load("\n".join(lines[1:3]))
+                found = isinstance(fields, dict) and isinstance(fields.get("title"), str) \
+                    and fields.get("sidebar_position") == 1 and lines[0] == lines[3] == "---"
+            except yaml.YAMLError:
+                found = False
+        elif kind in ("heading_anchor", "admonition_title_end", "figure_end"):
+            found = line < len(lines) and lines[line].endswith(mark)
+        elif kind == "footnote_reference":
+            found = line < len(lines) and mark in lines[line]
+        else:
+            found = line < len(lines) and lines[line].startswith(mark) and (kind != "admonition_end" or lines[line] == mark)
+        counts = kept.setdefault(kind, [0, 0])
+        counts[0] += found
+        counts[1] += 1
+    return kept
+
+
+def documentation_page(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as a documentation site's page (site_page), translated as Markdown (the
+    default for .mdx) and line by line: BLEU of its units (a caption's lines, the syntax around
+    it taken out, against its reference without its full stop where the unit had none) and the
+    syntax kept."""
+    lines, spans, syntax = site_page(captions)
+    (folder / "page.mdx").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stops = [0, *(1 for _ in captions[1:])]  # which units keep their full stop: not the title, headings, titles
+    for number in range(1, len(captions)):
+        stops[number] = int(SLOTS[(number - 1) % len(SLOTS)] not in ("heading", "tip_title"))
+    unit_references = [reference if stop else _unstopped(reference) for reference, stop in zip(references, stops)]
+    out: dict = {"units": len(spans), "lines": len(lines), "syntax_checks": len(syntax)}
+    for kind in ("markdown", "plain"):
+        translate_file(engine, str(folder / "page.mdx"), str(folder / f"page.de.{kind}"), cfg, input_format=kind)
+        translated = (folder / f"page.de.{kind}").read_text(encoding="utf-8").splitlines()
+        outputs = [" ".join(_SYNTAX_AROUND.sub("", line.strip()) for line in translated[a:b]) for a, b in spans]
+        kept = _syntax_kept(translated, syntax)
+        out[f"input_format_{kind}"] = {
+            "unit_bleu": score(outputs, unit_references), "same_line_count": len(translated) == len(lines),
+            "syntax_kept": sum(k for k, _ in kept.values()), "syntax_kept_by_kind": kept,
+            "example": "\n".join(translated[:20])}
+        print("documentation page", kind, out[f"input_format_{kind}"]["unit_bleu"]["bleu"],
+              out[f"input_format_{kind}"]["syntax_kept"], "of", len(syntax), flush=True)
     return out
 
 
