@@ -248,12 +248,12 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
         report = translate_folder(translator, source, None if in_place else Path(output), cfg, warner,
                                   done=lambda n: count("files", n), other_targets=other_targets)
     if report.localized and not in_place:
-        err.print(f"{source}: {_some(f'{a} → {b}' for a, b in report.localized)} (a program's messages, each "
-                  "translated under the target language's name beside its own)", highlight=False, markup=False)
+        err.print(f"{source}: {_some(f'{a} → {b}' for a, b in report.localized)} (each source kept, its "
+                  "translation where the program or site reads the target language's)", highlight=False, markup=False)
     if report.other_languages:
         others = report.other_languages
         err.print(f"{source}: {_some(map(str, others))} {'left' if in_place else 'copied'} as "
-                  f"{'it is' if len(others) == 1 else 'they are'} (messages in another language)", highlight=False, markup=False)
+                  f"{'it is' if len(others) == 1 else 'they are'} (another language's)", highlight=False, markup=False)
     for text in report.notes:
         err.print(f"note: {text}", highlight=False, markup=False)
     if in_place:

@@ -23,6 +23,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
+from nmt.decode.site_layouts import docusaurus_site
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
 
@@ -165,13 +166,14 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     """What becomes of each file of `folder` (paths relative to it): translated or copied where it
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
-    steps, localized, trees, names = [], {}, language_trees(files), names_by_folder(files)
+    steps, localized = [], {}
+    documents = (language_trees(files), names_by_folder(files), docusaurus_site(files))
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):
             steps.append(_Step(path, path, False))
             continue
-        named = _named_language(folder, path, kind, (trees, names)) if tgt is not None else None
+        named = _named_language(folder, path, kind, documents) if tgt is not None else None
         if named is None:
             steps.append(_Step(path, path, True))
             continue
@@ -183,7 +185,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
             continue
         if kind in _BILINGUAL + KEYED and not _read(folder / path, kind).texts:
             continue  # (nothing to translate: colours, strings marked untranslatable)
-        localized.setdefault(_translation_path(path, kind, named, tgt, files, (trees, names)), []).append((path, named.code))
+        localized.setdefault(_translation_path(path, kind, named, tgt, files, documents), []).append((path, named.code))
     for target, sources in localized.items():
         path = _primary(sources, folder, target)
         report.other_languages += [other for other, _ in sources if other != path]
@@ -200,12 +202,15 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
 def _translation_path(path: Path, kind: str, named: PathLanguage, target: str, files: list[Path],
                       documents: tuple) -> Path:
     """Where the translation into `target` of a file whose path names the language `named` goes:
-    a gettext template's catalog where the folder keeps the others, a document in its tree's
-    folder for the target or named as its siblings, a message file under its platform's name."""
+    a gettext template's catalog where the folder keeps the others, a documentation site's page
+    where the site reads it, a document in its tree's folder for the target or named as its
+    siblings, a message file under its platform's name."""
     if kind == "po":
         return catalog_path(path, target, files)
     if kind not in _BILINGUAL + KEYED:
-        trees, names = documents
+        trees, names, site = documents
+        if site is not None and (translated := site.translation(path, target)) is not None:
+            return Path(translated)
         if named.code is None:
             return suffixed(path, target, names)
         return existing_folder(translated_path(path, kind, named, target), path, target, trees)
@@ -228,22 +233,27 @@ def _primary(sources: list[tuple[Path, str | None]], folder: Path, target: Path)
                    "name the source language (--src-lang) or leave one of them out")
 
 
-def _named_language(folder: Path, path: Path, kind: str, trees: tuple) -> PathLanguage | None:
+def _named_language(folder: Path, path: Path, kind: str, documents: tuple) -> PathLanguage | None:
     """The language a file is in, by its path (nmt.decode.locale_paths), where its translations go
     under their languages' names: a monolingual message file's, an XLIFF template's (no target
     language stated: Angular's messages.xlf or messages.en.xlf, whose translations are
     messages.de.xlf), a gettext template's (NAME.pot: de.po, de/LC_MESSAGES/NAME.po), or a
-    document's in a tree of languages (docs/en/ beside docs/fr/: `trees`, language_trees and
-    names_by_folder) or named for its language beside its siblings (about.de.md). None: a file
-    translated in its place."""
+    document's in a tree of languages (docs/en/ beside docs/fr/: `documents`, language_trees and
+    names_by_folder) or named for its language beside its siblings (about.de.md), or a Docusaurus
+    site's page (docs/intro.md, its translations under i18n/: nmt.decode.site_layouts). None: a
+    file translated in its place."""
     if kind in KEYED:
         return path_language(path, kind)
     if kind == "xliff" and _stated_target(folder / path, kind) is None:
         return path_language(path, kind) or PathLanguage(None)
     if kind == "po" and path.suffix.lower() == ".pot":
         return PathLanguage(None)
-    if kind not in _BILINGUAL:  # a document: by the folder of its language in a tree of them, or by its name
-        folders, names = trees
+    if kind not in _BILINGUAL:  # a document: by its site, the folder of its language in a tree of them, or its name
+        folders, names, site = documents
+        if site is not None and site.translation(path, "") is not None:
+            return PathLanguage(None)  # (the site's default language)
+        if site is not None and (code := site.translated_language(path)) is not None:
+            return PathLanguage(code)
         return tree_language(path, folders) or suffix_language(path, names)
     return None
 

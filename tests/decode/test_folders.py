@@ -77,6 +77,50 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
     assert all((app_folder / name).read_text(encoding="utf-8") == content for name, content in files.items())
 
 
+def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(trained_tiny, tmp_path):
+    """A Docusaurus site (website/docusaurus.config.js): its pages stay in English, their German goes
+    under website/i18n/de/ as Docusaurus reads it (docs, versioned docs, the blog, pages), the
+    French there is copied, the German there kept; its JSON messages go to i18n/de/; a page outside
+    its content folders is translated in its place. Updated in place, only a new page is written."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    site = tmp_path / "repo"
+    plugin = "docusaurus-plugin-content-docs"
+    files = {"website/docusaurus.config.js": "module.exports = {};\n", "website/docs/intro.md": "# A dog\n\nA dog runs.\n",
+             "website/docs/guide/setup.mdx": "import Tabs from '@theme/Tabs';\n\nA black dog leaps.\n",
+             "website/versioned_docs/version-1.0/intro.md": "A dog.\n",
+             "website/blog/2024-01-01-news.md": "A dog runs.\n", "website/src/pages/about.md": "A dog.\n",
+             "website/src/pages/index.js": "export default () => null;\n",
+             "website/i18n/en/code.json": '{"home": {"message": "A dog", "description": "the title"}}\n',
+             f"website/i18n/fr/{plugin}/current/intro.md": "Un chien.\n",
+             f"website/i18n/de/{plugin}/current/guide/setup.mdx": "Ein Hund (geprüft).\n",
+             "website/README.md": "A dog runs.\n"}
+    for name, content in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(content, encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    german = {f"website/i18n/de/{plugin}/current/intro.md", f"website/i18n/de/{plugin}/version-1.0/intro.md",
+              "website/i18n/de/docusaurus-plugin-content-blog/2024-01-01-news.md",
+              "website/i18n/de/docusaurus-plugin-content-pages/about.md", "website/i18n/de/code.json"}
+    assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | german
+    assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
+        "website/README.md"}
+    alone = tmp_path / "intro.de.md"
+    assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site / "website/docs/intro.md"),
+                               "-o", str(alone)]).exit_code == 0
+    assert (out / f"website/i18n/de/{plugin}/current/intro.md").read_bytes() == alone.read_bytes()
+    # updated in place: the German pages made; then a new page alone
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "--update", str(site)])
+    assert result.exit_code == 0, result.output
+    (site / "website/docs/new.md").write_text("A cat sleeps.\n", encoding="utf-8")
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "--update", str(site)])
+    assert result.exit_code == 0, result.output
+    assert f"website/i18n/de/{plugin}/current/new.md written" in result.output.replace("\n", " ")
+    assert (site / f"website/i18n/de/{plugin}/current/guide/setup.mdx").read_text(encoding="utf-8") == "Ein Hund (geprüft).\n"
+
+
 def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_so_named(trained_tiny, tmp_path):
     """Pages named for their languages (Hugo's about.md beside about.de.md, a store text's
     description.txt beside description_fr.txt): the German a page lacks is made beside it under
