@@ -5,8 +5,10 @@ around them copied.
 - A heading's marker and its anchor or attributes: `## Install {#install}` (Docusaurus, MkDocs,
   Hugo, Pandoc), `## Install ##`. A page's links point at the anchor, so it stays.
 - The page's title and description in its front matter (`title:`, `description:`,
-  `sidebar_label:`, `summary:`, `linkTitle:`, ...: the page's words that a site shows), in YAML
-  (quoted as it must be) or Hugo's TOML; every other field is the site's data and is copied.
+  `sidebar_label:`, `summary:`, `linkTitle:`, ...: the page's words that a site shows), and a home
+  page's words nested under its fields (VitePress' `hero:` `text:` and `tagline:`, `features:`'
+  `title:` and `details:`, a button's `text:`), in YAML (quoted as it must be) or Hugo's TOML;
+  every other field is the site's data and is copied.
 - An admonition's title: `:::note[Before you start]` and `:::tip Before you start` (Docusaurus,
   VitePress), `!!! warning "Old version"` and `??? note "Details"` (MkDocs), a content tab's
   `=== "Windows"`.
@@ -25,6 +27,8 @@ from typing import Callable
 
 FRONT_MATTER_TEXT = ("title", "subtitle", "description", "summary", "excerpt", "sidebar_label",
                      "pagination_label", "linkTitle")  # the fields a site shows as the page's words
+# and, nested (a home page's hero, features and buttons: VitePress, Docusaurus), these too
+NESTED_TEXT = (*FRONT_MATTER_TEXT, "tagline", "details", "text", "alt")
 TEMPLATE_TEXT = ("title", "caption", "alt", "content", "description", "summary", "text", "label")
 
 _ATTRIBUTES = r"\{:?\s*(?:[#.]|[\w-]+=)[^{}]*\}"  # {#id}, {: .class}, { data-toc-label="Install" }
@@ -33,7 +37,7 @@ _DIRECTIVE = re.compile(r"(\s*:{3,}\s*[\w-]+)(?:(\[)(.*)(\].*)|(\s+)(.*?)(?:\s*\
 _MKDOCS_BLOCK = re.compile(r'(\s*(?:!!!|\?\?\?\+?)(?:\s+[\w-]+)+|\s*===[!+]?)(?:(\s+")(.*)("))?\s*$')
 _ALERT = re.compile(r"(\s*(?:>\s*)+\[![\w-]+\][+-]?)(?:(\s+)(.*?))?\s*$")  # "> [!NOTE]", "> [!tip] Title"
 _FOOTNOTE = re.compile(r"(\s{0,3}\[\^[^\]\s]+\]:\s*)(\S.*?)\s*$")
-_YAML_FIELD = re.compile(rf"({'|'.join(FRONT_MATTER_TEXT)})(\s*:\s+)(.*?)\s*$")
+_YAML_FIELD = re.compile(rf"({'|'.join(FRONT_MATTER_TEXT)}|\s*(?:-\s+)?(?<=\s)(?:{'|'.join(NESTED_TEXT)}))(\s*:\s+)(.*?)\s*$")
 _TOML_FIELD = re.compile(rf'({"|".join(FRONT_MATTER_TEXT)})(\s*=\s*")((?:[^"\\]|\\.)*)(")\s*$')
 _TEMPLATE_LINE = re.compile(r"\s*(\{\{[<%]|\{%)(?:(?!\{\{|\{%).)*(?:[%>]\}\}|%\})\s*$")
 _TEMPLATE_VALUE = re.compile(rf'(\s(?:{"|".join(TEMPLATE_TEXT)})=")([^"]*)(")')

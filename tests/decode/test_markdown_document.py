@@ -208,3 +208,16 @@ def test_hugos_toml_front_matter_gives_its_title_and_keeps_the_rest():
     assert document.texts == ["A dog", "A dog runs."]
     assert document.write(['Ein "Hund"', "Ein Hund rennt."]) == [
         "+++", 'title = "Ein \\"Hund\\""', *lines[2:6], "Ein Hund rennt."]
+
+
+def test_a_home_pages_nested_words_are_translated_and_its_data_kept():
+    lines = ["---", "layout: home", "hero:", "  name: VitePress", "  tagline: Docs in minutes", "  actions:",
+             "    - theme: brand", "      text: Get started", "      link: /guide/", "features:",
+             "  - title: Fast", "    details: It is fast.", "---"]
+    document = MarkdownDocument.read(lines)
+    assert document.texts == ["Docs in minutes", "Get started", "Fast", "It is fast."]
+    out = document.write(["Doku: in Minuten", "Los geht's", "Schnell", "Es ist schnell."])
+    assert yaml.safe_load("\n".join(out[1:-1])) == {
+        "layout": "home", "hero": {"name": "VitePress", "tagline": "Doku: in Minuten",
+                                   "actions": [{"theme": "brand", "text": "Los geht's", "link": "/guide/"}]},
+        "features": [{"title": "Schnell", "details": "Es ist schnell."}]}
