@@ -23,7 +23,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
-from nmt.decode.site_layouts import docusaurus_site
+from nmt.decode.site_layouts import documentation_site
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
 
@@ -167,7 +167,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
     steps, localized = [], {}
-    documents = (language_trees(files), names_by_folder(files), docusaurus_site(files))
+    documents = (language_trees(files), names_by_folder(files), documentation_site(files))
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):

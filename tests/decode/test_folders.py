@@ -121,6 +121,33 @@ def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(train
     assert (site / f"website/i18n/de/{plugin}/current/guide/setup.mdx").read_text(encoding="utf-8") == "Ein Hund (geprüft).\n"
 
 
+def test_vitepress_and_starlight_pages_get_their_translations_in_the_languages_folder(trained_tiny, tmp_path):
+    """A VitePress site and Starlight's pages keep the default language's pages at the top and each
+    other language's in its own folder: the German goes into de/ (or the site's own name for it,
+    de-de/), the Chinese there is copied, the site's other files copied as they are."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    sites = {"vitepress": ({"docs/.vitepress/config.ts": "export default {}\n", "docs/index.md": "# A dog\n",
+                            "docs/guide/intro.md": "A dog runs.\n", "docs/zh/index.md": "一只狗\n",
+                            "docs/public/notes.md": "A dog.\n"},
+                           {"docs/de/index.md": "docs/index.md", "docs/de/guide/intro.md": "docs/guide/intro.md"}),
+             "starlight": ({"astro.config.mjs": "export default {}\n", "src/content/docs/index.mdx": "A dog.\n",
+                            "src/content/docs/guides/example.md": "A dog runs.\n",
+                            "src/content/docs/de-de/index.mdx": "Ein Hund (geprüft).\n"},
+                           {"src/content/docs/de-de/guides/example.md": "src/content/docs/guides/example.md"})}
+    for name, (files, german) in sites.items():
+        site = tmp_path / name
+        for path, content in files.items():
+            (site / path).parent.mkdir(parents=True, exist_ok=True)
+            (site / path).write_text(content, encoding="utf-8")
+        out = tmp_path / f"{name}.out"
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | set(german), name
+        assert {path for path, content in files.items() if (out / path).read_text(encoding="utf-8") != content} == (
+            {"docs/public/notes.md"} if name == "vitepress" else set()), name  # (public/: a file, translated in place)
+        assert all((out / path).read_text(encoding="utf-8") != files[english] for path, english in german.items())
+
+
 def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_so_named(trained_tiny, tmp_path):
     """Pages named for their languages (Hugo's about.md beside about.de.md, a store text's
     description.txt beside description_fr.txt): the German a page lacks is made beside it under
