@@ -31,6 +31,9 @@ _DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor
 _BUILT = {"build", "dist", "out", "target", "deriveddata", "bin", "obj", "intermediates"}
 _BILINGUAL = ("xliff", "po", "qt", "xcstrings")  # files of both languages (or every one)
 _INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
+# .txt files a program reads, not a person: a site's robots.txt, Python's requirements, CMake's lists
+_MACHINE_TEXT = re.compile(r"(?:robots|humans|ads|app-ads|security|llms(?:-full)?|cmakelists|constraints|"
+                           r"requirements(?:[-_.][\w.-]*)?|dev-requirements|test-requirements|[\w.-]*\.lock)\.txt")
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 
 
@@ -292,8 +295,8 @@ def _unlisted(folder: Path, catalog: Path) -> list[str]:
 def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
     reads in a format of its own, but for a JSON, .properties or YAML file that is not a program's
-    messages (package.json, application.properties, docker-compose.yml) and a .ts file that is
-    TypeScript, not Qt's XML. Never one in a hidden folder (.git) or another project's (node_modules,
+    messages (package.json, application.properties, docker-compose.yml), a .ts file that is
+    TypeScript, not Qt's XML, and a .txt file a program reads (robots.txt, requirements.txt). Never one in a hidden folder (.git) or another project's (node_modules,
     Pods), nor a program's messages in what a build made of them (build/, DerivedData/)."""
     kind = file_format(str(path))
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
@@ -307,7 +310,9 @@ def _translated(path: Path, folder: Path) -> bool:
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
     if kind in ("json", "properties", "yaml"):
         return holds_messages(path.relative_to(folder))
-    return path.suffix.lower() == ".txt" or kind is not None
+    if path.suffix.lower() == ".txt":
+        return not _MACHINE_TEXT.fullmatch(path.name.lower())
+    return kind is not None
 
 
 def holds_messages(path: Path) -> bool:
