@@ -23,7 +23,7 @@ _ELLIPSES = ("...", "…")
 _FULL_STOPS = ".。．।۔"  # Latin, Chinese and Japanese, full-width, Devanagari (danda), Urdu
 _ARABIC_SCRIPT = frozenset({"ar", "fa", "ur", "ps", "sd", "ug", "ku"})
 _TAGS_AT_END = r"(?:\s*</?\w+/?>)*\s*$"
-_ENDS_IN_MARK = re.compile(r"[.!?…。！？:;)\]\"'»”]" + _TAGS_AT_END)
+_ENDS_IN_MARK = re.compile(r"[.!?…。！？:;][)\]\"'»”’]*" + _TAGS_AT_END)  # "Done.", "(Done.)", not "Settings (beta)"
 _ADDED_STOP = re.compile(r"(?<![.…])[.。](?=" + _TAGS_AT_END + ")")
 _LONGEST_RUN = 3  # "?!", "!!!": a longer run of marks is emphasis to keep as typed, not to rewrite
 # The target's forms of "?", "!", ":" and "," where they are not those (an ellipsis stays as typed).
