@@ -170,7 +170,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
     steps, localized = [], {}
-    documents = (language_trees(files), names_by_folder(files), documentation_site(files))
+    documents = (language_trees(files, src), names_by_folder(files), documentation_site(files))
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):

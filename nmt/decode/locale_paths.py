@@ -207,16 +207,18 @@ def _android_qualifier(tag: str) -> str:
 # Documents: the language of a page in a tree of languages (docs/en/, docs/de/), or of one named for
 # its language beside its siblings (about.md, about.de.md)
 
-def language_trees(files: list[Path]) -> dict[tuple[str, ...], set[str]]:
-    """The folders (as paths' parts) that hold a folder for each of two languages or more, with
-    those folders' names: a documentation site's en/ and de/, fastlane's metadata/android/en-US/
-    and de-DE/."""
+def language_trees(files: list[Path], source: str | None = None) -> dict[tuple[str, ...], set[str]]:
+    """The folders (as paths' parts) that hold a folder for each of two languages or more, or one
+    for the `source` language alone (a site not translated yet: Hugo's content/en/), with those
+    folders' names: a documentation site's en/ and de/, fastlane's metadata/android/en-US/ and
+    de-DE/."""
     languages: dict[tuple[str, ...], set[str]] = {}
     for path in files:
         for index, name in enumerate(path.parts[:-1]):
             if folder_language(name, path.parts[index - 1] if index else "") is not None:
                 languages.setdefault(path.parts[:index], set()).add(name)
-    return {parent: names for parent, names in languages.items() if len(names) >= 2}
+    return {parent: names for parent, names in languages.items()
+            if len(names) >= 2 or any(is_language(PathLanguage(name), source) for name in names)}
 
 
 def tree_language(path: Path, trees: dict[tuple[str, ...], set[str]]) -> PathLanguage | None:

@@ -79,6 +79,25 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
     assert all((app_folder / name).read_text(encoding="utf-8") == content for name, content in files.items())
 
 
+def test_a_folder_of_the_source_language_alone_gets_the_targets_beside_it(trained_tiny, tmp_path):
+    """A site not translated yet (Hugo's content/en/): the German goes into content/de/, the English
+    stays; a folder of another language alone is no tree (its pages translated in place)."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    site = tmp_path / "site"
+    files = {"content/en/about.md": "A dog runs.\n", "content/en/posts/first.md": "A black dog leaps.\n",
+             "notes/fr/a.txt": "A dog.\n"}
+    for name, content in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | {
+        "content/de/about.md", "content/de/posts/first.md"}
+    assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
+        "notes/fr/a.txt"}
+
+
 def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(trained_tiny, tmp_path):
     """A Docusaurus site (website/docusaurus.config.js): its pages stay in English, their German goes
     under website/i18n/de/ as Docusaurus reads it (docs, versioned docs, the blog, pages), the
