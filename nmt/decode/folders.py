@@ -23,7 +23,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
-from nmt.decode.site_layouts import documentation_site
+from nmt.decode.site_layouts import documentation_site, unlisted
 from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
 from nmt.errors import NmtError
 
@@ -170,7 +170,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
     steps, localized = [], {}
-    documents = (language_trees(files, src), names_by_folder(files), documentation_site(files))
+    documents = (language_trees(files, src), names_by_folder(files), documentation_site(files, folder))
     for path in files:
         kind = file_format(str(path))
         if not _translated(folder / path, folder):
@@ -189,16 +189,20 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if kind in _BILINGUAL + KEYED and not _read(folder / path, kind).texts:
             continue  # (nothing to translate: colours, strings marked untranslatable)
         localized.setdefault(_translation_path(path, kind, named, tgt, files, documents), []).append((path, named.code))
+    site, site_pages = documents[2], False
     for target, sources in localized.items():
         path = _primary(sources, folder, target)
         report.other_languages += [other for other, _ in sources if other != path]
         report.notes += _unlisted(folder, target) if file_format(str(target)) == "po" else []
+        site_pages = site_pages or (site is not None and site.translation(path, tgt) == target)
         earlier = folder / target
         if earlier.is_file() and file_format(str(path)) not in _BILINGUAL + KEYED:
             continue  # a document the target's folder has already: kept as it is (its copy above)
         steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key
         steps.append(_Step(path, target, True, target if earlier.is_file() else None))
         report.localized.append((path, target))
+    if site_pages:
+        report.notes += unlisted(site, folder, tgt)
     return steps
 
 

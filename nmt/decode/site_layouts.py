@@ -6,6 +6,11 @@ src/content/docs/) keep the default language's pages at the top and each other l
 folder named for it: guide/intro.md → de/guide/intro.md (or under the name the site gives German
 already, de-DE/).
 
+An MkDocs site translated by the i18n plugin (mkdocs-static-i18n) in its "suffix" structure (its
+default; an mkdocs.yml whose plugins hold `i18n`) keeps each page's translations beside it:
+index.md → index.de.md. (In its "folder" structure, docs/en/ beside docs/de/, the pages are a tree
+of languages: nmt.decode.locale_paths.)
+
 A Docusaurus site (a folder with docusaurus.config.js, .ts, .mjs or .cjs) keeps its pages in the
 default language in place and reads each language's from its own folder under i18n/:
 
@@ -20,13 +25,19 @@ puts their translation in i18n/de/.) A page already under i18n/ is that language
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from nmt.data.languages import language_tag
 from nmt.decode.locale_paths import PathLanguage, folder_language, is_language
 
 _CONFIGS = {f"docusaurus.config.{suffix}" for suffix in ("js", "ts", "mjs", "cjs")}
 _VITEPRESS_CONFIGS = {f"config.{suffix}" for suffix in ("js", "ts", "mjs", "mts", "cjs", "cts")}
+_MKDOCS_CONFIGS = {"mkdocs.yml", "mkdocs.yaml"}
+_MKDOCS_I18N = re.compile(rb"^\s*-\s*i18n\s*:?\s*$", re.M)  # the i18n plugin in mkdocs.yml's plugins
+_MKDOCS_FOLDERS = re.compile(rb"^\s*docs_structure\s*:\s*['\"]?folder", re.M)
+_MKDOCS_DOCS_DIR = re.compile(rb"^docs_dir\s*:\s*['\"]?([^'\"\r\n#]+?)['\"]?\s*(?:#.*)?$", re.M)
 _ASTRO_CONFIGS = {f"astro.config.{suffix}" for suffix in ("js", "ts", "mjs", "mts", "cjs", "cts")}
 _PAGES = (".md", ".mdx")
 # a content folder's parts (from the site's root) and the folder its translations go in under i18n/LANGUAGE/
@@ -35,10 +46,16 @@ _CONTENT = ((("docs",), ("docusaurus-plugin-content-docs", "current")),
             (("src", "pages"), ("docusaurus-plugin-content-pages",)))
 
 
+def _tag(language: str) -> str:
+    return language_tag(language) if language else language  # ("": a page's language asked for, no target)
+
+
 @dataclass(frozen=True)
 class Docusaurus:
-    """A Docusaurus site whose root is `root` (relative to the folder translated)."""
+    """A Docusaurus site whose root is `root` (relative to the folder translated), configured by
+    `config`."""
     root: PurePath
+    config: PurePath
 
     def _within(self, path: PurePath) -> tuple[str, ...] | None:
         """The path's parts from the site's root, or None where it lies outside the site."""
@@ -52,10 +69,14 @@ class Docusaurus:
             return None
         for content, translated in _CONTENT:
             if parts[:len(content)] == content and len(parts) > len(content):
-                return PurePath(self.root, "i18n", target, *translated, *parts[len(content):])
+                return PurePath(self.root, "i18n", self.named(target), *translated, *parts[len(content):])
         if parts[:1] == ("versioned_docs",) and len(parts) > 2:
-            return PurePath(self.root, "i18n", target, "docusaurus-plugin-content-docs", *parts[1:])
+            return PurePath(self.root, "i18n", self.named(target), "docusaurus-plugin-content-docs", *parts[1:])
         return None
+
+    def named(self, language: str) -> str:
+        """The language's name in the site's paths and configuration: its tag (de, pt-BR)."""
+        return _tag(language)
 
     def translated_language(self, path: PurePath) -> str | None:
         """The language of a page translated under i18n/ (i18n/fr/docusaurus-plugin-content-docs/...),
@@ -69,9 +90,10 @@ class Docusaurus:
 @dataclass(frozen=True)
 class RootLocaleSite:
     """A site whose pages under `root` are the default language's, and whose folders there named
-    `languages` hold the other languages' (VitePress, Starlight)."""
+    `languages` hold the other languages' (VitePress, Starlight), configured by `config`."""
     root: PurePath
     languages: frozenset[str]
+    config: PurePath
 
     def _within(self, path: PurePath) -> tuple[str, ...] | None:
         """The path's parts from the root, or None where it lies outside it."""
@@ -86,8 +108,12 @@ class RootLocaleSite:
         if (parts is None or path.suffix.lower() not in _PAGES or parts[0] in self.languages
                 or parts[0].startswith((".", "_")) or parts[0] == "public"):
             return None
-        folder = next((name for name in sorted(self.languages) if is_language(PathLanguage(name), target)), target)
-        return PurePath(self.root, folder, *parts)
+        return PurePath(self.root, self.named(target), *parts)
+
+    def named(self, language: str) -> str:
+        """The language's name in the site: the folder it has for it (de-de/), or the language's tag."""
+        return next((name for name in sorted(self.languages) if is_language(PathLanguage(name), language)),
+                    _tag(language))
 
     def translated_language(self, path: PurePath) -> str | None:
         """The language of a page in a language's folder, or None."""
@@ -97,25 +123,71 @@ class RootLocaleSite:
         return parts[0]
 
 
-def documentation_site(files: list[Path]) -> Docusaurus | RootLocaleSite | None:
-    """The documentation site among a folder's files (paths relative to it), by its configuration
-    file nearest the top: Docusaurus', VitePress' or an Astro project's with Starlight's pages;
-    None where there is none."""
+@dataclass(frozen=True)
+class SuffixSite:
+    """A site whose pages under `root` have their translations beside them, named for their
+    languages: index.md, index.de.md (MkDocs' i18n plugin), configured by `config`."""
+    root: PurePath
+    config: PurePath
+
+    def _page(self, path: PurePath) -> bool:
+        return path.parts[:len(self.root.parts)] == self.root.parts and path.suffix.lower() in _PAGES
+
+    def translated_language(self, path: PurePath) -> str | None:
+        base, _, code = path.stem.rpartition(".")
+        return code if self._page(path) and base and folder_language(code, "") is not None else None
+
+    def named(self, language: str) -> str:
+        """The language's name in the site's paths and configuration: its tag (de, pt-BR)."""
+        return _tag(language)
+
+    def translation(self, path: PurePath, target: str) -> PurePath | None:
+        """index.md's translation into `target`, index.de.md; None for a page named for a language."""
+        if not self._page(path) or self.translated_language(path) is not None:
+            return None
+        return path.with_name(f"{path.stem}.{self.named(target)}{path.suffix}")
+
+
+Site = Docusaurus | RootLocaleSite | SuffixSite
+
+
+def unlisted(site: Site, folder: Path, language: str) -> list[str]:
+    """A note where the site's configuration does not name `language` among its languages (the
+    site then builds none of its pages): Docusaurus' i18n.locales, VitePress' and Starlight's
+    locales, the i18n plugin's languages in mkdocs.yml."""
+    text = (folder / site.config).read_text(encoding="utf-8", errors="replace")
+    tag = re.escape(site.named(language))
+    if re.search(rf"(?i)(?:locale\s*:\s*|[\'\"`]|^\s*|[{{,]\s*){tag}(?:[\'\"`]|\s*:|\s*$)", text, re.M):
+        return []
+    return [f"{site.config} does not name {site.named(language)} among the site's languages: add it, or the site "
+            "builds none of its pages"]
+
+
+def documentation_site(files: list[Path], folder: Path | None = None) -> Site | None:
+    """The documentation site among a folder's files (paths relative to `folder`), by its
+    configuration file nearest the top: Docusaurus', VitePress', an Astro project's with
+    Starlight's pages, or MkDocs' with its i18n plugin (read from `folder`); None where there is
+    none."""
     files = [path for path in files if "node_modules" not in path.parts]
-    found: list[tuple[int, Docusaurus | RootLocaleSite]] = []
+    found: list[tuple[int, Site]] = []
     for path in files:
-        if path.name in _CONFIGS:
-            found.append((len(path.parts), Docusaurus(path.parent)))
+        if path.name in _MKDOCS_CONFIGS and folder is not None:
+            config = (folder / path).read_bytes()
+            if _MKDOCS_I18N.search(config) and not _MKDOCS_FOLDERS.search(config):
+                docs = _MKDOCS_DOCS_DIR.search(config)
+                found.append((len(path.parts), SuffixSite(path.parent / (docs.group(1).decode() if docs else "docs"), path)))
+        elif path.name in _CONFIGS:
+            found.append((len(path.parts), Docusaurus(path.parent, path)))
         elif path.name in _VITEPRESS_CONFIGS and path.parent.name == ".vitepress":
-            found.append((len(path.parts), _root_locale_site(path.parent.parent, files)))
+            found.append((len(path.parts), _root_locale_site(path.parent.parent, files, path)))
         elif path.name in _ASTRO_CONFIGS and any(other.parts[:len(path.parts) + 2] == (*path.parent.parts, "src", "content",
                                                                                        "docs") for other in files):
-            found.append((len(path.parts), _root_locale_site(path.parent / "src" / "content" / "docs", files)))
+            found.append((len(path.parts), _root_locale_site(path.parent / "src" / "content" / "docs", files, path)))
     return min(found, key=lambda item: item[0])[1] if found else None
 
 
-def _root_locale_site(root: Path, files: list[Path]) -> RootLocaleSite:
+def _root_locale_site(root: Path, files: list[Path], config: Path) -> RootLocaleSite:
     """The site whose pages are under `root`, with the language folders it holds."""
     names = {path.parts[len(root.parts)] for path in files
              if path.parts[:len(root.parts)] == root.parts and len(path.parts) > len(root.parts) + 1}
-    return RootLocaleSite(root, frozenset(name for name in names if folder_language(name, root.name) is not None))
+    return RootLocaleSite(root, frozenset(name for name in names if folder_language(name, root.name) is not None), config)

@@ -142,19 +142,25 @@ def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(train
     assert (site / f"website/i18n/de/{plugin}/current/guide/setup.mdx").read_text(encoding="utf-8") == "Ein Hund (geprüft).\n"
 
 
-def test_vitepress_and_starlight_pages_get_their_translations_in_the_languages_folder(trained_tiny, tmp_path):
+def test_vitepress_starlight_and_mkdocs_pages_get_their_translations_where_the_site_reads_them(trained_tiny, tmp_path):
     """A VitePress site and Starlight's pages keep the default language's pages at the top and each
     other language's in its own folder: the German goes into de/ (or the site's own name for it,
-    de-de/), the Chinese there is copied, the site's other files copied as they are."""
+    de-de/), the Chinese there is copied, the site's other files copied as they are. MkDocs' i18n
+    plugin reads index.de.md beside index.md. A note says where the site's configuration does
+    not name German yet."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     sites = {"vitepress": ({"docs/.vitepress/config.ts": "export default {}\n", "docs/index.md": "# A dog\n",
                             "docs/guide/intro.md": "A dog runs.\n", "docs/zh/index.md": "一只狗\n",
                             "docs/public/notes.md": "A dog.\n"},
                            {"docs/de/index.md": "docs/index.md", "docs/de/guide/intro.md": "docs/guide/intro.md"}),
-             "starlight": ({"astro.config.mjs": "export default {}\n", "src/content/docs/index.mdx": "A dog.\n",
+             "starlight": ({"astro.config.mjs": "export default {locales: {root: {lang: 'en'}, 'de-de': {}}}\n", "src/content/docs/index.mdx": "A dog.\n",
                             "src/content/docs/guides/example.md": "A dog runs.\n",
                             "src/content/docs/de-de/index.mdx": "Ein Hund (geprüft).\n"},
-                           {"src/content/docs/de-de/guides/example.md": "src/content/docs/guides/example.md"})}
+                           {"src/content/docs/de-de/guides/example.md": "src/content/docs/guides/example.md"}),
+             "mkdocs": ({"mkdocs.yml": "site_name: A\nplugins:\n  - i18n:\n      languages:\n        - locale: en\n",
+                         "docs/index.md": "A dog.\n", "docs/guide/setup.md": "A dog runs.\n",
+                         "docs/guide/setup.fr.md": "Un chien court.\n"},
+                        {"docs/index.de.md": "docs/index.md", "docs/guide/setup.de.md": "docs/guide/setup.md"})}
     for name, (files, german) in sites.items():
         site = tmp_path / name
         for path, content in files.items():
@@ -167,6 +173,7 @@ def test_vitepress_and_starlight_pages_get_their_translations_in_the_languages_f
         assert {path for path, content in files.items() if (out / path).read_text(encoding="utf-8") != content} == (
             {"docs/public/notes.md"} if name == "vitepress" else set()), name  # (public/: a file, translated in place)
         assert all((out / path).read_text(encoding="utf-8") != files[english] for path, english in german.items())
+        assert ("does not name de among the site's languages" in result.output) == (name != "starlight"), name
 
 
 def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_so_named(trained_tiny, tmp_path):
