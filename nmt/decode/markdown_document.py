@@ -11,7 +11,8 @@ a README or a documentation site's page, translated as its reader sees it.
   admonition's title, a content tab's, a footnote's text and the page's title and description in
   its front matter (nmt.decode.markdown_lines).
 - An MkDocs admonition's or content tab's body (the indented lines under `!!! note`, `=== "Tab"`)
-  is read as a page of its own and written back indented.
+  is read as a page of its own and written back indented; so is a footnote's text with the
+  indented lines after it, written after its label (`[^1]: `).
 - An HTML block (a line that opens with a tag, through the next blank line: MDX's components too)
   is read as an HTML page is (nmt.decode.html_document): each block's text whole, its tags kept.
 - A table's cells are translated one by one, its pipes and its separator row kept.
@@ -53,6 +54,7 @@ _TEMPLATE_CLOSE = {"{{<": ">}}", "{{%": "%}}", "{%": "%}"}
 _MATH = re.compile(r"\s*\$\$")
 _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 _SHORT_REFERENCE = re.compile(r"(?<![\]\\])(!?\[)([^\[\]\n]+)\](?:\[\])?(?![(\[:])")  # [label], [label][]
+_FOOTNOTE = re.compile(r"(\s{0,3}\[\^[^\]\s]+\]:\s*)(.*)$")  # "[^1]: its text", or "[^1]:" and indented lines
 _SNIPPET = re.compile(r"\s*<<<\s")  # VitePress' "<<< @/snippets/a.js": a file's code
 _TEMPLATE_CODE = re.compile(  # a Jekyll or Hugo template's block of code: {% highlight js %}, {{< code-toggle >}}
     r"\s*(?:\{%-?\s*(highlight|raw|comment|codeblock)\b"
@@ -65,6 +67,7 @@ class _Segment:
     lines: list[str]  # "nested" (a MarkdownDocument of lines indented by `indent`)
     reader: Wrapped | HtmlDocument | Framed | MarkdownDocument | None = None  # what reads and writes its units
     indent: str = ""
+    head: str | None = None  # a nested segment's first line's start in place of `indent` (a footnote's "[^1]: ")
 
 
 class MarkdownDocument:
@@ -138,7 +141,8 @@ class MarkdownDocument:
             elif segment.kind == "framed":
                 out.append(segment.reader.write(given))
             elif segment.kind == "nested":
-                out += [segment.indent + line if line.strip() else line for line in segment.reader.write(given)]
+                out += [(segment.head if k == 0 and segment.head is not None else segment.indent) + line
+                        if line.strip() else line for k, line in enumerate(segment.reader.write(given))]
             elif segment.kind == "table":
                 out += _table_written(segment.lines, given)
             else:
@@ -166,14 +170,14 @@ class _Blocks:
         self.segments: list[_Segment] = []
         self.starts: list[int] = []
 
-    def add(self, kind: str, start: int, end: int, reader=None, indent: str = "") -> int:
+    def add(self, kind: str, start: int, end: int, reader=None, indent: str = "", head: str | None = None) -> int:
         """Lines start..end as a segment (prose and copied lines joining the segment before them
         of their kind); returns `end`."""
         last = self.segments[-1] if self.segments else None
         if reader is None and last is not None and last.kind == kind and kind in ("prose", "copied"):
             last.lines += self.lines[start:end]
         else:
-            self.segments.append(_Segment(kind, self.lines[start:end], reader, indent))
+            self.segments.append(_Segment(kind, self.lines[start:end], reader, indent, head))
             self.starts.append(start)
         return end
 
@@ -281,10 +285,20 @@ class _Blocks:
                 body = [text[len(indent):] if text.strip() else "" for text in lines[i + 1:end]]
                 self.add("nested", i + 1, end, MarkdownDocument.read(body, self.labels, self.mdx), indent)
             return end
-        if _LINK_DEFINITION.match(line) and not line.lstrip().startswith("[^"):
+        footnote = _FOOTNOTE.match(line)
+        if footnote:  # its text and the indented lines after it: a page of its own, written after its label
+            indent = line[:len(line) - len(line.lstrip())] + "    "
+            end = self.indented_end(i + 1, indent) if i + 1 < len(lines) else i + 1
+            body = [text[len(indent):] if text.strip() else "" for text in lines[i + 1:end]]
+            if not footnote.group(2).strip():
+                self.add("copied", i, i + 1)
+                return self.add("nested", i + 1, end, MarkdownDocument.read(body, self.labels, self.mdx), indent) \
+                    if body else i + 1
+            document = MarkdownDocument.read([footnote.group(2), *body], self.labels, self.mdx)
+            return self.add("nested", i, end, document, indent, head=footnote.group(1))
+        if _LINK_DEFINITION.match(line):
             return self.add("copied", i, i + 1)
-        for frame in (markdown_lines.directive, markdown_lines.footnote, markdown_lines.template_line,
-                      markdown_lines.alert):
+        for frame in (markdown_lines.directive, markdown_lines.template_line, markdown_lines.alert):
             framed = frame(line)
             if framed:
                 return self.framed(i, framed)

@@ -12,8 +12,7 @@ around them copied.
 - An admonition's title: `:::note[Before you start]` and `:::tip Before you start` (Docusaurus,
   VitePress), `!!! warning "Old version"` and `??? note "Details"` (MkDocs), a content tab's
   `=== "Windows"`.
-- A footnote's text after its label: `[^1]: ...`; a callout's title (Obsidian's `> [!tip] Title`),
-  and GitHub's alert (`> [!NOTE]`) copied.
+- A callout's title (Obsidian's `> [!tip] Title`), and GitHub's alert (`> [!NOTE]`) copied.
 - A shortcode or include on a line of its own, where its words are the values of named
   parameters: `{{< figure src="dog.png" caption="A dog" >}}` (Hugo), `{% include note.html
   content="..." %}` (Jekyll); its other parameters are paths and names, copied.
@@ -36,7 +35,6 @@ _HEADING = re.compile(rf"(\s{{0,3}}#{{1,6}}\s+)(.*?)(\s*(?:{_ATTRIBUTES}|(?<=\s)
 _DIRECTIVE = re.compile(r"(\s*:{3,}\s*[\w-]+)(?:(\[)(.*)(\].*)|(\s+)(.*?)(?:\s*\{[^{}]*\})?)?\s*$")  # :::note[Title], ::: tip Title {open}
 _MKDOCS_BLOCK = re.compile(r'(\s*(?:!!!|\?\?\?\+?)(?:\s+[\w-]+)+|\s*===[!+]?)(?:(\s+")(.*)("))?\s*$')
 _ALERT = re.compile(r"(\s*(?:>\s*)+\[![\w-]+\][+-]?)(?:(\s+)(.*?))?\s*$")  # "> [!NOTE]", "> [!tip] Title"
-_FOOTNOTE = re.compile(r"(\s{0,3}\[\^[^\]\s]+\]:\s*)(\S.*?)\s*$")
 _YAML_FIELD = re.compile(rf"({'|'.join(FRONT_MATTER_TEXT)}|\s*(?:-\s+)?(?<=\s)(?:{'|'.join(NESTED_TEXT)}))(\s*:\s+)(.*?)\s*$")
 _TOML_FIELD = re.compile(rf'({"|".join(FRONT_MATTER_TEXT)})(\s*=\s*")((?:[^"\\]|\\.)*)(")\s*$')
 _TEMPLATE_LINE = re.compile(r"\s*(\{\{[<%]|\{%)(?:(?!\{\{|\{%).)*(?:[%>]\}\}|%\})\s*$")
@@ -108,13 +106,6 @@ def alert(line: str) -> Framed | None:
     if match.group(3) and _words(match.group(3)):
         return Framed([match.group(1) + match.group(2), match.group(3), line[match.end(3):]])
     return Framed([line])
-
-
-def footnote(line: str) -> Framed | None:
-    match = _FOOTNOTE.match(line)
-    if not match or not _words(match.group(2)):
-        return None
-    return Framed([match.group(1), match.group(2), line[match.end(2):]])
 
 
 def template_line(line: str) -> Framed | None:

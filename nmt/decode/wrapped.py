@@ -20,6 +20,8 @@ _HARD_BREAK = re.compile(r"(?<=\S)(?:\\| {2,})$")  # Markdown's line break: a ba
 
 
 _QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
+_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+_KEPT_SPACE = "\ue000"  # a code span's space while the text is wrapped: never broken, never merged
 
 
 def _indentation(line: str) -> str:
@@ -100,7 +102,9 @@ class Wrapped:
                 translation = translation[len(marker.lstrip()):]
             else:
                 marker = _indentation(self.lines[a])
-            broken = rewrapped(translation, b - a)
+            if self.markdown:  # a code span kept on one line, its spaces as written
+                translation = _CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
+            broken = [line.replace(_KEPT_SPACE, " ") for line in rewrapped(translation, b - a)]
             broken[-1] += end
             # the lines after the first indented (a Markdown list item's) or quoted as they were
             out += [marker + broken[0],

@@ -221,3 +221,15 @@ def test_a_home_pages_nested_words_are_translated_and_its_data_kept():
         "layout": "home", "hero": {"name": "VitePress", "tagline": "Doku: in Minuten",
                                    "actions": [{"theme": "brand", "text": "Los geht's", "link": "/guide/"}]},
         "features": [{"title": "Schnell", "details": "Es ist schnell."}]}
+
+
+def test_a_footnotes_indented_lines_are_its_text():
+    lines = ["A dog[^1] and a cat[^2].", "", "[^1]: A dog", "    runs fast.", "", "    A second paragraph.", "[^2]:",
+             "    A cat sleeps", "    all day."]
+    document = MarkdownDocument.read(lines)
+    assert document.texts == ["A dog[^1] and a cat[^2].", "A dog runs fast.", "A second paragraph.", "A cat sleeps all day."]
+    assert document.numbers == [1, 3, 6, 8]
+    assert document.write(["Ein Hund[^1] und eine Katze[^2].", "Ein Hund rennt schnell.", "Ein zweiter Absatz.",
+                           "Eine Katze schläft den ganzen Tag."]) == [
+        "Ein Hund[^1] und eine Katze[^2].", "", "[^1]: Ein Hund", "    rennt schnell.", "", "    Ein zweiter Absatz.",
+        "[^2]:", "    Eine Katze schläft", "    den ganzen Tag."]

@@ -71,3 +71,9 @@ def test_translate_reads_each_paragraph_whole_and_wraps_it_again(trained_tiny, t
     expected = [hyps[0].text or translator.tgt_tokenizer.decode(hyps[0].tokens)
                 for hyps in translate_lines(translator, wrapped.texts, cfg)]
     assert " ".join(out[0:2]) == expected[0] and " ".join(out[3:5]) == expected[1] and out[3].startswith("- ")
+
+
+def test_a_markdown_code_span_is_never_broken_nor_its_spaces_merged():
+    wrapped = Wrapped.read(["Run the command", "that is shown", "below now."], markdown=True)
+    out = wrapped.write(["Führen Sie `git push -u origin <name>` aus, mit `a  b` darin"])
+    assert any("`git push -u origin <name>`" in line for line in out) and any("`a  b`" in line for line in out)
