@@ -107,7 +107,7 @@ def translate(
     memory: Annotated[Optional[str], typer.Option(
         help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
     update: Annotated[Optional[Path], typer.Option(
-        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML), XLIFF file or "
+        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML, TOML), XLIFF file or "
              "gettext catalog as translated before: the messages whose keys (units with their sources unchanged, msgids) "
              "it has keep its translations; only the others are translated. "
              "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
@@ -125,9 +125,9 @@ def translate(
              'or po (a translation tool\'s XLIFF file or a gettext catalog: each segment not yet translated, marked for '
              'review; the extra localization), json (an app\'s messages: i18next, FormatJS, Flutter\'s .arb), android '
              '(res/values/strings.xml; the extra localization), xcstrings, strings or stringsdict (Apple\'s String Catalog, '
-             '.strings or .stringsdict file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), or srt or vtt (subtitles: each cue translated whole, numbers '
+             '.strings or .stringsdict file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), toml (Hugo\'s and go-i18n\'s), or srt or vtt (subtitles: each cue translated whole, numbers '
              'and timings kept). Default: srt, vtt, markdown (.md), html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
-             'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, stringsdict, qt (.ts), resx, properties, yaml (.yml) for a file named so, android for an .xml file in a values folder, '
+             'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, stringsdict, qt (.ts), resx, properties, yaml (.yml), toml for a file named so, android for an .xml file in a values folder, '
              'else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,

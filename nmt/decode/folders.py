@@ -2,7 +2,7 @@
 chapters, a program's texts. Each text file (.txt) and each file that `nmt translate` reads in a
 format of its own by its name (nmt.decode.stream.file_format) is translated as `nmt translate`
 translates it alone (nmt.decode.stream.translate_file); every other file (images, styles,
-scripts, and JSON, .properties and YAML files other than a program's messages: holds_messages) is
+scripts, and JSON, .properties, YAML and TOML files other than a program's messages: holds_messages) is
 copied as it is; the subfolders are made alike. A program's message file in the source language
 keeps its place and gets its translation beside it, under the target language's name
 (nmt.decode.locale_paths). The new folder appears only when every file is done: it is written
@@ -298,8 +298,8 @@ def _unlisted(folder: Path, catalog: Path) -> list[str]:
 
 def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
-    reads in a format of its own, but for a JSON, .properties or YAML file that is not a program's
-    messages (package.json, application.properties, docker-compose.yml), a .ts file that is
+    reads in a format of its own, but for a JSON, .properties, YAML or TOML file that is not a
+    program's messages (package.json, application.properties, docker-compose.yml, hugo.toml), a .ts file that is
     TypeScript, not Qt's XML, and a .txt file a program reads (robots.txt, requirements.txt). Never one in a hidden folder (.git) or another project's (node_modules,
     Pods), nor a program's messages in what a build made of them (build/, DerivedData/)."""
     kind = file_format(str(path))
@@ -312,7 +312,7 @@ def _translated(path: Path, folder: Path) -> bool:
             return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
     if kind == "properties" and _INI_SECTION.search(path.read_bytes()):
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
-    if kind in ("json", "properties", "yaml"):
+    if kind in ("json", "properties", "yaml", "toml"):
         return holds_messages(path.relative_to(folder))
     if path.suffix.lower() == ".txt":
         return not _MACHINE_TEXT.fullmatch(path.name.lower())
@@ -320,7 +320,7 @@ def _translated(path: Path, folder: Path) -> bool:
 
 
 def holds_messages(path: Path) -> bool:
-    """Whether a JSON, .properties or YAML file's path says it holds a program's messages: an .arb file,
+    """Whether a JSON, .properties, YAML or TOML file's path says it holds a program's messages: an .arb file,
     a file in a folder named for them (locales/, i18n/, _locales/), one named so
     (messages.properties, strings.json) or named for a language (en.json, en-US.json,
     messages_en.json, locales/en/common.json). Other such files (package.json,

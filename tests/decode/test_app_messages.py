@@ -541,6 +541,51 @@ def test_a_rails_locale_files_strings_are_translated_in_their_place_and_style():
     assert '  days: ["So?", "Mo #1"]\n' in written and yaml.safe_load(written)["de"]["days"] == ["So?", "Mo #1"]
 
 
+HUGO = """# The theme's strings
+home = "Home"
+search = 'Search the site' # a comment
+"quoted key" = "Read \\"more\\"\\u00e9"
+count = 3
+
+[readingTime]
+one = "One minute to read"
+other = "{{ .Count }} minutes to read"
+
+[PersonCats]
+description = "The number of cats a person has"
+hash = "sha1-abc"
+other = "{{.Name}} has {{.Count}} cats."
+"""
+
+
+def _hugo():
+    from nmt.decode.toml_messages import TomlMessages
+
+    return TomlMessages.read(HUGO.encode(), "en.toml")
+
+
+def test_hugos_and_go_i18ns_toml_strings_are_translated_in_their_place_and_quotes():
+    import tomllib
+
+    document = _hugo()
+    assert document.texts == ["Home", "Search the site", 'Read "more"é', "One minute to read", "{{ .Count }} minutes to read",
+                              "{{.Name}} has {{.Count}} cats."]  # (a go-i18n message's description and hash: data)
+    assert document.numbers == [2, 3, 4, 8, 9, 14]
+    assert document.write(document.texts, "de").decode() == HUGO  # unchanged: as written
+    document = _hugo()
+    written = document.write([f"«{t}» it's \\ \"x\"" for t in document.texts], "ru").decode()
+    assert tomllib.loads(written)["readingTime"] == {
+        "one": "«One minute to read» it's \\ \"x\"", **{category: "«{{ .Count }} minutes to read» it's \\ \"x\""
+                                                         for category in ("few", "many", "other")}}
+    assert "search = \"«Search the site» it's \\\\ \\\"x\\\"\" # a comment\n" in written  # in double quotes: it holds a '
+    assert tomllib.loads(written)["PersonCats"]["description"] == "The number of cats a person has"
+    assert document.warnings == ["2 plural keys added for ru with their 'other' key's translation: review them"]
+    document = _hugo()  # Japanese has other alone: one's line goes
+    written = document.write(document.texts, "ja").decode()
+    assert tomllib.loads(written)["readingTime"] == {"other": "{{ .Count }} minutes to read"}
+    assert "[readingTime]\nother =" in written
+
+
 @needs_lxml
 def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.android_strings import AndroidStrings
@@ -554,6 +599,7 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
     from nmt.decode.resx_document import ResxDocument
     from nmt.decode.string_catalog import StringCatalog
     from nmt.decode.stringsdict_document import StringsdictDocument
+    from nmt.decode.toml_messages import TomlMessages
     from nmt.decode.yaml_messages import YamlMessages
 
     for name, content, read in (("en.json", I18NEXT, JsonMessages.read), ("app_en.arb", '{"title": "a dog runs"}\n', JsonMessages.read),
@@ -561,14 +607,15 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
                                 ("Localizable.xcstrings", json.dumps(CATALOG), lambda data, name: StringCatalog.read(data, name).for_target("de")),
                                 ("app_de.ts", QT, QtDocument.read), ("Resources.resx", RESX, ResxDocument.read),
                                 ("messages.properties", PROPERTIES, PropertiesDocument.read), ("en.yml", RAILS, YamlMessages.read),
+                                ("en.toml", HUGO, TomlMessages.read),
                                 ("Localizable.stringsdict", STRINGSDICT, StringsdictDocument.read)):
         (tmp_path / name).write_text(content)
         written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"out.{name.replace('/', '.')}",
                                                  lambda data, read=read: read(data, "in"))
         assert written == expected != content.encode()
     assert [file_format(name) for name in ("a.json", "b.ARB", "res/values-de/strings.xml", "page.xml", "a.xcstrings",
-                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw", "en.yml", "de.YAML", "a.stringsdict")] == [
-        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx", "yaml", "yaml", "stringsdict"]
+                                           "InfoPlist.strings", "app_de.ts", "a.resx", "b.properties", "Resources.resw", "en.yml", "de.YAML", "a.stringsdict", "en.toml")] == [
+        "json", "json", "android", None, "xcstrings", "strings", "qt", "resx", "properties", "resx", "yaml", "yaml", "stringsdict", "toml"]
     for name, content, problem in (
             ("bad.json", '{"a": "b",\n "c"}', "bad.json:2:5: not valid JSON (Expecting ':' delimiter)"),
             ("list.json", '["a dog"]', "list.json: not a file of messages (its top level is a list, not an object)"),
@@ -580,7 +627,8 @@ def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_
             ("list.xcstrings", '{"version": "1.0"}', 'list.xcstrings: not a String Catalog (no "strings" object at its top)'),
             ("page.ts", "<html/>", "page.ts: not a Qt translation file (its root element is <html>, not <TS>)"),
             ("page.resx", "<html/>", "page.resx: not a .NET resource file (a <root> of <data> and <resheader> elements)"),
-            ("bad.yml", "en:\n  a: b\n c: d\n", "bad.yml:3: not valid YAML"), ("list.yml", "- a dog\n", "list.yml: not a file of messages")):
+            ("bad.yml", "en:\n  a: b\n c: d\n", "bad.yml:3: not valid YAML"), ("list.yml", "- a dog\n", "list.yml: not a file of messages"),
+            ("bad.toml", 'a = "b"\nc = \n', "bad.toml:2: not valid TOML")):
         (tmp_path / name).write_bytes(content.encode("latin-1"))
         result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / "x.out")])
         one_line_error(result, problem)
