@@ -34,6 +34,7 @@ _INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
 # .txt files a program reads, not a person: a site's robots.txt, Python's requirements, CMake's lists
 _MACHINE_TEXT = re.compile(r"(?:robots|humans|ads|app-ads|security|llms(?:-full)?|cmakelists|constraints|"
                            r"requirements(?:[-_.][\w.-]*)?|dev-requirements|test-requirements|[\w.-]*\.lock)\.txt")
+_TEMPLATE = re.compile(rb"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|<\?php", re.S)  # Go, Jinja, Liquid, Handlebars, ERB, PHP
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 
 
@@ -300,7 +301,8 @@ def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
     reads in a format of its own, but for a JSON, .properties, YAML or TOML file that is not a
     program's messages (package.json, application.properties, docker-compose.yml, hugo.toml), a .ts file that is
-    TypeScript, not Qt's XML, and a .txt file a program reads (robots.txt, requirements.txt). Never one in a hidden folder (.git) or another project's (node_modules,
+    TypeScript, not Qt's XML, an HTML file that is a template (its syntax, `{{ .Title }}`, `{% if %}`,
+    is code) and a .txt file a program reads (robots.txt, requirements.txt). Never one in a hidden folder (.git) or another project's (node_modules,
     Pods), nor a program's messages in what a build made of them (build/, DerivedData/)."""
     kind = file_format(str(path))
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
@@ -314,6 +316,8 @@ def _translated(path: Path, folder: Path) -> bool:
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
     if kind in ("json", "properties", "yaml", "toml"):
         return holds_messages(path.relative_to(folder))
+    if kind == "html" and _TEMPLATE.search(path.read_bytes()[:1 << 16]):
+        return False  # a template (Hugo's layouts, Jekyll's, Django's, Angular's): its syntax is code
     if path.suffix.lower() == ".txt":
         return not _MACHINE_TEXT.fullmatch(path.name.lower())
     return kind is not None

@@ -132,7 +132,8 @@ class HtmlDocument:
         for start, end, text in sorted(edits):
             out += [self.source[at:start], text]
             at = end
-        return "".join([*out, self.source[at:]]).split("\n")
+        written = "".join([*out, self.source[at:]])
+        return written.split("\n") if written else []  # (an empty file stays empty)
 
     def _rewritten(self, tag: _Tag, translations: list[str], language: str | None) -> str:
         """The tag's text with its translated attributes' values in place of theirs, and its lang

@@ -34,6 +34,7 @@ _ENDING = re.compile(r"(?P<head>.*?[_.-])(?P<language>[a-z]{2,3})(?:(?P<separato
 _ANDROID = re.compile(r"values(?P<qualifiers>(?:-[^-]+)*)")
 _ANDROID_LANGUAGE = re.compile(r"-(?:b\+(?P<tag>[a-zA-Z0-9+]+)|(?P<language>[a-z]{2,3})(?:-r(?P<region>[A-Z]{2}))?)(?=-|$)")
 # Android's codes for three languages (Java's before version 17): Hebrew, Indonesian, Yiddish
+_REGIONAL = re.compile(r"[a-z]{2,3}[-_](?:[A-Z]{2}|[A-Z][a-z]{3}|[0-9]{3})")  # ast-ES, sr_Latn: not app_en
 _LEGACY = {"iw": "he", "in": "id", "ji": "yi"}
 # Chinese written by its region where a path names no script (values-zh-rCN, zh_TW.po)
 _CHINESE_SCRIPTS = {"cn": "Hans", "sg": "Hans", "tw": "Hant", "hk": "Hant", "mo": "Hant"}
@@ -66,7 +67,7 @@ def path_language(path: Path, kind: str) -> PathLanguage | None:
 def names_language(path: Path) -> bool:
     """Whether a folder or the name of a file of messages names a language (en.json,
     locales/en-US/common.json, messages_de.properties)."""
-    return any(_named(part, _in_locale_folder(is_folder, parent)) for part, is_folder, parent in _parts(path))
+    return any(_named(part, _in_locale_folder(is_folder, parent, part)) for part, is_folder, parent in _parts(path))
 
 
 def is_language(named: PathLanguage, code: str | None) -> bool:
@@ -138,10 +139,12 @@ def _parts(path: Path) -> list[tuple[str, bool, str]]:
     return [(name, index < len(names) - 1, names[index - 1] if index else "") for index, name in enumerate(names)]
 
 
-def _in_locale_folder(is_folder: bool, parent: str) -> bool:
-    """Whether a part of a path is a folder in a folder of languages (locale/ach/, locales/ast/),
-    whose name is a language's code even where the tables here do not know the language."""
-    return is_folder and parent.lower() in LOCALE_FOLDERS
+def _in_locale_folder(is_folder: bool, parent: str, part: str = "") -> bool:
+    """Whether a part of a path is a folder in a folder of languages (locale/ach/, locales/ast/), or
+    a file there named with two letters or with a region (i18n/oc.toml, locales/ast-ES.json), whose
+    name is a language's code even where the tables here do not know the language (a file's three
+    letters alone may be a word: i18n/app.json)."""
+    return parent.lower() in LOCALE_FOLDERS and (is_folder or len(part) == 2 or bool(_REGIONAL.fullmatch(part)))
 
 
 def _part_language(part: str, is_folder: bool, kind: str, parent: str = "") -> str | None:
@@ -157,7 +160,7 @@ def _part_language(part: str, is_folder: bool, kind: str, parent: str = "") -> s
         return qualifier["language"] + (f"-{qualifier['region']}" if qualifier["region"] else "")
     if is_folder and part.endswith(".lproj"):
         return None if part == "Base.lproj" else part.removesuffix(".lproj")
-    named = _named(part, _in_locale_folder(is_folder, parent))
+    named = _named(part, _in_locale_folder(is_folder, parent, part))
     return part[named.start("language"):] if named else None
 
 
@@ -180,7 +183,7 @@ def _written(part: str, is_folder: bool, kind: str, tag: str, parent: str = "") 
         return f"values{_android_qualifier(tag)}{_ANDROID_LANGUAGE.sub('', android['qualifiers'], count=1)}"
     if is_folder and part.endswith(".lproj"):
         return f"{tag}.lproj"
-    named = _named(part, _in_locale_folder(is_folder, parent))
+    named = _named(part, _in_locale_folder(is_folder, parent, part))
     head = named.groupdict().get("head") or ""
     separator = named["separator"] or ("_" if head.endswith("_") or kind == "properties" else "-")
     language, _, variant = tag.partition("-")

@@ -81,12 +81,16 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
 
 def test_a_folder_of_the_source_language_alone_gets_the_targets_beside_it(trained_tiny, tmp_path):
     """A site not translated yet (Hugo's content/en/): the German goes into content/de/, the English
-    stays, and its strings' German into i18n/de.toml; a folder of another language alone is no
-    tree (its pages translated in place)."""
+    stays, and its strings' German into i18n/de.toml (Occitan's, oc.toml, copied); its layouts are
+    templates, copied; a folder of another language alone is no tree (its pages translated in
+    place)."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     site = tmp_path / "site"
     files = {"content/en/about.md": "A dog runs.\n", "content/en/posts/first.md": "A black dog leaps.\n",
-             "notes/fr/a.txt": "A dog.\n", "i18n/en.toml": 'home = "A dog"\n', "hugo.toml": 'title = "A dog"\n'}
+             "notes/fr/a.txt": "A dog.\n", "i18n/en.toml": 'home = "A dog"\n', "hugo.toml": 'title = "A dog"\n',
+             "i18n/oc.toml": 'home = "Un can"\n',  # Occitan: a language the tables here do not know
+             "layouts/index.html": '{{ define "main" }}<p>A dog runs.</p>{{ end }}\n',  # a template: code
+             "layouts/_partials/empty.html": "", "static/page.html": "<p>A dog runs.</p>\n"}
     for name, content in files.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(content, encoding="utf-8")
@@ -96,7 +100,7 @@ def test_a_folder_of_the_source_language_alone_gets_the_targets_beside_it(traine
     assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | {
         "content/de/about.md", "content/de/posts/first.md", "i18n/de.toml"}  # (the theme's strings; hugo.toml: settings)
     assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
-        "notes/fr/a.txt"}
+        "notes/fr/a.txt", "static/page.html"}
 
 
 def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(trained_tiny, tmp_path):
