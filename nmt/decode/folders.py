@@ -34,6 +34,7 @@ _INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
 # .txt files a program reads, not a person: a site's robots.txt, Python's requirements, CMake's lists
 _MACHINE_TEXT = re.compile(r"(?:robots|humans|ads|app-ads|security|llms(?:-full)?|cmakelists|constraints|"
                            r"requirements(?:[-_.][\w.-]*)?|dev-requirements|test-requirements|[\w.-]*\.lock)\.txt")
+_LEGAL = re.compile(r"(?:un)?(?:license|licence|copying|copyright|notice|patents)(?:[-_.][\w-]+)?\.(?:md|markdown|txt)")
 _TEMPLATE = re.compile(rb"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|<\?php", re.S)  # Go, Jinja, Liquid, Handlebars, ERB, PHP
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 
@@ -302,9 +303,12 @@ def _translated(path: Path, folder: Path) -> bool:
     reads in a format of its own, but for a JSON, .properties, YAML or TOML file that is not a
     program's messages (package.json, application.properties, docker-compose.yml, hugo.toml), a .ts file that is
     TypeScript, not Qt's XML, an HTML file that is a template (its syntax, `{{ .Title }}`, `{% if %}`,
-    is code) and a .txt file a program reads (robots.txt, requirements.txt). Never one in a hidden folder (.git) or another project's (node_modules,
+    is code), a .txt file a program reads (robots.txt, requirements.txt) and a license (LICENSE.md,
+    COPYING.txt). Never one in a hidden folder (.git) or another project's (node_modules,
     Pods), nor a program's messages in what a build made of them (build/, DerivedData/)."""
     kind = file_format(str(path))
+    if _LEGAL.fullmatch(path.name.lower()):
+        return False  # a license is binding as written: a translation of it is not
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
     if any(name.startswith(".") for name in folders) or folders & _DEPENDENCIES or \
             kind in KEYED + _BILINGUAL and folders & _BUILT:

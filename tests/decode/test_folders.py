@@ -20,14 +20,15 @@ def test_a_folder_is_translated_file_by_file_into_a_new_one(trained_tiny, tmp_pa
     (site / "notes.txt").write_text("A black dog leaps over a log.\n", encoding="utf-8")
     (site / "style.css").write_text("p { color: red } /* A black dog */\n", encoding="utf-8")
     (site / "robots.txt").write_text("User-agent: *\nDisallow: /drafts/\n", encoding="utf-8")  # read by a program: copied
+    (site / "LICENSE.md").write_text("A dog may use this.\n", encoding="utf-8")  # binding as written: copied
     (site / "img" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
     runner = CliRunner()
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out" / "site.de")])
     assert result.exit_code == 0, result.output
     out = tmp_path / "out" / "site.de"
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
-        "docs/guide.md", "img/a.png", "index.html", "notes.txt", "robots.txt", "style.css"]
-    assert (out / "robots.txt").read_bytes() == (site / "robots.txt").read_bytes()
+        "LICENSE.md", "docs/guide.md", "img/a.png", "index.html", "notes.txt", "robots.txt", "style.css"]
+    assert all((out / name).read_bytes() == (site / name).read_bytes() for name in ("robots.txt", "LICENSE.md"))
     for name in ("index.html", "docs/guide.md", "notes.txt"):  # each as nmt translate writes it alone
         alone = tmp_path / "alone" / name
         assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site / name), "-o", str(alone)]).exit_code == 0
