@@ -63,8 +63,8 @@ _TEMPLATE_CODE = re.compile(  # a Jekyll or Hugo template's block of code: {% hi
 
 @dataclass
 class _Segment:
-    kind: str  # "copied", "prose" (a Wrapped), "html" (an HtmlDocument), "table", "framed" (a Framed line) or
-    lines: list[str]  # "nested" (a MarkdownDocument of lines indented by `indent`)
+    kind: str  # "copied", "prose" (a Wrapped), "html" (an HtmlDocument), "table", "framed" (a Framed line),
+    lines: list[str]  # "nested" (a MarkdownDocument of lines indented by `indent`) or "title" (reStructuredText's)
     reader: Wrapped | HtmlDocument | Framed | MarkdownDocument | None = None  # what reads and writes its units
     indent: str = ""
     head: str | None = None  # a nested segment's first line's start in place of `indent` (a footnote's "[^1]: ")
@@ -134,9 +134,9 @@ class MarkdownDocument:
         for segment in self.segments:
             units = _units(segment)
             given, at = translations[at:at + len(units)], at + len(units)
-            if segment.kind in ("prose", "framed", "table"):  # a heading, a list's item: no full stop added
+            if segment.kind in ("prose", "framed", "table", "title"):  # a heading, a list's item: no full stop added
                 given = [without_added_stop(_shown(self._full_references(text)), translation) for (text, _), translation in zip(units, given)]
-            if segment.kind in ("prose", "html"):
+            if segment.kind in ("prose", "html", "title"):
                 out += segment.reader.write(given)
             elif segment.kind == "framed":
                 out.append(segment.reader.write(given))
@@ -325,7 +325,7 @@ class _Blocks:
 
 def _units(segment: _Segment) -> list[tuple[str, int]]:
     """(text, its line in the segment) of each unit a segment translates."""
-    if segment.kind in ("prose", "html", "nested"):
+    if segment.kind in ("prose", "html", "nested", "title"):
         return [(text, number - 1) for text, number in zip(segment.reader.texts, segment.reader.numbers)]
     if segment.kind == "framed":
         return [(text, 0) for text in segment.reader.texts]

@@ -34,6 +34,7 @@ from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_document import MarkdownDocument
+from nmt.decode.rst_document import RstDocument
 from nmt.decode.rows import direction
 from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
@@ -47,8 +48,8 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
              "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml"}  # names of DOCUMENTS' files besides their own
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)
-WHOLE_FILE = ("wrapped", "markdown", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "rst", "html", *DOCUMENTS, *SUBTITLES)
+WHOLE_FILE = ("wrapped", "markdown", "rst", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
@@ -201,6 +202,7 @@ def file_format(source: str) -> str | None:
         kind = "android" if Path(source).parent.name.startswith("values") else kind
     return subtitle_format(source) or ("html" if source.lower().endswith(HTML_SUFFIXES) else
                                        "markdown" if suffix in ("md", "mdx", "markdown") else
+                                       "rst" if suffix in ("rst", "rest") else
                                        kind if kind in DOCUMENTS else None)
 
 
@@ -232,6 +234,10 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         document = MarkdownDocument.read(lines, mdx=name.lower().endswith(".mdx"))
         markup = document.markup
         cfg = cfg.model_copy(update={"markdown": True})
+    elif kind == "rst":
+        document = RstDocument.read(lines)
+        markup = document.markup
+        cfg = cfg.model_copy(update={"markdown": True})  # (its emphasis and literals read as Markdown's are)
     else:
         document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
         markup = [looks_like_markup(text) for text in document.texts]

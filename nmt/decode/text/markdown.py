@@ -3,7 +3,9 @@
 `[a link][id]`) are elements around their words; `` `code` ``, images `![alt](src)`, footnote
 references `[^1]`, emoji shortcodes `:smile:`, math `$x^2$` and a site's template tags (Hugo's `{{< ref "a.md" >}}`,
 Jekyll's `{% link a.md %}`, `{{ site.name }}`) are points copied as written, as inline tags are
-(nmt.decode.text.markup). A model given them as text drops them and garbles the word they wrap
+(nmt.decode.text.markup); so are reStructuredText's roles (:ref:`install`), links
+(`` `Python <https://python.org>`_ ``, Python_), substitutions (|version|) and footnote
+references ([#]_). A model given them as text drops them and garbles the word they wrap
 ("A **black** dog" gave "Ein misiger Hund"; a code span was lost).
 
 A mark counts where CommonMark would read it so: the text it wraps starts and ends with something
@@ -22,7 +24,11 @@ _LINK_END = rf"\]\({_DESTINATION}\)|\]\[[^\]\n]*\]"  # [text](url "title"), [tex
 
 # (kind, pattern): an element's groups are its opening mark, content and closing mark; a point's whole match
 _MARKS = re.compile(
-    r"(?P<code>(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`))"
+    r"(?P<role>:[\w.+-]+(?::[\w.+-]+)*:`[^`\n]+`)"  # reStructuredText's role: :ref:`install`, :py:func:`open`
+    r"|(?P<code>(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)(?:__?(?!\w))?)"  # with reStructuredText's link: `a <url>`_
+    r"|(?P<reference>(?<![\w`\\])[A-Za-z0-9][\w.-]*?[A-Za-z0-9]__?(?![\w]))"  # reStructuredText's Python_
+    r"|(?P<substitution>\|(?=[^\s|])[^|\n]*(?<=[^\s|])\|(?:__?)?)"  # reStructuredText's |version|
+    r"|(?P<citation>\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w-]*)\]_)"  # reStructuredText's footnote reference: [#]_, [1]_
     rf"|(?P<image>!\[[^\]\n]*(?:{_LINK_END}))"
     rf"|(?P<template>{_TEMPLATE})"
     r"|(?P<footnote>\[\^[^\]\s]+\])"
@@ -32,13 +38,13 @@ _MARKS = re.compile(
     r"|(?P<strong>\*\*(?=\S)|__(?=\S)(?<![\w_]__))"
     r"|(?P<strike>~~(?=\S))"
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])|(?<![\w_])_(?=[^\s_]))")
-_POINTS = ("code", "image", "template", "footnote", "emoji", "math")  # copied as written
+_POINTS = ("role", "code", "reference", "substitution", "citation", "image", "template", "footnote", "emoji", "math")  # copied as written
 
 
 def markdown_pieces(line: str) -> list[tuple] | None:
     """`line`'s pieces as nmt.decode.text.markup reads them ("text", raw) | ("open", raw, name) |
     ("close", raw, name) | ("point", raw), or None where it holds no mark (most lines)."""
-    if not any(c in line for c in "*_`[~{$:"):
+    if not any(c in line for c in "*_`[~{$:|"):
         return None
     pieces: list[tuple] = []
     found = _read(line, 0, len(line), pieces)

@@ -1,0 +1,121 @@
+"""reStructuredText documents (nmt.decode.rst_document): a page's texts read by hand, its syntax
+written back as docutils reads it (the translated page parsed by docutils into the same tree of
+nodes as the source), and `nmt translate` of an .rst file with the tiny model."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.rst_document import RstDocument
+
+PAGE = """Getting started
+===============
+
+A dog runs on the beach. A man is riding a bicycle
+down the street.
+
+Install it with pip::
+
+    pip install nmt
+
+.. note::
+
+   A child plays in the park.
+
+.. warning:: Two dogs play in the snow.
+
+.. admonition:: A custom title
+   :class: tip
+
+   A woman sings on a stage.
+
+.. code-block:: python
+
+   print("A dog")
+
+- A girl reads a book.
+- A boy jumps into
+  the water.
+
+:param name: The name of the dog.
+:type name: str
+
+See ``pip`` or `Python <https://python.org>`_ and Python_ [#]_, |version|.
+
+.. [#] A footnote about the dog.
+
+.. _Python: https://python.org
+.. |version| replace:: 1.0
+
+| A line of a poem.
+| Another line.
+
++-------+-------+
+| A dog | A cat |
++-------+-------+
+
+.. figure:: dog.png
+   :width: 200
+
+   A dog in the snow.
+
+.. A comment
+   over two lines.
+
+>>> print("A dog")
+A dog
+"""
+TEXTS = ["Getting started", "A dog runs on the beach. A man is riding a bicycle down the street.", "Install it with pip:",
+         "A child plays in the park.", "Two dogs play in the snow.", "A custom title", "A woman sings on a stage.",
+         "- A girl reads a book.", "- A boy jumps into the water.", "The name of the dog.",
+         "See ``pip`` or `Python <https://python.org>`_ and Python_ [#]_, |version|.", "A footnote about the dog.",
+         "A line of a poem.", "Another line.", "A dog in the snow."]
+
+
+def test_a_pages_words_are_its_texts_and_its_syntax_is_kept():
+    document = RstDocument.read(PAGE.splitlines())
+    assert document.texts == TEXTS
+    assert document.numbers == [1, 4, 7, 13, 15, 17, 20, 26, 27, 30, 33, 35, 40, 41, 50]
+    out = document.write(["Erste Schritte mit einem langen Titel", "Ein Hund rennt am Strand. Ein Mann fährt Rad.",
+                          "Mit pip installieren:", "Ein Kind spielt.", "Zwei Hunde spielen.", "Ein eigener Titel",
+                          "Eine Frau singt.", "- Ein Mädchen liest.", "- Ein Junge springt ins Wasser.", "Der Name des Hundes.",
+                          "Siehe ``pip`` oder `Python <https://python.org>`_ und Python_ [#]_, |version|.",
+                          "Eine Fußnote.", "Eine Zeile.", "Noch eine.", "Ein Hund im Schnee."])
+    assert out[:2] == ["Erste Schritte mit einem langen Titel", "=" * 37]  # the underline as wide as the title
+    assert out[6] == "Mit pip installieren::" and out[8] == "    pip install nmt"  # the literal block after "::"
+    assert out[14] == ".. warning:: Zwei Hunde spielen." and out[16:18] == [".. admonition:: Ein eigener Titel", "   :class: tip"]
+    assert out[29:31] == [":param name: Der Name des Hundes.", ":type name: str"]
+    assert out[34] == ".. [#] Eine Fußnote." and out[39:41] == ["| Eine Zeile.", "| Noch eine."]
+
+
+def _tree(text: str) -> list[str]:
+    """The node types of a page as docutils reads it, and its warnings."""
+    core = pytest.importorskip("docutils.core")
+    warnings = io.StringIO()
+    tree = core.publish_doctree(text, settings_overrides={"warning_stream": warnings, "report_level": 2})
+    return [node.tagname for node in tree.findall()] + warnings.getvalue().splitlines()
+
+
+def test_docutils_reads_the_translated_page_as_it_reads_the_source():
+    document = RstDocument.read(PAGE.splitlines())
+    translated = "\n".join(document.write([f"{text}, übersetzt und länger geworden" for text in document.texts])) + "\n"
+    assert _tree(translated) == _tree(PAGE)
+    assert not [line for line in _tree(PAGE) if "WARNING" in line or "ERROR" in line]
+
+
+def test_translate_writes_an_rst_file_as_docutils_reads_its_source(trained_tiny, tmp_path):
+    """The tiny model's page: every node the source has (a model may move a link within its
+    sentence, or drop a comma: the text between the nodes differs), and no warning."""
+    from collections import Counter
+
+    source = tmp_path / "index.rst"
+    source.write_text(PAGE, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(source), "-o", str(tmp_path / "index.de.rst")])
+    assert result.exit_code == 0, result.output
+    nodes = Counter(node for node in _tree((tmp_path / "index.de.rst").read_text(encoding="utf-8")) if node != "#text")
+    assert nodes == Counter(node for node in _tree(PAGE) if node != "#text")
