@@ -12,7 +12,9 @@ at 60 columns, a fenced code block after every tenth: each item's BLEU and how m
 come back unchanged, as Markdown (`--input-format markdown`, the default for .md), as wrapped
 text and line by line; and as a documentation site's MDX page (front matter, an import, headings
 with anchors, admonitions, task lists, quotes, Hugo figures, footnotes): BLEU of its units and how
-much of its syntax the output keeps, as Markdown and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
+much of its syntax the output keeps, as Markdown and line by line; and as a reStructuredText page
+(titles, notes, items, fields, footnotes, paragraphs ending in "::" before a literal block): BLEU
+and whether docutils reads the translation into the source's nodes, as rst and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
 text, the second word of each in bold (a span of its own style): BLEU and how many keep it; and as
 an Excel workbook, a cell each, its second word in bold (a rich text run): BLEU and how many keep it; and as
 a PDF file (`--input-format pdf`), a paragraph each with its second word in bold, in one column
@@ -120,6 +122,7 @@ def main() -> None:
         result["e_book"] = e_book(engine, cfg, sources, references, Path(folder))
         result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
         result["documentation_page"] = documentation_page(engine, cfg, sources, references, Path(folder))
+        result["rst_page"] = rst_page(engine, cfg, sources, references, Path(folder))
         result["presentation"] = presentation(engine, cfg, sources, references, Path(folder))
         result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
         result["workbook"] = workbook(engine, cfg, sources, references, Path(folder))
@@ -273,6 +276,91 @@ def documentation_page(engine, cfg, captions: list[str], references: list[str], 
             "example": "\n".join(translated[:20])}
         print("documentation page", kind, out[f"input_format_{kind}"]["unit_bleu"]["bleu"],
               out[f"input_format_{kind}"]["syntax_kept"], "of", len(syntax), flush=True)
+    return out
+
+
+RST_SLOTS = ("title", "paragraph", "note", "item", "field", "footnoted", "footnote", "literal")
+
+
+def rst_lines(captions: list[str]) -> tuple[list[str], list[tuple[int, int]]]:
+    """The captions as a reStructuredText page, in turn (RST_SLOTS) a section's title, a paragraph,
+    a note's body, a list's item, a field's body, a paragraph with a footnote and the footnote, and
+    a paragraph ending in "::" before a literal block; its lines and each caption's span."""
+    lines, spans = [], []
+    for number, caption in enumerate(captions):
+        slot, start = RST_SLOTS[number % len(RST_SLOTS)], len(lines)
+        wrapped = textwrap.wrap(caption, WIDTH, break_on_hyphens=False, break_long_words=False)
+        if slot == "title":
+            block = [_unstopped(caption), "=" * len(_unstopped(caption))]
+        elif slot == "note":
+            lines += [".. note::", ""]
+            start = len(lines)
+            block = ["   " + line for line in wrapped]
+        elif slot == "item":
+            block = textwrap.wrap(caption, WIDTH, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False)
+        elif slot == "field":
+            block = [f":caption {number}: {caption}"]
+        elif slot == "footnoted":
+            block = textwrap.wrap(f"{_unstopped(caption)} [#]_.", WIDTH, break_on_hyphens=False)
+        elif slot == "footnote":
+            block = [f".. [#] {caption}"]
+        elif slot == "literal":
+            block = textwrap.wrap(f"{_unstopped(caption)}::", WIDTH, break_on_hyphens=False)
+        else:
+            block = wrapped
+        spans.append((start, start + len(block)))
+        lines += [*block, ""]
+        if slot == "literal":
+            lines += ["    print('A dog.')", ""]
+    return lines, spans
+
+
+_RST_SYNTAX = re.compile(r"^(?:- |\.\. \[#\] |:caption \d+: |   )|\s*\[#\]_|::$|^=+$")
+
+
+def _rst_nodes(text: str) -> dict:
+    """The nodes docutils reads a page into (text aside), with its warnings' count."""
+    import collections
+    import io
+
+    import docutils.core
+
+    tree = docutils.core.publish_doctree(text, settings_overrides={"warning_stream": io.StringIO(), "report_level": 5})
+    nodes = collections.Counter(node.tagname for node in tree.findall() if node.tagname != "#text")
+    return dict(sorted(nodes.items()))
+
+
+def rst_page(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as a reStructuredText page (rst_lines), translated as rst (the default for
+    .rst) and line by line: BLEU of its units (the syntax around them taken out, against the
+    references without their full stops where a title or "::" has none) and whether docutils
+    reads the output into the same nodes as the source."""
+    lines, spans = rst_lines(captions)
+    (folder / "page.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    unit_references = [_unstopped(reference) if RST_SLOTS[number % len(RST_SLOTS)] in ("title", "literal") else reference
+                       for number, reference in enumerate(references)]
+    source_nodes = _rst_nodes("\n".join(lines))
+    out: dict = {"units": len(spans), "lines": len(lines), "source_nodes": source_nodes}
+    for kind in ("rst", "plain"):
+        translate_file(engine, str(folder / "page.rst"), str(folder / f"page.de.{kind}"), cfg, input_format=kind)
+        translated = (folder / f"page.de.{kind}").read_text(encoding="utf-8")
+        translated_lines = translated.splitlines()
+        if kind == "rst":  # (a title's underline is drawn again; the lines of each unit are where the reader finds them)
+            from nmt.decode.rst_document import RstDocument
+
+            outputs = [text.removeprefix("- ").removesuffix(":") for text in RstDocument.read(translated_lines).texts]
+        else:
+            outputs = [" ".join(_RST_SYNTAX.sub("", line.strip()) for line in translated_lines[a:b]) for a, b in spans]
+        outputs = [re.sub(r"\s*\[#\]_", "", output).strip() for output in outputs]
+        nodes = _rst_nodes(translated)
+        out[f"input_format_{kind}"] = {
+            "unit_bleu": score(outputs, unit_references) if len(outputs) == len(references) else None,
+            "units_read_back": len(outputs), "same_nodes": nodes == source_nodes,
+            "nodes_differing": {name: [source_nodes.get(name, 0), nodes.get(name, 0)]
+                                for name in sorted(set(nodes) | set(source_nodes)) if nodes.get(name) != source_nodes.get(name)},
+            "example": "\n".join(translated_lines[:24])}
+        print("rst page", kind, (out[f"input_format_{kind}"]["unit_bleu"] or {}).get("bleu"),
+              out[f"input_format_{kind}"]["same_nodes"], flush=True)
     return out
 
 
