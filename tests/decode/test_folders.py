@@ -10,6 +10,17 @@ from nmt.cli import app
 from tests.conftest import one_line_error
 
 
+def _folder_translated(checkpoint: str, folder, files: dict[str, str], out) -> tuple[str, set[str]]:
+    """`files` (path: content) written under `folder`, the folder translated into `out` with the
+    checkpoint: what the run said, and the files `out` then holds, relative to it."""
+    for name, content in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(folder), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return result.output, {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
+
+
 def test_a_folder_is_translated_file_by_file_into_a_new_one(trained_tiny, tmp_path):
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     site = tmp_path / "site"
@@ -58,15 +69,10 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
     files = {"metadata/android/en-US/title.txt": "A dog\n", "metadata/android/en-US/short_description.txt": "A black dog leaps.\n",
              "metadata/android/de-DE/title.txt": "Ein Hund (geprüft)\n", "metadata/android/fr-FR/title.txt": "Un chien\n",
              "notes.txt": "A black dog leaps over a log.\n"}
-    for name, content in files.items():
-        (app_folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (app_folder / name).write_text(content, encoding="utf-8")
-    runner = CliRunner()
-    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
     out = tmp_path / "out"
-    written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
+    _, written = _folder_translated(checkpoint, app_folder, files, out)
     assert written == set(files) | {"metadata/android/de-DE/short_description.txt"}
+    runner = CliRunner()
     changed = {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content}
     assert changed == {"notes.txt"}
     alone = tmp_path / "alone.txt"
@@ -92,13 +98,8 @@ def test_a_folder_of_the_source_language_alone_gets_the_targets_beside_it(traine
              "i18n/oc.toml": 'home = "Un can"\n',  # Occitan: a language the tables here do not know
              "layouts/index.html": '{{ define "main" }}<p>A dog runs.</p>{{ end }}\n',  # a template: code
              "layouts/_partials/empty.html": "", "static/page.html": "<p>A dog runs.</p>\n"}
-    for name, content in files.items():
-        (site / name).parent.mkdir(parents=True, exist_ok=True)
-        (site / name).write_text(content, encoding="utf-8")
-    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
     out = tmp_path / "out"
-    assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | {
+    assert _folder_translated(checkpoint, site, files, out)[1] == set(files) | {
         "content/de/about.md", "content/de/posts/first.md", "i18n/de.toml"}  # (the theme's strings; hugo.toml: settings)
     assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
         "notes/fr/a.txt", "static/page.html"}
@@ -121,17 +122,13 @@ def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(train
              f"website/i18n/fr/{plugin}/current/intro.md": "Un chien.\n",
              f"website/i18n/de/{plugin}/current/guide/setup.mdx": "Ein Hund (geprüft).\n",
              "website/README.md": "A dog runs.\n"}
-    for name, content in files.items():
-        (site / name).parent.mkdir(parents=True, exist_ok=True)
-        (site / name).write_text(content, encoding="utf-8")
-    runner = CliRunner()
-    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
     out = tmp_path / "out"
+    written = _folder_translated(checkpoint, site, files, out)[1]
+    runner = CliRunner()
     german = {f"website/i18n/de/{plugin}/current/intro.md", f"website/i18n/de/{plugin}/version-1.0/intro.md",
               "website/i18n/de/docusaurus-plugin-content-blog/2024-01-01-news.md",
               "website/i18n/de/docusaurus-plugin-content-pages/about.md", "website/i18n/de/code.json"}
-    assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | german
+    assert written == set(files) | german
     assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
         "website/README.md"}
     alone = tmp_path / "intro.de.md"
@@ -168,18 +165,13 @@ def test_vitepress_starlight_and_mkdocs_pages_get_their_translations_where_the_s
                          "docs/guide/setup.fr.md": "Un chien court.\n"},
                         {"docs/index.de.md": "docs/index.md", "docs/guide/setup.de.md": "docs/guide/setup.md"})}
     for name, (files, german) in sites.items():
-        site = tmp_path / name
-        for path, content in files.items():
-            (site / path).parent.mkdir(parents=True, exist_ok=True)
-            (site / path).write_text(content, encoding="utf-8")
         out = tmp_path / f"{name}.out"
-        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(out)])
-        assert result.exit_code == 0, result.output
-        assert {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()} == set(files) | set(german), name
+        said, written = _folder_translated(checkpoint, tmp_path / name, files, out)
+        assert written == set(files) | set(german), name
         assert {path for path, content in files.items() if (out / path).read_text(encoding="utf-8") != content} == (
             {"docs/public/notes.md"} if name == "vitepress" else set()), name  # (public/: a file, translated in place)
         assert all((out / path).read_text(encoding="utf-8") != files[english] for path, english in german.items())
-        assert ("does not name de among the site's languages" in result.output) == (name != "starlight"), name
+        assert ("does not name de among the site's languages" in said) == (name != "starlight"), name
 
 
 def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_so_named(trained_tiny, tmp_path):
@@ -191,13 +183,8 @@ def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_
     files = {"content/about.md": "A dog.\n", "content/about.de.md": "Ein Hund (geprüft).\n",
              "content/contact.md": "A black dog leaps.\n", "content/contact.fr.md": "Un chien.\n",
              "store/description.txt": "A black dog leaps.\n", "store/description_fr.txt": "Un chien.\n"}
-    for name, content in files.items():
-        (site / name).parent.mkdir(parents=True, exist_ok=True)
-        (site / name).write_text(content, encoding="utf-8")
-    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
     out = tmp_path / "out"
-    written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
-    assert written == set(files) | {"content/contact.de.md", "store/description_de.txt"}
+    assert _folder_translated(checkpoint, site, files, out)[1] == set(files) | {"content/contact.de.md",
+                                                                              "store/description_de.txt"}
     assert all((out / name).read_text(encoding="utf-8") == content for name, content in files.items())
     assert (out / "content/contact.de.md").read_text(encoding="utf-8") != files["content/contact.md"]
