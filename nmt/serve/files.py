@@ -1,7 +1,9 @@
 """Files through LibreTranslate's API (`POST /translate_file`, then `GET /download_file/NAME`):
 a text file (.txt) translated line by line, subtitles (.srt, .vtt) cue by cue with their
 numbers and timings kept (nmt.decode.subtitles), HTML documents (.html, .htm) block by block
-with their markup kept (nmt.decode.html_document), e-books (.epub) chapter by chapter likewise
+with their markup kept (nmt.decode.html_document), Markdown and reStructuredText documents (.md,
+.markdown, .mdx, .rst) block by block with their syntax kept (nmt.decode.markdown_document,
+rst_document), e-books (.epub) chapter by chapter likewise
 (nmt.decode.epub_document), and Word documents (.docx, where python-docx is installed) paragraph
 by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations,
 Excel workbooks and OpenDocument files (.pptx, .xlsx, .odt, .odp, .ods, where lxml is installed)
@@ -9,9 +11,9 @@ likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files 
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
 is) segment by segment (nmt.decode.xliff_document, po_document), and a program's messages (.json,
-.arb, .xcstrings, .strings, .properties, .yml; where lxml is installed Android's strings.xml,
+.arb, .xcstrings, .strings, .properties, .yml, .toml; where lxml is installed Android's strings.xml,
 Qt's .ts, .NET's .resx and Apple's .stringsdict) message by message (nmt.decode.json_messages,
-string_catalog, apple_strings, properties_document, yaml_messages, android_strings, qt_document,
+string_catalog, apple_strings, properties_document, yaml_messages, toml_messages, android_strings, qt_document,
 resx_document, stringsdict_document), as `nmt translate` writes them
 (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
@@ -26,16 +28,18 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from nmt.decode.html_document import HtmlDocument
+from nmt.decode.markdown_document import MarkdownDocument
+from nmt.decode.rst_document import RstDocument
 from nmt.decode.stream import DOCUMENTS, file_format, read_document
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
-FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
+FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
            *((".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
-           ".xcstrings", ".strings", ".properties", ".yml", ".yaml",
+           ".xcstrings", ".strings", ".properties", ".yml", ".yaml", ".toml",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
@@ -49,7 +53,8 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".arb": "application/json", ".xml": "application/xml", ".xcstrings": "application/json", ".ts": "application/xml",
                ".resx": "application/xml", ".properties": "text/x-java-properties",
                ".yml": "application/yaml", ".yaml": "application/yaml", ".stringsdict": "application/xml",
-               ".strings": "text/plain"}
+               ".strings": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown", ".mdx": "text/markdown",
+               ".rst": "text/x-rst", ".toml": "application/toml"}
 
 
 @dataclass
@@ -93,6 +98,9 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
         document = HtmlDocument.read(lines)
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
                       markup=True)
+    if kind in ("markdown", "rst"):  # (each text markup where it looks so; its inline marks read as Markdown's)
+        page = RstDocument.read(lines) if kind == "rst" else MarkdownDocument.read(lines, mdx=suffix == ".mdx")
+        return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)))
     try:
         subtitles = Subtitles.read(lines, suffix[1:], name)
     except NmtError as e:
