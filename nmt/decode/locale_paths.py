@@ -29,7 +29,7 @@ from nmt.decode.plural_categories import plural_categories
 
 # a part of a path that is a language (en, en-US, zh_Hans, pt-br) or ends in one after a separator
 # (messages_en, devise.en, Resources.en-US, app_pt_BR)
-_WHOLE = re.compile(r"(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>[A-Z][a-z]{3}|[A-Z]{2}|[0-9]{3}|[a-z]{2}))?")
+_WHOLE = re.compile(r"(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>[A-Z][a-z]{3}|[A-Z]{2}|[0-9]{3}|[a-z]{2}|hans|hant|latn|cyrl|arab))?")
 _ENDING = re.compile(r"(?P<head>.*?[_.-])(?P<language>[a-z]{2,3})(?:(?P<separator>[-_])(?P<variant>[A-Z][a-z]{3}|[A-Z]{2}))?")
 _ANDROID = re.compile(r"values(?P<qualifiers>(?:-[^-]+)*)")
 _ANDROID_LANGUAGE = re.compile(r"-(?:b\+(?P<tag>[a-zA-Z0-9+]+)|(?P<language>[a-z]{2,3})(?:-r(?P<region>[A-Z]{2}))?)(?=-|$)")

@@ -68,6 +68,7 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
     app_folder = tmp_path / "app"
     files = {"metadata/android/en-US/title.txt": "A dog\n", "metadata/android/en-US/short_description.txt": "A black dog leaps.\n",
              "metadata/android/de-DE/title.txt": "Ein Hund (geprüft)\n", "metadata/android/fr-FR/title.txt": "Un chien\n",
+             "metadata/android/zh-hant/title.txt": "一隻狗\n",  # (a script written in lower case: FastAPI's docs/zh-hant/)
              "notes.txt": "A black dog leaps over a log.\n"}
     out = tmp_path / "out"
     _, written = _folder_translated(checkpoint, app_folder, files, out)
