@@ -114,13 +114,15 @@ class MarkdownDocument:
 
     @property
     def markup(self) -> list[bool]:
-        """Whether each text is read as markup: an HTML block's is, any other where it looks so."""
+        """Whether each text is read as markup: an HTML block's is, any other where it looks so
+        outside its code spans (a tag in ``<meta>`` is code, which the text's marks carry)."""
         flags = []
         for segment in self.segments:
             if segment.kind == "nested":
                 flags += segment.reader.markup
             else:
-                flags += [segment.kind == "html" or looks_like_markup(text) for text, _ in _units(segment)]
+                flags += [segment.kind == "html" or looks_like_markup(_CODE_SPAN.sub("", text))
+                          for text, _ in _units(segment)]
         return flags
 
     @property

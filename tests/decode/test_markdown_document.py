@@ -233,3 +233,9 @@ def test_a_footnotes_indented_lines_are_its_text():
                            "Eine Katze schläft den ganzen Tag."]) == [
         "Ein Hund[^1] und eine Katze[^2].", "", "[^1]: Ein Hund", "    rennt schnell.", "", "    Ein zweiter Absatz.",
         "[^2]:", "    Eine Katze schläft", "    den ganzen Tag."]
+
+
+def test_a_tag_in_a_code_span_does_not_make_a_text_markup():
+    """``<meta>`` is code: read as markup, its backticks were words the model dropped."""
+    document = MarkdownDocument.read(["Use `<meta>` tags.", "", "Use <b>bold</b> words."])
+    assert document.markup == [False, True]
