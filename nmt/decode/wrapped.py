@@ -20,7 +20,7 @@ _HARD_BREAK = re.compile(r"(?<=\S)(?:\\| {2,})$")  # Markdown's line break: a ba
 
 
 _QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+_CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")  # (reStructuredText's ``x``` too)
 _KEPT_SPACE = "\ue000"  # a code span's space while the text is wrapped: never broken, never merged
 
 

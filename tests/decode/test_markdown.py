@@ -40,6 +40,11 @@ from nmt.decode.translate import translate_lines
         ("text", "A note"), ("point", "[^1]"), ("text", " "), ("point", ":tada:"), ("text", " on "), ("point", "$x^2$"),
         ("text", ", not $5 or $5 and $6.")]),
     ("![logo][logo] at 10:30:00", [("point", "![logo][logo]"), ("text", " at 10:30:00")]),
+    # reStructuredText's: a role, a literal ending in a backtick, links by name and URL, substitutions, footnotes
+    ("See :ref:`install` or ``:func:`open``` and `Py <https://python.org>`_, Py_, |version| [#]_.", [
+        ("text", "See "), ("point", ":ref:`install`"), ("text", " or "), ("point", "``:func:`open```"), ("text", " and "),
+        ("point", "`Py <https://python.org>`_"), ("text", ", "), ("point", "Py_"), ("text", ", "), ("point", "|version|"),
+        ("text", " "), ("point", "[#]_"), ("text", ".")]),
     # text, as CommonMark reads it: no mark around a space, none inside a word, none unclosed
     ("snake_case_name is 5 * 3 * 2 and 2*3*4", None), ("A ** b ** c", None), ("a *b", None), ("[x] to do", None),
     ("A dog runs.", None)])

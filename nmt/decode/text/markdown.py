@@ -25,7 +25,8 @@ _LINK_END = rf"\]\({_DESTINATION}\)|\]\[[^\]\n]*\]"  # [text](url "title"), [tex
 # (kind, pattern): an element's groups are its opening mark, content and closing mark; a point's whole match
 _MARKS = re.compile(
     r"(?P<role>:[\w.+-]+(?::[\w.+-]+)*:`[^`\n]+`)"  # reStructuredText's role: :ref:`install`, :py:func:`open`
-    r"|(?P<code>(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)(?:__?(?!\w))?)"  # with reStructuredText's link: `a <url>`_
+    r"|(?P<code>``(?!`).*?``(?!`)"  # a double-backtick literal (reStructuredText's may end in a backtick: ``:func:`open```)
+    r"|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)(?:__?(?!\w))?)"  # with reStructuredText's link: `a <url>`_
     r"|(?P<reference>(?<![\w`\\])[A-Za-z0-9][\w.-]*?[A-Za-z0-9]__?(?![\w]))"  # reStructuredText's Python_
     r"|(?P<substitution>\|(?=[^\s|])[^|\n]*(?<=[^\s|])\|(?:__?)?)"  # reStructuredText's |version|
     r"|(?P<citation>\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w-]*)\]_)"  # reStructuredText's footnote reference: [#]_, [1]_
