@@ -21,7 +21,10 @@ _HARD_BREAK = re.compile(r"(?<=\S)(?:\\| {2,})$")  # Markdown's line break: a ba
 
 _QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
 _CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")  # (reStructuredText's ``x``` too)
-_KEPT_SPACE = "\ue000"  # a code span's space while the text is wrapped: never broken, never merged
+_KEPT_SPACE = "\ue000"
+# a space a line must not be broken at: what follows would start a block of its own at a line's
+# start ("> " a quote, "# " a heading, "- " or "1. " a list, "===" a heading's underline, a fence)
+_BLOCK_START = re.compile(r" (?=>|#{1,6}(?:\s|$)|[-*+](?:\s|$)|\d{1,9}[.)](?:\s|$)|=+(?:\s|$)|```|~~~|\|)")  # a code span's space while the text is wrapped: never broken, never merged
 
 
 def _indentation(line: str) -> str:
@@ -102,8 +105,9 @@ class Wrapped:
                 translation = translation[len(marker.lstrip()):]
             else:
                 marker = _indentation(self.lines[a])
-            if self.markdown:  # a code span kept on one line, its spaces as written
+            if self.markdown:  # a code span kept on one line, its spaces as written; no line starting a block
                 translation = _CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
+                translation = _BLOCK_START.sub(_KEPT_SPACE, translation)
             broken = [line.replace(_KEPT_SPACE, " ") for line in rewrapped(translation, b - a)]
             broken[-1] += end
             # the lines after the first indented (a Markdown list item's) or quoted as they were

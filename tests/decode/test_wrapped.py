@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
@@ -77,3 +80,13 @@ def test_a_markdown_code_span_is_never_broken_nor_its_spaces_merged():
     wrapped = Wrapped.read(["Run the command", "that is shown", "below now."], markdown=True)
     out = wrapped.write(["Führen Sie `git push -u origin <name>` aus, mit `a  b` darin"])
     assert any("`git push -u origin <name>`" in line for line in out) and any("`a  b`" in line for line in out)
+
+
+@pytest.mark.parametrize("translation", ["Einstellungen > Datenschutz > Cookies und mehr", "Werte - 1. oder 2. - sind # 3",
+                                         "Ein Wert === ein anderer | und ``` hier"])
+def test_a_markdown_line_is_never_broken_where_the_next_would_start_a_block(translation):
+    """A quote's ">", a list's "- " or "1. ", a heading's "# " or "===" starting a line would make it a
+    block of its own (Settings > Privacy had become a quote)."""
+    out = Wrapped.read(["A line", "and another", "and a third"], markdown=True).write([translation])
+    assert " ".join(out) == translation
+    assert not any(re.match(r">|#|[-*+] |\d+[.)] |=|```|\|", line) for line in out[1:]), out
