@@ -46,6 +46,10 @@ _HEADING = re.compile(r"\s{0,3}#{1,6}(?:\s|$)")
 _TABLE_SEPARATOR = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|\s*\|\s*:?-+:?\s*\|\s*$")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s")
 _HTML_START = re.compile(r"\s{0,3}</?[A-Za-z][\w.-]*(?:\s|/?>|$)")
+# a block-level tag, which starts an HTML block even right after a paragraph's line (CommonMark's 6th kind)
+_BLOCK_TAG = re.compile(r"\s{0,3}</?(?:address|article|aside|blockquote|center|details|dialog|dd|div|dl|dt|fieldset|"
+                        r"figcaption|figure|footer|form|h[1-6]|header|hr|li|main|nav|ol|p|section|summary|table|tbody|"
+                        r"td|tfoot|th|thead|tr|ul)(?:\s|/?>|$)", re.I)
 _JSX_TAG = re.compile(r"\s*</?[A-Za-z][\w.-]*(?:\s.*)?>\s*$")
 _TAG_ALONE = re.compile(r"\s*<[A-Za-z][\w.-]*\s*$")
 _ESM = re.compile(r"(?:import\s+(?:[\w*{][^'\"]*\sfrom\s*)?['\"]|export\s+(?:const|let|var|function|default|class|async|\{|\*))")
@@ -260,8 +264,9 @@ class _Blocks:
                 return self.add("copied", i, end + 1)
         if _JSX_TAG.match(line) and "={" in line:  # a component's tag with props that are code: <Tabs values={[...]}>
             return self.add("copied", i, i + 1)
-        if blank_before and (_HTML_START.match(line) or (in_list or self.mdx) and line.lstrip().startswith("<")
-                             and _HTML_START.match(line.lstrip())):  # (indented in a list's item)
+        if (blank_before or _BLOCK_TAG.match(line)) and (
+                _HTML_START.match(line) or (in_list or self.mdx) and line.lstrip().startswith("<")
+                and _HTML_START.match(line.lstrip())):  # (indented in a list's item; a block's tag ends a paragraph)
             end = next((j for j in range(i + 1, len(lines)) if not lines[j].strip()), len(lines))
             return self.add("html", i, end, HtmlDocument.read(lines[i:end]))
         if "|" in line and i + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[i + 1]):

@@ -239,3 +239,12 @@ def test_a_tag_in_a_code_span_does_not_make_a_text_markup():
     """``<meta>`` is code: read as markup, its backticks were words the model dropped."""
     document = MarkdownDocument.read(["Use `<meta>` tags.", "", "Use <b>bold</b> words."])
     assert document.markup == [False, True]
+
+
+def test_a_block_tag_right_after_a_paragraph_ends_it():
+    """`</div>` under a paragraph's last line closes the wrapper (VitePress' and Vue's pages): read
+    into the paragraph, it was written inside its text."""
+    lines = ['<div class="options-api">', "", "A dog runs", "in the park.", "</div>", "", "A <b>black</b> dog", "<span>runs</span>."]
+    document = MarkdownDocument.read(lines)
+    assert document.texts == ["A dog runs in the park.", "A <b>black</b> dog <span>runs</span>."]
+    assert document.write(["Ein Hund rennt im Park.", "Ein <b>schwarzer</b> Hund <span>rennt</span>."])[4] == "</div>"
