@@ -59,6 +59,7 @@ _MATH = re.compile(r"\s*\$\$")
 _CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")  # (reStructuredText's ``x``` too)
 _SHORT_REFERENCE = re.compile(r"(?<![\]\\])(!?\[)([^\[\]\n]+)\](?:\[\])?(?![(\[:])")  # [label], [label][]
 _FOOTNOTE = re.compile(r"(\s{0,3}\[\^[^\]\s]+\]:\s*)(.*)$")  # "[^1]: its text", or "[^1]:" and indented lines
+_COMMENT = re.compile(r"<!--.*?-->")
 _SNIPPET = re.compile(r"\s*<<<\s")  # VitePress' "<<< @/snippets/a.js": a file's code
 _TEMPLATE_CODE = re.compile(  # a Jekyll or Hugo template's block of code: {% highlight js %}, {{< code-toggle >}}
     r"\s*(?:\{%-?\s*(highlight|raw|comment|codeblock)\b"
@@ -119,13 +120,14 @@ class MarkdownDocument:
     @property
     def markup(self) -> list[bool]:
         """Whether each text is read as markup: an HTML block's is, any other where it looks so
-        outside its code spans (a tag in ``<meta>`` is code, which the text's marks carry)."""
+        outside its code spans and comments (a tag in ``<meta>`` is code, `<!-- ignore -->` a note,
+        which the text's marks carry)."""
         flags = []
         for segment in self.segments:
             if segment.kind == "nested":
                 flags += segment.reader.markup
             else:
-                flags += [segment.kind == "html" or looks_like_markup(_CODE_SPAN.sub("", text))
+                flags += [segment.kind == "html" or looks_like_markup(_COMMENT.sub("", _CODE_SPAN.sub("", text)))
                           for text, _ in _units(segment)]
         return flags
 

@@ -40,6 +40,8 @@ from nmt.decode.translate import translate_lines
         ("text", "A note"), ("point", "[^1]"), ("text", " "), ("point", ":tada:"), ("text", " on "), ("point", "$x^2$"),
         ("text", ", not $5 or $5 and $6.")]),
     ("![logo][logo] at 10:30:00", [("point", "![logo][logo]"), ("text", " at 10:30:00")]),
+    ("A [link][id]<!-- ignore --> here", [("text", "A "), ("open", "[", "md-link"), ("text", "link"),
+                                         ("close", "][id]", "md-link"), ("point", "<!-- ignore -->"), ("text", " here")]),
     # reStructuredText's: a role, a literal ending in a backtick, links by name and URL, substitutions, footnotes
     ("See :ref:`install` or ``:func:`open``` and `Py <https://python.org>`_, Py_, |version| [#]_.", [
         ("text", "See "), ("point", ":ref:`install`"), ("text", " or "), ("point", "``:func:`open```"), ("text", " and "),

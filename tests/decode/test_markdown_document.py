@@ -248,3 +248,10 @@ def test_a_block_tag_right_after_a_paragraph_ends_it():
     document = MarkdownDocument.read(lines)
     assert document.texts == ["A dog runs in the park.", "A <b>black</b> dog <span>runs</span>."]
     assert document.write(["Ein Hund rennt im Park.", "Ein <b>schwarzer</b> Hund <span>rennt</span>."])[4] == "</div>"
+
+
+def test_a_comment_beside_a_link_does_not_make_a_text_markup():
+    """The Rust book's `[link][id]<!-- ignore -->`: the comment is a point, and the text's code
+    spans stay points too."""
+    document = MarkdownDocument.read(["The `Box<dyn Error>` type, in [Traits][t]<!-- ignore -->.", "", "[t]: a.md"])
+    assert document.markup == [False]

@@ -5,7 +5,7 @@ references `[^1]`, emoji shortcodes `:smile:`, math `$x^2$` and a site's templat
 Jekyll's `{% link a.md %}`, `{{ site.name }}`) are points copied as written, as inline tags are
 (nmt.decode.text.markup); so are reStructuredText's roles (:ref:`install`), links
 (`` `Python <https://python.org>`_ ``, Python_), substitutions (|version|) and footnote
-references ([#]_). A model given them as text drops them and garbles the word they wrap
+references ([#]_), and HTML comments. A model given them as text drops them and garbles the word they wrap
 ("A **black** dog" gave "Ein misiger Hund"; a code span was lost).
 
 A mark counts where CommonMark would read it so: the text it wraps starts and ends with something
@@ -32,6 +32,7 @@ _MARKS = re.compile(
     r"|(?P<citation>\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w-]*)\]_)"  # reStructuredText's footnote reference: [#]_, [1]_
     rf"|(?P<image>!\[[^\]\n]*(?:{_LINK_END}))"
     rf"|(?P<template>{_TEMPLATE})"
+    r"|(?P<comment><!--.*?-->)"  # an HTML comment: [a link][id]<!-- ignore -->
     r"|(?P<footnote>\[\^[^\]\s]+\])"
     r"|(?P<emoji>(?<![\w:]):[a-z0-9+][\w+-]*:(?![\w:]))"  # :smile:, :material-check:
     r"|(?P<math>(?<![\\$\w])\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$(?![\d$]))"  # $x^2$, not $5 or $5 and $6
@@ -39,13 +40,14 @@ _MARKS = re.compile(
     r"|(?P<strong>\*\*(?=\S)|__(?=\S)(?<![\w_]__))"
     r"|(?P<strike>~~(?=\S))"
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])|(?<![\w_])_(?=[^\s_]))")
-_POINTS = ("role", "code", "reference", "substitution", "citation", "image", "template", "footnote", "emoji", "math")  # copied as written
+_POINTS = ("role", "code", "reference", "substitution", "citation", "image", "template", "comment", "footnote", "emoji",
+           "math")  # copied as written
 
 
 def markdown_pieces(line: str) -> list[tuple] | None:
     """`line`'s pieces as nmt.decode.text.markup reads them ("text", raw) | ("open", raw, name) |
     ("close", raw, name) | ("point", raw), or None where it holds no mark (most lines)."""
-    if not any(c in line for c in "*_`[~{$:|"):
+    if not any(c in line for c in "*_`[~{$:|<"):
         return None
     pieces: list[tuple] = []
     found = _read(line, 0, len(line), pieces)
