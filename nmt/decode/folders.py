@@ -314,17 +314,22 @@ def _translated(path: Path, folder: Path) -> bool:
             kind in KEYED + _BILINGUAL and folders & _BUILT:
         return False
     if kind == "qt":  # (.ts is TypeScript's too)
-        with open(path, "rb") as f:
-            return f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
+        return _head(path, 64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
     if kind == "properties" and _INI_SECTION.search(path.read_bytes()):
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
     if kind in ("json", "properties", "yaml", "toml"):
         return holds_messages(path.relative_to(folder))
-    if kind == "html" and _TEMPLATE.search(path.read_bytes()[:1 << 16]):
+    if kind == "html" and _TEMPLATE.search(_head(path)):
         return False  # a template (Hugo's layouts, Jekyll's, Django's, Angular's): its syntax is code
     if path.suffix.lower() == ".txt":
         return not _MACHINE_TEXT.fullmatch(path.name.lower())
     return kind is not None
+
+
+def _head(path: Path, size: int = 1 << 16) -> bytes:
+    """A file's first bytes (where a template shows what it is)."""
+    with open(path, "rb") as f:
+        return f.read(size)
 
 
 def holds_messages(path: Path) -> bool:

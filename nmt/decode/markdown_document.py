@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from nmt.decode import markdown_lines
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_lines import Framed
-from nmt.decode.text.end_marks import without_added_stop
+from nmt.decode.text.end_marks import without_stop_its_source_lacks
+from nmt.decode.text.markdown import CODE_SPAN
 from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.wrapped import Wrapped
 
@@ -56,7 +57,6 @@ _ESM = re.compile(r"(?:import\s+(?:[\w*{][^'\"]*\sfrom\s*)?['\"]|export\s+(?:con
 _TEMPLATE_OPEN = re.compile(r"\s*(\{\{<|\{\{%|\{%)")
 _TEMPLATE_CLOSE = {"{{<": ">}}", "{{%": "%}}", "{%": "%}"}
 _MATH = re.compile(r"\s*\$\$")
-_CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")  # (reStructuredText's ``x``` too)
 _SHORT_REFERENCE = re.compile(r"(?<![\]\\])(!?\[)([^\[\]\n]+)\](?:\[\])?(?![(\[:])")  # [label], [label][]
 _FOOTNOTE = re.compile(r"(\s{0,3}\[\^[^\]\s]+\]:\s*)(.*)$")  # "[^1]: its text", or "[^1]:" and indented lines
 _COMMENT = re.compile(r"<!--.*?-->")
@@ -107,8 +107,8 @@ class MarkdownDocument:
     def _full_references(self, text: str) -> str:
         if not self.labels or "[" not in text:
             return text
-        parts = _CODE_SPAN.split(text)  # (with each span's backticks as a group): the text, a span's ticks, ...
-        spans = [match.group() for match in _CODE_SPAN.finditer(text)]
+        parts = CODE_SPAN.split(text)  # (with each span's backticks as a group): the text, a span's ticks, ...
+        spans = [match.group() for match in CODE_SPAN.finditer(text)]
         out = []
         for k, part in enumerate(parts[::2]):
             out.append(_SHORT_REFERENCE.sub(lambda m: f"{m.group(1)}{m.group(2)}][{m.group(2)}]"
@@ -127,7 +127,7 @@ class MarkdownDocument:
             if segment.kind == "nested":
                 flags += segment.reader.markup
             else:
-                flags += [segment.kind == "html" or looks_like_markup(_COMMENT.sub("", _CODE_SPAN.sub("", text)))
+                flags += [segment.kind == "html" or looks_like_markup(_COMMENT.sub("", CODE_SPAN.sub("", text)))
                           for text, _ in _units(segment)]
         return flags
 
@@ -143,7 +143,7 @@ class MarkdownDocument:
             units = _units(segment)
             given, at = translations[at:at + len(units)], at + len(units)
             if segment.kind in ("prose", "framed", "table", "title"):  # a heading, a list's item: no full stop added
-                given = [without_added_stop(_shown(self._full_references(text)), translation) for (text, _), translation in zip(units, given)]
+                given = [without_stop_its_source_lacks(_shown(self._full_references(text)), translation) for (text, _), translation in zip(units, given)]
             if segment.kind in ("prose", "html", "title"):
                 out += segment.reader.write(given)
             elif segment.kind == "framed":

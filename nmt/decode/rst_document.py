@@ -98,7 +98,7 @@ class RstDocument(MarkdownDocument):
     translations out (`write`: MarkdownDocument's, a paragraph's `::` kept)."""
 
     @classmethod
-    def read(cls, lines: list[str], labels=None, mdx: bool = False) -> "RstDocument":
+    def read(cls, lines: list[str]) -> "RstDocument":
         blocks = _RstBlocks(lines)
         blocks.read()
         linked = _linked_names("\n".join(lines))

@@ -206,6 +206,11 @@ def file_format(source: str) -> str | None:
                                        kind if kind in DOCUMENTS else None)
 
 
+def read_page(kind: str, lines: list[str], name: str) -> MarkdownDocument:
+    """A Markdown (an .mdx file's as MDX reads it) or reStructuredText page read for translation."""
+    return RstDocument.read(lines) if kind == "rst" else MarkdownDocument.read(lines, mdx=name.lower().endswith(".mdx"))
+
+
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
                           interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
                           shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None],
@@ -230,14 +235,10 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if kind == "html":
         document = HtmlDocument.read(lines)
         markup = [True] * len(document.texts)
-    elif kind == "markdown":
-        document = MarkdownDocument.read(lines, mdx=name.lower().endswith(".mdx"))
+    elif kind in ("markdown", "rst"):  # (reStructuredText's emphasis and literals read as Markdown's are)
+        document = read_page(kind, lines, name)
         markup = document.markup
         cfg = cfg.model_copy(update={"markdown": True})
-    elif kind == "rst":
-        document = RstDocument.read(lines)
-        markup = document.markup
-        cfg = cfg.model_copy(update={"markdown": True})  # (its emphasis and literals read as Markdown's are)
     else:
         document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
         markup = [looks_like_markup(text) for text in document.texts]

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 from nmt.decode.subtitles import rewrapped
 from nmt.decode.text.list_markers import list_marker
+from nmt.decode.text.markdown import CODE_SPAN
 
 
 _HARD_BREAK = re.compile(r"(?<=\S)(?:\\| {2,})$")  # Markdown's line break: a backslash or two spaces at a line's end
 
 
 _QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
-_CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")  # (reStructuredText's ``x``` too)
 _KEPT_SPACE = "\ue000"
 # a space a line must not be broken at: what follows would start a block of its own at a line's
 # start ("> " a quote, "# " a heading, "- " or "1. " a list, "===" a heading's underline, a fence)
@@ -106,7 +106,7 @@ class Wrapped:
             else:
                 marker = _indentation(self.lines[a])
             if self.markdown:  # a code span kept on one line, its spaces as written; no line starting a block
-                translation = _CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
+                translation = CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
                 translation = _BLOCK_START.sub(_KEPT_SPACE, translation)
             broken = [line.replace(_KEPT_SPACE, " ") for line in rewrapped(translation, b - a)]
             broken[-1] += end

@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from nmt.decode.html_document import HtmlDocument
-from nmt.decode.markdown_document import MarkdownDocument
-from nmt.decode.rst_document import RstDocument
-from nmt.decode.stream import DOCUMENTS, file_format, read_document
+from nmt.decode.stream import DOCUMENTS, file_format, read_document, read_page
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
@@ -99,7 +97,7 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
                       markup=True)
     if kind in ("markdown", "rst"):  # (each text markup where it looks so; its inline marks read as Markdown's)
-        page = RstDocument.read(lines) if kind == "rst" else MarkdownDocument.read(lines, mdx=suffix == ".mdx")
+        page = read_page(kind, lines, name)
         return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)))
     try:
         subtitles = Subtitles.read(lines, suffix[1:], name)

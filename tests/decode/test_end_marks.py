@@ -5,7 +5,7 @@ decode.end_marks off."""
 from __future__ import annotations
 
 from nmt.decode.text.casing import hypothesis_text
-from nmt.decode.text.end_marks import end_marks, with_end_marks, without_added_stop
+from nmt.decode.text.end_marks import end_marks, with_end_marks, without_stop_its_source_lacks
 from nmt.decode.text.fragments import completed
 from nmt.decode.translate import translate_lines
 
@@ -96,11 +96,11 @@ def test_a_line_with_a_prefix_or_without_letters_keeps_its_own_ending(translator
 
 def test_a_full_stop_the_model_added_goes_where_its_source_ends_in_no_mark():
     """A title, a heading, a button's label: a bracket or quote closing it is not its end mark."""
-    assert without_added_stop("Save file", "Datei speichern.") == "Datei speichern"
-    assert without_added_stop("Internationalization (i18n)", "Internationalisierung (i18n).") == "Internationalisierung (i18n)"
-    assert without_added_stop("Settings [beta]", "Einstellungen [Beta].") == "Einstellungen [Beta]"
-    assert without_added_stop("Open <b>file</b>", "Datei <b>öffnen</b>.") == "Datei <b>öffnen</b>"
-    assert without_added_stop("(He ran.)", "(Er rannte.)") == "(Er rannte.)"
-    assert without_added_stop('Say "hi."', 'Sag "hallo."') == 'Sag "hallo."'
-    assert without_added_stop("A dog runs.", "Ein Hund rennt.") == "Ein Hund rennt."
-    assert without_added_stop("Wait", "Warte...") == "Warte..."  # an ellipsis is the model's own
+    assert without_stop_its_source_lacks("Save file", "Datei speichern.") == "Datei speichern"
+    assert without_stop_its_source_lacks("Internationalization (i18n)", "Internationalisierung (i18n).") == "Internationalisierung (i18n)"
+    assert without_stop_its_source_lacks("Settings [beta]", "Einstellungen [Beta].") == "Einstellungen [Beta]"
+    assert without_stop_its_source_lacks("Open <b>file</b>", "Datei <b>öffnen</b>.") == "Datei <b>öffnen</b>"
+    assert without_stop_its_source_lacks("(He ran.)", "(Er rannte.)") == "(Er rannte.)"
+    assert without_stop_its_source_lacks('Say "hi."', 'Sag "hallo."') == 'Sag "hallo."'
+    assert without_stop_its_source_lacks("A dog runs.", "Ein Hund rennt.") == "Ein Hund rennt."
+    assert without_stop_its_source_lacks("Wait", "Warte...") == "Warte..."  # an ellipsis is the model's own

@@ -77,7 +77,7 @@ def with_end_marks(output: str, marks: str, lang: str | None) -> str:
     return output
 
 
-def without_added_stop(source: str, translation: str) -> str:
+def without_stop_its_source_lacks(source: str, translation: str) -> str:
     """`translation` without the full stop a model ended it with where `source` ends in no mark: a
     title, a heading, a button's label ("Save file": "Datei speichern", not "Datei speichern.")."""
     return translation if _ENDS_IN_MARK.search(source) else _ADDED_STOP.sub("", translation, count=1)

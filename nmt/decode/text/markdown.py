@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+# a code span (a double-backtick literal first: reStructuredText's may end in a backtick, ``:func:`open```)
+CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")
 _TEMPLATE = r"\{\{[<%].*?[%>]\}\}|\{%.*?%\}|\{\{.*?\}\}"  # Hugo's shortcodes, Jekyll's Liquid, a template's {{ value }}
 _DESTINATION = (rf"(?:<[^<>\n]*>|(?:{_TEMPLATE}|\([^()\s]*\)|[^()\s])+)"  # a link's URL, and its title
                 r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?")

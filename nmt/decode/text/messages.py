@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from nmt.decode.text.end_marks import without_added_stop
+from nmt.decode.text.end_marks import without_stop_its_source_lacks
 from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.text.verbatim import PLACEHOLDER
 
@@ -57,7 +57,7 @@ class Part:
         ended it with where the text had no mark at its end (a title, a button's label: "Save
         file", not "Datei speichern.")."""
         if not self.kept:
-            translation = without_added_stop(self.text, translation)
+            translation = without_stop_its_source_lacks(self.text, translation)
         if self.branch:
             translation = _icu_quoted(translation, self.plural)
         return translation.replace(_NUMBER, "#") if self.plural else translation
