@@ -34,7 +34,7 @@ _INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
 # .txt files a program reads, not a person: a site's robots.txt, Python's requirements, CMake's lists
 _MACHINE_TEXT = re.compile(r"(?:robots|humans|ads|app-ads|security|llms(?:-full)?|cmakelists|constraints|"
                            r"requirements(?:[-_.][\w.-]*)?|dev-requirements|test-requirements|[\w.-]*\.lock)\.txt")
-_LEGAL = re.compile(r"(?:un)?(?:license|licence|copying|copyright|notice|patents)(?:[-_.][\w-]+)?\.(?:md|markdown|txt)")
+_LEGAL = re.compile(r"(?:un)?(?:license|licence|copying|copyright|notice|patents)(?:[-_.][\w-]+)?\.(?:md|markdown|txt|rst|adoc|asciidoc)")
 _TEMPLATE = re.compile(rb"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|<\?php", re.S)  # Go, Jinja, Liquid, Handlebars, ERB, PHP
 _MESSAGE_NAME = re.compile(r"messages|strings|bundle|translation|i18n|l10n|locale", re.I)
 

@@ -18,6 +18,7 @@ from nmt.decode.text.markdown import CODE_SPAN
 
 
 _HARD_BREAK = re.compile(r"(?<=\S)(?:\\| {2,})$")  # Markdown's line break: a backslash or two spaces at a line's end
+_ASCIIDOC_BREAK = re.compile(r"(?<=\S) \+$")  # AsciiDoc's: " +"
 
 
 _QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
@@ -25,6 +26,10 @@ _KEPT_SPACE = "\ue000"
 # a space a line must not be broken at: what follows would start a block of its own at a line's
 # start ("> " a quote, "# " a heading, "- " or "1. " a list, "===" a heading's underline, a fence)
 _BLOCK_START = re.compile(r" (?=>|#{1,6}(?:\s|$)|[-*+](?:\s|$)|\d{1,9}[.)](?:\s|$)|=+(?:\s|$)|```|~~~|\|)")  # a code span's space while the text is wrapped: never broken, never merged
+# and in AsciiDoc: a list's ". ", a comment's "//", an attribute line's "[", an entry's ":name:",
+# a block macro's "name::", an admonition's "NOTE:", a callout's "<1>", a continuation's "+"
+_ASCIIDOC_BLOCK_START = re.compile(r" (?=\.{1,5}(?:\s|$)|//|\[|:!?\w[\w-]*!?:|\w[\w-]*::|(?:NOTE|TIP|IMPORTANT|"
+                                   r"WARNING|CAUTION):|<(?:\d+|\.)>|\+(?:\s|$)|'''|<<<|[a-zA-Z]\.\s)")
 
 
 def _indentation(line: str) -> str:
@@ -38,6 +43,17 @@ def _prefix(line: str, markdown: bool) -> str:
     return quote.group() if quote else _indentation(line)
 
 
+def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False) -> list[str]:
+    """`translation` broken into at most `count` lines of balanced lengths; in Markdown (and
+    AsciiDoc) a code span kept on one line, its spaces as written, and no line starting a block."""
+    if markdown:
+        translation = CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
+        translation = _BLOCK_START.sub(_KEPT_SPACE, translation)
+        if asciidoc:
+            translation = _ASCIIDOC_BLOCK_START.sub(_KEPT_SPACE, translation)
+    return [line.replace(_KEPT_SPACE, " ") for line in rewrapped(translation, count)]
+
+
 @dataclass
 class Wrapped:
     """A wrapped text read for translation: its `texts` (each paragraph's, or list item's) in, its
@@ -46,14 +62,17 @@ class Wrapped:
     units: list[tuple[int, int]]  # (start, end) of each paragraph's or item's lines
     breaks: list[str]  # each unit's line break at its end (Markdown's), or ""
     markdown: bool = False
+    asciidoc: bool = False
 
     @classmethod
-    def read(cls, lines: list[str], markdown: bool = False) -> "Wrapped":
+    def read(cls, lines: list[str], markdown: bool = False, asciidoc: bool = False) -> "Wrapped":
         """`markdown`: Markdown's rules: an indented line without a marker continues the unit
         before it (a list item's lines), and so does a block quote's line the unit's quote (a
         quoted paragraph's), rather than starting one; a quote's line without words (">") parts
         its paragraphs, and a line break ("\\" or two spaces at a line's end) ends a unit, as
-        the line it ends is shown."""
+        the line it ends is shown. `asciidoc` (with `markdown`): AsciiDoc's line break (" +") in
+        place of Markdown's, and no line of a translation written so that it starts a block."""
+        hard_breaks = _ASCIIDOC_BREAK if asciidoc else _HARD_BREAK
         units: list[tuple[int, int]] = []
         breaks: list[str] = []
         start = None
@@ -73,12 +92,12 @@ class Wrapped:
                 start = None
             if start is None and not empty:
                 start = i
-            hard_break = _HARD_BREAK.search(line) if markdown and start is not None and i < len(lines) else None
+            hard_break = hard_breaks.search(line) if markdown and start is not None and i < len(lines) else None
             if hard_break and i + 1 < len(lines) and lines[i + 1].strip():
                 units.append((start, i + 1))
                 breaks.append(hard_break.group())
                 start = None
-        return cls(lines, units, breaks, markdown)
+        return cls(lines, units, breaks, markdown, asciidoc)
 
     @property
     def texts(self) -> list[str]:
@@ -105,10 +124,7 @@ class Wrapped:
                 translation = translation[len(marker.lstrip()):]
             else:
                 marker = _indentation(self.lines[a])
-            if self.markdown:  # a code span kept on one line, its spaces as written; no line starting a block
-                translation = CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
-                translation = _BLOCK_START.sub(_KEPT_SPACE, translation)
-            broken = [line.replace(_KEPT_SPACE, " ") for line in rewrapped(translation, b - a)]
+            broken = broken_over(translation, b - a, self.markdown, self.asciidoc)
             broken[-1] += end
             # the lines after the first indented (a Markdown list item's) or quoted as they were
             out += [marker + broken[0],

@@ -28,19 +28,22 @@ def test_a_folder_is_translated_file_by_file_into_a_new_one(trained_tiny, tmp_pa
     (site / "img").mkdir()
     (site / "index.html").write_text("<html><body>\n<p>A black dog leaps\nover a log.</p>\n</body></html>\n", encoding="utf-8")
     (site / "docs" / "guide.md").write_text("# Asian man\n\n```\nA black dog.\n```\n", encoding="utf-8")
+    (site / "docs" / "index.adoc").write_text("= Asian man\n\n* A black dog.\n\n----\nA black dog.\n----\n", encoding="utf-8")
     (site / "notes.txt").write_text("A black dog leaps over a log.\n", encoding="utf-8")
     (site / "style.css").write_text("p { color: red } /* A black dog */\n", encoding="utf-8")
     (site / "robots.txt").write_text("User-agent: *\nDisallow: /drafts/\n", encoding="utf-8")  # read by a program: copied
     (site / "LICENSE.md").write_text("A dog may use this.\n", encoding="utf-8")  # binding as written: copied
+    (site / "COPYING.adoc").write_text("A dog may use this.\n", encoding="utf-8")
     (site / "img" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
     runner = CliRunner()
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out" / "site.de")])
     assert result.exit_code == 0, result.output
     out = tmp_path / "out" / "site.de"
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
-        "LICENSE.md", "docs/guide.md", "img/a.png", "index.html", "notes.txt", "robots.txt", "style.css"]
-    assert all((out / name).read_bytes() == (site / name).read_bytes() for name in ("robots.txt", "LICENSE.md"))
-    for name in ("index.html", "docs/guide.md", "notes.txt"):  # each as nmt translate writes it alone
+        "COPYING.adoc", "LICENSE.md", "docs/guide.md", "docs/index.adoc", "img/a.png", "index.html", "notes.txt", "robots.txt",
+        "style.css"]
+    assert all((out / name).read_bytes() == (site / name).read_bytes() for name in ("robots.txt", "LICENSE.md", "COPYING.adoc"))
+    for name in ("index.html", "docs/guide.md", "docs/index.adoc", "notes.txt"):  # each as nmt translate writes it alone
         alone = tmp_path / "alone" / name
         assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site / name), "-o", str(alone)]).exit_code == 0
         assert (out / name).read_bytes() == alone.read_bytes() != (site / name).read_bytes()

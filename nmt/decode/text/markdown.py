@@ -5,7 +5,13 @@ references `[^1]`, emoji shortcodes `:smile:`, math `$x^2$` and a site's templat
 Jekyll's `{% link a.md %}`, `{{ site.name }}`) are points copied as written, as inline tags are
 (nmt.decode.text.markup); so are reStructuredText's roles (:ref:`install`), links
 (`` `Python <https://python.org>`_ ``, Python_), substitutions (|version|) and footnote
-references ([#]_), and HTML comments. A model given them as text drops them and garbles the word they wrap
+references ([#]_), and HTML comments. AsciiDoc's likewise: a link's words (`https://a.org[the
+site]`, `link:a.html[the guide]`, `xref:a.adoc[Install]`, `<<install,the install>>`) and a
+footnote's (`footnote:[A note.]`) are elements, and so is a highlight (`#marked#`,
+`[.role]#text#`); its other macros (`image:a.png[]`, `kbd:[Ctrl+C]`, `btn:[OK]`,
+`pass:[...]`), cross references (`<<install>>`), attribute references (`{version}`), anchors
+(`[[id]]`), passthroughs (`+text+`), index terms, sub- and superscripts (`H~2~O`, `x^2^`) are
+points. A model given them as text drops them and garbles the word they wrap
 ("A **black** dog" gave "Ein misiger Hund"; a code span was lost).
 
 A mark counts where CommonMark would read it so: the text it wraps starts and ends with something
@@ -22,6 +28,7 @@ CODE_SPAN = re.compile(r"``(?!`).*?``(?!`)|(`+)(?!`).+?(?<!`)\1(?!`)")
 _TEMPLATE = r"\{\{[<%].*?[%>]\}\}|\{%.*?%\}|\{\{.*?\}\}"  # Hugo's shortcodes, Jekyll's Liquid, a template's {{ value }}
 _DESTINATION = (rf"(?:<[^<>\n]*>|(?:{_TEMPLATE}|\([^()\s]*\)|[^()\s])+)"  # a link's URL, and its title
                 r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?")
+_MACRO_WORDS = r"(?=[^\]\n=\",]*[^\W\d_][^\]\n=\",]*\])"  # a macro's text, without attributes (`[text,window=_blank]`)
 _LINK_END = rf"\]\({_DESTINATION}\)|\]\[[^\]\n]*\]"  # [text](url "title"), [text][reference]
 
 # (kind, pattern): an element's groups are its opening mark, content and closing mark; a point's whole match
@@ -35,6 +42,14 @@ _MARKS = re.compile(
     rf"|(?P<image>!\[[^\]\n]*(?:{_LINK_END}))"
     rf"|(?P<template>{_TEMPLATE})"
     r"|(?P<comment><!--.*?-->)"  # an HTML comment: [a link][id]<!-- ignore -->
+    # AsciiDoc's: a link's or footnote's words; a macro that is not words, a cross reference, an
+    # attribute's value, an anchor, a passthrough, an index term, a sub- or superscript
+    rf"|(?P<macro>(?<![\w\\])(?:(?:link|xref|mailto|footnote):[^\s\[\]]*|(?:https?|ftp)://[^\s\[\]]+)\[{_MACRO_WORDS})"
+    r"|(?P<xreftext><<[\w:.#/-]+,(?=[^>\n]*\S>>))"
+    r"|(?P<asciidoc>(?<![\w\\])(?:[a-z]+[0-9]?:[^\s\[\]]*|(?:https?|ftp)://[^\s\[\]]+)\[[^\]\n]*\]"
+    r"|<<[^<>\n]+>>|\{[A-Za-z0-9_][\w-]*\}|\[\[\[?[\w:.-]+(?:,[^\]\n]*)?\]\]\]?|\+\+\+.+?\+\+\+"
+    r"|(?<![\w+])\+\+?(?=[^\s+]).*?(?<=[^\s+])\+\+?(?![\w+])|\({3}.+?\){3}|(?<!~)~[^\s~]+~(?!~)|\^[^\s^]+\^)"
+    r"|(?P<highlight>(?<![\w#&])(?:\[[.#%]?[\w.-]+\])?#(?=[^\s#]))"
     r"|(?P<footnote>\[\^[^\]\s]+\])"
     r"|(?P<emoji>(?<![\w:]):[a-z0-9+][\w+-]*:(?![\w:]))"  # :smile:, :material-check:
     r"|(?P<math>(?<![\\$\w])\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$(?![\d$]))"  # $x^2$, not $5 or $5 and $6
@@ -43,13 +58,13 @@ _MARKS = re.compile(
     r"|(?P<strike>~~(?=\S))"
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])|(?<![\w_])_(?=[^\s_]))")
 _POINTS = ("role", "code", "reference", "substitution", "citation", "image", "template", "comment", "footnote", "emoji",
-           "math")  # copied as written
+           "math", "asciidoc")  # copied as written
 
 
 def markdown_pieces(line: str) -> list[tuple] | None:
     """`line`'s pieces as nmt.decode.text.markup reads them ("text", raw) | ("open", raw, name) |
     ("close", raw, name) | ("point", raw), or None where it holds no mark (most lines)."""
-    if not any(c in line for c in "*_`[~{$:|<"):
+    if not any(c in line for c in "*_`[~{$:|<#+^("):
         return None
     pieces: list[tuple] = []
     found = _read(line, 0, len(line), pieces)
@@ -89,6 +104,10 @@ def _closing(line: str, opening: re.Match, kind: str, end: int) -> tuple[int, in
     mark, content_start = opening.group(), opening.end()
     if kind == "link":
         close = re.compile(_LINK_END)
+    elif kind in ("macro", "xreftext"):
+        close = re.compile(r"\]" if kind == "macro" else ">>")
+    elif kind == "highlight":
+        close = re.compile(r"(?<=\S)#(?![\w#])")
     elif kind == "em":
         close = re.compile(rf"(?<=\S){re.escape(mark)}(?![\w{re.escape(mark)}])")
     else:
