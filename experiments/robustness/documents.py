@@ -14,7 +14,10 @@ text and line by line; and as a documentation site's MDX page (front matter, an 
 with anchors, admonitions, task lists, quotes, Hugo figures, footnotes): BLEU of its units and how
 much of its syntax the output keeps, as Markdown and line by line; and as a reStructuredText page
 (titles, notes, items, fields, footnotes, paragraphs ending in "::" before a literal block): BLEU
-and whether docutils reads the translation into the source's nodes, as rst and line by line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
+and whether docutils reads the translation into the source's nodes, as rst and line by line; and as an AsciiDoc
+page (titles, admonitions, items, steps, an example block, a table's cells, block titles before listings):
+BLEU and whether asciidoc-py reads the translation into the source's elements, as asciidoc and line by
+line; and as a PowerPoint presentation (10 captions a slide) and an OpenDocument
 text, the second word of each in bold (a span of its own style): BLEU and how many keep it; and as
 an Excel workbook, a cell each, its second word in bold (a rich text run): BLEU and how many keep it; and as
 a PDF file (`--input-format pdf`), a paragraph each with its second word in bold, in one column
@@ -123,6 +126,7 @@ def main() -> None:
         result["markdown_document"] = markdown_document(engine, cfg, sources, references, Path(folder))
         result["documentation_page"] = documentation_page(engine, cfg, sources, references, Path(folder))
         result["rst_page"] = rst_page(engine, cfg, sources, references, Path(folder))
+        result["asciidoc_page"] = asciidoc_page(engine, cfg, sources, references, Path(folder))
         result["presentation"] = presentation(engine, cfg, sources, references, Path(folder))
         result["opendocument_text"] = opendocument_text(engine, cfg, sources, references, Path(folder))
         result["workbook"] = workbook(engine, cfg, sources, references, Path(folder))
@@ -361,6 +365,83 @@ def rst_page(engine, cfg, captions: list[str], references: list[str], folder: Pa
             "example": "\n".join(translated_lines[:24])}
         print("rst page", kind, (out[f"input_format_{kind}"]["unit_bleu"] or {}).get("bleu"),
               out[f"input_format_{kind}"]["same_nodes"], flush=True)
+    return out
+
+
+ASCIIDOC_SLOTS = ("title", "paragraph", "note", "item", "step", "example", "cell", "block_title")
+
+
+def asciidoc_lines(captions: list[str]) -> list[str]:
+    """The captions as an AsciiDoc page, in turn (ASCIIDOC_SLOTS) a section's title, a paragraph,
+    an admonition paragraph, a list's item, an ordered list's step, an example block's body, a
+    table's cell and a block's title over a listing; its lines."""
+    lines = ["= Captions", ""]
+    for number, caption in enumerate(captions):
+        slot = ASCIIDOC_SLOTS[number % len(ASCIIDOC_SLOTS)]
+        wrapped = textwrap.wrap(caption, WIDTH, break_on_hyphens=False, break_long_words=False)
+        if slot == "title":
+            block = [f"== {_unstopped(caption)}"]
+        elif slot == "note":
+            block = textwrap.wrap(f"NOTE: {caption}", WIDTH, break_on_hyphens=False, break_long_words=False)
+        elif slot == "item":
+            block = textwrap.wrap(f"* {caption}", WIDTH, break_on_hyphens=False, break_long_words=False)
+        elif slot == "step":
+            block = textwrap.wrap(f". {caption}", WIDTH, break_on_hyphens=False, break_long_words=False)
+        elif slot == "example":
+            block = ["====", *wrapped, "===="]
+        elif slot == "cell":
+            block = ["|===", f"|{caption}", "|==="]
+        elif slot == "block_title":
+            block = [f".{_unstopped(caption)}", "----", "print('A dog.')", "----"]
+        else:
+            block = wrapped
+        lines += [*block, ""]
+    return lines
+
+
+def _asciidoc_elements(text: str, folder: Path) -> dict:
+    """The elements asciidoc-py converts a page into (a tag with its id), with their counts."""
+    import collections
+    import io
+
+    from asciidoc.api import AsciiDocAPI
+
+    api = AsciiDocAPI()
+    api.options("--no-header-footer")
+    out = io.StringIO()
+    (folder / "converted.adoc").write_text(text, encoding="utf-8")
+    api.execute(str(folder / "converted.adoc"), out, backend="html5")
+    tags = re.findall(r"<(/?[a-z0-9]+)(?:[^>]*?( id=\"[^\"]*\"))?", out.getvalue())
+    return dict(sorted(collections.Counter(tag + id_ for tag, id_ in tags).items()))
+
+
+def asciidoc_page(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as an AsciiDoc page (asciidoc_lines), translated as asciidoc (the default for
+    .adoc) and line by line: BLEU of its units (read back from the output by the AsciiDoc
+    reader, against the references without their full stops where a title has none) and whether
+    asciidoc-py converts the output into the same elements as the source, ids included."""
+    from nmt.decode.asciidoc_document import AsciidocDocument
+
+    lines = asciidoc_lines(captions)
+    (folder / "page.adoc").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    unit_references = [_unstopped(reference) if ASCIIDOC_SLOTS[number % len(ASCIIDOC_SLOTS)] in ("title", "block_title")
+                       else reference for number, reference in enumerate(references)]
+    source_elements = _asciidoc_elements("\n".join(lines), folder)
+    out: dict = {"units": len(captions), "lines": len(lines), "source_elements": source_elements}
+    for kind in ("asciidoc", "plain"):
+        translate_file(engine, str(folder / "page.adoc"), str(folder / f"page.de.{kind}"), cfg, input_format=kind)
+        translated = (folder / f"page.de.{kind}").read_text(encoding="utf-8")
+        outputs = AsciidocDocument.read(translated.splitlines()).texts[1:]  # (the page's title first)
+        elements = _asciidoc_elements(translated, folder)
+        out[f"input_format_{kind}"] = {
+            "unit_bleu": score(outputs, unit_references) if len(outputs) == len(references) else None,
+            "units_read_back": len(outputs), "same_elements": elements == source_elements,
+            "elements_differing": {name: [source_elements.get(name, 0), elements.get(name, 0)]
+                                   for name in sorted(set(elements) | set(source_elements))
+                                   if elements.get(name) != source_elements.get(name)},
+            "example": "\n".join(translated.splitlines()[:30])}
+        print("asciidoc page", kind, (out[f"input_format_{kind}"]["unit_bleu"] or {}).get("bleu"),
+              out[f"input_format_{kind}"]["same_elements"], flush=True)
     return out
 
 

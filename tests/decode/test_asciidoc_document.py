@@ -205,6 +205,8 @@ def test_asciidocs_inline_syntax_is_carried_as_marks_and_points():
     points = [piece[1] for piece in pieces if piece[0] == "point"]
     assert opened == ["https://a.org[", "<<install,", "#", "footnote:["]
     assert points == ["<<install>>", "kbd:[Ctrl+C]", "{version}", "~2~", "link:a.html[x,window=_blank]"]
+    closing = [piece[1] for piece in markdown_pieces("Read link:a.html[the guide^] now.") if piece[0] == "close"]
+    assert closing == ["^]"]  # (a new window's caret is the link's, not its words')
     assert markdown_pieces("C++ and C# and issue #12 and 1 + 2 cost $5.") is None  # no mark where there is none
 
 

@@ -105,7 +105,7 @@ def _closing(line: str, opening: re.Match, kind: str, end: int) -> tuple[int, in
     if kind == "link":
         close = re.compile(_LINK_END)
     elif kind in ("macro", "xreftext"):
-        close = re.compile(r"\]" if kind == "macro" else ">>")
+        close = re.compile(r"\^?\]" if kind == "macro" else ">>")  # ("[the site^]": opened in a new window)
     elif kind == "highlight":
         close = re.compile(r"(?<=\S)#(?![\w#])")
     elif kind == "em":
