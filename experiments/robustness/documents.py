@@ -399,8 +399,9 @@ def asciidoc_lines(captions: list[str]) -> list[str]:
     return lines
 
 
-def _asciidoc_elements(text: str, folder: Path) -> dict:
-    """The elements asciidoc-py converts a page into (a tag with its id), with their counts."""
+def _asciidoc_elements(text: str, folder: Path) -> tuple[dict, set[str]]:
+    """The elements asciidoc-py converts a page into, with their counts (or {"not converted": 1}),
+    and the ids it gives them."""
     import collections
     import io
 
@@ -410,30 +411,38 @@ def _asciidoc_elements(text: str, folder: Path) -> dict:
     api.options("--no-header-footer")
     out = io.StringIO()
     (folder / "converted.adoc").write_text(text, encoding="utf-8")
-    api.execute(str(folder / "converted.adoc"), out, backend="html5")
-    tags = re.findall(r"<(/?[a-z0-9]+)(?:[^>]*?( id=\"[^\"]*\"))?", out.getvalue())
-    return dict(sorted(collections.Counter(tag + id_ for tag, id_ in tags).items()))
+    try:
+        api.execute(str(folder / "converted.adoc"), out, backend="html5")
+    except (Exception, SystemExit):  # (a page it cannot convert: a block left open, say)
+        return {"not converted": 1}, set()
+    tags = re.findall(r"<(/?[a-z0-9]+)", out.getvalue())
+    return dict(sorted(collections.Counter(tags).items())), set(re.findall(r' id="([^"]*)"', out.getvalue()))
 
 
 def asciidoc_page(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
     """The captions as an AsciiDoc page (asciidoc_lines), translated as asciidoc (the default for
     .adoc) and line by line: BLEU of its units (read back from the output by the AsciiDoc
     reader, against the references without their full stops where a title has none) and whether
-    asciidoc-py converts the output into the same elements as the source, ids included."""
+    asciidoc-py converts the output into the same elements as the source, and how many of the
+    source's section ids the output's sections keep (asciidoc-py makes an id of a title with an
+    apostrophe otherwise than Asciidoctor, whose ids the translation keeps: `_a_man_8217_s_` where
+    Asciidoctor makes `_a_mans_`)."""
     from nmt.decode.asciidoc_document import AsciidocDocument
 
     lines = asciidoc_lines(captions)
     (folder / "page.adoc").write_text("\n".join(lines) + "\n", encoding="utf-8")
     unit_references = [_unstopped(reference) if ASCIIDOC_SLOTS[number % len(ASCIIDOC_SLOTS)] in ("title", "block_title")
                        else reference for number, reference in enumerate(references)]
-    source_elements = _asciidoc_elements("\n".join(lines), folder)
-    out: dict = {"units": len(captions), "lines": len(lines), "source_elements": source_elements}
+    source_elements, source_ids = _asciidoc_elements("\n".join(lines), folder)
+    out: dict = {"units": len(captions), "lines": len(lines), "source_elements": source_elements,
+                 "source_section_ids": len(source_ids)}
     for kind in ("asciidoc", "plain"):
         translate_file(engine, str(folder / "page.adoc"), str(folder / f"page.de.{kind}"), cfg, input_format=kind)
         translated = (folder / f"page.de.{kind}").read_text(encoding="utf-8")
         outputs = AsciidocDocument.read(translated.splitlines()).texts[1:]  # (the page's title first)
-        elements = _asciidoc_elements(translated, folder)
+        elements, ids = _asciidoc_elements(translated, folder)
         out[f"input_format_{kind}"] = {
+            "section_ids_kept": len(source_ids & ids),
             "unit_bleu": score(outputs, unit_references) if len(outputs) == len(references) else None,
             "units_read_back": len(outputs), "same_elements": elements == source_elements,
             "elements_differing": {name: [source_elements.get(name, 0), elements.get(name, 0)]
