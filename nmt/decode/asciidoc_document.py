@@ -15,12 +15,13 @@ and kept as Asciidoctor reads it. Its blocks are segments of a Markdown document
   and the document's captions and labels (`:toc-title:`, `:note-caption:`, `:description:`).
   Asciidoctor makes a section's id from its title (`_install`), and links within the page and
   from other pages point at it; where the translated title would make another id, the title's
-  id is written above it (`[[_install]]`), so that every link still finds it.
+  id is written above it (`[[_install]]`), so that every link still finds it; a cross reference
+  by the title (`<<Install>>`) is written by the id (`<<_install>>`).
 - The body of an example, sidebar, quote or open block (`====`, `****`, `____`, `--`) and of an
   admonition block (`[NOTE]` + `====`) is read as a page of its own; a verse's lines one by one.
-- A table's cells (`|===`) are translated one by one, its specifiers and pipes kept; literal and
-  monospace cells (`l|`, `m|`, or so by the table's `cols`) and AsciiDoc cells over several lines
-  (`a|`) are copied.
+- A table's cells (`|===`) are translated one by one, its specifiers and pipes kept; an AsciiDoc
+  cell over several lines (`a|`) is read as a page of its own; literal and monospace cells (`l|`,
+  `m|`, or so by the table's `cols`) are copied.
 - Copied as they stand: listing, literal, passthrough and comment blocks (`----`, `....`,
   `++++`, `////`, ``` fences) and any block whose style is code (`[source]`, `[plantuml]`, ...),
   literal (indented) paragraphs, comments (`//`), block attribute lines (`[source,python]`,
@@ -76,6 +77,7 @@ class _Context:
     ids: set[str] = field(default_factory=set)
     explicit: list[str] = field(default_factory=list)
     written: set[str] = field(default_factory=set)
+    titles: dict[str, str] = field(default_factory=dict)  # each section's title, the id it goes by
 
     def section_id(self, title: str, taken: set[str] = frozenset()) -> str | None:
         """The id Asciidoctor makes of a section's title (`Getting Started` → `_getting_started`;
@@ -184,16 +186,16 @@ _CELL = re.compile(r"(?<!\S)(\d*(?:\.\d+)?[*+])?([<^>]?(?:\.[<^>])?)([adehlmsv]?
 @dataclass
 class _Table:
     """A table's rows (between its `|===` lines): each cell's paragraphs translated, written back
-    over as many lines (fewer where the translation has fewer words); its specifiers (`2+|`,
-    `a|`, `h|`) and pipes kept."""
+    over as many lines (fewer where the translation has fewer words); an AsciiDoc cell (`a|`) over
+    several lines read as a page of its own; its specifiers (`2+|`, `a|`, `h|`) and pipes kept."""
     lines: list[str]
-    units: list[list[tuple[int, int, int]]]  # each unit's pieces: (line, start, end)
+    units: list  # each unit: its pieces, [(line, start, end), ...], or an AsciiDoc cell's (line, start, end line, page)
 
     @classmethod
-    def read(cls, lines: list[str], cols: str | None) -> "_Table":
+    def read(cls, lines: list[str], cols: str | None, context: _Context) -> "_Table":
         styles = _column_styles(cols)
         columns = len(styles) if styles else None
-        cells: list[tuple[str, list[list[tuple[int, int, int]]]]] = []  # (style, its paragraphs' pieces)
+        cells: list[tuple[str, list[list[tuple[int, int, int]]], tuple[int, int]]] = []  # (style, paragraphs, start)
         column = 0
         for number, line in enumerate(lines):
             if not line.strip():
@@ -210,33 +212,62 @@ class _Table:
                 style = match.group(3) or (styles[column % len(styles)] if styles else "")
                 span = int(match.group(1)[:-1].split(".")[0] or 1) if match.group(1) and match.group(1).endswith("+") else 1
                 column = (column + span) % columns if columns else 0
-                cells.append((style, [[]]))
+                cells.append((style, [[]], (number, match.end())))
                 at = match.end()
             if cells:
                 _add_piece(cells[-1][1], line, number, at, len(line))
-        units = []
-        for style, paragraphs in cells:
+        units: list = []
+        for style, paragraphs, (first, column_start) in cells:
+            pieces = [piece for paragraph in paragraphs for piece in paragraph]
             paragraphs = [[piece for piece in paragraph if lines[piece[0]][piece[1]:piece[2]].strip()]
                           for paragraph in paragraphs]
             paragraphs = [paragraph for paragraph in paragraphs if paragraph]
-            if style in ("l", "m") or style == "a" and (len(paragraphs) > 1 or any(len(p) > 1 for p in paragraphs)):
-                continue  # (literal or monospace; an AsciiDoc cell of several lines, which may hold lists and blocks)
+            if style in ("l", "m") or not paragraphs:
+                continue  # (literal or monospace)
+            if style == "a" and (len(paragraphs) > 1 or any(len(p) > 1 for p in paragraphs)):
+                last = pieces[-1]
+                if last[2] == len(lines[last[0]]) and all(piece[1] == 0 for piece in pieces if piece[0] != first):
+                    page = AsciidocDocument.read([lines[first][column_start:], *lines[first + 1:last[0] + 1]], context)
+                    units.append((first, column_start, last[0] + 1, page))
+                continue  # (an AsciiDoc cell sharing its lines with another: copied)
             units += [paragraph for paragraph in paragraphs
                       if _words(" ".join(lines[n][a:b] for n, a, b in paragraph))]
         return cls(lines, units)
 
     @property
     def texts(self) -> list[str]:
-        return [" ".join(self.lines[n][a:b].strip() for n, a, b in unit) for unit in self.units]
+        texts = []
+        for unit in self.units:
+            if isinstance(unit, tuple):
+                texts += unit[3].texts
+            else:
+                texts.append(" ".join(self.lines[n][a:b].strip() for n, a, b in unit))
+        return texts
 
     @property
     def numbers(self) -> list[int]:
-        return [unit[0][0] + 1 for unit in self.units]
+        numbers = []
+        for unit in self.units:
+            if isinstance(unit, tuple):
+                numbers += [unit[0] + number for number in unit[3].numbers]
+            else:
+                numbers.append(unit[0][0] + 1)
+        return numbers
 
     def write(self, translations: list[str]) -> list[str]:
         replaced: dict[int, list[tuple[int, int, str]]] = {}
-        for unit, translation in zip(self.units, translations):
-            broken = broken_over(translation, len(unit), markdown=True, asciidoc=True)  # over the cell's lines
+        pages: dict[int, list[str]] = {}  # an AsciiDoc cell's lines after its first, by its first
+        left_out: set[int] = set()
+        given = iter(translations)
+        for unit in self.units:
+            if isinstance(unit, tuple):
+                first, column_start, end, page = unit
+                written = page.write([next(given) for _ in page.texts])
+                replaced.setdefault(first, []).append((column_start, len(self.lines[first]), written[0]))
+                pages[first] = written[1:]
+                left_out.update(range(first + 1, end))
+                continue
+            broken = broken_over(next(given), len(unit), markdown=True, asciidoc=True)  # over the cell's lines
             for k, (n, a, b) in enumerate(unit):
                 piece = self.lines[n][a:b]
                 lead, trail = piece[:len(piece) - len(piece.lstrip())], piece[len(piece.rstrip()):]
@@ -244,10 +275,13 @@ class _Table:
                 replaced.setdefault(n, []).append((a, b, text))
         out = []
         for n, line in enumerate(self.lines):
+            if n in left_out:
+                continue
             for a, b, text in sorted(replaced.get(n, []), reverse=True):
                 line = line[:a] + text + line[b:]
             if line.strip() or not self.lines[n].strip():  # (a line whose cell's words moved up is left out)
                 out.append(line.rstrip() if n in replaced else line)
+            out += pages.get(n, [])
         return out
 
 
@@ -300,7 +334,23 @@ class AsciidocDocument(MarkdownDocument):
     def write(self, translations: list[str]) -> list[str]:
         if self.page:
             self.context.written = set()  # (the sections' ids are taken again, in order)
+            translations = [_by_id(translation, self.context) for translation in translations]
         return super().write(translations)
+
+
+def _by_id(translation: str, context: _Context) -> str:
+    """A cross reference to a section by its title (`<<Install it>>`, which the translated title
+    would no longer match) made one to its id (`<<_install_it>>`, kept above the title where the
+    translation would make another), which shows the translated title."""
+    if "<<" not in translation or not context.titles:
+        return translation
+
+    def by_id(match: re.Match) -> str:
+        name = match.group(1).strip()
+        if name in context.ids or name not in context.titles:
+            return match.group()
+        return f"<<{context.titles[name]}{match.group(2) or ''}>>"
+    return re.sub(r"<<([^<>,\n]+?)(,[^<>\n]*)?>>", by_id, translation)
 
 
 class _AsciidocBlocks:
@@ -472,6 +522,12 @@ class _AsciidocBlocks:
         made = None if explicit or unknown else self.context.section_id(parts[1], self.context.ids)
         if made is not None:
             self.context.ids.add(made)
+        given = re.search(r"\[\[([^\],]+)", parts[2]) or next(
+            (m for text in self.attributes if (m := re.search(r"^\[\[([^\],\]]+)|^\[#([\w:.-]+)|[\[,]id=\"?([\w:.-]+)", text.strip()))),
+            None)
+        title_id = made or (next(filter(None, given.groups())) if given else None)
+        if title_id is not None:
+            self.context.titles.setdefault(parts[1].strip(), title_id)
         if not _words(parts[1]):
             return self.add("copied", i, end)
         return self.add("title", i, end, _Title(lines[i:end], parts, made, self.context, len(self.context.explicit)))
@@ -492,7 +548,7 @@ class _AsciidocBlocks:
         inner = lines[i + 1:close]
         if delimiter.startswith("|="):
             cols = next((m.group(1) or m.group(2) for text in attributes if (m := re.search(r'cols="([^"]*)"|cols=([^,\]]*)', text))), None)
-            self.add("title", i + 1, close, _Table.read(inner, cols))
+            self.add("title", i + 1, close, _Table.read(inner, cols, self.context))
         elif style == "verse":
             self.add("title", i + 1, close, _Lines(inner))
         elif inner:

@@ -188,6 +188,33 @@ def test_a_title_keeps_its_id_only_where_the_translation_would_make_another():
     assert off.write(["Verwendung"]) == [":sectids!:", "", "== Verwendung"]
 
 
+def test_an_asciidoc_cell_over_several_lines_is_read_as_a_page(tmp_path):
+    """An `a|` cell's paragraphs, list and listing as a page's: its words translated, its code
+    copied, and asciidoc-py converts the table into the source's elements."""
+    table = ['[cols="1,2a"]', "|===", "|Name |Description", "", "|dog", "a|A dog runs in", "the park.", "",
+             "* A list item.", "", "[source]", "----", "print('A dog')", "----", "", "|cat a|A cat sleeps.", "|==="]
+    document = AsciidocDocument.read(table)
+    assert document.texts == ["Name", "Description", "dog", "A dog runs in the park.", "A list item.", "cat", "A cat sleeps."]
+    assert document.numbers == [3, 3, 5, 6, 9, 16, 16]
+    out = document.write(["Name", "Beschreibung", "Hund", "Ein Hund rennt im Park.", "Ein Eintrag.", "Katze", "Eine Katze schläft."])
+    assert out[4] == "|Hund" and " ".join(out[5:7]) == "a|Ein Hund rennt im Park." and out[7:9] == ["", "* Ein Eintrag."]
+    assert out[10:14] == ["[source]", "----", "print('A dog')", "----"] and out[-2:] == ["|Katze a|Eine Katze schläft.", "|==="]
+    source, _ = _converted("\n".join(table) + "\n", tmp_path)
+    translated, warnings = _converted("\n".join(out) + "\n", tmp_path)
+    assert _elements(translated) == _elements(source) and warnings == []
+
+
+def test_a_cross_reference_by_title_is_made_one_by_id():
+    """`<<Install it>>` finds its section by the title, which the translation changes: it is
+    written by the section's id, which stays (above the title where need be), so that it still
+    finds it and shows the translated title; a reference by id is left as it is."""
+    page = ["== Install it", "", "[[setup]]", "== Set up", "", "See <<Install it>>, <<Set up,the set-up>> and <<setup>>."]
+    document = AsciidocDocument.read(page)
+    out = document.write(["Installieren", "Einrichten", "Siehe <<Install it>>, <<Set up,die Einrichtung>> und <<setup>>."])
+    assert out == ["[[_install_it]]", "== Installieren", "", "[[setup]]", "== Einrichten", "",
+                   "Siehe <<_install_it>>, <<setup,die Einrichtung>> und <<setup>>."]
+
+
 def test_a_translation_is_never_wrapped_into_a_line_that_starts_a_block():
     """Written back over its three lines, no line of the paragraph starts as a list's item, a
     comment, an attribute line, an admonition or a continuation would in AsciiDoc."""
