@@ -19,8 +19,9 @@ docutils read it. Its blocks are segments of a Markdown document's kinds
   translated, their labels kept; a line block's lines (`| ...`) one by one.
 - Copied as they stand: other directives (`code-block`, `image`, `toctree`, `math`,
   `literalinclude`, `autofunction`, ... and any unknown one) with their bodies, comments, link
-  targets (`.. _name: url`, `__ url`), substitution definitions, doctest blocks (`>>>`), tables (grid and
-  simple: their cells' widths are the table's shape), transitions and fields that are data
+  targets (`.. _name: url`, `__ url`), substitution definitions, doctest blocks (`>>>`), grid and
+  simple tables (their cells' widths are the table's shape; a `list-table`'s title and cells are
+  translated, its rows being lists), transitions and fields that are data
   (`:type x:`, `:rtype:`, `:author:`, `:version:`).
 """
 
@@ -49,8 +50,9 @@ _OPTION = re.compile(r"\s*:[\w-]+:(?:\s|$)")
 _PROSE = {"note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error", "admonition",
           "seealso", "topic", "sidebar", "versionadded", "versionchanged", "deprecated", "only", "container",
           "tab", "tab-item", "tab-set", "card", "dropdown", "grid-item-card", "epigraph", "highlights", "pull-quote",
-          "compound", "rubric"}
-_TITLED = {"admonition", "topic", "sidebar", "rubric", "tab", "tab-item", "card", "dropdown", "grid-item-card"}
+          "compound", "rubric", "list-table"}
+_TITLED = {"admonition", "topic", "sidebar", "rubric", "tab", "tab-item", "card", "dropdown", "grid-item-card",
+           "list-table"}
 _CAPTIONED = {"figure"}
 _DATA_FIELDS = re.compile(r"(?:type|rtype|vartype|kwtype|author|authors|version|revision|date|copyright|contact|"
                           r"address|organization|status|license|tocdepth|orphan|nosearch|nocomments|meta)\b", re.I)

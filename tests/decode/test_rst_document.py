@@ -92,6 +92,24 @@ def test_a_pages_words_are_its_texts_and_its_syntax_is_kept():
     assert out[34] == ".. [#] Eine Fußnote." and out[39:41] == ["| Eine Zeile.", "| Noch eine."]
 
 
+def test_a_list_tables_title_and_cells_are_translated_its_rows_kept(tmp_path):
+    """A list-table: its title and each cell a unit; a row's first cell's two markers ("* - ")
+    are kept as one, as translate takes them off and puts them back; docutils reads the same
+    table."""
+    from nmt.decode.text.list_markers import list_marker
+
+    table = [".. list-table:: Frozen delights", "   :header-rows: 1", "", "   * - Treat", "     - Description",
+             "   * - Albatross", "     - On a stick, if we took the bones out,", "       it would not be crunchy."]
+    document = RstDocument.read(table)
+    assert document.texts == ["Frozen delights", "* - Treat", "- Description", "* - Albatross",
+                              "- On a stick, if we took the bones out, it would not be crunchy."]
+    assert list_marker("   * - Treat") == "   * - " and list_marker("- - and so") == "- - "
+    out = document.write(["Gefrorene Freuden", "* - Leckerei", "- Beschreibung", "* - Albatros",
+                          "- Am Stiel, ohne Knochen wäre er nicht knusprig."])
+    assert out[0] == ".. list-table:: Gefrorene Freuden" and out[3:5] == ["   * - Leckerei", "     - Beschreibung"]
+    assert _tree("\n".join(out) + "\n") == _tree("\n".join(table) + "\n")
+
+
 def _tree(text: str) -> list[str]:
     """The node types of a page as docutils reads it, and its warnings."""
     core = pytest.importorskip("docutils.core")

@@ -13,7 +13,9 @@ import re
 _BULLET = "[-*+•‣◦▪▫●○■□–—·>:]+"  # "-", "--", "•", "–", ">" (a quoted line), ":" (a definition's, in Markdown)
 _ITEM = r"(?:\d{1,3}|#|[A-Za-z]|[ivxlcdm]{2,6}|[IVXLCDM]{2,6})"  # 12, b, iv, XII (one letter: a, i, V)
 _TASK = r"(?:\[[ xX]\]\s+)?"  # a task list's box: "- [ ] ", "- [x] "
-_MARKER = re.compile(rf"\s*(?:>[ \t]*)*(?:(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\))\s+{_TASK}|#{{1,6}}\s+)(?=\S)|\s+(?=\S)")  # "> - " too
+# "> - " too, and a bullet's within a bullet's ("* - ": reStructuredText's list-table row, its first cell)
+_MARKER = re.compile(rf"\s*(?:>[ \t]*)*(?:(?:{_BULLET}\s+)*(?:{_BULLET}|{_ITEM}[.)]|\({_ITEM}\))\s+{_TASK}|#{{1,6}}\s+)(?=\S)"
+                     r"|\s+(?=\S)")
 
 
 def list_marker(line: str) -> str:
