@@ -22,6 +22,7 @@ _ASCIIDOC_BREAK = re.compile(r"(?<=\S) \+$")  # AsciiDoc's: " +"
 
 
 _QUOTE = re.compile(r"\s*(?:>[ \t]?)+")  # Markdown's block quote: "> ", "> > "
+_BARE_MARKER = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s*")  # an empty item ("-": a list-table's empty cell)
 _KEPT_SPACE = "\ue000"
 # a space a line must not be broken at: what follows would start a block of its own at a line's
 # start ("> " a quote, "# " a heading, "- " or "1. " a list, "===" a heading's underline, a fence)
@@ -79,7 +80,8 @@ class Wrapped:
         for i, line in enumerate([*lines, ""]):
             marker = list_marker(line)
             quote = _QUOTE.match(line) if markdown else None
-            empty = not line.strip() or bool(quote and not line[quote.end():].strip())
+            empty = not line.strip() or bool(quote and not line[quote.end():].strip()) or bool(
+                markdown and _BARE_MARKER.fullmatch(line))  # (an empty item: copied, parting the items around it)
             if markdown and quote and start is not None and not list_marker(line[quote.end():]).strip():
                 started = _QUOTE.match(lines[start])
                 if started and started.group().replace(" ", "") == quote.group().replace(" ", ""):

@@ -99,13 +99,15 @@ def test_a_list_tables_title_and_cells_are_translated_its_rows_kept(tmp_path):
     from nmt.decode.text.list_markers import list_marker
 
     table = [".. list-table:: Frozen delights", "   :header-rows: 1", "", "   * - Treat", "     - Description",
-             "   * - Albatross", "     - On a stick, if we took the bones out,", "       it would not be crunchy."]
+             "   * - Albatross", "     - On a stick, if we took the bones out,", "       it would not be crunchy.",
+             "   * - Frog", "     -"]  # (an empty cell)
     document = RstDocument.read(table)
     assert document.texts == ["Frozen delights", "* - Treat", "- Description", "* - Albatross",
-                              "- On a stick, if we took the bones out, it would not be crunchy."]
+                              "- On a stick, if we took the bones out, it would not be crunchy.", "* - Frog"]
     assert list_marker("   * - Treat") == "   * - " and list_marker("- - and so") == "- - "
     out = document.write(["Gefrorene Freuden", "* - Leckerei", "- Beschreibung", "* - Albatros",
-                          "- Am Stiel, ohne Knochen wäre er nicht knusprig."])
+                          "- Am Stiel, ohne Knochen wäre er nicht knusprig.", "* - Frosch"])
+    assert out[-2:] == ["   * - Frosch", "     -"]
     assert out[0] == ".. list-table:: Gefrorene Freuden" and out[3:5] == ["   * - Leckerei", "     - Beschreibung"]
     assert _tree("\n".join(out) + "\n") == _tree("\n".join(table) + "\n")
 
