@@ -95,7 +95,7 @@ class Wrapped:
             if start is None and not empty:
                 start = i
             hard_break = hard_breaks.search(line) if markdown and start is not None and i < len(lines) else None
-            if hard_break and i + 1 < len(lines) and lines[i + 1].strip():
+            if hard_break and (i + 1 < len(lines) and lines[i + 1].strip() or asciidoc):  # (AsciiDoc's at a unit's end too)
                 units.append((start, i + 1))
                 breaks.append(hard_break.group())
                 start = None

@@ -204,6 +204,13 @@ def test_an_asciidoc_cell_over_several_lines_is_read_as_a_page(tmp_path):
     assert _elements(translated) == _elements(source) and warnings == []
 
 
+def test_a_line_break_at_a_paragraphs_end_stays_out_of_its_text():
+    """" +" on a paragraph's last line (before a list continuation) is a break, not a word."""
+    document = AsciidocDocument.read(["CPU::", "The brain of the computer. +", "+", "_More below._"])
+    assert document.texts == ["CPU", "The brain of the computer.", "_More below._"]
+    assert document.write(["Prozessor", "Das Gehirn.", "_Mehr unten._"])[1:3] == ["Das Gehirn. +", "+"]
+
+
 def test_a_cross_reference_by_title_is_made_one_by_id():
     """`<<Install it>>` finds its section by the title, which the translation changes: it is
     written by the section's id, which stays (above the title where need be), so that it still
