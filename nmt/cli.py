@@ -118,7 +118,7 @@ def translate(
              'tags kept around the translated words), text (every line as text, tags and Markdown and all), jsonl '
              '({"text": ..., "prefix": ..., "constraints": [...], "markup": false} a line), wrapped (each paragraph '
              'translated whole and wrapped again over its lines), markdown (each paragraph, item, heading and '
-             'table cell whole, code copied; a documentation site\'s syntax kept), rst (reStructuredText, likewise), asciidoc (AsciiDoc, likewise), html (a page: each block translated whole, its '
+             'table cell whole, code copied; a documentation site\'s syntax kept), rst (reStructuredText, likewise), asciidoc (AsciiDoc, likewise), ipynb (a Jupyter notebook: its Markdown cells so, its code cells and outputs copied), html (a page: each block translated whole, its '
              'markup kept), docx (a Word document: each paragraph whole, its formatting kept; pip install '
              '"nmt\\[office]"), pptx, xlsx, odt, odp or ods (a PowerPoint, Excel or OpenDocument file, likewise), epub (an e-book: '
              'each chapter as a page), pdf (each paragraph drawn again in its place; pip install "nmt\\[pdf]"), xliff '
@@ -126,7 +126,7 @@ def translate(
              'review; the extra localization), json (an app\'s messages: i18next, FormatJS, Flutter\'s .arb), android '
              '(res/values/strings.xml; the extra localization), xcstrings, strings or stringsdict (Apple\'s String Catalog, '
              '.strings or .stringsdict file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), toml (Hugo\'s and go-i18n\'s), or srt or vtt (subtitles: each cue translated whole, numbers '
-             'and timings kept). Default: srt, vtt, markdown (.md, .mdx), rst, asciidoc (.adoc), html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
+             'and timings kept). Default: srt, vtt, markdown (.md, .mdx), rst, asciidoc (.adoc), ipynb, html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
              'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, stringsdict, qt (.ts), resx, properties, yaml (.yml), toml for a file named so, android for an .xml file in a values folder, '
              'else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(

@@ -15,6 +15,8 @@ docutils read it. Its blocks are segments of a Markdown document's kinds
   cards, ...) and a figure's caption are read as a page of their own and written back indented;
   an admonition's or topic's title is translated, and so are a note's words on its first line
   (`.. warning:: Do not ...`); a directive's options (`:class: x`) stay.
+- A definition list's term and its definition (the lines indented under it) are translated
+  apart, the definition read as a page of its own.
 - A footnote's or citation's text (`.. [1] ...`) and a field's body (`:param x: ...`) are
   translated, their labels kept; a line block's lines (`| ...`) one by one.
 - Copied as they stand: other directives (`code-block`, `image`, `toctree`, `math`,
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 from nmt.decode.markdown_document import MarkdownDocument, _Segment
 from nmt.decode.markdown_lines import Framed
+from nmt.decode.text.list_markers import list_marker
 from nmt.decode.wrapped import Wrapped
 
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}\s*$")  # ===, ---, ~~~, ^^^, ***: a title's underline or a transition
@@ -231,7 +234,21 @@ class _RstBlocks:
         if line_block:
             return self.add("framed", i, i + 1, Framed([line_block.group(1), line_block.group(2),
                                                         line[line_block.end(2):]]))
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if blank_before and following.strip() and len(following) - len(following.lstrip()) > indent \
+                and not list_marker(line).strip() and not self.literal_next:
+            return self.definition(i, indent)
         return None
+
+    def definition(self, i: int, indent: int) -> int:
+        """A definition list's item: its term (a line of its own, `term : classifier` whole) and its
+        definition, the lines indented under it, read as a page of its own."""
+        lines, line = self.lines, self.lines[i]
+        self.add("framed", i, i + 1, Framed([line[:indent], line.strip(), ""]))
+        end = self.indented_end(i + 1, indent)
+        body_indent = lines[i + 1][:len(lines[i + 1]) - len(lines[i + 1].lstrip())]
+        body = [text[len(body_indent):] if text.strip() else "" for text in lines[i + 1:end]]
+        return self.add("nested", i + 1, end, RstDocument.read(body), body_indent)
 
     def _paragraph_indent(self, i: int) -> int:
         """The indentation of the paragraph that ends before line i's blank lines."""

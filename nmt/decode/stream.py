@@ -36,6 +36,7 @@ from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_document import MarkdownDocument
 from nmt.decode.rst_document import RstDocument
 from nmt.decode.asciidoc_document import AsciidocDocument
+from nmt.decode.notebook_document import NotebookDocument
 from nmt.decode.rows import direction
 from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
@@ -49,8 +50,8 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
              "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml"}  # names of DOCUMENTS' files besides their own
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "rst", "asciidoc", "html", *DOCUMENTS, *SUBTITLES)
-WHOLE_FILE = ("wrapped", "markdown", "rst", "asciidoc", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "rst", "asciidoc", "ipynb", "html", *DOCUMENTS, *SUBTITLES)
+WHOLE_FILE = ("wrapped", "markdown", "rst", "asciidoc", "ipynb", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
@@ -205,13 +206,17 @@ def file_format(source: str) -> str | None:
                                        "markdown" if suffix in ("md", "mdx", "markdown") else
                                        "rst" if suffix in ("rst", "rest") else
                                        "asciidoc" if suffix in ("adoc", "asciidoc") else
+                                       "ipynb" if suffix == "ipynb" else
                                        kind if kind in DOCUMENTS else None)
 
 
-def read_page(kind: str, lines: list[str], name: str) -> MarkdownDocument:
-    """A Markdown (an .mdx file's as MDX reads it), reStructuredText or AsciiDoc page read for translation."""
+def read_page(kind: str, lines: list[str], name: str) -> MarkdownDocument | NotebookDocument:
+    """A Markdown (an .mdx file's as MDX reads it), reStructuredText or AsciiDoc page, or a Jupyter
+    notebook's Markdown cells, read for translation."""
     if kind == "asciidoc":
         return AsciidocDocument.read(lines)
+    if kind == "ipynb":
+        return NotebookDocument.read(lines, name)
     return RstDocument.read(lines) if kind == "rst" else MarkdownDocument.read(lines, mdx=name.lower().endswith(".mdx"))
 
 
@@ -239,7 +244,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if kind == "html":
         document = HtmlDocument.read(lines)
         markup = [True] * len(document.texts)
-    elif kind in ("markdown", "rst", "asciidoc"):  # (reStructuredText's and AsciiDoc's marks read with Markdown's)
+    elif kind in ("markdown", "rst", "asciidoc", "ipynb"):  # (reStructuredText's and AsciiDoc's marks read with Markdown's)
         document = read_page(kind, lines, name)
         markup = document.markup
         cfg = cfg.model_copy(update={"markdown": True})

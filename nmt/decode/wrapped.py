@@ -44,15 +44,31 @@ def _prefix(line: str, markdown: bool) -> str:
     return quote.group() if quote else _indentation(line)
 
 
-def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False) -> list[str]:
-    """`translation` broken into at most `count` lines of balanced lengths; in Markdown (and
-    AsciiDoc) a code span kept on one line, its spaces as written, and no line starting a block."""
+# the end of a sentence, where a text written a sentence a line breaks its line: a full stop, a
+# question or exclamation mark, closing quotes and brackets after it (and Markdown's emphasis),
+# then a space (Chinese and Japanese, written without one, are not broken: a line's end would
+# show as a space there)
+_CLOSERS = "[\"'”’»)\\]*_]"
+_SENTENCE_END = re.compile(rf"(?:(?<=\w[.!?…。！？])|(?<=\w[.!?…。！？]{_CLOSERS})|(?<=\w[.!?…。！？]{_CLOSERS}{_CLOSERS}))"
+                           r" +(?=\S)")  # (after a word: "... and so" starts no line of its own)
+
+
+def _ends_sentence(line: str) -> bool:
+    return re.search(r"[.!?…。！？][\"'”’»)\]*_`]*\s*$", line) is not None
+
+
+def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False,
+                by_sentence: bool = False) -> list[str]:
+    """`translation` broken into at most `count` lines of balanced lengths, or `by_sentence` a
+    sentence a line (as many lines as it has); in Markdown (and AsciiDoc) a code span kept on one
+    line, its spaces as written, and no line starting a block."""
     if markdown:
         translation = CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
         translation = _BLOCK_START.sub(_KEPT_SPACE, translation)
         if asciidoc:
             translation = _ASCIIDOC_BLOCK_START.sub(_KEPT_SPACE, translation)
-    return [line.replace(_KEPT_SPACE, " ") for line in rewrapped(translation, count)]
+    lines = [line for line in _SENTENCE_END.split(translation) if line] if by_sentence else rewrapped(translation, count)
+    return [line.replace(_KEPT_SPACE, " ") for line in lines]
 
 
 @dataclass
@@ -126,10 +142,12 @@ class Wrapped:
                 translation = translation[len(marker.lstrip()):]
             else:
                 marker = _indentation(self.lines[a])
-            broken = broken_over(translation, b - a, self.markdown, self.asciidoc)
+            # a text written a sentence a line (each of its lines but the last ending one) is written so again
+            by_sentence = b - a > 1 and all(_ends_sentence(line) for line in self.lines[a:b - 1])
+            broken = broken_over(translation, b - a, self.markdown, self.asciidoc, by_sentence)
             broken[-1] += end
             # the lines after the first indented (a Markdown list item's) or quoted as they were
-            out += [marker + broken[0],
-                    *(_prefix(self.lines[a + k], self.markdown) + line for k, line in enumerate(broken[1:], 1))]
+            out += [marker + broken[0], *(_prefix(self.lines[min(a + k, b - 1)], self.markdown) + line
+                                          for k, line in enumerate(broken[1:], 1))]
             at = b
         return out + self.lines[at:]

@@ -3,7 +3,8 @@ a text file (.txt) translated line by line, subtitles (.srt, .vtt) cue by cue wi
 numbers and timings kept (nmt.decode.subtitles), HTML documents (.html, .htm) block by block
 with their markup kept (nmt.decode.html_document), Markdown, reStructuredText and AsciiDoc
 documents (.md, .markdown, .mdx, .rst, .adoc, .asciidoc) block by block with their syntax kept
-(nmt.decode.markdown_document, rst_document, asciidoc_document), e-books (.epub) chapter by chapter likewise
+(nmt.decode.markdown_document, rst_document, asciidoc_document), Jupyter notebooks (.ipynb) by
+their Markdown cells, their code copied (nmt.decode.notebook_document), e-books (.epub) chapter by chapter likewise
 (nmt.decode.epub_document), and Word documents (.docx, where python-docx is installed) paragraph
 by paragraph with their formatting kept (nmt.decode.docx_document), and PowerPoint presentations,
 Excel workbooks and OpenDocument files (.pptx, .xlsx, .odt, .odp, .ods, where lxml is installed)
@@ -33,7 +34,7 @@ from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
 
-FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
+FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".epub", *((".docx",) if importlib.util.find_spec("docx") else ()),
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
            *((".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
@@ -52,7 +53,7 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".resx": "application/xml", ".properties": "text/x-java-properties",
                ".yml": "application/yaml", ".yaml": "application/yaml", ".stringsdict": "application/xml",
                ".strings": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown", ".mdx": "text/markdown",
-               ".rst": "text/x-rst", ".adoc": "text/asciidoc", ".asciidoc": "text/asciidoc", ".toml": "application/toml"}
+               ".rst": "text/x-rst", ".adoc": "text/asciidoc", ".asciidoc": "text/asciidoc", ".ipynb": "application/x-ipynb+json", ".toml": "application/toml"}
 
 
 @dataclass
@@ -96,7 +97,7 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
         document = HtmlDocument.read(lines)
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
                       markup=True)
-    if kind in ("markdown", "rst", "asciidoc"):  # (each text markup where it looks so; its inline marks read as Markdown's)
+    if kind in ("markdown", "rst", "asciidoc", "ipynb"):  # (each text markup where it looks so; its inline marks read as Markdown's)
         page = read_page(kind, lines, name)
         return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)))
     try:

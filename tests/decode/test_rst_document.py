@@ -112,6 +112,20 @@ def test_a_list_tables_title_and_cells_are_translated_its_rows_kept(tmp_path):
     assert _tree("\n".join(out) + "\n") == _tree("\n".join(table) + "\n")
 
 
+def test_a_definition_lists_term_and_definition_are_units_of_their_own():
+    """A term (a line with the lines indented under it) and its definition are translated apart
+    (they had been read as one paragraph, the term's words moved into the definition's lines)."""
+    page = ["Glossary", "========", "", "... a term?", "   Its definition runs on", "   over two lines.", "",
+            "builder", "   A class.", "", "   Its second paragraph."]
+    document = RstDocument.read(page)
+    assert document.texts == ["Glossary", "... a term?", "Its definition runs on over two lines.", "builder", "A class.",
+                               "Its second paragraph."]
+    out = document.write(["Glossar", "... ein Begriff?", "Seine Erklärung.", "Builder", "Eine Klasse.", "Ihr zweiter Absatz."])
+    assert out[3:6] == ["... ein Begriff?", "   Seine", "   Erklärung."]
+    assert out[7:] == ["Builder", "   Eine Klasse.", "", "   Ihr zweiter Absatz."]
+    assert _tree("\n".join(out) + "\n") == _tree("\n".join(page) + "\n")
+
+
 def _tree(text: str) -> list[str]:
     """The node types of a page as docutils reads it, and its warnings."""
     core = pytest.importorskip("docutils.core")

@@ -90,3 +90,22 @@ def test_a_markdown_line_is_never_broken_where_the_next_would_start_a_block(tran
     out = Wrapped.read(["A line", "and another", "and a third"], markdown=True).write([translation])
     assert " ".join(out) == translation
     assert not any(re.match(r">|#|[-*+] |\d+[.)] |=|```|\|", line) for line in out[1:]), out
+
+
+def test_a_text_written_a_sentence_a_line_is_written_so_again():
+    """Lines that each end a sentence (semantic line breaks, as AsciiDoc's and many Markdown
+    writers' style has it): the translation a sentence a line, however many it has; a colon
+    breaks none, nor does an ellipsis at the start; text wrapped at a width is balanced over its
+    lines as before."""
+    by_sentence = Wrapped.read(["- The first sentence is here.", "  The second, with `a code span.` in it.", "  A third"],
+                               markdown=True)
+    assert by_sentence.write(by_sentence.texts) == by_sentence.lines
+    out = by_sentence.write(["- Der erste Satz (in Klammern.) Der zweite, mit `a code span.` darin: hier. ... und mehr! "
+                             "Ein vierter"])
+    assert out == ["- Der erste Satz (in Klammern.)", "  Der zweite, mit `a code span.` darin: hier.", "  ... und mehr!",
+                   "  Ein vierter"]
+    wrapped = Wrapped.read(["A text wrapped at a width that happens", "to run on over the lines."], markdown=True)
+    assert wrapped.write(["Ein Text, der umbrochen ist. Er läuft über die Zeilen weiter."]) == [
+        "Ein Text, der umbrochen ist. Er", "läuft über die Zeilen weiter."]
+    chinese = Wrapped.read(["第一句。", "第二句。"], markdown=True)  # (written without spaces: a line's end would show as one)
+    assert chinese.write(["第一句。第二句。"]) == ["第一句。第二句。"]

@@ -87,7 +87,11 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
                           ("app.xlf", XLIFF_2.replace("fr", "de")), ("app.pot", catalog), ("en.json", '{"a": "A black dog"}'),
                           ("Localizable.xcstrings", json.dumps(CATALOG)), ("README.md", "# A dog\n\nA **black** dog runs.\n"),
                           ("index.rst", "A dog\n=====\n\nA black dog runs::\n\n    code\n"),
-                          ("index.adoc", "= A dog\n\n* A black dog runs.\n\n----\ncode\n----\n"), ("en.toml", 'a = "A black dog"\n'),
+                          ("index.adoc", "= A dog\n\n* A black dog runs.\n\n----\ncode\n----\n"),
+                          ("lesson.ipynb", json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# A dog"]},
+                                                                 {"cell_type": "code", "metadata": {}, "source": ["x = 1"]}],
+                                                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)),
+                          ("en.toml", 'a = "A black dog"\n'),
                           ("page.html", PAGE)):
         status, body, _ = server.request("POST", "/translate_file", *with_file(
             [("source", "en"), ("target", "de")], name, content.encode()))
@@ -220,8 +224,8 @@ def test_detect_and_the_web_clients_settings(server):
     settings = json.loads(body)
     assert status == 200 and settings["charLimit"] == 2000 and settings["filesTranslation"] is True
     assert settings["supportedFilesFormat"] == [
-        ".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".epub", ".docx", ".pptx",
-        ".xlsx", ".odt", ".odp", ".ods", ".pdf", ".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict", ".json", ".arb", ".xcstrings",
+        ".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".epub", ".docx",
+        ".pptx", ".xlsx", ".odt", ".odp", ".ods", ".pdf", ".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict", ".json", ".arb", ".xcstrings",
         ".strings", ".properties", ".yml", ".yaml", ".toml", ".po", ".pot"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
