@@ -16,6 +16,9 @@ a README or a documentation site's page, translated as its reader sees it.
 - An HTML block (a line that opens with a tag, through the next blank line: MDX's components too)
   is read as an HTML page is (nmt.decode.html_document): each block's text whole, its tags kept.
 - A table's cells are translated one by one, its pipes and its separator row kept.
+- A MyST directive whose body is prose (```` ```{note} ````, `:::{dropdown} Title`: Jupyter
+  Book's and Sphinx's MyST pages) has its title translated, its options copied and its body
+  read as a page of its own; any other (`{code-cell}`, `{math}`, `{eval-rst}`) is copied.
 - Copied as they stand: fenced code blocks (``` or ~~~), indented code blocks, math blocks
   (`$$`), the code and raw blocks of Jekyll's and Hugo's templates, front matter's other fields,
   HTML comments, MDX's `import` and `export` statements, link definitions ("[id]: https://..."),
@@ -60,6 +63,14 @@ _MATH = re.compile(r"\s*\$\$")
 _SHORT_REFERENCE = re.compile(r"(?<![\]\\])(!?\[)([^\[\]\n]+)\](?:\[\])?(?![(\[:])")  # [label], [label][]
 _FOOTNOTE = re.compile(r"(\s{0,3}\[\^[^\]\s]+\]:\s*)(.*)$")  # "[^1]: its text", or "[^1]:" and indented lines
 _COMMENT = re.compile(r"<!--.*?-->")
+# a MyST directive (```{note}, :::{tip} Title; Jupyter Book's and Sphinx's MyST pages): its name, its title
+_MYST_FENCE = re.compile(r"(\s*)(`{3,}|:{3,})\{([\w:-]+)\}(.*)$")
+# the MyST directives whose bodies are prose (Sphinx's admonitions, sphinx-design's, Jupyter Book's);
+# any other ({code-cell}, {math}, {eval-rst}, {figure}'s options, ...) is copied as a fence is
+MYST_PROSE = {"note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error", "admonition",
+              "seealso", "topic", "sidebar", "margin", "epigraph", "dropdown", "tab-item", "card", "grid-item-card",
+              "versionadded", "versionchanged", "deprecated", "exercise", "solution", "proof", "prf:proof", "prf:theorem",
+              "prf:definition", "prf:lemma", "prf:example"}
 _SNIPPET = re.compile(r"\s*<<<\s")  # VitePress' "<<< @/snippets/a.js": a file's code
 _TEMPLATE_CODE = re.compile(  # a Jekyll or Hugo template's block of code: {% highlight js %}, {{< code-toggle >}}
     r"\s*(?:\{%-?\s*(highlight|raw|comment|codeblock)\b"
@@ -229,6 +240,9 @@ class _Blocks:
         Blocks of several lines first: code, comments, a template's code, math, MDX's statements
         and components, HTML, tables."""
         lines, line = self.lines, self.lines[i]
+        myst = _MYST_FENCE.match(line)
+        if myst and myst.group(3).lower().split(":")[-1] in MYST_PROSE:
+            return self.myst_directive(i, myst)
         fence = _FENCE.match(line)
         if fence:
             mark = fence.group(1)
@@ -277,6 +291,31 @@ class _Blocks:
                 end += 1
             return self.add("table", i, end + 1)
         return self.line(i)
+
+    def myst_directive(self, i: int, opening: re.Match) -> int:
+        """A MyST directive whose body is the page's words (```{note}, :::{dropdown} Title, as
+        Jupyter Book and Sphinx's MyST read them): its title translated, its options (`:class:
+        tip`) copied, its body read as a page of its own, up to the fence that closes it."""
+        lines, mark, indent = self.lines, opening.group(2), opening.group(1)
+        close = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark[0] * len(mark))
+                      and not lines[j].strip().strip(mark[0])), len(lines))
+        title = opening.group(4).strip()
+        if title and any(char.isalpha() for char in title):
+            self.add("framed", i, i + 1, Framed([lines[i][:opening.start(4)] + opening.group(4)[:len(opening.group(4))
+                                                 - len(opening.group(4).lstrip())], title, lines[i][opening.end(4):]]))
+        else:
+            self.add("copied", i, i + 1)
+        start = i + 1
+        while start < close and re.match(r"\s*:[\w-]+:(?:\s|$)", lines[start]):
+            start += 1  # (its options)
+        if start < close and re.match(r"\s*---\s*$", lines[start]):  # (options as YAML between "---" lines)
+            start = next((j + 1 for j in range(start + 1, close) if re.match(r"\s*---\s*$", lines[j])), start)
+        if start > i + 1:
+            self.add("copied", i + 1, start)
+        if close > start:
+            body = [text[len(indent):] if text.startswith(indent) else text.lstrip() for text in lines[start:close]]
+            self.add("nested", start, close, MarkdownDocument.read(body, self.labels, self.mdx), indent)
+        return self.add("copied", close, close + 1) if close < len(lines) else close
 
     def line(self, i: int) -> int | None:
         """The line after line i where it is a block of its own (copied, or its words framed by

@@ -47,14 +47,16 @@ def _prefix(line: str, markdown: bool) -> str:
 # the end of a sentence, where a text written a sentence a line breaks its line: a full stop, a
 # question or exclamation mark, closing quotes and brackets after it (and Markdown's emphasis),
 # then a space (Chinese and Japanese, written without one, are not broken: a line's end would
-# show as a space there)
+# show as a space there). A text is taken to be written so where every line inside its units
+# ends a sentence or a clause (a colon, a semicolon).
 _CLOSERS = "[\"'”’»)\\]*_]"
 _SENTENCE_END = re.compile(rf"(?:(?<=\w[.!?…。！？])|(?<=\w[.!?…。！？]{_CLOSERS})|(?<=\w[.!?…。！？]{_CLOSERS}{_CLOSERS}))"
                            r" +(?=\S)")  # (after a word: "... and so" starts no line of its own)
 
 
 def _ends_sentence(line: str) -> bool:
-    return re.search(r"[.!?…。！？][\"'”’»)\]*_`]*\s*$", line) is not None
+    """Whether `line` ends a sentence or a clause (semantic line breaks break at both)."""
+    return re.search(r"[.!?…。！？:;：；][\"'”’»)\]*_`]*\s*$", line) is not None
 
 
 def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False,
@@ -80,6 +82,7 @@ class Wrapped:
     breaks: list[str]  # each unit's line break at its end (Markdown's), or ""
     markdown: bool = False
     asciidoc: bool = False
+    by_sentence: bool = False  # written a sentence a line: every line inside a unit ends a sentence (two at least)
 
     @classmethod
     def read(cls, lines: list[str], markdown: bool = False, asciidoc: bool = False) -> "Wrapped":
@@ -115,7 +118,9 @@ class Wrapped:
                 units.append((start, i + 1))
                 breaks.append(hard_break.group())
                 start = None
-        return cls(lines, units, breaks, markdown, asciidoc)
+        # (a text wrapped at a width ends a line with a sentence now and then, not every time)
+        line_ends = [_ends_sentence(lines[k]) for a, b in units for k in range(a, b - 1)]
+        return cls(lines, units, breaks, markdown, asciidoc, len(line_ends) >= 2 and all(line_ends))
 
     @property
     def texts(self) -> list[str]:
@@ -142,9 +147,8 @@ class Wrapped:
                 translation = translation[len(marker.lstrip()):]
             else:
                 marker = _indentation(self.lines[a])
-            # a text written a sentence a line (each of its lines but the last ending one) is written so again
-            by_sentence = b - a > 1 and all(_ends_sentence(line) for line in self.lines[a:b - 1])
-            broken = broken_over(translation, b - a, self.markdown, self.asciidoc, by_sentence)
+            # a text written a sentence a line is written so again
+            broken = broken_over(translation, b - a, self.markdown, self.asciidoc, self.by_sentence and b - a > 1)
             broken[-1] += end
             # the lines after the first indented (a Markdown list item's) or quoted as they were
             out += [marker + broken[0], *(_prefix(self.lines[min(a + k, b - 1)], self.markdown) + line

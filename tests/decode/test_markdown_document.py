@@ -255,3 +255,25 @@ def test_a_comment_beside_a_link_does_not_make_a_text_markup():
     spans stay points too."""
     document = MarkdownDocument.read(["The `Box<dyn Error>` type, in [Traits][t]<!-- ignore -->.", "", "[t]: a.md"])
     assert document.markup == [False]
+
+
+def test_a_myst_directives_prose_is_translated_and_its_code_copied():
+    """Jupyter Book's and Sphinx's MyST pages: a prose directive's title and body translated, its
+    options copied, the code inside it copied; a directive that is code ({code-cell}, {math})
+    copied whole; a role's name ({ref}) kept with its target."""
+    page = ["```{note}", "A dog runs in the park.", "```", "", "````{admonition} A custom title", ":class: tip", "",
+            "A woman sings. See {ref}`install`.", "", "```python", 'print("A dog")', "```", "````", "",
+            ":::{dropdown} Click to see more", ":open:", "Hidden words.", ":::", "", "```{code-cell} ipython3",
+            'print("A dog")', "```"]
+    document = MarkdownDocument.read(page)
+    assert document.texts == ["A dog runs in the park.", "A custom title", "A woman sings. See {ref}`install`.",
+                              "Click to see more", "Hidden words."]
+    out = document.write(["Ein Hund rennt im Park.", "Ein eigener Titel", "Eine Frau singt. Siehe {ref}`install`.",
+                          "Mehr sehen", "Versteckte Wörter."])
+    assert out[:3] == ["```{note}", "Ein Hund rennt im Park.", "```"]
+    assert out[4:8] == ["````{admonition} Ein eigener Titel", ":class: tip", "", "Eine Frau singt. Siehe {ref}`install`."]
+    assert out[9:13] == page[9:13] and out[14:18] == [":::{dropdown} Mehr sehen", ":open:", "Versteckte Wörter.", ":::"]
+    assert out[19:] == page[19:]
+    from nmt.decode.text.markdown import markdown_pieces
+    assert [piece for piece in markdown_pieces("See {ref}`install` now.") if piece[0] == "point"] == [
+        ("point", "{ref}"), ("point", "`install`")]
