@@ -9,7 +9,8 @@ and kept as Asciidoctor reads it. Its blocks are segments of a Markdown document
   rules (nmt.decode.text.markdown).
 - A list's item (`* `, `** `, `- `, `. `, `1. `, `a. `, a callout's `<1> `, a checklist's
   `* [x] `) and an admonition paragraph (`NOTE: `) are units, their marker copied in front; a
-  description list's term is translated apart from its text (`CPU:: The brain ...`).
+  description list's term is translated apart from its text (`CPU:: The brain ...`), unless it
+  is code (`` `--verbose`:: ``, `:id::`, `spring.aop.ignore::`).
 - A section's title (`== Install`, `## Install`, or a title over its underline) is a unit of its
   own; so is a block's title (`.An example`), an image's alternative text (`image::a.png[A dog]`)
   and the document's captions and labels (`:toc-title:`, `:note-caption:`, `:description:`).
@@ -55,6 +56,8 @@ _ADMONITION = re.compile(r"(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(?=\S)")
 _PREPROCESSOR = re.compile(r"\s*(?:ifdef|ifndef|ifeval|endif|include)::")  # read on any line, a paragraph's too
 _BREAK = re.compile(r"(?:'''|<<<|---|\*\*\*)\s*$")
 _WORDS = re.compile(r"[^\W\d_]")
+# a term that is code, not words: `--verbose`, +x+, :id, spring.aop.ignore, MAX_SIZE, $HOME
+_CODE_TERM = re.compile(r"`[^`]+`|\+[^+]+\+|[\w.:/@$-]*[._:/@$-][\w.:/@$-]*")
 # the attribute entries whose values are words a reader sees: captions, labels, titles, the description
 _SHOWN_ATTRIBUTE = re.compile(r"[\w-]*(?:-caption|-title|-label|-signifier)|description")
 # the styles of blocks whose lines are the page's words; any other named style is code or data
@@ -479,7 +482,8 @@ class _AsciidocBlocks:
         """A description list's entry: its term, and its text on the line (with the lines that
         continue it), or on the lines after it (read as a paragraph)."""
         words = term.group(2)
-        head = [term.group(1), words, term.group(3) + (term.group(4) or "")] if _words(words) else \
+        head = [term.group(1), words, term.group(3) + (term.group(4) or "")] if _words(words) \
+            and not _CODE_TERM.fullmatch(words.strip()) else \
             [term.group(1) + words + term.group(3) + (term.group(4) or "")]
         if not term.group(5):
             return self.add("title", i, i + 1, _Item(Framed(head), None))

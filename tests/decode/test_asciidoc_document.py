@@ -211,6 +211,12 @@ def test_a_line_break_at_a_paragraphs_end_stays_out_of_its_text():
     assert document.write(["Prozessor", "Das Gehirn.", "_Mehr unten._"])[1:3] == ["Das Gehirn. +", "+"]
 
 
+def test_a_term_that_is_code_is_copied():
+    document = AsciidocDocument.read(["`--verbose`:: Prints more.", ":id:: An id.", "spring.aop.ignore:: Ignores.",
+                                      "Default value:: None."])
+    assert document.texts == ["Prints more.", "An id.", "Ignores.", "Default value", "None."]
+
+
 def test_a_cross_reference_by_title_is_made_one_by_id():
     """`<<Install it>>` finds its section by the title, which the translation changes: it is
     written by the section's id, which stays (above the title where need be), so that it still
