@@ -70,7 +70,9 @@ _MYST_FENCE = re.compile(r"(\s*)(`{3,}|:{3,})\{([\w:-]+)\}(.*)$")
 MYST_PROSE = {"note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error", "admonition",
               "seealso", "topic", "sidebar", "margin", "epigraph", "dropdown", "tab-item", "card", "grid-item-card",
               "versionadded", "versionchanged", "deprecated", "exercise", "solution", "proof", "prf:proof", "prf:theorem",
-              "prf:definition", "prf:lemma", "prf:example"}
+              "prf:definition", "prf:lemma", "prf:example", "example", "list-table", "grid", "grid-item", "tab", "tab-set",
+              "only", "div", "toggle", "figure", "figure-md"}
+_MYST_NOT_TITLES = {"figure", "figure-md", "only", "div", "grid"}  # (their argument is a path, an expression, a class)
 _SNIPPET = re.compile(r"\s*<<<\s")  # VitePress' "<<< @/snippets/a.js": a file's code
 _TEMPLATE_CODE = re.compile(  # a Jekyll or Hugo template's block of code: {% highlight js %}, {{< code-toggle >}}
     r"\s*(?:\{%-?\s*(highlight|raw|comment|codeblock)\b"
@@ -300,7 +302,7 @@ class _Blocks:
         close = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(mark[0] * len(mark))
                       and not lines[j].strip().strip(mark[0])), len(lines))
         title = opening.group(4).strip()
-        if title and any(char.isalpha() for char in title):
+        if title and any(char.isalpha() for char in title) and opening.group(3).lower() not in _MYST_NOT_TITLES:
             self.add("framed", i, i + 1, Framed([lines[i][:opening.start(4)] + opening.group(4)[:len(opening.group(4))
                                                  - len(opening.group(4).lstrip())], title, lines[i][opening.end(4):]]))
         else:

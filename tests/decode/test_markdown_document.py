@@ -274,6 +274,8 @@ def test_a_myst_directives_prose_is_translated_and_its_code_copied():
     assert out[4:8] == ["````{admonition} Ein eigener Titel", ":class: tip", "", "Eine Frau singt. Siehe {ref}`install`."]
     assert out[9:13] == page[9:13] and out[14:18] == [":::{dropdown} Mehr sehen", ":open:", "Versteckte Wörter.", ":::"]
     assert out[19:] == page[19:]
+    figure = MarkdownDocument.read(["```{figure} ../images/dog.png", ":width: 200px", "", "A dog on the beach.", "```"])
+    assert figure.texts == ["A dog on the beach."]  # (a figure's argument is its image's path; its body the caption)
     from nmt.decode.text.markdown import markdown_pieces
     assert [piece for piece in markdown_pieces("See {ref}`install` now.") if piece[0] == "point"] == [
         ("point", "{ref}"), ("point", "`install`")]
