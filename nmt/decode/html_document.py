@@ -7,8 +7,9 @@ model as text, tags and all. Here the page is read as HTML:
 - Each block's text (the words and inline elements between two block-level tags: a paragraph, a
   heading, a list item, a table cell, the title) is one segment, its whitespace made single
   spaces, translated as inline markup (nmt.decode.text.markup: inline tags kept around the words
-  they wrap, character references read, the output escaped) and written back in its place on one
-  line, the whitespace around it kept.
+  they wrap, character references read, the output escaped) and written back in its place over
+  as many lines as it had (fewer where the translation has fewer words), the indentation of its
+  later lines and the whitespace around it kept.
 - The alt, title, placeholder and aria-label attributes and a description <meta>'s content are
   translated as texts of their own (as markup too: their references read, the output escaped).
 - Not translated, copied as they stand: script, style, pre and textarea elements; any element
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 from nmt.data.languages import language_tag
 from nmt.decode.text.markup import TAG, not_translated
+from nmt.decode.wrapped import broken_over
 
 # Elements that flow within a block's text (HTML's phrasing content, less those that are
 # controls or embedded documents, whose labels are units of their own).
@@ -127,6 +129,11 @@ class HtmlDocument:
         for index, (block, translation) in enumerate(zip(self.blocks, of_blocks)):
             for old, new in in_block.get(index, []):  # the tag as the translation kept it
                 translation = translation.replace(old, new)
+            span = self.source[block.start:block.end]
+            if "\n" in span:  # a text over several lines: written over as many again, indented as they were
+                later = span.split("\n")[1]
+                indent = later[:len(later) - len(later.lstrip())]
+                translation = ("\n" + indent).join(broken_over(translation, span.count("\n") + 1, tags=True))
             edits.append((block.start, block.end, translation))
         out, at = [], 0
         for start, end, text in sorted(edits):

@@ -60,10 +60,13 @@ def _ends_sentence(line: str) -> bool:
 
 
 def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False,
-                by_sentence: bool = False) -> list[str]:
+                by_sentence: bool = False, tags: bool = False) -> list[str]:
     """`translation` broken into at most `count` lines of balanced lengths, or `by_sentence` a
     sentence a line (as many lines as it has); in Markdown (and AsciiDoc) a code span kept on one
-    line, its spaces as written, and no line starting a block."""
+    line, its spaces as written, and no line starting a block; with `tags`, an HTML tag kept on one
+    line."""
+    if tags:
+        translation = re.sub(r"<[^<>]*>", lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
     if markdown:
         translation = CODE_SPAN.sub(lambda m: m.group().replace(" ", _KEPT_SPACE), translation)
         translation = _BLOCK_START.sub(_KEPT_SPACE, translation)

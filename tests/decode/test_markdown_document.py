@@ -69,9 +69,11 @@ def test_an_html_block_is_read_as_a_page_is():
     assert document.markup == [False, True, True, False]
     assert document.write(["Einleitung.", f'<a href="https://example.org">Ein Hund &amp; eine Katze</a> • {image}',
                            "Ein Mädchen", "Danach."]) == [
-        "Einleitung.", "", '<p align="center">',
-        '  <a href="https://example.org">Ein Hund &amp; eine Katze</a> • <img src="a.png" alt="Ein Mädchen">', "</p>", "",
-        "Danach."]
+        "Einleitung.", "", '<p align="center">',  # (over its two lines again, indented as they were; no tag broken)
+        '  <a href="https://example.org">Ein Hund &amp; eine', '  Katze</a> • <img src="a.png" alt="Ein Mädchen">', "</p>",
+        "", "Danach."]
+    same = document.write(document.texts)  # each text its own translation: the block's words and lines as they were
+    assert len(same) == len(lines) and " ".join(same).split() == " ".join(lines).split()
 
 
 def test_an_indented_block_inside_a_list_is_its_text_and_elsewhere_code():
