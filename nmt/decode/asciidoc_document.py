@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nmt.decode.asciidoc_table import AsciidocTable
+from nmt.decode.asciidoc_table import AsciidocTable, has_words
 from nmt.decode.markdown_document import MarkdownDocument, _Segment
 from nmt.decode.markdown_lines import Framed
 from nmt.decode.wrapped import Wrapped
@@ -54,9 +54,9 @@ _ITEM = re.compile(r"(\s*(?:\*{1,5}|-|\.{1,5}|\d{1,9}\.|[a-zA-Z]\.|[ivxIVX]{1,6}
                    r"(?:\[[ xX*]\][ \t]+)?)(?=\S)")
 _TERM = re.compile(r"(\s*)(?!//)(\S.*?)(:{2,4}|;;)(?:([ \t]+)(.*?))?\s*$")
 _ADMONITION = re.compile(r"(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(?=\S)")
+_GIVEN_ID = re.compile(r"^\[\[([^\],\]]+)|^\[#([\w:.-]+)|[\[,]id=\"?([\w:.-]+)")
 _PREPROCESSOR = re.compile(r"\s*(?:ifdef|ifndef|ifeval|endif|include)::")  # read on any line, a paragraph's too
 _BREAK = re.compile(r"(?:'''|<<<|---|\*\*\*)\s*$")
-_WORDS = re.compile(r"[^\W\d_]")
 # a term that is code, not words: `--verbose`, +x+, :id, spring.aop.ignore, MAX_SIZE, $HOME
 _CODE_TERM = re.compile(r"`[^`]+`|\+[^+]+\+|[\w.:/@$-]*[._:/@$-][\w.:/@$-]*")
 # the attribute entries whose values are words a reader sees: captions, labels, titles, the description
@@ -66,10 +66,6 @@ _PROSE_STYLES = {"NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION", "quote", "exa
                  "partintro", "normal", "discrete", "float", "appendix", "preface", "glossary", "bibliography",
                  "index", "colophon", "dedication", "horizontal", "qanda", "tabs", "arabic", "decimal", "loweralpha",
                  "upperalpha", "lowerroman", "upperroman", "lowergreek", "verse", "open", "sect1", "sect2"}
-
-
-def _words(text: str) -> bool:
-    return _WORDS.search(text) is not None
 
 
 @dataclass
@@ -173,15 +169,21 @@ class _Lines:
 
     @property
     def texts(self) -> list[str]:
-        return [line.strip() for line in self.lines if _words(line)]
+        return [line.strip() for line in self.lines if has_words(line)]
 
     @property
     def numbers(self) -> list[int]:
-        return [k + 1 for k, line in enumerate(self.lines) if _words(line)]
+        return [k + 1 for k, line in enumerate(self.lines) if has_words(line)]
 
     def write(self, translations: list[str]) -> list[str]:
         given = iter(translations)
-        return [line[:len(line) - len(line.lstrip())] + next(given) if _words(line) else line for line in self.lines]
+        return [line[:len(line) - len(line.lstrip())] + next(given) if has_words(line) else line for line in self.lines]
+
+
+def _given_id(attribute_line: str) -> str | None:
+    """The id an attribute line gives the block after it (`[[id]]`, `[#id.role]`, `[id=name]`), or None."""
+    match = _GIVEN_ID.search(attribute_line.strip())
+    return next(filter(None, match.groups())) if match else None
 
 
 def _style(attribute_line: str) -> str | None:
@@ -272,7 +274,7 @@ class _AsciidocBlocks:
             self.add("title", i, i + 1, _Title(lines[i:i + 1], [match.group(1) + match.group(2), match.group(3),
                                                                   match.group(4)], None, self.context))
             i += 1
-        elif i + 1 < len(lines) and re.fullmatch(r"=+\s*", lines[i + 1]) and _words(lines[i][:1]) \
+        elif i + 1 < len(lines) and re.fullmatch(r"=+\s*", lines[i + 1]) and has_words(lines[i][:1]) \
                 and abs(len(lines[i + 1].strip()) - len(lines[i].rstrip())) <= 1:  # a title over its underline
             self.add("title", i, i + 2, _Title(lines[i:i + 2], ["", lines[i].rstrip(), ""], None, self.context))
             i += 2
@@ -296,14 +298,15 @@ class _AsciidocBlocks:
             return self.add("copied", i, i + 1)
         if _ATTRIBUTE_LINE.match(line) and line.startswith("["):
             self.attributes = [*self.attributes, line]
-            for anchor in re.findall(r"^\[\[([^\],\]]+)|^\[#([\w:.-]+)|[\[,]id=\"?([\w:.-]+)", line.strip()):
-                self.context.ids.add(next(filter(None, anchor)))
-                self.context.explicit.append(next(filter(None, anchor)))
+            given = _given_id(line)
+            if given is not None:
+                self.context.ids.add(given)
+                self.context.explicit.append(given)
             return self.add("copied", i, i + 1)
         if _ATTRIBUTE_ENTRY.match(line):
             return self.entry(i)
         title = _BLOCK_TITLE.match(line)
-        if title and _words(title.group(2)) and not _ITEM.match(line):
+        if title and has_words(title.group(2)) and not _ITEM.match(line):
             return self.add("framed", i, i + 1, Framed([title.group(1), title.group(2), line[title.end(2):]]))
         section = self.section(i)
         if section is not None:
@@ -313,7 +316,7 @@ class _AsciidocBlocks:
         macro = _BLOCK_MACRO.match(line)
         if macro:
             alt = macro.group(3).split(",")[0]
-            if macro.group(1) == "image" and _words(alt) and not re.search(r"[=\"']", alt):
+            if macro.group(1) == "image" and has_words(alt) and not re.search(r"[=\"']", alt):
                 start = line.index("[", line.index("::")) + 1
                 return self.add("framed", i, i + 1, Framed([line[:start], alt.strip(), line[start + len(alt.rstrip()):]]))
             return self.add("copied", i, i + 1)
@@ -354,7 +357,7 @@ class _AsciidocBlocks:
         """A description list's entry: its term, and its text on the line (with the lines that
         continue it), or on the lines after it (read as a paragraph)."""
         words = term.group(2)
-        head = [term.group(1), words, term.group(3) + (term.group(4) or "")] if _words(words) \
+        head = [term.group(1), words, term.group(3) + (term.group(4) or "")] if has_words(words) \
             and not _CODE_TERM.fullmatch(words.strip()) else \
             [term.group(1) + words + term.group(3) + (term.group(4) or "")]
         if not term.group(5):
@@ -373,7 +376,7 @@ class _AsciidocBlocks:
         while end < len(self.lines) and self.lines[end - 1].rstrip().endswith((" \\", " +")):
             end += 1
         self.context.attributes[name + ("!" if "!" in match.group(1) else "")] = value
-        if end == i + 1 and _SHOWN_ATTRIBUTE.fullmatch(name) and _words(value) and "{" not in value:
+        if end == i + 1 and _SHOWN_ATTRIBUTE.fullmatch(name) and has_words(value) and "{" not in value:
             return self.add("framed", i, i + 1, Framed([match.group(1) + match.group(3), value, line[match.end(4):]]))
         return self.add("copied", i, end)
 
@@ -387,7 +390,7 @@ class _AsciidocBlocks:
         if match:
             parts = [match.group(1) + match.group(2), match.group(3), match.group(4)]
             end = i + 1
-        elif (i + 1 < len(lines) and _SETEXT_UNDERLINE.match(lines[i + 1]) and _words(line[:1])
+        elif (i + 1 < len(lines) and _SETEXT_UNDERLINE.match(lines[i + 1]) and has_words(line[:1])
               and len(lines[i + 1].strip()) >= 3 and abs(len(lines[i + 1].strip()) - len(line.rstrip())) <= 1):
             parts, end = ["", line.rstrip(), ""], i + 2
         else:
@@ -398,13 +401,12 @@ class _AsciidocBlocks:
         made = None if explicit or unknown else self.context.section_id(parts[1], self.context.ids)
         if made is not None:
             self.context.ids.add(made)
-        given = re.search(r"\[\[([^\],]+)", parts[2]) or next(
-            (m for text in self.attributes if (m := re.search(r"^\[\[([^\],\]]+)|^\[#([\w:.-]+)|[\[,]id=\"?([\w:.-]+)", text.strip()))),
-            None)
-        title_id = made or (next(filter(None, given.groups())) if given else None)
+        in_title = re.search(r"\[\[([^\],]+)", parts[2])
+        given = in_title.group(1) if in_title else next(filter(None, map(_given_id, self.attributes)), None)
+        title_id = made or given
         if title_id is not None:
             self.context.titles.setdefault(parts[1].strip(), title_id)
-        if not _words(parts[1]):
+        if not has_words(parts[1]):
             return self.add("copied", i, end)
         return self.add("title", i, end, _Title(lines[i:end], parts, made, self.context, len(self.context.explicit)))
 

@@ -24,7 +24,7 @@ class Page(Protocol):
     def write(self, translations: list[str]) -> list[str]: ...
 
 
-def _words(text: str) -> bool:
+def has_words(text: str) -> bool:
     return _WORDS.search(text) is not None
 
 
@@ -79,7 +79,7 @@ class AsciidocTable:
                     units.append((first, column_start, last[0] + 1, page))
                 continue  # (an AsciiDoc cell sharing its lines with another: copied)
             units += [paragraph for paragraph in paragraphs
-                      if _words(" ".join(lines[n][a:b] for n, a, b in paragraph))]
+                      if has_words(" ".join(lines[n][a:b] for n, a, b in paragraph))]
         return cls(lines, units)
 
     @property

@@ -303,8 +303,8 @@ class _Blocks:
                       and not lines[j].strip().strip(mark[0])), len(lines))
         title = opening.group(4).strip()
         if title and any(char.isalpha() for char in title) and opening.group(3).lower() not in _MYST_NOT_TITLES:
-            self.add("framed", i, i + 1, Framed([lines[i][:opening.start(4)] + opening.group(4)[:len(opening.group(4))
-                                                 - len(opening.group(4).lstrip())], title, lines[i][opening.end(4):]]))
+            start = lines[i].index(title, opening.start(4))
+            self.add("framed", i, i + 1, Framed([lines[i][:start], title, lines[i][start + len(title):]]))
         else:
             self.add("copied", i, i + 1)
         start = i + 1

@@ -50,8 +50,9 @@ CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
              "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml"}  # names of DOCUMENTS' files besides their own
-INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", "markdown", "rst", "asciidoc", "ipynb", "html", *DOCUMENTS, *SUBTITLES)
-WHOLE_FILE = ("wrapped", "markdown", "rst", "asciidoc", "ipynb", "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
+PAGES = ("markdown", "rst", "asciidoc", "ipynb")  # read_page's: a documentation page's syntax, Markdown's inline marks
+INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)
+WHOLE_FILE = ("wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
@@ -244,7 +245,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if kind == "html":
         document = HtmlDocument.read(lines)
         markup = [True] * len(document.texts)
-    elif kind in ("markdown", "rst", "asciidoc", "ipynb"):  # (reStructuredText's and AsciiDoc's marks read with Markdown's)
+    elif kind in PAGES:  # (reStructuredText's and AsciiDoc's marks read with Markdown's)
         document = read_page(kind, lines, name)
         markup = document.markup
         cfg = cfg.model_copy(update={"markdown": True})

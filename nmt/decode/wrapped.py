@@ -54,9 +54,7 @@ _SENTENCE_END = re.compile(rf"(?:(?<=\w[.!?…。！？])|(?<=\w[.!?…。！？
                            r" +(?=\S)")  # (after a word: "... and so" starts no line of its own)
 
 
-def _ends_sentence(line: str) -> bool:
-    """Whether `line` ends a sentence or a clause (semantic line breaks break at both)."""
-    return re.search(r"[.!?…。！？:;：；][\"'”’»)\]*_`]*\s*$", line) is not None
+_LINE_END = re.compile(r"[.!?…。！？:;：；][\"'”’»)\]*_`]*\s*$")  # a sentence's or a clause's (semantic line breaks break at both)
 
 
 def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False,
@@ -122,7 +120,7 @@ class Wrapped:
                 breaks.append(hard_break.group())
                 start = None
         # (a text wrapped at a width ends a line with a sentence now and then, not every time)
-        line_ends = [_ends_sentence(lines[k]) for a, b in units for k in range(a, b - 1)]
+        line_ends = [_LINE_END.search(lines[k]) is not None for a, b in units for k in range(a, b - 1)]
         return cls(lines, units, breaks, markdown, asciidoc, len(line_ends) >= 2 and all(line_ends))
 
     @property

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from nmt.decode.html_document import HtmlDocument
-from nmt.decode.stream import DOCUMENTS, file_format, read_document, read_page
+from nmt.decode.stream import DOCUMENTS, PAGES, file_format, read_document, read_page
 from nmt.decode.subtitles import Subtitles
 from nmt.errors import NmtError
 from nmt.serve.libretranslate import LibreError
@@ -97,7 +97,7 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
         document = HtmlDocument.read(lines)
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
                       markup=True)
-    if kind in ("markdown", "rst", "asciidoc", "ipynb"):  # (each text markup where it looks so; its inline marks read as Markdown's)
+    if kind in PAGES:  # (each text markup where it looks so; its inline marks read as Markdown's)
         page = read_page(kind, lines, name)
         return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)))
     try:
