@@ -111,7 +111,8 @@ def translate(
              "gettext catalog as translated before: the messages whose keys (units with their sources unchanged, msgids) "
              "it has keep its translations; only the others are translated. "
              "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
-             "de.lproj/, messages_de.properties, de.po, ...), nothing else written.")] = None,
+             "de.lproj/, messages_de.properties, de.po, a site's pages, ...): what changed in their sources since "
+             "translated (nmt-translations.json records what each was made from), nothing else written.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
@@ -191,6 +192,10 @@ def _translated(report, input: str, kept_from: str = "--update") -> None:
         kept, messages = report.kept
         err.print(f"{input}: {kept} of {messages} messages kept from {kept_from}, "
                   f"{messages - kept} translated", highlight=False, markup=False)
+    if report.kept_texts:
+        kept, texts = report.kept_texts
+        err.print(f"{input}: of the files whose sources changed, {kept} of {texts} texts kept from their translations, "
+                  f"{texts - kept} translated", highlight=False, markup=False)
     if report.sources:
         err.print(f"--src-lang auto: {report.sources_found()}", highlight=False, markup=False)
     if report.failed:
@@ -232,6 +237,7 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
     """`nmt translate -i FOLDER -o NEW_FOLDER`, or `-i FOLDER --update FOLDER`: its translations
     brought up to date in place (nmt.decode.folders), `other_targets`' by other calls."""
     from nmt.decode.folders import translate_folder
+    from nmt.decode.translation_record import RECORD_NAME
 
     in_place = update is not None and update.is_dir() and update.resolve() == source.resolve()
     if in_place and output not in ("-", str(source)) and Path(output).resolve() != source.resolve():
@@ -256,9 +262,18 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
                   f"{'it is' if len(others) == 1 else 'they are'} (another language's)", highlight=False, markup=False)
     for text in report.notes:
         err.print(f"note: {text}", highlight=False, markup=False)
+    if report.unrecorded:
+        err.print(f"note: {_some(map(str, report.unrecorded))}: not in {RECORD_NAME}, taken as translations of their "
+                  "sources as they are now (a later change to a source is translated)", highlight=False, markup=False)
     if in_place:
+        recorded = f" (and {RECORD_NAME}, what they were made from)" if report.recorded else ""
         if report.written:
-            done = f"{_some(map(str, report.written))} written"
+            done = f"{_some(map(str, report.written))} written{recorded}"
+        elif report.left:
+            done = "no translation written (one left as it is: see the note above)" + (
+                f"; {RECORD_NAME} written" if report.recorded else "")
+        elif report.recorded:
+            done = f"{RECORD_NAME} written, what its translations were made from; the translations themselves up to date"
         elif report.up_to_date:
             done = "its translations are up to date; nothing written"
         else:

@@ -6,7 +6,8 @@ scripts, and JSON, .properties, YAML and TOML files other than a program's messa
 copied as it is; the subfolders are made alike. A program's message file in the source language
 keeps its place and gets its translation beside it, under the target language's name
 (nmt.decode.locale_paths). The new folder appears only when every file is done: it is written
-beside it under a hidden name, then renamed.
+beside it under a hidden name, then renamed. What each translation beside its source was made from
+is recorded in the folder (nmt.decode.translation_record), so that an update finds what changed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import functools
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nmt.config import DecodeConfig
@@ -24,8 +25,10 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
 from nmt.decode.site_layouts import documentation_site, unlisted
-from nmt.decode.stream import KEYED, StreamReport, file_format, read_document, translate_file
+from nmt.decode.stream import KEYED, StreamReport, file_format, file_texts, read_document, translate_file
+from nmt.decode.translation_record import RECORD_NAME, Made, TranslationRecord, fingerprint, kept_translations
 from nmt.errors import NmtError
+from nmt.files import replaced_whole
 
 _DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor", "site-packages"}
 _BUILT = {"build", "dist", "out", "target", "deriveddata", "bin", "obj", "intermediates"}
@@ -48,17 +51,22 @@ class FolderReport(StreamReport):
     written: list[Path] = field(default_factory=list)  # updated in place: the files written
     up_to_date: list[Path] = field(default_factory=list)  # updated in place: the files found up to date
     notes: list[str] = field(default_factory=list)  # what the user may need to do beside (a language to list)
+    unrecorded: list[Path] = field(default_factory=list)  # translations the record did not know: taken as up to date
+    left: list[Path] = field(default_factory=list)  # translations of changed sources left as they are (notes say why)
+    recorded: bool = False  # updated in place: the record of what the translations were made from written
 
 
 @dataclass
 class _Step:
     """One file written into the new folder: `source` translated or copied to `target` (both
     relative to their folders); `earlier`: a translation of it already in the folder, whose
-    messages are kept (--update)."""
+    messages are kept (--update); `before`: what that translation was made from, where the record
+    knows it (nmt.decode.translation_record)."""
     source: Path
     target: Path
     translated: bool
     earlier: Path | None = None
+    before: Made | None = None
 
 
 def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
@@ -82,8 +90,9 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
         raise NmtError(f"{output}: inside {source}, the folder it is translated from; name a folder outside it")
     report = FolderReport()
     languages = _languages(translator)
+    record = TranslationRecord.read(source)
     steps = _steps(sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file()), source,
-                   languages, report, other_targets)
+                   languages, report, record, other_targets)
     if output is None:
         steps = [step for step in steps if step.translated and (step.target != step.source or
                                                                 _filled_in_place(source, step.source, languages[1]))]
@@ -98,17 +107,28 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
             if step.translated:
                 translated = translate_file(translator, str(source / step.source), str(target), cfg,
                                             warn=warn_for(source / step.source),
-                                            update=str(source / step.earlier) if step.earlier else None)
+                                            update=str(source / step.earlier) if step.earlier else None,
+                                            before=step.before)
                 report.lines += translated.lines
                 report.failed += translated.failed
                 if translated.kept:
                     kept, messages = kept + translated.kept[0], messages + translated.kept[1]
+                if translated.kept_texts:
+                    report.kept_texts = tuple(a + b for a, b in zip(report.kept_texts or (0, 0), translated.kept_texts))
+                if step.target != step.source:
+                    _record(record, step, translated.made, source)
             else:
                 shutil.copy2(source / step.source, target)
             done(finished)
         if output is None:
             _put_in_place(steps, building, source, report)
+            if record.changed:
+                with replaced_whole(source / RECORD_NAME) as f:
+                    f.write(record.content())
+                report.recorded = True
         else:
+            if record.entries:
+                (building / RECORD_NAME).write_text(record.content(), encoding="utf-8")
             if output.exists():
                 output.rmdir()  # (empty)
             building.rename(output)
@@ -117,6 +137,17 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
         raise
     report.kept = (kept, messages) if messages else None
     return report
+
+
+def _record(record: TranslationRecord, step: _Step, made: Made | None, folder: Path) -> None:
+    """What `step`'s translation was made from, recorded: `made` (a document's or message file's),
+    or a text file's lines; nothing for a file that holds its sources (XLIFF, gettext)."""
+    kind = file_format(str(step.source))
+    if made is None and kind in _BILINGUAL:
+        return
+    if made is None:  # (a text file, streamed line by line)
+        made = Made("", tuple(map(fingerprint, file_texts(folder / step.source, kind))))
+    record.set(step.target, replace(made, source=step.source.as_posix()))
 
 
 def _put_in_place(steps: list[_Step], building: Path, folder: Path, report: FolderReport) -> None:
@@ -167,10 +198,11 @@ def _languages(translator) -> tuple[str | None, str | None]:
 
 
 def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | None], report: FolderReport,
-           other_targets=()) -> list[_Step]:
+           record: TranslationRecord | None = None, other_targets=()) -> list[_Step]:
     """What becomes of each file of `folder` (paths relative to it): translated or copied where it
     is, and a program's message file in the source language also translated under the target's name."""
     src, tgt = languages
+    record = record if record is not None else TranslationRecord()
     steps, localized = [], {}
     documents = (language_trees(files, src), names_by_folder(files), documentation_site(files, folder))
     for path in files:
@@ -198,14 +230,52 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         report.notes += _unlisted(folder, target) if file_format(str(target)) == "po" else []
         site_pages = site_pages or (site is not None and site.translation(path, tgt) == target)
         earlier = folder / target
+        before = record.made(target, path)
         if earlier.is_file() and file_format(str(path)) not in _BILINGUAL + KEYED:
-            continue  # a document the target's folder has already: kept as it is (its copy above)
-        steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key
-        steps.append(_Step(path, target, True, target if earlier.is_file() else None))
+            if not _changed_since(folder, path, target, before, record, report):
+                continue  # a document the target's folder has already, up to date: kept as it is (its copy above)
+        steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key (or text)
+        steps.append(_Step(path, target, True, target if earlier.is_file() else None, before))
         report.localized.append((path, target))
     if site_pages:
         report.notes += unlisted(site, folder, tgt)
     return steps
+
+
+def _changed_since(folder: Path, path: Path, target: Path, before: Made | None, record: TranslationRecord,
+                   report: FolderReport) -> bool:
+    """Whether the document `target`, a translation of `path` made from its texts as they were
+    `before`, is to be updated: its source's texts changed since, and its own still line up with
+    them. One the record does not know is taken as made from the source as it is now (and recorded
+    so); one that no longer lines up is left as it is, with a note."""
+    kind = file_format(str(path))
+    try:
+        now = file_texts(folder / path, kind)
+    except NmtError as e:  # (a page it cannot read: kept as it is)
+        report.notes.append(f"{target}: left as it is: {e}")
+        report.left.append(target)
+        return False
+    if before is None or before.texts is None:
+        record.set(target, Made(path.as_posix(), tuple(map(fingerprint, now))))
+        report.unrecorded.append(target)
+        report.up_to_date.append(target)
+        return False
+    if tuple(map(fingerprint, now)) == before.texts:
+        report.up_to_date.append(target)
+        return False
+    try:
+        earlier = file_texts(folder / target, kind)
+    except NmtError as e:
+        report.notes.append(f"{target}: left as it is, though {path} changed since it was translated: {e}")
+        report.left.append(target)
+        return False
+    if kept_translations(before.texts, now, earlier) is None:
+        report.notes.append(f"{target}: left as it is, though {path} changed since it was translated: it has "
+                            f"{len(earlier)} texts, where the source it was translated from had {len(before.texts)}, "
+                            "so they cannot be lined up; remove it to translate the page anew")
+        report.left.append(target)
+        return False
+    return True
 
 
 def _translation_path(path: Path, kind: str, named: PathLanguage, target: str, files: list[Path],
@@ -309,6 +379,8 @@ def _translated(path: Path, folder: Path) -> bool:
     kind = file_format(str(path))
     if _LEGAL.fullmatch(path.name.lower()):
         return False  # a license is binding as written: a translation of it is not
+    if path == folder / RECORD_NAME:
+        return False  # (what the folder's translations were made from: nmt.decode.translation_record)
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
     if any(name.startswith(".") for name in folders) or folders & _DEPENDENCIES or \
             kind in KEYED + _BILINGUAL and folders & _BUILT:

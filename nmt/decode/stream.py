@@ -42,6 +42,7 @@ from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
 from nmt.decode.subtitles import Subtitles, subtitle_format
 from nmt.decode.translate import naming_lines, translate
+from nmt.decode.translation_record import Made, fingerprint, kept_translations, key_name
 from nmt.decode.wrapped import Wrapped
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
@@ -74,6 +75,8 @@ class StreamReport:
     lines: int = 0  # input lines read (each gets one output line)
     sources: Counter = field(default_factory=Counter)  # lines by the source language identified for them (auto)
     kept: tuple[int, int] | None = None  # --update: the messages kept from the earlier translation, of how many
+    kept_texts: tuple[int, int] | None = None  # a page updated (`before`): its texts kept, of how many
+    made: Made | None = None  # what the translation was made from (a folder's record: nmt.decode.translation_record)
 
     def sources_found(self) -> str:
         """The languages identified, most lines first: "deu_Latn 812 lines, eng_Latn 188 lines"."""
@@ -153,7 +156,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
                    interactive: bool = False, warn: Callable[[str], None] = lambda _: None,
                    input_format: str | None = None, extras: Iterable[str] = (),
                    shards: Callable[..., Iterator[str]] | None = None,
-                   done: Callable[[int], None] = lambda _: None, update: str | None = None) -> StreamReport:
+                   done: Callable[[int], None] = lambda _: None, update: str | None = None,
+                   before: Made | None = None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
@@ -161,7 +165,10 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     html (nmt.decode.html_document), or one of DOCUMENTS (read_document) for a file named so, else plain.
     `shards`: translate_stream's stand-in that spreads the work over processes (nmt.decode.sharded);
     `done(n)` hears of the lines translated so far; `update`: a translation of an earlier version of
-    a program's message file, whose translations are kept (MessageFile.keep_from)."""
+    a program's message file, whose translations are kept (MessageFile.keep_from), or, with `before`
+    (what it was made from: nmt.decode.translation_record), of any file: the translations of the
+    texts unchanged since are kept, the messages whose source changed translated again. The report's
+    `made` is what the translation is made from, for the record."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if input_format is None:
@@ -172,7 +179,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         raise NmtError(f"--input-format {input_format}: choose {', '.join(INPUT_FORMATS)}")
     if update is not None and not Path(update).is_file():
         raise NmtError(f"{update}: file not found (--update)")
-    if update is not None and input_format not in UPDATABLE:
+    if update is not None and input_format not in UPDATABLE and (before is None or before.texts is None):
         raise NmtError(f"--update keeps the translations of a file of keys and texts ({', '.join(UPDATABLE)}); "
                        f"not of --input-format {input_format}")
     if update is None and input_format in UPDATABLE and _holds_translations(output, input_format):
@@ -180,7 +187,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
                        "new (or remove it to translate everything anew)")
     if input_format in WHOLE_FILE:
         return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,
-                                     extras, shards, done, update)
+                                     extras, shards, done, update, before)
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
@@ -191,9 +198,41 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     else:
         lines = read_lines(Path(source))
     report = StreamReport()
+    if update is not None:  # (a folder's text file, its earlier translation's lines kept where their sources are)
+        return _update_lines(translator, list(lines), output, cfg, warn, input_format, report, done, update, before)
     write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
                                       shards, interactive, done), inputs=[source])
     return report
+
+
+def _update_lines(translator, lines: list[str], output: str, cfg: DecodeConfig, warn: Callable[[str], None],
+                  input_format: str, report: StreamReport, done: Callable[[int], None], update: str,
+                  before: Made) -> StreamReport:
+    """A text file translated line by line but for the lines whose translation in `update` is kept
+    (unchanged since `before`): those are given to the model empty, and their translations put in
+    their places."""
+    from nmt.data.corpus import read_lines
+
+    kept = _kept(before, lines, list(read_lines(Path(update))), update)
+    given = ["" if i in kept else line for i, line in enumerate(lines)]
+    translated = translate_all(translator, given, cfg, "plain", warn, input_format, report, done=done)
+    write_lines(output, (kept.get(i, text) for i, text in enumerate(translated)))
+    report.kept_texts, report.made = (len(kept), len(lines)), _made_of(lines)
+    return report
+
+
+def _kept(before: Made, texts: list[str], earlier: list[str], update: str) -> dict[int, str]:
+    """The translations in `update` (its `earlier` texts) kept for `texts`: those of the texts
+    unchanged since `before`."""
+    kept = kept_translations(before.texts, texts, earlier)
+    if kept is None:
+        raise NmtError(f"{update}: has {len(earlier)} texts, the source it was translated from {len(before.texts)}; "
+                       "they cannot be lined up")
+    return kept
+
+
+def _made_of(texts: list[str]) -> Made:
+    return Made("", tuple(fingerprint(text) for text in texts))
 
 
 def file_format(source: str) -> str | None:
@@ -224,7 +263,7 @@ def read_page(kind: str, lines: list[str], name: str) -> MarkdownDocument | Note
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
                           interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
                           shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None],
-                          update: str | None = None) -> StreamReport:
+                          update: str | None = None, before: Made | None = None) -> StreamReport:
     """`nmt translate` of a subtitle file (each cue's text, or a sentence's over several cues,
     translated whole: nmt.decode.subtitles), of wrapped text (each paragraph whole:
     nmt.decode.wrapped) or of an HTML document (each block whole: nmt.decode.html_document),
@@ -239,71 +278,104 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     if kind in DOCUMENTS:
-        return _translate_document(translator, source, output, cfg, warn, done, kind, update)
+        return _translate_document(translator, source, output, cfg, warn, done, kind, update, before)
     name = "<stdin>" if source == "-" else source
     lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
-    if kind == "html":
-        document = HtmlDocument.read(lines)
-        markup = [True] * len(document.texts)
-    elif kind in PAGES:  # (reStructuredText's and AsciiDoc's marks read with Markdown's)
-        document = read_page(kind, lines, name)
-        markup = document.markup
+    document, markup = _whole(kind, lines, name)
+    if kind in PAGES:  # (reStructuredText's and AsciiDoc's marks read with Markdown's)
         cfg = cfg.model_copy(update={"markdown": True})
-    else:
-        document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
-        markup = [looks_like_markup(text) for text in document.texts]
+    kept = _kept(before, document.texts, _whole(kind, list(read_lines(Path(update))), update)[0].texts, update) \
+        if update is not None else {}
     directions, numbers = LineDirections(translator, warn=warn), document.numbers
     requests = [Line(text, markup=is_markup, controls=directions.of(text, number))
                 for text, is_markup, number in zip(document.texts, markup, numbers)]
-    translations = _translations(translator, requests, cfg, naming_lines(warn, numbers), done)
+    translations = _translations(translator, requests, cfg, warn, numbers, done, kept=kept)
     if kind == "html":  # its lang names the target language
         target = direction(translator, requests[0].controls if requests else None)[1]
         written = document.write(translations, target)
     else:
         written = document.write(translations)
     write_lines(output, written, inputs=[source])
-    report = StreamReport(lines=len(lines))
+    report = StreamReport(lines=len(lines), made=_made_of(document.texts),
+                          kept_texts=(len(kept), len(requests)) if update is not None else None)
     for request in requests if directions.auto else []:
         report.sources[request.controls.languages[0]] += 1
     return report
 
 
+def _whole(kind: str, lines: list[str], name: str) -> tuple:
+    """A file read whole (HTML, a page, wrapped text, subtitles): the document, and whether each
+    of its texts is markup."""
+    if kind == "html":
+        document = HtmlDocument.read(lines)
+        return document, [True] * len(document.texts)
+    if kind in PAGES:
+        document = read_page(kind, lines, name)
+        return document, document.markup
+    document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
+    return document, [looks_like_markup(text) for text in document.texts]
+
+
+def file_texts(path: Path, kind: str | None) -> list[str]:
+    """The texts `nmt translate` gives the model from a file read as `kind` (None: plain lines):
+    a page's paragraphs, headings, items and cells, a document's paragraphs, a text file's lines."""
+    from nmt.data.corpus import read_bytes, read_lines
+
+    if kind is None or kind not in WHOLE_FILE:
+        return list(read_lines(path))
+    if kind in DOCUMENTS:
+        return read_document(kind, read_bytes(path), str(path)).texts
+    return _whole(kind, list(read_lines(path)), str(path))[0].texts
+
+
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
-                        done: Callable[[int], None], kind: str, update: str | None = None) -> StreamReport:
+                        done: Callable[[int], None], kind: str, update: str | None = None,
+                        before: Made | None = None) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
     or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document;
     each message: nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
     stringsdict_document, qt_document, resx_document, properties_document, yaml_messages, toml_messages), written
-    with its language the target's; `update`: an earlier translation whose messages are kept."""
+    with its language the target's; `update`: an earlier translation whose messages are kept (those
+    whose source changed since `before`, translated again), or, `before` a document's texts, whose
+    translations of the texts unchanged since are kept."""
     from nmt.data.corpus import read_bytes
 
     refuse_to_overwrite(output, [source])
     name = "<stdin>" if source == "-" else source
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
-    with read_as_translation() if update is not None else contextlib.nullcontext():  # (MessageFile.keep_from)
-        document = read_document(kind, data, name, cfg.pdf_font)
+    by_texts = update is not None and before is not None and before.texts is not None  # (not by keys)
+    by_keys = update is not None and not by_texts
+    with read_as_translation() if by_keys else contextlib.nullcontext():
+        document = read_document(kind, data, name, cfg.pdf_font)  # (MessageFile.keep_from)
+    # (what the record says of a source: read as a source, whether or not it is updated)
+    as_source = read_document(kind, data, name) if by_keys else document
     # a multilingual model translates a localization file into the language it names
     controls = document_target(translator, getattr(document, "target_language", None), warn)
     target = direction(translator, controls)[1]
     if hasattr(document, "for_target"):  # a file of every language (a String Catalog): the strings the target lacks
         document.for_target(target)
-    if update is not None:  # a translation of an earlier version: its translations kept, the new messages translated
+    kept_texts = _kept(before, document.texts, read_document(kind, read_bytes(Path(update)), update, cfg.pdf_font).texts,
+                       update) if by_texts else {}
+    if by_keys:  # an earlier translation: its messages kept, the new ones translated
         earlier = read_bytes(Path(update))
         with read_as_translation():
-            kept = document.keep_from(read_document(kind, earlier, update))
+            earlier_messages = read_document(kind, earlier, update)
+        if before is not None and before.messages is not None:
+            _forget_changed(earlier_messages, as_source, before, update, warn)
+        kept = document.keep_from(earlier_messages)
         if document.stale:
             lines = ", ".join(map(str, document.stale[:5])) + (", ..." if len(document.stale) > 5 else "")
             warn(f"{len(document.stale)} message(s) translated again (line {lines}): their translation in {update} "
                  "has placeholders the source no longer has")
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
-    translations = _translations(translator, requests, cfg, naming_lines(warn, document.numbers, unit), done)
-    content = document.write(document.with_kept(translations) if update is not None else translations, target)
+    translations = _translations(translator, requests, cfg, warn, document.numbers, done, unit, kept_texts)
+    content = document.write(document.with_kept(translations) if by_keys else translations, target)
     # up to date, the file as it was written (its order, its comments, a catalog's line wrapping): the
     # earlier translation, or a translator's file with nothing left to translate
-    baseline = earlier if update is not None else data if not requests and kind in ("xliff", "po") else None
+    baseline = earlier if by_keys else data if not requests and kind in ("xliff", "po") else None
     if baseline is not None and _same_messages(kind, content, baseline):
         content = baseline
     for message in getattr(document, "warnings", []):  # what a PDF's reader left out, or its font lacked; XLIFF's language
@@ -314,7 +386,32 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     else:
         with replaced_whole(output, "wb") as f:
             f.write(content)
-    return StreamReport(lines=len(requests), kept=(kept, document.message_count) if update is not None else None)
+    return StreamReport(lines=len(requests), kept=(kept, document.message_count) if by_keys else None,
+                        kept_texts=(len(kept_texts), len(requests)) if by_texts else None, made=_made(kind, as_source))
+
+
+def _made(kind: str, document) -> Made | None:
+    """What a document's translation is made from, for a folder's record: its messages' texts by
+    key (a file of keys), or its texts; None for a file that holds its sources (XLIFF, gettext)."""
+    if kind in KEYED:
+        return Made("", messages={key_name(message.key): fingerprint(message.markup) for message in document.messages
+                                  if getattr(message, "key", None) is not None})
+    return None if kind in UPDATABLE + ("qt", "xcstrings") else _made_of(document.texts)
+
+
+def _forget_changed(earlier, document, before: Made, update: str, warn: Callable[[str], None]) -> None:
+    """The messages of `earlier` (a translation of `document`'s messages as they were `before`)
+    whose source changed since, left out of it, so that they are translated again."""
+    now = {key_name(message.key): (fingerprint(message.markup), message.line) for message in document.messages
+           if getattr(message, "key", None) is not None}
+    changed = {key: line for key, (mark, line) in now.items() if before.messages.get(key, mark) != mark}
+    if not changed:
+        return
+    earlier.messages = [message for message in earlier.messages
+                        if getattr(message, "key", None) is None or key_name(message.key) not in changed]
+    lines = sorted(changed.values())
+    shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+    warn(f"{len(changed)} message(s) translated again (line {shown}): their source changed since {update} was translated")
 
 
 def _holds_translations(output: str, kind: str) -> bool:
@@ -340,12 +437,18 @@ def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:
 
 
 def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],
-                  done: Callable[[int], None]) -> list[str]:
-    """Each of a document's texts translated (the text itself where its translation is empty);
-    `done(n)` hears of the texts translated so far."""
+                  numbers: list[int], done: Callable[[int], None], unit: str = "line",
+                  kept: dict[int, str] | None = None) -> list[str]:
+    """Each of a document's texts translated (the text itself where its translation is empty), but
+    those `kept` (a text's place -> its translation); warnings name a text's `unit` and number
+    (`numbers`); `done(n)` hears of the texts translated so far."""
+    kept = kept or {}
+    rest = [i for i in range(len(requests)) if i not in kept]
     add = running_total(done)
-    hyps = translate(translator, requests, cfg, warn, finished=lambda indices: add(len(indices)))
-    return [hypothesis_text(translator.tgt_tokenizer, h[0]) or r.text for h, r in zip(hyps, requests)]
+    hyps = translate(translator, [requests[i] for i in rest], cfg, naming_lines(warn, [numbers[i] for i in rest], unit),
+                     finished=lambda indices: add(len(indices)))
+    translated = {i: hypothesis_text(translator.tgt_tokenizer, h[0]) or requests[i].text for i, h in zip(rest, hyps)}
+    return [kept[i] if i in kept else translated[i] for i in range(len(requests))]
 
 
 # each of DOCUMENTS' reader: its module in nmt.decode (imported when a file of it is read, so that a

@@ -16,6 +16,7 @@ from nmt.cli import app
 from nmt.decode.plural_categories import plural_categories, plural_forms
 from nmt.decode.stream import file_format
 from nmt.decode.text.messages import Part
+from nmt.decode.translation_record import RECORD_NAME
 from tests.conftest import one_line_error, optional_module
 from tests.decode.conftest import translated_both_ways
 
@@ -660,7 +661,7 @@ def test_a_folder_translates_an_apps_message_files_under_the_targets_names_and_k
     out = tmp_path / "de"
     written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}
     made = {"de.json", "res/values-de/strings.xml", "src/messages_de.properties", "config/locales/de.yml"}
-    assert written == set(files) | made  # (no values-de/colors.xml: nothing in it to translate)
+    assert written == set(files) | made | {RECORD_NAME}  # (no values-de/colors.xml: nothing in it to translate)
     changed = {name for name, content in files.items() if (out / name).read_text() != content}
     assert changed == {"i18n/app_de.ts", "locales/de/common.json"}  # a Qt file names its language inside
     german = json.loads((out / "locales/de/common.json").read_text())
@@ -698,7 +699,7 @@ def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder)])
     assert result.exit_code == 0, result.output
     written = {str(path.relative_to(app_folder)) for path in app_folder.rglob("*") if path.is_file()}
-    assert written == set(files) | {"locales/de.json"} and not list(tmp_path.glob(".*"))
+    assert written == set(files) | {"locales/de.json", RECORD_NAME} and not list(tmp_path.glob(".*"))
     changed = {name for name, content in files.items() if (app_folder / name).read_text() != content}
     assert changed == {"res/values-de/strings.xml", "i18n/app_de.ts"}
     german = (app_folder / "res/values-de/strings.xml").read_text()

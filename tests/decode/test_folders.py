@@ -7,6 +7,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from nmt.cli import app
+from nmt.decode.translation_record import RECORD_NAME
 from tests.conftest import one_line_error
 
 
@@ -75,7 +76,7 @@ def test_documents_in_a_tree_of_languages_are_translated_into_the_targets_folder
              "notes.txt": "A black dog leaps over a log.\n"}
     out = tmp_path / "out"
     _, written = _folder_translated(checkpoint, app_folder, files, out)
-    assert written == set(files) | {"metadata/android/de-DE/short_description.txt"}
+    assert written == set(files) | {"metadata/android/de-DE/short_description.txt", RECORD_NAME}
     runner = CliRunner()
     changed = {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content}
     assert changed == {"notes.txt"}
@@ -104,7 +105,7 @@ def test_a_folder_of_the_source_language_alone_gets_the_targets_beside_it(traine
              "layouts/_partials/empty.html": "", "static/page.html": "<p>A dog runs.</p>\n"}
     out = tmp_path / "out"
     assert _folder_translated(checkpoint, site, files, out)[1] == set(files) | {
-        "content/de/about.md", "content/de/posts/first.md", "i18n/de.toml"}  # (the theme's strings; hugo.toml: settings)
+        "content/de/about.md", "content/de/posts/first.md", "i18n/de.toml", RECORD_NAME}  # (the theme's strings; hugo.toml: settings)
     assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
         "notes/fr/a.txt", "static/page.html"}
 
@@ -132,7 +133,7 @@ def test_a_docusaurus_sites_pages_are_translated_where_the_site_reads_them(train
     german = {f"website/i18n/de/{plugin}/current/intro.md", f"website/i18n/de/{plugin}/version-1.0/intro.md",
               "website/i18n/de/docusaurus-plugin-content-blog/2024-01-01-news.md",
               "website/i18n/de/docusaurus-plugin-content-pages/about.md", "website/i18n/de/code.json"}
-    assert written == set(files) | german
+    assert written == set(files) | german | {RECORD_NAME}
     assert {name for name, content in files.items() if (out / name).read_text(encoding="utf-8") != content} == {
         "website/README.md"}
     alone = tmp_path / "intro.de.md"
@@ -171,7 +172,7 @@ def test_vitepress_starlight_and_mkdocs_pages_get_their_translations_where_the_s
     for name, (files, german) in sites.items():
         out = tmp_path / f"{name}.out"
         said, written = _folder_translated(checkpoint, tmp_path / name, files, out)
-        assert written == set(files) | set(german), name
+        assert written == set(files) | set(german) | {RECORD_NAME}, name
         assert {path for path, content in files.items() if (out / path).read_text(encoding="utf-8") != content} == (
             {"docs/public/notes.md"} if name == "vitepress" else set()), name  # (public/: a file, translated in place)
         assert all((out / path).read_text(encoding="utf-8") != files[english] for path, english in german.items())
@@ -189,6 +190,6 @@ def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_
              "store/description.txt": "A black dog leaps.\n", "store/description_fr.txt": "Un chien.\n"}
     out = tmp_path / "out"
     assert _folder_translated(checkpoint, site, files, out)[1] == set(files) | {"content/contact.de.md",
-                                                                              "store/description_de.txt"}
+                                                                              "store/description_de.txt", RECORD_NAME}
     assert all((out / name).read_text(encoding="utf-8") == content for name, content in files.items())
     assert (out / "content/contact.de.md").read_text(encoding="utf-8") != files["content/contact.md"]

@@ -1,0 +1,133 @@
+"""A folder's translations kept up to date with their sources (nmt.decode.translation_record):
+`-i FOLDER --update FOLDER` translates what changed in a source since its translation was made,
+and keeps the rest of that translation as it stands, a reviewer's edits included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.folders import translate_folder
+from nmt.decode.translation_record import RECORD_NAME, TranslationRecord, fingerprint, kept_translations
+from nmt.errors import NmtError
+from tests.conftest import one_line_error
+
+PAGE = "# A dog\n\nA black dog runs.\n\nTwo men play in a park.\n\nA woman sings.\n"
+NOTES = "A man rides a bike.\nA girl reads a book.\n"
+MESSAGES = '{\n  "hello": "A dog runs.",\n  "bye": "Two cats sleep."\n}\n'
+SOURCES = {"docs/en/guide.md": PAGE, "docs/en/notes.txt": NOTES, "locales/en.json": MESSAGES}
+
+
+def _quiet(path):
+    return lambda message: None
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content, encoding="utf-8")
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {str(path.relative_to(root)): path.read_text(encoding="utf-8") for path in root.rglob("*") if path.is_file()}
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (old, text)
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_unchanged_texts_keep_their_translations_lined_up_as_diff_lines_up_lines():
+    before = tuple(map(fingerprint, ["x", "y", "x", "z"]))
+    assert kept_translations(before, ["x", "x", "new", "z"], ["X1", "Y", "X2", "Z"]) == {0: "X1", 1: "X2", 3: "Z"}
+    assert kept_translations(before, ["  x ", "y\nz"], ["X1", "Y", "X2", "Z"]) == {0: "X1"}  # (spaces aside)
+    assert kept_translations(before, ["x"], ["X", "Y"]) is None  # a translation of fewer texts: not lined up
+    assert fingerprint("a  dog\nruns") == fingerprint("a dog runs") != fingerprint("a cat runs")
+
+
+def test_an_update_translates_what_changed_in_each_source_and_keeps_the_rest_and_the_reviewers_edits(
+        translator, cfg, tmp_path):
+    root = tmp_path / "site"
+    _write(root, SOURCES)
+    translate_folder(translator, root, None, cfg, _quiet)
+    german = {"docs/en/guide.md": root / "docs/de/guide.md", "docs/en/notes.txt": root / "docs/de/notes.txt",
+              "locales/en.json": root / "locales/de.json"}
+    record = json.loads((root / RECORD_NAME).read_text(encoding="utf-8"))["translations"]
+    assert record["docs/de/guide.md"] == {"source": "docs/en/guide.md",
+                                          "texts": [fingerprint(t) for t in ("A dog", "A black dog runs.",
+                                                                             "Two men play in a park.", "A woman sings.")]}
+    assert record["locales/de.json"]["messages"] == {"hello": fingerprint("A dog runs."), "bye": fingerprint("Two cats sleep.")}
+    # a reviewer's edits, then the sources change
+    page = german["docs/en/guide.md"].read_text(encoding="utf-8").split("\n\n")
+    _edit(german["docs/en/guide.md"], page[1], "Ein schwarzer Hund rennt (geprüft).")
+    messages = json.loads(german["locales/en.json"].read_text(encoding="utf-8"))
+    _edit(german["locales/en.json"], messages["hello"], "Ein Hund rennt (geprüft).")
+    notes = german["docs/en/notes.txt"].read_text(encoding="utf-8").splitlines()
+    _edit(root / "docs/en/guide.md", "Two men play in a park.", "A cat sleeps on a log.")
+    _edit(root / "docs/en/notes.txt", "A girl reads a book.", "A boy sleeps.")
+    _edit(root / "locales/en.json", "Two cats sleep.", "A man sleeps.")
+    fresh = tmp_path / "fresh"  # the changed sources translated anew, for what the changed texts become
+    translate_folder(translator, root, fresh, cfg, _quiet)
+
+    report = translate_folder(translator, root, None, cfg, _quiet)
+    assert sorted(map(str, report.written)) == ["docs/de/guide.md", "docs/de/notes.txt", "locales/de.json"]
+    assert report.recorded and report.kept_texts == (3 + 1, 4 + 2) and report.kept == (1, 2)
+    updated = german["docs/en/guide.md"].read_text(encoding="utf-8").split("\n\n")
+    made_anew = (fresh / "docs/de/guide.md").read_text(encoding="utf-8").split("\n\n")
+    assert updated == [page[0], "Ein schwarzer Hund rennt (geprüft).", made_anew[2], page[3]]
+    assert made_anew[2] != page[2]
+    assert german["docs/en/notes.txt"].read_text(encoding="utf-8").splitlines() == [
+        notes[0], (fresh / "docs/de/notes.txt").read_text(encoding="utf-8").splitlines()[1]]
+    assert json.loads(german["locales/en.json"].read_text(encoding="utf-8")) == {
+        "hello": "Ein Hund rennt (geprüft).", "bye": json.loads((fresh / "locales/de.json").read_text(encoding="utf-8"))["bye"]}
+    assert TranslationRecord.read(root).entries == TranslationRecord.read(fresh).entries  # made from the same sources
+    files = _files(root)
+    again = translate_folder(translator, root, None, cfg, _quiet)
+    assert again.written == [] and not again.recorded and _files(root) == files
+
+
+def test_a_translation_that_no_longer_lines_up_with_its_source_is_left_as_it_is_with_a_note(trained_tiny, tmp_path):
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    root = tmp_path / "site"
+    _write(root, {"docs/en/guide.md": PAGE})
+    runner = CliRunner()
+    update = ["translate", "-c", checkpoint, "-i", str(root), "--update", str(root)]
+    assert runner.invoke(app, update).exit_code == 0
+    page = root / "docs/de/guide.md"
+    paragraphs = page.read_text(encoding="utf-8").split("\n\n")
+    _edit(page, f"{paragraphs[1]}\n\n{paragraphs[2]}", f"{paragraphs[1]} {paragraphs[2]}")  # a reviewer joined two
+    _edit(root / "docs/en/guide.md", "A woman sings.", "A woman dances.")
+    files = _files(root)
+    result = runner.invoke(app, update)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "docs/de/guide.md: left as it is, though docs/en/guide.md changed since it was translated: it has 3 texts, " \
+        "where the source it was translated from had 4" in said and "no translation written" in said, said
+    assert _files(root) == files
+    # without a record (made by hand, or the record removed): taken as made from the source as it is now
+    (root / RECORD_NAME).unlink()
+    result = runner.invoke(app, update)
+    assert result.exit_code == 0 and "docs/de/guide.md: not in nmt-translations.json" in " ".join(result.output.split())
+    assert _files(root) == files | {RECORD_NAME: (root / RECORD_NAME).read_text(encoding="utf-8")}
+    assert TranslationRecord.read(root).entries["docs/de/guide.md"].texts == tuple(
+        fingerprint(text) for text in ("A dog", "A black dog runs.", "Two men play in a park.", "A woman dances."))
+
+
+@pytest.mark.parametrize("content, problem", [('{"translations": {\n  "a": [}', "line 2: not valid JSON"),
+                                              ('["a"]', 'not a record of translations (no "translations" object)'),
+                                              ('{"translations": {"docs/de/a.md": {"texts": []}}}',
+                                               "the entry of docs/de/a.md is not a source and its texts' fingerprints")])
+def test_a_record_that_is_not_one_is_a_one_line_error_and_nothing_is_written(trained_tiny, tmp_path, content, problem):
+    root = tmp_path / "site"
+    _write(root, {"docs/en/guide.md": PAGE, RECORD_NAME: content})
+    with pytest.raises(NmtError, match="nmt-translations.json: " + problem.replace("(", r"\(").replace(")", r"\)")):
+        TranslationRecord.read(root)
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    one_line_error(CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(root), "--update", str(root)]),
+                   problem)
+    assert sorted(_files(root)) == ["docs/en/guide.md", RECORD_NAME]
