@@ -28,6 +28,7 @@ from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.text.end_marks import without_stop_its_source_lacks
 from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.text.messages import read_as_translation
 from nmt.data.words import without_segmenter
@@ -289,7 +290,8 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     directions, numbers = LineDirections(translator, warn=warn), document.numbers
     requests = [Line(text, markup=is_markup, controls=directions.of(text, number))
                 for text, is_markup, number in zip(document.texts, markup, numbers)]
-    translations = _translations(translator, requests, cfg, warn, numbers, done, kept=kept)
+    translations = _translations(translator, requests, cfg, warn, numbers, done, kept=kept,
+                                 stops=kind not in PAGES)  # (a page's are its reader's to drop: its marks)
     if kind == "html":  # its lang names the target language
         target = direction(translator, requests[0].controls if requests else None)[1]
         written = document.write(translations, target)
@@ -371,7 +373,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
                  "has placeholders the source no longer has")
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
-    translations = _translations(translator, requests, cfg, warn, document.numbers, done, unit, kept_texts)
+    translations = _translations(translator, requests, cfg, warn, document.numbers, done, unit, kept_texts, stops=True)
     content = document.write(document.with_kept(translations) if by_keys else translations, target)
     # up to date, the file as it was written (its order, its comments, a catalog's line wrapping): the
     # earlier translation, or a translator's file with nothing left to translate
@@ -438,16 +440,20 @@ def _same_messages(kind: str, content: bytes, earlier: bytes) -> bool:
 
 def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None],
                   numbers: list[int], done: Callable[[int], None], unit: str = "line",
-                  kept: dict[int, str] | None = None) -> list[str]:
+                  kept: dict[int, str] | None = None, stops: bool = False) -> list[str]:
     """Each of a document's texts translated (the text itself where its translation is empty), but
-    those `kept` (a text's place -> its translation); warnings name a text's `unit` and number
-    (`numbers`); `done(n)` hears of the texts translated so far."""
+    those `kept` (a text's place -> its translation); with `stops`, without a full stop the model
+    ended one with where its source has no end mark (a heading, a cell, a label: "Ein Hund", not
+    "Ein Hund."). Warnings name a text's `unit` and number (`numbers`); `done(n)` hears of the
+    texts translated so far."""
     kept = kept or {}
     rest = [i for i in range(len(requests)) if i not in kept]
     add = running_total(done)
     hyps = translate(translator, [requests[i] for i in rest], cfg, naming_lines(warn, [numbers[i] for i in rest], unit),
                      finished=lambda indices: add(len(indices)))
     translated = {i: hypothesis_text(translator.tgt_tokenizer, h[0]) or requests[i].text for i, h in zip(rest, hyps)}
+    if stops:
+        translated = {i: without_stop_its_source_lacks(requests[i].text, text) for i, text in translated.items()}
     return [kept[i] if i in kept else translated[i] for i in range(len(requests))]
 
 

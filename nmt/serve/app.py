@@ -33,6 +33,7 @@ from nmt.data.source_language import AUTO
 from nmt.decode.request import (Line, LineDirections, LineRequest, RequestLimits, RequestRefused, check_request,
                                 hypothesis_record)
 from nmt.decode.search import Hypothesis
+from nmt.decode.text.end_marks import without_stop_its_source_lacks
 from nmt.errors import NmtError
 from nmt.serve import files, libretranslate
 from nmt.serve.batcher import Batcher
@@ -379,6 +380,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
         except RequestRefused as e:
             return error(400 if e.status == 422 else e.status, str(e))
         translations = [outputs[0] or (text if source.whole else "") for outputs, text in zip(texts, source.texts)]
+        if source.stops:
+            translations = [without_stop_its_source_lacks(text, out) for text, out in zip(source.texts, translations)]
         key = translated_files.add(source.name, source.write(translations, asked.target))
         return JSONResponse({"translatedFileUrl": str(request.url_for("download_file", filename=key))})
 

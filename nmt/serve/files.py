@@ -65,6 +65,9 @@ class Upload:
     # a text whose translation comes back empty keeps its own words, as `nmt translate` writes a
     # document (nmt.decode.stream); a text file's line is left empty, as it writes a line
     whole: bool = True
+    # a full stop the model ended a text with where its source has none (a heading, a cell) dropped,
+    # as `nmt translate` writes a document; a page's reader drops it by its own marks, a line keeps it
+    stops: bool = True
 
 
 def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str | None = None) -> Upload:
@@ -92,14 +95,14 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
     except UnicodeDecodeError as e:
         raise LibreError(f"Invalid request: {name}: invalid UTF-8 at byte {e.start}") from None
     if suffix == ".txt":
-        return Upload(name, lines, lambda translations, _: _file(translations), whole=False)
+        return Upload(name, lines, lambda translations, _: _file(translations), whole=False, stops=False)
     if suffix in (".html", ".htm"):
         document = HtmlDocument.read(lines)
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
                       markup=True)
     if kind in PAGES:  # (each text markup where it looks so; its inline marks read as Markdown's)
         page = read_page(kind, lines, name)
-        return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)))
+        return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)), stops=False)
     try:
         subtitles = Subtitles.read(lines, suffix[1:], name)
     except NmtError as e:

@@ -37,17 +37,20 @@ def searched(translator, monkeypatch) -> list[str]:
 
 def translated_both_ways(checkpoint: str, translator, cfg, source: Path, output: Path, read) -> tuple[bytes, bytes]:
     """`nmt translate` of a document file, and what the document (`read(its bytes)`) writes from its
-    texts translated one by one by the same model into German: the two files a test compares."""
+    texts translated one by one by the same model into German, each without a full stop its source
+    lacks (a heading, a cell): the two files a test compares."""
     from typer.testing import CliRunner
 
     from nmt.cli import app
+    from nmt.decode.text.end_marks import without_stop_its_source_lacks
     from nmt.decode.translate import translate_lines
 
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(source), "-o", str(output)])
     assert result.exit_code == 0, result.output
     texts = read(source.read_bytes()).texts
     hyps = translate_lines(translator, texts, cfg, markup=[True] * len(texts))
-    return output.read_bytes(), read(source.read_bytes()).write([h[0].text or t for h, t in zip(hyps, texts)], "de")
+    return output.read_bytes(), read(source.read_bytes()).write(
+        [without_stop_its_source_lacks(t, h[0].text or t) for h, t in zip(hyps, texts)], "de")
 
 
 PICTURE = b"\x89PNG\r\n\x1a\n\x00\xff"  # a file an Office document holds that is not text
