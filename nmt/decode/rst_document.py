@@ -19,22 +19,23 @@ docutils read it. Its blocks are segments of a Markdown document's kinds
   apart, the definition read as a page of its own.
 - A footnote's or citation's text (`.. [1] ...`) and a field's body (`:param x: ...`) are
   translated, their labels kept; a line block's lines (`| ...`) one by one.
+- A grid or simple table's cells are translated one by one, and the table drawn again around
+  them (nmt.decode.rst_table); a `list-table`'s title and cells are translated, its rows being lists.
 - Copied as they stand: other directives (`code-block`, `image`, `toctree`, `math`,
   `literalinclude`, `autofunction`, ... and any unknown one) with their bodies, comments, link
-  targets (`.. _name: url`, `__ url`), substitution definitions, doctest blocks (`>>>`), grid and
-  simple tables (their cells' widths are the table's shape; a `list-table`'s title and cells are
-  translated, its rows being lists), transitions and fields that are data
+  targets (`.. _name: url`, `__ url`), substitution definitions, doctest blocks (`>>>`), tables
+  with cells spanning columns or rows, transitions and fields that are data
   (`:type x:`, `:rtype:`, `:author:`, `:version:`).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from nmt.decode.markdown_document import MarkdownDocument, _Segment
 from nmt.decode.markdown_lines import Framed
+from nmt.decode.rst_table import GridTable, SimpleTable, width
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.wrapped import Wrapped
 
@@ -61,11 +62,6 @@ _DATA_FIELDS = re.compile(r"(?:type|rtype|vartype|kwtype|author|authors|version|
                           r"address|organization|status|license|tocdepth|orphan|nosearch|nocomments|meta)\b", re.I)
 
 
-def _width(text: str) -> int:
-    """How many columns `text` takes (a wide character, as CJK's, two)."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-
-
 @dataclass
 class _Title:
     """A section's title: its text and its underline (and overline), drawn again to fit; where the
@@ -89,8 +85,8 @@ class _Title:
         line = indent + translations[0]
         under = self.lines[-1].rstrip()
         char = under[0]
-        wide = _width(line) > len(under) or len(under) == _width(title.rstrip())  # (drawn to the title's width)
-        adornment = char * _width(line) if wide else under
+        wide = width(line) > len(under) or len(under) == width(title.rstrip())  # (drawn to the title's width)
+        adornment = char * width(line) if wide else under
         target = []
         if self.linked and translations[0] != title.strip():
             name = title.strip()
@@ -218,7 +214,11 @@ class _RstBlocks:
         if blank_before and _ADORNMENT.match(line.strip()) and (i + 1 == len(lines) or not lines[i + 1].strip()):
             return self.add("copied", i, i + 1)  # a transition
         if blank_before and (_GRID_TABLE.match(line) or _SIMPLE_TABLE.match(line)):
-            return self.add("copied", i, self._table_end(i))
+            end = self._table_end(i)
+            table = (GridTable if _GRID_TABLE.match(line) else SimpleTable).read(lines[i:end])
+            if table is None or not table.texts:  # (cells spanning columns or rows; no words)
+                return self.add("copied", i, end)
+            return self.add("title", i, end, table)
         if blank_before and line.lstrip().startswith(">>>"):
             end = next((j for j in range(i, len(lines)) if not lines[j].strip()), len(lines))
             return self.add("copied", i, end)
@@ -265,7 +265,7 @@ class _RstBlocks:
                 and lines[i + 2].rstrip() == lines[i].rstrip():
             return self.add("title", i, i + 3, _Title(lines[i:i + 3], True))
         if i + 1 < len(lines) and not lines[i][:1].isspace() and _ADORNMENT.match(lines[i + 1]) \
-                and len(lines[i + 1].rstrip()) >= min(4, _width(lines[i].rstrip())) and not _ADORNMENT.match(lines[i]):
+                and len(lines[i + 1].rstrip()) >= min(4, width(lines[i].rstrip())) and not _ADORNMENT.match(lines[i]):
             return self.add("title", i, i + 2, _Title(lines[i:i + 2], False))
         return None
 

@@ -73,23 +73,90 @@ TEXTS = ["Getting started", "A dog runs on the beach. A man is riding a bicycle 
          "A child plays in the park.", "Two dogs play in the snow.", "A custom title", "A woman sings on a stage.",
          "- A girl reads a book.", "- A boy jumps into the water.", "The name of the dog.",
          "See ``pip`` or `Python <https://python.org>`_ and Python_ [#]_, |version|.", "A footnote about the dog.",
-         "A line of a poem.", "Another line.", "A dog in the snow."]
+         "A line of a poem.", "Another line.", "A dog", "A cat", "A dog in the snow."]
 
 
 def test_a_pages_words_are_its_texts_and_its_syntax_is_kept():
     document = RstDocument.read(PAGE.splitlines())
     assert document.texts == TEXTS
-    assert document.numbers == [1, 4, 7, 13, 15, 17, 20, 26, 27, 30, 33, 35, 40, 41, 50]
+    assert document.numbers == [1, 4, 7, 13, 15, 17, 20, 26, 27, 30, 33, 35, 40, 41, 44, 44, 50]
     out = document.write(["Erste Schritte mit einem langen Titel", "Ein Hund rennt am Strand. Ein Mann fährt Rad.",
                           "Mit pip installieren:", "Ein Kind spielt.", "Zwei Hunde spielen.", "Ein eigener Titel",
                           "Eine Frau singt.", "- Ein Mädchen liest.", "- Ein Junge springt ins Wasser.", "Der Name des Hundes.",
                           "Siehe ``pip`` oder `Python <https://python.org>`_ und Python_ [#]_, |version|.",
-                          "Eine Fußnote.", "Eine Zeile.", "Noch eine.", "Ein Hund im Schnee."])
+                          "Eine Fußnote.", "Eine Zeile.", "Noch eine.", "Ein Hund", "Eine Katze", "Ein Hund im Schnee."])
     assert out[:2] == ["Erste Schritte mit einem langen Titel", "=" * 37]  # the underline as wide as the title
     assert out[6] == "Mit pip installieren::" and out[8] == "    pip install nmt"  # the literal block after "::"
     assert out[14] == ".. warning:: Zwei Hunde spielen." and out[16:18] == [".. admonition:: Ein eigener Titel", "   :class: tip"]
     assert out[29:31] == [":param name: Der Name des Hundes.", ":type name: str"]
     assert out[34] == ".. [#] Eine Fußnote." and out[39:41] == ["| Eine Zeile.", "| Noch eine."]
+    assert out[42:45] == ["+----------+------------+", "| Ein Hund | Eine Katze |", "+----------+------------+"]
+
+
+GRID = """+------------+----------------+
+| Animal     | What it does   |
++============+================+
+| A dog      | It runs on the |
+|            | beach.         |
++------------+----------------+
+| A cat      | - It sleeps.   |
+|            | - It eats.     |
++------------+----------------+
+"""
+SIMPLE = """=====  ==============
+Name   What it does
+-----  --------------
+A dog  It runs on the
+       beach.
+A cat  It sleeps.
+=====  ==============
+"""
+
+
+def test_grid_and_simple_tables_have_their_cells_translated_and_are_drawn_again_around_them():
+    """A cell holding a paragraph is a unit (its lines joined), one holding a list keeps its lines;
+    the table is drawn again as docutils reads it: a column grown by half or 10 columns at most
+    where its translations are longer, their words wrapped within it, a row as tall as its tallest
+    cell."""
+    grid = RstDocument.read(GRID.splitlines())
+    assert grid.texts == ["Animal", "What it does", "A dog", "It runs on the beach.", "A cat"]
+    assert grid.numbers == [2, 2, 4, 4, 7]
+    out = grid.write(["Tier", "Was es tut", "Ein Hund", "Er rennt am Strand entlang, so schnell er kann.", "Eine Katze"])
+    assert out == ["+------------+--------------------------+",
+                   "| Tier       | Was es tut               |",
+                   "+============+==========================+",
+                   "| Ein Hund   | Er rennt am Strand       |",
+                   "|            | entlang, so schnell er   |",
+                   "|            | kann.                    |",
+                   "+------------+--------------------------+",
+                   "| Eine Katze | - It sleeps.             |",
+                   "|            | - It eats.               |",
+                   "+------------+--------------------------+"]
+    assert _tree("\n".join(out) + "\n") == _tree(GRID)
+    simple = RstDocument.read(SIMPLE.splitlines())
+    assert simple.texts == ["Name", "What it does", "A dog", "It runs on the beach.", "A cat", "It sleeps."]
+    out = simple.write(["Name", "Was es tut", "Ein Hund", "Er rennt am Strand entlang, so schnell er kann.",
+                        "Eine Katze", "Sie schläft."])
+    assert out == ["==========  ========================",
+                   "Name        Was es tut",
+                   "----------  ------------------------",
+                   "Ein Hund    Er rennt am Strand",
+                   "            entlang, so schnell er",
+                   "            kann.",
+                   "Eine Katze  Sie schläft.",
+                   "==========  ========================"]
+    assert _tree("\n".join(out) + "\n") == _tree(SIMPLE)
+    # wide characters take two columns each, as docutils counts them
+    out = grid.write(["動物", "何をするか", "犬", "浜辺を走る", "猫"])
+    assert out[1] == "| 動物       | 何をするか     |" and _tree("\n".join(out) + "\n") == _tree(GRID)
+
+
+def test_a_table_with_cells_spanning_columns_is_copied_as_it_stands():
+    spans = ["+-------+-------+", "| A dog and a cat |", "+-------+-------+", "| A dog | A cat |", "+-------+-------+",
+             "", "=====  =====", "Two animals", "------------", "A dog  A cat", "=====  ====="]
+    document = RstDocument.read(spans)
+    assert document.texts == []
+    assert document.write([]) == spans
 
 
 def test_a_list_tables_title_and_cells_are_translated_its_rows_kept(tmp_path):
