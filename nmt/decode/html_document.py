@@ -145,13 +145,14 @@ class HtmlDocument:
     def _rewritten(self, tag: _Tag, translations: list[str], language: str | None) -> str:
         """The tag's text with its translated attributes' values in place of theirs, and its lang
         naming `language`."""
-        values = [(a.start, a.end, translations[i].replace('"', "&quot;"))
-                  for i, a in ((i, self.attributes[i]) for i in tag.attributes)]
+        values = [(a.start, a.end, translations[i]) for i, a in ((i, self.attributes[i]) for i in tag.attributes)]
         if language:
             values += [(start, end, language_tag(language)) for start, end in tag.lang]
         text, out, at = self.source[tag.start:tag.end], [], 0
         for start, end, value in sorted(values):
-            out += [text[at:start], '"', value, '"']
+            # in the value's own quotes ('Copy the ID' stays so), where the translation has none of them
+            quote = "'" if text[start] == "'" and "'" not in value else '"'
+            out += [text[at:start], quote, value.replace('"', "&quot;") if quote == '"' else value, quote]
             at = end
         return "".join([*out, text[at:]])
 

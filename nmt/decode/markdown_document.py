@@ -37,7 +37,6 @@ from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_lines import Framed
 from nmt.decode.text.end_marks import without_stop_its_source_lacks
 from nmt.decode.text.markdown import CODE_SPAN
-from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.wrapped import Wrapped
 
 _FENCE = re.compile(r"\s*(?:>\s?)*\s*(`{3,}|~{3,})")  # indented (a list item's code) or quoted too
@@ -50,6 +49,10 @@ _HEADING = re.compile(r"\s{0,3}#{1,6}(?:\s|$)")
 _TABLE_SEPARATOR = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$|\s*\|\s*:?-+:?\s*\|\s*$")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s")
 _HTML_START = re.compile(r"\s{0,3}</?[A-Za-z][\w.-]*(?:\s|/?>|$)")
+# CommonMark's HTML blocks of other tags: one whose content is raw (1st kind), or a whole tag alone
+# on its line (7th kind); "<small>(source: [a link](url))</small>" is a paragraph, its link Markdown's
+_RAW_TAG = re.compile(r"\s{0,3}<(?:script|pre|style|textarea)(?:\s|>|$)", re.I)
+_TAG_ON_ITS_OWN = re.compile(r"\s{0,3}(?:<[A-Za-z][\w.-]*(?:\s[^<>]*)?/?>|</[A-Za-z][\w.-]*\s*>)\s*$")
 # a block-level tag, which starts an HTML block even right after a paragraph's line (CommonMark's 6th kind)
 _BLOCK_TAG = re.compile(r"\s{0,3}</?(?:address|article|aside|blockquote|center|details|dialog|dd|div|dl|dt|fieldset|"
                         r"figcaption|figure|footer|form|h[1-6]|header|hr|li|main|nav|ol|p|section|summary|table|tbody|"
@@ -132,16 +135,15 @@ class MarkdownDocument:
 
     @property
     def markup(self) -> list[bool]:
-        """Whether each text is read as markup: an HTML block's is, any other where it looks so
-        outside its code spans and comments (a tag in ``<meta>`` is code, `<!-- ignore -->` a note,
-        which the text's marks carry)."""
+        """Whether each text is read as markup: an HTML block's is (Markdown's marks are not read
+        in it); any other is Markdown, its inline HTML tags read with its marks (a tag in
+        ``<meta>`` is code, `<!-- ignore -->` a note: nmt.decode.text.markup.mark)."""
         flags = []
         for segment in self.segments:
             if segment.kind == "nested":
                 flags += segment.reader.markup
             else:
-                flags += [segment.kind == "html" or looks_like_markup(_COMMENT.sub("", CODE_SPAN.sub("", text)))
-                          for text, _ in _units(segment)]
+                flags += [segment.kind == "html" for _ in _units(segment)]
         return flags
 
     @property
@@ -282,9 +284,7 @@ class _Blocks:
                 return self.add("copied", i, end + 1)
         if _JSX_TAG.match(line) and "={" in line:  # a component's tag with props that are code: <Tabs values={[...]}>
             return self.add("copied", i, i + 1)
-        if (blank_before or _BLOCK_TAG.match(line)) and (
-                _HTML_START.match(line) or (in_list or self.mdx) and line.lstrip().startswith("<")
-                and _HTML_START.match(line.lstrip())):  # (indented in a list's item; a block's tag ends a paragraph)
+        if (blank_before or _BLOCK_TAG.match(line)) and self._html_block(line, in_list):
             end = next((j for j in range(i + 1, len(lines)) if not lines[j].strip()), len(lines))
             return self.add("html", i, end, HtmlDocument.read(lines[i:end]))
         if "|" in line and i + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[i + 1]):
@@ -318,6 +318,15 @@ class _Blocks:
             body = [text[len(indent):] if text.startswith(indent) else text.lstrip() for text in lines[start:close]]
             self.add("nested", start, close, MarkdownDocument.read(body, self.labels, self.mdx), indent)
         return self.add("copied", close, close + 1) if close < len(lines) else close
+
+    def _html_block(self, line: str, in_list: bool) -> bool:
+        """Whether `line` starts an HTML block: by CommonMark's rules (a block-level tag, a tag
+        whose content is raw, a tag alone on its line), indented in a list's item too; in MDX,
+        any tag (JSX)."""
+        if self.mdx:
+            return bool(_HTML_START.match(line.lstrip() if line.lstrip().startswith("<") else line))
+        start = line.lstrip() if in_list and line.lstrip().startswith("<") else line
+        return bool(_BLOCK_TAG.match(start) or _RAW_TAG.match(start) or _TAG_ON_ITS_OWN.match(start))
 
     def line(self, i: int) -> int | None:
         """The line after line i where it is a block of its own (copied, or its words framed by

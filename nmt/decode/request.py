@@ -52,6 +52,7 @@ class Line:
     constraints: tuple[str, ...] = ()  # phrases the translation contains
     markup: bool = False  # the text is inline markup, its tags kept in the translation
     controls: Controls | None = None  # a multilingual model's language tokens for it; None: the engine's direction
+    page: bool = False  # a documentation page's text (Markdown): its inline HTML tags read with its marks
 
     @classmethod
     def of(cls, request: LineRequest, controls: Controls | None = None) -> "Line":

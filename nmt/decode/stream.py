@@ -288,7 +288,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     kept = _kept(before, document.texts, _whole(kind, list(read_lines(Path(update))), update)[0].texts, update) \
         if update is not None else {}
     directions, numbers = LineDirections(translator, warn=warn), document.numbers
-    requests = [Line(text, markup=is_markup, controls=directions.of(text, number))
+    requests = [Line(text, markup=is_markup, controls=directions.of(text, number), page=kind in PAGES)
                 for text, is_markup, number in zip(document.texts, markup, numbers)]
     translations = _translations(translator, requests, cfg, warn, numbers, done, kept=kept,
                                  stops=kind not in PAGES)  # (a page's are its reader's to drop: its marks)

@@ -21,7 +21,7 @@ import asyncio
 import json
 import sys
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
@@ -326,15 +326,19 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
             return error(400 if e.status == 422 else e.status, str(e))
         return JSONResponse(libretranslate.answer(asked, texts, counts))
 
-    async def libre_translations(fields: dict, markup_where_it_looks_so: bool = False, pages: bool = True) -> tuple:
+    async def libre_translations(fields: dict, markup_where_it_looks_so: bool = False, pages: bool = True,
+                                 markup_of_texts: list[bool] | None = None) -> tuple:
         """A LibreTranslate request translated: the request, each line's outputs (best first) and
         each text's count of lines. Its lines are markup as its format says, or (a file's) where
-        they look like markup; with format html, each text is an HTML page read block by block
-        (`pages`; a file's texts are blocks already)."""
+        they look like markup, or (a documentation page's texts) as `markup_of_texts` says of each;
+        with format html, each text is an HTML page read block by block (`pages`; a file's texts
+        are blocks already)."""
         # (source auto reads the identifier's model on first use: off the event loop)
         asked = await run_in_threadpool(libretranslate.parse, fields, models.directions())
         lines, counts = libretranslate.lines_of(asked, pages)
         check_line_count(len(lines), limits)
+        line_markup = [flag for flag, count in zip(markup_of_texts, counts) for _ in range(count)] \
+            if markup_of_texts is not None else None
         line_sources = [code for code, count in zip(asked.text_sources(), counts) for _ in range(count)]
         parts, plans = [], []
         for index, taken in models.for_lines(line_sources, [asked.target] * len(lines)).items():
@@ -343,6 +347,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
                 None if markup_where_it_looks_so else asked.markup))
             parts.append(part)
             plans.append(plan_request(part.body, part.served.translator, limits, part.numbers))
+            if line_markup is not None:
+                plans[-1].lines = [replace(line, markup=line_markup[i], page=True) for line, i in zip(plans[-1].lines, taken)]
         records = await translate_parts(parts, plans)
         return asked, [[record["text"] for record in line] for line in records], counts
 
@@ -371,10 +377,12 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
                       if key in ("source", "target")}
             source = files.read_upload(upload.filename, await upload.read(),
                                        models.models[0].translator.recipe.decode.pdf_font, fields.get("target"))
-            if source.markup:
+            if source.markup is True:
                 fields["format"] = "html"
+            each = source.markup if isinstance(source.markup, list) else None
             asked, texts, _ = await libre_translations({**fields, "q": source.texts or [""]},
-                                                       markup_where_it_looks_so=source.markup is None, pages=False)
+                                                       markup_where_it_looks_so=source.markup is None, pages=False,
+                                                       markup_of_texts=each or None)
         except libretranslate.LibreError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         except RequestRefused as e:

@@ -61,7 +61,7 @@ class Upload:
     name: str  # the file's name as uploaded, without folders
     texts: list[str]  # what is translated: its lines, or its cues' texts
     write: Callable[[list[str], str], bytes]  # the translated file from the texts' translations and target language
-    markup: bool | None = None  # whether the texts are markup; None: each where it looks so
+    markup: bool | list[bool] | None = None  # whether the texts are markup (a list: each text's); None: each where it looks so
     # a text whose translation comes back empty keeps its own words, as `nmt translate` writes a
     # document (nmt.decode.stream); a text file's line is left empty, as it writes a line
     whole: bool = True
@@ -100,9 +100,10 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
         document = HtmlDocument.read(lines)
         return Upload(name, document.texts, lambda translations, target: _file(document.write(translations, target)),
                       markup=True)
-    if kind in PAGES:  # (each text markup where it looks so; its inline marks read as Markdown's)
+    if kind in PAGES:  # (an HTML block's text markup, the others Markdown, as nmt translate reads them)
         page = read_page(kind, lines, name)
-        return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)), stops=False)
+        return Upload(name, page.texts, lambda translations, _: _file(page.write(translations)), markup=page.markup,
+                      stops=False)
     try:
         subtitles = Subtitles.read(lines, suffix[1:], name)
     except NmtError as e:

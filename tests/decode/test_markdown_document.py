@@ -237,10 +237,21 @@ def test_a_footnotes_indented_lines_are_its_text():
         "[^2]:", "    Eine Katze schläft", "    den ganzen Tag."]
 
 
-def test_a_tag_in_a_code_span_does_not_make_a_text_markup():
-    """``<meta>`` is code: read as markup, its backticks were words the model dropped."""
-    document = MarkdownDocument.read(["Use `<meta>` tags.", "", "Use <b>bold</b> words."])
-    assert document.markup == [False, True]
+def test_a_paragraphs_inline_html_is_read_with_its_marks_and_a_tag_in_a_code_span_is_code():
+    """A paragraph is Markdown, its inline HTML tags and its marks read together (read as markup,
+    its link's brackets were words the model dropped); ``<meta>`` is code (read as markup, its
+    backticks were words too); an HTML block is markup, no Markdown read in it."""
+    from nmt.decode.text.markup import mark
+
+    document = MarkdownDocument.read(["Use `<meta>` tags.", "", "Press <kbd>Enter</kbd> in [the <b>big</b> park](a.md).",
+                                      "", "<div>", "A *dog*.", "</div>"])
+    assert document.markup == [False, False, True]
+    code, both = (mark(text, False, True, markdown=True, page=True) for text in document.texts[:2])
+    assert code.text == "Use tags." and [item.open for item in code.items] == ["`<meta>`"]
+    assert both.text == "Press in the big park." and [(item.open, item.close) for item in both.items] == [
+        ("<kbd>Enter</kbd>", ""), ("[", "](a.md)")] and both.items[1].children[0].open == "<b>"
+    assert mark(document.texts[1], False, True, markdown=True).items[0].open == "[" and \
+        mark(document.texts[1], False, True, markdown=True).text != both.text  # (not a page's: its tags are text)
 
 
 def test_a_block_tag_right_after_a_paragraph_ends_it():

@@ -85,7 +85,8 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
     catalog = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "A black dog"\nmsgstr ""\n'
     for name, content in (("talk.en.srt", SUBRIP), ("notes.txt", "\n".join(LINES) + "\n\n...\n"),
                           ("app.xlf", XLIFF_2.replace("fr", "de")), ("app.pot", catalog), ("en.json", '{"a": "A black dog"}'),
-                          ("Localizable.xcstrings", json.dumps(CATALOG)), ("README.md", "# A dog\n\nA **black** dog runs.\n"),
+                          ("Localizable.xcstrings", json.dumps(CATALOG)), ("README.md", "# A dog\n\nA **black** dog runs.\n\nA <b>dog</b> runs to [the park](a.md).\n\n"
+                                                                 "<div>\nA *black* dog.\n</div>\n"),
                           ("index.rst", "A dog\n=====\n\nA black dog runs::\n\n    code\n"),
                           ("index.adoc", "= A dog\n\n* A black dog runs.\n\n----\ncode\n----\n"),
                           ("lesson.ipynb", json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# A dog"]},

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
-from nmt.decode.text.markdown import markdown_pieces
+from nmt.decode.text.markdown import CODE_SPAN, markdown_pieces
 from nmt.decode.text.verbatim import PLACEHOLDER, unreadable_spans, verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
@@ -81,15 +81,21 @@ class Marked:
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
          keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False,
          readable: Callable[[str], bool] | None = None,
-         names: Callable[[str], list[tuple[int, int]]] | None = None) -> Marked:
+         names: Callable[[str], list[tuple[int, int]]] | None = None, page: bool = False) -> Marked:
     """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
-    nmt.decode.text.markdown), with its asides in parentheses made items named ASIDE (`asides`,
+    nmt.decode.text.markdown; a documentation page's line (`page`) with its inline HTML tags, where
+    they nest, read as markup's too), with its asides in parentheses made items named ASIDE (`asides`,
     nmt.decode.text.asides: a phrase an element, a longer aside a point), and/or with its
     verbatim spans taken out (`verbatim`; a quantity, "3 people", left in the text where
     `keep_quantity` says so; text in letters that `readable` fails among them, but for that inside
     a name that `names` finds). Markup that does not nest raises MarkupError, or with `lenient` its
     unmatched tags become points (kept in the output as they stand)."""
-    pieces = _markup_pieces(line) if markup else (markdown and markdown_pieces(line)) or [("text", line)]
+    if markup:
+        pieces = _markup_pieces(line)
+    elif markdown and page and looks_like_markup(_code_masked(line)):  # ("Press <kbd>Enter</kbd>, see [it](a.md)")
+        pieces = _markdown_and_tags(line)
+    else:
+        pieces = (markdown and markdown_pieces(line)) or [("text", line)]
     if asides:
         pieces = [split for piece in pieces
                   for split in (_aside_pieces(piece[1]) if piece[0] == "text" else [piece])]
@@ -98,6 +104,25 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
                   for split in (_verbatim_pieces(piece[1], keep_quantity, readable, names) if piece[0] == "text"
                                 else [piece])]
     return _assemble(pieces, markup, lenient)
+
+
+def _code_masked(line: str) -> str:
+    """`line` with the angle brackets in its Markdown code spans masked (a tag there is code), its
+    length kept."""
+    return CODE_SPAN.sub(lambda m: m.group().replace("<", "\0").replace(">", "\0"), line) if "`" in line else line
+
+
+def _markdown_and_tags(line: str) -> list[tuple]:
+    """The pieces of a Markdown line with inline HTML: its marks read with its tags (outside code
+    spans) masked, so that a link or emphasis holds tags ("[the <b>big</b> park](url)") and a tag's
+    attributes are never read as marks; then the tags of each text piece."""
+    masked = TAG.sub(lambda m: "\ue000" * len(m.group()), _COMMENT.sub(lambda m: "\ue000" * len(m.group()),
+                                                                       _code_masked(line)))
+    pieces, at = [], 0
+    for piece in markdown_pieces(masked) or [("text", masked)]:  # (end to end: offsets in `line`)
+        raw, at = line[at:at + len(piece[1])], at + len(piece[1])
+        pieces += _markup_pieces(raw) if piece[0] == "text" else [(piece[0], raw, *piece[2:])]
+    return pieces
 
 
 def without_tags(text: str) -> str:
@@ -129,9 +154,10 @@ def looks_like_markup(line: str) -> bool:
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
                numbers: list[int], keep_quantity: Callable[[str], bool] | None = None,
                markdown: bool = False, asides: bool = False, readable: Callable[[str], bool] | None = None,
-               names: list[Callable[[str], list[tuple[int, int]]] | None] | None = None) -> list[Marked | None]:
+               names: list[Callable[[str], list[tuple[int, int]]] | None] | None = None,
+               pages: list[bool] | None = None) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so, else with Markdown's marks where
-    `markdown`; its asides taken out where `asides`), or None where nothing is taken out of it (and
+    `markdown`, and a page's (`pages`) inline HTML tags where they nest; its asides taken out where `asides`), or None where nothing is taken out of it (and
     it is not markup) or it is to be translated `as_written`. A line whose markup does not nest is
     warned about (naming its number); its unmatched tags become points. So is a line with text in
     letters that `readable` fails, which is copied as written (taken out, or where it is a name
@@ -139,7 +165,9 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
     out: list[Marked | None] = []
     for at, (line, is_markup, keep, number) in enumerate(zip(lines, markup, as_written, numbers)):
         named = names[at] if names else None
-        marks = markdown and not is_markup and markdown_pieces(line) is not None
+        page = bool(pages and pages[at])
+        marks = markdown and not is_markup and (markdown_pieces(line) is not None
+                                                or page and looks_like_markup(_code_masked(line)))
         found = (verbatim and verbatim_spans(line, keep_quantity, readable, named)) or (asides and aside_spans(line))
         if verbatim and not keep and readable is not None and (unread := unreadable_spans(line, readable)):
             warn(f"line {number}: {_quoted(line, unread)}: letters the model's source vocabulary lacks; "
@@ -148,7 +176,7 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
         options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides, "readable": readable,
-                   "names": named}
+                   "names": named, "page": page}
         try:
             marked = mark(line, is_markup, verbatim, **options)
         except MarkupError as e:
