@@ -76,7 +76,26 @@ class _Cell:
     text: str | None  # its paragraph, translated; None: kept as written
 
 
-class GridTable:
+class _Table:
+    """A table's rows of cells, each row's first line (`row_lines`): its texts, the translated cells'."""
+    rows: list[list[_Cell]]
+    row_lines: list[int]
+
+    @property
+    def texts(self) -> list[str]:
+        return [cell.text for row in self.rows for cell in row if cell.text is not None]
+
+    @property
+    def numbers(self) -> list[int]:
+        return [first + 1 for row, first in zip(self.rows, self.row_lines) for cell in row if cell.text is not None]
+
+    def _translated(self, translations: list[str]) -> list[list[str | None]]:
+        """Each row's cells' translations (None for a cell kept as written)."""
+        given = iter(translations)
+        return [[next(given) if cell.text is not None else None for cell in row] for row in self.rows]
+
+
+class GridTable(_Table):
     """A grid table (`+---+---+` borders, `|` between cells) read for translation: its `texts`
     (each translated cell's) in, its lines drawn again around their translations out (`write`)."""
 
@@ -117,17 +136,8 @@ class GridTable:
             return None
         return cls(indent, borders, rows, [b - a - 1 for a, b in zip(joints, joints[1:])], row_lines)
 
-    @property
-    def texts(self) -> list[str]:
-        return [cell.text for row in self.rows for cell in row if cell.text is not None]
-
-    @property
-    def numbers(self) -> list[int]:
-        return [first + 1 for row, first in zip(self.rows, self.row_lines) for cell in row if cell.text is not None]
-
     def write(self, translations: list[str]) -> list[str]:
-        given = iter(translations)
-        texts = [[next(given) if cell.text is not None else None for cell in row] for row in self.rows]
+        texts = self._translated(translations)
         widths = [_grown(columns - 2, [row[column] for row in texts if row[column] is not None]) + 2
                   for column, columns in enumerate(self.widths)]  # (a space each side)
         out = [self._border(self.borders[0], widths)]
@@ -150,7 +160,7 @@ def _cell(lines: list[str]) -> _Cell:
     return _Cell(lines, _paragraph(lines))
 
 
-class SimpleTable:
+class SimpleTable(_Table):
     """A simple table (columns drawn by `=====  =====` borders) read for translation: its `texts`
     (each translated cell's) in, its lines drawn again around their translations out (`write`).
     A row's first column is one line (a line whose first column is blank continues the row above);
@@ -193,17 +203,8 @@ class SimpleTable:
             rows.append([_cell([line[start:end] for line in group]) for start, end in bounds])
         return cls(indent, body, columns, rows, row_lines)
 
-    @property
-    def texts(self) -> list[str]:
-        return [cell.text for row in self.rows for cell in row if cell.text is not None]
-
-    @property
-    def numbers(self) -> list[int]:
-        return [first + 1 for row, first in zip(self.rows, self.row_lines) for cell in row if cell.text is not None]
-
     def write(self, translations: list[str]) -> list[str]:
-        given = iter(translations)
-        texts = [[next(given) if cell.text is not None else None for cell in row] for row in self.rows]
+        texts = self._translated(translations)
         widths = [end - start for start, end in self.columns]
         gaps = [b_start - a_end for (_, a_end), (b_start, _) in zip(self.columns, self.columns[1:])]
         for column in range(len(widths)):
