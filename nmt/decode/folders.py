@@ -24,7 +24,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
-from nmt.decode.site_layouts import documentation_site, unlisted
+from nmt.decode.site_layouts import Docusaurus, documentation_site, unlisted, untranslated_label
 from nmt.decode.stream import KEYED, StreamReport, file_format, file_texts, read_document, translate_file
 from nmt.decode.translation_record import RECORD_NAME, Made, TranslationRecord, fingerprint, kept_translations
 from nmt.errors import NmtError
@@ -61,12 +61,14 @@ class _Step:
     """One file written into the new folder: `source` translated or copied to `target` (both
     relative to their folders); `earlier`: a translation of it already in the folder, whose
     messages are kept (--update); `before`: what that translation was made from, where the record
-    knows it (nmt.decode.translation_record)."""
+    knows it (nmt.decode.translation_record); `fill`: a Docusaurus labels file, its messages still
+    in the site's English translated in place."""
     source: Path
     target: Path
     translated: bool
     earlier: Path | None = None
     before: Made | None = None
+    fill: bool = False
 
 
 def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
@@ -94,7 +96,7 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     steps = _steps(sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file()), source,
                    languages, report, record, other_targets)
     if output is None:
-        steps = [step for step in steps if step.translated and (step.target != step.source or
+        steps = [step for step in steps if step.translated and (step.target != step.source or step.fill or
                                                                 _filled_in_place(source, step.source, languages[1]))]
     building = (output or source).resolve().with_name(f".{(output or source).resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
@@ -108,7 +110,7 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
                 translated = translate_file(translator, str(source / step.source), str(target), cfg,
                                             warn=warn_for(source / step.source),
                                             update=str(source / step.earlier) if step.earlier else None,
-                                            before=step.before)
+                                            before=step.before, fill=untranslated_label if step.fill else None)
                 report.lines += translated.lines
                 report.failed += translated.failed
                 if translated.kept:
@@ -215,6 +217,8 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
             steps.append(_Step(path, path, True))
             continue
         steps.append(_Step(path, path, False))  # the source's file (or another language's) stays as it is
+        if is_language(named, tgt) and isinstance(documents[2], Docusaurus) and documents[2].labels(path, tgt):
+            steps[-1] = _Step(path, path, True, path, fill=True)  # (the site's labels: what is still English filled)
         if is_language(named, tgt) or any(is_language(named, code) for code in other_targets):
             continue
         if src is not None and named.code is not None and not is_language(named, src):
@@ -239,6 +243,9 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         report.localized.append((path, target))
     if site_pages:
         report.notes += unlisted(site, folder, tgt)
+        if isinstance(site, Docusaurus) and not any(site.labels(path, tgt) for path in files):
+            report.notes.append(f"the site's navbar, footer and sidebar labels: `npm run write-translations -- --locale "
+                                f"{site.named(tgt)}` in {site.root.as_posix() or '.'} writes them for nmt to translate")
     return steps
 
 

@@ -20,7 +20,10 @@ default language in place and reads each language's from its own folder under i1
 - src/pages/about.mdx → i18n/de/docusaurus-plugin-content-pages/about.mdx
 
 (The site's JSON messages, i18n/en/code.json, are a program's messages: nmt.decode.locale_paths
-puts their translation in i18n/de/.) A page already under i18n/ is that language's translation.
+puts their translation in i18n/de/.) A page already under i18n/ is that language's translation. The
+JSON files that `docusaurus write-translations --locale de` writes under i18n/de/ (the navbar's,
+the footer's and the sidebars' labels, code.json) hold the site's English until translated: those
+messages are filled in place (`labels`, `untranslated_label`).
 """
 
 from __future__ import annotations
@@ -77,6 +80,15 @@ class Docusaurus:
     def named(self, language: str) -> str:
         """The language's name in the site's paths and configuration: its tag (de, pt-BR)."""
         return _tag(language)
+
+    def labels(self, path: PurePath, target: str) -> bool:
+        """Whether `path` is one of the JSON files `docusaurus write-translations --locale TARGET`
+        writes: i18n/de/code.json, i18n/de/docusaurus-theme-classic/navbar.json and footer.json,
+        i18n/de/docusaurus-plugin-content-docs/current.json (the sidebars' labels), ..."""
+        parts = self._within(path)
+        if parts is None or path.suffix.lower() != ".json" or parts[:2] != ("i18n", self.named(target)):
+            return False
+        return parts[2:] == ("code.json",) or len(parts) == 4 and parts[2].startswith("docusaurus-")
 
     def translated_language(self, path: PurePath) -> str | None:
         """The language of a page translated under i18n/ (i18n/fr/docusaurus-plugin-content-docs/...),
@@ -149,6 +161,15 @@ class SuffixSite:
 
 
 Site = Docusaurus | RootLocaleSite | SuffixSite
+
+
+def untranslated_label(key: tuple, text: str) -> bool:
+    """Whether a message of a Docusaurus labels file (Docusaurus.labels) is the site's English as
+    write-translations wrote it: the label its key names (`"item.label.Docs": {"message": "Docs"}`,
+    `"sidebar.docs.category.Guides": {"message": "Guides"}`), or its key itself (a `<Translate>`
+    text without an id: `"Easy to Use": {"message": "Easy to Use"}`)."""
+    return len(key) == 2 and key[1] == "message" and isinstance(key[0], str) and (
+        text == key[0] or key[0].endswith("." + text))
 
 
 def unlisted(site: Site, folder: Path, language: str) -> list[str]:

@@ -158,7 +158,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
                    input_format: str | None = None, extras: Iterable[str] = (),
                    shards: Callable[..., Iterator[str]] | None = None,
                    done: Callable[[int], None] = lambda _: None, update: str | None = None,
-                   before: Made | None = None) -> StreamReport:
+                   before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
@@ -168,7 +168,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     `done(n)` hears of the lines translated so far; `update`: a translation of an earlier version of
     a program's message file, whose translations are kept (MessageFile.keep_from), or, with `before`
     (what it was made from: nmt.decode.translation_record), of any file: the translations of the
-    texts unchanged since are kept, the messages whose source changed translated again. The report's
+    texts unchanged since are kept, the messages whose source changed translated again; `fill`: of a
+    file updated in place, the messages still to translate (by their key and text). The report's
     `made` is what the translation is made from, for the record."""
     from nmt.data.corpus import decode_lines, read_lines
 
@@ -188,7 +189,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
                        "new (or remove it to translate everything anew)")
     if input_format in WHOLE_FILE:
         return _translate_whole_file(translator, source, output, cfg, output_format, interactive, warn, input_format,
-                                     extras, shards, done, update, before)
+                                     extras, shards, done, update, before, fill)
     if extras and output_format != "jsonl":
         raise NmtError("--token-scores and --alignments need --output-format jsonl")
     if cfg.nbest > 1 and output_format == "plain":
@@ -264,7 +265,8 @@ def read_page(kind: str, lines: list[str], name: str) -> MarkdownDocument | Note
 def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
                           interactive: bool, warn: Callable[[str], None], kind: str, extras: Iterable[str],
                           shards: Callable[..., Iterator[str]] | None, done: Callable[[int], None],
-                          update: str | None = None, before: Made | None = None) -> StreamReport:
+                          update: str | None = None, before: Made | None = None,
+                          fill: Callable[[tuple, str], bool] | None = None) -> StreamReport:
     """`nmt translate` of a subtitle file (each cue's text, or a sentence's over several cues,
     translated whole: nmt.decode.subtitles), of wrapped text (each paragraph whole:
     nmt.decode.wrapped) or of an HTML document (each block whole: nmt.decode.html_document),
@@ -279,7 +281,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     if line_by_line(source, interactive):
         raise NmtError(f"--input-format {kind} reads a whole file, not lines typed at a terminal")
     if kind in DOCUMENTS:
-        return _translate_document(translator, source, output, cfg, warn, done, kind, update, before)
+        return _translate_document(translator, source, output, cfg, warn, done, kind, update, before, fill)
     name = "<stdin>" if source == "-" else source
     lines = list(decode_lines(sys.stdin.buffer, name) if source == "-" else read_lines(Path(source)))
     document, markup = _whole(kind, lines, name)
@@ -332,7 +334,7 @@ def file_texts(path: Path, kind: str | None) -> list[str]:
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str, update: str | None = None,
-                        before: Made | None = None) -> StreamReport:
+                        before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
@@ -366,6 +368,9 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
             earlier_messages = read_document(kind, earlier, update)
         if before is not None and before.messages is not None:
             _forget_changed(earlier_messages, as_source, before, update, warn)
+        if fill is not None:  # (the file itself: its messages still to translate left out of what it keeps)
+            earlier_messages.messages = [message for message in earlier_messages.messages
+                                         if not fill(getattr(message, "key", ()) or (), message.markup)]
         kept = document.keep_from(earlier_messages)
         if document.stale:
             lines = ", ".join(map(str, document.stale[:5])) + (", ..." if len(document.stale) > 5 else "")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.decode.translation_record import RECORD_NAME
+from nmt.decode.translation_record import RECORD_NAME, TranslationRecord
 from tests.conftest import one_line_error
 
 
@@ -193,3 +193,53 @@ def test_a_page_named_for_its_language_beside_its_siblings_gets_its_translation_
                                                                               "store/description_de.txt", RECORD_NAME}
     assert all((out / name).read_text(encoding="utf-8") == content for name, content in files.items())
     assert (out / "content/contact.de.md").read_text(encoding="utf-8") != files["content/contact.md"]
+
+
+def test_a_docusaurus_sites_labels_still_in_english_are_translated_in_place(translator, cfg, tmp_path):
+    """The JSON files `docusaurus write-translations --locale de` writes under i18n/de/ hold the
+    site's English (the navbar's, the sidebars' labels, its <Translate> texts) until translated:
+    each message that is still the label its key names, or the key itself, is translated in place;
+    a translated one, and one whose English cannot be told (the navbar's title), stays; the page
+    gets its translation and the files no record entry; a second update writes nothing."""
+    import json
+
+    from nmt.decode.folders import translate_folder
+    from nmt.decode.stream import translate_file
+
+    site = tmp_path / "site"
+    navbar = {"title": {"message": "A dog", "description": "The title in the navbar"},
+              "item.label.A black dog": {"message": "A black dog", "description": "Navbar item with label A black dog"},
+              "item.label.Blog": {"message": "Neuigkeiten", "description": "Navbar item with label Blog"}}
+    files = {"website/docusaurus.config.js": "module.exports = {i18n: {locales: ['en', 'de']}};\n",
+             "website/docs/intro.md": "A dog runs.\n",
+             "website/i18n/de/docusaurus-theme-classic/navbar.json": json.dumps(navbar, indent=2) + "\n",
+             "website/i18n/de/docusaurus-plugin-content-docs/current.json": json.dumps(
+                 {"sidebar.docs.category.Two cats": {"message": "Two cats"}}, indent=2) + "\n",
+             "website/i18n/de/code.json": json.dumps({"A man rides a bike": {"message": "A man rides a bike"}}) + "\n"}
+    for name, content in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(content, encoding="utf-8")
+    alone = tmp_path / "en.json"  # what each English label becomes, as nmt translate writes a message
+    alone.write_text(json.dumps({"a": "A black dog", "b": "Two cats", "c": "A man rides a bike"}), encoding="utf-8")
+    translate_file(translator, str(alone), str(tmp_path / "de.json"), cfg)
+    expected = json.loads((tmp_path / "de.json").read_text(encoding="utf-8"))
+    report = translate_folder(translator, site, None, cfg, lambda path: lambda message: None)
+    assert sorted(map(str, report.written)) == ["website/i18n/de/code.json",
+                                                "website/i18n/de/docusaurus-plugin-content-docs/current.json",
+                                                "website/i18n/de/docusaurus-plugin-content-docs/current/intro.md",
+                                                "website/i18n/de/docusaurus-theme-classic/navbar.json"]
+    german = json.loads((site / "website/i18n/de/docusaurus-theme-classic/navbar.json").read_text(encoding="utf-8"))
+    assert german == {**navbar, "item.label.A black dog": {"message": expected["a"],
+                                                          "description": "Navbar item with label A black dog"}}
+    assert json.loads((site / "website/i18n/de/docusaurus-plugin-content-docs/current.json").read_text(
+        encoding="utf-8")) == {"sidebar.docs.category.Two cats": {"message": expected["b"]}}
+    assert json.loads((site / "website/i18n/de/code.json").read_text(encoding="utf-8")) == {
+        "A man rides a bike": {"message": expected["c"]}}
+    assert expected["a"] != "A black dog" and set(TranslationRecord.read(site).entries) == {
+        "website/i18n/de/docusaurus-plugin-content-docs/current/intro.md"}
+    again = translate_folder(translator, site, None, cfg, lambda path: lambda message: None)
+    assert again.written == [] and not again.recorded
+    # a site whose labels files are not written yet: a note says how to have them
+    (site / "website/i18n").rename(tmp_path / "i18n")
+    notes = translate_folder(translator, site, tmp_path / "out", cfg, lambda path: lambda message: None).notes
+    assert any("npm run write-translations -- --locale de` in website" in note for note in notes), notes
