@@ -112,7 +112,8 @@ def translate(
              "it has keep its translations; only the others are translated. "
              "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
              "de.lproj/, messages_de.properties, de.po, a site's pages, ...): what changed in their sources since "
-             "translated (nmt-translations.json records what each was made from), nothing else written.")] = None,
+             "translated (nmt-translations.json records what each was made from), nothing else written. "
+             "-i FOLDER --update TRANSLATED: a folder an earlier -o made, brought up to date so.")] = None,
     output_format: Annotated[str, typer.Option(help="plain (one line each) or jsonl (n-best, scores).")] = "plain",
     input_format: Annotated[Optional[str], typer.Option(
         help='plain (text a line; a line with well-formed inline tags is read as markup), markup (every line: '
@@ -235,25 +236,28 @@ def _translate_folders(translator, source: Path, output: str, cfg, output_format
 def _translate_folder(translator, source: Path, output: str, cfg, output_format: str, input_format: str | None,
                       extras: list[str], nproc: int, update: Path | None = None, other_targets: list[str] = ()) -> None:
     """`nmt translate -i FOLDER -o NEW_FOLDER`, or `-i FOLDER --update FOLDER`: its translations
-    brought up to date in place (nmt.decode.folders), `other_targets`' by other calls."""
+    brought up to date in place, or `-i FOLDER --update TRANSLATED`: a folder an earlier -o made
+    (nmt.decode.folders); `other_targets`' by other calls."""
     from nmt.decode.folders import translate_folder
     from nmt.decode.translation_record import RECORD_NAME
 
     in_place = update is not None and update.is_dir() and update.resolve() == source.resolve()
-    if in_place and output not in ("-", str(source)) and Path(output).resolve() != source.resolve():
-        raise NmtError(f"{source}: --update {update} updates the folder's translations in place; leave out -o {output}")
-    for given, refused in ((update is not None and not in_place, f"--update {update} (of a folder: the folder itself, "
-                                                                 "-i FOLDER --update FOLDER, to update its translations in place)"),
-                           (output == "-" and not in_place, "-o - (a folder's translations are files)"),
+    into = update if update is not None and update.is_dir() and not in_place else None  # a folder -o made before
+    if (in_place or into is not None) and output not in ("-", str(update)) and Path(output).resolve() != update.resolve():
+        raise NmtError(f"{source}: --update {update} updates the translations there; leave out -o {output}")
+    for given, refused in ((update is not None and not update.is_dir(),
+                            f"--update {update} (of a folder: the folder itself, -i FOLDER --update FOLDER, to update "
+                            "its translations in place, or the folder an earlier -o translated it into)"),
+                           (output == "-" and not in_place and into is None, "-o - (a folder's translations are files)"),
                            (input_format is not None, "--input-format (each file is read by its name)"),
                            (output_format != "plain" or extras, "--output-format jsonl, --token-scores, --alignments"),
                            (nproc != 1, "--nproc (one process translates a folder)")):
         if given:
             raise NmtError(f"{source}: a folder is translated file by file into a new folder; not with {refused}")
     with lines_counter("translating", str(source), show=True, unit="files") as count:
-        report = translate_folder(translator, source, None if in_place else Path(output), cfg, warner,
-                                  done=lambda n: count("files", n), other_targets=other_targets)
-    if report.localized and not in_place:
+        report = translate_folder(translator, source, None if in_place or into else Path(output), cfg, warner,
+                                  done=lambda n: count("files", n), other_targets=other_targets, into=into)
+    if report.localized and not in_place and into is None:
         err.print(f"{source}: {_some(f'{a} → {b}' for a, b in report.localized)} (each source kept, its "
                   "translation where the program or site reads the target language's)", highlight=False, markup=False)
     if report.other_languages:
@@ -265,7 +269,7 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
     if report.unrecorded:
         err.print(f"note: {_some(map(str, report.unrecorded))}: not in {RECORD_NAME}, taken as translations of their "
                   "sources as they are now (a later change to a source is translated)", highlight=False, markup=False)
-    if in_place:
+    if in_place or into is not None:
         recorded = f" (and {RECORD_NAME}, what they were made from)" if report.recorded else ""
         if report.written:
             done = f"{_some(map(str, report.written))} written{recorded}"
@@ -278,7 +282,7 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
             done = "its translations are up to date; nothing written"
         else:
             done = "nothing to update: no program's messages in the source language, nor a translation file for the target language"
-        err.print(f"{source}: {done}", highlight=False, markup=False)
+        err.print(f"{into or source}: {done}", highlight=False, markup=False)
     _translated(report, str(source), kept_from="the translations already in the folder")
 
 

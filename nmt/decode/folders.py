@@ -26,7 +26,8 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
 from nmt.decode.rows import direction
 from nmt.decode.site_layouts import Docusaurus, documentation_site, unlisted, untranslated_label
 from nmt.decode.stream import KEYED, StreamReport, file_format, file_texts, read_document, translate_file
-from nmt.decode.translation_record import RECORD_NAME, Made, TranslationRecord, fingerprint, kept_translations
+from nmt.decode.translation_record import (RECORD_NAME, Made, TranslationRecord, file_fingerprint, fingerprint,
+                                           kept_translations)
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
@@ -73,7 +74,8 @@ class _Step:
 
 def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
                      warn_for: Callable[[Path], Callable[[str], None]],
-                     done: Callable[[int], None] = lambda _: None, other_targets=()) -> FolderReport:
+                     done: Callable[[int], None] = lambda _: None, other_targets=(),
+                     into: Path | None = None) -> FolderReport:
     """Every file under `source` translated or copied into `output`, a folder that must not exist
     yet (or be empty) and must not lie inside `source`; `warn_for(path)` warns about a file's lines,
     `done(n)` hears of the files finished so far. A program's message file whose path names the
@@ -85,7 +87,15 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     only those translations are written (and XLIFF, gettext, Qt files named for the target
     language and String Catalogs filled), each replacing its file once every one is done.
     `other_targets`: the languages the same run translates into next or did before, whose files
-    are not another language's to report."""
+    are not another language's to report.
+
+    `into`: a folder of its own that an earlier `-o` translated `source` into, file by file in
+    their places (`-i FOLDER --update TRANSLATED`), brought up to date as `-o` would write it now:
+    a file whose source changed since (the folder's record says) translated again, keeping the
+    translations of its unchanged texts, a new one translated, a copied one copied again where
+    its source changed; the rest kept as it is there, a reviewer's edits included."""
+    if into is not None:
+        return _update_translated_folder(translator, source, into, cfg, warn_for, done)
     if output is not None and output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise NmtError(f"{output}: exists and is not an empty folder; name a new folder for the translations")
     if output is not None and output.resolve().is_relative_to(source.resolve()):
@@ -95,39 +105,21 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     record = TranslationRecord.read(source)
     steps = _steps(sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file()), source,
                    languages, report, record, other_targets)
+    mirrored = output is not None and _mirrored(steps)  # (file by file in their places: all of them recorded)
+    if mirrored:
+        record = TranslationRecord()
+        steps = [step for step in steps if step.source != Path(RECORD_NAME)]
     if output is None:
         steps = [step for step in steps if step.translated and (step.target != step.source or step.fill or
                                                                 _filled_in_place(source, step.source, languages[1]))]
     building = (output or source).resolve().with_name(f".{(output or source).resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    kept = messages = 0
     try:
-        for finished, step in enumerate(steps, start=1):
-            target = building / step.target
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if step.translated:
-                translated = translate_file(translator, str(source / step.source), str(target), cfg,
-                                            warn=warn_for(source / step.source),
-                                            update=str(source / step.earlier) if step.earlier else None,
-                                            before=step.before, fill=untranslated_label if step.fill else None)
-                report.lines += translated.lines
-                report.failed += translated.failed
-                if translated.kept:
-                    kept, messages = kept + translated.kept[0], messages + translated.kept[1]
-                if translated.kept_texts:
-                    report.kept_texts = tuple(a + b for a, b in zip(report.kept_texts or (0, 0), translated.kept_texts))
-                if step.target != step.source:
-                    _record(record, step, translated.made, source)
-            else:
-                shutil.copy2(source / step.source, target)
-            done(finished)
+        _carry_out(translator, steps, source, source, building, cfg, warn_for, done, report, record, mirrored)
         if output is None:
             _put_in_place(steps, building, source, report)
-            if record.changed:
-                with replaced_whole(source / RECORD_NAME) as f:
-                    f.write(record.content())
-                report.recorded = True
+            _write_record(record, source, report)
         else:
             if record.entries:
                 (building / RECORD_NAME).write_text(record.content(), encoding="utf-8")
@@ -137,8 +129,108 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    report.kept = (kept, messages) if messages else None
     return report
+
+
+def _carry_out(translator, steps: list[_Step], source: Path, translations: Path, building: Path, cfg: DecodeConfig,
+               warn_for: Callable[[Path], Callable[[str], None]], done: Callable[[int], None], report: FolderReport,
+               record: TranslationRecord, every: bool) -> None:
+    """Each step done into `building`: its file of `source` translated (its earlier translation,
+    the step's `earlier`, read in `translations`) or copied; what each translation beside its
+    source was made from recorded (`every`: each file's, copies too); the lines and the texts
+    kept counted in `report`."""
+    kept = messages = 0
+    for finished, step in enumerate(steps, start=1):
+        target = building / step.target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if step.translated:
+            translated = translate_file(translator, str(source / step.source), str(target), cfg,
+                                        warn=warn_for(source / step.source),
+                                        update=str(translations / step.earlier) if step.earlier else None,
+                                        before=step.before, fill=untranslated_label if step.fill else None)
+            report.lines += translated.lines
+            report.failed += translated.failed
+            if translated.kept:
+                kept, messages = kept + translated.kept[0], messages + translated.kept[1]
+            if translated.kept_texts:
+                report.kept_texts = tuple(a + b for a, b in zip(report.kept_texts or (0, 0), translated.kept_texts))
+            if step.target != step.source or every:
+                _record(record, step, translated.made, source)
+        else:
+            shutil.copy2(source / step.source, target)
+            if every:
+                record.set(step.target, Made(step.source.as_posix(), copied=file_fingerprint(target)))
+        done(finished)
+    report.kept = (kept, messages) if messages else None
+
+
+def _write_record(record: TranslationRecord, folder: Path, report: FolderReport) -> None:
+    """The record written into the folder updated, where it changed."""
+    if record.changed:
+        with replaced_whole(folder / RECORD_NAME) as f:
+            f.write(record.content())
+        report.recorded = True
+
+
+def _mirrored(steps: list[_Step]) -> bool:
+    """Whether a folder's files are translated or copied each in its place (no translation beside
+    its source: no program's messages, no site's pages), so that a new folder mirrors it."""
+    return all(step.target == step.source for step in steps)
+
+
+def _update_translated_folder(translator, source: Path, into: Path, cfg: DecodeConfig,
+                              warn_for: Callable[[Path], Callable[[str], None]],
+                              done: Callable[[int], None]) -> FolderReport:
+    """translate_folder's `into`: the folder `into`, an earlier translation of `source` file by
+    file, brought up to date as translate_folder into a new folder would write it now."""
+    if not into.is_dir():
+        raise NmtError(f"{into}: not a folder (--update names the folder an earlier -o translated {source} into)")
+    if into.resolve().is_relative_to(source.resolve()) or source.resolve().is_relative_to(into.resolve()):
+        raise NmtError(f"{into}: inside {source}, or holding it; name the folder an earlier -o translated it into")
+    report = FolderReport()
+    record = TranslationRecord.read(into)
+    files = sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file())
+    steps = [step for step in _steps(files, source, _languages(translator), report) if step.source != Path(RECORD_NAME)]
+    if not _mirrored(steps):
+        beside = next(step.target for step in steps if step.target != step.source)
+        raise NmtError(f"{source}: its translations go beside their sources ({beside}), not into a folder of their "
+                       f"own; update them in place: -i {source} --update {source}")
+    report.notes = []  # (the languages a site does not list are the in-place update's to say)
+    steps = [kept for step in steps if (kept := _still_to_do(step, source, into, record, report)) is not None]
+    building = into.resolve().with_name(f".{into.resolve().name}.tmp")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    try:
+        _carry_out(translator, steps, source, into, building, cfg, warn_for, done, report, record, every=True)
+        _put_in_place(steps, building, into, report)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    _write_record(record, into, report)
+    return report
+
+
+def _still_to_do(step: _Step, source: Path, into: Path, record: TranslationRecord, report: FolderReport) -> _Step | None:
+    """What becomes of a file of `source` whose earlier translation (or copy) `into` may hold:
+    None where that is up to date (or not known to be otherwise: taken as so, and recorded);
+    else the step, to translate again with that translation's unchanged texts kept (`earlier`,
+    `before`), or to copy again."""
+    there, made = into / step.target, record.made(step.target, step.source)
+    if not there.is_file():
+        return step
+    if not step.translated:
+        now = file_fingerprint(source / step.source)
+        if made is not None and made.copied is not None and made.copied != now:
+            return step  # (its source changed since it was copied)
+        record.set(step.target, Made(step.source.as_posix(), copied=now))
+        report.up_to_date.append(step.target)
+        return None
+    kind = file_format(str(step.source))
+    if kind in KEYED + _BILINGUAL:  # (kept by key, or by the units a file of both languages holds)
+        return replace(step, earlier=step.target, before=made)
+    if not _changed_since(source, step.source, step.target, made, record, report, into):
+        return None
+    return replace(step, earlier=step.target, before=made)
 
 
 def _record(record: TranslationRecord, step: _Step, made: Made | None, folder: Path) -> None:
@@ -250,11 +342,12 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
 
 
 def _changed_since(folder: Path, path: Path, target: Path, before: Made | None, record: TranslationRecord,
-                   report: FolderReport) -> bool:
-    """Whether the document `target`, a translation of `path` made from its texts as they were
-    `before`, is to be updated: its source's texts changed since, and its own still line up with
-    them. One the record does not know is taken as made from the source as it is now (and recorded
-    so); one that no longer lines up is left as it is, with a note."""
+                   report: FolderReport, translations: Path | None = None) -> bool:
+    """Whether the document `target` (in `translations`, else in `folder`), a translation of `path`
+    made from its texts as they were `before`, is to be updated: its source's texts changed
+    since, and its own still line up with them. One the record does not know is taken as made
+    from the source as it is now (and recorded so); one that no longer lines up is left as it is,
+    with a note."""
     kind = file_format(str(path))
     try:
         now = file_texts(folder / path, kind)
@@ -271,7 +364,7 @@ def _changed_since(folder: Path, path: Path, target: Path, before: Made | None, 
         report.up_to_date.append(target)
         return False
     try:
-        earlier = file_texts(folder / target, kind)
+        earlier = file_texts((translations or folder) / target, kind)
     except NmtError as e:
         report.notes.append(f"{target}: left as it is, though {path} changed since it was translated: {e}")
         report.left.append(target)

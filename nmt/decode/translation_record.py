@@ -1,10 +1,13 @@
 """What a folder's translations were made from (`nmt-translations.json` at the folder's root), so
-that `nmt translate -i FOLDER --update FOLDER` finds the sources changed since and translates what
-changed in them, keeping the rest of each translation as it stands (a reviewer's edits included).
+that `nmt translate --update` finds the sources changed since and translates what changed in them,
+keeping the rest of each translation as it stands (a reviewer's edits included): `-i FOLDER
+--update FOLDER` of translations beside their sources, `-i SOURCES --update FOLDER` of a folder
+that `-o FOLDER` translated SOURCES into, file by file.
 
 For each translation beside its source (a documentation site's page under i18n/de/, a program's
-de.json beside en.json) the record holds the source's path and a fingerprint of each of the texts
-it was translated from: a page's in order (its paragraphs, headings, items, cells: what its reader
+de.json beside en.json), or each file of a folder of translations (a file copied there too, by
+its bytes), the record holds the source's path and a fingerprint of each of the texts it was
+translated from: a page's in order (its paragraphs, headings, items, cells: what its reader
 gives the model), a message file's by key. Fingerprints, not the texts: the record stays small and
 says nothing a repository does not already hold. A translation the record does not know (made by
 hand, or before the record) is taken as a translation of its source as it is now.
@@ -28,8 +31,9 @@ from nmt.errors import NmtError
 
 RECORD_NAME = "nmt-translations.json"
 _ABOUT = ("What each translation in this folder was made from: its source and a fingerprint of each of "
-          "the source's texts. `nmt translate -i FOLDER --update FOLDER` translates again what changed "
-          "since. Written by nmt; keep it with the translations.")
+          "the source's texts. `nmt translate --update` (-i FOLDER --update FOLDER for translations beside "
+          "their sources, -i SOURCES --update FOLDER for a folder of translations) translates again what "
+          "changed since. Written by nmt; keep it with the translations.")
 
 
 def fingerprint(text: str) -> str:
@@ -43,18 +47,26 @@ def key_name(key) -> str:
     return "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
+def file_fingerprint(path: Path) -> str:
+    """A file's fingerprint, of its bytes (a file copied, not translated)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Made:
     """One translation's entry: its source's path (relative to the folder, '/'-separated) and the
     fingerprints of the texts it was translated from: a page's `texts` in order, or a message
-    file's `messages` by key."""
+    file's `messages` by key; or, of a file copied into a folder of translations, its bytes'
+    (`copied`)."""
     source: str
     texts: tuple[str, ...] | None = None
     messages: dict[str, str] | None = None
+    copied: str | None = None
 
     def as_json(self) -> dict:
         return {"source": self.source, **({"texts": list(self.texts)} if self.texts is not None else {}),
-                **({"messages": dict(sorted(self.messages.items()))} if self.messages is not None else {})}
+                **({"messages": dict(sorted(self.messages.items()))} if self.messages is not None else {}),
+                **({"copied": self.copied} if self.copied is not None else {})}
 
 
 class TranslationRecord:
@@ -89,7 +101,8 @@ class TranslationRecord:
                 raise NmtError(f"{path}: the entry of {target} is not a source and its texts' fingerprints; remove it "
                                "to take that translation as made from its source as it is now")
             texts, messages = entry.get("texts"), entry.get("messages")
-            entries[target] = Made(entry["source"], tuple(texts) if texts is not None else None, messages)
+            entries[target] = Made(entry["source"], tuple(texts) if texts is not None else None, messages,
+                                   entry.get("copied"))
         return cls(entries)
 
     def made(self, target: Path, source: Path) -> Made | None:
@@ -114,7 +127,7 @@ def _valid(entry) -> bool:
     if not isinstance(entry, dict) or not isinstance(entry.get("source"), str):
         return False
     texts, messages = entry.get("texts"), entry.get("messages")
-    return (texts is None or isinstance(texts, list) and all(isinstance(t, str) for t in texts)) and \
+    return isinstance(entry.get("copied", ""), str) and (texts is None or isinstance(texts, list) and all(isinstance(t, str) for t in texts)) and \
         (messages is None or isinstance(messages, dict) and all(isinstance(m, str) for m in messages.values()))
 
 

@@ -710,7 +710,7 @@ def test_a_folder_updated_in_place_gets_only_its_target_languages_files(trained_
     again = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), "--update", str(app_folder)])
     assert again.exit_code == 0 and "its translations are up to date; nothing written" in again.output, again.output
     assert {path: path.read_bytes() for path in app_folder.rglob("*") if path.is_file()} == before
-    for args, words in ((["--update", str(tmp_path)], "of a folder: the folder itself"),
+    for args, words in ((["--update", str(tmp_path)], "or holding it; name the folder an earlier -o translated it into"),
                         (["--update", str(app_folder), "-o", str(tmp_path / "x")], "leave out -o")):
         one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(app_folder), *args]), words)
     assert not (tmp_path / "x").exists()

@@ -41,8 +41,8 @@ def test_a_folder_is_translated_file_by_file_into_a_new_one(trained_tiny, tmp_pa
     assert result.exit_code == 0, result.output
     out = tmp_path / "out" / "site.de"
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
-        "COPYING.adoc", "LICENSE.md", "docs/guide.md", "docs/index.adoc", "img/a.png", "index.html", "notes.txt", "robots.txt",
-        "style.css"]
+        "COPYING.adoc", "LICENSE.md", "docs/guide.md", "docs/index.adoc", "img/a.png", "index.html", RECORD_NAME, "notes.txt",
+        "robots.txt", "style.css"]  # (and what each was made from, for an update: test_translation_updates)
     assert all((out / name).read_bytes() == (site / name).read_bytes() for name in ("robots.txt", "LICENSE.md", "COPYING.adoc"))
     for name in ("index.html", "docs/guide.md", "docs/index.adoc", "notes.txt"):  # each as nmt translate writes it alone
         alone = tmp_path / "alone" / name

@@ -1,6 +1,7 @@
 """A folder's translations kept up to date with their sources (nmt.decode.translation_record):
-`-i FOLDER --update FOLDER` translates what changed in a source since its translation was made,
-and keeps the rest of that translation as it stands, a reviewer's edits included."""
+`-i FOLDER --update FOLDER` (translations beside their sources) and `-i SOURCES --update
+TRANSLATED` (a folder of translations) translate what changed in a source since its translation
+was made, and keep the rest of that translation as it stands, a reviewer's edits included."""
 
 from __future__ import annotations
 
@@ -131,3 +132,45 @@ def test_a_record_that_is_not_one_is_a_one_line_error_and_nothing_is_written(tra
     one_line_error(CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(root), "--update", str(root)]),
                    problem)
     assert sorted(_files(root)) == ["docs/en/guide.md", RECORD_NAME]
+
+
+def test_a_folder_of_translations_is_brought_up_to_date_with_its_sources(trained_tiny, tmp_path):
+    """`-i SOURCES --update TRANSLATED`, TRANSLATED an earlier `-o` of SOURCES file by file: what
+    changed in a source translated (a reviewer's edit elsewhere kept), a new file translated, a
+    copied file copied again only where its source changed (a translated picture kept); a folder
+    whose translations go beside their sources is refused, pointing at the update in place."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    sources, translated = tmp_path / "book", tmp_path / "book.de"
+    _write(sources, {"guide.md": PAGE, "notes.txt": NOTES})
+    (sources / "dog.png").write_bytes(b"\x89PNG one")
+    runner = CliRunner()
+    assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(sources), "-o", str(translated)]).exit_code == 0
+    assert TranslationRecord.read(translated).entries["dog.png"].copied is not None
+    paragraphs = (translated / "guide.md").read_text(encoding="utf-8").split("\n\n")
+    _edit(translated / "guide.md", paragraphs[1], "Ein schwarzer Hund rennt (geprüft).")
+    (translated / "dog.png").write_bytes(b"\x89PNG eins")  # a picture of its own for the translation
+    _edit(sources / "guide.md", "A woman sings.", "A woman dances.")
+    _edit(sources / "notes.txt", "A girl reads a book.", "A boy sleeps.")
+    _write(sources, {"more.md": "A cat sleeps.\n"})
+    fresh = tmp_path / "fresh"
+    assert runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(sources), "-o", str(fresh)]).exit_code == 0
+    update = ["translate", "-c", checkpoint, "-i", str(sources), "--update", str(translated)]
+    result = runner.invoke(app, update)
+    assert result.exit_code == 0, result.output
+    assert "guide.md, more.md, notes.txt written" in " ".join(result.output.split()), result.output
+    page, made_anew = ((folder / "guide.md").read_text(encoding="utf-8").split("\n\n") for folder in (translated, fresh))
+    assert page == [paragraphs[0], "Ein schwarzer Hund rennt (geprüft).", paragraphs[2], made_anew[3]]
+    for name in ("more.md", "notes.txt"):
+        assert (translated / name).read_bytes() == (fresh / name).read_bytes()
+    assert (translated / "dog.png").read_bytes() == b"\x89PNG eins"
+    (sources / "dog.png").write_bytes(b"\x89PNG two")  # the source's picture changed: copied again
+    assert runner.invoke(app, update).exit_code == 0 and (translated / "dog.png").read_bytes() == b"\x89PNG two"
+    files = {p: p.read_bytes() for p in translated.rglob("*") if p.is_file()}
+    result = runner.invoke(app, update)
+    assert result.exit_code == 0 and "its translations are up to date; nothing written" in result.output
+    assert {p: p.read_bytes() for p in translated.rglob("*") if p.is_file()} == files
+    # translations beside their sources (a program's messages) are updated in place, not into a folder
+    _write(tmp_path / "app", {"locales/en.json": MESSAGES})
+    one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "app"), "--update",
+                                       str(translated)]),
+                   "its translations go beside their sources (locales/de.json)", "--update")
