@@ -196,6 +196,12 @@ def _update_translated_folder(translator, source: Path, into: Path, cfg: DecodeC
         raise NmtError(f"{source}: its translations go beside their sources ({beside}), not into a folder of their "
                        f"own; update them in place: -i {source} --update {source}")
     report.notes = []  # (the languages a site does not list are the in-place update's to say)
+    gone = sorted(target for target, made in record.entries.items()
+                  if not (source / made.source).is_file() and (into / target).is_file())
+    if gone:
+        report.notes.append(f"{', '.join(gone[:3])}{f' and {len(gone) - 3} more' if len(gone) > 3 else ''}: "
+                            f"{'its source is' if len(gone) == 1 else 'their sources are'} no longer in {source}; "
+                            "left as they are (remove what is no longer wanted)")
     steps = [kept for step in steps if (kept := _still_to_do(step, source, into, record, report)) is not None]
     building = into.resolve().with_name(f".{into.resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)

@@ -164,7 +164,10 @@ def test_a_folder_of_translations_is_brought_up_to_date_with_its_sources(trained
         assert (translated / name).read_bytes() == (fresh / name).read_bytes()
     assert (translated / "dog.png").read_bytes() == b"\x89PNG eins"
     (sources / "dog.png").write_bytes(b"\x89PNG two")  # the source's picture changed: copied again
-    assert runner.invoke(app, update).exit_code == 0 and (translated / "dog.png").read_bytes() == b"\x89PNG two"
+    (sources / "notes.txt").unlink()  # a source gone: its translation left there, with a note
+    result = runner.invoke(app, update)
+    assert result.exit_code == 0 and (translated / "dog.png").read_bytes() == b"\x89PNG two"
+    assert "notes.txt: its source is no longer in" in " ".join(result.output.split()) and (translated / "notes.txt").is_file()
     files = {p: p.read_bytes() for p in translated.rglob("*") if p.is_file()}
     result = runner.invoke(app, update)
     assert result.exit_code == 0 and "its translations are up to date; nothing written" in result.output
