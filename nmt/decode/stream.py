@@ -44,7 +44,7 @@ from nmt.decode.subtitles import FORMATS as SUBTITLES
 from nmt.decode.subtitles import Subtitles, subtitle_format
 from nmt.decode.translate import naming_lines, translate
 from nmt.decode.translation_record import Made, fingerprint, kept_translations, key_name
-from nmt.decode.wrapped import Wrapped
+from nmt.decode.wrapped import Wrapped, wrapped_paragraph
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
@@ -107,6 +107,10 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     told_scripts: set[str] = set()  # scripts whose markup is read without their words (Thai, Lao): once per stream
     directions = LineDirections(translator, warn=warn)  # of lines that name their languages, or whose source is identified
     while chunk := list(islice(iterator, chunk_lines)):
+        if first_line == 1 and input_format == "plain" and chunk_lines > 1 and \
+                (wrapped := wrapped_paragraph(chunk)) is not None:
+            warn(f"line {wrapped + 1}: text wrapped at a width, read line by line: --input-format wrapped (or a "
+                 "document's format) translates each paragraph whole and wraps it again over its lines")
         requests, errors, identified = [], {}, set()  # identified: lines whose source language was found
         for number, line in enumerate(chunk, start=first_line):
             if number == 1 and input_format == "plain" and _PAGE_START.match(line):

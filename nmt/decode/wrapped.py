@@ -57,6 +57,29 @@ _SENTENCE_END = re.compile(rf"(?:(?<=\w[.!?…。！？])|(?<=\w[.!?…。！？
 _LINE_END = re.compile(r"[.!?…。！？:;：；][\"'”’»)\]*_`]*\s*$")  # a sentence's or a clause's (semantic line breaks break at both)
 
 
+def wrapped_paragraph(lines: list[str]) -> int | None:
+    """The index of the first line of a paragraph wrapped at a width among `lines` (lines read
+    one by one: a hint that --input-format wrapped reads them better), or None. A paragraph is
+    taken as wrapped where it has three lines or more, its lines before the last are 40 columns
+    or more and within a fifth of each other's length, and most of them end inside a sentence;
+    two such paragraphs are needed, or one of six lines (a corpus's sentences, a line each, vary
+    in length and end in their marks)."""
+    found, first, start = 0, None, 0
+    for end in [*(k for k, line in enumerate(lines) if not line.strip()), len(lines)]:
+        block = [line.rstrip() for line in lines[start:end]]
+        start = end + 1
+        if len(block) < 3:
+            continue
+        inner = [len(line) for line in block[:-1]]
+        running_on = sum(not _LINE_END.search(line) for line in block[:-1])
+        if min(inner) >= 40 and min(inner) >= 0.8 * max(inner) and running_on * 2 > len(inner):
+            found += 1
+            first = first if first is not None else end - len(block)
+            if found >= 2 or len(block) >= 6:
+                return first
+    return None
+
+
 def broken_over(translation: str, count: int, markdown: bool = False, asciidoc: bool = False,
                 by_sentence: bool = False, tags: bool = False) -> list[str]:
     """`translation` broken into at most `count` lines of balanced lengths, or `by_sentence` a

@@ -109,3 +109,31 @@ def test_a_text_written_a_sentence_a_line_is_written_so_again():
         "Ein Text, der umbrochen ist. Er", "läuft über die Zeilen weiter."]
     chinese = Wrapped.read(["第一句。", "第二句。"], markdown=True)  # (written without spaces: a line's end would show as one)
     assert chinese.write(["第一句。第二句。"]) == ["第一句。第二句。"]
+
+
+def test_text_wrapped_at_a_width_and_read_line_by_line_is_told_of_the_wrapped_format(translator, cfg):
+    """A book wrapped at 60 columns given line by line (the plain default of a .txt file): a
+    warning names its first wrapped paragraph's line and --input-format wrapped, once; a corpus's
+    sentences a line, and paragraphs written a sentence a line, get none."""
+    import textwrap
+
+    from nmt.decode.stream import translate_stream
+    from nmt.decode.wrapped import wrapped_paragraph
+
+    sentences = ["A man in a blue shirt is standing on a ladder cleaning windows.",
+                 "Two young guys with shaggy hair look at their hands while hanging out in the yard.",
+                 "A little girl climbing into a wooden playhouse.", "Several men in hard hats are operating a giant pulley system.",
+                 "A man in green holds a guitar while the other man observes his shirt.", "A dog runs."]
+    book = ["Chapter 1", ""]
+    for start in (0, 3):
+        book += textwrap.wrap(" ".join(sentences[start:start + 3]), 60) + [""]
+    assert wrapped_paragraph(book) == 2 and wrapped_paragraph(sentences) is None
+    assert wrapped_paragraph([*sentences[:3], "", *sentences[3:]]) is None  # (a sentence a line)
+    warnings = []
+    assert len(list(translate_stream(translator, book, cfg, warn=warnings.append))) == len(book)
+    assert [w for w in warnings if "wrapped" in w] == [
+        "line 3: text wrapped at a width, read line by line: --input-format wrapped (or a document's format) "
+        "translates each paragraph whole and wraps it again over its lines"]
+    warnings.clear()
+    list(translate_stream(translator, sentences, cfg, warn=warnings.append))
+    assert not [w for w in warnings if "wrapped" in w]
