@@ -154,10 +154,11 @@ def translate(
     nproc: NprocOpt = 1,
 ):
     """Translate text line by line: one output line per input line, empty lines included; or a
-    document whole, by its name (subtitles cue by cue, Markdown, HTML, Word, PowerPoint, Excel,
-    OpenDocument, EPUB and PDF files block by block, their shape kept; XLIFF files and gettext
-    catalogs segment by segment); or a folder of them into a new
-    folder (other files copied).
+    document whole, by its name (subtitles cue by cue; Markdown, reStructuredText, AsciiDoc,
+    notebooks, HTML, Word, PowerPoint, Excel, OpenDocument, EPUB and PDF files block by block,
+    their shape kept; XLIFF files, gettext catalogs and a program's messages segment by
+    segment); or a folder of them into a new folder (other files copied), or a folder's
+    translations brought up to date (--update).
 
     --beam-size, --length-penalty, --nbest, --max-tokens, --sampling, --temperature, --top-k,
     --top-p, --epsilon, --glossary and --memory are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
