@@ -107,9 +107,9 @@ def translate(
     memory: Annotated[Optional[str], typer.Option(
         help="A translation memory (TMX, TSV or a path stem): a line it holds gets its translation (decode.memory).")] = None,
     update: Annotated[Optional[Path], typer.Option(
-        help="A program's message file (JSON, Android, .strings, .stringsdict, .resx, .properties, YAML, TOML), XLIFF file or "
-             "gettext catalog as translated before: the messages whose keys (units with their sources unchanged, msgids) "
-             "it has keep its translations; only the others are translated. "
+        help="The file's translation made before (a page, a document, a program's messages, an XLIFF file, a gettext "
+             "catalog): what is unchanged in the source since keeps its translation there (nmt-translations.json "
+             "beside it records what it was made from; XLIFF and gettext by their sources); only the rest is translated. "
              "-i FOLDER --update FOLDER: the folder's translations brought up to date in place (values-de/, "
              "de.lproj/, messages_de.properties, de.po, a site's pages, ...): what changed in their sources since "
              "translated (nmt-translations.json records what each was made from), nothing else written. "
@@ -164,8 +164,6 @@ def translate(
     --top-p, --epsilon, --glossary and --memory are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
     of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
-    from nmt.decode.sharded import sharding
-    from nmt.decode.stream import translate_file
     from nmt.decode.translate import decode_settings
 
     spec, targets = _engine_spec(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
@@ -180,10 +178,37 @@ def translate(
     if input != "-" and Path(input).is_dir():
         return _translate_folders(translator, Path(input), output, cfg, output_format, input_format, extras, nproc,
                                   update, targets, (src_lang, zero_shot))
+    _translate_input(translator, spec, input, output, cfg, output_format, input_format, extras, nproc, interactive, update)
+
+
+def _translate_input(translator, spec, input: str, output: str, cfg, output_format: str, input_format: str | None,
+                     extras: list[str], nproc: int, interactive: bool, update: Path | None) -> None:
+    """`nmt translate` of a file or standard input (nmt.decode.stream), or with --update of the
+    file's earlier translation brought up to date (nmt.decode.updates)."""
+    from nmt.decode.sharded import sharding
+    from nmt.decode.stream import translate_file
+
+    if update is not None:
+        return _update_file(translator, input, output, cfg, update, input_format, output_format != "plain" or extras
+                            or nproc != 1, interactive)
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
-                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
-                                update=str(update) if update is not None else None)
+                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n))
+    _translated(report, input)
+
+
+def _update_file(translator, input: str, output: str, cfg, update: Path, input_format: str | None, refused: bool,
+                 interactive: bool) -> None:
+    """`nmt translate -i FILE -o OUT --update EARLIER`: what changed in FILE since EARLIER was made
+    from it, translated (nmt.decode.updates); `refused`: asked with jsonl output, scores or processes."""
+    from nmt.decode.updates import update_file
+
+    if refused:
+        raise NmtError(f"--update {update} writes the translation of {input} as a file: not with --output-format "
+                       "jsonl, --token-scores, --alignments or --nproc")
+    with _lines_counter(input, output, interactive) as count:
+        report = update_file(translator, input, output, cfg, update, warner(input), input_format,
+                             done=lambda n: count("lines", n))
     _translated(report, input, kept_from=f"{update} (--update)")
 
 
@@ -194,6 +219,9 @@ def _translated(report, input: str, kept_from: str = "--update") -> None:
         kept, messages = report.kept
         err.print(f"{input}: {kept} of {messages} messages kept from {kept_from}, "
                   f"{messages - kept} translated", highlight=False, markup=False)
+    if report.unchanged:
+        err.print(f"{input}: unchanged since {kept_from} was made from it; nothing translated", highlight=False,
+                  markup=False)
     if report.kept_texts:
         kept, texts = report.kept_texts
         err.print(f"{input}: of the files whose sources changed, {kept} of {texts} texts kept from their translations, "

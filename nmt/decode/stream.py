@@ -78,6 +78,7 @@ class StreamReport:
     kept: tuple[int, int] | None = None  # --update: the messages kept from the earlier translation, of how many
     kept_texts: tuple[int, int] | None = None  # a page updated (`before`): its texts kept, of how many
     made: Made | None = None  # what the translation was made from (a folder's record: nmt.decode.translation_record)
+    unchanged: bool = False  # a file updated (nmt.decode.updates): its source unchanged, its translation as it was
 
     def sources_found(self) -> str:
         """The languages identified, most lines first: "deu_Latn 812 lines, eng_Latn 188 lines"."""

@@ -177,3 +177,43 @@ def test_a_folder_of_translations_is_brought_up_to_date_with_its_sources(trained
     one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "app"), "--update",
                                        str(translated)]),
                    "its translations go beside their sources (locales/de.json)", "--update")
+
+
+def test_a_files_translation_is_updated_with_the_record_beside_it(trained_tiny, tmp_path):
+    """`-i FILE -o OUT --update OUT`: the first update takes OUT as made from FILE as it is now (a
+    warning says so) and records it in OUT's folder; then a page gets only its changed paragraph
+    translated (a reviewer's edit elsewhere kept), and a message whose English changed under its
+    key is translated again; a file of another kind is refused."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    runner = CliRunner()
+    _write(tmp_path, {"guide.md": PAGE, "en.json": MESSAGES})
+
+    def translate(source: str, out: str, *update: str):
+        result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / source), "-o",
+                                     str(tmp_path / out), *update])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
+    for source, out in (("guide.md", "guide.de.md"), ("en.json", "de.json")):
+        translate(source, out)
+        said = translate(source, out, "--update", str(tmp_path / out))
+        assert f"{out} is not in" in said and "taken as the translation of" in said, said
+        assert ("unchanged since" in said) == (source == "guide.md")  # (a message file's: kept by its keys)
+    assert set(TranslationRecord.read(tmp_path).entries) == {"guide.de.md", "de.json"}
+    paragraphs = (tmp_path / "guide.de.md").read_text(encoding="utf-8").split("\n\n")
+    _edit(tmp_path / "guide.de.md", paragraphs[1], "Ein schwarzer Hund rennt (geprüft).")
+    _edit(tmp_path / "guide.md", "A woman sings.", "A woman dances.")
+    translate("guide.md", "fresh.md")
+    assert "1 translated" in translate("guide.md", "guide.de.md", "--update", str(tmp_path / "guide.de.md"))
+    made_anew = (tmp_path / "fresh.md").read_text(encoding="utf-8").split("\n\n")
+    assert (tmp_path / "guide.de.md").read_text(encoding="utf-8").split("\n\n") == [
+        paragraphs[0], "Ein schwarzer Hund rennt (geprüft).", paragraphs[2], made_anew[3]]
+    german = json.loads((tmp_path / "de.json").read_text(encoding="utf-8"))
+    _edit(tmp_path / "en.json", "Two cats sleep.", "A man sleeps.")
+    said = translate("en.json", "de.json", "--update", str(tmp_path / "de.json"))
+    assert "1 message(s) translated again (line 3): their source changed" in said
+    assert json.loads((tmp_path / "de.json").read_text(encoding="utf-8"))["hello"] == german["hello"] and \
+        json.loads((tmp_path / "de.json").read_text(encoding="utf-8"))["bye"] != german["bye"]
+    one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "guide.md"), "-o",
+                                       str(tmp_path / "x.md"), "--update", str(tmp_path / "de.json")]),
+                   "not a translation of")
