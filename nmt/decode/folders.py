@@ -485,8 +485,8 @@ def _translated(path: Path, folder: Path) -> bool:
     kind = file_format(str(path))
     if _LEGAL.fullmatch(path.name.lower()):
         return False  # a license is binding as written: a translation of it is not
-    if path == folder / RECORD_NAME:
-        return False  # (what the folder's translations were made from: nmt.decode.translation_record)
+    if path.name == RECORD_NAME:
+        return False  # (what translations were made from, a folder's or a file's: nmt.decode.translation_record)
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
     if any(name.startswith(".") for name in folders) or folders & _DEPENDENCIES or \
             kind in KEYED + _BILINGUAL and folders & _BUILT:
