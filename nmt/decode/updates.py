@@ -29,8 +29,8 @@ def update_file(translator, source: str, output: str, cfg: DecodeConfig, update:
                 warn: Callable[[str], None], input_format: str | None = None,
                 done: Callable[[int], None] = lambda _: None) -> StreamReport:
     """`source` translated into `output` as an update of `update`, its earlier translation (see
-    the module's text); the report says what was kept (`kept`, `kept_texts`) and whether the
-    earlier translation was taken as it stands (`unrecorded`)."""
+    the module's text); the report says what was kept (`kept`, `kept_texts`), or that the source
+    is unchanged and the earlier translation written as it stands (`unchanged`)."""
     if source == "-":
         raise NmtError(f"--update {update}: names the translation of a file; give the file with -i, not standard input")
     kind = input_format or file_format(source)
