@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-subtitles bench-wrapped bench-documents bench-asides demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-subtitles bench-wrapped bench-documents bench-updates bench-asides demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -55,6 +55,9 @@ bench-wrapped: install
 # The test set as documents: an HTML gallery page (as HTML or line by line), Word, PowerPoint and OpenDocument files, an e-book, a Markdown list (results/documents.json).
 bench-documents: install
 	$(BIN)/python -m experiments.robustness.documents
+# A site of 100 pages updated after 5 % of its captions changed, against translating it anew (results/updates.json).
+bench-updates: install
+	$(BIN)/python -m experiments.robustness.updates
 # Asides in parentheses, decode.parentheses on and off (results/asides.json).
 bench-asides: install
 	$(BIN)/python -m experiments.robustness.asides
