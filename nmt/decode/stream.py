@@ -206,6 +206,7 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         lines = read_lines(Path(source))
     report = StreamReport()
     if update is not None:  # (a folder's text file, its earlier translation's lines kept where their sources are)
+        refuse_to_overwrite(output, [source])
         return _update_lines(translator, list(lines), output, cfg, warn, input_format, report, done, update, before)
     write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
                                       shards, interactive, done), inputs=[source])

@@ -19,7 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.stream import KEYED, UPDATABLE, StreamReport, file_format, file_texts, translate_file
+from nmt.decode.stream import (KEYED, UPDATABLE, StreamReport, file_format, file_texts, refuse_to_overwrite,
+                               translate_file)
 from nmt.decode.translation_record import RECORD_NAME, Made, TranslationRecord, fingerprint, kept_translations
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
@@ -39,6 +40,7 @@ def update_file(translator, source: str, output: str, cfg: DecodeConfig, update:
                               update=str(update))
     if not update.is_file():
         raise NmtError(f"{update}: file not found (--update)")
+    refuse_to_overwrite(output, [source])
     if input_format is None and file_format(str(update)) != kind:
         raise NmtError(f"--update {update}: not a translation of {source} (a file of another kind); name the file "
                        f"translated from it")

@@ -217,6 +217,11 @@ def test_a_files_translation_is_updated_with_the_record_beside_it(trained_tiny, 
     one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "guide.md"), "-o",
                                        str(tmp_path / "x.md"), "--update", str(tmp_path / "de.json")]),
                    "not a translation of")
+    source = (tmp_path / "guide.md").read_bytes()  # the output named as the input: refused, the source kept
+    one_line_error(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "guide.md"), "-o",
+                                       str(tmp_path / "guide.md"), "--update", str(tmp_path / "guide.de.md")]),
+                   "is the input")
+    assert (tmp_path / "guide.md").read_bytes() == source
     # the record beside them is copied as it is where their folder is translated (not read as messages)
     from nmt.decode.folders import _translated
     assert not _translated(tmp_path / RECORD_NAME, tmp_path.parent)
