@@ -295,6 +295,9 @@ def _translate_folder(translator, source: Path, output: str, cfg, output_format:
                   f"{'it is' if len(others) == 1 else 'they are'} (another language's)", highlight=False, markup=False)
     for text in report.notes:
         err.print(f"note: {text}", highlight=False, markup=False)
+    if report.gone:
+        err.print(f"note: {_some(map(str, report.gone))}: {'its source is' if len(report.gone) == 1 else 'their sources are'} "
+                  f"no longer in {source}; left as they are (remove what is no longer wanted)", highlight=False, markup=False)
     if report.unrecorded:
         err.print(f"note: {_some(map(str, report.unrecorded))}: not in {RECORD_NAME}, taken as translations of their "
                   "sources as they are now (a later change to a source is translated)", highlight=False, markup=False)

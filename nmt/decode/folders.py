@@ -25,7 +25,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
 from nmt.decode.site_layouts import Docusaurus, documentation_site, unlisted, untranslated_label
-from nmt.decode.stream import KEYED, StreamReport, file_format, file_texts, read_document, translate_file
+from nmt.decode.stream import BILINGUAL, KEYED, StreamReport, file_format, file_texts, read_document, translate_file
 from nmt.decode.translation_record import (RECORD_NAME, Made, TranslationRecord, file_fingerprint, fingerprint,
                                            kept_translations)
 from nmt.errors import NmtError
@@ -33,7 +33,6 @@ from nmt.files import replaced_whole
 
 _DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor", "site-packages"}
 _BUILT = {"build", "dist", "out", "target", "deriveddata", "bin", "obj", "intermediates"}
-_BILINGUAL = ("xliff", "po", "qt", "xcstrings")  # files of both languages (or every one)
 _INI_SECTION = re.compile(rb"^[ \t]*\[[^\]\r\n]+\][ \t]*\r?$", re.M)
 # .txt files a program reads, not a person: a site's robots.txt, Python's requirements, CMake's lists
 _MACHINE_TEXT = re.compile(r"(?:robots|humans|ads|app-ads|security|llms(?:-full)?|cmakelists|constraints|"
@@ -54,6 +53,7 @@ class FolderReport(StreamReport):
     notes: list[str] = field(default_factory=list)  # what the user may need to do beside (a language to list)
     unrecorded: list[Path] = field(default_factory=list)  # translations the record did not know: taken as up to date
     left: list[Path] = field(default_factory=list)  # translations of changed sources left as they are (notes say why)
+    gone: list[Path] = field(default_factory=list)  # a folder of translations updated: the files whose sources are gone
     recorded: bool = False  # updated in place: the record of what the translations were made from written
 
 
@@ -108,7 +108,6 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     mirrored = output is not None and _mirrored(steps)  # (file by file in their places: all of them recorded)
     if mirrored:
         record = TranslationRecord()
-        steps = [step for step in steps if step.source != Path(RECORD_NAME)]
     if output is None:
         steps = [step for step in steps if step.translated and (step.target != step.source or step.fill or
                                                                 _filled_in_place(source, step.source, languages[1]))]
@@ -190,18 +189,14 @@ def _update_translated_folder(translator, source: Path, into: Path, cfg: DecodeC
     report = FolderReport()
     record = TranslationRecord.read(into)
     files = sorted(path.relative_to(source) for path in source.rglob("*") if path.is_file())
-    steps = [step for step in _steps(files, source, _languages(translator), report) if step.source != Path(RECORD_NAME)]
+    steps = _steps(files, source, _languages(translator), report)
     if not _mirrored(steps):
         beside = next(step.target for step in steps if step.target != step.source)
         raise NmtError(f"{source}: its translations go beside their sources ({beside}), not into a folder of their "
                        f"own; update them in place: -i {source} --update {source}")
     report.notes = []  # (the languages a site does not list are the in-place update's to say)
-    gone = sorted(target for target, made in record.entries.items()
-                  if not (source / made.source).is_file() and (into / target).is_file())
-    if gone:
-        report.notes.append(f"{', '.join(gone[:3])}{f' and {len(gone) - 3} more' if len(gone) > 3 else ''}: "
-                            f"{'its source is' if len(gone) == 1 else 'their sources are'} no longer in {source}; "
-                            "left as they are (remove what is no longer wanted)")
+    report.gone = sorted(Path(target) for target, made in record.entries.items()
+                         if not (source / made.source).is_file() and (into / target).is_file())
     steps = [kept for step in steps if (kept := _still_to_do(step, source, into, record, report)) is not None]
     building = into.resolve().with_name(f".{into.resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
@@ -232,7 +227,7 @@ def _still_to_do(step: _Step, source: Path, into: Path, record: TranslationRecor
         report.up_to_date.append(step.target)
         return None
     kind = file_format(str(step.source))
-    if kind in KEYED + _BILINGUAL:  # (kept by key, or by the units a file of both languages holds)
+    if kind in KEYED + BILINGUAL:  # (kept by key, or by the units a file of both languages holds)
         return replace(step, earlier=step.target, before=made)
     if not _changed_since(source, step.source, step.target, made, record, report, into):
         return None
@@ -243,7 +238,7 @@ def _record(record: TranslationRecord, step: _Step, made: Made | None, folder: P
     """What `step`'s translation was made from, recorded: `made` (a document's or message file's),
     or a text file's lines; nothing for a file that holds its sources (XLIFF, gettext)."""
     kind = file_format(str(step.source))
-    if made is None and kind in _BILINGUAL:
+    if made is None and kind in BILINGUAL:
         return
     if made is None:  # (a text file, streamed line by line)
         made = Made("", tuple(map(fingerprint, file_texts(folder / step.source, kind))))
@@ -306,6 +301,8 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
     steps, localized = [], {}
     documents = (language_trees(files, src), names_by_folder(files), documentation_site(files, folder))
     for path in files:
+        if path == Path(RECORD_NAME):
+            continue  # (the folder's record: each run writes its own, where it writes one)
         kind = file_format(str(path))
         if not _translated(folder / path, folder):
             steps.append(_Step(path, path, False))
@@ -322,7 +319,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if src is not None and named.code is not None and not is_language(named, src):
             report.other_languages.append(path)
             continue
-        if kind in _BILINGUAL + KEYED and not _read(folder / path, kind).texts:
+        if kind in BILINGUAL + KEYED and not _read(folder / path, kind).texts:
             continue  # (nothing to translate: colours, strings marked untranslatable)
         localized.setdefault(_translation_path(path, kind, named, tgt, files, documents), []).append((path, named.code))
     site, site_pages = documents[2], False
@@ -333,7 +330,7 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         site_pages = site_pages or (site is not None and site.translation(path, tgt) == target)
         earlier = folder / target
         before = record.made(target, path)
-        if earlier.is_file() and file_format(str(path)) not in _BILINGUAL + KEYED:
+        if earlier.is_file() and file_format(str(path)) not in BILINGUAL + KEYED:
             if not _changed_since(folder, path, target, before, record, report):
                 continue  # a document the target's folder has already, up to date: kept as it is (its copy above)
         steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key (or text)
@@ -392,7 +389,7 @@ def _translation_path(path: Path, kind: str, named: PathLanguage, target: str, f
     siblings, a message file under its platform's name."""
     if kind == "po":
         return catalog_path(path, target, files)
-    if kind not in _BILINGUAL + KEYED:
+    if kind not in BILINGUAL + KEYED:
         trees, names, site = documents
         if site is not None and (translated := site.translation(path, target)) is not None:
             return Path(translated)
@@ -433,7 +430,7 @@ def _named_language(folder: Path, path: Path, kind: str, documents: tuple) -> Pa
         return path_language(path, kind) or PathLanguage(None)
     if kind == "po" and path.suffix.lower() == ".pot":
         return PathLanguage(None)
-    if kind not in _BILINGUAL:  # a document: by its site, the folder of its language in a tree of them, or its name
+    if kind not in BILINGUAL:  # a document: by its site, the folder of its language in a tree of them, or its name
         folders, names, site = documents
         if site is not None and site.translation(path, "") is not None:
             return PathLanguage(None)  # (the site's default language)
@@ -489,7 +486,7 @@ def _translated(path: Path, folder: Path) -> bool:
         return False  # (what translations were made from, a folder's or a file's: nmt.decode.translation_record)
     folders = {name.lower() for name in path.relative_to(folder).parts[:-1]}
     if any(name.startswith(".") for name in folders) or folders & _DEPENDENCIES or \
-            kind in KEYED + _BILINGUAL and folders & _BUILT:
+            kind in KEYED + BILINGUAL and folders & _BUILT:
         return False
     if kind == "qt":  # (.ts is TypeScript's too)
         return _head(path, 64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")

@@ -59,6 +59,7 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
 UPDATABLE = (*KEYED, "xliff", "po")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid)
+BILINGUAL = ("xliff", "po", "qt", "xcstrings")  # files of both languages (or every one): they hold their sources
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -234,8 +235,8 @@ def _kept(before: Made, texts: list[str], earlier: list[str], update: str) -> di
     unchanged since `before`."""
     kept = kept_translations(before.texts, texts, earlier)
     if kept is None:
-        raise NmtError(f"{update}: has {len(earlier)} texts, the source it was translated from {len(before.texts)}; "
-                       "they cannot be lined up")
+        raise NmtError(f"{update}: has {len(earlier)} texts, where the source it was translated from had "
+                       f"{len(before.texts)}, so they cannot be lined up; remove it to translate its source anew")
     return kept
 
 
@@ -409,7 +410,7 @@ def _made(kind: str, document) -> Made | None:
     if kind in KEYED:
         return Made("", messages={key_name(message.key): fingerprint(message.markup) for message in document.messages
                                   if getattr(message, "key", None) is not None})
-    return None if kind in UPDATABLE + ("qt", "xcstrings") else _made_of(document.texts)
+    return None if kind in BILINGUAL else _made_of(document.texts)
 
 
 def _forget_changed(earlier, document, before: Made, update: str, warn: Callable[[str], None]) -> None:

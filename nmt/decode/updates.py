@@ -19,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.stream import (KEYED, UPDATABLE, StreamReport, file_format, file_texts, refuse_to_overwrite,
+from nmt.decode.stream import (BILINGUAL, KEYED, StreamReport, file_format, file_texts, refuse_to_overwrite,
                                translate_file)
-from nmt.decode.translation_record import RECORD_NAME, Made, TranslationRecord, fingerprint, kept_translations
+from nmt.decode.translation_record import RECORD_NAME, Made, TranslationRecord, fingerprint
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
 
@@ -35,7 +35,7 @@ def update_file(translator, source: str, output: str, cfg: DecodeConfig, update:
     if source == "-":
         raise NmtError(f"--update {update}: names the translation of a file; give the file with -i, not standard input")
     kind = input_format or file_format(source)
-    if kind in UPDATABLE and kind not in KEYED:  # (XLIFF, gettext: merged by the sources they hold)
+    if kind in BILINGUAL:  # (XLIFF, gettext: merged by the sources they hold; Qt's, String Catalogs: filled)
         return translate_file(translator, source, output, cfg, warn=warn, input_format=input_format, done=done,
                               update=str(update))
     if not update.is_file():
@@ -52,16 +52,11 @@ def update_file(translator, source: str, output: str, cfg: DecodeConfig, update:
         report = translate_file(translator, source, output, cfg, warn=warn, input_format=input_format, done=done,
                                 update=str(update), before=before)
     else:
-        texts = file_texts(Path(source), kind)
-        now = tuple(map(fingerprint, texts))
+        now = tuple(map(fingerprint, file_texts(Path(source), kind)))
         if before is None or before.texts is None or before.texts == now:  # (up to date, or taken as so)
             _copied(update, output)
             report = StreamReport(made=Made("", now), unchanged=True)
-        else:
-            earlier = file_texts(update, kind)
-            if kept_translations(before.texts, texts, earlier) is None:
-                raise NmtError(f"{update}: has {len(earlier)} texts, where the source it was translated from had "
-                               f"{len(before.texts)}, so they cannot be lined up; remove it to translate {source} anew")
+        else:  # (an earlier translation that no longer lines up with its source: stream's one-line error)
             report = translate_file(translator, source, output, cfg, warn=warn, input_format=input_format, done=done,
                                     update=str(update), before=before)
     if output != "-" and report.made is not None:  # what the output was made from, recorded in its folder
