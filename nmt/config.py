@@ -620,6 +620,11 @@ class DecodeConfig(Section):
     # A TrueType font (.ttf) that translated PDF files are drawn in (nmt.decode.pdf_document), for a
     # target script its default lacks (DejaVu where installed, else Vera: Western European letters).
     pdf_font: str | None = None
+    # A table (.csv, .tsv) that is not one of a program's texts by language (nmt.decode.csv_table):
+    # whether its first row is the columns' names, kept as written, and the columns whose cells are
+    # translated, by those names or numbers from 1 ([]: every column).
+    table_header: bool = True
+    table_columns: list[str | int] = []
     # An aside in parentheses ("Two men (one in a hat) walk.", "(sisters?)") keeps them, so that the
     # model neither drops it nor leaves a parenthesis open: a phrase of 2 to 5 words is translated in
     # its sentence with the parentheses around its words, a single word or a longer aside apart,

@@ -29,7 +29,8 @@ code) and a gettext catalog (every tenth message ending in a placeholder): BLEU,
 their code and placeholder; and as an app's message files (i18next JSON, Android's strings.xml,
 Apple's String Catalog, Qt's .ts, .NET's .resx, Java's .properties), every tenth message with a
 placeholder of its format: BLEU, placeholders kept, and the file's own marks (the Catalog's and
-Qt's states). Writes
+Qt's states); and as tables, a game's texts by language (Godot's CSV) and a table of data:
+BLEU, placeholders, ids and names kept. Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -135,6 +136,7 @@ def main() -> None:
         result["pdf"]["book_speed"] = pdf_book_speed(sources, Path(folder))
         result["localization_files"] = localization_files(engine, cfg, sources, references, Path(folder))
         result["app_messages"] = app_messages(engine, cfg, sources, references, Path(folder))
+        result["tables"] = tables(engine, cfg, sources, references, Path(folder))
     write_study(RESULTS / "documents.json", checkpoint, args.test, result)
 
 
@@ -785,6 +787,39 @@ def app_messages(engine, cfg, captions: list[str], references: list[str], folder
     result["java_properties"] = measured("properties", [v.encode().decode("unicode_escape").replace("''", "'") if "\\u" in v
                                                         else v.replace("''", "'") for v in values])
     print("app messages", {kind: part["bleu"]["bleu"] for kind, part in result.items()}, flush=True)
+    return result
+
+
+def tables(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as tables: a game's texts by language (Godot's `keys,en`, every tenth ending in
+    `%s`, taken out before scoring), whose German column is added; and a table of data (id;
+    caption; photo, semicolons), whose captions are translated and ids and photos' names copied."""
+    import csv
+
+    with open(folder / "texts.csv", "w", newline="", encoding="utf-8") as f:
+        rows = csv.writer(f)
+        rows.writerow(["keys", "en"])
+        rows.writerows([f"CAPTION_{n}", f"{c} %s" if n % 10 == 0 else c] for n, c in enumerate(captions, start=1))
+    translate_file(engine, str(folder / "texts.csv"), str(folder / "texts.de.csv"), cfg)
+    with open(folder / "texts.de.csv", newline="", encoding="utf-8") as f:
+        game = list(csv.reader(f))
+    german = [row[2] for row in game[1:]]
+    with_placeholder = german[9::10]
+    result = {"game_texts": {"rows": len(game) - 1, "header": game[0],
+                             "bleu": score([" ".join(t.replace("%s", "").split()) for t in german], references),
+                             "placeholders": len(with_placeholder), "placeholders_kept": sum("%s" in t for t in with_placeholder)}}
+    photos = [f"img_{n:04d}.jpg" for n in range(len(captions))]
+    with open(folder / "shop.csv", "w", newline="", encoding="utf-8") as f:
+        rows = csv.writer(f, delimiter=";")
+        rows.writerow(["id", "caption", "photo"])
+        rows.writerows([n + 1, c, p] for n, (c, p) in enumerate(zip(captions, photos)))
+    translate_file(engine, str(folder / "shop.csv"), str(folder / "shop.de.csv"), cfg)
+    with open(folder / "shop.de.csv", newline="", encoding="utf-8") as f:
+        data = list(csv.reader(f, delimiter=";"))
+    result["data"] = {"rows": len(data) - 1, "header_kept": data[0] == ["id", "caption", "photo"],
+                      "bleu": score([row[1] for row in data[1:]], references),
+                      "ids_and_photos_kept": sum(row[0] == str(n + 1) and row[2] == photos[n] for n, row in enumerate(data[1:]))}
+    print("tables", {kind: part["bleu"]["bleu"] for kind, part in result.items()}, flush=True)
     return result
 
 

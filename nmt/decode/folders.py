@@ -24,6 +24,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
+from nmt.decode.csv_table import names_languages
 from nmt.decode.site_layouts import Docusaurus, documentation_site, unlisted, untranslated_label
 from nmt.decode.stream import BILINGUAL, KEYED, StreamReport, file_format, file_texts, read_document, translate_file
 from nmt.decode.translation_record import (RECORD_NAME, Made, TranslationRecord, file_fingerprint, fingerprint,
@@ -266,7 +267,7 @@ def _filled_in_place(folder: Path, path: Path, target: str | None) -> bool:
     file of the source's text."""
     path = folder / path
     kind = file_format(str(path))
-    if kind == "xcstrings":
+    if kind in ("xcstrings", "csv"):
         return True
     if kind not in ("xliff", "po", "qt"):
         return False
@@ -494,6 +495,8 @@ def _translated(path: Path, folder: Path) -> bool:
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
     if kind in ("json", "properties", "yaml", "toml"):
         return holds_messages(path.relative_to(folder))
+    if kind == "csv":  # a table of a program's texts by language (Godot's) is filled; a table of data, copied
+        return names_languages(_head(path), path.name)
     if kind == "html" and _TEMPLATE.search(_head(path)):
         return False  # a template (Hugo's layouts, Jekyll's, Django's, Angular's): its syntax is code
     if path.suffix.lower() == ".txt":

@@ -50,8 +50,8 @@ from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
-             "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml")  # read as bytes, written as bytes
-SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml"}  # names of DOCUMENTS' files besides their own
+             "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml", "csv")  # read as bytes, written as bytes
+SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml", "tsv": "csv"}  # names of DOCUMENTS' files besides their own
 PAGES = ("markdown", "rst", "asciidoc", "ipynb")  # read_page's: a documentation page's syntax, Markdown's inline marks
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
@@ -59,7 +59,7 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
 UPDATABLE = (*KEYED, "xliff", "po")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid)
-BILINGUAL = ("xliff", "po", "qt", "xcstrings")  # files of both languages (or every one): they hold their sources
+BILINGUAL = ("xliff", "po", "qt", "xcstrings", "csv")  # files of both languages (or every one): they hold their sources
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
 
@@ -364,9 +364,12 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     as_source = read_document(kind, data, name) if by_keys else document
     # a multilingual model translates a localization file into the language it names
     controls = document_target(translator, getattr(document, "target_language", None), warn)
-    target = direction(translator, controls)[1]
+    source, target = direction(translator, controls)
     if hasattr(document, "for_target"):  # a file of every language (a String Catalog): the strings the target lacks
         document.for_target(target)
+    if hasattr(document, "for_direction"):  # a table: its source language's column into the target's, or its cells
+        guessed = getattr(translator, "source_guess", None) is not None  # (--src-lang auto: no one source)
+        document.for_direction(None if guessed else source, target, cfg.table_header, cfg.table_columns)
     kept_texts = _kept(before, document.texts, read_document(kind, read_bytes(Path(update)), update, cfg.pdf_font).texts,
                        update) if by_texts else {}
     if by_keys:  # an earlier translation: its messages kept, the new ones translated
@@ -479,7 +482,8 @@ _READERS = {"docx": ("docx_document", "DocxDocument"), "pptx": ("pptx_document",
             "xcstrings": ("string_catalog", "StringCatalog"), "strings": ("apple_strings", "AppleStrings"),
             "stringsdict": ("stringsdict_document", "StringsdictDocument"), "qt": ("qt_document", "QtDocument"),
             "resx": ("resx_document", "ResxDocument"), "properties": ("properties_document", "PropertiesDocument"),
-            "yaml": ("yaml_messages", "YamlMessages"), "toml": ("toml_messages", "TomlMessages")}
+            "yaml": ("yaml_messages", "YamlMessages"), "toml": ("toml_messages", "TomlMessages"),
+            "csv": ("csv_table", "CsvTable")}
 
 
 def read_document(kind: str, data: bytes, name: str, pdf_font: str | None = None):

@@ -375,8 +375,8 @@ def create_app(models, limits: ServeLimits = ServeLimits(), batch_wait_ms: float
                 raise libretranslate.LibreError("Invalid request: missing file parameter")
             fields = {key: value for key, value in libretranslate.form_fields(form.multi_items()).items()
                       if key in ("source", "target")}
-            source = files.read_upload(upload.filename, await upload.read(),
-                                       models.models[0].translator.recipe.decode.pdf_font, fields.get("target"))
+            source = files.read_upload(upload.filename, await upload.read(), models.models[0].translator.recipe.decode,
+                                       fields.get("target"), fields.get("source"))
             if source.markup is True:
                 fields["format"] = "html"
             each = source.markup if isinstance(source.markup, list) else None

@@ -12,7 +12,7 @@ likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files 
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
 is) segment by segment (nmt.decode.xliff_document, po_document), and a program's messages (.json,
-.arb, .xcstrings, .strings, .properties, .yml, .toml; where lxml is installed Android's strings.xml,
+.arb, .xcstrings, .strings, .properties, .yml, .toml; tables, .csv and .tsv: nmt.decode.csv_table; where lxml is installed Android's strings.xml,
 Qt's .ts, .NET's .resx and Apple's .stringsdict) message by message (nmt.decode.json_messages,
 string_catalog, apple_strings, properties_document, yaml_messages, toml_messages, android_strings, qt_document,
 resx_document, stringsdict_document), as `nmt translate` writes them
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from nmt.config import DecodeConfig
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.stream import DOCUMENTS, PAGES, file_format, read_document, read_page
 from nmt.decode.subtitles import Subtitles
@@ -38,7 +39,7 @@ FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", 
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
            *((".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
-           ".xcstrings", ".strings", ".properties", ".yml", ".yaml", ".toml",
+           ".xcstrings", ".strings", ".properties", ".yml", ".yaml", ".toml", ".csv", ".tsv",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
@@ -53,7 +54,8 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".resx": "application/xml", ".properties": "text/x-java-properties",
                ".yml": "application/yaml", ".yaml": "application/yaml", ".stringsdict": "application/xml",
                ".strings": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown", ".mdx": "text/markdown",
-               ".rst": "text/x-rst", ".adoc": "text/asciidoc", ".asciidoc": "text/asciidoc", ".ipynb": "application/x-ipynb+json", ".toml": "application/toml"}
+               ".rst": "text/x-rst", ".adoc": "text/asciidoc", ".asciidoc": "text/asciidoc", ".ipynb": "application/x-ipynb+json", ".toml": "application/toml",
+               ".csv": "text/csv", ".tsv": "text/tab-separated-values"}
 
 
 @dataclass
@@ -70,11 +72,14 @@ class Upload:
     stops: bool = True
 
 
-def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str | None = None) -> Upload:
-    """An uploaded file's texts to translate (a PDF's drawn in `pdf_font`; a String Catalog's
-    those it lacks in `target`, the language asked for); LibreError where its
+def read_upload(name: str, data: bytes, decode: DecodeConfig | None = None, target: str | None = None,
+                source: str | None = None) -> Upload:
+    """An uploaded file's texts to translate (a PDF's drawn in `decode.pdf_font`; a String Catalog's
+    those it lacks in `target`, the language asked for; a table's as `decode` and the `source`
+    language asked for choose them: nmt.decode.csv_table); LibreError where its
     format is not one of FORMATS, it is not UTF-8 text, or its subtitles are malformed (the message
     names the line)."""
+    decode = decode if decode is not None else DecodeConfig()
     name = PurePath(name.replace("\\", "/")).name
     suffix = PurePath(name).suffix.lower()
     if suffix not in FORMATS:
@@ -82,13 +87,20 @@ def read_upload(name: str, data: bytes, pdf_font: str | None = None, target: str
     kind = "android" if suffix == ".xml" else file_format(name)  # (an upload's name has no values/ folder)
     if kind in DOCUMENTS:
         try:
-            document = read_document(kind, data, name, pdf_font)
+            document = read_document(kind, data, name, decode.pdf_font)
         except NmtError as e:
             raise LibreError(f"Invalid request: {e}") from None
-        if hasattr(document, "for_target"):
+        if hasattr(document, "for_target") or hasattr(document, "for_direction"):
             if target is None:
                 raise LibreError("Invalid request: missing target")
+        if hasattr(document, "for_target"):
             document.for_target(target)
+        if hasattr(document, "for_direction"):
+            try:
+                document.for_direction(None if source in (None, "auto") else source, target, decode.table_header,
+                                       decode.table_columns)
+            except NmtError as e:
+                raise LibreError(f"Invalid request: {e}") from None
         return Upload(name, document.texts, document.write, markup=True)
     try:
         lines = data.decode("utf-8-sig").splitlines()

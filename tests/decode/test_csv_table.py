@@ -1,0 +1,128 @@
+"""Tables of comma- or tab-separated values (nmt.decode.csv_table): a program's texts by language
+filled into the target's column, a table of data translated cell by cell, the rest byte for byte."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.csv_table import CsvTable, names_languages
+from nmt.decode.stream import file_format
+from nmt.errors import NmtError
+from nmt.serve.files import read_upload
+from tests.conftest import one_line_error
+from tests.decode.conftest import translated_both_ways
+
+# Godot's translation table: keys, then a column per language; a quoted text with the delimiter,
+# quotes and a line break; a placeholder alone; a blank line; Windows' line endings
+GODOT = ('keys,en,es\r\nGREET,"Hello, friend!",Hola amigo\r\nBYE,Goodbye,\r\nCOUNT,%d,\r\n\r\n'
+         'SAY,"Say ""hi""\nto all",\r\nEMPTY,,\r\n')
+
+
+def _upper(table: CsvTable) -> bytes:
+    """The table written with each text's "translation" its capitals."""
+    return table.write([text.upper() for text in table.texts], "de")
+
+
+def test_a_programs_table_gets_a_column_for_the_target_language_in_the_source_columns_style():
+    table = CsvTable.read(GODOT.encode(), "translations.csv").for_direction("en", "de")
+    assert table.texts == ["Hello, friend!", "Goodbye", 'Say "hi"', "to all"]  # (the placeholder alone: copied)
+    assert table.numbers == [2, 3, 6, 6]
+    assert _upper(table).decode() == (
+        'keys,en,es,de\r\nGREET,"Hello, friend!",Hola amigo,"HELLO, FRIEND!"\r\nBYE,Goodbye,,GOODBYE\r\n'
+        'COUNT,%d,,%d\r\n\r\nSAY,"Say ""hi""\nto all",,"SAY ""HI""\nTO ALL"\r\nEMPTY,,,\r\n')
+    # a column the table has: its filled cells kept, the others filled, a short row lengthened
+    spanish = CsvTable.read((GODOT + "LAST,The end\r\n").encode(), "translations.csv").for_direction("en", "es")
+    assert spanish.texts == ["Goodbye", 'Say "hi"', "to all", "The end"]
+    assert _upper(spanish).decode() == (
+        'keys,en,es\r\nGREET,"Hello, friend!",Hola amigo\r\nBYE,Goodbye,GOODBYE\r\nCOUNT,%d,%d\r\n\r\n'
+        'SAY,"Say ""hi""\nto all","SAY ""HI""\nTO ALL"\r\nEMPTY,,\r\nLAST,The end,THE END\r\n')
+
+
+@pytest.mark.parametrize("source_name, source, target, added", [
+    ("en_US", "en", "pt_BR", "pt_BR"), ("en", "eng_Latn", "deu_Latn", "de"), ("English (en)", "en", "de", "German (de)"),
+    ("English(en)", "en", "fr", "French(fr)"), ("English", "en", "de", "German")])
+def test_the_source_column_is_found_by_the_models_language_and_the_targets_named_alike(source_name, source, target, added):
+    table = CsvTable.read(f"key;{source_name}\na;A dog\n".encode(), "t.csv").for_direction(source, target)
+    assert table.texts == ["A dog"]
+    assert table.write(["X"], target).decode() == f"key;{source_name};{added}\na;A dog;X\n"
+
+
+def test_a_table_of_data_is_translated_cell_by_cell_its_names_ids_and_codes_kept():
+    data = ('\ufeffid;name;description;photo;link\n1;Red shoe;A shoe, red and "nice".;img_001.jpg;https://a.org/s\n'
+            '2;SKU_12;"Blue hat";hat.png;www.a.com\n3;;A-1234;C:\\hat;a@b.org').encode()
+    table = CsvTable.read(data, "shop.csv").for_direction("en", "de")
+    assert table.delimiter == ";"
+    assert table.texts == ["Red shoe", 'A shoe, red and "nice".', "Blue hat"]
+    assert _upper(table) == ('\ufeffid;name;description;photo;link\n1;RED SHOE;A SHOE, RED AND "NICE".;img_001.jpg;'
+                             'https://a.org/s\n2;SKU_12;"BLUE HAT";hat.png;www.a.com\n3;;A-1234;C:\\hat;a@b.org').encode()
+    # the texts given back unchanged: the very bytes (quotes, a byte-order mark, no last line break)
+    assert table.write(table.texts, "de") == data
+    # chosen columns, by name (in any case) or number; a table without names
+    assert CsvTable.read(data, "shop.csv").for_direction("en", "de", columns=["Description"]).texts == [
+        'A shoe, red and "nice".', "Blue hat"]
+    assert CsvTable.read(data, "shop.csv").for_direction("en", "de", columns=[2]).texts == ["Red shoe"]
+    headless = CsvTable.read(b"A dog runs\tA cat\n", "t.tsv").for_direction("en", "de", header=False)
+    assert headless.texts == ["A dog runs", "A cat"]
+    assert headless.write(['Ein Hund\tder läuft', 'Eine "Katze"'], "de").decode() == (
+        '"Ein Hund\tder läuft"\t"Eine ""Katze"""\n')  # (quoted: the delimiter, a quote)
+    with pytest.raises(NmtError, match=r"decode.table_columns: shop.csv has no column 'price' \(its first row: 'id', "):
+        CsvTable.read(data, "shop.csv").for_direction("en", "de", columns=["price"])
+
+
+@pytest.mark.parametrize("text, delimiter", [("a,b\nc,d\n", ","), ("a;b,c\nd;e\n", ";"), ("a\tb\nc\td\n", "\t"),
+                                             ("a|b\nc|d\n", "|"), ('"a;b",c\n"d;e",f\n', ","), ("one column\n", ",")])
+def test_the_delimiter_is_the_one_that_cuts_every_record_alike(text, delimiter):
+    assert CsvTable.read(text.encode(), "t.csv").delimiter == delimiter
+
+
+def test_a_table_that_is_not_one_is_a_one_line_error_naming_its_line():
+    with pytest.raises(NmtError, match=r"t.csv:3: a quoted field is never closed"):
+        CsvTable.read(b'a,b\nc,d\ne,"f\ng\n', "t.csv")
+    with pytest.raises(NmtError, match=r"t.csv:2: invalid UTF-8"):
+        CsvTable.read(b"a,b\nc,\xff\n", "t.csv")
+    # a quote inside a cell that does not start with one is a character of it
+    assert CsvTable.read(b'a\tb\n5" nails\tx\n', "t.tsv").for_direction("en", "de").texts == ['5" nails']
+
+
+def test_a_folder_fills_only_tables_that_name_languages():
+    assert names_languages(b"keys,en\nA,B\n", "t.csv") and names_languages(b"en;de\n", "t.csv")
+    assert not names_languages(b"id,name,description\n", "t.csv") and not names_languages(b"en\nA dog\n", "t.csv")
+    assert [file_format(name) for name in ("a.csv", "b.TSV")] == ["csv", "csv"]
+
+
+def test_an_uploaded_table_is_read_for_the_languages_asked_for():
+    upload = read_upload("strings.csv", b"keys,en\nA,A dog\n", target="de", source="en")
+    assert upload.texts == ["A dog"] and upload.write(["Ein Hund"], "de") == b"keys,en,de\nA,A dog,Ein Hund\n"
+    assert read_upload("shop.csv", b"id,text\n1,A dog\n", target="de", source="auto").texts == ["A dog"]
+
+
+def test_nmt_translate_writes_a_table_as_its_texts_translate(trained_tiny, translator, cfg, tmp_path):
+    """`nmt translate` of a program's table and of a table of data: the model's translation of
+    each text in its place; a column that is not there is a one-line error, nothing written."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    for name, content in (("strings.csv", "keys,en\nA,a dog runs\nB,\"a cat, a dog\"\nC,%d\n"),
+                          ("shop.tsv", "id\ttext\n1\ta dog runs\n2\ta cat\n")):
+        (tmp_path / name).write_text(content)
+        written, expected = translated_both_ways(checkpoint, translator, cfg, tmp_path / name, tmp_path / f"de.{name}",
+                                                 lambda data, name=name: CsvTable.read(data, name).for_direction("en", "de"))
+        assert written == expected != content.encode()
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "shop.tsv"), "-o",
+                                      str(tmp_path / "x.tsv"), "--set", "decode.table_columns=[price]"])
+    one_line_error(result, "decode.table_columns: ", "shop.tsv has no column 'price' (its first row: 'id', 'text')")
+    assert not (tmp_path / "x.tsv").exists()
+
+
+def test_a_folder_updated_in_place_fills_its_programs_tables_and_leaves_its_data(trained_tiny, tmp_path):
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    game = tmp_path / "game"
+    (game / "locale").mkdir(parents=True)
+    (game / "locale" / "text.csv").write_text("keys,en,de\nA,a dog runs,Ein Hund rennt (geprüft)\nB,a cat\n")
+    (game / "levels.csv").write_text("level,title\n1,a dog runs\n")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(game), "--update", str(game)])
+    assert result.exit_code == 0, result.output
+    rows = (game / "locale" / "text.csv").read_text().splitlines()
+    assert rows[:2] == ["keys,en,de", "A,a dog runs,Ein Hund rennt (geprüft)"]  # a translator's kept
+    assert rows[2].startswith("B,a cat,") and rows[2] != "B,a cat," and len(rows) == 3
+    assert (game / "levels.csv").read_text() == "level,title\n1,a dog runs\n"  # data: not the program's texts
