@@ -18,7 +18,9 @@ Everything else stays as it was, byte for byte: the delimiter (`,`, `;`, a tab o
 the file; a tab in a .tsv file), quotes, line endings, a byte-order mark, cells not translated. A
 translation is written in quotes where its cell was quoted, or where it holds the delimiter, a
 quote or a line break (its quotes doubled). A cell's lines are translated one by one, and
-placeholders (`%s`, `{name}`) kept, as in a program's other message files.
+placeholders (`%s`, `{name}`) kept, as in a program's other message files; its BBCode (Godot's
+rich text: `[b]`, `[color=red]`, `[url=...]`) goes around the words aligned to the ones it
+wrapped (nmt.decode.text.bbcode).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from dataclasses import dataclass
 
 from nmt.data.languages import LANGUAGE_NAMES, language_match, language_name, language_tag
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
-from nmt.decode.text.messages import Message, as_markup
+from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
+from nmt.decode.text.messages import Message, as_markup, joined
 from nmt.errors import NmtError
 
 _DELIMITERS = ",;\t|"
@@ -67,6 +70,18 @@ class _Cell(Message):
     field: _Field | None
     record: _Record
     source: _Field  # the cell translated (in a table of languages, the source column's)
+    codes: list | None = None  # its BBCode's tags, where it has any (nmt.decode.text.bbcode)
+
+    @classmethod
+    def of(cls, source: _Field, field: _Field | None, record: _Record) -> "_Cell":
+        coded = bbcode_markup(source.value)
+        markup, codes = coded if coded is not None else (as_markup(source.value), None)
+        return cls(markup, source.line, field, record, source, codes)
+
+    def translation(self, translations) -> str:
+        if self.codes is None:
+            return super().translation(translations)
+        return from_bbcode_markup(joined(self.parts, translations), self.markup, self.codes)
 
 
 def _closing_quote(text: str, at: int) -> int:
@@ -223,7 +238,7 @@ class CsvTable(MessageFile):
             if not cell.value.strip():
                 continue
             there = row.fields[target] if target < len(row.fields) else None
-            self.messages.append(_Cell(as_markup(cell.value), cell.line, there, row, cell))
+            self.messages.append(_Cell.of(cell, there, row))
         self.target_column = target
 
     def _chosen(self, names: _Record | None, columns: list[str | int]) -> set[int] | None:
@@ -248,7 +263,7 @@ class CsvTable(MessageFile):
             for index, field in enumerate(row.fields):
                 if columns is not None and index not in columns or _DATA_WORD.fullmatch(field.value.strip()):
                     continue
-                cell = _Cell(as_markup(field.value), field.line, field, row, field)
+                cell = _Cell.of(field, field, row)
                 if cell.to_translate:
                     self.messages.append(cell)
 
@@ -257,7 +272,7 @@ class CsvTable(MessageFile):
         the target language), the rest as it was."""
         given, edits, filled = iter(translations), [], {}
         for cell in self.messages:
-            text = cell.translation(given) if cell.to_translate else cell.text
+            text = cell.translation(given) if cell.to_translate else cell.source.value
             if cell.field is not None:
                 edits.append((cell.field.start, cell.field.end, _written(text, self.delimiter, cell.field)))
             else:  # (a cell added: quoted where the source's is)

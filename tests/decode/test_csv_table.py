@@ -126,3 +126,10 @@ def test_a_folder_updated_in_place_fills_its_programs_tables_and_leaves_its_data
     assert rows[:2] == ["keys,en,de", "A,a dog runs,Ein Hund rennt (geprüft)"]  # a translator's kept
     assert rows[2].startswith("B,a cat,") and rows[2] != "B,a cat," and len(rows) == 3
     assert (game / "levels.csv").read_text() == "level,title\n1,a dog runs\n"  # data: not the program's texts
+
+
+def test_a_cells_bbcode_is_kept_around_the_words_it_wrapped():
+    table = CsvTable.read(b"keys,en\nA,A [b]blue[/b] hat[br]\nB,[b]%d[/b]\n", "t.csv").for_direction("en", "de")
+    assert table.texts == ["A <f1>blue</f1> hat<p2/>"]  # (a text of placeholders and tags alone: copied)
+    assert table.write(["Ein <f1>blauer</f1> Hut <p2/>"], "de") == (
+        b"keys,en,de\nA,A [b]blue[/b] hat[br],Ein [b]blauer[/b] Hut[br]\nB,[b]%d[/b],[b]%d[/b]\n")

@@ -1,0 +1,31 @@
+"""BBCode as inline markup and back (nmt.decode.text.bbcode): tags around words become codes the
+markup keeps around the words aligned to them, a tag alone or with a path inside a point."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
+
+
+@pytest.mark.parametrize("text, markup", [
+    ("A man in a [b]blue[/b] shirt & a <hat>.", "A man in a <f1>blue</f1> shirt &amp; a &lt;hat&gt;."),
+    ("Two [color=red]dogs[/color] play [i]in [u]the[/u] snow[/i].", "Two <f1>dogs</f1> play <f2>in <f3>the</f3> snow</f2>."),
+    ("Press [url=https://a.org]here[/url], or [url]https://b.org[/url].", "Press <f1>here</f1>, or <p2/>."),
+    ("Line[br]two [img]res://a.png[/img] [1] [sic]", "Line<p1/>two <p2/> [1] [sic]"),
+    ("[b]closed, [i]crossed[/b][/i] [u]never", "<f1>closed, <p2/>crossed</f1><p3/> <p4/>never"),
+    ("[list][*]A dog[*]A cat[/list]", "<f1><p2/>A dog<p3/>A cat</f1>")])
+def test_bbcode_is_markup_of_codes_and_comes_back_as_it_was(text, markup):
+    found, codes = bbcode_markup(text)
+    assert found == markup
+    assert from_bbcode_markup(found, found, codes) == text
+
+
+def test_a_translations_codes_are_written_as_the_tags_they_stand_for():
+    markup, codes = bbcode_markup("A [b]blue[/b] man & a dog.[br]Line")
+    assert from_bbcode_markup("Ein <f1>blauer</f1> Mann &amp; ein Hund. <p2/> Zeile", markup, codes) == (
+        "Ein [b]blauer[/b] Mann & ein Hund.[br]Zeile")  # (no space beside a point where the source had none)
+
+
+def test_brackets_that_are_not_bbcode_are_text():
+    assert bbcode_markup("See [1], [sic] and [Enter] [/x]") is None
