@@ -30,7 +30,7 @@ their code and placeholder; and as an app's message files (i18next JSON, Android
 Apple's String Catalog, Qt's .ts, .NET's .resx, Java's .properties), every tenth message with a
 placeholder of its format: BLEU, placeholders kept, and the file's own marks (the Catalog's and
 Qt's states); and as tables, a game's texts by language (Godot's CSV) and a table of data:
-BLEU, placeholders, ids and names kept. Writes
+BLEU, placeholders, BBCode's bold (every fifth text's second word), ids and names kept. Writes
 experiments/robustness/results/documents.json.
 
     python -m experiments.robustness.documents [-c runs/demo/checkpoints/best.pt]
@@ -808,6 +808,24 @@ def tables(engine, cfg, captions: list[str], references: list[str], folder: Path
     result = {"game_texts": {"rows": len(game) - 1, "header": game[0],
                              "bleu": score([" ".join(t.replace("%s", "").split()) for t in german], references),
                              "placeholders": len(with_placeholder), "placeholders_kept": sum("%s" in t for t in with_placeholder)}}
+    # every fifth text's second word in BBCode's bold (Godot's rich text), taken out before scoring
+    def bold(caption: str) -> str:
+        words = caption.split(" ")
+        return " ".join([words[0], f"[b]{words[1]}[/b]", *words[2:]]) if len(words) > 1 else f"[b]{caption}[/b]"
+
+    with open(folder / "rich.csv", "w", newline="", encoding="utf-8") as f:
+        rows = csv.writer(f)
+        rows.writerow(["keys", "en"])
+        rows.writerows([f"CAPTION_{n}", bold(c) if n % 5 == 0 else c] for n, c in enumerate(captions, start=1))
+    translate_file(engine, str(folder / "rich.csv"), str(folder / "rich.de.csv"), cfg)
+    with open(folder / "rich.de.csv", newline="", encoding="utf-8") as f:
+        rich = [row[2] for row in list(csv.reader(f))[1:]]
+    bolded = rich[4::5]
+    result["game_texts_bbcode"] = {
+        "rows": len(rich), "bleu": score([re.sub(r"\[/?b\]", "", t) for t in rich], references),
+        "bold_rows_bleu": score([re.sub(r"\[/?b\]", "", t) for t in bolded], references[4::5]),
+        "bold": len(bolded), "bold_kept": sum(t.count("[b]") == t.count("[/b]") == 1 and t.index("[b]") < t.index("[/b]")
+                                              for t in bolded)}
     photos = [f"img_{n:04d}.jpg" for n in range(len(captions))]
     with open(folder / "shop.csv", "w", newline="", encoding="utf-8") as f:
         rows = csv.writer(f, delimiter=";")

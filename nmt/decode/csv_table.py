@@ -91,10 +91,13 @@ def _closing_quote(text: str, at: int) -> int:
     return at
 
 
+_FIELD_ENDS = {delimiter: re.compile(f"[{re.escape(delimiter)}\r\n]") for delimiter in _DELIMITERS}
+
+
 def _field_end(text: str, at: int, delimiter: str) -> int:
     """Where an unquoted field from `at` ends: at the delimiter, a line break or the text's end."""
-    ends = [found for mark in (delimiter, "\n", "\r") if (found := text.find(mark, at)) != -1]
-    return min(ends, default=len(text))
+    end = _FIELD_ENDS[delimiter].search(text, at)
+    return end.start() if end is not None else len(text)
 
 
 def _records(text: str, delimiter: str, name: str, limit: int | None = None) -> list[_Record]:
