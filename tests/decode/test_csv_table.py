@@ -80,7 +80,7 @@ def test_the_delimiter_is_the_one_that_cuts_every_record_alike(text, delimiter):
 def test_a_table_that_is_not_one_is_a_one_line_error_naming_its_line():
     with pytest.raises(NmtError, match=r"t.csv:3: a quoted field is never closed"):
         CsvTable.read(b'a,b\nc,d\ne,"f\ng\n', "t.csv")
-    with pytest.raises(NmtError, match=r"t.csv:2: invalid UTF-8"):
+    with pytest.raises(NmtError, match=r't.csv:2: invalid UTF-8 at byte 6: save the table as UTF-8 \(Excel: "CSV UTF-8"\)'):
         CsvTable.read(b"a,b\nc,\xff\n", "t.csv")
     # a quote inside a cell that does not start with one is a character of it
     assert CsvTable.read(b'a\tb\n5" nails\tx\n', "t.tsv").for_direction("en", "de").texts == ['5" nails']
