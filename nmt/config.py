@@ -76,7 +76,7 @@ def language_token(lang: str) -> str:
 
 class DataConfig(Section):
     """Where the parallel text is. A split is a path stem: `{stem}.{lang}` or `{stem}.{lang}.gz`
-    (or a TSV, TMX or Hugging Face dataset: nmt.data.corpora).
+    (or a TSV, CSV, TMX or Hugging Face dataset: nmt.data.corpora).
 
     `train` is one split, or a list of corpora, each with its own languages, weight and tag. An
     epoch draws from corpus c a number of pairs proportional to weight_c · n_c^(1/T) (n_c: its

@@ -2,6 +2,8 @@
 
 - a path stem: `{stem}.{src_lang}` and `{stem}.{tgt_lang}`, each plain or compressed (`.gz`, `.xz`, `.bz2`);
 - a TSV file (`*.tsv`, or compressed likewise): source in the first column, target in the second;
+- a CSV file (`*.csv`, or compressed likewise): the columns its first row names for the two
+  languages (nmt.data.csv_corpus);
 - a translation memory (`*.tmx`, or compressed likewise): its units in the two languages (nmt.data.tmx);
 - a Hugging Face dataset: `hf:NAME[:CONFIG]:SPLIT` (e.g. `hf:wmt14:de-en:train`, loaded with
   `datasets.load_dataset`), or `hf:FOLDER:SPLIT` for one written by `save_to_disk`. Rows hold
@@ -13,16 +15,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from nmt.data.corpus import COMPRESSED, Corpus, HuggingFace, TextPair, Tsv
+from nmt.data.csv_corpus import Csv
 from nmt.data.tmx import Tmx
 
 
 def corpus_kind(spec: str) -> str:
-    """What a split is stored as: "hf", "tsv", "tmx" or "stem" (compressed or not)."""
+    """What a split is stored as: "hf", "tsv", "csv", "tmx" or "stem" (compressed or not)."""
     if spec.startswith("hf:"):
         return "hf"
     name = Path(spec.lower())
     suffix = (name.with_suffix("") if name.suffix in COMPRESSED else name).suffix
-    return {".tsv": "tsv", ".tmx": "tmx"}.get(suffix, "stem")
+    return {".tsv": "tsv", ".csv": "csv", ".tmx": "tmx"}.get(suffix, "stem")
 
 
 def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
@@ -31,6 +34,8 @@ def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
         return HuggingFace(spec, src_lang, tgt_lang)
     if kind == "tsv":
         return Tsv(spec)
+    if kind == "csv":
+        return Csv(spec, src_lang, tgt_lang)
     if kind == "tmx":
         return Tmx(spec, src_lang, tgt_lang)
     return TextPair(spec, src_lang, tgt_lang)

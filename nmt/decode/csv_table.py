@@ -162,7 +162,8 @@ def _language_of(header: str) -> tuple[str, str] | None:
 
 def _column_of(header: _Record, language: str, other_than: int | None = None) -> int | None:
     """The column whose name names `language` (the same code first, then the same language)."""
-    found = [(language_match(language, named[0]), index) for index, field in enumerate(header.fields)
+    found = [(max(language_match(language, named[0]), language_match(language, language_tag(named[0]))), index)
+             for index, field in enumerate(header.fields)
              if index != other_than and (named := _language_of(field.value)) is not None]
     best = max(found, default=(0, None))
     return best[1] if best[0] else None

@@ -41,7 +41,7 @@ def test_a_programs_table_gets_a_column_for_the_target_language_in_the_source_co
 
 
 @pytest.mark.parametrize("source_name, source, target, added", [
-    ("en_US", "en", "pt_BR", "pt_BR"), ("en", "eng_Latn", "deu_Latn", "de"), ("English (en)", "en", "de", "German (de)"),
+    ("en_US", "en", "pt_BR", "pt_BR"), ("en", "eng_Latn", "deu_Latn", "de"), ("eng", "eng_Latn", "deu_Latn", "de"), ("English (en)", "en", "de", "German (de)"),
     ("English(en)", "en", "fr", "French(fr)"), ("English", "en", "de", "German")])
 def test_the_source_column_is_found_by_the_models_language_and_the_targets_named_alike(source_name, source, target, added):
     table = CsvTable.read(f"key;{source_name}\na;A dog\n".encode(), "t.csv").for_direction(source, target)
