@@ -7,6 +7,8 @@ and .tsv files), read for the model's direction (`for_direction`). Two kinds of 
   text in that column is translated into the target language's column: the one the first row
   names (`de`, `de_DE`, `German (de)`), whose filled cells are kept, or a column added at the end,
   headed in the source column's style. A text without a word to translate (`%d`, `OK`) is copied.
+  A folder's record says what each filled cell was made from (`sources`, by each row's key): a
+  cell whose source text changed since is translated again.
 - **Any other table** (data: a catalogue, a survey's answers): each cell's text is translated in
   its place, in every column or in those `decode.table_columns` names (by the first row's names,
   or numbers from 1). The first row, the columns' names a program reads the table by, is kept as
@@ -26,12 +28,14 @@ wrapped (nmt.decode.text.bbcode).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from nmt.data.languages import LANGUAGE_NAMES, language_match, language_name, language_tag
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
 from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
 from nmt.decode.text.messages import Message, as_markup, joined
+from nmt.decode.translation_record import fingerprint
 from nmt.errors import NmtError
 
 _DELIMITERS = ",;\t|"
@@ -203,6 +207,7 @@ class CsvTable(MessageFile):
         self.messages: list[_Cell] = []
         self.target_column: int | None = None  # a table of languages: the target's column
         self.added: tuple[int, str] | None = None  # a column added for the target: its number and name
+        self.sources: dict[str, str] = {}  # a table of languages: each source text's fingerprint by its row's key
         self.warnings: list[str] = []
 
     @classmethod
@@ -215,38 +220,54 @@ class CsvTable(MessageFile):
         return cls(text, data.startswith(b"\xef\xbb\xbf"), delimiter, _records(text, delimiter, name), name)
 
     def for_direction(self, source: str | None, target: str, header: bool = True,
-                      columns: list[str | int] = ()) -> "CsvTable":
+                      columns: list[str | int] = (), made_from: dict[str, str] | None = None) -> "CsvTable":
         """The table made ready to translate from `source` (None: not known) into `target`: a
         column of the source language's texts into the target's, else each cell of `columns` (or
-        of every one) but the first row's where it is the `header`."""
+        of every one) but the first row's where it is the `header`. `made_from`: what a folder's
+        record says the target's cells were translated from (`made`), by key: a cell whose
+        source text changed since is translated again."""
         rows = [record for record in self.records if not record.blank]
         names = rows[0] if rows else None
         source_column = _column_of(names, source) if names is not None and source and not columns else None
         if source_column is not None:
-            self._languages(rows, source_column, _column_of(names, target, other_than=source_column), target)
+            self._languages(rows, source_column, _column_of(names, target, other_than=source_column), target,
+                            made_from or {})
         else:
             if not columns and names is not None and any(
                     index and _language_of(field.value) for index, field in enumerate(names.fields)):
-                self.warnings.append(f"{self.name}: its first row names languages, but not {source}, the model's "
+                self.warnings.append(f"its first row names languages, but not {source}, the model's "
                                      "source: each cell translated in its place")
             self._cells(rows[1:] if header or columns else rows, self._chosen(names, list(columns)))
         return self
 
-    def _languages(self, rows: list[_Record], source: int, target: int | None, language: str) -> None:
+    def _languages(self, rows: list[_Record], source: int, target: int | None, language: str,
+                   made_from: dict[str, str]) -> None:
         """Each row's text in the `source` column to translate into the `target` one (None: a column
-        added, its name in the first row), but where the target's cell has one already."""
+        added, its name in the first row), but where the target's cell has one already, made from
+        the text the source has now (`made_from`, by key)."""
         if target is None:
             target = max(len(row.fields) for row in rows)
             self.added = (target, _column_name(rows[0].fields[source].value, language))
+        keys = Counter(row.fields[0].value for row in rows[1:]) if source else Counter()
+        changed = []
         for row in rows[1:]:
-            if source >= len(row.fields) or target < len(row.fields) and row.fields[target].value.strip():
+            cell = row.fields[source] if source < len(row.fields) else None
+            if cell is None or not cell.value.strip():
                 continue
-            cell = row.fields[source]
-            if not cell.value.strip():
-                continue
+            key = row.fields[0].value if keys[row.fields[0].value] == 1 and row.fields[0].value.strip() else None
+            if key is not None:  # (the key a folder's record knows the text by: the first column's, where unique)
+                self.sources[key] = fingerprint(as_markup(cell.value))
+            if target < len(row.fields) and row.fields[target].value.strip():
+                if key is None or made_from.get(key, self.sources[key]) == self.sources[key]:
+                    continue
+                changed.append(cell.line)  # (its translation made from another text)
             there = row.fields[target] if target < len(row.fields) else None
             self.messages.append(_Cell.of(cell, there, row))
         self.target_column = target
+        if changed:
+            shown = ", ".join(map(str, changed[:5])) + (", ..." if len(changed) > 5 else "")
+            self.warnings.append(f"{len(changed)} text(s) translated again (line {shown}): their "
+                                 f"source changed since their translation into {language}")
 
     def _chosen(self, names: _Record | None, columns: list[str | int]) -> set[int] | None:
         """The columns `decode.table_columns` names, by the first row's names or numbers from 1 (None: every one)."""

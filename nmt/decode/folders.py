@@ -154,8 +154,8 @@ def _carry_out(translator, steps: list[_Step], source: Path, translations: Path,
                 kept, messages = kept + translated.kept[0], messages + translated.kept[1]
             if translated.kept_texts:
                 report.kept_texts = tuple(a + b for a, b in zip(report.kept_texts or (0, 0), translated.kept_texts))
-            if step.target != step.source or every:
-                _record(record, step, translated.made, source)
+            if step.target != step.source or every or file_format(str(step.source)) == "csv":
+                _record(record, step, translated.made, source)  # (a table of languages: its texts by key)
         else:
             shutil.copy2(source / step.source, target)
             if every:
@@ -309,8 +309,8 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
             steps.append(_Step(path, path, False))
             continue
         named = _named_language(folder, path, kind, documents) if tgt is not None else None
-        if named is None:
-            steps.append(_Step(path, path, True))
+        if named is None:  # (a table of texts by language: what its cells were made from, where the record knows)
+            steps.append(_Step(path, path, True, before=record.made(path, path) if kind == "csv" else None))
             continue
         steps.append(_Step(path, path, False))  # the source's file (or another language's) stays as it is
         if is_language(named, tgt) and isinstance(documents[2], Docusaurus) and documents[2].labels(path, tgt):

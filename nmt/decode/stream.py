@@ -31,6 +31,7 @@ from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.end_marks import without_stop_its_source_lacks
 from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.text.messages import read_as_translation
+from nmt.data.languages import language_tag
 from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
@@ -43,7 +44,7 @@ from nmt.decode.search import Hypothesis
 from nmt.decode.subtitles import FORMATS as SUBTITLES
 from nmt.decode.subtitles import Subtitles, subtitle_format
 from nmt.decode.translate import naming_lines, translate
-from nmt.decode.translation_record import Made, fingerprint, kept_translations, key_name
+from nmt.decode.translation_record import Made, fingerprint, kept_translations, key_name, of_language, with_language
 from nmt.decode.wrapped import Wrapped, wrapped_paragraph
 from nmt.errors import NmtError
 from nmt.files import replaced_whole
@@ -369,7 +370,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         document.for_target(target)
     if hasattr(document, "for_direction"):  # a table: its source language's column into the target's, or its cells
         guessed = getattr(translator, "source_guess", None) is not None  # (--src-lang auto: no one source)
-        document.for_direction(None if guessed else source, target, cfg.table_header, cfg.table_columns)
+        document.for_direction(None if guessed else source, target, cfg.table_header, cfg.table_columns,
+                               made_from=of_language(before, language_tag(target)))
     kept_texts = _kept(before, document.texts, read_document(kind, read_bytes(Path(update)), update, cfg.pdf_font).texts,
                        update) if by_texts else {}
     if by_keys:  # an earlier translation: its messages kept, the new ones translated
@@ -404,12 +406,16 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         with replaced_whole(output, "wb") as f:
             f.write(content)
     return StreamReport(lines=len(requests), kept=(kept, document.message_count) if by_keys else None,
-                        kept_texts=(len(kept_texts), len(requests)) if by_texts else None, made=_made(kind, as_source))
+                        kept_texts=(len(kept_texts), len(requests)) if by_texts else None, made=_made(kind, as_source, before, target))
 
 
-def _made(kind: str, document) -> Made | None:
+def _made(kind: str, document, before: Made | None = None, target: str | None = None) -> Made | None:
     """What a document's translation is made from, for a folder's record: its messages' texts by
-    key (a file of keys), or its texts; None for a file that holds its sources (XLIFF, gettext)."""
+    key (a file of keys), or its texts; for a table of texts by language, its source texts by key
+    for the target, beside the other languages' of its record `before`; None for another file that
+    holds its sources (XLIFF, gettext)."""
+    if getattr(document, "sources", None):
+        return with_language(before, language_tag(target), document.sources)
     if kind in KEYED:
         return Made("", messages={key_name(message.key): fingerprint(message.markup) for message in document.messages
                                   if getattr(message, "key", None) is not None})

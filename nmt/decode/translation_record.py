@@ -140,3 +140,18 @@ def kept_translations(before: tuple[str, ...], now: list[str], earlier: list[str
         return None
     matcher = difflib.SequenceMatcher(None, before, [fingerprint(text) for text in now], autojunk=False)
     return {i + k: earlier[j + k] for j, i, size in matcher.get_matching_blocks() for k in range(size)}
+
+
+def of_language(made: Made | None, language: str) -> dict[str, str]:
+    """Of a file that holds every language (a table of texts by language, translated in its place),
+    what its `language`'s texts were made from, by key: its record's messages keyed `LANGUAGE:KEY`."""
+    prefix = f"{language}:"
+    return {key[len(prefix):]: mark for key, mark in (made.messages or {}).items() if key.startswith(prefix)} \
+        if made is not None else {}
+
+
+def with_language(made: Made | None, language: str, messages: dict[str, str]) -> Made:
+    """Such a file's record with its `language`'s entries now `messages` (by key), the other languages' kept."""
+    others = {key: mark for key, mark in (made.messages or {}).items() if not key.startswith(f"{language}:")} \
+        if made is not None else {}
+    return Made("", messages={**others, **{f"{language}:{key}": mark for key, mark in messages.items()}})

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.decode.csv_table import CsvTable, names_languages
 from nmt.decode.stream import file_format
+from nmt.decode.translation_record import fingerprint, of_language, with_language
 from nmt.errors import NmtError
 from nmt.serve.files import read_upload
 from tests.conftest import one_line_error
@@ -115,17 +116,45 @@ def test_nmt_translate_writes_a_table_as_its_texts_translate(trained_tiny, trans
 
 
 def test_a_folder_updated_in_place_fills_its_programs_tables_and_leaves_its_data(trained_tiny, tmp_path):
+    """A game's folder updated twice: its table of texts filled, a translator's text kept; then,
+    after a source text changed, that text translated again and the rest kept as they stand (a
+    reviewer's edit too), as the folder's record says; its table of data left as it is."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
-    game = tmp_path / "game"
-    (game / "locale").mkdir(parents=True)
-    (game / "locale" / "text.csv").write_text("keys,en,de\nA,a dog runs,Ein Hund rennt (geprüft)\nB,a cat\n")
+    game, table = tmp_path / "game", tmp_path / "game" / "locale" / "text.csv"
+    table.parent.mkdir(parents=True)
+    table.write_text("keys,en,de\nA,a dog runs,Ein Hund rennt (geprüft)\nB,a cat\nC,a dog\n")
     (game / "levels.csv").write_text("level,title\n1,a dog runs\n")
     result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(game), "--update", str(game)])
     assert result.exit_code == 0, result.output
-    rows = (game / "locale" / "text.csv").read_text().splitlines()
+    rows = table.read_text().splitlines()
     assert rows[:2] == ["keys,en,de", "A,a dog runs,Ein Hund rennt (geprüft)"]  # a translator's kept
-    assert rows[2].startswith("B,a cat,") and rows[2] != "B,a cat," and len(rows) == 3
+    assert rows[2].startswith("B,a cat,") and rows[2] != "B,a cat," and rows[3].startswith("C,a dog,") and len(rows) == 4
     assert (game / "levels.csv").read_text() == "level,title\n1,a dog runs\n"  # data: not the program's texts
+    table.write_text("\n".join([rows[0], rows[1].replace("(geprüft)", "(gut)"), "B,a dog runs," + rows[2].split(",")[2],
+                                rows[3]]) + "\n")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(game), "--update", str(game)])
+    assert result.exit_code == 0, result.output
+    assert "1 text(s) translated again (line 3): their source changed since their translation into de" in result.output
+    again = table.read_text().splitlines()
+    assert again[1] == "A,a dog runs,Ein Hund rennt (gut)" and again[3] == rows[3]  # unchanged sources: kept
+    assert again[2].startswith("B,a dog runs,") and again[2] != "B,a dog runs," + rows[2].split(",")[2]
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(game), "--update", str(game)])
+    assert "up to date" in result.output and table.read_text().splitlines() == again
+
+
+def test_what_a_tables_cells_were_made_from_is_kept_for_each_language():
+    table = CsvTable.read(b"keys,en,de\nA,A dog,Ein Hund\nB,A cat,Ein Hut\nB,Twice,\n", "t.csv")
+    table.for_direction("en", "de", made_from={"A": fingerprint("A dog"), "B": "0" * 16})
+    assert table.texts == ["Twice"]  # (B's key twice: known by no key, its filled cell kept)
+    assert table.sources == {"A": fingerprint("A dog")}
+    table = CsvTable.read(b"keys,en,de\nA,A dog,Ein Hund\nB,A cat,Ein Hut\n", "t.csv")
+    table.for_direction("en", "de", made_from={"A": fingerprint("A dog"), "B": fingerprint("A hat")})
+    assert table.texts == ["A cat"] and table.warnings == [
+        "1 text(s) translated again (line 3): their source changed since their translation into de"]
+    made = with_language(with_language(None, "fr", {"A": "1"}), "de", {"A": "2", "B": "3"})
+    assert made.messages == {"fr:A": "1", "de:A": "2", "de:B": "3"}
+    assert of_language(with_language(made, "de", {"A": "4"}), "de") == {"A": "4"}
+    assert of_language(made, "fr") == {"A": "1"} and of_language(None, "fr") == {}
 
 
 def test_a_cells_bbcode_is_kept_around_the_words_it_wrapped():
