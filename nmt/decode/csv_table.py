@@ -14,7 +14,8 @@ and .tsv files), read for the model's direction (`for_direction`). Two kinds of 
   or numbers from 1). The first row, the columns' names a program reads the table by, is kept as
   written (`decode.table_header: false`: a table without one, its first row translated). A cell
   without a word, or of one word that holds a digit, `_`, `/`, `\\`, `@` or `:` or a dot between
-  letters (an id, a code, a URL, a file's name), is copied.
+  letters (an id, a code, a URL, a file's name), a slug (`red-leather-shoe`), a boolean or a
+  missing value (`TRUE`, `no`, `NULL`, `N/A`), is copied.
 
 Everything else stays as it was, byte for byte: the delimiter (`,`, `;`, a tab or `|`, found in
 the file; a tab in a .tsv file), quotes, line endings, a byte-order mark, cells not translated. A
@@ -42,7 +43,9 @@ _DELIMITERS = ",;\t|"
 _SNIFFED_RECORDS = 50  # records read to choose a file's delimiter
 _CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")  # en, en_US, pt-BR, zh_Hans
 _NAMED_CODE = re.compile(r"(.*?\S)(\s*)\(\s*(" + _CODE.pattern + r")\s*\)")  # English (en), English(en)
-_DATA_WORD = re.compile(r"\S*(?:[\d_/\\@:]|[^\W\d_]\.[^\W\d_])\S*")  # one word: an id, a code, a URL, a file's name
+_DATA_WORD = re.compile(r"\S*(?:[\d_/\\@:]|[^\W\d_]\.[^\W\d_])\S*"  # one word: an id, a code, a URL, a file's name
+                        r"|[a-z]+(?:-[a-z]+)+"  # a slug (red-leather-shoe)
+                        r"|(?i:true|false|yes|no|null|none|nan|n/a)")  # a boolean, a missing value
 
 
 @dataclass

@@ -52,12 +52,13 @@ def test_the_source_column_is_found_by_the_models_language_and_the_targets_named
 
 def test_a_table_of_data_is_translated_cell_by_cell_its_names_ids_and_codes_kept():
     data = ('\ufeffid;name;description;photo;link\n1;Red shoe;A shoe, red and "nice".;img_001.jpg;https://a.org/s\n'
-            '2;SKU_12;"Blue hat";hat.png;www.a.com\n3;;A-1234;C:\\hat;a@b.org').encode()
+            '2;SKU_12;"Blue hat";hat.png;www.a.com\n3;;A-1234;C:\\hat;a@b.org\n4;TRUE;N/A;blue-felt-hat;no').encode()
     table = CsvTable.read(data, "shop.csv").for_direction("en", "de")
     assert table.delimiter == ";"
     assert table.texts == ["Red shoe", 'A shoe, red and "nice".', "Blue hat"]
     assert _upper(table) == ('\ufeffid;name;description;photo;link\n1;RED SHOE;A SHOE, RED AND "NICE".;img_001.jpg;'
-                             'https://a.org/s\n2;SKU_12;"BLUE HAT";hat.png;www.a.com\n3;;A-1234;C:\\hat;a@b.org').encode()
+                             'https://a.org/s\n2;SKU_12;"BLUE HAT";hat.png;www.a.com\n3;;A-1234;C:\\hat;a@b.org\n'
+                             '4;TRUE;N/A;blue-felt-hat;no').encode()
     # the texts given back unchanged: the very bytes (quotes, a byte-order mark, no last line break)
     assert table.write(table.texts, "de") == data
     # chosen columns, by name (in any case) or number; a table without names
