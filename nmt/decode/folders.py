@@ -25,8 +25,10 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
                                      suffixed, translated_path, tree_language)
 from nmt.decode.rows import direction
 from nmt.decode.csv_table import names_languages
-from nmt.decode.site_layouts import Docusaurus, documentation_site, unlisted, untranslated_label
-from nmt.decode.stream import BILINGUAL, KEYED, StreamReport, file_format, file_texts, read_document, translate_file
+from nmt.decode.mkdocs_nav import translate_nav, untranslated_titles
+from nmt.decode.site_layouts import Docusaurus, SuffixSite, documentation_site, unlisted, untranslated_label
+from nmt.decode.stream import (BILINGUAL, KEYED, StreamReport, file_format, file_texts, read_document, translate_file,
+                               translated_texts)
 from nmt.decode.translation_record import (RECORD_NAME, Made, TranslationRecord, file_fingerprint, fingerprint,
                                            kept_translations)
 from nmt.errors import NmtError
@@ -71,6 +73,7 @@ class _Step:
     earlier: Path | None = None
     before: Made | None = None
     fill: bool = False
+    nav: str | None = None  # mkdocs.yml: its navigation's titles translated into this language (nmt.decode.mkdocs_nav)
 
 
 def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
@@ -110,7 +113,7 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
     if mirrored:
         record = TranslationRecord()
     if output is None:
-        steps = [step for step in steps if step.translated and (step.target != step.source or step.fill or
+        steps = [step for step in steps if step.translated and (step.target != step.source or step.fill or step.nav or
                                                                 _filled_in_place(source, step.source, languages[1]))]
     building = (output or source).resolve().with_name(f".{(output or source).resolve().name}.tmp")
     shutil.rmtree(building, ignore_errors=True)
@@ -143,7 +146,11 @@ def _carry_out(translator, steps: list[_Step], source: Path, translations: Path,
     for finished, step in enumerate(steps, start=1):
         target = building / step.target
         target.parent.mkdir(parents=True, exist_ok=True)
-        if step.translated:
+        if step.nav is not None:
+            target.write_text(translate_nav((source / step.source).read_text(encoding="utf-8"), step.nav,
+                                            lambda titles: translated_texts(translator, titles, cfg), str(source / step.source)),
+                              encoding="utf-8")
+        elif step.translated:
             translated = translate_file(translator, str(source / step.source), str(target), cfg,
                                         warn=warn_for(source / step.source),
                                         update=str(translations / step.earlier) if step.earlier else None,
@@ -342,7 +349,21 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         if isinstance(site, Docusaurus) and not any(site.labels(path, tgt) for path in files):
             report.notes.append(f"the site's navbar, footer and sidebar labels: `npm run write-translations -- --locale "
                                 f"{site.named(tgt)}` in {site.root.as_posix() or '.'} writes them for nmt to translate")
+    if isinstance(site, SuffixSite) and tgt is not None and _navigation_untranslated(folder / site.config, site.named(tgt),
+                                                                                 report):
+        steps = [step for step in steps if step.source != site.config]  # (its navigation's titles translated)
+        steps.append(_Step(site.config, site.config, True, nav=site.named(tgt)))
     return steps
+
+
+def _navigation_untranslated(config: Path, language: str, report: FolderReport) -> bool:
+    """Whether an MkDocs site's configuration lists `language` with titles of its navigation still
+    to translate (one that does not read as YAML: a note, and the site's pages translated all the same)."""
+    try:
+        return bool(untranslated_titles(config.read_text(encoding="utf-8", errors="replace"), language, str(config)))
+    except NmtError as e:
+        report.notes.append(f"{e}: its navigation's titles are left as they are")
+        return False
 
 
 def _changed_since(folder: Path, path: Path, target: Path, before: Made | None, record: TranslationRecord,

@@ -478,6 +478,12 @@ def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Cal
     return [kept[i] if i in kept else translated[i] for i in range(len(requests))]
 
 
+def translated_texts(translator, texts: list[str], cfg: DecodeConfig) -> list[str]:
+    """Each text's translation (a title, a label: the text itself where it comes back empty)."""
+    hyps = translate(translator, [Line(text) for text in texts], cfg)
+    return [hypothesis_text(translator.tgt_tokenizer, h[0]) or text for text, h in zip(texts, hyps)]
+
+
 # each of DOCUMENTS' reader: its module in nmt.decode (imported when a file of it is read, so that a
 # missing extra matters only to its own files) and class
 _READERS = {"docx": ("docx_document", "DocxDocument"), "pptx": ("pptx_document", "PptxDocument"),
