@@ -10,8 +10,9 @@ and .tsv files), read for the model's direction (`for_direction`). Two kinds of 
   A folder's record says what each filled cell was made from (`sources`, by each row's key): a
   cell whose source text changed since is translated again.
 - **Any other table** (data: a catalogue, a survey's answers): each cell's text is translated in
-  its place, in every column or in those `decode.table_columns` names (by the first row's names,
-  or numbers from 1). The first row, the columns' names a program reads the table by, is kept as
+  its place, in every column of text (one with a cell of two words or more; a column of single
+  words, such as a state, a vendor or a category a program reads, is copied, with a warning naming
+  it) or in those `decode.table_columns` names (by the first row's names, or numbers from 1). The first row, the columns' names a program reads the table by, is kept as
   written (`decode.table_header: false`: a table without one, its first row translated). A cell
   without a word, or of one word that holds a digit, `_`, `/`, `\\`, `@` or `:` or a dot between
   letters (an id, a code, a URL, a file's name), a slug (`red-leather-shoe`), a boolean or a
@@ -43,6 +44,7 @@ _DELIMITERS = ",;\t|"
 _SNIFFED_RECORDS = 50  # records read to choose a file's delimiter
 _CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")  # en, en_US, pt-BR, zh_Hans
 _NAMED_CODE = re.compile(r"(.*?\S)(\s*)\(\s*(" + _CODE.pattern + r")\s*\)")  # English (en), English(en)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")  # a word, to tell a column of text from one of single words
 _DATA_WORD = re.compile(r"\S*(?:[\d_/\\@:]|[^\W\d_]\.[^\W\d_])\S*"  # one word: an id, a code, a URL, a file's name
                         r"|[a-z]+(?:-[a-z]+)+"  # a slug (red-leather-shoe)
                         r"|(?i:true|false|yes|no|null|none|nan|n/a)")  # a boolean, a missing value
@@ -240,7 +242,8 @@ class CsvTable(MessageFile):
                     index and _language_of(field.value) for index, field in enumerate(names.fields)):
                 self.warnings.append(f"its first row names languages, but not {source}, the model's "
                                      "source: each cell translated in its place")
-            self._cells(rows[1:] if header or columns else rows, self._chosen(names, list(columns)))
+            self._cells(rows[1:] if header or columns else rows, self._chosen(names, list(columns)),
+                        names if header or columns else None)
         return self
 
     def _languages(self, rows: list[_Record], source: int, target: int | None, language: str,
@@ -289,14 +292,25 @@ class CsvTable(MessageFile):
                                f"{', '.join(map(repr, known))})")
         return chosen
 
-    def _cells(self, rows: list[_Record], columns: set[int] | None) -> None:
+    def _cells(self, rows: list[_Record], columns: set[int] | None, names: _Record | None = None) -> None:
+        """Each cell of `rows` to translate, in `columns` (None: every column of text, one with a cell
+        of two words or more; a column of single words, a state or a name a program reads, is
+        copied, and a warning names it)."""
+        cells: dict[int, list[_Cell]] = {}
         for row in rows:
             for index, field in enumerate(row.fields):
                 if columns is not None and index not in columns or _DATA_WORD.fullmatch(field.value.strip()):
                     continue
                 cell = _Cell.of(field, field, row)
                 if cell.to_translate:
-                    self.messages.append(cell)
+                    cells.setdefault(index, []).append(cell)
+        words = {index for index, found in cells.items() if columns is not None or
+                 any(len(_WORD.findall(cell.source.value)) > 1 for cell in found)}
+        self.messages += sorted((cell for index in words for cell in cells[index]), key=lambda cell: cell.source.start)
+        if single := sorted(set(cells) - words):
+            named = [repr(names.fields[i].value) if names is not None and i < len(names.fields) else str(i + 1) for i in single]
+            self.warnings.append(f"column(s) of single words left as they are (states, names, codes a program reads): "
+                                 f"{', '.join(named)}; decode.table_columns names the columns to translate")
 
     def write(self, translations: list[str], target: str | None = None) -> bytes:
         """The table with each text's translation in its place (a column added where it had none for

@@ -73,6 +73,16 @@ def test_a_table_of_data_is_translated_cell_by_cell_its_names_ids_and_codes_kept
         CsvTable.read(data, "shop.csv").for_direction("en", "de", columns=["price"])
 
 
+def test_a_column_of_single_words_is_copied_unless_named_and_a_warning_names_it():
+    shop = b"id,title,status,vendor\n1,A red hat,active,Acme\n2,Blue shoes,draft,Acme\n"
+    table = CsvTable.read(shop, "shop.csv").for_direction("en", "de")
+    assert table.texts == ["A red hat", "Blue shoes"]
+    assert table.warnings == ["column(s) of single words left as they are (states, names, codes a program reads): "
+                              "'status', 'vendor'; decode.table_columns names the columns to translate"]
+    named = CsvTable.read(shop, "shop.csv").for_direction("en", "de", columns=["title", "status"])
+    assert named.texts == ["A red hat", "active", "Blue shoes", "draft"] and named.warnings == []
+
+
 @pytest.mark.parametrize("text, delimiter", [("a,b\nc,d\n", ","), ("a;b,c\nd;e\n", ";"), ("a\tb\nc\td\n", "\t"),
                                              ("a|b\nc|d\n", "|"), ('"a;b",c\n"d;e",f\n', ","), ("one column\n", ",")])
 def test_the_delimiter_is_the_one_that_cuts_every_record_alike(text, delimiter):
@@ -85,7 +95,7 @@ def test_a_table_that_is_not_one_is_a_one_line_error_naming_its_line():
     with pytest.raises(NmtError, match=r't.csv:2: invalid UTF-8 at byte 6: save the table as UTF-8 \(Excel: "CSV UTF-8"\)'):
         CsvTable.read(b"a,b\nc,\xff\n", "t.csv")
     # a quote inside a cell that does not start with one is a character of it
-    assert CsvTable.read(b'a\tb\n5" nails\tx\n', "t.tsv").for_direction("en", "de").texts == ['5" nails']
+    assert CsvTable.read(b'a\tb\n5" long nails\tx\n', "t.tsv").for_direction("en", "de").texts == ['5" long nails']
 
 
 def test_a_folder_fills_only_tables_that_name_languages():
