@@ -213,6 +213,7 @@ class CsvTable(MessageFile):
         self.target_column: int | None = None  # a table of languages: the target's column
         self.added: tuple[int, str] | None = None  # a column added for the target: its number and name
         self.sources: dict[str, str] = {}  # a table of languages: each source text's fingerprint by its row's key
+        self.kept_cells: list[tuple[_Record, _Field | None, str]] = []  # an earlier translation's texts kept (--update)
         self.warnings: list[str] = []
 
     @classmethod
@@ -225,18 +226,20 @@ class CsvTable(MessageFile):
         return cls(text, data.startswith(b"\xef\xbb\xbf"), delimiter, _records(text, delimiter, name), name)
 
     def for_direction(self, source: str | None, target: str, header: bool = True,
-                      columns: list[str | int] = (), made_from: dict[str, str] | None = None) -> "CsvTable":
+                      columns: list[str | int] = (), made_from: dict[str, str] | None = None,
+                      earlier: "CsvTable | None" = None) -> "CsvTable":
         """The table made ready to translate from `source` (None: not known) into `target`: a
         column of the source language's texts into the target's, else each cell of `columns` (or
         of every one) but the first row's where it is the `header`. `made_from`: what a folder's
         record says the target's cells were translated from (`made`), by key: a cell whose
-        source text changed since is translated again."""
+        source text changed since is translated again. `earlier`: an earlier translation of the
+        table (--update), whose target cells are kept by key where this table's are empty."""
         rows = [record for record in self.records if not record.blank]
         names = rows[0] if rows else None
         source_column = _column_of(names, source) if names is not None and source and not columns else None
         if source_column is not None:
             self._languages(rows, source_column, _column_of(names, target, other_than=source_column), target,
-                            made_from or {})
+                            made_from or {}, earlier.translations(source, target) if earlier is not None else {})
         else:
             if not columns and names is not None and any(
                     index and _language_of(field.value) for index, field in enumerate(names.fields)):
@@ -247,10 +250,11 @@ class CsvTable(MessageFile):
         return self
 
     def _languages(self, rows: list[_Record], source: int, target: int | None, language: str,
-                   made_from: dict[str, str]) -> None:
+                   made_from: dict[str, str], kept: dict[str, str]) -> None:
         """Each row's text in the `source` column to translate into the `target` one (None: a column
-        added, its name in the first row), but where the target's cell has one already, made from
-        the text the source has now (`made_from`, by key)."""
+        added, its name in the first row), but where the target's cell has one already, or an
+        earlier translation has one for its key (`kept`), made from the text the source has now
+        (`made_from`, by key)."""
         if target is None:
             target = max(len(row.fields) for row in rows)
             self.added = (target, _column_name(rows[0].fields[source].value, language))
@@ -268,12 +272,28 @@ class CsvTable(MessageFile):
                     continue
                 changed.append(cell.line)  # (its translation made from another text)
             there = row.fields[target] if target < len(row.fields) else None
+            if key in kept and made_from.get(key, self.sources[key]) == self.sources[key]:
+                self.kept_cells.append((row, there, kept[key]))  # (an earlier translation's, as it stands)
+                continue
+            if key in kept:
+                changed.append(cell.line)
             self.messages.append(_Cell.of(cell, there, row))
         self.target_column = target
         if changed:
             shown = ", ".join(map(str, changed[:5])) + (", ..." if len(changed) > 5 else "")
             self.warnings.append(f"{len(changed)} text(s) translated again (line {shown}): their "
                                  f"source changed since their translation into {language}")
+
+    def translations(self, source: str, target: str) -> dict[str, str]:
+        """A table of languages' filled cells in the `target` column, by their rows' keys (--update)."""
+        rows = [record for record in self.records if not record.blank]
+        source_column = _column_of(rows[0], source) if rows and source else None
+        target_column = _column_of(rows[0], target, other_than=source_column) if source_column is not None else None
+        if target_column is None or not source_column:
+            return {}
+        keys = Counter(row.fields[0].value for row in rows[1:])
+        return {row.fields[0].value: row.fields[target_column].value for row in rows[1:]
+                if keys[row.fields[0].value] == 1 and target_column < len(row.fields) and row.fields[target_column].value.strip()}
 
     def _chosen(self, names: _Record | None, columns: list[str | int]) -> set[int] | None:
         """The columns `decode.table_columns` names, by the first row's names or numbers from 1 (None: every one)."""
@@ -316,6 +336,11 @@ class CsvTable(MessageFile):
         """The table with each text's translation in its place (a column added where it had none for
         the target language), the rest as it was."""
         given, edits, filled = iter(translations), [], {}
+        for row, there, text in self.kept_cells:
+            if there is not None:
+                edits.append((there.start, there.end, _written(text, self.delimiter, there)))
+            else:
+                filled[id(row)] = _written(text, self.delimiter, None)
         for cell in self.messages:
             text = cell.translation(given) if cell.to_translate else cell.source.value
             if cell.field is not None:

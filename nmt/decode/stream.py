@@ -59,7 +59,7 @@ WHOLE_FILE = ("wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)  # formats read
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
 KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
-UPDATABLE = (*KEYED, "xliff", "po")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid)
+UPDATABLE = (*KEYED, "xliff", "po", "csv")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid, a table's by its rows' keys)
 BILINGUAL = ("xliff", "po", "qt", "xcstrings", "csv")  # files of both languages (or every one): they hold their sources
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
 
@@ -358,7 +358,7 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     name = "<stdin>" if source == "-" else source
     data = sys.stdin.buffer.read() if source == "-" else read_bytes(Path(source))
     by_texts = update is not None and before is not None and before.texts is not None  # (not by keys)
-    by_keys = update is not None and not by_texts
+    by_keys = update is not None and not by_texts and kind != "csv"  # (a table keeps its earlier cells itself)
     with read_as_translation() if by_keys else contextlib.nullcontext():
         document = read_document(kind, data, name, cfg.pdf_font)  # (MessageFile.keep_from)
     # (what the record says of a source: read as a source, whether or not it is updated)
@@ -370,8 +370,9 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
         document.for_target(target)
     if hasattr(document, "for_direction"):  # a table: its source language's column into the target's, or its cells
         guessed = getattr(translator, "source_guess", None) is not None  # (--src-lang auto: no one source)
+        earlier_table = read_document(kind, read_bytes(Path(update)), update) if update is not None else None
         document.for_direction(None if guessed else source, target, cfg.table_header, cfg.table_columns,
-                               made_from=of_language(before, language_tag(target)))
+                               made_from=of_language(before, language_tag(target)), earlier=earlier_table)
     kept_texts = _kept(before, document.texts, read_document(kind, read_bytes(Path(update)), update, cfg.pdf_font).texts,
                        update) if by_texts else {}
     if by_keys:  # an earlier translation: its messages kept, the new ones translated

@@ -153,6 +153,34 @@ def test_a_folder_updated_in_place_fills_its_programs_tables_and_leaves_its_data
     assert "up to date" in result.output and table.read_text().splitlines() == again
 
 
+def test_an_update_keeps_an_earlier_translations_cells_by_key(trained_tiny, tmp_path):
+    """`-i t.csv -o t.de.csv --update t.de.csv`, and a folder -o made updated from its sources: the
+    earlier table's German kept by each row's key (a reviewer's edit too), a new row translated, a
+    row whose source changed since (the folder's record says) translated again."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    earlier = tmp_path / "t.de.csv"
+    earlier.write_text("keys,en,de\nB,a cat,Eine Katze (geprüft)\nA,a dog runs,Ein Hund rennt (geprüft)\n")
+    (tmp_path / "t.csv").write_text("keys,en\nA,a dog runs\nB,a cat\nC,a dog\n")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "t.csv"), "-o", str(earlier),
+                                      "--update", str(earlier)])
+    assert result.exit_code == 0, result.output
+    rows = earlier.read_text().splitlines()
+    assert rows[:3] == ["keys,en,de", "A,a dog runs,Ein Hund rennt (geprüft)", "B,a cat,Eine Katze (geprüft)"]
+    assert rows[3].startswith("C,a dog,") and rows[3] != "C,a dog,"
+    game = tmp_path / "game"
+    game.mkdir()
+    (game / "t.csv").write_text("keys,en\nA,a dog runs\nB,a cat\n")
+    assert CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(game), "-o", str(tmp_path / "game.de")]).exit_code == 0
+    made = (tmp_path / "game.de" / "t.csv").read_text().splitlines()
+    (tmp_path / "game.de" / "t.csv").write_text("\n".join([made[0], made[1] + " (geprüft)", made[2]]) + "\n")
+    (game / "t.csv").write_text("keys,en\nA,a dog runs\nB,a black cat\n")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(game), "--update", str(tmp_path / "game.de")])
+    assert result.exit_code == 0, result.output
+    assert "1 text(s) translated again (line 3)" in result.output
+    updated = (tmp_path / "game.de" / "t.csv").read_text().splitlines()
+    assert updated[1] == made[1] + " (geprüft)" and updated[2].startswith("B,a black cat,") and updated[2] != made[2]
+
+
 def test_what_a_tables_cells_were_made_from_is_kept_for_each_language():
     table = CsvTable.read(b"keys,en,de\nA,A dog,Ein Hund\nB,A cat,Ein Hut\nB,Twice,\n", "t.csv")
     table.for_direction("en", "de", made_from={"A": fingerprint("A dog"), "B": "0" * 16})
