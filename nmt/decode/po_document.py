@@ -9,7 +9,8 @@ branch, its syntax kept (nmt.decode.text.messages). A plural message's singular 
 plural the other forms, as many as the header's Plural-Forms has (a template's header is given the
 target language's from gettext's rules, where nmt.decode.plural_categories knows them). Each message translated is marked `fuzzy`, as gettext marks a guess:
 msgfmt leaves it out of the compiled catalog until a translator has checked it and removed the
-flag. Placeholders (%s, %(name)d, {0}) and HTML tags in a message are kept (nmt.decode.text.markup).
+flag. Placeholders (%s, %(name)d, {0}) and HTML tags in a message are kept (nmt.decode.text.markup), and so
+is BBCode, Godot's rich text (nmt.decode.text.bbcode).
 The header's Language is set to the target where it is empty; the catalog keeps its charset.
 Only the messages translated and the header's fields set are written anew; the rest of the
 catalog keeps its lines as they were (msgmerge's wrapping, which polib's differs from), so that a
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
 from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
 from nmt.data.languages import language_tag
 from nmt.decode.plural_categories import gettext_plural_forms, plural_form_count
@@ -36,13 +38,22 @@ class _Message:
     """A message's singular or plural to translate, cut into parts (nmt.decode.text.messages)."""
     entry: object  # polib's POEntry
     field: str  # "msgid" or "msgid_plural"
-    markup: str  # as_markup of its text
+    markup: str  # as_markup of its text, or its BBCode as codes (Godot's rich text: nmt.decode.text.bbcode)
+    codes: list | None = None  # its BBCode's tags, where it has any
+
+    @classmethod
+    def of(cls, entry, field: str) -> "_Message":
+        text = getattr(entry, field)
+        coded = bbcode_markup(text)
+        return cls(entry, field, *coded) if coded is not None else cls(entry, field, as_markup(text))
 
     def __post_init__(self):
         self.parts = message_parts(self.markup)
 
     def translated(self, translations) -> str:
         """Its translation, from an iterator of its parts' translations."""
+        if self.codes is not None:
+            return from_bbcode_markup(joined(self.parts, translations), self.markup, self.codes)
         return from_markup(joined(self.parts, translations), self.markup)
 
 
@@ -197,7 +208,7 @@ class PoDocument:
 def _untranslated(catalog) -> list[_Message]:
     """The messages of a catalog left to translate: each singular and plural of an entry without a
     translation (not obsolete, not the header)."""
-    return [_Message(entry, field, as_markup(getattr(entry, field))) for entry in catalog
+    return [_Message.of(entry, field) for entry in catalog
             if not (entry.obsolete or entry.msgstr or any(entry.msgstr_plural.values()) or not entry.msgid)
             for field in (("msgid", "msgid_plural") if entry.msgid_plural else ("msgid",))]
 

@@ -440,3 +440,15 @@ def test_a_missing_extra_is_named(monkeypatch, module, extra):
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(NmtError, match=extra.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         read_document("xliff" if module == "lxml" else "po", b"x", "in")
+
+
+@needs_polib
+def test_a_catalogs_bbcode_goes_around_the_words_it_wrapped():
+    """Godot's catalogs hold its labels' rich text: each pair of BBCode tags is a code for the
+    model, written back as the tags."""
+    from nmt.decode.po_document import PoDocument
+
+    catalog = PoDocument.read(b'msgid ""\nmsgstr ""\n\nmsgid "Find the [b]key[/b].[br]Go"\nmsgstr ""\n', "in.po")
+    assert catalog.texts == ["Find the <f1>key</f1>.<p2/>Go"]
+    written = polib.pofile(catalog.write(["Finde den <f1>Schl\u00fcssel</f1>. <p2/> Los"], "de").decode())
+    assert written[0].msgstr == "Finde den [b]Schl\u00fcssel[/b].[br]Los"
