@@ -29,3 +29,20 @@ def test_a_translations_codes_are_written_as_the_tags_they_stand_for():
 
 def test_brackets_that_are_not_bbcode_are_text():
     assert bbcode_markup("See [1], [sic] and [Enter] [/x]") is None
+
+
+def test_plain_lines_keep_their_bbcode_and_characters(trained_tiny, tmp_path):
+    """`nmt translate` of text lines (a forum's posts): a line's BBCode comes back as tags around
+    words, never as the model's codes, and its `&` as written."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+
+    (tmp_path / "posts.txt").write_text("a [b]dog[/b] runs & a cat\na cat\n")
+    result = CliRunner().invoke(app, ["translate", "-c", str(trained_tiny.out / "checkpoints" / "last.pt"),
+                                      "-i", str(tmp_path / "posts.txt"), "-o", str(tmp_path / "out.txt")])
+    assert result.exit_code == 0, result.output
+    first, second = (tmp_path / "out.txt").read_text().splitlines()
+    assert first.count("[b]") == first.count("[/b]") == 1 and first.index("[b]") < first.index("[/b]")
+    assert "<f" not in first and "&amp;" not in first and "[b]" not in second
+    assert "line 1: inline markup found" in result.output
