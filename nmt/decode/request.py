@@ -53,11 +53,12 @@ class Line:
     markup: bool = False  # the text is inline markup, its tags kept in the translation
     controls: Controls | None = None  # a multilingual model's language tokens for it; None: the engine's direction
     page: bool = False  # a documentation page's text (Markdown): its inline HTML tags read with its marks
+    bbcode: bool = False  # where it is not markup but has BBCode, its tags kept as markup's (nmt.decode.text.bbcode)
 
     @classmethod
     def of(cls, request: LineRequest, controls: Controls | None = None) -> "Line":
         return cls(request.text, request.prefix, tuple(request.constraints), markup_of(request.text, request.markup),
-                   controls)
+                   controls, bbcode=request.markup is None)
 
 
 def markup_of(text: str, asked: bool | None) -> bool:

@@ -27,7 +27,7 @@ from itertools import islice
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
+from nmt.decode.text.bbcode import bbcode_markup
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.end_marks import without_stop_its_source_lacks
 from nmt.decode.text.markup import looks_like_markup
@@ -116,24 +116,19 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
             warn(f"line {wrapped + 1}: text wrapped at a width, read line by line: --input-format wrapped (or a "
                  "document's format) translates each paragraph whole and wraps it again over its lines")
         requests, errors, identified = [], {}, set()  # identified: lines whose source language was found
-        coded = {}  # a line's BBCode as codes (its place -> its markup and tags), written back as tags
         for number, line in enumerate(chunk, start=first_line):
             if number == 1 and input_format == "plain" and _PAGE_START.match(line):
                 warn("line 1: an HTML page, read line by line: --input-format html (the default for a file named "
                      ".html) reads it block by block, a paragraph over several lines whole")
             if input_format != "jsonl":
                 markup = input_format == "markup" or (input_format == "plain" and looks_like_markup(line))
-                bbcode = bbcode_markup(line) if input_format == "plain" and output_format == "plain" and not markup \
-                    else None
+                bbcode = input_format == "plain" and not markup and bbcode_markup(line) is not None
                 if (markup or bbcode) and input_format == "plain" and not told:
                     warn(f"line {number}: inline markup found: its tags are kept around the words they wrap, here "
                          "and in every line with well-formed tags or BBCode (--input-format text translates them as text)")
                     told = True
-                if bbcode is not None:
-                    coded[len(requests)] = bbcode
                 # (the run's direction, or with --src-lang auto one of the directions into its target)
-                requests.append(Line(bbcode[0] if bbcode else line, markup=markup or bbcode is not None,
-                                     controls=directions.of(line, number)))
+                requests.append(Line(line, markup=markup, controls=directions.of(line, number), bbcode=bbcode))
                 if directions.auto:
                     identified.add(len(requests) - 1)
                 continue
@@ -163,8 +158,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 source = requests[i].controls.languages[0] if i in identified else None
                 if source:
                     report.sources[source] += 1
-                result = format_result(translator, hyps, output_format, source)
-                yield from_bbcode_markup(result, *coded[i]) if i in coded else result
+                yield format_result(translator, hyps, output_format, source)
         first_line += len(chunk)
 
 

@@ -28,6 +28,7 @@ from nmt.decode.rows import direction, source_pieces, source_reads
 from nmt.decode.search import Hypothesis
 from nmt.decode.sentences import sentence_hypotheses
 from nmt.decode.text.asides import ASIDE, aside_text, written_aside
+from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
 from nmt.decode.text.casing import capitalized_words, hypothesis_text, lowered, recapitalized
 from nmt.decode.text.invisible import without_invisible
 from nmt.decode.text.list_markers import list_marker
@@ -89,7 +90,12 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     `extras` do. A line with a prefix or constraints is translated as it is written. `finished` hears, after each
     batch, the indices of the requests whose translations it completed (for a count of progress).
     A line that decode.memory holds is given its translation there (nmt.decode.memory).
-    Beside an engine with threads of its own, torch works on one thread (torch_on_one_thread)."""
+    Beside an engine with threads of its own, torch works on one thread (torch_on_one_thread).
+    A line that asks for it (`bbcode`) and has BBCode gets its tags back as BBCode around the
+    words aligned to those they wrapped (nmt.decode.text.bbcode)."""
+    coded = {i: found for i, r in enumerate(requests) if r.bbcode and not r.markup and not (r.prefix or r.constraints)
+             and (found := bbcode_markup(r.text)) is not None}
+    requests = [replace(r, text=coded[i][0], markup=True) if i in coded else r for i, r in enumerate(requests)]
     found = remembered(translator, cfg, requests)
     results = [[Hypothesis([], 0.0, 0.0, text=text)] if text is not None else [] for text in found]
     rest = [i for i, text in enumerate(found) if text is None]
@@ -102,6 +108,9 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
                                     lambda done: finished([rest[j] for j in done]))
         for i, hyps in zip(rest, translated):
             results[i] = hyps
+    for i, (markup, codes) in coded.items():
+        results[i] = [replace(h, text=from_bbcode_markup(hypothesis_text(translator.tgt_tokenizer, h), markup, codes),
+                              upper=False) for h in results[i]]
     return results
 
 

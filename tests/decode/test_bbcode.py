@@ -46,3 +46,13 @@ def test_plain_lines_keep_their_bbcode_and_characters(trained_tiny, tmp_path):
     assert first.count("[b]") == first.count("[/b]") == 1 and first.index("[b]") < first.index("[/b]")
     assert "<f" not in first and "&amp;" not in first and "[b]" not in second
     assert "line 1: inline markup found" in result.output
+
+
+def test_a_request_that_leaves_markup_out_keeps_its_bbcode_and_one_that_says_false_reads_text(translator, cfg):
+    from nmt.decode.request import Line, LineRequest
+    from nmt.decode.translate import translate
+
+    asked = [LineRequest(text="a [b]dog[/b] runs"), LineRequest(text="a [b]dog[/b] runs", markup=False)]
+    auto, text = (hyps[0].text or "" for hyps in translate(translator, [Line.of(r) for r in asked], cfg))
+    assert auto.count("[b]") == auto.count("[/b]") == 1 and "<f" not in auto
+    assert "<f" not in text
