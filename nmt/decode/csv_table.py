@@ -194,7 +194,8 @@ def _written(text: str, delimiter: str, field: _Field | None) -> str:
     """A cell's text as the table writes `field`'s (None: a cell added): in quotes (its quotes
     doubled) where the cell was quoted, or where the text holds what would end it or a quote (but
     where the cell held quotes unquoted, as the file writes them, and the text starts with none)."""
-    bare_quotes = field is not None and not field.quoted and '"' in field.value and not text.startswith('"')
+    bare_quotes = field is not None and not field.quoted and '"' in field.value and (
+        field.value.startswith('"') or not text.startswith('"'))
     marks = (delimiter, "\n", "\r") if bare_quotes else (delimiter, '"', "\n", "\r")
     if field is not None and field.quoted or any(mark in text for mark in marks):
         return '"' + text.replace('"', '""') + '"'
@@ -344,7 +345,8 @@ class CsvTable(MessageFile):
         for cell in self.messages:
             text = cell.translation(given) if cell.to_translate else cell.source.value
             if cell.field is not None:
-                edits.append((cell.field.start, cell.field.end, _written(text, self.delimiter, cell.field)))
+                if text != cell.field.value:  # (a cell that comes back as it was stays as it was written)
+                    edits.append((cell.field.start, cell.field.end, _written(text, self.delimiter, cell.field)))
             else:  # (a cell added: quoted where the source's is)
                 filled[id(cell.record)] = _written(text, self.delimiter, cell.source if cell.source.quoted else None)
         column = self.target_column

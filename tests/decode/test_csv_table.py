@@ -96,6 +96,10 @@ def test_a_table_that_is_not_one_is_a_one_line_error_naming_its_line():
         CsvTable.read(b"a,b\nc,\xff\n", "t.csv")
     # a quote inside a cell that does not start with one is a character of it
     assert CsvTable.read(b'a\tb\n5" long nails\tx\n', "t.tsv").for_direction("en", "de").texts == ['5" long nails']
+    # and so are a quoted stretch that does not end its cell's quotes: written back as they were
+    loose = b'a,b\n"A dog" runs,c d\n'
+    table = CsvTable.read(loose, "t.csv").for_direction(None, "de", header=False)
+    assert table.texts == ['"A dog" runs', "c d"] and table.write(table.texts, "de") == loose
 
 
 def test_a_folder_fills_only_tables_that_name_languages():
