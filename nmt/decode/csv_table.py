@@ -229,7 +229,8 @@ class CsvTable(MessageFile):
     def for_direction(self, source: str | None, target: str, header: bool = True,
                       columns: list[str | int] = (), made_from: dict[str, str] | None = None,
                       earlier: "CsvTable | None" = None) -> "CsvTable":
-        """The table made ready to translate from `source` (None: not known) into `target`: a
+        """The table made ready to translate from `source` (None: not known, the first language the
+        first row names over a column but its first, other than the target) into `target`: a
         column of the source language's texts into the target's, else each cell of `columns` (or
         of every one) but the first row's where it is the `header`. `made_from`: what a folder's
         record says the target's cells were translated from (`made`), by key: a cell whose
@@ -237,6 +238,11 @@ class CsvTable(MessageFile):
         table (--update), whose target cells are kept by key where this table's are empty."""
         rows = [record for record in self.records if not record.blank]
         names = rows[0] if rows else None
+        if source is None and names is not None:  # (not known: --src-lang auto) the first language the first row names
+            source = next((named[0] for index, field in enumerate(names.fields) if index and
+                           (named := _language_of(field.value)) is not None and
+                           not language_match(target, named[0]) and not language_match(target, language_tag(named[0]))),
+                          None)
         source_column = _column_of(names, source) if names is not None and source and not columns else None
         if source_column is not None:
             self._languages(rows, source_column, _column_of(names, target, other_than=source_column), target,

@@ -111,6 +111,9 @@ def test_a_folder_fills_only_tables_that_name_languages():
 def test_an_uploaded_table_is_read_for_the_languages_asked_for():
     upload = read_upload("strings.csv", b"keys,en\nA,A dog\n", target="de", source="en")
     assert upload.texts == ["A dog"] and upload.write(["Ein Hund"], "de") == b"keys,en,de\nA,A dog,Ein Hund\n"
+    # a source not known (auto): the first language the first row names, other than the target
+    upload = read_upload("strings.csv", b"keys,de,en,fr\nA,,A dog,\n", target="de", source="auto")
+    assert upload.texts == ["A dog"] and upload.write(["Ein Hund"], "de") == b"keys,de,en,fr\nA,Ein Hund,A dog,\n"
     assert read_upload("shop.csv", b"id,text\n1,A dog\n", target="de", source="auto").texts == ["A dog"]
 
 
