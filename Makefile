@@ -55,7 +55,8 @@ $(COMET_VENV)/.installed: pyproject.toml
 # suite's report ends with its 10 slowest test phases: where its minutes go.
 test:
 	@$(MAKE) --no-print-directory -j2 install install-comet  # the two environments side by side
-	@unset PYTHONDONTWRITEBYTECODE; $(COMET_VENV)/bin/python -m pytest -m comet tests/metrics > .comet-tests.log 2>&1 & comet=$$!; \
+	@# the COMET tests at the lowest priority, on what the suite's two workers leave idle
+	@unset PYTHONDONTWRITEBYTECODE; nice -n 19 $(COMET_VENV)/bin/python -m pytest -m comet tests/metrics > .comet-tests.log 2>&1 & comet=$$!; \
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet" --durations=10; suite=$$?; \
 	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
 	rm -f .comet-tests.log; test $$suite -eq 0 && test $$comet_status -eq 0
