@@ -20,21 +20,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nmt.data.corpus import Corpus, count_lines, file_fingerprint, opened
-from nmt.data.languages import language_match, language_name, language_tag
+from nmt.data.languages import LANGUAGE_CODE, code_match, language_name
 from nmt.errors import NmtError
 
-_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
 _LINE_BREAK = re.compile(r"\s*[\r\n]+\s*")
-_CODE_IN_PARENTHESES = re.compile(r"\(\s*(" + _CODE.pattern + r")\s*\)")
+_CODE_IN_PARENTHESES = re.compile(r"\(\s*(" + LANGUAGE_CODE.pattern + r")\s*\)")
 
 
 def _names(column: str, language: str) -> int:
     """How well a column's name names `language`: 2 its code, 1 the same language by another code
     or by its English name among the name's words, 0 not."""
     name = column.strip()
-    code = name if _CODE.fullmatch(name) else (found.group(1) if (found := _CODE_IN_PARENTHESES.search(name)) else None)
-    if code is not None and (match := max(language_match(language, code), language_match(language, language_tag(code)))):
-        return match  # (`eng` and `deu`, ISO 639-3's, as BCP 47's `en` and `de`)
+    code = name if LANGUAGE_CODE.fullmatch(name) else (found.group(1) if (found := _CODE_IN_PARENTHESES.search(name)) else None)
+    if code is not None and (match := code_match(language, code)):
+        return match
     english = language_name(language)
     return int(english != language and re.search(rf"(?<!\w){re.escape(english.lower())}(?!\w)", name.lower()) is not None)
 
@@ -63,9 +62,7 @@ class Csv(Corpus):
     def pairs(self) -> Iterator[tuple[str, str]]:
         with opened(self.path) as raw:
             lines = self._lines(raw)
-            first_line = next(lines, "")
-            delimiter = _delimiter(first_line)
-            first = next(csv.reader([first_line], delimiter=delimiter), None)
+            delimiter, first = _first_row(lines)
             if not first:
                 raise NmtError(f"{self.path}: empty file (no sentence pairs)")
             source, target, named = self._columns(first)
@@ -99,12 +96,18 @@ class Csv(Corpus):
     def count_pairs(self):
         """The file's lines, less the first where it names the columns (a field over two lines counts twice)."""
         with opened(self.path) as raw:
-            first_line = next(self._lines(raw), "")
-        first = next(csv.reader([first_line], delimiter=_delimiter(first_line)), [])
+            first = _first_row(self._lines(raw))[1]
         return count_lines(self.path) - (bool(first) and self._columns(first)[2])
 
     def __str__(self):
         return str(self.path)
+
+
+def _first_row(lines: Iterator[str]) -> tuple[str, list[str]]:
+    """The delimiter a table's first line shows, and its first row's fields ([] for an empty file)."""
+    first_line = next(lines, "")
+    delimiter = _delimiter(first_line)
+    return delimiter, next(csv.reader([first_line], delimiter=delimiter), [])
 
 
 def _one_line(field: str) -> str:

@@ -3,6 +3,7 @@ forced first in the output), and which directions a model was trained on (its re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nmt.config import DataConfig, language_token
@@ -177,6 +178,15 @@ def language_match(wanted: str, found: str) -> int:
     if found in (normal(wanted), tag):
         return 2
     return int("-" not in tag and found.split("-")[0] == tag)
+
+
+# a language code as a table's first row may write one: en, eng, en_US, pt-BR, zh_Hans
+LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
+
+
+def code_match(wanted: str, found: str) -> int:
+    """language_match, with a found code of ISO 639-3 (`eng`, `deu`) read as BCP 47 writes it too."""
+    return max(language_match(wanted, found), language_match(wanted, language_tag(found)))
 
 
 def language_name(code: str) -> str:

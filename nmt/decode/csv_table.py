@@ -33,17 +33,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from nmt.data.languages import LANGUAGE_NAMES, language_match, language_name, language_tag
-from nmt.decode.message_file import MessageFile, spliced, utf8_text
-from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
+from nmt.data.languages import LANGUAGE_CODE, LANGUAGE_NAMES, code_match, language_name, language_tag
+from nmt.decode.message_file import MessageFile, some_lines, spliced, utf8_text
+from nmt.decode.text.bbcode import message_markup, message_text
 from nmt.decode.text.messages import Message, as_markup, joined
 from nmt.decode.translation_record import fingerprint
 from nmt.errors import NmtError
 
 _DELIMITERS = ",;\t|"
 _SNIFFED_RECORDS = 50  # records read to choose a file's delimiter
-_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")  # en, en_US, pt-BR, zh_Hans
-_NAMED_CODE = re.compile(r"(.*?\S)(\s*)\(\s*(" + _CODE.pattern + r")\s*\)")  # English (en), English(en)
+_NAMED_CODE = re.compile(r"(.*?\S)(\s*)\(\s*(" + LANGUAGE_CODE.pattern + r")\s*\)")  # English (en), English(en)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")  # a word, to tell a column of text from one of single words
 _DATA_WORD = re.compile(r"\S*(?:[\d_/\\@:]|[^\W\d_]\.[^\W\d_])\S*"  # one word: an id, a code, a URL, a file's name
                         r"|[a-z]+(?:-[a-z]+)+"  # a slug (red-leather-shoe)
@@ -83,14 +82,11 @@ class _Cell(Message):
 
     @classmethod
     def of(cls, source: _Field, field: _Field | None, record: _Record) -> "_Cell":
-        coded = bbcode_markup(source.value)
-        markup, codes = coded if coded is not None else (as_markup(source.value), None)
+        markup, codes = message_markup(source.value)
         return cls(markup, source.line, field, record, source, codes)
 
     def translation(self, translations) -> str:
-        if self.codes is None:
-            return super().translation(translations)
-        return from_bbcode_markup(joined(self.parts, translations), self.markup, self.codes)
+        return message_text(joined(self.parts, translations), self.markup, self.codes)
 
 
 def _closing_quote(text: str, at: int) -> int:
@@ -163,7 +159,7 @@ def _language_of(header: str) -> tuple[str, str] | None:
     name = header.strip()
     if (named := _NAMED_CODE.fullmatch(name)) is not None:
         return named.group(3), "named"
-    if _CODE.fullmatch(name) and language_name(name) != name:
+    if LANGUAGE_CODE.fullmatch(name) and language_name(name) != name:
         return name, "code"
     code = next((code for code, english in LANGUAGE_NAMES.items() if english.lower() == name.lower()), None)
     return (code, "name") if code is not None else None
@@ -171,11 +167,22 @@ def _language_of(header: str) -> tuple[str, str] | None:
 
 def _column_of(header: _Record, language: str, other_than: int | None = None) -> int | None:
     """The column whose name names `language` (the same code first, then the same language)."""
-    found = [(max(language_match(language, named[0]), language_match(language, language_tag(named[0]))), index)
-             for index, field in enumerate(header.fields)
+    found = [(code_match(language, named[0]), index) for index, field in enumerate(header.fields)
              if index != other_than and (named := _language_of(field.value)) is not None]
     best = max(found, default=(0, None))
     return best[1] if best[0] else None
+
+
+def _row_keys(rows: list[_Record]) -> list[str | None]:
+    """Each row's key: its first column's text, where no other row has it (else None)."""
+    counts = Counter(row.fields[0].value for row in rows)
+    return [row.fields[0].value if counts[row.fields[0].value] == 1 and row.fields[0].value.strip() else None
+            for row in rows]
+
+
+def _named_languages(names: _Record) -> list[str]:
+    """The languages a first row names over its columns but the first (the keys'), in order."""
+    return [named[0] for field in names.fields[1:] if (named := _language_of(field.value)) is not None]
 
 
 def _column_name(source_name: str, target: str) -> str:
@@ -239,17 +246,13 @@ class CsvTable(MessageFile):
         rows = [record for record in self.records if not record.blank]
         names = rows[0] if rows else None
         if source is None and names is not None:  # (not known: --src-lang auto) the first language the first row names
-            source = next((named[0] for index, field in enumerate(names.fields) if index and
-                           (named := _language_of(field.value)) is not None and
-                           not language_match(target, named[0]) and not language_match(target, language_tag(named[0]))),
-                          None)
+            source = next((code for code in _named_languages(names) if not code_match(target, code)), None)
         source_column = _column_of(names, source) if names is not None and source and not columns else None
         if source_column is not None:
             self._languages(rows, source_column, _column_of(names, target, other_than=source_column), target,
                             made_from or {}, earlier.translations(source, target) if earlier is not None else {})
         else:
-            if not columns and names is not None and any(
-                    index and _language_of(field.value) for index, field in enumerate(names.fields)):
+            if not columns and names is not None and _named_languages(names):
                 self.warnings.append(f"its first row names languages, but not {source}, the model's "
                                      "source: each cell translated in its place")
             self._cells(rows[1:] if header or columns else rows, self._chosen(names, list(columns)),
@@ -265,21 +268,21 @@ class CsvTable(MessageFile):
         if target is None:
             target = max(len(row.fields) for row in rows)
             self.added = (target, _column_name(rows[0].fields[source].value, language))
-        keys = Counter(row.fields[0].value for row in rows[1:]) if source else Counter()
+        keys = _row_keys(rows[1:]) if source else [None] * (len(rows) - 1)
         changed = []
-        for row in rows[1:]:
+        for row, key in zip(rows[1:], keys):
             cell = row.fields[source] if source < len(row.fields) else None
             if cell is None or not cell.value.strip():
                 continue
-            key = row.fields[0].value if keys[row.fields[0].value] == 1 and row.fields[0].value.strip() else None
             if key is not None:  # (the key a folder's record knows the text by: the first column's, where unique)
                 self.sources[key] = fingerprint(as_markup(cell.value))
+            unchanged = key is None or made_from.get(key, self.sources[key]) == self.sources[key]
             if target < len(row.fields) and row.fields[target].value.strip():
-                if key is None or made_from.get(key, self.sources[key]) == self.sources[key]:
+                if unchanged:
                     continue
                 changed.append(cell.line)  # (its translation made from another text)
             there = row.fields[target] if target < len(row.fields) else None
-            if key in kept and made_from.get(key, self.sources[key]) == self.sources[key]:
+            if key in kept and unchanged:
                 self.kept_cells.append((row, there, kept[key]))  # (an earlier translation's, as it stands)
                 continue
             if key in kept:
@@ -287,8 +290,7 @@ class CsvTable(MessageFile):
             self.messages.append(_Cell.of(cell, there, row))
         self.target_column = target
         if changed:
-            shown = ", ".join(map(str, changed[:5])) + (", ..." if len(changed) > 5 else "")
-            self.warnings.append(f"{len(changed)} text(s) translated again (line {shown}): their "
+            self.warnings.append(f"{len(changed)} text(s) translated again (line {some_lines(changed)}): their "
                                  f"source changed since their translation into {language}")
 
     def translations(self, source: str, target: str) -> dict[str, str]:
@@ -298,9 +300,8 @@ class CsvTable(MessageFile):
         target_column = _column_of(rows[0], target, other_than=source_column) if source_column is not None else None
         if target_column is None or not source_column:
             return {}
-        keys = Counter(row.fields[0].value for row in rows[1:])
-        return {row.fields[0].value: row.fields[target_column].value for row in rows[1:]
-                if keys[row.fields[0].value] == 1 and target_column < len(row.fields) and row.fields[target_column].value.strip()}
+        return {key: row.fields[target_column].value for row, key in zip(rows[1:], _row_keys(rows[1:]))
+                if key is not None and target_column < len(row.fields) and row.fields[target_column].value.strip()}
 
     def _chosen(self, names: _Record | None, columns: list[str | int]) -> set[int] | None:
         """The columns `decode.table_columns` names, by the first row's names or numbers from 1 (None: every one)."""
@@ -378,4 +379,4 @@ def names_languages(head: bytes, name: str) -> bool:
         names = next((r for r in _records(text, _delimiter(text, name), name, 5) if not r.blank), None)
     except NmtError:  # (a quoted field longer than the head)
         return False
-    return names is not None and any(index and _language_of(field.value) for index, field in enumerate(names.fields))
+    return names is not None and bool(_named_languages(names))

@@ -137,6 +137,11 @@ def spliced(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join(pieces) + text[position:]  # (in one pass: a file of 100,000 cells, in a second)
 
 
+def some_lines(lines: list[int]) -> str:
+    """Line numbers for a warning: the first five, then "..." where there are more."""
+    return ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+
+
 def _arguments(text: str) -> set[str]:
     """The placeholders of a message that stand for the program's arguments (not `%%`, a percent sign)."""
     return set(PLACEHOLDER.findall(text)) - {"%%"}

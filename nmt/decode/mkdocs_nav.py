@@ -59,23 +59,26 @@ def _language_entry(root, tag: str):
     return None
 
 
-def untranslated_titles(text: str, tag: str, name: str = "mkdocs.yml") -> list[str]:
-    """The navigation's titles that the plugin's entry for `tag` does not translate yet ([] where
-    the plugin does not list the language, or the site has no `nav`)."""
+def _untranslated(text: str, tag: str, name: str) -> tuple:
+    """The plugin's entry for `tag` (None: not listed), and the navigation's titles it does not translate yet."""
     root = _node(text, name)
     entry = _language_entry(root, tag)
     if entry is None:
-        return []
+        return None, []
     known = _value(entry, "nav_translations")
     done = {k.value for k, _ in known.value} if isinstance(known, yaml.MappingNode) else set()
-    return [title for title in _titles(_value(root, "nav")) if title not in done]
+    return entry, [title for title in _titles(_value(root, "nav")) if title not in done]
 
 
-def with_nav_translations(text: str, tag: str, translations: dict[str, str], name: str = "mkdocs.yml") -> str:
-    """mkdocs.yml with `translations` (a title: its translation) added to the plugin's entry for `tag`."""
-    entry = _language_entry(_node(text, name), tag)
-    if entry is None or not translations:
-        return text
+def untranslated_titles(text: str, tag: str, name: str = "mkdocs.yml") -> list[str]:
+    """The navigation's titles that the plugin's entry for `tag` does not translate yet ([] where
+    the plugin does not list the language, or the site has no `nav`)."""
+    return _untranslated(text, tag, name)[1]
+
+
+def _with_translations(text: str, entry, translations: dict[str, str]) -> str:
+    """mkdocs.yml (`text`) with `translations` (a title: its translation) added to the plugin's
+    language `entry` (its node)."""
     known = _value(entry, "nav_translations")
     if isinstance(known, yaml.MappingNode) and known.value and not known.flow_style:
         under, indent, prefix = known, known.value[0][0].start_mark.column, ""
@@ -102,8 +105,8 @@ def _last_scalar(node):
 def translate_nav(text: str, tag: str, translate: Callable[[list[str]], list[str]], name: str = "mkdocs.yml") -> str:
     """mkdocs.yml with the navigation's titles its entry for `tag` lacks translated by `translate`
     (texts in, translations out), each without a full stop its title lacks."""
-    titles = untranslated_titles(text, tag, name)
+    entry, titles = _untranslated(text, tag, name)
     if not titles:
         return text
     translated = [without_stop_its_source_lacks(title, words) or title for title, words in zip(titles, translate(titles))]
-    return with_nav_translations(text, tag, dict(zip(titles, translated)), name)
+    return _with_translations(text, entry, dict(zip(titles, translated)))

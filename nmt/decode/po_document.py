@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
-from nmt.decode.text.messages import as_markup, from_markup, joined, message_parts
+from nmt.decode.text.bbcode import message_markup, message_text
+from nmt.decode.text.messages import joined, message_parts
 from nmt.data.languages import language_tag
 from nmt.decode.plural_categories import gettext_plural_forms, plural_form_count
 from nmt.errors import NmtError
@@ -43,18 +43,14 @@ class _Message:
 
     @classmethod
     def of(cls, entry, field: str) -> "_Message":
-        text = getattr(entry, field)
-        coded = bbcode_markup(text)
-        return cls(entry, field, *coded) if coded is not None else cls(entry, field, as_markup(text))
+        return cls(entry, field, *message_markup(getattr(entry, field)))
 
     def __post_init__(self):
         self.parts = message_parts(self.markup)
 
     def translated(self, translations) -> str:
         """Its translation, from an iterator of its parts' translations."""
-        if self.codes is not None:
-            return from_bbcode_markup(joined(self.parts, translations), self.markup, self.codes)
-        return from_markup(joined(self.parts, translations), self.markup)
+        return message_text(joined(self.parts, translations), self.markup, self.codes)
 
 
 class PoDocument:

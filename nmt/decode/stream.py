@@ -37,6 +37,7 @@ from nmt.data.words import without_segmenter
 from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_document import MarkdownDocument
+from nmt.decode.message_file import some_lines
 from nmt.decode.rst_document import RstDocument
 from nmt.decode.asciidoc_document import AsciidocDocument
 from nmt.decode.notebook_document import NotebookDocument
@@ -122,8 +123,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                      ".html) reads it block by block, a paragraph over several lines whole")
             if input_format != "jsonl":
                 markup = input_format == "markup" or (input_format == "plain" and looks_like_markup(line))
-                bbcode = input_format == "plain" and not markup and bbcode_markup(line) is not None
-                if (markup or bbcode) and input_format == "plain" and not told:
+                bbcode = input_format == "plain" and not markup  # (translate reads its BBCode, where it has any)
+                if input_format == "plain" and not told and (markup or bbcode_markup(line) is not None):
                     warn(f"line {number}: inline markup found: its tags are kept around the words they wrap, here "
                          "and in every line with well-formed tags or BBCode (--input-format text translates them as text)")
                     told = True
@@ -388,9 +389,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
                                          if not fill(getattr(message, "key", ()) or (), message.markup)]
         kept = document.keep_from(earlier_messages)
         if document.stale:
-            lines = ", ".join(map(str, document.stale[:5])) + (", ..." if len(document.stale) > 5 else "")
-            warn(f"{len(document.stale)} message(s) translated again (line {lines}): their translation in {update} "
-                 "has placeholders the source no longer has")
+            warn(f"{len(document.stale)} message(s) translated again (line {some_lines(document.stale)}): their "
+                 f"translation in {update} has placeholders the source no longer has")
     requests = [Line(text, markup=True, controls=controls) for text in document.texts]
     unit = {"epub": "line", "pdf": "page", "xlsx": "string"}.get(kind, "paragraph" if kind in _PARAGRAPHS else "line")
     translations = _translations(translator, requests, cfg, warn, document.numbers, done, unit, kept_texts, stops=True)
@@ -436,8 +436,8 @@ def _forget_changed(earlier, document, before: Made, update: str, warn: Callable
     earlier.messages = [message for message in earlier.messages
                         if getattr(message, "key", None) is None or key_name(message.key) not in changed]
     lines = sorted(changed.values())
-    shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
-    warn(f"{len(changed)} message(s) translated again (line {shown}): their source changed since {update} was translated")
+    warn(f"{len(changed)} message(s) translated again (line {some_lines(lines)}): their source changed since {update} "
+         "was translated")
 
 
 def _holds_translations(output: str, kind: str) -> bool:
@@ -483,8 +483,8 @@ def _translations(translator, requests: list[Line], cfg: DecodeConfig, warn: Cal
 
 def translated_texts(translator, texts: list[str], cfg: DecodeConfig) -> list[str]:
     """Each text's translation (a title, a label: the text itself where it comes back empty)."""
-    hyps = translate(translator, [Line(text) for text in texts], cfg)
-    return [hypothesis_text(translator.tgt_tokenizer, h[0]) or text for text, h in zip(texts, hyps)]
+    return _translations(translator, [Line(text) for text in texts], cfg, lambda _: None,
+                         list(range(1, len(texts) + 1)), lambda _: None)
 
 
 # each of DOCUMENTS' reader: its module in nmt.decode (imported when a file of it is read, so that a

@@ -13,6 +13,7 @@ import html
 import re
 
 from nmt.decode.inline_codes import TAG, spaced_as_in
+from nmt.decode.text.messages import as_markup, from_markup
 
 _NAMES = frozenset((
     "b", "i", "u", "s", "code", "char", "p", "center", "left", "right", "fill", "indent", "url", "hint", "img",
@@ -65,6 +66,18 @@ def bbcode_markup(text: str) -> tuple[str, list[tuple[str, str]]] | None:
         position = tag.end()
     markup.append(html.escape(text[position:], quote=False))
     return "".join(markup), codes
+
+
+def message_markup(text: str) -> tuple[str, list[tuple[str, str]] | None]:
+    """A message's text as markup for the model: with its BBCode as codes, and their tags; else
+    as_markup's, and None."""
+    coded = bbcode_markup(text)
+    return coded if coded is not None else (as_markup(text), None)
+
+
+def message_text(translation: str, markup: str, codes: list[tuple[str, str]] | None) -> str:
+    """A message's translation of `markup` (message_markup's) in its text's own form again."""
+    return from_bbcode_markup(translation, markup, codes) if codes is not None else from_markup(translation, markup)
 
 
 def from_bbcode_markup(translation: str, markup: str, codes: list[tuple[str, str]]) -> str:
