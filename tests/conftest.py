@@ -179,17 +179,23 @@ def variant_checkpoint(tmp_path_factory, trained_tiny: Recipe, overrides: tuple[
     return recipe.out / "checkpoints" / "best.pt"
 
 
+_EXPORTS: dict[tuple[Path, str], Path] = {}
+
+
 def exported_variant(tmp_path_factory, trained_tiny: Recipe, overrides: tuple[str, ...], format: str) -> tuple[Path, Path]:
-    """(checkpoint, export directory): a model variant (variant_checkpoint) through `nmt export --format`."""
+    """(checkpoint, export directory): a model variant (variant_checkpoint) through `nmt export
+    --format`, exported once per test process (tests read it; one that edits an export copies it)."""
     from typer.testing import CliRunner
 
     from nmt.cli import app
 
     checkpoint = variant_checkpoint(tmp_path_factory, trained_tiny, overrides)
-    out = tmp_path_factory.mktemp(format) / "model"
-    result = CliRunner().invoke(app, ["export", str(checkpoint), "-o", str(out), "--format", format])
-    assert result.exit_code == 0, result.output
-    return checkpoint, out
+    if (checkpoint, format) not in _EXPORTS:
+        out = tmp_path_factory.mktemp(format) / "model"
+        result = CliRunner().invoke(app, ["export", str(checkpoint), "-o", str(out), "--format", format])
+        assert result.exit_code == 0, result.output
+        _EXPORTS[checkpoint, format] = out
+    return checkpoint, _EXPORTS[checkpoint, format]
 
 
 def one_line_error(result, *fragments: str) -> None:

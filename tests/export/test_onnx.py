@@ -7,6 +7,8 @@ serve`'s engine (nmt.decode.engines.onnx_engine); int8; errors."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,6 +40,12 @@ def exported(request, trained_tiny, tmp_path_factory):
     return exported_variant(tmp_path_factory, trained_tiny, VARIANTS[request.param], "onnx")
 
 
+@pytest.fixture(scope="module")
+def tiny_export(trained_tiny, tmp_path_factory) -> Path:
+    """The tiny model's ONNX export: the one its variant of `exported` reads (tests that edit it copy it)."""
+    return exported_variant(tmp_path_factory, trained_tiny, (), "onnx")[1]
+
+
 def nmt_outputs(engine, lines: list[str], settings: list[str]) -> list[str]:
     cfg = decode_settings(engine.recipe, None, {}, settings)
     return [output_text(engine.tgt_tokenizer, h[0].tokens) for h in translate_lines(engine, lines, cfg)]
@@ -65,13 +73,13 @@ def test_the_translator_translates_every_line_as_nmt_does(exported):
     assert numpy_greedy(translator, LINES) == greedy
 
 
-def test_each_search_setting_the_export_keeps_reaches_the_search(trained_tiny, tmp_path):
+def test_each_search_setting_the_export_keeps_reaches_the_search(trained_tiny, tiny_export, tmp_path):
     """onnx_config.json keeps the recipe's search; each setting changed (one at a time, then all
     together) changes the translator's outputs as it changes nmt's."""
     from nmt.decode.onnx_translator import OnnxTranslator
 
     ckpt = trained_tiny.out / "checkpoints" / "best.pt"
-    assert runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "onnx"), "--format", "onnx"]).exit_code == 0
+    shutil.copytree(tiny_export, tmp_path / "onnx")  # its onnx_config.json is edited below
     own, translator = load_engine([ckpt]), OnnxTranslator(tmp_path / "onnx")
     recipe_search = {key: getattr(own.recipe.decode, key) for key in SEARCHES}
     assert json.loads((tmp_path / "onnx" / "onnx_config.json").read_text())["search"] == recipe_search
@@ -104,7 +112,7 @@ def assert_same_hypotheses(found: list, expected: list) -> None:
             assert h.score == pytest.approx(o.score, abs=1e-4) and h.log_prob == pytest.approx(o.log_prob, abs=1e-4)
 
 
-def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(trained_tiny, tmp_path):
+def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(trained_tiny, tiny_export, tmp_path):
     """An export directory is an engine (nmt.decode.engines.onnx_engine): nmt's searches over the
     graphs give the checkpoint's n-best (greedy, the recipe's beam, sampling, lexical constraints
     and prefixes), forced decoding its scores; `nmt translate -c DIR` writes the checkpoint's
@@ -115,8 +123,7 @@ def test_nmt_translate_and_serve_take_the_export_as_they_take_its_checkpoint(tra
     from nmt.serve.app import create_app
     from nmt.serve.models import load_served
 
-    ckpt, out = trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "onnx"
-    assert runner.invoke(app, ["export", str(ckpt), "-o", str(out), "--format", "onnx"]).exit_code == 0
+    ckpt, out = trained_tiny.out / "checkpoints" / "best.pt", tiny_export
     own, onnx = load_engine([ckpt]), load_engine([out])
     assert onnx.capabilities.name == "onnx" and onnx.quantization == "float32" and onnx.recipe == own.recipe
     # onnxruntime's threads: torch's count (1 in this suite) unless --threads says, never its own every core
