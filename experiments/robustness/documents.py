@@ -96,11 +96,23 @@ def _kept(source: list[str], output: list[str]) -> int:
 
 
 def main() -> None:
-    args = demo_parser().parse_args()
+    parser = demo_parser()
+    parser.add_argument("--only", choices=["app_messages"],
+                        help="this part alone, beside the test set as plain lines, into results/documents.PART.json")
+    args = parser.parse_args()
     checkpoint, sources, references = demo_test_set(args)
     cfg = load_recipe(args.recipe).decode
     engine = load_engine([checkpoint])
     result: dict = {"captions": len(sources), "width": WIDTH}
+    if args.only:
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "test.en").write_text("\n".join(sources) + "\n", encoding="utf-8")
+            translate_file(engine, str(Path(folder) / "test.en"), str(Path(folder) / "test.de"), cfg)
+            plain = (Path(folder) / "test.de").read_text(encoding="utf-8").splitlines()
+            result["plain_lines"] = {"bleu": score(plain, references)}
+            result[args.only] = app_messages(engine, cfg, sources, references, Path(folder))
+        write_study(RESULTS / f"documents.{args.only}.json", checkpoint, args.test, result)
+        return
     with tempfile.TemporaryDirectory() as folder:
         for wrap in (False, True):
             lines, spans, alts = page(sources, wrap)
@@ -786,8 +798,34 @@ def app_messages(engine, cfg, captions: list[str], references: list[str], folder
     values = [line.split(" = ", 1)[1] for line in (folder / "messages_de.properties").read_text(encoding="utf-8").splitlines()]
     result["java_properties"] = measured("properties", [v.encode().decode("unicode_escape").replace("''", "'") if "\\u" in v
                                                         else v.replace("''", "'") for v in values])
+    result["laravel_php"] = laravel_messages(engine, cfg, captions, references, folder)
     print("app messages", {kind: part["bleu"]["bleu"] for kind, part in result.items()}, flush=True)
     return result
+
+
+def laravel_messages(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
+    """The captions as Laravel's lang/en/captions.php, a message each, every tenth ending in a
+    placeholder (`:name`, taken out before scoring) and every tenth beside it, the one after, made a
+    plural of two forms (the caption and the caption again: Laravel's `one|other`), whose first form
+    is scored; read back by PHP's rules for single-quoted strings."""
+    def message(number: int, caption: str) -> str:
+        escaped = caption.replace("\\", "\\\\").replace("'", "\\'")
+        return f"{escaped} :name" if number % 10 == 0 else f"{escaped}|{escaped}" if number % 10 == 1 else escaped
+
+    (folder / "lang" / "en").mkdir(parents=True)
+    source = folder / "lang" / "en" / "captions.php"
+    source.write_text("<?php\n\nreturn [\n" + "".join(f"    'caption_{n}' => '{message(n, c)}',\n"
+                                                   for n, c in enumerate(captions, start=1)) + "];\n", encoding="utf-8")
+    output = folder / "captions.de.php"
+    translate_file(engine, str(source), str(output), cfg)
+    values = [re.sub(r"\\([\\'])", r"\1", m.group(1)) for m in
+              re.finditer(r"^    'caption_\d+' => '((?:[^'\\]|\\.)*)',$", output.read_text(encoding="utf-8"), re.M)]
+    placeholder = [v for n, v in enumerate(values, start=1) if n % 10 == 0]
+    plurals = [v for n, v in enumerate(values, start=1) if n % 10 == 1]
+    firsts = [v.split("|")[0] if n % 10 == 1 else v.replace(":name", "") for n, v in enumerate(values, start=1)]
+    return {"messages": len(values), "bleu": score([" ".join(v.split()) for v in firsts], references),
+            "placeholders": len(placeholder), "placeholders_kept": sum(v.endswith(":name") for v in placeholder),
+            "plurals": len(plurals), "plurals_with_two_forms": sum(v.count("|") == 1 for v in plurals)}
 
 
 def tables(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:

@@ -514,7 +514,7 @@ def _translated(path: Path, folder: Path) -> bool:
         return _head(path, 64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
     if kind == "properties" and _INI_SECTION.search(path.read_bytes()):
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
-    if kind in ("json", "properties", "yaml", "toml"):
+    if kind in ("json", "properties", "yaml", "toml", "php"):
         return holds_messages(path.relative_to(folder))
     if kind == "csv":  # a table of a program's texts by language (Godot's) is filled; a table of data, copied
         return names_languages(_head(path), path.name)

@@ -53,14 +53,14 @@ from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
-             "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml", "csv")  # read as bytes, written as bytes
+             "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml", "php", "csv")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml", "tsv": "csv"}  # names of DOCUMENTS' files besides their own
 PAGES = ("markdown", "rst", "asciidoc", "ipynb")  # read_page's: a documentation page's syntax, Markdown's inline marks
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
-KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml")  # a text for each key, in one language
+KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml", "php")  # a text for each key, in one language
 UPDATABLE = (*KEYED, "xliff", "po", "csv")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid, a table's by its rows' keys)
 BILINGUAL = ("xliff", "po", "qt", "xcstrings", "csv")  # files of both languages (or every one): they hold their sources
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
@@ -498,6 +498,7 @@ _READERS = {"docx": ("docx_document", "DocxDocument"), "pptx": ("pptx_document",
             "stringsdict": ("stringsdict_document", "StringsdictDocument"), "qt": ("qt_document", "QtDocument"),
             "resx": ("resx_document", "ResxDocument"), "properties": ("properties_document", "PropertiesDocument"),
             "yaml": ("yaml_messages", "YamlMessages"), "toml": ("toml_messages", "TomlMessages"),
+            "php": ("php_messages", "PhpMessages"),
             "csv": ("csv_table", "CsvTable")}
 
 

@@ -92,7 +92,7 @@ def test_a_file_is_translated_as_nmt_translate_writes_it_and_downloaded(server, 
                           ("lesson.ipynb", json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# A dog"]},
                                                                  {"cell_type": "code", "metadata": {}, "source": ["x = 1"]}],
                                                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)),
-                          ("en.toml", 'a = "A black dog"\n'),
+                          ("en.toml", 'a = "A black dog"\n'), ("auth.php", "<?php\nreturn ['a' => 'A black dog'];\n"),
                           ("page.html", PAGE)):
         status, body, _ = server.request("POST", "/translate_file", *with_file(
             [("source", "en"), ("target", "de")], name, content.encode()))
@@ -227,7 +227,7 @@ def test_detect_and_the_web_clients_settings(server):
     assert settings["supportedFilesFormat"] == [
         ".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".epub", ".docx",
         ".pptx", ".xlsx", ".odt", ".odp", ".ods", ".pdf", ".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict", ".json", ".arb", ".xcstrings",
-        ".strings", ".properties", ".yml", ".yaml", ".toml", ".csv", ".tsv", ".po", ".pot"]
+        ".strings", ".properties", ".yml", ".yaml", ".toml", ".php", ".csv", ".tsv", ".po", ".pot"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 

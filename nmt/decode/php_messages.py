@@ -1,0 +1,309 @@
+"""A PHP program's messages in and out (`--input-format php`, the default for .php files read as
+messages): Laravel's language files (lang/en/auth.php, `return [...]`), CodeIgniter's
+(`$lang['key'] = '...';`) and phpBB's (`$lang = array_merge($lang, array(...));`), translated into
+the file for the target language (lang/de/auth.php).
+
+Each string in an array, at any depth, is a message, and so is a string assigned to an element of
+an array (`$lang['key'] = '...'`); a string before `=>` is a key. A message is translated as
+others are (nmt.decode.text.messages: its lines apart, HTML tags and entities kept), and Laravel's
+placeholders (`:attribute`, `:Attribute`, `:ATTRIBUTE`, which Laravel replaces by name in any
+case) are kept as written. A message of Laravel's plural forms (`:count file|:count files`, forms
+joined by `|` without spaces around it) is translated form by form and given as many forms as
+Laravel chooses between for the target language (MessageSelector::getPluralIndex: three for
+Russian, one for Japanese), each added one with the translation of the source's form of its
+category, else of its last, for a reviewer to adapt. Forms with their own numbers (`{0} None|[1,19]
+Some|[20,*] Many`) keep them, and their count.
+
+Each translation is written in its string's place and quotes; keys, comments, code and the other
+strings stay byte for byte. A string that is code (a double-quoted one with a variable in it,
+one joined to another with `.`, heredoc and nowdoc text) is copied as it is.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from nmt.data.languages import two_letter
+from nmt.decode.message_file import MessageFile, spliced, utf8_text
+from nmt.decode.text.messages import Message, Part, as_markup, from_markup, message_parts
+from nmt.errors import NmtError
+
+_TOKEN = re.compile(r"""
+    (?P<space>\s+)
+  | (?P<comment>(?://|\#(?!\[))[^\n]*?(?=\?>|\r?\n|$)|/\*.*?\*/)
+  | (?P<single>'(?:[^'\\]|\\.)*')
+  | (?P<double>"(?:[^"\\]|\\.)*")
+  | (?P<heredoc><<<[ \t]*(["']?)([A-Za-z_]\w*)\6\r?\n.*?^[ \t]*\7\b)
+  | (?P<open_string>['"])
+  | (?P<close_tag>\?>)
+  | (?P<variable>\$[A-Za-z_]\w*)
+  | (?P<word>\w+)
+  | (?P<arrow>=>)
+  | (?P<other>.)
+""", re.X | re.S | re.M)
+_INTERPOLATED = re.compile(r"(?<!\\)(?:\\\\)*\$[A-Za-z_{]|\{\$")  # "$name", "{$user->name}": code in a double-quoted string
+_DOUBLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "e": "\x1b", "f": "\f", "\\": "\\", "$": "$", '"': '"'}
+# Laravel's placeholders: a colon and a name, not after a letter, a digit, a colon or a slash ("10:30", "http://")
+_PLACEHOLDER = re.compile(r"(?<![\w:/\\]):[A-Za-z_]\w*")
+_MARKED_PLACEHOLDER = re.compile(r"\{(:[A-Za-z_]\w*)\}")  # as the model's side sees one: a {placeholder}
+_KEYWORDS = {"return", "yield", "echo", "print", "case", "else", "and", "or", "xor"}  # before "[", an array
+_CONDITION = re.compile(r"\s*[{\[]\s*[-+*\d.]+\s*(?:,\s*[-+*\d.]+\s*)?[}\]]\s*")  # a form's own numbers: "{0} ", "[2,*] "
+
+# The plural forms Laravel chooses between, by language, in its order (MessageSelector::getPluralIndex)
+_ONE_OTHER = ("one", "other")
+_ONE_FEW_MANY = ("one", "few", "many")
+_FORMS = {
+    **dict.fromkeys(("az", "bo", "dz", "id", "ja", "jv", "ka", "km", "kn", "ko", "ms", "th", "tr", "vi", "zh"), ("other",)),
+    **dict.fromkeys(("af", "bn", "bg", "ca", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fo", "fy", "gl",
+                     "gu", "ha", "he", "hu", "is", "it", "ku", "lb", "ml", "mn", "mr", "nb", "ne", "nl", "nn", "no", "om",
+                     "or", "pa", "ps", "pt", "so", "sq", "sv", "sw", "ta", "te", "tk", "ur", "zu", "am", "fil", "fr", "hi",
+                     "hy", "ln", "mg", "ti", "wa", "mk"), _ONE_OTHER),
+    **dict.fromkeys(("be", "bs", "hr", "ru", "sr", "uk", "cs", "sk", "pl", "lt"), _ONE_FEW_MANY),
+    "ga": ("one", "two", "other"), "ro": ("one", "few", "other"), "lv": ("zero", "one", "other"),
+    "sl": ("one", "two", "few", "other"), "cy": ("one", "two", "many", "other"), "mt": ("one", "few", "many", "other"),
+    "ar": ("zero", "one", "two", "few", "many", "other"),
+}
+
+
+def laravel_forms(language: str) -> tuple[str, ...] | None:
+    """The plural categories of Laravel's forms for `language` (de, deu_Latn, pt_BR), in their
+    order; None where Laravel does not know it (it then always takes the first form)."""
+    return _FORMS.get(two_letter(language) or language.replace("-", "_").split("_")[0].lower())
+
+
+@dataclass
+class _Value(Message):
+    """One string to translate: where it stands in the text, and its quotes."""
+    start: int
+    end: int
+    markup: str
+    double: bool  # written in double quotes
+    line: int
+    key: tuple
+    placeholders: frozenset = frozenset()  # Laravel's, as the model's side marks them ({:name})
+
+    def __post_init__(self):
+        forms = plural_forms(self.markup)
+        if forms is None:
+            super().__post_init__()
+            return
+        self.forms = [condition for condition, _ in forms]  # (each form's own numbers, "" where it has none)
+        self.parts = []
+        for number, (condition, form) in enumerate(forms):
+            self.parts += [Part("|", False)] * bool(number) + [Part(condition, False)] * bool(condition)
+            self.parts += message_parts(form)
+
+    @property
+    def plural(self) -> bool:
+        return hasattr(self, "forms")
+
+    def form_translations(self, translations) -> list[str]:
+        """Each plural form's translation (with its own numbers), from an iterator of its parts'."""
+        forms, current = [], []
+        for part in self.parts:
+            if part.text == "|" and not part.translated:
+                forms.append("".join(current))
+                current = []
+            else:
+                current.append(part.written(next(translations)) if part.translated else part.text)
+        return [from_markup(form, self.markup) for form in [*forms, "".join(current)]]
+
+
+def plural_forms(markup: str) -> list[tuple[str, str]] | None:
+    """A message's plural forms as (its own numbers, its text), or None where it is not one: forms
+    are joined by "|" with no space on both sides ("Title | Site" is a title), each holds text."""
+    if "|" not in markup or re.search(r"\s\|\s", markup) or "<" in markup:
+        return None
+    forms = []
+    for form in markup.split("|"):
+        condition = _CONDITION.match(form)
+        own = condition.group(0) if condition else ""
+        if not form[len(own):].strip():
+            return None
+        forms.append((own, form[len(own):]))
+    return forms
+
+
+class PhpMessages(MessageFile):
+    """A PHP file of messages read for translation: its `texts` in, the file with their
+    translations out (`write`)."""
+
+    def __init__(self, text: str, values: list[_Value], bom: bool):
+        self.text, self.messages, self.bom = text, values, bom
+        self.warnings: list[str] = []
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> "PhpMessages":
+        text = utf8_text(data, name)
+        if "<?php" not in text:
+            raise NmtError(f"{name}:1: not a PHP file (no <?php); --input-format text translates it line by line")
+        values = [value for value in _strings(text, name) if value.to_translate]
+        return cls(text, values, data.startswith(b"\xef\xbb\xbf"))
+
+    target_language = None  # (named by the file's folder: lang/de/auth.php)
+
+    def keep_from(self, earlier: "MessageFile") -> int:
+        kept = super().keep_from(earlier)
+        for index, value in enumerate(self.messages):
+            if index not in self.kept and value.plural:
+                value.__post_init__()  # (cut into its forms again, as keep_from cut it whole)
+        return kept
+
+    def write(self, translations: list[str], target: str) -> bytes:
+        translated, edits, added = iter(translations), [], 0
+        for index, value in enumerate(self.messages):
+            if index in self.kept or not value.plural:
+                done = value.translation(translated)
+            else:
+                forms, new = _target_forms(value, value.form_translations(translated), target)
+                done, added = "|".join(forms), added + new
+            done = _MARKED_PLACEHOLDER.sub(lambda m: m.group(1) if m.group(1) in value.placeholders else m.group(0), done)
+            if done != _unmarked(value):
+                edits.append((value.start, value.end, _written(done, value.double)))
+        if added:
+            self.warnings.append(f"{added} plural forms added for {target} with the translation of the source's "
+                                 "form of their kind, else of its last: review them")
+        return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
+
+
+def _unmarked(value: _Value) -> str:
+    """A string's text as the file has it (its placeholders as written)."""
+    return _MARKED_PLACEHOLDER.sub(lambda m: m.group(1) if m.group(1) in value.placeholders else m.group(0), value.text)
+
+
+_SOURCE_FORMS = {2: ("one", "other"), 3: ("one", "few", "many")}  # a source's forms by their count (English's, Russian's)
+
+
+def _target_forms(value: _Value, forms: list[str], target: str) -> tuple[list[str], int]:
+    """A plural's translated forms, as many as Laravel chooses between in `target`, and how many
+    were added: each the source's form of its category, else the source's last. A source's two
+    forms are read as one and other (English, German, French, ...), three as one, few and many
+    (Russian, Polish, Czech, ...). Forms with their own numbers, and other counts, are kept as
+    they are."""
+    wanted, had = laravel_forms(target), _SOURCE_FORMS.get(len(forms))
+    if wanted is None or had is None or any(value.forms):
+        return forms, 0
+    by_category = dict(zip(had, forms))
+    return [by_category.get(category, forms[-1]) for category in wanted], sum(c not in by_category for c in wanted)
+
+
+def _strings(text: str, name: str) -> list[_Value]:
+    """The messages of a PHP file's text: strings inside arrays (but keys), and strings assigned to
+    an array's element, each with its key."""
+    tokens = _tokens(text, name)
+    significant = [t for t in tokens if t[0] not in ("space", "comment")]
+    line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+    values: list[_Value] = []
+    frames: list[dict] = []  # the open brackets: {"array": bool, "key": tuple, "next": int, "pending": key or None}
+    for at, (kind, start, end) in enumerate(significant):
+        before = significant[at - 1] if at else ("", 0, 0)
+        after = significant[at + 1] if at + 1 < len(significant) else ("", len(text), len(text))
+        token = text[start:end]
+        frame = frames[-1] if frames else None
+        if token in ("[", "("):
+            is_array = text[before[1]:before[2]].lower() == "array" if token == "(" else _array_literal(text, before)
+            key = _element_key(frame) if is_array and frame and frame["array"] else ()
+            frames.append({"array": is_array, "key": key, "next": 0, "pending": None})
+        elif token in ("]", ")"):
+            if frames:
+                frames.pop()
+        elif token == "," and frame is not None:
+            frame["pending"] = None
+        elif kind in ("single", "double", "word") and frame is not None and frame["array"] and after[0] == "arrow":
+            frame["pending"] = _string_value(token) if kind != "word" else token
+        elif kind in ("single", "double"):
+            key = _message_key(significant, at, text, frame)
+            ends = text[after[1]:after[2]] in (",", "]", ")", ";")
+            joined = text[before[1]:before[2]] == "." or text[after[1]:after[2]] == "."
+            if key is None or not ends or joined or kind == "double" and _INTERPOLATED.search(token[1:-1]):
+                continue
+            raw = _string_value(token)
+            found = set(_PLACEHOLDER.findall(raw)) if "{:" not in raw else set()
+            marked = _PLACEHOLDER.sub(lambda m: "{" + m.group(0) + "}", raw) if found else raw
+            values.append(_Value(start, end, as_markup(marked), kind == "double", bisect.bisect_right(line_starts, start),
+                                 key, frozenset(found)))
+    return values
+
+
+def _array_literal(text: str, before: tuple) -> bool:
+    """Whether a "[" after the token `before` opens an array (`return [`, `=> [`), not an index
+    (`$lang[`, `f()[`)."""
+    word = text[before[1]:before[2]]
+    if before[0] == "variable" or word in ("]", ")", "}"):
+        return False
+    return before[0] != "word" or word.lower() in _KEYWORDS
+
+
+def _element_key(frame: dict) -> tuple:
+    """The key of the next element of an array (its own, else the next number), the frame moved on."""
+    if frame["pending"] is not None:
+        key, frame["pending"] = frame["pending"], None
+    else:
+        key, frame["next"] = frame["next"], frame["next"] + 1
+    return (*frame["key"], key)
+
+
+def _message_key(significant: list, at: int, text: str, frame: dict | None) -> tuple | None:
+    """A string's key as a message: its place in the array it stands in, or the element it is
+    assigned to (`$lang['key'] = ...`); None where it is neither (a function's argument, code)."""
+    if frame is not None and frame["array"]:
+        return _element_key(frame)
+    if frame is not None or at < 2 or text[significant[at - 1][1]:significant[at - 1][2]] != "=":
+        return None
+    keys, position = [], at - 2  # back over ['a']['b'] to the variable
+    while position >= 2 and text[significant[position][1]:significant[position][2]] == "]":
+        kind, start, end = significant[position - 1]
+        if kind not in ("single", "double", "word") or text[significant[position - 2][1]:significant[position - 2][2]] != "[":
+            return None
+        keys.insert(0, _string_value(text[start:end]) if kind != "word" else text[start:end])
+        position -= 3
+    return tuple(keys) if keys and significant[position][0] == "variable" else None
+
+
+def _tokens(text: str, name: str) -> list[tuple[str, int, int]]:
+    """The PHP code's tokens as (kind, start, end), outside it (before <?php, after ?>) none."""
+    tokens, position = [], 0
+    while (opening := text.find("<?php", position)) >= 0:
+        position = opening + len("<?php")
+        while position < len(text):
+            match = _TOKEN.match(text, position)
+            kind = match.lastgroup
+            if kind == "open_string":
+                line = text.count("\n", 0, position) + 1
+                raise NmtError(f"{name}:{line}: a string whose closing quote ({match.group(0)}) never comes")
+            position = match.end()
+            if kind == "close_tag":
+                break
+            tokens.append((kind, match.start(), match.end()))
+    return tokens
+
+
+def _string_value(token: str) -> str:
+    """A PHP string literal's value: single quotes undo only \\' and \\\\; double quotes PHP's escapes."""
+    body = token[1:-1]
+    if token.startswith("'"):
+        return re.sub(r"\\([\\'])", r"\1", body)
+
+    def escape(match: re.Match) -> str:
+        code = match.group(1)
+        if code in _DOUBLE_ESCAPES:
+            return _DOUBLE_ESCAPES[code]
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "x":
+            return chr(int(code[1:], 16))
+        if code[0] == "u":
+            return chr(int(code[2:-1], 16))
+        return match.group(0)  # an unknown escape stays as written
+    return re.sub(r"\\([0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u\{[0-9A-Fa-f]+\}|.)", escape, body, flags=re.S)
+
+
+def _written(text: str, double: bool) -> str:
+    """A translation in its string's quotes."""
+    if not double:
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    escaped = escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    return '"' + re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", escaped) + '"'
