@@ -807,7 +807,8 @@ def laravel_messages(engine, cfg, captions: list[str], references: list[str], fo
     """The captions as Laravel's lang/en/captions.php, a message each, every tenth ending in a
     placeholder (`:name`, taken out before scoring) and every tenth beside it, the one after, made a
     plural of two forms (the caption and the caption again: Laravel's `one|other`), whose first form
-    is scored; read back by PHP's rules for single-quoted strings."""
+    is scored; read back by PHP's rules for single-quoted strings. Beside it, the captions with
+    `:name` translated as lines of plain text: how many keep it."""
     def message(number: int, caption: str) -> str:
         escaped = caption.replace("\\", "\\\\").replace("'", "\\'")
         return f"{escaped} :name" if number % 10 == 0 else f"{escaped}|{escaped}" if number % 10 == 1 else escaped
@@ -823,9 +824,15 @@ def laravel_messages(engine, cfg, captions: list[str], references: list[str], fo
     placeholder = [v for n, v in enumerate(values, start=1) if n % 10 == 0]
     plurals = [v for n, v in enumerate(values, start=1) if n % 10 == 1]
     firsts = [v.split("|")[0] if n % 10 == 1 else v.replace(":name", "") for n, v in enumerate(values, start=1)]
+    as_text = folder / "placeholders.en.txt"  # the same captions with :name, as lines of plain text
+    as_text.write_text("".join(f"{c} :name\n" for n, c in enumerate(captions, start=1) if n % 10 == 0), encoding="utf-8")
+    translate_file(engine, str(as_text), str(folder / "placeholders.de.txt"), cfg)
+    lines = (folder / "placeholders.de.txt").read_text(encoding="utf-8").splitlines()
     return {"messages": len(values), "bleu": score([" ".join(v.split()) for v in firsts], references),
             "placeholders": len(placeholder), "placeholders_kept": sum(v.endswith(":name") for v in placeholder),
-            "plurals": len(plurals), "plurals_with_two_forms": sum(v.count("|") == 1 for v in plurals)}
+            "plurals": len(plurals), "plurals_with_two_forms": sum(v.count("|") == 1 for v in plurals),
+            "as_text_placeholders_kept": sum(":name" in line for line in lines),
+            "as_text_examples": lines[:2]}
 
 
 def tables(engine, cfg, captions: list[str], references: list[str], folder: Path) -> dict:
