@@ -1,13 +1,13 @@
 """A PHP program's messages in and out (`--input-format php`, the default for .php files read as
-messages): Laravel's language files (lang/en/auth.php, `return [...]`), CodeIgniter's
-(`$lang['key'] = '...';`) and phpBB's (`$lang = array_merge($lang, array(...));`), translated into
-the file for the target language (lang/de/auth.php).
+messages): Laravel's language files (lang/en/auth.php, `return [...]`), CodeIgniter's and Moodle's
+(`$lang['key'] = '...';`, `$string['key'] = '...';`) and phpBB's (`$lang = array_merge($lang,
+array(...));`), translated into the file for the target language (lang/de/auth.php).
 
 Each string in an array, at any depth, is a message, and so is a string assigned to an element of
 an array (`$lang['key'] = '...'`); a string before `=>` is a key. A message is translated as
 others are (nmt.decode.text.messages: its lines apart, HTML tags and entities kept), and Laravel's
 placeholders (`:attribute`, `:Attribute`, `:ATTRIBUTE`, which Laravel replaces by name in any
-case) are kept as written. A message of Laravel's plural forms (`:count file|:count files`, forms
+case) are kept as written, as are Moodle's (`{$a}`, `{$a->name}`: nmt.decode.text.verbatim). A message of Laravel's plural forms (`:count file|:count files`, forms
 joined by `|` without spaces around it) is translated form by form and given as many forms as
 Laravel chooses between for the target language (MessageSelector::getPluralIndex: three for
 Russian, one for Japanese), each added one with the translation of the source's form of its

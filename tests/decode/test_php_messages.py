@@ -45,11 +45,12 @@ return [
 ];
 """
 
-CODEIGNITER_AND_PHPBB = """<?php
+ASSIGNED = """<?php
 defined('BASEPATH') OR exit('No direct script access allowed');
 
 $lang['email_must_be_array'] = 'The email method must be passed an array.';
 $lang['email_invalid'] = "Invalid email address: %s";
+$string['welcome'] = 'Welcome, {$a->firstname}!';
 $lang = array_merge($lang, array(
 \t'ACP_BOARD'\t=> 'Board settings',
 \t'NESTED' => array('ONE' => 'A dog runs.'),
@@ -111,15 +112,16 @@ def test_plural_forms_become_as_many_as_laravel_chooses_between_in_the_target(ta
     assert laravel_forms("deu_Latn") == ("one", "other") and laravel_forms("pt_BR") == ("one", "other")
 
 
-def test_codeigniters_and_phpbbs_files_give_their_strings_and_keep_their_code():
-    document = _read(CODEIGNITER_AND_PHPBB)
-    assert [m.key for m in document.messages] == [("email_must_be_array",), ("email_invalid",), ("ACP_BOARD",),
-                                                  ("NESTED", "ONE")]
-    assert document.texts == ["The email method must be passed an array.", "Invalid email address: %s", "Board settings",
-                              "A dog runs."]
-    written = document.write(["X" * n for n in range(1, 5)], "de").decode()
-    assert written == CODEIGNITER_AND_PHPBB.replace("'The email method must be passed an array.'", "'X'").replace(
-        '"Invalid email address: %s"', '"XX"').replace("'Board settings'", "'XXX'").replace("'A dog runs.'", "'XXXX'")
+def test_codeigniters_moodles_and_phpbbs_files_give_their_strings_and_keep_their_code():
+    document = _read(ASSIGNED)
+    assert [m.key for m in document.messages] == [("email_must_be_array",), ("email_invalid",), ("welcome",),
+                                                  ("ACP_BOARD",), ("NESTED", "ONE")]
+    assert document.texts == ["The email method must be passed an array.", "Invalid email address: %s",
+                              "Welcome, {$a-&gt;firstname}!", "Board settings", "A dog runs."]  # (as markup)
+    written = document.write(["X" * n for n in range(1, 6)], "de").decode()
+    assert written == ASSIGNED.replace("'The email method must be passed an array.'", "'X'").replace(
+        '"Invalid email address: %s"', '"XX"').replace("'Welcome, {$a->firstname}!'", "'XXX'").replace(
+        "'Board settings'", "'XXXX'").replace("'A dog runs.'", "'XXXXX'")
 
 
 def test_translate_writes_a_php_file_of_messages_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
@@ -132,6 +134,10 @@ def test_translate_writes_a_php_file_of_messages_and_refuses_what_is_not_one(tra
     german = written.decode()
     assert ":seconds" in german and ":Name" in german and ":attribute" in german and ":min" in german
     assert [m.key for m in PhpMessages.read(written, "de.php").messages] == [m.key for m in _read(LARAVEL).messages]
+    (tmp_path / "moodle.php").write_text(ASSIGNED, encoding="utf-8")  # Moodle's {$a->name} kept too
+    assert CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "moodle.php"), "-o",
+                                    str(tmp_path / "moodle.de.php")]).exit_code == 0
+    assert "{$a->firstname}" in (tmp_path / "moodle.de.php").read_text(encoding="utf-8")
     assert file_format("lang/en/auth.php") == "php"
     for name, content, problem in (
             ("open.php", "<?php\nreturn [\n  'a' => 'a dog,\n];\n", "open.php:3: a string whose closing quote (') never comes"),

@@ -54,10 +54,11 @@ _EMOTICON = r"(?:[:;=][-'^]?[)(\]\[DPpOo/\\|*3]|[xX]D|<\/?3|\^_?\^)"
 # Placeholders of the formats programs' messages are written in: Python's and .NET's {0}, {name!r},
 # {value:,.2f} and template engines' {{ name }} (with JavaScript's ${name}); printf's %s, %5.2f, %-10s,
 # %1$s, Python's %(name)s and %r, Objective-C's %@ (and a String Catalog's %#@name@ and %arg), %% (a
-# percent sign); Qt's %1, %L1 and %n; Ruby's %{name}, browser extensions' $NAME$ and i18next's nested
-# $t(key). A space is not taken as printf's flag, so that "50% discount" stays text, nor is a
+# percent sign); Qt's %1, %L1 and %n; Ruby's %{name}, browser extensions' $NAME$, i18next's nested
+# $t(key) and PHP's {$a} and {$a->name} (Moodle's strings; its arrow may be markup's -&gt;). A space
+# is not taken as printf's flag, so that "50% discount" stays text, nor is a
 # percent sign after a number ("79%{0}", in a script written without spaces).
-PLACEHOLDER = re.compile(r"\$?\{\{\s*[\w.\[\]-]+\s*\}\}|\$?\{[\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
+PLACEHOLDER = re.compile(r"\$?\{\{\s*[\w.\[\]-]+\s*\}\}|\$?\{[\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}|\{\$\w+(?:-(?:>|&gt;)\w+)*\}"
                          r"|%(?:\d+\$)?#@\w+@|%arg\b|(?<!\d)%\{\w+\}|\$[A-Za-z_]\w*\$|\$t\([^()\s]+(?:,\s*\{[^{}]*\})?\)"
                          r"|%(?:\(\w+\)|\d+\$)?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t)?[diouxXeEfFgGcrsaAp@]"
                          r"|%%|%L?\d{1,2}(?![\d$])|%L?n\b")
