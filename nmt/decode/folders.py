@@ -496,7 +496,8 @@ def _unlisted(folder: Path, catalog: Path) -> list[str]:
 def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
     reads in a format of its own, but for a JSON, .properties, YAML or TOML file that is not a
-    program's messages (package.json, application.properties, docker-compose.yml, hugo.toml), a .ts file that is
+    program's messages (package.json, application.properties, docker-compose.yml, hugo.toml), a
+    .php file outside a folder of languages (lang/, language/: the app's code), a .ts file that is
     TypeScript, not Qt's XML, an HTML file that is a template (its syntax, `{{ .Title }}`, `{% if %}`,
     is code), a .txt file a program reads (robots.txt, requirements.txt) and a license (LICENSE.md,
     COPYING.txt). Never one in a hidden folder (.git) or another project's (node_modules,
@@ -514,7 +515,9 @@ def _translated(path: Path, folder: Path) -> bool:
         return _head(path, 64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
     if kind == "properties" and _INI_SECTION.search(path.read_bytes()):
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
-    if kind in ("json", "properties", "yaml", "toml", "php"):
+    if kind == "php":  # code, but for a language folder's files (lang/en/auth.php) and CodeIgniter's *_lang.php
+        return bool(folders & (LOCALE_FOLDERS | {"language"})) or path.stem.lower().endswith("_lang")
+    if kind in ("json", "properties", "yaml", "toml"):
         return holds_messages(path.relative_to(folder))
     if kind == "csv":  # a table of a program's texts by language (Godot's) is filled; a table of data, copied
         return names_languages(_head(path), path.name)

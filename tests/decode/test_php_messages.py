@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from nmt.cli import app
 from nmt.decode.php_messages import PhpMessages, laravel_forms
 from nmt.decode.stream import file_format
+from nmt.decode.translation_record import RECORD_NAME
 from tests.conftest import one_line_error
 from tests.decode.conftest import translated_both_ways
 
@@ -155,7 +156,9 @@ def test_a_laravel_apps_folder_gets_its_language_files_beside_the_english_and_ke
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     files = {"lang/en/auth.php": "<?php\n\nreturn [\n    'failed' => 'A dog runs.',\n    'throttle' => 'A cat.',\n];\n",
              "app/Http/Controllers/DogController.php": "<?php\n\nclass DogController\n{\n    public $title = 'A dog runs.';\n}\n",
-             "config/app.php": "<?php\n\nreturn [\n    'name' => 'A dog app',\n];\n"}
+             "config/app.php": "<?php\n\nreturn [\n    'name' => 'A dog app',\n];\n",
+             # code whose name says locale: not a file of messages either
+             "app/Http/Middleware/SetLocale.php": "<?php\n\nreturn ['names' => ['A dog runs.']];\n"}
     for name, content in files.items():
         (tmp_path / "app" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "app" / name).write_text(content, encoding="utf-8")
@@ -167,6 +170,12 @@ def test_a_laravel_apps_folder_gets_its_language_files_beside_the_english_and_ke
     assert [m.key for m in first.messages] == [("failed",), ("throttle",)] and "A dog runs." not in first.texts
     for name, content in files.items():
         assert (tmp_path / "app" / name).read_text(encoding="utf-8") == content
+    written = {str(p.relative_to(tmp_path / "app")) for p in (tmp_path / "app").rglob("*") if p.is_file()}
+    assert written == {*files, "lang/de/auth.php", RECORD_NAME}
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "app"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output  # a new folder: the code copied there as it is
+    assert all((tmp_path / "out" / name).read_text(encoding="utf-8") == content for name, content in files.items()
+               if not name.startswith("lang/"))
     german.write_text(german.read_text(encoding="utf-8").replace(first.texts[0], "Ein Hund rennt (geprüft)"), encoding="utf-8")
     english = tmp_path / "app" / "lang" / "en" / "auth.php"
     english.write_text(files["lang/en/auth.php"].replace("A cat.", "Two cats."), encoding="utf-8")
