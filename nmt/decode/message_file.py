@@ -44,12 +44,16 @@ class MessageFile:
         so that a translator's text is kept for a message a source would keep as written ("00:00,0"
         for "00:00.0", "JA" for "YES"); a message without one is then taken as a source's again. A
         translation with a placeholder its source no longer has (an argument removed or renamed,
-        which would fail or show in the program) is not kept: its message's line is in `stale`."""
+        which would fail or show in the program) is not kept: its message's line is in `stale`. Nor is
+        a source's text copied as it is under a key that is that text (Laravel's `lang/de.json`, whose
+        strings are their own keys, as its exporters write the ones not translated yet)."""
         before = {message.key: message for message in earlier.messages if getattr(message, "key", None) is not None}
         self.earlier = before
         self.kept, self.stale = {}, []
         for index, message in enumerate(self.messages):
             old = before.get(getattr(message, "key", None))
+            if old is not None and old.markup == message.markup and message.key == (message.text,):
+                old = None  # a string that is its own key, copied: Laravel's JSON exporters' untranslated entry
             if old is not None and not _arguments(old.markup) <= _arguments(message.markup):
                 self.stale.append(message.line)
                 old = None

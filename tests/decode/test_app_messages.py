@@ -977,6 +977,21 @@ def test_an_earlier_translations_messages_are_kept_by_key_and_only_new_ones_tran
     assert getattr(document, "warnings", []) == []  # (the forms added came from the earlier file)
 
 
+def test_laravels_json_strings_copied_as_their_own_keys_are_translated_not_kept():
+    """Laravel's lang/de.json keys each string by its English text; its exporters write a string
+    not translated yet as that text. --update translates those and keeps the others, one a
+    reviewer left as the English (a value that differs from its key's source) included."""
+    from nmt.decode.json_messages import JsonMessages
+
+    source = '{"A dog runs.": "A dog runs.", "Two cats.": "Two cats.", "OK": "OK", "title": "Home"}'
+    earlier = '{"A dog runs.": "A dog runs.", "Two cats.": "Zwei Katzen (geprüft).", "OK": "OK", "title": "Home"}'
+    document = JsonMessages.read(source.encode(), "en.json")
+    assert document.keep_from(JsonMessages.read(earlier.encode(), "de.json")) == 2
+    assert document.texts == ["A dog runs."]  # ("OK" is kept as written either way: two capitals)
+    assert json.loads(document.write(document.with_kept(["Ein Hund rennt."]), "de")) == {
+        "A dog runs.": "Ein Hund rennt.", "Two cats.": "Zwei Katzen (geprüft).", "OK": "OK", "title": "Home"}
+
+
 @needs_lxml
 @pytest.mark.parametrize("kind, source, earlier, stale_line", [
     ("json", '{\n"a": "Hello {{name}}",\n"b": "{{count}} files in {{folder}}",\n"c": "50%% off %s"\n}',
