@@ -140,7 +140,11 @@ class PhpMessages(MessageFile):
         if "<?php" not in text:
             raise NmtError(f"{name}:1: not a PHP file (no <?php); --input-format text translates it line by line")
         values = [value for value in _strings(text, name) if value.to_translate]
-        return cls(text, values, data.startswith(b"\xef\xbb\xbf"))
+        document = cls(text, values, data.startswith(b"\xef\xbb\xbf"))
+        if not values:  # (a page's template, most likely: its HTML is another format's)
+            document.warnings.append("no messages (strings in an array) to translate: the file is written as it is; "
+                                     "--input-format html translates a template's HTML, its PHP kept")
+        return document
 
     target_language = None  # (named by the file's folder: lang/de/auth.php)
 

@@ -140,6 +140,11 @@ def test_translate_writes_a_php_file_of_messages_and_refuses_what_is_not_one(tra
                                     str(tmp_path / "moodle.de.php")]).exit_code == 0
     assert "{$a->firstname}" in (tmp_path / "moodle.de.php").read_text(encoding="utf-8")
     assert file_format("lang/en/auth.php") == "php"
+    template = tmp_path / "index.php"  # a page's template: no messages; said so, and the file written as it is
+    template.write_text("<html><body><?php echo 'Hello'; ?> A dog.</body></html>\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(template), "-o", str(tmp_path / "index.de.php")])
+    assert result.exit_code == 0 and "no messages (strings in an array)" in result.output and "--input-format html" in result.output
+    assert (tmp_path / "index.de.php").read_bytes() == template.read_bytes()
     for name, content, problem in (
             ("open.php", "<?php\nreturn [\n  'a' => 'a dog,\n];\n", "open.php:3: a string whose closing quote (') never comes"),
             ("plain.php", "return ['a' => 'b'];\n", "plain.php:1: not a PHP file (no <?php)"),
