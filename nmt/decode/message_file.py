@@ -68,7 +68,7 @@ class MessageFile:
                 message.parts = [replace(part, kept=True) if part.translated else part for part in lines]
                 self.kept[index] = parts
             else:
-                message.parts = message_parts(message.markup)  # a source's message: what it keeps as written stays
+                message.parts = message.cut()  # a source's message: what it keeps as written stays
         return len(self.kept)
 
     @property

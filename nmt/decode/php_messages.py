@@ -7,8 +7,9 @@ Each string in an array, at any depth, is a message, and so is a string assigned
 an array (`$lang['key'] = '...'`); a string before `=>` is a key. A message is translated as
 others are (nmt.decode.text.messages: its lines apart, HTML tags and entities kept), and Laravel's
 placeholders (`:attribute`, `:Attribute`, `:ATTRIBUTE`, which Laravel replaces by name in any
-case) are kept as written, as are Moodle's (`{$a}`, `{$a->name}`: nmt.decode.text.verbatim). A message of Laravel's plural forms (`:count file|:count files`, forms
-joined by `|` without spaces around it) is translated form by form and given as many forms as
+case) are kept as written, as are Moodle's (`{$a}`, `{$a->name}`: nmt.decode.text.verbatim). A
+message of Laravel's plural forms (`:count file|:count files`, forms joined by `|` without spaces
+around it) is translated form by form and given as many forms as
 Laravel chooses between for the target language (MessageSelector::getPluralIndex: three for
 Russian, one for Japanese), each added one with the translation of the source's form of its
 category, else of its last, for a reviewer to adapt. Forms with their own numbers (`{0} None|[1,19]
@@ -85,19 +86,22 @@ class _Value(Message):
     placeholders: frozenset = frozenset()  # Laravel's, as the model's side marks them ({:name})
 
     def __post_init__(self):
-        forms = plural_forms(self.markup)
-        if forms is None:
-            super().__post_init__()
-            return
-        self.forms = [condition for condition, _ in forms]  # (each form's own numbers, "" where it has none)
-        self.parts = []
-        for number, (condition, form) in enumerate(forms):
-            self.parts += [Part("|", False)] * bool(number) + [Part(condition, False)] * bool(condition)
-            self.parts += message_parts(form)
+        self.forms = plural_forms(self.markup)  # (its own numbers and text, form by form; None: not a plural)
+        super().__post_init__()
+
+    def cut(self, every_line: bool = False) -> list[Part]:
+        """Its parts; a plural's form by form, "|" and each form's own numbers kept as written."""
+        if self.forms is None:
+            return super().cut(every_line)
+        parts = []
+        for number, (condition, form) in enumerate(self.forms):
+            parts += [Part("|", False)] * bool(number) + [Part(condition, False)] * bool(condition)
+            parts += message_parts(form, every_line)
+        return parts
 
     @property
     def plural(self) -> bool:
-        return hasattr(self, "forms")
+        return self.forms is not None
 
     def form_translations(self, translations) -> list[str]:
         """Each plural form's translation (with its own numbers), from an iterator of its parts'."""
@@ -148,13 +152,6 @@ class PhpMessages(MessageFile):
 
     target_language = None  # (named by the file's folder: lang/de/auth.php)
 
-    def keep_from(self, earlier: "MessageFile") -> int:
-        kept = super().keep_from(earlier)
-        for index, value in enumerate(self.messages):
-            if index not in self.kept and value.plural:
-                value.__post_init__()  # (cut into its forms again, as keep_from cut it whole)
-        return kept
-
     def write(self, translations: list[str], target: str) -> bytes:
         translated, edits, added = iter(translations), [], 0
         for index, value in enumerate(self.messages):
@@ -163,8 +160,8 @@ class PhpMessages(MessageFile):
             else:
                 forms, new = _target_forms(value, value.form_translations(translated), target)
                 done, added = "|".join(forms), added + new
-            done = _MARKED_PLACEHOLDER.sub(lambda m: m.group(1) if m.group(1) in value.placeholders else m.group(0), done)
-            if done != _unmarked(value):
+            done = _unmarked(done, value.placeholders)
+            if done != _unmarked(value.text, value.placeholders):
                 edits.append((value.start, value.end, _written(done, value.double)))
         if added:
             self.warnings.append(f"{added} plural forms added for {target} with the translation of the source's "
@@ -172,9 +169,9 @@ class PhpMessages(MessageFile):
         return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
 
 
-def _unmarked(value: _Value) -> str:
-    """A string's text as the file has it (its placeholders as written)."""
-    return _MARKED_PLACEHOLDER.sub(lambda m: m.group(1) if m.group(1) in value.placeholders else m.group(0), value.text)
+def _unmarked(text: str, placeholders: frozenset) -> str:
+    """A message's text with its Laravel placeholders as the file writes them (`{:name}` → `:name`)."""
+    return _MARKED_PLACEHOLDER.sub(lambda m: m.group(1) if m.group(1) in placeholders else m.group(0), text)
 
 
 _SOURCE_FORMS = {2: ("one", "other"), 3: ("one", "few", "many")}  # a source's forms by their count (English's, Russian's)
@@ -187,7 +184,7 @@ def _target_forms(value: _Value, forms: list[str], target: str) -> tuple[list[st
     (Russian, Polish, Czech, ...). Forms with their own numbers, and other counts, are kept as
     they are."""
     wanted, had = laravel_forms(target), _SOURCE_FORMS.get(len(forms))
-    if wanted is None or had is None or any(value.forms):
+    if wanted is None or had is None or any(condition for condition, _ in value.forms):
         return forms, 0
     by_category = dict(zip(had, forms))
     return [by_category.get(category, forms[-1]) for category in wanted], sum(c not in by_category for c in wanted)
@@ -196,48 +193,58 @@ def _target_forms(value: _Value, forms: list[str], target: str) -> tuple[list[st
 def _strings(text: str, name: str) -> list[_Value]:
     """The messages of a PHP file's text: strings inside arrays (but keys), and strings assigned to
     an array's element, each with its key."""
-    tokens = _tokens(text, name)
-    significant = [t for t in tokens if t[0] not in ("space", "comment")]
+    significant = [t for t in _tokens(text, name) if t.kind not in ("space", "comment")]
     line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
     values: list[_Value] = []
     frames: list[dict] = []  # the open brackets: {"array": bool, "key": tuple, "next": int, "pending": key or None}
-    for at, (kind, start, end) in enumerate(significant):
-        before = significant[at - 1] if at else ("", 0, 0)
-        after = significant[at + 1] if at + 1 < len(significant) else ("", len(text), len(text))
-        token = text[start:end]
+    none = _Token("", len(text), "")
+    for at, token in enumerate(significant):
+        before = significant[at - 1] if at else none
+        after = significant[at + 1] if at + 1 < len(significant) else none
         frame = frames[-1] if frames else None
-        if token in ("[", "("):
-            is_array = text[before[1]:before[2]].lower() == "array" if token == "(" else _array_literal(text, before)
+        if token.text in ("[", "("):
+            is_array = before.text.lower() == "array" if token.text == "(" else _array_literal(before)
             key = _element_key(frame) if is_array and frame and frame["array"] else ()
             frames.append({"array": is_array, "key": key, "next": 0, "pending": None})
-        elif token in ("]", ")"):
+        elif token.text in ("]", ")"):
             if frames:
                 frames.pop()
-        elif token == "," and frame is not None:
+        elif token.text == "," and frame is not None:
             frame["pending"] = None
-        elif kind in ("single", "double", "word") and frame is not None and frame["array"] and after[0] == "arrow":
-            frame["pending"] = _string_value(token) if kind != "word" else token
-        elif kind in ("single", "double"):
-            key = _message_key(significant, at, text, frame)
-            ends = text[after[1]:after[2]] in (",", "]", ")", ";")
-            joined = text[before[1]:before[2]] == "." or text[after[1]:after[2]] == "."
-            if key is None or not ends or joined or kind == "double" and _INTERPOLATED.search(token[1:-1]):
-                continue
-            raw = _string_value(token)
+        elif token.kind in ("single", "double", "word") and frame is not None and frame["array"] and after.kind == "arrow":
+            frame["pending"] = token.key
+        elif token.kind in ("single", "double"):
+            key = _message_key(significant, at, frame)
+            ends = after.text in (",", "]", ")", ";")
+            if key is None or not ends or "." in (before.text, after.text) or \
+                    token.kind == "double" and _INTERPOLATED.search(token.text[1:-1]):
+                continue  # (joined to another string with ".", or a variable in it: code)
+            raw = token.key
             found = set(_PLACEHOLDER.findall(raw)) if "{:" not in raw else set()
             marked = _PLACEHOLDER.sub(lambda m: "{" + m.group(0) + "}", raw) if found else raw
-            values.append(_Value(start, end, as_markup(marked), kind == "double", bisect.bisect_right(line_starts, start),
-                                 key, frozenset(found)))
+            values.append(_Value(token.start, token.start + len(token.text), as_markup(marked), token.kind == "double",
+                                 bisect.bisect_right(line_starts, token.start), key, frozenset(found)))
     return values
 
 
-def _array_literal(text: str, before: tuple) -> bool:
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # _TOKEN's group: space, comment, single, double, heredoc, variable, word, arrow, other
+    start: int
+    text: str
+
+    @property
+    def key(self) -> str:
+        """The token as an array's key: a string's value, a word or number as written."""
+        return _string_value(self.text) if self.kind in ("single", "double") else self.text
+
+
+def _array_literal(before: _Token) -> bool:
     """Whether a "[" after the token `before` opens an array (`return [`, `=> [`), not an index
     (`$lang[`, `f()[`)."""
-    word = text[before[1]:before[2]]
-    if before[0] == "variable" or word in ("]", ")", "}"):
+    if before.kind == "variable" or before.text in ("]", ")", "}"):
         return False
-    return before[0] != "word" or word.lower() in _KEYWORDS
+    return before.kind != "word" or before.text.lower() in _KEYWORDS
 
 
 def _element_key(frame: dict) -> tuple:
@@ -249,25 +256,25 @@ def _element_key(frame: dict) -> tuple:
     return (*frame["key"], key)
 
 
-def _message_key(significant: list, at: int, text: str, frame: dict | None) -> tuple | None:
+def _message_key(significant: list[_Token], at: int, frame: dict | None) -> tuple | None:
     """A string's key as a message: its place in the array it stands in, or the element it is
     assigned to (`$lang['key'] = ...`); None where it is neither (a function's argument, code)."""
     if frame is not None and frame["array"]:
         return _element_key(frame)
-    if frame is not None or at < 2 or text[significant[at - 1][1]:significant[at - 1][2]] != "=":
+    if frame is not None or at < 2 or significant[at - 1].text != "=":
         return None
     keys, position = [], at - 2  # back over ['a']['b'] to the variable
-    while position >= 2 and text[significant[position][1]:significant[position][2]] == "]":
-        kind, start, end = significant[position - 1]
-        if kind not in ("single", "double", "word") or text[significant[position - 2][1]:significant[position - 2][2]] != "[":
+    while position >= 2 and significant[position].text == "]":
+        index, opening = significant[position - 1], significant[position - 2]
+        if index.kind not in ("single", "double", "word") or opening.text != "[":
             return None
-        keys.insert(0, _string_value(text[start:end]) if kind != "word" else text[start:end])
+        keys.insert(0, index.key)
         position -= 3
-    return tuple(keys) if keys and significant[position][0] == "variable" else None
+    return tuple(keys) if keys and significant[position].kind == "variable" else None
 
 
-def _tokens(text: str, name: str) -> list[tuple[str, int, int]]:
-    """The PHP code's tokens as (kind, start, end), outside it (before <?php, after ?>) none."""
+def _tokens(text: str, name: str) -> list[_Token]:
+    """The PHP code's tokens, outside it (before <?php, after ?>) none."""
     tokens, position = [], 0
     while (opening := text.find("<?php", position)) >= 0:
         position = opening + len("<?php")
@@ -280,7 +287,7 @@ def _tokens(text: str, name: str) -> list[tuple[str, int, int]]:
             position = match.end()
             if kind == "close_tag":
                 break
-            tokens.append((kind, match.start(), match.end()))
+            tokens.append(_Token(kind, match.start(), match.group(0)))
     return tokens
 
 

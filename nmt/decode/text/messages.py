@@ -86,7 +86,11 @@ class Message:
     line: int
 
     def __post_init__(self):
-        self.parts = message_parts(self.markup, _EVERY_LINE.get())
+        self.parts = self.cut(_EVERY_LINE.get())
+
+    def cut(self, every_line: bool = False) -> list[Part]:
+        """Its markup as parts (message_parts; a format whose messages have syntax of their own cuts it too)."""
+        return message_parts(self.markup, every_line)
 
     @property
     def to_translate(self) -> bool:
