@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from nmt.data.languages import two_letter
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
@@ -193,7 +194,7 @@ def _target_forms(value: _Value, forms: list[str], target: str) -> tuple[list[st
 def _strings(text: str, name: str) -> list[_Value]:
     """The messages of a PHP file's text: strings inside arrays (but keys), and strings assigned to
     an array's element, each with its key."""
-    significant = [t for t in _tokens(text, name) if t.kind not in ("space", "comment")]
+    significant = _tokens(text, name)
     line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
     values: list[_Value] = []
     frames: list[dict] = []  # the open brackets: {"array": bool, "key": tuple, "next": int, "pending": key or None}
@@ -227,9 +228,8 @@ def _strings(text: str, name: str) -> list[_Value]:
     return values
 
 
-@dataclass(frozen=True)
-class _Token:
-    kind: str  # _TOKEN's group: space, comment, single, double, heredoc, variable, word, arrow, other
+class _Token(NamedTuple):  # (a tuple: a file has hundreds of thousands)
+    kind: str  # _TOKEN's group: single, double, heredoc, variable, word, arrow, other
     start: int
     text: str
 
@@ -274,7 +274,7 @@ def _message_key(significant: list[_Token], at: int, frame: dict | None) -> tupl
 
 
 def _tokens(text: str, name: str) -> list[_Token]:
-    """The PHP code's tokens, outside it (before <?php, after ?>) none."""
+    """The PHP code's tokens but its spaces and comments; outside it (before <?php, after ?>) none."""
     tokens, position = [], 0
     while (opening := text.find("<?php", position)) >= 0:
         position = opening + len("<?php")
@@ -287,7 +287,8 @@ def _tokens(text: str, name: str) -> list[_Token]:
             position = match.end()
             if kind == "close_tag":
                 break
-            tokens.append(_Token(kind, match.start(), match.group(0)))
+            if kind not in ("space", "comment"):
+                tokens.append(_Token(kind, match.start(), match.group(0)))
     return tokens
 
 
