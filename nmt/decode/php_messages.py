@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from nmt.data.languages import two_letter
+from nmt.data.languages import language_tag, two_letter
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
 from nmt.decode.text.messages import Message, Part, as_markup, from_markup, message_parts
 from nmt.errors import NmtError
@@ -72,7 +72,7 @@ _FORMS = {
 def laravel_forms(language: str) -> tuple[str, ...] | None:
     """The plural categories of Laravel's forms for `language` (de, deu_Latn, pt_BR), in their
     order; None where Laravel does not know it (it then always takes the first form)."""
-    return _FORMS.get(two_letter(language) or language.replace("-", "_").split("_")[0].lower())
+    return _FORMS.get(two_letter(language) or language_tag(language).split("-")[0].lower())  # (as plural_categories)
 
 
 @dataclass
