@@ -186,6 +186,7 @@ def _translate_input(translator, spec, input: str, output: str, cfg, output_form
                      extras: list[str], nproc: int, interactive: bool, update: Path | None) -> None:
     """`nmt translate` of a file or standard input (nmt.decode.stream), or with --update of the
     file's earlier translation brought up to date (nmt.decode.updates)."""
+    from nmt.decode.resumable import engine_identity
     from nmt.decode.sharded import sharding
     from nmt.decode.stream import translate_file
 
@@ -194,7 +195,8 @@ def _translate_input(translator, spec, input: str, output: str, cfg, output_form
                             or nproc != 1, interactive)
     with _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
-                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n))
+                                input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
+                                resume=engine_identity(spec))
     _translated(report, input)
 
 
@@ -227,6 +229,9 @@ def _translated(report, input: str, kept_from: str = "--update") -> None:
         kept, texts = report.kept_texts
         err.print(f"{input}: of the files whose sources changed, {kept} of {texts} texts kept from their translations, "
                   f"{texts - kept} translated", highlight=False, markup=False)
+    if report.resumed:
+        err.print(f"{input}: went on after line {report.resumed:,}, where a run stopped; its {report.resumed:,} "
+                  "lines kept", highlight=False, markup=False)
     if report.sources:
         err.print(f"--src-lang auto: {report.sources_found()}", highlight=False, markup=False)
     if report.failed:
@@ -354,6 +359,7 @@ def back_translate_(
 ):
     """Back-translate: a reverse model (e.g. de→en) turns monolingual text (German) into a synthetic corpus to train on (en→de)."""
     from nmt.jobs.back_translate import back_translate
+    from nmt.decode.resumable import engine_identity
     from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.translate import decode_settings
 
@@ -362,7 +368,7 @@ def back_translate_(
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
     with lines_counter("back-translating", input) as count:
         result = back_translate(translator, input, output, cfg, warner(input), sharding(nproc, spec), noise,
-                                done=lambda n: count("lines", n))
+                                done=lambda n: count("lines", n), resume=engine_identity(spec))
     say(result.describe())
 
 

@@ -37,8 +37,8 @@ def one_line_errors(function: Callable) -> Callable:
                 why = "exists and is not a directory"  # (a folder to make, where a file is)
             err.print(f"[red]error:[/] {escape(where + why)}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            err.print("interrupted")
+        except KeyboardInterrupt as e:  # (its text: what was kept, where a command keeps any)
+            err.print(f"interrupted{f'; {e}' if str(e) else ''}", highlight=False, markup=False)
             raise typer.Exit(130) from None
     return friendly
 

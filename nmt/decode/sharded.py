@@ -93,31 +93,32 @@ def translate_sharded(spec: EngineSpec, nproc: int, threads: int, lines: Iterabl
                       output_format: str = "plain", warn: Callable[[str], None] = lambda _: None,
                       input_format: str = "plain", report: StreamReport | None = None,
                       extras: Iterable[str] = (), chunk_lines: int = CHUNK_LINES,
-                      done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
+                      done: Callable[[int], None] = lambda _: None, first_line: int = 1) -> Iterator[str]:
     """`translate_stream` over `nproc` processes sharing `threads` CPU threads; the same lines out.
-    `done(n)` hears of the lines translated so far, after each batch of any process."""
+    `done(n)` hears of the lines translated so far, after each batch of any process; warnings
+    number the lines from `first_line`."""
     report = report if report is not None else StreamReport()
     context = worker_processes()
     ranks, progress = context.Queue(), context.Queue()
     for rank in range(nproc):
         ranks.put(rank)
     with context.Pool(nproc, initializer=_start, initargs=(spec, nproc, threads, ranks, progress)) as pool:
-        iterator, first_line = iter(lines), 1
+        iterator, start = iter(lines), first_line
         chunks = iter(lambda: list(islice(iterator, chunk_lines)), [])  # until no line is left
         for number, chunk in enumerate(chunks):
             size = -(-len(chunk) // nproc)
             shares = [_Share(number, chunk[i:i + size], first_line + i, cfg, output_format, input_format,
                              tuple(extras)) for i in range(0, len(chunk), size)]
             results = pool.map_async(_translate_share, shares)
-            heard = _follow(progress, results, number, len(chunk), lambda n: done(first_line - 1 + n))
+            heard = _follow(progress, results, number, len(chunk), lambda n: done(first_line - start + n))
             for out, warnings, share_report in results.get():
                 for warning in warnings:
                     warn(warning)
-                report.failed += share_report.failed
                 report.sources.update(share_report.sources)
                 yield from out
+                report.failed += share_report.failed  # counted once their lines are out, as translate_stream does
             if heard < len(chunk):  # a count still on its way (a loaded host): the chunk is done all the same
-                done(first_line - 1 + len(chunk))
+                done(first_line - start + len(chunk))
             report.lines += len(chunk)
             first_line += len(chunk)
 

@@ -34,6 +34,7 @@ from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.text.messages import read_as_translation
 from nmt.data.languages import language_tag
 from nmt.data.words import without_segmenter
+from nmt.decode.resumable import made_with, resume_point, resumes, write_resumable
 from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_document import MarkdownDocument
@@ -83,6 +84,7 @@ class StreamReport:
     kept_texts: tuple[int, int] | None = None  # a page updated (`before`): its texts kept, of how many
     made: Made | None = None  # what the translation was made from (a folder's record: nmt.decode.translation_record)
     unchanged: bool = False  # a file updated (nmt.decode.updates): its source unchanged, its translation as it was
+    resumed: int = 0  # lines a stopped run had translated, which this one went on after (nmt.decode.resumable)
 
     def sources_found(self) -> str:
         """The languages identified, most lines first: "deu_Latn 812 lines, eng_Latn 188 lines"."""
@@ -143,8 +145,6 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 warn(str(e))
                 errors[number - first_line] = str(e)
                 requests.append(Line(""))
-        report.failed += len(errors)
-        report.lines += len(chunk)
         for i, hyps in enumerate(translate(translator, requests, cfg, warn, first_line, extras,
                                            lambda done: finished(len(done)))):
             if i in errors:
@@ -160,6 +160,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 if source:
                     report.sources[source] += 1
                 yield format_result(translator, hyps, output_format, source)
+        report.failed += len(errors)  # counted once their lines are out (a stopped run's record counts those)
+        report.lines += len(chunk)
         first_line += len(chunk)
 
 
@@ -168,7 +170,8 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
                    input_format: str | None = None, extras: Iterable[str] = (),
                    shards: Callable[..., Iterator[str]] | None = None,
                    done: Callable[[int], None] = lambda _: None, update: str | None = None,
-                   before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None) -> StreamReport:
+                   before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None,
+                   resume: dict | None = None) -> StreamReport:
     """`nmt translate`: a file (or "-", standard input) to a file (or "-", standard output), one line
     for each line. A file appears only when complete; at a terminal (or `interactive`) each line
     is answered as soon as it is read. Returns how many input lines failed (jsonl input).
@@ -180,7 +183,9 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     (what it was made from: nmt.decode.translation_record), of any file: the translations of the
     texts unchanged since are kept, the messages whose source changed translated again; `fill`: of a
     file updated in place, the messages still to translate (by their key and text). The report's
-    `made` is what the translation is made from, for the record."""
+    `made` is what the translation is made from, for the record. `resume`: the engine's identity
+    (nmt.decode.resumable.engine_identity): a file's lines are then written so that a stopped run
+    goes on where it stopped when run again (nmt.decode.resumable)."""
     from nmt.data.corpus import decode_lines, read_lines
 
     if input_format is None:
@@ -213,8 +218,31 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
     if update is not None:  # (a folder's text file, its earlier translation's lines kept where their sources are)
         refuse_to_overwrite(output, [source])
         return _update_lines(translator, list(lines), output, cfg, warn, input_format, report, done, update, before)
+    if resume is not None and resumes(source, output, interactive):
+        refuse_to_overwrite(output, [source])
+        return _translate_resumably(translator, source, output, cfg, output_format, warn, input_format, report,
+                                    extras, shards, done, made_with(resume, cfg, output_format, input_format, extras))
     write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
                                       shards, interactive, done), inputs=[source])
+    return report
+
+
+def _translate_resumably(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
+                         warn: Callable[[str], None], input_format: str, report: StreamReport, extras: Iterable[str],
+                         shards, done: Callable[[int], None], made: dict) -> StreamReport:
+    """translate_file's lines of a file into a file, going on after the lines a stopped run wrote."""
+    from nmt.data.corpus import read_lines
+
+    lines = read_lines(Path(source))
+    start = resume_point(Path(source), Path(output), made, lines)
+    done(start.lines)
+    write_resumable(Path(output), Path(source), made, start, lines,
+                    lambda rest: translate_all(translator, rest, cfg, output_format, warn, input_format, report, extras,
+                                               shards, done=lambda n: done(start.lines + n), first_line=start.lines + 1),
+                    lambda: report.failed, CHUNK_LINES)
+    report.lines += start.lines
+    report.failed += start.failed
+    report.resumed = start.lines
     return report
 
 
@@ -345,7 +373,8 @@ def file_texts(path: Path, kind: str | None) -> list[str]:
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str, update: str | None = None,
-                        before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None) -> StreamReport:
+                        before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None,
+                   resume: dict | None = None) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
@@ -534,16 +563,17 @@ def translate_all(translator, lines: Iterable[str], cfg: DecodeConfig, output_fo
                   warn: Callable[[str], None] = lambda _: None, input_format: str = "plain",
                   report: StreamReport | None = None, extras: Iterable[str] = (),
                   shards: Callable[..., Iterator[str]] | None = None, interactive: bool = False,
-                  done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
+                  done: Callable[[int], None] = lambda _: None, first_line: int = 1) -> Iterator[str]:
     """`translate_stream` in chunks (one line at a time when `interactive`), or spread over
     processes by `shards` (nmt.decode.sharded), which refuses lines typed at a terminal.
-    `done(n)` hears of the lines translated so far, after each batch."""
+    `done(n)` hears of the lines translated so far, after each batch; warnings number the lines
+    from `first_line`."""
     if shards is None:
         return translate_stream(translator, lines, cfg, output_format, warn, 1 if interactive else CHUNK_LINES,
-                                input_format, report, extras, finished=running_total(done))
+                                input_format, report, extras, first_line=first_line, finished=running_total(done))
     if interactive:
         raise NmtError("--nproc > 1 translates a file or piped input, not lines typed at a terminal")
-    return shards(lines, cfg, output_format, warn, input_format, report, extras, done=done)
+    return shards(lines, cfg, output_format, warn, input_format, report, extras, done=done, first_line=first_line)
 
 
 def refuse_to_overwrite(output: str, inputs: Iterable[str | Path]) -> None:

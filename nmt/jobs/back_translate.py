@@ -8,7 +8,8 @@ tag (`tag: <BT>`, Caswell et al. 2019) so that the model can tell the two apart.
 the most likely translations; sampling (`--sampling`) more varied ones, and noised beam search
 (`--noise`: words deleted, replaced by a filler and shuffled locally, nmt.data.noise) a harder
 source side; both help more than plain beam search once the synthetic data is large (Edunov et
-al. 2018). Both files appear only when complete.
+al. 2018). Both files appear only when complete; a run stopped before goes on where it stopped
+when run again (nmt.decode.resumable).
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ class BackTranslation:
 
 def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConfig,
                    warn: Callable[[str], None] = lambda _: None, shards=None, noise: bool = False,
-                   done: Callable[[int], None] = lambda _: None) -> BackTranslation:
+                   done: Callable[[int], None] = lambda _: None, resume: dict | None = None) -> BackTranslation:
     """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}`; the reverse model translates
     from its data.src_lang (the monolingual text's language) into its data.tgt_lang (`shards`: over
     several processes, as in translate_file); with `noise`, each translation is noised (line n
-    from seed cfg.seed + n); `done(n)` hears of the lines translated so far."""
+    from seed cfg.seed + n); `done(n)` hears of the lines translated so far; `resume`: as in
+    translate_file, a stopped run's translations are gone on from."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
     synthetic = f"{out_stem}.{synthetic_lang}"
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards,
-                            done=done)
+                            done=done, resume=resume)
     if noise:  # rewritten whole, then swapped in: the file is never half noised
         write_lines(synthetic, (noised(line, cfg.seed + n) for n, line in enumerate(read_lines(Path(synthetic)))))
     write_lines(f"{out_stem}.{mono_lang}", read_lines(Path(monolingual)))

@@ -1,0 +1,205 @@
+"""A long file translation that survives being stopped: `nmt translate -i big.en -o big.de`
+writes each chunk of translated lines into a hidden file beside the output (`.big.de.partial`)
+and records after it what they were made from (`.big.de.partial.json`: the model, the decoding
+settings, the source, how many lines are done and a fingerprint of those source lines). Stopped
+there (Ctrl-C, a killed or preempted job, a full disk), the same command again goes on after the
+last recorded line; the output appears under its own name only once complete, as before.
+
+What is checked before going on, so that the output is what one uninterrupted run would write:
+the model files and their sizes and times, the decoding settings (all but the speed-only
+`decode.max_tokens` and `decode.compile`; the device and threads are free to change), the
+engine, the languages and formats, and the source's lines already translated (an edit after them
+is fine). Anything else is a one-line error naming it, and the partial translation is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+from nmt.errors import NmtError
+from nmt.files import cannot_write, replaced_whole, write_failure
+
+SPEED_ONLY = ("max_tokens", "compile")  # decode settings that change how fast, not what, is translated
+_ABOUT = ("A translation stopped before its end: the lines beside this record, made as it says. "
+          "Running the same `nmt translate` again goes on from there. Written by nmt.")
+
+
+def model_files(paths: Iterable[Path | str]) -> list[dict]:
+    """Each model's path with its size and time of change (an export directory's, file by file)."""
+    described = []
+    for path in map(Path, paths):
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+        described.append({"path": str(path.resolve()),
+                          "files": {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in files if p.exists()}})
+    return described
+
+
+def engine_identity(spec) -> dict:
+    """The engine as `spec` (nmt.decode.sharded.EngineSpec) loads it: its model files, engine,
+    ensemble and direction (not its device or threads)."""
+    return {"models": model_files(spec.checkpoints), "engine": spec.engine, "compute_type": spec.compute_type,
+            "ensemble": spec.ensemble, "src_lang": spec.src_lang, "tgt_lang": spec.tgt_lang,
+            "zero_shot": spec.zero_shot}
+
+
+def made_with(engine: dict, cfg, output_format: str, input_format: str, extras: Iterable[str]) -> dict:
+    """What a translation's lines depend on: the `engine` (engine_identity), the decoding settings
+    that change its output, and the formats."""
+    decode = {key: value for key, value in cfg.model_dump(mode="json").items() if key not in SPEED_ONLY}
+    return engine | {"decode": decode, "output_format": output_format, "input_format": input_format,
+                     "extras": sorted(extras)}
+
+
+@dataclass
+class Resumed:
+    """Where a file translation starts: `lines` of the source already translated (0: from the
+    start), `failed` of them (jsonl requests refused), and the fingerprint of those lines so far."""
+    lines: int
+    failed: int
+    fingerprint: "hashlib._Hash"
+
+
+def partial_files(output: Path) -> tuple[Path, Path]:
+    """The hidden file of a stopped translation's lines, and its record."""
+    return output.with_name(f".{output.name}.partial"), output.with_name(f".{output.name}.partial.json")
+
+
+def resumes(source: str, output: str, interactive: bool) -> bool:
+    """Whether a translation of `source` into `output` is written so that it can go on after a stop:
+    a file into a file (or into a name not taken yet), not typed lines or a terminal's."""
+    if source == "-" or output == "-" or interactive:
+        return False
+    return not Path(output).exists() or Path(output).is_file()
+
+
+def resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str]) -> Resumed:
+    """How far a stopped translation of `source` into `output` made as `made` got, its partial
+    file cut back to that point; where none lies there, the start. Reads that many of
+    `source_lines`, the source's lines, to check them, and no more. A partial file made otherwise,
+    or from a source whose translated lines changed since, is a one-line error (it is kept)."""
+    partial, record_path = partial_files(output)
+    if not partial.exists():
+        return Resumed(0, 0, hashlib.sha256())
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        done, failed, expected = int(record["lines"]), int(record["failed"]), str(record["source_sha256"])
+        earlier = record["made_with"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise NmtError(f"{partial}: the lines of a stopped translation, without a readable record beside it "
+                       f"({record_path.name}); delete it to translate {source} from the start") from None
+    if done == 0:  # stopped before its first lines: nothing to go on from
+        return Resumed(0, 0, hashlib.sha256())
+    if changed := differences(earlier, made):
+        raise NmtError(f"{output}: a translation of {record.get('source', source)} stopped after line {done:,} "
+                       f"lies beside it ({partial.name}), made with other settings: {'; '.join(changed[:3])}; "
+                       f"run it as then to go on, or delete {partial.name} to start over")
+    fingerprint, seen = hashlib.sha256(), 0
+    for line in islice(source_lines, done):  # exactly those lines: the caller reads on from the next
+        fingerprint.update(line.encode("utf-8") + b"\n")
+        seen += 1
+    if seen < done or fingerprint.hexdigest() != expected:
+        raise NmtError(f"{source}: changed in its first {done:,} lines since their translation stopped "
+                       f"({partial.name} beside {output.name}); delete {partial.name} to translate it from the start")
+    _cut_to(partial, done)
+    return Resumed(done, failed, fingerprint)
+
+
+def differences(earlier: dict, now: dict, prefix: str = "") -> list[str]:
+    """The settings that differ, as `decode.beam_size 4, now 5`."""
+    found = []
+    for key in sorted(set(earlier) | set(now), key=str):
+        before, after = earlier.get(key), now.get(key)
+        name = f"{prefix}{key}"
+        if isinstance(before, dict) and isinstance(after, dict) and prefix == "":
+            found += differences(before, after, f"{name}.")
+        elif before != after:
+            found.append("the model files changed since" if key == "models" else f"{name} {_shown(before)}, now {_shown(after)}")
+    return found
+
+
+def _shown(value) -> str:
+    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+
+
+def _cut_to(partial: Path, lines: int) -> None:
+    """`partial` cut after its first `lines` lines (what a killed process wrote past its last record goes)."""
+    with open(partial, "r+b") as f:
+        offset, count = 0, 0
+        while count < lines:
+            block = f.read(1 << 20)
+            if not block:
+                raise NmtError(f"{partial}: holds fewer lines than its record says ({lines:,}); "
+                               "delete it to translate from the start")
+            at = 0
+            while count < lines and (newline := block.find(b"\n", at)) != -1:
+                at, count = newline + 1, count + 1
+            offset += at if count == lines else len(block)
+        f.truncate(offset)
+
+
+def write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
+                    translate: Callable[[Iterator[str]], Iterable[str]], failed: Callable[[], int], every: int) -> None:
+    """Write the translations `translate` makes of `sources` (the source lines after `start`, read
+    as it needs them; one translation each, in order) after the `start.lines` already in the
+    partial file, recording every `every` lines how far they go (with `failed()`, the lines this
+    run could not translate); the output takes the partial file's place once complete. Stopped
+    before (an error, Ctrl-C, a killed process), the partial file and its record stay for the next run."""
+    partial, record_path = partial_files(output)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        _write_after(partial, record_path, source, made, start, sources, translate, failed, every)
+        partial.replace(output)
+    except BaseException as e:  # the system's refusal names the output, as replaced_whole's does
+        if (failure := write_failure(e)) is not None:
+            raise cannot_write(output, failure) from None
+        raise
+    record_path.unlink(missing_ok=True)
+
+
+def _write_after(partial: Path, record_path: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
+                 translate: Callable[[Iterator[str]], Iterable[str]], failed: Callable[[], int], every: int) -> None:
+    read: deque[str] = deque()  # source lines read ahead of their translations
+    fingerprint, done = start.fingerprint, start.lines
+
+    def remembered() -> Iterator[str]:
+        for line in sources:
+            read.append(line)
+            yield line
+
+    def record() -> None:
+        f.flush()
+        os.fsync(f.fileno())
+        with replaced_whole(record_path) as r:
+            json.dump({"about": _ABOUT, "source": str(source), "lines": done, "failed": start.failed + failed(),
+                       "source_sha256": fingerprint.hexdigest(), "made_with": made}, r, ensure_ascii=False, indent=1)
+
+    with open(partial, "a" if start.lines else "w", encoding="utf-8") as f:
+        try:
+            record()
+            for translation in translate(remembered()):
+                f.write(translation + "\n")
+                fingerprint.update(read.popleft().encode("utf-8") + b"\n")
+                done += 1
+                if (done - start.lines) % every == 0:
+                    record()
+        except BaseException as stopped:
+            if done == 0:  # nothing to go on from
+                f.close()
+                partial.unlink(missing_ok=True)
+                record_path.unlink(missing_ok=True)
+                raise
+            try:
+                record()
+            except Exception:  # (a full disk: the last record stands, and the lines after it are cut at the next run)
+                pass
+            if isinstance(stopped, KeyboardInterrupt):
+                raise KeyboardInterrupt(f"the {done:,} lines translated are kept ({partial.name}); the same command "
+                                        f"goes on from line {done + 1:,}") from None
+            raise

@@ -1,0 +1,203 @@
+"""A file translation stopped before its end goes on where it stopped (nmt.decode.resumable): the
+same command again translates only the lines not yet written, and writes what one uninterrupted
+run writes; other settings or an edited source are one-line errors that keep what was done."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import nmt.decode.stream as stream
+from nmt.cli import app
+from tests.conftest import TINY_DATA, one_line_error
+
+runner = CliRunner()
+CHUNK = 16  # lines a chunk here (5,000 in use): the partial file grows chunk by chunk
+SENTENCES = (TINY_DATA / "valid.en").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture
+def chunks(monkeypatch):
+    """The chunks translated (a count), and `stop_at(n)`: the n-th chunk's translation is interrupted, as by Ctrl-C."""
+    monkeypatch.setattr(stream, "CHUNK_LINES", CHUNK)
+    translate, state = stream.translate, {"calls": 0, "stop_at": 0}
+
+    def counted(*args, **kwargs):
+        state["calls"] += 1
+        if state["calls"] == state["stop_at"]:
+            raise KeyboardInterrupt
+        return translate(*args, **kwargs)
+
+    monkeypatch.setattr(stream, "translate", counted)
+
+    def stop_at(n: int) -> None:
+        state["calls"], state["stop_at"] = 0, n
+    state["stop_at_fn"] = stop_at
+    return state
+
+
+def _source(path: Path, lines: int = 5 * CHUNK + 3) -> Path:
+    path.write_text("".join(f"{SENTENCES[i % len(SENTENCES)]}\n" for i in range(lines)), encoding="utf-8")
+    return path
+
+
+def _translate(checkpoint, source: Path, output: Path, *options: str):
+    return runner.invoke(app, ["translate", "-c", str(checkpoint), "-i", str(source), "-o", str(output), *options])
+
+
+def _partial(output: Path) -> tuple[Path, Path]:
+    return output.with_name(f".{output.name}.partial"), output.with_name(f".{output.name}.partial.json")
+
+
+def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_writes(trained_tiny, tmp_path, chunks):
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    source = _source(tmp_path / "big.en")
+    assert _translate(checkpoint, source, tmp_path / "whole.de").exit_code == 0
+    whole = (tmp_path / "whole.de").read_text(encoding="utf-8")
+    assert whole.count("\n") == 5 * CHUNK + 3
+
+    output = tmp_path / "big.de"
+    chunks["stop_at_fn"](3)  # Ctrl-C while the third chunk is translated
+    stopped = _translate(checkpoint, source, output)
+    assert stopped.exit_code == 130 and "Traceback" not in stopped.output
+    assert stopped.output.strip() == (f"interrupted; the {2 * CHUNK} lines translated are kept (.big.de.partial); "
+                                      f"the same command goes on from line {2 * CHUNK + 1}")
+    partial, record = _partial(output)
+    assert not output.exists() and partial.read_text(encoding="utf-8") == "".join(whole.splitlines(True)[:2 * CHUNK])
+    assert json.loads(record.read_text(encoding="utf-8"))["lines"] == 2 * CHUNK
+
+    chunks["stop_at_fn"](0)
+    went_on = _translate(checkpoint, source, output)
+    assert went_on.exit_code == 0, went_on.output
+    assert chunks["calls"] == 4  # the chunks after line 32 alone: 3 of 16 lines and one of 3
+    assert f"went on after line {2 * CHUNK}" in went_on.output
+    assert output.read_text(encoding="utf-8") == whole
+    assert not partial.exists() and not record.exists()
+
+
+def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again(trained_tiny, tmp_path, chunks):
+    """A process killed while writing (SIGKILL, a lost machine) leaves lines after its last record,
+    the last one perhaps cut short: they are dropped, and translated again."""
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    source = _source(tmp_path / "big.en")
+    assert _translate(checkpoint, source, tmp_path / "whole.de").exit_code == 0
+    output = tmp_path / "big.de"
+    chunks["stop_at_fn"](2)
+    assert _translate(checkpoint, source, output).exit_code == 130
+    partial, _ = _partial(output)
+    with partial.open("a", encoding="utf-8") as f:
+        f.write("a line of the next chunk\nand half a li")
+    chunks["stop_at_fn"](0)
+    assert _translate(checkpoint, source, output).exit_code == 0
+    assert chunks["calls"] == 5  # every chunk after the first: lines 17-83
+    assert output.read_text(encoding="utf-8") == (tmp_path / "whole.de").read_text(encoding="utf-8")
+
+
+def test_other_settings_or_an_edited_source_are_one_line_errors_and_keep_what_was_done(trained_tiny, tmp_path, chunks):
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    source = _source(tmp_path / "big.en")
+    output = tmp_path / "big.de"
+    chunks["stop_at_fn"](3)
+    assert _translate(checkpoint, source, output).exit_code == 130
+    partial, record = _partial(output)
+    kept = partial.read_bytes()
+
+    beam = _translate(checkpoint, source, output, "--beam-size", "5")
+    one_line_error(beam, "stopped after line 32", "decode.beam_size 4, now 5", "delete .big.de.partial to start over")
+    jsonl = _translate(checkpoint, source, output, "--output-format", "jsonl")
+    one_line_error(jsonl, "output_format plain, now jsonl")
+    lines = source.read_text(encoding="utf-8").splitlines(True)
+    source.write_text("".join(lines[:5] + ["A cat sleeps.\n"] + lines[6:]), encoding="utf-8")  # a line already translated
+    edited = _translate(checkpoint, source, output)
+    one_line_error(edited, f"{source}: changed in its first 32 lines")
+    assert partial.read_bytes() == kept and not output.exists()
+
+    source.write_text("".join(lines[:40] + ["A cat sleeps.\n"] + lines[41:]), encoding="utf-8")  # one not yet
+    chunks["stop_at_fn"](0)
+    faster = _translate(checkpoint, source, output, "--max-tokens", "64")  # batches change speed, not lines
+    assert faster.exit_code == 0, faster.output
+    assert chunks["calls"] == 4 and output.read_text(encoding="utf-8").count("\n") == len(lines)
+    assert not partial.exists() and not record.exists()
+
+
+def test_lines_are_numbered_and_refused_requests_counted_across_the_stop(trained_tiny, tmp_path, chunks):
+    """jsonl requests: a line refused before the stop and one after are both counted at the end
+    (exit code 1), and the warning about the later one names its line in the whole file."""
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    requests = [json.dumps({"text": SENTENCES[i % len(SENTENCES)]}) for i in range(3 * CHUNK)]
+    requests[4] = requests[2 * CHUNK + 4] = "{not json"
+    source = tmp_path / "requests.jsonl"
+    source.write_text("\n".join(requests) + "\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    options = ["--input-format", "jsonl", "--output-format", "jsonl"]
+    chunks["stop_at_fn"](2)
+    assert _translate(checkpoint, source, output, *options).exit_code == 130
+    chunks["stop_at_fn"](0)
+    went_on = _translate(checkpoint, source, output, *options)
+    assert went_on.exit_code == 1
+    assert f"line {2 * CHUNK + 5}:" in went_on.output and "line 5:" not in went_on.output
+    assert "2 line(s) could not be translated" in went_on.output
+    answers = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert len(answers) == 3 * CHUNK and [i for i, a in enumerate(answers) if "error" in a] == [4, 2 * CHUNK + 4]
+
+
+def test_back_translation_goes_on_too_and_a_stop_before_any_line_leaves_nothing(trained_tiny, tmp_path, chunks):
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    mono = _source(tmp_path / "mono.en", 3 * CHUNK)
+    assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", str(tmp_path / "whole")]).exit_code == 0
+    chunks["stop_at_fn"](1)  # before the first chunk is done: nothing to keep
+    stem = str(tmp_path / "bt")
+    assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", stem]).exit_code == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mono.en", "whole.de", "whole.en"]
+    chunks["stop_at_fn"](2)
+    assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", stem]).exit_code == 130
+    assert _partial(tmp_path / "bt.de")[0].exists() and not (tmp_path / "bt.en").exists()
+    chunks["stop_at_fn"](0)
+    assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", stem]).exit_code == 0
+    assert chunks["calls"] == 2
+    for lang in ("de", "en"):
+        assert (tmp_path / f"bt.{lang}").read_bytes() == (tmp_path / f"whole.{lang}").read_bytes()
+
+
+class _DiskFull:
+    """A text file that takes `room` more writes, then refuses them as a full disk does."""
+
+    def __init__(self, file, room: int):
+        self.file, self.room = file, room
+
+    def write(self, text: str) -> int:
+        if self.room == 0:
+            raise OSError(28, "No space left on device")
+        self.room -= 1
+        return self.file.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
+def test_a_full_disk_is_a_one_line_error_naming_the_output_and_what_fitted_is_gone_on_from(trained_tiny, tmp_path,
+                                                                                          chunks, monkeypatch):
+    import nmt.decode.resumable as resumable
+
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    source = _source(tmp_path / "big.en")
+    assert _translate(checkpoint, source, tmp_path / "whole.de").exit_code == 0
+    output = tmp_path / "big.de"
+    monkeypatch.setattr(resumable, "open", lambda name, mode, **kw: _DiskFull(open(name, mode, **kw), 2 * CHUNK + 5),
+                        raising=False)
+    one_line_error(_translate(checkpoint, source, output), f"{output}: cannot write there (No space left on device)")
+    assert not output.exists() and len(_partial(output)[0].read_text(encoding="utf-8").splitlines()) == 2 * CHUNK + 5
+    monkeypatch.delattr(resumable, "open")  # room made
+    chunks["stop_at_fn"](0)
+    assert _translate(checkpoint, source, output).exit_code == 0
+    assert chunks["calls"] == 3  # lines 38-83
+    assert output.read_text(encoding="utf-8") == (tmp_path / "whole.de").read_text(encoding="utf-8")
