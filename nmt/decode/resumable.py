@@ -137,10 +137,13 @@ def _cut_to(partial: Path, lines: int) -> None:
             if not block:
                 raise NmtError(f"{partial}: holds fewer lines than its record says ({lines:,}); "
                                "delete it to translate from the start")
+            if count + block.count(b"\n") < lines:  # the cut lies further on
+                count, offset = count + block.count(b"\n"), offset + len(block)
+                continue
             at = 0
-            while count < lines and (newline := block.find(b"\n", at)) != -1:
-                at, count = newline + 1, count + 1
-            offset += at if count == lines else len(block)
+            while count < lines:
+                at, count = block.index(b"\n", at) + 1, count + 1
+            offset += at
         f.truncate(offset)
 
 
