@@ -407,6 +407,7 @@ def distill(
 ):
     """Sequence-level distillation: a teacher translates a corpus's source side into a corpus for a student to train on."""
     from nmt.jobs.distill import distill as distill_corpus
+    from nmt.decode.resumable import engine_identity
     from nmt.decode.sharded import EngineSpec, sharding
     from nmt.decode.translate import decode_settings
 
@@ -415,7 +416,8 @@ def distill(
     cfg = decode_settings(teacher.recipe, decode_from, {"beam_size": beam_size}, set_ or [])
     with lines_counter("distilling", input) as count:
         result = distill_corpus(teacher, input, output, cfg, drop_worst, warner(input), sharding(nproc, spec),
-                                [str(c) for c in checkpoint], done=lambda n: count("lines", n), reference=reference)
+                                [str(c) for c in checkpoint], done=lambda n: count("lines", n), reference=reference,
+                                resume=engine_identity(spec))
     say(result.describe())
 
 

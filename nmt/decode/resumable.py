@@ -68,7 +68,8 @@ class Resumed:
 
 def partial_files(output: Path) -> tuple[Path, Path]:
     """The hidden file of a stopped translation's lines, and its record."""
-    return output.with_name(f".{output.name}.partial"), output.with_name(f".{output.name}.partial.json")
+    hidden = output.name if output.name.startswith(".") else f".{output.name}"
+    return output.with_name(f"{hidden}.partial"), output.with_name(f"{hidden}.partial.json")
 
 
 def resumes(source: str, output: str, interactive: bool) -> bool:

@@ -12,7 +12,8 @@ token of the translation given the source (teacher-forced, as `nmt likelihood` s
 without its end-of-sentence token), the given share
 of the pairs translated, rounded down, ties broken by line order. Lines whose source or
 translation is empty are left out too (a student learns nothing from them). All three files
-appear only when complete.
+appear only when complete; the teacher's translations are kept as they come in a hidden file
+beside them, so that a run stopped part way goes on where it stopped (nmt.decode.resumable).
 
 With the corpus's own target side as `reference` (interpolated distillation, Kim and Rush 2016,
 section 3.2), the teacher keeps its n-best (decode.nbest, the beam's size unless set higher than
@@ -36,7 +37,8 @@ from sacrebleu.metrics import BLEU
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
 from nmt.data.languages import two_letter
-from nmt.decode.stream import refuse_to_overwrite, translate_all, write_lines
+from nmt.decode.resumable import made_with, resume_point, write_resumable
+from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 from nmt.metrics.bleu import make_bleu, target_tokenizer
 
@@ -66,11 +68,13 @@ class Distillation:
 
 def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst: float = 0.0,
             warn: Callable[[str], None] = lambda _: None, shards=None, teacher_names: list[str] = (),
-            done: Callable[[int], None] = lambda _: None, reference: Path | None = None) -> Distillation:
+            done: Callable[[int], None] = lambda _: None, reference: Path | None = None,
+            resume: dict | None = None) -> Distillation:
     """Write the distilled corpus `{out_stem}.{src_lang}`, `{out_stem}.{tgt_lang}` and its report
     `{out_stem}.json` (see the module's docstring); `shards`: over several processes, as in
     nmt.decode.stream.translate_file; `done(n)` hears of the lines translated so far; `reference`:
-    the corpus's target side, to choose among the n-best by."""
+    the corpus's target side, to choose among the n-best by; `resume`: the teacher's identity
+    (nmt.decode.resumable.engine_identity), for a stopped run to go on from its translations."""
     if not 0.0 <= drop_worst < 1.0:
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
     data = teacher.recipe.data
@@ -83,9 +87,8 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     references = _references(Path(reference), Path(source), len(sources)) if reference else None
     if references is not None and cfg.nbest == 1:
         cfg = cfg.model_copy(update={"nbest": max(cfg.beam_size, 1)})
-    translations = translate_all(teacher, sources, cfg, "jsonl", warn, extras=("token_scores",), shards=shards,
-                                 done=done)
-    nbest = [json.loads(line)["hypotheses"] for line in translations]
+    nbest = [json.loads(line)["hypotheses"] for line in
+             _teacher_translations(teacher, Path(source), sources, out_stem, cfg, warn, shards, done, resume)]
     # one for all lines (sacreBLEU builds its tokenizer per object), tokenized for the target language
     bleu = make_bleu(target_tokenizer(two_letter(data.tgt_lang)), effective_order=True)
     chosen = [0] * len(nbest) if references is None else \
@@ -106,6 +109,30 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
               "decode": cfg.model_dump(mode="json"), **asdict(result)}
     write_lines(report_file, [json.dumps(report, indent=1)])
     return result
+
+
+def _teacher_translations(teacher, source: Path, sources: list[str], out_stem: str, cfg: DecodeConfig,
+                          warn: Callable[[str], None], shards, done: Callable[[int], None],
+                          resume: dict | None) -> list[str]:
+    """The teacher's n-best of each source line, as jsonl lines with token scores; with `resume`,
+    written as they come to a hidden file beside the corpus, which a stopped run goes on from."""
+    def translated(lines, first_line: int = 1, before: int = 0):
+        return translate_all(teacher, lines, cfg, "jsonl", warn, extras=("token_scores",), shards=shards,
+                             done=lambda n: done(before + n), first_line=first_line)
+
+    if resume is None:
+        return list(translated(sources))
+    store = Path(out_stem).with_name(f".{Path(out_stem).name}.teacher.jsonl")
+    made = made_with(resume, cfg, "jsonl", "plain", ["token_scores"])
+    lines = iter(sources)
+    start = resume_point(source, store, made, lines)
+    done(start.lines)
+    write_resumable(store, source, made, start, lines,
+                    lambda rest: translated(rest, start.lines + 1, start.lines), lambda: 0, CHUNK_LINES)
+    try:
+        return list(read_lines(store))
+    finally:
+        store.unlink()
 
 
 def _references(reference: Path, source: Path, count: int) -> list[str]:

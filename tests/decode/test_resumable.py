@@ -44,6 +44,15 @@ def _source(path: Path, lines: int = 5 * CHUNK + 3) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def whole(trained_tiny, tmp_path_factory) -> str:
+    """What one uninterrupted run writes for _source's lines."""
+    folder = tmp_path_factory.mktemp("whole")
+    result = _translate(trained_tiny.out / "checkpoints" / "best.pt", _source(folder / "big.en"), folder / "big.de")
+    assert result.exit_code == 0, result.output
+    return (folder / "big.de").read_text(encoding="utf-8")
+
+
 def _translate(checkpoint, source: Path, output: Path, *options: str):
     return runner.invoke(app, ["translate", "-c", str(checkpoint), "-i", str(source), "-o", str(output), *options])
 
@@ -52,11 +61,10 @@ def _partial(output: Path) -> tuple[Path, Path]:
     return output.with_name(f".{output.name}.partial"), output.with_name(f".{output.name}.partial.json")
 
 
-def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_writes(trained_tiny, tmp_path, chunks):
+def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_writes(trained_tiny, tmp_path, chunks,
+                                                                                      whole):
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
     source = _source(tmp_path / "big.en")
-    assert _translate(checkpoint, source, tmp_path / "whole.de").exit_code == 0
-    whole = (tmp_path / "whole.de").read_text(encoding="utf-8")
     assert whole.count("\n") == 5 * CHUNK + 3
 
     output = tmp_path / "big.de"
@@ -78,12 +86,12 @@ def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_
     assert not partial.exists() and not record.exists()
 
 
-def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again(trained_tiny, tmp_path, chunks):
+def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again(trained_tiny, tmp_path, chunks,
+                                                                                  whole):
     """A process killed while writing (SIGKILL, a lost machine) leaves lines after its last record,
     the last one perhaps cut short: they are dropped, and translated again."""
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
     source = _source(tmp_path / "big.en")
-    assert _translate(checkpoint, source, tmp_path / "whole.de").exit_code == 0
     output = tmp_path / "big.de"
     chunks["stop_at_fn"](2)
     assert _translate(checkpoint, source, output).exit_code == 130
@@ -93,7 +101,7 @@ def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again
     chunks["stop_at_fn"](0)
     assert _translate(checkpoint, source, output).exit_code == 0
     assert chunks["calls"] == 5  # every chunk after the first: lines 17-83
-    assert output.read_text(encoding="utf-8") == (tmp_path / "whole.de").read_text(encoding="utf-8")
+    assert output.read_text(encoding="utf-8") == whole
 
 
 def test_other_settings_or_an_edited_source_are_one_line_errors_and_keep_what_was_done(trained_tiny, tmp_path, chunks):
@@ -185,12 +193,11 @@ class _DiskFull:
 
 
 def test_a_full_disk_is_a_one_line_error_naming_the_output_and_what_fitted_is_gone_on_from(trained_tiny, tmp_path,
-                                                                                          chunks, monkeypatch):
+                                                                                          chunks, monkeypatch, whole):
     import nmt.decode.resumable as resumable
 
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
     source = _source(tmp_path / "big.en")
-    assert _translate(checkpoint, source, tmp_path / "whole.de").exit_code == 0
     output = tmp_path / "big.de"
     monkeypatch.setattr(resumable, "open", lambda name, mode, **kw: _DiskFull(open(name, mode, **kw), 2 * CHUNK + 5),
                         raising=False)
@@ -200,4 +207,27 @@ def test_a_full_disk_is_a_one_line_error_naming_the_output_and_what_fitted_is_go
     chunks["stop_at_fn"](0)
     assert _translate(checkpoint, source, output).exit_code == 0
     assert chunks["calls"] == 3  # lines 38-83
-    assert output.read_text(encoding="utf-8") == (tmp_path / "whole.de").read_text(encoding="utf-8")
+    assert output.read_text(encoding="utf-8") == whole
+
+
+def test_distillation_goes_on_from_the_teachers_translations_and_writes_what_one_run_writes(trained_tiny, tmp_path,
+                                                                                           chunks):
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    corpus = _source(tmp_path / "corpus.en", 3 * CHUNK + 2)
+
+    def distill(stem: str):
+        return runner.invoke(app, ["distill", "-c", str(checkpoint), "-i", str(corpus), "-o", str(tmp_path / stem),
+                                   "--drop-worst", "0.1"])
+
+    assert distill("whole").exit_code == 0
+    chunks["stop_at_fn"](3)
+    stopped = distill("student")
+    assert stopped.exit_code == 130 and f"the {2 * CHUNK} lines translated are kept" in stopped.output
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".student")) == [
+        ".student.teacher.jsonl.partial", ".student.teacher.jsonl.partial.json"]
+    chunks["stop_at_fn"](0)
+    assert distill("student").exit_code == 0
+    assert chunks["calls"] == 2  # lines 33-50
+    for suffix in ("en", "de"):
+        assert (tmp_path / f"student.{suffix}").read_bytes() == (tmp_path / f"whole.{suffix}").read_bytes()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
