@@ -35,15 +35,15 @@ def fills_up(path: Path) -> Path:
 
 
 class FillingDisk:
-    """A file being written on a disk with room for `room` more bytes: a write past it writes what
-    fits, then fails as a full disk does (ENOSPC)."""
+    """A file being written on a disk with room for `room` more bytes (characters, of a text
+    file): a write past it writes what fits, then fails as a full disk does (ENOSPC)."""
 
     def __init__(self, file, room: int):
         self.file, self.room = file, room
 
     def write(self, data) -> int:
-        if len(data) > self.room:
-            self.file.write(bytes(data[:self.room]))
+        if len(data) > self.room:  # (text, or bytes of any buffer: torch.save writes memoryviews)
+            self.file.write(data[:self.room] if isinstance(data, str) else bytes(data[:self.room]))
             self.room = 0
             raise OSError(28, "No space left on device")
         self.room -= len(data)

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import nmt.decode.stream as stream
 from nmt.cli import app
+from tests.cli.test_full_disk import FillingDisk
 from tests.conftest import TINY_DATA, one_line_error
 
 runner = CliRunner()
@@ -19,24 +20,29 @@ CHUNK = 16  # lines a chunk here (5,000 in use): the partial file grows chunk by
 SENTENCES = (TINY_DATA / "valid.en").read_text(encoding="utf-8").splitlines()
 
 
-@pytest.fixture
-def chunks(monkeypatch):
-    """The chunks translated (a count), and `stop_at(n)`: the n-th chunk's translation is interrupted, as by Ctrl-C."""
-    monkeypatch.setattr(stream, "CHUNK_LINES", CHUNK)
-    translate, state = stream.translate, {"calls": 0, "stop_at": 0}
+class Chunks:
+    """The chunks translated so far (`calls`); `stop_at(n)`: the n-th chunk's translation from now
+    is interrupted, as by Ctrl-C (0: none)."""
 
-    def counted(*args, **kwargs):
-        state["calls"] += 1
-        if state["calls"] == state["stop_at"]:
+    def __init__(self, translate):
+        self.translate, self.calls, self.stop = translate, 0, 0
+
+    def stop_at(self, n: int) -> None:
+        self.calls, self.stop = 0, n
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.stop:
             raise KeyboardInterrupt
-        return translate(*args, **kwargs)
+        return self.translate(*args, **kwargs)
 
+
+@pytest.fixture
+def chunks(monkeypatch) -> Chunks:
+    monkeypatch.setattr(stream, "CHUNK_LINES", CHUNK)
+    counted = Chunks(stream.translate)
     monkeypatch.setattr(stream, "translate", counted)
-
-    def stop_at(n: int) -> None:
-        state["calls"], state["stop_at"] = 0, n
-    state["stop_at_fn"] = stop_at
-    return state
+    return counted
 
 
 def _source(path: Path, lines: int = 5 * CHUNK + 3) -> Path:
@@ -57,6 +63,14 @@ def _translate(checkpoint, source: Path, output: Path, *options: str):
     return runner.invoke(app, ["translate", "-c", str(checkpoint), "-i", str(source), "-o", str(output), *options])
 
 
+def _stopped_at(chunk: int, checkpoint: Path, tmp_path: Path, chunks: Chunks) -> tuple[Path, Path]:
+    """_source's lines in big.en, their translation into big.de stopped in its `chunk`-th chunk."""
+    source, output = _source(tmp_path / "big.en"), tmp_path / "big.de"
+    chunks.stop_at(chunk)
+    assert _translate(checkpoint, source, output).exit_code == 130
+    return source, output
+
+
 def _partial(output: Path) -> tuple[Path, Path]:
     return output.with_name(f".{output.name}.partial"), output.with_name(f".{output.name}.partial.json")
 
@@ -68,7 +82,7 @@ def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_
     assert whole.count("\n") == 5 * CHUNK + 3
 
     output = tmp_path / "big.de"
-    chunks["stop_at_fn"](3)  # Ctrl-C while the third chunk is translated
+    chunks.stop_at(3)  # Ctrl-C while the third chunk is translated
     stopped = _translate(checkpoint, source, output)
     assert stopped.exit_code == 130 and "Traceback" not in stopped.output
     assert stopped.output.strip() == (f"interrupted; the {2 * CHUNK} lines translated are kept (.big.de.partial); "
@@ -77,10 +91,10 @@ def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_
     assert not output.exists() and partial.read_text(encoding="utf-8") == "".join(whole.splitlines(True)[:2 * CHUNK])
     assert json.loads(record.read_text(encoding="utf-8"))["lines"] == 2 * CHUNK
 
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     went_on = _translate(checkpoint, source, output)
     assert went_on.exit_code == 0, went_on.output
-    assert chunks["calls"] == 4  # the chunks after line 32 alone: 3 of 16 lines and one of 3
+    assert chunks.calls == 4  # the chunks after line 32 alone: 3 of 16 lines and one of 3
     assert f"went on after line {2 * CHUNK}" in went_on.output
     assert output.read_text(encoding="utf-8") == whole
     assert not partial.exists() and not record.exists()
@@ -91,25 +105,19 @@ def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again
     """A process killed while writing (SIGKILL, a lost machine) leaves lines after its last record,
     the last one perhaps cut short: they are dropped, and translated again."""
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
-    source = _source(tmp_path / "big.en")
-    output = tmp_path / "big.de"
-    chunks["stop_at_fn"](2)
-    assert _translate(checkpoint, source, output).exit_code == 130
+    source, output = _stopped_at(2, checkpoint, tmp_path, chunks)
     partial, _ = _partial(output)
     with partial.open("a", encoding="utf-8") as f:
         f.write("a line of the next chunk\nand half a li")
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     assert _translate(checkpoint, source, output).exit_code == 0
-    assert chunks["calls"] == 5  # every chunk after the first: lines 17-83
+    assert chunks.calls == 5  # every chunk after the first: lines 17-83
     assert output.read_text(encoding="utf-8") == whole
 
 
 def test_other_settings_or_an_edited_source_are_one_line_errors_and_keep_what_was_done(trained_tiny, tmp_path, chunks):
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
-    source = _source(tmp_path / "big.en")
-    output = tmp_path / "big.de"
-    chunks["stop_at_fn"](3)
-    assert _translate(checkpoint, source, output).exit_code == 130
+    source, output = _stopped_at(3, checkpoint, tmp_path, chunks)
     partial, record = _partial(output)
     kept = partial.read_bytes()
 
@@ -124,10 +132,10 @@ def test_other_settings_or_an_edited_source_are_one_line_errors_and_keep_what_wa
     assert partial.read_bytes() == kept and not output.exists()
 
     source.write_text("".join(lines[:40] + ["A cat sleeps.\n"] + lines[41:]), encoding="utf-8")  # one not yet
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     faster = _translate(checkpoint, source, output, "--max-tokens", "64")  # batches change speed, not lines
     assert faster.exit_code == 0, faster.output
-    assert chunks["calls"] == 4 and output.read_text(encoding="utf-8").count("\n") == len(lines)
+    assert chunks.calls == 4 and output.read_text(encoding="utf-8").count("\n") == len(lines)
     assert not partial.exists() and not record.exists()
 
 
@@ -141,9 +149,9 @@ def test_lines_are_numbered_and_refused_requests_counted_across_the_stop(trained
     source.write_text("\n".join(requests) + "\n", encoding="utf-8")
     output = tmp_path / "out.jsonl"
     options = ["--input-format", "jsonl", "--output-format", "jsonl"]
-    chunks["stop_at_fn"](2)
+    chunks.stop_at(2)
     assert _translate(checkpoint, source, output, *options).exit_code == 130
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     went_on = _translate(checkpoint, source, output, *options)
     assert went_on.exit_code == 1
     assert f"line {2 * CHUNK + 5}:" in went_on.output and "line 5:" not in went_on.output
@@ -156,40 +164,18 @@ def test_back_translation_goes_on_too_and_a_stop_before_any_line_leaves_nothing(
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
     mono = _source(tmp_path / "mono.en", 3 * CHUNK)
     assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", str(tmp_path / "whole")]).exit_code == 0
-    chunks["stop_at_fn"](1)  # before the first chunk is done: nothing to keep
+    chunks.stop_at(1)  # before the first chunk is done: nothing to keep
     stem = str(tmp_path / "bt")
     assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", stem]).exit_code == 130
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mono.en", "whole.de", "whole.en"]
-    chunks["stop_at_fn"](2)
+    chunks.stop_at(2)
     assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", stem]).exit_code == 130
     assert _partial(tmp_path / "bt.de")[0].exists() and not (tmp_path / "bt.en").exists()
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     assert runner.invoke(app, ["back-translate", "-c", str(checkpoint), "-i", str(mono), "-o", stem]).exit_code == 0
-    assert chunks["calls"] == 2
+    assert chunks.calls == 2
     for lang in ("de", "en"):
         assert (tmp_path / f"bt.{lang}").read_bytes() == (tmp_path / f"whole.{lang}").read_bytes()
-
-
-class _DiskFull:
-    """A text file that takes `room` more writes, then refuses them as a full disk does."""
-
-    def __init__(self, file, room: int):
-        self.file, self.room = file, room
-
-    def write(self, text: str) -> int:
-        if self.room == 0:
-            raise OSError(28, "No space left on device")
-        self.room -= 1
-        return self.file.write(text)
-
-    def __getattr__(self, name):
-        return getattr(self.file, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.file.close()
 
 
 def test_a_full_disk_is_a_one_line_error_naming_the_output_and_what_fitted_is_gone_on_from(trained_tiny, tmp_path,
@@ -199,14 +185,15 @@ def test_a_full_disk_is_a_one_line_error_naming_the_output_and_what_fitted_is_go
     checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
     source = _source(tmp_path / "big.en")
     output = tmp_path / "big.de"
-    monkeypatch.setattr(resumable, "open", lambda name, mode, **kw: _DiskFull(open(name, mode, **kw), 2 * CHUNK + 5),
+    fits = len("".join(whole.splitlines(True)[:2 * CHUNK + 5])) + 4  # 37 lines and a few characters of the 38th
+    monkeypatch.setattr(resumable, "open", lambda name, mode, **kw: FillingDisk(open(name, mode, **kw), fits),
                         raising=False)
     one_line_error(_translate(checkpoint, source, output), f"{output}: cannot write there (No space left on device)")
-    assert not output.exists() and len(_partial(output)[0].read_text(encoding="utf-8").splitlines()) == 2 * CHUNK + 5
+    assert not output.exists() and _partial(output)[0].read_text(encoding="utf-8") == whole[:fits]
     monkeypatch.delattr(resumable, "open")  # room made
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     assert _translate(checkpoint, source, output).exit_code == 0
-    assert chunks["calls"] == 3  # lines 38-83
+    assert chunks.calls == 3  # lines 38-83
     assert output.read_text(encoding="utf-8") == whole
 
 
@@ -220,14 +207,14 @@ def test_distillation_goes_on_from_the_teachers_translations_and_writes_what_one
                                    "--drop-worst", "0.1"])
 
     assert distill("whole").exit_code == 0
-    chunks["stop_at_fn"](3)
+    chunks.stop_at(3)
     stopped = distill("student")
     assert stopped.exit_code == 130 and f"the {2 * CHUNK} lines translated are kept" in stopped.output
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".student")) == [
         ".student.teacher.jsonl.partial", ".student.teacher.jsonl.partial.json"]
-    chunks["stop_at_fn"](0)
+    chunks.stop_at(0)
     assert distill("student").exit_code == 0
-    assert chunks["calls"] == 2  # lines 33-50
+    assert chunks.calls == 2  # lines 33-50
     for suffix in ("en", "de"):
         assert (tmp_path / f"student.{suffix}").read_bytes() == (tmp_path / f"whole.{suffix}").read_bytes()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
