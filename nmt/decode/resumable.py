@@ -60,9 +60,10 @@ def made_with(engine: dict, cfg, output_format: str, input_format: str, extras: 
 @dataclass
 class Resumed:
     """Where a file translation starts: `lines` of the source already translated (0: from the
-    start), `failed` of them (jsonl requests refused), and the fingerprint of those lines so far."""
+    start), what was counted of them (`counts`: jsonl requests refused, "failed"; the source
+    languages identified, "sources"), and the fingerprint of those lines so far."""
     lines: int
-    failed: int
+    counts: dict
     fingerprint: "hashlib._Hash"
 
 
@@ -87,16 +88,16 @@ def resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[
     or from a source whose translated lines changed since, is a one-line error (it is kept)."""
     partial, record_path = partial_files(output)
     if not partial.exists():
-        return Resumed(0, 0, hashlib.sha256())
+        return Resumed(0, {}, hashlib.sha256())
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
-        done, failed, expected = int(record["lines"]), int(record["failed"]), str(record["source_sha256"])
+        done, counts, expected = int(record["lines"]), dict(record["counts"]), str(record["source_sha256"])
         earlier = record["made_with"]
     except (OSError, ValueError, KeyError, TypeError):
         raise NmtError(f"{partial}: the lines of a stopped translation, without a readable record beside it "
                        f"({record_path.name}); delete it to translate {source} from the start") from None
     if done == 0:  # stopped before its first lines: nothing to go on from
-        return Resumed(0, 0, hashlib.sha256())
+        return Resumed(0, {}, hashlib.sha256())
     if changed := differences(earlier, made):
         raise NmtError(f"{output}: a translation of {record.get('source', source)} stopped after line {done:,} "
                        f"lies beside it ({partial.name}), made with other settings: {'; '.join(changed[:3])}; "
@@ -109,7 +110,7 @@ def resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[
         raise NmtError(f"{source}: changed in its first {done:,} lines since their translation stopped "
                        f"({partial.name} beside {output.name}); delete {partial.name} to translate it from the start")
     _cut_to(partial, done)
-    return Resumed(done, failed, fingerprint)
+    return Resumed(done, counts, fingerprint)
 
 
 def differences(earlier: dict, now: dict, prefix: str = "") -> list[str]:
@@ -123,6 +124,20 @@ def differences(earlier: dict, now: dict, prefix: str = "") -> list[str]:
         elif before != after:
             found.append("the model files changed since" if key == "models" else f"{name} {_shown(before)}, now {_shown(after)}")
     return found
+
+
+def added(earlier: dict, now: dict) -> dict:
+    """Counts added up by name: numbers, or numbers by name (as a Counter adds)."""
+    total = dict(earlier)
+    for name, value in now.items():
+        if isinstance(value, dict):
+            inner = dict(total.get(name, {}))
+            for key, n in value.items():
+                inner[key] = inner.get(key, 0) + n
+            total[name] = inner
+        else:
+            total[name] = total.get(name, 0) + value
+    return total
 
 
 def _shown(value) -> str:
@@ -149,16 +164,16 @@ def _cut_to(partial: Path, lines: int) -> None:
 
 
 def write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
-                    translate: Callable[[Iterator[str]], Iterable[str]], failed: Callable[[], int], every: int) -> None:
+                    translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int) -> None:
     """Write the translations `translate` makes of `sources` (the source lines after `start`, read
     as it needs them; one translation each, in order) after the `start.lines` already in the
-    partial file, recording every `every` lines how far they go (with `failed()`, the lines this
-    run could not translate); the output takes the partial file's place once complete. Stopped
+    partial file, recording every `every` lines how far they go, with `counts()`, this run's counts
+    (numbers, or numbers by name), added to the start's; the output takes the partial file's place once complete. Stopped
     before (an error, Ctrl-C, a killed process), the partial file and its record stay for the next run."""
     partial, record_path = partial_files(output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        _write_after(partial, record_path, source, made, start, sources, translate, failed, every)
+        _write_after(partial, record_path, source, made, start, sources, translate, counts, every)
         partial.replace(output)
     except BaseException as e:  # the system's refusal names the output, as replaced_whole's does
         if (failure := write_failure(e)) is not None:
@@ -168,7 +183,7 @@ def write_resumable(output: Path, source: Path, made: dict, start: Resumed, sour
 
 
 def _write_after(partial: Path, record_path: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
-                 translate: Callable[[Iterator[str]], Iterable[str]], failed: Callable[[], int], every: int) -> None:
+                 translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int) -> None:
     read: deque[str] = deque()  # source lines read ahead of their translations
     fingerprint, done = start.fingerprint, start.lines
 
@@ -181,7 +196,7 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
         f.flush()
         os.fsync(f.fileno())
         with replaced_whole(record_path) as r:
-            json.dump({"about": _ABOUT, "source": str(source), "lines": done, "failed": start.failed + failed(),
+            json.dump({"about": _ABOUT, "source": str(source), "lines": done, "counts": added(start.counts, counts()),
                        "source_sha256": fingerprint.hexdigest(), "made_with": made}, r, ensure_ascii=False, indent=1)
 
     with open(partial, "a" if start.lines else "w", encoding="utf-8") as f:

@@ -239,9 +239,10 @@ def _translate_resumably(translator, source: str, output: str, cfg: DecodeConfig
     write_resumable(Path(output), Path(source), made, start, lines,
                     lambda rest: translate_all(translator, rest, cfg, output_format, warn, input_format, report, extras,
                                                shards, done=lambda n: done(start.lines + n), first_line=start.lines + 1),
-                    lambda: report.failed, CHUNK_LINES)
+                    lambda: {"failed": report.failed, "sources": dict(report.sources)}, CHUNK_LINES)
     report.lines += start.lines
-    report.failed += start.failed
+    report.failed += start.counts.get("failed", 0)
+    report.sources.update(start.counts.get("sources", {}))
     report.resumed = start.lines
     return report
 

@@ -128,7 +128,7 @@ def _teacher_translations(teacher, source: Path, sources: list[str], out_stem: s
     start = resume_point(source, store, made, lines)
     done(start.lines)
     write_resumable(store, source, made, start, lines,
-                    lambda rest: translated(rest, start.lines + 1, start.lines), lambda: 0, CHUNK_LINES)
+                    lambda rest: translated(rest, start.lines + 1, start.lines), dict, CHUNK_LINES)
     try:
         return list(read_lines(store))
     finally:

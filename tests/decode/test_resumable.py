@@ -218,3 +218,14 @@ def test_distillation_goes_on_from_the_teachers_translations_and_writes_what_one
     for suffix in ("en", "de"):
         assert (tmp_path / f"student.{suffix}").read_bytes() == (tmp_path / f"whole.{suffix}").read_bytes()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_counts_of_the_stopped_run_add_to_the_next_runs_by_name():
+    """What the record keeps for the end of the run (refused lines; with --src-lang auto, lines by language)."""
+    from nmt.decode.resumable import added
+
+    earlier = {"failed": 1, "sources": {"deu_Latn": 30, "fra_Latn": 2}}
+    assert added(earlier, {"failed": 2, "sources": {"deu_Latn": 5, "eng_Latn": 1}}) == {
+        "failed": 3, "sources": {"deu_Latn": 35, "fra_Latn": 2, "eng_Latn": 1}}
+    assert added({}, {"failed": 0, "sources": {}}) == {"failed": 0, "sources": {}}
+    assert earlier == {"failed": 1, "sources": {"deu_Latn": 30, "fra_Latn": 2}}  # not changed in place
