@@ -374,8 +374,7 @@ def file_texts(path: Path, kind: str | None) -> list[str]:
 
 def _translate_document(translator, source: str, output: str, cfg: DecodeConfig, warn: Callable[[str], None],
                         done: Callable[[int], None], kind: str, update: str | None = None,
-                        before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None,
-                   resume: dict | None = None) -> StreamReport:
+                        before: Made | None = None, fill: Callable[[tuple, str], bool] | None = None) -> StreamReport:
     """`nmt translate` of a Word, PowerPoint, Excel or OpenDocument file (each paragraph or cell whole,
     its formatting kept: nmt.decode.docx_document, pptx_document, xlsx_document, odf_document), an e-book (each chapter as an HTML page:
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
