@@ -17,7 +17,7 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
                              EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
                              ZeroShotOpt)
 from nmt.config import load_recipe
-from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, warner, working
+from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, terminate_as_interrupt, warner, working
 from nmt.errors import NmtError
 from nmt.startup import start_and_end_quickly
 
@@ -193,7 +193,7 @@ def _translate_input(translator, spec, input: str, output: str, cfg, output_form
     if update is not None:
         return _update_file(translator, input, output, cfg, update, input_format, output_format != "plain" or extras
                             or nproc != 1, interactive)
-    with _lines_counter(input, output, interactive) as count:
+    with terminate_as_interrupt(), _lines_counter(input, output, interactive) as count:
         report = translate_file(translator, input, output, cfg, output_format, interactive, warner(input),
                                 input_format, extras, sharding(nproc, spec), done=lambda n: count("lines", n),
                                 resume=engine_identity(spec))
@@ -366,7 +366,7 @@ def back_translate_(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads)
     translator = spec.load()
     cfg = decode_settings(translator.recipe, None, {"sampling": sampling or None, "beam_size": beam_size}, set_ or [])
-    with lines_counter("back-translating", input) as count:
+    with terminate_as_interrupt(), lines_counter("back-translating", input) as count:
         result = back_translate(translator, input, output, cfg, warner(input), sharding(nproc, spec), noise,
                                 done=lambda n: count("lines", n), resume=engine_identity(spec))
     say(result.describe())
@@ -414,7 +414,7 @@ def distill(
     spec = EngineSpec(tuple(checkpoint), device, threads=threads, ensemble=ensemble)
     teacher = spec.load()
     cfg = decode_settings(teacher.recipe, decode_from, {"beam_size": beam_size}, set_ or [])
-    with lines_counter("distilling", input) as count:
+    with terminate_as_interrupt(), lines_counter("distilling", input) as count:
         result = distill_corpus(teacher, input, output, cfg, drop_worst, warner(input), sharding(nproc, spec),
                                 [str(c) for c in checkpoint], done=lambda n: count("lines", n), reference=reference,
                                 resume=engine_identity(spec))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +43,27 @@ def one_line_errors(function: Callable) -> Callable:
             err.print(f"interrupted{f'; {e}' if str(e) else ''}", highlight=False, markup=False)
             raise typer.Exit(130) from None
     return friendly
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler preempting a job, `kill`) taken as Ctrl-C while the block runs: the
+    command ends as an interrupted one does (one_line_errors: exit code 130), keeping what it keeps
+    (a file translation's lines so far: nmt.decode.resumable) and leaving no half-written file,
+    instead of dying where it stands. Outside the main thread, where Python takes no signals,
+    nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def say(lines: list[str]) -> None:

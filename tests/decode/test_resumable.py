@@ -100,6 +100,31 @@ def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_
     assert not partial.exists() and not record.exists()
 
 
+def test_sigterm_ends_the_run_as_ctrl_c_does_keeping_its_lines(trained_tiny, tmp_path, chunks, whole, monkeypatch):
+    """A scheduler preempting the job sends SIGTERM: the run records its lines and ends with Ctrl-C's
+    message and exit code, instead of dying where it stands; the handler before it is put back."""
+    import os
+    import signal
+
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    source, output = _source(tmp_path / "big.en"), tmp_path / "big.de"
+    before = signal.getsignal(signal.SIGTERM)
+    translate = chunks.translate
+
+    def preempted(*args, **kwargs):  # the third chunk's translation is where the signal arrives
+        if chunks.calls == 3:  # (counted before the call)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return translate(*args, **kwargs)
+
+    monkeypatch.setattr(chunks, "translate", preempted)
+    stopped = _translate(checkpoint, source, output)
+    assert stopped.exit_code == 130 and f"the {2 * CHUNK} lines translated are kept" in stopped.output
+    assert signal.getsignal(signal.SIGTERM) is before
+    monkeypatch.setattr(chunks, "translate", translate)
+    assert _translate(checkpoint, source, output).exit_code == 0
+    assert output.read_text(encoding="utf-8") == whole
+
+
 def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again(trained_tiny, tmp_path, chunks,
                                                                                   whole):
     """A process killed while writing (SIGKILL, a lost machine) leaves lines after its last record,
