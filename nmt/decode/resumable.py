@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -36,8 +36,9 @@ def model_files(paths: Iterable[Path | str]) -> list[dict]:
     described = []
     for path in map(Path, paths):
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+        stats = {p.name: p.stat() for p in files if p.exists()}
         described.append({"path": str(path.resolve()),
-                          "files": {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in files if p.exists()}})
+                          "files": {name: [stat.st_size, stat.st_mtime_ns] for name, stat in stats.items()}})
     return described
 
 
@@ -104,7 +105,7 @@ def resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[
                        f"run it as then to go on, or delete {partial.name} to start over")
     fingerprint, seen = hashlib.sha256(), 0
     for line in islice(source_lines, done):  # exactly those lines: the caller reads on from the next
-        fingerprint.update(line.encode("utf-8") + b"\n")
+        _add_line(fingerprint, line)
         seen += 1
     if seen < done or fingerprint.hexdigest() != expected:
         raise NmtError(f"{source}: changed in its first {done:,} lines since their translation stopped "
@@ -126,15 +127,19 @@ def differences(earlier: dict, now: dict, prefix: str = "") -> list[str]:
     return found
 
 
+def _add_line(fingerprint, line: str) -> None:
+    """One source line into the fingerprint of the lines translated (the record's source_sha256)."""
+    fingerprint.update(line.encode("utf-8") + b"\n")
+
+
 def added(earlier: dict, now: dict) -> dict:
-    """Counts added up by name: numbers, or numbers by name (as a Counter adds)."""
+    """Counts added up by name: numbers, or numbers by name (added as a Counter adds them)."""
     total = dict(earlier)
     for name, value in now.items():
         if isinstance(value, dict):
-            inner = dict(total.get(name, {}))
-            for key, n in value.items():
-                inner[key] = inner.get(key, 0) + n
-            total[name] = inner
+            inner = Counter(total.get(name, {}))
+            inner.update(value)
+            total[name] = dict(inner)
         else:
             total[name] = total.get(name, 0) + value
     return total
@@ -153,8 +158,8 @@ def _cut_to(partial: Path, lines: int) -> None:
             if not block:
                 raise NmtError(f"{partial}: holds fewer lines than its record says ({lines:,}); "
                                "delete it to translate from the start")
-            if count + block.count(b"\n") < lines:  # the cut lies further on
-                count, offset = count + block.count(b"\n"), offset + len(block)
+            if count + (newlines := block.count(b"\n")) < lines:  # the cut lies further on
+                count, offset = count + newlines, offset + len(block)
                 continue
             at = 0
             while count < lines:
@@ -204,7 +209,7 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
             record()
             for translation in translate(remembered()):
                 f.write(translation + "\n")
-                fingerprint.update(read.popleft().encode("utf-8") + b"\n")
+                _add_line(fingerprint, read.popleft())
                 done += 1
                 if (done - start.lines) % every == 0:
                     record()

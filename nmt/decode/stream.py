@@ -220,20 +220,17 @@ def translate_file(translator, source: str, output: str, cfg: DecodeConfig, outp
         return _update_lines(translator, list(lines), output, cfg, warn, input_format, report, done, update, before)
     if resume is not None and resumes(source, output, interactive):
         refuse_to_overwrite(output, [source])
-        return _translate_resumably(translator, source, output, cfg, output_format, warn, input_format, report,
+        return _translate_resumably(translator, source, lines, output, cfg, output_format, warn, input_format, report,
                                     extras, shards, done, made_with(resume, cfg, output_format, input_format, extras))
     write_lines(output, translate_all(translator, lines, cfg, output_format, warn, input_format, report, extras,
                                       shards, interactive, done), inputs=[source])
     return report
 
 
-def _translate_resumably(translator, source: str, output: str, cfg: DecodeConfig, output_format: str,
-                         warn: Callable[[str], None], input_format: str, report: StreamReport, extras: Iterable[str],
-                         shards, done: Callable[[int], None], made: dict) -> StreamReport:
-    """translate_file's lines of a file into a file, going on after the lines a stopped run wrote."""
-    from nmt.data.corpus import read_lines
-
-    lines = read_lines(Path(source))
+def _translate_resumably(translator, source: str, lines: Iterator[str], output: str, cfg: DecodeConfig,
+                         output_format: str, warn: Callable[[str], None], input_format: str, report: StreamReport,
+                         extras: Iterable[str], shards, done: Callable[[int], None], made: dict) -> StreamReport:
+    """translate_file's `lines` of the file `source` into a file, going on after the lines a stopped run wrote."""
     start = resume_point(Path(source), Path(output), made, lines)
     done(start.lines)
     write_resumable(Path(output), Path(source), made, start, lines,
