@@ -3,40 +3,51 @@ writes each chunk of translated lines into a hidden file beside the output (`.bi
 and records after it what they were made from (`.big.de.partial.json`: the model, the decoding
 settings, the source, how many lines are done and a fingerprint of those source lines). Stopped
 there (Ctrl-C, a killed or preempted job, a full disk), the same command again goes on after the
-last recorded line; the output appears under its own name only once complete, as before.
+last recorded line; the output appears under its own name only once complete, as before. One
+run at a time writes into an output (`.big.de.lock`): a second is refused while the first runs.
 
 What is checked before going on, so that the output is what one uninterrupted run would write:
 the model files and their sizes and times, the decoding settings (all but the speed-only
-`decode.max_tokens` and `decode.compile`; the device and threads are free to change), the
-engine, the languages and formats, and the source's lines already translated (an edit after them
-is fine). Anything else is a one-line error naming it, and the partial translation is kept.
+`decode.max_tokens` and `decode.compile`; the device and threads are free to change) and the
+files they name (a glossary, a memory, a shortlist, ...: sizes and times again), the engine, the
+languages and formats, and the source's lines already translated (an edit after them is fine). Anything else is a one-line error naming it, and the partial translation is kept.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.file_lock import held
 from nmt.files import cannot_write, replaced_whole, write_failure
 
 SPEED_ONLY = ("max_tokens", "compile")  # decode settings that change how fast, not what, is translated
+# decode settings that name files or model directories whose contents shape the output
+FILE_SETTINGS = ("glossary", "memory", "shortlist", "pdf_font", "mbr.comet_model", "rerank.reverse_model",
+                 "rerank.qe_model")
 _ABOUT = ("A translation stopped before its end: the lines beside this record, made as it says. "
           "Running the same `nmt translate` again goes on from there. Written by nmt.")
 
 
 def model_files(paths: Iterable[Path | str]) -> list[dict]:
-    """Each model's path with its size and time of change (an export directory's, file by file)."""
+    """Each model's path with its files' sizes and times of change (an export directory's file by
+    file; a path stem's, as a memory's `corpus` for corpus.en and corpus.de, each file it begins)."""
     described = []
     for path in map(Path, paths):
-        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-        stats = {p.name: p.stat() for p in files if p.exists()}
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.is_file())
+        else:
+            files = [path] if path.exists() else sorted(path.parent.glob(f"{glob.escape(path.name)}.*"))
+        stats = {p.name: p.stat() for p in files}
         described.append({"path": str(path.resolve()),
                           "files": {name: [stat.st_size, stat.st_mtime_ns] for name, stat in stats.items()}})
     return described
@@ -54,8 +65,15 @@ def made_with(engine: dict, cfg, output_format: str, input_format: str, extras: 
     """What a translation's lines depend on: the `engine` (engine_identity), the decoding settings
     that change its output, and the formats."""
     decode = {key: value for key, value in cfg.model_dump(mode="json").items() if key not in SPEED_ONLY}
+    named = {setting: _setting(decode, setting) for setting in FILE_SETTINGS}
+    files = {setting: model_files([path])[0]["files"] for setting, path in named.items() if path}
     return engine | {"decode": decode, "output_format": output_format, "input_format": input_format,
-                     "extras": sorted(extras)}
+                     "extras": sorted(extras)} | ({"decode_files": files} if files else {})
+
+
+def _setting(decode: dict, dotted: str):
+    section, _, key = dotted.rpartition(".")
+    return (decode[section] if section else decode)[key]
 
 
 @dataclass
@@ -70,8 +88,25 @@ class Resumed:
 
 def partial_files(output: Path) -> tuple[Path, Path]:
     """The hidden file of a stopped translation's lines, and its record."""
+    return _beside(output, "partial"), _beside(output, "partial.json")
+
+
+def _beside(output: Path, suffix: str) -> Path:
     hidden = output.name if output.name.startswith(".") else f".{output.name}"
-    return output.with_name(f"{hidden}.partial"), output.with_name(f"{hidden}.partial.json")
+    return output.with_name(f"{hidden}.{suffix}")
+
+
+@contextmanager
+def sole_writer(output: Path) -> Iterator[None]:
+    """This process the only one translating into `output` while it runs (from reading the partial
+    file to the output's completion): a second would append its lines to the first's."""
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise cannot_write(output, e) from None
+    with held(_beside(output, "lock"), lambda owner: f"{output}: another nmt is translating into it{owner}; "
+              "wait for it to finish or stop it first", remove=True):
+        yield
 
 
 def resumes(source: str, output: str, interactive: bool) -> bool:
@@ -122,8 +157,14 @@ def differences(earlier: dict, now: dict, prefix: str = "") -> list[str]:
         name = f"{prefix}{key}"
         if isinstance(before, dict) and isinstance(after, dict) and prefix == "":
             found += differences(before, after, f"{name}.")
-        elif before != after:
-            found.append("the model files changed since" if key == "models" else f"{name} {_shown(before)}, now {_shown(after)}")
+        elif before == after:
+            continue
+        elif key == "models":
+            found.append("the model files changed since")
+        elif prefix == "decode_files.":
+            found.append(f"the files of decode.{key} changed since")
+        else:
+            found.append(f"{name} {_shown(before)}, now {_shown(after)}")
     return found
 
 

@@ -37,7 +37,7 @@ from sacrebleu.metrics import BLEU
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
 from nmt.data.languages import two_letter
-from nmt.decode.resumable import made_with, resume_point, write_resumable
+from nmt.decode.resumable import made_with, resume_point, sole_writer, write_resumable
 from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 from nmt.metrics.bleu import make_bleu, target_tokenizer
@@ -125,14 +125,15 @@ def _teacher_translations(teacher, source: Path, sources: list[str], out_stem: s
     store = Path(out_stem).with_name(f".{Path(out_stem).name}.teacher.jsonl")
     made = made_with(resume, cfg, "jsonl", "plain", ["token_scores"])
     lines = iter(sources)
-    start = resume_point(source, store, made, lines)
-    done(start.lines)
-    write_resumable(store, source, made, start, lines,
-                    lambda rest: translated(rest, start.lines + 1, start.lines), dict, CHUNK_LINES)
-    try:
-        return list(read_lines(store))
-    finally:
-        store.unlink()
+    with sole_writer(store):
+        start = resume_point(source, store, made, lines)
+        done(start.lines)
+        write_resumable(store, source, made, start, lines,
+                        lambda rest: translated(rest, start.lines + 1, start.lines), dict, CHUNK_LINES)
+        try:
+            return list(read_lines(store))
+        finally:
+            store.unlink()
 
 
 def _references(reference: Path, source: Path, count: int) -> list[str]:

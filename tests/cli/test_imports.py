@@ -13,7 +13,7 @@ NMT = Path(__file__).resolve().parents[2] / "nmt"
 
 # Bottom to top; docs/architecture.md shows the same order.
 LAYERS = [
-    ("base", ["nmt", "nmt.errors", "nmt.files", "nmt.devices", "nmt.compat", "nmt.recipe_errors", "nmt.config", "nmt.special_tokens", "nmt.shutdown", "nmt.startup"]),
+    ("base", ["nmt", "nmt.errors", "nmt.files", "nmt.file_lock", "nmt.devices", "nmt.compat", "nmt.recipe_errors", "nmt.config", "nmt.special_tokens", "nmt.shutdown", "nmt.startup"]),
     ("checkpoints", ["nmt.checkpoint", "nmt.host_memory"]),  # files and memory: nothing of nmt's above base
     ("metrics", ["nmt.metrics"]),  # chrF between many pairs, COMET: for scores, validation and decoding
     ("data", ["nmt.data"]),

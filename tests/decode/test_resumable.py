@@ -125,6 +125,36 @@ def test_sigterm_ends_the_run_as_ctrl_c_does_keeping_its_lines(trained_tiny, tmp
     assert output.read_text(encoding="utf-8") == whole
 
 
+def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(trained_tiny, tmp_path, chunks, whole,
+                                                                          monkeypatch):
+    """Two runs appending to one partial file would interleave their lines: while one translates
+    into big.de, the same command again (another process's, here a second open of the lock) is a
+    one-line error naming the holder, and changes nothing. A lock file left by a killed run holds
+    no one back, and a finished run leaves none."""
+    import os
+
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    source, output = _source(tmp_path / "big.en"), tmp_path / "big.de"
+    lock = output.with_name(".big.de.lock")
+    lock.write_text("999999\n", encoding="utf-8")  # what SIGKILL leaves: the file, not the lock
+    translate, refusals = chunks.translate, []
+
+    def meanwhile(*args, **kwargs):
+        if chunks.calls == 3:  # two chunks written: a second run starts
+            partial = _partial(output)[0].read_bytes()
+            refusals.append(_translate(checkpoint, source, output))
+            assert _partial(output)[0].read_bytes() == partial
+        return translate(*args, **kwargs)
+
+    monkeypatch.setattr(chunks, "translate", meanwhile)
+    first = _translate(checkpoint, source, output)
+    assert first.exit_code == 0, first.output
+    [second] = refusals
+    one_line_error(second, f"{output}: another nmt is translating into it (pid {os.getpid()})")
+    assert output.read_text(encoding="utf-8") == whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.de", "big.en"]
+
+
 def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again(trained_tiny, tmp_path, chunks,
                                                                                   whole):
     """A process killed while writing (SIGKILL, a lost machine) leaves lines after its last record,
@@ -162,6 +192,33 @@ def test_other_settings_or_an_edited_source_are_one_line_errors_and_keep_what_wa
     assert faster.exit_code == 0, faster.output
     assert chunks.calls == 4 and output.read_text(encoding="utf-8").count("\n") == len(lines)
     assert not partial.exists() and not record.exists()
+
+
+def test_a_glossary_or_memory_changed_since_the_stop_is_a_one_line_error(trained_tiny, tmp_path, chunks):
+    """The files decoding settings name shape the output as the settings do: edited between the runs
+    (size or time of change), going on is refused, naming the setting. A memory given as a path
+    stem is the files it begins."""
+    import os
+
+    from nmt.decode.resumable import model_files
+
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+    glossary = tmp_path / "terms.tsv"
+    glossary.write_text("dog\tHund\n", encoding="utf-8")
+    source, output = _source(tmp_path / "big.en"), tmp_path / "big.de"
+    chunks.stop_at(3)
+    assert _translate(checkpoint, source, output, "--glossary", str(glossary)).exit_code == 130
+    glossary.write_text("dog\tHündchen\n", encoding="utf-8")
+    one_line_error(_translate(checkpoint, source, output, "--glossary", str(glossary)),
+                   "the files of decode.glossary changed since")
+    assert _partial(output)[0].exists() and not output.exists()
+
+    (tmp_path / "memory.en").write_text("A dog.\n", encoding="utf-8")
+    (tmp_path / "memory.de").write_text("Ein Hund.\n", encoding="utf-8")
+    [stem] = model_files([tmp_path / "memory"])
+    assert sorted(stem["files"]) == ["memory.de", "memory.en"]
+    os.utime(tmp_path / "memory.de", ns=(0, 0))
+    assert model_files([tmp_path / "memory"]) != [stem]
 
 
 def test_lines_are_numbered_and_refused_requests_counted_across_the_stop(trained_tiny, tmp_path, chunks):
