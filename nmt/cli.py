@@ -127,10 +127,10 @@ def translate(
              'or po (a translation tool\'s XLIFF file or a gettext catalog: each segment not yet translated, marked for '
              'review; the extra localization), json (an app\'s messages: i18next, FormatJS, Flutter\'s .arb), android '
              '(res/values/strings.xml; the extra localization), xcstrings, strings or stringsdict (Apple\'s String Catalog, '
-             '.strings or .stringsdict file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), toml (Hugo\'s and go-i18n\'s), csv (a table: a column of a program\'s texts into the target language\'s, '
+             '.strings or .stringsdict file), qt (Qt Linguist\'s .ts), resx (.NET), properties (Java), yaml (Rails\' locales), toml (Hugo\'s and go-i18n\'s), php (Laravel\'s, CodeIgniter\'s), ini (Joomla\'s), csv (a table: a column of a program\'s texts into the target language\'s, '
              'as Godot\'s, or each cell, its first row kept; decode.table_columns), or srt or vtt (subtitles: each cue translated whole, numbers '
              'and timings kept). Default: srt, vtt, markdown (.md, .mdx), rst, asciidoc (.adoc), ipynb, html, docx, pptx, xlsx, odt, odp, ods, epub, pdf, '
-             'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, stringsdict, qt (.ts), resx, properties, yaml (.yml), toml, csv (.tsv) for a file named so, android for an .xml file in a values folder, '
+             'xliff (.xlf), po (.pot), json (.arb), xcstrings, strings, stringsdict, qt (.ts), resx, properties, yaml (.yml), toml, php, ini, csv (.tsv) for a file named so, android for an .xml file in a values folder, '
              'else plain.')] = None,
     token_scores: Annotated[bool, typer.Option(
         help="jsonl output: each token's log-probability (teacher-forced).")] = False,

@@ -497,7 +497,8 @@ def _translated(path: Path, folder: Path) -> bool:
     """Whether a file of the folder is translated (or copied): a text file, or one `nmt translate`
     reads in a format of its own, but for a JSON, .properties, YAML or TOML file that is not a
     program's messages (package.json, application.properties, docker-compose.yml, hugo.toml), a
-    .php file outside a folder of languages (lang/, language/: the app's code), a .ts file that is
+    .php file outside a folder of languages (lang/, language/: the app's code), an .ini file that is
+    not one of Joomla's language files (language/en-GB/: php.ini, a tool's settings), a .ts file that is
     TypeScript, not Qt's XML, an HTML file that is a template (its syntax, `{{ .Title }}`, `{% if %}`,
     is code), a .txt file a program reads (robots.txt, requirements.txt) and a license (LICENSE.md,
     COPYING.txt). Never one in a hidden folder (.git) or another project's (node_modules,
@@ -517,6 +518,8 @@ def _translated(path: Path, folder: Path) -> bool:
         return False  # sections ([de]): an INI file (pdf.js' locale.properties, an index of languages), not Java's
     if kind == "php":  # code, but for a language folder's files (lang/en/auth.php) and CodeIgniter's *_lang.php
         return bool(folders & (LOCALE_FOLDERS | {"language"})) or path.stem.lower().endswith("_lang")
+    if kind == "ini":  # Joomla's language files (language/en-GB/); any other INI file holds settings
+        return "language" in folders and names_language(path.relative_to(folder))
     if kind in ("json", "properties", "yaml", "toml"):
         return holds_messages(path.relative_to(folder))
     if kind == "csv":  # a table of a program's texts by language (Godot's) is filled; a table of data, copied

@@ -11,6 +11,8 @@ its own way:
 - Java: `messages_de.properties` beside `messages.properties`, the default bundle.
 - Web and Rails: a folder or a name of the language (`locales/de/common.json`, `de.json`,
   `pt-BR.json`, `app_de.arb`, `devise.de.yml`).
+- Joomla: `language/en-GB/com_example.ini` (and before Joomla 4 `en-GB.com_example.ini` in it)
+  beside `language/de-DE/`; a language's folder names its country too (joomla_tag).
 - Templates: Angular's XLIFF `messages.xlf` (or `messages.en.xlf`) beside `messages.de.xlf`;
   gettext's `NAME.pot` beside `de.po`, or with `de/LC_MESSAGES/NAME.po` (catalog_path).
 - Documents: a folder of a tree of languages (`docs/en/` beside `docs/de/`, fastlane's
@@ -38,6 +40,14 @@ _REGIONAL = re.compile(r"[a-z]{2,3}[-_](?:[A-Z]{2}|[A-Z][a-z]{3}|[0-9]{3})")  # 
 _LEGACY = {"iw": "he", "in": "id", "ji": "yi"}
 # Chinese written by its region where a path names no script (values-zh-rCN, zh_TW.po)
 _CHINESE_SCRIPTS = {"cn": "Hans", "sg": "Hans", "tw": "Hant", "hk": "Hant", "mo": "Hant"}
+# Joomla's language packs name a language with a country: where it is not the language's own code
+# in capitals (de-DE, fr-FR, it-IT), this one (ar-AA, Joomla's name for its Arabic; eo-XX, Esperanto)
+_JOOMLA_COUNTRIES = {"af": "ZA", "ar": "AA", "be": "BY", "bn": "BD", "bs": "BA", "ca": "ES", "cs": "CZ", "cy": "GB",
+                     "da": "DK", "el": "GR", "en": "GB", "eo": "XX", "et": "EE", "eu": "ES", "fa": "IR", "ga": "IE",
+                     "gl": "ES", "he": "IL", "hi": "IN", "hy": "AM", "ja": "JP", "ka": "GE", "kk": "KZ", "km": "KH",
+                     "ko": "KR", "lo": "LA", "ml": "IN", "ms": "MY", "nb": "NO", "nn": "NO", "pt": "PT", "si": "LK",
+                     "sl": "SI", "sq": "AL", "sr": "RS", "sv": "SE", "sw": "KE", "ta": "IN", "te": "IN", "uk": "UA",
+                     "ur": "PK", "vi": "VN", "zh": "CN"}
 # folders that hold a program's messages (a folder in one named for a language: locales/de/)
 LOCALE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
                   "messages", "intl"}
@@ -104,10 +114,25 @@ def translated_path(path: Path, kind: str, named: PathLanguage, target: str) -> 
         else:  # properties
             parts[-1] = f"{path.stem}_{tag.replace('-', '_')}{path.suffix}"
         return Path(*parts)
+    if kind == "ini":
+        tag = joomla_tag(tag)
     for index, (part, is_folder, parent) in enumerate(_parts(path)):
         if _part_language(part, is_folder, kind, parent) == named.code:
             parts[index] = _written(part, is_folder, kind, tag, parent) + ("" if is_folder else path.suffix)
+        elif kind == "ini" and not is_folder and part.startswith(f"{named.code}."):  # Joomla 3's en-GB.com_example.ini
+            parts[index] = tag + part[len(named.code):] + path.suffix
     return Path(*parts)
+
+
+def joomla_tag(tag: str) -> str:
+    """A language's tag as Joomla's language packs name it, with a country: de-DE for de, pt-BR
+    for pt-BR, zh-TW for zh-Hant."""
+    language, _, variant = tag.partition("-")
+    if language == "zh" and variant in ("Hans", "Hant"):
+        return "zh-CN" if variant == "Hans" else "zh-TW"
+    if len(variant) == 2 and variant.isupper():
+        return tag
+    return f"{language}-{_JOOMLA_COUNTRIES.get(language, language.upper())}"
 
 
 def folder_language(name: str, parent: str) -> str | None:

@@ -10,7 +10,8 @@ What is checked before going on, so that the output is what one uninterrupted ru
 the model files and their sizes and times, the decoding settings (all but the speed-only
 `decode.max_tokens` and `decode.compile`; the device and threads are free to change) and the
 files they name (a glossary, a memory, a shortlist, ...: sizes and times again), the engine, the
-languages and formats, and the source's lines already translated (an edit after them is fine). Anything else is a one-line error naming it, and the partial translation is kept.
+languages and formats, and the source's lines already translated (an edit after them is fine).
+Anything else is a one-line error naming it, and the partial translation is kept.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ OpenDocument file (nmt.decode.pptx_document, xlsx_document, odf_document), an e-
 (nmt.decode.epub_document), a PDF file (nmt.decode.pdf_document), an XLIFF file
 (nmt.decode.xliff_document), a gettext catalog (nmt.decode.po_document) or an app's messages
 (nmt.decode.json_messages, android_strings, string_catalog, apple_strings, stringsdict_document,
-qt_document, resx_document, properties_document, yaml_messages, toml_messages) in and out.
+qt_document, resx_document, properties_document, yaml_messages, toml_messages, php_messages,
+ini_messages) in and out.
 
 One output line per input line, always. A JSON request line that is not valid is warned about
 and answered with an empty line (plain) or {"error": ...} (jsonl), and counted; the others are
@@ -54,14 +55,14 @@ from nmt.files import replaced_whole
 
 CHUNK_LINES = 5000  # lines read, sorted and translated together when streaming
 DOCUMENTS = ("docx", "pptx", "xlsx", "odt", "odp", "ods", "epub", "pdf", "xliff", "po", "json", "android", "xcstrings",
-             "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml", "php", "csv")  # read as bytes, written as bytes
+             "strings", "stringsdict", "qt", "resx", "properties", "yaml", "toml", "php", "ini", "csv")  # read as bytes, written as bytes
 SUFFIXES = {"xlf": "xliff", "sdlxliff": "xliff", "pot": "po", "arb": "json", "ts": "qt", "resw": "resx", "yml": "yaml", "tsv": "csv"}  # names of DOCUMENTS' files besides their own
 PAGES = ("markdown", "rst", "asciidoc", "ipynb")  # read_page's: a documentation page's syntax, Markdown's inline marks
 INPUT_FORMATS = ("plain", "markup", "text", "jsonl", "wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)
 WHOLE_FILE = ("wrapped", *PAGES, "html", *DOCUMENTS, *SUBTITLES)  # formats read whole, each unit of several lines translated as one
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 _PARAGRAPHS = ("docx", "pptx", "odt", "odp", "ods")  # DOCUMENTS whose texts warnings name as paragraphs
-KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml", "php")  # a text for each key, in one language
+KEYED = ("json", "android", "strings", "stringsdict", "resx", "properties", "yaml", "toml", "php", "ini")  # a text for each key, in one language
 UPDATABLE = (*KEYED, "xliff", "po", "csv")  # --update: an earlier translation's texts kept by key (XLIFF's by unit, gettext's by msgid, a table's by its rows' keys)
 BILINGUAL = ("xliff", "po", "qt", "xcstrings", "csv")  # files of both languages (or every one): they hold their sources
 _PAGE_START = re.compile(r"\s*<(?:!doctype\s+html|html)\b", re.I)
@@ -379,7 +380,8 @@ def _translate_document(translator, source: str, output: str, cfg: DecodeConfig,
     nmt.decode.epub_document), a PDF file (each paragraph drawn again in its place: nmt.decode.pdf_document)
     or a localization file (each untranslated segment or message: nmt.decode.xliff_document, po_document;
     each message: nmt.decode.json_messages, android_strings, string_catalog, apple_strings,
-    stringsdict_document, qt_document, resx_document, properties_document, yaml_messages, toml_messages), written
+    stringsdict_document, qt_document, resx_document, properties_document, yaml_messages, toml_messages,
+    php_messages, ini_messages), written
     with its language the target's; `update`: an earlier translation whose messages are kept (those
     whose source changed since `before`, translated again), or, `before` a document's texts, whose
     translations of the texts unchanged since are kept."""
@@ -526,7 +528,7 @@ _READERS = {"docx": ("docx_document", "DocxDocument"), "pptx": ("pptx_document",
             "stringsdict": ("stringsdict_document", "StringsdictDocument"), "qt": ("qt_document", "QtDocument"),
             "resx": ("resx_document", "ResxDocument"), "properties": ("properties_document", "PropertiesDocument"),
             "yaml": ("yaml_messages", "YamlMessages"), "toml": ("toml_messages", "TomlMessages"),
-            "php": ("php_messages", "PhpMessages"),
+            "php": ("php_messages", "PhpMessages"), "ini": ("ini_messages", "IniMessages"),
             "csv": ("csv_table", "CsvTable")}
 
 

@@ -12,9 +12,10 @@ likewise (nmt.decode.pptx_document, xlsx_document, odf_document), and PDF files 
 installed) paragraph by paragraph, drawn again in their places (nmt.decode.pdf_document), and
 XLIFF files (.xlf, .xliff, where lxml is installed) and gettext catalogs (.po, .pot, where polib
 is) segment by segment (nmt.decode.xliff_document, po_document), and a program's messages (.json,
-.arb, .xcstrings, .strings, .properties, .yml, .toml, .php; tables, .csv and .tsv: nmt.decode.csv_table; where lxml is installed Android's strings.xml,
+.arb, .xcstrings, .strings, .properties, .yml, .toml, .php, .ini; tables, .csv and .tsv: nmt.decode.csv_table; where lxml is installed Android's strings.xml,
 Qt's .ts, .NET's .resx and Apple's .stringsdict) message by message (nmt.decode.json_messages,
-string_catalog, apple_strings, properties_document, yaml_messages, toml_messages, php_messages, android_strings, qt_document,
+string_catalog, apple_strings, properties_document, yaml_messages, toml_messages, php_messages, ini_messages,
+android_strings, qt_document,
 resx_document, stringsdict_document), as `nmt translate` writes them
 (in the server's decode.pdf_font). A translated
 file is kept in memory for its download, the last KEPT of them."""
@@ -39,7 +40,7 @@ FORMATS = (".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", 
            *((".pptx", ".xlsx", ".odt", ".odp", ".ods") if importlib.util.find_spec("lxml") else ()),
            *((".pdf",) if all(importlib.util.find_spec(m) for m in ("pdfminer", "pypdf", "reportlab")) else ()),
            *((".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict") if importlib.util.find_spec("lxml") else ()), ".json", ".arb",
-           ".xcstrings", ".strings", ".properties", ".yml", ".yaml", ".toml", ".php", ".csv", ".tsv",
+           ".xcstrings", ".strings", ".properties", ".yml", ".yaml", ".toml", ".php", ".ini", ".csv", ".tsv",
            *((".po", ".pot") if importlib.util.find_spec("polib") else ()))
 KEPT = 100  # translated files kept for download
 MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "text/vtt", ".html": "text/html",
@@ -55,7 +56,7 @@ MEDIA_TYPES = {".txt": "text/plain", ".srt": "application/x-subrip", ".vtt": "te
                ".yml": "application/yaml", ".yaml": "application/yaml", ".stringsdict": "application/xml",
                ".strings": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown", ".mdx": "text/markdown",
                ".rst": "text/x-rst", ".adoc": "text/asciidoc", ".asciidoc": "text/asciidoc", ".ipynb": "application/x-ipynb+json", ".toml": "application/toml",
-               ".php": "application/x-php", ".csv": "text/csv", ".tsv": "text/tab-separated-values"}
+               ".php": "application/x-php", ".ini": "text/plain", ".csv": "text/csv", ".tsv": "text/tab-separated-values"}
 
 
 @dataclass

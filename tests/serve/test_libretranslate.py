@@ -227,7 +227,7 @@ def test_detect_and_the_web_clients_settings(server):
     assert settings["supportedFilesFormat"] == [
         ".txt", ".srt", ".vtt", ".html", ".htm", ".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".epub", ".docx",
         ".pptx", ".xlsx", ".odt", ".odp", ".ods", ".pdf", ".xlf", ".xliff", ".xml", ".ts", ".resx", ".stringsdict", ".json", ".arb", ".xcstrings",
-        ".strings", ".properties", ".yml", ".yaml", ".toml", ".php", ".csv", ".tsv", ".po", ".pot"]
+        ".strings", ".properties", ".yml", ".yaml", ".toml", ".php", ".ini", ".csv", ".tsv", ".po", ".pot"]
     assert settings["language"] == {"source": {"code": "auto", "name": "Auto Detect"},
                                     "target": {"code": "de", "name": "German"}}
 
