@@ -108,6 +108,9 @@ def test_a_joomla_folder_gets_its_german_beside_the_english_and_keeps_its_settin
     assert written == {*files, "language/de-DE/com_example.ini", "administrator/language/de-DE/de-DE.com_example.sys.ini",
                        RECORD_NAME}
     assert all((site / name).read_text(encoding="utf-8") == content for name, content in files.items())
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output  # a new folder: the settings copied there as they are
+    assert (tmp_path / "out" / "settings" / "php.ini").read_text(encoding="utf-8") == files["settings/php.ini"]
     german = site / "language" / "de-DE" / "com_example.ini"
     first = IniMessages.read(german.read_bytes(), "de.ini")
     assert [m.key for m in first.messages] == [("COM_EXAMPLE",), ("COM_EXAMPLE_CAT",)] and "A dog runs." not in first.texts
