@@ -11,6 +11,8 @@ its own way:
 - Java: `messages_de.properties` beside `messages.properties`, the default bundle.
 - Web and Rails: a folder or a name of the language (`locales/de/common.json`, `de.json`,
   `pt-BR.json`, `app_de.arb`, `devise.de.yml`).
+- CodeIgniter 3: `application/language/english/form_validation_lang.php` beside `german/`: a
+  language's English name (language_named_folder).
 - Joomla: `language/en-GB/com_example.ini` (and before Joomla 4 `en-GB.com_example.ini` in it)
   beside `language/de-DE/`; a language's folder names its country too (joomla_tag).
 - Templates: Angular's XLIFF `messages.xlf` (or `messages.en.xlf`) beside `messages.de.xlf`;
@@ -26,7 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nmt.data.languages import language_match, language_tag
+from nmt.data.languages import LANGUAGE_NAMES, language_match, language_tag
 from nmt.decode.plural_categories import plural_categories
 
 # a part of a path that is a language (en, en-US, zh_Hans, pt-br) or ends in one after a separator
@@ -48,6 +50,10 @@ _JOOMLA_COUNTRIES = {"af": "ZA", "ar": "AA", "be": "BY", "bn": "BD", "bs": "BA",
                      "ko": "KR", "lo": "LA", "ml": "IN", "ms": "MY", "nb": "NO", "nn": "NO", "pt": "PT", "si": "LK",
                      "sl": "SI", "sq": "AL", "sr": "RS", "sv": "SE", "sw": "KE", "ta": "IN", "te": "IN", "uk": "UA",
                      "ur": "PK", "vi": "VN", "zh": "CN"}
+# CodeIgniter 3 names a language's folder of PHP messages by the language's English name
+# (language/english/); its translations' names for a language and a script or country
+_NAMED_FOLDERS = {"english", *(name.lower() for name in LANGUAGE_NAMES.values())}
+_COMPOUND_NAMES = {"pt-BR": "portuguese-brazilian", "zh-Hans": "simplified-chinese", "zh-Hant": "traditional-chinese"}
 # folders that hold a program's messages (a folder in one named for a language: locales/de/)
 LOCALE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
                   "messages", "intl"}
@@ -91,6 +97,8 @@ def is_language(named: PathLanguage, code: str | None) -> bool:
 
 def _standard(code: str) -> str:
     """A code as BCP 47 writes it now: he for iw, zh-Hant for zh-TW."""
+    if (named := _by_name(code)) is not None:  # (CodeIgniter 3's folders: english, german)
+        return named
     language, _, rest = code.replace("_", "-").partition("-")
     language = _LEGACY.get(language.lower(), language)
     if language.lower() == "zh" and rest.lower() in _CHINESE_SCRIPTS:
@@ -185,8 +193,28 @@ def _part_language(part: str, is_folder: bool, kind: str, parent: str = "") -> s
         return qualifier["language"] + (f"-{qualifier['region']}" if qualifier["region"] else "")
     if is_folder and part.endswith(".lproj"):
         return None if part == "Base.lproj" else part.removesuffix(".lproj")
+    if kind == "php" and is_folder and parent.lower() == "language" and _by_name(part):
+        return part
     named = _named(part, _in_locale_folder(is_folder, parent, part))
     return part[named.start("language"):] if named else None
+
+
+def _by_name(name: str) -> str | None:
+    """The tag of the language a folder's name is the English name of (CodeIgniter 3's `english`,
+    `portuguese-brazilian`), or None."""
+    name = name.lower()
+    compound = {folder: tag for tag, folder in _COMPOUND_NAMES.items()}
+    return compound.get(name) or next((code for code, english in LANGUAGE_NAMES.items()
+                                       if english.lower() == name), None)
+
+
+def language_named_folder(tag: str) -> str:
+    """The folder CodeIgniter 3's translations name for a language (BCP 47's tag): `german` for de,
+    `portuguese-brazilian` for pt-BR; a language without an English name here keeps its tag."""
+    if tag in _COMPOUND_NAMES:
+        return _COMPOUND_NAMES[tag]
+    language = tag.partition("-")[0]
+    return LANGUAGE_NAMES[language].lower() if language in LANGUAGE_NAMES else tag
 
 
 def _named(part: str, any_code: bool = False) -> re.Match | None:
@@ -208,6 +236,8 @@ def _written(part: str, is_folder: bool, kind: str, tag: str, parent: str = "") 
         return f"values{_android_qualifier(tag)}{_ANDROID_LANGUAGE.sub('', android['qualifiers'], count=1)}"
     if is_folder and part.endswith(".lproj"):
         return f"{tag}.lproj"
+    if kind == "php" and is_folder and parent.lower() == "language" and _by_name(part):
+        return language_named_folder(tag)
     named = _named(part, _in_locale_folder(is_folder, parent, part))
     head = named.groupdict().get("head") or ""
     separator = named["separator"] or ("_" if head.endswith("_") or kind == "properties" else "-")

@@ -188,3 +188,37 @@ def test_a_laravel_apps_folder_gets_its_language_files_beside_the_english_and_ke
     assert result.exit_code == 0, result.output
     again = PhpMessages.read(german.read_bytes(), "de.php")
     assert again.texts[0] == "Ein Hund rennt (geprüft)" and again.texts[1] != first.texts[1]
+
+
+@pytest.mark.parametrize("target, folder", [("de", "german"), ("deu_Latn", "german"), ("pt-BR", "portuguese-brazilian"),
+                                            ("zho_Hant", "traditional-chinese"), ("xx", "xx")])
+def test_codeigniter_3s_language_folders_are_named_in_english(target, folder):
+    """CodeIgniter 3 keeps a language's messages in a folder of its English name (language/english/,
+    its translations' german/, portuguese-brazilian/); a language without a name here keeps its tag.
+    Elsewhere a folder so named is not a language (docs/english/)."""
+    from pathlib import Path
+
+    from nmt.decode.locale_paths import is_language, path_language, translated_path
+
+    path = Path("application/language/english/email_lang.php")
+    named = path_language(path, "php")
+    assert is_language(named, "en") and not is_language(named, "de")
+    assert translated_path(path, "php", named, target) == Path(f"application/language/{folder}/email_lang.php")
+    assert path_language(Path("docs/english/intro.md"), "markdown") is None
+
+
+def test_a_codeigniter_3_apps_english_folder_gets_a_german_one_beside_it(trained_tiny, tmp_path):
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    files = {"application/language/english/email_lang.php": "<?php\n$lang['email_sent'] = 'A dog runs.';\n",
+             "application/controllers/Welcome.php": "<?php\nclass Welcome { public $title = 'A dog runs.'; }\n"}
+    for name, content in files.items():
+        (tmp_path / "app" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "app" / name).write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "app"), "--update",
+                                      str(tmp_path / "app")])
+    assert result.exit_code == 0, result.output
+    written = {str(p.relative_to(tmp_path / "app")) for p in (tmp_path / "app").rglob("*") if p.is_file()}
+    assert written == {*files, "application/language/german/email_lang.php", RECORD_NAME}
+    german = PhpMessages.read((tmp_path / "app" / "application/language/german/email_lang.php").read_bytes(), "de")
+    assert [m.key for m in german.messages] == [("email_sent",)] and german.texts != ["A dog runs."]
+    assert all((tmp_path / "app" / name).read_text(encoding="utf-8") == content for name, content in files.items())
