@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nmt.config import DecodeConfig
+from nmt.decode.joomla_manifest import unlisted_languages
 from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, existing_folder, is_language,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
@@ -344,6 +345,8 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key (or text)
         steps.append(_Step(path, target, True, target if earlier.is_file() else None, before))
         report.localized.append((path, target))
+    joomla = [(path, target) for path, target in report.localized if file_format(str(target)) == "ini"]
+    report.notes += unlisted_languages(folder, files, joomla) if joomla else []
     if site_pages:
         report.notes += unlisted(site, folder, tgt)
         if isinstance(site, Docusaurus) and not any(site.labels(path, tgt) for path in files):

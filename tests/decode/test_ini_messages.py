@@ -91,12 +91,15 @@ def test_a_joomla_folder_gets_its_german_beside_the_english_and_keeps_its_settin
     """`-i SITE --update SITE`: language/en-GB/ (Joomla 4's names and Joomla 3's en-GB.* ones) gets
     language/de-DE/, a reviewer's German kept by key at the next update; an .ini file outside a
     language folder is settings, and the language folder's manifest is not a message file:
-    neither is touched."""
+    neither is touched. Where the extension's manifest installs the English file by name, a note
+    names the entry the German one needs."""
     checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
     files = {"language/en-GB/com_example.ini": 'COM_EXAMPLE="A dog runs."\nCOM_EXAMPLE_CAT="A cat."\n',
              "administrator/language/en-GB/en-GB.com_example.sys.ini": 'COM_EXAMPLE_MENU="A man walks."\n',
              "language/en-GB/langmetadata.xml": '<?xml version="1.0"?>\n<metadata><name>English</name></metadata>\n',
-             "settings/php.ini": 'error_log="A dog runs."\n'}
+             "settings/php.ini": 'error_log="A dog runs."\n',
+             "com_example.xml": '<?xml version="1.0"?>\n<extension type="component">\n  <languages folder="language">\n'
+                                '    <language tag="en-GB">en-GB/com_example.ini</language>\n  </languages>\n</extension>\n'}
     site = tmp_path / "site"
     for name, content in files.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
@@ -104,6 +107,11 @@ def test_a_joomla_folder_gets_its_german_beside_the_english_and_keeps_its_settin
     runner = CliRunner()
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "--update", str(site)])
     assert result.exit_code == 0, result.output
+    # the manifest installs the English file by name: the German one needs its entry too (the
+    # administrator's file, which it does not name, needs none)
+    assert " ".join(result.output.split()).count("but not") == 1
+    assert ('com_example.xml installs en-GB/com_example.ini but not de-DE/com_example.ini: add <language tag="de-DE">'
+            "de-DE/com_example.ini</language> beside it") in " ".join(result.output.split())
     written = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()}
     assert written == {*files, "language/de-DE/com_example.ini", "administrator/language/de-DE/de-DE.com_example.sys.ini",
                        RECORD_NAME}
@@ -118,7 +126,10 @@ def test_a_joomla_folder_gets_its_german_beside_the_english_and_keeps_its_settin
                       encoding="utf-8")
     english = site / "language" / "en-GB" / "com_example.ini"
     english.write_text(files["language/en-GB/com_example.ini"].replace("A cat.", "Two cats."), encoding="utf-8")
+    manifest = site / "com_example.xml"  # the entry added: no note
+    manifest.write_text(files["com_example.xml"].replace(
+        "</languages>", '  <language tag="de-DE">de-DE/com_example.ini</language>\n  </languages>'), encoding="utf-8")
     result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "--update", str(site)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0 and "installs" not in result.output, result.output
     again = IniMessages.read(german.read_bytes(), "de.ini")
     assert again.texts[0] == "Ein Hund rennt (geprüft)" and again.texts[1] != first.texts[1]
