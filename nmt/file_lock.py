@@ -19,10 +19,12 @@ except ImportError:  # not on POSIX: no lock
 
 
 @contextmanager
-def held(lock: Path, refusal: Callable[[str], str], remove: bool = False) -> Iterator[None]:
+def held(lock: Path, refusal: Callable[[str], str], remove: bool = False, named: Path | None = None) -> Iterator[None]:
     """Hold `lock` (made where missing) for the duration, with this process's pid in it. Where
     another process holds it: an NmtError of `refusal(" (pid N)")` (or of `refusal("")` where the
-    holder wrote no pid). With `remove`, the lock file goes when the holder is done."""
+    holder wrote no pid). With `remove`, the lock file goes when the holder is done. A write the
+    system refuses is an error naming `named` (the file the lock guards), else the lock."""
+    named = named or lock
     if fcntl is None:
         yield
         return
@@ -30,14 +32,14 @@ def held(lock: Path, refusal: Callable[[str], str], remove: bool = False) -> Ite
         try:
             handle = open(lock, "a+", encoding="utf-8")
         except OSError as e:
-            raise cannot_write(lock, e) from None
+            raise cannot_write(named, e) from None
         locked = _try_lock(handle, refusal)
         if not (locked and remove) or _still_named(handle, lock):
             break
         handle.close()  # a holder that removes the file did so between our open and our lock: take the new one
     with handle:
         if locked:
-            _write_pid(handle, lock)
+            _write_pid(handle, named)
         try:
             yield
         finally:
@@ -69,7 +71,7 @@ def _still_named(handle, lock: Path) -> bool:
         return False
 
 
-def _write_pid(handle, lock: Path) -> None:
+def _write_pid(handle, named: Path) -> None:
     """The holder's pid, for the error another process gets; written past Python's buffer, so that
     a refused write (a full disk) is raised here, not again when the file closes."""
     try:
@@ -77,4 +79,4 @@ def _write_pid(handle, lock: Path) -> None:
             os.ftruncate(handle.fileno(), 0)
         os.write(handle.fileno(), f"{os.getpid()}\n".encode())
     except OSError as e:
-        raise cannot_write(lock, e) from None
+        raise cannot_write(named, e) from None

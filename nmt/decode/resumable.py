@@ -106,7 +106,7 @@ def sole_writer(output: Path) -> Iterator[None]:
     except OSError as e:
         raise cannot_write(output, e) from None
     with held(_beside(output, "lock"), lambda owner: f"{output}: another nmt is translating into it{owner}; "
-              "wait for it to finish or stop it first", remove=True):
+              "wait for it to finish or stop it first", remove=True, named=output):
         yield
 
 

@@ -154,6 +154,15 @@ def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(train
     assert output.read_text(encoding="utf-8") == whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.de", "big.en"]
 
+    import nmt.file_lock
+
+    def refused(*args, **kwargs):  # a folder one may not write in: the error names the output, not its lock
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(nmt.file_lock, "open", refused, raising=False)
+    one_line_error(_translate(checkpoint, source, tmp_path / "again.de"),
+                   f"{tmp_path / 'again.de'}: cannot write there (Permission denied)")
+
 
 def test_what_a_killed_process_wrote_past_its_record_is_cut_and_translated_again(trained_tiny, tmp_path, chunks,
                                                                                   whole):
