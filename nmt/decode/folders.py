@@ -15,12 +15,14 @@ from __future__ import annotations
 import functools
 import re
 import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nmt.config import DecodeConfig
 from nmt.decode.joomla_manifest import unlisted_languages
+from nmt.decode.laravel_strings import LaravelApp, laravel_apps, strings_in_code, strings_source
 from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path, existing_folder, is_language,
                                      language_trees, names_by_folder, names_language, path_language, suffix_language,
                                      suffixed, translated_path, tree_language)
@@ -75,6 +77,7 @@ class _Step:
     before: Made | None = None
     fill: bool = False
     nav: str | None = None  # mkdocs.yml: its navigation's titles translated into this language (nmt.decode.mkdocs_nav)
+    strings: str | None = None  # a Laravel app's strings found in its code, as JSON: the source (nmt.decode.laravel_strings)
 
 
 def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeConfig,
@@ -151,6 +154,15 @@ def _carry_out(translator, steps: list[_Step], source: Path, translations: Path,
             target.write_text(translate_nav((source / step.source).read_text(encoding="utf-8"), step.nav,
                                             lambda titles: translated_texts(translator, titles, cfg), str(source / step.source)),
                               encoding="utf-8")
+        elif step.strings is not None:  # (a Laravel app's strings: nothing to record, each is its own key)
+            with tempfile.TemporaryDirectory(prefix="nmt-laravel-") as temporary:
+                (Path(temporary) / "strings.json").write_text(step.strings, encoding="utf-8")
+                translated = translate_file(translator, str(Path(temporary) / "strings.json"), str(target), cfg,
+                                            warn=warn_for(source / step.target),
+                                            update=str(translations / step.earlier) if step.earlier else None)
+            report.lines += translated.lines
+            if translated.kept:
+                kept, messages = kept + translated.kept[0], messages + translated.kept[1]
         elif step.translated:
             translated = translate_file(translator, str(source / step.source), str(target), cfg,
                                         warn=warn_for(source / step.source),
@@ -345,6 +357,11 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         steps = [step for step in steps if step.source != target]  # the earlier translation, kept by key (or text)
         steps.append(_Step(path, target, True, target if earlier.is_file() else None, before))
         report.localized.append((path, target))
+    for app in laravel_apps(folder, files) if tgt is not None else []:
+        if (step := _laravel_strings(folder, files, app, src, tgt)) is not None:
+            steps = [kept for kept in steps if kept.source != step.target]  # (its earlier translation: kept by key)
+            steps.append(step)
+            report.localized.append((step.source, step.target))
     joomla = [(path, target) for path, target in report.localized if file_format(str(target)) == "ini"]
     report.notes += unlisted_languages(folder, files, joomla) if joomla else []
     if site_pages:
@@ -357,6 +374,21 @@ def _steps(files: list[Path], folder: Path, languages: tuple[str | None, str | N
         steps = [step for step in steps if step.source != site.config]  # (its navigation's titles translated)
         steps.append(_Step(site.config, site.config, True, nav=site.named(tgt)))
     return steps
+
+
+def _laravel_strings(folder: Path, files: list[Path], app: LaravelApp, src: str | None, tgt: str) -> _Step | None:
+    """The step that writes a Laravel app's lang/de.json from the strings its code looks up by
+    their text, where it has no JSON file of its own language (lang/en.json: translated as a
+    message file is) and its code has such strings or lang/de.json does."""
+    if any(path.parent == app.lang and path.suffix == ".json" and is_language(PathLanguage(path.stem), src or "en")
+           for path in files):
+        return None
+    target = app.strings_file(tgt)
+    strings = strings_in_code(folder, app, files)
+    if not strings and not (folder / target).is_file():
+        return None
+    return _Step(app.root / "__() in the code", target, True, target if (folder / target).is_file() else None,
+                 strings=strings_source(strings, folder / target))
 
 
 def _navigation_untranslated(config: Path, language: str, report: FolderReport) -> bool:

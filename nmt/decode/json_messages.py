@@ -11,7 +11,8 @@ programmers:
   `@@locale` is set to the target language;
 - a browser extension's `{"message": …, "description": …, "placeholders": …}` and FormatJS'
   `{"defaultMessage": …, "description": …}`: the message alone.
-i18next's plural keys (`files_one`, `files_other`) become the target language's
+A string that is its own key (Laravel's lang/en.json) keeps Laravel's placeholders (`:name`:
+nmt.decode.laravel_placeholders). i18next's plural keys (`files_one`, `files_other`) become the target language's
 (nmt.decode.plural_categories): Russian's `files_few` and `files_many` are added with the `other`
 form's translation, which a reviewer adapts, and a category the language lacks is left out.
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 from nmt.data.languages import language_tag
 from nmt.decode.json_style import JsonStyle, read_json, string_lines
+from nmt.decode.laravel_placeholders import marked, unmarked
 from nmt.decode.plural_categories import ORDER, plural_forms
 from nmt.decode.message_file import MessageFile
 from nmt.decode.text.messages import Message, as_markup
@@ -44,6 +46,14 @@ class _Message(Message):
     markup: str  # as_markup of its text
     line: int
     key: tuple  # the keys (and places) from the top to it
+    placeholders: frozenset = frozenset()  # Laravel's, as the model's side marks them ({:name})
+
+    @property
+    def text(self) -> str:
+        return unmarked(super().text, self.placeholders)
+
+    def translation(self, translations) -> str:
+        return unmarked(super().translation(translations), self.placeholders)
 
     def put(self, translations) -> None:
         """Its translation, from an iterator of its parts' translations, in its place."""
@@ -95,7 +105,8 @@ def _collect(value, lines, messages: list[_Message], translated: bool, path: tup
         keep = translated and not (isinstance(key, str) and key.startswith("@")) and (wrapper is None or key == wrapper)
         if isinstance(item, str):
             line = next(lines, 0)
-            message = _Message(value, key, as_markup(item), line, (*path, key)) if keep else None
+            text, placeholders = marked(item) if key == item and not path else (item, frozenset())  # (Laravel's)
+            message = _Message(value, key, as_markup(text), line, (*path, key), placeholders) if keep else None
             if message is not None and message.to_translate:
                 messages.append(message)
         elif isinstance(item, (dict, list)):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from nmt.data.languages import language_tag, two_letter
+from nmt.decode.laravel_placeholders import marked, unmarked
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
 from nmt.decode.text.messages import Message, Part, as_markup, from_markup, message_parts
 from nmt.errors import NmtError
@@ -47,9 +48,6 @@ _TOKEN = re.compile(r"""
 """, re.X | re.S | re.M)
 _INTERPOLATED = re.compile(r"(?<!\\)(?:\\\\)*\$[A-Za-z_{]|\{\$")  # "$name", "{$user->name}": code in a double-quoted string
 _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "e": "\x1b", "f": "\f", "\\": "\\", "$": "$", '"': '"'}
-# Laravel's placeholders: a colon and a name, not after a letter, a digit, a colon or a slash ("10:30", "http://")
-_PLACEHOLDER = re.compile(r"(?<![\w:/\\]):[A-Za-z_]\w*")
-_MARKED_PLACEHOLDER = re.compile(r"\{(:[A-Za-z_]\w*)\}")  # as the model's side sees one: a {placeholder}
 _KEYWORDS = {"return", "yield", "echo", "print", "case", "else", "and", "or", "xor"}  # before "[", an array
 _CONDITION = re.compile(r"\s*[{\[]\s*[-+*\d.]+\s*(?:,\s*[-+*\d.]+\s*)?[}\]]\s*")  # a form's own numbers: "{0} ", "[2,*] "
 
@@ -161,18 +159,13 @@ class PhpMessages(MessageFile):
             else:
                 forms, new = _target_forms(value, value.form_translations(translated), target)
                 done, added = "|".join(forms), added + new
-            done = _unmarked(done, value.placeholders)
-            if done != _unmarked(value.text, value.placeholders):
+            done = unmarked(done, value.placeholders)
+            if done != unmarked(value.text, value.placeholders):
                 edits.append((value.start, value.end, _written(done, value.double)))
         if added:
             self.warnings.append(f"{added} plural forms added for {target} with the translation of the source's "
                                  "form of their kind, else of its last: review them")
         return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
-
-
-def _unmarked(text: str, placeholders: frozenset) -> str:
-    """A message's text with its Laravel placeholders as the file writes them (`{:name}` → `:name`)."""
-    return _MARKED_PLACEHOLDER.sub(lambda m: m.group(1) if m.group(1) in placeholders else m.group(0), text)
 
 
 _SOURCE_FORMS = {2: ("one", "other"), 3: ("one", "few", "many")}  # a source's forms by their count (English's, Russian's)
@@ -221,10 +214,9 @@ def _strings(text: str, name: str) -> list[_Value]:
                     token.kind == "double" and _INTERPOLATED.search(token.text[1:-1]):
                 continue  # (joined to another string with ".", or a variable in it: code)
             raw = token.key
-            found = set(_PLACEHOLDER.findall(raw)) if "{:" not in raw else set()
-            marked = _PLACEHOLDER.sub(lambda m: "{" + m.group(0) + "}", raw) if found else raw
-            values.append(_Value(token.start, token.start + len(token.text), as_markup(marked), token.kind == "double",
-                                 bisect.bisect_right(line_starts, token.start), key, frozenset(found)))
+            text, found = marked(raw)
+            values.append(_Value(token.start, token.start + len(token.text), as_markup(text), token.kind == "double",
+                                 bisect.bisect_right(line_starts, token.start), key, found))
     return values
 
 

@@ -1,0 +1,109 @@
+"""A Laravel app's strings found in its code (nmt.decode.laravel_strings) become lang/de.json, and
+Laravel's placeholders in a JSON string that is its own key reach the model as placeholders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.json_messages import JsonMessages
+from nmt.decode.laravel_strings import LaravelApp, laravel_apps, strings_in_code, strings_source
+from nmt.errors import NmtError
+
+COMPOSER = '{"require": {"php": "^8.2", "laravel/framework": "^11.0"}}\n'
+VIEW = """<h1>{{ __('A dog runs.') }}</h1>
+<p>@lang('Two men walk.') {{ __('auth.failed') }} {{ __("Hello $name") }} {{ $user->__('A cat.') }}</p>
+<p>{{ __('Welcome, :name!', ['name' => $user]) }} {{ __("A woman's \\"red\\" hat.") }} {{ trans_choice('a|b', 2) }}</p>
+"""
+CONTROLLER = "<?php\nclass DogController {\n    public function show() { return __('A dog runs.') . trans('It\\'s late.'); }\n}\n"
+
+
+def _app(root: Path, files: dict[str, str]) -> list[Path]:
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content, encoding="utf-8")
+    return sorted(path.relative_to(root) for path in root.rglob("*") if path.is_file())
+
+
+def test_the_strings_looked_up_by_their_text_are_found_once_each_in_the_code(tmp_path):
+    """__(), @lang() and trans() with a string literal, each string once in the order met; not a
+    PHP file's key (auth.failed), a string built at run time ("Hello $name"), another object's
+    method (->__), trans_choice's forms, nor the code of packages (vendor/) and language files."""
+    files = _app(tmp_path, {"artisan": "#!/usr/bin/env php\n", "composer.json": COMPOSER,
+                            "app/Http/Controllers/DogController.php": CONTROLLER,
+                            "resources/views/welcome.blade.php": VIEW,
+                            "vendor/laravel/framework/src/x.php": "<?php __('A package string.');\n",
+                            "lang/en/auth.php": "<?php\nreturn ['failed' => __('Not code.')];\n"})
+    [found] = laravel_apps(tmp_path, files)
+    assert found == LaravelApp(Path("."), Path("lang"))
+    assert strings_in_code(tmp_path, found, files) == [
+        "A dog runs.", "It's late.", "Two men walk.", "Welcome, :name!", 'A woman\'s "red" hat.']
+    assert [found.strings_file(code) for code in ("de", "deu_Latn", "pt-BR", "zho_Hant")] == [
+        Path("lang/de.json"), Path("lang/de.json"), Path("lang/pt_BR.json"), Path("lang/zh_TW.json")]
+    older = tmp_path / "older"  # before Laravel 9: resources/lang/
+    assert laravel_apps(older, _app(older, {"artisan": "", "composer.json": COMPOSER, "resources/lang/en/auth.php": ""})) \
+        == [LaravelApp(Path("."), Path("resources/lang"))]
+    other = tmp_path / "other"  # an artisan file of another framework's: not Laravel
+    assert laravel_apps(other, _app(other, {"artisan": "", "composer.json": '{"require": {"php": "^8.2"}}'})) == []
+
+
+def test_the_source_keeps_the_translations_order_and_a_string_the_code_no_longer_shows(tmp_path):
+    earlier = tmp_path / "de.json"
+    earlier.write_text(json.dumps({"A package string.": "Ein Paket.", "A dog runs.": "Ein Hund rennt."}), encoding="utf-8")
+    source = json.loads(strings_source(["A dog runs.", "A cat."], earlier))
+    assert list(source.items()) == [("A package string.",) * 2, ("A dog runs.",) * 2, ("A cat.",) * 2]
+    earlier.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(NmtError) as refused:
+        strings_source([], earlier)
+    assert str(refused.value) == f"{earlier}: not a JSON object of strings, as Laravel reads one"
+
+
+def test_laravels_placeholders_in_a_string_that_is_its_own_key_reach_the_model_as_placeholders():
+    document = JsonMessages.read(json.dumps({"Welcome, :name!": "Welcome, :name!", "greeting": "Hi :name",
+                                             "Time: 10:30": "Time: 10:30"}).encode(), "en.json")
+    assert document.texts == ["Welcome, {:name}!", "Hi :name", "Time: 10:30"]  # (a key's text as it is: not Laravel's)
+    written = json.loads(document.write(["Willkommen, {:name}!", "Hallo :name", "Zeit: 10:30"], "de"))
+    assert written == {"Welcome, :name!": "Willkommen, :name!", "greeting": "Hallo :name", "Time: 10:30": "Zeit: 10:30"}
+
+
+def test_a_laravel_app_gets_lang_de_json_from_its_code_and_keeps_what_it_had(trained_tiny, tmp_path):
+    """`-i APP --update APP` writes lang/de.json from the code's strings; run again after a
+    reviewer's edit and a new string in a view, it keeps the reviewed one and a string of
+    lang/de.json the code does not show (a package's), and translates the new one alone. The
+    code is not touched; `-o` writes the same file into the new folder; an app with its own
+    lang/en.json has that translated as before, its code not read."""
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    site = tmp_path / "app"
+    files = {"artisan": "#!/usr/bin/env php\n", "composer.json": COMPOSER,
+             "resources/views/welcome.blade.php": "<h1>{{ __('A dog runs.') }}</h1>\n<p>{{ __('Welcome, :name!') }}</p>\n"}
+    _app(site, files)
+    runner = CliRunner()
+
+    def update():
+        result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "--update", str(site)])
+        assert result.exit_code == 0, result.output
+        return json.loads((site / "lang" / "de.json").read_text(encoding="utf-8"))
+
+    german = update()
+    assert list(german) == ["A dog runs.", "Welcome, :name!"] and german["A dog runs."] != "A dog runs."
+    assert ":name" in german["Welcome, :name!"]
+    assert all((site / name).read_text(encoding="utf-8") == content for name, content in files.items())
+    german["A dog runs."] = "Ein Hund rennt (geprüft)."
+    german["A package string."] = "Ein Paket."
+    (site / "lang" / "de.json").write_text(json.dumps(german, ensure_ascii=False, indent=4), encoding="utf-8")
+    view = site / "resources" / "views" / "welcome.blade.php"
+    view.write_text(files["resources/views/welcome.blade.php"] + "<p>{{ __('A cat sleeps.') }}</p>\n", encoding="utf-8")
+    again = update()
+    assert list(again) == ["A dog runs.", "Welcome, :name!", "A package string.", "A cat sleeps."]
+    assert {key: again[key] for key in german} == german and again["A cat sleeps."] != "A cat sleeps."
+
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0 and "__() in the code → lang/de.json" in result.output, result.output
+    assert json.loads((tmp_path / "out" / "lang" / "de.json").read_text(encoding="utf-8")) == again
+
+    (site / "lang" / "en.json").write_text(json.dumps({"A man walks.": "A man walks."}), encoding="utf-8")
+    assert list(update()) == ["A man walks."]  # (en.json's: the translation of the app's own list)
