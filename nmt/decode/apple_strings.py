@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
 
-from nmt.decode.message_file import MessageFile, backslash_unescaped, double_quoted, spliced
-from nmt.decode.text.messages import Message, as_markup
+from nmt.decode.message_file import MessageFile, TextValue, backslash_unescaped, double_quoted, spliced
+from nmt.decode.text.messages import as_markup
 from nmt.errors import NmtError
 
 _TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>/\*.*?\*/|//[^\n]*)|(?P<string>"(?:[^"\\]|\\.)*")'
@@ -30,21 +29,11 @@ def _read(quoted: str) -> str:
     return backslash_unescaped(quoted[1:-1], _ESCAPED, unicode="uU")
 
 
-@dataclass
-class _Value(Message):
-    """One value to translate: where it stands in the text, and its parts."""
-    start: int
-    end: int
-    markup: str
-    line: int
-    key: tuple
-
-
 class AppleStrings(MessageFile):
     """A .strings file read for translation: its `texts` in, the file with the values translated
     out (`write`)."""
 
-    def __init__(self, text: str, values: list[_Value], bom: bytes, encoding: str):
+    def __init__(self, text: str, values: list[TextValue], bom: bytes, encoding: str):
         self.text, self.messages, self.bom, self.encoding = text, values, bom, encoding
 
     @classmethod
@@ -72,7 +61,7 @@ class AppleStrings(MessageFile):
                 raise NmtError(f'{name}:{entry[0][3]}: not a .strings file (an entry is "key" = "value";)')
             _, quoted, start, line = entry[2]
             key = entry[0][1]
-            value = _Value(start, start + len(quoted), as_markup(_read(quoted)), line,
+            value = TextValue(start, start + len(quoted), as_markup(_read(quoted)), line,
                            (_read(key) if key.startswith('"') else key,))
             if value.to_translate:
                 values.append(value)

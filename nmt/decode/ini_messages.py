@@ -13,10 +13,9 @@ as a language pack's localise.php names them) are translated key by key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from nmt.decode.message_file import MessageFile, spliced, utf8_text
-from nmt.decode.text.messages import Message, as_markup
+from nmt.decode.message_file import MessageFile, TextValue, spliced, utf8_text
+from nmt.decode.text.messages import as_markup
 from nmt.errors import NmtError
 
 _QQ = '"_QQ_"'  # Joomla 3's quote inside a value
@@ -27,21 +26,11 @@ _AFTER = re.compile(r"[ \t]*(?:;[^\r\n]*)?(?:\r?\n|$)")  # what may follow a val
 _SKIPPED = re.compile(r"[ \t]*(?:[;#][^\r\n]*|\[[^\r\n]*\])?(?:\r?\n|$)")  # a blank line, a comment, a section
 
 
-@dataclass
-class _Value(Message):
-    """One value to translate: where it stands in the text (its quotes included)."""
-    start: int
-    end: int
-    markup: str
-    line: int
-    key: tuple
-
-
 class IniMessages(MessageFile):
     """A Joomla language file read for translation: its `texts` in, the file with their
     translations out (`write`)."""
 
-    def __init__(self, text: str, values: list[_Value], bom: bool):
+    def __init__(self, text: str, values: list[TextValue], bom: bool):
         self.text, self.messages, self.bom = text, values, bom
         self.quote = _QQ if _QQ in text else '\\"'
 
@@ -73,7 +62,7 @@ class IniMessages(MessageFile):
                 value = pair.group(4).strip()
                 start = pair.start(4) + len(pair.group(4)) - len(pair.group(4).lstrip())
                 end = start + len(value)
-            found = _Value(start, end, as_markup(value), line, (pair.group(1),))
+            found = TextValue(start, end, as_markup(value), line, (pair.group(1),))
             if found.to_translate:
                 values.append(found)
             at = after.end()

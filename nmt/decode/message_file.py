@@ -1,7 +1,7 @@
 """What every file of a program's messages gives `nmt translate` (nmt.decode.json_messages,
 android_strings, string_catalog, apple_strings, stringsdict_document, qt_document, resx_document,
-properties_document, yaml_messages): its messages' parts to translate and the lines they stand on,
-and the helpers its reading and writing share."""
+properties_document, yaml_messages, ini_messages): its messages' parts to translate and the lines
+they stand on, and the helpers its reading and writing share."""
 
 from __future__ import annotations
 
@@ -90,6 +90,17 @@ class MessageFile:
         for index, message in enumerate(self.messages):
             every += self.kept.get(index) or [next(given) for part in message.parts if part.translated]
         return every
+
+
+@dataclass
+class TextValue(Message):
+    """A message that is a value in its file's text, from `start` to `end` (its quotes included
+    where the file quotes it), under its `key`."""
+    start: int
+    end: int
+    markup: str
+    line: int
+    key: tuple
 
 
 @dataclass
