@@ -1,5 +1,7 @@
 """A Laravel app's translation strings, found in its code: `__('Log in')`, `@lang('...')`,
-`trans('...')` and `Lang::get('...')` in its PHP files and Blade views. Laravel looks such a
+`trans('...')` and `Lang::get('...')` in its PHP files and Blade views, and laravel-vue-i18n's
+`trans('...')`, `wTrans('...')` and `$t('...')` in its scripts and Vue components (which read the
+same files). Laravel looks such a
 string up in lang/de.json, keyed by the text itself; an app that has no lang/en.json (most do not:
 `php artisan lang:publish` makes the PHP files alone) has nothing else that lists them. A folder
 translated (nmt.decode.folders) gets lang/de.json from them, as if from an en.json of each string
@@ -20,8 +22,10 @@ from pathlib import Path
 from nmt.data.languages import language_tag
 from nmt.errors import NmtError
 
-# a call that looks a string up, with a string literal as its first argument
+# a call that looks a string up, with a string literal as its first argument: PHP's, and a script's
 _CALL = re.compile(r"""(?:(?<![\w$>:])__|(?<![\w$>:])trans|@lang|Lang::get)\(\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\$]|\\.)*")\s*[,)]""")
+_SCRIPT_CALL = re.compile(r"""(?:(?<![\w$.])(?:__|trans|wTrans)|\$t)\(\s*('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\$]|\\.)*`)\s*[,)]""")
+_SCRIPTS_SUFFIXES = (".vue", ".js", ".ts", ".jsx", ".tsx")
 _KEY = re.compile(r"[\w-]+(?:\.[\w-]+)+")  # auth.failed, validation.required: a PHP file's key
 _NOT_CODE = {"vendor", "node_modules", "storage", "bootstrap", "lang", "tests", "public"}  # folders of no app code
 _DOUBLE_QUOTED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "$": "$"}
@@ -61,14 +65,15 @@ def strings_in_code(folder: Path, app: LaravelApp, files: list[Path]) -> list[st
     order of the files' paths and of the calls in each."""
     found: dict[str, None] = {}
     for path in files:
-        if path.suffix != ".php" or not path.is_relative_to(app.root):
+        if path.suffix not in (".php", *_SCRIPTS_SUFFIXES) or not path.is_relative_to(app.root):
             continue
         inside = path.relative_to(app.root).parts[:-1]
-        if inside[:1] and inside[0] in _NOT_CODE or inside[:2] == ("resources", "lang"):
+        if inside[:1] and inside[0] in _NOT_CODE or inside[:2] == ("resources", "lang") or "node_modules" in inside:
             continue
         text = (folder / path).read_text(encoding="utf-8", errors="replace")
-        for literal in _CALL.findall(text):
-            string = _unquoted(literal)
+        script = path.suffix != ".php"
+        for literal in (_SCRIPT_CALL if script else _CALL).findall(text):
+            string = _script_unquoted(literal) if script else _unquoted(literal)
             if string.strip() and not _KEY.fullmatch(string):
                 found.setdefault(string)
     return list(found)
@@ -89,6 +94,11 @@ def strings_source(strings: list[str], translation: Path) -> str:
     keys = [key for key, value in earlier.items() if isinstance(value, str)]
     keys += [string for string in strings if string not in earlier]
     return json.dumps({key: key for key in keys}, ensure_ascii=False, indent=4) + "\n"
+
+
+def _script_unquoted(literal: str) -> str:
+    """A JavaScript string literal's text, its escapes undone."""
+    return re.sub(r"\\(.)", lambda m: _DOUBLE_QUOTED.get(m.group(1), m.group(1)), literal[1:-1])
 
 
 def _unquoted(literal: str) -> str:

@@ -19,6 +19,11 @@ VIEW = """<h1>{{ __('A dog runs.') }}</h1>
 <p>@lang('Two men walk.') {{ __('auth.failed') }} {{ __("Hello $name") }} {{ $user->__('A cat.') }}</p>
 <p>{{ __('Welcome, :name!', ['name' => $user]) }} {{ __("A woman's \\"red\\" hat.") }} {{ trans_choice('a|b', 2) }}</p>
 """
+SCRIPT = """<template><h1>{{ $t('A man walks.') }}</h1><p>{{ trans("A girl's hat.") }}</p></template>
+<script setup>
+const title = wTrans(`Two dogs play.`), other = this.$t('A boy jumps.'), built = trans(`A ${dog}.`), own = i18n.trans('A cat.')
+</script>
+"""
 CONTROLLER = "<?php\nclass DogController {\n    public function show() { return __('A dog runs.') . trans('It\\'s late.'); }\n}\n"
 
 
@@ -30,18 +35,23 @@ def _app(root: Path, files: dict[str, str]) -> list[Path]:
 
 
 def test_the_strings_looked_up_by_their_text_are_found_once_each_in_the_code(tmp_path):
-    """__(), @lang() and trans() with a string literal, each string once in the order met; not a
-    PHP file's key (auth.failed), a string built at run time ("Hello $name"), another object's
-    method (->__), trans_choice's forms, nor the code of packages (vendor/) and language files."""
+    """__(), @lang() and trans() with a string literal, and a script's trans(), wTrans() and $t()
+    (laravel-vue-i18n's), each string once in the order met; not a PHP file's key (auth.failed),
+    a string built at run time ("Hello $name", `A ${dog}.`), another object's method (->__,
+    i18n.trans), trans_choice's forms, nor the code of packages (vendor/, node_modules/) and
+    language files."""
     files = _app(tmp_path, {"artisan": "#!/usr/bin/env php\n", "composer.json": COMPOSER,
                             "app/Http/Controllers/DogController.php": CONTROLLER,
                             "resources/views/welcome.blade.php": VIEW,
+                            "resources/js/Pages/Dogs.vue": SCRIPT,
+                            "resources/js/node_modules/x/index.js": "trans('A module string.')\n",
                             "vendor/laravel/framework/src/x.php": "<?php __('A package string.');\n",
                             "lang/en/auth.php": "<?php\nreturn ['failed' => __('Not code.')];\n"})
     [found] = laravel_apps(tmp_path, files)
     assert found == LaravelApp(Path("."), Path("lang"))
     assert strings_in_code(tmp_path, found, files) == [
-        "A dog runs.", "It's late.", "Two men walk.", "Welcome, :name!", 'A woman\'s "red" hat.']
+        "A dog runs.", "It's late.", "A man walks.", "A girl's hat.", "Two dogs play.", "A boy jumps.",
+        "Two men walk.", "Welcome, :name!", 'A woman\'s "red" hat.']
     assert [found.strings_file(code) for code in ("de", "deu_Latn", "pt-BR", "zho_Hant")] == [
         Path("lang/de.json"), Path("lang/de.json"), Path("lang/pt_BR.json"), Path("lang/zh_TW.json")]
     older = tmp_path / "older"  # before Laravel 9: resources/lang/
