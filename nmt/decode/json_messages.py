@@ -11,8 +11,9 @@ programmers:
   `@@locale` is set to the target language;
 - a browser extension's `{"message": …, "description": …, "placeholders": …}` and FormatJS'
   `{"defaultMessage": …, "description": …}`: the message alone.
-A string that is its own key (Laravel's lang/en.json) keeps Laravel's placeholders (`:name`:
-nmt.decode.laravel_placeholders). i18next's plural keys (`files_one`, `files_other`) become the target language's
+A string that is its own key (Laravel's lang/en.json) is read as Laravel reads it: its
+placeholders (`:name`) kept, its plural forms (`:count dog|:count dogs`) the target language's
+(nmt.decode.laravel_messages). i18next's plural keys (`files_one`, `files_other`) become the target language's
 (nmt.decode.plural_categories): Russian's `files_few` and `files_many` are added with the `other`
 form's translation, which a reviewer adapts, and a category the language lacks is left out.
 
@@ -27,10 +28,10 @@ from dataclasses import dataclass
 
 from nmt.data.languages import language_tag
 from nmt.decode.json_style import JsonStyle, read_json, string_lines
-from nmt.decode.laravel_placeholders import marked, unmarked
+from nmt.decode.laravel_messages import LaravelMessage, marked, target_forms, unmarked
 from nmt.decode.plural_categories import ORDER, plural_forms
 from nmt.decode.message_file import MessageFile
-from nmt.decode.text.messages import Message, as_markup
+from nmt.decode.text.messages import as_markup
 from nmt.errors import NmtError
 
 _PLURAL_KEY = re.compile(rf"(.+)_({'|'.join(ORDER)})")
@@ -39,7 +40,7 @@ _WRAPPERS = {"message": {"description", "placeholders"},  # a browser extension'
 
 
 @dataclass
-class _Message(Message):
+class _Message(LaravelMessage):
     """One string value to translate, and where it goes."""
     holder: dict | list
     slot: str | int  # its key in `holder`, or its place
@@ -47,6 +48,7 @@ class _Message(Message):
     line: int
     key: tuple  # the keys (and places) from the top to it
     placeholders: frozenset = frozenset()  # Laravel's, as the model's side marks them ({:name})
+    laravel: bool = False  # a string that is its own key (Laravel's lang/en.json): its plural forms read as Laravel's
 
     @property
     def text(self) -> str:
@@ -80,9 +82,16 @@ class JsonMessages(MessageFile):
         return cls(top, messages, style)
 
     def write(self, translations: list[str], target: str) -> bytes:
-        translated = iter(translations)
-        for message in self.messages:
-            message.put(translated)
+        translated, forms_added = iter(translations), 0
+        for index, message in enumerate(self.messages):
+            if index in self.kept or not message.plural:
+                message.put(translated)
+                continue
+            forms, new = target_forms(message, message.form_translations(translated), target)
+            message.holder[message.slot], forms_added = unmarked("|".join(forms), message.placeholders), forms_added + new
+        if forms_added:
+            self.warnings.append(f"{forms_added} plural forms added for {target} with the translation of the source's "
+                                 "form of their kind, else of its last (Laravel's): review them")
         added = _plural_keys(self.top, target, (), self.earlier)
         if added:
             self.warnings.append(f"{added} plural keys added for {target} with their 'other' key's translation "
@@ -105,8 +114,9 @@ def _collect(value, lines, messages: list[_Message], translated: bool, path: tup
         keep = translated and not (isinstance(key, str) and key.startswith("@")) and (wrapper is None or key == wrapper)
         if isinstance(item, str):
             line = next(lines, 0)
-            text, placeholders = marked(item) if key == item and not path else (item, frozenset())  # (Laravel's)
-            message = _Message(value, key, as_markup(text), line, (*path, key), placeholders) if keep else None
+            laravel = key == item and not path
+            text, placeholders = marked(item) if laravel else (item, frozenset())
+            message = _Message(value, key, as_markup(text), line, (*path, key), placeholders, laravel) if keep else None
             if message is not None and message.to_translate:
                 messages.append(message)
         elif isinstance(item, (dict, list)):

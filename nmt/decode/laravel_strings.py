@@ -1,7 +1,7 @@
 """A Laravel app's translation strings, found in its code: `__('Log in')`, `@lang('...')`,
-`trans('...')` and `Lang::get('...')` in its PHP files and Blade views, and laravel-vue-i18n's
-`trans('...')`, `wTrans('...')` and `$t('...')` in its scripts and Vue components (which read the
-same files). Laravel looks such a
+`trans('...')`, `Lang::get('...')` and, with plural forms, `trans_choice('...', $n)` in its PHP
+files and Blade views, and laravel-vue-i18n's `trans('...')`, `wTrans('...')`, `$t('...')` and
+`transChoice('...', n)` in its scripts and Vue components (which read the same files). Laravel looks such a
 string up in lang/de.json, keyed by the text itself; an app that has no lang/en.json (most do not:
 `php artisan lang:publish` makes the PHP files alone) has nothing else that lists them. A folder
 translated (nmt.decode.folders) gets lang/de.json from them, as if from an en.json of each string
@@ -23,8 +23,8 @@ from nmt.data.languages import language_tag
 from nmt.errors import NmtError
 
 # a call that looks a string up, with a string literal as its first argument: PHP's, and a script's
-_CALL = re.compile(r"""(?:(?<![\w$>:])__|(?<![\w$>:])trans|@lang|Lang::get)\(\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\$]|\\.)*")\s*[,)]""")
-_SCRIPT_CALL = re.compile(r"""(?:(?<![\w$.])(?:__|trans|wTrans)|\$t)\(\s*('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\$]|\\.)*`)\s*[,)]""")
+_CALL = re.compile(r"""(?:(?<![\w$>:])__|(?<![\w$>:])trans(?:_choice)?|@lang|@choice|Lang::(?:get|choice))\(\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\$]|\\.)*")\s*[,)]""")
+_SCRIPT_CALL = re.compile(r"""(?:(?<![\w$.])(?:__|trans|wTrans|transChoice|wTransChoice)|\$tChoice|\$t)\(\s*('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\$]|\\.)*`)\s*[,)]""")
 _SCRIPTS_SUFFIXES = (".vue", ".js", ".ts", ".jsx", ".tsx")
 _KEY = re.compile(r"[\w-]+(?:\.[\w-]+)+")  # auth.failed, validation.required: a PHP file's key
 _NOT_CODE = {"vendor", "node_modules", "storage", "bootstrap", "lang", "tests", "public"}  # folders of no app code

@@ -6,14 +6,9 @@ array(...));`), translated into the file for the target language (lang/de/auth.p
 Each string in an array, at any depth, is a message, and so is a string assigned to an element of
 an array (`$lang['key'] = '...'`); a string before `=>` is a key. A message is translated as
 others are (nmt.decode.text.messages: its lines apart, HTML tags and entities kept), and Laravel's
-placeholders (`:attribute`, `:Attribute`, `:ATTRIBUTE`, which Laravel replaces by name in any
-case) are kept as written, as are Moodle's (`{$a}`, `{$a->name}`: nmt.decode.text.verbatim). A
-message of Laravel's plural forms (`:count file|:count files`, forms joined by `|` without spaces
-around it) is translated form by form and given as many forms as
-Laravel chooses between for the target language (MessageSelector::getPluralIndex: three for
-Russian, one for Japanese), each added one with the translation of the source's form of its
-category, else of its last, for a reviewer to adapt. Forms with their own numbers (`{0} None|[1,19]
-Some|[20,*] Many`) keep them, and their count.
+placeholders (`:attribute`) are kept as written, as are Moodle's (`{$a}`, `{$a->name}`:
+nmt.decode.text.verbatim), and a message of Laravel's plural forms (`:count file|:count files`) is
+translated form by form and given the target language's (nmt.decode.laravel_messages).
 
 Each translation is written in its string's place and quotes; keys, comments, code and the other
 strings stay byte for byte. A string that is code (a double-quoted one with a variable in it,
@@ -27,10 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from nmt.data.languages import language_tag, two_letter
-from nmt.decode.laravel_placeholders import marked, unmarked
+from nmt.decode.laravel_messages import LaravelMessage, marked, target_forms, unmarked
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
-from nmt.decode.text.messages import Message, Part, as_markup, from_markup, message_parts
+from nmt.decode.text.messages import as_markup
 from nmt.errors import NmtError
 
 _TOKEN = re.compile(r"""
@@ -49,32 +43,13 @@ _TOKEN = re.compile(r"""
 _INTERPOLATED = re.compile(r"(?<!\\)(?:\\\\)*\$[A-Za-z_{]|\{\$")  # "$name", "{$user->name}": code in a double-quoted string
 _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "e": "\x1b", "f": "\f", "\\": "\\", "$": "$", '"': '"'}
 _KEYWORDS = {"return", "yield", "echo", "print", "case", "else", "and", "or", "xor"}  # before "[", an array
-_CONDITION = re.compile(r"\s*[{\[]\s*[-+*\d.]+\s*(?:,\s*[-+*\d.]+\s*)?[}\]]\s*")  # a form's own numbers: "{0} ", "[2,*] "
-
-# The plural forms Laravel chooses between, by language, in its order (MessageSelector::getPluralIndex)
-_ONE_OTHER = ("one", "other")
-_ONE_FEW_MANY = ("one", "few", "many")
-_FORMS = {
-    **dict.fromkeys(("az", "bo", "dz", "id", "ja", "jv", "ka", "km", "kn", "ko", "ms", "th", "tr", "vi", "zh"), ("other",)),
-    **dict.fromkeys(("af", "bn", "bg", "ca", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fo", "fy", "gl",
-                     "gu", "ha", "he", "hu", "is", "it", "ku", "lb", "ml", "mn", "mr", "nb", "ne", "nl", "nn", "no", "om",
-                     "or", "pa", "ps", "pt", "so", "sq", "sv", "sw", "ta", "te", "tk", "ur", "zu", "am", "fil", "fr", "hi",
-                     "hy", "ln", "mg", "ti", "wa", "mk"), _ONE_OTHER),
-    **dict.fromkeys(("be", "bs", "hr", "ru", "sr", "uk", "cs", "sk", "pl", "lt"), _ONE_FEW_MANY),
-    "ga": ("one", "two", "other"), "ro": ("one", "few", "other"), "lv": ("zero", "one", "other"),
-    "sl": ("one", "two", "few", "other"), "cy": ("one", "two", "many", "other"), "mt": ("one", "few", "many", "other"),
-    "ar": ("zero", "one", "two", "few", "many", "other"),
-}
 
 
-def laravel_forms(language: str) -> tuple[str, ...] | None:
-    """The plural categories of Laravel's forms for `language` (de, deu_Latn, pt_BR), in their
-    order; None where Laravel does not know it (it then always takes the first form)."""
-    return _FORMS.get(two_letter(language) or language_tag(language).split("-")[0].lower())  # (as plural_categories)
+
 
 
 @dataclass
-class _Value(Message):
+class _Value(LaravelMessage):
     """One string to translate: where it stands in the text, and its quotes."""
     start: int
     end: int
@@ -84,49 +59,6 @@ class _Value(Message):
     key: tuple
     placeholders: frozenset = frozenset()  # Laravel's, as the model's side marks them ({:name})
 
-    def __post_init__(self):
-        self.forms = plural_forms(self.markup)  # (its own numbers and text, form by form; None: not a plural)
-        super().__post_init__()
-
-    def cut(self, every_line: bool = False) -> list[Part]:
-        """Its parts; a plural's form by form, "|" and each form's own numbers kept as written."""
-        if self.forms is None:
-            return super().cut(every_line)
-        parts = []
-        for number, (condition, form) in enumerate(self.forms):
-            parts += [Part("|", False)] * bool(number) + [Part(condition, False)] * bool(condition)
-            parts += message_parts(form, every_line)
-        return parts
-
-    @property
-    def plural(self) -> bool:
-        return self.forms is not None
-
-    def form_translations(self, translations) -> list[str]:
-        """Each plural form's translation (with its own numbers), from an iterator of its parts'."""
-        forms, current = [], []
-        for part in self.parts:
-            if part.text == "|" and not part.translated:
-                forms.append("".join(current))
-                current = []
-            else:
-                current.append(part.written(next(translations)) if part.translated else part.text)
-        return [from_markup(form, self.markup) for form in [*forms, "".join(current)]]
-
-
-def plural_forms(markup: str) -> list[tuple[str, str]] | None:
-    """A message's plural forms as (its own numbers, its text), or None where it is not one: forms
-    are joined by "|" with no space on both sides ("Title | Site" is a title), each holds text."""
-    if "|" not in markup or re.search(r"\s\|\s", markup) or "<" in markup:
-        return None
-    forms = []
-    for form in markup.split("|"):
-        condition = _CONDITION.match(form)
-        own = condition.group(0) if condition else ""
-        if not form[len(own):].strip():
-            return None
-        forms.append((own, form[len(own):]))
-    return forms
 
 
 class PhpMessages(MessageFile):
@@ -157,7 +89,7 @@ class PhpMessages(MessageFile):
             if index in self.kept or not value.plural:
                 done = value.translation(translated)
             else:
-                forms, new = _target_forms(value, value.form_translations(translated), target)
+                forms, new = target_forms(value, value.form_translations(translated), target)
                 done, added = "|".join(forms), added + new
             done = unmarked(done, value.placeholders)
             if done != unmarked(value.text, value.placeholders):
@@ -168,20 +100,7 @@ class PhpMessages(MessageFile):
         return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
 
 
-_SOURCE_FORMS = {2: ("one", "other"), 3: ("one", "few", "many")}  # a source's forms by their count (English's, Russian's)
 
-
-def _target_forms(value: _Value, forms: list[str], target: str) -> tuple[list[str], int]:
-    """A plural's translated forms, as many as Laravel chooses between in `target`, and how many
-    were added: each the source's form of its category, else the source's last. A source's two
-    forms are read as one and other (English, German, French, ...), three as one, few and many
-    (Russian, Polish, Czech, ...). Forms with their own numbers, and other counts, are kept as
-    they are."""
-    wanted, had = laravel_forms(target), _SOURCE_FORMS.get(len(forms))
-    if wanted is None or had is None or any(condition for condition, _ in value.forms):
-        return forms, 0
-    by_category = dict(zip(had, forms))
-    return [by_category.get(category, forms[-1]) for category in wanted], sum(c not in by_category for c in wanted)
 
 
 def _strings(text: str, name: str) -> list[_Value]:

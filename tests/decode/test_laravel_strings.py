@@ -17,7 +17,8 @@ from nmt.errors import NmtError
 COMPOSER = '{"require": {"php": "^8.2", "laravel/framework": "^11.0"}}\n'
 VIEW = """<h1>{{ __('A dog runs.') }}</h1>
 <p>@lang('Two men walk.') {{ __('auth.failed') }} {{ __("Hello $name") }} {{ $user->__('A cat.') }}</p>
-<p>{{ __('Welcome, :name!', ['name' => $user]) }} {{ __("A woman's \\"red\\" hat.") }} {{ trans_choice('a|b', 2) }}</p>
+<p>{{ __('Welcome, :name!', ['name' => $user]) }} {{ __("A woman's \\"red\\" hat.") }}</p>
+<p>{{ trans_choice(':count dog|:count dogs', $n) }} {{ trans_choice('messages.apples', 2) }}</p>
 """
 SCRIPT = """<template><h1>{{ $t('A man walks.') }}</h1><p>{{ trans("A girl's hat.") }}</p></template>
 <script setup>
@@ -38,8 +39,8 @@ def test_the_strings_looked_up_by_their_text_are_found_once_each_in_the_code(tmp
     """__(), @lang() and trans() with a string literal, and a script's trans(), wTrans() and $t()
     (laravel-vue-i18n's), each string once in the order met; not a PHP file's key (auth.failed),
     a string built at run time ("Hello $name", `A ${dog}.`), another object's method (->__,
-    i18n.trans), trans_choice's forms, nor the code of packages (vendor/, node_modules/) and
-    language files."""
+    i18n.trans), nor the code of packages (vendor/, node_modules/) and language files.
+    trans_choice()'s plural forms are one string."""
     files = _app(tmp_path, {"artisan": "#!/usr/bin/env php\n", "composer.json": COMPOSER,
                             "app/Http/Controllers/DogController.php": CONTROLLER,
                             "resources/views/welcome.blade.php": VIEW,
@@ -51,7 +52,7 @@ def test_the_strings_looked_up_by_their_text_are_found_once_each_in_the_code(tmp
     assert found == LaravelApp(Path("."), Path("lang"))
     assert strings_in_code(tmp_path, found, files) == [
         "A dog runs.", "It's late.", "A man walks.", "A girl's hat.", "Two dogs play.", "A boy jumps.",
-        "Two men walk.", "Welcome, :name!", 'A woman\'s "red" hat.']
+        "Two men walk.", "Welcome, :name!", 'A woman\'s "red" hat.', ":count dog|:count dogs"]
     assert [found.strings_file(code) for code in ("de", "deu_Latn", "pt-BR", "zho_Hant")] == [
         Path("lang/de.json"), Path("lang/de.json"), Path("lang/pt_BR.json"), Path("lang/zh_TW.json")]
     older = tmp_path / "older"  # before Laravel 9: resources/lang/
@@ -72,12 +73,22 @@ def test_the_source_keeps_the_translations_order_and_a_string_the_code_no_longer
     assert str(refused.value) == f"{earlier}: not a JSON object of strings, as Laravel reads one"
 
 
-def test_laravels_placeholders_in_a_string_that_is_its_own_key_reach_the_model_as_placeholders():
-    document = JsonMessages.read(json.dumps({"Welcome, :name!": "Welcome, :name!", "greeting": "Hi :name",
-                                             "Time: 10:30": "Time: 10:30"}).encode(), "en.json")
-    assert document.texts == ["Welcome, {:name}!", "Hi :name", "Time: 10:30"]  # (a key's text as it is: not Laravel's)
-    written = json.loads(document.write(["Willkommen, {:name}!", "Hallo :name", "Zeit: 10:30"], "de"))
-    assert written == {"Welcome, :name!": "Willkommen, :name!", "greeting": "Hallo :name", "Time: 10:30": "Zeit: 10:30"}
+def test_a_string_that_is_its_own_key_is_read_as_laravel_reads_it():
+    """Laravel's lang/en.json: its placeholders reach the model as placeholders, and its plural
+    forms are translated form by form and made the target language's (three for Russian, the
+    forms with their own numbers kept); a string under another key is any JSON file's."""
+    strings = {"Welcome, :name!": "Welcome, :name!", ":count dog|:count dogs": ":count dog|:count dogs",
+               "{0} No dogs|[1,*] :count dogs": "{0} No dogs|[1,*] :count dogs", "greeting": "Hi :name|Hey"}
+    document = JsonMessages.read(json.dumps(strings).encode(), "en.json")
+    assert document.texts == ["Welcome, {:name}!", "{:count} dog", "{:count} dogs", "No dogs", "{:count} dogs",
+                              "Hi :name|Hey"]
+    written = json.loads(document.write(["Добро пожаловать, {:name}!", "{:count} собака", "{:count} собак", "Нет собак",
+                                         "{:count} собак", "Привет :name|Эй"], "ru"))
+    assert written == {"Welcome, :name!": "Добро пожаловать, :name!",
+                       ":count dog|:count dogs": ":count собака|:count собак|:count собак",
+                       "{0} No dogs|[1,*] :count dogs": "{0} Нет собак|[1,*] :count собак", "greeting": "Привет :name|Эй"}
+    assert document.warnings == ["2 plural forms added for ru with the translation of the source's form of their kind, "
+                                 "else of its last (Laravel's): review them"]
 
 
 def test_a_laravel_app_gets_lang_de_json_from_its_code_and_keeps_what_it_had(trained_tiny, tmp_path):

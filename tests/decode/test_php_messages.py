@@ -8,7 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
-from nmt.decode.php_messages import PhpMessages, laravel_forms
+from nmt.decode.laravel_messages import laravel_forms
+from nmt.decode.php_messages import PhpMessages
 from nmt.decode.stream import file_format
 from nmt.decode.translation_record import RECORD_NAME
 from tests.conftest import one_line_error
