@@ -1,9 +1,10 @@
 """A Laravel app's translation strings, found in its code: `__('Log in')`, `@lang('...')`,
 `trans('...')`, `Lang::get('...')` and, with plural forms, `trans_choice('...', $n)` in its PHP
 files and Blade views, and laravel-vue-i18n's `trans('...')`, `wTrans('...')`, `$t('...')` and
-`transChoice('...', n)` in its scripts and Vue components (which read the same files). Laravel looks such a
-string up in lang/de.json, keyed by the text itself; an app that has no lang/en.json (most do not:
-`php artisan lang:publish` makes the PHP files alone) has nothing else that lists them. A folder
+`transChoice('...', n)` in its scripts and Vue components (which read the same files). Laravel
+looks such a string up in lang/de.json, keyed by the text itself; an app that has no
+lang/en.json (most do not: `php artisan lang:publish` makes the PHP files alone) has nothing else
+that lists them. A folder
 translated (nmt.decode.folders) gets lang/de.json from them, as if from an en.json of each string
 under its own text: a string already in lang/de.json keeps its translation there (and so does a
 string the code no longer shows: a package's, a script's), and only new ones are translated.
