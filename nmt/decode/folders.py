@@ -29,6 +29,7 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
 from nmt.decode.rows import direction
 from nmt.decode.csv_table import names_languages
 from nmt.decode.mkdocs_nav import translate_nav, untranslated_titles
+from nmt.decode.resumable import sole_writer
 from nmt.decode.site_layouts import Docusaurus, SuffixSite, documentation_site, unlisted, untranslated_label
 from nmt.decode.stream import (BILINGUAL, KEYED, StreamReport, file_format, file_texts, read_document, translate_file,
                                translated_texts)
@@ -120,22 +121,23 @@ def translate_folder(translator, source: Path, output: Path | None, cfg: DecodeC
         steps = [step for step in steps if step.translated and (step.target != step.source or step.fill or step.nav or
                                                                 _filled_in_place(source, step.source, languages[1]))]
     building = (output or source).resolve().with_name(f".{(output or source).resolve().name}.tmp")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
-    try:
-        _carry_out(translator, steps, source, source, building, cfg, warn_for, done, report, record, mirrored)
-        if output is None:
-            _put_in_place(steps, building, source, report)
-            _write_record(record, source, report)
-        else:
-            if record.entries:
-                (building / RECORD_NAME).write_text(record.content(), encoding="utf-8")
-            if output.exists():
-                output.rmdir()  # (empty)
-            building.rename(output)
-    except BaseException:
+    with sole_writer(output or source):  # (a second run would remove the first's folder being built)
         shutil.rmtree(building, ignore_errors=True)
-        raise
+        building.mkdir(parents=True)
+        try:
+            _carry_out(translator, steps, source, source, building, cfg, warn_for, done, report, record, mirrored)
+            if output is None:
+                _put_in_place(steps, building, source, report)
+                _write_record(record, source, report)
+            else:
+                if record.entries:
+                    (building / RECORD_NAME).write_text(record.content(), encoding="utf-8")
+                if output.exists():
+                    output.rmdir()  # (empty)
+                building.rename(output)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
     return report
 
 
@@ -220,15 +222,16 @@ def _update_translated_folder(translator, source: Path, into: Path, cfg: DecodeC
                          if not (source / made.source).is_file() and (into / target).is_file())
     steps = [kept for step in steps if (kept := _still_to_do(step, source, into, record, report)) is not None]
     building = into.resolve().with_name(f".{into.resolve().name}.tmp")
-    shutil.rmtree(building, ignore_errors=True)
-    building.mkdir(parents=True)
-    try:
-        _carry_out(translator, steps, source, into, building, cfg, warn_for, done, report, record, every=True)
-        _put_in_place(steps, building, into, report)
-    except BaseException:
+    with sole_writer(into):
         shutil.rmtree(building, ignore_errors=True)
-        raise
-    _write_record(record, into, report)
+        building.mkdir(parents=True)
+        try:
+            _carry_out(translator, steps, source, into, building, cfg, warn_for, done, report, record, every=True)
+            _put_in_place(steps, building, into, report)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+        _write_record(record, into, report)
     return report
 
 

@@ -243,3 +243,29 @@ def test_a_docusaurus_sites_labels_still_in_english_are_translated_in_place(tran
     (site / "website/i18n").rename(tmp_path / "i18n")
     notes = translate_folder(translator, site, tmp_path / "out", cfg, lambda path: lambda message: None).notes
     assert any("npm run write-translations -- --locale de` in website" in note for note in notes), notes
+
+
+def test_a_second_run_into_the_same_folder_is_refused_while_the_first_builds_it(trained_tiny, tmp_path, monkeypatch):
+    """A second run would remove the folder the first is building (`.site.de.tmp`): while one
+    translates a folder, the same command again is a one-line error, and the first finishes whole."""
+    import nmt.decode.folders as folders
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (site / name).write_text("A black dog leaps over a log.\n", encoding="utf-8")
+    runner, refusals, translate_file = CliRunner(), [], folders.translate_file
+
+    def meanwhile(*args, **kwargs):
+        if not refusals:  # the first file: the same command started again
+            refusals.append(runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "site.de")]))
+        return translate_file(*args, **kwargs)
+
+    monkeypatch.setattr(folders, "translate_file", meanwhile)
+    result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(site), "-o", str(tmp_path / "site.de")])
+    assert result.exit_code == 0, result.output
+    [second] = refusals
+    one_line_error(second, f"{tmp_path / 'site.de'}: another nmt is translating into it")
+    assert sorted(p.name for p in (tmp_path / "site.de").iterdir()) == ["a.txt", "b.txt", RECORD_NAME]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site", "site.de"]  # no lock, no folder being built
