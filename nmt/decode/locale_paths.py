@@ -52,8 +52,9 @@ _JOOMLA_COUNTRIES = {"af": "ZA", "ar": "AA", "be": "BY", "bn": "BD", "bs": "BA",
                      "ur": "PK", "vi": "VN", "zh": "CN"}
 # CodeIgniter 3 names a language's folder of PHP messages by the language's English name
 # (language/english/); its translations' names for a language and a script or country
-_NAMED_FOLDERS = {"english", *(name.lower() for name in LANGUAGE_NAMES.values())}
 _COMPOUND_NAMES = {"pt-BR": "portuguese-brazilian", "zh-Hans": "simplified-chinese", "zh-Hant": "traditional-chinese"}
+_BY_NAME = {english.lower(): code for code, english in LANGUAGE_NAMES.items()} | \
+    {folder: tag for tag, folder in _COMPOUND_NAMES.items()}  # a folder's name: the language's tag
 # folders that hold a program's messages (a folder in one named for a language: locales/de/)
 LOCALE_FOLDERS = {"locales", "locale", "_locales", "i18n", "l10n", "lang", "langs", "languages", "translations",
                   "messages", "intl"}
@@ -97,7 +98,7 @@ def is_language(named: PathLanguage, code: str | None) -> bool:
 
 def _standard(code: str) -> str:
     """A code as BCP 47 writes it now: he for iw, zh-Hant for zh-TW."""
-    if (named := _by_name(code)) is not None:  # (CodeIgniter 3's folders: english, german)
+    if (named := _BY_NAME.get(code.lower())) is not None:  # (CodeIgniter 3's folders: english, german)
         return named
     language, _, rest = code.replace("_", "-").partition("-")
     language = _LEGACY.get(language.lower(), language)
@@ -193,19 +194,16 @@ def _part_language(part: str, is_folder: bool, kind: str, parent: str = "") -> s
         return qualifier["language"] + (f"-{qualifier['region']}" if qualifier["region"] else "")
     if is_folder and part.endswith(".lproj"):
         return None if part == "Base.lproj" else part.removesuffix(".lproj")
-    if kind == "php" and is_folder and parent.lower() == "language" and _by_name(part):
+    if _named_in_english(part, is_folder, kind, parent):
         return part
     named = _named(part, _in_locale_folder(is_folder, parent, part))
     return part[named.start("language"):] if named else None
 
 
-def _by_name(name: str) -> str | None:
-    """The tag of the language a folder's name is the English name of (CodeIgniter 3's `english`,
-    `portuguese-brazilian`), or None."""
-    name = name.lower()
-    compound = {folder: tag for tag, folder in _COMPOUND_NAMES.items()}
-    return compound.get(name) or next((code for code, english in LANGUAGE_NAMES.items()
-                                       if english.lower() == name), None)
+def _named_in_english(part: str, is_folder: bool, kind: str, parent: str) -> bool:
+    """Whether a part of a path is CodeIgniter 3's folder of a language's PHP messages, named by
+    the language's English name (language/english/, language/portuguese-brazilian/)."""
+    return kind == "php" and is_folder and parent.lower() == "language" and part.lower() in _BY_NAME
 
 
 def language_named_folder(tag: str) -> str:
@@ -236,7 +234,7 @@ def _written(part: str, is_folder: bool, kind: str, tag: str, parent: str = "") 
         return f"values{_android_qualifier(tag)}{_ANDROID_LANGUAGE.sub('', android['qualifiers'], count=1)}"
     if is_folder and part.endswith(".lproj"):
         return f"{tag}.lproj"
-    if kind == "php" and is_folder and parent.lower() == "language" and _by_name(part):
+    if _named_in_english(part, is_folder, kind, parent):
         return language_named_folder(tag)
     named = _named(part, _in_locale_folder(is_folder, parent, part))
     head = named.groupdict().get("head") or ""
