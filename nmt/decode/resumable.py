@@ -118,7 +118,7 @@ def resumes(source: str, output: str, interactive: bool) -> bool:
     return not Path(output).exists() or Path(output).is_file()
 
 
-def resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str]) -> Resumed:
+def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str]) -> Resumed:
     """How far a stopped translation of `source` into `output` made as `made` got, its partial
     file cut back to that point; where none lies there, the start. Reads that many of
     `source_lines`, the source's lines, to check them, and no more. A partial file made otherwise,
@@ -210,13 +210,27 @@ def _cut_to(partial: Path, lines: int) -> None:
         f.truncate(offset)
 
 
-def write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
-                    translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int) -> None:
+def write_resumably(output: Path, source: Path, made: dict, sources: Iterator[str],
+                    translate: Callable[[Iterator[str], int], Iterable[str]], counts: Callable[[], dict], every: int,
+                    started: Callable[[int], None] = lambda _: None) -> Resumed:
+    """The translations of `source`'s lines (`sources`, read as needed) made as `made` written into
+    `output`, this run the only one writing there (sole_writer): after the lines a stopped run
+    left (their number to `started`), `translate(the lines after them, how many)` translates the
+    rest, recorded every `every` lines with `counts()`. Returns where it started."""
+    with sole_writer(output):
+        start = _resume_point(source, output, made, sources)
+        started(start.lines)
+        _write_resumable(output, source, made, start, sources, lambda rest: translate(rest, start.lines), counts, every)
+    return start
+
+
+def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
+                      translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int) -> None:
     """Write the translations `translate` makes of `sources` (the source lines after `start`, read
     as it needs them; one translation each, in order) after the `start.lines` already in the
     partial file, recording every `every` lines how far they go, with `counts()`, this run's counts
-    (numbers, or numbers by name), added to the start's; the output takes the partial file's place once complete. Stopped
-    before (an error, Ctrl-C, a killed process), the partial file and its record stay for the next run."""
+    (numbers, or numbers by name), added to the start's; the output takes the partial file's place
+    once complete. Stopped before (an error, Ctrl-C, a killed process), the partial file and its record stay for the next run."""
     partial, record_path = partial_files(output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,7 @@ from nmt.decode.text.markup import looks_like_markup
 from nmt.decode.text.messages import read_as_translation
 from nmt.data.languages import language_tag
 from nmt.data.words import without_segmenter
-from nmt.decode.resumable import made_with, resume_point, resumes, sole_writer, write_resumable
+from nmt.decode.resumable import made_with, resumes, write_resumably
 from nmt.decode.request import Line, LineDirections, check_request, document_target, hypothesis_record, parse_request
 from nmt.decode.html_document import HtmlDocument
 from nmt.decode.markdown_document import MarkdownDocument
@@ -232,14 +232,11 @@ def _translate_resumably(translator, source: str, lines: Iterator[str], output: 
                          output_format: str, warn: Callable[[str], None], input_format: str, report: StreamReport,
                          extras: Iterable[str], shards, done: Callable[[int], None], made: dict) -> StreamReport:
     """translate_file's `lines` of the file `source` into a file, going on after the lines a stopped run wrote."""
-    with sole_writer(Path(output)):
-        start = resume_point(Path(source), Path(output), made, lines)
-        done(start.lines)
-        write_resumable(Path(output), Path(source), made, start, lines,
-                        lambda rest: translate_all(translator, rest, cfg, output_format, warn, input_format, report,
-                                                   extras, shards, done=lambda n: done(start.lines + n),
-                                                   first_line=start.lines + 1),
-                        lambda: {"failed": report.failed, "sources": dict(report.sources)}, CHUNK_LINES)
+    start = write_resumably(Path(output), Path(source), made, lines,
+                            lambda rest, before: translate_all(translator, rest, cfg, output_format, warn, input_format,
+                                                               report, extras, shards, done=lambda n: done(before + n),
+                                                               first_line=before + 1),
+                            lambda: {"failed": report.failed, "sources": dict(report.sources)}, CHUNK_LINES, done)
     report.lines += start.lines
     report.failed += start.counts.get("failed", 0)
     report.sources.update(start.counts.get("sources", {}))

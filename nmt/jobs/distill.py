@@ -37,7 +37,7 @@ from sacrebleu.metrics import BLEU
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
 from nmt.data.languages import two_letter
-from nmt.decode.resumable import made_with, resume_point, sole_writer, write_resumable
+from nmt.decode.resumable import made_with, write_resumably
 from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 from nmt.metrics.bleu import make_bleu, target_tokenizer
@@ -116,24 +116,19 @@ def _teacher_translations(teacher, source: Path, sources: list[str], out_stem: s
                           resume: dict | None) -> list[str]:
     """The teacher's n-best of each source line, as jsonl lines with token scores; with `resume`,
     written as they come to a hidden file beside the corpus, which a stopped run goes on from."""
-    def translated(lines, first_line: int = 1, before: int = 0):
+    def translated(lines, before: int = 0):  # (the lines after the first `before`)
         return translate_all(teacher, lines, cfg, "jsonl", warn, extras=("token_scores",), shards=shards,
-                             done=lambda n: done(before + n), first_line=first_line)
+                             done=lambda n: done(before + n), first_line=before + 1)
 
     if resume is None:
         return list(translated(sources))
     store = Path(out_stem).with_name(f".{Path(out_stem).name}.teacher.jsonl")
     made = made_with(resume, cfg, "jsonl", "plain", ["token_scores"])
-    lines = iter(sources)
-    with sole_writer(store):
-        start = resume_point(source, store, made, lines)
-        done(start.lines)
-        write_resumable(store, source, made, start, lines,
-                        lambda rest: translated(rest, start.lines + 1, start.lines), dict, CHUNK_LINES)
-        try:
-            return list(read_lines(store))
-        finally:
-            store.unlink()
+    write_resumably(store, source, made, iter(sources), translated, dict, CHUNK_LINES, done)
+    try:
+        return list(read_lines(store))
+    finally:
+        store.unlink()
 
 
 def _references(reference: Path, source: Path, count: int) -> list[str]:
