@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from nmt.data.languages import language_tag
 from nmt.decode.json_style import JsonStyle, read_json, string_lines
-from nmt.decode.laravel_messages import LaravelMessage, marked, target_forms, unmarked
+from nmt.decode.laravel_messages import LaravelMessage, marked, unmarked
 from nmt.decode.plural_categories import ORDER, plural_forms
 from nmt.decode.message_file import MessageFile
 from nmt.decode.text.messages import as_markup
@@ -54,13 +54,6 @@ class _Message(LaravelMessage):
     def text(self) -> str:
         return unmarked(super().text, self.placeholders)
 
-    def translation(self, translations) -> str:
-        return unmarked(super().translation(translations), self.placeholders)
-
-    def put(self, translations) -> None:
-        """Its translation, from an iterator of its parts' translations, in its place."""
-        self.holder[self.slot] = self.translation(translations)
-
 
 class JsonMessages(MessageFile):
     """A JSON file of messages read for translation: its `texts` in, the file with their
@@ -84,11 +77,9 @@ class JsonMessages(MessageFile):
     def write(self, translations: list[str], target: str) -> bytes:
         translated, forms_added = iter(translations), 0
         for index, message in enumerate(self.messages):
-            if index in self.kept or not message.plural:
-                message.put(translated)
-                continue
-            forms, new = target_forms(message, message.form_translations(translated), target)
-            message.holder[message.slot], forms_added = unmarked("|".join(forms), message.placeholders), forms_added + new
+            done, new = (message.translation(translated), 0) if index in self.kept else \
+                message.translation_into(translated, target)
+            message.holder[message.slot], forms_added = done, forms_added + new
         if forms_added:
             self.warnings.append(f"{forms_added} plural forms added for {target} with the translation of the source's "
                                  "form of their kind, else of its last (Laravel's): review them")

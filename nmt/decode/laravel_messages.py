@@ -62,6 +62,7 @@ class LaravelMessage(Message):
     only some of them)."""
 
     laravel = True
+    placeholders: frozenset = frozenset()  # (a dataclass field where it has any: marked() gives them)
 
     def __post_init__(self):
         # (its own numbers and text, form by form; None: not a plural)
@@ -81,6 +82,18 @@ class LaravelMessage(Message):
     @property
     def plural(self) -> bool:
         return self.forms is not None
+
+    def translation(self, translations) -> str:
+        """Its translation, from an iterator of its parts' translations, its placeholders as written."""
+        return unmarked(super().translation(translations), self.placeholders)
+
+    def translation_into(self, translations, target: str) -> tuple[str, int]:
+        """Its translation; a plural's with as many forms as Laravel chooses between in `target`
+        (target_forms), and how many forms were added."""
+        if not self.plural:
+            return self.translation(translations), 0
+        forms, added = target_forms(self, self.form_translations(translations), target)
+        return unmarked("|".join(forms), self.placeholders), added
 
     def form_translations(self, translations) -> list[str]:
         """Each plural form's translation (with its own numbers), from an iterator of its parts'."""

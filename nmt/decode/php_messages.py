@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from nmt.decode.laravel_messages import LaravelMessage, marked, target_forms, unmarked
+from nmt.decode.laravel_messages import LaravelMessage, marked, unmarked
 from nmt.decode.message_file import MessageFile, spliced, utf8_text
 from nmt.decode.text.messages import as_markup
 from nmt.errors import NmtError
@@ -45,9 +45,6 @@ _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "e": "\x1b", "f":
 _KEYWORDS = {"return", "yield", "echo", "print", "case", "else", "and", "or", "xor"}  # before "[", an array
 
 
-
-
-
 @dataclass
 class _Value(LaravelMessage):
     """One string to translate: where it stands in the text, and its quotes."""
@@ -58,7 +55,6 @@ class _Value(LaravelMessage):
     line: int
     key: tuple
     placeholders: frozenset = frozenset()  # Laravel's, as the model's side marks them ({:name})
-
 
 
 class PhpMessages(MessageFile):
@@ -86,21 +82,15 @@ class PhpMessages(MessageFile):
     def write(self, translations: list[str], target: str) -> bytes:
         translated, edits, added = iter(translations), [], 0
         for index, value in enumerate(self.messages):
-            if index in self.kept or not value.plural:
-                done = value.translation(translated)
-            else:
-                forms, new = target_forms(value, value.form_translations(translated), target)
-                done, added = "|".join(forms), added + new
-            done = unmarked(done, value.placeholders)
+            done, new = (value.translation(translated), 0) if index in self.kept else \
+                value.translation_into(translated, target)
+            added += new
             if done != unmarked(value.text, value.placeholders):
                 edits.append((value.start, value.end, _written(done, value.double)))
         if added:
             self.warnings.append(f"{added} plural forms added for {target} with the translation of the source's "
                                  "form of their kind, else of its last: review them")
         return ("\ufeff" * self.bom + spliced(self.text, edits)).encode()
-
-
-
 
 
 def _strings(text: str, name: str) -> list[_Value]:
