@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.files import cannot_write
+from nmt.files import cannot_write, hidden_beside
 
 try:
     import fcntl
@@ -47,6 +47,20 @@ def held(lock: Path, refusal: Callable[[str], str], remove: bool = False, named:
                 if remove:
                     lock.unlink(missing_ok=True)  # before the lock goes: no one can lock a name gone
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def sole_writer(output: Path) -> Iterator[None]:
+    """This process the only one writing `output` (a file, or a folder built whole) while the
+    block runs: a second would mix its lines with the first's, or remove the folder it builds. The
+    lock is `.OUTPUT.lock` beside it, gone when the block ends."""
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise cannot_write(output, e) from None
+    with held(hidden_beside(output, "lock"), lambda owner: f"{output}: another nmt is translating into it{owner}; "
+              "wait for it to finish or stop it first", remove=True, named=output):
+        yield
 
 
 def _try_lock(handle, refusal: Callable[[str], str]) -> bool:

@@ -20,6 +20,12 @@ def line_count(n: int) -> str:
     return f"{n:,} line{'s' * (n != 1)}"
 
 
+def hidden_beside(path: Path, suffix: str) -> Path:
+    """A hidden file beside `path` named for it: `.big.de.SUFFIX` (`.x.SUFFIX` for a hidden `.x`)."""
+    hidden = path.name if path.name.startswith(".") else f".{path.name}"
+    return path.with_name(f"{hidden}.{suffix}")
+
+
 def cannot_write(path: Path | str, error: OSError) -> NmtError:
     return NmtError(f"{path}: cannot write there ({error.strerror or error})")
 

@@ -29,13 +29,13 @@ from nmt.decode.locale_paths import (LOCALE_FOLDERS, PathLanguage, catalog_path,
 from nmt.decode.rows import direction
 from nmt.decode.csv_table import names_languages
 from nmt.decode.mkdocs_nav import translate_nav, untranslated_titles
-from nmt.decode.resumable import sole_writer
 from nmt.decode.site_layouts import Docusaurus, SuffixSite, documentation_site, unlisted, untranslated_label
 from nmt.decode.stream import (BILINGUAL, KEYED, StreamReport, file_format, file_texts, read_document, translate_file,
                                translated_texts)
 from nmt.decode.translation_record import (RECORD_NAME, Made, TranslationRecord, file_fingerprint, fingerprint,
                                            kept_translations)
 from nmt.errors import NmtError
+from nmt.file_lock import sole_writer
 from nmt.files import replaced_whole
 
 _DEPENDENCIES = {"node_modules", "bower_components", "pods", "carthage", "vendor", "site-packages"}

@@ -22,14 +22,13 @@ import json
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.file_lock import held
-from nmt.files import cannot_write, replaced_whole, write_failure
+from nmt.file_lock import sole_writer
+from nmt.files import cannot_write, hidden_beside, replaced_whole, write_failure
 
 SPEED_ONLY = ("max_tokens", "compile")  # decode settings that change how fast, not what, is translated
 # decode settings that name files or model directories whose contents shape the output
@@ -89,25 +88,7 @@ class Resumed:
 
 def partial_files(output: Path) -> tuple[Path, Path]:
     """The hidden file of a stopped translation's lines, and its record."""
-    return _beside(output, "partial"), _beside(output, "partial.json")
-
-
-def _beside(output: Path, suffix: str) -> Path:
-    hidden = output.name if output.name.startswith(".") else f".{output.name}"
-    return output.with_name(f"{hidden}.{suffix}")
-
-
-@contextmanager
-def sole_writer(output: Path) -> Iterator[None]:
-    """This process the only one translating into `output` while it runs (from reading the partial
-    file to the output's completion): a second would append its lines to the first's."""
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise cannot_write(output, e) from None
-    with held(_beside(output, "lock"), lambda owner: f"{output}: another nmt is translating into it{owner}; "
-              "wait for it to finish or stop it first", remove=True, named=output):
-        yield
+    return hidden_beside(output, "partial"), hidden_beside(output, "partial.json")
 
 
 def resumes(source: str, output: str, interactive: bool) -> bool:
