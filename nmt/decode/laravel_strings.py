@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.data.languages import language_tag
+from nmt.decode.php_messages import string_value
 from nmt.errors import NmtError
 
 # a call that looks a string up, with a string literal as its first argument: PHP's, and a script's
@@ -29,7 +30,7 @@ _SCRIPT_CALL = re.compile(r"""(?:(?<![\w$.])(?:__|trans|wTrans|transChoice|wTran
 _SCRIPTS_SUFFIXES = (".vue", ".js", ".ts", ".jsx", ".tsx")
 _KEY = re.compile(r"[\w-]+(?:\.[\w-]+)+")  # auth.failed, validation.required: a PHP file's key
 _NOT_CODE = {"vendor", "node_modules", "storage", "bootstrap", "lang", "tests", "public"}  # folders of no app code
-_DOUBLE_QUOTED = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "$": "$"}
+_SCRIPT_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}  # (any other escaped character: itself)
 # Laravel's locales for a script: laravel-lang's names
 _SCRIPTS = {"zh-Hans": "zh_CN", "zh-Hant": "zh_TW"}
 
@@ -74,7 +75,7 @@ def strings_in_code(folder: Path, app: LaravelApp, files: list[Path]) -> list[st
         text = (folder / path).read_text(encoding="utf-8", errors="replace")
         script = path.suffix != ".php"
         for literal in (_SCRIPT_CALL if script else _CALL).findall(text):
-            string = _script_unquoted(literal) if script else _unquoted(literal)
+            string = _script_unquoted(literal) if script else string_value(literal)
             if string.strip() and not _KEY.fullmatch(string):
                 found.setdefault(string)
     return list(found)
@@ -99,12 +100,4 @@ def strings_source(strings: list[str], translation: Path) -> str:
 
 def _script_unquoted(literal: str) -> str:
     """A JavaScript string literal's text, its escapes undone."""
-    return re.sub(r"\\(.)", lambda m: _DOUBLE_QUOTED.get(m.group(1), m.group(1)), literal[1:-1])
-
-
-def _unquoted(literal: str) -> str:
-    """A PHP string literal's text: single quotes undo \\' and \\\\ alone, double quotes their escapes."""
-    body = literal[1:-1]
-    if literal.startswith("'"):
-        return re.sub(r"\\([\\'])", r"\1", body)
-    return re.sub(r"\\(.)", lambda m: _DOUBLE_QUOTED.get(m.group(1), m.group(0)), body)
+    return re.sub(r"\\(.)", lambda m: _SCRIPT_ESCAPES.get(m.group(1), m.group(1)), literal[1:-1])

@@ -137,7 +137,7 @@ class _Token(NamedTuple):  # (a tuple: a file has hundreds of thousands)
     @property
     def key(self) -> str:
         """The token as an array's key: a string's value, a word or number as written."""
-        return _string_value(self.text) if self.kind in ("single", "double") else self.text
+        return string_value(self.text) if self.kind in ("single", "double") else self.text
 
 
 def _array_literal(before: _Token) -> bool:
@@ -193,7 +193,7 @@ def _tokens(text: str, name: str) -> list[_Token]:
     return tokens
 
 
-def _string_value(token: str) -> str:
+def string_value(token: str) -> str:
     """A PHP string literal's value: single quotes undo only \\' and \\\\; double quotes PHP's escapes."""
     body = token[1:-1]
     if token.startswith("'"):
