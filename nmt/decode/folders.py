@@ -16,7 +16,8 @@ import functools
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -156,27 +157,19 @@ def _carry_out(translator, steps: list[_Step], source: Path, translations: Path,
             target.write_text(translate_nav((source / step.source).read_text(encoding="utf-8"), step.nav,
                                             lambda titles: translated_texts(translator, titles, cfg), str(source / step.source)),
                               encoding="utf-8")
-        elif step.strings is not None:  # (a Laravel app's strings: nothing to record, each is its own key)
-            with tempfile.TemporaryDirectory(prefix="nmt-laravel-") as temporary:
-                (Path(temporary) / "strings.json").write_text(step.strings, encoding="utf-8")
-                translated = translate_file(translator, str(Path(temporary) / "strings.json"), str(target), cfg,
-                                            warn=warn_for(source / step.target),
-                                            update=str(translations / step.earlier) if step.earlier else None)
-            report.lines += translated.lines
-            if translated.kept:
-                kept, messages = kept + translated.kept[0], messages + translated.kept[1]
         elif step.translated:
-            translated = translate_file(translator, str(source / step.source), str(target), cfg,
-                                        warn=warn_for(source / step.source),
-                                        update=str(translations / step.earlier) if step.earlier else None,
-                                        before=step.before, fill=untranslated_label if step.fill else None)
+            named = step.source if step.strings is None else step.target  # (what warnings name)
+            with _read_from(source, step) as read:
+                translated = translate_file(translator, str(read), str(target), cfg, warn=warn_for(source / named),
+                                            update=str(translations / step.earlier) if step.earlier else None,
+                                            before=step.before, fill=untranslated_label if step.fill else None)
             report.lines += translated.lines
             report.failed += translated.failed
             if translated.kept:
                 kept, messages = kept + translated.kept[0], messages + translated.kept[1]
             if translated.kept_texts:
                 report.kept_texts = tuple(a + b for a, b in zip(report.kept_texts or (0, 0), translated.kept_texts))
-            if step.target != step.source or every or file_format(str(step.source)) == "csv":
+            if step.strings is None and (step.target != step.source or every or file_format(str(step.source)) == "csv"):
                 _record(record, step, translated.made, source)  # (a table of languages: its texts by key)
         else:
             shutil.copy2(source / step.source, target)
@@ -184,6 +177,19 @@ def _carry_out(translator, steps: list[_Step], source: Path, translations: Path,
                 record.set(step.target, Made(step.source.as_posix(), copied=file_fingerprint(target)))
         done(finished)
     report.kept = (kept, messages) if messages else None
+
+
+@contextmanager
+def _read_from(source: Path, step: _Step) -> Iterator[Path]:
+    """The file a step translates: its source's, or a Laravel app's strings, written to a temporary
+    one (nothing recorded of them: each is its own key)."""
+    if step.strings is None:
+        yield source / step.source
+        return
+    with tempfile.TemporaryDirectory(prefix="nmt-laravel-") as temporary:
+        strings = Path(temporary) / "strings.json"
+        strings.write_text(step.strings, encoding="utf-8")
+        yield strings
 
 
 def _write_record(record: TranslationRecord, folder: Path, report: FolderReport) -> None:
