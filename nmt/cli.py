@@ -457,6 +457,42 @@ def likelihood(
                         warner(source), done=lambda n: count("pairs", n))
 
 
+@command("filter")
+def filter_(
+    checkpoint: CheckpointsOpt,
+    source: Annotated[Path, typer.Option("--source", help="The corpus's source side.")],
+    target: Annotated[Path, typer.Option("--target", help="Its target side, line by line.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json.")],
+    reverse_model: Annotated[Optional[Path], typer.Option(help=(
+        "A checkpoint translating the other way (target to source): pairs are then ranked by dual "
+        "conditional cross-entropy; without it, by the forward model's cross-entropy alone."))] = None,
+    drop_worst: Annotated[float, typer.Option(help="Leave out this share of the pairs, those with the worst scores.")] = 0.0,
+    max_score: Annotated[Optional[float], typer.Option(help="Leave out the pairs scored above this (nats per token).")] = None,
+    scores: Annotated[Optional[str], typer.Option(help="Write each pair's scores here, one JSON line per input pair.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(
+        "--max-tokens", help="Tokens per batch, padding included (default: the recipe's decode.max_tokens).")] = None,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = 0,
+    ensemble: EnsembleOpt = False,
+    src_lang: SrcLangOpt = None,
+    tgt_lang: TgtLangOpt = None,
+    decode_from: DecodeFromOpt = None,
+    set_: SetOpt = None,
+):
+    """Filter a parallel corpus by how likely translation models find its pairs: dual conditional
+    cross-entropy with a reverse model (Junczys-Dowmunt 2018), else the forward model's cross-entropy."""
+    from nmt.jobs.corpus_filter import filter_corpus, load_scorers
+    from nmt.decode.translate import decode_settings
+
+    forward, reverse, languages = load_scorers(checkpoint, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
+    cfg = decode_settings(forward.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
+    models = {"forward_model": [str(c) for c in checkpoint], "reverse_model": [str(reverse_model)] if reverse_model else []}
+    with terminate_as_interrupt(), lines_counter("scoring", source, unit="pairs") as count:
+        result = filter_corpus(forward, reverse, source, target, output, languages, cfg.max_tokens, drop_worst, max_score,
+                               scores, cfg.precision, models, ensemble, warner(source), lambda n: count("pairs", n))
+    say(result.describe())
+
+
 @command("rerank-tune")
 def rerank_tune(
     checkpoint: CheckpointsOpt,

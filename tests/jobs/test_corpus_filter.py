@@ -1,0 +1,172 @@
+"""`nmt filter`: a corpus filtered by dual conditional cross-entropy, against independent truths
+(the paper's arithmetic by hand, `nmt likelihood`'s scores of each side, pairs spoiled on purpose)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from nmt.cli import app
+from nmt.decode.engines.engine import load_engine
+from nmt.errors import NmtError
+from nmt.jobs import corpus_filter
+from nmt.jobs.corpus_filter import dual_score, kept_pairs
+from tests.conftest import TINY_DATA, one_line_error, trained_once
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, trained_tiny) -> dict:
+    """The tiny en→de model and a de→en one (the same as the reranking tests', trained once a run)."""
+    reverse = trained_once(tmp_path_factory, "data.src_lang=de", "data.tgt_lang=en", "train.max_steps=100")
+    return {"forward": str(trained_tiny.out / "checkpoints" / "best.pt"),
+            "reverse": str(reverse.out / "checkpoints" / "best.pt")}
+
+
+def test_the_score_is_the_papers_disagreement_plus_mean_and_the_worst_go_in_line_order():
+    forward, reverse = np.array([1.0, 2.0, 0.5]), np.array([3.0, 2.0, 0.25])
+    assert dual_score(forward, reverse).tolist() == [2.0 + 2.0, 0.0 + 2.0, 0.25 + 0.375]
+    score = np.array([1.0, 3.0, np.nan, 3.0, 0.5])
+    assert kept_pairs(score).tolist() == [True, True, False, True, True]  # an unscored pair is never kept
+    assert kept_pairs(score, drop_worst=0.25).tolist() == [True, False, False, True, True]  # 1 of 4: the tie's first line
+    assert kept_pairs(score, drop_worst=0.5).tolist() == [True, False, False, False, True]
+    assert kept_pairs(score, drop_worst=0.49).tolist() == [True, False, False, True, True]  # rounded down
+    assert kept_pairs(score, max_score=1.0).tolist() == [True, False, False, False, True]
+    assert kept_pairs(score, drop_worst=0.25, max_score=0.9).tolist() == [False, False, False, False, True]
+
+
+def likelihoods(model: str, source, target, tmp_path) -> list[float]:
+    """`nmt likelihood`'s cross-entropy per token (EOS included) of each pair, an independent path."""
+    out = tmp_path / "likelihood.jsonl"
+    result = runner.invoke(app, ["likelihood", "-c", model, "--source", str(source), "--target", str(target),
+                                 "-o", str(out), "--output-format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    return [-json.loads(line)["log_prob_per_token"] for line in out.read_text().splitlines()]
+
+
+def spoiled_corpus(folder) -> tuple[list[tuple[str, str]], set[int]]:
+    """The tiny training pairs (which the models have learned), every fourth with another pair's
+    target (misaligned), and one pair with an empty target; the misaligned lines' indices."""
+    en = (TINY_DATA / "train.en").read_text(encoding="utf-8").splitlines()
+    de = (TINY_DATA / "train.de").read_text(encoding="utf-8").splitlines()
+    misaligned = set(range(0, len(en), 4))
+    pairs = [(src, de[(i + len(de) // 2) % len(de)] if i in misaligned else tgt) for i, (src, tgt) in enumerate(zip(en, de))]
+    pairs.append(("A sentence without its translation.", ""))
+    for side, lang in ((0, "en"), (1, "de")):
+        (folder / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
+    return pairs, misaligned
+
+
+def test_the_misaligned_pairs_are_dropped_by_each_models_own_scores(models, tmp_path):
+    pairs, misaligned = spoiled_corpus(tmp_path)
+    source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
+    share = len(misaligned) / (len(pairs) - 1)  # of the scored pairs: the empty one is not
+    result = runner.invoke(app, ["filter", "-c", models["forward"], "--reverse-model", models["reverse"],
+                                 "--source", str(source), "--target", str(target), "-o", str(tmp_path / "kept"),
+                                 "--drop-worst", str(share), "--scores", str(tmp_path / "scores.jsonl")])
+    assert result.exit_code == 0, result.output
+    scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert len(scores) == len(pairs) and scores[-1] == {"empty": True, "kept": False}
+
+    # each side's cross-entropy is what `nmt likelihood` finds, the reverse model reading the pair backwards
+    forward = likelihoods(models["forward"], source, target, tmp_path)
+    reverse = likelihoods(models["reverse"], target, source, tmp_path)
+    for row, f, r in zip(scores[:-1], forward, reverse):
+        assert row["forward"] == pytest.approx(f, abs=2e-4) and row["reverse"] == pytest.approx(r, abs=2e-4)
+        assert row["dual"] == pytest.approx(abs(f - r) + (f + r) / 2, abs=5e-4)
+
+    # the worst share are exactly the misaligned pairs: the models learned the genuine ones
+    dropped = {i for i, row in enumerate(scores[:-1]) if not row["kept"]}
+    assert dropped == misaligned
+    kept = [pair for i, pair in enumerate(pairs[:-1]) if i not in misaligned]
+    assert (tmp_path / "kept.en").read_text(encoding="utf-8") == "".join(f"{src}\n" for src, _ in kept)
+    assert (tmp_path / "kept.de").read_text(encoding="utf-8") == "".join(f"{tgt}\n" for _, tgt in kept)
+    report = json.loads((tmp_path / "kept.json").read_text())
+    assert (report["read"], report["written"], report["empty"], report["dropped"]) == \
+        (len(pairs), len(kept), 1, len(misaligned))
+    assert report["scored_by"] == "dual cross-entropy" and report["reverse_model"] == [models["reverse"]]
+    assert report["max_kept_score"] == pytest.approx(max(row["dual"] for row in scores[:-1] if row["kept"]), abs=1e-4)
+    assert f"wrote {len(kept)} of {len(pairs)} pairs" in result.output
+
+
+def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, tmp_path):
+    pairs, misaligned = spoiled_corpus(tmp_path)
+    source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
+    forward = likelihoods(models["forward"], source, target, tmp_path)[:-1]
+    ordered = sorted(forward)
+    gap = max(range(len(ordered) - 1), key=lambda k: ordered[k + 1] - ordered[k])
+    threshold = (ordered[gap] + ordered[gap + 1]) / 2  # in the widest gap between two pairs' scores
+    result = runner.invoke(app, ["filter", "-c", models["forward"], "--source", str(source), "--target", str(target),
+                                 "-o", str(tmp_path / "kept"), "--max-score", str(threshold),
+                                 "--scores", str(tmp_path / "scores.jsonl")])
+    assert result.exit_code == 0, result.output
+    scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert all(set(row) == {"forward", "kept"} for row in scores[:-1])
+    kept = [row["kept"] for row in scores[:-1]]
+    assert kept == [f < threshold for f in forward] and sum(kept) == gap + 1
+    assert len((tmp_path / "kept.en").read_text().splitlines()) == sum(kept)
+    assert json.loads((tmp_path / "kept.json").read_text())["scored_by"] == "forward cross-entropy"
+
+
+def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
+    spoiled_corpus(tmp_path)
+    source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
+    base = ["filter", "-c", models["forward"], "--source", str(source), "--target", str(target)]
+    out = ["-o", str(tmp_path / "kept")]
+    one_line_error(runner.invoke(app, [*base, *out, "--reverse-model", models["forward"]]),
+                   f"--reverse-model {models['forward']}: translates en-de, not de-en")
+    one_line_error(runner.invoke(app, [*base, *out, "--drop-worst", "1"]), "--drop-worst 1: a share of the pairs")
+    one_line_error(runner.invoke(app, [*base, "-o", str(tmp_path / "corpus")]), "is the input")
+    one_line_error(runner.invoke(app, [*base, *out, "--scores", str(source)]), "is the input")
+    (tmp_path / "short.de").write_text("Ein Satz.\n", encoding="utf-8")
+    one_line_error(runner.invoke(app, [*base[:-1], str(tmp_path / "short.de"), *out]), "must have the same number of lines")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en", "short.de"]
+
+
+def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_writes(models, tmp_path, monkeypatch):
+    """Stopped after its first chunk of pairs, the same run again scores only the rest and writes
+    what an uninterrupted run writes; a model changed since is a one-line error that keeps the scores."""
+
+    spoiled_corpus(tmp_path)
+    source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
+    reverse_path = tmp_path / "reverse.pt"
+    shutil.copy(models["reverse"], reverse_path)
+    forward, reverse = load_engine([models["forward"]]), load_engine([reverse_path], src_lang="de", tgt_lang="en")
+    roles = {"forward_model": [models["forward"]], "reverse_model": [str(reverse_path)]}
+    monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
+
+    def run(stem: str, done=lambda n: None):
+        return corpus_filter.filter_corpus(forward, reverse, source, target, str(tmp_path / stem), ("en", "de"), 4096,
+                                           drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"),
+                                           models=roles, done=done)
+
+    run("whole")
+    scored = []
+
+    def stop_after_the_first_chunk(n: int) -> None:
+        scored.append(n)
+        if sum(scored) == 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run("kept", stop_after_the_first_chunk)
+    assert not list(tmp_path.glob("kept*")) and (tmp_path / ".kept.scores.partial").is_file()
+    as_copied = os.stat(reverse_path)
+    os.utime(reverse_path, ns=(1, 1))  # the reverse model's file changed since (its time)
+    with pytest.raises(NmtError, match="made with other settings: reverse_model"):
+        run("kept")
+    assert (tmp_path / ".kept.scores.partial").is_file()
+    os.utime(reverse_path, ns=(as_copied.st_atime_ns, as_copied.st_mtime_ns))
+
+    scored.clear()
+    result = run("kept", scored.append)
+    assert scored[0] == 10 and sum(scored) == result.read  # the first chunk's pairs counted first, not scored again
+    for name in ("en", "de", "scores"):
+        assert (tmp_path / f"kept.{name}").read_text(encoding="utf-8") == (tmp_path / f"whole.{name}").read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.glob("*kept*")) == ["kept.de", "kept.en", "kept.json", "kept.scores"]
