@@ -50,15 +50,16 @@ def held(lock: Path, refusal: Callable[[str], str], remove: bool = False, named:
 
 
 @contextmanager
-def sole_writer(output: Path) -> Iterator[None]:
+def sole_writer(output: Path, doing: str = "translating into it") -> Iterator[None]:
     """This process the only one writing `output` (a file, or a folder built whole) while the
     block runs: a second would mix its lines with the first's, or remove the folder it builds. The
-    lock is `.OUTPUT.lock` beside it, gone when the block ends."""
+    lock is `.OUTPUT.lock` beside it, gone when the block ends; `doing`: what the refusal says the
+    other process is doing."""
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise cannot_write(output, e) from None
-    with held(hidden_beside(output, "lock"), lambda owner: f"{output}: another nmt is translating into it{owner}; "
+    with held(hidden_beside(output, "lock"), lambda owner: f"{output}: another nmt is {doing}{owner}; "
               "wait for it to finish or stop it first", remove=True, named=output):
         yield
 

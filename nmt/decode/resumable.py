@@ -193,20 +193,25 @@ def _cut_to(partial: Path, lines: int) -> None:
 
 def write_resumably(output: Path, source: Path, made: dict, sources: Iterator[str],
                     translate: Callable[[Iterator[str], int], Iterable[str]], counts: Callable[[], dict], every: int,
-                    started: Callable[[int], None] = lambda _: None) -> Resumed:
+                    started: Callable[[int], None] = lambda _: None, done_as: str = "translated",
+                    doing: str = "translating into it") -> Resumed:
     """The translations of `source`'s lines (`sources`, read as needed) made as `made` written into
     `output`, this run the only one writing there (sole_writer): after the lines a stopped run
     left (their number to `started`), `translate(the lines after them, how many)` translates the
-    rest, recorded every `every` lines with `counts()`. Returns where it started."""
-    with sole_writer(output):
+    rest, recorded every `every` lines with `counts()`. Returns where it started. `done_as` and
+    `doing`: what the messages say was done to the lines and what a second run is refused for (a
+    corpus being filtered: "scored", "scoring pairs into it")."""
+    with sole_writer(output, doing):
         start = _resume_point(source, output, made, sources)
         started(start.lines)
-        _write_resumable(output, source, made, start, sources, lambda rest: translate(rest, start.lines), counts, every)
+        _write_resumable(output, source, made, start, sources, lambda rest: translate(rest, start.lines), counts, every,
+                         done_as)
     return start
 
 
 def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
-                      translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int) -> None:
+                      translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int,
+                      done_as: str = "translated") -> None:
     """Write the translations `translate` makes of `sources` (the source lines after `start`, read
     as it needs them; one translation each, in order) after the `start.lines` already in the
     partial file, recording every `every` lines how far they go, with `counts()`, this run's counts
@@ -215,7 +220,7 @@ def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sou
     partial, record_path = partial_files(output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        _write_after(partial, record_path, source, made, start, sources, translate, counts, every)
+        _write_after(partial, record_path, source, made, start, sources, translate, counts, every, done_as)
         partial.replace(output)
     except BaseException as e:  # the system's refusal names the output, as replaced_whole's does
         if (failure := write_failure(e)) is not None:
@@ -225,7 +230,8 @@ def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sou
 
 
 def _write_after(partial: Path, record_path: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
-                 translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int) -> None:
+                 translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int,
+                 done_as: str) -> None:
     read: deque[str] = deque()  # source lines read ahead of their translations
     fingerprint, done = start.fingerprint, start.lines
 
@@ -261,6 +267,6 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
             except Exception:  # (a full disk: the last record stands, and the lines after it are cut at the next run)
                 pass
             if isinstance(stopped, KeyboardInterrupt):
-                raise KeyboardInterrupt(f"the {done:,} lines translated are kept ({partial.name}); the same command "
+                raise KeyboardInterrupt(f"the {done:,} lines {done_as} are kept ({partial.name}); the same command "
                                         f"goes on from line {done + 1:,}") from None
             raise

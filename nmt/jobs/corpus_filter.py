@@ -151,7 +151,8 @@ def score_corpus(forward, reverse, source: Path, target: Path, out_stem: str, ma
 
     # each pair one line (both sides, so that the fingerprint of the pairs scored covers both files)
     pair_lines = (json.dumps(pair, ensure_ascii=False) for pair in read_parallel(source, target))
-    write_resumably(store, source, made, pair_lines, scored, dict, CHUNK_PAIRS, done)
+    write_resumably(store, source, made, pair_lines, scored, dict, CHUNK_PAIRS, done, done_as="scored",
+                    doing="scoring pairs into it")
     try:
         rows, blocks = (json.loads(line) for line in read_lines(store)), []
         while block := list(islice(rows, CHUNK_PAIRS)):  # (None: NaN)

@@ -154,7 +154,7 @@ def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_wr
         if sum(scored) == 10:
             raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="the 10 lines scored are kept"):
         run("kept", stop_after_the_first_chunk)
     assert not list(tmp_path.glob("kept*")) and (tmp_path / ".kept.scores.partial").is_file()
     as_copied = os.stat(reverse_path)
