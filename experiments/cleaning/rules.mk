@@ -1,7 +1,13 @@
-# experiments/cleaning: the language filter of nmt prepare (data.language_filter) on a spoiled
-# Multi30k corpus (README.md beside this file). Included by the top-level Makefile, whose variables it uses.
-.PHONY: bench-language-filter
+# experiments/cleaning: the language filter of nmt prepare (data.language_filter) and nmt filter's dual
+# conditional cross-entropy, each on a spoiled Multi30k corpus (README.md beside this file). Included by
+# the top-level Makefile, whose variables it uses.
+.PHONY: bench-language-filter bench-dual-cross-entropy
 
 # Detection at three thresholds, then the demo's settings trained without and with the filter (needs runs/demo: make demo).
 bench-language-filter: install
 	$(BIN)/python -m experiments.cleaning.language_filter
+
+# Two models trained on the spoiled corpus score it (nmt filter); detection at three shares, then training on
+# what each ranking keeps (needs runs/demo's tokenizer: make demo).
+bench-dual-cross-entropy: install
+	$(BIN)/python -m experiments.cleaning.dual_cross_entropy
