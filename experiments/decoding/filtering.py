@@ -18,10 +18,12 @@ import random
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from nmt.data.corpus import read_lines
 from nmt.decode.engines.engine import load_engine
+from nmt.jobs.corpus_filter import dual_score
 from nmt.jobs.likelihood import score_pairs
 from tools.results import write_json
 
@@ -68,7 +70,7 @@ def main() -> None:
     seconds = time.perf_counter() - start
     h_fwd = [-s.log_prob_per_token for s in forward]
     h_bwd = [-s.log_prob_per_token for s in backward]
-    dual = [abs(a - b) + (a + b) / 2 for a, b in zip(h_fwd, h_bwd)]
+    dual = dual_score(np.array(h_fwd), np.array(h_bwd)).tolist()  # nmt filter's ranking
     cut = len(injected)
     report = {"forward": args.forward, "backward": args.backward, "pairs": len(noisy), "injected": len(injected),
               "cut": cut, "seed": args.seed, "threads": args.threads, "scoring_seconds_both_directions": round(seconds, 1),

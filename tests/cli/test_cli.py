@@ -22,7 +22,7 @@ def nmt(*args, **kwargs):
 def test_help_lists_every_verb():
     result = nmt("--help")
     assert result.exit_code == 0
-    for verb in ("tokenizer", "prepare", "train", "translate", "likelihood", "score", "average", "export", "import", "serve", "info"):
+    for verb in ("tokenizer", "prepare", "train", "translate", "likelihood", "filter", "score", "average", "export", "import", "serve", "info"):
         assert verb in result.output
     assert "--beam-size" in nmt("translate", "--help").output
 

@@ -170,3 +170,16 @@ def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_wr
     for name in ("en", "de", "scores"):
         assert (tmp_path / f"kept.{name}").read_text(encoding="utf-8") == (tmp_path / f"whole.{name}").read_text(encoding="utf-8")
     assert sorted(p.name for p in tmp_path.glob("*kept*")) == ["kept.de", "kept.en", "kept.json", "kept.scores"]
+
+
+def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(models, tmp_path):
+    from nmt.file_lock import sole_writer
+    from nmt.files import hidden_beside
+
+    spoiled_corpus(tmp_path)
+    source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
+    forward = load_engine([models["forward"]])
+    with sole_writer(hidden_beside(tmp_path / "kept", "scores")):  # what the first run holds while it scores
+        with pytest.raises(NmtError, match=r"\.kept\.scores: another nmt is scoring pairs into it \(pid \d+\)"):
+            corpus_filter.filter_corpus(forward, None, source, target, str(tmp_path / "kept"), ("en", "de"), 4096)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en"]
