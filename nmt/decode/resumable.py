@@ -34,8 +34,24 @@ SPEED_ONLY = ("max_tokens", "compile")  # decode settings that change how fast, 
 # decode settings that name files or model directories whose contents shape the output
 FILE_SETTINGS = ("glossary", "memory", "shortlist", "pdf_font", "mbr.comet_model", "rerank.reverse_model",
                  "rerank.qe_model")
-_ABOUT = ("A translation stopped before its end: the lines beside this record, made as it says. "
-          "Running the same `nmt translate` again goes on from there. Written by nmt.")
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a resumable run does to its lines, as its messages say it."""
+    noun: str  # "a translation of big.en stopped after line 5,000"
+    verb: str  # "delete it to translate big.en from the start"
+    done: str  # "the 5,000 lines translated are kept"
+    doing: str  # a second run's refusal: "big.de: another nmt is translating into it"
+    command: str  # the command that goes on from the record
+
+
+TRANSLATION = Work("translation", "translate", "translated", "translating into it", "nmt translate")
+
+
+def _about(work: Work) -> str:
+    return (f"A {work.noun} stopped before its end: the lines beside this record, made as it says. "
+            f"Running the same `{work.command}` again goes on from there. Written by nmt.")
 
 
 def model_files(paths: Iterable[Path | str]) -> list[dict]:
@@ -99,7 +115,8 @@ def resumes(source: str, output: str, interactive: bool) -> bool:
     return not Path(output).exists() or Path(output).is_file()
 
 
-def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str]) -> Resumed:
+def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str],
+                  work: Work = TRANSLATION) -> Resumed:
     """How far a stopped translation of `source` into `output` made as `made` got, its partial
     file cut back to that point; where none lies there, the start. Reads that many of
     `source_lines`, the source's lines, to check them, and no more. A partial file made otherwise,
@@ -112,12 +129,12 @@ def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable
         done, counts, expected = int(record["lines"]), dict(record["counts"]), str(record["source_sha256"])
         earlier = record["made_with"]
     except (OSError, ValueError, KeyError, TypeError):
-        raise NmtError(f"{partial}: the lines of a stopped translation, without a readable record beside it "
-                       f"({record_path.name}); delete it to translate {source} from the start") from None
+        raise NmtError(f"{partial}: the lines of a stopped {work.noun}, without a readable record beside it "
+                       f"({record_path.name}); delete it to {work.verb} {source} from the start") from None
     if done == 0:  # stopped before its first lines: nothing to go on from
         return Resumed(0, {}, hashlib.sha256())
     if changed := differences(earlier, made):
-        raise NmtError(f"{output}: a translation of {record.get('source', source)} stopped after line {done:,} "
+        raise NmtError(f"{output}: a {work.noun} of {record.get('source', source)} stopped after line {done:,} "
                        f"lies beside it ({partial.name}), made with other settings: {'; '.join(changed[:3])}; "
                        f"run it as then to go on, or delete {partial.name} to start over")
     fingerprint, seen = hashlib.sha256(), 0
@@ -125,9 +142,9 @@ def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable
         _add_line(fingerprint, line)
         seen += 1
     if seen < done or fingerprint.hexdigest() != expected:
-        raise NmtError(f"{source}: changed in its first {done:,} lines since their translation stopped "
-                       f"({partial.name} beside {output.name}); delete {partial.name} to translate it from the start")
-    _cut_to(partial, done)
+        raise NmtError(f"{source}: changed in its first {done:,} lines since their {work.noun} stopped "
+                       f"({partial.name} beside {output.name}); delete {partial.name} to {work.verb} it from the start")
+    _cut_to(partial, done, work)
     return Resumed(done, counts, fingerprint)
 
 
@@ -172,7 +189,7 @@ def _shown(value) -> str:
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
 
 
-def _cut_to(partial: Path, lines: int) -> None:
+def _cut_to(partial: Path, lines: int, work: Work = TRANSLATION) -> None:
     """`partial` cut after its first `lines` lines (what a killed process wrote past its last record goes)."""
     with open(partial, "r+b") as f:
         offset, count = 0, 0
@@ -180,7 +197,7 @@ def _cut_to(partial: Path, lines: int) -> None:
             block = f.read(1 << 20)
             if not block:
                 raise NmtError(f"{partial}: holds fewer lines than its record says ({lines:,}); "
-                               "delete it to translate from the start")
+                               f"delete it to {work.verb} from the start")
             if count + (newlines := block.count(b"\n")) < lines:  # the cut lies further on
                 count, offset = count + newlines, offset + len(block)
                 continue
@@ -193,25 +210,23 @@ def _cut_to(partial: Path, lines: int) -> None:
 
 def write_resumably(output: Path, source: Path, made: dict, sources: Iterator[str],
                     translate: Callable[[Iterator[str], int], Iterable[str]], counts: Callable[[], dict], every: int,
-                    started: Callable[[int], None] = lambda _: None, done_as: str = "translated",
-                    doing: str = "translating into it") -> Resumed:
+                    started: Callable[[int], None] = lambda _: None, work: Work = TRANSLATION) -> Resumed:
     """The translations of `source`'s lines (`sources`, read as needed) made as `made` written into
     `output`, this run the only one writing there (sole_writer): after the lines a stopped run
     left (their number to `started`), `translate(the lines after them, how many)` translates the
-    rest, recorded every `every` lines with `counts()`. Returns where it started. `done_as` and
-    `doing`: what the messages say was done to the lines and what a second run is refused for (a
-    corpus being filtered: "scored", "scoring pairs into it")."""
-    with sole_writer(output, doing):
-        start = _resume_point(source, output, made, sources)
+    rest, recorded every `every` lines with `counts()`. Returns where it started. `work`: how the
+    messages name what is done to the lines (a translation, or the scoring of a corpus's pairs)."""
+    with sole_writer(output, work.doing):
+        start = _resume_point(source, output, made, sources, work)
         started(start.lines)
         _write_resumable(output, source, made, start, sources, lambda rest: translate(rest, start.lines), counts, every,
-                         done_as)
+                         work)
     return start
 
 
 def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
                       translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int,
-                      done_as: str = "translated") -> None:
+                      work: Work = TRANSLATION) -> None:
     """Write the translations `translate` makes of `sources` (the source lines after `start`, read
     as it needs them; one translation each, in order) after the `start.lines` already in the
     partial file, recording every `every` lines how far they go, with `counts()`, this run's counts
@@ -220,7 +235,7 @@ def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sou
     partial, record_path = partial_files(output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        _write_after(partial, record_path, source, made, start, sources, translate, counts, every, done_as)
+        _write_after(partial, record_path, source, made, start, sources, translate, counts, every, work)
         partial.replace(output)
     except BaseException as e:  # the system's refusal names the output, as replaced_whole's does
         if (failure := write_failure(e)) is not None:
@@ -231,7 +246,7 @@ def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sou
 
 def _write_after(partial: Path, record_path: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
                  translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int,
-                 done_as: str) -> None:
+                 work: Work) -> None:
     read: deque[str] = deque()  # source lines read ahead of their translations
     fingerprint, done = start.fingerprint, start.lines
 
@@ -244,7 +259,7 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
         f.flush()
         os.fsync(f.fileno())
         with replaced_whole(record_path) as r:
-            json.dump({"about": _ABOUT, "source": str(source), "lines": done, "counts": added(start.counts, counts()),
+            json.dump({"about": _about(work), "source": str(source), "lines": done, "counts": added(start.counts, counts()),
                        "source_sha256": fingerprint.hexdigest(), "made_with": made}, r, ensure_ascii=False, indent=1)
 
     with open(partial, "a" if start.lines else "w", encoding="utf-8") as f:
@@ -267,6 +282,6 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
             except Exception:  # (a full disk: the last record stands, and the lines after it are cut at the next run)
                 pass
             if isinstance(stopped, KeyboardInterrupt):
-                raise KeyboardInterrupt(f"the {done:,} lines {done_as} are kept ({partial.name}); the same command "
+                raise KeyboardInterrupt(f"the {done:,} lines {work.done} are kept ({partial.name}); the same command "
                                         f"goes on from line {done + 1:,}") from None
             raise

@@ -43,13 +43,14 @@ import numpy as np
 from nmt.data.corpus import read_lines, read_parallel
 from nmt.data.languages import check_direction
 from nmt.decode.forced import score_pairs
-from nmt.decode.resumable import model_files, write_resumably
+from nmt.decode.resumable import Work, model_files, write_resumably
 from nmt.decode.stream import refuse_to_overwrite, write_lines
 from nmt.errors import NmtError
 from nmt.files import hidden_beside
 
 CHUNK_PAIRS = 5000  # pairs read, sorted and scored together
 FORWARD, REVERSE, DUAL = range(3)  # the columns of the scores
+SCORING = Work("filtering", "score", "scored", "scoring pairs into it", "nmt filter")  # (a stopped run's messages)
 
 
 @dataclass
@@ -151,8 +152,7 @@ def score_corpus(forward, reverse, source: Path, target: Path, out_stem: str, ma
 
     # each pair one line (both sides, so that the fingerprint of the pairs scored covers both files)
     pair_lines = (json.dumps(pair, ensure_ascii=False) for pair in read_parallel(source, target))
-    write_resumably(store, source, made, pair_lines, scored, dict, CHUNK_PAIRS, done, done_as="scored",
-                    doing="scoring pairs into it")
+    write_resumably(store, source, made, pair_lines, scored, dict, CHUNK_PAIRS, done, SCORING)
     try:
         rows, blocks = (json.loads(line) for line in read_lines(store)), []
         while block := list(islice(rows, CHUNK_PAIRS)):  # (None: NaN)

@@ -37,10 +37,13 @@ from sacrebleu.metrics import BLEU
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
 from nmt.data.languages import two_letter
-from nmt.decode.resumable import made_with, write_resumably
+from nmt.decode.resumable import Work, made_with, write_resumably
 from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 from nmt.metrics.bleu import make_bleu, target_tokenizer
+
+
+TEACHER = Work("translation", "translate", "translated", "translating into it", "nmt distill")  # (a stopped run's record)
 
 
 @dataclass
@@ -124,7 +127,7 @@ def _teacher_translations(teacher, source: Path, sources: list[str], out_stem: s
         return list(translated(sources))
     store = Path(out_stem).with_name(f".{Path(out_stem).name}.teacher.jsonl")
     made = made_with(resume, cfg, "jsonl", "plain", ["token_scores"])
-    write_resumably(store, source, made, iter(sources), translated, dict, CHUNK_LINES, done)
+    write_resumably(store, source, made, iter(sources), translated, dict, CHUNK_LINES, done, TEACHER)
     try:
         return list(read_lines(store))
     finally:
