@@ -120,7 +120,8 @@ def score_pairs_in_chunks(forward, reverse, pairs: Iterator[tuple[str, str]], ma
                           warn: Callable[[str], None] = lambda _: None, first_line: int = 1,
                           done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
     """For each chunk of pairs, an array of (H_f, H_r, score) per pair, in input order; NaN for a
-    pair with an empty side, and H_r NaN without a reverse model."""
+    pair with an empty side, and H_r NaN without a reverse model. `done(n)` hears of the n pairs
+    scored so far (from line 1: those of a stopped run's included), after each chunk."""
     while chunk := list(islice(pairs, CHUNK_PAIRS)):
         scores = np.full((len(chunk), 3), np.nan)
         # every pair scored, so that a warning names its own line; those with an empty side then unscored
@@ -135,7 +136,7 @@ def score_pairs_in_chunks(forward, reverse, pairs: Iterator[tuple[str, str]], ma
         scores[[i for i, (src, tgt) in enumerate(chunk) if not (src.strip() and tgt.strip())]] = np.nan
         yield scores
         first_line += len(chunk)
-        done(len(chunk))
+        done(first_line - 1)
 
 
 def score_corpus(forward, reverse, source: Path, target: Path, out_stem: str, made: dict, max_tokens: int,

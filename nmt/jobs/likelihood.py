@@ -35,13 +35,13 @@ def score_stream(scorer, pairs: Iterable[tuple[str, str]], max_tokens: int, outp
                  precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
                  done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
     """Pairs in, formatted scores out (same count and order), CHUNK_PAIRS pairs at a time;
-    `done(n)` hears of each chunk of n pairs scored."""
+    `done(n)` hears of the n pairs scored so far, after each chunk."""
     iterator, first_line = iter(pairs), 1
     while chunk := list(islice(iterator, CHUNK_PAIRS)):
         for score in score_pairs(scorer, chunk, max_tokens, precision, warn, first_line):
             yield format_score(score, output_format)
         first_line += len(chunk)
-        done(len(chunk))
+        done(first_line - 1)
 
 
 def likelihood_file(scorer, source: Path, target: Path, output: str, max_tokens: int, output_format: str = "text",

@@ -87,6 +87,17 @@ def test_text_pairs_are_scored_in_order_with_eos_and_truncation_warned(trained_t
     assert scores[0].log_prob == pytest.approx(sum(alone.token_log_probs))
 
 
+def test_the_progress_hears_the_pairs_scored_so_far_after_each_chunk(trained_tiny, monkeypatch):
+    """The counter sets its count to what it hears (nmt.console.counter): the pairs so far, not a chunk's."""
+    from nmt.jobs import likelihood
+
+    monkeypatch.setattr(likelihood, "CHUNK_PAIRS", 3)
+    translator = load_engine([trained_tiny.out / "checkpoints" / "best.pt"])
+    heard = []
+    lines = list(likelihood.score_stream(translator, [(s, "Ein Hund.") for s in SOURCES], 4096, done=heard.append))
+    assert len(lines) == len(SOURCES) == 8 and heard == [3, 6, 8]
+
+
 def write(path, lines):
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
