@@ -460,9 +460,11 @@ def likelihood(
 @command("filter")
 def filter_(
     checkpoint: CheckpointsOpt,
-    source: Annotated[Path, typer.Option("--source", help="The corpus's source side.")],
-    target: Annotated[Path, typer.Option("--target", help="Its target side, line by line.")],
     output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json.")],
+    source: Annotated[Optional[Path], typer.Option("--source", help="The corpus's source side.")] = None,
+    target: Annotated[Optional[Path], typer.Option("--target", help="Its target side, line by line.")] = None,
+    corpus: Annotated[Optional[str], typer.Option(help=(
+        "Or the corpus as a recipe names a split: a path stem, a TSV, CSV or TMX file, or hf:NAME[:CONFIG]:SPLIT."))] = None,
     reverse_model: Annotated[Optional[Path], typer.Option(help=(
         "A checkpoint translating the other way (target to source): pairs are then ranked by dual "
         "conditional cross-entropy; without it, by the forward model's cross-entropy alone."))] = None,
@@ -481,15 +483,17 @@ def filter_(
 ):
     """Filter a parallel corpus by how likely translation models find its pairs: dual conditional
     cross-entropy with a reverse model (Junczys-Dowmunt 2018), else the forward model's cross-entropy."""
-    from nmt.jobs.corpus_filter import filter_corpus, load_scorers
+    from nmt.jobs.corpus_filter import corpus_to_filter, filter_corpus, load_scorers
     from nmt.decode.translate import decode_settings
 
     forward, reverse, languages = load_scorers(checkpoint, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
+    pairs = corpus_to_filter(corpus, source, target, languages)
     cfg = decode_settings(forward.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
     models = {"forward_model": [str(c) for c in checkpoint], "reverse_model": [str(reverse_model)] if reverse_model else []}
-    with terminate_as_interrupt(), lines_counter("scoring", source, unit="pairs") as count:
-        result = filter_corpus(forward, reverse, source, target, output, languages, cfg.max_tokens, drop_worst, max_score,
-                               scores, cfg.precision, models, ensemble, warner(source), lambda n: count("pairs", n))
+    total = pairs.count_pairs() if drawn() else None  # (counted only where a bar is drawn)
+    with terminate_as_interrupt(), counter("scoring: {task.completed:,}{task.fields[of]} pairs", total=total) as count:
+        result = filter_corpus(forward, reverse, pairs, output, languages, cfg.max_tokens, drop_worst, max_score,
+                               scores, cfg.precision, models, ensemble, warner(pairs), lambda n: count("pairs", n))
     say(result.describe())
 
 

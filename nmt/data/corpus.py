@@ -133,6 +133,13 @@ class TextPair(Corpus):
     def __init__(self, stem: str, src_lang: str, tgt_lang: str):
         self.src_path, self.tgt_path = split_file(stem, src_lang), split_file(stem, tgt_lang)
 
+    @classmethod
+    def of_files(cls, src_path: Path, tgt_path: Path) -> "TextPair":
+        """The pairs of two files named as they are (not a stem and its languages)."""
+        corpus = cls.__new__(cls)
+        corpus.src_path, corpus.tgt_path = Path(src_path), Path(tgt_path)
+        return corpus
+
     def pairs(self):
         return read_parallel(self.src_path, self.tgt_path)
 

@@ -20,7 +20,7 @@ scored and never kept. The corpus is read twice (scored a chunk at a time, then 
 the scores are held: three numbers a pair.
 
 `nmt filter -c en-de.pt --reverse-model de-en.pt --source crawl.en --target crawl.de -o clean`
-writes `clean.en`, `clean.de` and `clean.json` (the models, the settings, the counts), each
+(or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes `clean.en`, `clean.de` and `clean.json` (the models, the settings, the counts), each
 appearing only when complete; `--scores FILE` writes each input pair's scores as a JSON line.
 The scores are kept as they come in a hidden file beside the corpus (`.clean.scores`), so that a
 run stopped part way (Ctrl-C, a preempted job) goes on where it stopped when run again with the
@@ -40,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nmt.data.corpus import read_lines, read_parallel
+from nmt.data.corpora import open_corpus
+from nmt.data.corpus import Corpus, TextPair, read_lines
 from nmt.data.languages import check_direction
 from nmt.decode.forced import score_pairs
 from nmt.decode.resumable import Work, model_files, write_resumably
@@ -92,6 +93,18 @@ def load_scorers(checkpoints: list[Path], reverse_model: Path | None, device: st
     return forward, reverse, languages
 
 
+def corpus_to_filter(corpus: str | None, source: Path | None, target: Path | None, languages: tuple[str, str]) -> Corpus:
+    """The pairs `--corpus` names (a split as a recipe names one, in the filter's languages), or
+    those of `--source` and `--target`; one way or the other, else a one-line error."""
+    if corpus is not None and (source is not None or target is not None):
+        raise NmtError("--corpus names the pairs; --source and --target then go")
+    if corpus is not None:
+        return open_corpus(corpus, *languages)
+    if source is None or target is None:
+        raise NmtError("name the pairs to filter: --source and --target, or --corpus")
+    return TextPair.of_files(source, target)
+
+
 def check_reverse_direction(reverse_recipe, path: Path, src_lang: str, tgt_lang: str) -> None:
     """A one-line error where the reverse model does not translate tgt_lang into src_lang."""
     data = reverse_recipe.data
@@ -139,7 +152,7 @@ def score_pairs_in_chunks(forward, reverse, pairs: Iterator[tuple[str, str]], ma
         done(first_line - 1)
 
 
-def score_corpus(forward, reverse, source: Path, target: Path, out_stem: str, made: dict, max_tokens: int,
+def score_corpus(forward, reverse, corpus: Corpus, out_stem: str, made: dict, max_tokens: int,
                  precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
                  done: Callable[[int], None] = lambda _: None) -> np.ndarray:
     """Every pair's (H_f, H_r, score), written as they come to a hidden file beside the corpus,
@@ -152,8 +165,8 @@ def score_corpus(forward, reverse, source: Path, target: Path, out_stem: str, ma
             yield from (json.dumps([None if np.isnan(x) else float(x) for x in row]) for row in chunk)
 
     # each pair one line (both sides, so that the fingerprint of the pairs scored covers both files)
-    pair_lines = (json.dumps(pair, ensure_ascii=False) for pair in read_parallel(source, target))
-    write_resumably(store, source, made, pair_lines, scored, dict, CHUNK_PAIRS, done, SCORING)
+    pair_lines = (json.dumps(pair, ensure_ascii=False) for pair in corpus.pairs())
+    write_resumably(store, Path(str(corpus)), made, pair_lines, scored, dict, CHUNK_PAIRS, done, SCORING)
     try:
         rows, blocks = (json.loads(line) for line in read_lines(store)), []
         while block := list(islice(rows, CHUNK_PAIRS)):  # (None: NaN)
@@ -195,7 +208,7 @@ def score_lines(scores: np.ndarray, kept: np.ndarray, dual: bool) -> Iterator[st
             yield json.dumps({"forward": round(float(row[FORWARD]), 4), "kept": bool(keep)})
 
 
-def filter_corpus(forward, reverse, source: Path, target: Path, out_stem: str, languages: tuple[str, str],
+def filter_corpus(forward, reverse, corpus: Corpus, out_stem: str, languages: tuple[str, str],
                   max_tokens: int, drop_worst: float = 0.0, max_score: float | None = None,
                   scores_file: str | None = None, precision: str = "auto", models: dict[str, list[str]] | None = None,
                   ensemble: bool = False, warn: Callable[[str], None] = lambda _: None,
@@ -208,15 +221,15 @@ def filter_corpus(forward, reverse, source: Path, target: Path, out_stem: str, l
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
     src_file, tgt_file, report_file = (f"{out_stem}.{languages[0]}", f"{out_stem}.{languages[1]}", f"{out_stem}.json")
     for written in (src_file, tgt_file, report_file, *([scores_file] if scores_file else [])):
-        refuse_to_overwrite(written, [source, target])  # before the models' work
+        refuse_to_overwrite(written, [f["path"] for f in corpus.fingerprint().get("files", [])])  # before the models' work
     started = time.perf_counter()
     models = models or {}
     made = {name: model_files(paths) for name, paths in models.items()} | {
         "ensemble": ensemble, "languages": list(languages), "precision": precision}
-    scores = score_corpus(forward, reverse, source, target, out_stem, made, max_tokens, precision, warn, done)
+    scores = score_corpus(forward, reverse, corpus, out_stem, made, max_tokens, precision, warn, done)
     kept = kept_pairs(scores[:, DUAL], drop_worst, max_score)
-    write_lines(src_file, (src for (src, _), keep in zip(read_parallel(source, target), kept) if keep))
-    write_lines(tgt_file, (tgt for (_, tgt), keep in zip(read_parallel(source, target), kept) if keep))
+    write_lines(src_file, (src for (src, _), keep in zip(corpus.pairs(), kept) if keep))
+    write_lines(tgt_file, (tgt for (_, tgt), keep in zip(corpus.pairs(), kept) if keep))
     if scores_file:
         write_lines(scores_file, score_lines(scores, kept, reverse is not None))
     empty = int(np.isnan(scores[:, DUAL]).sum())
@@ -225,7 +238,7 @@ def filter_corpus(forward, reverse, source: Path, target: Path, out_stem: str, l
                        round(float(scores[kept, DUAL].max()), 4) if kept.any() else None,
                        "dual cross-entropy" if reverse is not None else "forward cross-entropy",
                        round((time.perf_counter() - started) / 60, 2))
-    report = {**models, "ensemble": ensemble, "source": str(source), "target": str(target), "drop_worst": drop_worst,
+    report = {**models, "ensemble": ensemble, "corpus": str(corpus), "drop_worst": drop_worst,
               "max_score": max_score, "scores_file": scores_file, **asdict(result)}
     write_lines(report_file, [json.dumps(report, indent=1)])
     return result

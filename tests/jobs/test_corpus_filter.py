@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nmt.cli import app
+from nmt.data.corpus import TextPair
 from nmt.decode.engines.engine import load_engine
 from nmt.errors import NmtError
 from nmt.jobs import corpus_filter
@@ -114,6 +115,21 @@ def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, t
     assert json.loads((tmp_path / "kept.json").read_text())["scored_by"] == "forward cross-entropy"
 
 
+def test_a_tsv_corpus_is_filtered_as_its_two_files_are(models, tmp_path):
+    pairs, _ = spoiled_corpus(tmp_path)
+    (tmp_path / "corpus.tsv").write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs), encoding="utf-8")
+    outputs = {}
+    for name, given in (("files", ["--source", str(tmp_path / "corpus.en"), "--target", str(tmp_path / "corpus.de")]),
+                        ("tsv", ["--corpus", str(tmp_path / "corpus.tsv")]), ("stem", ["--corpus", str(tmp_path / "corpus")])):
+        result = runner.invoke(app, ["filter", "-c", models["forward"], *given, "-o", str(tmp_path / name),
+                                     "--drop-worst", "0.25", "--scores", str(tmp_path / f"{name}.jsonl")])
+        assert result.exit_code == 0, result.output
+        outputs[name] = [(tmp_path / f"{name}.{suffix}").read_text(encoding="utf-8") for suffix in ("en", "de", "jsonl")]
+    assert outputs["tsv"] == outputs["files"] == outputs["stem"] and outputs["files"][0].count("\n") == 36
+    report = json.loads((tmp_path / "tsv.json").read_text())
+    assert report["corpus"] == str(tmp_path / "corpus.tsv") and report["written"] == 36
+
+
 def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
     spoiled_corpus(tmp_path)
     source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
@@ -124,6 +140,8 @@ def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
     one_line_error(runner.invoke(app, [*base, *out, "--drop-worst", "1"]), "--drop-worst 1: a share of the pairs")
     one_line_error(runner.invoke(app, [*base, "-o", str(tmp_path / "corpus")]), "is the input")
     one_line_error(runner.invoke(app, [*base, *out, "--scores", str(source)]), "is the input")
+    one_line_error(runner.invoke(app, [*base, *out, "--corpus", str(tmp_path / "corpus")]), "--source and --target then go")
+    one_line_error(runner.invoke(app, [*base[:3], *out]), "name the pairs to filter")
     (tmp_path / "short.de").write_text("Ein Satz.\n", encoding="utf-8")
     one_line_error(runner.invoke(app, [*base[:-1], str(tmp_path / "short.de"), *out]), "must have the same number of lines")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en", "short.de"]
@@ -139,10 +157,11 @@ def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_wr
     shutil.copy(models["reverse"], reverse_path)
     forward, reverse = load_engine([models["forward"]]), load_engine([reverse_path], src_lang="de", tgt_lang="en")
     roles = {"forward_model": [models["forward"]], "reverse_model": [str(reverse_path)]}
+    pairs = TextPair.of_files(source, target)
     monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
 
     def run(stem: str, done=lambda n: None):
-        return corpus_filter.filter_corpus(forward, reverse, source, target, str(tmp_path / stem), ("en", "de"), 4096,
+        return corpus_filter.filter_corpus(forward, reverse, pairs, str(tmp_path / stem), ("en", "de"), 4096,
                                            drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"),
                                            models=roles, done=done)
 
@@ -159,7 +178,7 @@ def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_wr
     assert not list(tmp_path.glob("kept*")) and (tmp_path / ".kept.scores.partial").is_file()
     as_copied = os.stat(reverse_path)
     os.utime(reverse_path, ns=(1, 1))  # the reverse model's file changed since (its time)
-    with pytest.raises(NmtError, match=r"a filtering of \S+corpus\.en stopped after line 10 .*made with other settings: "
+    with pytest.raises(NmtError, match=r"a filtering of \S+corpus\.en \+ \S+corpus\.de stopped after line 10 .*made with other settings: "
                                        r"reverse_model"):
         run("kept")
     assert (tmp_path / ".kept.scores.partial").is_file()
@@ -182,5 +201,6 @@ def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(model
     forward = load_engine([models["forward"]])
     with sole_writer(hidden_beside(tmp_path / "kept", "scores")):  # what the first run holds while it scores
         with pytest.raises(NmtError, match=r"\.kept\.scores: another nmt is scoring pairs into it \(pid \d+\)"):
-            corpus_filter.filter_corpus(forward, None, source, target, str(tmp_path / "kept"), ("en", "de"), 4096)
+            corpus_filter.filter_corpus(forward, None, TextPair.of_files(source, target), str(tmp_path / "kept"),
+                                        ("en", "de"), 4096)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en"]
