@@ -483,11 +483,12 @@ def filter_(
 ):
     """Filter a parallel corpus by how likely translation models find its pairs: dual conditional
     cross-entropy with a reverse model (Junczys-Dowmunt 2018), else the forward model's cross-entropy."""
-    from nmt.jobs.corpus_filter import corpus_to_filter, filter_corpus, load_scorers
+    from nmt.jobs.corpus_filter import corpus_opener, filter_corpus, load_scorers
     from nmt.decode.translate import decode_settings
 
+    open_pairs = corpus_opener(corpus, source, target)  # (a missing or doubled input said before the models load)
     forward, reverse, languages = load_scorers(checkpoint, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
-    pairs = corpus_to_filter(corpus, source, target, languages)
+    pairs = open_pairs(languages)
     cfg = decode_settings(forward.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
     models = {"forward_model": [str(c) for c in checkpoint], "reverse_model": [str(reverse_model)] if reverse_model else []}
     total = pairs.count_pairs() if drawn() else None  # (counted only where a bar is drawn)

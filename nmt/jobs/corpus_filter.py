@@ -16,16 +16,17 @@ is H_f alone (what `nmt distill --drop-worst` ranks the teacher's pairs by).
 
 The pairs dropped: the `drop_worst` share of the scored pairs with the highest scores (ties broken
 by line order), and any whose score is above `max_score`. A pair with an empty side is never
-scored and never kept. The corpus is read twice (scored a chunk at a time, then written), so only
-the scores are held: three numbers a pair.
+scored and never kept. The corpus is read three times (scored a chunk at a time, then each kept
+side written), so only the scores are held: three numbers a pair.
 
 `nmt filter -c en-de.pt --reverse-model de-en.pt --source crawl.en --target crawl.de -o clean`
-(or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes `clean.en`, `clean.de` and `clean.json` (the models, the settings, the counts), each
-appearing only when complete; `--scores FILE` writes each input pair's scores as a JSON line.
-The scores are kept as they come in a hidden file beside the corpus (`.clean.scores`), so that a
-run stopped part way (Ctrl-C, a preempted job) goes on where it stopped when run again with the
-same models, languages and precision (nmt.decode.resumable: the pairs scored are fingerprinted,
-both sides).
+(or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes
+`clean.en`, `clean.de` and `clean.json` (the models, the settings, the counts), each appearing
+only when complete; `--scores FILE` writes each input pair's scores as a JSON line. The scores
+are kept as they come in a hidden file beside the output (`.clean.scores.partial`), so that a run
+stopped part way (Ctrl-C, a preempted job) goes on where it stopped when run again with the same
+models, languages and precision (nmt.decode.resumable: the pairs scored are fingerprinted, both
+sides).
 """
 
 from __future__ import annotations
@@ -93,16 +94,17 @@ def load_scorers(checkpoints: list[Path], reverse_model: Path | None, device: st
     return forward, reverse, languages
 
 
-def corpus_to_filter(corpus: str | None, source: Path | None, target: Path | None, languages: tuple[str, str]) -> Corpus:
-    """The pairs `--corpus` names (a split as a recipe names one, in the filter's languages), or
-    those of `--source` and `--target`; one way or the other, else a one-line error."""
+def corpus_opener(corpus: str | None, source: Path | None, target: Path | None) -> Callable[[tuple[str, str]], Corpus]:
+    """What opens the pairs to filter once the models' languages are known: those `--corpus` names
+    (a split as a recipe names one), or those of `--source` and `--target`. One way or the other,
+    else a one-line error now, before any model loads."""
     if corpus is not None and (source is not None or target is not None):
-        raise NmtError("--corpus names the pairs; --source and --target then go")
-    if corpus is not None:
-        return open_corpus(corpus, *languages)
-    if source is None or target is None:
+        raise NmtError("give --corpus, or --source and --target, not both")
+    if corpus is None and (source is None or target is None):
         raise NmtError("name the pairs to filter: --source and --target, or --corpus")
-    return TextPair.of_files(source, target)
+    if corpus is not None:
+        return lambda languages: open_corpus(corpus, *languages)
+    return lambda languages: TextPair.of_files(source, target)
 
 
 def check_reverse_direction(reverse_recipe, path: Path, src_lang: str, tgt_lang: str) -> None:

@@ -140,7 +140,7 @@ def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
     one_line_error(runner.invoke(app, [*base, *out, "--drop-worst", "1"]), "--drop-worst 1: a share of the pairs")
     one_line_error(runner.invoke(app, [*base, "-o", str(tmp_path / "corpus")]), "is the input")
     one_line_error(runner.invoke(app, [*base, *out, "--scores", str(source)]), "is the input")
-    one_line_error(runner.invoke(app, [*base, *out, "--corpus", str(tmp_path / "corpus")]), "--source and --target then go")
+    one_line_error(runner.invoke(app, [*base, *out, "--corpus", str(tmp_path / "corpus")]), "give --corpus, or --source and --target, not both")
     one_line_error(runner.invoke(app, [*base[:3], *out]), "name the pairs to filter")
     (tmp_path / "short.de").write_text("Ein Satz.\n", encoding="utf-8")
     one_line_error(runner.invoke(app, [*base[:-1], str(tmp_path / "short.de"), *out]), "must have the same number of lines")
