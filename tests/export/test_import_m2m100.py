@@ -467,3 +467,31 @@ def test_src_lang_auto_reads_each_line_with_its_own_languages_token(imported, tm
                    plan.sources)
     assert answer["src_lang"] == languages
     assert answer["translations"] == [named[lang][i]["hypotheses"][0]["text"] for i, lang in enumerate(languages)]
+
+
+def test_one_multilingual_model_filters_a_corpus_both_ways(imported, tmp_path):
+    """`nmt filter` with an imported NLLB / M2M-100 model as its own reverse model: each side's
+    cross-entropy is what `nmt likelihood` finds in that direction (the language tokens swapped)."""
+    layout, _, ckpt = imported
+    src, (tgt, _), _ = LAYOUTS[layout]
+    source, target = TINY_DATA / "valid.en", TINY_DATA / "valid.de"
+    scores = tmp_path / "scores.jsonl"
+    result = runner.invoke(app, ["filter", "-c", str(ckpt), "--reverse-model", str(ckpt), "--src-lang", src,
+                                 "--tgt-lang", tgt, "--source", str(source), "--target", str(target),
+                                 "-o", str(tmp_path / "kept"), "--drop-worst", "0.25", "--scores", str(scores)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / f"kept.{src}").is_file() and len((tmp_path / f"kept.{tgt}").read_text().splitlines()) == 6
+
+    def cross_entropies(lang_from: str, lang_to: str, given_from, given_to) -> list[float]:
+        out = tmp_path / f"{lang_from}-{lang_to}.jsonl"
+        done = runner.invoke(app, ["likelihood", "-c", str(ckpt), "--src-lang", lang_from, "--tgt-lang", lang_to,
+                                   "--source", str(given_from), "--target", str(given_to), "-o", str(out),
+                                   "--output-format", "jsonl"])
+        assert done.exit_code == 0, done.output
+        return [-json.loads(line)["log_prob_per_token"] for line in out.read_text().splitlines()]
+
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    forward, reverse = cross_entropies(src, tgt, source, target), cross_entropies(tgt, src, target, source)
+    assert forward != reverse
+    for row, f, r in zip(rows, forward, reverse, strict=True):
+        assert row["forward"] == pytest.approx(f, abs=2e-4) and row["reverse"] == pytest.approx(r, abs=2e-4)
