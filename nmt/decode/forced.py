@@ -32,20 +32,22 @@ class PairScore:
 
 
 def score_pairs(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision: str = "auto",
-                warn: Callable[[str], None] = lambda _: None, first_line: int = 1) -> list[PairScore]:
+                warn: Callable[[str], None] = lambda _: None, first_line: int = 1,
+                sides: tuple[str, str] = ("source", "target")) -> list[PairScore]:
     """(source, target) text pairs -> their scores, in order. `scorer`: a loaded engine
-    (nmt.decode.engines.engine.load_engine), whose score_batch does the forced decoding."""
+    (nmt.decode.engines.engine.load_engine), whose score_batch does the forced decoding. `sides`:
+    what warnings call each side of a pair (a reverse model's source is the user's target)."""
     if not pairs:
         return []
     limit = scorer.max_positions - 1  # room for EOS (source) and BOS (target)
     # A multilingual model's language tokens: in front of the source, and forced first in the
     # target, where the forced token is given, not scored (as a translation's score leaves it out).
     prefix, forced = scorer.controls.source, scorer.controls.target
-    src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit - len(prefix), "source of ", warn,
-                            first_line)
+    src_ids = encode_within(scorer.src_tokenizer, [src for src, _ in pairs], limit - len(prefix), f"{sides[0]} of ",
+                            warn, first_line)
     src_ids = [[*prefix, *ids] if ids else ids for ids in src_ids]
-    tgt_ids = encode_within(scorer.tgt_tokenizer, [tgt for _, tgt in pairs], limit - len(forced), "target of ", warn,
-                            first_line)
+    tgt_ids = encode_within(scorer.tgt_tokenizer, [tgt for _, tgt in pairs], limit - len(forced), f"{sides[1]} of ",
+                            warn, first_line)
     sizes = np.array([max(len(s), len(t) + len(forced)) + 1 for s, t in zip(src_ids, tgt_ids)])
     log_probs: list[list[float]] = [[] for _ in pairs]
     for batch in pack_by_tokens(np.argsort(sizes, kind="stable"), sizes, max_tokens):

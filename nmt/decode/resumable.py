@@ -45,13 +45,13 @@ class Work:
     doing: str  # a second run's refusal: "big.de: another nmt is translating into it"
     command: str  # the command that goes on from the record
 
+    def about(self) -> str:
+        """What the record says it is, for whoever finds it."""
+        return (f"A {self.noun} stopped before its end: the lines beside this record, made as it says. "
+                f"Running the same `{self.command}` again goes on from there. Written by nmt.")
+
 
 TRANSLATION = Work("translation", "translate", "translated", "translating into it", "nmt translate")
-
-
-def _about(work: Work) -> str:
-    return (f"A {work.noun} stopped before its end: the lines beside this record, made as it says. "
-            f"Running the same `{work.command}` again goes on from there. Written by nmt.")
 
 
 def model_files(paths: Iterable[Path | str]) -> list[dict]:
@@ -115,8 +115,7 @@ def resumes(source: str, output: str, interactive: bool) -> bool:
     return not Path(output).exists() or Path(output).is_file()
 
 
-def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str],
-                  work: Work = TRANSLATION) -> Resumed:
+def _resume_point(source: Path, output: Path, made: dict, source_lines: Iterable[str], work: Work) -> Resumed:
     """How far a stopped translation of `source` into `output` made as `made` got, its partial
     file cut back to that point; where none lies there, the start. Reads that many of
     `source_lines`, the source's lines, to check them, and no more. A partial file made otherwise,
@@ -189,7 +188,7 @@ def _shown(value) -> str:
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
 
 
-def _cut_to(partial: Path, lines: int, work: Work = TRANSLATION) -> None:
+def _cut_to(partial: Path, lines: int, work: Work) -> None:
     """`partial` cut after its first `lines` lines (what a killed process wrote past its last record goes)."""
     with open(partial, "r+b") as f:
         offset, count = 0, 0
@@ -226,7 +225,7 @@ def write_resumably(output: Path, source: Path, made: dict, sources: Iterator[st
 
 def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sources: Iterator[str],
                       translate: Callable[[Iterator[str]], Iterable[str]], counts: Callable[[], dict], every: int,
-                      work: Work = TRANSLATION) -> None:
+                      work: Work) -> None:
     """Write the translations `translate` makes of `sources` (the source lines after `start`, read
     as it needs them; one translation each, in order) after the `start.lines` already in the
     partial file, recording every `every` lines how far they go, with `counts()`, this run's counts
@@ -259,7 +258,7 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
         f.flush()
         os.fsync(f.fileno())
         with replaced_whole(record_path) as r:
-            json.dump({"about": _about(work), "source": str(source), "lines": done, "counts": added(start.counts, counts()),
+            json.dump({"about": work.about(), "source": str(source), "lines": done, "counts": added(start.counts, counts()),
                        "source_sha256": fingerprint.hexdigest(), "made_with": made}, r, ensure_ascii=False, indent=1)
 
     with open(partial, "a" if start.lines else "w", encoding="utf-8") as f:

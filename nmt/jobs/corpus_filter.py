@@ -16,8 +16,8 @@ is H_f alone (what `nmt distill --drop-worst` ranks the teacher's pairs by).
 
 The pairs dropped: the `drop_worst` share of the scored pairs with the highest scores (ties broken
 by line order), and any whose score is above `max_score`. A pair with an empty side is never
-scored and never kept. The corpus is read three times (scored a chunk at a time, then each kept
-side written), so only the scores are held: three numbers a pair.
+scored and never kept. The corpus is read twice (scored a chunk at a time, then the kept pairs
+written), so only the scores are held: three numbers a pair.
 
 `nmt filter -c en-de.pt --reverse-model de-en.pt --source crawl.en --target crawl.de -o clean`
 (or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes
@@ -48,7 +48,7 @@ from nmt.decode.forced import score_pairs
 from nmt.decode.resumable import Work, model_files, write_resumably
 from nmt.decode.stream import refuse_to_overwrite, write_lines
 from nmt.errors import NmtError
-from nmt.files import hidden_beside
+from nmt.files import hidden_beside, replaced_whole
 
 CHUNK_PAIRS = 5000  # pairs read, sorted and scored together
 FORWARD, REVERSE, DUAL = range(3)  # the columns of the scores
@@ -125,10 +125,11 @@ def dual_score(forward: np.ndarray, reverse: np.ndarray) -> np.ndarray:
 
 
 def cross_entropies(scorer, pairs: list[tuple[str, str]], max_tokens: int, precision: str,
-                    warn: Callable[[str], None], first_line: int) -> np.ndarray:
+                    warn: Callable[[str], None], first_line: int,
+                    sides: tuple[str, str] = ("source", "target")) -> np.ndarray:
     """Nats per token (EOS included) of each pair's target given its source."""
     return np.array([-score.log_prob_per_token for score in
-                     score_pairs(scorer, pairs, max_tokens, precision, warn, first_line)], dtype=np.float64)
+                     score_pairs(scorer, pairs, max_tokens, precision, warn, first_line, sides)], dtype=np.float64)
 
 
 def score_pairs_in_chunks(forward, reverse, pairs: Iterator[tuple[str, str]], max_tokens: int, precision: str = "auto",
@@ -143,8 +144,8 @@ def score_pairs_in_chunks(forward, reverse, pairs: Iterator[tuple[str, str]], ma
         scores[:, FORWARD] = cross_entropies(forward, chunk, max_tokens, precision, warn, first_line)
         if reverse is not None:
             swapped = [(tgt, src) for src, tgt in chunk]
-            scores[:, REVERSE] = cross_entropies(reverse, swapped, max_tokens, precision, _sides_swapped(warn),
-                                                 first_line)
+            scores[:, REVERSE] = cross_entropies(reverse, swapped, max_tokens, precision, warn, first_line,
+                                                 sides=("target", "source"))
             scores[:, DUAL] = dual_score(scores[:, FORWARD], scores[:, REVERSE])
         else:
             scores[:, DUAL] = scores[:, FORWARD]
@@ -176,12 +177,6 @@ def score_corpus(forward, reverse, corpus: Corpus, out_stem: str, made: dict, ma
         return np.concatenate(blocks)
     finally:
         store.unlink()
-
-
-def _sides_swapped(warn: Callable[[str], None]) -> Callable[[str], None]:
-    """The reverse model's warnings, naming the sides of the pair as the user gave them."""
-    sides = {"source of ": "target of ", "target of ": "source of "}
-    return lambda message: warn(next((message.replace(a, b, 1) for a, b in sides.items() if a in message), message))
 
 
 def kept_pairs(score: np.ndarray, drop_worst: float = 0.0, max_score: float | None = None) -> np.ndarray:
@@ -230,8 +225,11 @@ def filter_corpus(forward, reverse, corpus: Corpus, out_stem: str, languages: tu
         "ensemble": ensemble, "languages": list(languages), "precision": precision}
     scores = score_corpus(forward, reverse, corpus, out_stem, made, max_tokens, precision, warn, done)
     kept = kept_pairs(scores[:, DUAL], drop_worst, max_score)
-    write_lines(src_file, (src for (src, _), keep in zip(corpus.pairs(), kept) if keep))
-    write_lines(tgt_file, (tgt for (_, tgt), keep in zip(corpus.pairs(), kept) if keep))
+    with replaced_whole(src_file) as sources, replaced_whole(tgt_file) as targets:  # both sides in one read
+        for (src, tgt), keep in zip(corpus.pairs(), kept):
+            if keep:
+                sources.write(src + "\n")
+                targets.write(tgt + "\n")
     if scores_file:
         write_lines(scores_file, score_lines(scores, kept, reverse is not None))
     empty = int(np.isnan(scores[:, DUAL]).sum())
