@@ -14,8 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, DecodeFromOpt, DeviceOpt, EngineOpt,
-                             EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
-                             ZeroShotOpt)
+                             EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, ScoringNprocOpt, SetOpt, SrcLangOpt,
+                             TgtLangOpt, ThreadsOpt, ZeroShotOpt)
 from nmt.config import load_recipe
 from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, terminate_as_interrupt, warner, working
 from nmt.errors import NmtError
@@ -441,20 +441,23 @@ def likelihood(
     zero_shot: ZeroShotOpt = False,
     decode_from: DecodeFromOpt = None,
     set_: SetOpt = None,
+    nproc: ScoringNprocOpt = 1,
 ):
     """Score given translations (forced decoding): for each pair of lines, the natural-log
     probability of the target's pieces and EOS given the source; one output line per pair."""
     from nmt.jobs.likelihood import likelihood_file
     from nmt.decode.translate import decode_settings
-    from nmt.decode.engines.engine import load_engine
+    from nmt.decode.sharded import EngineSpec, processes
 
     if src_lang == "auto":
         raise NmtError("--src-lang auto is nmt translate's: name the source language of the pairs to score")
-    scorer = load_engine(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
+    spec = EngineSpec(tuple(checkpoint), device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
+    workers = processes(nproc, spec, threads)
+    scorer = spec.load()
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
     with lines_counter("scoring", source, show=_drawn_beside(output), unit="pairs") as count:
         likelihood_file(scorer, source, target, output, cfg.max_tokens, output_format, cfg.precision,
-                        warner(source), done=lambda n: count("pairs", n))
+                        warner(source), done=lambda n: count("pairs", n), processes=workers)
 
 
 @command("filter")
@@ -480,21 +483,24 @@ def filter_(
     tgt_lang: TgtLangOpt = None,
     decode_from: DecodeFromOpt = None,
     set_: SetOpt = None,
+    nproc: ScoringNprocOpt = 1,
 ):
     """Filter a parallel corpus by how likely translation models find its pairs: dual conditional
     cross-entropy with a reverse model (Junczys-Dowmunt 2018), else the forward model's cross-entropy."""
-    from nmt.jobs.corpus_filter import corpus_opener, filter_corpus, load_scorers
+    from nmt.jobs.corpus_filter import ScorerSpec, corpus_opener, filter_corpus, load_scorers
     from nmt.decode.translate import decode_settings
 
     open_pairs = corpus_opener(corpus, source, target)  # (a missing or doubled input said before the models load)
-    forward, reverse, languages = load_scorers(checkpoint, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
+    spec = ScorerSpec.of(checkpoint, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
+    workers = spec.processes(nproc)  # (--nproc checked before the models load)
+    forward, reverse, languages = load_scorers(spec)
     pairs = open_pairs(languages)
     cfg = decode_settings(forward.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
-    models = {"forward_model": [str(c) for c in checkpoint], "reverse_model": [str(reverse_model)] if reverse_model else []}
     total = pairs.count_pairs() if drawn() else None  # (counted only where a bar is drawn)
     with terminate_as_interrupt(), counter("scoring: {task.completed:,}{task.fields[of]} pairs", total=total) as count:
         result = filter_corpus(forward, reverse, pairs, output, languages, cfg.max_tokens, drop_worst, max_score,
-                               scores, cfg.precision, models, ensemble, warner(pairs), lambda n: count("pairs", n))
+                               scores, cfg.precision, spec.model_paths(), ensemble, warner(pairs),
+                               lambda n: count("pairs", n), workers)
     say(result.describe())
 
 

@@ -19,6 +19,9 @@ DeviceOpt = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")]
 NprocOpt = Annotated[int, typer.Option(
     help="Processes to translate with, each on a share of --threads (or its own GPU); the output is the same.")]
+ScoringNprocOpt = Annotated[int, typer.Option(
+    help="Processes to score with, each on a share of --threads (or its own GPU); the same scores, to float "
+                    "rounding.")]
 EngineOpt = Annotated[str, typer.Option(help="torch (nmt's own search) or ctranslate2 (checkpoints are converted on the "
                                              "fly; a CTranslate2 export always uses it, an ONNX export onnxruntime).")]
 EnsembleOpt = Annotated[bool, typer.Option(help="With several -c: the models together (mean of their next-token "

@@ -26,7 +26,8 @@ only when complete; `--scores FILE` writes each input pair's scores as a JSON li
 are kept as they come in a hidden file beside the output (`.clean.scores.partial`), so that a run
 stopped part way (Ctrl-C, a preempted job) goes on where it stopped when run again with the same
 models, languages and precision (nmt.decode.resumable: the pairs scored are fingerprinted, both
-sides).
+sides). With `--nproc K`, K worker processes each load both models and score consecutive shares
+of every chunk (nmt.decode.sharded), batched within their share.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from itertools import islice
 from pathlib import Path
 
@@ -46,6 +48,7 @@ from nmt.data.corpus import Corpus, TextPair, read_lines
 from nmt.data.languages import check_direction
 from nmt.decode.forced import score_pairs
 from nmt.decode.resumable import Work, model_files, write_resumably
+from nmt.decode.sharded import EngineSpec, processes
 from nmt.decode.stream import refuse_to_overwrite, write_lines
 from nmt.errors import NmtError
 from nmt.files import hidden_beside, replaced_whole
@@ -75,21 +78,53 @@ class Filtering:
                 f"{self.report_file}"]
 
 
-def load_scorers(checkpoints: list[Path], reverse_model: Path | None, device: str = "cpu", threads: int = 0,
-                 ensemble: bool = False, src_lang: str | None = None, tgt_lang: str | None = None) -> tuple:
-    """(the forward engine, the reverse one or None, (source language, target language)): several
-    forward checkpoints averaged, or with `ensemble` scoring together; the reverse model read in
-    the other direction, and one that does not translate it is an error."""
+@dataclass(frozen=True)
+class ScorerSpec:
+    """The models that score the pairs: the forward engine (several checkpoints averaged, or with
+    `ensemble` scoring together) and a reverse model or None; what each worker process of
+    `--nproc` loads (nmt.decode.sharded)."""
+    forward: EngineSpec
+    reverse_model: Path | None = None
+
+    @classmethod
+    def of(cls, checkpoints: list[Path], reverse_model: Path | None, device: str = "cpu", threads: int = 0,
+           ensemble: bool = False, src_lang: str | None = None, tgt_lang: str | None = None) -> "ScorerSpec":
+        return cls(EngineSpec(tuple(checkpoints), device, threads=threads, ensemble=ensemble, src_lang=src_lang,
+                              tgt_lang=tgt_lang), reverse_model)
+
+    def model_paths(self) -> dict[str, list[str]]:
+        """The models' paths by role, as the report names them."""
+        return {"forward_model": [str(c) for c in self.forward.checkpoints],
+                "reverse_model": [str(self.reverse_model)] if self.reverse_model else []}
+
+    def processes(self, nproc: int) -> Callable | None:
+        """`nproc` worker processes that load these models (nmt.decode.sharded.processes), sharing
+        --threads; None for one: this process."""
+        return processes(nproc, self, self.forward.threads)
+
+    def for_worker(self, rank: int, nproc: int, threads: int) -> "ScorerSpec":
+        return replace(self, forward=self.forward.for_worker(rank, nproc, threads))
+
+    def load(self) -> tuple:
+        forward, reverse, _ = load_scorers(self)
+        return forward, reverse
+
+
+def load_scorers(spec: ScorerSpec) -> tuple:
+    """(the forward engine, the reverse one or None, (source language, target language)): the
+    reverse model read in the other direction, and one that does not translate it is an error."""
     from nmt.decode.engines.engine import choose_direction, load_engine
 
+    src_lang, tgt_lang = spec.forward.src_lang, spec.forward.tgt_lang
     if src_lang == "auto":
         raise NmtError("--src-lang auto is nmt translate's: name the source language of the pairs to filter")
-    forward = load_engine(checkpoints, device, threads=threads, ensemble=ensemble, src_lang=src_lang, tgt_lang=tgt_lang)
+    forward = spec.forward.load()
     languages = (src_lang or forward.recipe.data.src_lang, tgt_lang or forward.recipe.data.tgt_lang)
-    if reverse_model is None:
+    if spec.reverse_model is None:
         return forward, None, languages
-    reverse = load_engine([reverse_model], device, threads=threads)  # in its recipe's direction, then the other
-    check_reverse_direction(reverse.recipe, reverse_model, *languages)
+    # in its recipe's direction, then the other
+    reverse = load_engine([spec.reverse_model], spec.forward.device, threads=spec.forward.threads)
+    check_reverse_direction(reverse.recipe, spec.reverse_model, *languages)
     choose_direction(reverse, languages[1], languages[0])
     return forward, reverse, languages
 
@@ -155,16 +190,45 @@ def score_pairs_in_chunks(forward, reverse, pairs: Iterator[tuple[str, str]], ma
         done(first_line - 1)
 
 
+def _score_share(max_tokens: int, precision: str, scorers: tuple, pairs: list[tuple[str, str]], first_line: int,
+                 finished: Callable[[int], None]) -> tuple[np.ndarray, list[str]]:
+    """A worker's share of a chunk (nmt.decode.sharded): its pairs' scores and its warnings."""
+    warnings: list[str] = []
+    forward, reverse = scorers
+    scores = np.concatenate(list(score_pairs_in_chunks(forward, reverse, iter(pairs), max_tokens, precision,
+                                                       warnings.append, first_line)))
+    finished(len(pairs))
+    return scores, warnings
+
+
+def score_in_processes(processes: Callable, pairs: Iterator[tuple[str, str]], max_tokens: int,
+                       precision: str = "auto", warn: Callable[[str], None] = lambda _: None, first_line: int = 1,
+                       done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
+    """`score_pairs_in_chunks` over worker processes (`processes`: nmt.decode.sharded.processes of
+    a ScorerSpec): each share's scores in input order, warnings with the input's line numbers."""
+    task = partial(_score_share, max_tokens, precision)
+    for shares in processes(pairs, task, CHUNK_PAIRS, lambda n: done(first_line - 1 + n), first_line):
+        for scores, warnings in shares:
+            for warning in warnings:
+                warn(warning)
+            yield scores
+
+
 def score_corpus(forward, reverse, corpus: Corpus, out_stem: str, made: dict, max_tokens: int,
                  precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
-                 done: Callable[[int], None] = lambda _: None) -> np.ndarray:
+                 done: Callable[[int], None] = lambda _: None, processes: Callable | None = None) -> np.ndarray:
     """Every pair's (H_f, H_r, score), written as they come to a hidden file beside the corpus,
-    which a run stopped part way goes on from (made as `made` says: the models and settings)."""
+    which a run stopped part way goes on from (made as `made` says: the models and settings);
+    scored in `processes` where given (nmt.decode.sharded.processes), else in this one."""
     store = hidden_beside(Path(out_stem), "scores")
 
     def scored(lines: Iterator[str], before: int) -> Iterator[str]:
         pairs = (tuple(json.loads(line)) for line in lines)
-        for chunk in score_pairs_in_chunks(forward, reverse, pairs, max_tokens, precision, warn, before + 1, done):
+        if processes is None:
+            chunks = score_pairs_in_chunks(forward, reverse, pairs, max_tokens, precision, warn, before + 1, done)
+        else:
+            chunks = score_in_processes(processes, pairs, max_tokens, precision, warn, before + 1, done)
+        for chunk in chunks:
             yield from (json.dumps([None if np.isnan(x) else float(x) for x in row]) for row in chunk)
 
     # each pair one line (both sides, so that the fingerprint of the pairs scored covers both files)
@@ -209,11 +273,13 @@ def filter_corpus(forward, reverse, corpus: Corpus, out_stem: str, languages: tu
                   max_tokens: int, drop_worst: float = 0.0, max_score: float | None = None,
                   scores_file: str | None = None, precision: str = "auto", models: dict[str, list[str]] | None = None,
                   ensemble: bool = False, warn: Callable[[str], None] = lambda _: None,
-                  done: Callable[[int], None] = lambda _: None) -> Filtering:
+                  done: Callable[[int], None] = lambda _: None, processes: Callable | None = None) -> Filtering:
     """Write `{out_stem}.{src}`, `{out_stem}.{tgt}` and `{out_stem}.json` (see the module's
     docstring); `reverse` None scores by the forward model alone; `models`: the paths of the models
     by role, which the report names and a stopped run's record describes (their files' sizes and
-    times); `ensemble`: whether the forward checkpoints score together (else averaged)."""
+    times); `ensemble`: whether the forward checkpoints score together (else averaged);
+    `processes`: worker processes that score the pairs (nmt.decode.sharded.processes of the
+    models' ScorerSpec), None: this one."""
     if not 0.0 <= drop_worst < 1.0:
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
     src_file, tgt_file, report_file = (f"{out_stem}.{languages[0]}", f"{out_stem}.{languages[1]}", f"{out_stem}.json")
@@ -223,7 +289,7 @@ def filter_corpus(forward, reverse, corpus: Corpus, out_stem: str, languages: tu
     models = models or {}
     made = {name: model_files(paths) for name, paths in models.items()} | {
         "ensemble": ensemble, "languages": list(languages), "precision": precision}
-    scores = score_corpus(forward, reverse, corpus, out_stem, made, max_tokens, precision, warn, done)
+    scores = score_corpus(forward, reverse, corpus, out_stem, made, max_tokens, precision, warn, done, processes)
     kept = kept_pairs(scores[:, DUAL], drop_worst, max_score)
     with replaced_whole(src_file) as sources, replaced_whole(tgt_file) as targets:  # both sides in one read
         for (src, tgt), keep in zip(corpus.pairs(), kept):

@@ -4,13 +4,16 @@ For each sentence pair, the natural-log probability of each target piece and the
 the source and the pieces before it, computed as the search computes them (PAD and BOS taken
 out before the softmax): the log_prob `nmt translate` reports for a greedy output is that
 output's likelihood. Pairs go in length-sorted token batches; scores come out in input order, one
-per pair, empty lines included (an empty target is scored as EOS alone).
+per pair, empty lines included (an empty target is scored as EOS alone). With `--nproc K`, K
+processes score consecutive shares of each chunk (nmt.decode.sharded), batched within their
+share: the same scores, up to the float rounding that other batches bring (about 1e-6).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from itertools import islice
 from pathlib import Path
 
@@ -44,12 +47,41 @@ def score_stream(scorer, pairs: Iterable[tuple[str, str]], max_tokens: int, outp
         done(first_line - 1)
 
 
+def _score_share(max_tokens: int, output_format: str, precision: str, scorer, pairs: list[tuple[str, str]],
+                 first_line: int, finished: Callable[[int], None]) -> tuple[list[str], list[str]]:
+    """A worker's share of a chunk (nmt.decode.sharded): its formatted scores and its warnings."""
+    warnings: list[str] = []
+    lines = [format_score(score, output_format)
+             for score in score_pairs(scorer, pairs, max_tokens, precision, warnings.append, first_line)]
+    finished(len(pairs))
+    return lines, warnings
+
+
+def score_in_processes(processes: Callable, pairs: Iterable[tuple[str, str]], max_tokens: int,
+                       output_format: str = "text", precision: str = "auto",
+                       warn: Callable[[str], None] = lambda _: None,
+                       done: Callable[[int], None] = lambda _: None) -> Iterator[str]:
+    """`score_stream` over worker processes (`processes`: nmt.decode.sharded.processes); the
+    scores in input order, warnings with the input's line numbers."""
+    task = partial(_score_share, max_tokens, output_format, precision)
+    for shares in processes(pairs, task, CHUNK_PAIRS, done, 1):
+        for lines, warnings in shares:
+            for warning in warnings:
+                warn(warning)
+            yield from lines
+
+
 def likelihood_file(scorer, source: Path, target: Path, output: str, max_tokens: int, output_format: str = "text",
                     precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
-                    done: Callable[[int], None] = lambda _: None) -> None:
+                    done: Callable[[int], None] = lambda _: None, processes: Callable | None = None) -> None:
     """`nmt likelihood`: one line per pair of lines of `source` and `target` (which must have as
-    many lines), to a file (which appears only when complete) or "-", standard output."""
+    many lines), to a file (which appears only when complete) or "-", standard output;
+    `processes`: worker processes to score in (nmt.decode.sharded.processes), None: this one."""
     if output_format not in OUTPUT_FORMATS:
         raise NmtError(f"--output-format {output_format}: choose text or jsonl")
-    write_lines(output, score_stream(scorer, read_parallel(source, target), max_tokens, output_format, precision,
-                                     warn, done), inputs=[source, target])
+    pairs = read_parallel(source, target)
+    if processes is None:
+        scores = score_stream(scorer, pairs, max_tokens, output_format, precision, warn, done)
+    else:
+        scores = score_in_processes(processes, pairs, max_tokens, output_format, precision, warn, done)
+    write_lines(output, scores, inputs=[source, target])

@@ -96,7 +96,8 @@ def test_the_misaligned_pairs_are_dropped_by_each_models_own_scores(models, tmp_
     assert f"wrote {len(kept)} of {len(pairs)} pairs" in result.output
 
 
-def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, tmp_path):
+def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, tmp_path, monkeypatch):
+    spread = corpus_filter.score_in_processes
     pairs, misaligned = spoiled_corpus(tmp_path)
     source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
     forward = likelihoods(models["forward"], source, target, tmp_path)[:-1]
@@ -113,6 +114,15 @@ def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, t
     assert kept == [f < threshold for f in forward] and sum(kept) == gap + 1
     assert len((tmp_path / "kept.en").read_text().splitlines()) == sum(kept)
     assert json.loads((tmp_path / "kept.json").read_text())["scored_by"] == "forward cross-entropy"
+
+    # the same in 2 worker processes (--nproc 2): the same pairs kept
+    in_processes = []
+    monkeypatch.setattr(corpus_filter, "score_in_processes", lambda *a, **k: in_processes.append(a) or spread(*a, **k))
+    result = runner.invoke(app, ["filter", "-c", models["forward"], "--source", str(source), "--target", str(target),
+                                 "-o", str(tmp_path / "two"), "--max-score", str(threshold), "--nproc", "2"])
+    assert result.exit_code == 0 and len(in_processes) == 1, result.output
+    for suffix in ("en", "de"):
+        assert (tmp_path / f"two.{suffix}").read_text(encoding="utf-8") == (tmp_path / f"kept.{suffix}").read_text(encoding="utf-8")
 
 
 def test_a_tsv_corpus_is_filtered_as_its_two_files_are(models, tmp_path):
@@ -138,6 +148,7 @@ def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
     one_line_error(runner.invoke(app, [*base, *out, "--reverse-model", models["forward"]]),
                    f"--reverse-model {models['forward']}: translates en-de, not de-en")
     one_line_error(runner.invoke(app, [*base, *out, "--drop-worst", "1"]), "--drop-worst 1: a share of the pairs")
+    one_line_error(runner.invoke(app, [*base, *out, "--nproc", "0"]), "--nproc 0: at least 1 process")
     one_line_error(runner.invoke(app, [*base, "-o", str(tmp_path / "corpus")]), "is the input")
     one_line_error(runner.invoke(app, [*base, *out, "--scores", str(source)]), "is the input")
     one_line_error(runner.invoke(app, [*base, *out, "--corpus", str(tmp_path / "corpus")]), "give --corpus, or --source and --target, not both")
@@ -204,3 +215,53 @@ def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(model
             corpus_filter.filter_corpus(forward, None, TextPair.of_files(source, target), str(tmp_path / "kept"),
                                         ("en", "de"), 4096)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en"]
+
+
+def test_processes_score_what_one_scores_and_a_stopped_run_goes_on_in_them(models, tmp_path, monkeypatch):
+    """`--nproc 2`: two worker processes each load both models and score a consecutive share of
+    each chunk of pairs. The scores are one process's (to the rounding other batches bring), the
+    kept pairs the same, a warning names the input's own line, the progress counts every pair, and
+    a run stopped part way goes on in them where it stopped."""
+    from nmt.jobs.corpus_filter import ScorerSpec
+
+    pairs, _ = spoiled_corpus(tmp_path)
+    pairs[13] = (" ".join(["dog"] * 400), pairs[13][1])  # past the model's positions: a warning naming line 14
+    for side, lang in ((0, "en"), (1, "de")):
+        (tmp_path / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
+    spec = ScorerSpec.of([models["forward"]], models["reverse"], threads=1)
+    forward, reverse, languages = corpus_filter.load_scorers(spec)
+    monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
+
+    def run(stem: str, workers=None, done=lambda n: None):
+        warnings = []
+        result = corpus_filter.filter_corpus(
+            forward, reverse, TextPair.of_files(tmp_path / "corpus.en", tmp_path / "corpus.de"), str(tmp_path / stem),
+            languages, 4096, drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"),
+            models=spec.model_paths(), warn=warnings.append,
+            done=done, processes=workers)
+        return result, warnings
+
+    whole, warned_once = run("whole")
+    heard = []
+
+    def stop_in_the_second_chunk(n: int) -> None:
+        heard.append(n)
+        if n > 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt, match="the 10 lines scored are kept"):
+        run("kept", spec.processes(2), stop_in_the_second_chunk)
+    assert heard == [0, 5, 10, 15]  # none yet, then each process's share of 5 pairs as it is done
+    heard.clear()
+    result, warned = run("kept", spec.processes(2), heard.append)
+    assert heard[:2] == [10, 15] and heard[-1] == result.read == len(pairs) and heard == sorted(heard)  # 10 done before
+    # each model's warning of its own side: the user's source, line 14
+    assert warned == warned_once == ["line 14: source of 400 tokens, truncated to 127 (model.max_positions)"] * 2
+    scores = [[json.loads(line) for line in (tmp_path / f"{stem}.scores").read_text().splitlines()]
+              for stem in ("whole", "kept")]
+    for a, b in zip(*scores):
+        assert a.keys() == b.keys() and a["kept"] == b["kept"]
+        assert all(b[key] == pytest.approx(a[key], abs=2e-4) for key in ("forward", "reverse", "dual") if key in a)
+    for suffix in ("en", "de"):
+        assert (tmp_path / f"kept.{suffix}").read_text(encoding="utf-8") == (tmp_path / f"whole.{suffix}").read_text(encoding="utf-8")
+    assert (result.written, result.dropped) == (whole.written, whole.dropped) and result.dropped > 0

@@ -150,3 +150,25 @@ def test_bad_input_is_a_one_line_error_and_writes_nothing(trained_tiny, tmp_path
     one_line_error(runner.invoke(app, [*args, "--target", str(bad)]), "bad.de:2: invalid UTF-8")
     one_line_error(runner.invoke(app, [*args, "--target", str(src), "--output-format", "xml"]), "choose text or jsonl")
     assert not out.exists() and not list(tmp_path.glob(".out.txt*"))
+
+
+def test_two_processes_score_what_one_scores_in_input_order(trained_tiny, tmp_path):
+    """`--nproc 2`: each process scores a consecutive share of the pairs, batched within it; the
+    scores are one process's (to the rounding other batches bring), the warnings name the input's
+    own lines, and the progress counts every pair."""
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    refs = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
+    sources = SOURCES * 3
+    sources[13] = " ".join(["dog"] * 400)  # past the model's positions: a warning naming line 14
+    src, tgt = write(tmp_path / "s.en", sources), write(tmp_path / "t.de", refs * 3)
+    args = ["likelihood", "-c", ckpt, "--source", str(src), "--target", str(tgt), "--output-format", "jsonl"]
+    one, two = runner.invoke(app, args), runner.invoke(app, [*args, "--nproc", "2"])
+    assert one.exit_code == 0 and two.exit_code == 0, two.output
+    rows_one, rows_two = ([json.loads(line) for line in run.stdout.splitlines()] for run in (one, two))
+    assert len(rows_two) == len(sources) and [r["tokens"] for r in rows_two] == [r["tokens"] for r in rows_one]
+    for a, b in zip(rows_one, rows_two):
+        assert b["token_log_probs"] == pytest.approx(a["token_log_probs"], abs=1e-4)
+    assert rows_two[0]["log_prob"] != rows_two[1]["log_prob"]  # (not one pair's score throughout)
+    warned = [line for line in two.stderr.splitlines() if "line 14" in line]
+    assert len(warned) == 1 and warned == [line for line in one.stderr.splitlines() if "line 14" in line]
+    one_line_error(runner.invoke(app, [*args, "--nproc", "0"]), "--nproc 0: at least 1 process")
