@@ -44,6 +44,7 @@ class Work:
     done: str  # "the 5,000 lines translated are kept"
     doing: str  # a second run's refusal: "big.de: another nmt is translating into it"
     command: str  # the command that goes on from the record
+    items: str = "lines"  # what its lines hold: "the 5,000 lines translated are kept" (a corpus: "pairs")
 
     def about(self) -> str:
         """What the record says it is, for whoever finds it."""
@@ -281,6 +282,6 @@ def _write_after(partial: Path, record_path: Path, source: Path, made: dict, sta
             except Exception:  # (a full disk: the last record stands, and the lines after it are cut at the next run)
                 pass
             if isinstance(stopped, KeyboardInterrupt):
-                raise KeyboardInterrupt(f"the {done:,} lines {work.done} are kept ({partial.name}); the same command "
+                raise KeyboardInterrupt(f"the {done:,} {work.items} {work.done} are kept ({partial.name}); the same command "
                                         f"goes on from line {done + 1:,}") from None
             raise

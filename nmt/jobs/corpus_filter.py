@@ -55,7 +55,7 @@ from nmt.files import hidden_beside, replaced_whole
 
 CHUNK_PAIRS = 5000  # pairs read, sorted and scored together
 FORWARD, REVERSE, DUAL = range(3)  # the columns of the scores
-SCORING = Work("filtering", "score", "scored", "scoring pairs into it", "nmt filter")  # (a stopped run's messages)
+SCORING = Work("filtering", "score", "scored", "scoring pairs into it", "nmt filter", "pairs")  # (a stopped run's messages)
 
 
 @dataclass
