@@ -21,7 +21,7 @@ written), so only the scores are held: three numbers a pair.
 
 `nmt filter -c en-de.pt --reverse-model de-en.pt --source crawl.en --target crawl.de -o clean`
 (or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes
-`clean.en`, `clean.de` and `clean.json` (the models, the settings, the counts), each appearing
+`clean.en`, `clean.de` and `clean.json` (the models, the settings, the counts, the scores' percentiles), each appearing
 only when complete; `--scores FILE` writes each input pair's scores as a JSON line. The scores
 are kept as they come in a hidden file beside the output (`.clean.scores.partial`), so that a run
 stopped part way (Ctrl-C, a preempted job) goes on where it stopped when run again with the same
@@ -257,6 +257,18 @@ def kept_pairs(score: np.ndarray, drop_worst: float = 0.0, max_score: float | No
     return kept
 
 
+PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
+
+
+def score_percentiles(score: np.ndarray) -> dict[str, float]:
+    """The scored pairs' score at each of PERCENTILES ({"p10": X, ...}: a tenth of the pairs score
+    above p90), for choosing a --max-score to use on this corpus or another; {} where none was scored."""
+    scored = score[~np.isnan(score)]
+    if not scored.size:
+        return {}
+    return {f"p{p}": round(float(x), 4) for p, x in zip(PERCENTILES, np.percentile(scored, PERCENTILES))}
+
+
 def score_lines(scores: np.ndarray, kept: np.ndarray, dual: bool) -> Iterator[str]:
     """`--scores`'s lines: each pair's cross-entropies and score, and whether it was kept."""
     for row, keep in zip(scores, kept):
@@ -305,6 +317,7 @@ def filter_corpus(forward, reverse, corpus: Corpus, out_stem: str, languages: tu
                        "dual cross-entropy" if reverse is not None else "forward cross-entropy",
                        round((time.perf_counter() - started) / 60, 2))
     report = {**models, "ensemble": ensemble, "corpus": str(corpus), "drop_worst": drop_worst,
-              "max_score": max_score, "scores_file": scores_file, **asdict(result)}
+              "max_score": max_score, "scores_file": scores_file, **asdict(result),
+              "score_percentiles": score_percentiles(scores[:, DUAL])}
     write_lines(report_file, [json.dumps(report, indent=1)])
     return result

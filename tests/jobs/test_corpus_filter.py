@@ -41,6 +41,8 @@ def test_the_score_is_the_papers_disagreement_plus_mean_and_the_worst_go_in_line
     assert kept_pairs(score, drop_worst=0.49).tolist() == [True, False, False, True, True]  # rounded down
     assert kept_pairs(score, max_score=1.0).tolist() == [True, False, False, False, True]
     assert kept_pairs(score, drop_worst=0.25, max_score=0.9).tolist() == [False, False, False, False, True]
+    assert corpus_filter.score_percentiles(score)["p50"] == 2.0  # of 0.5, 1, 3, 3: NaN left out
+    assert corpus_filter.score_percentiles(score)["p99"] == pytest.approx(3.0) and corpus_filter.score_percentiles(np.array([np.nan])) == {}
 
 
 def likelihoods(model: str, source, target, tmp_path) -> list[float]:
@@ -94,6 +96,13 @@ def test_the_misaligned_pairs_are_dropped_by_each_models_own_scores(models, tmp_
         (len(pairs), len(kept), 1, len(misaligned))
     assert report["scored_by"] == "dual cross-entropy" and report["reverse_model"] == [models["reverse"]]
     assert report["max_kept_score"] == pytest.approx(max(row["dual"] for row in scores[:-1] if row["kept"]), abs=1e-4)
+    duals = sorted(row["dual"] for row in scores[:-1])  # percentiles by hand: linear between the nearest ranks
+    for p in (1, 50, 90):
+        rank = p / 100 * (len(duals) - 1)
+        low = int(rank)
+        expected = duals[low] + (rank - low) * (duals[min(low + 1, len(duals) - 1)] - duals[low])
+        assert report["score_percentiles"][f"p{p}"] == pytest.approx(expected, abs=5e-4)
+    assert list(report["score_percentiles"]) == ["p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"]
     assert f"wrote {len(kept)} of {len(pairs)} pairs" in result.output
 
 
