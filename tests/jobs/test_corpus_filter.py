@@ -42,7 +42,8 @@ def test_the_score_is_the_papers_disagreement_plus_mean_and_the_worst_go_in_line
     assert kept_pairs(score, max_score=1.0).tolist() == [True, False, False, False, True]
     assert kept_pairs(score, drop_worst=0.25, max_score=0.9).tolist() == [False, False, False, False, True]
     assert corpus_filter.score_percentiles(score)["p50"] == 2.0  # of 0.5, 1, 3, 3: NaN left out
-    assert corpus_filter.score_percentiles(score)["p99"] == pytest.approx(3.0) and corpus_filter.score_percentiles(np.array([np.nan])) == {}
+    assert corpus_filter.score_percentiles(score)["p99"] == pytest.approx(3.0)
+    assert corpus_filter.score_percentiles(np.array([np.nan])) == {}
 
 
 def likelihoods(model: str, source, target, tmp_path) -> list[float]:
