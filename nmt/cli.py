@@ -14,8 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, DecodeFromOpt, DeviceOpt, EngineOpt,
-                             EnsembleOpt, NprocOpt, OutputOpt, RecipeArg, ScoringNprocOpt, SetOpt, SrcLangOpt,
-                             TgtLangOpt, ThreadsOpt, ZeroShotOpt)
+                             EnsembleOpt, NprocOpt, OptionalCheckpointsOpt, OutputOpt, RecipeArg, ScoringNprocOpt,
+                             SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt, ZeroShotOpt)
 from nmt.config import load_recipe
 from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, terminate_as_interrupt, warner, working
 from nmt.errors import NmtError
@@ -462,8 +462,8 @@ def likelihood(
 
 @command("filter")
 def filter_(
-    checkpoint: CheckpointsOpt,
     output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json.")],
+    checkpoint: OptionalCheckpointsOpt = None,
     source: Annotated[Optional[Path], typer.Option("--source", help="The corpus's source side.")] = None,
     target: Annotated[Optional[Path], typer.Option("--target", help="Its target side, line by line.")] = None,
     corpus: Annotated[Optional[str], typer.Option(help=(
@@ -471,8 +471,12 @@ def filter_(
     reverse_model: Annotated[Optional[Path], typer.Option(help=(
         "A checkpoint translating the other way (target to source): pairs are then ranked by dual "
         "conditional cross-entropy; without it, by the forward model's cross-entropy alone."))] = None,
+    qe_model: Annotated[Optional[Path], typer.Option(help=(
+        "Instead of translation models, a local CometKiwi model directory: pairs ranked by its quality "
+        "estimate (pip install 'nmt\\[comet]'; name the languages with --src-lang and --tgt-lang)."))] = None,
     drop_worst: Annotated[float, typer.Option(help="Leave out this share of the pairs, those with the worst scores.")] = 0.0,
     max_score: Annotated[Optional[float], typer.Option(help="Leave out the pairs scored above this (nats per token).")] = None,
+    min_qe: Annotated[Optional[float], typer.Option(help="With --qe-model: leave out the pairs estimated below this.")] = None,
     scores: Annotated[Optional[str], typer.Option(help="Write each pair's scores here, one JSON line per input pair.")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(
         "--max-tokens", help="Tokens per batch, padding included (default: the recipe's decode.max_tokens).")] = None,
@@ -485,22 +489,21 @@ def filter_(
     set_: SetOpt = None,
     nproc: ScoringNprocOpt = 1,
 ):
-    """Filter a parallel corpus by how likely translation models find its pairs: dual conditional
-    cross-entropy with a reverse model (Junczys-Dowmunt 2018), else the forward model's cross-entropy."""
-    from nmt.jobs.corpus_filter import ScorerSpec, corpus_opener, filter_corpus, load_scorers
-    from nmt.decode.translate import decode_settings
+    """Filter a parallel corpus by how likely models find its pairs: dual conditional cross-entropy
+    of a forward and a reverse translation model (Junczys-Dowmunt 2018), the forward model's
+    cross-entropy alone, or a CometKiwi model's quality estimate."""
+    from nmt.jobs.corpus_filter import check_thresholds, corpus_opener, filter_corpus
+    from nmt.jobs.pair_scorings import load_scoring
 
     open_pairs = corpus_opener(corpus, source, target)  # (a missing or doubled input said before the models load)
-    spec = ScorerSpec.of(checkpoint, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
-    workers = spec.processes(nproc)  # (--nproc checked before the models load)
-    forward, reverse, languages = load_scorers(spec)
-    pairs = open_pairs(languages)
-    cfg = decode_settings(forward.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
+    check_thresholds(qe_model is not None, drop_worst, max_score, min_qe)
+    scoring = load_scoring(checkpoint, reverse_model, qe_model, device, threads, ensemble, src_lang, tgt_lang, nproc,
+                           decode_from, set_ or [], max_tokens)
+    pairs = open_pairs(scoring.languages)
     total = pairs.count_pairs() if drawn() else None  # (counted only where a bar is drawn)
     with terminate_as_interrupt(), counter("scoring: {task.completed:,}{task.fields[of]} pairs", total=total) as count:
-        result = filter_corpus(forward, reverse, pairs, output, languages, cfg.max_tokens, drop_worst, max_score,
-                               scores, cfg.precision, spec.model_paths(), ensemble, warner(pairs),
-                               lambda n: count("pairs", n), workers)
+        result = filter_corpus(scoring, pairs, output, drop_worst, max_score, min_qe, scores, warner(pairs),
+                               lambda n: count("pairs", n))
     say(result.describe())
 
 

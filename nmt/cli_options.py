@@ -8,8 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 RecipeArg = Annotated[Path, typer.Argument(help="YAML recipe (see recipes/).")]
-CheckpointsOpt = Annotated[list[Path], typer.Option(
-    "--checkpoint", "-c", help="Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`.")]
+CHECKPOINTS = "Checkpoint (several: averaged, or see --ensemble), or a directory from `nmt export`."
+CheckpointsOpt = Annotated[list[Path], typer.Option("--checkpoint", "-c", help=CHECKPOINTS)]
+OptionalCheckpointsOpt = Annotated[Optional[list[Path]], typer.Option("--checkpoint", "-c", help=CHECKPOINTS)]
 SetOpt = Annotated[Optional[list[str]], typer.Option(
     "--set", "-s", help="Override one recipe key, e.g. --set train.max_steps=100 (repeatable).")]
 SrcLangOpt = Annotated[Optional[str], typer.Option(help="Source language (default: the recipe's data.src_lang).")]

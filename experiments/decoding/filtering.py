@@ -23,7 +23,7 @@ import torch
 
 from nmt.data.corpus import read_lines
 from nmt.decode.engines.engine import load_engine
-from nmt.jobs.corpus_filter import dual_score
+from nmt.jobs.pair_scorings import dual_score
 from nmt.jobs.likelihood import score_pairs
 from tools.results import write_json
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -15,8 +16,9 @@ from nmt.cli import app
 from nmt.data.corpus import TextPair
 from nmt.decode.engines.engine import load_engine
 from nmt.errors import NmtError
-from nmt.jobs import corpus_filter
-from nmt.jobs.corpus_filter import dual_score, kept_pairs
+from nmt.jobs import corpus_filter, pair_scorings
+from nmt.jobs.corpus_filter import kept_pairs
+from nmt.jobs.pair_scorings import ScorerSpec, dual_score, translation_scoring
 from tests.conftest import TINY_DATA, one_line_error, trained_once
 
 runner = CliRunner()
@@ -108,7 +110,7 @@ def test_the_misaligned_pairs_are_dropped_by_each_models_own_scores(models, tmp_
 
 
 def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, tmp_path, monkeypatch):
-    spread = corpus_filter.score_in_processes
+    spread = pair_scorings.score_in_processes
     pairs, misaligned = spoiled_corpus(tmp_path)
     source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
     forward = likelihoods(models["forward"], source, target, tmp_path)[:-1]
@@ -128,7 +130,7 @@ def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, t
 
     # the same in 2 worker processes (--nproc 2): the same pairs kept
     in_processes = []
-    monkeypatch.setattr(corpus_filter, "score_in_processes", lambda *a, **k: in_processes.append(a) or spread(*a, **k))
+    monkeypatch.setattr(pair_scorings, "score_in_processes", lambda *a, **k: in_processes.append(a) or spread(*a, **k))
     result = runner.invoke(app, ["filter", "-c", models["forward"], "--source", str(source), "--target", str(target),
                                  "-o", str(tmp_path / "two"), "--max-score", str(threshold), "--nproc", "2"])
     assert result.exit_code == 0 and len(in_processes) == 1, result.output
@@ -164,6 +166,24 @@ def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
     one_line_error(runner.invoke(app, [*base, *out, "--scores", str(source)]), "is the input")
     one_line_error(runner.invoke(app, [*base, *out, "--corpus", str(tmp_path / "corpus")]), "give --corpus, or --source and --target, not both")
     one_line_error(runner.invoke(app, [*base[:3], *out]), "name the pairs to filter")
+    # a CometKiwi model instead of translation models, one or the other, its languages named
+    qe = ["filter", "--source", str(source), "--target", str(target), *out, "--qe-model", str(tmp_path / "kiwi")]
+    one_line_error(runner.invoke(app, [*qe, "-c", models["forward"], "--set", "decode.beam_size=2"]),
+                   "--qe-model ranks by a CometKiwi model alone: -c, --set are for translation models")
+    one_line_error(runner.invoke(app, qe), "--qe-model: name the pairs' languages with --src-lang and --tgt-lang")
+    one_line_error(runner.invoke(app, [*qe, "--max-score", "3"]), "--max-score is for cross-entropies")
+    one_line_error(runner.invoke(app, [*base, *out, "--min-qe", "0.5"]), "--min-qe is for a CometKiwi model's estimates")
+    one_line_error(runner.invoke(app, qe[:7]), "name the models to score by: -c")
+    kiwi = tmp_path / "kiwi"
+    (kiwi / "checkpoints").mkdir(parents=True)
+    (kiwi / "checkpoints" / "model.ckpt").write_bytes(b"")
+    (kiwi / "hparams.yaml").write_text("class_identifier: regression_metric\n", encoding="utf-8")
+    languages = ["--src-lang", "en", "--tgt-lang", "de"]
+    one_line_error(runner.invoke(app, [*qe, *languages]), "a COMET model of type regression_metric, which needs references")
+    if importlib.util.find_spec("comet") is None:  # (in make test's COMET environment, tests/metrics filter with one)
+        (kiwi / "hparams.yaml").write_text("class_identifier: referenceless_regression_metric\n", encoding="utf-8")
+        one_line_error(runner.invoke(app, [*qe, *languages]), "pip install 'nmt[comet]'")
+    shutil.rmtree(kiwi)
     (tmp_path / "short.de").write_text("Ein Satz.\n", encoding="utf-8")
     one_line_error(runner.invoke(app, [*base[:-1], str(tmp_path / "short.de"), *out]), "must have the same number of lines")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en", "short.de"]
@@ -183,9 +203,9 @@ def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_wr
     monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
 
     def run(stem: str, done=lambda n: None):
-        return corpus_filter.filter_corpus(forward, reverse, pairs, str(tmp_path / stem), ("en", "de"), 4096,
-                                           drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"),
-                                           models=roles, done=done)
+        return corpus_filter.filter_corpus(translation_scoring(forward, reverse, ("en", "de"), 4096, models=roles), pairs,
+                                           str(tmp_path / stem), drop_worst=0.25,
+                                           scores_file=str(tmp_path / f"{stem}.scores"), done=done)
 
     run("whole")
     scored = []
@@ -223,8 +243,8 @@ def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(model
     forward = load_engine([models["forward"]])
     with sole_writer(hidden_beside(tmp_path / "kept", "scores")):  # what the first run holds while it scores
         with pytest.raises(NmtError, match=r"\.kept\.scores: another nmt is scoring pairs into it \(pid \d+\)"):
-            corpus_filter.filter_corpus(forward, None, TextPair.of_files(source, target), str(tmp_path / "kept"),
-                                        ("en", "de"), 4096)
+            corpus_filter.filter_corpus(translation_scoring(forward, None, ("en", "de"), 4096),
+                                        TextPair.of_files(source, target), str(tmp_path / "kept"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en"]
 
 
@@ -233,23 +253,20 @@ def test_processes_score_what_one_scores_and_a_stopped_run_goes_on_in_them(model
     each chunk of pairs. The scores are one process's (to the rounding other batches bring), the
     kept pairs the same, a warning names the input's own line, the progress counts every pair, and
     a run stopped part way goes on in them where it stopped."""
-    from nmt.jobs.corpus_filter import ScorerSpec
-
     pairs, _ = spoiled_corpus(tmp_path)
     pairs[13] = (" ".join(["dog"] * 400), pairs[13][1])  # past the model's positions: a warning naming line 14
     for side, lang in ((0, "en"), (1, "de")):
         (tmp_path / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
     spec = ScorerSpec.of([models["forward"]], models["reverse"], threads=1)
-    forward, reverse, languages = corpus_filter.load_scorers(spec)
+    forward, reverse, languages = pair_scorings.load_scorers(spec)
     monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
 
     def run(stem: str, workers=None, done=lambda n: None):
         warnings = []
+        scoring = translation_scoring(forward, reverse, languages, 4096, models=spec.model_paths(), processes=workers)
         result = corpus_filter.filter_corpus(
-            forward, reverse, TextPair.of_files(tmp_path / "corpus.en", tmp_path / "corpus.de"), str(tmp_path / stem),
-            languages, 4096, drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"),
-            models=spec.model_paths(), warn=warnings.append,
-            done=done, processes=workers)
+            scoring, TextPair.of_files(tmp_path / "corpus.en", tmp_path / "corpus.de"), str(tmp_path / stem),
+            drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"), warn=warnings.append, done=done)
         return result, warnings
 
     whole, warned_once = run("whole")

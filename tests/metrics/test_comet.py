@@ -272,3 +272,40 @@ def test_cometkiwi_reranking_adds_its_weighted_scores(models, comet_validated):
         kiwi = comet_api(models["cometkiwi"], [{"src": source, "mt": t} for t in texts]).scores
         totals = sorted((h.score + 3 * k for h, k in zip(candidates, kiwi)), reverse=True)
         assert [h.selection for h in chosen] == pytest.approx(totals, abs=1e-5)
+
+
+def test_nmt_filter_ranks_a_corpus_by_cometkiwis_own_estimates(models, texts, tmp_path):
+    """`nmt filter --qe-model`: each pair's estimate is unbabel-comet's own; the worst share are
+    the lowest estimates (ties by line order), --min-qe keeps those at or above it, a pair with an
+    empty side is never kept, and the report's percentiles are the estimates'."""
+    sources = lines(texts["src"]) + ["A sentence without its translation."]
+    targets = lines(texts["b"]) + [""]
+    for name, side in (("corpus.en", sources), ("corpus.de", targets)):
+        (tmp_path / name).write_text("\n".join(side) + "\n", encoding="utf-8")
+    args = ["filter", "--qe-model", str(models["cometkiwi"]), "--source", str(tmp_path / "corpus.en"), "--target",
+            str(tmp_path / "corpus.de"), "--src-lang", "en", "--tgt-lang", "de"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "kept"), "--drop-worst", "0.3", "--scores",
+                                 str(tmp_path / "scores.jsonl")])
+    assert result.exit_code == 0, result.output
+    expected = comet_api(models["cometkiwi"], [{"src": s, "mt": t} for s, t in zip(sources[:-1], targets[:-1])]).scores
+    assert len(set(expected)) == 10  # (ten different estimates to rank)
+    rows = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert rows[-1] == {"empty": True, "kept": False} and all(set(row) == {"qe", "kept"} for row in rows[:-1])
+    assert [row["qe"] for row in rows[:-1]] == pytest.approx(expected, abs=1e-4)
+    worst = sorted(range(10), key=lambda i: (expected[i], i))[:3]  # floor(0.3 × 10 scored pairs)
+    assert [i for i, row in enumerate(rows[:-1]) if not row["kept"]] == sorted(worst)
+    kept = [i for i in range(10) if i not in worst]
+    assert lines(tmp_path / "kept.en") == [sources[i] for i in kept]
+    assert lines(tmp_path / "kept.de") == [targets[i] for i in kept]
+    report = json.loads((tmp_path / "kept.json").read_text())
+    assert report["scored_by"] == "CometKiwi quality estimation" and report["qe_model"] == [str(models["cometkiwi"])]
+    assert (report["written"], report["dropped"], report["empty"], report["max_kept_score"]) == (7, 3, 1, None)
+    assert report["min_kept_qe"] == pytest.approx(min(expected[i] for i in kept), abs=1e-4)
+    assert report["score_percentiles"]["p50"] == pytest.approx(float(np.median(expected)), abs=1e-4)
+    assert "3 dropped by CometKiwi quality estimation (estimates below" in result.output
+
+    threshold = sum(sorted(expected)[3:5]) / 2  # between the fourth and fifth lowest estimates: six kept
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "above"), "--min-qe", repr(threshold)])
+    assert result.exit_code == 0, result.output
+    assert lines(tmp_path / "above.en") == [s for s, e in zip(sources, expected) if e >= threshold]
+    assert len(lines(tmp_path / "above.en")) == 6

@@ -1,0 +1,266 @@
+"""How `nmt filter` scores a corpus's pairs: by translation models' cross-entropies, or by a
+quality-estimation model (CometKiwi).
+
+Translation models score a pair by forced decoding (`nmt likelihood`'s scores): H_f, the forward
+model's cross-entropy of the target given the source, and H_r, the reverse model's of the source
+given the target, in nats per token, the end-of-sentence token included (a target cut short shows
+there). With a reverse model a pair's score is Junczys-Dowmunt (2018)'s dual conditional
+cross-entropy, the best filter of WMT18's shared task on noisy parallel corpora,
+
+    |H_f - H_r| + (H_f + H_r) / 2        (lower is better; the paper's adequacy is exp(-score))
+
+low when both models find the pair likely and agree on it; without one, H_f alone. With `--nproc
+K`, K worker processes each load the models and score consecutive shares of every chunk
+(nmt.decode.sharded), batched within their share.
+
+A CometKiwi model (unbabel-comet, extra `comet`) instead estimates each pair's quality from the
+source and the target alone, higher better (Peter et al., 2023, filter with it); its score,
+negated, ranks.
+
+Each chunk of pairs comes out as an array of COLUMNS per pair, in input order: NaN where a scoring
+has no such number, and in every column for a pair with an empty side (never scored, never kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import partial
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+from nmt.data.languages import check_direction
+from nmt.decode.forced import score_pairs
+from nmt.decode.sharded import EngineSpec, processes
+from nmt.errors import NmtError
+
+COLUMNS = ("forward", "reverse", "qe", "score")  # H_f, H_r, CometKiwi's estimate, the ranking's (lower is better)
+FORWARD, REVERSE, QE, SCORE = range(len(COLUMNS))
+Pair = tuple[str, str]
+
+
+@dataclass
+class Scoring:
+    """What a filtering scores its pairs by, and what its report and a stopped run's record say of it."""
+    by: str  # "dual cross-entropy", "forward cross-entropy" or "CometKiwi quality estimation"
+    languages: tuple[str, str]  # the pairs' (source, target)
+    models: dict[str, list[str]]  # the models' paths by role
+    # chunks(pairs, size, first_line, warn, done): an array of COLUMNS per pair, `size` pairs at a time;
+    # warnings name the input's lines from `first_line`, and done(n) hears of the pairs scored since line 1
+    chunks: Callable[..., Iterator[np.ndarray]]
+    settings: dict = field(default_factory=dict)  # what else the scores depend on: ensemble, precision
+
+    @property
+    def by_qe(self) -> bool:
+        return self.by == QE_SCORING
+
+
+QE_SCORING = "CometKiwi quality estimation"
+
+
+def empty_sides(chunk: list[Pair]) -> list[int]:
+    return [i for i, (src, tgt) in enumerate(chunk) if not (src.strip() and tgt.strip())]
+
+
+# -- translation models ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """The translation models that score the pairs: the forward engine (several checkpoints
+    averaged, or with `ensemble` scoring together) and a reverse model or None; what each worker
+    process of `--nproc` loads (nmt.decode.sharded)."""
+    forward: EngineSpec
+    reverse_model: Path | None = None
+
+    @classmethod
+    def of(cls, checkpoints: list[Path], reverse_model: Path | None, device: str = "cpu", threads: int = 0,
+           ensemble: bool = False, src_lang: str | None = None, tgt_lang: str | None = None) -> "ScorerSpec":
+        return cls(EngineSpec(tuple(checkpoints), device, threads=threads, ensemble=ensemble, src_lang=src_lang,
+                              tgt_lang=tgt_lang), reverse_model)
+
+    def model_paths(self) -> dict[str, list[str]]:
+        """The models' paths by role, as the report names them."""
+        return {"forward_model": [str(c) for c in self.forward.checkpoints],
+                "reverse_model": [str(self.reverse_model)] if self.reverse_model else []}
+
+    def processes(self, nproc: int) -> Callable | None:
+        """`nproc` worker processes that load these models (nmt.decode.sharded.processes), sharing
+        --threads; None for one: this process."""
+        return processes(nproc, self, self.forward.threads)
+
+    def for_worker(self, rank: int, nproc: int, threads: int) -> "ScorerSpec":
+        return replace(self, forward=self.forward.for_worker(rank, nproc, threads))
+
+    def load(self) -> tuple:
+        forward, reverse, _ = load_scorers(self)
+        return forward, reverse
+
+
+def load_scorers(spec: ScorerSpec) -> tuple:
+    """(the forward engine, the reverse one or None, (source language, target language)): the
+    reverse model read in the other direction, and one that does not translate it is an error."""
+    from nmt.decode.engines.engine import choose_direction, load_engine
+
+    src_lang, tgt_lang = spec.forward.src_lang, spec.forward.tgt_lang
+    if src_lang == "auto":
+        raise NmtError("--src-lang auto is nmt translate's: name the source language of the pairs to filter")
+    forward = spec.forward.load()
+    languages = (src_lang or forward.recipe.data.src_lang, tgt_lang or forward.recipe.data.tgt_lang)
+    if spec.reverse_model is None:
+        return forward, None, languages
+    # in its recipe's direction, then the other
+    reverse = load_engine([spec.reverse_model], spec.forward.device, threads=spec.forward.threads)
+    check_reverse_direction(reverse.recipe, spec.reverse_model, *languages)
+    choose_direction(reverse, languages[1], languages[0])
+    return forward, reverse, languages
+
+
+def check_reverse_direction(reverse_recipe, path: Path, src_lang: str, tgt_lang: str) -> None:
+    """A one-line error where the reverse model does not translate tgt_lang into src_lang."""
+    data = reverse_recipe.data
+    try:
+        check_direction(data, tgt_lang, src_lang, zero_shot=False)
+    except NmtError:
+        directions = [f"{s}-{t}" for s, t in data.directions()]
+        trained = ", ".join(directions[:6]) + (", ..." if len(directions) > 6 else "")
+        raise NmtError(f"--reverse-model {path}: translates {trained}, not {tgt_lang}-{src_lang} "
+                       "(the reverse of the pairs' direction)") from None
+
+
+def dual_score(forward: np.ndarray, reverse: np.ndarray) -> np.ndarray:
+    """Junczys-Dowmunt (2018)'s dual conditional cross-entropy: disagreement plus mean."""
+    return np.abs(forward - reverse) + (forward + reverse) / 2
+
+
+def cross_entropies(scorer, pairs: list[Pair], max_tokens: int, precision: str, warn: Callable[[str], None],
+                    first_line: int, sides: tuple[str, str] = ("source", "target")) -> np.ndarray:
+    """Nats per token (EOS included) of each pair's target given its source."""
+    return np.array([-score.log_prob_per_token for score in
+                     score_pairs(scorer, pairs, max_tokens, precision, warn, first_line, sides)], dtype=np.float64)
+
+
+def score_pairs_in_chunks(forward, reverse, pairs: Iterator[Pair], size: int, max_tokens: int,
+                          precision: str = "auto", first_line: int = 1, warn: Callable[[str], None] = lambda _: None,
+                          done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
+    """For each chunk of `size` pairs, their COLUMNS by the translation models (H_r NaN without a
+    reverse model). `done(n)` hears of the n pairs scored so far (from line 1: those of a stopped
+    run's included), after each chunk."""
+    while chunk := list(islice(pairs, size)):
+        scores = np.full((len(chunk), len(COLUMNS)), np.nan)
+        # every pair scored, so that a warning names its own line; those with an empty side then unscored
+        scores[:, FORWARD] = cross_entropies(forward, chunk, max_tokens, precision, warn, first_line)
+        if reverse is not None:
+            swapped = [(tgt, src) for src, tgt in chunk]
+            scores[:, REVERSE] = cross_entropies(reverse, swapped, max_tokens, precision, warn, first_line,
+                                                 sides=("target", "source"))
+            scores[:, SCORE] = dual_score(scores[:, FORWARD], scores[:, REVERSE])
+        else:
+            scores[:, SCORE] = scores[:, FORWARD]
+        scores[empty_sides(chunk)] = np.nan
+        yield scores
+        first_line += len(chunk)
+        done(first_line - 1)
+
+
+def _score_share(max_tokens: int, precision: str, scorers: tuple, pairs: list[Pair], first_line: int,
+                 finished: Callable[[int], None]) -> tuple[np.ndarray, list[str]]:
+    """A worker's share of a chunk (nmt.decode.sharded): its pairs' scores and its warnings."""
+    warnings: list[str] = []
+    forward, reverse = scorers
+    scores = np.concatenate(list(score_pairs_in_chunks(forward, reverse, iter(pairs), max(len(pairs), 1), max_tokens,
+                                                       precision, first_line, warnings.append)))
+    finished(len(pairs))
+    return scores, warnings
+
+
+def score_in_processes(processes: Callable, pairs: Iterator[Pair], size: int, max_tokens: int,
+                       precision: str = "auto", first_line: int = 1, warn: Callable[[str], None] = lambda _: None,
+                       done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
+    """`score_pairs_in_chunks` over worker processes (`processes`: nmt.decode.sharded.processes of
+    a ScorerSpec): each share's scores in input order, warnings with the input's line numbers."""
+    task = partial(_score_share, max_tokens, precision)
+    for shares in processes(pairs, task, size, lambda n: done(first_line - 1 + n), first_line):
+        for scores, warnings in shares:
+            for warning in warnings:
+                warn(warning)
+            yield scores
+
+
+def translation_scoring(forward, reverse, languages: tuple[str, str], max_tokens: int, precision: str = "auto",
+                        models: dict[str, list[str]] | None = None, ensemble: bool = False,
+                        processes: Callable | None = None) -> Scoring:
+    """Scoring by loaded translation models (`reverse` None: the forward model alone), in this
+    process or in `processes` (ScorerSpec.processes); `models`: their paths by role."""
+    def chunks(pairs: Iterator[Pair], size: int, first_line: int, warn: Callable[[str], None],
+               done: Callable[[int], None]) -> Iterator[np.ndarray]:
+        if processes is None:
+            return score_pairs_in_chunks(forward, reverse, pairs, size, max_tokens, precision, first_line, warn, done)
+        return score_in_processes(processes, pairs, size, max_tokens, precision, first_line, warn, done)
+
+    return Scoring("dual cross-entropy" if reverse is not None else "forward cross-entropy", languages, models or {},
+                   chunks, {"ensemble": ensemble, "precision": precision})
+
+
+# -- a quality-estimation model ----------------------------------------------------------------
+
+def qe_chunks(scorer, pairs: Iterator[Pair], size: int, first_line: int = 1,
+              warn: Callable[[str], None] = lambda _: None,
+              done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
+    """For each chunk of `size` pairs, their COLUMNS by a CometKiwi model (`scorer`: an
+    nmt.metrics.comet.CometScorer): its estimate, and negated, the score."""
+    while chunk := list(islice(pairs, size)):
+        scores = np.full((len(chunk), len(COLUMNS)), np.nan)
+        empty = set(empty_sides(chunk))
+        rows = [i for i in range(len(chunk)) if i not in empty]
+        if rows:
+            estimates = scorer.score([chunk[i][0] for i in rows], [chunk[i][1] for i in rows]).segments
+            scores[rows, QE] = estimates
+            scores[rows, SCORE] = -np.array(estimates)
+        yield scores
+        first_line += len(chunk)
+        done(first_line - 1)
+
+
+def qe_scoring(model: Path, languages: tuple[str | None, str | None], device: str = "cpu") -> Scoring:
+    """Scoring by the CometKiwi model in directory `model`; the languages must be named (no
+    translation model says them)."""
+    from nmt.metrics.comet import REFERENCE_FREE, CometScorer, model_files
+
+    if None in languages:
+        raise NmtError("--qe-model: name the pairs' languages with --src-lang and --tgt-lang")
+    kind = model_files(model)[1]["class_identifier"]
+    if kind not in REFERENCE_FREE:
+        raise NmtError(f"--qe-model {model}: a COMET model of type {kind}, which needs references; filtering takes "
+                       "a quality-estimation model (CometKiwi)")
+    scorer = CometScorer(model, "cometkiwi", device)
+    return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, partial(qe_chunks, scorer))
+
+
+def load_scoring(checkpoints: list[Path] | None, reverse_model: Path | None = None, qe_model: Path | None = None,
+                 device: str = "cpu", threads: int = 0, ensemble: bool = False, src_lang: str | None = None,
+                 tgt_lang: str | None = None, nproc: int = 1, decode_from: Path | None = None,
+                 settings: list[str] = (), max_tokens: int | None = None) -> Scoring:
+    """The scoring `nmt filter`'s options ask for, its models loaded: translation models (-c, with
+    --reverse-model for dual cross-entropy; their decode settings as `nmt likelihood` resolves
+    them) or a CometKiwi model (--qe-model), one or the other."""
+    from nmt.decode.translate import decode_settings
+
+    if qe_model is not None:
+        for_translation_models = [name for name, given in (
+            ("-c", bool(checkpoints)), ("--reverse-model", reverse_model is not None), ("--ensemble", ensemble),
+            ("--max-tokens", max_tokens is not None), ("--decode-from", decode_from is not None),
+            ("--set", bool(settings)), ("--nproc", nproc != 1)) if given]
+        if for_translation_models:
+            raise NmtError(f"--qe-model ranks by a CometKiwi model alone: {', '.join(for_translation_models)} "
+                           "are for translation models")
+        return qe_scoring(qe_model, (src_lang, tgt_lang), device)
+    if not checkpoints:
+        raise NmtError("name the models to score by: -c (and --reverse-model), or --qe-model")
+    spec = ScorerSpec.of(checkpoints, reverse_model, device, threads, ensemble, src_lang, tgt_lang)
+    workers = spec.processes(nproc)  # (--nproc checked before the models load)
+    forward, reverse, languages = load_scorers(spec)
+    cfg = decode_settings(forward.recipe, decode_from, {"max_tokens": max_tokens}, list(settings))
+    return translation_scoring(forward, reverse, languages, cfg.max_tokens, cfg.precision, spec.model_paths(),
+                               ensemble, workers)
