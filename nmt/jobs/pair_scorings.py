@@ -14,8 +14,8 @@ K`, K worker processes each load the models and score consecutive shares of ever
 (nmt.decode.sharded), batched within their share.
 
 A CometKiwi model (unbabel-comet, extra `comet`) instead estimates each pair's quality from the
-source and the target alone, higher better (Peter et al., 2023, filter with it); its score,
-negated, ranks.
+source and the target alone, higher better (Peter et al., 2023, filter corpora by it); its
+estimate, negated, ranks.
 
 Each chunk of pairs comes out as an array of COLUMNS per pair, in input order: NaN where a scoring
 has no such number, and in every column for a pair with an empty side (never scored, never kept).
@@ -39,6 +39,7 @@ from nmt.errors import NmtError
 COLUMNS = ("forward", "reverse", "qe", "score")  # H_f, H_r, CometKiwi's estimate, the ranking's (lower is better)
 FORWARD, REVERSE, QE, SCORE = range(len(COLUMNS))
 Pair = tuple[str, str]
+QE_SCORING = "CometKiwi quality estimation"  # (Scoring.by)
 
 
 @dataclass
@@ -55,9 +56,6 @@ class Scoring:
     @property
     def by_qe(self) -> bool:
         return self.by == QE_SCORING
-
-
-QE_SCORING = "CometKiwi quality estimation"
 
 
 def empty_sides(chunk: list[Pair]) -> list[int]:
