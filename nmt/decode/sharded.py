@@ -43,10 +43,7 @@ class EngineSpec:
 
     def for_worker(self, rank: int, nproc: int, threads: int) -> "EngineSpec":
         """Worker `rank`'s engine: `threads` // nproc threads (at least 1); on CUDA, the rank's device."""
-        device = self.device
-        if device == "cuda":
-            device = f"cuda:{rank % max(torch.cuda.device_count(), 1)}"
-        return replace(self, device=device, threads=max(1, threads // nproc))
+        return replace(self, device=worker_device(self.device, rank), threads=max(1, threads // nproc))
 
     def load(self, note: Callable[[str], None] = lambda _: None):
         """The engine; `note` hears what choosing its direction found worth saying (--src-lang
@@ -56,6 +53,13 @@ class EngineSpec:
         for text in engine.source_guess.notes if engine.source_guess else ():
             note(text)
         return engine
+
+
+def worker_device(device: str, rank: int) -> str:
+    """Worker `rank`'s device: on CUDA (`cuda` unnumbered), the GPUs round robin; else `device`."""
+    if device == "cuda":
+        return f"cuda:{rank % max(torch.cuda.device_count(), 1)}"
+    return device
 
 
 _loaded = None  # each worker's engine (or engines: a spec's load()), loaded once by _start

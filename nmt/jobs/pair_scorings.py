@@ -33,7 +33,7 @@ import numpy as np
 
 from nmt.data.languages import check_direction
 from nmt.decode.forced import score_pairs
-from nmt.decode.sharded import EngineSpec, processes
+from nmt.decode.sharded import EngineSpec, processes, worker_device
 from nmt.errors import NmtError
 
 COLUMNS = ("forward", "reverse", "qe", "score")  # H_f, H_r, CometKiwi's estimate, the ranking's (lower is better)
@@ -173,12 +173,12 @@ def _score_share(max_tokens: int, precision: str, scorers: tuple, pairs: list[Pa
     return scores, warnings
 
 
-def score_in_processes(processes: Callable, pairs: Iterator[Pair], size: int, max_tokens: int,
-                       precision: str = "auto", first_line: int = 1, warn: Callable[[str], None] = lambda _: None,
+def score_in_processes(processes: Callable, task: Callable, pairs: Iterator[Pair], size: int, first_line: int = 1,
+                       warn: Callable[[str], None] = lambda _: None,
                        done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
-    """`score_pairs_in_chunks` over worker processes (`processes`: nmt.decode.sharded.processes of
-    a ScorerSpec): each share's scores in input order, warnings with the input's line numbers."""
-    task = partial(_score_share, max_tokens, precision)
+    """Chunks of `size` pairs scored in worker processes (`processes`: nmt.decode.sharded.processes
+    of a spec whose models `task` scores a share with: `_score_share`, `_qe_share`): each share's
+    scores in input order, warnings with the input's line numbers."""
     for shares in processes(pairs, task, size, lambda n: done(first_line - 1 + n), first_line):
         for scores, warnings in shares:
             for warning in warnings:
@@ -195,7 +195,8 @@ def translation_scoring(forward, reverse, languages: tuple[str, str], max_tokens
                done: Callable[[int], None]) -> Iterator[np.ndarray]:
         if processes is None:
             return score_pairs_in_chunks(forward, reverse, pairs, size, max_tokens, precision, first_line, warn, done)
-        return score_in_processes(processes, pairs, size, max_tokens, precision, first_line, warn, done)
+        return score_in_processes(processes, partial(_score_share, max_tokens, precision), pairs, size, first_line,
+                                  warn, done)
 
     return Scoring("dual cross-entropy" if reverse is not None else "forward cross-entropy", languages, models or {},
                    chunks, {"ensemble": ensemble, "precision": precision})
@@ -221,10 +222,39 @@ def qe_chunks(scorer, pairs: Iterator[Pair], size: int, first_line: int = 1,
         done(first_line - 1)
 
 
-def qe_scoring(model: Path, languages: tuple[str | None, str | None], device: str = "cpu") -> Scoring:
-    """Scoring by the CometKiwi model in directory `model`; the languages must be named (no
-    translation model says them)."""
-    from nmt.metrics.comet import REFERENCE_FREE, CometScorer, model_files
+def _qe_share(scorer, pairs: list[Pair], first_line: int, finished: Callable[[int], None]) -> tuple[np.ndarray, list]:
+    """A worker's share of a chunk (nmt.decode.sharded): its pairs' scores by the CometKiwi model."""
+    [scores] = qe_chunks(scorer, iter(pairs), max(len(pairs), 1), first_line)
+    finished(len(pairs))
+    return scores, []
+
+
+@dataclass(frozen=True)
+class QeSpec:
+    """The CometKiwi model each worker process of `--nproc` loads (nmt.decode.sharded)."""
+    model: Path
+    device: str = "cpu"
+    threads: int = 0  # 0: torch's default
+
+    def for_worker(self, rank: int, nproc: int, threads: int) -> "QeSpec":
+        """Worker `rank`'s: `threads` // nproc threads (at least 1); on CUDA, the rank's device."""
+        return replace(self, device=worker_device(self.device, rank), threads=max(1, threads // nproc))
+
+    def load(self):
+        import torch
+
+        from nmt.metrics.comet import CometScorer
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        return CometScorer(self.model, "cometkiwi", self.device)
+
+
+def qe_scoring(model: Path, languages: tuple[str | None, str | None], device: str = "cpu", threads: int = 0,
+               nproc: int = 1) -> Scoring:
+    """Scoring by the CometKiwi model in directory `model`, in this process or in `nproc` worker
+    processes sharing `threads`; the languages must be named (no translation model says them)."""
+    from nmt.metrics.comet import REFERENCE_FREE, model_files
 
     if None in languages:
         raise NmtError("--qe-model: name the pairs' languages with --src-lang and --tgt-lang")
@@ -232,8 +262,12 @@ def qe_scoring(model: Path, languages: tuple[str | None, str | None], device: st
     if kind not in REFERENCE_FREE:
         raise NmtError(f"--qe-model {model}: a COMET model of type {kind}, which needs references; filtering takes "
                        "a quality-estimation model (CometKiwi)")
-    scorer = CometScorer(model, "cometkiwi", device)
-    return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, partial(qe_chunks, scorer))
+    spec = QeSpec(Path(model), device, threads)
+    workers = processes(nproc, spec, threads)
+    scorer = spec.load()  # here too: a model that cannot load is one line before any process starts
+    if workers is None:
+        return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, partial(qe_chunks, scorer))
+    return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, partial(score_in_processes, workers, _qe_share))
 
 
 def load_scoring(checkpoints: list[Path] | None, reverse_model: Path | None = None, qe_model: Path | None = None,
@@ -249,11 +283,11 @@ def load_scoring(checkpoints: list[Path] | None, reverse_model: Path | None = No
         for_translation_models = [name for name, given in (
             ("-c", bool(checkpoints)), ("--reverse-model", reverse_model is not None), ("--ensemble", ensemble),
             ("--max-tokens", max_tokens is not None), ("--decode-from", decode_from is not None),
-            ("--set", bool(settings)), ("--nproc", nproc != 1)) if given]
+            ("--set", bool(settings))) if given]
         if for_translation_models:
             raise NmtError(f"--qe-model ranks by a CometKiwi model alone: {', '.join(for_translation_models)} "
                            "are for translation models")
-        return qe_scoring(qe_model, (src_lang, tgt_lang), device)
+        return qe_scoring(qe_model, (src_lang, tgt_lang), device, threads, nproc)
     if not checkpoints:
         raise NmtError("name the models to score by: -c (and --reverse-model), or --qe-model")
     spec = ScorerSpec.of(checkpoints, reverse_model, device, threads, ensemble, src_lang, tgt_lang)

@@ -309,3 +309,12 @@ def test_nmt_filter_ranks_a_corpus_by_cometkiwis_own_estimates(models, texts, tm
     assert result.exit_code == 0, result.output
     assert lines(tmp_path / "above.en") == [s for s, e in zip(sources, expected) if e >= threshold]
     assert len(lines(tmp_path / "above.en")) == 6
+
+    # in 2 worker processes, each loading the model and estimating its share: the same estimates and pairs
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "two"), "--drop-worst", "0.3", "--nproc", "2",
+                                 "--scores", str(tmp_path / "two.jsonl")])
+    assert result.exit_code == 0, result.output
+    two = [json.loads(line) for line in (tmp_path / "two.jsonl").read_text().splitlines()]
+    assert [row["kept"] for row in two] == [row["kept"] for row in rows] and two[-1] == rows[-1]
+    assert [row["qe"] for row in two[:-1]] == pytest.approx([row["qe"] for row in rows[:-1]], abs=1e-4)
+    assert lines(tmp_path / "two.en") == lines(tmp_path / "kept.en")
