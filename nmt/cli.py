@@ -516,7 +516,7 @@ def rerank_tune(
     reverse_model: Annotated[Optional[Path], typer.Option(
         help="A checkpoint translating the other way: its score of the source given each candidate.")] = None,
     qe_model: Annotated[Optional[Path], typer.Option(help="A local CometKiwi model directory.")] = None,
-    metric: Annotated[str, typer.Option(help="What the weights maximize: bleu or chrf (corpus-level).")] = "bleu",
+    metric: Annotated[str, typer.Option(help="What the weights maximize: bleu, chrf or chrf++ (corpus-level).")] = "bleu",
     grid: Annotated[str, typer.Option(help="The weights tried for each model, comma-separated.")] =
         ",".join(str(w) for w in (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)),
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the search as JSON here.")] = None,
@@ -647,7 +647,7 @@ def score(
     reference: Annotated[Optional[list[Path]], typer.Option(
         "--reference", "-r", help="Reference file (repeat for several); optional with --langid and cometkiwi.")] = None,
     metrics: Annotated[list[str], typer.Option(
-        "--metrics", "--metric", "-m", help="bleu, chrf, ter, comet, cometkiwi (repeatable).")] = ["bleu"],
+        "--metrics", "--metric", "-m", help="bleu, chrf, chrf++, ter, comet, cometkiwi (repeatable).")] = ["bleu"],
     tokenize: Annotated[Optional[str], typer.Option(help="BLEU tokenizer (sacrebleu's, default 13a).")] = None,
     language_pair: Annotated[Optional[str], typer.Option(
         "--language-pair", "-l", help="SRC-TGT: BLEU's tokenizer for TGT where --tokenize is not given, as "

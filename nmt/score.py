@@ -25,7 +25,7 @@ from nmt.files import line_count
 from nmt.language_id import describe, language_shares
 from nmt.metrics.bleu import FOR_TARGET, make_bleu
 
-METRICS = ("bleu", "chrf", "ter", "comet", "cometkiwi")
+METRICS = ("bleu", "chrf", "chrf++", "ter", "comet", "cometkiwi")
 NEURAL = {"comet": "COMET", "cometkiwi": "CometKiwi"}  # metric -> its name in the results
 
 
@@ -48,6 +48,8 @@ def build_metric(name: str, tokenize: str | None = None, lowercase: bool = False
         return make_bleu(tokenize, lowercase)
     if name == "chrf":
         return CHRF()
+    if name == "chrf++":  # word unigrams and bigrams besides the characters (Popović 2017)
+        return CHRF(word_order=2)  # as `sacrebleu -m chrf --chrf-word-order 2`
     if name == "ter":
         return TER()
     raise NmtError(f"unknown metric '{name}' (choose from {', '.join(METRICS)})")

@@ -35,13 +35,16 @@ class Tuning:
 
 
 def corpus_score(metric: str, hypotheses: list[str], references: list[str], tgt_lang: str | None = None) -> float:
-    """BLEU (tokenized for `tgt_lang`: nmt.metrics.bleu.target_tokenizer) or chrF."""
+    """BLEU (tokenized for `tgt_lang`: nmt.metrics.bleu.target_tokenizer), chrF or chrF++."""
     from sacrebleu.metrics import CHRF
 
     from nmt.data.languages import two_letter
     from nmt.metrics.bleu import make_bleu, target_tokenizer
 
-    scorer = make_bleu(target_tokenizer(two_letter(tgt_lang) if tgt_lang else None)) if metric == "bleu" else CHRF()
+    if metric == "bleu":
+        scorer = make_bleu(target_tokenizer(two_letter(tgt_lang) if tgt_lang else None))
+    else:
+        scorer = CHRF(word_order=2 if metric == "chrf++" else 0)
     return scorer.corpus_score(hypotheses, [references]).score
 
 
@@ -57,8 +60,8 @@ def tune_rerank(translator, sources: list[str], references: list[str], cfg: Deco
     n = cfg.rerank.candidates
     if not n:
         raise NmtError("rerank-tune needs decode.rerank.candidates (N, the n-best list's length)")
-    if metric not in ("bleu", "chrf"):
-        raise NmtError(f"--metric {metric}: choose bleu or chrf")
+    if metric not in ("bleu", "chrf", "chrf++"):
+        raise NmtError(f"--metric {metric}: choose bleu, chrf or chrf++")
     if len(sources) != len(references):
         raise NmtError(f"{len(sources)} sources but {len(references)} references: they must align line by line")
     search_cfg = cfg.model_copy(update={"nbest": n, "rerank": cfg.rerank.model_copy(update={"candidates": 0})})

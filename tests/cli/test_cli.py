@@ -101,6 +101,11 @@ def test_nmt_score_equals_sacrebleu_command_line(tmp_path):
     assert 0 < ours[0]["score"] < 100
     for a, b in zip(ours, theirs):
         assert (a["name"], a["score"], a["signature"]) == (b["name"], b["score"], b["signature"])
+    ours = json.loads(nmt("score", hyp, "-r", ref, "-m", "chrf++", "--json").stdout)  # chrF with word bigrams
+    theirs = json.loads(subprocess.run([SACREBLEU, ref, "-i", hyp, "-m", "chrf", "--chrf-word-order", "2", "-w", "4"],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert (ours["name"], ours["score"], ours["signature"]) == (theirs["name"], theirs["score"], theirs["signature"])
+    assert ours["name"] == "chrF2++" and "nw:2" in ours["signature"]
     lowercase = json.loads(nmt("score", hyp, "-r", ref, "--lowercase", "--tokenize", "intl", "--json").stdout)
     theirs = json.loads(subprocess.run([SACREBLEU, ref, "-i", hyp, "-lc", "-tok", "intl", "-w", "4"],
                                        capture_output=True, text=True, check=True).stdout)

@@ -52,6 +52,10 @@ def test_rerank_tuning_scores_chinese_as_sacrebleu_does():
     assert corpus_score("bleu", HYPOTHESES, REFERENCES, "zh") == \
         sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES], tokenize="zh").score > 50
     assert corpus_score("bleu", HYPOTHESES, REFERENCES) == 0  # 13a
+    # chrF and chrF++ (word bigrams too) as sacrebleu's, which differ
+    chrf, chrf_plus = (sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES], word_order=order).score for order in (0, 2))
+    assert (corpus_score("chrf", HYPOTHESES, REFERENCES), corpus_score("chrf++", HYPOTHESES, REFERENCES)) == (chrf, chrf_plus)
+    assert chrf != chrf_plus
 
 
 def test_a_tokenizer_that_cannot_run_here_is_a_one_line_error(monkeypatch, tmp_path):
