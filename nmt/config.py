@@ -366,9 +366,9 @@ class TrainConfig(Section):
     # Dev sentences greedy-decoded at each validation, for BLEU (always, for the log) and for
     # valid_metric's score; 0 = loss only.
     valid_bleu_sentences: int = Field(default=500, ge=0)
-    # What picks best.pt: bleu, chrf (sacrebleu's corpus scores), comet (valid_comet_model's system
+    # What picks best.pt: bleu, chrf, chrf++ (sacrebleu's corpus scores), comet (valid_comet_model's system
     # score of the same sentences, nmt.metrics.comet: slow on a CPU, docs/quality.md), or loss (dev nll).
-    valid_metric: Literal["bleu", "chrf", "comet", "loss"] = "bleu"
+    valid_metric: Literal["bleu", "chrf", "chrf++", "comet", "loss"] = "bleu"
     valid_comet_model: str | None = None  # a local COMET model directory, for valid_metric comet
     patience: int = Field(default=0, ge=0)  # validations without improvement before stopping; 0 = never stop early
     keep_last: int = Field(default=5, ge=0)  # step checkpoints kept besides last.pt and best.pt

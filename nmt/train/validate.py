@@ -113,10 +113,10 @@ def translation_scores(hypotheses: list[str], valid: ValidSet, metric: str, come
                        device: str = "cpu") -> dict:
     """Corpus BLEU of the dev translations (sacrebleu's defaults, with its tokenizer for the target
     language: nmt.metrics.bleu.target_tokenizer), and valid_metric's score where it is another:
-    chrF, or COMET's system score (its model loaded once per process)."""
+    chrF, chrF++ or COMET's system score (its model loaded once per process)."""
     scores = {"bleu": make_bleu(valid.bleu_tokenize).corpus_score(hypotheses, [valid.references]).score}
-    if metric == "chrf":
-        scores["chrf"] = sacrebleu.corpus_chrf(hypotheses, [valid.references]).score
+    if metric in ("chrf", "chrf++"):  # chrF++: word bigrams too
+        scores[metric] = sacrebleu.corpus_chrf(hypotheses, [valid.references], word_order=2 * (metric == "chrf++")).score
     if metric == "comet":
         scores["comet"] = _comet(comet_model, device).score(valid.sources, hypotheses, valid.references).system
     return scores

@@ -56,6 +56,14 @@ def test_rerank_tuning_scores_chinese_as_sacrebleu_does():
     chrf, chrf_plus = (sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES], word_order=order).score for order in (0, 2))
     assert (corpus_score("chrf", HYPOTHESES, REFERENCES), corpus_score("chrf++", HYPOTHESES, REFERENCES)) == (chrf, chrf_plus)
     assert chrf != chrf_plus
+    # and validation's, which train.valid_metric chrf++ picks best.pt by
+    from types import SimpleNamespace
+
+    from nmt.train.validate import translation_scores
+
+    valid = SimpleNamespace(bleu_tokenize="zh", references=REFERENCES)
+    assert translation_scores(HYPOTHESES, valid, "chrf++", None)["chrf++"] == chrf_plus
+    assert translation_scores(HYPOTHESES, valid, "chrf", None)["chrf"] == chrf
 
 
 def test_a_tokenizer_that_cannot_run_here_is_a_one_line_error(monkeypatch, tmp_path):
