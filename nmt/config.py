@@ -109,6 +109,10 @@ class DataConfig(Section):
     max_tokens_per_sentence: int = Field(default=250, ge=1)  # in subword pieces, per side
     max_length_ratio: float = Field(default=3.0, ge=1.0)  # longer/shorter side, in pieces
     remove_duplicates: bool = True
+    # Drop the pairs whose target is the source left untranslated: the same letters once case,
+    # digits, punctuation and spaces are set aside (the noise that harms training most: Khayrallah
+    # and Koehn 2018; nmt.data.clean).
+    remove_copies: bool = True
     normalize_nfkc: bool = False
     # Drop the pairs a side of which a language identifier (py3langid; pip install 'nmt[langid]')
     # finds in another language than its corpus's, with a probability above this (0.5: more

@@ -107,7 +107,10 @@ def main() -> None:
         if not (DEMO_RUN / "spm.model").is_file():
             raise SystemExit("runs/demo: no tokenizer (run `make demo` first)")
         corpus = RUNS / "spoiled"
-        runs = {"unfiltered": [], "filtered": ["data.language_filter=0.5"]}
+        # data.remove_copies (on by default) would drop the untranslated kind before the identifier
+        # sees it: off in both runs, so that they measure the identifier on all four kinds
+        runs = {"unfiltered": ["data.remove_copies=false"],
+                "filtered": ["data.language_filter=0.5", "data.remove_copies=false"]}
         if not args.trained:
             RUNS.mkdir(parents=True, exist_ok=True)
             for lang, side in (("en", 0), ("de", 1)):

@@ -11,6 +11,19 @@ from nmt.data.dedup import DuplicateLines
 
 # C0/C1 control characters other than tab: a sign of binary junk or broken encodings.
 _INVALID_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NOT_LETTERS = re.compile(r"[\W\d_]+")  # what a copy may differ in: digits, punctuation, spaces
+
+
+def letters(text: str) -> str:
+    """A side's letters, lower-cased: what a source and its untranslated copy share."""
+    return _NOT_LETTERS.sub("", text).casefold()
+
+
+def is_copy(src: str, tgt: str) -> bool:
+    """Whether the target is the source left untranslated (pairs without letters, such as
+    numbers alone, are left to the other rules)."""
+    source = letters(src)
+    return bool(source) and source == letters(tgt)
 
 
 def normalize(text: str, nfkc: bool) -> str:
@@ -27,14 +40,17 @@ class PairFilter:
         self.duplicates = duplicates
         self.dropped: Counter[str] = Counter()
 
-    def text_reason(self, line: int, src: str, tgt: str) -> str | None:
-        """Reasons visible before tokenization; `line` counts the corpus's pairs from 0."""
+    def text_reason(self, line: int, src: str, tgt: str, translated: bool = True) -> str | None:
+        """Reasons visible before tokenization; `line` counts the corpus's pairs from 0;
+        `translated`: whether the corpus's languages differ (where they do not, a copy may be right)."""
         if not src or not tgt:
             return "empty side"
         if _INVALID_CHARS.search(src) or _INVALID_CHARS.search(tgt):
             return "invalid characters"
         if self.duplicates is not None and line in self.duplicates:
             return "duplicate"
+        if self.cfg.remove_copies and translated and is_copy(src, tgt):
+            return "target copies source"
         return None
 
     def length_reason(self, n_src: int, n_tgt: int) -> str | None:

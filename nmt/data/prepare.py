@@ -130,14 +130,14 @@ class _Chained(Corpus):
 
 
 def _kept_before_encoding(pair_filter: PairFilter, lines: range, chunk: list[tuple[str, str]],
-                          language_filter: LanguageFilter | None, languages: tuple[str, str] | None
-                          ) -> tuple[list[int], list[tuple[str, str]]]:
+                          language_filter: LanguageFilter | None, languages: tuple[str, str] | None,
+                          translated: bool = True) -> tuple[list[int], list[tuple[str, str]]]:
     """The lines and pairs of a chunk that pass the filters seen before tokenization (the text's,
     then the language identifier's, on the pairs the first kept); each pair dropped is counted
-    under its first reason."""
+    under its first reason. `translated`: whether the corpus's two languages differ."""
     kept = []
     for line, (s, t) in zip(lines, chunk):
-        if reason := pair_filter.text_reason(line, s, t):
+        if reason := pair_filter.text_reason(line, s, t, translated):
             pair_filter.drop(reason)
         else:
             kept.append((line, (s, t)))
@@ -232,7 +232,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                     corpus_read += len(chunk)
                     lines = range(first_line, first_line + len(chunk))
                     if pair_filter:
-                        lines, chunk = _kept_before_encoding(pair_filter, lines, chunk, language_filter, languages)
+                        lines, chunk = _kept_before_encoding(pair_filter, lines, chunk, language_filter, languages,
+                                                             source.settings["src_lang"] != source.settings["tgt_lang"])
                     if source.augment is not None and source.augment.active():
                         rewritten = [augment_pair(s, t, line, source.augment, word_pairs)
                                      for line, (s, t) in zip(lines, chunk)]

@@ -255,6 +255,32 @@ def test_prepare_cleans_counts_reasons_and_reruns_only_on_change(tmp_path):
     assert not prepare(recipe.data, recipe.tokenizer, recipe.out)["skipped"]
 
 
+def test_a_target_that_copies_its_source_is_dropped_where_the_languages_differ(tmp_path):
+    """data.remove_copies (on by default): a target that is its source untranslated, whatever its
+    case, digits, punctuation and spaces, is dropped and counted; numbers alone, a translation that
+    keeps a name, and any pair of a corpus in one language are kept."""
+    from nmt.data.clean import is_copy
+
+    assert is_copy("A dog runs.", "a dog runs!") and is_copy("Room 12, floor 3", "room 1 2  floor 4")
+    assert not is_copy("2010", "2010") and not is_copy("Anna runs.", "Anna rennt.") and not is_copy("Ça va", "Ca va")
+    src = ["A dog runs.", "Two cats sleep.", "Kids play in the park.", "2010", "Anna sings."]
+    tgt = ["Ein Hund rennt.", "two cats sleep!", "Kids play in the park", "2010", "Anna singt."]
+    for lang, lines in (("en", src), ("de", tgt)):
+        (tmp_path / f"c.{lang}").write_text("\n".join(lines) + "\n")
+    kept = {}
+    for name, settings in (("default", []), ("off", ["data.remove_copies=false"]),
+                           ("one language", ["data.src_lang=en", "data.tgt_lang=en", f"data.valid={tmp_path / 'c'}",
+                                             "data.test=null"])):
+        recipe = tiny_recipe(tmp_path / name, f"data.train={tmp_path / 'c'}", "tokenizer.vocab_size=60", *settings)
+        if name == "one language":  # an en→en corpus (paraphrases, a copying task): the sources as targets
+            (tmp_path / "c.en").write_text("\n".join(src) + "\n")
+        train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+        kept[name] = prepare(recipe.data, recipe.tokenizer, recipe.out)["splits"]["train"]
+    assert kept["default"]["kept"] == 3 and kept["default"]["dropped"] == {"target copies source": 2}
+    assert kept["off"]["kept"] == 5 and kept["off"]["dropped"] == {}
+    assert kept["one language"]["kept"] == 5 and kept["one language"]["dropped"] == {}
+
+
 def test_an_interrupted_prepare_leaves_no_unfinished_shard_and_keeps_the_finished_ones(tmp_path, monkeypatch):
     """Ctrl-C while the training pairs are written: the unfinished shards' temporary files go,
     the shards of the run before stay as they were, and the next run prepares again."""

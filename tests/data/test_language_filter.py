@@ -37,10 +37,16 @@ def noisy_corpus(folder) -> tuple[list[tuple[str, str]], list[int], dict]:
 
 def test_pairs_in_another_language_are_dropped_counted_and_the_rest_kept_in_order(tmp_path):
     pairs, spoiled, reasons = noisy_corpus(tmp_path)
-    recipe = tiny_recipe(tmp_path / "out", f"data.train={tmp_path / 'noisy'}", "data.language_filter=0.5")
+    # (data.remove_copies off: the untranslated pair reaches the identifier, which finds English)
+    recipe = tiny_recipe(tmp_path / "out", f"data.train={tmp_path / 'noisy'}", "data.language_filter=0.5",
+                         "data.remove_copies=false")
     train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
     train = prepare(recipe.data, recipe.tokenizer, recipe.out)["splits"]["train"]
     assert (train["read"], train["kept"], train["dropped"]) == (48, 44, reasons)
+    with_copies_removed = tiny_recipe(tmp_path / "out", f"data.train={tmp_path / 'noisy'}", "data.language_filter=0.5")
+    train = prepare(with_copies_removed.data, with_copies_removed.tokenizer, with_copies_removed.out)["splits"]["train"]
+    assert train["kept"] == 44 and train["dropped"] == {  # the copy goes first, by the cheaper rule
+        "target copies source": 1, "target in another language": 2, "source in another language": 1}
 
     sp_src, sp_tgt = (load_processor(path) for path in tokenizer_paths(recipe.out, recipe.tokenizer.joint))
     kept = ParallelShards(recipe.out / "data", "train")
@@ -51,6 +57,7 @@ def test_pairs_in_another_language_are_dropped_counted_and_the_rest_kept_in_orde
     unfiltered = tiny_recipe(tmp_path / "out", f"data.train={tmp_path / 'noisy'}")  # off: the spoiled pairs stay
     train = prepare(unfiltered.data, unfiltered.tokenizer, unfiltered.out)["splits"]["train"]
     assert train["kept"] > 44 and not any("language" in reason for reason in train["dropped"]), train
+    assert train["dropped"]["target copies source"] == 1  # the untranslated pair, by data.remove_copies
 
 
 def test_worker_processes_keep_the_same_pairs_as_one(tmp_path, monkeypatch):
