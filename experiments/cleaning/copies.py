@@ -15,13 +15,11 @@ languages of the rest (`nmt score --langid de`). Results: experiments/cleaning/r
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 
-from experiments.cleaning.language_filter import RESULTS, RUNS, lines, output_languages, prepared_run
-from experiments.packing.packed_vs_plain import DEMO, RECIPE
-from experiments.shared.runs import DEMO_RUN, bleu_and_chrf, last_validation, train_side_by_side
+from experiments.cleaning.language_filter import RESULTS, RUNS, lines, trained_on
+from experiments.shared.runs import DEMO_RUN
 from nmt.data.clean import is_copy
 from tools.results import write_json
 
@@ -49,25 +47,7 @@ def main() -> None:
     result = {"share": args.share, "copied_pairs": len(copied), "updates": args.updates,
               "flagged_by_is_copy": {"copied": len(flagged & copied), "genuine": len(flagged - copied)}}
     print(json.dumps(result), flush=True)
-    corpus = RUNS / "copied"
-    if not args.trained:
-        RUNS.mkdir(parents=True, exist_ok=True)
-        for lang, side in (("en", 0), ("de", 1)):
-            with gzip.open(f"{corpus}.{lang}.gz", "wt", encoding="utf-8") as f:
-                f.write("\n".join(pair[side] for pair in pairs) + "\n")
-        for name, extra in RUNS_OF.items():
-            prepared_run(name, corpus, extra)
-        train_side_by_side(RUNS_OF, RUNS, RECIPE, [*DEMO, f"data.train={corpus}", f"train.max_steps={args.updates}",
-                                                   "train.valid_every=500"], on_demo_data=False)
-    result["training"] = []
-    for name, extra in RUNS_OF.items():
-        out = RUNS / name
-        report = json.loads((out / "data" / "report.json").read_text())["splits"]["train"]
-        record = {"name": name, "settings": extra, "train_pairs": report["kept"], "dropped": report["dropped"],
-                  **last_validation(out), "test_last": bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.de", RECIPE),
-                  "test_output": output_languages(out / "test.de")}
-        result["training"].append(record)
-        print(json.dumps(record), flush=True)
+    result["training"] = trained_on(pairs, RUNS / "copied", RUNS_OF, args.updates, args.trained)
     write_json(RESULTS / "copies.json", result)
 
 

@@ -83,6 +83,33 @@ def prepared_run(name: str, corpus: Path, extra: list[str]) -> None:
     nmt("prepare", RECIPE, *sets([f"output_dir={out}", *DEMO, f"data.train={corpus}", *extra]))
 
 
+def trained_on(pairs: list[tuple[str, str]], corpus: Path, runs: dict[str, list[str]], updates: int,
+               trained: bool = False) -> list[dict]:
+    """Each of `runs` (named settings) prepared from `pairs`, written as `corpus`, with the demo's
+    tokenizer, and trained side by side on the demo's settings for `updates` (`trained`: already
+    done); each run's record: its pairs kept and dropped, its last validation, test BLEU and chrF
+    from last.pt, and the languages of its test translations."""
+    if not trained:
+        RUNS.mkdir(parents=True, exist_ok=True)
+        for lang, side in (("en", 0), ("de", 1)):
+            with gzip.open(f"{corpus}.{lang}.gz", "wt", encoding="utf-8") as f:
+                f.write("\n".join(pair[side] for pair in pairs) + "\n")
+        for name, extra in runs.items():
+            prepared_run(name, corpus, extra)
+        train_side_by_side(runs, RUNS, RECIPE, [*DEMO, f"data.train={corpus}", f"train.max_steps={updates}",
+                                                "train.valid_every=500"], on_demo_data=False)
+    records = []
+    for name, extra in runs.items():
+        out = RUNS / name
+        report = json.loads((out / "data" / "report.json").read_text())["splits"]["train"]
+        records.append({"name": name, "settings": extra, "train_pairs": report["kept"], "dropped": report["dropped"],
+                        **last_validation(out),
+                        "test_last": bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.de", RECIPE),
+                        "test_output": output_languages(out / "test.de")})
+        print(json.dumps(records[-1]), flush=True)
+    return records
+
+
 def output_languages(hypotheses: Path) -> dict:
     """`nmt score --langid de`: the share of the lines in German, and the languages found."""
     scored = subprocess.run([nmt_command(), "score", str(hypotheses), "--langid", "de", "--json"], cwd=ROOT,
@@ -106,30 +133,11 @@ def main() -> None:
     if not args.no_training:
         if not (DEMO_RUN / "spm.model").is_file():
             raise SystemExit("runs/demo: no tokenizer (run `make demo` first)")
-        corpus = RUNS / "spoiled"
         # data.remove_copies (on by default) would drop the untranslated kind before the identifier
         # sees it: off in both runs, so that they measure the identifier on all four kinds
         runs = {"unfiltered": ["data.remove_copies=false"],
                 "filtered": ["data.language_filter=0.5", "data.remove_copies=false"]}
-        if not args.trained:
-            RUNS.mkdir(parents=True, exist_ok=True)
-            for lang, side in (("en", 0), ("de", 1)):
-                with gzip.open(f"{corpus}.{lang}.gz", "wt", encoding="utf-8") as f:
-                    f.write("\n".join(pair[side] for pair in pairs) + "\n")
-            for name, extra in runs.items():
-                prepared_run(name, corpus, extra)
-            train_side_by_side(runs, RUNS, RECIPE, [*DEMO, f"data.train={corpus}", f"train.max_steps={args.updates}",
-                                                    "train.valid_every=500"], on_demo_data=False)
-        reports = {name: json.loads((RUNS / name / "data" / "report.json").read_text()) for name in runs}
-        result["training"] = []
-        for name, extra in runs.items():
-            out = RUNS / name
-            record = {"name": name, "settings": extra, "train_pairs": reports[name]["splits"]["train"]["kept"],
-                      "dropped": reports[name]["splits"]["train"]["dropped"], **last_validation(out),
-                      "test_last": bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.de", RECIPE),
-                      "test_output": output_languages(out / "test.de")}
-            result["training"].append(record)
-            print(json.dumps(record), flush=True)
+        result["training"] = trained_on(pairs, RUNS / "spoiled", runs, args.updates, args.trained)
     write_json(RESULTS / "language_filter.json", result)
 
 
