@@ -8,8 +8,9 @@ their English source, as crawled corpora hold them (Khayrallah and Koehn, 2018, 
 noise that harms a model most). The demo's settings for a fixed number of updates on that corpus,
 prepared with data.remove_copies off and on (the demo's tokenizer; runs/demo: `make demo` makes
 it), side by side, one CPU thread each; dev loss and BLEU at the end, then test_2016_flickr
-translated from last.pt, sacreBLEU, and the share of the translations in German and the
-languages of the rest (`nmt score --langid de`). Results: experiments/cleaning/results/copies.json.
+translated from last.pt with the recipe's beam search and greedily, sacreBLEU, and the share of
+the translations in German and the languages of the rest (`nmt score --langid de`). Results:
+experiments/cleaning/results/copies.json.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import argparse
 import json
 import random
 
-from experiments.cleaning.language_filter import RESULTS, RUNS, lines, trained_on
-from experiments.shared.runs import DEMO_RUN
+from experiments.cleaning.language_filter import RESULTS, RUNS, lines, output_languages, trained_on
+from experiments.packing.packed_vs_plain import RECIPE
+from experiments.shared.runs import DEMO_RUN, bleu_and_chrf
 from nmt.data.clean import is_copy
 from tools.results import write_json
 
@@ -48,6 +50,12 @@ def main() -> None:
               "flagged_by_is_copy": {"copied": len(flagged & copied), "genuine": len(flagged - copied)}}
     print(json.dumps(result), flush=True)
     result["training"] = trained_on(pairs, RUNS / "copied", RUNS_OF, args.updates, args.trained)
+    for record in result["training"]:  # the same checkpoint searched greedily: where the copies do their harm
+        out = RUNS / record["name"]
+        record["test_greedy"] = bleu_and_chrf(out / "checkpoints" / "last.pt", out / "test.greedy.de", RECIPE,
+                                              ("--beam-size", "1"))
+        record["test_greedy_output"] = output_languages(out / "test.greedy.de")
+        print(json.dumps({"name": record["name"], **{k: v for k, v in record.items() if "greedy" in k}}), flush=True)
     write_json(RESULTS / "copies.json", result)
 
 
