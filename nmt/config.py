@@ -528,7 +528,7 @@ class MbrConfig(Section):
     # sampling: N draws under decode.temperature, top_k, top_p and epsilon (unset: epsilon sampling
     # at 0.02, Freitag et al., 2023); beam: the beam's N best (beam_size at least N).
     source: Literal["sampling", "beam"] = "sampling"
-    utility: Literal["chrf", "bleu", "comet"] = "chrf"  # bleu: sacrebleu's sentence BLEU (exp smoothing)
+    utility: Literal["chrf", "chrf++", "bleu", "comet"] = "chrf"  # bleu: sacrebleu's sentence BLEU (exp smoothing)
     comet_model: str | None = None  # a COMET model directory (utility comet; nmt.metrics.comet)
 
 

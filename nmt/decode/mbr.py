@@ -1,7 +1,7 @@
 """Minimum-Bayes-risk decoding (Freitag et al., 2022): of a line's candidates, the output is the
 one with the highest expected utility, its mean utility against all the candidates taken as
 pseudo-references (itself included, as in Freitag et al. and mbrs; duplicates thus count as
-evidence). Utilities: chrF (nmt.metrics.chrf, equal to sacrebleu's), sacrebleu's sentence BLEU,
+evidence). Utilities: chrF and chrF++ (nmt.metrics.chrf, equal to sacrebleu's), sacrebleu's sentence BLEU,
 or COMET from a local model (nmt.metrics.comet; the source goes in too).
 
 Ties go to the earlier candidate: the beam's better one, or the earlier sample.
@@ -61,5 +61,6 @@ def utility_matrices(cfg: MbrConfig, sources: list[str], candidate_lists: list[l
     if cfg.utility == "comet":
         return comet_matrices(cfg.comet_model, sources, candidate_lists)
     tokenize = target_tokenizer(two_letter(tgt_lang) if tgt_lang else None)
-    pairwise = {"chrf": lambda c: chrf_matrix(c, c), "bleu": lambda c: bleu_matrix(c, tokenize)}[cfg.utility]
+    pairwise = {"chrf": lambda c: chrf_matrix(c, c), "chrf++": lambda c: chrf_matrix(c, c, word_order=2),
+                "bleu": lambda c: bleu_matrix(c, tokenize)}[cfg.utility]
     return [pairwise(candidates) for candidates in candidate_lists]

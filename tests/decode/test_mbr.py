@@ -37,6 +37,16 @@ def test_chrf_matrix_equals_sacrebleu_sentence_chrf():
                 assert matrix[i][j] == pytest.approx(sentence_chrf(hyp, [ref]).score, abs=1e-9)
     other = ["Ein Hund läuft.", "Zwei Männer"]
     assert chrf_matrix(lines[:3], other)[2][1] == pytest.approx(sentence_chrf(lines[2], [other[1]]).score, abs=1e-9)
+    # chrF++ (word unigrams and bigrams), with punctuation at a word's start and end and alone
+    lines += ["(Ein) Hund, läuft!", "„Ein Hund“ läuft ...", "- Ein - Hund -"]
+    for _ in range(20):
+        chosen = random.sample(lines, 5)
+        matrix = chrf_matrix(chosen, chosen, word_order=2)
+        for i, hyp in enumerate(chosen):
+            for j, ref in enumerate(chosen):
+                assert matrix[i][j] == pytest.approx(sentence_chrf(hyp, [ref], word_order=2).score, abs=1e-9)
+    assert chrf_matrix(["(Ein) Hund, läuft!"], ["Ein Hund läuft"], word_order=2)[0][0] != \
+        chrf_matrix(["(Ein) Hund, läuft!"], ["Ein Hund läuft"])[0][0]
 
 
 def test_chrf_choice_worked_by_hand():
@@ -63,6 +73,8 @@ def test_bleu_utility_is_sacrebleu_sentence_bleu():
     assert matrix[0][1] == pytest.approx(sentence_bleu(chinese[0], [chinese[1]], tokenize="zh").score)
     assert matrix[0][1] > 0
     assert sentence_bleu(chinese[0], [chinese[1]]).score == 0  # 13a: one word each
+    plus = utility_matrices(MbrConfig(candidates=3, utility="chrf++"), ["src"], [candidates])[0]  # decode.mbr.utility chrf++
+    assert plus[0][1] == pytest.approx(sentence_chrf(candidates[0], [candidates[1]], word_order=2).score, abs=1e-9)
 
 
 def test_epsilon_sampling_never_draws_below_the_floor():
