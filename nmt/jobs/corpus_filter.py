@@ -5,7 +5,8 @@ scored: nmt.jobs.pair_scorings).
 
 The pairs dropped: the `drop_worst` share of the scored pairs with the worst scores (ties broken
 by line order), and any scored above `max_score` (cross-entropies) or estimated below `min_qe`
-(CometKiwi). A pair with an empty side is never scored and never kept. The corpus is read twice
+(CometKiwi). A pair with an empty side, or whose target copies its source (in a corpus of two
+languages), is never scored and never kept. The corpus is read twice
 (scored a chunk at a time, then the kept pairs written), so only the scores are held: four
 numbers a pair.
 
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.data.corpora import open_corpus
+from nmt.data.clean import is_copy
 from nmt.data.corpus import Corpus, TextPair, read_lines
 from nmt.decode.resumable import Work, model_files, write_resumably
 from nmt.decode.stream import refuse_to_overwrite, write_lines
@@ -51,6 +53,7 @@ class Filtering:
     read: int  # pairs
     written: int  # pairs kept
     empty: int  # left out: a side empty
+    copies: int  # left out: the target copies the source
     dropped: int  # left out by their scores
     scored_by: str  # "dual cross-entropy", "forward cross-entropy" or "CometKiwi quality estimation"
     max_kept_score: float | None  # cross-entropies: the highest score kept (None: none kept, or by QE)
@@ -64,7 +67,8 @@ class Filtering:
         elif self.dropped and self.min_kept_qe is not None:
             worst = f" (estimates below {self.min_kept_qe:.3f})"
         return [f"wrote {self.written:,} of {self.read:,} pairs: {self.source_file} and {self.target_file} "
-                f"({self.empty:,} with an empty side left out; {self.dropped:,} dropped by {self.scored_by}{worst}); "
+                f"({self.empty:,} with an empty side and {self.copies:,} copying their source left out; "
+                f"{self.dropped:,} dropped by {self.scored_by}{worst}); "
                 f"{self.report_file}"]
 
 
@@ -131,14 +135,14 @@ def score_percentiles(score: np.ndarray) -> dict[str, float]:
     return {f"p{p}": round(float(x), 4) for p, x in zip(PERCENTILES, np.percentile(scored, PERCENTILES))}
 
 
-def score_lines(scores: np.ndarray, kept: np.ndarray, scoring: Scoring) -> Iterator[str]:
+def score_lines(scores: np.ndarray, kept: np.ndarray, scoring: Scoring, copied: np.ndarray) -> Iterator[str]:
     """`--scores`'s lines: each pair's numbers (cross-entropies and score, or the estimate), and
-    whether it was kept."""
+    whether it was kept; `copied`: the pairs left out as copies of their source."""
     shown = {"dual cross-entropy": {"forward": FORWARD, "reverse": REVERSE, "dual": SCORE},
              "forward cross-entropy": {"forward": FORWARD}}.get(scoring.by, {"qe": QE})
-    for row, keep in zip(scores, kept):
+    for row, keep, copy in zip(scores, kept, copied):
         if np.isnan(row[SCORE]):
-            yield json.dumps({"empty": True, "kept": False})
+            yield json.dumps({"copy" if copy else "empty": True, "kept": False})
         else:
             yield json.dumps({**{name: round(float(row[column]), 4) for name, column in shown.items()}, "kept": bool(keep)})
 
@@ -166,20 +170,26 @@ def filter_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, drop_worst: f
         refuse_to_overwrite(written, [f["path"] for f in corpus.fingerprint().get("files", [])])  # before the models' work
     started = time.perf_counter()
     made = {name: model_files(paths) for name, paths in scoring.models.items()} | scoring.settings | {
-        "languages": list(languages), "scores": list(COLUMNS)}
+        "languages": list(languages), "scores": list(COLUMNS), "unscored": ["empty side", "target copies source"]}
     scores = score_corpus(scoring, corpus, out_stem, made, warn, done)
     kept = kept_pairs(scores[:, SCORE], drop_worst, -min_qe if min_qe is not None else max_score)
+    unscored = np.isnan(scores[:, SCORE])
+    copied = np.zeros(len(scores), dtype=bool)  # which of the unscored pairs are copies, not empty
+    translated = languages[0] != languages[1]
     with replaced_whole(src_file) as sources, replaced_whole(tgt_file) as targets:  # both sides in one read
-        for (src, tgt), keep in zip(corpus.pairs(), kept):
+        for line, ((src, tgt), keep) in enumerate(zip(corpus.pairs(), kept)):
             if keep:
                 sources.write(src + "\n")
                 targets.write(tgt + "\n")
+            elif unscored[line] and translated and is_copy(src, tgt):
+                copied[line] = True
     if scores_file:
-        write_lines(scores_file, score_lines(scores, kept, scoring))
-    empty = int(np.isnan(scores[:, SCORE]).sum())
+        write_lines(scores_file, score_lines(scores, kept, scoring, copied))
+    copies = int(copied.sum())
+    empty = int(unscored.sum()) - copies
     worst_kept = float(scores[kept, SCORE].max()) if kept.any() else None
-    result = Filtering(src_file, tgt_file, report_file, len(scores), int(kept.sum()), empty,
-                       len(scores) - empty - int(kept.sum()), scoring.by,
+    result = Filtering(src_file, tgt_file, report_file, len(scores), int(kept.sum()), empty, copies,
+                       len(scores) - empty - copies - int(kept.sum()), scoring.by,
                        round(worst_kept, 4) if worst_kept is not None and not scoring.by_qe else None,
                        round(-worst_kept, 4) if worst_kept is not None and scoring.by_qe else None,
                        round((time.perf_counter() - started) / 60, 2))

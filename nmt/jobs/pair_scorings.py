@@ -18,7 +18,8 @@ source and the target alone, higher better (Peter et al., 2023, filter corpora b
 estimate, negated, ranks.
 
 Each chunk of pairs comes out as an array of COLUMNS per pair, in input order: NaN where a scoring
-has no such number, and in every column for a pair with an empty side (never scored, never kept).
+has no such number, and in every column for a pair never scored nor kept: one with an empty side,
+or whose target copies its source (`unscored`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nmt.data.clean import is_copy
 from nmt.data.languages import check_direction
 from nmt.decode.forced import score_pairs
 from nmt.decode.sharded import EngineSpec, processes, worker_device
@@ -58,8 +60,13 @@ class Scoring:
         return self.by == QE_SCORING
 
 
-def empty_sides(chunk: list[Pair]) -> list[int]:
-    return [i for i, (src, tgt) in enumerate(chunk) if not (src.strip() and tgt.strip())]
+def unscored(chunk: list[Pair], translated: bool = True) -> list[int]:
+    """The pairs of a chunk never scored nor kept: those with an empty side and, where the
+    languages differ (`translated`), those whose target copies the source (nmt.data.clean.is_copy,
+    as `nmt prepare` drops them): a model trained on a corpus with such copies finds them likelier
+    than translations, and would rank them first."""
+    return [i for i, (src, tgt) in enumerate(chunk)
+            if not (src.strip() and tgt.strip()) or (translated and is_copy(src, tgt))]
 
 
 # -- translation models ------------------------------------------------------------------------
@@ -141,7 +148,7 @@ def cross_entropies(scorer, pairs: list[Pair], max_tokens: int, precision: str, 
 
 def score_pairs_in_chunks(forward, reverse, pairs: Iterator[Pair], size: int, max_tokens: int,
                           precision: str = "auto", first_line: int = 1, warn: Callable[[str], None] = lambda _: None,
-                          done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
+                          done: Callable[[int], None] = lambda _: None, translated: bool = True) -> Iterator[np.ndarray]:
     """For each chunk of `size` pairs, their COLUMNS by the translation models (H_r NaN without a
     reverse model). `done(n)` hears of the n pairs scored so far (from line 1: those of a stopped
     run's included), after each chunk."""
@@ -156,19 +163,19 @@ def score_pairs_in_chunks(forward, reverse, pairs: Iterator[Pair], size: int, ma
             scores[:, SCORE] = dual_score(scores[:, FORWARD], scores[:, REVERSE])
         else:
             scores[:, SCORE] = scores[:, FORWARD]
-        scores[empty_sides(chunk)] = np.nan
+        scores[unscored(chunk, translated)] = np.nan
         yield scores
         first_line += len(chunk)
         done(first_line - 1)
 
 
-def _score_share(max_tokens: int, precision: str, scorers: tuple, pairs: list[Pair], first_line: int,
-                 finished: Callable[[int], None]) -> tuple[np.ndarray, list[str]]:
+def _score_share(max_tokens: int, precision: str, translated: bool, scorers: tuple, pairs: list[Pair],
+                 first_line: int, finished: Callable[[int], None]) -> tuple[np.ndarray, list[str]]:
     """A worker's share of a chunk (nmt.decode.sharded): its pairs' scores and its warnings."""
     warnings: list[str] = []
     forward, reverse = scorers
     scores = np.concatenate(list(score_pairs_in_chunks(forward, reverse, iter(pairs), max(len(pairs), 1), max_tokens,
-                                                       precision, first_line, warnings.append)))
+                                                       precision, first_line, warnings.append, translated=translated)))
     finished(len(pairs))
     return scores, warnings
 
@@ -191,12 +198,14 @@ def translation_scoring(forward, reverse, languages: tuple[str, str], max_tokens
                         processes: Callable | None = None) -> Scoring:
     """Scoring by loaded translation models (`reverse` None: the forward model alone), in this
     process or in `processes` (ScorerSpec.processes); `models`: their paths by role."""
+    translated = languages[0] != languages[1]
     def chunks(pairs: Iterator[Pair], size: int, first_line: int, warn: Callable[[str], None],
                done: Callable[[int], None]) -> Iterator[np.ndarray]:
         if processes is None:
-            return score_pairs_in_chunks(forward, reverse, pairs, size, max_tokens, precision, first_line, warn, done)
-        return score_in_processes(processes, partial(_score_share, max_tokens, precision), pairs, size, first_line,
-                                  warn, done)
+            return score_pairs_in_chunks(forward, reverse, pairs, size, max_tokens, precision, first_line, warn, done,
+                                         translated)
+        return score_in_processes(processes, partial(_score_share, max_tokens, precision, translated), pairs, size,
+                                  first_line, warn, done)
 
     return Scoring("dual cross-entropy" if reverse is not None else "forward cross-entropy", languages, models or {},
                    chunks, {"ensemble": ensemble, "precision": precision})
@@ -206,13 +215,13 @@ def translation_scoring(forward, reverse, languages: tuple[str, str], max_tokens
 
 def qe_chunks(scorer, pairs: Iterator[Pair], size: int, first_line: int = 1,
               warn: Callable[[str], None] = lambda _: None,
-              done: Callable[[int], None] = lambda _: None) -> Iterator[np.ndarray]:
+              done: Callable[[int], None] = lambda _: None, translated: bool = True) -> Iterator[np.ndarray]:
     """For each chunk of `size` pairs, their COLUMNS by a CometKiwi model (`scorer`: an
     nmt.metrics.comet.CometScorer): its estimate, and negated, the score."""
     while chunk := list(islice(pairs, size)):
         scores = np.full((len(chunk), len(COLUMNS)), np.nan)
-        empty = set(empty_sides(chunk))
-        rows = [i for i in range(len(chunk)) if i not in empty]
+        left_out = set(unscored(chunk, translated))
+        rows = [i for i in range(len(chunk)) if i not in left_out]
         if rows:
             estimates = scorer.score([chunk[i][0] for i in rows], [chunk[i][1] for i in rows]).segments
             scores[rows, QE] = estimates
@@ -222,9 +231,10 @@ def qe_chunks(scorer, pairs: Iterator[Pair], size: int, first_line: int = 1,
         done(first_line - 1)
 
 
-def _qe_share(scorer, pairs: list[Pair], first_line: int, finished: Callable[[int], None]) -> tuple[np.ndarray, list]:
+def _qe_share(translated: bool, scorer, pairs: list[Pair], first_line: int,
+              finished: Callable[[int], None]) -> tuple[np.ndarray, list]:
     """A worker's share of a chunk (nmt.decode.sharded): its pairs' scores by the CometKiwi model."""
-    [scores] = qe_chunks(scorer, iter(pairs), max(len(pairs), 1), first_line)
+    [scores] = qe_chunks(scorer, iter(pairs), max(len(pairs), 1), first_line, translated=translated)
     finished(len(pairs))
     return scores, []
 
@@ -265,9 +275,12 @@ def qe_scoring(model: Path, languages: tuple[str | None, str | None], device: st
     spec = QeSpec(Path(model), device, threads)
     workers = processes(nproc, spec, threads)
     scorer = spec.load()  # here too: a model that cannot load is one line before any process starts
+    translated = languages[0] != languages[1]
     if workers is None:
-        return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, partial(qe_chunks, scorer))
-    return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, partial(score_in_processes, workers, _qe_share))
+        chunks = partial(qe_chunks, scorer, translated=translated)
+    else:
+        chunks = partial(score_in_processes, workers, partial(_qe_share, translated))
+    return Scoring(QE_SCORING, languages, {"qe_model": [str(model)]}, chunks)
 
 
 def load_scoring(checkpoints: list[Path] | None, reverse_model: Path | None = None, qe_model: Path | None = None,

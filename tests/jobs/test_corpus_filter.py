@@ -293,3 +293,28 @@ def test_processes_score_what_one_scores_and_a_stopped_run_goes_on_in_them(model
     for suffix in ("en", "de"):
         assert (tmp_path / f"kept.{suffix}").read_text(encoding="utf-8") == (tmp_path / f"whole.{suffix}").read_text(encoding="utf-8")
     assert (result.written, result.dropped) == (whole.written, whole.dropped) and result.dropped > 0
+
+
+def test_a_target_that_copies_its_source_is_never_scored_nor_kept(models, tmp_path):
+    """As `nmt prepare` drops them (data.remove_copies): a model trained on a corpus with copies
+    finds them likelier than translations, so they are left out before any model sees them, and
+    counted apart from the empty ones; a corpus in one language keeps them (`unscored`)."""
+    en = (TINY_DATA / "train.en").read_text(encoding="utf-8").splitlines()[:10]
+    de = (TINY_DATA / "train.de").read_text(encoding="utf-8").splitlines()[:10]
+    pairs = [*zip(en, de), (en[3], en[3]), (en[5], en[5].upper().rstrip(".") + " !"), ("A line.", "")]
+    for side, lang in ((0, "en"), (1, "de")):
+        (tmp_path / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
+    result = runner.invoke(app, ["filter", "-c", models["forward"], "--source", str(tmp_path / "corpus.en"), "--target",
+                                 str(tmp_path / "corpus.de"), "-o", str(tmp_path / "kept"), "--drop-worst", "0.1",
+                                 "--scores", str(tmp_path / "scores.jsonl")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert rows[10:] == [{"copy": True, "kept": False}] * 2 + [{"empty": True, "kept": False}]
+    assert sum(not row["kept"] for row in rows[:10]) == 1  # floor(0.1 × 10 scored pairs): the copies not counted
+    report = json.loads((tmp_path / "kept.json").read_text())
+    assert (report["read"], report["written"], report["empty"], report["copies"], report["dropped"]) == (13, 9, 1, 2, 1)
+    assert "1 with an empty side and 2 copying their source left out" in result.output
+    assert (tmp_path / "kept.de").read_text(encoding="utf-8") == "".join(
+        f"{tgt}\n" for (_, tgt), row in zip(pairs, rows) if row["kept"])  # the genuine pairs kept, the copies not
+    chunk = [(en[3], en[3]), (en[3], de[3]), ("", "x")]
+    assert pair_scorings.unscored(chunk) == [0, 2] and pair_scorings.unscored(chunk, translated=False) == [2]
