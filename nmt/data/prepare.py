@@ -314,7 +314,7 @@ def describe_preparation(report: dict, out: Path) -> list[str]:
     and per corpus."""
     lines = [f"data up to date: {data_dir(out)}"] if report["skipped"] else []
     for split, s in report["splits"].items():
-        dropped = ", ".join(f"{n} {why}" for why, n in s["dropped"].items()) or "none"
+        dropped = ", ".join(f"{n:,} {why}" for why, n in s["dropped"].items()) or "none"
         lines.append(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
         if s.get("units_without_both_languages"):
             lines.append("    translation memory units without both languages (not pairs, left out): "
