@@ -17,7 +17,8 @@ from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, Decode
                              EnsembleOpt, NprocOpt, OptionalCheckpointsOpt, OutputOpt, RecipeArg, ScoringNprocOpt,
                              SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt, ZeroShotOpt)
 from nmt.config import load_recipe
-from nmt.console import counter, drawn, err, lines_counter, one_line_errors, say, terminate_as_interrupt, warner, working
+from nmt.console import (counter, drawn, err, lines_counter, one_line_errors, pairs_counter, say, terminate_as_interrupt,
+                         warner, working)
 from nmt.errors import NmtError
 from nmt.startup import start_and_end_quickly
 
@@ -424,8 +425,11 @@ def distill(
 @command()
 def likelihood(
     checkpoint: CheckpointsOpt,
-    source: Annotated[Path, typer.Option("--source", help="Source text file.")],
-    target: Annotated[Path, typer.Option("--target", help="Target text file: the translations to score, line by line.")],
+    source: Annotated[Optional[Path], typer.Option("--source", help="Source text file.")] = None,
+    target: Annotated[Optional[Path], typer.Option(
+        "--target", help="Target text file: the translations to score, line by line.")] = None,
+    corpus: Annotated[Optional[str], typer.Option(help=(
+        "Or the pairs as a recipe names a split: a path stem, a TSV, CSV or TMX file, or hf:NAME[:CONFIG]:SPLIT."))] = None,
     output: OutputOpt = "-",
     output_format: Annotated[str, typer.Option(
         help="text (the total log-probability) or jsonl (also per token).")] = "text",
@@ -443,21 +447,20 @@ def likelihood(
     set_: SetOpt = None,
     nproc: ScoringNprocOpt = 1,
 ):
-    """Score given translations (forced decoding): for each pair of lines, the natural-log
-    probability of the target's pieces and EOS given the source; one output line per pair."""
-    from nmt.jobs.likelihood import likelihood_file
+    """Score given translations (forced decoding): for each pair of lines (of --source and --target,
+    or of --corpus), the natural-log probability of the target's pieces and EOS given the source;
+    one output line per pair."""
+    from nmt.jobs.likelihood import likelihood_file, scorer_and_pairs
     from nmt.decode.translate import decode_settings
     from nmt.decode.sharded import EngineSpec, processes
 
-    if src_lang == "auto":
-        raise NmtError("--src-lang auto is nmt translate's: name the source language of the pairs to score")
     spec = EngineSpec(tuple(checkpoint), device, engine, compute_type, threads, ensemble, src_lang, tgt_lang, zero_shot)
     workers = processes(nproc, spec, threads)
-    scorer = spec.load()
+    scorer, pairs = scorer_and_pairs(spec, corpus, source, target)
     cfg = decode_settings(scorer.recipe, decode_from, {"max_tokens": max_tokens}, set_ or [])
-    with lines_counter("scoring", source, show=_drawn_beside(output), unit="pairs") as count:
-        likelihood_file(scorer, source, target, output, cfg.max_tokens, output_format, cfg.precision,
-                        warner(source), done=lambda n: count("pairs", n), processes=workers)
+    with pairs_counter("scoring", pairs, show=_drawn_beside(output)) as count:
+        likelihood_file(scorer, pairs, output, cfg.max_tokens, output_format, cfg.precision, warner(pairs),
+                        done=lambda n: count("pairs", n), processes=workers)
 
 
 @command("filter")
@@ -492,16 +495,16 @@ def filter_(
     """Filter a parallel corpus by how likely models find its pairs: dual conditional cross-entropy
     of a forward and a reverse translation model (Junczys-Dowmunt 2018), the forward model's
     cross-entropy alone, or a CometKiwi model's quality estimate."""
-    from nmt.jobs.corpus_filter import check_thresholds, corpus_opener, filter_corpus
+    from nmt.data.corpora import pairs_opener
+    from nmt.jobs.corpus_filter import check_thresholds, filter_corpus
     from nmt.jobs.pair_scorings import load_scoring
 
-    open_pairs = corpus_opener(corpus, source, target)  # (a missing or doubled input said before the models load)
+    open_pairs = pairs_opener(corpus, source, target, "filter")  # (a missing or doubled input said before the models load)
     check_thresholds(qe_model is not None, drop_worst, max_score, min_qe)
     scoring = load_scoring(checkpoint, reverse_model, qe_model, device, threads, ensemble, src_lang, tgt_lang, nproc,
                            decode_from, set_ or [], max_tokens)
     pairs = open_pairs(scoring.languages)
-    total = pairs.count_pairs() if drawn() else None  # (counted only where a bar is drawn)
-    with terminate_as_interrupt(), counter("scoring: {task.completed:,}{task.fields[of]} pairs", total=total) as count:
+    with terminate_as_interrupt(), pairs_counter("scoring", pairs) as count:
         result = filter_corpus(scoring, pairs, output, drop_worst, max_score, min_qe, scores, warner(pairs),
                                lambda n: count("pairs", n))
     say(result.describe())

@@ -118,6 +118,19 @@ def working(text: str):
     return progress
 
 
+def pairs_counter(doing: str, pairs, show: bool = True):
+    """`counter` of a corpus's pairs done: "DOING: N of M pairs" with a bar and the time left, the
+    pairs counted first on a terminal only ("DOING: N pairs" where they cannot be counted: the
+    command that reads them says why)."""
+    total = None
+    if drawn(show):
+        try:
+            total = pairs.count_pairs()
+        except NmtError:
+            pass
+    return counter(f"{doing}: {{task.completed:,}}{{task.fields[of]}} pairs", show, total)
+
+
 def lines_counter(doing: str, source, show: bool = True, unit: str = "lines"):
     """`counter` of lines (or another `unit`, one a line) done: "DOING: N of M lines" with a bar and
     the time left where `source` is a file (its lines counted first, on a terminal only), "DOING: N

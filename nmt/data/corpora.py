@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from nmt.data.corpus import COMPRESSED, Corpus, HuggingFace, TextPair, Tsv
 from nmt.data.csv_corpus import Csv
 from nmt.data.tmx import Tmx
+from nmt.errors import NmtError
 
 
 def corpus_kind(spec: str) -> str:
@@ -39,3 +41,18 @@ def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
     if kind == "tmx":
         return Tmx(spec, src_lang, tgt_lang)
     return TextPair(spec, src_lang, tgt_lang)
+
+
+def pairs_opener(corpus: str | None, source: Path | None, target: Path | None,
+                 doing: str) -> Callable[[tuple[str, str]], Corpus]:
+    """What opens the pairs a command reads (`doing` them: filter, score) once its model's
+    languages are known: those `--corpus` names (a split as a recipe names one), or those of
+    `--source` and `--target`. One way or the other, else a one-line error now, before any model
+    loads."""
+    if corpus is not None and (source is not None or target is not None):
+        raise NmtError("give --corpus, or --source and --target, not both")
+    if corpus is None and (source is None or target is None):
+        raise NmtError(f"name the pairs to {doing}: --source and --target, or --corpus")
+    if corpus is not None:
+        return lambda languages: open_corpus(corpus, *languages)
+    return lambda languages: TextPair.of_files(source, target)

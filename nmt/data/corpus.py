@@ -125,7 +125,10 @@ class Corpus:
 
 
 def file_fingerprint(path: Path) -> dict:
-    stat = path.stat()
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise NmtError(f"{path}: file not found") from None
     return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 

@@ -32,9 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nmt.data.corpora import open_corpus
 from nmt.data.clean import is_copy
-from nmt.data.corpus import Corpus, TextPair, read_lines
+from nmt.data.corpus import Corpus, read_lines
 from nmt.decode.resumable import Work, model_files, write_resumably
 from nmt.decode.stream import refuse_to_overwrite, write_lines
 from nmt.errors import NmtError
@@ -70,19 +69,6 @@ class Filtering:
                 f"({self.empty:,} with an empty side and {self.copies:,} copying their source left out; "
                 f"{self.dropped:,} dropped by {self.scored_by}{worst}); "
                 f"{self.report_file}"]
-
-
-def corpus_opener(corpus: str | None, source: Path | None, target: Path | None) -> Callable[[tuple[str, str]], Corpus]:
-    """What opens the pairs to filter once the models' languages are known: those `--corpus` names
-    (a split as a recipe names one), or those of `--source` and `--target`. One way or the other,
-    else a one-line error now, before any model loads."""
-    if corpus is not None and (source is not None or target is not None):
-        raise NmtError("give --corpus, or --source and --target, not both")
-    if corpus is None and (source is None or target is None):
-        raise NmtError("name the pairs to filter: --source and --target, or --corpus")
-    if corpus is not None:
-        return lambda languages: open_corpus(corpus, *languages)
-    return lambda languages: TextPair.of_files(source, target)
 
 
 def score_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, made: dict,

@@ -17,7 +17,8 @@ from functools import partial
 from itertools import islice
 from pathlib import Path
 
-from nmt.data.corpus import read_parallel
+from nmt.data.corpora import pairs_opener
+from nmt.data.corpus import Corpus
 from nmt.decode.forced import PairScore, score_pairs
 from nmt.decode.stream import write_lines
 from nmt.errors import NmtError
@@ -71,17 +72,30 @@ def score_in_processes(processes: Callable, pairs: Iterable[tuple[str, str]], ma
             yield from lines
 
 
-def likelihood_file(scorer, source: Path, target: Path, output: str, max_tokens: int, output_format: str = "text",
+def scorer_and_pairs(spec, corpus: str | None = None, source: Path | None = None,
+                     target: Path | None = None) -> tuple:
+    """(the engine `spec` loads, the pairs to score): those `--corpus` names (a split as a recipe
+    names one, read in the engine's languages) or those of `--source` and `--target`, one way or
+    the other (else a one-line error before the model loads)."""
+    open_pairs = pairs_opener(corpus, source, target, "score")
+    if spec.src_lang == "auto":
+        raise NmtError("--src-lang auto is nmt translate's: name the source language of the pairs to score")
+    scorer = spec.load()
+    data = scorer.recipe.data
+    return scorer, open_pairs((spec.src_lang or data.src_lang, spec.tgt_lang or data.tgt_lang))
+
+
+def likelihood_file(scorer, pairs: Corpus, output: str, max_tokens: int, output_format: str = "text",
                     precision: str = "auto", warn: Callable[[str], None] = lambda _: None,
                     done: Callable[[int], None] = lambda _: None, processes: Callable | None = None) -> None:
-    """`nmt likelihood`: one line per pair of lines of `source` and `target` (which must have as
-    many lines), to a file (which appears only when complete) or "-", standard output;
-    `processes`: worker processes to score in (nmt.decode.sharded.processes), None: this one."""
+    """`nmt likelihood`: one line per pair of `pairs` (two files of as many lines, or a corpus as a
+    recipe names one), to a file (which appears only when complete, never over one of the pairs'
+    files) or "-", standard output; `processes`: worker processes to score in
+    (nmt.decode.sharded.processes), None: this one."""
     if output_format not in OUTPUT_FORMATS:
         raise NmtError(f"--output-format {output_format}: choose text or jsonl")
-    pairs = read_parallel(source, target)
     if processes is None:
-        scores = score_stream(scorer, pairs, max_tokens, output_format, precision, warn, done)
+        scores = score_stream(scorer, pairs.pairs(), max_tokens, output_format, precision, warn, done)
     else:
-        scores = score_in_processes(processes, pairs, max_tokens, output_format, precision, warn, done)
-    write_lines(output, scores, inputs=[source, target])
+        scores = score_in_processes(processes, pairs.pairs(), max_tokens, output_format, precision, warn, done)
+    write_lines(output, scores, inputs=[f["path"] for f in pairs.fingerprint().get("files", [])])

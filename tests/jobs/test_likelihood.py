@@ -172,3 +172,24 @@ def test_two_processes_score_what_one_scores_in_input_order(trained_tiny, tmp_pa
     warned = [line for line in two.stderr.splitlines() if "line 14" in line]
     assert len(warned) == 1 and warned == [line for line in one.stderr.splitlines() if "line 14" in line]
     one_line_error(runner.invoke(app, [*args, "--nproc", "0"]), "--nproc 0: at least 1 process")
+
+
+def test_a_corpus_as_a_recipe_names_it_is_scored_as_its_two_files_are(trained_tiny, tmp_path):
+    """--corpus takes the pairs as data.train names a split (here a TSV file, as ParaCrawl ships
+    them, and a path stem): the same scores as --source and --target; one way or the other."""
+    ckpt = str(trained_tiny.out / "checkpoints" / "best.pt")
+    refs = [line.rstrip("\n") for line in open(TINY_DATA / "valid.de", encoding="utf-8")]
+    write(tmp_path / "pairs.en", SOURCES), write(tmp_path / "pairs.de", refs)
+    (tmp_path / "pairs.tsv").write_text("".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, refs)), encoding="utf-8")
+    base = ["likelihood", "-c", ckpt, "--output-format", "jsonl"]
+    files = runner.invoke(app, [*base, "--source", str(tmp_path / "pairs.en"), "--target", str(tmp_path / "pairs.de")])
+    tsv = runner.invoke(app, [*base, "--corpus", str(tmp_path / "pairs.tsv")])
+    stem = runner.invoke(app, [*base, "--corpus", str(tmp_path / "pairs")])
+    assert files.exit_code == tsv.exit_code == stem.exit_code == 0, tsv.output
+    assert tsv.stdout == files.stdout == stem.stdout and len(tsv.stdout.splitlines()) == len(SOURCES)
+    one_line_error(runner.invoke(app, [*base, "--corpus", str(tmp_path / "pairs.tsv"), "--source",
+                                       str(tmp_path / "pairs.en")]), "give --corpus, or --source and --target, not both")
+    one_line_error(runner.invoke(app, [*base, "--source", str(tmp_path / "pairs.en")]),
+                   "name the pairs to score: --source and --target, or --corpus")
+    one_line_error(runner.invoke(app, [*base, "--corpus", str(tmp_path / "pairs.tsv"), "-o", str(tmp_path / "pairs.tsv")]),
+                   "is the input")
