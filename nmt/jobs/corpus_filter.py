@@ -6,9 +6,8 @@ scored: nmt.jobs.pair_scorings).
 The pairs dropped: the `drop_worst` share of the scored pairs with the worst scores (ties broken
 by line order), and any scored above `max_score` (cross-entropies) or estimated below `min_qe`
 (CometKiwi). A pair with an empty side, or whose target copies its source (in a corpus of two
-languages), is never scored and never kept. The corpus is read twice
-(scored a chunk at a time, then the kept pairs written), so only the scores are held: four
-numbers a pair.
+languages), is never scored and never kept. The corpus is read twice (scored a chunk at a time,
+then the kept pairs written), so only the scores are held: four numbers a pair.
 
 `nmt filter -c en-de.pt --reverse-model de-en.pt --source crawl.en --target crawl.de -o clean`
 (or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes
