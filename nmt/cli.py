@@ -50,13 +50,16 @@ def tokenizer(recipe: RecipeArg, set_: SetOpt = None):
 
 @command()
 def prepare(recipe: RecipeArg, set_: SetOpt = None,
-            threads: Annotated[int, typer.Option(help="Encoding threads, and processes for data.language_filter; 0 = all cores.")] = 0):
+            threads: Annotated[int, typer.Option(help="Encoding threads, and processes for data.language_filter; 0 = all cores.")] = 0,
+            dropped: Annotated[Optional[Path], typer.Option(help=(
+                "Also write each training pair left out here, a JSON line each: its corpus, line, reason and text "
+                "(prepares again even where up to date)."))] = None):
     """Read, clean, encode and binarize the train/valid/test splits."""
     from nmt.data.prepare import describe_preparation, prepare as run_prepare
 
     r = load_recipe(recipe, set_)
     with counter("preparing {task.fields[name]}: {task.completed:,}{task.fields[of]} pairs read", bars=True) as count:
-        report = run_prepare(r.data, r.tokenizer, r.out, threads, count, count_first=drawn())
+        report = run_prepare(r.data, r.tokenizer, r.out, threads, count, count_first=drawn(), dropped=dropped)
     say(describe_preparation(report, r.out))
 
 

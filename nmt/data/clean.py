@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 
 from nmt.config import DataConfig
 from nmt.data.dedup import DuplicateLines
@@ -39,6 +40,7 @@ class PairFilter:
         self.cfg = cfg
         self.duplicates = duplicates
         self.dropped: Counter[str] = Counter()
+        self.record: Callable[[int, str, str, str], None] | None = None
 
     def text_reason(self, line: int, src: str, tgt: str, translated: bool = True) -> str | None:
         """Reasons visible before tokenization; `line` counts the corpus's pairs from 0;
@@ -61,5 +63,9 @@ class PairFilter:
             return "length ratio"
         return None
 
-    def drop(self, reason: str) -> None:
+    def drop(self, reason: str, line: int | None = None, pair: tuple[str, str] | None = None) -> None:
+        """Count a pair dropped for `reason`; where `record` is set (nmt prepare --dropped), it hears
+        of the pair too: record(line, reason, source, target), `line` counting the split's pairs from 0."""
         self.dropped[reason] += 1
+        if self.record is not None and pair is not None:
+            self.record(line, reason, *pair)

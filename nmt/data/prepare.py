@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -138,15 +139,35 @@ def _kept_before_encoding(pair_filter: PairFilter, lines: range, chunk: list[tup
     kept = []
     for line, (s, t) in zip(lines, chunk):
         if reason := pair_filter.text_reason(line, s, t, translated):
-            pair_filter.drop(reason)
+            pair_filter.drop(reason, line, (s, t))
         else:
             kept.append((line, (s, t)))
     if languages:
         verdicts = language_filter.reasons([pair for _, pair in kept], languages)
-        for reason in filter(None, verdicts):
-            pair_filter.drop(reason)
+        for (line, pair), reason in zip(kept, verdicts):
+            if reason:
+                pair_filter.drop(reason, line, pair)
         kept = [item for item, reason in zip(kept, verdicts) if not reason]
     return [line for line, _ in kept], [pair for _, pair in kept]
+
+
+def _check_not_an_input(dropped: Path, splits: dict) -> None:
+    """A one-line error where the file of dropped pairs would be one of the corpora's files."""
+    for sources in splits.values():
+        for source in sources:
+            for f in source.corpus.fingerprint().get("files", []):
+                if dropped.resolve() == Path(f["path"]).resolve():
+                    raise NmtError(f"--dropped {dropped}: is the corpus file {f['path']}; write the dropped pairs "
+                                   "to another file")
+
+
+def _dropped_recorder(out, corpus: Corpus, first_line: int) -> Callable[[int, str, str, str], None]:
+    """What writes a dropped pair of `corpus` (whose pairs begin at the split's `first_line`) as a
+    JSON line to `out`: its corpus, its line there (from 1), the reason and its two sides."""
+    def record(line: int, reason: str, src: str, tgt: str) -> None:
+        out.write(json.dumps({"corpus": str(corpus), "line": line - first_line + 1, "reason": reason,
+                              "source": src, "target": tgt}, ensure_ascii=False) + "\n")
+    return record
 
 
 def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
@@ -167,10 +188,13 @@ def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
 
 
 def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
-            on_progress: Callable[..., None] | None = None, count_first: bool = False) -> dict:
+            on_progress: Callable[..., None] | None = None, count_first: bool = False,
+            dropped: Path | None = None) -> dict:
     """Write `out/data/{split}.{src,tgt}.{bin,idx}` and `out/data/report.json`; skip if up to date.
     `on_progress(split, pairs_read, total)` follows the reading; `count_first` counts each split's
-    pairs before reading it, for that total (else None)."""
+    pairs before reading it, for that total (else None). `dropped`: also write there each training
+    pair left out, a JSON line each (its corpus, line, reason and text); the data is then prepared
+    even where up to date."""
     src_model, tgt_model = tokenizer_paths(out, tok.joint)
     sp_src, sp_tgt = load_processor(src_model), load_processor(tgt_model)
     splits = split_sources(data, sp_src, sp_tgt)
@@ -193,7 +217,9 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         if not Path(data.word_alignments).is_file():
             raise NmtError(f"{data.word_alignments}: word alignments not found (data.word_alignments)")
         inputs["word_alignments"] = _sha256(Path(data.word_alignments))
-    if report_path.is_file():
+    if dropped is not None:
+        _check_not_an_input(Path(dropped), splits)
+    elif report_path.is_file():
         previous = cached_record(report_path)
         if previous.get("inputs") == inputs and _intact(target, previous.get("splits", {})):
             return previous | {"skipped": True}
@@ -204,6 +230,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
     unfinished = [f for f in target.glob("*.tmp") if f.is_file() and not f.is_symlink()]
     for stale in [*target.glob("train.s[0-9]*.*"), *target.glob(f"{ALIGN_SPLIT}.*"), *unfinished]:
         stale.unlink(missing_ok=True)
+    finishing = contextlib.ExitStack()  # the file of dropped pairs: written whole, or not at all
+    dropped_out = finishing.enter_context(replaced_whole(dropped)) if dropped is not None else None
     try:
         for split, sources in splits.items():
             total = sum(source.corpus.count_pairs() for source in sources) if count_first and on_progress else None
@@ -222,6 +250,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             read, per_corpus, augmented = 0, [], 0
             for index, source in enumerate(sources):
                 corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
+                if pair_filter and dropped_out is not None:
+                    pair_filter.record = _dropped_recorder(dropped_out, source.corpus, read)
                 languages = train_languages[index] if train_languages and split == "train" else None
                 word_pairs = None
                 if source.augment is not None and source.augment.inserts():
@@ -234,6 +264,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                     if pair_filter:
                         lines, chunk = _kept_before_encoding(pair_filter, lines, chunk, language_filter, languages,
                                                              source.settings["src_lang"] != source.settings["tgt_lang"])
+                    as_read = chunk  # (before augmentation: what a dropped pair is recorded as)
                     if source.augment is not None and source.augment.active():
                         rewritten = [augment_pair(s, t, line, source.augment, word_pairs)
                                      for line, (s, t) in zip(lines, chunk)]
@@ -251,7 +282,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                         for i, (a, b) in enumerate(zip(src_ids, tgt_ids)):
                             reason = pair_filter.length_reason(len(a), len(b))
                             if reason:
-                                pair_filter.drop(reason)
+                                pair_filter.drop(reason, lines[i], as_read[i])
                             else:
                                 keep.append(i)
                         src_ids = [src_ids[i] for i in keep]
@@ -285,13 +316,15 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             }
             if split == "train" and isinstance(data.train, list):
                 report["splits"][split]["corpora"] = per_corpus
-    except BaseException:  # Ctrl-C or an error: the shards begun go (a WMT-sized one is gigabytes)
+    except BaseException as e:  # Ctrl-C or an error: the shards begun go (a WMT-sized one is gigabytes)
         for unfinished in target.glob("*.tmp"):
             unfinished.unlink()
+        finishing.__exit__(type(e), e, e.__traceback__)
         raise
     finally:
         if language_filter:
             language_filter.close()  # its worker processes
+    finishing.close()
     report["seconds"] = round(time.perf_counter() - started, 2)
     with replaced_whole(report_path) as f:
         f.write(json.dumps(report, indent=2))

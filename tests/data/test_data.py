@@ -281,6 +281,41 @@ def test_a_target_that_copies_its_source_is_dropped_where_the_languages_differ(t
     assert kept["one language"]["kept"] == 5 and kept["one language"]["dropped"] == {}
 
 
+def test_nmt_prepare_dropped_writes_each_pair_left_out_with_its_line_and_reason(tmp_path):
+    """`nmt prepare --dropped FILE`: every training pair the cleaning leaves out, as read (before
+    augmentation), by its corpus and line there, for each reason, and the counts the report gives;
+    prepared again where up to date; never over a corpus file."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+    from tests.conftest import TINY, one_line_error
+
+    runner = CliRunner()
+    src = ["A dog runs.", "", "A dog runs.", "Two cats sleep.", "word " * 300, "Hi\x07 there", "ok", "Kids play."]
+    tgt = ["Ein Hund rennt.", "Leer", "Ein Hund rennt.", "Zwei Katzen schlafen.", "Wort", "Hallo", "ok " * 40, "kids play!"]
+    for lang, lines in (("en", src), ("de", tgt)):
+        (tmp_path / f"c.{lang}").write_text("\n".join(lines) + "\n")
+    recipe = [str(TINY), "--set", f"output_dir={tmp_path / 'out'}", "--set", f"data.train={tmp_path / 'c'}",
+              "--set", f"data.valid={TINY_DATA_DIR / 'valid'}", "--set", "data.test=null", "--set", "tokenizer.vocab_size=60",
+              "--set", "data.max_tokens_per_sentence=200", "--set", "data.augment.uppercase=1"]
+    assert runner.invoke(app, ["tokenizer", *recipe]).exit_code == 0
+    for attempt in range(2):  # the second time up to date: prepared again all the same
+        result = runner.invoke(app, ["prepare", *recipe, "--dropped", str(tmp_path / "dropped.jsonl")])
+        assert result.exit_code == 0, result.output
+        records = [json.loads(line) for line in (tmp_path / "dropped.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert [(r["line"], r["reason"]) for r in records] == [
+            (2, "empty side"), (3, "duplicate"), (6, "invalid characters"), (8, "target copies source"),
+            (5, "too long"), (7, "length ratio")], records
+        assert all(r["corpus"] == f"{tmp_path / 'c.en'} + {tmp_path / 'c.de'}" for r in records)
+        # each as read (its ends stripped, as prepare reads a line), before augmentation puts it in capitals
+        assert all((r["source"], r["target"]) == (src[r["line"] - 1].strip(), tgt[r["line"] - 1].strip()) for r in records)
+        report = json.loads((tmp_path / "out" / "data" / "report.json").read_text())["splits"]["train"]
+        assert sum(report["dropped"].values()) == len(records) and report["kept"] == 2
+    one_line_error(runner.invoke(app, ["prepare", *recipe, "--dropped", str(tmp_path / "c.de")]),
+                   "is the corpus file", "write the dropped pairs to another file")
+    assert (tmp_path / "c.de").read_text() == "\n".join(tgt) + "\n"
+
+
 def test_an_interrupted_prepare_leaves_no_unfinished_shard_and_keeps_the_finished_ones(tmp_path, monkeypatch):
     """Ctrl-C while the training pairs are written: the unfinished shards' temporary files go,
     the shards of the run before stay as they were, and the next run prepares again."""
