@@ -13,9 +13,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, DecodeFromOpt, DeviceOpt, EngineOpt,
-                             EnsembleOpt, NprocOpt, OptionalCheckpointsOpt, OutputOpt, RecipeArg, ScoringNprocOpt,
-                             SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt, ZeroShotOpt)
+from nmt.cli_options import (BeamSizeOpt, CheckpointsOpt, ComputeTypeOpt, CorpusOpt, DecodeFromOpt, DeviceOpt,
+                             EngineOpt, EnsembleOpt, NprocOpt, OptionalCheckpointsOpt, OutputOpt, RecipeArg,
+                             ScoringMaxTokensOpt, ScoringNprocOpt, SetOpt, SrcLangOpt, TgtLangOpt, ThreadsOpt,
+                             ZeroShotOpt)
 from nmt.config import load_recipe
 from nmt.console import (counter, drawn, err, lines_counter, one_line_errors, pairs_counter, say, terminate_as_interrupt,
                          warner, working)
@@ -431,13 +432,11 @@ def likelihood(
     source: Annotated[Optional[Path], typer.Option("--source", help="Source text file.")] = None,
     target: Annotated[Optional[Path], typer.Option(
         "--target", help="Target text file: the translations to score, line by line.")] = None,
-    corpus: Annotated[Optional[str], typer.Option(help=(
-        "Or the pairs as a recipe names a split: a path stem, a TSV, CSV or TMX file, or hf:NAME[:CONFIG]:SPLIT."))] = None,
+    corpus: CorpusOpt = None,
     output: OutputOpt = "-",
     output_format: Annotated[str, typer.Option(
         help="text (the total log-probability) or jsonl (also per token).")] = "text",
-    max_tokens: Annotated[Optional[int], typer.Option(
-        "--max-tokens", help="Tokens per batch, padding included (default: the recipe's decode.max_tokens).")] = None,
+    max_tokens: ScoringMaxTokensOpt = None,
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
     engine: EngineOpt = "torch",
@@ -472,8 +471,7 @@ def filter_(
     checkpoint: OptionalCheckpointsOpt = None,
     source: Annotated[Optional[Path], typer.Option("--source", help="The corpus's source side.")] = None,
     target: Annotated[Optional[Path], typer.Option("--target", help="Its target side, line by line.")] = None,
-    corpus: Annotated[Optional[str], typer.Option(help=(
-        "Or the corpus as a recipe names a split: a path stem, a TSV, CSV or TMX file, or hf:NAME[:CONFIG]:SPLIT."))] = None,
+    corpus: CorpusOpt = None,
     reverse_model: Annotated[Optional[Path], typer.Option(help=(
         "A checkpoint translating the other way (target to source): pairs are then ranked by dual "
         "conditional cross-entropy; without it, by the forward model's cross-entropy alone."))] = None,
@@ -484,8 +482,7 @@ def filter_(
     max_score: Annotated[Optional[float], typer.Option(help="Leave out the pairs scored above this (nats per token).")] = None,
     min_qe: Annotated[Optional[float], typer.Option(help="With --qe-model: leave out the pairs estimated below this.")] = None,
     scores: Annotated[Optional[str], typer.Option(help="Write each pair's scores here, one JSON line per input pair.")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(
-        "--max-tokens", help="Tokens per batch, padding included (default: the recipe's decode.max_tokens).")] = None,
+    max_tokens: ScoringMaxTokensOpt = None,
     device: DeviceOpt = "cpu",
     threads: ThreadsOpt = 0,
     ensemble: EnsembleOpt = False,

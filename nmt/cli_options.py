@@ -20,6 +20,10 @@ DeviceOpt = Annotated[str, typer.Option(help="cpu, cuda, cuda:1, ...")]
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads; 0 = torch's default.")]
 NprocOpt = Annotated[int, typer.Option(
     help="Processes to translate with, each on a share of --threads (or its own GPU); the output is the same.")]
+CorpusOpt = Annotated[Optional[str], typer.Option(help=(
+    "Or the pairs as a recipe names a split: a path stem, a TSV, CSV or TMX file, or hf:NAME[:CONFIG]:SPLIT."))]
+ScoringMaxTokensOpt = Annotated[Optional[int], typer.Option(
+    "--max-tokens", help="Tokens per batch, padding included (default: the recipe's decode.max_tokens).")]
 ScoringNprocOpt = Annotated[int, typer.Option(
     help="Processes to score with, each on a share of --threads (or its own GPU); the same scores, to float "
                     "rounding.")]

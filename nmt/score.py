@@ -24,6 +24,7 @@ from nmt.errors import NmtError
 from nmt.files import line_count
 from nmt.language_id import describe, language_shares
 from nmt.metrics.bleu import FOR_TARGET, make_bleu
+from nmt.metrics.chrf import WORD_ORDER
 
 METRICS = ("bleu", "chrf", "chrf++", "ter", "comet", "cometkiwi")
 NEURAL = {"comet": "COMET", "cometkiwi": "CometKiwi"}  # metric -> its name in the results
@@ -46,10 +47,8 @@ class NeuralSettings:
 def build_metric(name: str, tokenize: str | None = None, lowercase: bool = False) -> Metric:
     if name == "bleu":
         return make_bleu(tokenize, lowercase)
-    if name == "chrf":
-        return CHRF()
-    if name == "chrf++":  # word unigrams and bigrams besides the characters (Popović 2017)
-        return CHRF(word_order=2)  # as `sacrebleu -m chrf --chrf-word-order 2`
+    if name in WORD_ORDER:  # chrf++: word unigrams and bigrams besides the characters (Popović 2017)
+        return CHRF(word_order=WORD_ORDER[name])  # as `sacrebleu -m chrf --chrf-word-order N`
     if name == "ter":
         return TER()
     raise NmtError(f"unknown metric '{name}' (choose from {', '.join(METRICS)})")

@@ -15,7 +15,7 @@ from functools import lru_cache
 from nmt.config import MbrConfig
 from nmt.data.languages import two_letter
 from nmt.metrics.bleu import make_bleu, target_tokenizer
-from nmt.metrics.chrf import chrf_matrix
+from nmt.metrics.chrf import WORD_ORDER, chrf_matrix
 
 # utility(source, candidates) -> matrix[i][j]: candidate i scored against candidate j as its reference
 Utility = Callable[[str, list[str]], list[list[float]]]
@@ -60,7 +60,7 @@ def utility_matrices(cfg: MbrConfig, sources: list[str], candidate_lists: list[l
     nmt.metrics.bleu.target_tokenizer)."""
     if cfg.utility == "comet":
         return comet_matrices(cfg.comet_model, sources, candidate_lists)
+    if cfg.utility in WORD_ORDER:  # chrf, chrf++
+        return [chrf_matrix(candidates, candidates, WORD_ORDER[cfg.utility]) for candidates in candidate_lists]
     tokenize = target_tokenizer(two_letter(tgt_lang) if tgt_lang else None)
-    pairwise = {"chrf": lambda c: chrf_matrix(c, c), "chrf++": lambda c: chrf_matrix(c, c, word_order=2),
-                "bleu": lambda c: bleu_matrix(c, tokenize)}[cfg.utility]
-    return [pairwise(candidates) for candidates in candidate_lists]
+    return [bleu_matrix(candidates, tokenize) for candidates in candidate_lists]

@@ -29,7 +29,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from sacrebleu.metrics import BLEU
@@ -37,13 +37,13 @@ from sacrebleu.metrics import BLEU
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
 from nmt.data.languages import two_letter
-from nmt.decode.resumable import Work, made_with, write_resumably
+from nmt.decode.resumable import TRANSLATION, made_with, write_resumably
 from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
 from nmt.metrics.bleu import make_bleu, target_tokenizer
 
 
-TEACHER = Work("translation", "translate", "translated", "translating into it", "nmt distill")  # (a stopped run's record)
+TEACHER = replace(TRANSLATION, command="nmt distill")  # (a stopped run's record names the command)
 
 
 @dataclass

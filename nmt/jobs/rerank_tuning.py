@@ -20,6 +20,7 @@ from nmt.decode.rerank import Candidate, features, rerank_order
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.translate import translate_lines
 from nmt.errors import NmtError
+from nmt.metrics.chrf import WORD_ORDER
 
 DEFAULT_GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 
@@ -44,7 +45,7 @@ def corpus_score(metric: str, hypotheses: list[str], references: list[str], tgt_
     if metric == "bleu":
         scorer = make_bleu(target_tokenizer(two_letter(tgt_lang) if tgt_lang else None))
     else:
-        scorer = CHRF(word_order=2 if metric == "chrf++" else 0)
+        scorer = CHRF(word_order=WORD_ORDER[metric])
     return scorer.corpus_score(hypotheses, [references]).score
 
 
@@ -60,7 +61,7 @@ def tune_rerank(translator, sources: list[str], references: list[str], cfg: Deco
     n = cfg.rerank.candidates
     if not n:
         raise NmtError("rerank-tune needs decode.rerank.candidates (N, the n-best list's length)")
-    if metric not in ("bleu", "chrf", "chrf++"):
+    if metric != "bleu" and metric not in WORD_ORDER:
         raise NmtError(f"--metric {metric}: choose bleu, chrf or chrf++")
     if len(sources) != len(references):
         raise NmtError(f"{len(sources)} sources but {len(references)} references: they must align line by line")

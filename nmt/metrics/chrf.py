@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 ORDER, BETA = 6, 2.0
+WORD_ORDER = {"chrf": 0, "chrf++": 2}  # each name's word n-gram order (sacrebleu's word_order)
 
 
 def char_ngrams(sentence: str, order: int = ORDER) -> list[Counter]:

@@ -21,6 +21,7 @@ from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import output_text
 from nmt.decode.search import greedy_search
 from nmt.metrics.bleu import make_bleu, target_tokenizer
+from nmt.metrics.chrf import WORD_ORDER
 from nmt.model.transformer import Transformer
 
 
@@ -115,8 +116,8 @@ def translation_scores(hypotheses: list[str], valid: ValidSet, metric: str, come
     language: nmt.metrics.bleu.target_tokenizer), and valid_metric's score where it is another:
     chrF, chrF++ or COMET's system score (its model loaded once per process)."""
     scores = {"bleu": make_bleu(valid.bleu_tokenize).corpus_score(hypotheses, [valid.references]).score}
-    if metric in ("chrf", "chrf++"):  # chrF++: word bigrams too
-        scores[metric] = sacrebleu.corpus_chrf(hypotheses, [valid.references], word_order=2 * (metric == "chrf++")).score
+    if metric in WORD_ORDER:  # chrf, or chrf++: word bigrams too
+        scores[metric] = sacrebleu.corpus_chrf(hypotheses, [valid.references], word_order=WORD_ORDER[metric]).score
     if metric == "comet":
         scores["comet"] = _comet(comet_model, device).score(valid.sources, hypotheses, valid.references).system
     return scores
