@@ -475,6 +475,10 @@ def filter_(
     reverse_model: Annotated[Optional[Path], typer.Option(help=(
         "A checkpoint translating the other way (target to source): pairs are then ranked by dual "
         "conditional cross-entropy; without it, by the forward model's cross-entropy alone."))] = None,
+    domain_model: Annotated[Optional[Path], typer.Option(help=(
+        "A checkpoint of -c's direction and target tokenizer fine-tuned on in-domain (or trusted) pairs: "
+        "pairs ranked by how much likelier it finds them than -c (cross-entropy difference), added to the "
+        "dual score with --reverse-model; --drop-worst 0.9 keeps the tenth most like its domain."))] = None,
     qe_model: Annotated[Optional[Path], typer.Option(help=(
         "Instead of translation models, a local CometKiwi model directory: pairs ranked by its quality "
         "estimate (pip install 'nmt\\[comet]'; name the languages with --src-lang and --tgt-lang)."))] = None,
@@ -494,7 +498,8 @@ def filter_(
 ):
     """Filter a parallel corpus by how likely models find its pairs: dual conditional cross-entropy
     of a forward and a reverse translation model (Junczys-Dowmunt 2018), the forward model's
-    cross-entropy alone, or a CometKiwi model's quality estimate."""
+    cross-entropy alone, its difference from an in-domain model's (data selection), or a CometKiwi
+    model's quality estimate."""
     from nmt.data.corpora import pairs_opener
     from nmt.jobs.corpus_filter import check_thresholds, filter_corpus
     from nmt.jobs.pair_scorings import load_scoring
@@ -502,7 +507,7 @@ def filter_(
     open_pairs = pairs_opener(corpus, source, target, "filter")  # (a missing or doubled input said before the models load)
     check_thresholds(qe_model is not None, drop_worst, max_score, min_qe)
     scoring = load_scoring(checkpoint, reverse_model, qe_model, device, threads, ensemble, src_lang, tgt_lang, nproc,
-                           decode_from, set_ or [], max_tokens)
+                           decode_from, set_ or [], max_tokens, domain_model)
     pairs = open_pairs(scoring.languages)
     with terminate_as_interrupt(), pairs_counter("scoring", pairs) as count:
         result = filter_corpus(scoring, pairs, output, drop_worst, max_score, min_qe, scores, warner(pairs),

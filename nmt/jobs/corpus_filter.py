@@ -1,7 +1,8 @@
 """Filtering a parallel corpus by how likely models find its pairs (`nmt filter`): dual
 conditional cross-entropy of a forward and a reverse translation model (Junczys-Dowmunt, 2018),
-the forward model's cross-entropy alone, or a CometKiwi model's quality estimate (how each is
-scored: nmt.jobs.pair_scorings).
+the forward model's cross-entropy alone, the cross-entropy difference of a domain model and the
+forward model (data selection), or a CometKiwi model's quality estimate (how each is scored:
+nmt.jobs.pair_scorings).
 
 The pairs dropped: the `drop_worst` share of the scored pairs with the worst scores (ties broken
 by line order), and any scored above `max_score` (cross-entropies) or estimated below `min_qe`
@@ -37,7 +38,7 @@ from nmt.decode.resumable import Work, model_files, write_resumably
 from nmt.decode.stream import refuse_to_overwrite, write_lines
 from nmt.errors import NmtError
 from nmt.files import hidden_beside, replaced_whole
-from nmt.jobs.pair_scorings import COLUMNS, FORWARD, QE, REVERSE, SCORE, Scoring
+from nmt.jobs.pair_scorings import COLUMNS, DOMAIN, FORWARD, QE, REVERSE, SCORE, Scoring, dual_score
 
 CHUNK_PAIRS = 5000  # pairs read, sorted and scored together
 SCORING = Work("filtering", "score", "scored", "scoring pairs into it", "nmt filter", "pairs")  # (a stopped run's messages)
@@ -53,7 +54,7 @@ class Filtering:
     empty: int  # left out: a side empty
     copies: int  # left out: the target copies the source
     dropped: int  # left out by their scores
-    scored_by: str  # "dual cross-entropy", "forward cross-entropy" or "CometKiwi quality estimation"
+    scored_by: str  # "dual cross-entropy", "cross-entropy difference", "CometKiwi quality estimation", ...
     max_kept_score: float | None  # cross-entropies: the highest score kept (None: none kept, or by QE)
     min_kept_qe: float | None  # CometKiwi: the lowest estimate kept (None: none kept, or by cross-entropies)
     minutes: float
@@ -120,16 +121,31 @@ def score_percentiles(score: np.ndarray) -> dict[str, float]:
     return {f"p{p}": round(float(x), 4) for p, x in zip(PERCENTILES, np.percentile(scored, PERCENTILES))}
 
 
-def score_lines(scores: np.ndarray, kept: np.ndarray, scoring: Scoring, copied: np.ndarray) -> Iterator[str]:
-    """`--scores`'s lines: each pair's numbers (cross-entropies and score, or the estimate), and
-    whether it was kept; `copied`: the pairs left out as copies of their source."""
-    shown = {"dual cross-entropy": {"forward": FORWARD, "reverse": REVERSE, "dual": SCORE},
-             "forward cross-entropy": {"forward": FORWARD}}.get(scoring.by, {"qe": QE})
+def pair_numbers(row: np.ndarray) -> dict[str, float]:
+    """A scored pair's numbers for `--scores`: the estimate (CometKiwi), or the cross-entropies
+    its models gave (H_f; H_r and the dual score; H_d and the difference), and the score that
+    ranked it where it sums two of them."""
+    if not np.isnan(row[QE]):
+        return {"qe": row[QE]}
+    numbers = {"forward": row[FORWARD]}
+    if not np.isnan(row[REVERSE]):
+        numbers |= {"reverse": row[REVERSE], "dual": dual_score(row[FORWARD], row[REVERSE])}
+    if not np.isnan(row[DOMAIN]):
+        numbers |= {"domain": row[DOMAIN], "difference": row[DOMAIN] - row[FORWARD]}
+    if len(numbers) == 5:
+        numbers["score"] = row[SCORE]
+    return numbers
+
+
+def score_lines(scores: np.ndarray, kept: np.ndarray, copied: np.ndarray) -> Iterator[str]:
+    """`--scores`'s lines: each pair's numbers (pair_numbers) and whether it was kept; `copied`:
+    the pairs left out as copies of their source."""
     for row, keep, copy in zip(scores, kept, copied):
         if np.isnan(row[SCORE]):
             yield json.dumps({"copy" if copy else "empty": True, "kept": False})
         else:
-            yield json.dumps({**{name: round(float(row[column]), 4) for name, column in shown.items()}, "kept": bool(keep)})
+            numbers = {name: round(float(x), 4) for name, x in pair_numbers(row).items()}
+            yield json.dumps(numbers | {"kept": bool(keep)})
 
 
 def check_thresholds(by_qe: bool, drop_worst: float, max_score: float | None, min_qe: float | None) -> None:
@@ -169,7 +185,7 @@ def filter_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, drop_worst: f
             elif unscored[line] and translated and is_copy(src, tgt):
                 copied[line] = True
     if scores_file:
-        write_lines(scores_file, score_lines(scores, kept, scoring, copied))
+        write_lines(scores_file, score_lines(scores, kept, copied))
     copies = int(copied.sum())
     empty = int(unscored.sum()) - copies
     worst_kept = float(scores[kept, SCORE].max()) if kept.any() else None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import os
@@ -18,8 +19,8 @@ from nmt.decode.engines.engine import load_engine
 from nmt.errors import NmtError
 from nmt.jobs import corpus_filter, pair_scorings
 from nmt.jobs.corpus_filter import kept_pairs
-from nmt.jobs.pair_scorings import ScorerSpec, dual_score, translation_scoring
-from tests.conftest import TINY_DATA, one_line_error, trained_once
+from nmt.jobs.pair_scorings import Scorers, ScorerSpec, dual_score, translation_scoring
+from tests.conftest import ROOT, TINY_DATA, one_line_error, trained_once
 
 runner = CliRunner()
 STOPPED_AFTER_10 = r"the 10 pairs scored are kept \(\.kept\.scores\.partial\); the same command goes on from line 11"
@@ -138,6 +139,73 @@ def test_without_a_reverse_model_the_forward_cross_entropy_ranks_alone(models, t
         assert (tmp_path / f"two.{suffix}").read_text(encoding="utf-8") == (tmp_path / f"kept.{suffix}").read_text(encoding="utf-8")
 
 
+def domain_pairs(folder) -> list[tuple[str, str]]:
+    """8 Multi30k validation pairs, which the tiny model never saw, as `folder`/domain.{en,de}."""
+    pairs = []
+    for lang in ("en", "de"):
+        with gzip.open(ROOT / "data" / "multi30k" / f"val.{lang}.gz", "rt", encoding="utf-8") as lines:
+            text = [next(lines).rstrip("\n") for _ in range(8)]
+        (folder / f"domain.{lang}").write_text("".join(f"{line}\n" for line in text), encoding="utf-8")
+        pairs.append(text)
+    return list(zip(*pairs))
+
+
+def test_a_domain_model_selects_its_domain_by_the_cross_entropy_difference(models, tmp_path_factory, tmp_path):
+    """The tiny model fine-tuned for 40 updates on 8 pairs it never saw is the domain model; in a
+    corpus of the 48 training pairs and those 8, the 8 have the lowest H_d - H_f; each number is
+    `nmt likelihood`'s; with a reverse model the ranking adds the dual score."""
+    domain_data = tmp_path_factory.mktemp("domain")
+    pairs = list(zip(*((TINY_DATA / f"train.{lang}").read_text(encoding="utf-8").splitlines() for lang in ("en", "de"))))
+    pairs += domain_pairs(domain_data)
+    tuned = trained_once(tmp_path_factory, f"train.init_from={models['forward']}", f"data.train={domain_data / 'domain'}",
+                         "train.max_steps=40", "train.warmup_steps=5", "train.valid_every=40")
+    domain = str(tuned.out / "checkpoints" / "last.pt")
+    for side, lang in ((0, "en"), (1, "de")):
+        (tmp_path / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
+    source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
+    result = runner.invoke(app, ["filter", "-c", models["forward"], "--domain-model", domain, "--source", str(source),
+                                 "--target", str(target), "-o", str(tmp_path / "kept"), "--drop-worst", str(48 / 56),
+                                 "--scores", str(tmp_path / "scores.jsonl")])
+    assert result.exit_code == 0, result.output
+    scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    forward = likelihoods(models["forward"], source, target, tmp_path)
+    in_domain = likelihoods(domain, source, target, tmp_path)
+    for row, f, d in zip(scores, forward, in_domain):
+        assert set(row) == {"forward", "domain", "difference", "kept"}
+        assert row["forward"] == pytest.approx(f, abs=2e-4) and row["domain"] == pytest.approx(d, abs=2e-4)
+        assert row["difference"] == pytest.approx(d - f, abs=3e-4)
+    assert [row["kept"] for row in scores] == [False] * 48 + [True] * 8
+    assert (tmp_path / "kept.de").read_text(encoding="utf-8") == (domain_data / "domain.de").read_text(encoding="utf-8")
+    report = json.loads((tmp_path / "kept.json").read_text())
+    assert report["scored_by"] == "cross-entropy difference" and report["domain_model"] == [domain]
+
+    result = runner.invoke(app, ["filter", "-c", models["forward"], "--domain-model", domain, "--reverse-model",
+                                 models["reverse"], "--source", str(source), "--target", str(target),
+                                 "-o", str(tmp_path / "both"), "--drop-worst", "0.5", "--scores", str(tmp_path / "both.jsonl")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "both.jsonl").read_text().splitlines()]
+    for row, alone in zip(rows, scores):
+        assert row["difference"] == alone["difference"] and row["score"] == pytest.approx(row["dual"] + row["difference"],
+                                                                                           abs=5e-4)
+    worst = sorted(range(len(rows)), key=lambda i: -rows[i]["score"])[:28]
+    assert {i for i, row in enumerate(rows) if not row["kept"]} == set(worst)
+    assert json.loads((tmp_path / "both.json").read_text())["scored_by"] == "dual cross-entropy and cross-entropy difference"
+
+
+def test_a_domain_model_of_another_direction_or_vocabulary_is_refused(models, tmp_path_factory, tmp_path):
+    spoiled_corpus(tmp_path)
+    base = ["filter", "-c", models["forward"], "--source", str(tmp_path / "corpus.en"), "--target",
+            str(tmp_path / "corpus.de"), "-o", str(tmp_path / "kept")]
+    one_line_error(runner.invoke(app, [*base, "--domain-model", models["reverse"]]),
+                   f"--domain-model {models['reverse']}: translates de-en, not en-de (the pairs' direction)")
+    other_vocabulary = trained_once(tmp_path_factory, "tokenizer.vocab_size=150", "train.max_steps=2")
+    other = str(other_vocabulary.out / "checkpoints" / "last.pt")
+    one_line_error(runner.invoke(app, [*base, "--domain-model", other]), "its target tokenizer is not -c's")
+    one_line_error(runner.invoke(app, [*base, "--domain-model", other, "--qe-model", str(tmp_path)]),
+                   "-c, --domain-model are for translation models")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en"]
+
+
 def test_a_tsv_corpus_is_filtered_as_its_two_files_are(models, tmp_path):
     pairs, _ = spoiled_corpus(tmp_path)
     (tmp_path / "corpus.tsv").write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs), encoding="utf-8")
@@ -203,7 +271,8 @@ def test_a_stopped_filtering_goes_on_where_it_stopped_and_writes_what_one_run_wr
     monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
 
     def run(stem: str, done=lambda n: None):
-        return corpus_filter.filter_corpus(translation_scoring(forward, reverse, ("en", "de"), 4096, models=roles), pairs,
+        scorers = Scorers(forward, reverse, None, ("en", "de"))
+        return corpus_filter.filter_corpus(translation_scoring(scorers, 4096, models=roles), pairs,
                                            str(tmp_path / stem), drop_worst=0.25,
                                            scores_file=str(tmp_path / f"{stem}.scores"), done=done)
 
@@ -243,7 +312,7 @@ def test_a_second_run_into_the_same_output_is_refused_while_the_first_runs(model
     forward = load_engine([models["forward"]])
     with sole_writer(hidden_beside(tmp_path / "kept", "scores")):  # what the first run holds while it scores
         with pytest.raises(NmtError, match=r"\.kept\.scores: another nmt is scoring pairs into it \(pid \d+\)"):
-            corpus_filter.filter_corpus(translation_scoring(forward, None, ("en", "de"), 4096),
+            corpus_filter.filter_corpus(translation_scoring(Scorers(forward, None, None, ("en", "de")), 4096),
                                         TextPair.of_files(source, target), str(tmp_path / "kept"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.de", "corpus.en"]
 
@@ -258,12 +327,12 @@ def test_processes_score_what_one_scores_and_a_stopped_run_goes_on_in_them(model
     for side, lang in ((0, "en"), (1, "de")):
         (tmp_path / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
     spec = ScorerSpec.of([models["forward"]], models["reverse"], threads=1)
-    forward, reverse, languages = pair_scorings.load_scorers(spec)
+    scorers = pair_scorings.load_scorers(spec)
     monkeypatch.setattr(corpus_filter, "CHUNK_PAIRS", 10)
 
     def run(stem: str, workers=None, done=lambda n: None):
         warnings = []
-        scoring = translation_scoring(forward, reverse, languages, 4096, models=spec.model_paths(), processes=workers)
+        scoring = translation_scoring(scorers, 4096, models=spec.model_paths(), processes=workers)
         result = corpus_filter.filter_corpus(
             scoring, TextPair.of_files(tmp_path / "corpus.en", tmp_path / "corpus.de"), str(tmp_path / stem),
             drop_worst=0.25, scores_file=str(tmp_path / f"{stem}.scores"), warn=warnings.append, done=done)
