@@ -109,7 +109,7 @@ def main() -> None:
     k = int(in_domain.sum())
     scores_file = WORK / "pool.scores.jsonl"
     for stale in (scores_file, *WORK.glob("selected.*")):
-        stale.unlink()
+        stale.unlink(missing_ok=True)
     nmt("filter", "-c", str(general), "--domain-model", str(domain), "--corpus", str(WORK / "pool"),
         "-o", str(WORK / "selected"), "--drop-worst", str((len(pool) - k) / len(pool)), "--scores", str(scores_file))
     rows = [json.loads(line) for line in scores_file.read_text().splitlines()]
