@@ -3,6 +3,7 @@ difference of an in-domain model and a general one) against the in-domain model'
 alone, at random, and the keyword oracle; then fine-tuning on what each selects.
 
     python -m experiments.finetuning.selection [--base-minutes 10] [--tune-minutes 3] [--seed-pairs 200]
+                                               [--train-seed 1] [--arms seed_only,difference,...]
 
 1. Multi30k's en→de sports pairs (finetune_domain.SPORTS) are shuffled as finetune_domain shuffles
    them: the same 500 held out to test on; the next `--seed-pairs` are the user's small in-domain
@@ -18,7 +19,9 @@ alone, at random, and the keyword oracle; then fine-tuning on what each selects.
    plus k pairs chosen by each ranking (difference, H_d alone, at random, the keyword oracle);
    each translates the held-out sports pairs and test_2016_flickr (beam 4, α 1.5).
 
-Results: experiments/finetuning/results/selection_sports.json.
+Results: experiments/finetuning/results/selection_sports.json; with `--train-seed N` (the fine-tuning
+runs' train.seed; the general and domain models and the selections stay the same),
+selection_sports_seedN.json.
 """
 
 from __future__ import annotations
@@ -75,11 +78,13 @@ def ranking_quality(order: np.ndarray, in_domain: np.ndarray) -> dict:
         "average_precision": round(float((np.arange(1, k + 1) / ranks).mean()), 4)}
 
 
-def tune(name: str, corpus: Path, base: Path, minutes: float) -> dict:
-    """The general model fine-tuned on `corpus`; its updates, tokens/s and scores."""
+def tune(name: str, corpus: Path, base: Path, minutes: float, seed: int = 1) -> dict:
+    """The general model fine-tuned on `corpus` from train.seed `seed`; its updates, tokens/s and scores."""
+    if seed != 1:
+        name = f"{name}_s{seed}"
     run = WORK / name
     train_run([f"output_dir={run}", f"data.train={corpus}", f"train.max_minutes={minutes}", *SHORT, *GENTLE,
-               f"train.init_from={base}"])
+               f"train.init_from={base}", f"train.seed={seed}"])
     checkpoint = run / "checkpoints" / "last.pt"
     return training(checkpoint) | run_facts(run) | {"scores": scores(checkpoint, name)}
 
@@ -90,9 +95,14 @@ def main() -> None:
     parser.add_argument("--domain-minutes", type=float, default=1)
     parser.add_argument("--tune-minutes", type=float, default=3)
     parser.add_argument("--seed-pairs", type=int, default=200)
+    parser.add_argument("--train-seed", type=int, default=1, help="train.seed of the fine-tuning runs")
+    parser.add_argument("--arms", default="seed_only,difference,domain_alone,random,keywords",
+                        help="the fine-tuning runs, comma-separated")
     args = parser.parse_args()
+    arms = args.arms.split(",")
+    results = RESULTS / ("selection_sports.json" if args.train_seed == 1 else f"selection_sports_seed{args.train_seed}.json")
     report = {"split": build_pool(args.seed_pairs), "base_minutes": args.base_minutes,
-              "domain_minutes": args.domain_minutes, "tune_minutes": args.tune_minutes}
+              "domain_minutes": args.domain_minutes, "tune_minutes": args.tune_minutes, "train_seed": args.train_seed}
     print(json.dumps(report), flush=True)
 
     train_run([f"output_dir={WORK}/general", f"data.train={WORK}/pool", f"train.max_minutes={args.base_minutes}", *SHORT])
@@ -123,15 +133,19 @@ def main() -> None:
     print(json.dumps(report["selection"]), flush=True)
 
     seed = pairs_of(WORK / "seed")
-    report["tuned"] = {"seed_only": tune("seed_only", WORK / "seed", general, args.tune_minutes)}
+    report["tuned"] = {}
+    if "seed_only" in arms:
+        report["tuned"]["seed_only"] = tune("seed_only", WORK / "seed", general, args.tune_minutes, args.train_seed)
     chosen = {name: [pool[i] for i in order[:k]] for name, order in orders.items()}
     kept = pairs_of_files(WORK / "selected")  # nmt filter's own output: the difference's top k, in the pool's order
     assert sorted(kept) == sorted(chosen["difference"]), "nmt filter kept other pairs than its scores rank first"
-    for name, order in orders.items():
+    for name in orders:
+        if name not in arms:
+            continue
         write(seed + chosen[name], WORK / f"seed_plus_{name}")
         report["tuned"][f"seed_plus_{name}"] = tune(f"seed_plus_{name}", WORK / f"seed_plus_{name}", general,
-                                                    args.tune_minutes)
-        write_json(RESULTS / "selection_sports.json", report)
+                                                    args.tune_minutes, args.train_seed)
+        write_json(results, report)
     print(json.dumps(report["tuned"]), flush=True)
 
 
