@@ -1,6 +1,6 @@
 # experiments/finetuning: fine-tuning on a new domain: Multi30k's sports pairs (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-finetune bench-adaptation bench-selection
+.PHONY: bench-finetune bench-adaptation bench-domain-selection
 
 # Fine-tuning on real data: a model trained without Multi30k's sports pairs, tuned on half of them.
 bench-finetune: install
@@ -9,5 +9,5 @@ bench-finetune: install
 bench-adaptation: install
 	$(BIN)/python -m experiments.finetuning.adaptation
 # A domain's pairs selected from a general corpus by nmt filter --domain-model, then fine-tuned on.
-bench-selection: install
+bench-domain-selection: install
 	$(BIN)/python -m experiments.finetuning.selection

@@ -98,3 +98,11 @@ def test_make_demo_needs_nothing_from_experiments(tmp_path):
     plan = subprocess.run(["make", "-n", "demo"], cwd=tmp_path, capture_output=True, text=True)
     assert plan.returncode == 0, plan.stderr
     assert "-m tools.run_summary" in plan.stdout and "experiments" not in plan.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_no_two_rules_share_a_target():
+    """The Makefile includes every study's rules.mk: a target defined twice would silently run
+    only the later recipe (make merely warns), so `make bench-x` could run another study."""
+    plan = subprocess.run(["make", "-n", "install"], cwd=ROOT, capture_output=True, text=True)
+    assert "overriding recipe" not in plan.stderr, plan.stderr
