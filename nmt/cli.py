@@ -483,6 +483,8 @@ def filter_(
         "Instead of translation models, a local CometKiwi model directory: pairs ranked by its quality "
         "estimate (pip install 'nmt\\[comet]'; name the languages with --src-lang and --tgt-lang)."))] = None,
     drop_worst: Annotated[float, typer.Option(help="Leave out this share of the pairs, those with the worst scores.")] = 0.0,
+    keep_best: Annotated[Optional[int], typer.Option(
+        help="Keep at most this many pairs, those with the best scores (e.g. the N most like --domain-model's domain).")] = None,
     max_score: Annotated[Optional[float], typer.Option(help="Leave out the pairs scored above this (nats per token).")] = None,
     min_qe: Annotated[Optional[float], typer.Option(help="With --qe-model: leave out the pairs estimated below this.")] = None,
     scores: Annotated[Optional[str], typer.Option(help="Write each pair's scores here, one JSON line per input pair.")] = None,
@@ -505,13 +507,13 @@ def filter_(
     from nmt.jobs.pair_scorings import load_scoring
 
     open_pairs = pairs_opener(corpus, source, target, "filter")  # (a missing or doubled input said before the models load)
-    check_thresholds(qe_model is not None, drop_worst, max_score, min_qe)
+    check_thresholds(qe_model is not None, drop_worst, max_score, min_qe, keep_best)
     scoring = load_scoring(checkpoint, reverse_model, qe_model, device, threads, ensemble, src_lang, tgt_lang, nproc,
                            decode_from, set_ or [], max_tokens, domain_model)
     pairs = open_pairs(scoring.languages)
     with terminate_as_interrupt(), pairs_counter("scoring", pairs) as count:
         result = filter_corpus(scoring, pairs, output, drop_worst, max_score, min_qe, scores, warner(pairs),
-                               lambda n: count("pairs", n))
+                               lambda n: count("pairs", n), keep_best)
     say(result.describe())
 
 

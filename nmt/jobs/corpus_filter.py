@@ -6,7 +6,8 @@ nmt.jobs.pair_scorings).
 
 The pairs dropped: the `drop_worst` share of the scored pairs with the worst scores (ties broken
 by line order), and any scored above `max_score` (cross-entropies) or estimated below `min_qe`
-(CometKiwi). A pair with an empty side, or whose target copies its source (in a corpus of two
+(CometKiwi); with `keep_best` N, all but the N best of those left (data selection: the N pairs
+most like a domain). A pair with an empty side, or whose target copies its source (in a corpus of two
 languages), is never scored and never kept. The corpus is read twice (scored a chunk at a time,
 then the kept pairs written), so only the scores are held: four numbers a pair.
 
@@ -94,7 +95,8 @@ def score_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, made: dict,
         store.unlink()
 
 
-def kept_pairs(score: np.ndarray, drop_worst: float = 0.0, max_score: float | None = None) -> np.ndarray:
+def kept_pairs(score: np.ndarray, drop_worst: float = 0.0, max_score: float | None = None,
+               keep_best: int | None = None) -> np.ndarray:
     """Which pairs are kept (a boolean per pair), by their scores (lower is better; NaN: never kept)."""
     scored = ~np.isnan(score)
     kept = scored.copy()
@@ -102,10 +104,16 @@ def kept_pairs(score: np.ndarray, drop_worst: float = 0.0, max_score: float | No
         kept &= np.where(scored, score, np.inf) <= max_score
     worst = math.floor(drop_worst * int(scored.sum()))
     if worst:
-        candidates = np.flatnonzero(scored)
-        order = candidates[np.lexsort((candidates, -score[candidates]))]  # highest score first, then line order
-        kept[order[:worst]] = False
+        kept[worst_first(score, np.flatnonzero(scored))[:worst]] = False
+    if keep_best is not None and kept.sum() > keep_best:
+        candidates = worst_first(score, np.flatnonzero(kept))
+        kept[candidates[:len(candidates) - keep_best]] = False
     return kept
+
+
+def worst_first(score: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """`candidates` (indices) from the highest score to the lowest, ties in line order."""
+    return candidates[np.lexsort((candidates, -score[candidates]))]
 
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
@@ -148,10 +156,13 @@ def score_lines(scores: np.ndarray, kept: np.ndarray, copied: np.ndarray) -> Ite
             yield json.dumps(numbers | {"kept": bool(keep)})
 
 
-def check_thresholds(by_qe: bool, drop_worst: float, max_score: float | None, min_qe: float | None) -> None:
+def check_thresholds(by_qe: bool, drop_worst: float, max_score: float | None, min_qe: float | None,
+                     keep_best: int | None = None) -> None:
     """A one-line error for a share or threshold that the scoring (by a CometKiwi model, or not) cannot take."""
     if not 0.0 <= drop_worst < 1.0:
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
+    if keep_best is not None and keep_best < 1:
+        raise NmtError(f"--keep-best {keep_best}: a number of pairs, at least 1")
     if by_qe and max_score is not None:
         raise NmtError("--max-score is for cross-entropies (lower is better); with --qe-model use --min-qe")
     if not by_qe and min_qe is not None:
@@ -160,11 +171,12 @@ def check_thresholds(by_qe: bool, drop_worst: float, max_score: float | None, mi
 
 def filter_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, drop_worst: float = 0.0,
                   max_score: float | None = None, min_qe: float | None = None, scores_file: str | None = None,
-                  warn: Callable[[str], None] = lambda _: None, done: Callable[[int], None] = lambda _: None) -> Filtering:
+                  warn: Callable[[str], None] = lambda _: None, done: Callable[[int], None] = lambda _: None,
+                  keep_best: int | None = None) -> Filtering:
     """Write `{out_stem}.{src}`, `{out_stem}.{tgt}` and `{out_stem}.json` (see the module's
     docstring), the pairs scored as `scoring` scores them (nmt.jobs.pair_scorings): its models,
     named in the report, and their files' sizes and times, which a stopped run's record holds."""
-    check_thresholds(scoring.by_qe, drop_worst, max_score, min_qe)
+    check_thresholds(scoring.by_qe, drop_worst, max_score, min_qe, keep_best)
     languages = scoring.languages
     src_file, tgt_file, report_file = (f"{out_stem}.{languages[0]}", f"{out_stem}.{languages[1]}", f"{out_stem}.json")
     for written in (src_file, tgt_file, report_file, *([scores_file] if scores_file else [])):
@@ -173,7 +185,7 @@ def filter_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, drop_worst: f
     made = {name: model_files(paths) for name, paths in scoring.models.items()} | scoring.settings | {
         "languages": list(languages), "scores": list(COLUMNS), "unscored": ["empty side", "target copies source"]}
     scores = score_corpus(scoring, corpus, out_stem, made, warn, done)
-    kept = kept_pairs(scores[:, SCORE], drop_worst, -min_qe if min_qe is not None else max_score)
+    kept = kept_pairs(scores[:, SCORE], drop_worst, -min_qe if min_qe is not None else max_score, keep_best)
     unscored = np.isnan(scores[:, SCORE])
     copied = np.zeros(len(scores), dtype=bool)  # which of the unscored pairs are copies, not empty
     translated = languages[0] != languages[1]
@@ -196,7 +208,7 @@ def filter_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, drop_worst: f
                        round((time.perf_counter() - started) / 60, 2))
     ranked = scores[:, QE] if scoring.by_qe else scores[:, SCORE]
     report = {**scoring.models, **scoring.settings, "corpus": str(corpus), "drop_worst": drop_worst,
-              "max_score": max_score, "min_qe": min_qe, "scores_file": scores_file, **asdict(result),
-              "score_percentiles": score_percentiles(ranked)}
+              "keep_best": keep_best, "max_score": max_score, "min_qe": min_qe, "scores_file": scores_file,
+              **asdict(result), "score_percentiles": score_percentiles(ranked)}
     write_lines(report_file, [json.dumps(report, indent=1)])
     return result

@@ -44,6 +44,10 @@ def test_the_score_is_the_papers_disagreement_plus_mean_and_the_worst_go_in_line
     assert kept_pairs(score, drop_worst=0.49).tolist() == [True, False, False, True, True]  # rounded down
     assert kept_pairs(score, max_score=1.0).tolist() == [True, False, False, False, True]
     assert kept_pairs(score, drop_worst=0.25, max_score=0.9).tolist() == [False, False, False, False, True]
+    assert kept_pairs(score, keep_best=2).tolist() == [True, False, False, False, True]
+    assert kept_pairs(score, keep_best=3).tolist() == [True, False, False, True, True]  # the tie's first line goes
+    assert kept_pairs(score, keep_best=10).tolist() == kept_pairs(score).tolist()
+    assert kept_pairs(score, max_score=1.0, keep_best=1).tolist() == [False, False, False, False, True]
     assert corpus_filter.score_percentiles(score)["p50"] == 2.0  # of 0.5, 1, 3, 3: NaN left out
     assert corpus_filter.score_percentiles(score)["p99"] == pytest.approx(3.0)
     assert corpus_filter.score_percentiles(np.array([np.nan])) == {}
@@ -164,7 +168,7 @@ def test_a_domain_model_selects_its_domain_by_the_cross_entropy_difference(model
         (tmp_path / f"corpus.{lang}").write_text("".join(f"{pair[side]}\n" for pair in pairs), encoding="utf-8")
     source, target = tmp_path / "corpus.en", tmp_path / "corpus.de"
     result = runner.invoke(app, ["filter", "-c", models["forward"], "--domain-model", domain, "--source", str(source),
-                                 "--target", str(target), "-o", str(tmp_path / "kept"), "--drop-worst", str(48 / 56),
+                                 "--target", str(target), "-o", str(tmp_path / "kept"), "--keep-best", "8",
                                  "--scores", str(tmp_path / "scores.jsonl")])
     assert result.exit_code == 0, result.output
     scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
@@ -178,6 +182,7 @@ def test_a_domain_model_selects_its_domain_by_the_cross_entropy_difference(model
     assert (tmp_path / "kept.de").read_text(encoding="utf-8") == (domain_data / "domain.de").read_text(encoding="utf-8")
     report = json.loads((tmp_path / "kept.json").read_text())
     assert report["scored_by"] == "cross-entropy difference" and report["domain_model"] == [domain]
+    assert (report["keep_best"], report["written"], report["dropped"]) == (8, 8, 48)
 
     result = runner.invoke(app, ["filter", "-c", models["forward"], "--domain-model", domain, "--reverse-model",
                                  models["reverse"], "--source", str(source), "--target", str(target),
@@ -229,6 +234,7 @@ def test_bad_input_is_one_line_and_writes_nothing(models, tmp_path):
     one_line_error(runner.invoke(app, [*base, *out, "--reverse-model", models["forward"]]),
                    f"--reverse-model {models['forward']}: translates en-de, not de-en")
     one_line_error(runner.invoke(app, [*base, *out, "--drop-worst", "1"]), "--drop-worst 1: a share of the pairs")
+    one_line_error(runner.invoke(app, [*base, *out, "--keep-best", "0"]), "--keep-best 0: a number of pairs, at least 1")
     one_line_error(runner.invoke(app, [*base, *out, "--nproc", "0"]), "--nproc 0: at least 1 process")
     one_line_error(runner.invoke(app, [*base, "-o", str(tmp_path / "corpus")]), "is the input")
     one_line_error(runner.invoke(app, [*base, *out, "--scores", str(source)]), "is the input")
