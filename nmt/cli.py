@@ -478,7 +478,7 @@ def filter_(
     domain_model: Annotated[Optional[Path], typer.Option(help=(
         "A checkpoint of -c's direction and target tokenizer fine-tuned on in-domain (or trusted) pairs: "
         "pairs ranked by how much likelier it finds them than -c (cross-entropy difference), added to the "
-        "dual score with --reverse-model; --drop-worst 0.9 keeps the tenth most like its domain."))] = None,
+        "dual score with --reverse-model; --keep-best N keeps the N most like its domain."))] = None,
     qe_model: Annotated[Optional[Path], typer.Option(help=(
         "Instead of translation models, a local CometKiwi model directory: pairs ranked by its quality "
         "estimate (pip install 'nmt\\[comet]'; name the languages with --src-lang and --tgt-lang)."))] = None,
