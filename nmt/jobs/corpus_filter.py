@@ -9,7 +9,7 @@ by line order), and any scored above `max_score` (cross-entropies) or estimated 
 (CometKiwi); with `keep_best` N, all but the N best of those left (data selection: the N pairs
 most like a domain). A pair with an empty side, or whose target copies its source (in a corpus of two
 languages), is never scored and never kept. The corpus is read twice (scored a chunk at a time,
-then the kept pairs written), so only the scores are held: four numbers a pair.
+then the kept pairs written), so only the scores are held: len(COLUMNS) numbers a pair.
 
 `nmt filter -c en-de.pt --reverse-model de-en.pt --source crawl.en --target crawl.de -o clean`
 (or `--corpus crawl.tsv`: any split a recipe takes, a path stem, TSV, CSV, TMX or hf:) writes
@@ -140,7 +140,7 @@ def pair_numbers(row: np.ndarray) -> dict[str, float]:
         numbers |= {"reverse": row[REVERSE], "dual": dual_score(row[FORWARD], row[REVERSE])}
     if not np.isnan(row[DOMAIN]):
         numbers |= {"domain": row[DOMAIN], "difference": row[DOMAIN] - row[FORWARD]}
-    if len(numbers) == 5:
+    if "dual" in numbers and "difference" in numbers:
         numbers["score"] = row[SCORE]
     return numbers
 
