@@ -7,9 +7,9 @@ default; the first sentences of test_2016_flickr, in turn) for a fixed time in t
 - N concurrent clients with the server's defaults (batching, two workers on a CPU, each in a
   process of its own with the torch engine);
 - with the torch engine, the same with the workers as threads of the server's process.
-Reports requests/s, sentences/s, p50/p99 latency and errors for each, and beside them the same
-model's offline throughput on the same sentences (`nmt translate` of a file: in this process, on
---threads threads), in bench/results/serve_load_ENGINE.json. Traffic goes to 127.0.0.1 only;
+Reports the server's start-up (seconds until /health answers), requests/s, sentences/s, p50/p99
+latency and errors for each, and beside them the same model's offline throughput on the same
+sentences (`nmt translate` of a file: in this process, on --threads threads), in bench/results/serve_load_ENGINE.json. Traffic goes to 127.0.0.1 only;
 every loop stops on time. The clients run on the same cores as the server.
 
 A shared host's speed drifts by a quarter within minutes, so the settings run in turn for
@@ -41,7 +41,7 @@ from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-MEASURED = ("seconds", "requests", "requests_per_s", "sentences_per_s", "latency_ms_p50", "latency_ms_p99",
+MEASURED = ("startup_seconds", "seconds", "requests", "requests_per_s", "sentences_per_s", "latency_ms_p50", "latency_ms_p99",
             "latency_ms_max", "refused_busy", "lines_per_model_call")
 
 
@@ -51,8 +51,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
+def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen, str, float]:
+    """The server, its address, and the seconds from its start to its first answer to /health."""
     port = free_port()
+    started = time.monotonic()
     process = subprocess.Popen([sys.executable, "-m", "nmt", "serve", model, "--port", str(port), *extra],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -60,11 +62,11 @@ def start_server(model: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
     while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(url + "/health", timeout=5).read()
-            return process, url
+            return process, url, round(time.monotonic() - started, 2)
         except OSError:
             if process.poll() is not None:
                 raise SystemExit(f"the server exited with {process.returncode}")
-            time.sleep(0.3)
+            time.sleep(0.02)
     process.kill()
     raise SystemExit("the server did not start within 120 s")
 
@@ -139,9 +141,9 @@ def offline(model: str, engine: str, sentences: list[str], threads: int) -> dict
 
 def run_setting(args, sentences: list[str], clients: int, extra: list[str]) -> dict:
     """One load run against a fresh server started with `extra` options."""
-    process, url = start_server(args.checkpoint, ["--engine", args.engine, *extra])
+    process, url, startup_seconds = start_server(args.checkpoint, ["--engine", args.engine, *extra])
     try:
-        result = load(url, sentences, clients, args.seconds, args.lines)
+        result = load(url, sentences, clients, args.seconds, args.lines) | {"startup_seconds": startup_seconds}
         health = json.loads(urllib.request.urlopen(url + "/health", timeout=10).read())
         served = health["served"]
         result["lines_per_model_call"] = round(served["lines"] / max(served["model_calls"], 1), 1)

@@ -88,6 +88,14 @@ def train(recipe: RecipeArg, set_: SetOpt = None,
         raise typer.Exit(130)
 
 
+def _start_fork_server_for(nproc: int) -> None:
+    """--nproc K > 1 forks K workers: their fork server starts now, beside the model's loading."""
+    if nproc > 1:
+        from nmt.decode.worker_processes import start_fork_server
+
+        start_fork_server()
+
+
 @command()
 def translate(
     checkpoint: CheckpointsOpt,
@@ -170,6 +178,7 @@ def translate(
     --top-p, --epsilon, --glossary and --memory are shortcuts for --set decode.KEY=VALUE (--batch-tokens: the former name
     of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
+    _start_fork_server_for(nproc)
     from nmt.decode.translate import decode_settings
 
     spec, targets = _engine_spec(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
@@ -363,6 +372,7 @@ def back_translate_(
     nproc: NprocOpt = 1,
 ):
     """Back-translate: a reverse model (e.g. de→en) turns monolingual text (German) into a synthetic corpus to train on (en→de)."""
+    _start_fork_server_for(nproc)
     from nmt.jobs.back_translate import back_translate
     from nmt.decode.resumable import engine_identity
     from nmt.decode.sharded import EngineSpec, sharding
@@ -411,6 +421,7 @@ def distill(
     nproc: NprocOpt = 1,
 ):
     """Sequence-level distillation: a teacher translates a corpus's source side into a corpus for a student to train on."""
+    _start_fork_server_for(nproc)
     from nmt.jobs.distill import distill as distill_corpus
     from nmt.decode.resumable import engine_identity
     from nmt.decode.sharded import EngineSpec, sharding
@@ -452,6 +463,7 @@ def likelihood(
     """Score given translations (forced decoding): for each pair of lines (of --source and --target,
     or of --corpus), the natural-log probability of the target's pieces and EOS given the source;
     one output line per pair."""
+    _start_fork_server_for(nproc)
     from nmt.jobs.likelihood import likelihood_file, scorer_and_pairs
     from nmt.decode.translate import decode_settings
     from nmt.decode.sharded import EngineSpec, processes
@@ -508,6 +520,7 @@ def filter_(
 
     open_pairs = pairs_opener(corpus, source, target, "filter")  # (a missing or doubled input said before the models load)
     check_thresholds(qe_model is not None, drop_worst, max_score, min_qe, keep_best)
+    _start_fork_server_for(nproc)
     scoring = load_scoring(checkpoint, reverse_model, qe_model, device, threads, ensemble, src_lang, tgt_lang, nproc,
                            decode_from, set_ or [], max_tokens, domain_model)
     pairs = open_pairs(scoring.languages)
@@ -634,7 +647,10 @@ def serve(
     """Serve translations over HTTP: POST /translate (nmt's API and LibreTranslate's), GET /health,
     GET /languages, and a page at / to try the model. Several models: a request goes to the one of
     its languages. The decode settings are each checkpoint's recipe's, then --decode-from's, then --set's."""
-    from nmt.serve.app import ServeLimits, check_limits, check_listening, require_fastapi, serve as run_server, workers_and_threads
+    from nmt.serve.worker_process import start_fork_server_where_forking, workers_and_threads
+
+    start_fork_server_where_forking(models, device, engine, workers, threads, worker_mode)  # beside what follows
+    from nmt.serve.app import ServeLimits, check_limits, check_listening, require_fastapi, serve as run_server
     from nmt.serve.models import load_served
 
     check_limits(max_lines=max_lines, max_chars=max_chars, max_constraints=max_constraints, batch_wait_ms=batch_wait_ms,
@@ -644,9 +660,8 @@ def serve(
     workers, threads = workers_and_threads(workers, threads, device)
     served = load_served(models, device, engine, compute_type, threads, decode_from, set_ or [], workers, worker_mode,
                          note=lambda text: err.print(text, highlight=False, markup=False))
-    names = ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}; worker {m.worker_mode}: "
-                      f"{workers})" for m in served.models)
-    err.print(f"serving {names} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False, markup=False)
+    err.print(f"serving {served.describe(workers)} on http://{host}:{port}/ (Ctrl-C or SIGTERM to stop)", highlight=False,
+              markup=False)
     limits = ServeLimits(max_lines, max_chars, max_constraints=max_constraints, max_queued_lines=max_queued_lines)
     run_server(served, host, port, limits, batch_wait_ms, batch_max_lines, workers=workers)
 

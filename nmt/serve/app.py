@@ -190,20 +190,6 @@ def check_limits(**options: float) -> None:
             raise NmtError(f"--{name.replace('_', '-')} {value:g}: at least {LEAST[name]}")
 
 
-def workers_and_threads(workers: int, threads: int, device: str) -> tuple[int, int]:
-    """(model workers, torch threads) for `nmt serve`: where not given, two workers on a CPU of two
-    or more cores, each on its share of the cores (small models decode faster on one thread each
-    than on two threads for one: bench/results/serve_load_torch.json), and one on a GPU."""
-    import os
-
-    cores = os.cpu_count() or 1
-    if workers <= 0:
-        workers = 1 if device.startswith("cuda") or cores < 2 else 2
-    if threads <= 0 and not device.startswith("cuda"):
-        threads = max(1, cores // workers)
-    return workers, threads
-
-
 def require_fastapi():
     try:
         import fastapi  # noqa: F401

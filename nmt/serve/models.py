@@ -81,6 +81,11 @@ class ServedModels:
     def directions(self) -> set[tuple[str, str]]:
         return {pair for model in self.models for pair in model.directions()}
 
+    def describe(self, workers: int) -> str:
+        """Each model, its directions and its workers, for the server's first line."""
+        return ", ".join(f"{m.name} ({', '.join(sorted(f'{a}-{b}' for a, b in m.directions()))}; worker {m.worker_mode}: "
+                         f"{workers})" for m in self.models)
+
     def for_line(self, source: str | None, target: str | None, number: int, zero_shot: bool = False) -> Served:
         """The model for line `number`'s languages (source None: each model's own; both None: the
         first model): one trained on the direction, else (with `zero_shot`) the first that can

@@ -21,7 +21,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from nmt.decode.worker_processes import worker_processes
+from nmt.decode.worker_processes import start_fork_server, worker_processes
 from nmt.errors import NmtError
 
 WORKER_MODES = ("auto", "processes", "threads")
@@ -64,6 +64,34 @@ def resolve_worker_modes(mode: str, workers: int, models: list[tuple[LoadSpec, s
     available = available_memory_bytes()
     fits = available is not None and needed <= available // 2
     return ["processes" if ok and fits else "threads" for ok in eligible]
+
+
+def workers_and_threads(workers: int, threads: int, device: str) -> tuple[int, int]:
+    """(model workers, torch threads) for `nmt serve`: where not given, two workers on a CPU of two
+    or more cores, each on its share of the cores (small models decode faster on one thread each
+    than on two threads for one: bench/results/serve_load_torch.json), and one on a GPU."""
+    import os
+
+    cores = os.cpu_count() or 1
+    if workers <= 0:
+        workers = 1 if device.startswith("cuda") or cores < 2 else 2
+    if threads <= 0 and not device.startswith("cuda"):
+        threads = max(1, cores // workers)
+    return workers, threads
+
+
+def start_fork_server_where_forking(paths: list[Path], device: str, engine: str, workers: int, threads: int,
+                                    mode: str) -> None:
+    """Where `nmt serve` will run a model's workers in processes (by `workers_and_threads` and
+    `resolve_worker_modes`, a checkpoint file running on its `engine`, an export directory on its
+    own), start their fork server before the models load (nmt.decode.worker_processes)."""
+    if mode not in WORKER_MODES or workers < 0:
+        return  # refused once the models are read
+    workers, _ = workers_and_threads(workers, threads, device)
+    models = [(LoadSpec(str(path), device, engine, "default", 0), engine if Path(path).is_file() else "export")
+              for path in paths]
+    if "processes" in resolve_worker_modes(mode, workers, models):
+        start_fork_server()
 
 
 class WorkerProcess:

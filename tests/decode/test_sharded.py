@@ -47,3 +47,20 @@ def test_nproc_on_the_command_line(trained_tiny, tmp_path):
     assert (tmp_path / "synthetic.de").read_text() == (tmp_path / "one.de").read_text()
     assert len((tmp_path / "one.de").read_text().splitlines()) == 1
     one_line_error(runner.invoke(app, ["translate", "-c", str(ckpt), "-i", str(source), "--nproc", "0"]), "--nproc 0")
+
+
+def test_the_fork_server_started_early_is_a_child_that_imports_the_workers_modules():
+    """start_fork_server (called first thing by the --nproc commands and `nmt serve`) starts the
+    fork server at once, as a child of this process, with the workers' modules to import."""
+    import os
+    from pathlib import Path
+
+    from nmt.decode.worker_processes import PRELOAD, start_fork_server
+
+    start_fork_server()
+    me = str(os.getpid())
+    children = [p for p in Path("/proc").iterdir() if p.name.isdigit() and (p / "stat").exists()
+                and (p / "stat").read_text().rsplit(")", 1)[1].split()[1] == me]
+    commands = [(p / "cmdline").read_bytes().decode(errors="replace") for p in children]
+    servers = [c for c in commands if "multiprocessing.forkserver" in c]
+    assert len(servers) == 1 and all(module in servers[0] for module in PRELOAD), commands

@@ -269,7 +269,7 @@ def test_serve_and_jsonl_answer_with_the_same_hypothesis_records(trained_tiny):
 
 
 def test_workers_and_threads_share_the_cores(monkeypatch):
-    from nmt.serve.app import workers_and_threads
+    from nmt.serve.worker_process import workers_and_threads
 
     monkeypatch.setattr("os.cpu_count", lambda: 8)
     assert workers_and_threads(0, 0, "cpu") == (2, 4)
@@ -311,3 +311,31 @@ def test_limits_that_would_refuse_every_request_or_mean_nothing_are_one_line_err
 
     one_line_error(CliRunner().invoke(app, ["serve", str(tmp_path / "missing.pt"), option, value]),
                    f"{option} {value}: at least {least}")
+
+
+def test_the_fork_server_starts_before_the_models_load_where_their_workers_will_be_processes(monkeypatch, tmp_path,
+                                                                                             trained_tiny):
+    """`nmt serve` starts its workers' fork server before it loads the models (its imports run on
+    another core meanwhile) exactly where workers_and_threads and resolve_worker_modes will put the
+    workers in processes: a checkpoint on the torch engine, on a CPU, two workers or more, in memory."""
+    from nmt.serve import worker_process
+
+    started = []
+    monkeypatch.setattr(worker_process, "start_fork_server", lambda: started.append(True))
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    memory = [64 * 2**30]
+    monkeypatch.setattr(worker_process, "available_memory_bytes", lambda: memory[0])
+    checkpoint = trained_tiny.out / "checkpoints" / "best.pt"
+
+    def starts(paths=(checkpoint,), device="cpu", engine="torch", workers=0, mode="auto") -> bool:
+        started.clear()
+        worker_process.start_fork_server_where_forking(list(paths), device, engine, workers, 0, mode)
+        return started == [True]
+
+    assert starts() and starts(workers=3) and starts(mode="processes", workers=1)
+    assert starts(paths=(tmp_path, checkpoint))  # the checkpoint's workers, beside an export's
+    assert not starts(workers=1) and not starts(device="cuda") and not starts(engine="ctranslate2")
+    assert not starts(paths=(tmp_path,)) and not starts(mode="threads")
+    assert not starts(mode="bogus") and not starts(workers=-1)  # refused later, in one line
+    memory[0] = 2**20
+    assert not starts()  # too little memory for a copy each: threads
