@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -132,3 +133,120 @@ def test_the_server_answers_a_refused_request_503_with_retry_after_in_both_apis(
         batcher.queued_lines = 0
         response = client.post("/translate", json={"text": ["A dog runs."]})
         assert response.status_code == 200 and len(response.json()["translations"]) == 1
+
+
+class Recording:
+    """Answers each call with its lines' texts after `seconds`; records the calls, and fails a call
+    with a line `fail`."""
+
+    def __init__(self, seconds: float = 0.0):
+        self.calls: list[list[str]] = []
+        self.seconds = seconds
+
+    def translate(self, lines, cfg, extras=()):
+        self.calls.append([line.text for line in lines])
+        time.sleep(self.seconds)
+        if "fail" in self.calls[-1]:
+            raise ValueError("this call failed")
+        return [[line.text] for line in lines]
+
+    def close(self):
+        pass
+
+
+def test_a_request_of_several_lines_alone_in_flight_is_split_between_the_workers():
+    """One client's request runs on every worker: the lines cut into consecutive shares, one call
+    each, answered in order as one request; a request of one line is not split. (Each call takes
+    0.3 s, so that the other worker has woken to take its share before the first is done.)"""
+    async def scenario():
+        workers = [Recording(0.3), Recording(0.3)]
+        batcher = Batcher(None, wait_ms=60_000, workers=2, processes=workers)
+        answer = await asyncio.wait_for(batcher.translate(lines("a", "b", "c", "d", "e"), DecodeConfig()), timeout=10)
+        single = await asyncio.wait_for(batcher.translate(lines("f"), DecodeConfig()), timeout=10)
+        batcher.close()
+        return answer, single, workers, batcher
+
+    answer, single, workers, batcher = asyncio.run(scenario())
+    assert answer == [["a"], ["b"], ["c"], ["d"], ["e"]] and single == [["f"]]
+    split = sorted(call for w in workers for call in w.calls if call != ["f"])
+    assert split == [["a", "b", "c"], ["d", "e"]] and all(w.calls for w in workers)  # both workers took a share
+    assert (batcher.stats.requests, batcher.stats.calls, batcher.stats.lines) == (2, 3, 6)
+    assert batcher.in_flight == 0 and batcher.queued_lines == 0
+
+
+def test_a_share_no_other_worker_takes_is_translated_by_the_splitting_one():
+    """Where the other workers do not take a share (here the only other one has stopped), the worker
+    that split the request takes it back once its own share is done: the request is answered."""
+    async def scenario():
+        worker = Recording()
+        batcher = Batcher(None, wait_ms=0, workers=2, processes=[worker, worker])
+        batcher._queue.put(None)  # one worker stops
+        while all(t.is_alive() for t in batcher._workers):
+            await asyncio.sleep(0.01)
+        answer = await asyncio.wait_for(batcher.translate(lines("a", "b", "c", "d"), DecodeConfig()), timeout=10)
+        batcher._workers = [t for t in batcher._workers if t.is_alive()]
+        batcher.close()
+        return answer, worker.calls
+
+    answer, calls = asyncio.run(scenario())
+    assert answer == [["a"], ["b"], ["c"], ["d"]] and calls == [["a", "b"], ["c", "d"]]
+
+
+def test_a_failed_share_fails_its_request_and_the_workers_go_on():
+    async def scenario():
+        workers = [Recording(), Recording()]
+        batcher = Batcher(None, wait_ms=0, workers=2, processes=workers)
+        with pytest.raises(ValueError, match="this call failed"):
+            await asyncio.wait_for(batcher.translate(lines("a", "b", "fail", "d"), DecodeConfig()), timeout=10)
+        after = await asyncio.wait_for(batcher.translate(lines("e", "f"), DecodeConfig()), timeout=10)
+        batcher.close()
+        return after, batcher.in_flight
+
+    after, in_flight = asyncio.run(scenario())
+    assert after == [["e"], ["f"]] and in_flight == 0
+
+
+def test_a_request_alone_just_after_others_is_not_split(monkeypatch):
+    """Splitting pays only where the other workers would idle: a request alone within
+    QUIET_SECONDS of two requests in flight together (several clients) is one call; once the
+    server has been quiet that long, it is split again."""
+    monkeypatch.setattr("nmt.serve.batcher.QUIET_SECONDS", 0.5)
+
+    async def scenario():
+        worker = Recording(0.05)
+        batcher = Batcher(None, wait_ms=0, workers=2, processes=[worker, worker])
+        cfg = DecodeConfig()
+        await asyncio.gather(batcher.translate(lines("a"), cfg), batcher.translate(lines("b"), cfg))  # crowded
+        crowded = await asyncio.wait_for(batcher.translate(lines("c", "d"), cfg), timeout=10)
+        calls_then = sorted(worker.calls)
+        await asyncio.sleep(0.6)
+        quiet = await asyncio.wait_for(batcher.translate(lines("e", "f"), cfg), timeout=10)
+        batcher.close()
+        return crowded, calls_then, quiet, sorted(worker.calls)
+
+    crowded, calls_then, quiet, calls = asyncio.run(scenario())
+    assert crowded == [["c"], ["d"]] and ["c", "d"] in calls_then  # one call
+    assert quiet == [["e"], ["f"]] and calls[-2:] == [["e"], ["f"]]  # a call for each share
+
+
+def test_a_clients_next_request_sent_on_its_answer_is_alone_in_flight(monkeypatch):
+    """A request is no longer in flight once its answer goes out: the client's next request, sent
+    at once and taken by the other, idle worker, is alone and skips the batching window (a minute
+    here). Counted out after its answer went out (a worker slowed there by 20 ms, to make that
+    race certain), the previous request made the next one wait for company."""
+    answered = Batcher._answered
+
+    def slowly_answered(self, requests):
+        time.sleep(0.02)
+        answered(self, requests)
+
+    monkeypatch.setattr(Batcher, "_answered", slowly_answered)
+
+    async def scenario():
+        batcher = Batcher(None, wait_ms=60_000, workers=2, processes=[Recording(), Recording()])
+        answers = [await asyncio.wait_for(batcher.translate(lines(str(i)), DecodeConfig()), timeout=5)
+                   for i in range(10)]
+        batcher.close()
+        return answers
+
+    assert asyncio.run(scenario()) == [[[str(i)]] for i in range(10)]
