@@ -10,7 +10,7 @@ system has no fork server (Windows), workers are spawned.
 
 The commands that will fork workers start the fork server first thing (`start_fork_server`): its
 imports then run on another core while the main process imports and loads the model, instead of
-after. `nmt serve` of the demo's model answers in about 2.2 s instead of 4.3 s on a 2-core host.
+after: `nmt serve` of the demo's model answers in 1.8-2.1 s instead of 3.1-3.5 s on a 2-core host.
 """
 
 from __future__ import annotations
