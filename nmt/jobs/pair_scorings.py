@@ -186,12 +186,11 @@ def cross_entropies(scorer, pairs: list[Pair], max_tokens: int, precision: str, 
                      score_pairs(scorer, pairs, max_tokens, precision, warn, first_line, sides)], dtype=np.float64)
 
 
-def ranking_score(scores: np.ndarray) -> np.ndarray:
-    """The score that ranks pairs by translation models, from their rows of COLUMNS (NaN where
-    a model is missing): H_f alone; the dual score with H_r; the difference H_d - H_f with H_d;
+def ranking_score(scores: np.ndarray, with_reverse: bool, with_domain: bool) -> np.ndarray:
+    """The score that ranks pairs by translation models, from their rows of COLUMNS: H_f alone;
+    the dual score with a reverse model's H_r; the difference H_d - H_f with a domain model's H_d;
     with both, their sum."""
     forward, reverse, domain = scores[:, FORWARD], scores[:, REVERSE], scores[:, DOMAIN]
-    with_reverse, with_domain = not np.isnan(reverse).all(), not np.isnan(domain).all()
     if not (with_reverse or with_domain):
         return forward.copy()
     return (dual_score(forward, reverse) if with_reverse else 0.0) + (domain - forward if with_domain else 0.0)
@@ -213,7 +212,7 @@ def score_pairs_in_chunks(scorers: Scorers, pairs: Iterator[Pair], size: int, ma
                                                  sides=("target", "source"))
         if scorers.domain is not None:  # (its warnings are the forward model's, of the same pieces)
             scores[:, DOMAIN] = cross_entropies(scorers.domain, chunk, max_tokens, precision, lambda _: None, first_line)
-        scores[:, SCORE] = ranking_score(scores)
+        scores[:, SCORE] = ranking_score(scores, scorers.reverse is not None, scorers.domain is not None)
         scores[unscored(chunk, translated)] = np.nan
         yield scores
         first_line += len(chunk)

@@ -22,7 +22,7 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nmt.config import DecodeConfig
 from nmt.decode.search import Hypothesis
@@ -47,7 +47,7 @@ class _Request:
     future: asyncio.Future | None = None
     loop: asyncio.AbstractEventLoop | None = None
     share: Future | None = None
-    claimed: bool = field(default=False, compare=False)  # a share: taken by a worker to translate
+    claimed: bool = False  # a share: taken by a worker to translate
 
     def deliver(self, results: list) -> None:
         if self.share is not None:
@@ -190,9 +190,9 @@ class Batcher:
         shares = [_Request(part, request.cfg, request.extras, share=Future()) for part in parts]
         for share in shares[1:]:
             self._queue.put(share)
-        shares[0].claimed = True
-        for share in shares:
-            if share is shares[0] or self._take(share):
+        self._call([shares[0]], translate_call)
+        for share in shares[1:]:
+            if self._take(share):  # no other worker has: translated here
                 self._call([share], translate_call)
         try:
             results = [result for share in shares for result in share.share.result()]
