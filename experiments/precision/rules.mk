@@ -1,7 +1,7 @@
 # experiments/precision: bf16 training with the residual stream in bf16 against fp32, and attention
 # by matmuls against the fused kernels (README.md beside this file).
 # Included by the top-level Makefile, whose variables it uses.
-.PHONY: bench-residual-stream bench-attention-by-matmul
+.PHONY: bench-residual-stream bench-attention-by-matmul bench-cpu-bf16
 
 # The demo's Multi30k settings in bf16, both ways, the same updates (needs runs/demo's prepared data: make demo).
 bench-residual-stream: install
@@ -10,3 +10,8 @@ bench-residual-stream: install
 # The demo's Multi30k settings in bf16 with train.attention sdpa and matmul, the same updates (needs runs/demo).
 bench-attention-by-matmul: install
 	$(BIN)/python -m experiments.precision.attention_by_matmul
+
+# bf16 against fp32 training on this CPU, side by side for the same minutes, at the demo's width and
+# at 256 (needs runs/demo's prepared data: make demo); about 25 minutes with the defaults.
+bench-cpu-bf16: install
+	$(BIN)/python -m experiments.precision.cpu_bf16
