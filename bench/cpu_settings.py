@@ -3,7 +3,8 @@ this CPU, the figures behind a CPU default (by default `train.attention`, sdpa a
 
     python -m bench.cpu_settings [--setting train.attention] [--values sdpa,matmul] [--windows 8] [--updates 20]
 
-Four cases: the demo's model and batches (`make demo`) and bench-small's (`make bench`), each on
+Each shape trains in fp32 unless the setting compared is train.precision (`--setting
+train.precision --values fp32,bf16`: bench/results/cpu_settings_precision.json). Four cases: the demo's model and batches (`make demo`) and bench-small's (`make bench`), each on
 Multi30k's sentences (about 13 tokens) and on synthetic pairs of news-like lengths (about 27
 tokens, up to 250); `--shapes base_width` adds the base model's shape (6+6 layers, 512 wide). In
 each case one model per value, from the same initial weights, takes its updates through nmt's
@@ -43,7 +44,7 @@ RESULTS = ROOT / "bench" / "results"
 # 4,096-token batches: what its products cost on a CPU, at a few updates per window.
 BASE_WIDTH = ["output_dir=runs/base_width", "model.encoder_layers=6", "model.decoder_layers=6", "model.d_model=512",
               "model.heads=8", "model.d_ff=2048", "model.dropout=0.1", "tokenizer.vocab_size=8000",
-              "tokenizer.joint=true", "train.max_tokens=4096", "train.update_freq=1"]
+              "tokenizer.joint=true", "train.max_tokens=4096", "train.update_freq=1", "train.precision=fp32"]
 # (each recipe's output_dir replaced by a scratch folder)
 SHAPES = {"demo": DEMO, "bench_small": BENCH_SMALL, "base_width": BASE_WIDTH}
 

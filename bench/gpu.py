@@ -439,6 +439,7 @@ def bench_one(spec: dict, device: torch.device, data: ParallelShards, steps: int
         else:
             step = TrainStep(model, cfg, device, _OneProcessWorld() if ddp else World(), note=notes.append)
         own = {key: getattr(step, key) for key in TURN_SETTINGS}
+        cfg = step.train_cfg  # train.precision auto as the step resolved it for this device
         phase.ended("model_and_step")
         # nmt train's estimate at start, to set beside the measured peak
         estimate = estimate_memory(model, cfg, device, cfg.max_tokens * freq // step.micro_batches,

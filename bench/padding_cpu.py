@@ -27,7 +27,7 @@ from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ["output_dir=runs/demo", "model.dropout=0.1", "tokenizer.vocab_size=8000", "train.max_tokens=1024",
-        "train.warmup_steps=400"]
+        "train.warmup_steps=400", "train.precision=fp32"]  # as measured before train.precision auto
 
 
 def padded_positions(data: ParallelShards, batches: list[np.ndarray], multiple: int) -> int:

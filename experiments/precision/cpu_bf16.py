@@ -1,7 +1,7 @@
 """bf16 training on a CPU with bf16 arithmetic (AVX512-BF16 or AMX): what it gains in speed and
 what it costs in BLEU, against fp32, at the demo's width and at twice it, for the same minutes.
 
-    python -m experiments.precision.cpu_bf16 [--minutes 10] [--widths 128,256]
+    python -m experiments.precision.cpu_bf16 [--minutes 10] [--widths 128,256] [--trained]
 
 For each width, two `nmt train` runs side by side on the demo's prepared data (runs/demo: `make
 demo` prepares it), one CPU thread each, the same seed and the same time budget (the rate cooled
@@ -13,6 +13,7 @@ tokens/s, the last validation's dev loss and greedy BLEU (300 val sentences), an
 checkpoint's test_2016_flickr BLEU with the recipe's decode settings (beam 4, fp32 on 2 threads,
 the same code for both). Results: experiments/precision/results/cpu_bf16.json, with the host's
 CPU features (a CPU without bf16 arithmetic runs bf16 far slower: the study says nothing there).
+`--trained`: the runs already trained under runs/cpu_bf16 are scored again, not trained.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--widths", default="128,256")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--trained", action="store_true", help="score the runs already trained")
     args = parser.parse_args()
     capabilities = torch.cpu.get_capabilities()
     result = {"minutes": args.minutes, "seed": args.seed, "settings": DEMO,
@@ -45,12 +47,13 @@ def main() -> None:
         settings = [*DEMO, f"train.max_minutes={args.minutes}", "train.max_steps=1000000", "train.valid_every=500",
                     f"train.seed={args.seed}", *SHAPES[width]]
         runs = {precision: [f"train.precision={precision}"] for precision in ("fp32", "bf16")}
-        train_side_by_side(runs, folder, RECIPE, settings)
+        if not args.trained:
+            train_side_by_side(runs, folder, RECIPE, settings)
         for precision in runs:
             out = folder / precision
-            scores = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de.hyp", RECIPE)
-            run = {"width": width, "precision": precision, **last_validation(out),
-                   "test_bleu": round(scores[0]["score"], 2), "test": scores}
+            bleu = test_set_scores(out / "checkpoints" / "last.pt", out / "test.de.hyp", RECIPE)
+            run = {"width": width, "precision": precision, **last_validation(out), "test_bleu": round(bleu["score"], 2),
+                   "test": bleu}
             result["runs"].append(run)
             print(json.dumps({k: v for k, v in run.items() if k != "test"}), flush=True)
     write_json(RESULTS / "cpu_bf16.json", result)

@@ -25,7 +25,7 @@ from nmt.data.buckets import bucket_rows, collate_bucketed
 from nmt.data.packing import collate_packed, packed_rows_per_batch
 from nmt.data.shards import ParallelShards
 from nmt.errors import NmtError
-from nmt.model.precision import attention_kernels, autocast, tf32
+from nmt.model.precision import attention_kernels, autocast, tf32, training_precision
 from nmt.model.transformer import Transformer
 from nmt.model.varlen_attention import flash_varlen_available
 from nmt.model.compiler import compile_settings
@@ -92,6 +92,7 @@ class TrainStep:
                  alignment_targets: Callable[[ParallelShards, np.ndarray, tuple], torch.Tensor] | None = None):
         """`alignment_targets(pairs, indices, (B, T, S))`: a batch's guided-alignment targets
         (TrainingData.alignment_targets), with train.guided_alignment."""
+        cfg = cfg.model_copy(update={"precision": training_precision(cfg.precision, device)[0]})  # auto: this device's
         self.model, self.train_cfg, self.device, self.world, self.note = model, cfg, device, world, note
         self.alignment_targets = alignment_targets if cfg.guided_alignment.active else None
         model.use_matmul_attention(attention_by_matmul(cfg.attention, device))  # train.attention
@@ -102,6 +103,9 @@ class TrainStep:
         if varlen and device.type != "cuda":
             raise NmtError(f"train.attention=varlen needs a CUDA device, where FlashAttention runs (this run trains "
                            f"on {device})")
+        if varlen and cfg.precision == "fp32":
+            raise NmtError(f"train.attention=varlen: FlashAttention takes bf16 or fp16, which {device} does not "
+                           "multiply natively (train.precision auto chose fp32); set train.precision=fp16")
         model.use_varlen_attention(varlen)
         model.use_onednn_in_training(device.type == "cpu" and cfg.cpu_linear == "onednn")  # train.cpu_linear
         # this rank's summed guided-alignment loss of the last update (on the device), for the log;

@@ -31,6 +31,7 @@ from nmt.devices import resolve_device, use_threads
 from nmt.host_memory import anonymous_memory, keep_freed_memory
 from nmt.model.from_weights import unfilled_transformer
 from nmt.model.guided_alignment import alignment_heads
+from nmt.model.precision import bf16_arithmetic, training_precision
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train import sharding
@@ -64,6 +65,9 @@ class Trainer:
         use_threads(self.train_cfg.threads, "train.threads")
         self.world, device_name = join_world(self.train_cfg.device)
         self.device = resolve_device(device_name, "train.device")
+        # train.precision auto as this device runs it: the step, the memory estimate and MFU see bf16 or fp32
+        precision, self.precision_chosen = training_precision(self.train_cfg.precision, self.device)
+        self.train_cfg = self.train_cfg.model_copy(update={"precision": precision})
         if self.device.type == "cpu":
             keep_freed_memory()
         torch.manual_seed(self.train_cfg.seed + self.world.rank)  # each rank its own dropout masks
@@ -212,9 +216,11 @@ class Trainer:
         effective += ", compiled" if self.update.compiled else ""
         if cfg.pack_width:
             effective += f", packed into {packed_rows_per_batch(cfg.max_tokens, cfg.pack_width)} rows of {cfg.pack_width} per batch"
-        if self.device.type == "cpu" and cfg.precision != "fp32":
-            self.log(f"warning: train.precision={cfg.precision} on a CPU: most CPUs lack fast {cfg.precision} "
-                     "matmuls; use fp32 unless you have measured otherwise")
+        if self.precision_chosen:
+            self.log(self.precision_chosen)
+        elif self.device.type == "cpu" and cfg.precision != "fp32" and not (cfg.precision == "bf16" and bf16_arithmetic(self.device)):
+            self.log(f"warning: train.precision={cfg.precision} on a CPU without {cfg.precision} arithmetic: "
+                     "slower than fp32 (train.precision auto chooses for this CPU)")
         summary = (f"{self.recipe.output_dir}: {self.model.num_parameters():,} parameters, {len(self.train_data):,} "
                    f"training pairs, device {self.device}, {effective}"
                    + (f", resumed at step {self.progress.step}" if self.checkpoints.resumed else ""))

@@ -370,3 +370,43 @@ def test_the_compile_smoke_test_runs_and_catches_a_wrong_compiled_output(monkeyp
     monkeypatch.setattr(torch, "compile", lambda layer, **settings: lambda x: layer(x) + 1)
     with pytest.raises(RuntimeError, match="differs from eager"):
         compile_smoke_test(torch.device("cpu"), backend="aot_eager")
+
+
+@pytest.mark.parametrize("capabilities", [{"avx512_bf16": True}, {"amx_bf16": True}, {"avx512_bf16": False}, {}])
+def test_precision_auto_trains_in_bf16_where_the_cpu_multiplies_it_and_says_so(tmp_path, monkeypatch, capabilities):
+    """train.precision auto (the default): bf16 on a CPU with AVX512-BF16 or AMX-BF16, fp32 on one
+    without, whatever this host has; the run's log says which and why, the update autocasts to it
+    (its loss equals an explicit setting's), and the memory estimate counts 2 or 4 bytes a weight."""
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: capabilities)
+    native = any(capabilities.values())
+    chosen = "bf16" if native else "fp32"
+    logs = {}
+    losses = {}
+    for setting in ("auto", chosen):
+        recipe = prepared_tiny(tmp_path / setting, f"train.precision={setting}", *QUIET)
+        trainer = Trainer(recipe)
+        logs[setting] = []
+        trainer.log = lambda message, setting=setting: logs[setting].append(str(message))
+        trainer._start()
+        assert trainer.train_cfg.precision == trainer.update.train_cfg.precision == chosen
+        losses[setting] = [trainer.train_step(group)[0].item() for group in groups_of(trainer, 3)]
+    assert losses["auto"] == losses[chosen]
+    named = "AMX-BF16" if capabilities.get("amx_bf16") else "AVX512-BF16"
+    expected = f"train.precision auto: bf16 ({named} dot products)" if native else \
+        "train.precision auto: fp32 (no bf16 arithmetic on cpu)"
+    assert expected in logs["auto"] and not any("train.precision" in line for line in logs[chosen])
+    assert not any(line.startswith("warning") and "precision" in line for line in logs["auto"] + logs[chosen])
+    # the model's part of the estimate (the rest is what the test process holds at the time)
+    memory = [next(line for line in logs[s] if line.startswith("memory estimate")).split("; the process")[0]
+              for s in ("auto", chosen)]
+    assert memory[0] == memory[1]
+
+
+def test_bf16_on_a_cpu_without_bf16_arithmetic_is_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"avx512_bf16": False})
+    trainer = Trainer(prepared_tiny(tmp_path, "train.precision=bf16", *QUIET))
+    said = []
+    trainer.log = lambda message: said.append(str(message))
+    trainer._start()
+    assert ("warning: train.precision=bf16 on a CPU without bf16 arithmetic: slower than fp32 (train.precision auto "
+            "chooses for this CPU)") in said
