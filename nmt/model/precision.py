@@ -31,8 +31,8 @@ def training_precision(setting: str, device: torch.device) -> tuple[str, str | N
     device multiplies bf16 natively and fp32 elsewhere; and, for auto, why (for the run's log).
 
     On a 2-core AMD EPYC (Zen 4) host a bf16 update of 3+3 layers of 256 took 0.60-0.70 of an fp32
-    one, and the demo's 4+4 layers of 128 the same time within the host's noise; the losses agreed
-    to 4e-4 after 100-300 updates (experiments/precision/README.md, "bf16 on a CPU")."""
+    one, and of the demo's 4+4 layers of 128 0.79-0.99 (within the host's noise); the logged
+    losses agreed to 4e-4 after 100-300 updates (experiments/precision/README.md, "bf16 on a CPU")."""
     if setting != "auto":
         return setting, None
     arithmetic = bf16_arithmetic(device)

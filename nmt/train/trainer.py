@@ -218,7 +218,8 @@ class Trainer:
             effective += f", packed into {packed_rows_per_batch(cfg.max_tokens, cfg.pack_width)} rows of {cfg.pack_width} per batch"
         if self.precision_chosen:
             self.log(self.precision_chosen)
-        elif self.device.type == "cpu" and cfg.precision != "fp32" and not (cfg.precision == "bf16" and bf16_arithmetic(self.device)):
+        elif self.device.type == "cpu" and cfg.precision != "fp32" and not (cfg.precision == "bf16"
+                                                                         and bf16_arithmetic(self.device)):
             self.log(f"warning: train.precision={cfg.precision} on a CPU without {cfg.precision} arithmetic: "
                      "slower than fp32 (train.precision auto chooses for this CPU)")
         summary = (f"{self.recipe.output_dir}: {self.model.num_parameters():,} parameters, {len(self.train_data):,} "
