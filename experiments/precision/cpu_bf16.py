@@ -11,7 +11,8 @@ of 256 with d_ff 1,024 that the Multi30k recipe was chosen against. bf16 gets mo
 same minutes where it multiplies faster. Recorded per run: updates, updates/s, mean logged target
 tokens/s, the last validation's dev loss and greedy BLEU (300 val sentences), and the last
 checkpoint's test_2016_flickr BLEU with the recipe's decode settings (beam 4, fp32 on 2 threads,
-the same code for both). Results: experiments/precision/results/cpu_bf16.json, with the host's
+the same code for both). Results: experiments/precision/results/cpu_bf16.json (other seeds:
+cpu_bf16_seedN.json), with the host's
 CPU features (a CPU without bf16 arithmetic runs bf16 far slower: the study says nothing there).
 `--trained`: the runs already trained under runs/cpu_bf16 are scored again, not trained.
 """
@@ -43,7 +44,7 @@ def main() -> None:
     result = {"minutes": args.minutes, "seed": args.seed, "settings": DEMO,
               "cpu": {key: capabilities.get(key) for key in ("cpu_name", "avx512_bf16", "amx_bf16")}, "runs": []}
     for width in (int(w) for w in args.widths.split(",")):
-        folder = ROOT / "runs" / "cpu_bf16" / f"width{width}"
+        folder = ROOT / "runs" / "cpu_bf16" / f"seed{args.seed}" / f"width{width}"
         settings = [*DEMO, f"train.max_minutes={args.minutes}", "train.max_steps=1000000", "train.valid_every=500",
                     f"train.seed={args.seed}", *SHAPES[width]]
         runs = {precision: [f"train.precision={precision}"] for precision in ("fp32", "bf16")}
@@ -56,7 +57,7 @@ def main() -> None:
                    "test": bleu}
             result["runs"].append(run)
             print(json.dumps({k: v for k, v in run.items() if k != "test"}), flush=True)
-    write_json(RESULTS / "cpu_bf16.json", result)
+    write_json(RESULTS / ("cpu_bf16.json" if args.seed == 1 else f"cpu_bf16_seed{args.seed}.json"), result)
 
 
 if __name__ == "__main__":
