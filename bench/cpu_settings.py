@@ -4,7 +4,7 @@ this CPU, the figures behind a CPU default (by default `train.attention`, sdpa a
     python -m bench.cpu_settings [--setting train.attention] [--values sdpa,matmul] [--windows 8] [--updates 20]
 
 Each shape trains in fp32 unless the setting compared is train.precision (`--setting
-train.precision --values fp32,bf16`: bench/results/cpu_settings_precision.json). Four cases: the demo's model and batches (`make demo`) and bench-small's (`make bench`), each on
+train.precision --values fp32,bf16`). Four cases: the demo's model and batches (`make demo`) and bench-small's (`make bench`), each on
 Multi30k's sentences (about 13 tokens) and on synthetic pairs of news-like lengths (about 27
 tokens, up to 250); `--shapes base_width` adds the base model's shape (6+6 layers, 512 wide). In
 each case one model per value, from the same initial weights, takes its updates through nmt's
