@@ -378,7 +378,7 @@ class TrainConfig(Section):
     keep_last: int = Field(default=5, ge=0)  # step checkpoints kept besides last.pt and best.pt
     threads: int = Field(default=0, ge=0)  # torch CPU threads; 0 = leave torch's default
     device: str = "auto"  # auto, cpu, cuda, cuda:1, ...
-    # bf16/fp16: autocast (fp16 with loss scaling), fp32 master weights. auto: bf16 where the device
+    # bf16/fp16: autocast (fp16 with loss scaling; on CUDA bf16 weights with fp32 masters). auto: bf16 where the device
     # multiplies bf16 natively (a CUDA GPU from Ampere on; a CPU with AVX512-BF16 or AMX, such as
     # AMD Zen 4 or Intel Sapphire Rapids), else fp32 (nmt.model.precision.training_precision)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
