@@ -26,7 +26,7 @@ import torch
 import yaml
 
 from bench.gpu import synthetic_shards
-from bench.packing import DEMO
+from bench.padding_cpu import DEMO
 from bench.run import BENCH_SMALL
 from nmt.config import load_recipe
 from nmt.data.prepare import prepare

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from bench.gpu import synthetic_shards
-from bench.padding_cpu import tokens_per_s
+from bench.padding_cpu import DEMO, tokens_per_s
 from nmt.config import load_recipe
 from nmt.data.batching import collate, epoch_batches, round_up
 from nmt.data.packing import collate_packed, pair_sizes, packed_epoch_batches, packed_rows_per_batch
@@ -36,9 +36,6 @@ from nmt.train.training_data import run_epoch_batches
 from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
-# fp32 as measured before train.precision auto, which trains in bf16 on CPUs with bf16 arithmetic
-DEMO = ["output_dir=runs/demo", "model.dropout=0.1", "tokenizer.vocab_size=8000", "train.max_tokens=1024",
-        "train.warmup_steps=400", "train.precision=fp32"]
 BASE_PASS = {"max_tokens": 12_500, "update_freq": 2, "multiple": 8}  # the base recipe's update in one CUDA pass
 
 

@@ -26,8 +26,10 @@ from nmt.train.step import TrainStep
 from tools.results import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
+# The demo's settings (bench.packing and bench.cpu_settings take them too), in fp32 as measured before
+# train.precision auto, which trains in bf16 on CPUs with bf16 arithmetic
 DEMO = ["output_dir=runs/demo", "model.dropout=0.1", "tokenizer.vocab_size=8000", "train.max_tokens=1024",
-        "train.warmup_steps=400", "train.precision=fp32"]  # as measured before train.precision auto
+        "train.warmup_steps=400", "train.precision=fp32"]
 
 
 def padded_positions(data: ParallelShards, batches: list[np.ndarray], multiple: int) -> int:
