@@ -5,6 +5,8 @@ exactly 20 tokens (min = max length), so every engine does the same work. Measur
 best of several alternating rounds (a shared host drifts):
 - nmt (torch fp32): beam_search on one batch of the 100 sentences, as `make bench` times it;
 - nmt translate_lines: the same through nmt's text interface (tokenize, sort, batch, detokenize);
+- both again in bf16 (decode.precision bf16: fast on a CPU with AVX512-BF16 or AMX, which the
+  JSON names; emulated, and slow, on others);
 - CTranslate2 called directly (fp32, int8) on the exported model, tokens prepared beforehand;
 - nmt's CTranslate2 engine (fp32, int8): translate_lines through nmt, as `nmt translate -c EXPORT` runs.
 Rounds alternate: nmt's runs, then CTranslate2's in a process of their own (the two slow each
@@ -36,11 +38,12 @@ from nmt.data.corpus import read_lines
 from nmt.data.prepare import prepare
 from nmt.data.tokenizer import train_tokenizer
 from nmt.decode.engines import ctranslate2_engine
-from nmt.decode.engines.torch_engine import Translator, for_inference
+from nmt.decode.engines.torch_engine import Translator, decode_autocast, for_inference
 from nmt.decode.search import beam_search
 from nmt.decode.translate import translate_lines
 from nmt.export.ctranslate2 import export_checkpoint
 from nmt.host_memory import keep_freed_memory
+from nmt.model.precision import bf16_arithmetic
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
 from tools.results import write_json
@@ -140,9 +143,18 @@ def main() -> None:
         export_checkpoint(checkpoint_of(payload, Path("bench-small")), exports[quantization], quantization, force=True)
     pieces = [[own.src_tokenizer.id_to_piece(i) for i in row[:-1]] for row in ids]  # the export adds EOS
 
+    def search_in(precision: str):
+        def search():
+            with decode_autocast(own.device, precision):
+                beam_search(own.model, src, BEAM, ALPHA, 0.0, LENGTH, min_len=LENGTH)
+        return search
+
+    bf16_cfg = cfg.model_copy(update={"precision": "bf16"})
     torch_runs = {
-        "nmt_torch_fp32": lambda: beam_search(own.model, src, BEAM, ALPHA, 0.0, LENGTH, min_len=LENGTH),
+        "nmt_torch_fp32": search_in("fp32"),
         "nmt_torch_fp32_translate_lines": lambda: translate_lines(own, lines, cfg),
+        "nmt_torch_bf16": search_in("bf16"),
+        "nmt_torch_bf16_translate_lines": lambda: translate_lines(own, lines, bf16_cfg),
     }
     ceiling_before = matmul_ceiling()
     # CTranslate2 in a process of its own: after one has run, torch's and CTranslate2's thread
@@ -162,6 +174,9 @@ def main() -> None:
         "seconds": {name: round(s, 3) for name, s in seconds.items()},
         "nmt_fp32_speed_vs_ctranslate2_fp32": round(seconds["ctranslate2_fp32_direct"] / seconds["nmt_torch_fp32"], 3),
         "nmt_fp32_fraction_of_matmul_ceiling": round(gflop / seconds["nmt_torch_fp32"] / ceiling, 3),
+        "cpu_bf16_arithmetic": bf16_arithmetic(own.device),
+        "nmt_bf16_time_vs_nmt_fp32": round(seconds["nmt_torch_bf16"] / seconds["nmt_torch_fp32"], 3),
+        "nmt_bf16_speed_vs_ctranslate2_int8": round(seconds["ctranslate2_int8_direct"] / seconds["nmt_torch_bf16"], 3),
         "wrapper_overhead": {q: round(seconds[f"nmt_ctranslate2_{q}"] / seconds[f"ctranslate2_{q}_direct"] - 1, 3)
                              for q in ("fp32", "int8")},
     }

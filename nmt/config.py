@@ -574,7 +574,9 @@ class DecodeConfig(Section):
     # Multi30k, docs/quality.md) where the engine has it, off for --sampling.
     epsilon: float | None = Field(default=None, ge=0.0, lt=1.0)
     seed: int = 1
-    # auto: bf16 autocast on CUDA, fp32 on a CPU (where bf16 matmuls are slow on most processors)
+    # auto: bf16 on a GPU that multiplies bf16 natively (Ampere on), else fp32. bf16 on a CPU with
+    # AVX512-BF16 or AMX: the large products in bf16, attention in fp32, 0.6-0.9 of the fp32 time, a
+    # few lines otherwise than fp32's (nmt.model.precision.inference_precision)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     # The torch engine's decoding steps compiled by torch.compile (nmt.model.compiled_decoding): the
     # same outputs in 0.8-0.9 of the time on a CPU, after about a minute of compiling in each process

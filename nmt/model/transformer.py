@@ -24,8 +24,9 @@ from nmt.model.compiled_decoding import CompiledSteps, compiled_steps
 from nmt.model.dropout import Dropout
 from nmt.model.guided_alignment import guided_alignment_loss
 from nmt.model.layer_norm import make_norm
-from nmt.model.matmul_attention import CPU_SOFTMAX_MIN_COLUMNS, matmul_attention, step_attention, step_by_matmul
-from nmt.model.onednn_linear import pack_for_cpu_inference, packed_linear, packed_weight, use_onednn_for_training
+from nmt.model.matmul_attention import (CPU_SOFTMAX_MIN_COLUMNS, attention_in_fp32, autocast_on_cpu, matmul_attention,
+                                        step_attention, step_by_matmul)
+from nmt.model.onednn_linear import PackedWeight, pack_for_cpu_inference, packed_linear, use_onednn_for_training
 from nmt.model.output_loss import output_layer_loss
 from nmt.model.packed_attention import dense_cross_mask, flex_attend, packed_masks, use_flex
 from nmt.model.varlen_attention import KeySegments, key_padding_segments, varlen_attention
@@ -208,6 +209,8 @@ class MultiHeadAttention(nn.Module):
     def step_memory(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """project_kv laid out for step_cross: keys (B, h, dh, S) and values, contiguous."""
         k, v = self.project_kv(memory)
+        if autocast_on_cpu(k):  # (attention_in_fp32)
+            k, v = k.float(), v.float()
         return k.transpose(-1, -2).contiguous(), v.contiguous()
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool) -> Tensor:
@@ -250,11 +253,13 @@ class MultiHeadAttention(nn.Module):
         k_t, v = kv
         sentences, heads, dh, _ = k_t.shape
         q = self.q_proj(x).view(sentences, -1, heads, dh).transpose(1, 2)  # (B, h, K, dh)
-        scores = torch.matmul(q, k_t).mul_(dh ** -0.5).add_(bias)  # (B, h, K, S)
-        probabilities = scores.softmax(dim=-1)
-        if weights is not None:
-            weights.append(probabilities)
-        out = torch.matmul(probabilities, v)  # (B, h, K, dh)
+        with attention_in_fp32(q):
+            q = q.to(k_t.dtype)
+            scores = torch.matmul(q, k_t).mul_(dh ** -0.5).add_(bias)  # (B, h, K, S)
+            probabilities = scores.softmax(dim=-1)
+            if weights is not None:
+                weights.append(probabilities)
+            out = torch.matmul(probabilities, v)  # (B, h, K, dh)
         return self.out_proj(out.transpose(1, 2).reshape(x.size(0), x.size(1), -1))
 
     def weights(self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor) -> Tensor:
@@ -276,10 +281,15 @@ class MultiHeadAttention(nn.Module):
         """Self-attention for one new position: x (N, 1, D); appends its k, v to `cache`. bias:
         relative positions' (1, h, 1, t+1), or None."""
         q, k, v = (_split_heads(t, self.heads) for t in self.qkv_proj(x).chunk(3, dim=-1))
-        k, v = cache.append(k, v)  # (N, h, t+1, dh)
-        if step_by_matmul(q, k.size(2)):
-            return self.out_proj(_merge_heads(step_attention(q, k, v, bias)))
-        return self._attend(q, k, v, bias, False)  # the cache holds only the past: no mask needed
+        if autocast_on_cpu(q):  # (attention_in_fp32)
+            q, k, v = q.float(), k.float(), v.float()
+        with attention_in_fp32(q):
+            k, v = cache.append(k, v)  # (N, h, t+1, dh)
+            if step_by_matmul(q, k.size(2)):
+                out = step_attention(q, k, v, bias)
+            else:  # the cache holds only the past: no mask needed
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        return self.out_proj(_merge_heads(out))
 
 
 def _gelu_tanh(x: Tensor) -> Tensor:
@@ -503,7 +513,7 @@ class Transformer(nn.Module):
         self.encoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
         self.decoder_norm = make_norm(cfg.norm_type, cfg.d_model, final=True) if cfg.norm == "pre" else nn.Identity()
         self.output_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, tgt_vocab_size, bias=False)
-        self.packed_output: Tensor | None = None  # the output weight packed for oneDNN (pack_for_cpu_inference)
+        self.packed_output: PackedWeight | None = None  # the output weight packed for oneDNN (pack_for_cpu_inference)
         self.checkpoint_layers = False  # train.checkpoint_activations: recompute each layer in backward
         self.varlen_attention = False  # train.attention: varlen (use_varlen_attention)
         self.output_on_onednn = True  # the fused output loss's fp32 CPU products (use_onednn_in_training)
@@ -649,7 +659,7 @@ class Transformer(nn.Module):
         """Every linear layer and the output layer through oneDNN with packed weights
         (nmt.model.onednn_linear), for a model on the CPU whose weights stay as they are."""
         if pack_for_cpu_inference(self) and self.output_weight.dtype == torch.float32:
-            self.packed_output = packed_weight(self.output_weight)
+            self.packed_output = PackedWeight(self.output_weight, None)
 
     def forward(self, src: Tensor, tgt_in: Tensor, output_positions: Tensor | None = None,
                 targets: Tensor | None = None, label_smoothing: float = 0.0,

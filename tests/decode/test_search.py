@@ -70,6 +70,41 @@ def test_incremental_decoding_equals_full_recomputation(norm, monkeypatch):
     assert by_matmul == [keys for keys in range(STEP_MATMUL_MIN_KEYS, 13) for _ in model.decoder_layers]
 
 
+def test_bf16_decoding_on_a_cpu_attends_in_fp32_and_errs_no_more_than_autocast(monkeypatch):
+    """decode.precision bf16 on a CPU: the linear layers' products in bf16 (every one here, through
+    oneDNN's bf16 packed weights), each step's attention in fp32 over fp32 keys and values, by
+    matmuls from STEP_MATMUL_MIN_KEYS keys on as in fp32. The steps' log-probabilities are as far
+    from fp32's teacher-forced ones as plain bf16 autocast's teacher-forced ones are, or less."""
+    import copy
+
+    from nmt.model import onednn_linear, transformer
+
+    monkeypatch.setattr(onednn_linear, "worth_bf16_product", lambda rows, weight_elements: True)
+    by_matmul = []
+    monkeypatch.setattr(transformer, "step_attention", lambda *a: by_matmul.append(a[0].dtype) or step_attention(*a))
+    model = toy_model()
+    plain = copy.deepcopy(model)
+    model.pack_for_cpu_inference()
+    src = sources()
+    tgt = torch.randint(4, 40, (4, 12))
+    tgt[:, 0] = BOS
+    scored = [token for token in range(40) if token not in (PAD, BOS)]  # (decode_step takes PAD and BOS out)
+    with torch.inference_mode():
+        fp32 = F.log_softmax(model(src, tgt)[..., scored], dim=-1)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            autocast = F.log_softmax(plain(src, tgt).float()[..., scored], dim=-1)
+            memory, src_mask = model.encode(src)
+            state = model.start_decoding(memory, src_mask)
+            steps = torch.stack([model.decode_step(tgt[:, t], state) for t in range(tgt.size(1))], dim=1)[..., scored]
+    assert all(k.dtype == v.dtype == torch.float32 for k, v in state.memory_kv)
+    assert all(cache.keys.dtype == cache.values.dtype == torch.float32 for cache in state.self_cache)
+    assert by_matmul == [torch.float32] * (len(model.decoder_layers) * (tgt.size(1) - STEP_MATMUL_MIN_KEYS + 1))
+    assert model.packed_output._bf16 is not None  # the output layer's products in bf16 too
+    ours, autocasts = (steps - fp32).abs(), (autocast - fp32).abs()
+    assert ours.max() > 1e-2  # bf16 products, not fp32's
+    assert ours.max() <= 1.25 * autocasts.max() and ours.mean() <= 1.1 * autocasts.mean(), (ours.max(), autocasts.max())
+
+
 @pytest.mark.parametrize("norm", ["post", "pre", "t5"])
 @pytest.mark.parametrize("mode", [torch.inference_mode, torch.enable_grad])  # the searches' mode, and autograd's
 def test_incremental_decoding_through_reordered_rows_equals_full_recomputation(norm, mode):
@@ -257,10 +292,13 @@ def test_decode_precision_bf16_autocast_runs_on_the_cpu_and_auto_is_fp32_there(t
     asked = []
     monkeypatch.setattr(torch_engine, "autocast", lambda device, precision: asked.append((device.type, precision))
                         or contextlib.nullcontext())
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"avx512_bf16": True})
     with torch_engine.decode_autocast(torch.device("cpu"), "auto"):
-        assert torch.backends.cuda.cudnn_sdp_enabled()  # a CPU changes nothing
-    with torch_engine.decode_autocast(torch.device("cuda"), "auto"):
-        assert not torch.backends.cuda.cudnn_sdp_enabled()  # new lengths every step (attention_kernels)
+        assert torch.backends.cuda.cudnn_sdp_enabled()  # a CPU changes nothing, and keeps fp32 even with bf16 arithmetic
+    for native_bf16 in (True, False):  # an Ampere or later GPU, and an older one
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: native_bf16)
+        with torch_engine.decode_autocast(torch.device("cuda"), "auto"):
+            assert not torch.backends.cuda.cudnn_sdp_enabled()  # new lengths every step (attention_kernels)
     assert asked == [("cuda", "bf16")] and torch.backends.cuda.cudnn_sdp_enabled()
     monkeypatch.undo()
     translator = load_engine([trained_tiny.out / "checkpoints" / "last.pt"])

@@ -14,8 +14,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from nmt.model import onednn_linear
-from nmt.model.onednn_linear import (OneDnnLinear, PackedLinear, pack_for_cpu_inference, packed_linear, padded_rows,
-                                     packed_weight, product, trainable_linear, use_onednn_for_training)
+from nmt.model.onednn_linear import (OneDnnLinear, PackedLinear, PackedWeight, pack_for_cpu_inference, packed_linear,
+                                     padded_rows, product, trainable_linear, use_onednn_for_training)
 from nmt.model.output_loss import output_layer_loss
 from nmt.special_tokens import PAD
 from tests.conftest import TINY_DATA, prepared_tiny
@@ -32,15 +32,15 @@ def test_a_packed_product_equals_f_linear_for_any_rows_and_shape(monkeypatch):
     monkeypatch.setattr(onednn_linear, "worth_packed_product", lambda rows, weight_elements: True)
     torch.manual_seed(0)
     weight, bias = torch.randn(96, 40), torch.randn(96)
-    packed = packed_weight(weight)
+    packed, unbiased = PackedWeight(weight, bias), PackedWeight(weight, None)
     for shape in ((1, 40), (37, 40), (400, 40), (3, 5, 40)):
         x = torch.randn(*shape)
         with torch.inference_mode():
             out = packed_linear(x, weight, bias, packed)
             assert out.shape == (*shape[:-1], 96)
             assert torch.allclose(out, F.linear(x, weight, bias), atol=1e-5, rtol=1e-5)
-            assert torch.allclose(packed_linear(x, weight, None, packed), F.linear(x, weight), atol=1e-5, rtol=1e-5)
-            assert torch.allclose(product(x, packed, bias), out)
+            assert torch.allclose(packed_linear(x, weight, None, unbiased), F.linear(x, weight), atol=1e-5, rtol=1e-5)
+            assert torch.allclose(product(x, packed.fp32, bias), out)
 
 
 @pytest.mark.parametrize("rows, width, out_features, onednn", [
@@ -71,9 +71,42 @@ def test_gradients_and_autocast_take_f_linear():
     expected = torch.autograd.grad(F.linear(x, layer.weight, layer.bias).sum(), x)[0]
     assert torch.equal(x.grad, expected) and layer.weight.grad is not None
     with torch.inference_mode():
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            assert packed(x.detach()).dtype == torch.bfloat16  # autocast's cast, not oneDNN's fp32
+        with torch.autocast("cpu", dtype=torch.float16):
+            assert packed(x.detach()).dtype == torch.float16  # autocast's cast, not oneDNN's fp32
         assert torch.allclose(packed(x.detach()), F.linear(x.detach(), layer.weight, layer.bias), atol=1e-6)
+
+
+@pytest.mark.parametrize("rows, width, out_features, in_bf16", [
+    (400, 256, 1024, True), (2, 128, 8000, True),  # 2^21 multiply-adds and more: bf16 pays
+    (16, 128, 384, False), (300, 64, 64, False),  # smaller: oneDNN's call would cost more than bf16 saves
+])
+def test_under_bf16_autocast_large_products_run_on_a_bf16_packed_weight_and_small_ones_in_fp32(
+        rows, width, out_features, in_bf16):
+    """bf16 translation on a CPU (decode.precision bf16): a product large enough
+    (worth_bf16_product) runs in bf16 on a bf16 copy of the packed weight, made at the first
+    such product and kept; a smaller one in fp32, as without autocast. An operator census of each,
+    and the result against F.linear's in that precision."""
+    torch.manual_seed(0)
+    layer = PackedLinear(nn.Linear(width, out_features))
+    x = torch.randn(rows, width)
+    assert onednn_linear.worth_bf16_product(rows, width * out_features) == in_bf16
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        operators = census_of_a_training_pass(lambda: layer(x))
+        out = layer(x)
+        if in_bf16:
+            packed_bf16 = layer.packed.bf16()[0]
+            assert layer(x) is not None and layer.packed.bf16()[0] is packed_bf16  # packed once
+    if in_bf16:
+        expected = F.linear(x.bfloat16(), layer.weight.bfloat16(), layer.bias.bfloat16())
+        assert out.dtype == torch.bfloat16 and "mkldnn._linear_pointwise.default" in operators
+        assert not operators & (MKL_PRODUCTS | {"aten.linear.default"})
+        assert torch.allclose(out.float(), expected.float(), atol=2e-2, rtol=1e-2)
+        assert not torch.allclose(out.float(), F.linear(x, layer.weight, layer.bias), atol=1e-4)  # not fp32's
+    else:  # as without autocast: through oneDNN's fp32 packed weight where that pays
+        assert out.dtype == torch.float32 and layer.packed._bf16 is None
+        assert ("mkldnn._linear_pointwise.default" in operators) == onednn_linear.worth_packed_product(
+            rows, width * out_features)
+        assert torch.allclose(out, F.linear(x, layer.weight, layer.bias), atol=1e-5, rtol=1e-5)
 
 
 def test_packing_keeps_the_weights_and_their_names_and_leaves_other_modules():

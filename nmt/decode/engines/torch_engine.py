@@ -22,7 +22,7 @@ from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
 from nmt.model.compiled_decoding import check_compiler
 from nmt.model.guided_alignment import alignment_heads
-from nmt.model.precision import attention_kernels, autocast, tf32
+from nmt.model.precision import attention_kernels, autocast, inference_precision, tf32
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
@@ -106,12 +106,12 @@ def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
 
 @contextlib.contextmanager
 def decode_autocast(device: torch.device, precision: str) -> Iterator[None]:
-    """decode.precision: auto is bf16 on CUDA (tensor cores; the scores are summed in fp32) and
-    fp32 elsewhere (most CPUs lack fast bf16 matmuls). fp32 means fp32: TF32 is off while it
-    decodes, so a GPU's fp32 output can be compared with a CPU's token for token. Every decoding
-    step has a new length, so CUDA attention runs without cuDNN's kernel (attention_kernels)."""
-    if precision == "auto":
-        precision = "bf16" if device.type == "cuda" else "fp32"
+    """decode.precision: auto is bf16 where the device multiplies bf16 natively (a GPU from Ampere
+    on, a CPU with AVX512-BF16 or AMX; the scores are summed in fp32) and fp32 elsewhere
+    (inference_precision). fp32 means fp32: TF32 is off while it decodes, so a GPU's fp32 output
+    can be compared with a CPU's token for token. Every decoding step has a new length, so CUDA
+    attention runs without cuDNN's kernel (attention_kernels)."""
+    precision = inference_precision(precision, device)
     numerics = tf32(device, False) if precision == "fp32" else autocast(device, precision)
     with attention_kernels(device), numerics:
         yield
