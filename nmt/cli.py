@@ -179,6 +179,7 @@ def translate(
     of --max-tokens); --mbr N for --set decode.mbr.candidates=N, --rerank N for decode.rerank.candidates.
     """
     _start_fork_server_for(nproc)
+    from nmt.decode.engines.torch_engine import precision_warning
     from nmt.decode.translate import decode_settings
 
     spec, targets = _engine_spec(checkpoint, device, engine, compute_type, threads, ensemble, src_lang, tgt_lang,
@@ -189,6 +190,8 @@ def translate(
         "sampling": sampling, "temperature": temperature, "top_k": top_k, "top_p": top_p, "epsilon": epsilon,
         "mbr.candidates": mbr, "rerank.candidates": rerank, "glossary": glossary and str(glossary),
         "memory": memory}, set_ or [])
+    if warning := precision_warning(translator, cfg.precision):
+        err.print(f"warning: {warning}", highlight=False, markup=False)
     extras = [name for name, wanted in (("token_scores", token_scores), ("alignments", alignments)) if wanted]
     if input != "-" and Path(input).is_dir():
         return _translate_folders(translator, Path(input), output, cfg, output_format, input_format, extras, nproc,

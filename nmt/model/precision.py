@@ -26,6 +26,12 @@ def bf16_arithmetic(device: torch.device) -> str | None:
                  if capabilities.get(key)), None)
 
 
+def emulated(precision: str, device: torch.device) -> bool:
+    """Whether `precision` (resolved: fp32, bf16, fp16) runs emulated on `device`, slower than fp32:
+    bf16 on a CPU without bf16 arithmetic, fp16 on any CPU."""
+    return device.type == "cpu" and precision != "fp32" and not (precision == "bf16" and bf16_arithmetic(device))
+
+
 def training_precision(setting: str, device: torch.device) -> tuple[str, str | None]:
     """train.precision as a run uses it on `device`: `setting` itself, or for auto bf16 where the
     device multiplies bf16 natively and fp32 elsewhere; and, for auto, why (for the run's log).

@@ -144,6 +144,7 @@ def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, t
                decode_from: Path | None, overrides: list[str], workers: int, worker_mode: str,
                note: Callable[[str], None]) -> ServedModels:
     from nmt.decode.engines.engine import load_engine
+    from nmt.decode.engines.torch_engine import precision_warning
     from nmt.decode.glossary import glossary_of
     from nmt.decode.memory import memory_of
     from nmt.decode.translate import decode_settings
@@ -157,6 +158,8 @@ def _load_each(paths: list[Path], device: str, engine: str, compute_type: str, t
         if decode_from or overrides:  # the defaults each request starts from
             cfg = decode_settings(translator.recipe, decode_from, {}, list(overrides))
             translator.recipe = translator.recipe.model_copy(update={"decode": cfg})
+        if warning := precision_warning(translator, translator.recipe.decode.precision):
+            note(f"{path}: warning: {warning}")
         glossary_of(translator, translator.recipe.decode)  # a glossary or memory that cannot be used stops here
         memory_of(translator, translator.recipe.decode)
         models.append(Served(translator, str(path), spec=LoadSpec(str(path), device, engine, compute_type, threads)))

@@ -31,7 +31,7 @@ from nmt.devices import resolve_device, use_threads
 from nmt.host_memory import anonymous_memory, keep_freed_memory
 from nmt.model.from_weights import unfilled_transformer
 from nmt.model.guided_alignment import alignment_heads
-from nmt.model.precision import bf16_arithmetic, training_precision
+from nmt.model.precision import emulated, training_precision
 from nmt.model.transformer import Transformer
 from nmt.train.checkpointing import RunCheckpoints, TrainingState
 from nmt.train import sharding
@@ -218,8 +218,7 @@ class Trainer:
             effective += f", packed into {packed_rows_per_batch(cfg.max_tokens, cfg.pack_width)} rows of {cfg.pack_width} per batch"
         if self.precision_chosen:
             self.log(self.precision_chosen)
-        elif self.device.type == "cpu" and cfg.precision != "fp32" and not (cfg.precision == "bf16"
-                                                                         and bf16_arithmetic(self.device)):
+        elif emulated(cfg.precision, self.device):
             self.log(f"warning: train.precision={cfg.precision} on a CPU without {cfg.precision} arithmetic: "
                      "slower than fp32 (train.precision auto chooses for this CPU)")
         summary = (f"{self.recipe.output_dir}: {self.model.num_parameters():,} parameters, {len(self.train_data):,} "

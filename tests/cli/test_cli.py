@@ -63,6 +63,24 @@ def test_translate_starts_without_the_compiler(trained_tiny, tmp_path):
     assert out.read_text().count("\n") == (TINY_DATA / "valid.en").read_text().count("\n")
 
 
+@pytest.mark.parametrize("capabilities, warned", [({}, True), ({"avx512_bf16": True}, False), ({"amx_bf16": True}, False)])
+def test_bf16_translation_on_a_cpu_without_bf16_arithmetic_is_warned_of(trained_tiny, tmp_path, monkeypatch,
+                                                                        capabilities, warned):
+    """decode.precision=bf16 on a CPU that would emulate bf16 (slower than fp32) translates all the
+    same, with a warning that says so; on a CPU with AVX512-BF16 or AMX, and with fp32, no warning."""
+    import torch
+
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: capabilities)
+    out = tmp_path / "out.de"
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    for precision in ("bf16", "fp32"):
+        result = nmt("translate", "-c", ckpt, "-i", TINY_DATA / "valid.en", "-o", out, "--set", f"decode.precision={precision}")
+        assert result.exit_code == 0, result.output
+        shown = "warning: decode.precision=bf16 on a CPU without bf16 arithmetic: slower than fp32" in result.output
+        assert shown == (warned and precision == "bf16"), result.output
+        assert out.read_text().count("\n") == (TINY_DATA / "valid.en").read_text().count("\n")
+
+
 def test_translate_keeps_one_line_per_input_line(trained_tiny, tmp_path):
     lines = ["Asian man sweeping the walkway.", "", "A black dog leaps over a log.", "   ", "", "Two young toddlers outside on the grass."]
     source = tmp_path / "in.en"

@@ -22,7 +22,7 @@ from nmt.decode.shortlist import Shortlist, read_shortlist
 from nmt.errors import NmtError
 from nmt.model.compiled_decoding import check_compiler
 from nmt.model.guided_alignment import alignment_heads
-from nmt.model.precision import attention_kernels, autocast, inference_precision, tf32
+from nmt.model.precision import attention_kernels, autocast, emulated, inference_precision, tf32
 from nmt.model.from_weights import transformer_from_weights
 from nmt.model.transformer import Transformer
 from nmt.special_tokens import EOS, PAD
@@ -115,6 +115,19 @@ def decode_autocast(device: torch.device, precision: str) -> Iterator[None]:
     numerics = tf32(device, False) if precision == "fp32" else autocast(device, precision)
     with attention_kernels(device), numerics:
         yield
+
+
+def precision_warning(translator, precision: str) -> str | None:
+    """What to warn of where decode.precision would make nmt's own engine slower than fp32: bf16 on a
+    CPU without bf16 arithmetic (emulated), fp16 on a CPU. None elsewhere, and for the other
+    engines (which compute in their compute type)."""
+    if not isinstance(translator, Translator):
+        return None
+    resolved = inference_precision(precision, translator.device)
+    if not emulated(resolved, translator.device):
+        return None
+    return (f"decode.precision={resolved} on a CPU without {resolved} arithmetic: slower than fp32 "
+            "(auto, the default, takes fp32 there)")
 
 
 def translate_batch(translator: Translator, sources: list[list[int]], cfg: DecodeConfig,
