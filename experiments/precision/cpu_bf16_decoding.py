@@ -9,6 +9,9 @@ Two parts, on `--threads` threads, fp32 and bf16 alternating in one process for 
   settings through nmt's text interface, as `nmt translate` does: seconds, BLEU and chrF
   (sacreBLEU), and the lines that come out otherwise. By default the demo's model (`make demo`)
   and the 256-wide fp32 model of `make bench-cpu-bf16` (seed 1);
+- the same models scoring the first 8,000 pairs of Multi30k's training set by forced decoding, as
+  `nmt likelihood` and `nmt filter` do: seconds, the largest and mean difference of the pairs'
+  log-probabilities, and the Spearman correlation of their ranks (what filtering goes by);
 - searches by models of random weights at two shapes, bench-small's (3+3 layers of 256, d_ff 1,024,
   8k vocabulary) and the base model's (6+6 layers of 512, d_ff 2,048, 32k vocabulary): 50
   sentences of 20 tokens, beam 4, every output exactly 20 tokens, so both precisions do the same work.
@@ -19,7 +22,9 @@ without bf16 arithmetic emulates bf16, far slower: the study says nothing there)
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +37,7 @@ from nmt.config import ModelConfig
 from nmt.data.corpus import read_lines
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.engines.torch_engine import decode_autocast, for_inference
+from nmt.decode.forced import score_pairs
 from nmt.decode.search import beam_search
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.translate import translate_lines
@@ -86,6 +92,35 @@ def trained_model(checkpoint: Path, rounds: int, threads: int) -> dict:
             "lines_otherwise": sum(a != b for a, b in zip(outputs["fp32"], outputs["bf16"])), "lines": len(sources)}
 
 
+def scoring(checkpoint: Path, rounds: int, threads: int, pairs: int = 8000) -> dict:
+    scorer = load_engine([checkpoint], threads=threads)
+    train = ROOT / "data" / "multi30k" / "train"
+    sources, targets = (list(itertools.islice(read_lines(Path(f"{train}.{side}.gz")), pairs)) for side in ("en", "de"))
+    scored = list(zip(sources, targets))
+
+    def score(precision: str) -> list[float]:
+        return [s.log_prob for s in score_pairs(scorer, scored, scorer.recipe.decode.max_tokens, precision)]
+
+    seconds, log_probs = alternated_best(rounds, score)
+    differences = [abs(a - b) for a, b in zip(log_probs["fp32"], log_probs["bf16"])]
+    return {"checkpoint": str(checkpoint.relative_to(ROOT) if checkpoint.is_relative_to(ROOT) else checkpoint),
+            "pairs": len(scored), "seconds": {p: round(s, 3) for p, s in seconds.items()},
+            "bf16_time_vs_fp32": round(seconds["bf16"] / seconds["fp32"], 3),
+            "largest_difference": round(max(differences), 4), "mean_difference": round(statistics.mean(differences), 4),
+            "mean_log_prob_fp32": round(statistics.mean(log_probs["fp32"]), 3),
+            "rank_correlation": round(rank_correlation(log_probs["fp32"], log_probs["bf16"]), 7)}
+
+
+def rank_correlation(a: list[float], b: list[float]) -> float:
+    """Spearman's rho of two lists of scores (ties broken by position)."""
+    def ranks(values):
+        order = sorted(range(len(values)), key=values.__getitem__)
+        return {i: r for r, i in enumerate(order)}
+
+    rank_a, rank_b, n = ranks(a), ranks(b), len(a)
+    return 1 - 6 * sum((rank_a[i] - rank_b[i]) ** 2 for i in range(n)) / (n * (n * n - 1))
+
+
 def random_model_search(shape: str, rounds: int, sentences: int = 50, length: int = 20, beam: int = 4) -> dict:
     sizes = dict(SHAPES[shape])
     vocabulary = sizes.pop("vocabulary")
@@ -119,10 +154,12 @@ def main() -> None:
     capabilities = torch.cpu.get_capabilities()
     result = {"rounds": args.rounds, "threads": args.threads,
               "cpu": {key: capabilities.get(key) for key in ("cpu_name", "avx512_bf16", "amx_bf16")},
-              "trained": [], "searches": []}
+              "trained": [], "scoring": [], "searches": []}
     for checkpoint in checkpoints:
         result["trained"].append(trained_model(checkpoint, args.rounds, args.threads))
         print(json.dumps(result["trained"][-1]), flush=True)
+        result["scoring"].append(scoring(checkpoint, args.rounds, args.threads))
+        print(json.dumps(result["scoring"][-1]), flush=True)
     for shape in SHAPES:
         result["searches"].append(random_model_search(shape, args.rounds))
         print(json.dumps(result["searches"][-1]), flush=True)

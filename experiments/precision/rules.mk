@@ -17,6 +17,6 @@ bench-cpu-bf16: install
 	$(BIN)/python -m experiments.precision.cpu_bf16
 
 # bf16 against fp32 translation on this CPU: trained models on the test set (needs make demo and
-# make bench-cpu-bf16) and searches at two shapes; about 5 minutes.
+# make bench-cpu-bf16), their scoring of 8,000 pairs, and searches at two shapes; about 5 minutes.
 bench-cpu-bf16-decoding: install
 	$(BIN)/python -m experiments.precision.cpu_bf16_decoding
