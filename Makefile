@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-decode-compile bench-page bench-large-models wmt14-base wmt14-big clean
+.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-cpu-master-weights bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-decode-compile bench-page bench-large-models wmt14-base wmt14-big clean
 
 # uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
 # environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
@@ -76,6 +76,11 @@ bench-peers: install
 # against matmul, the figures behind its CPU default), in alternating windows; about 15 minutes.
 bench-cpu-settings: install
 	$(BIN)/python -m bench.cpu_settings
+
+# bf16 training on this CPU with fp32 master weights against autocast over fp32 weights (the same
+# updates; the figures behind train.precision bf16's CPU path), in alternating windows; about 5 minutes.
+bench-cpu-master-weights: install
+	$(BIN)/python -m bench.cpu_master_weights
 
 # What a large model costs where nmt reads it (import, info, translate, export, average): a wide model's
 # memory and a 250k-piece vocabulary's time; about 3 minutes.

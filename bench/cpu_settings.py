@@ -69,13 +69,20 @@ def compare(recipe, data: ParallelShards, vocab: int, key: str, values: list, wi
         torch.manual_seed(1)
         model = Transformer(recipe.model, vocab, vocab)
         steps[value] = TrainStep(model, recipe.train.model_copy(update={key: value}), torch.device("cpu"))
+    return alternated_windows(steps, recipe.train.update_freq, data, recipe.train, windows, updates)
+
+
+def alternated_windows(steps: dict, update_freq: int, data: ParallelShards, batching, windows: int,
+                       updates: int) -> dict:
+    """`steps` (two TrainSteps by name) take the same batches (drawn as `batching` draws them) in
+    alternating windows of `updates` updates; the first window of each warms up. Milliseconds per
+    update of each window, their medians, and the median of the windows' ratios second / first."""
     batches, epoch = [], 0
-    while len(batches) < (windows + 1) * updates * recipe.train.update_freq:
-        batches += run_epoch_batches(data, recipe.train, epoch=epoch)
+    while len(batches) < (windows + 1) * updates * update_freq:
+        batches += run_epoch_batches(data, batching, epoch=epoch)
         epoch += 1
-    freq = recipe.train.update_freq
-    groups = [batches[i * freq:(i + 1) * freq] for i in range(len(batches) // freq)]
-    milliseconds = {value: [] for value in values}
+    groups = [batches[i * update_freq:(i + 1) * update_freq] for i in range(len(batches) // update_freq)]
+    milliseconds = {value: [] for value in steps}
     for window in range(windows + 1):
         for value, step in steps.items():
             start = time.perf_counter()
@@ -83,10 +90,10 @@ def compare(recipe, data: ParallelShards, vocab: int, key: str, values: list, wi
                 step(data, group)
             if window:  # the first window warms up
                 milliseconds[value].append(round((time.perf_counter() - start) / updates * 1e3, 1))
-    first, second = (milliseconds[value] for value in values)
+    (a, first), (b, second) = milliseconds.items()
     return {"milliseconds_per_update": {str(v): ms for v, ms in milliseconds.items()},
             "median": {str(v): statistics.median(ms) for v, ms in milliseconds.items()},
-            f"{values[1]}_over_{values[0]}": round(statistics.median(b / a for a, b in zip(first, second)), 3)}
+            f"{b}_over_{a}": round(statistics.median(y / x for x, y in zip(first, second)), 3)}
 
 
 def main(argv: list[str] | None = None) -> dict:

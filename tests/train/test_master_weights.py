@@ -43,6 +43,22 @@ def test_bf16_weights_with_fp32_masters_make_autocasts_updates_bit_for_bit(tmp_p
     assert torch.equal(linear.weight, state_m["encoder_layers.0.feed_forward.w1.weight"].to(torch.bfloat16))
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_bf16_training_takes_master_weights_on_a_cpu_as_on_cuda_and_no_other_precision_does(device):
+    """The bf16 path of a CPU (train.precision auto on AVX512-BF16 or AMX) is CUDA's: bf16 weights with
+    fp32 masters, the same updates as autocast (above), faster (bench/results/cpu_master_weights.json);
+    but with frozen weights a CPU keeps autocast."""
+    from nmt.config import TrainConfig
+
+    for precision in ("bf16", "fp32", "fp16"):
+        cfg = TrainConfig(precision=precision)
+        assert step_module.uses_master_weights(cfg, torch.device(device)) == (precision == "bf16")
+    assert not step_module.uses_master_weights(TrainConfig(precision="bf16"), torch.device("mps"))
+    # frozen weights: on a CPU their masters would sit beside them in the same memory
+    for frozen in (TrainConfig(precision="bf16", lora_rank=4), TrainConfig(precision="bf16", freeze=["encoder"])):
+        assert step_module.uses_master_weights(frozen, torch.device(device)) == (device == "cuda")
+
+
 def test_a_pass_on_bf16_weights_casts_no_linear_weight(tmp_path, monkeypatch):
     settings = ["train.update_freq=2", "train.max_tokens=128", "train.micro_batches=1"]
     casts = {}
