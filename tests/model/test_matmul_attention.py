@@ -143,15 +143,16 @@ def test_the_models_training_passes_give_the_fused_kernels_loss_and_gradients(mo
 
 
 def test_train_attention_reaches_every_attention_through_the_step():
-    """matmul turns it on, sdpa off; auto, the default, is matmul on a CPU and sdpa on CUDA."""
+    """matmul turns it on, sdpa off; auto, the default, is matmul on a CPU and sdpa on CUDA. (In fp32:
+    bf16 would lower the model's weights for the first step, and another step refuses them.)"""
     model, _ = model_and_batch("post")
     attentions = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
-    TrainStep(model, TrainConfig(max_tokens=64, attention="sdpa"), torch.device("cpu"))
+    TrainStep(model, TrainConfig(max_tokens=64, attention="sdpa", precision="fp32"), torch.device("cpu"))
     assert len(attentions) == 6 and not any(m.by_matmul for m in attentions)
-    TrainStep(model, TrainConfig(max_tokens=64), torch.device("cpu"))
+    TrainStep(model, TrainConfig(max_tokens=64, precision="fp32"), torch.device("cpu"))
     assert all(m.by_matmul for m in attentions)
-    TrainStep(model, TrainConfig(max_tokens=64, attention="sdpa"), torch.device("cpu"))
-    TrainStep(model, TrainConfig(max_tokens=64, attention="matmul"), torch.device("cpu"))
+    TrainStep(model, TrainConfig(max_tokens=64, attention="sdpa", precision="fp32"), torch.device("cpu"))
+    TrainStep(model, TrainConfig(max_tokens=64, attention="matmul", precision="fp32"), torch.device("cpu"))
     assert all(m.by_matmul for m in attentions)
     assert not attention_by_matmul("auto", torch.device("cuda")) and attention_by_matmul("matmul", torch.device("cuda"))
 

@@ -141,10 +141,13 @@ def census_of_an_update(tmp_path, passes: int, monkeypatch=None, chunk_elements:
     return census, trainer, scored
 
 
-def test_one_pass_launches_fewer_operators_and_casts_each_weight_once(tmp_path):
+def test_one_pass_launches_fewer_operators_and_casts_each_weight_once(tmp_path, monkeypatch):
     """CPU proxies of what a GPU's host launches per update: merged into one pass, the update runs
-    well under the operators of two passes, and autocast casts each weight once per pass (its
-    cache), never once per use."""
+    well under the operators of two passes, and autocast (where no master weights take its place:
+    fp16, frozen weights on a CPU) casts each weight once per pass (its cache), never once per use."""
+    from nmt.train import step as step_module
+
+    monkeypatch.setattr(step_module, "uses_master_weights", lambda cfg, device: False)
     one, trainer, _ = census_of_an_update(tmp_path / "one", 1)
     two, _, _ = census_of_an_update(tmp_path / "two", 2)
     weights = {name for name, p in trainer.model.named_parameters() if p.dim() == 2}
