@@ -50,9 +50,10 @@ def uses_master_weights(cfg: TrainConfig, device: torch.device) -> bool:
     """bf16 training on CUDA keeps its linear weights in bf16 for the passes and their fp32 masters
     in the optimizer (frozen ones' in host memory): the same updates as autocast's casts, bit for
     bit, without a cast per weight and pass. So does a CPU, where on a 2-core AMD EPYC (Zen 4) host
-    a bf16 update took 0.87 of autocast's time at the demo's shape and 0.95 at bench-small's
-    (bench/results/cpu_master_weights.json), unless weights are frozen (LoRA, train.freeze): on a
-    CPU the host is the device, and a frozen weight would be held twice there, in bf16 and fp32."""
+    a bf16 update took 0.91 of autocast's time at the demo's shape (6 windows of 20 updates, all
+    below 1) and 0.98 at bench-small's (bench/results/cpu_master_weights.json; 0.87 and 0.95 in an
+    earlier run), for 2 bytes more per linear weight; unless weights are frozen (LoRA,
+    train.freeze): on a CPU the host is the device, and a frozen weight would be held twice there."""
     if cfg.precision != "bf16":
         return False
     return device.type == "cuda" or (device.type == "cpu" and not cfg.lora_rank and not cfg.freeze)
