@@ -43,7 +43,7 @@ def test_bf16_weights_with_fp32_masters_make_autocasts_updates_bit_for_bit(tmp_p
     assert torch.equal(linear.weight, state_m["encoder_layers.0.feed_forward.w1.weight"].to(torch.bfloat16))
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("device", ["cpu", "cuda"], ids=["on a CPU", "on a CUDA GPU"])  # (an id "cuda" would mark it a GPU test)
 def test_bf16_training_takes_master_weights_on_a_cpu_as_on_cuda_and_no_other_precision_does(device):
     """The bf16 path of a CPU (train.precision auto on AVX512-BF16 or AMX) is CUDA's: bf16 weights with
     fp32 masters, the same updates as autocast (above), faster (bench/results/cpu_master_weights.json);
