@@ -72,8 +72,7 @@ def alternated_best(rounds: int, run: Callable[[str], object]) -> tuple[dict[str
     return best, results
 
 
-def trained_model(checkpoint: Path, rounds: int, threads: int) -> dict:
-    translator = load_engine([checkpoint], threads=threads)
+def trained_model(translator, checkpoint: Path, rounds: int) -> dict:
     sources = list(read_lines(Path(f"{TEST}.en.gz")))
     references = list(read_lines(Path(f"{TEST}.de.gz")))
 
@@ -92,8 +91,7 @@ def trained_model(checkpoint: Path, rounds: int, threads: int) -> dict:
             "lines_otherwise": sum(a != b for a, b in zip(outputs["fp32"], outputs["bf16"])), "lines": len(sources)}
 
 
-def scoring(checkpoint: Path, rounds: int, threads: int, pairs: int = 8000) -> dict:
-    scorer = load_engine([checkpoint], threads=threads)
+def scoring(scorer, checkpoint: Path, rounds: int, pairs: int = 8000) -> dict:
     train = ROOT / "data" / "multi30k" / "train"
     sources, targets = (list(itertools.islice(read_lines(Path(f"{train}.{side}.gz")), pairs)) for side in ("en", "de"))
     scored = list(zip(sources, targets))
@@ -156,9 +154,10 @@ def main() -> None:
               "cpu": {key: capabilities.get(key) for key in ("cpu_name", "avx512_bf16", "amx_bf16")},
               "trained": [], "scoring": [], "searches": []}
     for checkpoint in checkpoints:
-        result["trained"].append(trained_model(checkpoint, args.rounds, args.threads))
+        translator = load_engine([checkpoint], threads=args.threads)  # translates, then scores
+        result["trained"].append(trained_model(translator, checkpoint, args.rounds))
         print(json.dumps(result["trained"][-1]), flush=True)
-        result["scoring"].append(scoring(checkpoint, args.rounds, args.threads))
+        result["scoring"].append(scoring(translator, checkpoint, args.rounds))
         print(json.dumps(result["scoring"][-1]), flush=True)
     for shape in SHAPES:
         result["searches"].append(random_model_search(shape, args.rounds))

@@ -53,14 +53,18 @@ def packed_weight(weight: Tensor, rows: int = _PACKING_ROWS) -> Tensor:
     return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), rows)
 
 
+def _onednn_input(x: Tensor) -> bool:
+    """Whether oneDNN can take `x` at all: a plain, non-empty CPU tensor (not the fake ones that
+    count FLOPs or trace shapes: oneDNN has no fake kernel), with oneDNN's operators at hand."""
+    return type(x) is Tensor and x.device.type == "cpu" and x.numel() > 0 and available()
+
+
 def applies(x: Tensor) -> bool:
     """Whether a product with input `x` goes to oneDNN: an fp32 CPU tensor, outside autocast and
     torch.compile (which chooses its own kernels)."""
     if torch.compiler.is_compiling():
         return False
-    # a plain tensor: not the fake ones that count FLOPs or trace shapes (oneDNN has no fake kernel)
-    return (type(x) is Tensor and x.dtype == torch.float32 and x.device.type == "cpu" and x.numel() > 0
-            and available() and not torch.is_autocast_enabled("cpu"))
+    return x.dtype == torch.float32 and _onednn_input(x) and not torch.is_autocast_enabled("cpu")
 
 
 # oneDNN builds (JIT-compiles) its kernels for each shape of a product, the number of rows
@@ -175,7 +179,7 @@ def packed_linear(x: Tensor, weight: Tensor, bias: Tensor | None, packed: Packed
             or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
         return F.linear(x, weight, bias)  # (compiled: inductor chooses its kernels)
     rows = x.numel() // x.size(-1)
-    if _bf16_autocast() and x.device.type == "cpu" and type(x) is Tensor and x.numel() > 0 and available():
+    if _bf16_autocast() and _onednn_input(x):
         if worth_bf16_product(rows, weight.numel()):
             packed_bf16, bias_bf16 = packed.bf16()
             return product(x.to(torch.bfloat16), packed_bf16, bias_bf16)

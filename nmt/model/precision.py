@@ -54,9 +54,9 @@ def inference_precision(setting: str, device: torch.device) -> str:
     A CPU with bf16 arithmetic translates faster in bf16 (the linear layers' large products in
     bf16 through oneDNN, the small ones and attention in fp32: nmt.model.onednn_linear,
     nmt.model.matmul_attention): on a 2-core AMD EPYC (Zen 4) host a 256-wide model translated
-    test_2016_flickr in 0.77 of the fp32 time and the demo's 128-wide one in 0.91, at 0.07-0.08
-    BLEU less, and a base-shaped model's search took 0.61 of its fp32 time (experiments/precision/
-    README.md, "bf16 on a CPU"). But 7-9 % of the lines came out otherwise than in fp32, and so
+    test_2016_flickr in 0.76 of the fp32 time and the demo's 128-wide one in 0.88, at 0.06-0.10
+    BLEU less, and a base-shaped model's search took 0.65 of its fp32 time (experiments/precision/
+    README.md, "bf16 translation on a CPU"). But 7-9 % of the lines came out otherwise than in fp32, and so
     otherwise than through the model's CTranslate2 or ONNX export, and than on a CPU without bf16:
     auto keeps a CPU's translations those of the model as trained, whichever host runs it, as
     CTranslate2's and Marian's defaults do; decode.precision bf16 asks for the speed."""

@@ -106,11 +106,11 @@ def load_ensemble(checkpoints: list[Path], device: torch.device) -> Translator:
 
 @contextlib.contextmanager
 def decode_autocast(device: torch.device, precision: str) -> Iterator[None]:
-    """decode.precision: auto is bf16 where the device multiplies bf16 natively (a GPU from Ampere
-    on, a CPU with AVX512-BF16 or AMX; the scores are summed in fp32) and fp32 elsewhere
-    (inference_precision). fp32 means fp32: TF32 is off while it decodes, so a GPU's fp32 output
-    can be compared with a CPU's token for token. Every decoding step has a new length, so CUDA
-    attention runs without cuDNN's kernel (attention_kernels)."""
+    """decode.precision: auto is bf16 on a GPU that multiplies bf16 natively (Ampere on; the scores
+    are summed in fp32) and fp32 elsewhere, CPUs included (inference_precision). fp32 means fp32:
+    TF32 is off while it decodes, so a GPU's fp32 output can be compared with a CPU's token for
+    token. Every decoding step has a new length, so CUDA attention runs without cuDNN's kernel
+    (attention_kernels)."""
     precision = inference_precision(precision, device)
     numerics = tf32(device, False) if precision == "fp32" else autocast(device, precision)
     with attention_kernels(device), numerics:
