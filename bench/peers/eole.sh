@@ -8,7 +8,7 @@
 # Training batches: 4096 tokens in eole's count, about 3,300 non-padding target tokens.
 # Decoding: beam 4, every output forced to exactly 20 tokens (min = max length), so engines do
 # equal work whatever the barely trained model would say; eole and CTranslate2 fp32 give
-# identical outputs on the same weights.
+# identical outputs on the same weights. CTranslate2's time is the best of 3, as nmt's is.
 set -euo pipefail
 steps=${1:-30}
 peer=eole
@@ -42,10 +42,13 @@ ct2 = {}
 for compute_type in ("float32", "int8"):
     tr = ctranslate2.Translator("ct2", device="cpu", compute_type=compute_type, intra_threads=2)
     tr.translate_batch(src[:8], beam_size=4)  # warm-up
-    t = time.perf_counter()
-    tr.translate_batch(src, beam_size=4, min_decoding_length=20, max_decoding_length=20,
-                       max_batch_size=2048, batch_type="tokens")
-    ct2[compute_type] = round(time.perf_counter() - t, 2)
+    timings = []
+    for _ in range(3):  # the best of 3, as nmt's decoding is timed (bench/run.py)
+        t = time.perf_counter()
+        tr.translate_batch(src, beam_size=4, min_decoding_length=20, max_decoding_length=20,
+                           max_batch_size=2048, batch_type="tokens")
+        timings.append(time.perf_counter() - t)
+    ct2[compute_type] = round(min(timings), 2)
 print(json.dumps({"peer": "eole 0.6.4 / ctranslate2 4.8.5", "config": "bench-small",
                   "updates": steps, "target_tokens_per_s": tgt_rates[1:] or tgt_rates,
                   "decode_100_sentences_beam4_20_tokens_s": {"eole": round(step0 + rest, 2),
