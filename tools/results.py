@@ -31,14 +31,35 @@ def provenance() -> dict:
 
     commit = os.environ.get("NMT_COMMIT") or git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else platform.processor()
-    host = {"cpu": cpu, "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
+    cpu = cpu_identity()
+    host = {"cpu": cpu.pop("model name", None) or platform.processor(), **cpu,
+            "cpu_vectors": torch.backends.cpu.get_cpu_capability(), "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
             "python": platform.python_version(), "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
     return {"commit": commit, "tree_changed": None if status is None else code_changed(status.splitlines()),
             "command": command_line(sys.orig_argv, sys.executable, root), "host": host,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+
+
+def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict:
+    """The first processor's "model name", and its family and model numbers ({"cpu_family": 25,
+    "cpu_model": 17}), from `cpuinfo` ({} where there is none). A name such as "AMD EPYC" covers
+    generations whose fp32 rates differ twofold (one with 256-bit vector units, one with 512-bit):
+    the numbers tell them apart."""
+    if not cpuinfo.is_file():
+        return {}
+    fields: dict[str, str] = {}
+    for line in cpuinfo.read_text().splitlines():
+        if not line.strip():
+            break  # the first processor's block ends
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    identity = {"model name": fields["model name"]} if "model name" in fields else {}
+    for key, name in (("cpu family", "cpu_family"), ("model", "cpu_model")):
+        if fields.get(key, "").isdigit():
+            identity[name] = int(fields[key])
+    return identity
 
 
 def command_line(argv: list[str], executable: str, root: Path) -> str:
