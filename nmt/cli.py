@@ -740,6 +740,17 @@ def average(
 
 
 @command()
+def env(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+):
+    """What this machine offers nmt: versions, the CPU (family, model, vector instructions, bf16 arithmetic), GPUs, what `auto` precisions become here, and the optional extras installed."""
+    from nmt.machine import describe, machine_report
+
+    report = machine_report()
+    typer.echo(json.dumps(report, indent=1) if as_json else "\n".join(describe(report)))
+
+
+@command()
 def info(
     checkpoint: Annotated[Path, typer.Argument(
         help="A checkpoint written by nmt train, average or import, or a directory written by nmt export "

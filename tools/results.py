@@ -20,6 +20,8 @@ def provenance() -> dict:
 
     import torch
 
+    from nmt.machine import cpu_identity
+
     root = Path(__file__).resolve().parent.parent
 
     def git(*args: str) -> str | None:
@@ -40,26 +42,6 @@ def provenance() -> dict:
     return {"commit": commit, "tree_changed": None if status is None else code_changed(status.splitlines()),
             "command": command_line(sys.orig_argv, sys.executable, root), "host": host,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
-
-
-def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict:
-    """The first processor's "model name", and its family and model numbers ({"cpu_family": 25,
-    "cpu_model": 17}), from `cpuinfo` ({} where there is none). A name such as "AMD EPYC" covers
-    generations whose fp32 rates differ twofold (one with 256-bit vector units, one with 512-bit):
-    the numbers tell them apart."""
-    if not cpuinfo.is_file():
-        return {}
-    fields: dict[str, str] = {}
-    for line in cpuinfo.read_text().splitlines():
-        if not line.strip():
-            break  # the first processor's block ends
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
-    identity = {"model name": fields["model name"]} if "model name" in fields else {}
-    for key, name in (("cpu family", "cpu_family"), ("model", "cpu_model")):
-        if fields.get(key, "").isdigit():
-            identity[name] = int(fields[key])
-    return identity
 
 
 def command_line(argv: list[str], executable: str, root: Path) -> str:

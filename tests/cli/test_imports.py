@@ -22,7 +22,7 @@ LAYERS = [
     ("decode", ["nmt.decode"]),
     ("jobs", ["nmt.jobs"]),  # distillation, back-translation, scores, shortlists: built on decode
     ("train", ["nmt.train"]),
-    ("scores and reports", ["nmt.score", "nmt.language_id", "nmt.info"]),
+    ("scores and reports", ["nmt.score", "nmt.language_id", "nmt.info", "nmt.machine"]),
     ("serve", ["nmt.serve"]),
     ("cli", ["nmt.console", "nmt.cli_options", "nmt.cli", "nmt.__main__"]),
 ]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tools.results import INDEX, code_changed, command_line, cpu_identity, provenance, record, write_json
+from tools.results import INDEX, code_changed, command_line, provenance, record, write_json
 
 RESULT_FOLDERS = [ROOT / "bench" / "results", ROOT / "bench" / "gpu_day" / "results",
                   *sorted((ROOT / "experiments").glob("*/results"))]
@@ -107,17 +107,3 @@ def test_no_two_rules_share_a_target():
     only the later recipe (make merely warns), so `make bench-x` could run another study."""
     plan = subprocess.run(["make", "-n", "install"], cwd=ROOT, capture_output=True, text=True)
     assert "overriding recipe" not in plan.stderr, plan.stderr
-
-
-def test_the_host_names_its_processors_family_and_model(tmp_path):
-    """Two hosts both called "AMD EPYC" differed twofold in oneDNN's fp32 rate: the first
-    processor's family and model numbers tell such generations apart; a cpuinfo without them
-    (an ARM machine's) gives what it has, and no file nothing."""
-    cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
-                       "model name\t: AMD EPYC 9B45\nstepping\t: 1\n\nprocessor\t: 1\ncpu family\t: 25\n"
-                       "model\t\t: 17\nmodel name\t: AMD EPYC\n")
-    assert cpu_identity(cpuinfo) == {"model name": "AMD EPYC 9B45", "cpu_family": 26, "cpu_model": 2}
-    cpuinfo.write_text("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n")
-    assert cpu_identity(cpuinfo) == {}
-    assert cpu_identity(tmp_path / "missing") == {}
