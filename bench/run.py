@@ -47,22 +47,32 @@ BENCH_SMALL = [
 def matmul_ceiling(size: int = 2048, repeats: int = 3, trials: int = 5) -> float:
     """fp32 GFLOP/s of one large square matmul, the best of several trials (a shared host's
     speed drifts from second to second) through either of torch's CPU libraries, MKL (`a @ b`)
-    or oneDNN (which nmt trains and translates with, nmt.model.onednn_linear; twice MKL's rate on
-    AMD processors): the ceiling for the training figures."""
+    or oneDNN (which nmt trains and translates with, nmt.model.onednn_linear): the ceiling for the
+    training figures."""
+    return max(matmul_rates(size, repeats, trials).values())
+
+
+def matmul_rates(size: int = 2048, repeats: int = 3, trials: int = 5) -> dict[str, float]:
+    """matmul_ceiling's figure for each library ({"mkl": ..., "onednn": ...}; oneDNN where torch has
+    it). Their ratio depends on the processor: two hosts both called "AMD EPYC" gave oneDNN 2.2
+    times MKL's rate and 1.14 times (the second a Zen 4: family 25, model 17), and a peer computing
+    with MKL (eole) gains or loses against nmt with it (bench/speed.md)."""
     a, b = torch.randn(size, size), torch.randn(size, size)
-    products = [lambda: a @ b]
+    products = {"mkl": lambda: a @ b}
     if onednn_linear.available():
         b_transposed = b.t().contiguous()
-        products.append(lambda: onednn_linear.product(a, b_transposed))
-    best = 0.0
-    for product in products:
+        products["onednn"] = lambda: onednn_linear.product(a, b_transposed)
+    rates = {}
+    for name, product in products.items():
         product()
+        best = 0.0
         for _ in range(trials):
             start = time.perf_counter()
             for _ in range(repeats):
                 product()
             best = max(best, 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e9)
-    return best
+        rates[name] = round(best, 1)
+    return rates
 
 
 def bench_training(trainer: Trainer, steps: int, warmup: int = 3) -> dict:
@@ -135,7 +145,8 @@ def main() -> None:
     prepare(recipe.data, recipe.tokenizer, recipe.out)
     trainer = Trainer(recipe)
 
-    before = matmul_ceiling()
+    rates = matmul_rates()
+    before = max(rates.values())
     training = bench_training(trainer, args.steps)
     after = matmul_ceiling()
     ceiling = (before + after) / 2  # measured on both sides of the training run: the host drifts
@@ -148,6 +159,7 @@ def main() -> None:
         "config": "bench-small", "torch": torch.__version__, "threads": args.threads,
         "machine": platform.machine(), "matmul_ceiling_gflop_per_s": round(ceiling, 1),
         "matmul_ceiling_before_after_training": [round(before, 1), round(after, 1)],
+        "matmul_gflop_per_s_by_library": rates,  # before training
         "training": training, "decoding_100_sentences_20_tokens": decoding,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
