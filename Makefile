@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 NMT    := $(BIN)/nmt
 
-.PHONY: install install-comet demo test bench bench-peers bench-cpu-settings bench-cpu-master-weights bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-decode-compile bench-page bench-large-models wmt14-base wmt14-big clean
+.PHONY: install install-comet demo test test-cost bench bench-peers bench-cpu-settings bench-cpu-master-weights bench-gpu gpu-check gpu-wheels bench-wmt14-scale bench-serve bench-decode-compile bench-page bench-large-models wmt14-base wmt14-big clean
 
 # uv installs what pip would, in a fraction of the time; where uv cannot be had, pip does it. The
 # environment starts without pip (ensurepip takes 5 s): the system's pip puts uv into it, and uv
@@ -60,6 +60,13 @@ test:
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not comet" --durations=10; suite=$$?; \
 	wait $$comet; comet_status=$$?; echo "--- the COMET tests ($(COMET_VENV)):"; cat .comet-tests.log; \
 	rm -f .comet-tests.log; test $$suite -eq 0 && test $$comet_status -eq 0
+
+# The suite as `make test` runs it, each test's CPU time recorded (the commands it waited for
+# included: runs/test_cost.tsv), then the tests and files that cost the most: what to trim when
+# the suite outgrows its 4 minutes on 2 cores (tools/test_cost.py).
+test-cost: install
+	@unset PYTHONDONTWRITEBYTECODE; $(BIN)/python -m pytest -p tools.test_cost -n 2 --dist worksteal -m "not comet" -q
+	$(BIN)/python -m tools.test_cost
 
 bench: install
 	$(BIN)/python -m bench.run
