@@ -76,8 +76,10 @@ def machine_report() -> dict:
     for index in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):
         properties = torch.cuda.get_device_properties(index)
         peak, _ = datasheet_bf16_tflops(properties.name)
+        with torch.cuda.device(index):  # (bf16_arithmetic asks of the current GPU)
+            native_bf16 = bf16_arithmetic(torch.device("cuda", index)) is not None
         gpus.append({"index": index, "name": properties.name, "capability": f"{properties.major}.{properties.minor}",
-                     "memory_gb": round(properties.total_memory / 2**30, 1), "bf16_arithmetic": properties.major >= 8,
+                     "memory_gb": round(properties.total_memory / 2**30, 1), "bf16_arithmetic": native_bf16,
                      "datasheet_bf16_dense_tflops": peak})
     devices = [cpu_device] + ([torch.device("cuda", 0)] if gpus else [])
     auto = {device.type: {"train.precision": training_precision("auto", device)[0],
