@@ -24,6 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt.model.precision import autocast_off
+
 
 class LayerNorm(nn.LayerNorm):
     def forward(self, x: Tensor) -> Tensor:
@@ -35,7 +37,7 @@ class LayerNorm(nn.LayerNorm):
         # casts it to fp32); weights fp32 as they are, or from FSDP's bf16 copies.
         weight = None if self.weight is None else self.weight.float()
         bias = None if self.bias is None else self.bias.float()
-        with torch.autocast(device, enabled=False):
+        with autocast_off(device):
             return F.layer_norm(x.float(), self.normalized_shape, weight, bias, self.eps).to(dtype)
 
 
@@ -55,7 +57,7 @@ class RMSNorm(nn.Module):
         dtype = x.dtype
         if torch.is_autocast_enabled(device):
             dtype = torch.float32 if self.keep_fp32 else torch.get_autocast_dtype(device)
-        with torch.autocast(device, enabled=False):
+        with autocast_off(device):
             x = x.float()
             return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight.float()).to(dtype)
 

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from nmt.model.dropout import dropout as nmt_dropout
+from nmt.model.precision import autocast_off
 
 # torch's CPU softmax over fewer columns than a vector register holds (16 floats) takes 4-10 times
 # as long as over 16: measured on 2 threads, the scores of 136 sentences of 15 tokens by 4 heads
@@ -88,7 +89,7 @@ def attention_in_fp32(q: Tensor) -> contextlib.AbstractContextManager:
     in bf16 decoding of 300 lines by a 256-wide model, that kernel took 19 % of the time, against
     8 % for fp32 decoding's matmuls, softmax and the encoder's fused kernel together. fp32 keeps
     the scores unrounded, as the fused kernels do."""
-    return torch.autocast("cpu", enabled=False) if autocast_on_cpu(q) else contextlib.nullcontext()
+    return autocast_off("cpu") if autocast_on_cpu(q) else contextlib.nullcontext()
 
 
 def step_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> Tensor:

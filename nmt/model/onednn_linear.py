@@ -37,6 +37,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt.model.precision import autocast_off
+
 _PACKING_ROWS = 64  # the rows oneDNN is told to expect; products of any number of rows are right
 
 
@@ -183,7 +185,7 @@ def packed_linear(x: Tensor, weight: Tensor, bias: Tensor | None, packed: Packed
         if worth_bf16_product(rows, weight.numel()):
             packed_bf16, bias_bf16 = packed.bf16()
             return product(x.to(torch.bfloat16), packed_bf16, bias_bf16)
-        with torch.autocast("cpu", enabled=False):
+        with autocast_off("cpu"):
             return packed_linear(x.float(), weight, bias, packed)
     if not applies(x) or not worth_packed_product(rows, weight.numel()):
         return F.linear(x, weight, bias)
