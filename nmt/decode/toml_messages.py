@@ -17,8 +17,12 @@ multi-line string ("\"\"\"...\"\"\"") is copied as it is.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser as the tomli package (pyproject.toml)
+    import tomli as tomllib
 
 from nmt.decode.message_file import MessageFile, backslash_unescaped, spliced, utf8_text
 from nmt.decode.plural_categories import ORDER, plural_forms

@@ -587,6 +587,37 @@ def test_hugos_and_go_i18ns_toml_strings_are_translated_in_their_place_and_quote
     assert "[readingTime]\nother =" in written
 
 
+def test_without_tomllib_toml_files_are_read_by_tomli_alike():
+    """Python 3.10 has no tomllib: the tomli package reads TOML message files there (pyproject.toml's
+    dependency for 3.10), with the same texts, output and one-line errors. Run in a Python whose
+    tomllib cannot be imported."""
+    import subprocess
+    import sys
+
+    from nmt.errors import NmtError
+
+    script = """import json, sys
+sys.modules["tomllib"] = None  # import tomllib: ModuleNotFoundError, as on 3.10
+from nmt.decode import toml_messages
+from nmt.errors import NmtError
+document = toml_messages.TomlMessages.read(sys.stdin.buffer.read(), "en.toml")
+try:
+    toml_messages.TomlMessages.read(b'title = "unterminated\\n', "bad.toml")
+except NmtError as e:
+    error = str(e)
+print(json.dumps({"parser": toml_messages.tomllib.__name__, "texts": document.texts,
+                  "written": document.write(document.texts, "ja").decode(), "error": error}))
+"""
+    run = subprocess.run([sys.executable, "-c", script], input=HUGO.encode(), capture_output=True, check=True)
+    found = json.loads(run.stdout)
+    document = _hugo()
+    assert found["parser"] == "tomli" and found["texts"] == document.texts
+    assert found["written"] == document.write(document.texts, "ja").decode()
+    with pytest.raises(NmtError) as here:
+        _hugo().read(b'title = "unterminated\n', "bad.toml")
+    assert found["error"] == str(here.value) and found["error"].startswith("bad.toml:1: ")
+
+
 @needs_lxml
 def test_translate_writes_app_message_files_and_refuses_what_is_not_one(trained_tiny, translator, cfg, tmp_path):
     from nmt.decode.android_strings import AndroidStrings
