@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-subtitles bench-wrapped bench-documents bench-updates bench-asides demo-augmented demo-tagged
+.PHONY: bench-robustness bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-controls bench-subtitles bench-wrapped bench-documents bench-updates bench-asides demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -44,6 +44,10 @@ bench-other-scripts: install
 # Soft hyphens inside words, left out for the model or read as unknown pieces (results/invisible.json).
 bench-invisible: install
 	$(BIN)/python -m experiments.robustness.invisible
+
+# Vertical tabs between words, each a space for the model or deleted by sentencepiece (results/controls.json).
+bench-controls: install
+	$(BIN)/python -m experiments.robustness.controls
 
 # Subtitles: each cue translated whole (--input-format srt) or line by line (results/subtitles.json).
 bench-subtitles: install

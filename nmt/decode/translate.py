@@ -30,7 +30,7 @@ from nmt.decode.sentences import sentence_hypotheses
 from nmt.decode.text.asides import ASIDE, aside_text, written_aside
 from nmt.decode.text.bbcode import bbcode_markup, from_bbcode_markup
 from nmt.decode.text.casing import capitalized_words, hypothesis_text, lowered, recapitalized
-from nmt.decode.text.invisible import without_invisible
+from nmt.decode.text.invisible import readable_controls, without_invisible
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, name_spans
@@ -117,7 +117,7 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
 def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], first_line: int,
                extras: Iterable[str], finished: Callable[[list[int]], None]) -> list[list[Hypothesis]]:
     reads = source_reads(translator)
-    lines = [without_invisible(r.text, reads) for r in requests]  # (nmt.decode.text.invisible)
+    lines = [without_invisible(readable_controls(r.text), reads) for r in requests]  # (nmt.decode.text.invisible)
     numbers = list(range(first_line, first_line + len(lines)))
     as_written = [bool(r.prefix or r.constraints) for r in requests]
     markers = ["" if written or not cfg.copy_verbatim else list_marker(line) for line, written in zip(lines, as_written)]

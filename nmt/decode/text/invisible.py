@@ -5,6 +5,15 @@ a reader sees, but a vocabulary without them makes each an unknown piece, in the
 word: the demo model translated "ma\u00adn" as "Briefes", and a name rule would take
 "Bri\u00adtish" for a name. Those after a symbol stay: an emoji's joiners and a flag's tags are
 copied with it (nmt.decode.text.verbatim). A line copied as it stands keeps them.
+
+Control characters too, which training never sees (`nmt prepare` drops pairs holding them,
+nmt.data.clean): sentencepiece deletes some, joining the words on either side ("dog\x0bruns"
+read as "dogruns"), and reads others as unknown pieces, on which the demo model wrote "meißelt"
+for "runs". Those of C0 (but tab, line feed and carriage return) and DEL separate words where
+they occur (a vertical tab is PowerPoint's and Word's line break within a paragraph), so each
+becomes a space. Those of C1 (U+0080-U+009F) in text nearly always are Windows-1252 bytes
+decoded as Latin-1 (curly quotes, dashes, the ellipsis, the euro sign), so each becomes its
+Windows-1252 character, as ftfy's `fix_c1_controls` does, or a space where that code page has none.
 """
 
 from __future__ import annotations
@@ -17,6 +26,26 @@ from collections.abc import Callable
 _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                      "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                      "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]+")
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _control_replaced(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x80:
+        return " "
+    try:
+        return bytes([code]).decode("cp1252")
+    except UnicodeDecodeError:  # 0x81, 0x8d, 0x8f, 0x90, 0x9d: nothing there in Windows-1252
+        return " "
+
+
+def readable_controls(text: str) -> str:
+    """`text` with each control character a space, or (C1) the Windows-1252 character it stood for."""
+    if _CONTROL.search(text) is None:
+        return text  # (nearly every line)
+    return _CONTROL.sub(_control_replaced, text)
 
 
 def without_invisible(text: str, reads: Callable[[str], bool]) -> str:
