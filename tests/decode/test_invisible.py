@@ -1,13 +1,13 @@
 """Invisible format characters the source vocabulary lacks, left out of words before the model
-reads them (nmt.decode.text.invisible): by hand, against Unicode's own list, and through
-translation with the tiny model."""
+reads them, and control characters made readable (nmt.decode.text.invisible): by hand, against
+Unicode's own list, and through translation with the tiny model."""
 
 from __future__ import annotations
 
 import sys
 import unicodedata
 
-from nmt.decode.text.invisible import _FORMAT, without_invisible
+from nmt.decode.text.invisible import _CONTROL, _FORMAT, readable_controls, without_invisible
 from nmt.decode.translate import translate_lines
 
 
@@ -40,3 +40,28 @@ def test_a_soft_hyphen_in_a_word_changes_nothing_in_the_translation(translator, 
     assert out[2][0].tokens == out[3][0].tokens and out[2][0].text == out[3][0].text
     assert out[4][0].text == lines[4]  # nothing to translate: the line as it stands
     assert out[5][0].tokens == out[0][0].tokens  # one alone between spaces goes too
+
+
+def test_control_characters_become_spaces_and_c1_ones_their_windows_1252_characters():
+    assert readable_controls("Two men\x0bare\x00talking\x1f\x7fnow.") == "Two men are talking  now."
+    assert readable_controls("A dog\x92s ball, \x93red\x94 \x96 round\x85 \x80 5") == "A dog’s ball, “red” – round… € 5"
+    assert readable_controls("a\x81b\x8dc\x8fd\x90e\x9df") == "a b c d e f"  # nothing there in Windows-1252
+    for text in ("Tabs\tstay.", "A line.\r", "Ünïcödé “as is” …", ""):
+        assert readable_controls(text) == text
+
+
+def test_every_control_character_of_the_unicode_database_but_tab_and_line_ends_is_one():
+    controls = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cc"}
+    assert controls - {"\t", "\n", "\r"} == {chr(c) for c in range(0x100) if _CONTROL.fullmatch(chr(c))}
+
+
+def test_a_line_break_from_a_presentation_and_a_mangled_quote_translate_as_typed(translator, cfg, monkeypatch):
+    from nmt.decode import translate
+
+    lines = ["A black dog leaps over a log.", "A black dog\x0bleaps over\x00a log.", "A man\x92s dog leaps."]
+    assert translator.src_tokenizer.encode("dog\x0bleaps") == translator.src_tokenizer.encode("dogleaps")  # joined
+    read = []  # what the vocabulary's test of characters is given (the tiny vocabulary lacks ’ as it lacks \x92)
+    monkeypatch.setattr(translate, "without_invisible", lambda text, reads: read.append(text) or without_invisible(text, reads))
+    out = translate_lines(translator, lines, cfg)
+    assert out[1][0].tokens == out[0][0].tokens
+    assert read == ["A black dog leaps over a log.", "A black dog leaps over a log.", "A man’s dog leaps."]
