@@ -64,9 +64,14 @@ def sentence_hypotheses(translator, requests: list[Line], cfg: DecodeConfig, war
              for sentence, i, ends in zip(typed, owner, split.ends)]
     stops = [False] * len(rows)  # rows given a full stop (decode.complete_sentences), which the output loses
     if cfg.complete_sentences:
+        room = translator.max_positions - 1 - len(translator.controls.source)
         for row, (i, begins, ends) in enumerate(zip(owner, split.begins, split.ends)):
             if not as_written[i]:
-                rows[row], stops[row] = completed(rows[row], begins, ends, cfg.end_marks)
+                whole, stop = completed(rows[row], begins, ends, cfg.end_marks)
+                # a part cut to fill the model's positions stays as cut where the capital or the full
+                # stop would not fit (the search would lose its last token instead)
+                if whole != rows[row] and len(encode_lines(translator.src_tokenizer, [whole])[0]) <= room:
+                    rows[row], stops[row] = whole, stop
     pending = Counter(owner)  # each line's sentences not yet translated
 
     def rows_finished(done: list[int]) -> None:

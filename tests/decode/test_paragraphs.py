@@ -204,3 +204,17 @@ def test_a_paragraph_into_chinese_joins_its_sentences_without_spaces(tmp_path):
     [[marked]] = translate_lines(translator, ["<b>" + SENTENCES[0] + "</b> " + " ".join(SENTENCES[1:])], cfg,
                                  markup=True)
     assert marked.text == f"<b>{alone[0]}</b>{alone[1]}{alone[2]}" and marked.joins == ()
+
+
+def test_a_part_that_fills_the_limit_is_not_completed_past_it(translator, trained_tiny):
+    """decode.complete_sentences gives a sentence typed without a full stop one; where the last
+    part of a sentence cut to the model's positions fills them, the stop would not fit and the part
+    stays as cut, instead of losing its last token to truncation (and a warning saying so)."""
+    warnings = []
+    cfg = trained_tiny.decode.model_copy(update={"precision": "fp32", "beam_size": 1, "complete_sentences": True})
+    limit = translator.max_positions - 1
+    sentence = " ".join(["a"] * (2 * limit))  # two parts of `limit` tokens each, the second ending the line
+    assert len(translator.src_tokenizer.encode(sentence)) == 2 * limit
+    translate_lines(translator, [sentence], cfg, warn=warnings.append)
+    assert warnings == [f"line 1: a sentence of {2 * limit} tokens, more than the model's {limit} "
+                        "(model.max_positions): translated in 2 parts, cut between words"]
