@@ -36,6 +36,9 @@ def test_verbatim_spans_are_numbers_urls_emails_emoji_codes_and_handles():
     # quotes or brackets that hold just a span go with it (the model would make words of them, empty)
     assert spans('A man with 42 balloons paid $19.99 (15%) on 2024-05-17 at "10:30" (or 11:00 am).') == [
         "42", "$19.99", "(15%)", "2024-05-17", '"10:30"', "11:00 am"]
+    # angle brackets around an address, as plain text and Markdown write one; not a heart's "<3"
+    assert spans("Write to <anna@example.com> or see <https://example.org/a>, I <3 it.") == [
+        "<anna@example.com>", "<https://example.org/a>", "<3"]
     assert spans("See https://example.org/a_(b). Or www.x.com, or mail info@example.com!") == [
         "https://example.org/a_(b)", "www.x.com", "info@example.com"]
     assert spans("Party 🎉 thumbs 👍🏽 family 👨\u200d👩\u200d👧 ok") == ["🎉", "👍🏽", "👨\u200d👩\u200d👧"]

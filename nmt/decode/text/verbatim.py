@@ -74,7 +74,7 @@ _URL_TAIL = ".,;:!?'\")]}"
 _UNIT_AFTER = re.compile(rf" ?{_UNIT}(?!{_WORD_CHAR}|[-/])")
 _LABEL_END = re.compile(r"([:：|>–—-]+)\s")  # after a span that begins a line, a label's mark
 _RUN_GAP = re.compile(r"[\s,;:/&·–—-]*")  # what an unreadable run goes on over to the next
-_ENCLOSING = dict(zip("\"'“„‘«‹「『(（[", "\"'”“’»›」』)）]"))
+_ENCLOSING = dict(zip("\"'“„‘«‹「『(（[<", "\"'”“’»›」』)）]>"))
 _PLAIN_NUMBER = re.compile(r"\d+")
 _WORD_AFTER = re.compile(r"\s+[^\W\d_]")  # whitespace, then a letter (of any script)
 
