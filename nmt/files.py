@@ -47,18 +47,19 @@ def write_failure(error: BaseException) -> OSError | None:
 
 
 @contextmanager
-def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False) -> Iterator[IO]:
+def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False, newline: str | None = None) -> Iterator[IO]:
     """The file to write `path`'s new content into (text in UTF-8, or bytes with mode "wb"); it
     takes `path`'s place when the block ends without an error. `sync`: on disk before the rename
-    (checkpoints). An OSError inside the block, or an error raised while handling one
-    (write_failure), is the write's (cannot_write)."""
+    (checkpoints). `newline`: open()'s, for text ("": line ends written as they are given). An
+    OSError inside the block, or an error raised while handling one (write_failure), is the
+    write's (cannot_write)."""
     path = Path(path)
     if path.is_dir():
         raise NmtError(f"{path}: is a directory; name a file to write")
     encoding = None if "b" in mode else "utf-8"
     if path.exists() and not path.is_file():
         try:
-            with open(path, mode, encoding=encoding) as f:
+            with open(path, mode, encoding=encoding, newline=newline) as f:
                 yield f
         except OSError as e:
             raise cannot_write(path, e) from None
@@ -66,7 +67,7 @@ def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False) -> Ite
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, mode, encoding=encoding) as f:
+        with open(tmp, mode, encoding=encoding, newline=newline) as f:
             yield f
             if sync:
                 f.flush()

@@ -77,6 +77,15 @@ def read_lines(path: Path) -> Iterator[str]:
         yield from decode_lines(io.BufferedReader(raw), str(path))
 
 
+def text_layout(path: Path) -> tuple[str, bool]:
+    """How a text file is laid out: its first line's ending ("\r\n" or "\n") and whether it begins
+    with a UTF-8 byte order mark, for a document translated whole to be written back alike (a
+    subtitle file from Windows: both; some players read UTF-8 only after a BOM)."""
+    with opened(path) as raw:
+        first = raw.readline(1 << 20)
+    return ("\r\n" if first.endswith(b"\r\n") else "\n"), first.startswith(b"\xef\xbb\xbf")
+
+
 def count_lines(path: Path) -> int:
     """How many lines `read_lines(path)` yields (a last line without its newline included), counted
     in the raw bytes, without decoding them."""

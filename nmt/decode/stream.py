@@ -308,7 +308,7 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
     translated whole: nmt.decode.subtitles), of wrapped text (each paragraph whole:
     nmt.decode.wrapped) or of an HTML document (each block whole: nmt.decode.html_document),
     written back where it came from, the rest copied. Read whole, translated in one process."""
-    from nmt.data.corpus import decode_lines, read_lines
+    from nmt.data.corpus import decode_lines, read_lines, text_layout
 
     if output_format != "plain" or extras:
         raise NmtError(f"--input-format {kind} writes the file's own shape: --output-format plain, without "
@@ -336,7 +336,8 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         written = document.write(translations, target)
     else:
         written = document.write(translations)
-    write_lines(output, written, inputs=[source])
+    newline, bom = text_layout(Path(source)) if source != "-" else ("\n", False)  # written back as it came
+    write_lines(output, written, inputs=[source], newline=newline, bom=bom)
     report = StreamReport(lines=len(lines), made=_made_of(document.texts),
                           kept_texts=(len(kept), len(requests)) if update is not None else None)
     for request in requests if directions.auto else []:
@@ -584,17 +585,23 @@ def refuse_to_overwrite(output: str, inputs: Iterable[str | Path]) -> None:
             raise NmtError(f"{output}: is the input {given}; write the output to another file")
 
 
-def write_lines(output: str, lines: Iterable[str], inputs: Iterable[str | Path] = ()) -> None:
+def write_lines(output: str, lines: Iterable[str], inputs: Iterable[str | Path] = (), newline: str | None = None,
+                bom: bool = False) -> None:
     """Lines to "-" (standard output, each flushed as it comes) or to a file that appears only
     when complete (written beside it under a hidden name, then renamed), never over one of
     `inputs`, the files the lines come from (refuse_to_overwrite); nmt.files.replaced_whole. A
-    path that cannot be written fails before any line is computed."""
+    path that cannot be written fails before any line is computed. Each line ends in `newline`
+    (None: "\n", as the platform's text files write it); `bom`: a UTF-8 byte order mark first
+    (both as a document translated whole came: nmt.data.corpus.text_layout)."""
     refuse_to_overwrite(output, inputs)
+    end = "\n" if newline is None else newline
     if output == "-":
+        sys.stdout.write("\ufeff" if bom else "")
         for line in lines:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(line + end)
             sys.stdout.flush()
         return
-    with replaced_whole(output) as f:
+    with replaced_whole(output, newline=None if newline is None else "") as f:
+        f.write("\ufeff" if bom else "")
         for line in lines:
-            f.write(line + "\n")
+            f.write(line + end)

@@ -127,3 +127,22 @@ def test_translate_writes_each_cue_as_its_text_translated_whole(trained_tiny, tr
                                  "-o", str(tmp_path / "bad.de.srt")])
     assert result.exit_code == 2 and "bad.srt: line 1: a subtitle block without a timing line" in result.output
     assert not (tmp_path / "bad.de.srt").exists() and "Traceback" not in result.output
+
+
+def test_a_file_from_windows_is_written_back_with_its_byte_order_mark_and_line_ends(trained_tiny, tmp_path):
+    """A subtitle file or a Markdown page translated whole comes back laid out as it came: CRLF
+    line ends and a UTF-8 BOM (as Windows tools write subtitles) stay, LF alone stays LF; its
+    texts are those of the same file written with LF."""
+    runner = CliRunner()
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    written = {}
+    for name, data in {"windows.srt": b"\xef\xbb\xbf" + SUBRIP.replace("\n", "\r\n").encode(), "unix.srt": SUBRIP.encode(),
+                       "windows.md": "# A dog\r\n\r\nA black dog leaps over a log.\r\n".encode(),
+                       "unix.md": b"# A dog\n\nA black dog leaps over a log.\n"}.items():
+        (tmp_path / name).write_bytes(data)
+        result = runner.invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name), "-o", str(tmp_path / f"de.{name}")])
+        assert result.exit_code == 0, result.output
+        written[name] = (tmp_path / f"de.{name}").read_bytes()
+    assert written["windows.srt"].startswith(b"\xef\xbb\xbf1\r\n") and written["windows.srt"].count(b"\r\n") == SUBRIP.count("\n")
+    assert written["windows.srt"][3:].replace(b"\r\n", b"\n") == written["unix.srt"] and b"\r" not in written["unix.srt"]
+    assert written["windows.md"].replace(b"\r\n", b"\n") == written["unix.md"] and written["windows.md"].count(b"\r\n") == 3
