@@ -58,6 +58,17 @@ def read_bytes(path: Path) -> bytes:
         return raw.read()
 
 
+def not_utf8(name: str, number: int, data: bytes, error: UnicodeDecodeError, where: str = " of the line") -> NmtError:
+    """The error for line `number` of `name`, whose bytes `data` (the line's, or from the file's
+    start) are not UTF-8 at `error`: a file that begins with a UTF-16 byte order mark (Windows
+    Notepad's "Unicode", Excel's "Unicode Text") is said to be UTF-16, with the command that
+    converts it, rather than invalid at its first byte."""
+    if number == 1 and data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return NmtError(f"{name}: UTF-16 text (it begins with a UTF-16 byte order mark), where nmt reads UTF-8: "
+                        "convert it with iconv -f UTF-16 -t UTF-8")
+    return NmtError(f"{name}:{number}: invalid UTF-8 at byte {error.start}{where}")
+
+
 def decode_lines(stream, name: str) -> Iterator[str]:
     """Lines of a binary stream without their line ending, one at a time (so a terminal gets an
     answer per line); invalid UTF-8 is an error naming `name` and the line."""
@@ -65,7 +76,7 @@ def decode_lines(stream, name: str) -> Iterator[str]:
         try:
             line = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise NmtError(f"{name}:{number}: invalid UTF-8 at byte {e.start} of the line") from None
+            raise not_utf8(name, number, data, e) from None
         if number == 1 and line.startswith("\ufeff"):
             line = line[1:]
         yield line.rstrip("\r\n")

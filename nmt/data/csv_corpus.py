@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from nmt.data.corpus import Corpus, count_lines, file_fingerprint, opened
+from nmt.data.corpus import Corpus, count_lines, file_fingerprint, not_utf8, opened
 from nmt.data.languages import LANGUAGE_CODE, code_match, language_name
 from nmt.errors import NmtError
 
@@ -87,7 +87,7 @@ class Csv(Corpus):
             try:
                 line = data.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise NmtError(f"{self.path}:{number}: invalid UTF-8 at byte {e.start} of the line") from None
+                raise not_utf8(str(self.path), number, data, e) from None
             yield line.removeprefix("\ufeff") if number == 1 else line
 
     def fingerprint(self):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from nmt.data.corpus import not_utf8
 from nmt.decode.text.messages import Message, Part, as_markup, message_parts
 from nmt.decode.text.verbatim import PLACEHOLDER
 from nmt.errors import NmtError
@@ -124,8 +125,7 @@ def utf8_text(data: bytes, name: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise NmtError(f"{name}:{line}: invalid UTF-8 at byte {e.start}") from None
+        raise not_utf8(name, data[:e.start].count(b"\n") + 1, data, e, where="") from None
 
 
 def backslash_unescaped(text: str, escaped: dict[str, str], unicode: str = "u") -> str:

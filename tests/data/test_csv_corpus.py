@@ -48,6 +48,8 @@ def test_two_unnamed_columns_are_pairs_and_a_quoted_line_break_a_space(tmp_path)
     (b"id,x,y\n1,a,b\n", "t.csv:1: no columns named for 'en' and 'de' (its first row: 'id', 'x', 'y'); name them so, e.g. en,de"),
     (b"en,de\nA,B\nC\n", "t.csv:3: 1 column(s), the pair's are 1 and 2"),
     (b"en,de\nA,B\nC,\xff\n", "t.csv:3: invalid UTF-8 at byte 2 of the line"),
+    ("en,de\nA,B\n".encode("utf-16"), "t.csv: UTF-16 text (it begins with a UTF-16 byte order mark), where nmt reads "
+                                       "UTF-8: convert it with iconv -f UTF-16 -t UTF-8"),
     (b"", "t.csv: empty file (no sentence pairs)")])
 def test_a_table_that_cannot_give_pairs_is_a_one_line_error_naming_its_line(tmp_path, content, problem):
     (tmp_path / "t.csv").write_bytes(content)

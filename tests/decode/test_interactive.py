@@ -64,3 +64,25 @@ def test_interactive_flag_keeps_the_line_guarantees(trained_tiny):
     assert result.exit_code == 0, result.output
     lines = result.stdout.split("\n")[:-1]
     assert [bool(line) for line in lines] == [True, False, False, True]
+
+
+def test_a_utf16_file_or_input_is_named_so_with_the_command_that_converts_it(trained_tiny, tmp_path):
+    """Windows Notepad's "Unicode" and Excel's "Unicode Text" are UTF-16 with a byte order mark:
+    one line saying so and how to convert, exit 2, nothing written; for a file, standard input and
+    a program's messages alike. A file whose later line is not UTF-8 is still named at that line."""
+    from tests.conftest import one_line_error
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    utf16 = "A dog runs.\r\nA cat sleeps.\r\n".encode("utf-16")
+    for name in ("notes.txt", "talk.srt", "app.json"):
+        data = utf16 if name != "app.json" else '{"a": "A dog runs."}'.encode("utf-16")
+        (tmp_path / name).write_bytes(data)
+        result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / name),
+                                          "-o", str(tmp_path / f"de.{name}")])
+        one_line_error(result, f"{name}: UTF-16 text (it begins with a UTF-16 byte order mark), where nmt reads UTF-8: "
+                               "convert it with iconv -f UTF-16 -t UTF-8")
+        assert not (tmp_path / f"de.{name}").exists()
+    one_line_error(CliRunner().invoke(app, ["translate", "-c", checkpoint], input=utf16), "<stdin>: UTF-16 text")
+    (tmp_path / "late.txt").write_bytes(b"A dog.\n\xff\xfe A cat.\n")  # (a UTF-16 mark past the first line: bytes)
+    one_line_error(CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(tmp_path / "late.txt")]),
+                   "late.txt:2: invalid UTF-8 at byte 0 of the line")
