@@ -11,9 +11,8 @@ Writes experiments/robustness/results/controls.json.
 from __future__ import annotations
 
 from pathlib import Path
-from unittest import mock
 
-from experiments.shared.demo_model import compare_settings, demo_parser, demo_test_set, score, write_study
+from experiments.shared.demo_model import compare_with_step_bypassed, demo_parser, demo_test_set, score, write_study
 from nmt.config import load_recipe
 from nmt.decode import translate
 from nmt.decode.engines.engine import load_engine
@@ -39,10 +38,8 @@ def main() -> None:
     engine = load_engine([checkpoint])
     forms = {"as_shipped": (sources, references),
              "a_vertical_tab_for_every_third_space": ([with_line_breaks(s) for s in sources], references)}
-    readable = compare_settings(engine, forms, {"each_a_space": cfg}, measure)
-    with mock.patch.object(translate, "readable_controls", lambda text: text):
-        as_is = compare_settings(engine, forms, {"read_as_they_are": cfg}, measure)
-    result = {form: {**readable[form], **as_is[form]} for form in forms}
+    result = compare_with_step_bypassed(engine, forms, cfg, measure, (translate, "readable_controls", lambda text: text),
+                                        ("each_a_space", "read_as_they_are"))
     result["lines_with_a_vertical_tab"] = sum(VERTICAL_TAB in with_line_breaks(s) for s in sources)
     write_study(RESULTS / "controls.json", checkpoint, args.test, result)
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from unittest import mock
 
-from experiments.shared.demo_model import compare_settings, demo_parser, demo_test_set, score, write_study
+from experiments.shared.demo_model import compare_with_step_bypassed, demo_parser, demo_test_set, score, write_study
 from nmt.config import load_recipe
 from nmt.decode import translate
 from nmt.decode.engines.engine import load_engine
@@ -39,10 +38,9 @@ def main() -> None:
     engine = load_engine([checkpoint])
     forms = {"as_shipped": (sources, references),
              "soft_hyphens_in_words_of_7_letters_or_more": ([hyphenated(s) for s in sources], references)}
-    left_out = compare_settings(engine, forms, {"left_out": cfg}, measure)
-    with mock.patch.object(translate, "without_invisible", lambda text, reads: text):
-        read = compare_settings(engine, forms, {"read_as_unknown_pieces": cfg}, measure)
-    result = {form: {**left_out[form], **read[form]} for form in forms}
+    result = compare_with_step_bypassed(engine, forms, cfg, measure,
+                                        (translate, "without_invisible", lambda text, reads: text),
+                                        ("left_out", "read_as_unknown_pieces"))
     result["lines_with_a_soft_hyphen"] = sum(SOFT_HYPHEN in hyphenated(s) for s in sources)
     write_study(RESULTS / "invisible.json", checkpoint, args.test, result)
 

@@ -7,6 +7,7 @@ import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import sacrebleu
 
@@ -94,6 +95,19 @@ def compare_settings(engine, forms: dict[str, tuple[list[str], list[str]]], sett
             print(form, name, *(value["bleu"] if isinstance(value, dict) else value for value in measured.values()),
                   flush=True)
     return result
+
+
+def compare_with_step_bypassed(engine, forms: dict[str, tuple[list[str], list[str]]], cfg,
+                               measure: Callable[[list[str], list[str]], dict], step: tuple[object, str, Callable],
+                               names: tuple[str, str]) -> dict:
+    """compare_settings of `cfg` as translation runs it (`names[0]`) and with one step of it
+    patched out (`names[1]`): `step` is (module, attribute, what stands in for it). Each form's
+    two results side by side."""
+    kept = compare_settings(engine, forms, {names[0]: cfg}, measure)
+    owner, attribute, stand_in = step
+    with mock.patch.object(owner, attribute, stand_in):
+        bypassed = compare_settings(engine, forms, {names[1]: cfg}, measure)
+    return {form: {**kept[form], **bypassed[form]} for form in forms}
 
 
 def write_study(path: Path, checkpoint: Path, test: str, result: dict) -> None:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from nmt.data.corpus import not_utf8
 from nmt.decode.text.messages import Message, Part, as_markup, message_parts
 from nmt.decode.text.verbatim import PLACEHOLDER
-from nmt.errors import NmtError
 
 
 class MessageFile:
