@@ -336,7 +336,8 @@ def _translate_whole_file(translator, source: str, output: str, cfg: DecodeConfi
         written = document.write(translations, target)
     else:
         written = document.write(translations)
-    newline, bom = text_layout(Path(source)) if source != "-" else ("\n", False)  # written back as it came
+    # written back as it came (a regular file: a pipe read once is not opened again)
+    newline, bom = text_layout(Path(source)) if source != "-" and Path(source).is_file() else ("\n", False)
     write_lines(output, written, inputs=[source], newline=newline, bom=bom)
     report = StreamReport(lines=len(lines), made=_made_of(document.texts),
                           kept_texts=(len(kept), len(requests)) if update is not None else None)

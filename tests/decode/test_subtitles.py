@@ -146,3 +146,31 @@ def test_a_file_from_windows_is_written_back_with_its_byte_order_mark_and_line_e
     assert written["windows.srt"].startswith(b"\xef\xbb\xbf1\r\n") and written["windows.srt"].count(b"\r\n") == SUBRIP.count("\n")
     assert written["windows.srt"][3:].replace(b"\r\n", b"\n") == written["unix.srt"] and b"\r" not in written["unix.srt"]
     assert written["windows.md"].replace(b"\r\n", b"\n") == written["unix.md"] and written["windows.md"].count(b"\r\n") == 3
+
+
+def test_a_named_pipe_is_read_once_and_written_with_line_feeds(trained_tiny, tmp_path):
+    """A subtitle file given as a named pipe (`-i <(...)`, mkfifo) is read once: its layout is not
+    looked up by opening it again, which would wait for a writer that has gone."""
+    import os
+    import threading
+
+    checkpoint = str(trained_tiny.out / "checkpoints" / "last.pt")
+    pipe = tmp_path / "talk.srt"
+    os.mkfifo(pipe)
+    finished, waited = threading.Event(), []
+
+    def writer():
+        with open(pipe, "w", encoding="utf-8", newline="") as f:
+            f.write(SUBRIP.replace("\n", "\r\n"))
+        if not finished.wait(20):  # the reader opened the pipe again: give it an end, so the test ends
+            waited.append(True)
+            with open(pipe, "w"):
+                pass
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    result = CliRunner().invoke(app, ["translate", "-c", checkpoint, "-i", str(pipe), "-o", str(tmp_path / "de.srt")])
+    finished.set()
+    thread.join()
+    assert result.exit_code == 0, result.output
+    assert not waited and b"\r" not in (tmp_path / "de.srt").read_bytes()
