@@ -93,7 +93,7 @@ def autocast_off(device_type: str) -> contextlib.AbstractContextManager:
     its arithmetic is fp32 (a layer norm, a small product, a decoding step's attention). In eager
     mode a plain switch: torch.autocast's context costs about 10 µs of Python to open and close,
     and bf16 decoding on a CPU opened 11 of them per step of the demo's model, enough to make a
-    request of one line 16 % slower than in fp32 (bench/results/decode_compile.json). Under
+    request of one line 16 % slower than in fp32 (docs/serving.md, "Compiled decoding steps"). Under
     torch.compile, torch.autocast itself, which dynamo traces."""
     if torch.compiler.is_compiling():
         return torch.autocast(device_type, enabled=False)

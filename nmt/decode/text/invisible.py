@@ -31,21 +31,22 @@ _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def _control_replaced(match: re.Match) -> str:
-    code = ord(match.group())
-    if code < 0x80:
-        return " "
+def _readable(code: int) -> str:
+    """What the control character `code` is read as: C1's Windows-1252 character, else a space."""
     try:
-        return bytes([code]).decode("cp1252")
+        return bytes([code]).decode("cp1252") if code >= 0x80 else " "
     except UnicodeDecodeError:  # 0x81, 0x8d, 0x8f, 0x90, 0x9d: nothing there in Windows-1252
         return " "
+
+
+_READABLE = {code: _readable(code) for code in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0))}
 
 
 def readable_controls(text: str) -> str:
     """`text` with each control character a space, or (C1) the Windows-1252 character it stood for."""
     if _CONTROL.search(text) is None:
         return text  # (nearly every line)
-    return _CONTROL.sub(_control_replaced, text)
+    return text.translate(_READABLE)
 
 
 def without_invisible(text: str, reads: Callable[[str], bool]) -> str:
