@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from nmt.data.corpus import COMPRESSED, Corpus, HuggingFace, TextPair, Tsv
+from nmt.data.corpus import COMPRESSED, ONE_FILE_CORPORA, Corpus, HuggingFace, TextPair, Tsv
 from nmt.data.csv_corpus import Csv
 from nmt.data.tmx import Tmx
 from nmt.errors import NmtError
@@ -27,7 +27,7 @@ def corpus_kind(spec: str) -> str:
         return "hf"
     name = Path(spec.lower())
     suffix = (name.with_suffix("") if name.suffix in COMPRESSED else name).suffix
-    return {".tsv": "tsv", ".csv": "csv", ".tmx": "tmx"}.get(suffix, "stem")
+    return suffix[1:] if suffix in ONE_FILE_CORPORA else "stem"
 
 
 def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:

@@ -25,15 +25,26 @@ from nmt.files import line_count
 COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
 
+# splits kept in one file, named with their extension (nmt.data.corpora)
+ONE_FILE_CORPORA = (".tsv", ".csv", ".tmx")
+
+
+def _maybe_compressed(path: Path) -> tuple[Path, ...]:
+    return (path, *(Path(f"{path}{suffix}") for suffix in COMPRESSED))
+
+
 def split_file(stem: str, lang: str) -> Path:
     """The file of one side of a split: `{stem}.{lang}`, or that name compressed (`.gz`, `.xz`, `.bz2`)."""
-    for candidate in (Path(f"{stem}.{lang}"), *(Path(f"{stem}.{lang}{suffix}") for suffix in COMPRESSED)):
+    for candidate in _maybe_compressed(Path(f"{stem}.{lang}")):
         if candidate.is_file():
             return candidate
     hint = ""
     if Path(stem).is_file():  # one side's file, where the stem both sides share was wanted
         bare = Path(stem).with_suffix("") if Path(stem).suffix in COMPRESSED else Path(stem)
         hint = f"; a split is the stem its two files share: {bare.with_suffix('')}, not {stem}"
+    elif one_file := next((p for ext in ONE_FILE_CORPORA for p in _maybe_compressed(Path(f"{stem}{ext}")) if p.is_file()),
+                          None):  # the split is kept in one file, named without its extension
+        hint = f"; {one_file} is there: name a one-file split with its extension"
     raise NmtError(f"{stem}.{lang}: file not found (also tried it with {', '.join(COMPRESSED)}){hint}")
 
 
@@ -116,7 +127,7 @@ def read_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:
             longer_is_src = tgt is None
             rest = 1 + sum(1 for _ in (src_lines if longer_is_src else tgt_lines))
             n_src, n_tgt = (count + rest, count) if longer_is_src else (count, count + rest)
-            raise NmtError(f"{src_path} has {line_count(n_src)} but {tgt_path} has {n_tgt}: "
+            raise NmtError(f"{src_path} has {line_count(n_src)} but {tgt_path} has {n_tgt:,}: "
                            "parallel files must have the same number of lines")
         count += 1
         yield src, tgt

@@ -1,11 +1,12 @@
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
 
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
-from nmt.data.corpus import read_lines, read_parallel
+from nmt.data.corpus import read_lines, read_parallel, split_file
 from nmt.data import dedup
 from nmt.data.prepare import prepare
 from nmt.data import shards
@@ -78,6 +79,10 @@ def test_parallel_files_with_different_line_counts(tmp_path):
     (tmp_path / "one.en").write_text("a\n")
     with pytest.raises(NmtError, match=r"one.en has 1 line but .*c.de has 2"):
         list(read_parallel(tmp_path / "one.en", tmp_path / "c.de"))
+    (tmp_path / "long.en").write_text("a\n" * 2400)
+    (tmp_path / "long.de").write_text("a\n" * 2500)
+    with pytest.raises(NmtError, match=r"long.en has 2,400 lines but .*long.de has 2,500:"):  # both counts alike
+        list(read_parallel(tmp_path / "long.en", tmp_path / "long.de"))
     (tmp_path / "e.en").write_text("")
     (tmp_path / "e.de").write_text("")
     with pytest.raises(NmtError, match="empty file"):
@@ -342,6 +347,19 @@ def test_prepare_names_missing_files(tmp_path):
     broken = tiny_recipe(tmp_path, f"data.valid={tmp_path / 'nowhere'}")
     with pytest.raises(NmtError, match=r"nowhere.en: file not found"):
         prepare(broken.data, broken.tokenizer, recipe.out)
+
+
+def test_a_missing_stem_names_the_one_file_split_of_that_name(tmp_path):
+    """A recipe naming `corpus/train` where the corpus is `corpus/train.tsv` (or .csv, .tmx,
+    compressed or not) is told the file it meant."""
+    for name in ("train.tsv", "train.csv.gz", "train.tmx"):
+        (tmp_path / name).write_text("a\tb\n")
+        with pytest.raises(NmtError, match=rf"train.en: file not found .*; {re.escape(str(tmp_path / name))} is there: "
+                                           "name a one-file split with its extension$"):
+            split_file(str(tmp_path / "train"), "en")
+        (tmp_path / name).unlink()
+    with pytest.raises(NmtError, match=r"train.en: file not found \(also tried it with .gz, .xz, .bz2\)$"):
+        split_file(str(tmp_path / "train"), "en")
 
 
 def _tiny_pairs():
