@@ -21,7 +21,8 @@ from pathlib import Path
 from nmt.config import DecodeConfig
 from nmt.data.corpus import read_lines
 from nmt.data.noise import noised
-from nmt.decode.stream import translate_file, write_lines
+from nmt.decode.stream import refuse_to_overwrite, translate_file, write_lines
+from nmt.files import line_count
 
 
 @dataclass
@@ -35,7 +36,7 @@ class BackTranslation:
 
     def describe(self) -> list[str]:
         method = "sampled" if self.sampling else "beam search"
-        return [f"wrote {self.lines:,} lines: {self.monolingual} (as given) and {self.synthetic} "
+        return [f"wrote {line_count(self.lines)}: {self.monolingual} (as given) and {self.synthetic} "
                 f"({method}{', noised' if self.noise else ''})"]
 
 
@@ -49,10 +50,12 @@ def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConf
     translate_file, a stopped run's translations are gone on from."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
-    synthetic = f"{out_stem}.{synthetic_lang}"
+    synthetic, given = f"{out_stem}.{synthetic_lang}", f"{out_stem}.{mono_lang}"
+    for written in (synthetic, given):  # before the hours of translation
+        refuse_to_overwrite(written, [monolingual])
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards,
                             done=done, resume=resume)
     if noise:  # rewritten whole, then swapped in: the file is never half noised
         write_lines(synthetic, (noised(line, cfg.seed + n) for n, line in enumerate(read_lines(Path(synthetic)))))
-    write_lines(f"{out_stem}.{mono_lang}", read_lines(Path(monolingual)))
-    return BackTranslation(f"{out_stem}.{mono_lang}", synthetic, report.lines, report.failed, cfg.sampling, noise)
+    write_lines(given, read_lines(Path(monolingual)))
+    return BackTranslation(given, synthetic, report.lines, report.failed, cfg.sampling, noise)

@@ -40,6 +40,7 @@ from nmt.data.languages import two_letter
 from nmt.decode.resumable import TRANSLATION, made_with, write_resumably
 from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
 from nmt.errors import NmtError
+from nmt.files import line_count
 from nmt.metrics.bleu import make_bleu, target_tokenizer
 
 
@@ -137,7 +138,7 @@ def _teacher_translations(teacher, source: Path, sources: list[str], out_stem: s
 def _references(reference: Path, source: Path, count: int) -> list[str]:
     references = list(read_lines(reference))
     if len(references) != count:
-        raise NmtError(f"{reference}: {len(references):,} lines, but {source} has {count:,}: the reference "
+        raise NmtError(f"{reference}: {line_count(len(references))}, but {source} has {count:,}: the reference "
                        "must be the source's own translation, line for line")
     return references
 

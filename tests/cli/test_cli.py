@@ -503,7 +503,8 @@ def test_square_brackets_in_help_are_printed_not_taken_for_markup():
 
 def test_an_output_that_is_an_input_is_refused_and_the_input_kept(trained_tiny, tmp_path):
     """-o naming the input file (or a link to it) would replace the user's text with its
-    translation: a one-line error before any work, and the file as it was."""
+    translation (or, for a corpus stem, rewrite it as the corpus's copy): a one-line error before
+    any work, and the file as it was."""
     from tests.conftest import one_line_error
 
     ckpt = trained_tiny.out / "checkpoints" / "best.pt"
@@ -516,6 +517,7 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(trained_tiny, 
     one_line_error(nmt("likelihood", "-c", ckpt, "--source", source, "--target", target, "-o", target),
                    f"{target}: is the input {target}")
     one_line_error(nmt("distill", "-c", ckpt, "-i", source, "-o", tmp_path / "text"), f"{source}: is the input")
+    one_line_error(nmt("back-translate", "-c", ckpt, "-i", source, "-o", tmp_path / "text"), f"{source}: is the input")
     assert source.read_text(encoding="utf-8") == "a small dog .\n" and target.read_text(encoding="utf-8") == "ein kleiner hund .\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.de", "text.de", "text.en"]
 
