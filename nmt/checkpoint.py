@@ -427,8 +427,11 @@ def average_into(output: Path, paths: list[Path], last: int = 0, folder: Path | 
             raise NmtError(f"{folder}: {len(found)} step checkpoint{'' if len(found) == 1 else 's'}, {last} asked for")
         paths += found[-last:]
     paths = _distinct(paths)
-    if output.resolve() in {p.resolve() for p in paths}:
+    if _identity(output) in {_identity(p) for p in paths}:
         raise NmtError(f"{output}: would overwrite one of the checkpoints being averaged")
+    if output.name in ("last.pt", "best.pt") and step_checkpoints(output.parent):
+        raise NmtError(f"{output}: nmt train keeps this file (the checkpoint it resumes from, or its best); "
+                       "write the average under another name")
     save_checkpoint(average_checkpoints(paths), output)
     return paths
 
@@ -437,15 +440,21 @@ def _distinct(paths: list[Path]) -> list[Path]:
     """`paths` without a file named twice, by any name (a hard or symbolic link)."""
     seen, kept = set(), []
     for path in paths:
-        try:
-            found = path.stat()
-            identity = (found.st_dev, found.st_ino)
-        except OSError:
-            identity = path  # missing: loading it names it
+        identity = _identity(path)
         if identity not in seen:
             seen.add(identity)
             kept.append(path)
     return kept
+
+
+def _identity(path: Path) -> tuple[int, int] | Path:
+    """The file `path` names, whatever the name (a hard or symbolic link): its device and inode;
+    the path itself where there is no such file."""
+    try:
+        found = path.stat()
+    except OSError:
+        return path.resolve()
+    return found.st_dev, found.st_ino
 
 
 def tokenizer_models(payload: dict) -> dict[str, bytes]:

@@ -37,6 +37,10 @@ def check_parent(recipe: Recipe) -> None:
         require_checkpoint_file(Path(parent))
 
 
+# what a checkpoint needs besides its weights for training to go on from it exactly
+RESUMED_STATE = ("optimizer", "scheduler", "progress", "rng")
+
+
 @dataclass
 class TrainingState:
     """Where training stands; saved in every checkpoint."""
@@ -187,6 +191,10 @@ class RunCheckpoints:
         own_shards = shards is not None and self.update.sharded and shards["processes"] == self.world.size
         if shards is not None and not own_shards:
             payload = assembled(payload, path, self.device)
+        if not own_shards and (missing := [key for key in RESUMED_STATE if key not in payload]):
+            raise NmtError(f"{path}: no training state to resume from (no {', '.join(missing)}: an averaged, imported or "
+                           f"exported checkpoint, not one nmt train wrote); move it out of {self.folder}, and nmt train "
+                           "resumes from the newest step checkpoint there")
         saved = recipe_to_dict(checkpoint_of(payload, path).recipe)  # defaults filled
         wanted = recipe_to_dict(self.recipe)
         changed = [f"{k}: {saved['model'].get(k)} -> {v}" for k, v in wanted["model"].items()

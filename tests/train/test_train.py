@@ -444,6 +444,16 @@ def test_averaging_takes_each_file_once_and_a_runs_folder_for_its_checkpoints(tm
     averaged = average_into(tmp_path / "avg.pt", [folder / "best.pt"], last=2, folder=tmp_path / "run")
     assert averaged == [folder / "best.pt", folder / "step_0000002.pt"]
     assert load_checkpoint(tmp_path / "avg.pt")["model"]["w"].tolist() == [4.0, 3.5]
+    # the run's last.pt and best.pt are nmt train's: never replaced, whether or not (a hard link
+    # to) one of the checkpoints averaged
+    link_checkpoint(folder / "step_0000003.pt", folder / "last.pt")
+    with pytest.raises(NmtError, match=r"last.pt: would overwrite one of the checkpoints being averaged"):
+        average_into(folder / "last.pt", [], last=2, folder=folder)
+    for kept in ("last.pt", "best.pt"):
+        with pytest.raises(NmtError, match=rf"{kept}: nmt train keeps this file .*; write the average under another name"):
+            average_into(folder / kept, [folder / "step_0000001.pt"])
+    assert [load_checkpoint(folder / name)["model"]["w"].tolist() for name in ("last.pt", "best.pt")] == [[5.0, 1.0]] * 2
+    average_into(tmp_path / "last.pt", [folder / "step_0000001.pt"])  # outside a run's checkpoints: a name like any
 
 
 def test_checkpoints_whose_tokens_are_other_pieces_do_not_average(tmp_path):
@@ -745,6 +755,24 @@ def test_no_readable_checkpoint_to_resume_from_is_a_clear_error(tmp_path):
         path.write_bytes(b"not a checkpoint")
     with pytest.raises(NmtError, match="no checkpoint can be read to resume from"):
         Trainer(recipe).resume()
+
+
+def test_weights_alone_where_training_resumes_are_a_clear_error_and_kept(tmp_path):
+    """An averaged checkpoint put in place of last.pt (`nmt average -o` into the run, or a copy)
+    has weights but no optimizer state: a one-line error saying what to do, the file as it was."""
+    from nmt.checkpoint import average_into
+
+    recipe = prepared_tiny(tmp_path, "train.max_steps=2", "train.valid_every=2", "train.valid_bleu_sentences=0")
+    train(recipe, show_progress=False)
+    last = recipe.out / "checkpoints" / "last.pt"
+    average_into(tmp_path / "averaged.pt", [last])
+    last.unlink()
+    (tmp_path / "averaged.pt").rename(last)
+    before = last.read_bytes()
+    with pytest.raises(NmtError, match=r"last.pt: no training state to resume from \(no optimizer, scheduler, rng: an "
+                                       r"averaged, imported or exported checkpoint.*\); move it out of .*checkpoints, and"):
+        Trainer(recipe).resume()
+    assert last.read_bytes() == before
 
 
 def test_a_second_training_on_the_same_directory_is_refused(tmp_path):
