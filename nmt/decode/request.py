@@ -18,7 +18,7 @@ from nmt.decode.engines.capabilities import refusal
 from nmt.decode.engines.engine import Engine
 from nmt.decode.search import Hypothesis
 from nmt.decode.text.casing import hypothesis_text
-from nmt.decode.text.markup import looks_like_markup
+from nmt.decode.text.markup import read_as_markup
 from nmt.errors import NmtError
 
 
@@ -29,7 +29,7 @@ class LineRequest(BaseModel):
     prefix: StrictStr = ""  # the translation starts with it
     constraints: list[StrictStr] = []  # phrases the translation contains
     # the text is inline markup, its tags kept in the translation (nmt.decode.text.markup); not given:
-    # markup where it looks like markup (nmt.decode.text.markup.looks_like_markup)
+    # markup where it looks like markup or is text escaped for it (nmt.decode.text.markup.read_as_markup)
     markup: StrictBool | None = None
     # a multilingual model's target language for this line (`nmt translate --input-format jsonl`;
     # a server's request names it for all its lines); not given: the run's --tgt-lang
@@ -63,7 +63,7 @@ class Line:
 
 def markup_of(text: str, asked: bool | None) -> bool:
     """Whether a line is read as markup: as asked, or where not asked, where it looks like markup."""
-    return looks_like_markup(text) if asked is None else asked
+    return read_as_markup(text) if asked is None else asked
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from nmt.config import DecodeConfig
 from nmt.decode.text.bbcode import bbcode_markup
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.end_marks import without_stop_its_source_lacks
-from nmt.decode.text.markup import looks_like_markup
+from nmt.decode.text.markup import escaped_text, read_as_markup
 from nmt.decode.text.messages import read_as_translation
 from nmt.data.languages import language_tag
 from nmt.data.words import without_segmenter
@@ -100,8 +100,8 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
     """Lines in, translated lines out (same count and order), `chunk_lines` lines at a time
     (1 for interactive use: each line is answered before the next is read). With input_format
     markup, each line is inline markup whose tags the translation keeps (nmt.decode.text.markup);
-    plain, each line that looks like markup (well-formed tags, no stray "<": looks_like_markup) is,
-    and the first such line is warned about; text, every line is text, tags and Markdown's marks
+    plain, each line that looks like markup (well-formed tags, no stray "<") or is text escaped
+    for it ("Tom &amp; Jerry": read_as_markup) is, and the first such line is warned about; text, every line is text, tags and Markdown's marks
     and all (decode.markdown off); with
     jsonl, a line that is not a valid request is warned about and answered with an empty line
     (plain) or {"error": ...} (jsonl), and counted in `report`; the others are translated.
@@ -112,6 +112,7 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
         cfg = cfg.model_copy(update={"markdown": False})
     iterator = iter(lines)
     told = False  # of markup found in plain input: once per stream
+    told_escaped = False  # of text escaped for markup (character references, no tags): once per stream
     told_scripts: set[str] = set()  # scripts whose markup is read without their words (Thai, Lao): once per stream
     directions = LineDirections(translator, warn=warn)  # of lines that name their languages, or whose source is identified
     while chunk := list(islice(iterator, chunk_lines)):
@@ -125,12 +126,18 @@ def translate_stream(translator, lines: Iterable[str], cfg: DecodeConfig, output
                 warn("line 1: an HTML page, read line by line: --input-format html (the default for a file named "
                      ".html) reads it block by block, a paragraph over several lines whole")
             if input_format != "jsonl":
-                markup = input_format == "markup" or (input_format == "plain" and looks_like_markup(line))
+                markup = input_format == "markup" or (input_format == "plain" and read_as_markup(line))
                 bbcode = input_format == "plain" and not markup  # (translate reads its BBCode, where it has any)
-                if input_format == "plain" and not told and (markup or bbcode_markup(line) is not None):
+                escaped = markup and escaped_text(line)  # character references alone, no tags
+                if input_format == "plain" and not told and not escaped and (markup or bbcode_markup(line) is not None):
                     warn(f"line {number}: inline markup found: its tags are kept around the words they wrap, here "
                          "and in every line with well-formed tags or BBCode (--input-format text translates them as text)")
                     told = True
+                if input_format == "plain" and not told_escaped and escaped:
+                    warn(f"line {number}: text escaped for markup (&amp;, &lt;, ...): read as the characters the "
+                         "references stand for, and written as references again, here and in every line so "
+                         "escaped (--input-format text translates them as typed)")
+                    told_escaped = True
                 # (the run's direction, or with --src-lang auto one of the directions into its target)
                 requests.append(Line(line, markup=markup, controls=directions.of(line, number), bbcode=bbcode))
                 if directions.auto:
@@ -356,7 +363,7 @@ def _whole(kind: str, lines: list[str], name: str) -> tuple:
         document = read_page(kind, lines, name)
         return document, document.markup
     document = Wrapped.read(lines) if kind == "wrapped" else Subtitles.read(lines, kind, name)
-    return document, [looks_like_markup(text) for text in document.texts]
+    return document, [read_as_markup(text) for text in document.texts]
 
 
 def file_texts(path: Path, kind: str | None) -> list[str]:

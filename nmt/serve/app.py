@@ -77,7 +77,7 @@ class TranslateRequest(BaseModel):
     src_lang: StrictStr | list[StrictStr] | None = None
     zero_shot: StrictBool = False  # allow directions the model was not trained on
     # the lines are inline markup: tags kept around the translated words; not given: each line that
-    # looks like markup is (nmt.decode.text.markup.looks_like_markup)
+    # looks like markup, or is text escaped for it, is (nmt.decode.text.markup.read_as_markup)
     markup: StrictBool | None = None
 
 

@@ -11,7 +11,9 @@ from collections import Counter
 import pytest
 
 from nmt.data.words import word_spans
-from nmt.decode.text.markup import MarkupError, mark, mark_lines, monotone_alignment, render, walk
+from nmt.decode.text.asides import ASIDE
+from nmt.decode.text.markup import (MarkupError, escaped_text, looks_like_markup, mark, mark_lines, monotone_alignment,
+                                    read_as_markup, render, walk)
 from nmt.decode.text.paragraphs import join_alignments
 from nmt.decode.text.verbatim import quantity_spans, stands_alone, unreadable_spans, verbatim_spans
 
@@ -267,6 +269,42 @@ def test_markup_output_escapes_the_text_and_keeps_references_in_tags():
     # punctuation the source did not tag stays outside the tags
     assert render(mark("Tom &amp; Jerry <b>run</b>", True, False), "Tom & Jerry <rennen>", "0-0 1-1 2-2 3-3") == \
         "Tom &amp; Jerry &lt;<b>rennen</b>&gt;"
+
+
+def test_characters_the_source_wrote_as_references_are_written_so_again():
+    """A reference other than &amp;, &lt; and &gt; (which escaping writes anyway) comes back as the
+    source spelled it, where the source never wrote the character itself."""
+    marked = mark("&copy; ACME &amp; Co. &quot;Hi&quot; &#39;x&#39; 3&nbsp;km", True, False)
+    assert marked.text == "© ACME & Co. \"Hi\" 'x' 3 km"  # (a no-break space read as any space)
+    assert marked.references == {"©": "&copy;", '"': "&quot;", "'": "&#39;"}
+    output = "© ACME & Co. \"Hallo\" 'x' 3 km <3"
+    assert render(marked, output, monotone_alignment(8, 9)) == \
+        "&copy; ACME &amp; Co. &quot;Hallo&quot; &#39;x&#39; 3 km &lt;3"
+    # a character the source also wrote as itself is left as the model wrote it
+    assert mark("\"Hi\" &quot;you&quot;", True, False).references == {}
+    assert mark("&NotEqualTilde; x", True, False).references == {}  # two characters: left out
+
+
+def test_a_reference_is_read_whole_where_verbatim_spans_and_asides_are_found():
+    """Spans are found in the text as the model reads it: "&#39;" is an apostrophe, never the
+    hashtag "#39" cut out of it; a span keeps its references as written."""
+    marked = mark("<b>A</b> man&#39;s dog &#38; a cat.", True, True)
+    assert marked.text == "A man's dog & a cat." and [i.open for i in marked.items] == ["<b>"]
+    marked = mark("See https://a.org/?a=1&amp;b=2 &amp; write &lt;anna@example.com&gt; (the &quot;team&quot;).",
+                  True, True, asides=True)
+    assert marked.text == "See & write the \"team\"."  # (the aside's parentheses an element's tags)
+    assert [i.open for i in walk(marked.items) if i.point] == ["https://a.org/?a=1&amp;b=2", "&lt;anna@example.com&gt;"]
+    [aside] = [i for i in marked.items if i.name == ASIDE]
+    assert marked.text[aside.start:aside.end] == 'the "team"'
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("Tom &amp; Jerry &lt;3 the park.", True), ("A man&#39;s dog &#x26; a cat.", True), ("&copy; 2024 ACME", True),
+    ("AT&T &amp; co", False), ("Fish &chips; here", False), ("a &gt; b > c", False), ("Tom & Jerry", False),
+    ("x &#0; y", False), ("no references at all", False)])
+def test_text_escaped_for_markup_has_references_and_no_bare_ampersand_or_bracket(line, expected):
+    assert escaped_text(line) is expected
+    assert read_as_markup(line) is expected and not looks_like_markup(line)  # (messages keep the tags-only rule)
 
 
 def test_verbatim_text_goes_before_the_word_aligned_to_the_word_after_it():

@@ -4,6 +4,7 @@ the line without them would be, and every tag and span comes back (nmt translate
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 from collections import Counter
 
@@ -247,11 +248,11 @@ def test_translate_markup_keeps_lines_warns_on_bad_markup_and_jsonl_asks_per_lin
     (TAGGED, True), ("Line<br/>break", True), ("<!-- note --> A dog.", True), ("Tom & <b>Jerry</b>", True),
     ("a < b and c > d", False), ("x<y", False), ("<b>unclosed", False), ("<b><i>crossed</b></i>", False),
     ("if a<b and c>d then", False), ("{0} files, %s left", False), ("1 < 2 <b>x</b>", False), ("I <3 you", False),
-    (LINE, False)])
+    (LINE, False), ("Tom &amp; Jerry", True), ("I &lt;3 you", True), ("AT&T &amp; co", False)])
 def test_the_rule_by_which_plain_text_is_read_as_markup(line, expected):
-    from nmt.decode.text.markup import looks_like_markup
+    from nmt.decode.text.markup import read_as_markup
 
-    assert looks_like_markup(line) is expected
+    assert read_as_markup(line) is expected
 
 
 def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_out(trained_tiny, tmp_path):
@@ -259,7 +260,8 @@ def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_
     first such line warned about, once); a lone "<" stays text; --input-format text reads every
     line as text, as markup=False does, Markdown's marks included."""
     ckpt = str(trained_tiny.out / "checkpoints" / "last.pt")
-    lines = [LINE, TAGGED, "A dog <i>runs</i>.", "a < b and a dog", "", "A **black** dog leaps over a log."]
+    lines = [LINE, TAGGED, "A dog <i>runs</i>.", "a < b and a dog", "", "A **black** dog leaps over a log.",
+             "A &quot;black&quot; dog &amp; a log &lt;3", 'A "black" dog & a log <3']
     source = tmp_path / "in.en"
     source.write_text("\n".join(lines) + "\n")
     runner = CliRunner()
@@ -281,6 +283,10 @@ def test_plain_input_with_tags_is_read_as_markup_with_one_warning_and_text_opts_
     assert text == as_text and plain[3] == as_text[3] and plain[0] == as_text[0]
     assert len(plain) == len(lines) and plain[4] == ""
     assert plain[5].count("**") == 2 and plain[5].replace("**", "") == plain[0] != text[5]
+    # text escaped for a page: translated as the text it stands for, and escaped again (said once)
+    assert html.unescape(plain[6]) == plain[7] and "&lt;" in plain[6] and "<" not in plain[6]
+    assert said.count("text escaped for markup") == 1 and "line 7:" in said
+    assert text[6] != plain[6]  # read as typed, the references are pieces to the model
 
 
 def test_thai_or_lao_markup_without_its_segmenter_is_said_once_per_stream(translator, cfg, monkeypatch):

@@ -20,7 +20,10 @@ samp and var (code, keys, a program's output, a variable's name) and any element
 translate="no" or with the class "notranslate" (HTML's and the translation services' signs).
 
 Markup mode also reads character references (`&amp;` is "&" to the model) and escapes `&`, `<`
-and `>` in the translated text. Markup that does not nest (an unclosed or stray tag) is a
+and `>` in the translated text; a character the source wrote only as a reference (`&copy;`,
+`&nbsp;`, `&quot;`) is written as that reference again. Where a plain line is read as markup
+(read_as_markup), so is one without tags whose `&`, `<` and `>` are all references ("Tom &amp;
+Jerry": text escaped for a web page). Markup that does not nest (an unclosed or stray tag) is a
 `MarkupError`: the caller translates that line as text.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import html.entities
 import re
 import unicodedata
 from collections.abc import Callable
@@ -49,6 +53,9 @@ VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "l
                   "source", "track", "wbr"})
 # elements whose content is not prose: copied as written
 VERBATIM_ELEMENTS = frozenset({"code", "kbd", "samp", "var"})
+# a character reference: &#38; &#x26; or one of HTML's names (&amp;; a name may lack its ";" in
+# HTML, but only with it is it read here)
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 _NOT_TRANSLATED = re.compile(r"""\stranslate\s*=\s*["']?no\b|\sclass\s*=\s*(?:"[^"]*|'[^']*|)\bnotranslate\b""", re.I)
 
 
@@ -72,6 +79,9 @@ class Marked:
     text: str  # what the model translates
     items: list[Item]  # the outermost items, in source order
     escape: bool = False  # markup: the output's text is escaped
+    # markup: the characters the source wrote only as references, each with its spelling there
+    # (besides &, < and >, which `escape` writes as references anyway)
+    references: dict[str, str] = field(default_factory=dict)
 
     @property
     def plain(self) -> bool:
@@ -98,10 +108,10 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
         pieces = (markdown and markdown_pieces(line)) or [("text", line)]
     if asides:
         pieces = [split for piece in pieces
-                  for split in (_aside_pieces(piece[1]) if piece[0] == "text" else [piece])]
+                  for split in (_aside_pieces(piece[1], markup) if piece[0] == "text" else [piece])]
     if verbatim:
         pieces = [split for piece in pieces
-                  for split in (_verbatim_pieces(piece[1], keep_quantity, readable, names) if piece[0] == "text"
+                  for split in (_verbatim_pieces(piece[1], keep_quantity, readable, names, markup) if piece[0] == "text"
                                 else [piece])]
     return _assemble(pieces, markup, lenient)
 
@@ -131,11 +141,17 @@ def without_tags(text: str) -> str:
     return _DECLARATION.sub("", _MARKUP.sub("", text)) if any(c in text for c in "<{%") else text
 
 
+def read_as_markup(line: str) -> bool:
+    """The rule by which a line given as plain text (or a request's, or a subtitle's) is read as
+    markup: it looks like markup, or it is text escaped for markup ("Tom &amp; Jerry")."""
+    return looks_like_markup(line) or escaped_text(line)
+
+
 def looks_like_markup(line: str) -> bool:
-    """The rule by which a line given as plain text is read as markup: it has at least one tag or
-    comment, its tags nest (every element closed, in order), and no "<" stands outside a tag,
-    so "a < b", "x<y" and a lone or unclosed tag stay text. Placeholders ({0}, %s) alone do not
-    make markup."""
+    """Whether a text has markup in it: at least one tag or comment, its tags nest (every element
+    closed, in order), and no "<" stands outside a tag, so "a < b", "x<y" and a lone or unclosed
+    tag stay text. Placeholders ({0}, %s) alone do not make markup. (A program's messages are
+    read as markup by this rule alone: nmt.decode.text.messages.as_markup.)"""
     if "<" not in line:
         return False
     tags = [m for m in _MARKUP.finditer(line) if m.group(0).startswith("<")]
@@ -149,6 +165,39 @@ def looks_like_markup(line: str) -> bool:
     except MarkupError:
         return False
     return True
+
+
+def escaped_text(line: str) -> bool:
+    """Whether a line without tags is text escaped for markup: it has a character reference
+    (`&amp;`, `&#39;`), every "&" in it begins one, and no ">" stands in it bare. "AT&T" and
+    "Fish &chips;" (no such name) stay text."""
+    if "&" not in line or ">" in line or "<" in line:
+        return False
+    references = [m for m in _REFERENCE.finditer(line) if _is_reference(m.group())]
+    return bool(references) and len(references) == line.count("&")
+
+
+def _is_reference(spelled: str) -> bool:
+    if spelled[1] == "#":
+        number = int(spelled[3:-1], 16) if spelled[2] in "xX" else int(spelled[2:-1])
+        return 0 < number <= 0x10FFFF
+    return spelled[1:] in html.entities.html5
+
+
+def _spelled_references(raw_texts: list[str]) -> dict[str, str]:
+    """The characters that the text pieces `raw_texts` write only as references, never as
+    themselves, each with its first spelling (`&copy;` for "©"), but &, < and >: escaping writes
+    those. A reference that stands for two characters, or for a space (`&nbsp;`: the text's spaces
+    are made one plain space each), is left out."""
+    spelled: dict[str, str] = {}
+    literal = set()
+    for raw in raw_texts:
+        literal.update(_REFERENCE.sub("", raw))
+        for match in _REFERENCE.finditer(raw):
+            char = html.unescape(match.group())
+            if len(char) == 1 and char not in "&<>" and not char.isspace() and _is_reference(match.group()):
+                spelled.setdefault(char, match.group())
+    return {char: reference for char, reference in spelled.items() if char not in literal}
 
 
 def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written: list[bool], warn,
@@ -244,16 +293,40 @@ def _closing_match(matches: list[re.Match], opening: int) -> int | None:
     return None
 
 
-def _aside_pieces(text: str) -> list[tuple]:
-    """A text piece's asides: a phrase an element around its words, a longer aside a point."""
-    return _split_out(text, aside_spans(text), lambda aside: [
-        ("open", "(", ASIDE), ("text", aside[1:-1]), ("close", ")", ASIDE)] if is_phrase(aside[1:-1])
+def _aside_pieces(text: str, markup: bool) -> list[tuple]:
+    """A text piece's asides: a phrase an element around its words, a longer aside a point (in
+    markup, found in the text its references stand for: _spans_as_read)."""
+    return _split_out(text, _spans_as_read(text, aside_spans, markup), lambda aside: [
+        ("open", "(", ASIDE), ("text", aside[1:-1]), ("close", ")", ASIDE)] if is_phrase(html.unescape(aside[1:-1]))
         else [("point", aside, ASIDE)])
 
 
 def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None, readable: Callable[[str], bool] | None,
-                     names: Callable[[str], list[tuple[int, int]]] | None) -> list[tuple]:
-    return _split_out(text, verbatim_spans(text, keep_quantity, readable, names), lambda span: [("point", span)])
+                     names: Callable[[str], list[tuple[int, int]]] | None, markup: bool) -> list[tuple]:
+    spans = _spans_as_read(text, lambda read: verbatim_spans(read, keep_quantity, readable, names), markup)
+    return _split_out(text, spans, lambda span: [("point", span)])
+
+
+# a character reference as html.unescape reads one (a name may lack its ";")
+_UNESCAPED = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
+
+
+def _spans_as_read(raw: str, find: Callable[[str], list[tuple[int, int]]], markup: bool) -> list[tuple[int, int]]:
+    """The spans `find` gives in a text piece, found in markup in the text its references stand
+    for (as the model reads it: "&#39;" an apostrophe, never the hashtag "#39"), as offsets of
+    `raw`, each covering the references it holds whole."""
+    if not markup or "&" not in raw:
+        return find(raw)
+    read, starts, ends, at = [], [], [], 0  # the read text; each read character's start and end in raw
+    for match in _UNESCAPED.finditer(raw):
+        for i in range(at, match.start()):
+            read.append(raw[i]), starts.append(i), ends.append(i + 1)
+        decoded = html.unescape(match.group())
+        read.append(decoded), starts.extend([match.start()] * len(decoded)), ends.extend([match.end()] * len(decoded))
+        at = match.end()
+    for i in range(at, len(raw)):
+        read.append(raw[i]), starts.append(i), ends.append(i + 1)
+    return [(starts[a], ends[b - 1]) for a, b in find("".join(read)) if b > a]
 
 
 def _split_out(text: str, spans: list[tuple[int, int]], pieces_of: Callable[[str], list[tuple]]) -> list[tuple]:
@@ -273,7 +346,7 @@ def _split_out(text: str, spans: list[tuple[int, int]], pieces_of: Callable[[str
 def _assemble(pieces: list[tuple], markup: bool, lenient: bool) -> Marked:
     """The pieces' text (whitespace runs made one space, ends stripped, no space left before
     punctuation where a point was taken out) and their items as a tree, offsets in that text."""
-    raw_text, root, stack, points_at = "", [], [], set()
+    raw_text, root, stack, points_at, raw_texts = "", [], [], set(), []
     for kind, raw, *name in pieces:
         siblings = stack[-1].children if stack else root
         if kind == "close" and (not stack or stack[-1].name != name[0]):
@@ -282,6 +355,7 @@ def _assemble(pieces: list[tuple], markup: bool, lenient: bool) -> Marked:
             kind = "point"
         if kind == "text":
             raw_text += html.unescape(raw) if markup else raw
+            raw_texts.append(raw)
         elif kind == "point":
             siblings.append(Item(raw, start=len(raw_text), end=len(raw_text), point=True, name=name[0] if name else ""))
             points_at.add(len(raw_text))
@@ -303,7 +377,7 @@ def _assemble(pieces: list[tuple], markup: bool, lenient: bool) -> Marked:
     text, where = _normalize_spaces(raw_text, points_at)
     for item in walk(root):
         item.start, item.end = where[item.start], where[item.end]
-    return Marked(text, root, escape=markup)
+    return Marked(text, root, escape=markup, references=_spelled_references(raw_texts) if markup else {})
 
 
 def _normalize_spaces(text: str, points_at: set[int]) -> tuple[str, list[int]]:
@@ -351,7 +425,9 @@ class _Unit:
 class _Output:
     """The output words cut into units, and where each word's units lie."""
 
-    def __init__(self, text: str, escape: bool, joins: tuple[int, ...] = ()):
+    def __init__(self, text: str, escape: bool, joins: tuple[int, ...] = (), references: dict[str, str] | None = None):
+        # escaping: &, < and > as references, and the characters the source wrote as references so again
+        table = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", **(references or {})}) if escape else None
         self.units: list[_Unit] = []
         self.first, self.core, self.core_end, self.end = [], [], [], []
         self.punctuation: list[bool] = []  # whether each word is punctuation only ("。", "»")
@@ -367,7 +443,7 @@ class _Output:
             self.core_end.append(self.core[-1] + 1)
             for i, part in enumerate(parts):
                 if part:
-                    self.units.append(_Unit(html.escape(part, quote=False) if escape else part,
+                    self.units.append(_Unit(part.translate(table) if escape else part,
                                             space_before=spaced and (i == 0 or (i == 1 and not lead))))
             self.end.append(len(self.units))
 
@@ -421,7 +497,7 @@ def render(marked: Marked, output: str, alignment: str, joins: tuple[int, ...] =
     `joins` (Hypothesis.joins)."""
     if marked.plain and not marked.escape:
         return output
-    out = _Output(output, marked.escape, joins)
+    out = _Output(output, marked.escape, joins, marked.references)
     placer = _Placer(marked.text, out, aligned(alignment, out.words) if out.words else {})
     tokens: list[tuple[str, str]] = []
     _serialize(placer.place(marked.items, 0, len(out.units)), 0, len(out.units), out, tokens)
