@@ -22,7 +22,7 @@ from experiments.shared.demo_model import demo_parser, demo_test_set, score
 from nmt.config import load_recipe
 from nmt.decode.engines.engine import load_engine
 from nmt.decode.stream import translate_stream
-from nmt.decode.text.markup import looks_like_markup
+from nmt.decode.text.markup import read_as_markup
 from nmt.info import checkpoint_info
 from tools.results import write_json
 
@@ -55,7 +55,7 @@ def main() -> None:
     forms = {}
     for width, name in ((1, "tags_one_word"), (2, "tags_two_words")):
         lines, _ = tagged(sources, width)
-        form = {"lines": len(lines), "read_as_markup_by_the_rule": sum(map(looks_like_markup, lines))}
+        form = {"lines": len(lines), "read_as_markup_by_the_rule": sum(map(read_as_markup, lines))}
         for input_format in FORMATS:
             outputs, seconds, warnings = translate(lines, input_format)
             same = sum(tags_of(out) == tags_of(line) for out, line in zip(outputs, lines))
@@ -65,7 +65,7 @@ def main() -> None:
     for name, lines in (("plain_test_set", sources), ("lone_angle_bracket", with_lone_angle(sources))):
         plain, _, warnings = translate(lines, "plain")
         text, _, _ = translate(lines, "text")
-        forms[name] = {"lines": len(lines), "read_as_markup": sum(map(looks_like_markup, lines)),
+        forms[name] = {"lines": len(lines), "read_as_markup": sum(map(read_as_markup, lines)),
                        "outputs_as_text_format": sum(a == b for a, b in zip(plain, text)), "warnings": len(warnings)}
     info = checkpoint_info(checkpoint)
     report = {"checkpoint": str(checkpoint), "updates": info["step"], "training_minutes": info["training_minutes"],
