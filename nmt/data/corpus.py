@@ -190,6 +190,11 @@ class TextPair(Corpus):
         return f"{self.src_path} + {self.tgt_path}"
 
 
+# a TSV split whose first column is a number on each of its first ID_LINES lines (all of them,
+# if fewer) holds ids there, not sentences: an error, before the pairs train a model
+ID_LINES = 20
+
+
 class Tsv(Corpus):
     def __init__(self, path: str):
         self.path = Path(path)
@@ -197,14 +202,26 @@ class Tsv(Corpus):
             raise NmtError(f"{path}: file not found")
 
     def pairs(self):
-        count = 0
+        count, numbered = 0, True  # whether every line so far begins with a number
         for count, line in enumerate(read_lines(self.path), start=1):
             columns = line.split("\t")
             if len(columns) < 2:
                 raise NmtError(f"{self.path}:{count}: expected source<TAB>target, found {len(columns)} column")
+            if numbered and count <= ID_LINES:
+                numbered = columns[0].strip().isdigit() and not columns[1].strip().isdigit()
+                if numbered and count == ID_LINES:
+                    raise NmtError(self._ids_not_sentences(len(columns)))
             yield columns[0], columns[1]
+        if numbered and count:  # a file shorter than ID_LINES, each line a number and a sentence
+            raise NmtError(self._ids_not_sentences(len(columns)))
         if count == 0:
             raise NmtError(f"{self.path}: empty file (no sentence pairs)")
+
+    def _ids_not_sentences(self, columns: int) -> str:
+        layout = " (Tatoeba's pairs are id, sentence, id, sentence: `cut -f2,4` makes them source, target)" \
+            if columns >= 4 else ""
+        return (f"{self.path}:1: the first column holds numbers, not sentences, on each of the first lines; a TSV "
+                f"split is source<TAB>target{layout}")
 
     def fingerprint(self):
         return {"files": [file_fingerprint(self.path)]}

@@ -373,6 +373,25 @@ def _shard_contents(out):
     return [data.src[i].tolist() for i in range(len(data))], [data.tgt[i].tolist() for i in range(len(data))]
 
 
+def test_a_tsv_whose_first_column_is_ids_is_refused_before_it_trains(tmp_path):
+    """Tatoeba's pairs (id, sentence, id, sentence) named as a TSV split would pair numbers with
+    sentences: a one-line error. A number in some lines' first column is text like any."""
+    from nmt.data.corpus import ID_LINES, Tsv
+
+    tatoeba = tmp_path / "pairs.tsv"
+    tatoeba.write_text("".join(f"{100 + i}\tA dog runs {i}.\t{900 + i}\tEin Hund rennt {i}.\n" for i in range(50)))
+    with pytest.raises(NmtError, match=r"pairs.tsv:1: the first column holds numbers, not sentences, .*`cut -f2,4`"):
+        list(Tsv(str(tatoeba)).pairs())
+    short = tmp_path / "short.tsv"  # fewer lines than ID_LINES, all of them so
+    short.write_text("1\tone\n2\ttwo\n")
+    with pytest.raises(NmtError, match=r"short.tsv:1: the first column holds numbers, not sentences"):
+        list(Tsv(str(short)).pairs())
+    mixed = tmp_path / "mixed.tsv"
+    lines = ["42\tzweiundvierzig\n"] * (ID_LINES - 1) + ["A dog.\tEin Hund.\n"] * 30
+    mixed.write_text("".join(lines))  # a sentence among the first lines: numbers are text there
+    assert len(list(Tsv(str(mixed)).pairs())) == len(lines)
+
+
 def test_tsv_and_hugging_face_corpora_prepare_like_text_files(tmp_path):
     import datasets
 
