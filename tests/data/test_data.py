@@ -351,7 +351,8 @@ def test_prepare_names_missing_files(tmp_path):
 
 def test_a_missing_stem_names_the_one_file_split_of_that_name(tmp_path):
     """A recipe naming `corpus/train` where the corpus is `corpus/train.tsv` (or .csv, .tmx,
-    compressed or not) is told the file it meant."""
+    compressed or not) is told the file it meant; one naming a TSV file under another name, that
+    a TSV split is named .tsv."""
     for name in ("train.tsv", "train.csv.gz", "train.tmx"):
         (tmp_path / name).write_text("a\tb\n")
         with pytest.raises(NmtError, match=rf"train.en: file not found .*; {re.escape(str(tmp_path / name))} is there: "
@@ -360,6 +361,9 @@ def test_a_missing_stem_names_the_one_file_split_of_that_name(tmp_path):
         (tmp_path / name).unlink()
     with pytest.raises(NmtError, match=r"train.en: file not found \(also tried it with .gz, .xz, .bz2\)$"):
         split_file(str(tmp_path / "train"), "en")
+    (tmp_path / "deu.txt").write_text("Go.\tGeh.\tCC-BY 2.0 (France) Attribution: tatoeba.org\n")  # manythings.org's
+    with pytest.raises(NmtError, match=r"deu.txt has tab-separated columns: a TSV split is named .tsv"):
+        split_file(str(tmp_path / "deu.txt"), "en")
 
 
 def _tiny_pairs():
