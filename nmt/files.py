@@ -1,18 +1,30 @@
 """Files that appear only when whole: written beside their path under a hidden name, then renamed
 over it, so that a failed or interrupted write leaves whatever was there before. The system's
 refusals (a folder in the way, no such folder, a full disk) are one-line errors naming the path,
-and an existing device or pipe (`-o /dev/null`) is written to, never replaced by a regular file."""
+and an existing device or pipe (`-o /dev/null`) is written to, never replaced by a regular file.
+A file named .gz, .xz or .bz2 is written compressed, as nmt reads such a file."""
 
 from __future__ import annotations
 
+import bz2
+import contextlib
+import gzip
+import io
 import json
+import lzma
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from nmt.errors import NmtError
+
+
+# compressed files, by their suffix: read as their text wherever nmt reads a file of text
+# (corpora, inputs to translate), and written compressed wherever it writes one so named
+COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
 
 def line_count(n: int) -> str:
@@ -67,7 +79,7 @@ def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False, newlin
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, mode, encoding=encoding, newline=newline) as f:
+        with _opened_to_write(tmp, path, mode, encoding, newline) as f:
             yield f
             if sync:
                 f.flush()
@@ -78,6 +90,33 @@ def replaced_whole(path: Path | str, mode: str = "w", sync: bool = False, newlin
         if (failure := write_failure(e)) is not None:
             raise cannot_write(path, failure) from None
         raise
+
+
+@contextmanager
+def _opened_to_write(tmp: Path, path: Path, mode: str, encoding: str | None, newline: str | None) -> Iterator[IO]:
+    """`tmp` open to write what becomes `path`: compressed where `path`'s suffix says so (a gzip
+    header naming `path`'s file, not the hidden one)."""
+    suffix = path.suffix.lower()
+    if suffix not in COMPRESSED:
+        with open(tmp, mode, encoding=encoding, newline=newline) as f:
+            yield f
+        return
+    with contextlib.ExitStack() as stack:
+        raw = stack.enter_context(open(tmp, "wb"))
+        packed = stack.enter_context(gzip.GzipFile(str(path), "wb", fileobj=raw) if suffix == ".gz"
+                                     else COMPRESSED[suffix](raw, "wb"))
+        yield packed if "b" in mode else stack.enter_context(io.TextIOWrapper(packed, encoding, newline=newline))
+
+
+def put_in_place(written: Path, path: Path) -> None:
+    """`written`, a finished file of plain text, becomes `path`: renamed, or where `path`'s name
+    says it is compressed, compressed into it (replaced_whole) and removed."""
+    if path.suffix.lower() not in COMPRESSED:
+        written.replace(path)
+        return
+    with open(written, "rb") as plain, replaced_whole(path, "wb") as f:
+        shutil.copyfileobj(plain, f, 1 << 20)
+    written.unlink()
 
 
 def _discard(tmp: Path) -> None:

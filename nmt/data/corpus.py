@@ -7,8 +7,6 @@ names the file and line.
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
 import lzma
 from collections.abc import Iterator
@@ -18,11 +16,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from nmt.errors import NmtError
-from nmt.files import line_count
+from nmt.files import COMPRESSED, line_count
 
 
-# compressed files, read as their text wherever nmt reads a file of text: corpora, inputs to translate
-COMPRESSED = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
 
 # splits kept in one file, named with their extension (nmt.data.corpora)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from nmt.errors import NmtError
 from nmt.file_lock import sole_writer
-from nmt.files import cannot_write, hidden_beside, replaced_whole, write_failure
+from nmt.files import cannot_write, hidden_beside, put_in_place, replaced_whole, write_failure
 
 SPEED_ONLY = ("max_tokens", "compile")  # decode settings that change how fast, not what, is translated
 # decode settings that name files or model directories whose contents shape the output
@@ -236,7 +236,7 @@ def _write_resumable(output: Path, source: Path, made: dict, start: Resumed, sou
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         _write_after(partial, record_path, source, made, start, sources, translate, counts, every, work)
-        partial.replace(output)
+        put_in_place(partial, output)
     except BaseException as e:  # the system's refusal names the output, as replaced_whole's does
         if (failure := write_failure(e)) is not None:
             raise cannot_write(output, failure) from None

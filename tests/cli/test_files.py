@@ -1,9 +1,14 @@
-"""nmt.files.replaced_whole: a file appears only when whole, and the system's refusals are one-line errors."""
+"""nmt.files.replaced_whole: a file appears only when whole (compressed where its name says so),
+and the system's refusals are one-line errors."""
+
+import bz2
+import gzip
+import lzma
 
 import pytest
 
 from nmt.errors import NmtError
-from nmt.files import replaced_whole
+from nmt.files import put_in_place, replaced_whole
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_leftovers(tmp_path):
@@ -32,3 +37,30 @@ def test_folders_in_the_way_are_one_line_errors(tmp_path):
     with replaced_whole(tmp_path / "new" / "deeper" / "out.txt") as f:  # missing folders are made
         f.write("x")
     assert (tmp_path / "new" / "deeper" / "out.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize("suffix, read", [(".gz", gzip.open), (".xz", lzma.open), (".bz2", bz2.open)])
+def test_a_file_named_compressed_is_written_compressed(tmp_path, suffix, read):
+    """-o out.de.gz is a gzip file, as nmt reads a file so named (and an .xz or .bz2 one likewise);
+    text and bytes alike, with the same line ends, and a finished plain file put in its place."""
+    path = tmp_path / f"out.de{suffix}"
+    with replaced_whole(path, newline="") as f:
+        f.write("Ein Hund.\r\nß\n")
+    with read(path, "rb") as f:
+        assert f.read() == "Ein Hund.\r\nß\n".encode()
+    with replaced_whole(path, "wb") as f:
+        f.write(b"bytes\n")
+    with read(path, "rb") as f:
+        assert f.read() == b"bytes\n"
+    if suffix == ".gz":  # the header names the file, not the hidden one it was written as
+        assert b"out.de\0" in path.read_bytes()[:40]
+    written = tmp_path / ".partial"
+    written.write_text("done\n")
+    put_in_place(written, path)
+    with read(path, "rt") as f:
+        assert f.read() == "done\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    plain = tmp_path / "plain.de"
+    written.write_text("done\n")
+    put_in_place(written, plain)
+    assert plain.read_text() == "done\n" and not written.exists()

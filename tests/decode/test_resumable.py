@@ -100,6 +100,21 @@ def test_a_stopped_translation_goes_on_where_it_stopped_and_writes_what_one_run_
     assert not partial.exists() and not record.exists()
 
 
+def test_a_stopped_translation_into_a_compressed_file_goes_on_and_is_compressed_once_whole(trained_tiny, tmp_path,
+                                                                                           chunks, whole):
+    """The partial file is plain text, gone on from as any; the output named .gz appears compressed."""
+    import gzip
+
+    checkpoint, output = trained_tiny.out / "checkpoints" / "best.pt", tmp_path / "big.de.gz"
+    source = _source(tmp_path / "big.en")
+    chunks.stop_at(2)
+    assert _translate(checkpoint, source, output).exit_code == 130 and not output.exists()
+    chunks.stop_at(0)
+    assert _translate(checkpoint, source, output).exit_code == 0 and chunks.calls == 5
+    assert gzip.decompress(output.read_bytes()).decode() == whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.de.gz", "big.en"]
+
+
 def test_sigterm_ends_the_run_as_ctrl_c_does_keeping_its_lines(trained_tiny, tmp_path, chunks, whole, monkeypatch):
     """A scheduler preempting the job sends SIGTERM: the run records its lines and ends with Ctrl-C's
     message and exit code, instead of dying where it stands; the handler before it is put back."""
