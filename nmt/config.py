@@ -113,6 +113,10 @@ class DataConfig(Section):
     # digits, punctuation and spaces are set aside (the noise that harms training most: Khayrallah
     # and Koehn 2018; nmt.data.clean).
     remove_copies: bool = True
+    # Drop the training pairs whose source sentence is one of valid's or test's (the same
+    # characters, spaces aside): the model would be scored on sentences it learned the translation
+    # of. Counted either way, and `nmt prepare` warns where there are any.
+    remove_eval_overlap: bool = False
     normalize_nfkc: bool = False
     # Drop the pairs a side of which a language identifier (py3langid; pip install 'nmt[langid]')
     # finds in another language than its corpus's, with a probability above this (0.5: more

@@ -32,13 +32,22 @@ def normalize(text: str, nfkc: bool) -> str:
     return unicodedata.normalize("NFKC", text) if nfkc else text
 
 
+def sentence_key(text: str) -> str:
+    """What two sentences share when they are the same one, spaces aside (for valid's and test's
+    sentences found among the training pairs)."""
+    return " ".join(text.split())
+
+
 class PairFilter:
     """Decides, pair by pair, whether a training pair is kept; counts the reasons it is not."""
 
-    def __init__(self, cfg: DataConfig, duplicates: DuplicateLines | None = None):
-        """`duplicates`: the lines that repeat an earlier pair (see nmt.data.dedup), if they are to go."""
+    def __init__(self, cfg: DataConfig, duplicates: DuplicateLines | None = None, eval_sources: frozenset[str] = frozenset()):
+        """`duplicates`: the lines that repeat an earlier pair (see nmt.data.dedup), if they are to go;
+        `eval_sources`: valid's and test's source sentences (sentence_key), dropped from training
+        with data.remove_eval_overlap."""
         self.cfg = cfg
         self.duplicates = duplicates
+        self.eval_sources = eval_sources if cfg.remove_eval_overlap else frozenset()
         self.dropped: Counter[str] = Counter()
         self.record: Callable[[int, str, str, str], None] | None = None
 
@@ -53,6 +62,8 @@ class PairFilter:
             return "duplicate"
         if self.cfg.remove_copies and translated and is_copy(src, tgt):
             return "target copies source"
+        if self.eval_sources and sentence_key(src) in self.eval_sources:
+            return "source in valid or test"
         return None
 
     def length_reason(self, n_src: int, n_tgt: int) -> str | None:

@@ -16,7 +16,7 @@ import sentencepiece as spm
 
 from nmt.config import AugmentConfig, DataConfig, TokenizerConfig
 from nmt.data.augment import augment_pair
-from nmt.data.clean import PairFilter, normalize
+from nmt.data.clean import PairFilter, normalize, sentence_key
 from nmt.data.corpora import open_corpus
 from nmt.data.corpus import Corpus
 from nmt.data.dedup import find_duplicates
@@ -52,9 +52,9 @@ def _normalized_pairs(corpus: Corpus, nfkc: bool) -> Iterator[tuple[str, str]]:
 
 
 def _train_filter(data: DataConfig, corpus: Corpus, workdir: Path,
-                  on_progress: Callable[..., None] | None, total: int | None) -> PairFilter:
+                  on_progress: Callable[..., None] | None, total: int | None, eval_sources: frozenset[str]) -> PairFilter:
     if not data.remove_duplicates:
-        return PairFilter(data)
+        return PairFilter(data, eval_sources=eval_sources)
 
     def counted(pairs: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:
         n = 0
@@ -66,7 +66,15 @@ def _train_filter(data: DataConfig, corpus: Corpus, workdir: Path,
             on_progress("train (finding duplicates)", n, total)
 
     # A pass of its own, so that memory does not grow with the corpus (see nmt.data.dedup).
-    return PairFilter(data, find_duplicates(counted(_normalized_pairs(corpus, data.normalize_nfkc)), workdir))
+    return PairFilter(data, find_duplicates(counted(_normalized_pairs(corpus, data.normalize_nfkc)), workdir),
+                      eval_sources)
+
+
+def _eval_sources(data: DataConfig, splits: dict) -> frozenset[str]:
+    """The source sentences of every valid and test split, normalized as the training pairs are
+    (and as sentence_key compares them)."""
+    return frozenset(sentence_key(s) for name, sources in splits.items() if name != "train" for source in sources
+                     for s, _ in _normalized_pairs(source.corpus, data.normalize_nfkc))
 
 
 class SubwordSampler:
@@ -232,11 +240,13 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
         stale.unlink(missing_ok=True)
     finishing = contextlib.ExitStack()  # the file of dropped pairs: written whole, or not at all
     dropped_out = finishing.enter_context(replaced_whole(dropped)) if dropped is not None else None
+    eval_sources = _eval_sources(data, splits)  # (small: read before the training pairs that may repeat them)
     try:
         for split, sources in splits.items():
             total = sum(source.corpus.count_pairs() for source in sources) if count_first and on_progress else None
-            pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress, total)
-                           if split == "train" else None)
+            pair_filter = (_train_filter(data, _Chained([s.corpus for s in sources]), target, on_progress, total,
+                                         eval_sources) if split == "train" else None)
+            in_eval = 0  # kept training pairs whose source is a valid or test source
             src_writer = ShardWriter(target / f"{split}.src", sp_src.get_piece_size())
             tgt_writer = ShardWriter(target / f"{split}.tgt", sp_tgt.get_piece_size())
             sampler = SubwordSampler(data, sp_src, sp_tgt, target, tok.seed) if split == "train" else None
@@ -285,6 +295,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                                 pair_filter.drop(reason, lines[i], as_read[i])
                             else:
                                 keep.append(i)
+                        in_eval += sum(sentence_key(as_read[i][0]) in eval_sources for i in keep)  # (as read: unaugmented)
                         src_ids = [src_ids[i] for i in keep]
                         tgt_ids = [tgt_ids[i] for i in keep]
                         chunk = [chunk[i] for i in keep]
@@ -311,6 +322,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
                 **({"units_without_both_languages": left_out} if left_out else {}),
                 "dropped": dict(pair_filter.dropped) if pair_filter else {},
+                **({"kept_sources_in_valid_or_test": in_eval} if pair_filter else {}),
                 **({"augmented": augmented} if augmented else {}),
                 **({"word_alignments": aligner.close()} if aligner else {}),
             }
@@ -349,6 +361,11 @@ def describe_preparation(report: dict, out: Path) -> list[str]:
     for split, s in report["splits"].items():
         dropped = ", ".join(f"{n:,} {why}" for why, n in s["dropped"].items()) or "none"
         lines.append(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
+        if s.get("kept_sources_in_valid_or_test"):
+            n = s["kept_sources_in_valid_or_test"]
+            lines.append(f"    warning: {n:,} kept pair{'s' * (n != 1)} ha{'ve' if n != 1 else 's'} a source sentence of "
+                         "valid or test, whose scores then flatter the model (data.remove_eval_overlap: true leaves "
+                         "them out)")
         if s.get("units_without_both_languages"):
             lines.append("    translation memory units without both languages (not pairs, left out): "
                          f"{s['units_without_both_languages']:,}")

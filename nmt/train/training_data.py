@@ -4,6 +4,9 @@ epoch's batches, a pure function of the seed and the epoch."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from nmt.config import Recipe, TrainConfig
@@ -52,7 +55,7 @@ class TrainingData:
                                "(run `nmt prepare` again)")
             self.samples = [ParallelShards(shards, name, data.forced_target_tokens) for name in names]
         if len(self.pairs) == 0:
-            raise NmtError(f"{shards}: the training split is empty after cleaning")
+            raise NmtError(f"{shards}: the training split is empty after cleaning{_why_dropped(shards)}")
         longest = int(max(self.pairs.src.lengths.max(), self.pairs.tgt.lengths.max()))
         if longest + 1 > recipe.model.max_positions:  # its EOS (or BOS) takes a position too
             raise NmtError(f"{shards}: a prepared sentence has {longest} pieces, more than model.max_positions "
@@ -90,6 +93,15 @@ class TrainingData:
             selection = epoch_selection(self.corpus_sizes, [c.weight for c in data.corpora()],
                                         data.sampling_temperature, train.seed, epoch)
         return pairs, run_epoch_batches(pairs, train, epoch, selection)
+
+
+def _why_dropped(shards: Path) -> str:
+    """The training pairs' reasons for being dropped, as prepare's report counts them, to say."""
+    try:
+        dropped = json.loads((shards / "report.json").read_text(encoding="utf-8"))["splits"]["train"]["dropped"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f" (dropped: {', '.join(f'{n:,} {why}' for why, n in dropped.items())})" if dropped else ""
 
 
 def run_epoch_batches(pairs: ParallelShards, train: TrainConfig, epoch: int, selection: np.ndarray | None = None

@@ -24,9 +24,8 @@ def test_the_own_data_commands_run_as_printed(tmp_path, monkeypatch):
     corpus = tmp_path / "my_corpus"
     corpus.mkdir()
     for lang in ("en", "de"):
-        shutil.copy(TINY_DATA / f"train.{lang}", corpus / f"train.{lang}")
-        for split in ("dev", "test", "domain"):
-            shutil.copy(TINY_DATA / f"valid.{lang}", corpus / f"{split}.{lang}")
+        for split, tiny in (("train", "train"), ("dev", "valid"), ("test", "valid"), ("domain", "train")):
+            shutil.copy(TINY_DATA / f"{tiny}.{lang}", corpus / f"{split}.{lang}")  # (training apart from dev and test)
     # The shipped template, shrunk to the tiny corpus: its data paths are what the README describes.
     recipe = yaml.safe_load((ROOT / "recipes" / "my_data.yaml").read_text(encoding="utf-8"))
     assert recipe["output_dir"] == "runs/my_data"

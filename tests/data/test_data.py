@@ -286,6 +286,48 @@ def test_a_target_that_copies_its_source_is_dropped_where_the_languages_differ(t
     assert kept["one language"]["kept"] == 5 and kept["one language"]["dropped"] == {}
 
 
+def test_training_pairs_whose_source_is_a_valid_or_test_source_are_counted_and_on_request_dropped(tmp_path):
+    """A corpus split by hand often repeats dev and test sentences in training: counted and warned
+    about (the scores on them flatter the model), and left out with data.remove_eval_overlap; the
+    count is of the source as read (before augmentation), normalized as the pairs are."""
+    from nmt.data.prepare import describe_preparation
+
+    train_src = ["A dog runs.", "Two cats sleep.", "Kids play in the park.", "A  man sings. ", "Anna swims."]
+    train_tgt = ["Ein Hund rennt.", "Zwei Katzen schlafen.", "Kinder spielen im Park.", "Ein Mann singt.", "Anna schwimmt."]
+    for name, src, tgt in (("train", train_src, train_tgt), ("dev", ["Two cats sleep.", "A bird flies."],
+                                                             ["Zwei Katzen schlafen.", "Ein Vogel fliegt."]),
+                           ("test", ["A man sings.", "Kids play in the park"], ["Ein Mann singt.", "Kinder spielen."])):
+        for lang, lines in (("en", src), ("de", tgt)):
+            (tmp_path / f"{name}.{lang}").write_text("\n".join(lines) + "\n")
+    reports = {}
+    for name, settings in (("default", []), ("removed", ["data.remove_eval_overlap=true"]),
+                           ("augmented", ["data.augment.uppercase=1.0"])):
+        recipe = tiny_recipe(tmp_path / name, f"data.train={tmp_path / 'train'}", f"data.valid={tmp_path / 'dev'}",
+                             f"data.test={tmp_path / 'test'}", "tokenizer.vocab_size=60", *settings)
+        train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+        reports[name] = prepare(recipe.data, recipe.tokenizer, recipe.out)
+    # "Two cats sleep." (dev) and "A  man sings. " (test, once its spaces are normalized); the test's
+    # "Kids play in the park" lacks the full stop: not the same sentence
+    default, removed = reports["default"]["splits"]["train"], reports["removed"]["splits"]["train"]
+    assert default["kept"] == 5 and default["kept_sources_in_valid_or_test"] == 2
+    assert removed["kept"] == 3 and removed["dropped"] == {"source in valid or test": 2}
+    assert removed["kept_sources_in_valid_or_test"] == 0
+    assert reports["augmented"]["splits"]["train"]["kept_sources_in_valid_or_test"] == 2
+    [warning] = [line for line in describe_preparation(reports["default"], tmp_path) if "warning" in line]
+    assert "2 kept pairs have a source sentence of valid or test" in warning and "data.remove_eval_overlap" in warning
+    assert not any("warning" in line for line in describe_preparation(reports["removed"], tmp_path))
+    # every training pair dropped: training says so, with prepare's reasons
+    from nmt.train.training_data import TrainingData
+
+    recipe = tiny_recipe(tmp_path / "none left", f"data.train={tmp_path / 'dev'}", f"data.valid={tmp_path / 'dev'}",
+                         "data.test=null", "tokenizer.vocab_size=40", "data.remove_eval_overlap=true")
+    train_tokenizer(recipe.data, recipe.tokenizer, recipe.out)
+    prepare(recipe.data, recipe.tokenizer, recipe.out)
+    with pytest.raises(NmtError, match=r"data: the training split is empty after cleaning \(dropped: 2 source in valid "
+                                       r"or test\)$"):
+        TrainingData(recipe)
+
+
 def test_nmt_prepare_dropped_writes_each_pair_left_out_with_its_line_and_reason(tmp_path):
     """`nmt prepare --dropped FILE`: every training pair the cleaning leaves out, as read (before
     augmentation), by its corpus and line there, for each reason, and the counts the report gives;

@@ -705,9 +705,10 @@ def test_a_runs_tokenizer_is_not_replaced_under_its_checkpoints(trained_tiny, tm
         Trainer(run).resume()
 
 
-def test_missing_prepared_data_is_a_clear_error(tmp_path):
+def test_missing_prepared_data_is_a_clear_error(tmp_path, monkeypatch):
     from tests.conftest import tiny_recipe
     from nmt.data.prepare import prepare
+    from nmt.data.shards import ShardWriter
     from nmt.data.tokenizer import train_tokenizer
 
     recipe = tiny_recipe(tmp_path)
@@ -717,8 +718,19 @@ def test_missing_prepared_data_is_a_clear_error(tmp_path):
     for side in ("en", "de"):
         (tmp_path / f"empty.{side}").write_text("")
     broken = recipe.model_copy(update={"data": recipe.data.model_copy(update={"valid": str(tmp_path / "empty")})})
-    with pytest.raises(NmtError, match="empty file"):
-        prepare(broken.data, broken.tokenizer, broken.out)  # the training split is written, then the dev split fails
+    with pytest.raises(NmtError, match="empty.en: empty file"):  # the evaluation splits are read first
+        prepare(broken.data, broken.tokenizer, broken.out)
+    assert not (recipe.out / "data" / "train.src.idx").exists()
+    written = ShardWriter.add
+
+    def refused_for_valid(self, ids):
+        if self.path_stem.name.startswith("valid"):
+            raise NmtError(f"{self.path_stem}: cannot write there (No space left on device)")
+        return written(self, ids)
+
+    monkeypatch.setattr(ShardWriter, "add", refused_for_valid)
+    with pytest.raises(NmtError, match="No space left"):
+        prepare(recipe.data, recipe.tokenizer, recipe.out)  # the training split is written, then the dev split fails
     assert (recipe.out / "data" / "train.src.idx").is_file()
     with pytest.raises(NmtError, match=r"^.*data: `nmt prepare` did not finish \(run it again\)$"):
         Trainer(recipe)
