@@ -365,7 +365,7 @@ def _drawn_beside(output: str) -> bool:
 def back_translate_(
     checkpoint: CheckpointsOpt,
     input: Annotated[Path, typer.Option("--input", "-i", help="Monolingual text in the reverse model's source language.")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages} (STEM.gz: each side compressed, STEM.en.gz).")],
     sampling: Annotated[bool, typer.Option("--sampling", help="Sample the translations instead of beam search.")] = False,
     noise: Annotated[bool, typer.Option("--noise", help="Noise the translations: words deleted, replaced by <blank>, shuffled locally.")] = False,
     beam_size: BeamSizeOpt = None,
@@ -409,7 +409,7 @@ def shortlist(
 def distill(
     checkpoint: CheckpointsOpt,
     input: Annotated[Path, typer.Option("--input", "-i", help="The source side of the corpus to distill.")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json (STEM.gz: each side compressed).")],
     drop_worst: Annotated[float, typer.Option(
         help="Leave out this share of the pairs, those the teacher finds least likely (cross-entropy per token).")] = 0.0,
     reference: Annotated[Optional[Path], typer.Option("--reference", "-r", help=(
@@ -482,7 +482,7 @@ def likelihood(
 
 @command("filter")
 def filter_(
-    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Corpus path stem to write: STEM.{both languages}, STEM.json (STEM.gz: each side compressed).")],
     checkpoint: OptionalCheckpointsOpt = None,
     source: Annotated[Optional[Path], typer.Option("--source", help="The corpus's source side.")] = None,
     target: Annotated[Optional[Path], typer.Option("--target", help="Its target side, line by line.")] = None,

@@ -29,6 +29,21 @@ def _maybe_compressed(path: Path) -> tuple[Path, ...]:
     return (path, *(Path(f"{path}{suffix}") for suffix in COMPRESSED))
 
 
+def written_stem(stem: str) -> tuple[str, str]:
+    """A corpus stem to write at, and the compression its name asks for: "bt/syn.gz" is the stem
+    "bt/syn" with ".gz" (each side then `bt/syn.en.gz`, as split_file reads it back), "bt/syn"
+    itself with ""."""
+    suffix = Path(stem).suffix
+    return (stem[:-len(suffix)], suffix) if suffix.lower() in COMPRESSED else (stem, "")
+
+
+def side_file(stem: str, lang: str) -> str:
+    """The file of one side of a corpus written at `stem` (written_stem): `{stem}.{lang}`, or
+    compressed, `{stem}.{lang}.gz`."""
+    bare, suffix = written_stem(stem)
+    return f"{bare}.{lang}{suffix}"
+
+
 def split_file(stem: str, lang: str) -> Path:
     """The file of one side of a split: `{stem}.{lang}`, or that name compressed (`.gz`, `.xz`, `.bz2`)."""
     for candidate in _maybe_compressed(Path(f"{stem}.{lang}")):

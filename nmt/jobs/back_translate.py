@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.config import DecodeConfig
-from nmt.data.corpus import read_lines
+from nmt.data.corpus import read_lines, side_file
 from nmt.data.noise import noised
 from nmt.decode.stream import refuse_to_overwrite, translate_file, write_lines
 from nmt.files import line_count
@@ -43,14 +43,15 @@ class BackTranslation:
 def back_translate(translator, monolingual: Path, out_stem: str, cfg: DecodeConfig,
                    warn: Callable[[str], None] = lambda _: None, shards=None, noise: bool = False,
                    done: Callable[[int], None] = lambda _: None, resume: dict | None = None) -> BackTranslation:
-    """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}`; the reverse model translates
+    """Write `{out_stem}.{mono_lang}` and `{out_stem}.{synthetic_lang}` (compressed where the stem
+    ends in .gz, .xz or .bz2: nmt.data.corpus.side_file); the reverse model translates
     from its data.src_lang (the monolingual text's language) into its data.tgt_lang (`shards`: over
     several processes, as in translate_file); with `noise`, each translation is noised (line n
     from seed cfg.seed + n); `done(n)` hears of the lines translated so far; `resume`: as in
     translate_file, a stopped run's translations are gone on from."""
     data = translator.recipe.data
     mono_lang, synthetic_lang = data.src_lang, data.tgt_lang
-    synthetic, given = f"{out_stem}.{synthetic_lang}", f"{out_stem}.{mono_lang}"
+    synthetic, given = side_file(out_stem, synthetic_lang), side_file(out_stem, mono_lang)
     for written in (synthetic, given):  # before the hours of translation
         refuse_to_overwrite(written, [monolingual])
     report = translate_file(translator, str(monolingual), synthetic, cfg, "plain", False, warn, shards=shards,

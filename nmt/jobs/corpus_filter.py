@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.data.clean import is_copy
-from nmt.data.corpus import Corpus, read_lines
+from nmt.data.corpus import Corpus, read_lines, side_file, written_stem
 from nmt.decode.resumable import Work, model_files, write_resumably
 from nmt.decode.stream import refuse_to_overwrite, write_lines
 from nmt.errors import NmtError
@@ -178,7 +178,9 @@ def filter_corpus(scoring: Scoring, corpus: Corpus, out_stem: str, drop_worst: f
     named in the report, and their files' sizes and times, which a stopped run's record holds."""
     check_thresholds(scoring.by_qe, drop_worst, max_score, min_qe, keep_best)
     languages = scoring.languages
-    src_file, tgt_file, report_file = (f"{out_stem}.{languages[0]}", f"{out_stem}.{languages[1]}", f"{out_stem}.json")
+    src_file, tgt_file = side_file(out_stem, languages[0]), side_file(out_stem, languages[1])  # (compressed: stem.gz)
+    out_stem = written_stem(out_stem)[0]
+    report_file = f"{out_stem}.json"
     for written in (src_file, tgt_file, report_file, *([scores_file] if scores_file else [])):
         refuse_to_overwrite(written, [f["path"] for f in corpus.fingerprint().get("files", [])])  # before the models' work
     started = time.perf_counter()

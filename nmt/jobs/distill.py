@@ -35,7 +35,7 @@ from pathlib import Path
 from sacrebleu.metrics import BLEU
 
 from nmt.config import DecodeConfig
-from nmt.data.corpus import read_lines
+from nmt.data.corpus import read_lines, side_file, written_stem
 from nmt.data.languages import two_letter
 from nmt.decode.resumable import TRANSLATION, made_with, write_resumably
 from nmt.decode.stream import CHUNK_LINES, refuse_to_overwrite, translate_all, write_lines
@@ -74,7 +74,8 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
             warn: Callable[[str], None] = lambda _: None, shards=None, teacher_names: list[str] = (),
             done: Callable[[int], None] = lambda _: None, reference: Path | None = None,
             resume: dict | None = None) -> Distillation:
-    """Write the distilled corpus `{out_stem}.{src_lang}`, `{out_stem}.{tgt_lang}` and its report
+    """Write the distilled corpus `{out_stem}.{src_lang}`, `{out_stem}.{tgt_lang}` (compressed where
+    the stem ends in .gz, .xz or .bz2: nmt.data.corpus.written_stem) and its report
     `{out_stem}.json` (see the module's docstring); `shards`: over several processes, as in
     nmt.decode.stream.translate_file; `done(n)` hears of the lines translated so far; `reference`:
     the corpus's target side, to choose among the n-best by; `resume`: the teacher's identity
@@ -82,8 +83,9 @@ def distill(teacher, source: Path, out_stem: str, cfg: DecodeConfig, drop_worst:
     if not 0.0 <= drop_worst < 1.0:
         raise NmtError(f"--drop-worst {drop_worst:g}: a share of the pairs, at least 0 and below 1")
     data = teacher.recipe.data
-    src_file, tgt_file, report_file = (f"{out_stem}.{data.src_lang}", f"{out_stem}.{data.tgt_lang}",
-                                       f"{out_stem}.json")
+    src_file, tgt_file = side_file(out_stem, data.src_lang), side_file(out_stem, data.tgt_lang)  # (compressed: stem.gz)
+    out_stem = written_stem(out_stem)[0]
+    report_file = f"{out_stem}.json"
     for written in (src_file, tgt_file, report_file):  # before the teacher's hours of work
         refuse_to_overwrite(written, [source, *([reference] if reference else [])])
     started = time.perf_counter()

@@ -522,6 +522,28 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(trained_tiny, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.de", "text.de", "text.en"]
 
 
+def test_a_corpus_stem_ending_in_gz_writes_each_side_compressed_as_a_recipe_reads_it(trained_tiny, tmp_path):
+    """back-translate and distill -o STEM.gz (.xz, .bz2): STEM.en.gz and STEM.de.gz, which
+    `data.train: STEM` reads; distill's report STEM.json."""
+    import bz2
+    import gzip
+
+    from nmt.data.corpus import read_parallel, split_file
+
+    ckpt = trained_tiny.out / "checkpoints" / "best.pt"
+    source = tmp_path / "mono.en"
+    source.write_text("a small dog .\ntwo men sit .\n", encoding="utf-8")
+    assert nmt("back-translate", "-c", ckpt, "-i", source, "-o", tmp_path / "bt" / "syn.gz").exit_code == 0
+    assert nmt("distill", "-c", ckpt, "-i", source, "-o", tmp_path / "kd" / "dist.bz2").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "bt").iterdir()) == ["syn.de.gz", "syn.en.gz"]
+    assert sorted(p.name for p in (tmp_path / "kd").iterdir()) == ["dist.de.bz2", "dist.en.bz2", "dist.json"]
+    assert gzip.decompress((tmp_path / "bt" / "syn.en.gz").read_bytes()) == source.read_bytes()
+    assert bz2.decompress((tmp_path / "kd" / "dist.en.bz2").read_bytes()) == source.read_bytes()
+    stem = str(tmp_path / "bt" / "syn")
+    pairs = list(read_parallel(split_file(stem, "en"), split_file(stem, "de")))
+    assert [s for s, _ in pairs] == ["a small dog .", "two men sit ."] and all(t for _, t in pairs)
+
+
 def test_an_output_that_cannot_be_written_is_a_one_line_error_and_a_device_stays_one(trained_tiny, tmp_path):
     """A folder, a path under a file, a full disk: one-line errors (no traceback, no hidden
     leftovers). /dev/null is written to, never replaced by a regular file (as root it could be)."""
