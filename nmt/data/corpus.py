@@ -98,7 +98,21 @@ def not_utf8(name: str, number: int, data: bytes, error: UnicodeDecodeError, whe
     if number == 1 and data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return NmtError(f"{name}: UTF-16 text (it begins with a UTF-16 byte order mark), where nmt reads UTF-8: "
                         "convert it with iconv -f UTF-16 -t UTF-8")
-    return NmtError(f"{name}:{number}: invalid UTF-8 at byte {error.start}{where}")
+    return NmtError(f"{name}:{number}: invalid UTF-8 at byte {error.start}{where}{_as_windows_1252(data, error.start)}")
+
+
+def _as_windows_1252(data: bytes, at: int) -> str:
+    """Where none of the bytes beyond ASCII around `at` is UTF-8 (a file Excel saved as "CSV", or
+    Notepad as "ANSI"), how they read in Windows-1252, with the command that converts the file."""
+    start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)  # (its line of `data`)
+    around = data[max(start, at - 24):min(end if end >= 0 else len(data), at + 24)].rstrip(b"\r")
+    if any(ord(c) > 127 and c != "\ufffd" for c in around.decode("utf-8", errors="replace")):
+        return ""  # some UTF-8 there: a damaged UTF-8 file, not another encoding
+    try:
+        text = around.decode("cp1252")
+    except UnicodeDecodeError:  # (one of the five bytes Windows-1252 leaves undefined)
+        return ""
+    return f' (in Windows-1252 it reads "{text.strip()}": if so, convert the file with iconv -f cp1252 -t utf-8)'
 
 
 def decode_lines(stream, name: str) -> Iterator[str]:

@@ -229,7 +229,8 @@ class CsvTable(MessageFile):
         try:
             text = utf8_text(data, name)
         except NmtError as e:  # (Excel's "CSV (Comma delimited)" is written in the system's code page)
-            raise NmtError(f"{e}: save the table as UTF-8 (Excel: \"CSV UTF-8\")") from None
+            raise NmtError(f"{e}: save the table as UTF-8 (Excel: \"CSV UTF-8\")" if "iconv" not in str(e) else
+                           f"{e}, or save the table as UTF-8 (Excel: \"CSV UTF-8\")") from None
         delimiter = _delimiter(text, name)
         return cls(text, data.startswith(b"\xef\xbb\xbf"), delimiter, _records(text, delimiter, name), name)
 

@@ -47,7 +47,9 @@ def test_two_unnamed_columns_are_pairs_and_a_quoted_line_break_a_space(tmp_path)
 @pytest.mark.parametrize("content, problem", [
     (b"id,x,y\n1,a,b\n", "t.csv:1: no columns named for 'en' and 'de' (its first row: 'id', 'x', 'y'); name them so, e.g. en,de"),
     (b"en,de\nA,B\nC\n", "t.csv:3: 1 column(s), the pair's are 1 and 2"),
-    (b"en,de\nA,B\nC,\xff\n", "t.csv:3: invalid UTF-8 at byte 2 of the line"),
+    (b"en,de\nA,B\nC,\xc3\xa9\xff\n", "t.csv:3: invalid UTF-8 at byte 4 of the line"),  # (UTF-8 beside it: no reading)
+    (b"en,de\r\nA,caf\xe9\r\n", 't.csv:2: invalid UTF-8 at byte 5 of the line (in Windows-1252 it reads "A,café": '
+                                 'if so, convert the file with iconv -f cp1252 -t utf-8)'),  # Excel's "CSV"
     ("en,de\nA,B\n".encode("utf-16"), "t.csv: UTF-16 text (it begins with a UTF-16 byte order mark), where nmt reads "
                                        "UTF-8: convert it with iconv -f UTF-16 -t UTF-8"),
     (b"", "t.csv: empty file (no sentence pairs)")])

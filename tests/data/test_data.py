@@ -71,6 +71,19 @@ def test_invalid_utf8_names_file_and_line(tmp_path):
         list(read_lines(bad))
 
 
+def test_a_windows_1252_line_is_said_to_read_so_and_a_damaged_utf8_line_is_not():
+    """Excel's "CSV" and Notepad's "ANSI" are Windows-1252: the error shows the line so read, with
+    the command that converts the file; a UTF-8 line with one stray byte gets no such reading."""
+    from nmt.data.corpus import decode_lines
+
+    with pytest.raises(NmtError, match=r'^x.csv:2: invalid UTF-8 at byte 5 of the line \(in Windows-1252 it reads '
+                                       r'"A café.,Ein Café. – “ok”": if so, convert the file with iconv -f cp1252 '
+                                       r'-t utf-8\)$'):
+        list(decode_lines([b"en,de\r\n", "A café.,Ein Café. – “ok”\r\n".encode("cp1252")], "x.csv"))
+    with pytest.raises(NmtError, match=r"^x.en:1: invalid UTF-8 at byte 10 of the line$"):
+        list(decode_lines(["café und ".encode() + b"\xff kaputt\n"], "x.en"))
+
+
 def test_parallel_files_with_different_line_counts(tmp_path):
     (tmp_path / "c.en").write_text("a\nb\nc\n")
     (tmp_path / "c.de").write_text("a\nb\n")

@@ -92,8 +92,12 @@ def test_the_delimiter_is_the_one_that_cuts_every_record_alike(text, delimiter):
 def test_a_table_that_is_not_one_is_a_one_line_error_naming_its_line():
     with pytest.raises(NmtError, match=r"t.csv:3: a quoted field is never closed"):
         CsvTable.read(b'a,b\nc,d\ne,"f\ng\n', "t.csv")
-    with pytest.raises(NmtError, match=r't.csv:2: invalid UTF-8 at byte 6: save the table as UTF-8 \(Excel: "CSV UTF-8"\)'):
-        CsvTable.read(b"a,b\nc,\xff\n", "t.csv")
+    with pytest.raises(NmtError, match=r't.csv:2: invalid UTF-8 at byte 8: save the table as UTF-8 \(Excel: "CSV UTF-8"\)'):
+        CsvTable.read(b"a,b\nc,\xc3\xa9\xff\n", "t.csv")
+    with pytest.raises(NmtError, match=r'^t.csv:2: invalid UTF-8 at byte 9 \(in Windows-1252 it reads "c,caf\xe9": if so, '
+                                       r'convert the file with iconv -f cp1252 -t utf-8\), or save the table as UTF-8 '
+                                       r'\(Excel: "CSV UTF-8"\)$'):
+        CsvTable.read(b"a,b\nc,caf\xe9\nd,e\n", "t.csv")
     # a quote inside a cell that does not start with one is a character of it
     assert CsvTable.read(b'a\tb\n5" long nails\tx\n', "t.tsv").for_direction("en", "de").texts == ['5" long nails']
     # and so are a quoted stretch that does not end its cell's quotes: written back as they were
