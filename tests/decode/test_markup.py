@@ -298,6 +298,18 @@ def test_a_reference_is_read_whole_where_verbatim_spans_and_asides_are_found():
     assert marked.text[aside.start:aside.end] == 'the "team"'
 
 
+def test_text_escaped_for_markup_keeps_its_markdown_marks():
+    """"A **black** dog &amp; a cat." (no tags): its references read and its Markdown marks taken
+    out as any plain line's, the output escaped; a link's address and a code span as written."""
+    [marked] = mark_lines(["A **black** dog &amp; a [cat](https://x.org/?a=1&amp;b=2) `a &amp; b`."], [True], False,
+                          [False], print, [1], markdown=True)
+    assert marked.text == "A black dog & a cat." and marked.escape
+    assert render(marked, "Ein schwarzer Hund & eine Katze.", "0-0 1-1 2-2 3-3 4-4 5-5") == \
+        "Ein **schwarzer** Hund &amp; eine [Katze](https://x.org/?a=1&amp;b=2) `a &amp; b`."
+    [tagged] = mark_lines(["A <b>black</b> **dog**."], [True], False, [False], print, [1], markdown=True)
+    assert tagged.text == "A black **dog**."  # (a line with tags: markup's rules alone, as before)
+
+
 @pytest.mark.parametrize("line, expected", [
     ("Tom &amp; Jerry &lt;3 the park.", True), ("A man&#39;s dog &#x26; a cat.", True), ("&copy; 2024 ACME", True),
     ("AT&T &amp; co", False), ("Fish &chips; here", False), ("a &gt; b > c", False), ("Tom & Jerry", False),

@@ -92,7 +92,8 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
          keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False,
          readable: Callable[[str], bool] | None = None,
          names: Callable[[str], list[tuple[int, int]]] | None = None, page: bool = False) -> Marked:
-    """`line` read as markup (`markup`), or else as Markdown's inline marks (`markdown`,
+    """`line` read as markup (`markup`; with `markdown` too, text escaped for markup with
+    Markdown's marks, both read), or else as Markdown's inline marks (`markdown`,
     nmt.decode.text.markdown; a documentation page's line (`page`) with its inline HTML tags, where
     they nest, read as markup's too), with its asides in parentheses made items named ASIDE (`asides`,
     nmt.decode.text.asides: a phrase an element, a longer aside a point), and/or with its
@@ -100,7 +101,9 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
     `keep_quantity` says so; text in letters that `readable` fails among them, but for that inside
     a name that `names` finds). Markup that does not nest raises MarkupError, or with `lenient` its
     unmatched tags become points (kept in the output as they stand)."""
-    if markup:
+    if markup and markdown:  # text escaped for markup, with Markdown's marks (mark_lines asks so where it has no tags)
+        pieces = _markdown_and_tags(line)
+    elif markup:
         pieces = _markup_pieces(line)
     elif markdown and page and looks_like_markup(_code_masked(line)):  # ("Press <kbd>Enter</kbd>, see [it](a.md)")
         pieces = _markdown_and_tags(line)
@@ -215,8 +218,9 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
     for at, (line, is_markup, keep, number) in enumerate(zip(lines, markup, as_written, numbers)):
         named = names[at] if names else None
         page = bool(pages and pages[at])
-        marks = markdown and not is_markup and (markdown_pieces(line) is not None
-                                                or page and looks_like_markup(_code_masked(line)))
+        # Markdown's marks in text, or in text escaped for markup ("**Tom &amp; Jerry**": no tags)
+        marks = markdown and (not is_markup or escaped_text(line)) and (
+            markdown_pieces(line) is not None or not is_markup and page and looks_like_markup(_code_masked(line)))
         found = (verbatim and verbatim_spans(line, keep_quantity, readable, named)) or (asides and aside_spans(line))
         if verbatim and not keep and readable is not None and (unread := unreadable_spans(line, readable)):
             warn(f"line {number}: {_quoted(line, unread)}: letters the model's source vocabulary lacks; "
