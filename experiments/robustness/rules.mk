@@ -1,6 +1,6 @@
 # experiments/robustness: text as users have it: the demo model on capitals, paragraphs, tags, numbers, typos (README.md beside this file).
 # Included by the top-level Makefile, whose variables and pipeline macro it uses.
-.PHONY: bench-robustness bench-escaped bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-controls bench-subtitles bench-wrapped bench-documents bench-updates bench-asides demo-augmented demo-tagged
+.PHONY: bench-robustness bench-escaped bench-quotes bench-markup-detection bench-quantities bench-document-lines bench-capitals bench-names bench-target-language bench-fragments bench-markdown bench-end-marks bench-emoticons bench-other-scripts bench-invisible bench-controls bench-subtitles bench-wrapped bench-documents bench-updates bench-asides demo-augmented demo-tagged
 
 # The demo model on text as users have it: paragraphs, upper and title case, inline tags, numbers,
 # URLs and emoji (experiments/robustness/results/robustness.json). Tag placement is judged against eflomal (extra "bench").
@@ -85,3 +85,7 @@ demo-tagged: install
 # Text escaped for a web page (&amp;, &quot;, &#x27;), read as the text it stands for or as typed (results/escaped.json).
 bench-escaped: install
 	$(BIN)/python -m experiments.robustness.escaped
+
+# Quotation marks around a line or a phrase, decode.quotes on and off (results/quotes.json).
+bench-quotes: install
+	$(BIN)/python -m experiments.robustness.quotes

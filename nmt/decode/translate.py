@@ -133,7 +133,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
     marked = mark_lines(lines, [r.markup for r in requests], cfg.copy_verbatim, as_written, warn, numbers,
                         keep_quantity, cfg.markdown, cfg.parentheses, unread,
                         [functools.partial(name_spans, pieces=pieces) if named else None for named in naming],
-                        [r.page for r in requests])
+                        [r.page for r in requests], cfg.quotes)
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # a name in letters the vocabulary lacks, left in its sentence for the names rule to write

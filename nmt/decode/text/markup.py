@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
 from nmt.decode.text.markdown import CODE_SPAN, markdown_pieces
+from nmt.decode.text.quotes import QUOTE, quote_spans
 from nmt.decode.text.verbatim import PLACEHOLDER, unreadable_spans, verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
@@ -56,6 +57,7 @@ VERBATIM_ELEMENTS = frozenset({"code", "kbd", "samp", "var"})
 # a character reference: &#38; &#x26; or one of HTML's names (&amp;; a name may lack its ";" in
 # HTML, but only with it is it read here)
 _REFERENCE = re.compile(r"&(?:#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+_LAST_REFERENCE = re.compile(_REFERENCE.pattern + "$")
 _NOT_TRANSLATED = re.compile(r"""\stranslate\s*=\s*["']?no\b|\sclass\s*=\s*(?:"[^"]*|'[^']*|)\bnotranslate\b""", re.I)
 
 
@@ -91,12 +93,13 @@ class Marked:
 def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
          keep_quantity: Callable[[str], bool] | None = None, markdown: bool = False, asides: bool = False,
          readable: Callable[[str], bool] | None = None,
-         names: Callable[[str], list[tuple[int, int]]] | None = None, page: bool = False) -> Marked:
+         names: Callable[[str], list[tuple[int, int]]] | None = None, page: bool = False, quotes: bool = False) -> Marked:
     """`line` read as markup (`markup`; with `markdown` too, text escaped for markup with
     Markdown's marks, both read), or else as Markdown's inline marks (`markdown`,
     nmt.decode.text.markdown; a documentation page's line (`page`) with its inline HTML tags, where
     they nest, read as markup's too), with its asides in parentheses made items named ASIDE (`asides`,
-    nmt.decode.text.asides: a phrase an element, a longer aside a point), and/or with its
+    nmt.decode.text.asides: a phrase an element, a longer aside a point), with its quotes' marks an
+    element named QUOTE around their words (`quotes`, nmt.decode.text.quotes), and/or with its
     verbatim spans taken out (`verbatim`; a quantity, "3 people", left in the text where
     `keep_quantity` says so; text in letters that `readable` fails among them, but for that inside
     a name that `names` finds). Markup that does not nest raises MarkupError, or with `lenient` its
@@ -116,6 +119,9 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
         pieces = [split for piece in pieces
                   for split in (_verbatim_pieces(piece[1], keep_quantity, readable, names, markup) if piece[0] == "text"
                                 else [piece])]
+    if quotes:  # (after the verbatim spans, which take a quote that holds just a span, '"42"', whole)
+        pieces = [split for piece in pieces
+                  for split in (_quote_pieces(piece[1], markup) if piece[0] == "text" else [piece])]
     return _assemble(pieces, markup, lenient)
 
 
@@ -207,9 +213,10 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
                numbers: list[int], keep_quantity: Callable[[str], bool] | None = None,
                markdown: bool = False, asides: bool = False, readable: Callable[[str], bool] | None = None,
                names: list[Callable[[str], list[tuple[int, int]]] | None] | None = None,
-               pages: list[bool] | None = None) -> list[Marked | None]:
+               pages: list[bool] | None = None, quotes: bool = False) -> list[Marked | None]:
     """Each line read by `mark` (as markup where `markup` says so, else with Markdown's marks where
-    `markdown`, and a page's (`pages`) inline HTML tags where they nest; its asides taken out where `asides`), or None where nothing is taken out of it (and
+    `markdown`, and a page's (`pages`) inline HTML tags where they nest; its asides taken out where
+    `asides`, its quotes' marks where `quotes`), or None where nothing is taken out of it (and
     it is not markup) or it is to be translated `as_written`. A line whose markup does not nest is
     warned about (naming its number); its unmatched tags become points. So is a line with text in
     letters that `readable` fails, which is copied as written (taken out, or where it is a name
@@ -221,7 +228,8 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
         # Markdown's marks in text, or in text escaped for markup ("**Tom &amp; Jerry**": no tags)
         marks = markdown and (not is_markup or escaped_text(line)) and (
             markdown_pieces(line) is not None or not is_markup and page and looks_like_markup(_code_masked(line)))
-        found = (verbatim and verbatim_spans(line, keep_quantity, readable, named)) or (asides and aside_spans(line))
+        found = (verbatim and verbatim_spans(line, keep_quantity, readable, named)) or (asides and aside_spans(line)) \
+            or (quotes and quote_spans(line))
         if verbatim and not keep and readable is not None and (unread := unreadable_spans(line, readable)):
             warn(f"line {number}: {_quoted(line, unread)}: letters the model's source vocabulary lacks; "
                  "copied as written")
@@ -229,7 +237,7 @@ def mark_lines(lines: list[str], markup: list[bool], verbatim: bool, as_written:
             out.append(None)  # nothing to take out: translated as it is (most lines, at no cost)
             continue
         options = {"keep_quantity": keep_quantity, "markdown": marks, "asides": asides, "readable": readable,
-                   "names": named, "page": page}
+                   "names": named, "page": page, "quotes": quotes}
         try:
             marked = mark(line, is_markup, verbatim, **options)
         except MarkupError as e:
@@ -303,6 +311,17 @@ def _aside_pieces(text: str, markup: bool) -> list[tuple]:
     return _split_out(text, _spans_as_read(text, aside_spans, markup), lambda aside: [
         ("open", "(", ASIDE), ("text", aside[1:-1]), ("close", ")", ASIDE)] if is_phrase(html.unescape(aside[1:-1]))
         else [("point", aside, ASIDE)])
+
+
+def _quote_pieces(text: str, markup: bool) -> list[tuple]:
+    """A text piece's quotes: their marks (as written: `&quot;` in markup) an element around their words."""
+    def pieces(quote: str) -> list[tuple]:
+        first = (markup and _REFERENCE.match(quote)) or None
+        last = (markup and _LAST_REFERENCE.search(quote)) or None
+        opening, closing = first.group() if first else quote[0], last.group() if last else quote[-1]
+        return [("open", opening, QUOTE), ("text", quote[len(opening):-len(closing)]), ("close", closing, QUOTE)]
+
+    return _split_out(text, _spans_as_read(text, quote_spans, markup), pieces)
 
 
 def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None, readable: Callable[[str], bool] | None,

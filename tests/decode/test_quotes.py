@@ -1,0 +1,59 @@
+"""Quotation marks (nmt.decode.text.quotes): which marks make a quote, by hand-made cases, and
+through translate_lines: the model reads the sentence without them, and they come back around
+output words, as written."""
+
+from __future__ import annotations
+
+from nmt.decode.text.casing import hypothesis_text
+from nmt.decode.text.markup import mark, render, walk
+from nmt.decode.text.quotes import QUOTE, quote_spans
+from nmt.decode.translate import translate_lines
+
+
+def quotes(text: str) -> list[str]:
+    return [text[start:end] for start, end in quote_spans(text)]
+
+
+def test_a_quote_is_a_pair_of_double_marks_of_one_style_around_a_letter():
+    assert quotes('A man in a "red shirt" walks, "fast".') == ['"red shirt"', '"fast"']
+    assert quotes("“A dog runs.” „Ein Hund“ «un chien» »ein Hund«") == [
+        "“A dog runs.”", "„Ein Hund“", "«un chien»", "»ein Hund«"]
+    assert quotes('("a dog") [„ein Hund”]') == ['"a dog"', "„ein Hund”"]
+    # inches, a mark inside a word, numbers alone, single marks, unpaired or mixed marks: left to the model
+    for text in ('5" long nails', 'a"b" c', '"42"', "‘a dog’", "'a dog'", '"a dog', "“a dog»", "“a\ndog”"):
+        assert quotes(text) == [], text
+
+
+def test_the_marks_are_an_element_around_the_words_and_come_back_as_written():
+    marked = mark('A man in a "red shirt" walks.', markup=False, verbatim=True, quotes=True)
+    assert marked.text == "A man in a red shirt walks."
+    [element] = marked.items
+    assert (element.open, element.close, element.name, element.point) == ('"', '"', QUOTE, False)
+    assert marked.text[element.start:element.end] == "red shirt"
+    assert render(marked, "Ein Mann in einem roten Hemd geht.", "0-0 1-1 2-2 3-3 4-4 5-5 6-6") == \
+        'Ein Mann in einem "roten Hemd" geht.'
+    whole = mark("“A dog runs.”", markup=False, verbatim=True, quotes=True)
+    assert whole.text == "A dog runs." and render(whole, "Ein Hund rennt.", "0-0 1-1 2-2") == "“Ein Hund rennt.”"
+    # a quote that holds just a verbatim span goes with it, whole; the rule off: nothing taken out
+    assert [i.open for i in walk(mark('See "https://x.org" now.', False, True, quotes=True).items)] == ['"https://x.org"']
+    assert mark('A "red shirt".', markup=False, verbatim=True).items == []
+    escaped = mark("A &quot;red shirt&quot; &amp; a hat.", markup=True, verbatim=True, quotes=True)
+    assert escaped.text == "A red shirt & a hat." and [i.open for i in escaped.items] == ["&quot;"]
+    assert render(escaped, "Ein rotes Hemd & ein Hut.", "0-0 1-1 2-2 3-3 4-4 5-5") == \
+        "Ein &quot;rotes Hemd&quot; &amp; ein Hut."
+
+
+def test_a_quoted_line_is_translated_as_the_line_without_its_marks(translator, cfg, searched):
+    line = "A black dog leaps over a log."
+    [[plain]] = translate_lines(translator, [line], cfg)
+    searched.clear()
+    out = translate_lines(translator, [f"“{line}”", 'A black dog "leaps over" a log.'], cfg)
+    assert searched == [line, line]  # the model never sees the marks
+    whole, phrase = (hypothesis_text(translator.tgt_tokenizer, hyps[0]) for hyps in out)
+    assert whole == f"“{hypothesis_text(translator.tgt_tokenizer, plain)}”"
+    assert phrase.count('"') == 2 and " ".join(phrase.replace('"', "").split()) == \
+        hypothesis_text(translator.tgt_tokenizer, plain)
+    off = cfg.model_copy(update={"quotes": False})
+    searched.clear()
+    translate_lines(translator, [f"“{line}”"], off)
+    assert searched == [f" ⁇ {line} ⁇ "]  # off: the model reads the marks (unknown pieces to the tiny vocabulary)  # (off: the marks are the model's to read)
