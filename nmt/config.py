@@ -643,7 +643,7 @@ class DecodeConfig(Section):
     # its sentence with the parentheses around its words, a single word or a longer aside apart,
     # put back where the words around it went (nmt.decode.text.asides); false: the model reads it in place.
     parentheses: bool = True
-    # A quote in double quotation marks ("…", “…”, „…“, «…») keeps them: its words stay in their
+    # A quote in quotation marks ("…", “…”, „…“, «…», '…', ‘…’) keeps them: its words stay in their
     # sentence, which the model reads without the marks, and the marks go around the output words
     # aligned to them, as written (nmt.decode.text.quotes); false: the model reads them in place.
     quotes: bool = True

@@ -3,6 +3,7 @@ across as an element around the output words aligned to what they held, nmt.deco
 and off (the model reads them in place), on test_2016_flickr as shipped and in three quoted forms:
 - each line in “…” (a caption quoted whole);
 - each line in straight double quotes, "…";
+- each line in single quotes, '…' and ‘…’ (British style; single marks are apostrophes too);
 - the third and fourth words of each line of five words or more in "…" (a phrase quoted
   inside its sentence: A man in "an orange" hat ...), a shorter line whole.
 BLEU of the outputs with their quotation marks taken out, against the references as they are,
@@ -23,6 +24,7 @@ from nmt.decode.engines.engine import load_engine
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MARKS = re.compile(r'["“”„«»]')
+SINGLE_MARKS = re.compile(r"(?<!\w)['‘’‚]|['‘’‚](?!\w)")  # a single mark that is not an apostrophe
 
 
 def phrase_quoted(line: str) -> str:
@@ -40,11 +42,15 @@ def main() -> None:
     forms = {"as_shipped": (sources, references),
              "whole_line_in_curly_quotes": ([f"“{s}”" for s in sources], references),
              "whole_line_in_straight_quotes": ([f'"{s}"' for s in sources], references),
+             "whole_line_in_single_quotes": ([f"'{s}'" for s in sources], references),
+             "whole_line_in_curly_single_quotes": ([f"‘{s}’" for s in sources], references),
              "two_words_quoted": ([phrase_quoted(s) for s in sources], references)}
 
     def measure(outputs: list[str], refs: list[str]) -> dict:
-        return {**score([" ".join(MARKS.sub("", o).split()) for o in outputs], refs),
-                "outputs_with_both_marks": sum(len(MARKS.findall(o)) == 2 for o in outputs)}
+        without = [" ".join(SINGLE_MARKS.sub("", MARKS.sub("", o)).split()) for o in outputs]
+        return {**score(without, refs),
+                "outputs_with_both_marks": sum(len(MARKS.findall(o)) == 2 or len(SINGLE_MARKS.findall(o)) == 2
+                                               for o in outputs)}
 
     settings = {"quotes_on": cfg, "quotes_off": cfg.model_copy(update={"quotes": False})}
     write_study(RESULTS / "quotes.json", checkpoint, args.test, compare_settings(engine, forms, settings, measure))

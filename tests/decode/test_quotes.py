@@ -19,9 +19,15 @@ def test_a_quote_is_a_pair_of_double_marks_of_one_style_around_a_letter():
     assert quotes("“A dog runs.” „Ein Hund“ «un chien» »ein Hund«") == [
         "“A dog runs.”", "„Ein Hund“", "«un chien»", "»ein Hund«"]
     assert quotes('("a dog") [„ein Hund”]') == ['"a dog"', "„ein Hund”"]
-    # inches, a mark inside a word, numbers alone, single marks, unpaired or mixed marks: left to the model
-    for text in ('5" long nails', 'a"b" c', '"42"', "‘a dog’", "'a dog'", '"a dog', "“a dog»", "“a\ndog”"):
+    # single marks, which are apostrophes too: an apostrophe between letters inside a quote is one
+    assert quotes("He said 'I don't know' and ‘it’s late’, ‚gut‘, Rock 'n' roll.") == [
+        "'I don't know'", "‘it’s late’", "‚gut‘", "'n'"]
+    # inches, marks inside a word, numbers alone, unpaired or mixed marks, apostrophes: left to the model
+    for text in ('5" long nails', 'a"b" c', '"42"', '"a dog', "“a dog»", "“a\ndog”", "It's Tom's dog.",
+                 "the dogs' toys", "the '60s", "'a dog", "‘a dog'"):
         assert quotes(text) == [], text
+    # a closing mark after an "s" ends a quote early; the marks after it are the model's
+    assert quotes("He said 'the dogs' toys are red' today.") == ["'the dogs'"]
 
 
 def test_the_marks_are_an_element_around_the_words_and_come_back_as_written():

@@ -6,11 +6,13 @@ lines in “…” 26.28 and with two words of each quoted 21.56, keeping the ma
 without the marks, and the marks become an element around the output words aligned to those
 words, written as in the source (`decode.quotes`).
 
-A quote is a span between double quotation marks of one style: "…" (the opening mark at the
-line's start or after a space or an opening bracket, the closing one before a space,
-punctuation or the end: `5" long` is no quote), “…”, „…“ (or „…”), «…» and »…«, holding a letter
-and no other mark of its style. Single quotation marks are left to the model: ’ is an apostrophe
-too.
+A quote is a span between quotation marks of one style, holding a letter and no other mark of
+its style: "…" (the opening mark at the line's start or after a space or an opening bracket, the
+closing one before a space, punctuation or the end: `5" long` is no quote), “…”, „…“ (or „…”),
+«…» and »…«; and single marks, which are apostrophes too: '…' and ‘…’ (opened as "…" is, by a
+letter after the mark; closed by a mark before a space, punctuation or the end; a mark between
+two letters inside is an apostrophe: 'I don't know') and ‚…‘. A closing mark after an "s"
+("the dogs' toys") can still end a quote early: the marks that follow are left to the model.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from __future__ import annotations
 import re
 
 QUOTE = "quote"  # the name of a markup item that holds a quote's marks (nmt.decode.text.markup.Item.name)
-_QUOTES = re.compile(r'(?<![^\s(\[{])"[^"\n]+"(?=$|[\s.,;:!?)\]}…])|“[^“”„\n]+”|„[^“”„\n]+[“”]|«[^«»\n]+»|»[^«»\n]+«')
+_AFTER = r"(?=$|[\s.,;:!?)\]}…\"”»])"  # what may follow a closing mark
+_OPENS = r"(?<![^\s(\[{])"  # what may come before an opening straight mark: the start, a space or a bracket
+_QUOTES = re.compile("|".join([
+    _OPENS + r'"[^"\n]+"' + _AFTER, r"“[^“”„\n]+”", r"„[^“”„\n]+[“”]", r"«[^«»\n]+»", r"»[^«»\n]+«",
+    _OPENS + r"'(?=[^\W\d_])(?:[^'\n]|(?<=\w)'(?=\w))+?(?<=\S)'" + _AFTER,
+    r"‘(?:[^‘’\n]|(?<=\w)’(?=\w))+?’" + _AFTER, r"‚[^‚‘\n]+‘"]))
 
 
 def quote_spans(text: str) -> list[tuple[int, int]]:
