@@ -16,9 +16,7 @@ import html
 import re
 from pathlib import Path
 
-from experiments.shared.demo_model import demo_parser, demo_test_set, score, write_study
-from nmt.config import load_recipe
-from nmt.decode.engines.engine import load_engine
+from experiments.shared.demo_model import demo_parser, demo_study, score, write_study
 from nmt.decode.stream import translate_stream
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -27,9 +25,7 @@ BARE = re.compile(r"&(?!#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9]*;)|[<>]"
 
 def main() -> None:
     args = demo_parser().parse_args()
-    checkpoint, sources, references = demo_test_set(args)
-    engine = load_engine([checkpoint])
-    cfg = load_recipe(args.recipe).decode
+    checkpoint, sources, references, cfg, engine = demo_study(args)
     escaped = [html.escape(line) for line in sources]
     changed = [i for i, (line, original) in enumerate(zip(escaped, sources)) if line != original]
 

@@ -13,10 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from experiments.shared.demo_model import compare_with_step_bypassed, demo_parser, demo_test_set, score, write_study
-from nmt.config import load_recipe
+from experiments.shared.demo_model import compare_with_step_bypassed, demo_parser, demo_study, score, write_study
 from nmt.decode import translate
-from nmt.decode.engines.engine import load_engine
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SOFT_HYPHEN = "\u00ad"
@@ -33,9 +31,7 @@ def measure(outputs: list[str], refs: list[str]) -> dict:
 
 def main() -> None:
     args = demo_parser().parse_args()
-    checkpoint, sources, references = demo_test_set(args)
-    cfg = load_recipe(args.recipe).decode
-    engine = load_engine([checkpoint])
+    checkpoint, sources, references, cfg, engine = demo_study(args)
     forms = {"as_shipped": (sources, references),
              "soft_hyphens_in_words_of_7_letters_or_more": ([hyphenated(s) for s in sources], references)}
     result = compare_with_step_bypassed(engine, forms, cfg, measure,

@@ -18,9 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from experiments.shared.demo_model import compare_settings, demo_parser, demo_test_set, score, write_study
-from nmt.config import load_recipe
-from nmt.decode.engines.engine import load_engine
+from experiments.shared.demo_model import compare_settings, demo_parser, demo_study, score, write_study
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MARKS = re.compile(r'["“”„«»]')
@@ -36,9 +34,7 @@ def phrase_quoted(line: str) -> str:
 
 def main() -> None:
     args = demo_parser().parse_args()
-    checkpoint, sources, references = demo_test_set(args)
-    cfg = load_recipe(args.recipe).decode
-    engine = load_engine([checkpoint])
+    checkpoint, sources, references, cfg, engine = demo_study(args)
     forms = {"as_shipped": (sources, references),
              "whole_line_in_curly_quotes": ([f"“{s}”" for s in sources], references),
              "whole_line_in_straight_quotes": ([f'"{s}"' for s in sources], references),

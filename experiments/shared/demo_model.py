@@ -61,6 +61,16 @@ def demo_test_set(args: argparse.Namespace) -> tuple[Path, list[str], list[str]]
     return (checkpoint, list(read_lines(Path(f"{args.test}.en.gz"))), list(read_lines(Path(f"{args.test}.de.gz"))))
 
 
+def demo_study(args: argparse.Namespace) -> tuple[Path, list[str], list[str], object, object]:
+    """What a study of the demo model starts from (`demo_parser`'s arguments): the checkpoint, the
+    test set's sources and references (demo_test_set), the recipe's decode settings and the engine."""
+    from nmt.config import load_recipe
+    from nmt.decode.engines.engine import load_engine
+
+    checkpoint, sources, references = demo_test_set(args)
+    return checkpoint, sources, references, load_recipe(args.recipe).decode, load_engine([checkpoint])
+
+
 def translated(engine, lines: list[str], cfg, markup: bool = False,
                constraints: list[list[str]] | None = None) -> tuple[list[str], float]:
     """The best output text of each line (with `constraints`: each line's phrases in it), and the
