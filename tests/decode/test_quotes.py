@@ -49,6 +49,22 @@ def test_the_marks_are_an_element_around_the_words_and_come_back_as_written():
         "Ein &quot;rotes Hemd&quot; &amp; ein Hut."
 
 
+def test_a_quote_around_tags_is_an_element_around_them_where_they_nest():
+    """Marks on either side of tags ('"A <b>dog</b> runs."') make an element around the tags, where
+    the tags between them are balanced; crossed with an element, the marks are left in the text."""
+    def items(line: str) -> list[tuple[str, str]]:
+        return [(i.open, i.close) for i in walk(mark(line, markup=True, verbatim=True, quotes=True).items)]
+
+    assert items('"A <b>dog</b> runs."') == [('"', '"'), ("<b>", "</b>")]
+    assert items('<p>“Visit our <a href="/shop">shop</a> today.”</p>') == [
+        ("<p>", "</p>"), ("“", "”"), ('<a href="/shop">', "</a>")]
+    assert items('A "<i>black</i> dog" runs.') == [('"', '"'), ("<i>", "</i>")]
+    crossed = mark('"A <b>dog" runs</b>.', markup=True, verbatim=True, quotes=True)
+    assert crossed.text == '"A dog" runs.' and [i.open for i in walk(crossed.items)] == ["<b>"]
+    marked = mark('"A <b>dog</b> runs."', markup=True, verbatim=True, quotes=True)
+    assert render(marked, "Ein Hund rennt.", "0-0 1-1 2-2") == '"Ein <b>Hund</b> rennt."'
+
+
 def test_a_quoted_line_is_translated_as_the_line_without_its_marks(translator, cfg, searched):
     line = "A black dog leaps over a log."
     [[plain]] = translate_lines(translator, [line], cfg)

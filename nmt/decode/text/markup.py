@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
 from nmt.decode.text.markdown import CODE_SPAN, markdown_pieces
-from nmt.decode.text.quotes import QUOTE, quote_spans
+from nmt.decode.text.quotes import QUOTE, SEAM, quote_spans
 from nmt.decode.text.verbatim import PLACEHOLDER, unreadable_spans, verbatim_spans
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
@@ -122,6 +122,7 @@ def mark(line: str, markup: bool, verbatim: bool, lenient: bool = False,
     if quotes:  # (after the verbatim spans, which take a quote that holds just a span, '"42"', whole)
         pieces = [split for piece in pieces
                   for split in (_quote_pieces(piece[1], markup) if piece[0] == "text" else [piece])]
+        pieces = _quotes_across_tags(pieces)
     return _assemble(pieces, markup, lenient)
 
 
@@ -322,6 +323,48 @@ def _quote_pieces(text: str, markup: bool) -> list[tuple]:
         return [("open", opening, QUOTE), ("text", quote[len(opening):-len(closing)]), ("close", closing, QUOTE)]
 
     return _split_out(text, _spans_as_read(text, quote_spans, markup), pieces)
+
+
+def _quotes_across_tags(pieces: list[tuple]) -> list[tuple]:
+    """`pieces` with each quote whose marks stand in two text pieces, the tags between them
+    balanced ('"A <b>dog</b> runs."'), made an element too: its marks cut out of those pieces."""
+    if all(piece[0] == "text" for piece in pieces):
+        return pieces
+    joined, owner, offset = [], [], []  # the text joined (SEAM for any other piece); per character its piece and place
+    for i, piece in enumerate(pieces):
+        text = piece[1] if piece[0] == "text" else SEAM
+        joined.append(text)
+        owner += [i] * len(text)
+        offset += range(len(text)) if piece[0] == "text" else [0]
+    line = "".join(joined)
+    marks: dict[int, list[tuple[int, tuple]]] = {}  # piece -> (place in it, the mark's piece)
+    for start, end in quote_spans(line, seams=True):
+        first, last = owner[start], owner[end - 1]
+        if first == last or pieces[first][0] != "text" or pieces[last][0] != "text" or not _balanced(pieces[first + 1:last]):
+            continue  # (marks in one piece: the quote pass before took what it could)
+        marks.setdefault(first, []).append((offset[start], ("open", line[start], QUOTE)))
+        marks.setdefault(last, []).append((offset[end - 1], ("close", line[end - 1], QUOTE)))
+    if not marks:
+        return pieces
+    out = []
+    for i, piece in enumerate(pieces):
+        at = 0
+        for place, mark_piece in sorted(marks.get(i, [])):
+            out += [("text", piece[1][at:place])] if place > at else []
+            out.append(mark_piece)
+            at = place + 1
+        out += [piece] if i not in marks else ([("text", piece[1][at:])] if at < len(piece[1]) else [])
+    return out
+
+
+def _balanced(pieces: list[tuple]) -> bool:
+    """Whether every element `pieces` open they close, and none they close was opened before them."""
+    depth = 0
+    for piece in pieces:
+        depth += {"open": 1, "close": -1}.get(piece[0], 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _verbatim_pieces(text: str, keep_quantity: Callable[[str], bool] | None, readable: Callable[[str], bool] | None,

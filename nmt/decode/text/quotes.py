@@ -20,14 +20,25 @@ from __future__ import annotations
 import re
 
 QUOTE = "quote"  # the name of a markup item that holds a quote's marks (nmt.decode.text.markup.Item.name)
-_AFTER = r"(?=$|[\s.,;:!?)\]}…\"”»])"  # what may follow a closing mark
-_OPENS = r"(?<![^\s(\[{])"  # what may come before an opening straight mark: the start, a space or a bracket
-_QUOTES = re.compile("|".join([
-    _OPENS + r'"[^"\n]+"' + _AFTER, r"“[^“”„\n]+”", r"„[^“”„\n]+[“”]", r"«[^«»\n]+»", r"»[^«»\n]+«",
-    _OPENS + r"'(?=[^\W\d_])(?:[^'\n]|(?<=\w)'(?=\w))+?(?<=\S)'" + _AFTER,
-    r"‘(?:[^‘’\n]|(?<=\w)’(?=\w))+?’" + _AFTER, r"‚[^‚‘\n]+‘"]))
+SEAM = "\ue000"  # where a tag stands, in the text of a line's pieces joined (quote_spans's `seams`)
 
 
-def quote_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of each quote of `text`, its marks included, in order."""
-    return [m.span() for m in _QUOTES.finditer(text) if any(c.isalpha() for c in m.group()[1:-1])]
+def _pattern(seam: str) -> re.Pattern:
+    after = rf"(?=$|[\s.,;:!?)\]}}…\"”»{seam}])"  # what may follow a closing mark
+    opens = rf"(?<![^\s(\[{{{seam}])"  # what may come before an opening straight mark: the start, a space, a bracket
+    letter_after = rf"(?={seam}*[^\W\d_])" if seam else r"(?=[^\W\d_])"
+    return re.compile("|".join([
+        opens + r'"[^"\n]+"' + after, r"“[^“”„\n]+”", r"„[^“”„\n]+[“”]", r"«[^«»\n]+»", r"»[^«»\n]+«",
+        opens + "'" + letter_after + r"(?:[^'\n]|(?<=\w)'(?=\w))+?(?<=\S)'" + after,
+        r"‘(?:[^‘’\n]|(?<=\w)’(?=\w))+?’" + after, r"‚[^‚‘\n]+‘"]))
+
+
+_QUOTES, _QUOTES_ACROSS_SEAMS = _pattern(""), _pattern(SEAM)
+
+
+def quote_spans(text: str, seams: bool = False) -> list[tuple[int, int]]:
+    """The (start, end) of each quote of `text`, its marks included, in order. `seams`: `text` is a
+    line's text pieces joined with SEAM where a tag stands, which may stand beside a mark as a
+    space may."""
+    pattern = _QUOTES_ACROSS_SEAMS if seams else _QUOTES
+    return [m.span() for m in pattern.finditer(text) if any(c.isalpha() for c in m.group()[1:-1])]
