@@ -19,8 +19,6 @@ from nmt.errors import NmtError
 from nmt.files import COMPRESSED, line_count
 
 
-
-
 # splits kept in one file, named with their extension (nmt.data.corpora)
 ONE_FILE_CORPORA = (".tsv", ".csv", ".tmx")
 
@@ -50,11 +48,12 @@ def split_file(stem: str, lang: str) -> Path:
         if candidate.is_file():
             return candidate
     hint = ""
-    if Path(stem).is_file() and _tab_in_first_line(Path(stem)):  # a TSV under another name (manythings.org's deu.txt)
-        hint = f"; {stem} has tab-separated columns: a TSV split is named .tsv (its source, then its target column)"
-    elif Path(stem).is_file():  # one side's file, where the stem both sides share was wanted
-        bare = Path(stem).with_suffix("") if Path(stem).suffix in COMPRESSED else Path(stem)
-        hint = f"; a split is the stem its two files share: {bare.with_suffix('')}, not {stem}"
+    if Path(stem).is_file():
+        if _tab_in_first_line(Path(stem)):  # a TSV under another name (manythings.org's deu.txt)
+            hint = f"; {stem} has tab-separated columns: a TSV split is named .tsv (its source, then its target column)"
+        else:  # one side's file, where the stem both sides share was wanted
+            bare = Path(stem).with_suffix("") if Path(stem).suffix in COMPRESSED else Path(stem)
+            hint = f"; a split is the stem its two files share: {bare.with_suffix('')}, not {stem}"
     elif one_file := next((p for ext in ONE_FILE_CORPORA for p in _maybe_compressed(Path(f"{stem}{ext}")) if p.is_file()),
                           None):  # the split is kept in one file, named without its extension
         hint = f"; {one_file} is there: name a one-file split with its extension"

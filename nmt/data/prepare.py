@@ -295,7 +295,8 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                                 pair_filter.drop(reason, lines[i], as_read[i])
                             else:
                                 keep.append(i)
-                        in_eval += sum(sentence_key(as_read[i][0]) in eval_sources for i in keep)  # (as read: unaugmented)
+                        if not data.remove_eval_overlap:  # (dropped, none is kept)
+                            in_eval += sum(sentence_key(as_read[i][0]) in eval_sources for i in keep)  # (as read)
                         src_ids = [src_ids[i] for i in keep]
                         tgt_ids = [tgt_ids[i] for i in keep]
                         chunk = [chunk[i] for i in keep]
@@ -354,12 +355,17 @@ def _intact(target: Path, splits: dict) -> bool:
     return True
 
 
+def dropped_reasons(dropped: dict[str, int]) -> str:
+    """A split's pairs left out, by reason, as prepare's report counts them: "3 duplicate, 2 length ratio"."""
+    return ", ".join(f"{n:,} {why}" for why, n in dropped.items())
+
+
 def describe_preparation(report: dict, out: Path) -> list[str]:
     """The lines `nmt prepare` prints about `prepare`'s report: pairs kept and dropped, per split
     and per corpus."""
     lines = [f"data up to date: {data_dir(out)}"] if report["skipped"] else []
     for split, s in report["splits"].items():
-        dropped = ", ".join(f"{n:,} {why}" for why, n in s["dropped"].items()) or "none"
+        dropped = dropped_reasons(s["dropped"]) or "none"
         lines.append(f"  {split}: {s['kept']:,} of {s['read']:,} pairs kept (dropped: {dropped})")
         if s.get("kept_sources_in_valid_or_test"):
             n = s["kept_sources_in_valid_or_test"]

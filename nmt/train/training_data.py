@@ -4,7 +4,6 @@ epoch's batches, a pure function of the seed and the epoch."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +11,13 @@ import numpy as np
 from nmt.config import Recipe, TrainConfig
 from nmt.data.batching import epoch_batches
 from nmt.data.packing import packed_epoch_batches, packed_rows_per_batch
-from nmt.data.prepare import corpus_sizes, data_dir
+from nmt.data.prepare import corpus_sizes, data_dir, dropped_reasons
 from nmt.data.sampling import epoch_selection
 from nmt.data.shards import ParallelShards, Shard
 from nmt.data.tokenizer import load_processor, require_tokenizer, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, PieceWords, alignment_targets
 from nmt.errors import NmtError
+from nmt.files import cached_record
 from nmt.train.validate import valid_sets
 
 
@@ -97,11 +97,8 @@ class TrainingData:
 
 def _why_dropped(shards: Path) -> str:
     """The training pairs' reasons for being dropped, as prepare's report counts them, to say."""
-    try:
-        dropped = json.loads((shards / "report.json").read_text(encoding="utf-8"))["splits"]["train"]["dropped"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-    return f" (dropped: {', '.join(f'{n:,} {why}' for why, n in dropped.items())})" if dropped else ""
+    dropped = cached_record(shards / "report.json").get("splits", {}).get("train", {}).get("dropped")
+    return f" (dropped: {dropped_reasons(dropped)})" if dropped else ""
 
 
 def run_epoch_batches(pairs: ParallelShards, train: TrainConfig, epoch: int, selection: np.ndarray | None = None

@@ -21,7 +21,7 @@ translate="no" or with the class "notranslate" (HTML's and the translation servi
 
 Markup mode also reads character references (`&amp;` is "&" to the model) and escapes `&`, `<`
 and `>` in the translated text; a character the source wrote only as a reference (`&copy;`,
-`&nbsp;`, `&quot;`) is written as that reference again. Where a plain line is read as markup
+`&quot;`, `&#39;`; not a space's, `&nbsp;`) is written as that reference again. Where a plain line is read as markup
 (read_as_markup), so is one without tags whose `&`, `<` and `>` are all references ("Tom &amp;
 Jerry": text escaped for a web page). Markup that does not nest (an unclosed or stray tag) is a
 `MarkupError`: the caller translates that line as text.

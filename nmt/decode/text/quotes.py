@@ -1,8 +1,8 @@
 """Quotation marks carried across by the markup rules (nmt.decode.text.markup), as parentheses are
 (nmt.decode.text.asides). A model that saw few quotation marks in training drops them and
-garbles what they hold: on 300 lines of test_2016_flickr the demo model scored 36.08, the same
-lines in “…” 26.28 and with two words of each quoted 21.56, keeping the marks in 52 of 300
-(`make bench-quotes`). Here the words a quote holds stay in their sentence, which the model reads
+garbles what they hold: on test_2016_flickr the demo model scored 36.30, the same lines in “…”
+25.06 and with two words of each quoted 21.83, keeping the marks in 157 of 1,000 (`make
+bench-quotes`). Here the words a quote holds stay in their sentence, which the model reads
 without the marks, and the marks become an element around the output words aligned to those
 words, written as in the source (`decode.quotes`).
 
