@@ -118,6 +118,11 @@ class DataConfig(Section):
     # of. Counted either way, and `nmt prepare` warns where there are any.
     remove_eval_overlap: bool = False
     normalize_nfkc: bool = False
+    # Read the corpora's escaped lines as the text they stand for: "stone &amp; tile" and the Moses
+    # tokenizer's "it &apos;s" (a line with a character reference, every "&" beginning one, no bare
+    # "<" or ">"; nmt.data.escapes), as translation reads such input (and escapes the output
+    # again). Every split: training, the tokenizer's text, valid and test.
+    unescape: bool = True
     # Drop the pairs a side of which a language identifier (py3langid; pip install 'nmt[langid]')
     # finds in another language than its corpus's, with a probability above this (0.5: more
     # likely than all other languages together; nmt.data.language_filter; on `nmt prepare --threads`

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from nmt.config import DataConfig
 from nmt.data.corpus import COMPRESSED, ONE_FILE_CORPORA, Corpus, HuggingFace, TextPair, Tsv
 from nmt.data.csv_corpus import Csv
+from nmt.data.escapes import unescaped
 from nmt.data.tmx import Tmx
 from nmt.errors import NmtError
 
@@ -41,6 +43,43 @@ def open_corpus(spec: str, src_lang: str, tgt_lang: str) -> Corpus:
     if kind == "tmx":
         return Tmx(spec, src_lang, tgt_lang)
     return TextPair(spec, src_lang, tgt_lang)
+
+
+class Unescaped(Corpus):
+    """A corpus whose escaped lines ("stone &amp; tile", "it &apos;s") are read as the text they
+    stand for (nmt.data.escapes), as translation reads such input. `unescaped_lines`: how many
+    lines the latest pass over it changed."""
+
+    def __init__(self, corpus: Corpus):
+        self.corpus = corpus
+        self.unescaped_lines = 0
+
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        self.unescaped_lines = 0
+        for source, target in self.corpus.pairs():
+            pair = unescaped(source), unescaped(target)
+            self.unescaped_lines += (pair[0] != source) + (pair[1] != target)
+            yield pair
+
+    def fingerprint(self) -> dict:
+        return self.corpus.fingerprint()
+
+    def count_pairs(self) -> int:
+        return self.corpus.count_pairs()
+
+    def __getattr__(self, name: str):  # what a kind of corpus tells besides (a TMX's units left out)
+        if name == "corpus":  # (not set yet: a copy being made)
+            raise AttributeError(name)
+        return getattr(self.corpus, name)
+
+    def __str__(self) -> str:
+        return str(self.corpus)
+
+
+def recipe_corpus(data: DataConfig, spec: str, src_lang: str, tgt_lang: str) -> Corpus:
+    """A split a recipe names, read as its data settings say: escaped lines unescaped (data.unescape)."""
+    corpus = open_corpus(spec, src_lang, tgt_lang)
+    return Unescaped(corpus) if data.unescape else corpus
 
 
 def pairs_opener(corpus: str | None, source: Path | None, target: Path | None,

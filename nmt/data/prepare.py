@@ -17,7 +17,7 @@ import sentencepiece as spm
 from nmt.config import AugmentConfig, DataConfig, TokenizerConfig
 from nmt.data.augment import augment_pair
 from nmt.data.clean import PairFilter, normalize, sentence_key
-from nmt.data.corpora import open_corpus
+from nmt.data.corpora import recipe_corpus
 from nmt.data.corpus import Corpus
 from nmt.data.dedup import find_duplicates
 from nmt.data.language_filter import LanguageFilter
@@ -181,7 +181,7 @@ def _dropped_recorder(out, corpus: Corpus, first_line: int) -> Callable[[int, st
 def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
     """Every split to write: train (all corpora, one after the other), and valid and test once per
     direction (`valid.en-de`, ...) when the corpora hold several, else once (`valid`)."""
-    train = [Source(open_corpus(c.path, c.src_lang, c.tgt_lang), control_ids(sp_src, data, c.tgt_lang, c.tag, c.src_lang),
+    train = [Source(recipe_corpus(data, c.path, c.src_lang, c.tgt_lang), control_ids(sp_src, data, c.tgt_lang, c.tag, c.src_lang),
                     c.model_dump(mode="json"), c.augment or data.augment, target_control_ids(sp_tgt, data, c.tgt_lang))
              for c in data.corpora()]
     splits = {"train": train}
@@ -190,7 +190,7 @@ def split_sources(data: DataConfig, sp_src, sp_tgt) -> dict[str, list[Source]]:
             continue
         for src, tgt in data.directions() if data.multidirectional else [(data.src_lang, data.tgt_lang)]:
             name = f"{split}.{src}-{tgt}" if data.multidirectional else split
-            splits[name] = [Source(open_corpus(spec, src, tgt), control_ids(sp_src, data, tgt, src_lang=src),
+            splits[name] = [Source(recipe_corpus(data, spec, src, tgt), control_ids(sp_src, data, tgt, src_lang=src),
                                    {"src_lang": src, "tgt_lang": tgt}, target_prefix=target_control_ids(sp_tgt, data, tgt))]
     return splits
 
@@ -319,9 +319,11 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
             if sampler:
                 sampler.close()
             left_out = sum(getattr(s.corpus, "left_out", 0) for s in sources)  # a TMX's units in one language
+            unescaped_lines = sum(getattr(s.corpus, "unescaped_lines", 0) for s in sources)
             report["splits"][split] = {
                 "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
                 **({"units_without_both_languages": left_out} if left_out else {}),
+                **({"unescaped_lines": unescaped_lines} if unescaped_lines else {}),
                 "dropped": dict(pair_filter.dropped) if pair_filter else {},
                 **({"kept_sources_in_valid_or_test": in_eval} if pair_filter else {}),
                 **({"augmented": augmented} if augmented else {}),
@@ -372,6 +374,10 @@ def describe_preparation(report: dict, out: Path) -> list[str]:
             lines.append(f"    warning: {n:,} kept pair{'s' * (n != 1)} ha{'ve' if n != 1 else 's'} a source sentence of "
                          "valid or test, whose scores then flatter the model (data.remove_eval_overlap: true leaves "
                          "them out)")
+        if s.get("unescaped_lines"):
+            n = s["unescaped_lines"]
+            lines.append(f"    {n:,} escaped line{'s' * (n != 1)} read as the text {'they stand' if n != 1 else 'it stands'} "
+                         "for (\"&amp;\" as \"&\"; data.unescape)")
         if s.get("units_without_both_languages"):
             lines.append("    translation memory units without both languages (not pairs, left out): "
                          f"{s['units_without_both_languages']:,}")

@@ -16,7 +16,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from nmt.config import DataConfig, TokenizerConfig, changed_keys
-from nmt.data.corpora import open_corpus
+from nmt.data.corpora import open_corpus, recipe_corpus
 from nmt.errors import NmtError
 from nmt.files import cached_record, cannot_write, replaced_whole
 from nmt.special_tokens import BOS, EOS, PAD, UNK
@@ -184,6 +184,8 @@ def train_tokenizer(data: DataConfig, cfg: TokenizerConfig, out: Path, init_from
                              "control_tokens": data.control_tokens()}
         if data.target_control_tokens():
             settings["data"]["target_control_tokens"] = data.target_control_tokens()
+    if not data.unescape:  # (recorded only off: the tokenizers trained before the setting read their corpora on)
+        settings["data"]["unescape"] = False
     if init_from:
         settings = {"init_from": init_from, "tokenizer": {"joint": cfg.joint, "vocab_size": cfg.vocab_size}}
     src_model, tgt_model = tokenizer_paths(out, cfg.joint)
@@ -273,7 +275,7 @@ def _copy_parent_tokenizer(parent: Path, cfg: TokenizerConfig, src_model: Path, 
 def _train_from_corpus(data: DataConfig, cfg: TokenizerConfig, src_model: Path, tgt_model: Path) -> None:
     if isinstance(data.train, list):
         return _train_from_corpora(data, cfg, src_model, tgt_model)
-    corpus = open_corpus(data.train, data.src_lang, data.tgt_lang)
+    corpus = recipe_corpus(data, data.train, data.src_lang, data.tgt_lang)
     if cfg.joint:
         _train_one(chain(corpus.side("src"), corpus.side("tgt")), str(corpus), src_model, cfg, data.reserved_tokens())
     else:
@@ -287,7 +289,7 @@ def _language_texts(data: DataConfig, sides: tuple[str, ...]) -> dict[str, list]
     texts: dict[str, list] = {}
     seen = set()
     for corpus_cfg in data.corpora():
-        corpus = open_corpus(corpus_cfg.path, corpus_cfg.src_lang, corpus_cfg.tgt_lang)
+        corpus = recipe_corpus(data, corpus_cfg.path, corpus_cfg.src_lang, corpus_cfg.tgt_lang)
         for side in sides:
             lang = corpus_cfg.src_lang if side == "src" else corpus_cfg.tgt_lang
             if (corpus_cfg.path, lang) not in seen:
@@ -327,7 +329,7 @@ def _train_from_corpora(data: DataConfig, cfg: TokenizerConfig, src_model: Path,
 def _measure(data: DataConfig, src_model: Path, tgt_model: Path) -> dict:
     """Vocabulary size, pieces per sentence and unknown-piece rate on the dev set."""
     stats = {}
-    dev = open_corpus(data.valid, data.src_lang, data.tgt_lang)
+    dev = recipe_corpus(data, data.valid, data.src_lang, data.tgt_lang)
     for side, model in (("src", src_model), ("tgt", tgt_model)):
         sp = load_processor(model)
         lines = list(dev.side(side))

@@ -31,7 +31,8 @@ from nmt.config import DecodeConfig
 from nmt.decode.text.bbcode import bbcode_markup
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.end_marks import without_stop_its_source_lacks
-from nmt.decode.text.markup import escaped_text, read_as_markup
+from nmt.data.escapes import escaped_text
+from nmt.decode.text.markup import read_as_markup
 from nmt.decode.text.messages import read_as_translation
 from nmt.data.languages import language_tag
 from nmt.data.words import without_segmenter

@@ -15,7 +15,7 @@ import torch
 
 from nmt.config import Recipe
 from nmt.data.batching import collate, epoch_batches, pack_by_tokens
-from nmt.data.corpora import open_corpus
+from nmt.data.corpora import recipe_corpus
 from nmt.data.languages import two_letter
 from nmt.data.shards import ParallelShards
 from nmt.data.tokenizer import output_text
@@ -44,7 +44,7 @@ def valid_sets(recipe: Recipe, shards: Path) -> list[ValidSet]:
         label = f"{src}-{tgt}" if data.multidirectional else ""
         pairs = ParallelShards(shards, f"valid.{label}" if label else "valid", data.forced_target_tokens)
         n_refs = min(recipe.train.valid_bleu_sentences, len(pairs))
-        corpus = open_corpus(data.valid, src, tgt)
+        corpus = recipe_corpus(data, data.valid, src, tgt)
         sets.append(ValidSet(label, pairs, [line for _, line in zip(range(n_refs), corpus.side("tgt"))],
                              [line for _, line in zip(range(n_refs), corpus.side("src"))],
                              target_tokenizer(two_letter(tgt))))

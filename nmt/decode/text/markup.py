@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import html
-import html.entities
 import re
 import unicodedata
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from nmt.decode.text.asides import ASIDE, aside_spans, is_phrase
 from nmt.decode.text.markdown import CODE_SPAN, markdown_pieces
 from nmt.decode.text.quotes import QUOTE, SEAM, quote_spans
 from nmt.decode.text.verbatim import PLACEHOLDER, unreadable_spans, verbatim_spans
+from nmt.data.escapes import REFERENCE, escaped_text, is_reference
 from nmt.data.words import word_spans, written_without_spaces
 from nmt.errors import NmtError
 
@@ -56,8 +56,7 @@ VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "l
 VERBATIM_ELEMENTS = frozenset({"code", "kbd", "samp", "var"})
 # a character reference: &#38; &#x26; or one of HTML's names (&amp;; a name may lack its ";" in
 # HTML, but only with it is it read here)
-_REFERENCE = re.compile(r"&(?:#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
-_LAST_REFERENCE = re.compile(_REFERENCE.pattern + "$")
+_LAST_REFERENCE = re.compile(REFERENCE.pattern + "$")
 _NOT_TRANSLATED = re.compile(r"""\stranslate\s*=\s*["']?no\b|\sclass\s*=\s*(?:"[^"]*|'[^']*|)\bnotranslate\b""", re.I)
 
 
@@ -177,23 +176,6 @@ def looks_like_markup(line: str) -> bool:
     return True
 
 
-def escaped_text(line: str) -> bool:
-    """Whether a line without tags is text escaped for markup: it has a character reference
-    (`&amp;`, `&#39;`), every "&" in it begins one, and no ">" stands in it bare. "AT&T" and
-    "Fish &chips;" (no such name) stay text."""
-    if "&" not in line or ">" in line or "<" in line:
-        return False
-    references = [m for m in _REFERENCE.finditer(line) if _is_reference(m.group())]
-    return bool(references) and len(references) == line.count("&")
-
-
-def _is_reference(spelled: str) -> bool:
-    if spelled[1] == "#":
-        number = int(spelled[3:-1], 16) if spelled[2] in "xX" else int(spelled[2:-1])
-        return 0 < number <= 0x10FFFF
-    return spelled[1:] in html.entities.html5
-
-
 def _spelled_references(raw_texts: list[str]) -> dict[str, str]:
     """The characters that the text pieces `raw_texts` write only as references, never as
     themselves, each with its first spelling (`&copy;` for "©"), but &, < and >: escaping writes
@@ -202,10 +184,10 @@ def _spelled_references(raw_texts: list[str]) -> dict[str, str]:
     spelled: dict[str, str] = {}
     literal = set()
     for raw in raw_texts:
-        literal.update(_REFERENCE.sub("", raw))
-        for match in _REFERENCE.finditer(raw):
+        literal.update(REFERENCE.sub("", raw))
+        for match in REFERENCE.finditer(raw):
             char = html.unescape(match.group())
-            if len(char) == 1 and char not in "&<>" and not char.isspace() and _is_reference(match.group()):
+            if len(char) == 1 and char not in "&<>" and not char.isspace() and is_reference(match.group()):
                 spelled.setdefault(char, match.group())
     return {char: reference for char, reference in spelled.items() if char not in literal}
 
@@ -317,7 +299,7 @@ def _aside_pieces(text: str, markup: bool) -> list[tuple]:
 def _quote_pieces(text: str, markup: bool) -> list[tuple]:
     """A text piece's quotes: their marks (as written: `&quot;` in markup) an element around their words."""
     def pieces(quote: str) -> list[tuple]:
-        first = (markup and _REFERENCE.match(quote)) or None
+        first = (markup and REFERENCE.match(quote)) or None
         last = (markup and _LAST_REFERENCE.search(quote)) or None
         opening, closing = first.group() if first else quote[0], last.group() if last else quote[-1]
         return [("open", opening, QUOTE), ("text", quote[len(opening):-len(closing)]), ("close", closing, QUOTE)]
