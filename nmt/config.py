@@ -650,8 +650,12 @@ class DecodeConfig(Section):
     parentheses: bool = True
     # A quote in quotation marks ("…", “…”, „…“, «…», '…', ‘…’) keeps them: its words stay in their
     # sentence, which the model reads without the marks, and the marks go around the output words
-    # aligned to them, as written (nmt.decode.text.quotes); false: the model reads them in place.
+    # aligned to them (nmt.decode.text.quotes); false: the model reads them in place.
     quotes: bool = True
+    # Those marks as the target language writes quotes (target: „…“ in German, «…» in French, a
+    # quote in a quote ‚…‘; a language without an entry in nmt.decode.text.quotes.TARGET_MARKS as
+    # written), or as the source wrote them (source).
+    quote_marks: Literal["target", "source"] = "target"
     # A sentence already in the target language (a German line among English ones, for an
     # English-German model) is copied as it is, never given to the model, which would make one up
     # (nmt.decode.text.target_language: py3langid between the direction's two languages; pip

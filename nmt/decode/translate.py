@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nmt.config import (DecodeConfig, Recipe, apply_override, load_recipe, recipe_from_dict, recipe_to_dict,
                         section_of)
-from nmt.data.languages import Controls
+from nmt.data.languages import Controls, two_letter
 from nmt.data.words import word_spans
 from nmt.decode.engines.capabilities import refusal
 from nmt.decode.memory import remembered
@@ -34,6 +34,7 @@ from nmt.decode.text.invisible import readable_controls, without_invisible
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, name_spans
+from nmt.decode.text.quotes import in_target_marks
 from nmt.decode.text.quantities import with_quantities
 from nmt.decode.text.verbatim import quantity_spans, unreadable_spans
 from nmt.devices import torch_on_one_thread
@@ -134,6 +135,10 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                         keep_quantity, cfg.markdown, cfg.parentheses, unread,
                         [functools.partial(name_spans, pieces=pieces) if named else None for named in naming],
                         [r.page for r in requests], cfg.quotes)
+    if cfg.quotes and cfg.quote_marks == "target":
+        for m, request in zip(marked, requests):
+            if m is not None:
+                in_target_marks(m.items, two_letter(direction(translator, request.controls)[1] or ""))
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # a name in letters the vocabulary lacks, left in its sentence for the names rule to write

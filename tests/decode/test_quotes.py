@@ -1,12 +1,12 @@
 """Quotation marks (nmt.decode.text.quotes): which marks make a quote, by hand-made cases, and
 through translate_lines: the model reads the sentence without them, and they come back around
-output words, as written."""
+output words, as the target language writes quotes (or as written)."""
 
 from __future__ import annotations
 
 from nmt.decode.text.casing import hypothesis_text
 from nmt.decode.text.markup import mark, render, walk
-from nmt.decode.text.quotes import QUOTE, quote_spans
+from nmt.decode.text.quotes import QUOTE, in_target_marks, quote_spans
 from nmt.decode.translate import translate_lines
 
 
@@ -49,6 +49,26 @@ def test_the_marks_are_an_element_around_the_words_and_come_back_as_written():
         "Ein &quot;rotes Hemd&quot; &amp; ein Hut."
 
 
+def test_the_marks_are_written_as_the_target_language_writes_quotes_a_quote_in_a_quote_in_its_second_marks():
+    def written(line: str, lang: str | None, markup: bool = False) -> list[tuple[str, str]]:
+        marked = mark(line, markup=markup, verbatim=True, quotes=True)
+        in_target_marks(marked.items, lang)
+        return [(i.open, i.close) for i in walk(marked.items)]
+
+    nested = 'He said "a \'big\' dog" and “fine”.'
+    assert written(nested, "de") == [("„", "“"), ("‚", "‘"), ("„", "“")]
+    assert written("'A dog.' ‘A cat.’", "de") == [("„", "“"), ("„", "“")]  # by depth, not by the marks' shape
+    assert written(nested, "fr") == [("«\u00a0", "\u00a0»"), ("“", "”"), ("«\u00a0", "\u00a0»")]
+    assert written("„Ein Hund“ und ‚eine Katze‘", "en") == [("“", "”"), ("“", "”")]
+    assert written(nested, "en") == [('"', '"'), ("'", "'"), ("“", "”")]  # straight marks stay straight in English
+    assert written(nested, "ja") == [("「", "」"), ("『", "』"), ("「", "」")]
+    assert written(nested, "es") == written(nested, None) == [('"', '"'), ("'", "'"), ("“", "”")]  # as written
+    assert written("A &quot;red&quot; car.", "de", markup=True) == [("„", "“")]
+    marked = mark("“A dog runs.”", markup=False, verbatim=True, quotes=True)
+    in_target_marks(marked.items, "pl")
+    assert render(marked, "Pies biegnie.", "0-0 1-1 2-2") == "„Pies biegnie.”"
+
+
 def test_a_quote_around_tags_is_an_element_around_them_where_they_nest():
     """Marks on either side of tags ('"A <b>dog</b> runs."') make an element around the tags, where
     the tags between them are balanced; crossed with an element, the marks are left in the text."""
@@ -72,9 +92,11 @@ def test_a_quoted_line_is_translated_as_the_line_without_its_marks(translator, c
     out = translate_lines(translator, [f"“{line}”", 'A black dog "leaps over" a log.'], cfg)
     assert searched == [line, line]  # the model never sees the marks
     whole, phrase = (hypothesis_text(translator.tgt_tokenizer, hyps[0]) for hyps in out)
-    assert whole == f"“{hypothesis_text(translator.tgt_tokenizer, plain)}”"
-    assert phrase.count('"') == 2 and " ".join(phrase.replace('"', "").split()) == \
+    assert whole == f"„{hypothesis_text(translator.tgt_tokenizer, plain)}“"  # German's marks
+    assert phrase.count("„") == phrase.count("“") == 1 and " ".join(phrase.replace("„", "").replace("“", "").split()) == \
         hypothesis_text(translator.tgt_tokenizer, plain)
+    [[as_written]] = translate_lines(translator, [f"“{line}”"], cfg.model_copy(update={"quote_marks": "source"}))
+    assert hypothesis_text(translator.tgt_tokenizer, as_written) == f"“{hypothesis_text(translator.tgt_tokenizer, plain)}”"
     off = cfg.model_copy(update={"quotes": False})
     searched.clear()
     translate_lines(translator, [f"“{line}”"], off)

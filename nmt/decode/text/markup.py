@@ -297,12 +297,13 @@ def _aside_pieces(text: str, markup: bool) -> list[tuple]:
 
 
 def _quote_pieces(text: str, markup: bool) -> list[tuple]:
-    """A text piece's quotes: their marks (as written: `&quot;` in markup) an element around their words."""
+    """A text piece's quotes: their marks (as written: `&quot;` in markup) an element around their
+    words, and so the quotes inside a quote ('"a 'big' dog"')."""
     def pieces(quote: str) -> list[tuple]:
         first = (markup and REFERENCE.match(quote)) or None
         last = (markup and _LAST_REFERENCE.search(quote)) or None
         opening, closing = first.group() if first else quote[0], last.group() if last else quote[-1]
-        return [("open", opening, QUOTE), ("text", quote[len(opening):-len(closing)]), ("close", closing, QUOTE)]
+        return [("open", opening, QUOTE), *_quote_pieces(quote[len(opening):-len(closing)], markup), ("close", closing, QUOTE)]
 
     return _split_out(text, _spans_as_read(text, quote_spans, markup), pieces)
 

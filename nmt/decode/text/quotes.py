@@ -13,10 +13,16 @@ closing one before a space, punctuation or the end: `5" long` is no quote), “�
 letter after the mark; closed by a mark before a space, punctuation or the end; a mark between
 two letters inside is an apostrophe: 'I don't know') and ‚…‘. A closing mark after an "s"
 ("the dogs' toys") can still end a quote early: the marks that follow are left to the model.
+
+The marks are then written as the target language writes quotes (`decode.quote_marks: target`,
+TARGET_MARKS): a quote „…“ in German, «…» in French, Russian and Ukrainian, 「…」 in Japanese,
+one inside another in the language's second marks (‚…‘). English keeps straight marks straight
+and makes the others “…” and ‘…’; a language without an entry keeps the marks as written.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 QUOTE = "quote"  # the name of a markup item that holds a quote's marks (nmt.decode.text.markup.Item.name)
@@ -42,3 +48,37 @@ def quote_spans(text: str, seams: bool = False) -> list[tuple[int, int]]:
     space may."""
     pattern = _QUOTES_ACROSS_SEAMS if seams else _QUOTES
     return [m.span() for m in pattern.finditer(text) if any(c.isalpha() for c in m.group()[1:-1])]
+
+
+# A language's (two-letter code) quotation marks: a quote's opening and closing marks, then those of
+# a quote inside a quote (CLDR's quotation and alternate quotation delimiters; French with the
+# no-break spaces its typography puts inside guillemets).
+TARGET_MARKS = {
+    "cs": ("„", "“", "‚", "‘"), "de": ("„", "“", "‚", "‘"), "sk": ("„", "“", "‚", "‘"),
+    "en": ("“", "”", "‘", "’"), "fr": ("«\u00a0", "\u00a0»", "“", "”"), "ja": ("「", "」", "『", "』"),
+    "pl": ("„", "”", "«", "»"), "ru": ("«", "»", "„", "“"), "uk": ("«", "»", "„", "“"),
+}
+_STRAIGHT = {'"', "'"}
+_KEEPS_STRAIGHT = {"en"}  # languages whose text is as often typed with straight marks as with curly ones
+
+
+def in_target_marks(items: list, lang: str | None) -> None:
+    """Each quote element among markup items (nmt.decode.text.markup.Item) and inside them given the
+    quotation marks of `lang` (two-letter), by its depth: a quote in a quote gets the second marks.
+    Straight marks stay straight in English, where they are as common as curly ones."""
+    marks = TARGET_MARKS.get(lang or "")
+    if marks is None:
+        return
+
+    def restyle(items: list, depth: int) -> None:
+        for item in items:
+            inner = depth
+            if item.name == QUOTE:
+                opening, closing = marks[2:] if depth else marks[:2]
+                straight = html.unescape(item.open) in _STRAIGHT and html.unescape(item.close) in _STRAIGHT
+                if not (straight and lang in _KEEPS_STRAIGHT):
+                    item.open, item.close = opening, closing
+                inner = depth + 1
+            restyle(item.children, inner)
+
+    restyle(items, 0)
