@@ -7,6 +7,7 @@ import hashlib
 import json
 import time
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -22,6 +23,7 @@ from nmt.data.corpus import Corpus
 from nmt.data.dedup import find_duplicates
 from nmt.data.language_filter import LanguageFilter
 from nmt.data.languages import control_ids, target_control_ids
+from nmt.data.preprocessed import count_signs, warnings as preprocessing_warnings
 from nmt.data.shards import ParallelShards, ShardWriter
 from nmt.data.tokenizer import load_processor, tokenizer_paths
 from nmt.data.word_alignments import ALIGN_SPLIT, TrainingAlignments
@@ -258,6 +260,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                     word_pairs = WordPairs(_normalized_pairs(chained, data.normalize_nfkc))
                 aligner = TrainingAlignments(data.word_alignments, target, sp_src, sp_tgt, word_pairs)
             read, per_corpus, augmented = 0, [], 0
+            signs: Counter[str] = Counter()  # pairs with another toolkit's preprocessing (nmt.data.preprocessed)
             for index, source in enumerate(sources):
                 corpus_read, corpus_kept, corpus_augmented = 0, 0, 0
                 if pair_filter and dropped_out is not None:
@@ -269,6 +272,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 for chunk in _chunks(_normalized_pairs(source.corpus, data.normalize_nfkc), CHUNK):
                     first_line = read
                     read += len(chunk)
+                    count_signs(chunk, signs)
                     corpus_read += len(chunk)
                     lines = range(first_line, first_line + len(chunk))
                     if pair_filter:
@@ -324,6 +328,7 @@ def prepare(data: DataConfig, tok: TokenizerConfig, out: Path, threads: int = 0,
                 "corpus": ", ".join(str(s.corpus) for s in sources), "read": read, "kept": kept,
                 **({"units_without_both_languages": left_out} if left_out else {}),
                 **({"unescaped_lines": unescaped_lines} if unescaped_lines else {}),
+                **({"preprocessed": dict(signs)} if signs else {}),
                 "dropped": dict(pair_filter.dropped) if pair_filter else {},
                 **({"kept_sources_in_valid_or_test": in_eval} if pair_filter else {}),
                 **({"augmented": augmented} if augmented else {}),
@@ -374,6 +379,7 @@ def describe_preparation(report: dict, out: Path) -> list[str]:
             lines.append(f"    warning: {n:,} kept pair{'s' * (n != 1)} ha{'ve' if n != 1 else 's'} a source sentence of "
                          "valid or test, whose scores then flatter the model (data.remove_eval_overlap: true leaves "
                          "them out)")
+        lines += [f"    {warning}" for warning in preprocessing_warnings(s.get("preprocessed", {}), s["read"])]
         if s.get("unescaped_lines"):
             n = s["unescaped_lines"]
             lines.append(f"    {n:,} escaped line{'s' * (n != 1)} read as the text {'they stand' if n != 1 else 'it stands'} "
