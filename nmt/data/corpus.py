@@ -127,10 +127,32 @@ def decode_lines(stream, name: str) -> Iterator[str]:
         yield line.rstrip("\r\n")
 
 
+_HEAD = 1 << 16  # the bytes a file's line ending is told from
+
+
+def _ends_in_carriage_returns(head: bytes) -> bool:
+    """Whether a file whose first bytes are `head` ends its lines in a carriage return alone
+    (classic Mac OS; Excel for Mac's "CSV (Macintosh)"): a CR there and no LF."""
+    return b"\r" in head and b"\n" not in head
+
+
+def _split_at_carriage_returns(stream: BinaryIO) -> Iterator[bytes]:
+    """A stream's lines, each ending in its CR (the last one maybe not), read a block at a time."""
+    rest = b""
+    while block := stream.read(_HEAD):
+        *lines, rest = (rest + block).split(b"\r")
+        yield from (line + b"\r" for line in lines)
+    if rest:
+        yield rest
+
+
 def read_lines(path: Path) -> Iterator[str]:
-    """Yield lines without their line ending; names file and line on invalid UTF-8."""
+    """Yield lines without their line ending (LF, CRLF, or a CR alone throughout a file that has
+    no LF); names file and line on invalid UTF-8."""
     with opened(path) as raw:
-        yield from decode_lines(io.BufferedReader(raw), str(path))
+        stream = io.BufferedReader(raw, _HEAD)
+        lines = _split_at_carriage_returns(stream) if _ends_in_carriage_returns(stream.peek(_HEAD)[:_HEAD]) else stream
+        yield from decode_lines(lines, str(path))
 
 
 def text_layout(path: Path) -> tuple[str, bool]:
@@ -145,11 +167,14 @@ def text_layout(path: Path) -> tuple[str, bool]:
 def count_lines(path: Path) -> int:
     """How many lines `read_lines(path)` yields (a last line without its newline included), counted
     in the raw bytes, without decoding them."""
-    count, last = 0, b"\n"
+    count, last = 0, b""
     with opened(path) as raw:
-        while block := raw.read(1 << 20):
-            count, last = count + block.count(b"\n"), block[-1:]
-    return count + (last != b"\n")
+        block = raw.read(1 << 20)
+        end = b"\r" if _ends_in_carriage_returns(block[:_HEAD]) else b"\n"
+        while block:
+            count, last = count + block.count(end), block[-1:]
+            block = raw.read(1 << 20)
+    return count + (last not in (b"", end))
 
 
 def read_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:

@@ -49,9 +49,11 @@ def test_read_lines_handles_bom_crlf_and_compressed_files(tmp_path):
 
 
 @pytest.mark.parametrize("content", [b"", b"\n", b"a", b"a\n", b"a\nb", "\ufeffa\r\nb\r\n\r\n".encode(), b"a\x0cb\nc\xe2\x80\xa8d\n",
-                                     b"x" * (1 << 20) + b"\ny", b"x" * ((1 << 20) - 1) + b"\n"],
+                                     b"x" * (1 << 20) + b"\ny", b"x" * ((1 << 20) - 1) + b"\n", b"a\rb\r", b"a\rb",
+                                     b"a\rb\n", (b"x" * 999 + b"\r") * 2000],
                          ids=["empty", "newline", "no-newline", "one", "last-unended", "bom-crlf", "other-breaks",
-                              "block-edge", "newline-at-block-end"])
+                              "block-edge", "newline-at-block-end", "cr", "cr-last-unended", "cr-in-a-line",
+                              "cr-across-blocks"])
 def test_count_lines_counts_what_read_lines_yields(tmp_path, content):
     """The count behind `nmt translate`'s bar: raw bytes, 1 MiB at a time, equal to the lines read."""
     from nmt.data.corpus import count_lines
@@ -62,6 +64,18 @@ def test_count_lines_counts_what_read_lines_yields(tmp_path, content):
         assert count_lines(path) == len(list(read_lines(path)))
     with pytest.raises(NmtError, match="missing.txt: file not found"):
         count_lines(tmp_path / "missing.txt")
+
+
+def test_a_file_whose_lines_end_in_a_carriage_return_alone_is_read_line_by_line(tmp_path):
+    """Classic Mac OS and Excel for Mac's "CSV (Macintosh)" end lines in CR alone: read as lines
+    (before, the whole file was one line, translated into one). In a file with LFs, a CR inside a
+    line stays in it, so that parallel files keep their lines paired."""
+    mac = tmp_path / "mac.en"
+    mac.write_bytes("A dog runs.\rA cat sleeps.\r\rZwei Männer.\r".encode())
+    assert list(read_lines(mac)) == ["A dog runs.", "A cat sleeps.", "", "Zwei Männer."]
+    mixed = tmp_path / "mixed.en"
+    mixed.write_bytes(b"a\rb\nc\r\n")
+    assert list(read_lines(mixed)) == ["a\rb", "c"]
 
 
 def test_invalid_utf8_names_file_and_line(tmp_path):
