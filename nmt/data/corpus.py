@@ -146,13 +146,17 @@ def _split_at_carriage_returns(stream: BinaryIO) -> Iterator[bytes]:
         yield rest
 
 
+def byte_lines(raw: BinaryIO) -> Iterator[bytes]:
+    """A file's lines as bytes, each with its line ending: LF (or CRLF), or a CR alone throughout a
+    file whose first bytes hold no LF."""
+    stream = io.BufferedReader(raw, _HEAD)
+    return _split_at_carriage_returns(stream) if _ends_in_carriage_returns(stream.peek(_HEAD)[:_HEAD]) else iter(stream)
+
+
 def read_lines(path: Path) -> Iterator[str]:
-    """Yield lines without their line ending (LF, CRLF, or a CR alone throughout a file that has
-    no LF); names file and line on invalid UTF-8."""
+    """Yield lines without their line ending (byte_lines); names file and line on invalid UTF-8."""
     with opened(path) as raw:
-        stream = io.BufferedReader(raw, _HEAD)
-        lines = _split_at_carriage_returns(stream) if _ends_in_carriage_returns(stream.peek(_HEAD)[:_HEAD]) else stream
-        yield from decode_lines(lines, str(path))
+        yield from decode_lines(byte_lines(raw), str(path))
 
 
 def text_layout(path: Path) -> tuple[str, bool]:

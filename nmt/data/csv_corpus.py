@@ -14,12 +14,11 @@ read as RFC 4180 writes them (Python's csv module): in quotes where they hold a 
 from __future__ import annotations
 
 import csv
-import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from nmt.data.corpus import Corpus, count_lines, file_fingerprint, not_utf8, opened
+from nmt.data.corpus import Corpus, byte_lines, count_lines, file_fingerprint, not_utf8, opened
 from nmt.data.languages import LANGUAGE_CODE, code_match, language_name
 from nmt.errors import NmtError
 
@@ -83,7 +82,7 @@ class Csv(Corpus):
     def _lines(self, raw) -> Iterator[str]:
         """The file's lines with their line endings (a quoted field may hold one); invalid UTF-8 an
         error naming its line."""
-        for number, data in enumerate(io.BufferedReader(raw), start=1):
+        for number, data in enumerate(byte_lines(raw), start=1):
             try:
                 line = data.decode("utf-8")
             except UnicodeDecodeError as e:

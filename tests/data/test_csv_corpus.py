@@ -44,6 +44,15 @@ def test_two_unnamed_columns_are_pairs_and_a_quoted_line_break_a_space(tmp_path)
     assert list(corpus.pairs()) == [("A dog.", "Ein Hund."), ('Say "hi" now.', "Sag hallo.")]
 
 
+def test_a_table_from_excel_for_mac_ends_its_rows_in_a_carriage_return_alone(tmp_path):
+    """Excel for Mac's "CSV (Macintosh)": before, its first row was the whole file, and the csv
+    module's error a traceback."""
+    (tmp_path / "mac.csv").write_bytes('en;de\rA dog.;Ein Hund.\r"A big\rcat.";Eine große Katze.\r'.encode())
+    corpus = open_corpus(str(tmp_path / "mac.csv"), "en", "de")
+    assert list(corpus.pairs()) == [("A dog.", "Ein Hund."), ("A big cat.", "Eine große Katze.")]
+    assert corpus.count_pairs() == 3  # (a field over two lines counts twice, as with line feeds)
+
+
 @pytest.mark.parametrize("content, problem", [
     (b"id,x,y\n1,a,b\n", "t.csv:1: no columns named for 'en' and 'de' (its first row: 'id', 'x', 'y'); name them so, e.g. en,de"),
     (b"en,de\nA,B\nC\n", "t.csv:3: 1 column(s), the pair's are 1 and 2"),
