@@ -2,7 +2,7 @@
 # untranslated pairs (data.remove_copies) and nmt filter's dual conditional cross-entropy, each on a
 # spoiled Multi30k corpus (README.md beside this file). Included by the top-level Makefile, whose
 # variables it uses.
-.PHONY: bench-language-filter bench-dual-cross-entropy bench-copies
+.PHONY: bench-language-filter bench-dual-cross-entropy bench-copies bench-escaped-corpus
 
 # Detection at three thresholds, then the demo's settings trained without and with the filter (needs runs/demo: make demo).
 bench-language-filter: install
@@ -16,3 +16,7 @@ bench-dual-cross-entropy: install
 # 10 % of the targets replaced by their source, trained with data.remove_copies off and on (needs runs/demo's tokenizer).
 bench-copies: install
 	$(BIN)/python -m experiments.cleaning.copies
+
+# Multi30k escaped as Moses's preprocessing writes it (&apos; &quot; &amp;), trained with data.unescape off and on (needs runs/demo's tokenizer).
+bench-escaped-corpus: install
+	$(BIN)/python -m experiments.cleaning.escaped_corpus
