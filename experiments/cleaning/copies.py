@@ -28,12 +28,12 @@ from tools.results import write_json
 RUNS_OF = {"copies_kept": ["data.remove_copies=false"], "copies_removed": []}
 
 
-def runs_of(seed: int) -> dict[str, list[str]]:
-    """The two runs trained from `seed` (train.seed): runs/cleaning/copies_kept and copies_removed
-    for seed 1, with `_sN` after them for another."""
+def runs_of(seed: int, runs: dict[str, list[str]] = RUNS_OF) -> dict[str, list[str]]:
+    """A study's runs (by default this one's, runs/cleaning/copies_kept and copies_removed) trained
+    from `seed` (train.seed): as named for seed 1, with `_sN` after the names for another."""
     if seed == 1:
-        return RUNS_OF
-    return {f"{name}_s{seed}": [*extra, f"train.seed={seed}"] for name, extra in RUNS_OF.items()}
+        return runs
+    return {f"{name}_s{seed}": [*extra, f"train.seed={seed}"] for name, extra in runs.items()}
 
 
 def copied_corpus(share: float, seed: int = 1) -> tuple[list[tuple[str, str]], set[int]]:

@@ -2,7 +2,7 @@
 of fairseq's and Moses's preprocessing scripts) cost a model, and what does `nmt prepare`'s
 data.unescape (on by default) win back?
 
-    python -m experiments.cleaning.escaped_corpus [--updates 1500] [--trained]
+    python -m experiments.cleaning.escaped_corpus [--updates 1500] [--seed 1] [--trained]
 
 Multi30k's en→de training corpus (29,000 pairs) with both sides escaped as Moses's
 `escape-special-chars.perl` writes them (& ' " < > | [ ]), without its tokenization. The demo's
@@ -11,7 +11,7 @@ references learned as written) and on, side by side, one CPU thread each (the de
 runs/demo: `make demo` makes it); then test_2016_flickr, as shipped (unescaped text, as users
 type it), translated from last.pt: sacreBLEU and chrF, BLEU of the test lines that hold a mark
 Moses escapes, and the outputs that hold a reference. Results:
-experiments/cleaning/results/escaped_corpus.json.
+experiments/cleaning/results/escaped_corpus.json (escaped_corpus_seed2.json for --seed 2, ...).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import json
 
 import sacrebleu
 
+from experiments.cleaning.copies import runs_of
 from experiments.cleaning.language_filter import RESULTS, RUNS, lines, trained_on
 from experiments.shared.runs import DEMO_RUN
 from nmt.data.escapes import REFERENCE
@@ -39,6 +40,7 @@ def moses_escaped(line: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=1500)
+    parser.add_argument("--seed", type=int, default=1, help="train.seed of both runs")
     parser.add_argument("--trained", action="store_true", help="score the runs already trained in runs/cleaning")
     args = parser.parse_args()
     if not (DEMO_RUN / "spm.model").is_file():
@@ -46,10 +48,10 @@ def main() -> None:
     pairs = [(moses_escaped(s), moses_escaped(t)) for s, t in zip(lines("train", "en"), lines("train", "de"))]
     sources, references = lines("test_2016_flickr", "en"), lines("test_2016_flickr", "de")
     marked = [i for i, (s, r) in enumerate(zip(sources, references)) if any(c in MOSES_ESCAPES for c in s + r)]
-    result = {"updates": args.updates, "escaped_training_lines": sum(p != q for p, q in zip(pairs, zip(
+    result = {"updates": args.updates, "seed": args.seed, "escaped_training_lines": sum(p != q for p, q in zip(pairs, zip(
                   lines("train", "en"), lines("train", "de")))), "test_lines_with_escaped_marks": len(marked)}
     print(json.dumps(result), flush=True)
-    result["training"] = trained_on(pairs, RUNS / "escaped", RUNS_OF, args.updates, args.trained)
+    result["training"] = trained_on(pairs, RUNS / "escaped", runs_of(args.seed, RUNS_OF), args.updates, args.trained)
     for record in result["training"]:
         outputs = (RUNS / record["name"] / "test.de").read_text(encoding="utf-8").splitlines()
         record["test_lines_with_escaped_marks_bleu"] = round(sacrebleu.corpus_bleu(
@@ -57,7 +59,7 @@ def main() -> None:
         record["outputs_with_a_reference"] = sum(bool(REFERENCE.search(o)) for o in outputs)
         print(json.dumps({"name": record["name"], "marked_bleu": record["test_lines_with_escaped_marks_bleu"],
                           "outputs_with_a_reference": record["outputs_with_a_reference"]}), flush=True)
-    write_json(RESULTS / "escaped_corpus.json", result)
+    write_json(RESULTS / ("escaped_corpus.json" if args.seed == 1 else f"escaped_corpus_seed{args.seed}.json"), result)
 
 
 if __name__ == "__main__":
