@@ -711,7 +711,8 @@ def score(
     with _segments_counter(hypotheses[0], metrics) as count:
         neural = NeuralSettings(comet_model, cometkiwi_model, source, batch_size, device, count)
         report = score_report(hypotheses, reference or [], metrics, tokenize, lowercase, paired_test, samples,
-                              "json" if as_json else output_format, langid, neural)
+                              "json" if as_json else output_format, langid, neural,
+                              warn=lambda warning: err.print(warning, highlight=False, markup=False))
     typer.echo(report)
 
 

@@ -19,6 +19,7 @@ from sacrebleu.metrics.base import Metric
 from sacrebleu.significance import PairedTest
 
 from nmt.data.corpus import read_lines
+from nmt.data.preprocessed import scoring_warnings
 from nmt.data.languages import two_letter
 from nmt.errors import NmtError
 from nmt.files import line_count
@@ -118,6 +119,13 @@ def read_system(path: Path) -> list[str]:
     if not lines:
         raise NmtError(f"{path}: empty file")
     return lines
+
+
+def preprocessing_warnings(paths: list[Path]) -> list[str]:
+    """Warnings for the files to be scored that another toolkit segmented or tokenized
+    (nmt.data.preprocessed): BLEU would count their "@@" and "@-@"."""
+    return [warning for path in paths if Path(path).is_file()
+            for warning in scoring_warnings(str(path), list(read_lines(Path(path))))]
 
 
 def read_references(hypothesis_path: Path, n_lines: int, reference_paths: list[Path]) -> list[list[str]]:
@@ -267,15 +275,19 @@ OUTPUT_FORMATS = ("text", "json", "jsonl")
 
 def score_report(hypotheses: list[Path], references: list[Path], metrics: list[str], tokenize: str | None = None,
                  lowercase: bool = False, paired_test: str = "bs", samples: int = 0, output_format: str = "text",
-                 langid: str | None = None, neural: NeuralSettings = NeuralSettings()) -> str:
+                 langid: str | None = None, neural: NeuralSettings = NeuralSettings(),
+                 warn: Callable[[str], None] = lambda _: None) -> str:
     """What `nmt score` prints: each metric's score and signature for one system; with several,
     the paired test's table, the first system being the baseline. `metrics` may be comma-separated.
     With `langid` (a language code), also each system's share of lines in that language
     (nmt.language_id); without references, only that. output_format jsonl: the system's record
     (`"scope": "system"`), then one per line (`"scope": "line"`) with each metric's segment score;
-    with several systems, each system's records in turn, after the paired test's rows."""
+    with several systems, each system's records in turn, after the paired test's rows. `warn` hears
+    of the files that another toolkit segmented or tokenized (preprocessing_warnings)."""
     if output_format not in OUTPUT_FORMATS:
         raise NmtError(f"--output-format {output_format}: choose from {', '.join(OUTPUT_FORMATS)}")
+    for warning in preprocessing_warnings([*hypotheses, *references]):
+        warn(warning)
     identified = [language_shares(read_system(path), langid) for path in hypotheses] if langid else []
     metrics = [m.lower() for group in metrics for m in group.split(",") if m]
     if identified and not references and not metrics_without_references(metrics):

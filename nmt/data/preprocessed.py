@@ -4,20 +4,31 @@
 ("well @-@ known", "1 @,@ 000": `tokenizer.perl -a`). nmt segments text itself and scores outputs
 as they are written, so a model trained on such text writes "@@" and "@-@" into its outputs, and
 scores against such references are not comparable. `nmt prepare` counts the pairs with each sign
-and warns."""
+and warns; so does `nmt score` of the files it scores."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
+@dataclass(frozen=True)
+class Sign:
+    pattern: re.Pattern
+    what: str  # what it is, for a warning
+    for_training: str  # what to give nmt instead
+    for_scoring: str  # what to score instead
+
+
+_UNDO_BPE = "sed -E 's/(@@ )|(@@ ?$)//g'"
 SIGNS = {
-    "bpe_joins": (re.compile(r"\S@@(?: |$)"), 'subword-nmt\'s "@@ " joins (text already segmented by BPE)',
-                  "give nmt the text before BPE (sed -E 's/(@@ )|(@@ ?$)//g')"),
-    "moses_marks": (re.compile(r" @[-,.]@ "), 'the Moses tokenizer\'s "@-@" marks (text tokenized by tokenizer.perl -a)',
-                    "give nmt the text before tokenizing (or detokenize it: sacremoses detokenize)"),
+    "bpe_joins": Sign(re.compile(r"\S@@(?: |$)"), 'subword-nmt\'s "@@ " joins (text already segmented by BPE)',
+                      f"give nmt the text before BPE ({_UNDO_BPE})", f"join the pieces first ({_UNDO_BPE})"),
+    "moses_marks": Sign(re.compile(r" @[-,.]@ "), 'the Moses tokenizer\'s "@-@" marks (text tokenized by tokenizer.perl -a)',
+                        "give nmt the text before tokenizing (or detokenize it: sacremoses detokenize)",
+                        "score detokenized text, as sacreBLEU expects (sacremoses detokenize)"),
 }
-WARN_SHARE = 0.01  # a split warns where at least this share of its pairs hold a sign
+WARN_SHARE = 0.01  # a split (or a file scored) warns where at least this share of its pairs (lines) hold a sign
 
 
 def count_signs(pairs: list[tuple[str, str]], counts: Counter[str]) -> None:
@@ -27,18 +38,28 @@ def count_signs(pairs: list[tuple[str, str]], counts: Counter[str]) -> None:
             counts.update(signs_of(source, target))
 
 
-def signs_of(source: str, target: str) -> set[str]:
-    """The names of SIGNS found in either side of a pair."""
-    return {name for name, (pattern, _, _) in SIGNS.items() if pattern.search(source) or pattern.search(target)}
+def signs_of(source: str, target: str = "") -> set[str]:
+    """The names of SIGNS found in either side of a pair (or in a line)."""
+    return {name for name, sign in SIGNS.items() if sign.pattern.search(source) or sign.pattern.search(target)}
+
+
+def line_counts(lines: list[str]) -> Counter[str]:
+    """How many of `lines` hold each sign."""
+    counts: Counter[str] = Counter()
+    count_signs([(line, "") for line in lines], counts)
+    return counts
 
 
 def warnings(counts: dict[str, int], read: int) -> list[str]:
     """One line per sign that at least WARN_SHARE of a split's `read` pairs hold: what it is, how
     many pairs, what to give nmt instead."""
-    lines = []
-    for name, n in counts.items():
-        if n and n >= WARN_SHARE * read:
-            _, what, instead = SIGNS[name]
-            lines.append(f"warning: {n:,} pair{'s' * (n != 1)} hold{'s' * (n == 1)} {what}: nmt segments text "
-                         f"itself and scores outputs as written, so {instead}")
-    return lines
+    return [f"warning: {n:,} pair{'s' * (n != 1)} hold{'s' * (n == 1)} {SIGNS[name].what}: nmt segments text "
+            f"itself and scores outputs as written, so {SIGNS[name].for_training}"
+            for name, n in counts.items() if n and n >= WARN_SHARE * read]
+
+
+def scoring_warnings(path: str, lines: list[str]) -> list[str]:
+    """A file to be scored whose lines hold a sign (at least WARN_SHARE of them): what and what to score instead."""
+    return [f"warning: {path}: {n:,} of {len(lines):,} lines hold {SIGNS[name].what}, which BLEU and chrF count "
+            f"as text: {SIGNS[name].for_scoring}"
+            for name, n in line_counts(lines).items() if n >= WARN_SHARE * len(lines)]

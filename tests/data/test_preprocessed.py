@@ -41,3 +41,29 @@ def test_prepare_counts_and_warns_of_a_corpus_segmented_by_bpe_per_split(tmp_pat
     assert [line for line in printed if "@@" in line] == [
         f"    warning: {segmented} pairs hold subword-nmt's \"@@ \" joins (text already segmented by BPE): nmt segments "
         "text itself and scores outputs as written, so give nmt the text before BPE (sed -E 's/(@@ )|(@@ ?$)//g')"]
+
+
+def test_nmt_score_warns_of_hypotheses_or_references_that_another_toolkit_segmented_or_tokenized(tmp_path):
+    """fairseq's `generate` writes BPE pieces unless told to join them, and its prepared test sets
+    are tokenized: BLEU then counts "@@" and "@-@" as words. Said once per file, on stderr; the
+    score is sacreBLEU's all the same."""
+    from typer.testing import CliRunner
+
+    from nmt.cli import app
+
+    (tmp_path / "hyp.de").write_text("ein Hun@@ d läuft .\nein gut @-@ gelaunter Mann .\n")
+    (tmp_path / "ref.de").write_text("ein Hund läuft .\nein gut @-@ gelaunter Mann .\n")
+    (tmp_path / "clean.de").write_text("Ein Hund läuft.\nEin gut gelaunter Mann.\n")
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "hyp.de"), "-r", str(tmp_path / "ref.de")])
+    assert result.exit_code == 0 and result.stdout.startswith("BLEU = ")
+    assert result.stderr.splitlines() == [
+        f"warning: {tmp_path / 'hyp.de'}: 1 of 2 lines hold subword-nmt's \"@@ \" joins (text already segmented by "
+        "BPE), which BLEU and chrF count as text: join the pieces first (sed -E 's/(@@ )|(@@ ?$)//g')",
+        f"warning: {tmp_path / 'hyp.de'}: 1 of 2 lines hold the Moses tokenizer's \"@-@\" marks (text tokenized by "
+        "tokenizer.perl -a), which BLEU and chrF count as text: score detokenized text, as sacreBLEU expects "
+        "(sacremoses detokenize)",
+        f"warning: {tmp_path / 'ref.de'}: 1 of 2 lines hold the Moses tokenizer's \"@-@\" marks (text tokenized by "
+        "tokenizer.perl -a), which BLEU and chrF count as text: score detokenized text, as sacreBLEU expects "
+        "(sacremoses detokenize)"]
+    clean = CliRunner().invoke(app, ["score", str(tmp_path / "clean.de"), "-r", str(tmp_path / "clean.de")])
+    assert clean.exit_code == 0 and clean.stderr == ""
