@@ -656,6 +656,11 @@ class DecodeConfig(Section):
     # quote in a quote ‚…‘; a language without an entry in nmt.decode.text.quotes.TARGET_MARKS as
     # written), or as the source wrote them (source).
     quote_marks: Literal["target", "source"] = "target"
+    # A number copied into the output (decode.copy_verbatim) with the target language's decimal mark
+    # and thousands separator ("1,000" and "3.5 ft" in English are "1.000" and "3,5 ft" in German),
+    # where its reading by the source language's marks is sure (nmt.decode.text.number_marks), or
+    # as written (source).
+    number_marks: Literal["target", "source"] = "target"
     # A sentence already in the target language (a German line among English ones, for an
     # English-German model) is copied as it is, never given to the model, which would make one up
     # (nmt.decode.text.target_language: py3langid between the direction's two languages; pip

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 from nmt.decode.text.markup import MarkupError, mark, walk
+from nmt.decode.text.number_marks import written_for
 
 # Two-word tags carry attributes with a quoted ">" and a character reference in them.
 ONE_WORD = ("<b>", "</b>")
@@ -54,14 +55,16 @@ def tagged(sources: list[str], width: int, seed: int = 1) -> tuple[list[str], li
 
 
 def with_verbatim(sources: list[str], seed: int = 1) -> tuple[list[str], list[str]]:
-    """Each source with one item of VERBATIM (in turn) inserted between two of its words."""
+    """Each source with one item of VERBATIM (in turn) inserted between two of its words; and each
+    item as a German translation writes it (nmt.decode.text.number_marks: "$19.99" is "$19,99")."""
     rng = random.Random(seed)
     lines, items = [], []
     for i, source in enumerate(sources):
         words, item = source.split(), VERBATIM[i % len(VERBATIM)]
         at = rng.randrange(1, len(words)) if len(words) > 1 else len(words)
         lines.append(" ".join(words[:at] + [item] + words[at:]))
-        items.append(item)
+        after = re.match(r"[^\W\d_]*", words[at]).group() if at < len(words) else ""  # (the word a measure may be)
+        items.append(written_for(item, "en", "de", after))
     return lines, items
 
 

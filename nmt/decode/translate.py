@@ -34,6 +34,7 @@ from nmt.decode.text.invisible import readable_controls, without_invisible
 from nmt.decode.text.list_markers import list_marker
 from nmt.decode.text.markup import mark_lines, monotone_alignment, output_words, render, walk
 from nmt.decode.text.names import capitals_mark_names, name_spans
+from nmt.decode.text.number_marks import in_target_number_marks
 from nmt.decode.text.quotes import in_target_marks
 from nmt.decode.text.quantities import with_quantities
 from nmt.decode.text.verbatim import quantity_spans, unreadable_spans
@@ -135,10 +136,13 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                         keep_quantity, cfg.markdown, cfg.parentheses, unread,
                         [functools.partial(name_spans, pieces=pieces) if named else None for named in naming],
                         [r.page for r in requests], cfg.quotes)
-    if cfg.quotes and cfg.quote_marks == "target":
-        for m, request in zip(marked, requests):
-            if m is not None:
-                in_target_marks(m.items, two_letter(direction(translator, request.controls)[1] or ""))
+    for m, request in zip(marked, requests):  # the marks of quotes and numbers, as the target language writes them
+        if m is not None:
+            source, target = (two_letter(lang or "") for lang in direction(translator, request.controls))
+            if cfg.quotes and cfg.quote_marks == "target":
+                in_target_marks(m.items, target)
+            if cfg.number_marks == "target":
+                in_target_number_marks(m.items, m.text, source, target)
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # a name in letters the vocabulary lacks, left in its sentence for the names rule to write
