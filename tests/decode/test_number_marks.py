@@ -24,6 +24,8 @@ from nmt.decode.translate import translate_lines
     ("7:15 AM", "en", "de", "", "7:15 AM"),
     ("2,000-3,000", "en", "de", "", "2,000-3,000"),  # a range: left whole
     ("2500", "en", "de", "", "2500"),  # no separator: none added
+    ('"1,000"', "en", "de", "", '"1.000"'),  # in quotes or brackets, which go with a number they hold alone
+    ("(2.5%)", "en", "de", "", "(2,5%)"),
     ("1,5", "en", "de", "", "1,5"),  # not English's grouping of three digits
     ("25,000", "en", "fr", "", "25\u202f000"),  # French's narrow no-break space
     ("1,000", "en", "es", "", "1000"),  # Spanish groups from 10 000 on

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from nmt.decode.text.verbatim import ENCLOSING
+
 # A language's (two-letter code) decimal mark, its thousands separator, and the fewest digits a
 # number has before the separator is written, less three (CLDR's minimumGroupingDigits: Spanish
 # and Polish write 1000 but 10 000). French groups with a narrow no-break space, the languages
@@ -68,6 +70,8 @@ def written_for(span: str, source: str | None, target: str | None, word_after: s
     where the reading is not sure (the module's docstring). `word_after`: the source's word after it."""
     if source not in MARKS or target not in MARKS or MARKS[source][:2] == MARKS[target][:2]:
         return span
+    if len(span) > 2 and ENCLOSING.get(span[0]) == span[-1]:  # a number in quotes or brackets: '"1,000"', "(2.5%)"
+        return span[0] + written_for(span[1:-1], source, target, word_after) + span[-1]
     match = _SPAN.fullmatch(span)
     if match is None or not (match["after"] == "" or _WITH_UNIT.fullmatch(match["after"])):
         return span

@@ -74,7 +74,7 @@ _URL_TAIL = ".,;:!?'\")]}"
 _UNIT_AFTER = re.compile(rf" ?{_UNIT}(?!{_WORD_CHAR}|[-/])")
 _LABEL_END = re.compile(r"([:：|>–—-]+)\s")  # after a span that begins a line, a label's mark
 _RUN_GAP = re.compile(r"[\s,;:/&·–—-]*")  # what an unreadable run goes on over to the next
-_ENCLOSING = dict(zip("\"'“„‘«‹「『(（[<", "\"'”“’»›」』)）]>"))
+ENCLOSING = dict(zip("\"'“„‘«‹「『(（[<", "\"'”“’»›」』)）]>"))
 _PLAIN_NUMBER = re.compile(r"\d+")
 _WORD_AFTER = re.compile(r"\s+[^\W\d_]")  # whitespace, then a letter (of any script)
 
@@ -96,7 +96,7 @@ def verbatim_spans(text: str, keep: Callable[[str], bool] | None = None,
         spans = _union(spans + unread)
     # quotes or brackets that hold just a span go with it ('"42"', "(15%)", '"Добро пожаловать"'):
     # the model would make words of them, empty
-    spans = [(start - 1, end + 1) if 0 < start and end < len(text) and _ENCLOSING.get(text[start - 1]) == text[end]
+    spans = [(start - 1, end + 1) if 0 < start and end < len(text) and ENCLOSING.get(text[start - 1]) == text[end]
              else (start, end) for start, end in spans]
     if spans and not text[:spans[0][0]].strip() and (label := _LABEL_END.match(text, spans[0][1])):
         spans[0] = (spans[0][0], label.end(1))  # "@nmt: hello", "Иван: hello": the label's colon goes with it
