@@ -2,7 +2,7 @@
 counted by `nmt prepare`, which warns."""
 
 from nmt.data.prepare import describe_preparation, prepare
-from nmt.data.preprocessed import signs_of, warnings
+from nmt.data.preprocessed import SIGNS, _may_hold_a_sign, signs_of, warnings
 from nmt.data.tokenizer import train_tokenizer
 from tests.conftest import TINY_DATA, tiny_recipe
 
@@ -11,13 +11,19 @@ def test_the_signs_of_bpe_and_of_the_moses_tokenizer_are_found_by_hand():
     assert signs_of("the trans@@ lation of a sent@@ ence", "die Übersetzung") == {"bpe_joins"}
     assert signs_of("a dog", "ein Hun@@") == {"bpe_joins"}  # a join at the line's end
     assert signs_of("a well @-@ known dog", "1 @,@ 000 Hunde") == {"moses_marks"}
-    assert signs_of("trans@@ lation , well @-@ known", "x") == {"bpe_joins", "moses_marks"}
-    for text in ("mail me at anna@example.com", "@@ alone", "a @ b", "x@@y", "well-known", "@-@", ""):
+    assert signs_of("trans@@ lation , well @-@ known", "x") == {"bpe_joins", "moses_marks", "tokenized_spacing"}
+    assert signs_of("a dog runs .", "ein Hund , der rennt") == {"tokenized_spacing"}
+    for text in ("mail me at anna@example.com", "@@ alone", "a @ b", "x@@y", "well-known", "@-@", "",
+                 "3 , 5", "see .NET", "a dog runs."):
         assert signs_of(text, text) == set(), text
+    # the quick test that keeps the patterns off most lines lets every sign's hints through
+    assert all(_may_hold_a_sign(hint) for sign in SIGNS.values() for hint in sign.hints)
     assert warnings({"bpe_joins": 1}, 100) == [
         "warning: 1 pair holds subword-nmt's \"@@ \" joins (text already segmented by BPE): nmt segments text itself "
         "and scores outputs as written, so give nmt the text before BPE (sed -E 's/(@@ )|(@@ ?$)//g')"]
     assert warnings({"bpe_joins": 1}, 101) == []  # under 1 % of the pairs: text that happens to hold one
+    assert warnings({"tokenized_spacing": 19}, 29_000) == []  # Multi30k's German side: a typo now and then
+    assert len(warnings({"tokenized_spacing": 20}, 100)) == 1
     [moses] = warnings({"moses_marks": 30, "bpe_joins": 0}, 30)
     assert moses.startswith('warning: 30 pairs hold the Moses tokenizer\'s "@-@" marks') and "sacremoses detokenize" in moses
 
@@ -51,8 +57,8 @@ def test_nmt_score_warns_of_hypotheses_or_references_that_another_toolkit_segmen
 
     from nmt.cli import app
 
-    (tmp_path / "hyp.de").write_text("ein Hun@@ d läuft .\nein gut @-@ gelaunter Mann .\n")
-    (tmp_path / "ref.de").write_text("ein Hund läuft .\nein gut @-@ gelaunter Mann .\n")
+    (tmp_path / "hyp.de").write_text("ein Hun@@ d läuft.\nein gut @-@ gelaunter Mann.\n")
+    (tmp_path / "ref.de").write_text("ein Hund läuft .\nein gut gelaunter Mann .\n")
     (tmp_path / "clean.de").write_text("Ein Hund läuft.\nEin gut gelaunter Mann.\n")
     result = CliRunner().invoke(app, ["score", str(tmp_path / "hyp.de"), "-r", str(tmp_path / "ref.de")])
     assert result.exit_code == 0 and result.stdout.startswith("BLEU = ")
@@ -62,8 +68,8 @@ def test_nmt_score_warns_of_hypotheses_or_references_that_another_toolkit_segmen
         f"warning: {tmp_path / 'hyp.de'}: 1 of 2 lines hold the Moses tokenizer's \"@-@\" marks (text tokenized by "
         "tokenizer.perl -a), which BLEU and chrF count as text: score detokenized text, as sacreBLEU expects "
         "(sacremoses detokenize)",
-        f"warning: {tmp_path / 'ref.de'}: 1 of 2 lines hold the Moses tokenizer's \"@-@\" marks (text tokenized by "
-        "tokenizer.perl -a), which BLEU and chrF count as text: score detokenized text, as sacreBLEU expects "
-        "(sacremoses detokenize)"]
+        f"warning: {tmp_path / 'ref.de'}: 2 of 2 lines hold a space before their full stop or comma (\"a dog runs "
+        ".\"; text tokenized as by Moses), which BLEU and chrF count as text: score detokenized text, as sacreBLEU "
+        "expects (sacremoses detokenize)"]
     clean = CliRunner().invoke(app, ["score", str(tmp_path / "clean.de"), "-r", str(tmp_path / "clean.de")])
     assert clean.exit_code == 0 and clean.stderr == ""
