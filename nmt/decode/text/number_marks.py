@@ -24,7 +24,7 @@ from nmt.decode.text.verbatim import ENCLOSING
 # and Polish write 1000 but 10 000). French groups with a narrow no-break space, the languages
 # that group with a space with a no-break one.
 MARKS = {
-    **dict.fromkeys(("en", "zh", "ja", "ko", "he", "th", "hi", "ms"), (".", ",", 1)),
+    **dict.fromkeys(("en", "zh", "ja", "ko", "he", "th", "ms"), (".", ",", 1)),  # (not Hindi: it groups by lakhs)
     **dict.fromkeys(("de", "it", "nl", "pt", "tr", "id", "da", "el", "ro", "hr", "sl", "sr", "vi"), (",", ".", 1)),
     "es": (",", ".", 2),
     "fr": (",", "\u202f", 1),
