@@ -116,6 +116,19 @@ def translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callabl
     return results
 
 
+def _write_marks_as_the_target_does(translator, requests: list[Line], marked: list, cfg: DecodeConfig) -> None:
+    """The quotation marks (decode.quote_marks) and the numbers' decimal marks and thousands
+    separators (decode.number_marks) that the lines' items put back, as each line's target
+    language writes them."""
+    for m, request in zip(marked, requests):
+        if m is not None:
+            source, target = (two_letter(lang or "") for lang in direction(translator, request.controls))
+            if cfg.quotes and cfg.quote_marks == "target":
+                in_target_marks(m.items, target)
+            if cfg.number_marks == "target":
+                in_target_number_marks(m.items, m.text, source, target)
+
+
 def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callable[[str], None], first_line: int,
                extras: Iterable[str], finished: Callable[[list[int]], None]) -> list[list[Hypothesis]]:
     reads = source_reads(translator)
@@ -136,13 +149,7 @@ def _translate(translator, requests: list[Line], cfg: DecodeConfig, warn: Callab
                         keep_quantity, cfg.markdown, cfg.parentheses, unread,
                         [functools.partial(name_spans, pieces=pieces) if named else None for named in naming],
                         [r.page for r in requests], cfg.quotes)
-    for m, request in zip(marked, requests):  # the marks of quotes and numbers, as the target language writes them
-        if m is not None:
-            source, target = (two_letter(lang or "") for lang in direction(translator, request.controls))
-            if cfg.quotes and cfg.quote_marks == "target":
-                in_target_marks(m.items, target)
-            if cfg.number_marks == "target":
-                in_target_number_marks(m.items, m.text, source, target)
+    _write_marks_as_the_target_does(translator, requests, marked, cfg)
     _translate_asides(translator, requests, marked, cfg, warn, numbers)
     lines = [m.text if m is not None else line for line, m in zip(lines, marked)]
     # a name in letters the vocabulary lacks, left in its sentence for the names rule to write
