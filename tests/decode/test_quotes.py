@@ -26,8 +26,10 @@ def test_a_quote_is_a_pair_of_double_marks_of_one_style_around_a_letter():
     for text in ('5" long nails', 'a"b" c', '"42"', '"a dog', "“a dog»", "“a\ndog”", "It's Tom's dog.",
                  "the dogs' toys", "the '60s", "'a dog", "‘a dog'"):
         assert quotes(text) == [], text
-    # a closing mark after an "s" ends a quote early; the marks after it are the model's
-    assert quotes("He said 'the dogs' toys are red' today.") == ["'the dogs'"]
+    # a mark after an "s" before a word in lower case is a plural's possessive where the quote closes later
+    assert quotes("He said 'the dogs' toys are red' today.") == ["'the dogs' toys are red'"]
+    assert quotes("'I like the dogs' she said.") == ["'I like the dogs'"]  # no later closing mark: it closes
+    assert quotes("'Cats' and 'dogs' are pets.") == ["'Cats'", "'dogs'"]
 
 
 def test_the_marks_are_an_element_around_the_words_and_come_back_as_written():

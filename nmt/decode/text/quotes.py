@@ -11,8 +11,8 @@ its style: "…" (the opening mark at the line's start or after a space or an op
 closing one before a space, punctuation or the end: `5" long` is no quote), “…”, „…“ (or „…”),
 «…» and »…«; and single marks, which are apostrophes too: '…' and ‘…’ (opened as "…" is, by a
 letter after the mark; closed by a mark before a space, punctuation or the end; a mark between
-two letters inside is an apostrophe: 'I don't know') and ‚…‘. A closing mark after an "s"
-("the dogs' toys") can still end a quote early: the marks that follow are left to the model.
+two letters inside is an apostrophe: 'I don't know'; so is one after an "s" before a word in lower
+case where the quote closes later in the line: 'the dogs' toys are red') and ‚…‘.
 
 The marks are then written as the target language writes quotes (`decode.quote_marks: target`,
 TARGET_MARKS): a quote „…“ in German, «…» in French, Russian and Ukrainian, 「…」 in Japanese,
@@ -33,9 +33,13 @@ def _pattern(seam: str) -> re.Pattern:
     after = rf"(?=$|[\s.,;:!?)\]}}…\"”»{seam}])"  # what may follow a closing mark
     opens = rf"(?<![^\s(\[{{{seam}])"  # what may come before an opening straight mark: the start, a space, a bracket
     letter_after = rf"(?={seam}*[^\W\d_])" if seam else r"(?=[^\W\d_])"
+    # "s'" before a word in lower case, where the quote closes later in the line: a plural's
+    # possessive ('the dogs' toys are red'), part of the quote, not its closing mark
+    closes_later = r" [a-z][^'\n]*\S'" + after
+    possessive = r"(?<=s)'(?=" + closes_later + ")"
     return re.compile("|".join([
         opens + r'"[^"\n]+"' + after, r"“[^“”„\n]+”", r"„[^“”„\n]+[“”]", r"«[^«»\n]+»", r"»[^«»\n]+«",
-        opens + "'" + letter_after + r"(?:[^'\n]|(?<=\w)'(?=\w))+?(?<=\S)'" + after,
+        opens + "'" + letter_after + r"(?:[^'\n]|(?<=\w)'(?=\w)|" + possessive + ")+?(?<=\S)'(?!(?<=s')" + closes_later + ")" + after,
         r"‘(?:[^‘’\n]|(?<=\w)’(?=\w))+?’" + after, r"‚[^‚‘\n]+‘"]))
 
 
