@@ -39,7 +39,7 @@ def _pattern(seam: str) -> re.Pattern:
     possessive = r"(?<=s)'(?=" + closes_later + ")"
     return re.compile("|".join([
         opens + r'"[^"\n]+"' + after, r"“[^“”„\n]+”", r"„[^“”„\n]+[“”]", r"«[^«»\n]+»", r"»[^«»\n]+«",
-        opens + "'" + letter_after + r"(?:[^'\n]|(?<=\w)'(?=\w)|" + possessive + ")+?(?<=\S)'(?!(?<=s')" + closes_later + ")" + after,
+        opens + "'" + letter_after + r"(?:[^'\n]|(?<=\w)'(?=\w)|" + possessive + r")+?(?<=\S)'(?!(?<=s')" + closes_later + ")" + after,
         r"‘(?:[^‘’\n]|(?<=\w)’(?=\w))+?’" + after, r"‚[^‚‘\n]+‘"]))
 
 
