@@ -45,11 +45,13 @@ def main() -> None:
     args = parser.parse_args()
     if not (DEMO_RUN / "spm.model").is_file():
         raise SystemExit("runs/demo: no tokenizer (run `make demo` first)")
-    pairs = [(moses_escaped(s), moses_escaped(t)) for s, t in zip(lines("train", "en"), lines("train", "de"))]
+    corpus = list(zip(lines("train", "en"), lines("train", "de")))
+    pairs = [(moses_escaped(s), moses_escaped(t)) for s, t in corpus]
     sources, references = lines("test_2016_flickr", "en"), lines("test_2016_flickr", "de")
     marked = [i for i, (s, r) in enumerate(zip(sources, references)) if any(c in MOSES_ESCAPES for c in s + r)]
-    result = {"updates": args.updates, "seed": args.seed, "escaped_training_lines": sum(p != q for p, q in zip(pairs, zip(
-                  lines("train", "en"), lines("train", "de")))), "test_lines_with_escaped_marks": len(marked)}
+    result = {"updates": args.updates, "seed": args.seed,
+              "escaped_training_lines": sum(p != q for p, q in zip(pairs, corpus)),
+              "test_lines_with_escaped_marks": len(marked)}
     print(json.dumps(result), flush=True)
     result["training"] = trained_on(pairs, RUNS / "escaped", runs_of(args.seed, RUNS_OF), args.updates, args.trained)
     for record in result["training"]:

@@ -40,8 +40,6 @@ SIGNS = {
 }
 
 
-
-
 def _may_hold_a_sign(text: str) -> bool:
     """Whether `text` holds a hint of any sign (the hints of SIGNS, written out: the quick test)."""
     return "@" in text or " ." in text or " ," in text
